@@ -1,0 +1,218 @@
+//! The conversation history, shared between states.
+//!
+//! A persistent append-only list: every state that holds a [`History`] shares the prefix with
+//! its predecessors, so appending a message costs O(1) whatever the length of the session, and a
+//! model request can hold the history without copying it. Each node carries a rolling digest so
+//! the state digest that replay compares is O(1) per step too.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::Message;
+
+/// FNV-1a, 64 bit: small, stable across platforms and releases, and enough to detect divergence
+/// (it is not a security boundary).
+#[derive(Clone, Copy)]
+pub struct Digest(u64);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Digest {
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    pub fn u64(&mut self, n: u64) {
+        self.bytes(&n.to_le_bytes());
+    }
+
+    pub fn json<T: Serialize>(&mut self, value: &T) {
+        // Serialization into a hasher cannot fail for our types; an error would only mean a
+        // non-string map key, which our types do not have. Fold it in as a marker regardless.
+        if serde_json::to_writer(&mut *self, value).is_err() {
+            self.bytes(b"<unserializable>");
+        }
+    }
+
+    pub fn finish(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::io::Write for Digest {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Node {
+    message: Message,
+    prev: Option<Arc<Node>>,
+    len: usize,
+    digest: u64,
+}
+
+/// An append-only, structurally shared list of messages.
+#[derive(Clone, Default)]
+pub struct History {
+    head: Option<Arc<Node>>,
+}
+
+impl History {
+    pub fn new() -> Self {
+        History { head: None }
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.as_ref().map_or(0, |n| n.len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    /// A digest of every message in order.
+    pub fn digest(&self) -> u64 {
+        self.head.as_ref().map_or(0, |n| n.digest)
+    }
+
+    pub fn last(&self) -> Option<&Message> {
+        self.head.as_deref().map(|n| &n.message)
+    }
+
+    /// Appends a message; the old value stays valid and shares everything with the new one.
+    pub fn push(&mut self, message: Message) {
+        let mut digest = Digest::default();
+        digest.u64(self.digest());
+        digest.json(&message);
+        let len = self.len() + 1;
+        let node = Node { message, prev: self.head.take(), len, digest: digest.finish() };
+        self.head = Some(Arc::new(node));
+    }
+
+    /// The messages, oldest first. O(n) in references; nothing is cloned.
+    pub fn messages(&self) -> Vec<&Message> {
+        let mut out = Vec::with_capacity(self.len());
+        let mut node = self.head.as_deref();
+        while let Some(n) = node {
+            out.push(&n.message);
+            node = n.prev.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// The last `n` messages, oldest first.
+    pub fn tail(&self, n: usize) -> Vec<&Message> {
+        let mut out = Vec::with_capacity(n.min(self.len()));
+        let mut node = self.head.as_deref();
+        while let Some(m) = node {
+            if out.len() == n {
+                break;
+            }
+            out.push(&m.message);
+            node = m.prev.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    pub fn to_vec(&self) -> Vec<Message> {
+        self.messages().into_iter().cloned().collect()
+    }
+}
+
+impl Drop for History {
+    // A long list would otherwise be dropped recursively, one stack frame per message.
+    fn drop(&mut self) {
+        let mut next = self.head.take();
+        while let Some(node) = next {
+            match Arc::try_unwrap(node) {
+                Ok(mut owned) => next = owned.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl fmt::Debug for History {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.messages()).finish()
+    }
+}
+
+impl PartialEq for History {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.digest() == other.digest()
+    }
+}
+
+impl FromIterator<Message> for History {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        let mut history = History::new();
+        for m in iter {
+            history.push(m);
+        }
+        history
+    }
+}
+
+impl Serialize for History {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.messages())
+    }
+}
+
+impl<'de> Deserialize<'de> for History {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Vec::<Message>::deserialize(d)?.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appending_shares_the_prefix() {
+        let mut a = History::new();
+        a.push(Message::user_text("one"));
+        let mut b = a.clone();
+        b.push(Message::user_text("two"));
+        assert_eq!(a.len(), 1);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.messages()[0].text(), "one");
+        assert_eq!(b.tail(1)[0].text(), "two");
+        assert_ne!(a.digest(), b.digest());
+    }
+
+    #[test]
+    fn digest_depends_on_content_and_order() {
+        let ab: History = [Message::user_text("a"), Message::user_text("b")].into_iter().collect();
+        let ba: History = [Message::user_text("b"), Message::user_text("a")].into_iter().collect();
+        assert_ne!(ab.digest(), ba.digest());
+        let ab2: History = [Message::user_text("a"), Message::user_text("b")].into_iter().collect();
+        assert_eq!(ab.digest(), ab2.digest());
+    }
+
+    #[test]
+    fn a_long_history_drops_without_recursion() {
+        let history: History = (0..200_000).map(|i| Message::user_text(i.to_string())).collect();
+        assert_eq!(history.len(), 200_000);
+        drop(history);
+    }
+}

@@ -1,0 +1,31 @@
+//! # reloop-core: the agent loop as a pure state machine
+//!
+//! The contract, in the manner of a sans-IO protocol core:
+//!
+//! * The loop is a [`State`] stepped by [`transition`]`(state, event) -> `[`Step`]. A step holds
+//!   the next state, the [`Effect`]s the driver must execute, and — when the loop asks the model
+//!   again or stops — the [`Reason`] with its evidence.
+//! * Every outside fact (a model's content block, a tool's output, a failure, an abort) arrives as
+//!   an [`Event`]. The core performs no I/O, reads no clock, draws no random numbers and never
+//!   awaits, so the same events always produce the same steps: that is what makes a journaled
+//!   session replayable byte for byte.
+//! * The driver's run loop is: apply one event, journal the step, execute its effects, feed their
+//!   outcomes back as events, until the state is [`State::Done`].
+//!
+//! History is a persistent list shared between states, so a turn costs O(new messages).
+
+pub mod effect;
+pub mod event;
+pub mod history;
+pub mod message;
+pub mod reason;
+pub mod state;
+pub mod transition;
+
+pub use effect::{Effect, ModelCall};
+pub use event::{Event, ModelError, StopReason, ToolOutcome};
+pub use history::History;
+pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
+pub use reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
+pub use state::{Config, Loop, State, Terminal};
+pub use transition::{transition, Step};

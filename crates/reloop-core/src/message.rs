@@ -1,0 +1,309 @@
+//! Messages in the shape of the Anthropic Messages API.
+//!
+//! Unknown fields and unknown block types (server tools, future additions) are kept verbatim so
+//! that a recorded conversation survives a round trip through reloop unchanged.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// Who speaks a message. The API knows only these two; system text travels beside the messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    #[serde(deserialize_with = "content_from_string_or_blocks")]
+    pub content: Vec<ContentBlock>,
+    /// Fields reloop does not interpret (e.g. `id`, `model`, `stop_reason` on a response object).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Message {
+    pub fn user(content: Vec<ContentBlock>) -> Self {
+        Message { role: Role::User, content, extra: Map::new() }
+    }
+
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self::user(vec![ContentBlock::text(text)])
+    }
+
+    pub fn assistant(content: Vec<ContentBlock>) -> Self {
+        Message { role: Role::Assistant, content, extra: Map::new() }
+    }
+
+    /// The `tool_use` blocks of this message, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUse> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolUse(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// All text blocks joined, as a caller would read the message.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text(t) = block {
+                out.push_str(&t.text);
+            }
+        }
+        out
+    }
+}
+
+/// The API accepts `"content": "a string"` as shorthand for one text block.
+fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Content {
+        Text(String),
+        Blocks(Vec<ContentBlock>),
+    }
+    Ok(match Content::deserialize(d)? {
+        Content::Text(text) => vec![ContentBlock::text(text)],
+        Content::Blocks(blocks) => blocks,
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Text {
+    pub text: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolUse {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub tool_use_id: String,
+    pub content: ToolResultContent,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool result is a string or a list of blocks (text, image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolResultContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+impl ToolResultContent {
+    /// The text of the result, blocks joined by newlines.
+    pub fn as_text(&self) -> String {
+        match self {
+            ToolResultContent::Text(s) => s.clone(),
+            ToolResultContent::Blocks(blocks) => {
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                texts.join("\n")
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Thinking {
+    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RedactedThinking {
+    pub data: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A content block. Known types are typed; anything else (server tool use, web search results,
+/// images, future blocks) is kept as the JSON object it came as.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentBlock {
+    Text(Text),
+    ToolUse(ToolUse),
+    ToolResult(ToolResult),
+    Thinking(Thinking),
+    RedactedThinking(RedactedThinking),
+    Other(Map<String, Value>),
+}
+
+impl ContentBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text(Text { text: text.into(), extra: Map::new() })
+    }
+
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ContentBlock::ToolUse(ToolUse { id: id.into(), name: name.into(), input, extra: Map::new() })
+    }
+
+    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ContentBlock::ToolResult(ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: ToolResultContent::Text(content.into()),
+            is_error,
+            extra: Map::new(),
+        })
+    }
+
+    /// The block's `type` as the API spells it.
+    pub fn type_name(&self) -> &str {
+        match self {
+            ContentBlock::Text(_) => "text",
+            ContentBlock::ToolUse(_) => "tool_use",
+            ContentBlock::ToolResult(_) => "tool_result",
+            ContentBlock::Thinking(_) => "thinking",
+            ContentBlock::RedactedThinking(_) => "redacted_thinking",
+            ContentBlock::Other(map) => map.get("type").and_then(Value::as_str).unwrap_or("unknown"),
+        }
+    }
+}
+
+fn tagged<T: Serialize, S: Serializer>(tag: &str, body: &T, s: S) -> Result<S::Ok, S::Error> {
+    // The tag first, as the API writes it; then the block's own fields.
+    let mut map = Map::new();
+    map.insert("type".into(), Value::String(tag.into()));
+    match serde_json::to_value(body).map_err(serde::ser::Error::custom)? {
+        Value::Object(fields) => map.extend(fields),
+        _ => return Err(serde::ser::Error::custom("content block body is not an object")),
+    }
+    map.serialize(s)
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContentBlock::Text(b) => tagged("text", b, s),
+            ContentBlock::ToolUse(b) => tagged("tool_use", b, s),
+            ContentBlock::ToolResult(b) => tagged("tool_result", b, s),
+            ContentBlock::Thinking(b) => tagged("thinking", b, s),
+            ContentBlock::RedactedThinking(b) => tagged("redacted_thinking", b, s),
+            ContentBlock::Other(map) => map.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = Map::<String, Value>::deserialize(d)?;
+        let tag = match map.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            _ => return Err(D::Error::custom("content block without a string `type`")),
+        };
+        fn body<T: serde::de::DeserializeOwned, E: Error>(map: Map<String, Value>) -> Result<T, E> {
+            serde_json::from_value(Value::Object(map)).map_err(E::custom)
+        }
+        let known = matches!(tag.as_str(), "text" | "tool_use" | "tool_result" | "thinking" | "redacted_thinking");
+        if known {
+            map.remove("type");
+        }
+        Ok(match tag.as_str() {
+            "text" => ContentBlock::Text(body(map)?),
+            "tool_use" => ContentBlock::ToolUse(body(map)?),
+            "tool_result" => ContentBlock::ToolResult(body(map)?),
+            "thinking" => ContentBlock::Thinking(body(map)?),
+            "redacted_thinking" => ContentBlock::RedactedThinking(body(map)?),
+            _ => ContentBlock::Other(map),
+        })
+    }
+}
+
+/// Token usage as the API reports it. Unknown counters are kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// Adds another response's usage to a running total.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+    }
+}
+
+/// A tool as the model is told of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_fields_and_blocks_survive_a_round_trip() {
+        let raw = json!({
+            "role": "assistant",
+            "id": "msg_01",
+            "content": [
+                {"type": "text", "text": "hi", "citations": null},
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}, "cache_control": {"type": "ephemeral"}},
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "abc"}
+            ]
+        });
+        let message: Message = serde_json::from_value(raw.clone()).unwrap();
+        assert_eq!(message.content.len(), 5);
+        assert_eq!(message.content[1].type_name(), "server_tool_use");
+        assert_eq!(serde_json::to_value(&message).unwrap(), raw);
+    }
+
+    #[test]
+    fn string_content_is_one_text_block() {
+        let message: Message = serde_json::from_value(json!({"role": "user", "content": "hello"})).unwrap();
+        assert_eq!(message.content, vec![ContentBlock::text("hello")]);
+    }
+
+    #[test]
+    fn tool_result_error_flag_round_trips() {
+        let block = ContentBlock::tool_result("toolu_1", "boom", true);
+        let value = serde_json::to_value(&block).unwrap();
+        assert_eq!(value, json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true}));
+        assert_eq!(serde_json::from_value::<ContentBlock>(value).unwrap(), block);
+    }
+}

@@ -1,0 +1,169 @@
+//! Every reason the loop goes on or stops, in one place.
+//!
+//! A [`Reason`] is attached to each step that ends a phase of the loop: a continue reason when
+//! the loop asks the model again, a terminal reason when it stops. Its [`Evidence`] records the
+//! facts and guard values that made the decision, so `reloop why` can explain it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::StopReason;
+
+/// Why the loop asks the model again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContinueReason {
+    /// The model asked for tools; their results go back in the next request.
+    NextTurn,
+    /// The response hit the output-token limit; the same request is repeated with a higher limit.
+    MaxOutputTokensEscalate,
+    /// The response hit the output-token limit; the model is asked to resume.
+    MaxOutputTokensRecovery,
+    /// The model announced a tool call but sent none; it is asked to retry once.
+    MalformedToolCallRetry,
+    /// The prompt was too long; the history was compacted and the request is retried.
+    ReactiveCompactRetry,
+    /// A stop hook refused to let the turn end.
+    StopHookBlocking,
+    /// The token budget is not spent yet.
+    TokenBudgetContinuation,
+    /// The user queued a message while the loop ran.
+    QueuedInput,
+}
+
+/// Why the loop stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalReason {
+    Completed,
+    MaxTurns,
+    AbortedStreaming,
+    AbortedTools,
+    PromptTooLong,
+    BlockingLimit,
+    ModelError,
+    StopHookPrevented,
+    HookStopped,
+}
+
+impl ContinueReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContinueReason::NextTurn => "next_turn",
+            ContinueReason::MaxOutputTokensEscalate => "max_output_tokens_escalate",
+            ContinueReason::MaxOutputTokensRecovery => "max_output_tokens_recovery",
+            ContinueReason::MalformedToolCallRetry => "malformed_tool_call_retry",
+            ContinueReason::ReactiveCompactRetry => "reactive_compact_retry",
+            ContinueReason::StopHookBlocking => "stop_hook_blocking",
+            ContinueReason::TokenBudgetContinuation => "token_budget_continuation",
+            ContinueReason::QueuedInput => "queued_input",
+        }
+    }
+}
+
+impl TerminalReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalReason::Completed => "completed",
+            TerminalReason::MaxTurns => "max_turns",
+            TerminalReason::AbortedStreaming => "aborted_streaming",
+            TerminalReason::AbortedTools => "aborted_tools",
+            TerminalReason::PromptTooLong => "prompt_too_long",
+            TerminalReason::BlockingLimit => "blocking_limit",
+            TerminalReason::ModelError => "model_error",
+            TerminalReason::StopHookPrevented => "stop_hook_prevented",
+            TerminalReason::HookStopped => "hook_stopped",
+        }
+    }
+
+    /// Whether a run that ends this way is a failure for the caller (result `is_error`, exit 1).
+    pub fn is_error(self) -> bool {
+        !matches!(self, TerminalReason::Completed)
+    }
+}
+
+/// A tool the model asked for, as evidence names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolRef {
+    pub name: String,
+    pub id: String,
+}
+
+/// The facts behind a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "evidence", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Evidence {
+    /// The response held `tool_use` blocks.
+    ToolsRequested { tools: Vec<ToolRef> },
+    /// The response asked for no tool and nothing held the turn open.
+    NoToolRequested {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<StopReason>,
+    },
+    /// Another turn would exceed `--max-turns`.
+    MaxTurns { max_turns: u32, turn_count: u32 },
+    /// The caller aborted; these tool calls were answered as interrupted.
+    Interrupted { tool_use_ids: Vec<String> },
+    /// The model request failed for good.
+    ModelFailure {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        error_type: String,
+        message: String,
+    },
+}
+
+/// A continue or terminal decision with its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    Continue { reason: ContinueReason, evidence: Evidence },
+    Terminal { reason: TerminalReason, evidence: Evidence },
+}
+
+impl Reason {
+    /// `next_turn`, `completed`, ...
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reason::Continue { reason, .. } => reason.as_str(),
+            Reason::Terminal { reason, .. } => reason.as_str(),
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Reason::Terminal { .. })
+    }
+
+    pub fn evidence(&self) -> &Evidence {
+        match self {
+            Reason::Continue { evidence, .. } | Reason::Terminal { evidence, .. } => evidence,
+        }
+    }
+
+    /// One human line of evidence, as `reloop why` prints it after the reason's name.
+    pub fn explain(&self) -> String {
+        match self.evidence() {
+            Evidence::ToolsRequested { tools } => {
+                let names: Vec<String> = tools.iter().map(|t| format!("{} ({})", t.name, t.id)).collect();
+                format!("the model asked for {}", names.join(", "))
+            }
+            Evidence::NoToolRequested { stop_reason } => match stop_reason {
+                Some(r) => format!("the model asked for no tool (stop_reason {})", r.as_str()),
+                None => "the model asked for no tool".to_string(),
+            },
+            Evidence::MaxTurns { max_turns, turn_count } => {
+                format!("turn {turn_count} would exceed --max-turns {max_turns}")
+            }
+            Evidence::Interrupted { tool_use_ids } if tool_use_ids.is_empty() => {
+                "the caller aborted the run".to_string()
+            }
+            Evidence::Interrupted { tool_use_ids } => {
+                format!("the caller aborted the run; interrupted {}", tool_use_ids.join(", "))
+            }
+            Evidence::ModelFailure { status, error_type, message } => match status {
+                Some(s) => format!("model request failed: {s} {error_type}: {message}"),
+                None => format!("model request failed: {error_type}: {message}"),
+            },
+        }
+    }
+}

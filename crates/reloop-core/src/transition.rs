@@ -1,0 +1,220 @@
+//! The state machine: `transition(state, event) -> Step`.
+//!
+//! Each arm consumes the state it was given and returns the next one. An event that does not
+//! belong to the current phase (a tool result after an abort, an abort after the end) is a race
+//! the driver cannot always avoid; it leaves the state unchanged and asks for nothing.
+
+use crate::effect::{Effect, ModelCall};
+use crate::event::{Event, ModelError, StopReason, ToolOutcome};
+use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent, Usage};
+use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
+use crate::state::{Loop, State, Streaming, Terminal, Tools};
+
+/// Text of the `tool_result` given to every unanswered tool call when the user aborts.
+pub const INTERRUPTED_TOOL_RESULT: &str = "Interrupted by user";
+/// User text appended when the user aborts while the model streams.
+pub const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
+/// User text appended when the user aborts while tools run.
+pub const INTERRUPT_MESSAGE_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
+
+/// The outcome of one transition.
+#[derive(Debug)]
+pub struct Step {
+    pub state: State,
+    /// What the driver must do now, in order.
+    pub effects: Vec<Effect>,
+    /// Set when this step continues the loop into a new request or stops it.
+    pub reason: Option<Reason>,
+}
+
+impl Step {
+    fn stay(state: State) -> Self {
+        Step { state, effects: Vec::new(), reason: None }
+    }
+}
+
+/// Applies one event to the state.
+pub fn transition(state: State, event: Event) -> Step {
+    match (state, event) {
+        (State::Idle(mut ctx), Event::UserInput { content }) => {
+            ctx.messages.push(Message::user(content));
+            call_model(ctx, Vec::new(), None)
+        }
+        (State::Idle(ctx), Event::Abort) => abort(ctx, None, TerminalReason::AbortedStreaming),
+
+        (State::AwaitingModel(ctx, mut streaming), Event::ModelBlock { block, .. }) => {
+            streaming.blocks.push(block);
+            Step::stay(State::AwaitingModel(ctx, streaming))
+        }
+        (State::AwaitingModel(ctx, streaming), Event::ModelDone { id, model, stop_reason, usage }) => {
+            model_done(ctx, streaming, ResponseMeta { id, model, stop_reason, usage })
+        }
+        (State::AwaitingModel(ctx, _), Event::ModelFailed { error }) => model_failed(ctx, error),
+        (State::AwaitingModel(ctx, streaming), Event::Abort) => {
+            let mut ctx = ctx;
+            let mut answered = Vec::new();
+            if !streaming.blocks.is_empty() {
+                let assistant = Message::assistant(streaming.blocks);
+                answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
+                ctx.messages.push(assistant);
+            }
+            let mut step = abort(ctx, Some(answered), TerminalReason::AbortedStreaming);
+            step.effects.insert(0, Effect::CancelModel);
+            step
+        }
+
+        (State::RunningTools(ctx, mut tools), Event::ToolDone(outcome)) => {
+            let slot = tools.calls.iter().position(|c| c.id == outcome.tool_use_id);
+            match slot {
+                Some(i) if tools.outcomes[i].is_none() => tools.outcomes[i] = Some(outcome),
+                // Unknown or duplicate results are races or driver bugs; the first answer stands.
+                _ => return Step::stay(State::RunningTools(ctx, tools)),
+            }
+            if tools.is_complete() {
+                tools_done(ctx, tools)
+            } else {
+                Step::stay(State::RunningTools(ctx, tools))
+            }
+        }
+        (State::RunningTools(ctx, tools), Event::Abort) => abort_tools(ctx, tools),
+
+        (state, _) => Step::stay(state),
+    }
+}
+
+struct ResponseMeta {
+    id: Option<String>,
+    model: Option<String>,
+    stop_reason: Option<StopReason>,
+    usage: Usage,
+}
+
+fn call_model(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+    ctx.requests += 1;
+    let call = ModelCall {
+        turn: ctx.turn_count,
+        request: ctx.requests,
+        message_count: ctx.messages.len(),
+        max_tokens_override: ctx.max_output_tokens_override,
+    };
+    let mut effects = effects_before;
+    effects.push(Effect::CallModel(call));
+    Step { state: State::AwaitingModel(ctx, Streaming::default()), effects, reason }
+}
+
+fn model_done(mut ctx: Loop, streaming: Streaming, meta: ResponseMeta) -> Step {
+    ctx.usage.add(&meta.usage);
+    let mut assistant = Message::assistant(streaming.blocks);
+    if let Some(id) = meta.id {
+        assistant.extra.insert("id".into(), id.into());
+    }
+    if let Some(model) = meta.model {
+        assistant.extra.insert("model".into(), model.into());
+    }
+    // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says.
+    let calls: Vec<_> = assistant.tool_uses().cloned().collect();
+    ctx.messages.push(assistant);
+    if calls.is_empty() {
+        let terminal = Terminal {
+            reason: TerminalReason::Completed,
+            evidence: Evidence::NoToolRequested { stop_reason: meta.stop_reason },
+            error: None,
+        };
+        return done(ctx, terminal, Vec::new());
+    }
+    let effects = vec![Effect::RunTools { calls: calls.clone() }];
+    Step { state: State::RunningTools(ctx, Tools::new(calls)), effects, reason: None }
+}
+
+fn model_failed(ctx: Loop, error: ModelError) -> Step {
+    let message = match error.status {
+        Some(status) => format!("API Error: {status} {}", error.message),
+        None => format!("API Error: {}", error.message),
+    };
+    let terminal = Terminal {
+        reason: TerminalReason::ModelError,
+        evidence: Evidence::ModelFailure { status: error.status, error_type: error.error_type, message: error.message },
+        error: Some(message),
+    };
+    done(ctx, terminal, Vec::new())
+}
+
+fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
+    let requested: Vec<ToolRef> =
+        tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
+    let results = tools.outcomes.into_iter().flatten().map(result_block).collect();
+    ctx.messages.push(Message::user(results));
+
+    let next = ctx.turn_count + 1;
+    if let Some(max_turns) = ctx.config.max_turns {
+        if next > max_turns {
+            let terminal = Terminal {
+                reason: TerminalReason::MaxTurns,
+                evidence: Evidence::MaxTurns { max_turns, turn_count: next },
+                error: None,
+            };
+            return done(ctx, terminal, Vec::new());
+        }
+    }
+    ctx.turn_count = next;
+    ctx.transition = Some(ContinueReason::NextTurn);
+    ctx.max_output_tokens_recovery_count = 0;
+    ctx.max_output_tokens_override = None;
+    ctx.has_attempted_reactive_compact = false;
+    ctx.stop_hook_active = false;
+    let reason = Reason::Continue { reason: ContinueReason::NextTurn, evidence: Evidence::ToolsRequested { tools: requested } };
+    call_model(ctx, Vec::new(), Some(reason))
+}
+
+fn result_block(outcome: ToolOutcome) -> ContentBlock {
+    ContentBlock::ToolResult(ToolResult {
+        tool_use_id: outcome.tool_use_id,
+        content: outcome.content,
+        is_error: outcome.is_error,
+        extra: Default::default(),
+    })
+}
+
+fn interrupted(id: &str) -> ToolOutcome {
+    ToolOutcome {
+        tool_use_id: id.to_string(),
+        content: ToolResultContent::Text(INTERRUPTED_TOOL_RESULT.to_string()),
+        is_error: true,
+    }
+}
+
+/// Ends the run on an abort while the model streamed. `unanswered` are the tool calls of the
+/// partial assistant message, each of which gets an "Interrupted by user" result.
+fn abort(mut ctx: Loop, unanswered: Option<Vec<String>>, reason: TerminalReason) -> Step {
+    let ids = unanswered.unwrap_or_default();
+    let mut content: Vec<ContentBlock> = ids.iter().map(|id| result_block(interrupted(id))).collect();
+    content.push(ContentBlock::text(INTERRUPT_MESSAGE));
+    ctx.messages.push(Message::user(content));
+    let terminal = Terminal { reason, evidence: Evidence::Interrupted { tool_use_ids: ids }, error: None };
+    done(ctx, terminal, Vec::new())
+}
+
+fn abort_tools(mut ctx: Loop, tools: Tools) -> Step {
+    let mut interrupted_ids = Vec::new();
+    let mut content = Vec::with_capacity(tools.calls.len() + 1);
+    for (call, outcome) in tools.calls.iter().zip(tools.outcomes) {
+        let outcome = outcome.unwrap_or_else(|| {
+            interrupted_ids.push(call.id.clone());
+            interrupted(&call.id)
+        });
+        content.push(result_block(outcome));
+    }
+    content.push(ContentBlock::text(INTERRUPT_MESSAGE_FOR_TOOL_USE));
+    ctx.messages.push(Message::user(content));
+    let terminal = Terminal {
+        reason: TerminalReason::AbortedTools,
+        evidence: Evidence::Interrupted { tool_use_ids: interrupted_ids },
+        error: None,
+    };
+    done(ctx, terminal, vec![Effect::CancelTools])
+}
+
+fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
+    let reason = Reason::Terminal { reason: terminal.reason, evidence: terminal.evidence.clone() };
+    Step { state: State::Done(ctx, terminal), effects, reason: Some(reason) }
+}
