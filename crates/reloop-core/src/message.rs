@@ -303,7 +303,10 @@ mod tests {
     fn tool_result_error_flag_round_trips() {
         let block = ContentBlock::tool_result("toolu_1", "boom", true);
         let value = serde_json::to_value(&block).unwrap();
-        assert_eq!(value, json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true}));
+        assert_eq!(
+            value,
+            json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true})
+        );
         assert_eq!(serde_json::from_value::<ContentBlock>(value).unwrap(), block);
     }
 }

@@ -162,7 +162,8 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     ctx.max_output_tokens_override = None;
     ctx.has_attempted_reactive_compact = false;
     ctx.stop_hook_active = false;
-    let reason = Reason::Continue { reason: ContinueReason::NextTurn, evidence: Evidence::ToolsRequested { tools: requested } };
+    let reason =
+        Reason::Continue { reason: ContinueReason::NextTurn, evidence: Evidence::ToolsRequested { tools: requested } };
     call_model(ctx, Vec::new(), Some(reason))
 }
 
