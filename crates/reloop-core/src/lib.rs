@@ -14,6 +14,10 @@
 //!
 //! History is a persistent list shared between states, so a turn costs O(new messages).
 
+/// The engine's version, recorded in every session header so a replay can say which engine
+/// wrote the journal it checks.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub mod effect;
 pub mod event;
 pub mod history;

@@ -1,1 +1,20 @@
-//! reloop-journal
+//! # reloop-journal: every event and transition of a session, in SQLite
+//!
+//! The contract:
+//! * A step (one event and the transition it caused) is written in one transaction, and the
+//!   driver writes it *before* it executes the step's effects. A crash therefore loses at most
+//!   the step in flight; everything journaled is durable across a `kill -9` (WAL with
+//!   `synchronous=NORMAL`).
+//! * Rows hold what happened, never a copy of the whole state: journal size grows linearly with
+//!   the number of events.
+//! * The schema is plain SQL over JSON text, readable with `sqlite3` (see `docs/journal.md`).
+//!   A database that is not a reloop journal, or is corrupt, is reported and never written to.
+//!
+//! This crate knows nothing of HTTP, processes or tokio.
+
+mod error;
+mod schema;
+mod store;
+
+pub use error::JournalError;
+pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION};

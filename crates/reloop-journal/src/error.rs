@@ -1,0 +1,27 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong with a journal, phrased for the person who has to act on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    #[error("no journal at {0} (run a session first, or pass --journal PATH)")]
+    Missing(PathBuf),
+    #[error("{path} is not a reloop journal: {detail}; it was left untouched")]
+    Foreign { path: PathBuf, detail: String },
+    #[error("{path} was written by a newer reloop (journal schema {found}, this build reads up to {supported})")]
+    TooNew { path: PathBuf, found: i64, supported: i64 },
+    #[error("no session matches `{0}` (see `reloop sessions`)")]
+    NoSuchSession(String),
+    #[error("`{selector}` matches {count} sessions; give more of the id")]
+    AmbiguousSession { selector: String, count: usize },
+    #[error("the journal holds no sessions yet")]
+    Empty,
+    #[error("session {session}, step {seq}: stored {what} cannot be read: {source}")]
+    Decode { session: String, seq: u64, what: &'static str, source: serde_json::Error },
+    #[error("cannot encode {what} for the journal: {source}")]
+    Encode { what: &'static str, source: serde_json::Error },
+    #[error("journal database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot create the journal's folder {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}

@@ -1,0 +1,54 @@
+//! The journal's schema and its forward migrations.
+
+use rusqlite::Connection;
+
+/// `PRAGMA application_id`: "RLOP". A database with another id is not ours.
+pub const APPLICATION_ID: i64 = 0x524C_4F50;
+
+/// The schema version this build writes. Each bump adds a migration below; none is ever edited.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const V1: &str = "
+CREATE TABLE sessions (
+    id              TEXT PRIMARY KEY,
+    created_at_ms   INTEGER NOT NULL,
+    engine_version  TEXT NOT NULL,
+    core_config     TEXT NOT NULL,   -- reloop_core::Config as JSON: the rules replay runs under
+    run_config      TEXT NOT NULL,   -- provider, model, cwd, prompt...: what the driver needs
+    parent_id       TEXT,            -- set on forks
+    fork_seq        INTEGER,
+    terminal_reason TEXT             -- set when the session ends
+);
+CREATE TABLE events (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    seq        INTEGER NOT NULL,
+    at_ms      INTEGER NOT NULL,     -- wall clock of the driver, for display only
+    kind       TEXT NOT NULL,        -- user_input, model_block, tool_done, ...
+    payload    TEXT NOT NULL,        -- reloop_core::Event as JSON
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE transitions (
+    session_id  TEXT NOT NULL REFERENCES sessions(id),
+    seq         INTEGER NOT NULL,    -- the event that caused it
+    from_phase  TEXT NOT NULL,
+    to_phase    TEXT NOT NULL,
+    turn_before INTEGER NOT NULL,
+    turn_after  INTEGER NOT NULL,
+    reason_kind TEXT,                -- continue | terminal | NULL
+    reason      TEXT,                -- next_turn, completed, ...
+    reason_json TEXT,                -- reloop_core::Reason with its evidence
+    effects     TEXT NOT NULL,       -- JSON array of reloop_core::Effect
+    digest      TEXT NOT NULL,       -- state digest after the step, 16 hex digits
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+";
+
+/// Brings a fresh or older journal up to [`SCHEMA_VERSION`].
+pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
+    if from < 1 {
+        conn.execute_batch(V1)?;
+        conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+        conn.pragma_update(None, "user_version", 1)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! Opening journals, writing steps, reading sessions back.
+
+use std::path::{Path, PathBuf};
+
+use reloop_core::{Config, Event, Reason};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use serde_json::Value;
+
+use crate::error::JournalError;
+use crate::schema::{migrate, APPLICATION_ID, SCHEMA_VERSION};
+
+pub use reloop_core::ENGINE_VERSION;
+
+/// What a session was started with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionHeader {
+    pub id: String,
+    pub created_at_ms: u64,
+    pub engine_version: String,
+    pub core_config: Config,
+    /// The driver's settings (provider, model, cwd, prompt, ...), opaque to the journal.
+    pub run_config: Value,
+    pub parent: Option<(String, u64)>,
+}
+
+/// One line of `reloop sessions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub created_at_ms: u64,
+    pub steps: u64,
+    pub terminal_reason: Option<String>,
+    pub parent: Option<(String, u64)>,
+}
+
+/// One journaled step: the event and what the transition made of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: Event,
+    pub from_phase: String,
+    pub to_phase: String,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    pub reason: Option<Reason>,
+    /// The effects as JSON, compared verbatim by replay.
+    pub effects: Value,
+    pub digest: u64,
+}
+
+/// An open journal database.
+pub struct Journal {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").field("path", &self.path).finish()
+    }
+}
+
+impl Journal {
+    /// Opens a journal for writing, creating it (and its folder) when absent.
+    pub fn create_or_open(path: &Path) -> Result<Self, JournalError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| JournalError::Io { path: dir.to_path_buf(), source })?;
+        }
+        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE)
+    }
+
+    /// Opens an existing journal; a missing file is an error, not a new journal.
+    pub fn open_existing(path: &Path) -> Result<Self, JournalError> {
+        if !path.exists() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+    }
+
+    /// An in-memory journal, for benchmarks and tests.
+    pub fn in_memory() -> Result<Self, JournalError> {
+        let conn = Connection::open_in_memory()?;
+        migrate(&conn, 0)?;
+        Ok(Journal { conn, path: PathBuf::from(":memory:") })
+    }
+
+    fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
+        let foreign = |detail: String| JournalError::Foreign { path: path.to_path_buf(), detail };
+        let conn = Connection::open_with_flags(path, flags)?;
+        // Reading the header is the first thing that fails on a file that is not SQLite.
+        let app_id: i64 =
+            conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| foreign(e.to_string()))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if app_id != APPLICATION_ID && !(app_id == 0 && tables == 0) {
+            return Err(foreign(format!("its application id is {app_id:#x}, and it holds {tables} tables")));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(JournalError::TooNew { path: path.to_path_buf(), found: version, supported: SCHEMA_VERSION });
+        }
+        let integrity: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if integrity != "ok" {
+            return Err(foreign(format!("integrity check failed: {integrity}")));
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        if version < SCHEMA_VERSION {
+            let tx = conn.unchecked_transaction()?;
+            migrate(&tx, version)?;
+            tx.commit()?;
+        }
+        Ok(Journal { conn, path: path.to_path_buf() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
+        let core = serde_json::to_string(&header.core_config)
+            .map_err(|source| JournalError::Encode { what: "core config", source })?;
+        let run = serde_json::to_string(&header.run_config)
+            .map_err(|source| JournalError::Encode { what: "run config", source })?;
+        self.conn.execute(
+            "INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config, parent_id, fork_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                header.id,
+                header.created_at_ms as i64,
+                header.engine_version,
+                core,
+                run,
+                header.parent.as_ref().map(|p| p.0.clone()),
+                header.parent.as_ref().map(|p| p.1 as i64),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Writes one step in one transaction.
+    pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        let payload =
+            serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
+        let effects =
+            serde_json::to_string(&step.effects).map_err(|source| JournalError::Encode { what: "effects", source })?;
+        let reason_json = step
+            .reason
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|source| JournalError::Encode { what: "reason", source })?;
+        let tx = self.conn.transaction()?;
+        {
+            let mut ev = tx.prepare_cached(
+                "INSERT INTO events (session_id, seq, at_ms, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            ev.execute(params![session, step.seq as i64, step.at_ms as i64, step.event.kind(), payload])?;
+            let mut tr = tx.prepare_cached(
+                "INSERT INTO transitions (session_id, seq, from_phase, to_phase, turn_before, turn_after,
+                                          reason_kind, reason, reason_json, effects, digest)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            tr.execute(params![
+                session,
+                step.seq as i64,
+                step.from_phase,
+                step.to_phase,
+                step.turn_before,
+                step.turn_after,
+                step.reason.as_ref().map(|r| if r.is_terminal() { "terminal" } else { "continue" }),
+                step.reason.as_ref().map(Reason::name),
+                reason_json,
+                effects,
+                format!("{:016x}", step.digest),
+            ])?;
+            if let Some(Reason::Terminal { reason, .. }) = &step.reason {
+                let mut end = tx.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
+                end.execute(params![session, reason.as_str()])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Resolves a session selector: a full id, a unique id prefix, or `last`.
+    pub fn resolve(&self, selector: &str) -> Result<String, JournalError> {
+        if selector == "last" {
+            return self
+                .conn
+                .query_row("SELECT id FROM sessions ORDER BY created_at_ms DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+                .optional()?
+                .ok_or(JournalError::Empty);
+        }
+        let mut stmt = self.conn.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1")?;
+        let ids: Vec<String> = stmt.query_map([selector], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        if let Some(exact) = ids.iter().find(|id| *id == selector) {
+            return Ok(exact.clone());
+        }
+        match ids.len() {
+            0 => Err(JournalError::NoSuchSession(selector.to_string())),
+            1 => Ok(ids[0].clone()),
+            count => Err(JournalError::AmbiguousSession { selector: selector.to_string(), count }),
+        }
+    }
+
+    pub fn header(&self, id: &str) -> Result<SessionHeader, JournalError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT id, created_at_ms, engine_version, core_config, run_config, parent_id, fork_seq
+                 FROM sessions WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<i64>>(6)?,
+                    ))
+                },
+            )
+            .optional()?
+            .ok_or_else(|| JournalError::NoSuchSession(id.to_string()))?;
+        let decode = |what, source| JournalError::Decode { session: id.to_string(), seq: 0, what, source };
+        Ok(SessionHeader {
+            id: row.0,
+            created_at_ms: row.1 as u64,
+            engine_version: row.2,
+            core_config: serde_json::from_str(&row.3).map_err(|e| decode("core config", e))?,
+            run_config: serde_json::from_str(&row.4).map_err(|e| decode("run config", e))?,
+            parent: row.5.zip(row.6.map(|s| s as u64)),
+        })
+    }
+
+    pub fn sessions(&self) -> Result<Vec<SessionSummary>, JournalError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.id, s.created_at_ms, s.terminal_reason, s.parent_id, s.fork_seq,
+                    (SELECT count(*) FROM events e WHERE e.session_id = s.id)
+             FROM sessions s ORDER BY s.created_at_ms, s.rowid",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(SessionSummary {
+                id: r.get(0)?,
+                created_at_ms: r.get::<_, i64>(1)? as u64,
+                terminal_reason: r.get(2)?,
+                parent: r.get::<_, Option<String>>(3)?.zip(r.get::<_, Option<i64>>(4)?.map(|s| s as u64)),
+                steps: r.get::<_, i64>(5)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every step of a session, in order.
+    pub fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
+                    t.reason_json, t.effects, t.digest
+             FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
+             WHERE e.session_id = ?1 ORDER BY e.seq",
+        )?;
+        let mut rows = stmt.query([id])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let seq = r.get::<_, i64>(0)? as u64;
+            let decode = |what, source| JournalError::Decode { session: id.to_string(), seq, what, source };
+            let payload: String = r.get(2)?;
+            let reason_json: Option<String> = r.get(7)?;
+            let effects: String = r.get(8)?;
+            let digest: String = r.get(9)?;
+            out.push(StepRecord {
+                seq,
+                at_ms: r.get::<_, i64>(1)? as u64,
+                event: serde_json::from_str(&payload).map_err(|e| decode("event", e))?,
+                from_phase: r.get(3)?,
+                to_phase: r.get(4)?,
+                turn_before: r.get(5)?,
+                turn_after: r.get(6)?,
+                reason: reason_json.map(|j| serde_json::from_str(&j)).transpose().map_err(|e| decode("reason", e))?,
+                effects: serde_json::from_str(&effects).map_err(|e| decode("effects", e))?,
+                digest: u64::from_str_radix(&digest, 16).unwrap_or(0),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Bytes the database occupies (pages in use), for benchmarks.
+    pub fn size_bytes(&self) -> Result<u64, JournalError> {
+        let pages: i64 = self.conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+        let free: i64 = self.conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+        let size: i64 = self.conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+        Ok(((pages - free) * size) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_core::{ContentBlock, Effect};
+
+    fn header(id: &str) -> SessionHeader {
+        SessionHeader {
+            id: id.into(),
+            created_at_ms: 1,
+            engine_version: ENGINE_VERSION.into(),
+            core_config: Config::default().with_max_turns(Some(3)),
+            run_config: serde_json::json!({"model": "scripted"}),
+            parent: None,
+        }
+    }
+
+    fn step(seq: u64) -> StepRecord {
+        StepRecord {
+            seq,
+            at_ms: 10,
+            event: Event::UserInput { content: vec![ContentBlock::text("hi")] },
+            from_phase: "idle".into(),
+            to_phase: "awaiting_model".into(),
+            turn_before: 1,
+            turn_after: 1,
+            reason: None,
+            effects: serde_json::to_value(vec![Effect::CancelModel]).unwrap(),
+            digest: 0xdead_beef,
+        }
+    }
+
+    #[test]
+    fn steps_round_trip_and_sessions_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/journal.db");
+        let mut j = Journal::create_or_open(&path).unwrap();
+        j.create_session(&header("abc123")).unwrap();
+        j.create_session(&header("abd456")).unwrap();
+        j.append("abc123", &step(1)).unwrap();
+        assert_eq!(j.steps("abc123").unwrap(), vec![step(1)]);
+        assert_eq!(j.resolve("abc").unwrap(), "abc123");
+        assert!(matches!(j.resolve("ab"), Err(JournalError::AmbiguousSession { count: 2, .. })));
+        assert!(matches!(j.resolve("zz"), Err(JournalError::NoSuchSession(_))));
+        assert_eq!(j.resolve("last").unwrap(), "abd456");
+        assert_eq!(j.header("abc123").unwrap(), header("abc123"));
+        drop(j);
+        let j = Journal::open_existing(&path).unwrap();
+        assert_eq!(j.sessions().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_foreign_file_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.db");
+        std::fs::write(&path, b"these are my notes, not a database").unwrap();
+        let err = Journal::create_or_open(&path).unwrap_err();
+        assert!(err.to_string().contains("is not a reloop journal"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"these are my notes, not a database");
+
+        let other = dir.path().join("other.db");
+        let conn = Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);").unwrap();
+        drop(conn);
+        let err = Journal::create_or_open(&other).unwrap_err();
+        assert!(matches!(err, JournalError::Foreign { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_missing_journal_is_an_error_for_readers() {
+        let err = Journal::open_existing(Path::new("/nonexistent/reloop.db")).unwrap_err();
+        assert!(err.to_string().contains("no journal at"));
+    }
+}
