@@ -24,6 +24,7 @@ pub mod history;
 pub mod message;
 pub mod reason;
 pub mod state;
+pub mod testkit;
 pub mod transition;
 
 pub use effect::{Effect, ModelCall};
