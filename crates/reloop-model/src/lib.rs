@@ -1,1 +1,34 @@
-//! reloop-model
+//! # reloop-model: model providers for the reloop driver
+//!
+//! The contract:
+//!
+//! * A [`ModelProvider`] turns one [`ModelRequest`] into a stream of [`StreamEvent`]s: any
+//!   `TextDelta`s (live output) and `Block`s (one per *completed* content block), then exactly
+//!   one `Done` or one `Failed`, then the end of the stream. A failed request is an event, not an
+//!   `Err`: the driver journals it like any other outcome and decides whether to retry.
+//! * Dropping the stream cancels the request promptly; nothing keeps running behind it.
+//! * Providers never put a secret in an event, an error message or `Debug` output.
+//! * Wire formats are assembled by pure, synchronous assemblers ([`AnthropicAssembler`],
+//!   [`OpenAiAssembler`]) fed by `eventsource-stream`, so the HTTP providers, the scripted
+//!   provider and the tests share one code path, and malformed input of any kind ends in
+//!   `Failed`, never in a panic.
+//! * Unknown content block types (server tools, future additions) are kept whole as
+//!   `ContentBlock::Other`.
+//!
+//! Providers: [`ScriptedProvider`] (cassettes; the default, needs no key),
+//! [`AnthropicProvider`] (Messages API, SSE), [`OpenAiProvider`] (chat completions, SSE).
+
+pub mod anthropic;
+pub mod error;
+mod http;
+pub mod openai;
+pub mod provider;
+pub mod scripted;
+pub mod sse;
+
+pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};
+pub use error::{ConfigError, ScriptError};
+pub use openai::{openai_request_body, parse_openai_sse, OpenAiAssembler, OpenAiConfig, OpenAiProvider};
+pub use provider::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
+pub use scripted::ScriptedProvider;
+pub use sse::{sse_events, SseAssembler};

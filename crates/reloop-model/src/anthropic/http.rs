@@ -1,0 +1,278 @@
+//! The Anthropic Messages API over HTTP, streaming.
+
+use std::fmt;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use reloop_core::{ContentBlock, Message, Role};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use serde_json::{json, Map, Value};
+
+use crate::anthropic::sse::AnthropicAssembler;
+use crate::error::ConfigError;
+use crate::http::{join_url, post_sse};
+use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
+
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The API accepts at most four cache breakpoints per request; one goes to the messages.
+const MAX_SYSTEM_BREAKPOINTS: usize = 3;
+
+/// Where and how to reach the API. `Debug` redacts the key.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct AnthropicConfig {
+    pub base_url: String,
+    pub api_key: String,
+    /// Sent with every request (e.g. `anthropic-beta`).
+    pub extra_headers: Vec<(String, String)>,
+}
+
+impl AnthropicConfig {
+    pub fn new(api_key: impl Into<String>) -> Self {
+        AnthropicConfig {
+            base_url: DEFAULT_ANTHROPIC_BASE_URL.into(),
+            api_key: api_key.into(),
+            extra_headers: Vec::new(),
+        }
+    }
+
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.extra_headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+impl fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("extra_headers", &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Streams responses from `POST {base_url}/v1/messages`.
+#[derive(Clone)]
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+}
+
+impl fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicProvider").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+impl AnthropicProvider {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ConfigError> {
+        check_base_url(&config.base_url)?;
+        let mut headers = HeaderMap::new();
+        let mut key = HeaderValue::from_str(&config.api_key).map_err(|_| ConfigError::ApiKey)?;
+        key.set_sensitive(true);
+        headers.insert(HeaderName::from_static("x-api-key"), key);
+        headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        add_headers(&mut headers, &config.extra_headers)?;
+        Ok(AnthropicProvider { client: http_client()?, url: join_url(&config.base_url, "v1/messages"), headers })
+    }
+}
+
+impl ModelProvider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
+        let body = request_body(&request);
+        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, AnthropicAssembler::new())
+    }
+}
+
+pub(crate) fn check_base_url(url: &str) -> Result<(), ConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(ConfigError::BaseUrl { url: url.to_string() })
+    }
+}
+
+pub(crate) fn add_headers(headers: &mut HeaderMap, extra: &[(String, String)]) -> Result<(), ConfigError> {
+    for (name, value) in extra {
+        let header_name =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConfigError::HeaderName { name: name.clone() })?;
+        let mut header_value =
+            HeaderValue::from_str(value).map_err(|_| ConfigError::HeaderValue { name: name.clone() })?;
+        // Extra headers may carry credentials (proxies, gateways): never print them.
+        header_value.set_sensitive(true);
+        headers.insert(header_name, header_value);
+    }
+    Ok(())
+}
+
+/// No overall timeout: a long answer streams for minutes. Connecting is bounded.
+pub(crate) fn http_client() -> Result<reqwest::Client, ConfigError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|err| ConfigError::Client(err.to_string()))
+}
+
+/// The exact JSON body sent for `request`, so tests and the journal can see it.
+///
+/// Prompt caching: `cache_control` goes on the last system block (and on blocks marked
+/// `cache`), and on the last content block of the last message, here only: the history
+/// itself is never changed.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(request.model.clone()));
+    body.insert("max_tokens".into(), json!(request.max_tokens));
+    if !request.system.is_empty() {
+        let last = request.system.len() - 1;
+        let mut marked: Vec<usize> =
+            (0..request.system.len()).filter(|&i| i == last || request.system[i].cache).collect();
+        let excess = marked.len().saturating_sub(MAX_SYSTEM_BREAKPOINTS);
+        marked.drain(..excess);
+        let system: Vec<Value> = request
+            .system
+            .iter()
+            .enumerate()
+            .map(|(i, block)| {
+                let mut value = json!({"type": "text", "text": block.text});
+                if marked.contains(&i) {
+                    value["cache_control"] = ephemeral();
+                }
+                value
+            })
+            .collect();
+        body.insert("system".into(), Value::Array(system));
+    }
+    let messages = request.messages.messages();
+    let count = messages.len();
+    let messages: Vec<Value> =
+        messages.into_iter().enumerate().map(|(i, message)| message_json(message, i + 1 == count)).collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("stream".into(), Value::Bool(true));
+    if let Some(thinking) = &request.thinking {
+        body.insert("thinking".into(), thinking.clone());
+    }
+    Value::Object(body)
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Only `role` and `content` are sent: a stored response's `id`, `model` or `stop_reason` would
+/// be rejected as extra inputs.
+fn message_json(message: &Message, last: bool) -> Value {
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let count = message.content.len();
+    let content: Vec<Value> = message
+        .content
+        .iter()
+        .enumerate()
+        .map(|(i, block)| {
+            let mut value = block_json(block);
+            // Thinking blocks cannot carry a cache breakpoint.
+            let cacheable = !matches!(block, ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_));
+            if last && i + 1 == count && cacheable {
+                if let Value::Object(fields) = &mut value {
+                    fields.insert("cache_control".into(), ephemeral());
+                }
+            }
+            value
+        })
+        .collect();
+    json!({"role": role, "content": content})
+}
+
+fn block_json(block: &ContentBlock) -> Value {
+    let mut value = serde_json::to_value(block).unwrap_or_else(|_| json!({"type": block.type_name()}));
+    // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request.
+    if let ContentBlock::ToolUse(tool_use) = block {
+        if !tool_use.input.is_object() {
+            value["input"] = Value::Object(Map::new());
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::SystemBlock;
+    use reloop_core::{History, ToolSpec};
+
+    #[test]
+    fn the_body_marks_cache_breakpoints_and_repairs_unparsed_input() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        let mut answer = Message::assistant(vec![ContentBlock::tool_use("t1", "Write", Value::String("{\"pa".into()))]);
+        answer.extra.insert("id".into(), json!("msg_1"));
+        history.push(answer);
+        history.push(Message::user(vec![ContentBlock::tool_result("t1", "bad input", true)]));
+        let request = ModelRequest::new("claude-x", 1024, history, 2)
+            .with_system(vec![SystemBlock::new("a"), SystemBlock::new("b")])
+            .with_tools(vec![ToolSpec {
+                name: "Write".into(),
+                description: "w".into(),
+                input_schema: json!({"type": "object"}),
+            }])
+            .with_thinking(Some(json!({"type": "enabled", "budget_tokens": 2048})));
+        let body = request_body(&request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "claude-x",
+                "max_tokens": 1024,
+                "system": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "bad input", "is_error": true, "cache_control": {"type": "ephemeral"}}]}
+                ],
+                "tools": [{"name": "Write", "description": "w", "input_schema": {"type": "object"}}],
+                "stream": true,
+                "thinking": {"type": "enabled", "budget_tokens": 2048}
+            })
+        );
+    }
+
+    #[test]
+    fn at_most_three_system_breakpoints() {
+        let system = (0..6).map(|i| SystemBlock::cached(i.to_string())).collect();
+        let body = request_body(&ModelRequest::new("m", 1, History::new(), 1).with_system(system));
+        let marked: Vec<bool> =
+            body["system"].as_array().into_iter().flatten().map(|b| b.get("cache_control").is_some()).collect();
+        assert_eq!(marked, vec![false, false, false, true, true, true]);
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let config = AnthropicConfig::new("sk-ant-secret").with_header("anthropic-beta", "x");
+        assert!(!format!("{config:?}").contains("sk-ant-secret"));
+        let provider = AnthropicProvider::new(config).map_err(|e| e.to_string());
+        assert!(!format!("{provider:?}").contains("sk-ant-secret"));
+    }
+}

@@ -1,0 +1,107 @@
+//! The provider contract the driver codes against.
+
+use futures::stream::BoxStream;
+use reloop_core::{ContentBlock, History, ModelError, StopReason, ToolSpec, Usage};
+
+/// One block of system prompt. Kept as blocks (not one string) so a provider can mark the
+/// stable prefix for prompt caching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SystemBlock {
+    pub text: String,
+    /// Ask the provider to put a cache breakpoint after this block (Anthropic always marks the
+    /// last system block too).
+    pub cache: bool,
+}
+
+impl SystemBlock {
+    pub fn new(text: impl Into<String>) -> Self {
+        SystemBlock { text: text.into(), cache: false }
+    }
+
+    pub fn cached(text: impl Into<String>) -> Self {
+        SystemBlock { text: text.into(), cache: true }
+    }
+}
+
+/// Everything a provider needs for one model request. Cheap to clone: the history is shared.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ModelRequest {
+    pub model: String,
+    pub max_tokens: u32,
+    pub system: Vec<SystemBlock>,
+    pub messages: History,
+    pub tools: Vec<ToolSpec>,
+    /// Sent verbatim as `thinking` when `Some`.
+    pub thinking: Option<serde_json::Value>,
+    /// 1-based count of model requests in the session, retries included. The scripted provider
+    /// answers by this number, so a resumed or forked session picks up where it was.
+    pub request_number: u32,
+}
+
+impl ModelRequest {
+    pub fn new(model: impl Into<String>, max_tokens: u32, messages: History, request_number: u32) -> Self {
+        ModelRequest {
+            model: model.into(),
+            max_tokens,
+            system: Vec::new(),
+            messages,
+            tools: Vec::new(),
+            thinking: None,
+            request_number,
+        }
+    }
+
+    pub fn with_system(mut self, system: Vec<SystemBlock>) -> Self {
+        self.system = system;
+        self
+    }
+
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    pub fn with_thinking(mut self, thinking: Option<serde_json::Value>) -> Self {
+        self.thinking = thinking;
+        self
+    }
+}
+
+/// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one
+/// `Failed`, then the stream ends.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// Text as it arrives, for the caller's live output. The completed `Block` carries the
+    /// authoritative text.
+    TextDelta { index: usize, text: String },
+    /// One completed content block, emitted in order of completion.
+    Block { index: usize, block: ContentBlock },
+    /// The response is complete.
+    Done { id: Option<String>, model: Option<String>, stop_reason: Option<StopReason>, usage: Usage },
+    /// The request failed; any blocks already emitted belong to an abandoned response.
+    Failed(ModelError),
+}
+
+impl StreamEvent {
+    /// `Done` and `Failed` end a stream.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, StreamEvent::Done { .. } | StreamEvent::Failed(_))
+    }
+
+    pub(crate) fn invalid_stream(message: impl Into<String>) -> Self {
+        StreamEvent::Failed(ModelError::new(None, "invalid_stream", message))
+    }
+}
+
+/// A source of model responses.
+pub trait ModelProvider: Send + Sync {
+    /// `"scripted"`, `"anthropic"`, `"openai"`.
+    fn name(&self) -> &str;
+
+    /// Starts the request. Dropping the stream cancels it promptly (the HTTP response is dropped
+    /// with it).
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent>;
+}

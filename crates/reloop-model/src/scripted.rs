@@ -1,0 +1,224 @@
+//! The scripted provider: answers from a cassette, so reloop runs with no API key and tests
+//! are deterministic.
+//!
+//! A cassette is `{"responses": [R, ...]}`. Response k (1-based) answers the request whose
+//! `request_number` is k: indexing by the request, not by an internal counter, lets a resumed
+//! or forked session pick up where it was. R is one of
+//! `{"message": <Messages API response>}`, `{"error": {"status", "headers"?, "body"?}}` or
+//! `{"sse": "<raw SSE body>"}`, each with an optional `"delay_ms"`. Every response is validated
+//! and turned into stream events when the cassette is loaded.
+
+use std::path::Path;
+use std::time::Duration;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::anthropic::parse_anthropic_sse;
+use crate::error::ScriptError;
+use crate::http::error_from_http;
+use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
+
+#[derive(Debug, Clone)]
+struct Scripted {
+    delay: Option<Duration>,
+    events: Vec<StreamEvent>,
+}
+
+/// Answers model requests from a cassette.
+#[derive(Debug, Clone)]
+pub struct ScriptedProvider {
+    responses: Vec<Scripted>,
+}
+
+/// A Messages API response object (non-streaming shape).
+#[derive(Deserialize)]
+struct ResponseObject {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    content: Content,
+    #[serde(default)]
+    stop_reason: Option<StopReason>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ErrorResponse {
+    status: u16,
+    #[serde(default)]
+    headers: Map<String, Value>,
+    #[serde(default)]
+    body: Value,
+}
+
+impl ScriptedProvider {
+    /// Loads a cassette from text. Errors name the response at fault.
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+        Self::parse(text, "cassette")
+    }
+
+    /// Loads a cassette file. Errors name the file, and for bad JSON the line and column.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ScriptError::Read { path: path.to_path_buf(), source })?;
+        Self::parse(&text, "cassette").map_err(|err| err.in_file(path))
+    }
+
+    /// How many responses the cassette holds.
+    pub fn len(&self) -> usize {
+        self.responses.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.responses.is_empty()
+    }
+
+    fn parse(text: &str, origin: &str) -> Result<Self, ScriptError> {
+        let root: Value = serde_json::from_str(text).map_err(|err| ScriptError::Json {
+            origin: origin.to_string(),
+            line: err.line(),
+            column: err.column(),
+            message: strip_position(&err.to_string()),
+        })?;
+        let shape = |message: &str| ScriptError::Shape { origin: origin.to_string(), message: message.to_string() };
+        let Value::Object(mut root) = root else {
+            return Err(shape("expected an object {\"responses\": [...]}"));
+        };
+        let Some(Value::Array(responses)) = root.remove("responses") else {
+            return Err(shape("expected a \"responses\" array"));
+        };
+        if let Some(key) = root.keys().next() {
+            return Err(shape(&format!("unknown key {key:?} (expected only \"responses\")")));
+        }
+        let responses = responses
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                parse_response(r).map_err(|message| ScriptError::Response {
+                    origin: origin.to_string(),
+                    response: i + 1,
+                    message,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ScriptedProvider { responses })
+    }
+}
+
+impl ModelProvider for ScriptedProvider {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
+        let number = request.request_number;
+        let found = usize::try_from(number).ok().and_then(|k| k.checked_sub(1)).and_then(|i| self.responses.get(i));
+        let Some(response) = found.cloned() else {
+            let message =
+                format!("the script has no response for model request {number} (it holds {})", self.responses.len());
+            return stream::iter([StreamEvent::Failed(ModelError::new(None, "script_exhausted", message))]).boxed();
+        };
+        let answer = async move {
+            if let Some(delay) = response.delay {
+                tokio::time::sleep(delay).await;
+            }
+            stream::iter(response.events)
+        };
+        stream::once(answer).flatten().boxed()
+    }
+}
+
+fn parse_response(value: Value) -> Result<Scripted, String> {
+    let Value::Object(mut fields) = value else {
+        return Err("expected an object with one of \"message\", \"error\" or \"sse\"".into());
+    };
+    let delay = match fields.remove("delay_ms") {
+        None => None,
+        Some(value) => Some(Duration::from_millis(
+            value.as_u64().ok_or("\"delay_ms\" must be a non-negative integer (milliseconds)")?,
+        )),
+    };
+    let kinds: Vec<String> = fields.keys().cloned().collect();
+    let (kind, body) = match (fields.into_iter().next(), kinds.len()) {
+        (Some(entry), 1) => entry,
+        _ => {
+            return Err(format!(
+                "expected exactly one of \"message\", \"error\" or \"sse\" (besides \"delay_ms\"), found {kinds:?}"
+            ))
+        }
+    };
+    let events = match kind.as_str() {
+        "message" => message_events(body)?,
+        "error" => vec![StreamEvent::Failed(error_event(body)?)],
+        "sse" => match body {
+            Value::String(text) => parse_anthropic_sse(text.as_bytes()),
+            _ => return Err("\"sse\" must be a string holding a raw SSE response body".into()),
+        },
+        other => return Err(format!("unknown response kind {other:?} (expected \"message\", \"error\" or \"sse\")")),
+    };
+    Ok(Scripted { delay, events })
+}
+
+fn message_events(body: Value) -> Result<Vec<StreamEvent>, String> {
+    let response: ResponseObject =
+        serde_json::from_value(body).map_err(|err| format!("\"message\" is not a Messages API response: {err}"))?;
+    let blocks = match response.content {
+        Content::Text(text) => vec![ContentBlock::text(text)],
+        Content::Blocks(blocks) => blocks,
+    };
+    let mut events = Vec::new();
+    for (index, block) in blocks.into_iter().enumerate() {
+        if let ContentBlock::Text(text) = &block {
+            if !text.text.is_empty() {
+                events.push(StreamEvent::TextDelta { index, text: text.text.clone() });
+            }
+        }
+        events.push(StreamEvent::Block { index, block });
+    }
+    let mut usage = Usage::default();
+    if let Some(value) = &response.usage {
+        crate::anthropic::sse::merge_usage(&mut usage, value);
+    }
+    events.push(StreamEvent::Done { id: response.id, model: response.model, stop_reason: response.stop_reason, usage });
+    Ok(events)
+}
+
+fn error_event(body: Value) -> Result<ModelError, String> {
+    let error: ErrorResponse = serde_json::from_value(body).map_err(|err| {
+        format!("\"error\" must be {{\"status\": <HTTP status>, \"headers\"?: {{..}}, \"body\"?: ..}}: {err}")
+    })?;
+    let header = |name: &str| {
+        error.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+    };
+    let body = match &error.body {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    Ok(error_from_http(error.status, header, &body))
+}
+
+/// serde_json appends " at line L column C"; the error reports those as fields.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_string(),
+        None => message.to_string(),
+    }
+}
