@@ -1,1 +1,46 @@
-//! reloop-tools
+//! # reloop-tools: Claude Code's tool set for reloop
+//!
+//! The contract:
+//!
+//! * A [`Tool`] is synchronous. The driver is the only thing that awaits; it runs each call inside
+//!   `tokio::task::spawn_blocking`, and asks a running call to stop by setting
+//!   [`ToolContext::cancel`], which long tools (Bash, Grep, Glob) poll.
+//! * Every call goes through [`ToolRegistry::execute`], which validates the input against the
+//!   tool's JSON schema first. An unknown tool, an invalid input, or an input whose JSON never
+//!   closed (passed as `Value::String(raw)`) becomes an error [`ToolOutput`] and the tool does not
+//!   run. Tools never panic: every failure is an output with `is_error` set, worded as Claude
+//!   Code words it, because those are the texts the model was trained to act on.
+//! * [`ToolRegistry::is_read_only`] and [`ToolRegistry::is_concurrency_safe`] classify a call
+//!   before it runs: Read, Glob and Grep always read and may run in parallel; Write and Edit never;
+//!   Bash only when [`is_read_only_command`] proves the command only reads. Unknown tools and
+//!   invalid inputs are neither.
+//! * Write and Edit refuse an existing file that was not Read in the same session
+//!   ([`ToolContext::files_read`]), so the model never overwrites content it has not seen.
+//! * Grep and Glob walk like `rg`: hidden files skipped, `.gitignore`/`.ignore`/`.rgignore`
+//!   honoured (also outside a git repository), output paths relative to [`ToolContext::cwd`].
+
+mod bash;
+mod bash_classify;
+mod error;
+mod glob;
+mod grep;
+mod grep_search;
+mod input;
+mod paths;
+mod read;
+mod registry;
+mod tool;
+mod validate;
+mod walk;
+mod write_edit;
+
+pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS};
+pub use bash_classify::is_read_only_command;
+pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
+pub use grep::GrepTool;
+pub use grep_search::MAX_GREP_LINE_CHARS;
+pub use read::{ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_LINE_CHARS};
+pub use registry::ToolRegistry;
+pub use tool::{Tool, ToolContext, ToolOutput};
+pub use validate::{check as check_input, validate_input, InputError, Issue};
+pub use write_edit::{EditTool, WriteTool};

@@ -1,0 +1,292 @@
+//! Bash: runs a shell command in the session's directory, bounded in time and output.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::bash_classify::is_read_only_command;
+use crate::error::ToolError;
+use crate::input;
+use crate::tool::{Tool, ToolContext, ToolOutput};
+
+/// Timeout when the model gives none (ms).
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Longest timeout the model may ask for (ms); larger values are lowered to it.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output kept; the start is kept because that is where errors usually begin.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// Raw bytes buffered before only counting the rest: enough for `MAX_OUTPUT_CHARS` of any UTF-8.
+const KEEP_BYTES: usize = MAX_OUTPUT_CHARS * 4;
+/// How often the child, the clock and the cancel flag are checked.
+const POLL_INTERVAL_MS: i32 = 10;
+
+const DESCRIPTION: &str = "Executes a bash command in the session's working directory and returns its output \
+(stdout and stderr interleaved as they were written). Each call runs in a fresh shell: use absolute paths or `cd` \
+within the command. timeout is in milliseconds (default 120000, at most 600000); on timeout the command and all \
+its child processes are killed. Output longer than 30000 characters is cut. A non-zero exit status is reported as \
+an error together with the output. Do not use it for reading, searching or editing files: Read, Grep, Glob, Edit \
+and Write do that better. Commands are not interactive: stdin is empty.";
+
+/// The built-in Bash tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to execute"},
+                "timeout": {"type": "integer", "description": "Optional timeout in milliseconds (max 600000)"},
+                "description": {"type": "string", "description": "Clear, concise description of what this command does in 5-10 words"},
+                "run_in_background": {"type": "boolean", "description": "Not supported by reloop; must be false or omitted."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self, input: &Value) -> bool {
+        input.get("command").and_then(Value::as_str).is_some_and(is_read_only_command)
+    }
+
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.is_read_only(input)
+    }
+
+    fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        match run(input, ctx) {
+            Ok(output) => output,
+            Err(err) => err.into(),
+        }
+    }
+}
+
+fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let command = input::string(input, "command")?;
+    if input::opt_bool(input, "run_in_background") == Some(true) {
+        return Err(ToolError::InvalidArgument(
+            "run_in_background is not supported by reloop. Run the command in the foreground instead.".into(),
+        ));
+    }
+    let timeout_ms = match input::opt_int(input, "timeout") {
+        None => DEFAULT_TIMEOUT_MS,
+        Some(ms) if ms > 0 => u64::try_from(ms).unwrap_or(MAX_TIMEOUT_MS).min(MAX_TIMEOUT_MS),
+        Some(ms) => {
+            return Err(ToolError::InvalidArgument(format!(
+                "timeout must be a positive number of milliseconds, got {ms}"
+            )))
+        }
+    };
+    if ctx.is_cancelled() {
+        return Err(ToolError::Interrupted);
+    }
+    let (reader, writer) = pipe().map_err(|err| ToolError::io("cannot create a pipe for", &ctx.cwd, err))?;
+    let mut child = spawn(command, ctx, writer).map_err(|err| ToolError::io("cannot run bash in", &ctx.cwd, err))?;
+    let mut output = Collected::default();
+    let mut reader = File::from(reader);
+    let end = supervise(&mut child, &mut reader, &mut output, ctx, Duration::from_millis(timeout_ms));
+    let text = output.render();
+    Ok(match end {
+        End::Exited(status) => finished(text, status),
+        End::TimedOut => ToolOutput::error(with_output(format!("Command timed out after {timeout_ms}ms"), &text)),
+        End::Cancelled => ToolOutput::error(with_output(ToolError::Interrupted.to_string(), &text)),
+    })
+}
+
+fn with_output(message: String, output: &str) -> String {
+    if output.is_empty() {
+        message
+    } else {
+        format!("{message}\n{output}")
+    }
+}
+
+fn finished(text: String, status: ExitStatus) -> ToolOutput {
+    // A child killed by a signal reports as the shell would: 128 + the signal number.
+    let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
+    match (code, text.is_empty()) {
+        (0, true) => ToolOutput::ok("(Bash completed with no output)"),
+        (0, false) => ToolOutput::ok(text),
+        (_, true) => ToolOutput::error(format!("Exit code {code}")),
+        (_, false) => ToolOutput::error(format!("{text}\nExit code {code}")),
+    }
+}
+
+/// A close-on-exec pipe; the child gets the write end as both stdout and stderr, so the two
+/// streams arrive interleaved in the order they were written.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nothing else.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Non-blocking so the poll loop can drain what is there without waiting for writers to close:
+    // a background process left behind by the command may keep the pipe open indefinitely.
+    // SAFETY: fcntl on a descriptor we own, with flags it accepts.
+    let flags = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((reader, writer))
+}
+
+/// Starts `bash -c command` in its own process group so a timeout or abort can kill everything it
+/// started, not just the shell.
+fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd) -> std::io::Result<Child> {
+    let stderr = writer.try_clone()?;
+    // The Command (holding our copies of the write end) is dropped at the end of this function,
+    // so the pipe reports EOF once the child's side closes.
+    Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(stderr))
+        .process_group(0)
+        .spawn()
+}
+
+/// How a command's run ended.
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+/// Reads output and watches the child, the clock and the cancel flag until one of them ends the run.
+fn supervise(child: &mut Child, reader: &mut File, output: &mut Collected, ctx: &ToolContext, limit: Duration) -> End {
+    let started = Instant::now();
+    let mut open = true;
+    loop {
+        if open {
+            wait_readable(reader);
+            open = drain(reader, output);
+        } else {
+            std::thread::sleep(Duration::from_millis(POLL_INTERVAL_MS as u64));
+        }
+        if ctx.is_cancelled() {
+            kill_group(child);
+            drain(reader, output);
+            return End::Cancelled;
+        }
+        if started.elapsed() >= limit {
+            kill_group(child);
+            drain(reader, output);
+            return End::TimedOut;
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                // Everything the shell wrote is in the pipe by now.
+                drain(reader, output);
+                return End::Exited(status);
+            }
+            Ok(None) => {}
+            Err(_) => {
+                kill_group(child);
+                drain(reader, output);
+                return End::Cancelled;
+            }
+        }
+    }
+}
+
+/// Blocks until the pipe has data or is closed, or the poll interval passes.
+fn wait_readable(reader: &File) {
+    let mut fd = libc::pollfd { fd: reader.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, for a descriptor that stays open during the call.
+    unsafe {
+        libc::poll(&mut fd, 1, POLL_INTERVAL_MS);
+    }
+}
+
+/// Reads whatever is available; false once every writer has closed the pipe.
+fn drain(reader: &mut File, output: &mut Collected) -> bool {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) => output.push(&buf[..n]),
+            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Kills the command's whole process group, then reaps the shell.
+fn kill_group(child: &mut Child) {
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: killpg only sends a signal; the group id is the shell's pid (process_group(0)).
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+    let _ = child.wait();
+}
+
+/// Output kept up to a bound, with the rest only counted, so `yes` cannot exhaust memory.
+#[derive(Default)]
+struct Collected {
+    kept: Vec<u8>,
+    /// Characters seen past `kept` (counted by UTF-8 leading bytes).
+    dropped_chars: usize,
+}
+
+impl Collected {
+    fn push(&mut self, bytes: &[u8]) {
+        let room = KEEP_BYTES.saturating_sub(self.kept.len()).min(bytes.len());
+        self.kept.extend_from_slice(&bytes[..room]);
+        self.dropped_chars += bytes[room..].iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    }
+
+    /// The output as the model sees it: trailing whitespace trimmed, cut to `MAX_OUTPUT_CHARS`.
+    fn render(&self) -> String {
+        let text = String::from_utf8_lossy(&self.kept);
+        let text = if self.dropped_chars == 0 { text.trim_end() } else { &text };
+        let total = text.chars().count() + self.dropped_chars;
+        if total <= MAX_OUTPUT_CHARS {
+            return text.to_string();
+        }
+        let end = text.char_indices().nth(MAX_OUTPUT_CHARS).map_or(text.len(), |(i, _)| i);
+        format!("{}\n\n... [{} characters truncated] ...", &text[..end], total - MAX_OUTPUT_CHARS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collected_output_keeps_the_start_and_counts_the_rest() {
+        let mut out = Collected::default();
+        out.push("é".repeat(KEEP_BYTES).as_bytes());
+        // KEEP_BYTES/2 'é' were kept, the other half counted.
+        assert_eq!(out.dropped_chars, KEEP_BYTES / 2);
+        let rendered = out.render();
+        let note = format!("\n\n... [{} characters truncated] ...", KEEP_BYTES - MAX_OUTPUT_CHARS);
+        assert!(rendered.ends_with(&note));
+        assert_eq!(rendered.chars().count(), MAX_OUTPUT_CHARS + note.chars().count());
+    }
+
+    #[test]
+    fn signal_deaths_report_128_plus_the_signal() {
+        let status = ExitStatus::from_raw(libc::SIGKILL);
+        assert_eq!(finished(String::new(), status), ToolOutput::error("Exit code 137"));
+    }
+}

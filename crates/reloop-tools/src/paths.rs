@@ -1,0 +1,58 @@
+//! Path resolution against the session's working directory, and how paths are shown to the model.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Resolves a path given by the model against `cwd`, lexically (no symlinks are followed), so a
+/// path that does not exist yet (Write) resolves the same way as one that does.
+pub(crate) fn resolve(cwd: &Path, input: &str) -> PathBuf {
+    let joined = if Path::new(input).is_absolute() { PathBuf::from(input) } else { cwd.join(input) };
+    normalize(&joined)
+}
+
+/// Drops `.` components and folds `..` into its parent.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Shows `path` relative to `cwd` when it lies inside it (as `rg` prints paths it walked from the
+/// current directory), otherwise absolute.
+pub(crate) fn display(cwd: &Path, path: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        Ok(_) => ".".to_string(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_inputs_resolve_against_cwd_and_fold_dots() {
+        let cwd = Path::new("/work/repo");
+        assert_eq!(resolve(cwd, "src/./a.rs"), PathBuf::from("/work/repo/src/a.rs"));
+        assert_eq!(resolve(cwd, "../other/b.rs"), PathBuf::from("/work/other/b.rs"));
+        assert_eq!(resolve(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
+    }
+
+    #[test]
+    fn display_is_relative_inside_cwd_and_absolute_outside() {
+        let cwd = Path::new("/work/repo");
+        assert_eq!(display(cwd, Path::new("/work/repo/src/a.rs")), "src/a.rs");
+        assert_eq!(display(cwd, Path::new("/work/repo")), ".");
+        assert_eq!(display(cwd, Path::new("/work/other/b.rs")), "/work/other/b.rs");
+    }
+}

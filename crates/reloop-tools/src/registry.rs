@@ -1,0 +1,105 @@
+//! The set of tools a session offers the model, and the one door through which calls go.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::validate::validate_input;
+
+/// The tools offered to the model, in registration order.
+///
+/// Cloning shares the list (copy-on-write on [`ToolRegistry::register`]), so the driver can hand a
+/// registry to every blocking task without copying tools.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Arc<Vec<Arc<dyn Tool>>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.iter().map(|t| t.name().to_string())).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Claude Code's core tools: Read, Write, Edit, Glob, Grep, Bash.
+    pub fn builtin() -> Self {
+        let mut registry = ToolRegistry::empty();
+        registry.register(Arc::new(crate::read::ReadTool));
+        registry.register(Arc::new(crate::write_edit::WriteTool));
+        registry.register(Arc::new(crate::write_edit::EditTool));
+        registry.register(Arc::new(crate::glob::GlobTool));
+        registry.register(Arc::new(crate::grep::GrepTool));
+        registry.register(Arc::new(crate::bash::BashTool));
+        registry
+    }
+
+    /// No tools at all, for a library user who wants only their own.
+    pub fn empty() -> Self {
+        ToolRegistry { tools: Arc::new(Vec::new()) }
+    }
+
+    /// Adds a tool next to the others. A tool with the same name as an existing one replaces it in
+    /// place, so a user can swap a built-in without changing the order the model sees.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let tools = Arc::make_mut(&mut self.tools);
+        match tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => *slot = tool,
+            None => tools.push(tool),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// Names in registration order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// The tool definitions for the model request, in registration order.
+    pub fn specs(&self) -> Vec<reloop_core::ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| reloop_core::ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
+    /// The tool, when `name` is known and `input` satisfies its schema.
+    fn valid(&self, name: &str, input: &Value) -> Option<&Arc<dyn Tool>> {
+        let tool = self.get(name)?;
+        validate_input(name, &tool.input_schema(), input).ok()?;
+        Some(tool)
+    }
+
+    /// Whether the call may run next to other safe calls; false for an unknown tool or an invalid
+    /// input, because the driver must then not reorder it.
+    pub fn is_concurrency_safe(&self, name: &str, input: &Value) -> bool {
+        self.valid(name, input).is_some_and(|tool| tool.is_concurrency_safe(input))
+    }
+
+    /// Whether the call only reads; false for an unknown tool or an invalid input.
+    pub fn is_read_only(&self, name: &str, input: &Value) -> bool {
+        self.valid(name, input).is_some_and(|tool| tool.is_read_only(input))
+    }
+
+    /// Validates, then calls. An unknown tool, an invalid input and an input that never parsed
+    /// (a `Value::String` of the raw text) become error outputs and the tool does not run.
+    pub fn execute(&self, name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        let Some(tool) = self.get(name) else {
+            return ToolOutput::error(format!(
+                "<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
+            ));
+        };
+        if let Err(err) = validate_input(name, &tool.input_schema(), input) {
+            return ToolOutput::error(err.to_string());
+        }
+        tool.call(input, ctx)
+    }
+}

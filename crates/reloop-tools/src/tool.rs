@@ -1,0 +1,87 @@
+//! The tool contract the driver codes against: a context, an output, and the [`Tool`] trait.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// What a tool call may see of its session.
+///
+/// Cloning is cheap and clones share the cancel flag and the read set, because the driver hands a
+/// clone to each blocking task while keeping one to raise the abort.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The session's working directory (absolute, canonical); relative tool paths resolve here.
+    pub cwd: PathBuf,
+    /// Set by the driver on abort; long tools (Bash, big greps) poll it and stop early.
+    pub cancel: Arc<AtomicBool>,
+    /// Canonical paths of files Read in this session, for Write/Edit's read-first rule.
+    pub files_read: Arc<Mutex<HashSet<PathBuf>>>,
+}
+
+impl ToolContext {
+    /// A fresh context: not cancelled, nothing read yet.
+    pub fn new(cwd: PathBuf) -> Self {
+        ToolContext { cwd, cancel: Arc::new(AtomicBool::new(false)), files_read: Arc::new(Mutex::new(HashSet::new())) }
+    }
+
+    /// Whether the driver has asked the running call to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+
+    /// Records that `path` (canonicalized when possible) was read, so Write/Edit may touch it.
+    pub fn mark_read(&self, path: &std::path::Path) {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // A poisoned lock only means another call panicked mid-insert; the set is still usable.
+        let mut set = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        set.insert(canonical);
+    }
+
+    /// Whether `path` (canonicalized when possible) was read in this session.
+    pub fn was_read(&self, path: &std::path::Path) -> bool {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let set = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        set.contains(&canonical)
+    }
+}
+
+/// The text a tool answers with, as it goes back to the model in a `tool_result` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    /// Marks the result as a failure for the model (Claude Code's `is_error`).
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: false }
+    }
+
+    /// A failed result; the model sees the text and the error flag.
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput { content: content.into(), is_error: true }
+    }
+}
+
+/// A tool the model can call.
+///
+/// Calls are synchronous: only the driver awaits, running each call inside
+/// `tokio::task::spawn_blocking`, so a tool is free to block on files and processes. Cancellation
+/// is cooperative through [`ToolContext::cancel`]. `input` has already been validated against
+/// [`Tool::input_schema`] when it comes through [`crate::ToolRegistry`].
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// A JSON schema (`"type": "object"`) the model is given and the registry validates against.
+    fn input_schema(&self) -> Value;
+    /// Whether the call only reads (used for permissions and crash-resume re-runs).
+    fn is_read_only(&self, input: &Value) -> bool;
+    /// Whether the call may run in parallel with other safe calls.
+    fn is_concurrency_safe(&self, input: &Value) -> bool;
+    fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
+}

@@ -1,0 +1,214 @@
+//! Write and Edit: the two tools that change files, both bound by the read-first rule so the model
+//! never overwrites content it has not seen.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::error::{into_output, ToolError};
+use crate::input;
+use crate::paths::resolve;
+use crate::tool::{Tool, ToolContext, ToolOutput};
+
+const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
+file_path should be absolute (a relative one is resolved against the working directory); missing parent \
+directories are created. An existing file must have been read with the Read tool in this session first, or the \
+write is refused. Prefer Edit for changing part of an existing file.";
+
+const EDIT_DESCRIPTION: &str = "Performs an exact string replacement in a file. The file must have been read \
+with the Read tool in this session first. old_string must match the file's text exactly (without the line-number \
+prefix Read shows) and must be unique in the file unless replace_all is true; give more surrounding context to \
+make it unique. replace_all replaces every occurrence, which is handy for renaming. An empty old_string on a file \
+that does not exist creates it with new_string.";
+
+/// The built-in Write tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteTool;
+
+/// The built-in Edit tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditTool;
+
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "Write"
+    }
+
+    fn description(&self) -> &str {
+        WRITE_DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "The absolute path to the file to write (must be absolute, not relative)"},
+                "content": {"type": "string", "description": "The content to write to the file"}
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        false
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        false
+    }
+
+    fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        into_output(write(input, ctx))
+    }
+}
+
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        "Edit"
+    }
+
+    fn description(&self) -> &str {
+        EDIT_DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
+                "old_string": {"type": "string", "description": "The text to replace"},
+                "new_string": {"type": "string", "description": "The text to replace it with (must be different from old_string)"},
+                "replace_all": {"type": "boolean", "description": "Replace all occurrences of old_string (default false)"}
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        })
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        false
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        false
+    }
+
+    fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        into_output(edit(input, ctx))
+    }
+}
+
+/// Whether `path` exists as a regular file; a directory is an error for both tools.
+fn existing_file(path: &Path) -> Result<bool, ToolError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(ToolError::IsDirectory { path: path.to_path_buf() }),
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(ToolError::io("cannot access", path, err)),
+    }
+}
+
+/// Writes `content`, creating parent directories, and counts the file as read: the model now
+/// knows exactly what it holds.
+fn store(path: &PathBuf, content: &str, ctx: &ToolContext) -> Result<(), ToolError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
+    }
+    std::fs::write(path, content).map_err(|err| ToolError::io("cannot write", path, err))?;
+    ctx.mark_read(path);
+    Ok(())
+}
+
+fn created(path: &Path) -> String {
+    format!("File created successfully at: {}", path.display())
+}
+
+fn updated(path: &Path) -> String {
+    format!("The file {} has been updated successfully.", path.display())
+}
+
+fn write(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
+    let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
+    let content = input::string(input, "content")?;
+    let exists = existing_file(&path)?;
+    if exists && !ctx.was_read(&path) {
+        return Err(ToolError::NotReadYet);
+    }
+    store(&path, content, ctx)?;
+    Ok(if exists { updated(&path) } else { created(&path) })
+}
+
+fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
+    let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
+    let old_string = input::string(input, "old_string")?;
+    let new_string = input::string(input, "new_string")?;
+    let replace_all = input::opt_bool(input, "replace_all").unwrap_or(false);
+    if old_string == new_string {
+        return Err(ToolError::NoChanges);
+    }
+    if !existing_file(&path)? {
+        if old_string.is_empty() {
+            store(&path, new_string, ctx)?;
+            return Ok(created(&path));
+        }
+        return Err(ToolError::FileNotFound { cwd: ctx.cwd.clone() });
+    }
+    if !ctx.was_read(&path) {
+        return Err(ToolError::NotReadYet);
+    }
+    let bytes = std::fs::read(&path).map_err(|err| ToolError::io("cannot read", &path, err))?;
+    let content = String::from_utf8(bytes).map_err(|_| {
+        ToolError::InvalidArgument(format!("{} is not valid UTF-8 text and cannot be edited.", path.display()))
+    })?;
+    if old_string.is_empty() {
+        if !content.is_empty() {
+            return Err(ToolError::FileAlreadyExists);
+        }
+        store(&path, new_string, ctx)?;
+        return Ok(updated(&path));
+    }
+    let replaced = replace(&content, old_string, new_string, replace_all)?;
+    store(&path, &replaced, ctx)?;
+    Ok(updated(&path))
+}
+
+/// Replaces `old` by `new` in `content`, enforcing uniqueness unless `all`.
+///
+/// Read shows CRLF files without their `\r`, so when the text as given is absent from a CRLF file
+/// the replacement is retried with CRLF line ends on both strings.
+fn replace(content: &str, old: &str, new: &str, all: bool) -> Result<String, ToolError> {
+    let (old_eff, new_eff) = if !content.contains(old) && content.contains("\r\n") && old.contains('\n') {
+        (old.replace("\r\n", "\n").replace('\n', "\r\n"), new.replace("\r\n", "\n").replace('\n', "\r\n"))
+    } else {
+        (old.to_string(), new.to_string())
+    };
+    let count = content.matches(old_eff.as_str()).count();
+    match count {
+        0 => Err(ToolError::StringNotFound { old_string: old.to_string() }),
+        1 => Ok(content.replacen(old_eff.as_str(), &new_eff, 1)),
+        _ if all => Ok(content.replace(old_eff.as_str(), &new_eff)),
+        _ => Err(ToolError::AmbiguousMatch { count, old_string: old.to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace;
+
+    #[test]
+    fn a_unique_match_is_replaced_once() {
+        assert_eq!(replace("a b c", "b", "x", false).ok(), Some("a x c".to_string()));
+    }
+
+    #[test]
+    fn replace_all_replaces_every_occurrence() {
+        assert_eq!(replace("b b", "b", "x", true).ok(), Some("x x".to_string()));
+    }
+
+    #[test]
+    fn lf_text_matches_a_crlf_file_and_keeps_its_line_ends() {
+        assert_eq!(replace("a\r\nb\r\nc", "a\nb", "x\ny", false).ok(), Some("x\r\ny\r\nc".to_string()));
+    }
+}
