@@ -1,1 +1,25 @@
-//! reloop-driver
+//! # reloop-driver: the run loop around the pure core
+//!
+//! The contract (the core's "run loop"):
+//! 1. take the next event — the user's input, a model stream event, a tool's outcome, an abort;
+//! 2. apply it with [`reloop_core::transition`];
+//! 3. journal the event and the step in one transaction, *before* anything else happens;
+//! 4. execute the step's effects (call the model, run tools, cancel), whose outcomes come back as
+//!    events in step 1;
+//! 5. stop when the state is done.
+//!
+//! Only this crate awaits. The caller sees the run as an async stream of [`RunEvent`]s ending
+//! with [`RunEvent::Finished`]; [`replay()`] re-runs a journal through today's core with no model
+//! and no tools and names the first step where it diverges.
+
+mod error;
+pub mod explain;
+mod ids;
+pub mod replay;
+mod run;
+mod tools;
+
+pub use error::DriverError;
+pub use ids::new_session_id;
+pub use replay::{replay, Divergence, ReplayReport};
+pub use run::{RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};

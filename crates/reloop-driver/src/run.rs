@@ -1,0 +1,406 @@
+//! The live run: one task that owns the state, the journal and the in-flight work.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures::{Stream, StreamExt};
+use reloop_core::{
+    transition, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
+    TerminalReason, ToolOutcome, Usage,
+};
+use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
+use reloop_tools::{ToolContext, ToolRegistry};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::error::DriverError;
+use crate::ids::{new_session_id, now_ms};
+use crate::tools::ToolRun;
+
+/// reloop's own system prompt, used unless the caller replaces it.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are reloop, a coding agent working in the user's repository. \
+Use the tools to look before you answer; prefer small, verifiable steps; \
+say plainly what you changed and what you did not.";
+
+/// What the driver needs besides the core's rules. Journaled in the session header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunConfig {
+    /// `scripted`, `anthropic` or `openai`.
+    pub provider: String,
+    pub model: String,
+    pub max_output_tokens: u32,
+    pub cwd: PathBuf,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// The cassette, for the scripted provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+}
+
+impl RunConfig {
+    pub fn new(provider: impl Into<String>, model: impl Into<String>, cwd: PathBuf) -> Self {
+        RunConfig {
+            provider: provider.into(),
+            model: model.into(),
+            max_output_tokens: 32_000,
+            cwd,
+            system_prompt: None,
+            script: None,
+        }
+    }
+
+    pub fn with_script(mut self, script: Option<PathBuf>) -> Self {
+        self.script = script;
+        self
+    }
+
+    pub fn with_max_output_tokens(mut self, n: u32) -> Self {
+        self.max_output_tokens = n;
+        self
+    }
+
+    pub fn with_system_prompt(mut self, prompt: Option<String>) -> Self {
+        self.system_prompt = prompt;
+        self
+    }
+}
+
+/// What the caller sees of a run, in order.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// The session exists and is journaled.
+    Started { session_id: String, model: String, cwd: PathBuf, tools: Vec<String> },
+    /// Assistant text as it streams.
+    TextDelta { text: String },
+    /// A message joined the history (the assistant's answer, the tool results, an interruption).
+    Message(Message),
+    /// A tool call finished; its result also arrives later inside the next user message.
+    ToolFinished(ToolOutcome),
+    /// The loop continued or stopped, and why.
+    Transition { seq: u64, turn: u32, reason: Reason },
+    /// The run is over.
+    Finished(RunResult),
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub session_id: String,
+    pub terminal: Terminal,
+    pub is_error: bool,
+    pub num_turns: u32,
+    pub model_requests: u32,
+    pub duration_ms: u64,
+    /// The last assistant text, or the error that ended the run.
+    pub result: String,
+    pub usage: Usage,
+}
+
+/// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
+pub struct Session {
+    pub provider: Arc<dyn ModelProvider>,
+    pub tools: ToolRegistry,
+    pub journal: Option<Journal>,
+    pub core: Config,
+    pub run: RunConfig,
+}
+
+/// A running session: a stream of [`RunEvent`]s and a way to abort.
+pub struct RunHandle {
+    session_id: String,
+    events: mpsc::UnboundedReceiver<RunEvent>,
+    abort: mpsc::UnboundedSender<()>,
+    task: JoinHandle<Result<RunResult, DriverError>>,
+}
+
+impl RunHandle {
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Asks the loop to stop; it answers unfinished tool calls and ends with an `aborted_*` reason.
+    pub fn abort(&self) {
+        let _ = self.abort.send(());
+    }
+
+    /// A cloneable way to abort from elsewhere (a Ctrl-C handler).
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle(self.abort.clone())
+    }
+
+    /// Drains the remaining events and returns the result.
+    pub async fn finish(mut self) -> Result<RunResult, DriverError> {
+        while self.events.recv().await.is_some() {}
+        self.task.await.map_err(|e| DriverError::Task(e.to_string()))?
+    }
+}
+
+/// Aborts a run from another task.
+#[derive(Clone)]
+pub struct AbortHandle(mpsc::UnboundedSender<()>);
+
+impl AbortHandle {
+    pub fn abort(&self) {
+        let _ = self.0.send(());
+    }
+}
+
+impl Stream for RunHandle {
+    type Item = RunEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent>> {
+        self.events.poll_recv(cx)
+    }
+}
+
+impl Session {
+    /// Journals the session header and starts the loop on the current tokio runtime.
+    pub fn start(self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
+        let session_id = new_session_id();
+        if let Some(journal) = &self.journal {
+            journal.create_session(&SessionHeader {
+                id: session_id.clone(),
+                created_at_ms: now_ms(),
+                engine_version: ENGINE_VERSION.to_string(),
+                core_config: self.core.clone(),
+                run_config: serde_json::to_value(&self.run).unwrap_or_default(),
+                parent: None,
+            })?;
+        }
+        let (out, events) = mpsc::unbounded_channel();
+        let (abort, abort_rx) = mpsc::unbounded_channel();
+        let runner = Runner::new(self, session_id.clone(), out);
+        let task = tokio::spawn(runner.run(Event::UserInput { content: prompt }, abort_rx));
+        Ok(RunHandle { session_id, events, abort, task })
+    }
+}
+
+struct Runner {
+    session_id: String,
+    provider: Arc<dyn ModelProvider>,
+    tools: ToolRegistry,
+    /// Sent with every request; computed once.
+    tool_specs: Vec<reloop_core::ToolSpec>,
+    tool_ctx: ToolContext,
+    journal: Option<Journal>,
+    run: RunConfig,
+    state: Option<State>,
+    seq: u64,
+    out: mpsc::UnboundedSender<RunEvent>,
+    inbox: mpsc::UnboundedSender<Event>,
+    inbox_rx: mpsc::UnboundedReceiver<Event>,
+    model_task: Option<JoinHandle<()>>,
+    tool_run: Option<ToolRun>,
+    started: Instant,
+}
+
+impl Runner {
+    fn new(session: Session, session_id: String, out: mpsc::UnboundedSender<RunEvent>) -> Self {
+        let (inbox, inbox_rx) = mpsc::unbounded_channel();
+        let tool_ctx = ToolContext::new(session.run.cwd.clone());
+        Runner {
+            session_id,
+            provider: session.provider,
+            tool_specs: session.tools.specs(),
+            tools: session.tools,
+            tool_ctx,
+            journal: session.journal,
+            run: session.run,
+            state: Some(State::new(session.core)),
+            seq: 0,
+            out,
+            inbox,
+            inbox_rx,
+            model_task: None,
+            tool_run: None,
+            started: Instant::now(),
+        }
+    }
+
+    async fn run(mut self, first: Event, mut abort: mpsc::UnboundedReceiver<()>) -> Result<RunResult, DriverError> {
+        let _ = self.out.send(RunEvent::Started {
+            session_id: self.session_id.clone(),
+            model: self.run.model.clone(),
+            cwd: self.run.cwd.clone(),
+            tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
+        });
+        let mut next = Some(first);
+        let mut abort_open = true;
+        loop {
+            let event = match next.take() {
+                Some(event) => event,
+                None => tokio::select! {
+                    biased;
+                    signal = abort.recv(), if abort_open => match signal {
+                        Some(()) => Event::Abort,
+                        None => { abort_open = false; continue; }
+                    },
+                    Some(event) = self.inbox_rx.recv() => event,
+                },
+            };
+            if let Err(e) = self.apply(event) {
+                self.cancel_all();
+                return Err(e);
+            }
+            if self.state.as_ref().is_some_and(State::is_done) {
+                break;
+            }
+        }
+        self.cancel_all();
+        let result = self.result();
+        let _ = self.out.send(RunEvent::Finished(result.clone()));
+        Ok(result)
+    }
+
+    /// Steps the core with one event, journals the step, then executes its effects.
+    fn apply(&mut self, event: Event) -> Result<(), DriverError> {
+        let Some(state) = self.state.take() else {
+            return Err(DriverError::Task("the loop lost its state".into()));
+        };
+        let from_phase = state.phase();
+        let turn_before = state.context().turn_count;
+        let len_before = state.messages().len();
+        let from_input = matches!(event, Event::UserInput { .. });
+        match &event {
+            Event::TextDelta { text, .. } => {
+                let _ = self.out.send(RunEvent::TextDelta { text: text.clone() });
+            }
+            Event::ToolDone(outcome) => {
+                let _ = self.out.send(RunEvent::ToolFinished(outcome.clone()));
+            }
+            _ => {}
+        }
+        self.seq += 1;
+        let journaled = self.journal.is_some().then(|| event.clone());
+        let step = transition(state, event);
+        if let (Some(journal), Some(event)) = (self.journal.as_mut(), journaled) {
+            let record = StepRecord {
+                seq: self.seq,
+                at_ms: now_ms(),
+                event,
+                from_phase: from_phase.to_string(),
+                to_phase: step.state.phase().to_string(),
+                turn_before,
+                turn_after: step.state.context().turn_count,
+                reason: step.reason.clone(),
+                effects: serde_json::to_value(&step.effects).unwrap_or_default(),
+                digest: step.state.digest(),
+            };
+            if let Err(e) = journal.append(&self.session_id, &record) {
+                self.state = Some(step.state);
+                return Err(e.into());
+            }
+        }
+        let history = step.state.messages();
+        if !from_input && history.len() > len_before {
+            for message in history.tail(history.len() - len_before) {
+                let _ = self.out.send(RunEvent::Message(message.clone()));
+            }
+        }
+        if let Some(reason) = &step.reason {
+            let _ = self.out.send(RunEvent::Transition {
+                seq: self.seq,
+                turn: step.state.context().turn_count,
+                reason: reason.clone(),
+            });
+        }
+        for effect in &step.effects {
+            self.execute(effect, &step.state);
+        }
+        self.state = Some(step.state);
+        Ok(())
+    }
+
+    fn execute(&mut self, effect: &Effect, state: &State) {
+        match effect {
+            Effect::CallModel(call) => self.call_model(call, state),
+            Effect::RunTools { calls } => {
+                self.tool_run = Some(ToolRun::start(calls.clone(), &self.tools, &self.tool_ctx, self.inbox.clone()));
+            }
+            Effect::CancelModel => {
+                if let Some(task) = self.model_task.take() {
+                    task.abort();
+                }
+            }
+            Effect::CancelTools => {
+                if let Some(run) = self.tool_run.take() {
+                    run.cancel();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn call_model(&mut self, call: &ModelCall, state: &State) {
+        let system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        let max_tokens = call.max_tokens_override.unwrap_or(self.run.max_output_tokens);
+        let request = ModelRequest::new(self.run.model.clone(), max_tokens, state.messages().clone(), call.request)
+            .with_system(vec![SystemBlock::cached(system)])
+            .with_tools(self.tool_specs.clone());
+        let mut stream = self.provider.stream(request);
+        let inbox = self.inbox.clone();
+        self.model_task = Some(tokio::spawn(async move {
+            while let Some(item) = stream.next().await {
+                let (event, last) = match item {
+                    StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text }, false),
+                    StreamEvent::Block { index, block } => (Event::ModelBlock { index, block }, false),
+                    StreamEvent::Done { id, model, stop_reason, usage } => {
+                        (Event::ModelDone { id, model, stop_reason, usage }, true)
+                    }
+                    StreamEvent::Failed(error) => (Event::ModelFailed { error }, true),
+                    _ => continue,
+                };
+                if inbox.send(event).is_err() || last {
+                    return;
+                }
+            }
+            let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
+            let _ = inbox.send(Event::ModelFailed { error });
+        }));
+    }
+
+    fn cancel_all(&mut self) {
+        if let Some(task) = self.model_task.take() {
+            task.abort();
+        }
+        if let Some(run) = self.tool_run.take() {
+            run.cancel();
+        }
+    }
+
+    fn result(&self) -> RunResult {
+        let fallback = Terminal {
+            reason: TerminalReason::ModelError,
+            evidence: reloop_core::Evidence::Interrupted { tool_use_ids: Vec::new() },
+            error: Some("the loop ended without a terminal state".into()),
+        };
+        let (ctx, terminal) = match &self.state {
+            Some(State::Done(ctx, t)) => (Some(ctx), t.clone()),
+            Some(other) => (Some(other.context()), fallback),
+            None => (None, fallback),
+        };
+        let result = match &terminal.error {
+            Some(error) => error.clone(),
+            None => ctx
+                .and_then(|c| c.messages.messages().into_iter().rev().find(|m| m.role == reloop_core::Role::Assistant))
+                .map(Message::text)
+                .unwrap_or_default(),
+        };
+        RunResult {
+            session_id: self.session_id.clone(),
+            is_error: terminal.reason.is_error(),
+            terminal,
+            num_turns: ctx.map_or(0, |c| c.turn_count),
+            model_requests: ctx.map_or(0, |c| c.requests),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            result,
+            usage: ctx.map(|c| c.usage.clone()).unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `reloop sessions`, `show`, `replay`, `why`: reading journals.
+
+use std::process::ExitCode;
+
+use reloop_core::{transition, ContentBlock, Role, State};
+use reloop_driver::explain::why as why_lines;
+use reloop_journal::{Journal, SessionHeader, StepRecord};
+use serde_json::json;
+
+use super::{current_dir, CliError, JournalArg};
+
+fn open(journal: &JournalArg) -> Result<Journal, CliError> {
+    Ok(Journal::open_existing(&journal.path(&current_dir()?))?)
+}
+
+fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
+    let journal = open(journal)?;
+    let id = journal.resolve(selector)?;
+    Ok((journal.header(&id)?, journal.steps(&id)?))
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Io(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
+
+pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
+    let sessions = open(journal)?.sessions()?;
+    if json {
+        let rows: Vec<_> = sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id, "created_at_ms": s.created_at_ms, "steps": s.steps,
+                    "terminal_reason": s.terminal_reason,
+                    "parent": s.parent.as_ref().map(|(id, seq)| json!({"id": id, "seq": seq})),
+                })
+            })
+            .collect();
+        print_json(&rows)?;
+    } else if sessions.is_empty() {
+        println!("no sessions yet");
+    } else {
+        for s in sessions {
+            let end = s.terminal_reason.as_deref().unwrap_or("(unfinished)");
+            println!("{}  {:>5} steps  {}", s.id, s.steps, end);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Rebuilds the final state by replaying the journal's events.
+fn rebuild(header: &SessionHeader, steps: &[StepRecord]) -> State {
+    steps.iter().fold(State::new(header.core_config.clone()), |s, r| transition(s, r.event.clone()).state)
+}
+
+pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+    let (header, steps) = load(journal, selector)?;
+    let state = rebuild(&header, &steps);
+    if json {
+        print_json(&json!({
+            "id": header.id,
+            "engine_version": header.engine_version,
+            "core_config": header.core_config,
+            "run_config": header.run_config,
+            "steps": steps.len(),
+            "terminal": state.terminal(),
+            "messages": state.messages(),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("session {}  (engine {}, {} steps)", header.id, header.engine_version, steps.len());
+    if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
+        println!("cwd {cwd}");
+    }
+    for message in state.messages().messages() {
+        let who = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        for block in &message.content {
+            match block {
+                ContentBlock::Text(t) => println!("{who}: {}", t.text),
+                ContentBlock::ToolUse(t) => println!("{who}: tool_use {} {} {}", t.id, t.name, t.input),
+                ContentBlock::ToolResult(r) => {
+                    let flag = if r.is_error { " (error)" } else { "" };
+                    println!("{who}: tool_result {}{flag}:", r.tool_use_id);
+                    for line in r.content.as_text().lines() {
+                        println!("    {line}");
+                    }
+                }
+                other => println!("{who}: [{}]", other.type_name()),
+            }
+        }
+    }
+    if let Some(t) = state.terminal() {
+        println!("terminal: {}", t.reason.as_str());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn replay(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+    let (header, steps) = load(journal, selector)?;
+    let report = reloop_driver::replay(&header, &steps);
+    if json {
+        print_json(&report)?;
+    } else {
+        match &report.divergence {
+            None => println!("replayed {} steps: identical", report.steps),
+            Some(d) => {
+                println!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+                println!("  expected: reason {}  effects {}", reason_name(&d.expected.reason), d.expected.effects);
+                println!("  got:      reason {}  effects {}", reason_name(&d.actual.reason), d.actual.effects);
+            }
+        }
+    }
+    Ok(if report.divergence.is_some() { ExitCode::from(3) } else { ExitCode::SUCCESS })
+}
+
+fn reason_name(reason: &Option<reloop_core::Reason>) -> &'static str {
+    reason.as_ref().map_or("none", reloop_core::Reason::name)
+}
+
+pub fn why(journal: &JournalArg, selector: &str, turn: Option<u32>, json: bool) -> Result<ExitCode, CliError> {
+    let (_, steps) = load(journal, selector)?;
+    let lines = why_lines(&steps, turn);
+    if json {
+        print_json(&lines)?;
+    } else {
+        for line in lines {
+            println!("{line}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+    let (_, steps) = load(journal, selector)?;
+    if json {
+        let rows: Vec<_> = steps
+            .iter()
+            .map(|s| {
+                json!({
+                    "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
+                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
+                })
+            })
+            .collect();
+        print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for s in &steps {
+        println!("{}", reloop_driver::explain::trace_line(s));
+    }
+    Ok(ExitCode::SUCCESS)
+}

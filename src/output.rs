@@ -1,0 +1,176 @@
+//! How a run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
+
+use std::io::Write;
+use std::path::Path;
+
+use reloop_core::{ContentBlock, Message, Role, TerminalReason};
+use reloop_driver::{RunEvent, RunResult};
+use serde_json::{json, Value};
+
+use crate::cli::OutputFormat;
+
+pub struct Printer {
+    format: OutputFormat,
+    demo: bool,
+    session_id: String,
+    /// Whether the text stream is mid-line.
+    mid_line: bool,
+}
+
+impl Printer {
+    pub fn new(format: OutputFormat, demo: bool) -> Self {
+        Printer { format, demo, session_id: String::new(), mid_line: false }
+    }
+
+    pub fn banner(&mut self, cwd: &Path, prompt: &str) {
+        if self.format == OutputFormat::Text {
+            println!("reloop demo — workspace {}\n", cwd.display());
+            println!("> {prompt}\n");
+        }
+    }
+
+    pub fn demo_footer(&mut self, session_id: &str, journal: Option<&Path>) {
+        if self.format != OutputFormat::Text {
+            return;
+        }
+        let (where_, flag) = match journal {
+            Some(path) => (path.display().to_string(), format!(" --journal {}", path.display())),
+            None => ("./.reloop/journal.db".to_string(), String::new()),
+        };
+        println!("\nThe session is journaled in {where_}. Try:");
+        println!("  reloop replay {session_id}{flag}   # re-run it with no model and no tools");
+        println!("  reloop why {session_id}{flag}      # why each turn continued or stopped");
+        println!("  reloop show {session_id}{flag}     # the conversation, from the journal");
+    }
+
+    pub fn on_event(&mut self, event: &RunEvent) {
+        match self.format {
+            OutputFormat::Text => self.text(event),
+            OutputFormat::StreamJson => self.stream_json(event),
+            OutputFormat::Json => {
+                if let RunEvent::Finished(result) = event {
+                    println!("{}", result_json(result));
+                }
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            println!();
+            self.mid_line = false;
+        }
+    }
+
+    fn text(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::Started { session_id, .. } => self.session_id = session_id.clone(),
+            RunEvent::TextDelta { text } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.mid_line = !text.ends_with('\n');
+            }
+            RunEvent::Message(message) if message.role == Role::Assistant => {
+                for call in message.tool_uses() {
+                    self.end_line();
+                    println!("⏺ {}({})", call.name, call.input);
+                }
+            }
+            RunEvent::Message(message) => {
+                for block in &message.content {
+                    if let ContentBlock::Text(t) = block {
+                        self.end_line();
+                        println!("{}", t.text);
+                    }
+                }
+            }
+            RunEvent::ToolFinished(outcome) => {
+                self.end_line();
+                let text = outcome.content.as_text();
+                let mut lines = text.lines();
+                let first = lines.next().unwrap_or("");
+                let more = lines.count();
+                let mark = if outcome.is_error { " (error)" } else { "" };
+                match more {
+                    0 => println!("  ⎿  {first}{mark}"),
+                    n => println!("  ⎿  {first}{mark} … +{n} lines"),
+                }
+            }
+            RunEvent::Transition { reason, .. } => {
+                self.end_line();
+                let line = format!("  · {}: {}", reason.name(), reason.explain());
+                if self.demo {
+                    println!("{line}");
+                } else {
+                    eprintln!("{line}");
+                }
+            }
+            RunEvent::Finished(result) => {
+                self.end_line();
+                if let Some(error) = &result.terminal.error {
+                    println!("{error}");
+                }
+                eprintln!(
+                    "\n[{}] {} turn(s), {} model request(s), {} ms · session {}",
+                    result.terminal.reason.as_str(),
+                    result.num_turns,
+                    result.model_requests,
+                    result.duration_ms,
+                    result.session_id
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn stream_json(&mut self, event: &RunEvent) {
+        let line = match event {
+            RunEvent::Started { session_id, model, cwd, tools } => {
+                self.session_id = session_id.clone();
+                json!({
+                    "type": "system", "subtype": "init", "cwd": cwd, "session_id": session_id,
+                    "tools": tools, "model": model, "permissionMode": "default", "apiKeySource": "none",
+                })
+            }
+            RunEvent::Message(message) => message_line(message, &self.session_id),
+            RunEvent::Finished(result) => {
+                if let Some(error) = &result.terminal.error {
+                    let message = Message::assistant(vec![ContentBlock::text(error.clone())]);
+                    println!("{}", message_line(&message, &self.session_id));
+                }
+                result_json(result)
+            }
+            _ => return,
+        };
+        println!("{line}");
+    }
+}
+
+fn message_line(message: &Message, session_id: &str) -> Value {
+    let kind = match message.role {
+        Role::Assistant => "assistant",
+        Role::User => "user",
+    };
+    json!({"type": kind, "message": message, "parent_tool_use_id": null, "session_id": session_id})
+}
+
+/// The final result object, in Claude Code's shape.
+pub fn result_json(result: &RunResult) -> Value {
+    let subtype = match result.terminal.reason {
+        TerminalReason::Completed => "success",
+        TerminalReason::MaxTurns => "error_max_turns",
+        _ => "error_during_execution",
+    };
+    json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": result.is_error,
+        "duration_ms": result.duration_ms,
+        "num_turns": result.num_turns,
+        "result": result.result,
+        "session_id": result.session_id,
+        "terminal_reason": result.terminal.reason.as_str(),
+        "total_cost_usd": 0.0,
+        "usage": result.usage,
+    })
+}
