@@ -14,12 +14,16 @@ use crate::sse::{excerpt, sse_events, SseAssembler};
 
 /// POSTs `body` and streams the SSE answer through `assembler`. Everything the stream needs is
 /// moved into it, so dropping the stream drops the request or the response body.
+///
+/// `secret` (the API key) is scrubbed from every failure message: a proxy or server that
+/// echoes request headers into its error body must not leak it into the journal.
 pub(crate) fn post_sse<A: SseAssembler>(
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
     body: Value,
     assembler: A,
+    secret: Option<String>,
 ) -> BoxStream<'static, StreamEvent> {
     let response = async move {
         let sent = client.post(url).headers(headers).json(&body).send().await;
@@ -39,7 +43,17 @@ pub(crate) fn post_sse<A: SseAssembler>(
         }
         sse_events(Box::pin(response.bytes_stream()), assembler)
     };
-    stream::once(response).flatten().boxed()
+    let secret = secret.filter(|s| !s.trim().is_empty());
+    stream::once(response)
+        .flatten()
+        .map(move |event| match (event, &secret) {
+            (StreamEvent::Failed(mut error), Some(secret)) if error.message.contains(secret.as_str()) => {
+                error.message = error.message.replace(secret.as_str(), "<redacted>");
+                StreamEvent::Failed(error)
+            }
+            (event, _) => event,
+        })
+        .boxed()
 }
 
 fn failed(error: ModelError) -> BoxStream<'static, StreamEvent> {

@@ -64,6 +64,7 @@ pub struct AnthropicProvider {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    api_key: String,
 }
 
 impl fmt::Debug for AnthropicProvider {
@@ -83,7 +84,12 @@ impl AnthropicProvider {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         add_headers(&mut headers, &config.extra_headers)?;
-        Ok(AnthropicProvider { client: http_client()?, url: join_url(&config.base_url, "v1/messages"), headers })
+        Ok(AnthropicProvider {
+            client: http_client()?,
+            url: join_url(&config.base_url, "v1/messages"),
+            headers,
+            api_key: config.api_key,
+        })
     }
 }
 
@@ -94,7 +100,8 @@ impl ModelProvider for AnthropicProvider {
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let body = request_body(&request);
-        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, AnthropicAssembler::new())
+        let secret = Some(self.api_key.clone());
+        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, AnthropicAssembler::new(), secret)
     }
 }
 

@@ -56,6 +56,7 @@ pub struct OpenAiProvider {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    api_key: Option<String>,
 }
 
 impl fmt::Debug for OpenAiProvider {
@@ -78,7 +79,7 @@ impl OpenAiProvider {
         add_headers(&mut headers, &config.extra_headers)?;
         let base = config.base_url.trim_end_matches('/');
         let path = if base.ends_with("/v1") { "chat/completions" } else { "v1/chat/completions" };
-        Ok(OpenAiProvider { client: http_client()?, url: join_url(base, path), headers })
+        Ok(OpenAiProvider { client: http_client()?, url: join_url(base, path), headers, api_key: config.api_key })
     }
 
     /// The endpoint requests go to.
@@ -94,7 +95,8 @@ impl ModelProvider for OpenAiProvider {
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let body = openai_request_body(&request);
-        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, OpenAiAssembler::new())
+        let secret = self.api_key.clone();
+        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, OpenAiAssembler::new(), secret)
     }
 }
 
