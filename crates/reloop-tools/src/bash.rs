@@ -104,6 +104,7 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         End::Exited(status) => finished(text, status),
         End::TimedOut => ToolOutput::error(with_output(format!("Command timed out after {timeout_ms}ms"), &text)),
         End::Cancelled => ToolOutput::error(with_output(ToolError::Interrupted.to_string(), &text)),
+        End::WaitFailed(err) => ToolOutput::error(with_output(format!("Error: cannot wait for bash: {err}"), &text)),
     })
 }
 
@@ -168,6 +169,8 @@ enum End {
     Exited(ExitStatus),
     TimedOut,
     Cancelled,
+    /// The OS could not report the child's status; the group was killed to leave nothing behind.
+    WaitFailed(std::io::Error),
 }
 
 /// Reads output and watches the child, the clock and the cancel flag until one of them ends the run.
@@ -198,10 +201,10 @@ fn supervise(child: &mut Child, reader: &mut File, output: &mut Collected, ctx: 
                 return End::Exited(status);
             }
             Ok(None) => {}
-            Err(_) => {
+            Err(err) => {
                 kill_group(child);
                 drain(reader, output);
-                return End::Cancelled;
+                return End::WaitFailed(err);
             }
         }
     }

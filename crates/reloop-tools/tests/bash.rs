@@ -108,6 +108,16 @@ fn a_background_child_holding_the_output_open_does_not_block_the_result() {
 }
 
 #[test]
+fn a_timeout_above_the_maximum_is_lowered_and_a_non_positive_one_refused() {
+    let ws = Workspace::new();
+    assert_eq!(ws.ok("Bash", json!({"command": "echo fine", "timeout": 5_000_000})), "fine");
+    assert_eq!(
+        ws.err("Bash", json!({"command": "echo never", "timeout": 0})),
+        "<tool_use_error>timeout must be a positive number of milliseconds, got 0</tool_use_error>"
+    );
+}
+
+#[test]
 fn run_in_background_is_refused() {
     let ws = Workspace::new();
     assert_eq!(

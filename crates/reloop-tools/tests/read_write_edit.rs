@@ -228,3 +228,25 @@ fn the_read_rule_sees_through_different_spellings_of_the_same_path() {
     ws.ok("Edit", json!({"file_path": abs(&ws.path("dir/a.txt")), "old_string": "x", "new_string": "y"}));
     assert_eq!(ws.read_to_string("dir/a.txt"), "y");
 }
+
+#[test]
+fn read_shows_crlf_lines_without_their_carriage_returns_and_edit_keeps_them() {
+    let ws = Workspace::new();
+    let path = ws.file("dos.txt", "one\r\ntwo\r\n");
+    assert_eq!(ws.ok("Read", json!({"file_path": abs(&path)})), "1\tone\n2\ttwo\n3\t");
+    ws.ok("Edit", json!({"file_path": abs(&path), "old_string": "one\ntwo", "new_string": "uno\ndos"}));
+    assert_eq!(ws.read_to_string("dos.txt"), "uno\r\ndos\r\n");
+}
+
+#[test]
+fn edit_refuses_a_file_that_is_not_utf8_rather_than_corrupting_it() {
+    let ws = Workspace::new();
+    let path = ws.file("latin1.txt", b"caf\xe9\n");
+    ws.ok("Read", json!({"file_path": abs(&path)}));
+    let out = ws.err("Edit", json!({"file_path": abs(&path), "old_string": "caf", "new_string": "bar"}));
+    assert_eq!(
+        out,
+        format!("<tool_use_error>{} is not valid UTF-8 text and cannot be edited.</tool_use_error>", path.display())
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), b"caf\xe9\n");
+}
