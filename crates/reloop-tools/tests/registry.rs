@@ -219,3 +219,15 @@ fn unknown_tools_and_invalid_inputs_are_never_safe() {
     assert!(!registry.is_read_only("Grep", &json!({"pattern": 1})));
     assert!(!registry.is_concurrency_safe("Glob", &Value::String("{\"pattern\": \"*".into())));
 }
+
+#[test]
+fn registry_and_context_can_move_into_blocking_tasks() {
+    fn assert_task_safe<T: Send + Sync + Clone + 'static>() {}
+    assert_task_safe::<ToolRegistry>();
+    assert_task_safe::<ToolContext>();
+    assert_task_safe::<ToolOutput>();
+    let registry = ToolRegistry::builtin();
+    let ctx = ToolContext::new(std::env::temp_dir());
+    let handle = std::thread::spawn(move || registry.execute("Teleport", &json!({}), &ctx));
+    assert!(handle.join().expect("thread").is_error);
+}
