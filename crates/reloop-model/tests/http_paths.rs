@@ -189,3 +189,15 @@ async fn dropping_the_stream_closes_the_connection_promptly() {
         assert!(dropped.elapsed() < Duration::from_secs(5));
     }
 }
+
+#[tokio::test]
+async fn a_connection_lost_mid_body_is_a_connection_error() {
+    let sent = OK_STREAM.find("event: content_block_stop").expect("stop");
+    let server = FakeServer::start(Reply::sse(OK_STREAM).aborting_after(sent)).await;
+    let events = collect(&anthropic(&server.base_url), simple_request(1)).await;
+    check_contract(&events);
+    assert_eq!(events.first(), Some(&StreamEvent::TextDelta { index: 0, text: "Hi".into() }));
+    let Some(StreamEvent::Failed(error)) = events.last() else { panic!("{events:?}") };
+    assert_eq!((error.status, error.error_type.as_str()), (None, "connection_error"));
+    assert!(error.message.starts_with("the connection failed while reading the response"), "{}", error.message);
+}

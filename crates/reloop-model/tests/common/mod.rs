@@ -28,6 +28,8 @@ pub struct Reply {
     pub chunks: Option<Vec<usize>>,
     /// Send this many body bytes, then hold the connection open until the client closes it.
     pub stall_after: Option<usize>,
+    /// Announce the whole body as one chunk, send this many bytes of it, then close.
+    pub abort_after: Option<usize>,
 }
 
 impl Reply {
@@ -38,6 +40,7 @@ impl Reply {
             body: body.into(),
             chunks: None,
             stall_after: None,
+            abort_after: None,
         }
     }
 
@@ -48,6 +51,7 @@ impl Reply {
             body: body.as_bytes().to_vec(),
             chunks: None,
             stall_after: None,
+            abort_after: None,
         }
     }
 
@@ -58,6 +62,11 @@ impl Reply {
 
     pub fn chunked(mut self, sizes: Vec<usize>) -> Self {
         self.chunks = Some(sizes);
+        self
+    }
+
+    pub fn aborting_after(mut self, bytes: usize) -> Self {
+        self.abort_after = Some(bytes);
         self
     }
 
@@ -135,6 +144,14 @@ async fn serve(
     let mut head = format!("HTTP/1.1 {} Fake\r\nconnection: close\r\n", reply.status);
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(sent) = reply.abort_after {
+        head.push_str("transfer-encoding: chunked\r\n\r\n");
+        socket.write_all(head.as_bytes()).await?;
+        socket.write_all(format!("{:x}\r\n", reply.body.len()).as_bytes()).await?;
+        socket.write_all(&reply.body[..sent.min(reply.body.len())]).await?;
+        socket.flush().await?;
+        return socket.shutdown().await;
     }
     if let Some(prefix) = reply.stall_after {
         head.push_str("transfer-encoding: chunked\r\n\r\n");
