@@ -21,6 +21,7 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod effect;
 pub mod event;
 pub mod history;
+pub mod hook;
 pub mod message;
 pub mod reason;
 pub mod state;

@@ -41,6 +41,18 @@ pub fn transition(state: State, event: Event) -> Step {
             call_model(ctx, Vec::new(), None)
         }
         (State::Idle(ctx), Event::Abort) => abort(ctx, None, TerminalReason::AbortedStreaming),
+        // A new prompt after the loop stopped starts a new query on the same conversation, as a
+        // second `query()` call does in Claude Code: turns count from 1 again.
+        (State::Done(mut ctx, _), Event::UserInput { content }) => {
+            ctx.messages.push(Message::user(content));
+            ctx.turn_count = 1;
+            ctx.transition = None;
+            ctx.max_output_tokens_recovery_count = 0;
+            ctx.max_output_tokens_override = None;
+            ctx.has_attempted_reactive_compact = false;
+            ctx.stop_hook_active = false;
+            call_model(ctx, Vec::new(), None)
+        }
 
         (State::AwaitingModel(ctx, mut streaming), Event::ModelBlock { block, .. }) => {
             streaming.blocks.push(block);
@@ -218,4 +230,32 @@ fn abort_tools(mut ctx: Loop, tools: Tools) -> Step {
 fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
     let reason = Reason::Terminal { reason: terminal.reason, evidence: terminal.evidence.clone() };
     Step { state: State::Done(ctx, terminal), effects, reason: Some(reason) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Config;
+
+    fn text_response(state: State, text: &str) -> State {
+        let state = transition(state, Event::ModelBlock { index: 0, block: ContentBlock::text(text) }).state;
+        transition(
+            state,
+            Event::ModelDone { id: None, model: None, stop_reason: Some(StopReason::EndTurn), usage: Usage::default() },
+        )
+        .state
+    }
+
+    #[test]
+    fn a_new_prompt_after_the_end_starts_a_new_query() {
+        let state =
+            transition(State::new(Config::default()), Event::UserInput { content: vec![ContentBlock::text("a")] })
+                .state;
+        let state = text_response(state, "one");
+        assert!(state.is_done());
+        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("b")] });
+        assert_eq!(step.state.phase(), "awaiting_model");
+        assert_eq!(step.state.context().turn_count, 1);
+        assert!(matches!(&step.effects[..], [Effect::CallModel(c)] if c.message_count == 3 && c.request == 2));
+    }
 }
