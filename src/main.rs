@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 the run ended in error (`is_error`); 2 bad input (arguments,
 //! cassette, journal); 3 replay diverged.
 
+mod budget;
 mod cli;
 mod demo;
 mod output;

@@ -96,6 +96,22 @@ impl Printer {
                     n => println!("  ⎿  {first}{mark} … +{n} lines"),
                 }
             }
+            RunEvent::Retry(wait) => {
+                self.end_line();
+                let status = wait.error_status.map(|s| format!("{s} ")).unwrap_or_default();
+                eprintln!(
+                    "  · {status}{}: retrying in {} ms (attempt {} of {})",
+                    wait.error, wait.delay_ms, wait.attempt, wait.max_retries
+                );
+            }
+            RunEvent::ModelFallback { from, to, .. } => {
+                self.end_line();
+                eprintln!("  · Switched to {to} due to high demand for {from}");
+            }
+            RunEvent::Withdrawn => {
+                self.end_line();
+                eprintln!("  · (the failed attempt's output above is withdrawn)");
+            }
             RunEvent::Transition { reason, .. } => {
                 self.end_line();
                 let line = format!("  · {}: {}", reason.name(), reason.explain());
@@ -133,6 +149,18 @@ impl Printer {
                 })
             }
             RunEvent::Message(message) => message_line(message, &self.session_id),
+            RunEvent::Retry(wait) => json!({
+                "type": "system", "subtype": "api_retry", "attempt": wait.attempt,
+                "max_retries": wait.max_retries, "retry_delay_ms": wait.delay_ms,
+                "error_status": wait.error_status, "error": wait.error, "session_id": self.session_id,
+            }),
+            RunEvent::ModelFallback { trigger, from, to } => json!({
+                "type": "system", "subtype": "model_fallback", "trigger": trigger,
+                "original_model": from, "fallback_model": to,
+                "content": format!("Switched to {to} due to high demand for {from}"),
+                "session_id": self.session_id,
+            }),
+            RunEvent::Withdrawn => json!({"type": "system", "subtype": "tombstone", "session_id": self.session_id}),
             RunEvent::Finished(result) => {
                 if let Some(error) = &result.terminal.error {
                     let message = Message::assistant(vec![ContentBlock::text(error.clone())]);

@@ -1,6 +1,6 @@
 //! `reloop run`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use futures::StreamExt;
 use reloop_core::{Config, ContentBlock};
 use reloop_driver::{RunConfig, RunEvent, Session};
 use reloop_journal::Journal;
-use reloop_model::{ModelProvider, ScriptedProvider};
+use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
 use reloop_tools::ToolRegistry;
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
@@ -48,36 +48,55 @@ pub struct RunArgs {
     /// Add to reloop's system prompt.
     #[arg(long)]
     pub append_system_prompt: Option<String>,
+    /// Where the model lives [default: scripted with --script or --demo, else anthropic].
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Switch to this model after 3 consecutive overloads or a server error.
+    #[arg(long)]
+    pub fallback_model: Option<String>,
+    /// Retries of one failed request.
+    #[arg(long, default_value_t = 10)]
+    pub max_retries: u32,
+    /// On an output-token cut, first repeat the request with max_tokens 64000.
+    #[arg(long)]
+    pub escalate_max_tokens: bool,
+    /// Keep the model working until it has produced N output tokens (also `+500k` in the prompt).
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u64>,
+    /// Ask for extended thinking with this many budget tokens.
+    #[arg(long, value_name = "TOKENS")]
+    pub thinking: Option<u32>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Scripted,
+    Anthropic,
+    Openai,
 }
 
 pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
-    let (cwd, prompt, cassette, script_path) = if args.demo {
+    let kind = args.provider.unwrap_or(if args.script.is_some() || args.demo {
+        ProviderKind::Scripted
+    } else {
+        ProviderKind::Anthropic
+    });
+    let (cwd, prompt) = if args.demo {
         let cwd = demo::workspace().map_err(|e| CliError::Io(format!("cannot create the demo workspace: {e}")))?;
-        let prompt = args.prompt.clone().unwrap_or_else(|| demo::PROMPT.to_string());
-        (cwd, prompt, demo::CASSETTE.to_string(), None)
+        (cwd, args.prompt.clone().unwrap_or_else(|| demo::PROMPT.to_string()))
     } else {
         let cwd = resolve_cwd(args.cwd.as_ref(), &invoked_from)?;
         let prompt = args
             .prompt
             .clone()
             .ok_or_else(|| CliError::Usage("reloop run needs a PROMPT (or --demo for the bundled example)".into()))?;
-        let Some(script) = &args.script else {
-            return Err(CliError::Usage(
-                "no model to ask: pass --script FILE to run a cassette, or --demo for the bundled example".into(),
-            ));
-        };
-        let text = std::fs::read_to_string(script)
-            .map_err(|e| CliError::Usage(format!("cannot read the script {}: {e}", script.display())))?;
-        (cwd, prompt, text, Some(script.clone()))
+        (cwd, prompt)
     };
-
-    let cassette = substitute_cwd(&cassette, &cwd);
-    let provider: Arc<dyn ModelProvider> = Arc::new(ScriptedProvider::from_json(&cassette).map_err(|e| {
-        let name = script_path.as_ref().map_or("the bundled cassette".to_string(), |p| p.display().to_string());
-        CliError::Usage(format!("{name}: {e}"))
-    })?);
-
+    let provider = provider(&args, kind, &cwd)?;
     // The demo's workspace is temporary; its journal lives where the user ran the command.
     let journal_base = if args.demo { &invoked_from } else { &cwd };
     let journal_path = args.journal.path(journal_base);
@@ -89,15 +108,24 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
         (None, None) => None,
     };
-    let run = RunConfig::new("scripted", args.model.clone(), cwd.clone())
-        .with_script(script_path)
+    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.clone())
+        .with_script(args.script.clone())
+        .with_thinking(args.thinking)
         .with_max_output_tokens(args.max_output_tokens)
         .with_system_prompt(system_prompt);
     let session = Session {
         provider,
         tools: ToolRegistry::builtin(),
         journal: Some(journal),
-        core: Config::default().with_max_turns(args.max_turns),
+        core: Config::default()
+            .with_max_turns(args.max_turns)
+            .with_model(args.model.clone())
+            .with_fallback_model(args.fallback_model.clone())
+            .with_max_output_tokens(args.max_output_tokens)
+            .with_escalate_max_tokens(args.escalate_max_tokens)
+            .with_max_retries(args.max_retries)
+            .with_retry_seed(reloop_driver::new_seed())
+            .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt))),
         run,
     };
     let mut handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
@@ -130,6 +158,55 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         printer.demo_footer(&result.session_id, named);
     }
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The model provider the flags ask for. Keys come from the environment and never reach the
+/// journal, logs or error messages.
+fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn ModelProvider>, CliError> {
+    let config_error = |e: reloop_model::ConfigError| CliError::Usage(format!("cannot set up the provider: {e}"));
+    match kind {
+        ProviderKind::Scripted => {
+            let (text, origin) = if args.demo {
+                (demo::CASSETTE.to_string(), "the bundled cassette".to_string())
+            } else {
+                let Some(script) = &args.script else {
+                    return Err(CliError::Usage("--provider scripted needs --script FILE (a cassette)".into()));
+                };
+                let text = std::fs::read_to_string(script)
+                    .map_err(|e| CliError::Usage(format!("cannot read the script {}: {e}", script.display())))?;
+                (text, script.display().to_string())
+            };
+            let provider = ScriptedProvider::from_json(&substitute_cwd(&text, cwd))
+                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderKind::Anthropic => {
+            let key = std::env::var("ANTHROPIC_API_KEY").ok().filter(|k| !k.is_empty()).ok_or_else(|| {
+                CliError::Usage(
+                    "no model to ask: set ANTHROPIC_API_KEY to use the Anthropic API \
+                     (export ANTHROPIC_API_KEY=...), or pass --script FILE to run a cassette, \
+                     or --demo for the bundled example"
+                        .into(),
+                )
+            })?;
+            let mut config = AnthropicConfig::new(key);
+            if let Some(base) = args.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
+                config = config.with_base_url(base);
+            }
+            Ok(Arc::new(AnthropicProvider::new(config).map_err(config_error)?))
+        }
+        ProviderKind::Openai => {
+            let base = args.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
+                CliError::Usage("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434)".into())
+            })?;
+            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY"));
+            Ok(Arc::new(OpenAiProvider::new(config).map_err(config_error)?))
+        }
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 fn resolve_cwd(given: Option<&PathBuf>, invoked_from: &std::path::Path) -> Result<PathBuf, CliError> {

@@ -11,13 +11,29 @@ use crate::message::ToolUse;
 pub struct ModelCall {
     /// The turn this request belongs to (`turn_count`).
     pub turn: u32,
-    /// 1-based request number in the session.
+    /// 1-based request number in the session, retries included.
     pub request: u32,
     /// How many messages the request carries.
     pub message_count: usize,
-    /// A raised output-token limit, when the loop escalated it.
+    /// The model to ask (the fallback model once the session switched).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    /// The output-token limit of this request.
+    #[serde(default)]
+    pub max_tokens: u32,
+}
+
+/// Wait before asking again; the driver then feeds `retry_ready`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryWait {
+    /// 1-based retry number.
+    pub attempt: u32,
+    pub max_retries: u32,
+    pub delay_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens_override: Option<u32>,
+    pub error_status: Option<u16>,
+    /// `overloaded`, `rate_limit`, `server_error`, `connection_error`, ...
+    pub error: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,4 +48,10 @@ pub enum Effect {
     CancelModel,
     /// Stop the tool calls in flight.
     CancelTools,
+    /// Sleep, then feed `retry_ready`.
+    WaitRetry(RetryWait),
+    /// The caller's stream must drop what it showed of the failed attempt.
+    Withdraw,
+    /// The session now asks another model, for the rest of the run.
+    SwitchModel { trigger: String, from: String, to: String },
 }

@@ -90,6 +90,16 @@ impl ModelError {
         self
     }
 
+    /// The API's "prompt is too long" (a 400 `invalid_request_error`).
+    pub fn is_prompt_too_long(&self) -> bool {
+        self.status == Some(400) && self.message.to_ascii_lowercase().contains("prompt is too long")
+    }
+
+    /// An overload: HTTP 529, or an `overloaded_error` event inside a 200 stream.
+    pub fn is_overloaded(&self) -> bool {
+        self.status == Some(529) || self.error_type == "overloaded_error"
+    }
+
     pub fn with_should_retry(mut self, should_retry: Option<bool>) -> Self {
         self.should_retry = should_retry;
         self
@@ -133,6 +143,8 @@ pub enum Event {
     ModelFailed { error: ModelError },
     /// A tool call finished (or was refused or cancelled by the driver).
     ToolDone(ToolOutcome),
+    /// The wait before a retry is over.
+    RetryReady,
     /// The user (Ctrl-C) or the library caller asked the loop to stop.
     Abort,
 }
@@ -147,6 +159,7 @@ impl Event {
             Event::ModelDone { .. } => "model_done",
             Event::ModelFailed { .. } => "model_failed",
             Event::ToolDone(_) => "tool_done",
+            Event::RetryReady => "retry_ready",
             Event::Abort => "abort",
         }
     }

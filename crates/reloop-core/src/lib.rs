@@ -18,20 +18,26 @@
 /// wrote the journal it checks.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub mod config;
 pub mod effect;
 pub mod event;
 pub mod history;
 pub mod hook;
 pub mod message;
 pub mod reason;
+mod response;
+mod retry;
 pub mod state;
 pub mod testkit;
 pub mod transition;
 
-pub use effect::{Effect, ModelCall};
+pub use config::Config;
+pub use effect::{Effect, ModelCall, RetryWait};
 pub use event::{Event, ModelError, StopReason, ToolOutcome};
 pub use history::History;
 pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
 pub use reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
-pub use state::{Config, Loop, State, Terminal};
+pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
+pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT};
+pub use state::{Loop, State, Terminal};
 pub use transition::{transition, Step};

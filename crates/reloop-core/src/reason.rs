@@ -110,7 +110,27 @@ pub enum Evidence {
         status: Option<u16>,
         error_type: String,
         message: String,
+        /// Retries made before giving up.
+        #[serde(default)]
+        retries: u32,
+        /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`.
+        #[serde(default)]
+        why_final: String,
     },
+    /// The response was cut by the output-token limit.
+    OutputTruncated {
+        /// The limit the cut response had.
+        limit: u32,
+        /// For a recovery: its number and the cap; for an escalation: the new limit.
+        attempt: u32,
+        of: u32,
+    },
+    /// The model announced a tool call and sent none.
+    MalformedToolCall { retried: bool },
+    /// The token budget's state when the loop decided.
+    TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
+    /// The budget says stop: returns diminished or the target was reached.
+    TokenBudgetDone { pct: u64, turn_tokens: u64, budget: u64, diminishing: bool },
 }
 
 /// A continue or terminal decision with its evidence.
@@ -160,10 +180,49 @@ impl Reason {
             Evidence::Interrupted { tool_use_ids } => {
                 format!("the caller aborted the run; interrupted {}", tool_use_ids.join(", "))
             }
-            Evidence::ModelFailure { status, error_type, message } => match status {
-                Some(s) => format!("model request failed: {s} {error_type}: {message}"),
-                None => format!("model request failed: {error_type}: {message}"),
+            Evidence::ModelFailure { status, error_type, message, retries, why_final } => {
+                let status = status.map(|s| format!("{s} ")).unwrap_or_default();
+                let mut line = format!("model request failed: {status}{error_type}: {message}");
+                if !why_final.is_empty() {
+                    line.push_str(&format!(" ({why_final} after {retries} retries)"));
+                }
+                line
+            }
+            Evidence::OutputTruncated { limit, attempt, of } => match self {
+                Reason::Continue { reason: ContinueReason::MaxOutputTokensEscalate, .. } => {
+                    format!("output cut at {limit} tokens; repeating the request with max_tokens {of}")
+                }
+                Reason::Terminal { .. } => {
+                    format!("output cut at {limit} tokens; recovery exhausted ({attempt} of {of})")
+                }
+                _ => format!("output cut at {limit} tokens; asked the model to resume (attempt {attempt} of {of})"),
             },
+            Evidence::MalformedToolCall { retried: false } => {
+                "stop_reason tool_use without a tool_use block; asked the model to retry (once per turn)".to_string()
+            }
+            Evidence::MalformedToolCall { retried: true } => {
+                "stop_reason tool_use without a tool_use block, again after the retry".to_string()
+            }
+            Evidence::TokenBudget { pct, turn_tokens, budget } => {
+                format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))
+            }
+            Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing } => {
+                let why = if *diminishing { "returns diminished" } else { "target reached" };
+                format!("{why} at {pct}% of {} ({} output tokens)", thousands(*budget), thousands(*turn_tokens))
+            }
         }
     }
+}
+
+/// `1234567` → `1,234,567`, as Claude Code prints token counts.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

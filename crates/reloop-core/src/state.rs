@@ -9,22 +9,7 @@ use crate::history::{Digest, History};
 use crate::message::{ContentBlock, ToolUse, Usage};
 use crate::reason::{ContinueReason, Evidence, TerminalReason};
 
-/// The limits and switches the core obeys. Stored in the session's journal header, so a replay
-/// runs under the same rules. New fields must default so that old journals still load.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Config {
-    /// Stop before a turn that would exceed this many turns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_turns: Option<u32>,
-}
-
-impl Config {
-    pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
-        self.max_turns = max_turns;
-        self
-    }
-}
+pub use crate::config::Config;
 
 /// What Claude Code's `queryLoop` carries from one iteration to the next.
 #[derive(Debug, Clone)]
@@ -44,6 +29,21 @@ pub struct Loop {
     pub requests: u32,
     /// Usage summed over every completed response.
     pub usage: Usage,
+    /// Consecutive failures of the request in flight.
+    pub retry_attempt: u32,
+    /// Consecutive overload errors (529 or an `overloaded_error` event), for the fallback rule.
+    pub consecutive_overloaded: u32,
+    /// The session switched to the fallback model for the rest of the run.
+    pub fallback_active: bool,
+    /// The malformed-tool-call retry was used in this turn.
+    pub malformed_tool_call_retried: bool,
+    /// Output tokens of the current query, for the token budget.
+    pub query_output_tokens: u64,
+    /// Token-budget continuations in this query, and the tokens each of the last two added.
+    pub budget_continuations: u32,
+    pub budget_last_deltas: [u64; 2],
+    /// Output tokens at the last budget check.
+    pub budget_checked_at: u64,
 }
 
 impl Loop {
@@ -59,7 +59,28 @@ impl Loop {
             stop_hook_active: false,
             requests: 0,
             usage: Usage::default(),
+            retry_attempt: 0,
+            consecutive_overloaded: 0,
+            fallback_active: false,
+            malformed_tool_call_retried: false,
+            query_output_tokens: 0,
+            budget_continuations: 0,
+            budget_last_deltas: [0, 0],
+            budget_checked_at: 0,
         }
+    }
+
+    /// The model requests go to now.
+    pub fn current_model(&self) -> &str {
+        match (&self.config.fallback_model, self.fallback_active) {
+            (Some(fallback), true) => fallback,
+            _ => &self.config.model,
+        }
+    }
+
+    /// The output-token limit of the next request.
+    pub fn max_tokens(&self) -> u32 {
+        self.max_output_tokens_override.unwrap_or(self.config.max_output_tokens)
     }
 
     fn digest_into(&self, d: &mut Digest) {
@@ -73,6 +94,15 @@ impl Loop {
         d.u64(u64::from(self.stop_hook_active));
         d.u64(u64::from(self.requests));
         d.json(&self.usage);
+        d.u64(u64::from(self.retry_attempt));
+        d.u64(u64::from(self.consecutive_overloaded));
+        d.u64(u64::from(self.fallback_active));
+        d.u64(u64::from(self.malformed_tool_call_retried));
+        d.u64(self.query_output_tokens);
+        d.u64(u64::from(self.budget_continuations));
+        d.u64(self.budget_last_deltas[0]);
+        d.u64(self.budget_last_deltas[1]);
+        d.u64(self.budget_checked_at);
     }
 }
 
@@ -80,6 +110,9 @@ impl Loop {
 #[derive(Debug, Clone, Default)]
 pub struct Streaming {
     pub blocks: Vec<ContentBlock>,
+    /// Something of this response reached the caller's stream (a delta or a block); a failed
+    /// attempt must then be withdrawn.
+    pub streamed: bool,
 }
 
 /// The tool calls of the last assistant message and the outcomes received so far.
@@ -119,6 +152,8 @@ pub enum State {
     AwaitingModel(Loop, Streaming),
     /// The tools of the last assistant message are running.
     RunningTools(Loop, Tools),
+    /// A request failed; the driver waits before the loop asks again.
+    WaitingRetry(Loop),
     /// The loop has stopped; nothing more happens.
     Done(Loop, Terminal),
 }
@@ -131,7 +166,11 @@ impl State {
     /// The loop-wide context, whatever the phase.
     pub fn context(&self) -> &Loop {
         match self {
-            State::Idle(c) | State::AwaitingModel(c, _) | State::RunningTools(c, _) | State::Done(c, _) => c,
+            State::Idle(c)
+            | State::AwaitingModel(c, _)
+            | State::RunningTools(c, _)
+            | State::WaitingRetry(c)
+            | State::Done(c, _) => c,
         }
     }
 
@@ -145,6 +184,7 @@ impl State {
             State::Idle(_) => "idle",
             State::AwaitingModel(..) => "awaiting_model",
             State::RunningTools(..) => "running_tools",
+            State::WaitingRetry(_) => "waiting_retry",
             State::Done(..) => "done",
         }
     }
@@ -167,8 +207,11 @@ impl State {
         d.bytes(self.phase().as_bytes());
         self.context().digest_into(&mut d);
         match self {
-            State::Idle(_) => {}
-            State::AwaitingModel(_, s) => d.json(&s.blocks),
+            State::Idle(_) | State::WaitingRetry(_) => {}
+            State::AwaitingModel(_, s) => {
+                d.json(&s.blocks);
+                d.u64(u64::from(s.streamed));
+            }
             State::RunningTools(_, t) => {
                 d.json(&t.calls);
                 d.json(&t.outcomes);

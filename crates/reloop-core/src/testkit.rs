@@ -31,8 +31,18 @@ pub enum ModelOutcome {
     Text,
     /// Asks for this many tools (0 means text with `stop_reason: tool_use`).
     Tools(usize),
-    /// The request fails.
+    /// The request fails with a server error (retryable).
     Error,
+    /// The request fails with 529 Overloaded (retryable; counts toward the fallback).
+    Overloaded,
+    /// The request fails for good (400).
+    Fatal,
+    /// Text cut by the output-token limit.
+    MaxTokens,
+    /// `stop_reason: tool_use` with no `tool_use` block.
+    MissingToolCall,
+    /// Text with this many output tokens (for token budgets).
+    TextTokens(u64),
 }
 
 /// A scripted session: the model's outcomes in request order, plus optional disturbances.
@@ -112,6 +122,7 @@ impl Simulation {
                         let outcome = script.get(call.request as usize - 1).cloned();
                         queue.extend(model_events(call.request, outcome));
                     }
+                    Effect::WaitRetry(_) => queue.push_back(Event::RetryReady),
                     Effect::RunTools { calls } => {
                         let mut done: Vec<Event> = calls
                             .iter()
@@ -179,6 +190,29 @@ fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<Event> {
         Some(ModelOutcome::Error) => {
             vec![Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "Internal server error") }]
         }
+        Some(ModelOutcome::Overloaded) => {
+            vec![Event::ModelFailed { error: ModelError::new(Some(529), "overloaded_error", "Overloaded") }]
+        }
+        Some(ModelOutcome::Fatal) => {
+            vec![Event::ModelFailed { error: ModelError::new(Some(400), "invalid_request_error", "bad request") }]
+        }
+        Some(ModelOutcome::MaxTokens) => vec![
+            Event::TextDelta { index: 0, text: "half a thou".into() },
+            Event::ModelBlock { index: 0, block: ContentBlock::text("half a thou") },
+            done(StopReason::MaxTokens),
+        ],
+        Some(ModelOutcome::MissingToolCall) => {
+            vec![Event::ModelBlock { index: 0, block: ContentBlock::text("let me call") }, done(StopReason::ToolUse)]
+        }
+        Some(ModelOutcome::TextTokens(n)) => vec![
+            Event::ModelBlock { index: 0, block: ContentBlock::text("work") },
+            Event::ModelDone {
+                id: Some(format!("msg_{request}")),
+                model: None,
+                stop_reason: Some(StopReason::EndTurn),
+                usage: Usage { input_tokens: 10, output_tokens: n, ..Usage::default() },
+            },
+        ],
         None => vec![Event::ModelFailed {
             error: ModelError::new(None, "script_exhausted", format!("no response for model request {request}")),
         }],
@@ -224,8 +258,14 @@ impl Trace {
             if next_turns >= max as usize {
                 return fail(format!("{next_turns} next_turn continues with max_turns {max}"));
             }
-            if self.model_requests() > max as usize {
-                return fail(format!("{} model requests with max_turns {max}", self.model_requests()));
+            // Retries, recoveries and budget continuations repeat a turn; no request may belong to
+            // a turn beyond the limit.
+            let beyond = self.steps.iter().flat_map(|s| &s.effects).find_map(|e| match e {
+                Effect::CallModel(c) if c.turn > max => Some(c.turn),
+                _ => None,
+            });
+            if let Some(turn) = beyond {
+                return fail(format!("a model request for turn {turn} with max_turns {max}"));
             }
         }
         let turn = self.final_state.context().turn_count as usize;
@@ -235,8 +275,50 @@ impl Trace {
                 self.continues(ContinueReason::NextTurn)
             ));
         }
+        self.check_guards()?;
         self.check_tool_pairing()?;
         self.check_replay()
+    }
+
+    /// The guards of each continue reason hold.
+    fn check_guards(&self) -> Result<(), Violation> {
+        let mut recoveries = 0u32;
+        let mut malformed_this_turn = 0u32;
+        let mut escalations_in_a_row = 0u32;
+        let mut turn = 1;
+        for step in &self.steps {
+            if step.turn != turn {
+                turn = step.turn;
+                malformed_this_turn = 0;
+            }
+            match &step.reason {
+                Some(Reason::Continue { reason: ContinueReason::MaxOutputTokensRecovery, .. }) => recoveries += 1,
+                Some(Reason::Continue { reason: ContinueReason::NextTurn, .. })
+                | Some(Reason::Continue { reason: ContinueReason::StopHookBlocking, .. })
+                | Some(Reason::Continue { reason: ContinueReason::TokenBudgetContinuation, .. }) => recoveries = 0,
+                _ => {}
+            }
+            if let Some(Reason::Continue { reason: ContinueReason::MalformedToolCallRetry, .. }) = &step.reason {
+                malformed_this_turn += 1;
+            }
+            match &step.reason {
+                Some(Reason::Continue { reason: ContinueReason::MaxOutputTokensEscalate, .. }) => {
+                    escalations_in_a_row += 1
+                }
+                Some(_) => escalations_in_a_row = 0,
+                None => {}
+            }
+            if recoveries > crate::config::MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
+                return Err(Violation(format!("{recoveries} consecutive output-token recoveries")));
+            }
+            if malformed_this_turn > 1 {
+                return Err(Violation("the malformed-call retry ran twice in one turn".into()));
+            }
+            if escalations_in_a_row > 1 {
+                return Err(Violation("escalated the same request twice".into()));
+            }
+        }
+        Ok(())
     }
 
     /// Every `tool_use` is answered by exactly one `tool_result` in the next user message.

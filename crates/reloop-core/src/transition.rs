@@ -5,10 +5,11 @@
 //! the driver cannot always avoid; it leaves the state unchanged and asks for nothing.
 
 use crate::effect::{Effect, ModelCall};
-use crate::event::{Event, ModelError, StopReason, ToolOutcome};
-use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent, Usage};
+use crate::event::{Event, ToolOutcome};
+use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
 use crate::state::{Loop, State, Streaming, Terminal, Tools};
+use crate::{response, retry};
 
 /// Text of the `tool_result` given to every unanswered tool call when the user aborts.
 pub const INTERRUPTED_TOOL_RESULT: &str = "Interrupted by user";
@@ -38,39 +39,46 @@ pub fn transition(state: State, event: Event) -> Step {
     match (state, event) {
         (State::Idle(mut ctx), Event::UserInput { content }) => {
             ctx.messages.push(Message::user(content));
-            call_model(ctx, Vec::new(), None)
+            start_query(ctx)
         }
-        (State::Idle(ctx), Event::Abort) => abort(ctx, None, TerminalReason::AbortedStreaming),
+        (State::Idle(ctx), Event::Abort) => abort(ctx, Vec::new(), TerminalReason::AbortedStreaming),
         // A new prompt after the loop stopped starts a new query on the same conversation, as a
         // second `query()` call does in Claude Code: turns count from 1 again.
         (State::Done(mut ctx, _), Event::UserInput { content }) => {
             ctx.messages.push(Message::user(content));
-            ctx.turn_count = 1;
-            ctx.transition = None;
-            ctx.max_output_tokens_recovery_count = 0;
-            ctx.max_output_tokens_override = None;
-            ctx.has_attempted_reactive_compact = false;
-            ctx.stop_hook_active = false;
-            call_model(ctx, Vec::new(), None)
+            start_query(ctx)
         }
 
+        (State::AwaitingModel(ctx, mut streaming), Event::TextDelta { .. }) => {
+            streaming.streamed = true;
+            Step::stay(State::AwaitingModel(ctx, streaming))
+        }
         (State::AwaitingModel(ctx, mut streaming), Event::ModelBlock { block, .. }) => {
             streaming.blocks.push(block);
+            streaming.streamed = true;
             Step::stay(State::AwaitingModel(ctx, streaming))
         }
         (State::AwaitingModel(ctx, streaming), Event::ModelDone { id, model, stop_reason, usage }) => {
-            model_done(ctx, streaming, ResponseMeta { id, model, stop_reason, usage })
+            response::model_done(ctx, streaming, response::Meta { id, model, stop_reason, usage })
         }
-        (State::AwaitingModel(ctx, _), Event::ModelFailed { error }) => model_failed(ctx, error),
-        (State::AwaitingModel(ctx, streaming), Event::Abort) => {
-            let mut ctx = ctx;
+        (State::AwaitingModel(ctx, streaming), Event::ModelFailed { error }) => {
+            retry::model_failed(ctx, streaming, error)
+        }
+        (State::AwaitingModel(mut ctx, streaming), Event::Abort) => {
             let mut answered = Vec::new();
             if !streaming.blocks.is_empty() {
                 let assistant = Message::assistant(streaming.blocks);
                 answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
                 ctx.messages.push(assistant);
             }
-            let mut step = abort(ctx, Some(answered), TerminalReason::AbortedStreaming);
+            let mut step = abort(ctx, answered, TerminalReason::AbortedStreaming);
+            step.effects.insert(0, Effect::CancelModel);
+            step
+        }
+
+        (State::WaitingRetry(ctx), Event::RetryReady) => call_model(ctx, Vec::new(), None),
+        (State::WaitingRetry(ctx), Event::Abort) => {
+            let mut step = abort(ctx, Vec::new(), TerminalReason::AbortedStreaming);
             step.effects.insert(0, Effect::CancelModel);
             step
         }
@@ -94,61 +102,54 @@ pub fn transition(state: State, event: Event) -> Step {
     }
 }
 
-struct ResponseMeta {
-    id: Option<String>,
-    model: Option<String>,
-    stop_reason: Option<StopReason>,
-    usage: Usage,
+/// A new query: the prompt is in the history; per-query guards start afresh.
+fn start_query(mut ctx: Loop) -> Step {
+    ctx.turn_count = 1;
+    ctx.transition = None;
+    ctx.max_output_tokens_recovery_count = 0;
+    ctx.max_output_tokens_override = None;
+    ctx.has_attempted_reactive_compact = false;
+    ctx.stop_hook_active = false;
+    ctx.malformed_tool_call_retried = false;
+    ctx.query_output_tokens = 0;
+    ctx.budget_continuations = 0;
+    ctx.budget_last_deltas = [0, 0];
+    ctx.budget_checked_at = 0;
+    call_model(ctx, Vec::new(), None)
 }
 
-fn call_model(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+pub(crate) fn call_model(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
     ctx.requests += 1;
     let call = ModelCall {
         turn: ctx.turn_count,
         request: ctx.requests,
         message_count: ctx.messages.len(),
-        max_tokens_override: ctx.max_output_tokens_override,
+        model: ctx.current_model().to_string(),
+        max_tokens: ctx.max_tokens(),
     };
     let mut effects = effects_before;
     effects.push(Effect::CallModel(call));
     Step { state: State::AwaitingModel(ctx, Streaming::default()), effects, reason }
 }
 
-fn model_done(mut ctx: Loop, streaming: Streaming, meta: ResponseMeta) -> Step {
-    ctx.usage.add(&meta.usage);
-    let mut assistant = Message::assistant(streaming.blocks);
-    if let Some(id) = meta.id {
-        assistant.extra.insert("id".into(), id.into());
+/// A continue: sets the iteration's reason and asks the model again.
+pub(crate) fn continue_with(
+    mut ctx: Loop,
+    reason: ContinueReason,
+    evidence: Evidence,
+    effects_before: Vec<Effect>,
+) -> Step {
+    ctx.transition = Some(reason);
+    if reason != ContinueReason::MaxOutputTokensEscalate {
+        ctx.max_output_tokens_override = None;
     }
-    if let Some(model) = meta.model {
-        assistant.extra.insert("model".into(), model.into());
+    if matches!(
+        reason,
+        ContinueReason::NextTurn | ContinueReason::StopHookBlocking | ContinueReason::TokenBudgetContinuation
+    ) {
+        ctx.max_output_tokens_recovery_count = 0;
     }
-    // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says.
-    let calls: Vec<_> = assistant.tool_uses().cloned().collect();
-    ctx.messages.push(assistant);
-    if calls.is_empty() {
-        let terminal = Terminal {
-            reason: TerminalReason::Completed,
-            evidence: Evidence::NoToolRequested { stop_reason: meta.stop_reason },
-            error: None,
-        };
-        return done(ctx, terminal, Vec::new());
-    }
-    let effects = vec![Effect::RunTools { calls: calls.clone() }];
-    Step { state: State::RunningTools(ctx, Tools::new(calls)), effects, reason: None }
-}
-
-fn model_failed(ctx: Loop, error: ModelError) -> Step {
-    let message = match error.status {
-        Some(status) => format!("API Error: {status} {}", error.message),
-        None => format!("API Error: {}", error.message),
-    };
-    let terminal = Terminal {
-        reason: TerminalReason::ModelError,
-        evidence: Evidence::ModelFailure { status: error.status, error_type: error.error_type, message: error.message },
-        error: Some(message),
-    };
-    done(ctx, terminal, Vec::new())
+    call_model(ctx, effects_before, Some(Reason::Continue { reason, evidence }))
 }
 
 fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
@@ -179,7 +180,7 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     call_model(ctx, Vec::new(), Some(reason))
 }
 
-fn result_block(outcome: ToolOutcome) -> ContentBlock {
+pub(crate) fn result_block(outcome: ToolOutcome) -> ContentBlock {
     ContentBlock::ToolResult(ToolResult {
         tool_use_id: outcome.tool_use_id,
         content: outcome.content,
@@ -198,8 +199,7 @@ fn interrupted(id: &str) -> ToolOutcome {
 
 /// Ends the run on an abort while the model streamed. `unanswered` are the tool calls of the
 /// partial assistant message, each of which gets an "Interrupted by user" result.
-fn abort(mut ctx: Loop, unanswered: Option<Vec<String>>, reason: TerminalReason) -> Step {
-    let ids = unanswered.unwrap_or_default();
+fn abort(mut ctx: Loop, ids: Vec<String>, reason: TerminalReason) -> Step {
     let mut content: Vec<ContentBlock> = ids.iter().map(|id| result_block(interrupted(id))).collect();
     content.push(ContentBlock::text(INTERRUPT_MESSAGE));
     ctx.messages.push(Message::user(content));
@@ -227,7 +227,7 @@ fn abort_tools(mut ctx: Loop, tools: Tools) -> Step {
     done(ctx, terminal, vec![Effect::CancelTools])
 }
 
-fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
+pub(crate) fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
     let reason = Reason::Terminal { reason: terminal.reason, evidence: terminal.evidence.clone() };
     Step { state: State::Done(ctx, terminal), effects, reason: Some(reason) }
 }
@@ -235,6 +235,8 @@ fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::StopReason;
+    use crate::message::Usage;
     use crate::state::Config;
 
     fn text_response(state: State, text: &str) -> State {

@@ -11,7 +11,33 @@ fn outcome() -> impl Strategy<Value = ModelOutcome> {
         3 => Just(ModelOutcome::Text),
         6 => (0usize..5).prop_map(ModelOutcome::Tools),
         1 => Just(ModelOutcome::Error),
+        1 => Just(ModelOutcome::Overloaded),
+        1 => Just(ModelOutcome::Fatal),
+        2 => Just(ModelOutcome::MaxTokens),
+        1 => Just(ModelOutcome::MissingToolCall),
+        2 => (0u64..3_000).prop_map(ModelOutcome::TextTokens),
     ]
+}
+
+fn config() -> impl Strategy<Value = Config> {
+    (
+        proptest::option::of(1u32..8),
+        any::<bool>(),
+        proptest::option::of(Just("fallback".to_string())),
+        proptest::option::of(1_000u64..20_000),
+        0u32..4,
+        any::<u64>(),
+    )
+        .prop_map(|(max_turns, escalate, fallback, budget, retries, seed)| {
+            Config::default()
+                .with_model("primary")
+                .with_max_turns(max_turns)
+                .with_escalate_max_tokens(escalate)
+                .with_fallback_model(fallback)
+                .with_token_budget(budget)
+                .with_max_retries(retries)
+                .with_retry_seed(seed)
+        })
 }
 
 proptest! {
@@ -19,17 +45,17 @@ proptest! {
 
     #[test]
     fn every_run_keeps_the_invariants(
-        script in proptest::collection::vec(outcome(), 0..12),
-        max_turns in proptest::option::of(1u32..8),
+        script in proptest::collection::vec(outcome(), 0..16),
+        config in config(),
         abort_at in proptest::option::of(0usize..40),
         reverse in any::<bool>(),
     ) {
-        let trace = Simulation::new(Config::default().with_max_turns(max_turns))
+        let trace = Simulation::new(config.clone())
             .abort_at(abort_at)
             .reverse_tool_order(reverse)
             .run(&script);
         if let Err(v) = trace.check() {
-            prop_assert!(false, "{}\nscript {:?} max_turns {:?} abort_at {:?}", v.0, script, max_turns, abort_at);
+            prop_assert!(false, "{}\nscript {:?} config {:?} abort_at {:?}", v.0, script, config, abort_at);
         }
     }
 }
@@ -39,6 +65,7 @@ fn a_model_that_always_asks_for_tools_is_stopped_by_max_turns() {
     let script = vec![ModelOutcome::Tools(1); 50];
     let trace = Simulation::new(Config::default().with_max_turns(Some(3))).run(&script);
     trace.check().unwrap();
+    // Without retries or recoveries, every request is a new turn: at most max_turns of them.
     assert_eq!(trace.model_requests(), 3);
     assert_eq!(trace.terminal().map(|t| t.as_str()), Some("max_turns"));
 }

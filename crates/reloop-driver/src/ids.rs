@@ -16,6 +16,13 @@ pub fn new_session_id() -> String {
     format!("{:016x}", h.finish())
 }
 
+/// A fresh seed for the retry jitter; it is stored in the session's config, so replays agree.
+pub fn new_seed() -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    h.finish()
+}
+
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }

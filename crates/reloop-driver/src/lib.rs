@@ -20,6 +20,6 @@ mod run;
 mod tools;
 
 pub use error::DriverError;
-pub use ids::new_session_id;
+pub use ids::{new_seed, new_session_id};
 pub use replay::{replay, Divergence, ReplayReport};
 pub use run::{RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};

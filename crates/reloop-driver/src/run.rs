@@ -41,6 +41,9 @@ pub struct RunConfig {
     /// The cassette, for the scripted provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
+    /// Extended thinking's budget, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<u32>,
 }
 
 impl RunConfig {
@@ -52,7 +55,13 @@ impl RunConfig {
             cwd,
             system_prompt: None,
             script: None,
+            thinking: None,
         }
+    }
+
+    pub fn with_thinking(mut self, budget_tokens: Option<u32>) -> Self {
+        self.thinking = budget_tokens;
+        self
     }
 
     pub fn with_script(mut self, script: Option<PathBuf>) -> Self {
@@ -85,6 +94,12 @@ pub enum RunEvent {
     ToolFinished(ToolOutcome),
     /// The loop continued or stopped, and why.
     Transition { seq: u64, turn: u32, reason: Reason },
+    /// A request failed and will be retried after a delay.
+    Retry(reloop_core::RetryWait),
+    /// The session switched to the fallback model.
+    ModelFallback { trigger: String, from: String, to: String },
+    /// What the caller was shown of a failed attempt is withdrawn.
+    Withdrawn,
     /// The run is over.
     Finished(RunResult),
 }
@@ -328,6 +343,25 @@ impl Runner {
                     task.abort();
                 }
             }
+            Effect::WaitRetry(wait) => {
+                let _ = self.out.send(RunEvent::Retry(wait.clone()));
+                let inbox = self.inbox.clone();
+                let delay = std::time::Duration::from_millis(wait.delay_ms);
+                self.model_task = Some(tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let _ = inbox.send(Event::RetryReady);
+                }));
+            }
+            Effect::SwitchModel { trigger, from, to } => {
+                let _ = self.out.send(RunEvent::ModelFallback {
+                    trigger: trigger.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                });
+            }
+            Effect::Withdraw => {
+                let _ = self.out.send(RunEvent::Withdrawn);
+            }
             Effect::CancelTools => {
                 if let Some(run) = self.tool_run.take() {
                     run.cancel();
@@ -339,10 +373,12 @@ impl Runner {
 
     fn call_model(&mut self, call: &ModelCall, state: &State) {
         let system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
-        let max_tokens = call.max_tokens_override.unwrap_or(self.run.max_output_tokens);
-        let request = ModelRequest::new(self.run.model.clone(), max_tokens, state.messages().clone(), call.request)
+        let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
+        let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
+        let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
             .with_system(vec![SystemBlock::cached(system)])
-            .with_tools(self.tool_specs.clone());
+            .with_tools(self.tool_specs.clone())
+            .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         self.model_task = Some(tokio::spawn(async move {

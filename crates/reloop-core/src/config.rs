@@ -1,0 +1,99 @@
+//! The rules the core obeys, stored in each session's journal header so that a replay runs under
+//! the same rules. Every field defaults, so journals written before a field existed still load.
+
+use serde::{Deserialize, Serialize};
+
+/// Claude Code's cap on consecutive output-token recoveries.
+pub const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT: u32 = 3;
+/// The limit an escalated request asks for.
+pub const ESCALATED_MAX_TOKENS: u32 = 64_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct Config {
+    /// Stop before a turn that would exceed this many turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// The model the session starts with.
+    pub model: String,
+    /// The model to switch to after repeated overload or a server error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
+    /// The output-token limit of each response (before any escalation).
+    pub max_output_tokens: u32,
+    /// On a `max_tokens` cut, first repeat the request with [`ESCALATED_MAX_TOKENS`].
+    pub escalate_max_tokens: bool,
+    /// Retries of one failed request before the loop gives up.
+    pub max_retries: u32,
+    /// Seed of the retry jitter: the same journal gives the same delays.
+    pub retry_seed: u64,
+    /// Keep the model working until it has produced this many output tokens in a query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    /// Consecutive stop-hook blocks after which the turn ends anyway.
+    pub stop_hook_block_cap: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_turns: None,
+            model: String::new(),
+            fallback_model: None,
+            max_output_tokens: 32_000,
+            escalate_max_tokens: false,
+            max_retries: 10,
+            retry_seed: 0,
+            token_budget: None,
+            stop_hook_block_cap: 8,
+        }
+    }
+}
+
+impl Config {
+    pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
+        self.max_turns = max_turns;
+        self
+    }
+
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    pub fn with_fallback_model(mut self, model: Option<String>) -> Self {
+        self.fallback_model = model;
+        self
+    }
+
+    pub fn with_max_output_tokens(mut self, n: u32) -> Self {
+        self.max_output_tokens = n;
+        self
+    }
+
+    pub fn with_escalate_max_tokens(mut self, on: bool) -> Self {
+        self.escalate_max_tokens = on;
+        self
+    }
+
+    pub fn with_max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+
+    pub fn with_retry_seed(mut self, seed: u64) -> Self {
+        self.retry_seed = seed;
+        self
+    }
+
+    pub fn with_token_budget(mut self, budget: Option<u64>) -> Self {
+        self.token_budget = budget;
+        self
+    }
+
+    pub fn with_stop_hook_block_cap(mut self, cap: u32) -> Self {
+        self.stop_hook_block_cap = cap;
+        self
+    }
+}

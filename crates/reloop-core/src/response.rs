@@ -1,0 +1,144 @@
+//! What a completed response means: tools to run, an output-token cut to recover from, a
+//! malformed tool call to retry, a token budget to keep spending, or the end of the turn.
+
+use crate::config::{ESCALATED_MAX_TOKENS, MAX_OUTPUT_TOKENS_RECOVERY_LIMIT};
+use crate::effect::Effect;
+use crate::event::StopReason;
+use crate::message::{Message, Usage};
+use crate::reason::{thousands, ContinueReason, Evidence, TerminalReason};
+use crate::state::{Loop, State, Streaming, Terminal, Tools};
+use crate::transition::{continue_with, done, Step};
+
+/// Appended after a response cut by the output-token limit (Claude Code's text).
+pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
+/// Appended when the model announced a tool call and sent none.
+pub const MALFORMED_TOOL_CALL_MESSAGE: &str = "Your tool call was malformed and could not be parsed. Please retry.";
+/// The error when the malformed-call retry failed too.
+pub const MALFORMED_TOOL_CALL_ERROR: &str = "The model's tool call could not be parsed (retry also failed).";
+/// Returns under this many tokens per continuation count as diminishing.
+pub const DIMINISHING_TOKENS: u64 = 500;
+
+pub(crate) struct Meta {
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub stop_reason: Option<StopReason>,
+    pub usage: Usage,
+}
+
+pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step {
+    ctx.usage.add(&meta.usage);
+    ctx.query_output_tokens += meta.usage.output_tokens;
+    ctx.retry_attempt = 0;
+    ctx.consecutive_overloaded = 0;
+    let mut assistant = Message::assistant(streaming.blocks);
+    if let Some(id) = meta.id {
+        assistant.extra.insert("id".into(), id.into());
+    }
+    if let Some(model) = meta.model {
+        assistant.extra.insert("model".into(), model.into());
+    }
+    // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says;
+    // a complete tool_use in a response cut by max_tokens is an ordinary tool turn.
+    let calls: Vec<_> = assistant.tool_uses().cloned().collect();
+    if !calls.is_empty() {
+        ctx.messages.push(assistant);
+        let effects = vec![Effect::RunTools { calls: calls.clone() }];
+        return Step { state: State::RunningTools(ctx, Tools::new(calls)), effects, reason: None };
+    }
+    match meta.stop_reason {
+        Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streaming.streamed),
+        Some(StopReason::ToolUse) => malformed_tool_call(ctx, assistant),
+        stop_reason => end_of_turn(ctx, assistant, stop_reason),
+    }
+}
+
+fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
+    let limit = ctx.max_tokens();
+    if ctx.config.escalate_max_tokens && ctx.max_output_tokens_override.is_none() {
+        // The same request again with a higher limit: the cut response is dropped.
+        ctx.max_output_tokens_override = Some(ESCALATED_MAX_TOKENS);
+        let evidence = Evidence::OutputTruncated { limit, attempt: 1, of: ESCALATED_MAX_TOKENS };
+        let effects = if streamed { vec![Effect::Withdraw] } else { Vec::new() };
+        return continue_with(ctx, ContinueReason::MaxOutputTokensEscalate, evidence, effects);
+    }
+    if !assistant.content.is_empty() {
+        ctx.messages.push(assistant);
+    }
+    if ctx.max_output_tokens_recovery_count < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
+        ctx.max_output_tokens_recovery_count += 1;
+        ctx.messages.push(Message::user_text(MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE));
+        let evidence = Evidence::OutputTruncated {
+            limit,
+            attempt: ctx.max_output_tokens_recovery_count,
+            of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
+        };
+        return continue_with(ctx, ContinueReason::MaxOutputTokensRecovery, evidence, Vec::new());
+    }
+    let terminal = Terminal {
+        reason: TerminalReason::ModelError,
+        evidence: Evidence::OutputTruncated {
+            limit,
+            attempt: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
+            of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
+        },
+        error: Some(format!(
+            "API Error: Claude's response exceeded the {limit} output token maximum. \
+             To configure this behavior, pass --max-output-tokens."
+        )),
+    };
+    done(ctx, terminal, Vec::new())
+}
+
+fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
+    if !assistant.content.is_empty() {
+        ctx.messages.push(assistant);
+    }
+    if !ctx.malformed_tool_call_retried {
+        ctx.malformed_tool_call_retried = true;
+        ctx.messages.push(Message::user_text(MALFORMED_TOOL_CALL_MESSAGE));
+        let evidence = Evidence::MalformedToolCall { retried: false };
+        return continue_with(ctx, ContinueReason::MalformedToolCallRetry, evidence, Vec::new());
+    }
+    let terminal = Terminal {
+        reason: TerminalReason::ModelError,
+        evidence: Evidence::MalformedToolCall { retried: true },
+        error: Some(MALFORMED_TOOL_CALL_ERROR.to_string()),
+    };
+    done(ctx, terminal, Vec::new())
+}
+
+/// The model asked for no tool: the end-of-turn checks decide whether the loop stops.
+fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason>) -> Step {
+    ctx.messages.push(assistant);
+    if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
+        let turn_tokens = ctx.query_output_tokens;
+        let pct = (turn_tokens * 100 + budget / 2) / budget;
+        let delta = turn_tokens.saturating_sub(ctx.budget_checked_at);
+        let diminishing = ctx.budget_continuations >= 3
+            && delta < DIMINISHING_TOKENS
+            && ctx.budget_last_deltas[1] < DIMINISHING_TOKENS;
+        if !diminishing && turn_tokens * 10 < budget * 9 {
+            ctx.budget_continuations += 1;
+            ctx.budget_last_deltas = [ctx.budget_last_deltas[1], delta];
+            ctx.budget_checked_at = turn_tokens;
+            ctx.messages.push(Message::user_text(format!(
+                "Stopped at {pct}% of token target ({} / {}). Keep working — do not summarize.",
+                thousands(turn_tokens),
+                thousands(budget)
+            )));
+            let evidence = Evidence::TokenBudget { pct, turn_tokens, budget };
+            return continue_with(ctx, ContinueReason::TokenBudgetContinuation, evidence, Vec::new());
+        }
+        if ctx.budget_continuations > 0 {
+            let evidence = Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing };
+            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
+            return done(ctx, terminal, Vec::new());
+        }
+    }
+    let terminal = Terminal {
+        reason: TerminalReason::Completed,
+        evidence: Evidence::NoToolRequested { stop_reason },
+        error: None,
+    };
+    done(ctx, terminal, Vec::new())
+}

@@ -1,0 +1,187 @@
+//! A failed request: retry after a delay, switch to the fallback model, or stop.
+//!
+//! The delays are decided here, from the error and a seed stored in the session's config, so a
+//! replay reproduces them exactly and performs none of them.
+
+use crate::effect::{Effect, RetryWait};
+use crate::event::{ModelError, ToolOutcome};
+use crate::message::{Message, ToolResultContent};
+use crate::reason::{Evidence, TerminalReason};
+use crate::state::{Loop, State, Streaming, Terminal};
+use crate::transition::{call_model, done, result_block, Step};
+
+/// The `tool_result` of a call received from an attempt abandoned for the fallback model.
+pub const FALLBACK_TOOL_RESULT: &str = "Model fallback triggered";
+/// Consecutive overloads after which the fallback model takes over.
+pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
+pub const BASE_DELAY_MS: u64 = 500;
+pub const MAX_DELAY_MS: u64 = 32_000;
+
+pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> Step {
+    let mut effects = Vec::new();
+    if error.is_prompt_too_long() {
+        if streaming.streamed {
+            effects.push(Effect::Withdraw);
+        }
+        return give_up(ctx, error, TerminalReason::PromptTooLong, "prompt is too long", effects);
+    }
+
+    if let Some(trigger) = fallback_trigger(&ctx, &error) {
+        let (from, to) = (ctx.config.model.clone(), ctx.config.fallback_model.clone().unwrap_or_default());
+        ctx.fallback_active = true;
+        ctx.retry_attempt = 0;
+        ctx.consecutive_overloaded = 0;
+        let partial = Message::assistant(streaming.blocks);
+        let orphans: Vec<String> = partial.tool_uses().map(|t| t.id.clone()).collect();
+        if orphans.is_empty() {
+            if streaming.streamed {
+                effects.push(Effect::Withdraw);
+            }
+        } else {
+            // Calls already received are answered, so no tool_use is left without a result.
+            let results = orphans
+                .iter()
+                .map(|id| {
+                    result_block(ToolOutcome {
+                        tool_use_id: id.clone(),
+                        content: ToolResultContent::Text(FALLBACK_TOOL_RESULT.to_string()),
+                        is_error: true,
+                    })
+                })
+                .collect();
+            ctx.messages.push(partial);
+            ctx.messages.push(Message::user(results));
+        }
+        effects.push(Effect::SwitchModel { trigger: trigger.to_string(), from, to });
+        return call_model(ctx, effects, None);
+    }
+
+    if streaming.streamed {
+        effects.push(Effect::Withdraw);
+    }
+    if error.is_overloaded() {
+        ctx.consecutive_overloaded += 1;
+    } else {
+        ctx.consecutive_overloaded = 0;
+    }
+    if let Some(why) = not_retryable(&error) {
+        return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
+    if ctx.retry_attempt >= ctx.config.max_retries {
+        return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
+    }
+    ctx.retry_attempt += 1;
+    let delay_ms = retry_delay_ms(ctx.retry_attempt, error.retry_after_ms, ctx.config.retry_seed, ctx.requests);
+    effects.push(Effect::WaitRetry(RetryWait {
+        attempt: ctx.retry_attempt,
+        max_retries: ctx.config.max_retries,
+        delay_ms,
+        error_status: error.status,
+        error: category(&error).to_string(),
+    }));
+    Step { state: State::WaitingRetry(ctx), effects, reason: None }
+}
+
+fn fallback_trigger(ctx: &Loop, error: &ModelError) -> Option<&'static str> {
+    if ctx.config.fallback_model.is_none() || ctx.fallback_active || error.should_retry == Some(false) {
+        return None;
+    }
+    if error.is_overloaded() {
+        return (ctx.consecutive_overloaded + 1 >= OVERLOADS_BEFORE_FALLBACK).then_some("overloaded");
+    }
+    match error.status {
+        Some(500..=599) => Some("server_error"),
+        _ => None,
+    }
+}
+
+/// Why an error is final, or `None` when it may be retried.
+fn not_retryable(error: &ModelError) -> Option<&'static str> {
+    match error.should_retry {
+        Some(false) => return Some("x-should-retry: false"),
+        Some(true) => return None,
+        None => {}
+    }
+    let retryable = match error.status {
+        Some(status) => matches!(status, 408 | 409 | 429 | 500..=599),
+        // Connection errors and `error` events inside a 200 stream; not reloop's own verdicts.
+        None => !matches!(
+            error.error_type.as_str(),
+            "script_exhausted"
+                | "invalid_stream"
+                | "invalid_request_error"
+                | "authentication_error"
+                | "permission_error"
+                | "not_found_error"
+        ),
+    };
+    (!retryable).then_some("not retryable")
+}
+
+/// The `error` field of the `api_retry` stream message.
+fn category(error: &ModelError) -> &'static str {
+    if error.is_overloaded() {
+        return "overloaded";
+    }
+    match (error.status, error.error_type.as_str()) {
+        (Some(429), _) | (None, "rate_limit_error") => "rate_limit",
+        (Some(408), _) => "timeout",
+        (Some(409), _) => "conflict",
+        (Some(500..=599), _) | (None, "api_error") => "server_error",
+        (None, "connection_error") => "connection_error",
+        _ => "unknown",
+    }
+}
+
+/// min(500 ms × 2^(attempt−1), 32 s) plus up to 25 % jitter; at least a numeric `retry-after`.
+pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<u64>, seed: u64, request: u32) -> u64 {
+    let base = BASE_DELAY_MS.saturating_mul(1u64 << attempt.saturating_sub(1).min(16)).min(MAX_DELAY_MS);
+    let draw = splitmix64(seed ^ (u64::from(request) << 32) ^ u64::from(attempt));
+    let jitter = base * (draw % 2_501) / 10_000;
+    let backoff = base + jitter;
+    retry_after_ms.map_or(backoff, |after| after.max(backoff))
+}
+
+/// A tiny deterministic mixer: the jitter must come from the journaled seed, not a clock.
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn give_up(ctx: Loop, error: ModelError, reason: TerminalReason, why: &str, effects: Vec<Effect>) -> Step {
+    let message = match (reason, error.status) {
+        (TerminalReason::PromptTooLong, _) => "Prompt is too long".to_string(),
+        (_, Some(status)) => format!("API Error: {status} {}", error.message),
+        (_, None) => format!("API Error: {}", error.message),
+    };
+    let terminal = Terminal {
+        reason,
+        evidence: Evidence::ModelFailure {
+            status: error.status,
+            error_type: error.error_type,
+            message: error.message,
+            retries: ctx.retry_attempt,
+            why_final: why.to_string(),
+        },
+        error: Some(message),
+    };
+    done(ctx, terminal, effects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_double_up_to_the_cap_with_at_most_a_quarter_of_jitter() {
+        for attempt in 1..=12 {
+            let base = (500u64 << (attempt - 1)).min(32_000);
+            let d = retry_delay_ms(attempt, None, 42, 1);
+            assert!(d >= base && d <= base + base / 4, "attempt {attempt}: {d}");
+        }
+        assert_eq!(retry_delay_ms(1, Some(2_000), 42, 1), 2_000);
+        assert_eq!(retry_delay_ms(3, None, 7, 2), retry_delay_ms(3, None, 7, 2), "same seed, same delay");
+    }
+}
