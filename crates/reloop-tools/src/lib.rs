@@ -27,6 +27,7 @@ mod grep;
 mod grep_search;
 mod input;
 mod paths;
+mod permissions;
 mod read;
 mod registry;
 mod tool;
@@ -39,6 +40,10 @@ pub use bash_classify::is_read_only_command;
 pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
 pub use grep::GrepTool;
 pub use grep_search::MAX_GREP_LINE_CHARS;
+pub use permissions::{
+    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
+    Workspace,
+};
 pub use read::{ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_LINE_CHARS};
 pub use registry::ToolRegistry;
 pub use tool::{Tool, ToolContext, ToolOutput};

@@ -1,0 +1,365 @@
+//! Claude Code's permission modes and rules, decided headless, over a workspace that symlinks and
+//! `..` cannot escape.
+//!
+//! A session runs with nobody to ask, so every "ask" of Claude Code becomes a deny whose message is
+//! the text the prompt would have shown; the model reads it and adapts. [`PermissionContext::check`]
+//! decides in this order, the first step that applies winning:
+//!
+//! 1. A matching deny rule, or an entry of `disallowed_tools`, denies. A bare tool name removes the
+//!    tool, so the model is told what Claude Code tells it about a tool it cannot see:
+//!    `<tool_use_error>Error: No such tool available: {Tool}. {Tool} exists but is not enabled in
+//!    this context. Use one of the available tools instead.</tool_use_error>`. A rule with a
+//!    specifier denies that call only: `Permission to use {Tool} has been denied.`
+//!    An unknown tool or an input that fails its schema is then allowed through, because
+//!    [`crate::ToolRegistry::execute`] refuses it with the precise error and runs nothing.
+//! 2. A matching ask rule asks (see 8 and 9), in every mode, even over an allow rule or
+//!    `bypassPermissions`, as in Claude Code where an ask rule prompts "even in modes where nothing
+//!    would otherwise prompt".
+//! 3. `bypassPermissions` allows.
+//! 4. A matching allow rule allows. A rule naming paths (`Read(//etc/hosts)`) lets a call through
+//!    even outside the workspace; a bare `Write` or `Read` allows the tool inside the workspace
+//!    only, because it names no path (Claude Code lets a bare rule reach anywhere; reloop keeps
+//!    the workspace boundary unless a rule names the place).
+//! 5. A path outside the workspace roots is denied: `Claude requested permissions to read from
+//!    {path}, but you haven't granted it yet.` (Read, Glob, Grep) or `... to write to {path}, ...`
+//!    (Write, Edit), with the canonical path.
+//! 6. A read-only call (per [`crate::ToolRegistry::is_read_only`]) is allowed in every mode.
+//! 7. `plan` denies the rest: `Permission to use {Tool} has been denied because reloop is in plan
+//!    mode.`
+//! 8. `acceptEdits` allows Write and Edit (their paths are inside the workspace by now).
+//! 9. What is left would be asked. `default` denies with the prompt's text: `Claude requested
+//!    permissions to write to {path}, but you haven't granted it yet.` for file edits, `This
+//!    command requires approval` for Bash, `Claude requested permissions to use {Tool}, but you
+//!    haven't granted it yet.` for other tools. `dontAsk` denies with `Permission to use {Tool}
+//!    has been denied because reloop is running in don't ask mode. Approve it or add it to the
+//!    allowed tools to continue.`
+//!
+//! Bash commands are split on shell operators ([`shell`]): an allow rule must cover every simple
+//! command (a read-only one needs no rule), a deny or ask rule needs to match only one. These are
+//! text matches, as in Claude Code, not a sandbox around the programs a command starts.
+
+mod rules;
+mod shell;
+mod workspace;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::registry::ToolRegistry;
+use crate::validate::validate_input;
+
+pub use rules::{PermissionRules, Rule};
+pub use workspace::{tool_paths, Workspace};
+use workspace::{EDIT_TOOLS, READ_TOOLS};
+
+/// How much the session may do without asking; the values of Claude Code's `--permission-mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum PermissionMode {
+    /// Reads inside the workspace run; everything else would be asked.
+    #[default]
+    Default,
+    /// File edits inside the workspace run too.
+    AcceptEdits,
+    /// Only reading: the model is meant to plan, not act.
+    Plan,
+    /// Everything not denied runs.
+    BypassPermissions,
+    /// Like `default`, but what would be asked is refused outright.
+    DontAsk,
+}
+
+impl PermissionMode {
+    /// The name Claude Code's CLI and settings use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
+        }
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = PermissionError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "default" => Ok(PermissionMode::Default),
+            "acceptEdits" => Ok(PermissionMode::AcceptEdits),
+            "plan" => Ok(PermissionMode::Plan),
+            "bypassPermissions" => Ok(PermissionMode::BypassPermissions),
+            "dontAsk" => Ok(PermissionMode::DontAsk),
+            other => Err(PermissionError::UnknownMode { given: other.to_string() }),
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why permission settings could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PermissionError {
+    #[error(
+        "unknown permission mode `{given}`: expected one of default, acceptEdits, plan, bypassPermissions, dontAsk"
+    )]
+    UnknownMode { given: String },
+    #[error("invalid permission rule `{rule}`: {problem}")]
+    InvalidRule { rule: String, problem: RuleProblem },
+    #[error("cannot use `{}` as a workspace directory: {source}", path.display())]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot use `{}` as a workspace directory: not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+}
+
+/// What is wrong with a rule's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleProblem {
+    #[error("no tool name before the parenthesis")]
+    MissingTool,
+    #[error("a tool name has only letters, digits, `_` and `-`")]
+    BadToolName,
+    #[error("`(` is not closed by a `)` at the end")]
+    Unclosed,
+    #[error("the parentheses are empty; write the bare tool name for the whole tool")]
+    EmptySpecifier,
+}
+
+/// What the session does with one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Decision {
+    Allow,
+    /// The call does not run; `message` goes back to the model as an error tool result. Headless
+    /// there is nobody to ask, so an ask arrives here too, with the text the prompt would show.
+    Deny {
+        message: String,
+    },
+}
+
+impl Decision {
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Decision::Allow)
+    }
+
+    /// The text for the model when denied.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Decision::Allow => None,
+            Decision::Deny { message } => Some(message),
+        }
+    }
+}
+
+/// Everything a permission decision depends on.
+#[derive(Debug, Clone)]
+pub struct PermissionContext {
+    pub mode: PermissionMode,
+    pub rules: PermissionRules,
+    pub workspace: Workspace,
+    /// `--disallowed-tools` entries: bare tool names or rules, both denying.
+    pub disallowed_tools: Vec<String>,
+}
+
+/// The texts the model sees when a call does not run; one place, to audit them.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error(
+        "<tool_use_error>Error: No such tool available: {tool}. {tool} exists but is not enabled in this context. Use one of the available tools instead.</tool_use_error>"
+    )]
+    NotEnabled { tool: String },
+    #[error("Permission to use {tool} has been denied.")]
+    DeniedByRule { tool: String },
+    #[error("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())]
+    ReadFrom { path: PathBuf },
+    #[error("Claude requested permissions to write to {}, but you haven't granted it yet.", path.display())]
+    WriteTo { path: PathBuf },
+    #[error("Permission to use {tool} has been denied because reloop is in plan mode.")]
+    PlanMode { tool: String },
+    #[error("This command requires approval")]
+    CommandNeedsApproval,
+    #[error("Claude requested permissions to use {tool}, but you haven't granted it yet.")]
+    UseTool { tool: String },
+    #[error(
+        "Permission to use {tool} has been denied because reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue."
+    )]
+    DontAsk { tool: String },
+}
+
+impl From<Refusal> for Decision {
+    fn from(refusal: Refusal) -> Self {
+        Decision::Deny { message: refusal.to_string() }
+    }
+}
+
+/// One call, with what rules look at already worked out.
+struct Call<'a> {
+    tool: &'a str,
+    input: &'a Value,
+    /// Canonical paths, for the file tools.
+    paths: Vec<PathBuf>,
+    /// The parsed command, for Bash.
+    command: Option<shell::Command>,
+}
+
+impl PermissionContext {
+    /// A context whose `disallowed_tools` entries are checked to parse, so a typo is reported
+    /// rather than silently denying less than meant.
+    pub fn new(
+        mode: PermissionMode,
+        rules: PermissionRules,
+        workspace: Workspace,
+        disallowed_tools: Vec<String>,
+    ) -> Result<Self, PermissionError> {
+        for entry in &disallowed_tools {
+            Rule::parse(entry)?;
+        }
+        Ok(PermissionContext { mode, rules, workspace, disallowed_tools })
+    }
+
+    /// Decides whether `tool` may run with `input` (see the module documentation for the order).
+    pub fn check(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Decision {
+        let cwd = self.workspace.cwd();
+        let command = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str).map(shell::parse));
+        let call = Call { tool, input, paths: tool_paths(tool, input, cwd), command: command.flatten() };
+
+        if let Some(refusal) = self.denied(&call) {
+            return refusal.into();
+        }
+        let valid = registry.get(tool).is_some_and(|t| validate_input(tool, &t.input_schema(), input).is_ok());
+        if !valid {
+            return Decision::Allow;
+        }
+        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call)) {
+            return self.ask(&call).into();
+        }
+        if self.mode == PermissionMode::BypassPermissions || self.allowed_by_rule(&call) {
+            return Decision::Allow;
+        }
+        if let Some(outside) = call.paths.iter().find(|p| !self.workspace.contains(p)) {
+            let path = outside.clone();
+            return if EDIT_TOOLS.contains(&tool) { Refusal::WriteTo { path } } else { Refusal::ReadFrom { path } }
+                .into();
+        }
+        if registry.is_read_only(tool, input) {
+            return Decision::Allow;
+        }
+        match self.mode {
+            PermissionMode::Plan => Refusal::PlanMode { tool: tool.to_string() }.into(),
+            PermissionMode::AcceptEdits if EDIT_TOOLS.contains(&tool) => Decision::Allow,
+            _ => self.ask(&call).into(),
+        }
+    }
+
+    /// Step 1: deny rules and `--disallowed-tools`. A bare name wins the wording, because then
+    /// the tool is gone altogether.
+    fn denied(&self, call: &Call<'_>) -> Option<Refusal> {
+        let tool = call.tool.to_string();
+        let mut entries = Vec::new();
+        for entry in &self.disallowed_tools {
+            match Rule::parse(entry) {
+                Ok(rule) => entries.push(rule),
+                // Built without `new`, a malformed entry fails closed on the tool it names.
+                Err(_) if entry.split('(').next().map(str::trim) == Some(call.tool) => {
+                    return Some(Refusal::DeniedByRule { tool });
+                }
+                Err(_) => {}
+            }
+        }
+        let rules: Vec<&Rule> = self.rules.deny().iter().chain(&entries).collect();
+        if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
+            return Some(Refusal::NotEnabled { tool });
+        }
+        rules.iter().any(|r| self.matches_any(r, call)).then_some(Refusal::DeniedByRule { tool })
+    }
+
+    /// Whether a deny or ask rule reaches any part of the call: one simple command of a Bash
+    /// line, one path.
+    fn matches_any(&self, rule: &Rule, call: &Call<'_>) -> bool {
+        if !rule.covers_tool(call.tool) {
+            return false;
+        }
+        if rule.specifier().is_none() {
+            return true;
+        }
+        let cwd = self.workspace.cwd();
+        match call.tool {
+            "Bash" => call.command.as_ref().is_some_and(|cmd| {
+                cmd.segments
+                    .iter()
+                    .any(|words| rule.matches_command(words) || rule.matches_command(shell::skip_assignments(words)))
+            }),
+            "WebFetch" => url(call.input).is_some_and(|u| rule.matches_url(u)),
+            _ => call.paths.iter().any(|p| rule.matches_path(p, cwd)),
+        }
+    }
+
+    /// Step 4: whether allow rules cover the whole call.
+    fn allowed_by_rule(&self, call: &Call<'_>) -> bool {
+        let rules: Vec<&Rule> = self.rules.allow().iter().filter(|r| r.covers_tool(call.tool)).collect();
+        if rules.is_empty() {
+            return false;
+        }
+        let bare = rules.iter().any(|r| r.specifier().is_none());
+        let cwd = self.workspace.cwd();
+        if !call.paths.is_empty() {
+            return call.paths.iter().all(|path| {
+                rules.iter().any(|r| match r.specifier() {
+                    None => self.workspace.contains(path),
+                    Some(_) => r.matches_path(path, cwd),
+                })
+            });
+        }
+        if bare {
+            return true;
+        }
+        match call.tool {
+            "Bash" => call.command.as_ref().is_some_and(|cmd| {
+                !cmd.opaque
+                    && !cmd.segments.is_empty()
+                    && cmd.segments.iter().all(|words| {
+                        rules.iter().any(|r| r.matches_command(words))
+                            || crate::is_read_only_command(&shell::quote(words))
+                    })
+            }),
+            "WebFetch" => url(call.input).is_some_and(|u| rules.iter().any(|r| r.matches_url(u))),
+            _ => false,
+        }
+    }
+
+    /// What would have been asked, as the deny a headless session gives instead.
+    fn ask(&self, call: &Call<'_>) -> Refusal {
+        let tool = call.tool.to_string();
+        if self.mode == PermissionMode::DontAsk {
+            return Refusal::DontAsk { tool };
+        }
+        let path = call.paths.first().cloned();
+        match (call.tool, path) {
+            ("Bash", _) => Refusal::CommandNeedsApproval,
+            (t, Some(path)) if EDIT_TOOLS.contains(&t) => Refusal::WriteTo { path },
+            (t, Some(path)) if READ_TOOLS.contains(&t) => Refusal::ReadFrom { path },
+            _ => Refusal::UseTool { tool },
+        }
+    }
+}
+
+fn url(input: &Value) -> Option<&str> {
+    input.get("url").and_then(Value::as_str)
+}
