@@ -1,0 +1,302 @@
+//! The conversation's lines as what they mean to the loop: prompts, responses, tool results,
+//! interrupts, API errors, and the lines that mean nothing to it (commands, meta, progress).
+
+use std::collections::BTreeMap;
+
+use reloop_core::{ContentBlock, ModelError, StopReason, ToolOutcome, ToolResultContent, Usage};
+use serde_json::{Map, Value};
+
+use crate::error::ImportError;
+use crate::transcript::Line;
+
+/// Claude Code's marker after an interrupt while the model streamed.
+pub const INTERRUPT_TEXT: &str = "[Request interrupted by user]";
+/// Claude Code's marker after an interrupt while tools ran (or a rejected permission prompt).
+pub const INTERRUPT_FOR_TOOL_USE_TEXT: &str = "[Request interrupted by user for tool use]";
+/// How Claude Code starts the user message that carries a blocking stop hook's feedback.
+pub const STOP_HOOK_FEEDBACK_PREFIX: &str = "Stop hook feedback:";
+
+/// One model response: every line sharing a `message.id`.
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub blocks: Vec<(ContentBlock, Option<u64>)>,
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub stop_reason: Option<StopReason>,
+    pub usage: Usage,
+    pub last_at_ms: Option<u64>,
+}
+
+/// What a prompt-like user line is, for the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PromptKind {
+    Prompt,
+    StopHookFeedback,
+    CompactSummary,
+}
+
+#[derive(Debug)]
+pub(crate) enum Item {
+    Prompt {
+        content: Vec<ContentBlock>,
+        kind: PromptKind,
+        at_ms: Option<u64>,
+    },
+    /// Sent to the model by Claude Code but not typed by the user (meta lines, slash-command
+    /// echoes). Used as the prompt only when a response answers nothing else.
+    Hidden {
+        content: Vec<ContentBlock>,
+        kind: &'static str,
+        at_ms: Option<u64>,
+    },
+    Response(Response),
+    ToolResults {
+        results: Vec<ToolOutcome>,
+        at_ms: Option<u64>,
+    },
+    Interrupt {
+        for_tool_use: bool,
+        at_ms: Option<u64>,
+    },
+    ApiError {
+        error: ModelError,
+        at_ms: Option<u64>,
+    },
+    CompactBoundary,
+}
+
+/// Turns the chain's lines (in file order) into items; counts the lines that become none.
+pub(crate) fn build(
+    lines: &[&Line],
+    file: &str,
+    skipped: &mut BTreeMap<String, usize>,
+) -> Result<Vec<Item>, ImportError> {
+    let mut items = Vec::new();
+    // Index into `items` of the response each message.id opened, so a response whose blocks
+    // are interleaved with its tool results (streaming tool execution) stays one response.
+    let mut open: BTreeMap<String, usize> = BTreeMap::new();
+    let mut skip = |kind: String| *skipped.entry(kind).or_default() += 1;
+    for line in lines {
+        let malformed = |detail: String| ImportError::MalformedLine { file: file.to_string(), line: line.no, detail };
+        match line.kind.as_str() {
+            "assistant" => {
+                let message = line.message().ok_or_else(|| malformed("assistant line without a `message`".into()))?;
+                let blocks = content(message).map_err(|e| malformed(e))?;
+                if line.flag("isApiErrorMessage") {
+                    let text: String = blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    items.push(Item::ApiError { error: parse_api_error(&text), at_ms: line.at_ms });
+                    continue;
+                }
+                let stop_reason = message.get("stop_reason").and_then(Value::as_str).map(StopReason::parse);
+                let usage = match message.get("usage") {
+                    Some(u) if !u.is_null() => {
+                        serde_json::from_value(u.clone()).map_err(|e| malformed(format!("unreadable `usage`: {e}")))?
+                    }
+                    _ => Usage::default(),
+                };
+                let model = message.get("model").and_then(Value::as_str).map(str::to_string);
+                let id = line.message_id().map(str::to_string);
+                let slot = id.as_ref().and_then(|id| open.get(id).copied());
+                let response = match slot.and_then(|i| items.get_mut(i)) {
+                    Some(Item::Response(r)) => r,
+                    _ => {
+                        if let Some(id) = &id {
+                            open.insert(id.clone(), items.len());
+                        }
+                        items.push(Item::Response(Response {
+                            blocks: Vec::new(),
+                            id: id.clone(),
+                            model: None,
+                            stop_reason: None,
+                            usage: Usage::default(),
+                            last_at_ms: None,
+                        }));
+                        match items.last_mut() {
+                            Some(Item::Response(r)) => r,
+                            _ => continue,
+                        }
+                    }
+                };
+                response.blocks.extend(blocks.into_iter().map(|b| (b, line.at_ms)));
+                // The last line of a response carries its final stop_reason and usage.
+                response.stop_reason = stop_reason;
+                response.usage = usage;
+                response.model = model.or(response.model.take());
+                response.last_at_ms = line.at_ms;
+            }
+            "user" => {
+                let message = line.message().ok_or_else(|| malformed("user line without a `message`".into()))?;
+                let blocks = content(message).map_err(|e| malformed(e))?;
+                let (results, rest): (Vec<_>, Vec<_>) =
+                    blocks.into_iter().partition(|b| matches!(b, ContentBlock::ToolResult(_)));
+                if !results.is_empty() {
+                    let results = results
+                        .into_iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::ToolResult(r) => Some(ToolOutcome {
+                                tool_use_id: r.tool_use_id,
+                                content: r.content,
+                                is_error: r.is_error,
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                    items.push(Item::ToolResults { results, at_ms: line.at_ms });
+                }
+                if rest.is_empty() {
+                    continue;
+                }
+                items.push(classify_user(line, rest));
+            }
+            "system" => match line.str_field("subtype") {
+                Some("compact_boundary") => items.push(Item::CompactBoundary),
+                Some(sub) => skip(format!("system:{sub}")),
+                None => skip("system".to_string()),
+            },
+            other => skip(if other.is_empty() { "untyped".to_string() } else { other.to_string() }),
+        }
+    }
+    Ok(items)
+}
+
+fn classify_user(line: &Line, content: Vec<ContentBlock>) -> Item {
+    let at_ms = line.at_ms;
+    let text: String = content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let trimmed = text.trim();
+    let only_text = content.iter().all(|b| matches!(b, ContentBlock::Text(_)));
+    if only_text && trimmed == INTERRUPT_TEXT {
+        return Item::Interrupt { for_tool_use: false, at_ms };
+    }
+    if only_text && trimmed == INTERRUPT_FOR_TOOL_USE_TEXT {
+        return Item::Interrupt { for_tool_use: true, at_ms };
+    }
+    if line.flag("isCompactSummary") {
+        return Item::Prompt { content, kind: PromptKind::CompactSummary, at_ms };
+    }
+    if line.flag("isMeta") {
+        return Item::Hidden { content, kind: "meta", at_ms };
+    }
+    let hidden_kind = if trimmed.starts_with("<command-name>") || trimmed.starts_with("<command-message>") {
+        Some("command")
+    } else if trimmed.starts_with("<local-command-stdout>") || trimmed.starts_with("<local-command-stderr>") {
+        Some("local_command_output")
+    } else if trimmed.starts_with("<local-command-caveat>") {
+        Some("meta")
+    } else if trimmed.starts_with("<bash-input>") || trimmed.starts_with("<bash-stdout>") {
+        Some("bash_mode")
+    } else {
+        None
+    };
+    if let Some(kind) = hidden_kind {
+        return Item::Hidden { content, kind, at_ms };
+    }
+    if trimmed.starts_with(STOP_HOOK_FEEDBACK_PREFIX) {
+        return Item::Prompt { content, kind: PromptKind::StopHookFeedback, at_ms };
+    }
+    Item::Prompt { content, kind: PromptKind::Prompt, at_ms }
+}
+
+/// A message's `content` as blocks: a string is one text block; a `tool_result` without
+/// `content` (the API allows it) gets an empty string.
+fn content(message: &Map<String, Value>) -> Result<Vec<ContentBlock>, String> {
+    match message.get("content") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![ContentBlock::text(s.clone())]),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut b = b.clone();
+                if let Value::Object(map) = &mut b {
+                    if map.get("type").and_then(Value::as_str) == Some("tool_result") && !map.contains_key("content") {
+                        map.insert("content".into(), Value::String(String::new()));
+                    }
+                }
+                serde_json::from_value(b).map_err(|e| format!("content block {i} cannot be read: {e}"))
+            })
+            .collect(),
+        Some(other) => Err(format!("`message.content` is neither text nor blocks: {other}")),
+    }
+}
+
+/// Reads Claude Code's API error text (`API Error: 529 {"type":"error","error":{...}}`, or
+/// `API Error: Request timed out.`) into the error the core expects; [`api_error_text`] writes
+/// the same shape back, so an export re-imports to the same error.
+pub(crate) fn parse_api_error(text: &str) -> ModelError {
+    let rest = text.trim().strip_prefix("API Error:").map(str::trim_start);
+    let Some(rest) = rest else {
+        return ModelError::new(None, "api_error", text.trim());
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (status, body) = match (digits, rest.get(..digits).and_then(|d| d.parse::<u16>().ok())) {
+        (3, Some(code)) => (Some(code), rest[digits..].trim_start()),
+        _ => (None, rest),
+    };
+    if let Ok(Value::Object(json)) = serde_json::from_str::<Value>(body) {
+        let err = json.get("error").and_then(Value::as_object);
+        let field = |k: &str| err.and_then(|e| e.get(k)).and_then(Value::as_str);
+        if let (Some(kind), Some(message)) = (field("type"), field("message")) {
+            return ModelError::new(status, kind, message);
+        }
+    }
+    ModelError::new(status, "api_error", body)
+}
+
+/// The text of an API error line, in the shape [`parse_api_error`] reads.
+pub(crate) fn api_error_text(error: &ModelError) -> String {
+    let body = serde_json::json!({"type": "error", "error": {"type": error.error_type, "message": error.message}});
+    match error.status {
+        Some(status) => format!("API Error: {status} {body}"),
+        None => format!("API Error: {body}"),
+    }
+}
+
+/// Tool results Claude Code writes for calls the user cancelled; an interrupt that follows them
+/// produced them, so the core's abort writes them (as `Interrupted by user`) instead.
+pub(crate) fn is_cancellation(outcome: &ToolOutcome) -> bool {
+    let text = match &outcome.content {
+        ToolResultContent::Text(s) => s.clone(),
+        other => other.as_text(),
+    };
+    let text = text.trim();
+    outcome.is_error
+        && (text == reloop_core::transition::INTERRUPTED_TOOL_RESULT
+            || text.starts_with("The user doesn't want to proceed with this tool use")
+            || text.starts_with("The user doesn't want to take this action right now"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_error_text_round_trips() {
+        for e in [
+            ModelError::new(Some(529), "overloaded_error", "Overloaded"),
+            ModelError::new(None, "api_error", "Request timed out."),
+        ] {
+            assert_eq!(parse_api_error(&api_error_text(&e)), e);
+        }
+        let plain = parse_api_error("API Error: Request timed out.");
+        assert_eq!(
+            (plain.status, plain.error_type.as_str(), plain.message.as_str()),
+            (None, "api_error", "Request timed out.")
+        );
+        let cc = parse_api_error(
+            r#"API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+        );
+        assert_eq!((cc.status, cc.message.as_str()), (Some(500), "Internal server error"));
+    }
+}

@@ -1,0 +1,276 @@
+//! # reloop-import: Claude Code transcripts in, reloop sessions out
+//!
+//! The contract:
+//! * [`parse_claude_code`] reads one Claude Code session file (`~/.claude/projects/*/*.jsonl`,
+//!   main session or subagent sidechain) and returns the [`Event`]s that, fed to
+//!   [`reloop_core::transition`] from a fresh state under [`Imported::core_config`], rebuild that
+//!   conversation. The core is run while the events are chosen, so every event is one the core
+//!   accepts in the phase it is in; where the transcript and the core disagree (results never
+//!   written, a prompt typed while a request was in flight), the import synthesizes the smallest
+//!   event that lets the core follow, and counts it in the [`ImportSummary`].
+//! * One conversation per import: the branch ending at the latest leaf, or at [`ImportOptions::leaf`].
+//! * Lines that mean nothing to the loop (snapshots, progress, slash commands, meta text) are
+//!   skipped and counted by kind, never fatal. Files that hold no conversation at all (0 bytes,
+//!   summaries or snapshots only, another tool's log) are an [`ImportError`] naming the file and line.
+//! * [`import_into`] journals the events as a new session whose steps replay identically through
+//!   the core, and whose final history answers every `tool_use` in the next message.
+//! * [`export`] writes a journaled session back out as API messages, stream-json, or a Claude Code
+//!   transcript that re-imports to the same events.
+//!
+//! Pure functions over text and a journal handle: no clock, no file system, no network.
+
+mod emit;
+mod error;
+mod export;
+mod items;
+mod time;
+mod transcript;
+
+use std::collections::{BTreeMap, HashSet};
+
+use reloop_core::{transition, Config, Event, State};
+use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub use error::{ExportError, ImportError};
+pub use export::{export, ExportFormat};
+pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
+
+/// How to import.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// The uuid of the line that ends the conversation to import; by default the latest leaf.
+    /// A transcript holds every branch a checkpoint revert left behind; this picks one.
+    pub leaf: Option<String>,
+}
+
+impl ImportOptions {
+    pub fn with_leaf(mut self, leaf: Option<String>) -> Self {
+        self.leaf = leaf;
+        self
+    }
+}
+
+/// What was read, and what it was made of. Counts are of the imported conversation unless
+/// noted; `skipped` counts lines (or items) that produced no event, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ImportSummary {
+    /// Non-blank lines in the file.
+    pub lines: usize,
+    /// Lines on the imported conversation.
+    pub chain_lines: usize,
+    /// Conversations the file holds (leaves), the imported one included.
+    pub leaves: usize,
+    /// The uuid of the imported conversation's last line.
+    pub leaf: String,
+    /// The file is a subagent's transcript.
+    pub sidechain: bool,
+    pub prompts: usize,
+    pub responses: usize,
+    pub model_blocks: usize,
+    pub tool_results: usize,
+    /// `[Request interrupted by user]` markers mapped to aborts.
+    pub interrupts: usize,
+    pub api_errors: usize,
+    pub stop_hook_feedback: usize,
+    /// Compaction boundaries crossed.
+    pub compactions: usize,
+    pub compact_summaries: usize,
+    /// Meta or command text used as a prompt because a response answered it.
+    pub meta_prompts: usize,
+    /// Aborts the transcript does not write, added so the next prompt can start a query.
+    pub synthesized_aborts: usize,
+    /// `Interrupted by user` results for calls the conversation went past unanswered.
+    pub synthesized_tool_results: usize,
+    /// Results written by an interrupt, left for the core's abort to write.
+    pub withheld_tool_results: usize,
+    pub skipped: BTreeMap<String, usize>,
+    /// The core's phase after the last event (`done`, or `awaiting_model` for a transcript that
+    /// ends with a request in flight).
+    pub final_phase: String,
+}
+
+/// A parsed transcript, ready to journal.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Imported {
+    /// The session header's `run_config`: `provider: "import"`, the source file, model, cwd,
+    /// Claude Code's session id and version, and the leaf.
+    pub header_run_config: Value,
+    /// The rules the events were chosen under; journal them with the session.
+    pub core_config: Config,
+    pub events: Vec<Event>,
+    /// When each event happened, from the transcript's timestamps (Unix ms), one per event.
+    pub at_ms: Vec<u64>,
+    pub summary: ImportSummary,
+}
+
+/// What [`import_into`] journaled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ImportReport {
+    pub session_id: String,
+    pub steps: usize,
+    pub messages: usize,
+    pub final_phase: String,
+    pub terminal_reason: Option<String>,
+}
+
+/// The core's rules for imported sessions: an API error line in a transcript is a final failure
+/// (Claude Code already retried), so the core must not plan retries of its own.
+fn import_config(model: Option<&str>) -> Result<Config, ImportError> {
+    let mut config = json!({"max_retries": 0});
+    if let Some(model) = model {
+        config["model"] = Value::String(model.to_string());
+    }
+    serde_json::from_value(config).map_err(|source| ImportError::Encode { what: "core config", source })
+}
+
+/// Reads a Claude Code transcript. `origin` names the file in errors and in the run config.
+pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let transcript = transcript::Transcript::parse(text, origin)?;
+    let leaves = transcript.leaves();
+    let leaf = match &opts.leaf {
+        Some(uuid) => transcript
+            .find_uuid(uuid)
+            .ok_or_else(|| ImportError::LeafNotFound { file: origin.to_string(), uuid: uuid.clone() })?,
+        None => transcript.latest_leaf().ok_or_else(|| ImportError::NoConversation {
+            file: origin.to_string(),
+            found: "message lines without a `uuid`".to_string(),
+        })?,
+    };
+    let chain = transcript.chain(leaf);
+    let on_chain: HashSet<usize> = chain.iter().copied().collect();
+    let lines: Vec<&transcript::Line> = chain.iter().map(|&i| &transcript.lines[i]).collect();
+
+    let mut skipped: BTreeMap<String, usize> = transcript.dropped.clone();
+    for (i, line) in transcript.lines.iter().enumerate() {
+        if on_chain.contains(&i) {
+            continue;
+        }
+        // Messages off the chain belong to other branches; everything else counts by type.
+        let message = matches!(line.kind.as_str(), "user" | "assistant");
+        let kind = match (message, line.sidechain && !lines.iter().all(|l| l.sidechain)) {
+            (true, true) => "sidechain".to_string(),
+            (true, false) => "other_branch".to_string(),
+            (false, _) => line.kind.clone(),
+        };
+        *skipped.entry(kind).or_default() += 1;
+    }
+    let items = items::build(&lines, origin, &mut skipped)?;
+
+    let model = items.iter().rev().find_map(|item| match item {
+        items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
+        _ => None,
+    });
+    let model = model.as_deref();
+    let core_config = import_config(model)?;
+    let mut emitter = emit::Emitter::new(core_config.clone());
+    for (kind, n) in skipped {
+        *emitter.skipped_mut().entry(kind).or_default() += n;
+    }
+    emitter.run(items);
+    let leaf_line = &transcript.lines[leaf];
+    if emitter.events.is_empty() {
+        let found = emitter.summary.skipped.iter().map(|(k, n)| format!("{k} ({n})")).collect::<Vec<_>>();
+        return Err(ImportError::NothingToReplay {
+            file: origin.to_string(),
+            line: leaf_line.no,
+            found: format!("lines that are not conversation: {}", found.join(", ")),
+        });
+    }
+
+    let first_str = |key: &str| lines.iter().find_map(|l| l.str_field(key)).map(str::to_string);
+    let last_str = |key: &str| lines.iter().rev().find_map(|l| l.str_field(key)).map(str::to_string);
+    let header_run_config = json!({
+        "provider": "import",
+        "source": "claude-code",
+        "file": origin,
+        "model": model,
+        "cwd": first_str("cwd"),
+        "claude_code_session_id": first_str("sessionId"),
+        "version": last_str("version"),
+        "leaf": leaf_line.uuid,
+    });
+    let mut summary = std::mem::take(&mut emitter.summary);
+    summary.lines = transcript.lines.len() + transcript.dropped.values().sum::<usize>();
+    summary.chain_lines = chain.len();
+    summary.leaves = leaves.len();
+    summary.leaf = leaf_line.uuid.clone().unwrap_or_default();
+    summary.sidechain = lines.iter().all(|l| l.sidechain);
+    Ok(Imported {
+        header_run_config,
+        core_config,
+        events: std::mem::take(&mut emitter.events),
+        at_ms: std::mem::take(&mut emitter.at_ms),
+        summary,
+    })
+}
+
+/// Runs the events through the core and journals them as a new session `session_id`. Every
+/// step is computed (and every event checked to be accepted) before anything is written, so a
+/// refused import leaves no partial session behind.
+pub fn import_into(
+    journal: &mut Journal,
+    imported: &Imported,
+    session_id: &str,
+    created_at_ms: u64,
+) -> Result<ImportReport, ImportError> {
+    if imported.events.len() != imported.at_ms.len() {
+        return Err(ImportError::TimesMismatch { events: imported.events.len(), times: imported.at_ms.len() });
+    }
+    let mut state = State::new(imported.core_config.clone());
+    let mut records = Vec::with_capacity(imported.events.len());
+    for (i, (event, &at_ms)) in imported.events.iter().zip(&imported.at_ms).enumerate() {
+        let from_phase = state.phase();
+        let turn_before = state.context().turn_count;
+        let digest_before = state.digest();
+        let step = transition(state, event.clone());
+        let ignored = step.effects.is_empty()
+            && step.reason.is_none()
+            && step.state.digest() == digest_before
+            && !matches!(event, Event::TextDelta { .. });
+        if ignored {
+            return Err(ImportError::RejectedEvent {
+                index: i,
+                kind: event.kind().to_string(),
+                phase: from_phase.to_string(),
+            });
+        }
+        records.push(StepRecord {
+            seq: i as u64 + 1,
+            at_ms,
+            event: event.clone(),
+            from_phase: from_phase.to_string(),
+            to_phase: step.state.phase().to_string(),
+            turn_before,
+            turn_after: step.state.context().turn_count,
+            reason: step.reason.clone(),
+            effects: serde_json::to_value(&step.effects)
+                .map_err(|source| ImportError::Encode { what: "effects", source })?,
+            digest: step.state.digest(),
+        });
+        state = step.state;
+    }
+    journal.create_session(&SessionHeader {
+        id: session_id.to_string(),
+        created_at_ms,
+        engine_version: ENGINE_VERSION.to_string(),
+        core_config: imported.core_config.clone(),
+        run_config: imported.header_run_config.clone(),
+        parent: None,
+    })?;
+    for record in &records {
+        journal.append(session_id, record)?;
+    }
+    Ok(ImportReport {
+        session_id: session_id.to_string(),
+        steps: records.len(),
+        messages: state.messages().len(),
+        final_phase: state.phase().to_string(),
+        terminal_reason: state.terminal().map(|t| t.reason.as_str().to_string()),
+    })
+}

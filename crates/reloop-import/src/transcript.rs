@@ -1,0 +1,265 @@
+//! Reading a Claude Code transcript: its lines, and the one conversation (chain) to import.
+//!
+//! A transcript is a tree, not a list: every line names its `parentUuid`, checkpoint reverts
+//! start new branches from an old line, and parallel tool calls hang their results off the
+//! `tool_use` line each answers. The conversation is the path from a leaf back to the root, plus
+//! the siblings that belong to the same responses (the other blocks of one `message.id`, and
+//! the results of its tool calls), which the path alone misses.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::error::ImportError;
+use crate::time::parse_rfc3339_ms;
+
+/// Line types Claude Code writes. Anything else inside a transcript is counted and skipped.
+const KNOWN_TYPES: &[&str] =
+    &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
+
+/// One parsed line of the file.
+#[derive(Debug)]
+pub(crate) struct Line {
+    /// 1-based, as editors count.
+    pub no: usize,
+    pub kind: String,
+    pub uuid: Option<String>,
+    pub parent: Option<String>,
+    pub logical_parent: Option<String>,
+    pub sidechain: bool,
+    pub at_ms: Option<u64>,
+    pub raw: Map<String, Value>,
+}
+
+impl Line {
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.raw.get(key).and_then(Value::as_str)
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.raw.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    pub fn message(&self) -> Option<&Map<String, Value>> {
+        self.raw.get("message").and_then(Value::as_object)
+    }
+
+    pub fn message_id(&self) -> Option<&str> {
+        self.message().and_then(|m| m.get("id")).and_then(Value::as_str)
+    }
+
+    fn content_blocks(&self) -> impl Iterator<Item = &Map<String, Value>> {
+        self.message()
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+    }
+
+    fn block_ids<'a>(&'a self, block_type: &'a str, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.content_blocks()
+            .filter(move |b| b.get("type").and_then(Value::as_str) == Some(block_type))
+            .filter_map(move |b| b.get(key).and_then(Value::as_str))
+    }
+}
+
+/// The whole file, parsed.
+#[derive(Debug)]
+pub(crate) struct Transcript {
+    pub lines: Vec<Line>,
+    /// Lines counted but not kept: a truncated last line, duplicated uuids.
+    pub dropped: BTreeMap<String, usize>,
+}
+
+impl Transcript {
+    /// Parses every line and refuses files that are not Claude Code transcripts of a conversation.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ImportError> {
+        let numbered: Vec<(usize, &str)> = text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+            .filter(|(_, l)| !l.trim().is_empty())
+            .collect();
+        if numbered.is_empty() {
+            return Err(ImportError::Empty { file: file.to_string() });
+        }
+        let last_no = numbered.last().map_or(0, |(n, _)| *n);
+        let mut lines = Vec::with_capacity(numbered.len());
+        let mut dropped = BTreeMap::new();
+        let mut seen = HashSet::new();
+        for (no, raw) in numbered {
+            let value: Value = match serde_json::from_str(raw) {
+                Ok(v) => v,
+                // A crash mid-write leaves the last line cut short; everything before it stands.
+                Err(_) if no == last_no && no > 1 => {
+                    *dropped.entry("truncated_last_line".to_string()).or_default() += 1;
+                    continue;
+                }
+                Err(source) if no == 1 => {
+                    return Err(ImportError::NotClaudeCode {
+                        file: file.to_string(),
+                        line: 1,
+                        detail: format!("the first line is not JSON ({source}); a transcript is JSON Lines"),
+                    })
+                }
+                Err(source) => return Err(ImportError::InvalidJson { file: file.to_string(), line: no, source }),
+            };
+            let Value::Object(raw) = value else {
+                return Err(ImportError::MalformedLine {
+                    file: file.to_string(),
+                    line: no,
+                    detail: "the line is JSON but not an object".to_string(),
+                });
+            };
+            let kind = raw.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+            let text = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_string);
+            let uuid = text("uuid");
+            if let Some(id) = &uuid {
+                if !seen.insert(id.clone()) {
+                    // Claude Code sometimes writes a line twice when a session is resumed.
+                    *dropped.entry("duplicate_uuid".to_string()).or_default() += 1;
+                    continue;
+                }
+            }
+            lines.push(Line {
+                no,
+                uuid,
+                parent: text("parentUuid"),
+                logical_parent: text("logicalParentUuid"),
+                sidechain: raw.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
+                at_ms: raw.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339_ms),
+                kind,
+                raw,
+            });
+        }
+        let transcript = Transcript { lines, dropped };
+        transcript.check_kind(file)?;
+        Ok(transcript)
+    }
+
+    fn check_kind(&self, file: &str) -> Result<(), ImportError> {
+        if !self.lines.iter().any(|l| KNOWN_TYPES.contains(&l.kind.as_str())) {
+            let Some(first) = self.lines.first() else {
+                return Err(ImportError::Empty { file: file.to_string() });
+            };
+            let detail = if first.kind == "session_meta" {
+                let originator = first.raw.get("payload").and_then(|p| p.get("originator")).and_then(Value::as_str);
+                format!(
+                    "it looks like an OpenAI Codex CLI rollout (first line `session_meta`, originator {}); \
+                     only Claude Code session files (~/.claude/projects/*/*.jsonl) can be imported",
+                    originator.unwrap_or("unknown")
+                )
+            } else if first.kind.is_empty() {
+                "its lines have no `type` field".to_string()
+            } else {
+                format!("no line has a Claude Code type (user, assistant, ...); the first is `{}`", first.kind)
+            };
+            return Err(ImportError::NotClaudeCode { file: file.to_string(), line: first.no, detail });
+        }
+        if !self.lines.iter().any(|l| l.kind == "user" || l.kind == "assistant") {
+            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            for l in &self.lines {
+                *kinds.entry(l.kind.as_str()).or_default() += 1;
+            }
+            let found = kinds.iter().map(|(k, n)| format!("{k} ({n})")).collect::<Vec<_>>().join(", ");
+            return Err(ImportError::NoConversation { file: file.to_string(), found: format!("{found} lines") });
+        }
+        Ok(())
+    }
+
+    /// Leaves: lines with a uuid that no line names as its parent.
+    pub fn leaves(&self) -> Vec<usize> {
+        let parents: HashSet<&str> =
+            self.lines.iter().flat_map(|l| [l.parent.as_deref(), l.logical_parent.as_deref()]).flatten().collect();
+        let all_sidechain = self.lines.iter().filter(|l| l.uuid.is_some()).all(|l| l.sidechain);
+        (0..self.lines.len())
+            .filter(|&i| {
+                let l = &self.lines[i];
+                l.uuid.as_deref().is_some_and(|u| !parents.contains(u)) && (all_sidechain || !l.sidechain)
+            })
+            .collect()
+    }
+
+    /// The default leaf: the latest by timestamp (then by position) among [`Self::leaves`].
+    pub fn latest_leaf(&self) -> Option<usize> {
+        self.leaves().into_iter().max_by_key(|&i| (self.lines[i].at_ms.unwrap_or(0), self.lines[i].no))
+    }
+
+    pub fn find_uuid(&self, uuid: &str) -> Option<usize> {
+        self.lines.iter().position(|l| l.uuid.as_deref() == Some(uuid))
+    }
+
+    /// The conversation ending at `leaf`, as indices into `lines` in file order.
+    pub fn chain(&self, leaf: usize) -> Vec<usize> {
+        let by_uuid: HashMap<&str, usize> =
+            self.lines.iter().enumerate().filter_map(|(i, l)| l.uuid.as_deref().map(|u| (u, i))).collect();
+        let mut set = HashSet::new();
+        let mut at = Some(leaf);
+        while let Some(i) = at {
+            if !set.insert(i) {
+                break;
+            }
+            let line = &self.lines[i];
+            // A compaction boundary starts a new root; its logical parent continues the story.
+            let up = match (&line.parent, &line.logical_parent) {
+                (Some(p), _) => Some(p),
+                (None, Some(lp)) if line.kind == "system" => Some(lp),
+                _ => None,
+            };
+            at = up.and_then(|p| by_uuid.get(p.as_str()).copied());
+        }
+
+        // Siblings the path misses: later blocks of a response already on it, and results of its
+        // tool calls, as long as they descend from the conversation and not from another branch.
+        loop {
+            let response_ids: HashSet<&str> = set
+                .iter()
+                .filter(|&&i| self.lines[i].kind == "assistant")
+                .filter_map(|&i| self.lines[i].message_id())
+                .collect();
+            let tool_ids: HashSet<&str> = set
+                .iter()
+                .filter(|&&i| self.lines[i].kind == "assistant")
+                .flat_map(|&i| self.lines[i].block_ids("tool_use", "id"))
+                .collect();
+            let mut added = Vec::new();
+            for (i, line) in self.lines.iter().enumerate() {
+                if set.contains(&i) || line.uuid.is_none() {
+                    continue;
+                }
+                let belongs = match line.kind.as_str() {
+                    "assistant" => line.message_id().is_some_and(|id| response_ids.contains(id)),
+                    "user" => line.block_ids("tool_result", "tool_use_id").any(|id| tool_ids.contains(id)),
+                    _ => false,
+                };
+                if belongs && self.descends_from(i, &set, &by_uuid) {
+                    added.push(i);
+                }
+            }
+            if added.is_empty() {
+                break;
+            }
+            set.extend(added);
+        }
+        let mut chain: Vec<usize> = set.into_iter().collect();
+        chain.sort_unstable();
+        chain
+    }
+
+    fn descends_from(&self, start: usize, set: &HashSet<usize>, by_uuid: &HashMap<&str, usize>) -> bool {
+        let mut at = self.lines[start].parent.as_deref().and_then(|p| by_uuid.get(p).copied());
+        let mut steps = 0;
+        while let Some(i) = at {
+            if set.contains(&i) {
+                return true;
+            }
+            steps += 1;
+            if steps > self.lines.len() {
+                return false;
+            }
+            at = self.lines[i].parent.as_deref().and_then(|p| by_uuid.get(p).copied());
+        }
+        false
+    }
+}
