@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod fake_server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,13 +33,23 @@ impl Workspace {
 
     /// Runs `reloop ARGS` with this workspace's journal.
     pub fn reloop(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_reloop"))
-            .args(args)
+        self.reloop_env(args, &[])
+    }
+
+    /// Runs `reloop ARGS` with extra environment variables (and no inherited provider keys).
+    pub fn reloop_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reloop"));
+        cmd.args(args)
             .env("RELOOP_JOURNAL", self.journal())
             .env_remove("ANTHROPIC_API_KEY")
-            .current_dir(self.dir.path())
-            .output()
-            .unwrap()
+            .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_MODEL")
+            .current_dir(self.dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
     }
 
     /// `reloop run PROMPT --script CASSETTE --cwd ws EXTRA...`

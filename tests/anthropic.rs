@@ -1,0 +1,242 @@
+//! The Anthropic provider on the real wire, against a fake server on 127.0.0.1: the seed
+//! scenario, retries with their backoff, `x-should-retry: false`, fallback, prompt too long.
+//! Every session replays identical without the server.
+
+mod common;
+
+use common::fake_server::{overloaded, sse_from_message, Canned, FakeServer};
+use common::{json_lines, stderr, stdout, Workspace};
+use serde_json::{json, Value};
+
+const KEY: &str = "sk-ant-test-secret-key-0123456789";
+
+fn seed_messages(ws: &Workspace) -> Vec<Value> {
+    let text = std::fs::read_to_string(common::cassette_path("seed.json")).unwrap();
+    let cwd = serde_json::to_string(ws.cwd().to_str().unwrap()).unwrap();
+    let text = text.replace("{{cwd}}", cwd.trim_matches('"'));
+    let cassette: Value = serde_json::from_str(&text).unwrap();
+    cassette["responses"].as_array().unwrap().iter().map(|r| r["message"].clone()).collect()
+}
+
+fn run(ws: &Workspace, server: &FakeServer, extra: &[&str]) -> std::process::Output {
+    let cwd = ws.cwd();
+    let mut args = vec!["run", "检查登录模块", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url];
+    args.extend_from_slice(&["--output-format", "stream-json"]);
+    args.extend_from_slice(extra);
+    ws.reloop_env(&args, &[("ANTHROPIC_API_KEY", KEY)])
+}
+
+fn assert_replays_and_keeps_no_secret(ws: &Workspace) {
+    let replay = ws.reloop(&["replay", "last"]);
+    assert_eq!(replay.status.code(), Some(0), "{}", stdout(&replay));
+    let journal = std::fs::read(ws.journal()).unwrap();
+    let wal = std::fs::read(ws.journal().with_extension("db-wal")).unwrap_or_default();
+    for bytes in [&journal, &wal] {
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "the API key reached the journal");
+    }
+}
+
+#[test]
+fn the_seed_scenario_through_the_anthropic_provider() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(seed_messages(&ws).iter().map(|m| Canned::Sse(sse_from_message(m))).collect());
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert_eq!(r.path, "/v1/messages");
+        let header = |name: &str| r.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        assert_eq!(header("x-api-key"), Some(KEY));
+        assert_eq!(header("anthropic-version"), Some("2023-06-01"));
+        assert_eq!(r.body["stream"], true);
+        assert_eq!(r.body["model"], "claude-sonnet-4-6");
+        assert_eq!(r.body["max_tokens"], 32000);
+        let tools: Vec<&str> =
+            r.body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert!(tools.contains(&"Grep") && tools.contains(&"Read"), "{tools:?}");
+    }
+    let counts: Vec<usize> = requests.iter().map(|r| r.body["messages"].as_array().unwrap().len()).collect();
+    assert_eq!(counts, vec![1, 3, 5]);
+    assert_eq!(requests[1].body["messages"][2]["content"][0]["content"], "Found 1 file\nsrc/auth/login.ts");
+
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+fn final_text() -> Value {
+    json!({"id": "msg_ok", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+           "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+           "usage": {"input_tokens": 10, "output_tokens": 2}})
+}
+
+#[test]
+fn two_overloads_then_success_make_three_requests_with_backoff() {
+    let ws = Workspace::seed();
+    let server =
+        FakeServer::start(vec![overloaded(&[]), overloaded(&[]), Canned::Sse(sse_from_message(&final_text()))]);
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+
+    let retries: Vec<Value> = json_lines(&out).into_iter().filter(|l| l["subtype"] == "api_retry").collect();
+    assert_eq!(retries.len(), 2);
+    for (i, (retry, base)) in retries.iter().zip([500u64, 1000]).enumerate() {
+        assert_eq!(retry["attempt"], i as u64 + 1);
+        assert_eq!(retry["max_retries"], 10);
+        assert_eq!(retry["error_status"], 529);
+        assert_eq!(retry["error"], "overloaded");
+        let delay = retry["retry_delay_ms"].as_u64().unwrap();
+        assert!((base..=base + base / 4).contains(&delay), "retry {i}: {delay} ms");
+        // The driver really waited that long before asking again.
+        let waited = requests[i + 1].at.duration_since(requests[i].at).as_millis() as u64;
+        assert!(waited + 20 >= delay, "waited {waited} ms for a {delay} ms delay");
+    }
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn x_should_retry_false_makes_one_request() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![overloaded(&[("x-should-retry", "false")])]);
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 1);
+    let lines = json_lines(&out);
+    let result = lines.last().unwrap();
+    assert_eq!(result["terminal_reason"], "model_error");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["result"], "API Error: 529 Overloaded");
+    let why = stdout(&ws.reloop(&["why", "last"]));
+    assert!(why.contains("stop: model_error: model request failed: 529 overloaded_error: Overloaded (x-should-retry: false after 0 retries)"), "{why}");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn retry_after_sets_a_longer_delay_and_exhausted_retries_stop_the_loop() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![overloaded(&[("retry-after", "1")]), overloaded(&[])]);
+    let out = run(&ws, &server, &["--max-retries", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 2);
+    let lines = json_lines(&out);
+    let retry = lines.iter().find(|l| l["subtype"] == "api_retry").unwrap();
+    assert_eq!(retry["retry_delay_ms"], 1000);
+    let why = stdout(&ws.reloop(&["why", "last"]));
+    assert!(why.contains("(retries exhausted after 1 retries)"), "{why}");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn three_overloads_switch_to_the_fallback_model() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![
+        overloaded(&[]),
+        overloaded(&[]),
+        overloaded(&[]),
+        Canned::Sse(sse_from_message(&final_text())),
+    ]);
+    let out = run(&ws, &server, &["--fallback-model", "claude-haiku-4-5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let models: Vec<String> = server.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
+    assert_eq!(models, ["claude-sonnet-4-6", "claude-sonnet-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"]);
+    let lines = json_lines(&out);
+    let fallback = lines.iter().find(|l| l["subtype"] == "model_fallback").unwrap();
+    assert_eq!(fallback["trigger"], "overloaded");
+    assert_eq!(fallback["original_model"], "claude-sonnet-4-6");
+    assert_eq!(fallback["fallback_model"], "claude-haiku-4-5");
+    assert_eq!(fallback["content"], "Switched to claude-haiku-4-5 due to high demand for claude-sonnet-4-6");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn a_server_error_switches_at_once_but_a_rate_limit_never_does() {
+    let ws = Workspace::seed();
+    let server_error = Canned::Error {
+        status: 500,
+        headers: vec![],
+        body: json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}),
+    };
+    let rate_limited = Canned::Error {
+        status: 429,
+        headers: vec![],
+        body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}),
+    };
+    let server = FakeServer::start(vec![
+        rate_limited.clone(),
+        server_error,
+        rate_limited,
+        Canned::Sse(sse_from_message(&final_text())),
+    ]);
+    let out = run(&ws, &server, &["--fallback-model", "claude-haiku-4-5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let models: Vec<String> = server.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
+    assert_eq!(models, ["claude-sonnet-4-6", "claude-sonnet-4-6", "claude-haiku-4-5", "claude-haiku-4-5"]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.iter().filter(|l| l["subtype"] == "model_fallback").count(), 1);
+    assert_eq!(lines.iter().find(|l| l["subtype"] == "model_fallback").unwrap()["trigger"], "server_error");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn prompt_too_long_stops_the_loop() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![Canned::Error {
+        status: 400,
+        headers: vec![],
+        body: json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
+    }]);
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 1);
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["terminal_reason"], "prompt_too_long");
+    assert_eq!(lines.last().unwrap()["result"], "Prompt is too long");
+    assert_replays_and_keeps_no_secret(&ws);
+}
+
+#[test]
+fn no_api_key_fails_at_once_and_says_what_to_do() {
+    let ws = Workspace::seed();
+    let out = ws.reloop(&["run", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("ANTHROPIC_API_KEY") && err.contains("--script") && err.contains("--demo"), "{err}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_http_request_promptly() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let ws = Workspace::seed();
+    let head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
+    let server = FakeServer::start(vec![Canned::Stall(head.to_string())]);
+    let cwd = ws.cwd();
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", "hi", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url, "--output-format", "json"])
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("RELOOP_JOURNAL", ws.journal())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.requests().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = Instant::now();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let closed = (*server.closed_at.lock().unwrap()).expect("the server saw the connection closed");
+    let took = closed.duration_since(sent);
+    eprintln!("abort to connection closed: {took:?}");
+    assert!(took < Duration::from_millis(250), "the request was cancelled after {took:?}");
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["terminal_reason"], "aborted_streaming");
+}
