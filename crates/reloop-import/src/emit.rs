@@ -19,6 +19,8 @@ pub(crate) struct Emitter {
     pub at_ms: Vec<u64>,
     now: u64,
     pending_prompt: Vec<ContentBlock>,
+    /// When the pending prompt was typed: its first line's time.
+    pending_at: Option<u64>,
     hidden: Vec<(ContentBlock, &'static str)>,
     hidden_at: Option<u64>,
     pub summary: ImportSummary,
@@ -32,6 +34,7 @@ impl Emitter {
             at_ms: Vec::new(),
             now: 0,
             pending_prompt: Vec::new(),
+            pending_at: None,
             hidden: Vec::new(),
             hidden_at: None,
             summary: ImportSummary::default(),
@@ -83,6 +86,7 @@ impl Emitter {
         for (_, kind) in std::mem::take(&mut self.hidden) {
             self.skip(kind);
         }
+        let at_ms = self.pending_at.take().or(at_ms);
         self.stop_for_prompt(at_ms);
         let content = std::mem::take(&mut self.pending_prompt);
         self.apply(Event::UserInput { content }, at_ms);
@@ -187,7 +191,7 @@ impl Emitter {
                         PromptKind::CompactSummary => self.summary.compact_summaries += 1,
                     }
                     if self.pending_prompt.is_empty() {
-                        self.now = at_ms.unwrap_or(self.now);
+                        self.pending_at = at_ms;
                     }
                     // Consecutive user texts reach the model as one message, as Claude Code
                     // merges them; they become one prompt.
