@@ -39,6 +39,7 @@ fn assert_replays_and_keeps_no_secret(ws: &Workspace) {
 #[test]
 fn the_seed_scenario_through_the_anthropic_provider() {
     let ws = Workspace::seed();
+    std::fs::write(ws.cwd().join("CLAUDE.md"), "Always answer in Chinese.").unwrap();
     let server = FakeServer::start(seed_messages(&ws).iter().map(|m| Canned::Sse(sse_from_message(m))).collect());
     let out = run(&ws, &server, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -61,6 +62,23 @@ fn the_seed_scenario_through_the_anthropic_provider() {
     let counts: Vec<usize> = requests.iter().map(|r| r.body["messages"].as_array().unwrap().len()).collect();
     assert_eq!(counts, vec![1, 3, 5]);
     assert_eq!(requests[1].body["messages"][2]["content"][0]["content"], "Found 1 file\nsrc/auth/login.ts");
+
+    // What the model is told: instruction files and the date before the prompt, the
+    // environment after the system prompt, and cache breakpoints that move forward.
+    let first = &requests[0].body["messages"][0]["content"];
+    let reminder = first[0]["text"].as_str().unwrap();
+    assert!(reminder.starts_with("<system-reminder>\n"), "{reminder}");
+    assert!(reminder.contains("Always answer in Chinese."));
+    assert!(reminder.contains("# currentDate\nToday's date is "));
+    assert_eq!(first[1]["text"], "检查登录模块");
+    let system = requests[0].body["system"].to_string();
+    assert!(system.contains("You are reloop") && system.contains("Working directory: "), "{system}");
+    assert!(system.contains("cache_control"), "{system}");
+    for r in &requests {
+        let messages = r.body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["cache_control"], json!({"type": "ephemeral"}), "{last}");
+    }
 
     let lines = json_lines(&out);
     assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");

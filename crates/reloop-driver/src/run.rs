@@ -44,6 +44,16 @@ pub struct RunConfig {
     /// Extended thinking's budget, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<u32>,
+    /// Gather the user and system context at start (instruction files, date, git status).
+    #[serde(default = "yes")]
+    pub gather_context: bool,
+    /// The system context gathered at start, appended to the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_context: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl RunConfig {
@@ -56,7 +66,14 @@ impl RunConfig {
             system_prompt: None,
             script: None,
             thinking: None,
+            gather_context: true,
+            system_context: None,
         }
+    }
+
+    pub fn with_gather_context(mut self, on: bool) -> Self {
+        self.gather_context = on;
+        self
     }
 
     pub fn with_thinking(mut self, budget_tokens: Option<u32>) -> Self {
@@ -176,8 +193,14 @@ impl Stream for RunHandle {
 
 impl Session {
     /// Journals the session header and starts the loop on the current tokio runtime.
-    pub fn start(self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
+    pub fn start(mut self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
         let session_id = new_session_id();
+        let mut content = Vec::with_capacity(prompt.len() + 1);
+        if self.run.gather_context {
+            self.run.system_context = Some(crate::context::system_context(&self.run.cwd));
+            content.push(ContentBlock::text(crate::context::user_context(&self.run.cwd, &crate::context::today())));
+        }
+        content.extend(prompt);
         if let Some(journal) = &self.journal {
             journal.create_session(&SessionHeader {
                 id: session_id.clone(),
@@ -191,7 +214,7 @@ impl Session {
         let (out, events) = mpsc::unbounded_channel();
         let (abort, abort_rx) = mpsc::unbounded_channel();
         let runner = Runner::new(self, session_id.clone(), out);
-        let task = tokio::spawn(runner.run(Event::UserInput { content: prompt }, abort_rx));
+        let task = tokio::spawn(runner.run(Event::UserInput { content }, abort_rx));
         Ok(RunHandle { session_id, events, abort, task })
     }
 }
@@ -372,7 +395,11 @@ impl Runner {
     }
 
     fn call_model(&mut self, call: &ModelCall, state: &State) {
-        let system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        if let Some(context) = &self.run.system_context {
+            system.push_str("\n\n");
+            system.push_str(context);
+        }
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
