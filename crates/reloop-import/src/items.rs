@@ -81,7 +81,7 @@ pub(crate) fn build(
         match line.kind.as_str() {
             "assistant" => {
                 let message = line.message().ok_or_else(|| malformed("assistant line without a `message`".into()))?;
-                let blocks = content(message).map_err(|e| malformed(e))?;
+                let blocks = content(message).map_err(&malformed)?;
                 if line.flag("isApiErrorMessage") {
                     let text: String = blocks
                         .iter()
@@ -132,7 +132,7 @@ pub(crate) fn build(
             }
             "user" => {
                 let message = line.message().ok_or_else(|| malformed("user line without a `message`".into()))?;
-                let blocks = content(message).map_err(|e| malformed(e))?;
+                let blocks = content(message).map_err(&malformed)?;
                 let (results, rest): (Vec<_>, Vec<_>) =
                     blocks.into_iter().partition(|b| matches!(b, ContentBlock::ToolResult(_)));
                 if !results.is_empty() {

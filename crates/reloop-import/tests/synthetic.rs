@@ -1,0 +1,215 @@
+//! Transcript shapes the real fixtures lack: API errors, compaction, stop-hook feedback, unknown
+//! line types, calls never answered, cut-off files; and the other export formats.
+
+mod common;
+
+use reloop_core::{Event, Role};
+use reloop_import::{export, parse_claude_code, ExportFormat, ImportError, ImportOptions, Imported};
+use serde_json::{json, Value};
+
+/// A transcript line chained to the previous one.
+struct Writer {
+    lines: Vec<String>,
+    n: usize,
+}
+
+impl Writer {
+    fn new() -> Self {
+        Writer { lines: Vec::new(), n: 0 }
+    }
+
+    fn push(&mut self, kind: &str, message: Value, extra: Value) -> &mut Self {
+        self.n += 1;
+        let parent = if self.n == 1 { Value::Null } else { json!(format!("u{}", self.n - 1)) };
+        let mut line = json!({
+            "parentUuid": parent, "isSidechain": false, "sessionId": "s", "cwd": "/w", "version": "2.1.0",
+            "type": kind, "message": message, "uuid": format!("u{}", self.n),
+            "timestamp": format!("2026-01-01T00:00:{:02}.000Z", self.n),
+        });
+        if let (Value::Object(l), Value::Object(e)) = (&mut line, extra) {
+            l.extend(e);
+        }
+        self.lines.push(line.to_string());
+        self
+    }
+
+    fn user(&mut self, text: &str) -> &mut Self {
+        self.push("user", json!({"role": "user", "content": text}), json!({}))
+    }
+
+    fn text(&mut self, id: &str, text: &str) -> &mut Self {
+        let m = json!({"id": id, "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": text}],
+                       "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 2}});
+        self.push("assistant", m, json!({}))
+    }
+
+    fn tool_use(&mut self, id: &str, call: &str) -> &mut Self {
+        let m = json!({"id": id, "role": "assistant", "model": "claude-x",
+                       "content": [{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "ls"}}]});
+        self.push("assistant", m, json!({}))
+    }
+
+    fn result(&mut self, call: &str, text: &str) -> &mut Self {
+        let m = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": text}]});
+        self.push("user", m, json!({}))
+    }
+
+    fn text_lines(&self) -> String {
+        self.lines.join("\n") + "\n"
+    }
+
+    fn import(&self) -> Imported {
+        let imported = parse_claude_code(&self.text_lines(), "t.jsonl", &ImportOptions::default()).unwrap();
+        let (header, steps) = common::journal(&imported, "t");
+        common::assert_well_formed(&common::assert_replays(&header, &steps));
+        let again = export(ExportFormat::ClaudeJsonl, &header, &steps).unwrap();
+        let second = parse_claude_code(&again, "again.jsonl", &ImportOptions::default()).unwrap();
+        assert_eq!(second.events, imported.events, "export → import changed the events");
+        imported
+    }
+}
+
+fn kinds(imported: &Imported) -> Vec<&'static str> {
+    imported.events.iter().map(Event::kind).collect()
+}
+
+#[test]
+fn an_api_error_line_fails_the_request_and_a_new_prompt_starts_a_new_query() {
+    let mut w = Writer::new();
+    w.user("hi");
+    let error = r#"API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let m =
+        json!({"id": "e1", "role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": error}]});
+    w.push("assistant", m, json!({"isApiErrorMessage": true}));
+    w.user("again").text("m1", "hello");
+    let imported = w.import();
+    assert_eq!(kinds(&imported), ["user_input", "model_failed", "user_input", "model_block", "model_done"]);
+    let Event::ModelFailed { error } = &imported.events[1] else { unreachable!() };
+    assert_eq!(
+        (error.status, error.error_type.as_str(), error.message.as_str()),
+        (Some(529), "overloaded_error", "Overloaded")
+    );
+    assert_eq!(imported.summary.api_errors, 1);
+    assert_eq!(imported.header_run_config["model"], "claude-x");
+}
+
+#[test]
+fn a_compaction_boundary_is_crossed_and_its_summary_is_the_next_prompt() {
+    let mut w = Writer::new();
+    w.user("first").text("m1", "one");
+    // The boundary starts a new root; its logical parent is the last line before it.
+    w.push(
+        "system",
+        Value::Null,
+        json!({"parentUuid": null, "logicalParentUuid": "u2", "subtype": "compact_boundary"}),
+    );
+    let summary = json!({"role": "user", "content": "This session is being continued from a previous conversation."});
+    w.push("user", summary, json!({"isCompactSummary": true}));
+    w.text("m2", "two");
+    let imported = w.import();
+    assert_eq!(imported.summary.compactions, 1);
+    assert_eq!(imported.summary.compact_summaries, 1);
+    assert_eq!(imported.summary.prompts, 2);
+    assert_eq!(imported.summary.responses, 2, "the history before the boundary is kept");
+}
+
+#[test]
+fn stop_hook_feedback_is_a_new_prompt_and_counted() {
+    let mut w = Writer::new();
+    w.user("do it").text("m1", "done").user("Stop hook feedback:\ntests fail").text("m2", "fixed");
+    let imported = w.import();
+    assert_eq!(imported.summary.stop_hook_feedback, 1);
+    assert_eq!(imported.summary.prompts, 2);
+    assert_eq!(imported.summary.final_phase, "done");
+}
+
+#[test]
+fn unknown_line_types_inside_a_transcript_are_counted_and_skipped() {
+    let mut w = Writer::new();
+    w.user("hi");
+    w.lines.push(json!({"type": "custom-title", "title": "x"}).to_string());
+    w.text("m1", "hello");
+    let imported = w.import();
+    assert_eq!(imported.summary.skipped.get("custom-title"), Some(&1));
+    assert_eq!(imported.summary.responses, 1);
+}
+
+#[test]
+fn calls_left_unanswered_are_closed_by_an_abort() {
+    // Killed while the tool ran: the file ends after the call.
+    let mut w = Writer::new();
+    w.user("run").tool_use("m1", "t1");
+    let imported = w.import();
+    assert_eq!(kinds(&imported).last(), Some(&"abort"));
+    assert_eq!(imported.summary.synthesized_aborts, 1);
+
+    // A new prompt while a call is open: the call is interrupted first.
+    let mut w = Writer::new();
+    w.user("run").tool_use("m1", "t1").user("never mind").text("m2", "ok");
+    let imported = w.import();
+    assert_eq!(
+        kinds(&imported),
+        ["user_input", "model_block", "model_done", "abort", "user_input", "model_block", "model_done"]
+    );
+
+    // A response after a partial batch: the missing result is written as interrupted.
+    let mut w = Writer::new();
+    w.user("run").tool_use("m1", "t1").tool_use("m1", "t2").result("t1", "fine").text("m2", "ok");
+    let imported = w.import();
+    assert_eq!(imported.summary.synthesized_tool_results, 1);
+    assert_eq!(imported.summary.tool_results, 1);
+}
+
+#[test]
+fn an_interrupt_for_tool_use_lands_while_tools_run() {
+    let mut w = Writer::new();
+    w.user("run").tool_use("m1", "t1").tool_use("m1", "t2").result("t1", "fine").result("t2", "also fine");
+    w.user("[Request interrupted by user for tool use]");
+    let imported = w.import();
+    // One real result is left for the abort, so that it interrupts the batch.
+    assert_eq!(imported.summary.withheld_tool_results, 1);
+    assert_eq!(kinds(&imported)[4..], ["tool_done", "abort"]);
+}
+
+#[test]
+fn cut_off_and_broken_files_are_reported_by_line() {
+    let mut w = Writer::new();
+    w.user("hi").text("m1", "hello");
+    let cut = w.text_lines() + "{\"type\":\"user\",\"mess";
+    let imported = parse_claude_code(&cut, "cut.jsonl", &ImportOptions::default()).unwrap();
+    assert_eq!(imported.summary.skipped.get("truncated_last_line"), Some(&1));
+
+    let broken = format!("{}\nnot json\n{}\n", w.lines[0], w.lines[1]);
+    let err = parse_claude_code(&broken, "broken.jsonl", &ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, ImportError::InvalidJson { line: 2, .. }), "{err}");
+    assert!(err.to_string().starts_with("broken.jsonl:2:"), "{err}");
+
+    let err = parse_claude_code("  \n\n", "blank.jsonl", &ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, ImportError::Empty { .. }), "{err}");
+    let err = parse_claude_code("{\"a\":1}\n", "other.jsonl", &ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, ImportError::NotClaudeCode { line: 1, .. }), "{err}");
+}
+
+#[test]
+fn messages_and_stream_json_exports_follow_the_history() {
+    let mut w = Writer::new();
+    w.user("run").tool_use("m1", "t1").result("t1", "fine").text("m2", "all good");
+    let imported = w.import();
+    let (header, steps) = common::journal(&imported, "x");
+    let state = common::assert_replays(&header, &steps);
+
+    let messages: Value = serde_json::from_str(&export(ExportFormat::Messages, &header, &steps).unwrap()).unwrap();
+    assert_eq!(messages, serde_json::to_value(state.messages().to_vec()).unwrap());
+
+    let stream = export(ExportFormat::StreamJson, &header, &steps).unwrap();
+    let lines: Vec<Value> = stream.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), state.messages().len() + 2);
+    assert_eq!((lines[0]["type"].as_str(), lines[0]["subtype"].as_str()), (Some("system"), Some("init")));
+    assert_eq!(lines[1]["type"], "user");
+    assert_eq!(lines[2]["message"]["role"], serde_json::to_value(Role::Assistant).unwrap());
+    assert!(lines[1..lines.len() - 1].iter().all(|l| l["session_id"] == "x" && l["parent_tool_use_id"].is_null()));
+    let result = &lines[lines.len() - 1];
+    assert_eq!((result["type"].as_str(), result["subtype"].as_str()), (Some("result"), Some("success")));
+    assert_eq!(result["result"], "all good");
+    assert_eq!(result["num_turns"], 2);
+}
