@@ -131,3 +131,24 @@ fn text_and_json_formats() {
     assert!(text.contains("⏺ Read("));
     assert!(text.contains("  ⎿  Found 1 file … +1 lines"), "{text}");
 }
+
+#[test]
+fn a_tool_call_cut_by_max_tokens_is_answered_without_running_it() {
+    let ws = Workspace::seed();
+    let out = ws.run("write x", "max_tokens_in_tool_use.json", &["--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines = json_lines(&out);
+    let user = lines.iter().find(|l| l["type"] == "user").unwrap();
+    let result = &user["message"]["content"][0];
+    assert_eq!(result["is_error"], true);
+    let raw = r#"{"file_path": "/tmp/x.txt", "content": "a very long"#;
+    assert_eq!(
+        result["content"],
+        format!(
+            "<tool_use_error>InputValidationError: Write was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}</tool_use_error>",
+            n = raw.len()
+        )
+    );
+    assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");
+    assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
+}
