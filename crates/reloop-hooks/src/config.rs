@@ -1,0 +1,111 @@
+//! The hooks a settings file declares, and which of them fire for an event and a tool.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use regex::Regex;
+use reloop_core::hook::HookEventName;
+use serde_json::{Map, Value};
+
+/// Claude Code's default: a hook that runs longer is killed and counts as a non-blocking error.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One hook command to run with `bash -c`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCommand {
+    pub command: String,
+    pub timeout: Duration,
+}
+
+/// Which tools a group of hooks applies to.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    /// `None` matches every tool (empty matcher, `*`, or no matcher at all).
+    regex: Option<Regex>,
+    pattern: String,
+}
+
+impl Matcher {
+    /// Matches every tool.
+    pub fn any() -> Self {
+        Matcher { regex: None, pattern: String::new() }
+    }
+
+    /// Empty or `*` matches every tool; anything else is a regex that must match the whole tool
+    /// name, so `Edit|Write` matches both and `Bash` does not match `BashOutput`.
+    pub fn new(pattern: &str) -> Result<Self, regex::Error> {
+        let trimmed = pattern.trim();
+        if trimmed.is_empty() || trimmed == "*" {
+            return Ok(Matcher { regex: None, pattern: pattern.to_string() });
+        }
+        let regex = Regex::new(&format!("^(?:{trimmed})$"))?;
+        Ok(Matcher { regex: Some(regex), pattern: pattern.to_string() })
+    }
+
+    /// The pattern as written in the settings file.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether hooks with this matcher fire for `tool_name`; with no tool only match-all fires.
+    pub fn matches(&self, tool_name: Option<&str>) -> bool {
+        match (&self.regex, tool_name) {
+            (None, _) => true,
+            (Some(regex), Some(name)) => regex.is_match(name),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// One `{"matcher": ..., "hooks": [...]}` entry.
+#[derive(Debug, Clone)]
+pub struct MatcherGroup {
+    pub matcher: Matcher,
+    pub hooks: Vec<HookCommand>,
+}
+
+/// The `hooks` section: the events reloop runs, and the raw entries of any other event.
+#[derive(Debug, Clone, Default)]
+pub struct HooksConfig {
+    events: HashMap<HookEventName, Vec<MatcherGroup>>,
+    unknown: Map<String, Value>,
+}
+
+impl HooksConfig {
+    pub(crate) fn new(events: HashMap<HookEventName, Vec<MatcherGroup>>, unknown: Map<String, Value>) -> Self {
+        HooksConfig { events, unknown }
+    }
+
+    /// The hooks to run for `event` on `tool_name`, in file order. Stop hooks ignore the matcher.
+    /// A command listed twice runs once (as in Claude Code), at its first position.
+    pub fn matching(&self, event: HookEventName, tool_name: Option<&str>) -> Vec<HookCommand> {
+        let mut found: Vec<HookCommand> = Vec::new();
+        let groups = self.events.get(&event).map(Vec::as_slice).unwrap_or_default();
+        for group in groups {
+            if event != HookEventName::Stop && !group.matcher.matches(tool_name) {
+                continue;
+            }
+            for hook in &group.hooks {
+                if !found.iter().any(|seen| seen.command == hook.command) {
+                    found.push(hook.clone());
+                }
+            }
+        }
+        found
+    }
+
+    /// The matcher groups declared for `event`, in file order.
+    pub fn groups(&self, event: HookEventName) -> &[MatcherGroup] {
+        self.events.get(&event).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Entries of events reloop does not run (`UserPromptSubmit`, ...), verbatim.
+    pub fn unknown_events(&self) -> &Map<String, Value> {
+        &self.unknown
+    }
+
+    /// Whether no hook would ever run, so the driver can skip hook bookkeeping entirely.
+    pub fn is_empty(&self) -> bool {
+        self.events.values().flatten().all(|group| group.hooks.is_empty())
+    }
+}

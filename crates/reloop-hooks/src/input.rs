@@ -1,0 +1,96 @@
+//! The JSON a hook reads on stdin, field for field as Claude Code sends it.
+
+use reloop_core::hook::HookEventName;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The fields every hook input carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCommon {
+    pub session_id: String,
+    pub transcript_path: String,
+    pub cwd: String,
+    /// `default`, `acceptEdits`, `plan` or `bypassPermissions`.
+    pub permission_mode: String,
+}
+
+/// A hook's stdin. Build it with [`HookInput::stop`], [`HookInput::pre_tool_use`] or
+/// [`HookInput::post_tool_use`], so each event carries exactly its own fields; the others are
+/// left out of the JSON rather than sent as `null`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct HookInput {
+    pub session_id: String,
+    pub transcript_path: String,
+    pub cwd: String,
+    pub permission_mode: String,
+    pub hook_event_name: HookEventName,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_hook_active: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_assistant_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_response: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+impl HookInput {
+    fn common(common: HookCommon, event: HookEventName) -> Self {
+        HookInput {
+            session_id: common.session_id,
+            transcript_path: common.transcript_path,
+            cwd: common.cwd,
+            permission_mode: common.permission_mode,
+            hook_event_name: event,
+            stop_hook_active: None,
+            last_assistant_message: None,
+            tool_name: None,
+            tool_input: None,
+            tool_response: None,
+            tool_use_id: None,
+        }
+    }
+
+    /// `stop_hook_active` tells a hook that the turn is already continuing because of a stop
+    /// hook, so it can avoid blocking forever. `last_assistant_message` is left out when `None`.
+    pub fn stop(common: HookCommon, stop_hook_active: bool, last_assistant_message: Option<String>) -> Self {
+        HookInput {
+            stop_hook_active: Some(stop_hook_active),
+            last_assistant_message,
+            ..HookInput::common(common, HookEventName::Stop)
+        }
+    }
+
+    pub fn pre_tool_use(common: HookCommon, tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
+        HookInput {
+            tool_name: Some(tool_name.to_string()),
+            tool_input: Some(tool_input),
+            tool_use_id: Some(tool_use_id.to_string()),
+            ..HookInput::common(common, HookEventName::PreToolUse)
+        }
+    }
+
+    pub fn post_tool_use(
+        common: HookCommon,
+        tool_name: &str,
+        tool_input: Value,
+        tool_use_id: &str,
+        tool_response: Value,
+    ) -> Self {
+        HookInput {
+            tool_response: Some(tool_response),
+            hook_event_name: HookEventName::PostToolUse,
+            ..HookInput::pre_tool_use(common, tool_name, tool_input, tool_use_id)
+        }
+    }
+
+    /// The event this input is for.
+    pub fn event(&self) -> HookEventName {
+        self.hook_event_name
+    }
+}

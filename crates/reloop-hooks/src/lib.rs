@@ -1,0 +1,31 @@
+//! # reloop-hooks: Claude Code's settings-file hooks for reloop
+//!
+//! The contract:
+//!
+//! * [`Settings`] reads a Claude Code settings file (`--settings FILE`): the `hooks` for `Stop`,
+//!   `PreToolUse` and `PostToolUse`, and the `permissions` rules. Hook events reloop does not run,
+//!   hook types other than `command`, and unknown keys are kept or skipped, never an error, so a
+//!   file written for a newer Claude Code still loads. A malformed file is a [`SettingsError`]
+//!   naming the file and the JSON path of the bad value.
+//! * [`HooksConfig::matching`] picks the hooks for an event and a tool: an empty or `*` matcher
+//!   matches every tool, anything else is a regex over the whole tool name; Stop hooks ignore
+//!   matchers. Hook order is file order.
+//! * [`run_hook`] runs one command as `bash -c` in the session cwd, in its own process group,
+//!   with the [`HookInput`] JSON on stdin. A timeout or a cancel kills the whole group. It always
+//!   returns a [`HookRun`](reloop_core::hook::HookRun), the outside fact the driver journals; a
+//!   hook that cannot even start is a run without an exit code, not an error. [`run_all`] runs an
+//!   event's hooks in parallel and returns them in hook order, so the combined verdict does not
+//!   depend on which hook finished first.
+//! * What a run means (pass, block, prevent, permission) is decided by the pure
+//!   [`reloop_core::hook::interpret`] and [`reloop_core::hook::combine`], so replay re-derives it
+//!   from the journal without running anything.
+
+mod config;
+mod input;
+mod run;
+mod settings;
+
+pub use config::{HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOOK_TIMEOUT};
+pub use input::{HookCommon, HookInput};
+pub use run::{run_all, run_hook, CANCELLED_NOTE, MAX_HOOK_OUTPUT_BYTES};
+pub use settings::{PermissionRules, Settings, SettingsError};
