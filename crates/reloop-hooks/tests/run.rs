@@ -283,13 +283,13 @@ async fn output_beyond_the_bound_is_counted_not_kept() {
 async fn run_all_runs_in_parallel_and_reports_in_hook_order() {
     let dir = tempfile::tempdir().expect("tempdir");
     let hooks = vec![
-        hook(&script(dir.path(), "a.sh", "sleep 0.4; echo a"), 1000),
-        hook(&script(dir.path(), "b.sh", "sleep 0.2; echo b >&2; exit 2"), 1000),
+        hook(&script(dir.path(), "a.sh", "sleep 0.6; echo a"), 1000),
+        hook(&script(dir.path(), "b.sh", "sleep 0.4; echo b >&2; exit 2"), 1000),
         hook(&script(dir.path(), "c.sh", "echo c"), 1000),
     ];
     let started = Instant::now();
     let runs = run_all(&hooks, &stop_input(dir.path()), dir.path(), &CancellationToken::new()).await;
-    assert!(started.elapsed() < Duration::from_millis(550), "ran one after another: {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_millis(950), "ran one after another: {:?}", started.elapsed());
     let got: Vec<_> = runs.iter().map(|r| (r.exit_code, r.stdout.as_str(), r.stderr.as_str())).collect();
     assert_eq!(got, vec![(Some(0), "a\n", ""), (Some(2), "", "b\n"), (Some(0), "c\n", "")]);
     let commands: Vec<_> = runs.iter().map(|r| r.command.clone()).collect();
