@@ -152,3 +152,28 @@ fn a_tool_call_cut_by_max_tokens_is_answered_without_running_it() {
     assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }
+
+#[test]
+fn replay_reproduces_the_stream_byte_for_byte_timings_aside() {
+    let ws = Workspace::seed();
+    for (cassette, format) in
+        [("seed.json", "stream-json"), ("tools_forever.json", "stream-json"), ("seed.json", "text")]
+    {
+        let live = ws.run("检查登录模块", cassette, &["--output-format", format, "--max-turns", "3"]);
+        let replayed = ws.reloop(&["replay", "last", "--output-format", format]);
+        assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+        let strip = |text: String| -> String {
+            text.lines()
+                .map(|l| match serde_json::from_str::<Value>(l) {
+                    Ok(mut v) if v.get("duration_ms").is_some() => {
+                        v["duration_ms"] = Value::Null;
+                        v.to_string()
+                    }
+                    _ => l.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(strip(stdout(&replayed)), strip(stdout(&live)), "{cassette} as {format}");
+    }
+}

@@ -100,10 +100,24 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn replay(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+pub fn replay(
+    journal: &JournalArg,
+    selector: &str,
+    json: bool,
+    format: Option<super::OutputFormat>,
+) -> Result<ExitCode, CliError> {
     let (header, steps) = load(journal, selector)?;
     let report = reloop_driver::replay(&header, &steps);
-    if json {
+    if let Some(format) = format {
+        // The stream first, as the live run printed it; a divergence is still reported.
+        let mut printer = crate::output::Printer::new(format, false);
+        for event in reloop_driver::outputs::replay_outputs(&header, &steps) {
+            printer.on_event(&event);
+        }
+        if let Some(d) = &report.divergence {
+            eprintln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+        }
+    } else if json {
         print_json(&report)?;
     } else {
         match &report.divergence {

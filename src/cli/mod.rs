@@ -47,6 +47,9 @@ pub enum Command {
         journal: JournalArg,
         #[arg(long)]
         json: bool,
+        /// Print the stream the live run showed, rebuilt from the journal (timings aside).
+        #[arg(long, value_enum)]
+        output_format: Option<OutputFormat>,
     },
     /// Explain why each turn of a session continued or stopped.
     Why {
@@ -107,7 +110,9 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Sessions { journal, json } => inspect::sessions(&journal, json),
         Command::Show { session, steps, journal, json } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, journal, json, .. } => inspect::show(&journal, &session, json),
-        Command::Replay { session, journal, json } => inspect::replay(&journal, &session, json),
+        Command::Replay { session, journal, json, output_format } => {
+            inspect::replay(&journal, &session, json, output_format)
+        }
         Command::Why { session, turn, journal, json } => inspect::why(&journal, &session, turn, json),
     }
 }

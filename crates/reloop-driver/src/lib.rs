@@ -16,6 +16,7 @@ pub mod context;
 mod error;
 pub mod explain;
 mod ids;
+pub mod outputs;
 pub mod replay;
 mod run;
 mod tools;

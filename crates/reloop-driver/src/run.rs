@@ -9,7 +9,7 @@ use std::time::Instant;
 use futures::{Stream, StreamExt};
 use reloop_core::{
     transition, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
-    TerminalReason, ToolOutcome, Usage,
+    ToolOutcome, Usage,
 };
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::DriverError;
 use crate::ids::{new_session_id, now_ms};
+use crate::outputs::{result_of, step_outputs};
 use crate::tools::ToolRun;
 
 /// reloop's own system prompt, used unless the caller replaces it.
@@ -47,6 +48,9 @@ pub struct RunConfig {
     /// Gather the user and system context at start (instruction files, date, git status).
     #[serde(default = "yes")]
     pub gather_context: bool,
+    /// The tools the model was offered.
+    #[serde(default)]
+    pub tools: Vec<String>,
     /// The system context gathered at start, appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_context: Option<String>,
@@ -67,6 +71,7 @@ impl RunConfig {
             script: None,
             thinking: None,
             gather_context: true,
+            tools: Vec::new(),
             system_context: None,
         }
     }
@@ -201,6 +206,7 @@ impl Session {
             content.push(ContentBlock::text(crate::context::user_context(&self.run.cwd, &crate::context::today())));
         }
         content.extend(prompt);
+        self.run.tools = self.tools.specs().into_iter().map(|s| s.name).collect();
         if let Some(journal) = &self.journal {
             journal.create_session(&SessionHeader {
                 id: session_id.clone(),
@@ -304,24 +310,13 @@ impl Runner {
         let from_phase = state.phase();
         let turn_before = state.context().turn_count;
         let len_before = state.messages().len();
-        let from_input = matches!(event, Event::UserInput { .. });
-        match &event {
-            Event::TextDelta { text, .. } => {
-                let _ = self.out.send(RunEvent::TextDelta { text: text.clone() });
-            }
-            Event::ToolDone(outcome) => {
-                let _ = self.out.send(RunEvent::ToolFinished(outcome.clone()));
-            }
-            _ => {}
-        }
         self.seq += 1;
-        let journaled = self.journal.is_some().then(|| event.clone());
-        let step = transition(state, event);
-        if let (Some(journal), Some(event)) = (self.journal.as_mut(), journaled) {
+        let step = transition(state, event.clone());
+        if let Some(journal) = self.journal.as_mut() {
             let record = StepRecord {
                 seq: self.seq,
                 at_ms: now_ms(),
-                event,
+                event: event.clone(),
                 from_phase: from_phase.to_string(),
                 to_phase: step.state.phase().to_string(),
                 turn_before,
@@ -335,18 +330,8 @@ impl Runner {
                 return Err(e.into());
             }
         }
-        let history = step.state.messages();
-        if !from_input && history.len() > len_before {
-            for message in history.tail(history.len() - len_before) {
-                let _ = self.out.send(RunEvent::Message(message.clone()));
-            }
-        }
-        if let Some(reason) = &step.reason {
-            let _ = self.out.send(RunEvent::Transition {
-                seq: self.seq,
-                turn: step.state.context().turn_count,
-                reason: reason.clone(),
-            });
+        for output in step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref()) {
+            let _ = self.out.send(output);
         }
         for effect in &step.effects {
             self.execute(effect, &step.state);
@@ -367,23 +352,12 @@ impl Runner {
                 }
             }
             Effect::WaitRetry(wait) => {
-                let _ = self.out.send(RunEvent::Retry(wait.clone()));
                 let inbox = self.inbox.clone();
                 let delay = std::time::Duration::from_millis(wait.delay_ms);
                 self.model_task = Some(tokio::spawn(async move {
                     tokio::time::sleep(delay).await;
                     let _ = inbox.send(Event::RetryReady);
                 }));
-            }
-            Effect::SwitchModel { trigger, from, to } => {
-                let _ = self.out.send(RunEvent::ModelFallback {
-                    trigger: trigger.clone(),
-                    from: from.clone(),
-                    to: to.clone(),
-                });
-            }
-            Effect::Withdraw => {
-                let _ = self.out.send(RunEvent::Withdrawn);
             }
             Effect::CancelTools => {
                 if let Some(run) = self.tool_run.take() {
@@ -438,32 +412,10 @@ impl Runner {
     }
 
     fn result(&self) -> RunResult {
-        let fallback = Terminal {
-            reason: TerminalReason::ModelError,
-            evidence: reloop_core::Evidence::Interrupted { tool_use_ids: Vec::new() },
-            error: Some("the loop ended without a terminal state".into()),
-        };
-        let (ctx, terminal) = match &self.state {
-            Some(State::Done(ctx, t)) => (Some(ctx), t.clone()),
-            Some(other) => (Some(other.context()), fallback),
-            None => (None, fallback),
-        };
-        let result = match &terminal.error {
-            Some(error) => error.clone(),
-            None => ctx
-                .and_then(|c| c.messages.messages().into_iter().rev().find(|m| m.role == reloop_core::Role::Assistant))
-                .map(Message::text)
-                .unwrap_or_default(),
-        };
-        RunResult {
-            session_id: self.session_id.clone(),
-            is_error: terminal.reason.is_error(),
-            terminal,
-            num_turns: ctx.map_or(0, |c| c.turn_count),
-            model_requests: ctx.map_or(0, |c| c.requests),
-            duration_ms: self.started.elapsed().as_millis() as u64,
-            result,
-            usage: ctx.map(|c| c.usage.clone()).unwrap_or_default(),
+        let duration = self.started.elapsed().as_millis() as u64;
+        match &self.state {
+            Some(state) => result_of(&self.session_id, state, duration),
+            None => result_of(&self.session_id, &State::new(Config::default()), duration),
         }
     }
 }

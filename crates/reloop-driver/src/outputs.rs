@@ -1,0 +1,110 @@
+//! What the caller sees of each step. Live runs and replays derive it with the same functions
+//! from the same journaled facts, so `reloop replay --output-format stream-json` prints what the
+//! live run printed (timings aside).
+
+use reloop_core::{Effect, Event, Message, Reason, Role, State, Terminal, TerminalReason};
+use reloop_journal::{SessionHeader, StepRecord};
+
+use crate::run::{RunConfig, RunEvent, RunResult};
+
+/// The caller-visible events of one step, in the order they are shown.
+pub fn step_outputs(
+    seq: u64,
+    event: &Event,
+    len_before: usize,
+    after: &State,
+    effects: &[Effect],
+    reason: Option<&Reason>,
+) -> Vec<RunEvent> {
+    let mut out = Vec::new();
+    match event {
+        Event::TextDelta { text, .. } => out.push(RunEvent::TextDelta { text: text.clone() }),
+        Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
+        _ => {}
+    }
+    if effects.iter().any(|e| matches!(e, Effect::Withdraw)) {
+        out.push(RunEvent::Withdrawn);
+    }
+    // The user's own input is not echoed, as in Claude Code's stream-json.
+    let history = after.messages();
+    if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
+        out.extend(history.tail(history.len() - len_before).into_iter().cloned().map(RunEvent::Message));
+    }
+    for effect in effects {
+        match effect {
+            Effect::SwitchModel { trigger, from, to } => {
+                out.push(RunEvent::ModelFallback { trigger: trigger.clone(), from: from.clone(), to: to.clone() })
+            }
+            Effect::WaitRetry(wait) => out.push(RunEvent::Retry(wait.clone())),
+            _ => {}
+        }
+    }
+    if let Some(reason) = reason {
+        out.push(RunEvent::Transition { seq, turn: after.context().turn_count, reason: reason.clone() });
+    }
+    out
+}
+
+/// The outcome of a run in the given state.
+pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult {
+    let ctx = state.context();
+    let terminal = state.terminal().cloned().unwrap_or_else(|| Terminal {
+        reason: TerminalReason::ModelError,
+        evidence: reloop_core::Evidence::Interrupted { tool_use_ids: Vec::new() },
+        error: Some(format!("the loop ended in phase {} without a terminal state", state.phase())),
+    });
+    let result = match &terminal.error {
+        Some(error) => error.clone(),
+        None => ctx
+            .messages
+            .messages()
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(Message::text)
+            .unwrap_or_default(),
+    };
+    RunResult {
+        session_id: session_id.to_string(),
+        is_error: terminal.reason.is_error(),
+        terminal,
+        num_turns: ctx.turn_count,
+        model_requests: ctx.requests,
+        duration_ms,
+        result,
+        usage: ctx.usage.clone(),
+    }
+}
+
+/// The stream a session's live run showed, rebuilt from its journal with no model and no tools.
+pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEvent> {
+    let run: Option<RunConfig> = serde_json::from_value(header.run_config.clone()).ok();
+    let mut out = vec![RunEvent::Started {
+        session_id: header.id.clone(),
+        model: run.as_ref().map(|r| r.model.clone()).unwrap_or_default(),
+        cwd: run.as_ref().map(|r| r.cwd.clone()).unwrap_or_default(),
+        tools: run.as_ref().map(|r| r.tools.clone()).unwrap_or_default(),
+    }];
+    let mut state = State::new(header.core_config.clone());
+    for record in steps {
+        let len_before = state.messages().len();
+        let step = reloop_core::transition(state, record.event.clone());
+        out.extend(step_outputs(
+            record.seq,
+            &record.event,
+            len_before,
+            &step.state,
+            &step.effects,
+            step.reason.as_ref(),
+        ));
+        state = step.state;
+    }
+    if state.is_done() {
+        let duration = match (steps.first(), steps.last()) {
+            (Some(a), Some(b)) => b.at_ms.saturating_sub(a.at_ms),
+            _ => 0,
+        };
+        out.push(RunEvent::Finished(result_of(&header.id, &state, duration)));
+    }
+    out
+}
