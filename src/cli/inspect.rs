@@ -169,3 +169,52 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
     }
     Ok(ExitCode::SUCCESS)
 }
+
+pub fn import(
+    journal: &JournalArg,
+    file: &std::path::Path,
+    leaf: Option<String>,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+    let origin = file.display().to_string();
+    let options = reloop_import::ImportOptions::default().with_leaf(leaf);
+    let imported =
+        reloop_import::parse_claude_code(&text, &origin, &options).map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
+    let id = reloop_driver::new_session_id();
+    let created = imported.at_ms.first().copied().unwrap_or(0);
+    let report = reloop_import::import_into(&mut journal, &imported, &id, created)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    if json {
+        print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary}))?;
+    } else {
+        let s = &imported.summary;
+        println!(
+            "imported {} as session {id}: {} steps, {} prompts, {} responses, {} tool results, {} interrupts",
+            file.display(),
+            report.steps,
+            s.prompts,
+            s.responses,
+            s.tool_results,
+            s.interrupts
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> Result<ExitCode, CliError> {
+    let (header, steps) = load(journal, selector)?;
+    let format = match kind {
+        super::ExportKind::Messages => reloop_import::ExportFormat::Messages,
+        super::ExportKind::StreamJson => reloop_import::ExportFormat::StreamJson,
+        super::ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,
+    };
+    let text = reloop_import::export(format, &header, &steps).map_err(|e| CliError::Io(e.to_string()))?;
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}

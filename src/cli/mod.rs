@@ -51,6 +51,28 @@ pub enum Command {
         #[arg(long, value_enum)]
         output_format: Option<OutputFormat>,
     },
+    /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`).
+    Import {
+        /// The transcript's format: `claude-code`.
+        #[arg(value_enum)]
+        format: ImportFormat,
+        file: PathBuf,
+        /// Import the conversation that ends at this line's uuid instead of the latest one.
+        #[arg(long)]
+        leaf: Option<String>,
+        #[command(flatten)]
+        journal: JournalArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a session out as messages, stream-json or Claude Code transcript lines.
+    Export {
+        session: String,
+        #[arg(long, value_enum, default_value = "messages")]
+        format: ExportKind,
+        #[command(flatten)]
+        journal: JournalArg,
+    },
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
@@ -76,6 +98,18 @@ impl JournalArg {
     pub fn path(&self, base: &Path) -> PathBuf {
         self.journal.clone().unwrap_or_else(|| base.join(".reloop").join("journal.db"))
     }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportFormat {
+    ClaudeCode,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    Messages,
+    StreamJson,
+    ClaudeJsonl,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +147,10 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Replay { session, journal, json, output_format } => {
             inspect::replay(&journal, &session, json, output_format)
         }
+        Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
+            inspect::import(&journal, &file, leaf, json)
+        }
+        Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
         Command::Why { session, turn, journal, json } => inspect::why(&journal, &session, turn, json),
     }
 }
