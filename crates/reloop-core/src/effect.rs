@@ -44,6 +44,9 @@ pub enum Effect {
     CallModel(ModelCall),
     /// Run these tool calls (the driver schedules them) and report each as `tool_done`.
     RunTools { calls: Vec<ToolUse> },
+    /// After a crash: tool calls that started and were never answered. The driver re-runs the
+    /// read-only ones and answers the others as possibly run, never re-running a write silently.
+    ResumeTools { calls: Vec<ToolUse> },
     /// Stop the model request in flight.
     CancelModel,
     /// Stop the tool calls in flight.

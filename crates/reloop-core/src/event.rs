@@ -145,6 +145,9 @@ pub enum Event {
     ToolDone(ToolOutcome),
     /// The wait before a retry is over.
     RetryReady,
+    /// The driver restarted on this journal after a crash: work that was in flight when the
+    /// process stopped is asked for again.
+    Resumed,
     /// The user (Ctrl-C) or the library caller asked the loop to stop.
     Abort,
 }
@@ -160,6 +163,7 @@ impl Event {
             Event::ModelFailed { .. } => "model_failed",
             Event::ToolDone(_) => "tool_done",
             Event::RetryReady => "retry_ready",
+            Event::Resumed => "resumed",
             Event::Abort => "abort",
         }
     }

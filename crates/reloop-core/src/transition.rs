@@ -76,7 +76,23 @@ pub fn transition(state: State, event: Event) -> Step {
             step
         }
 
-        (State::WaitingRetry(ctx), Event::RetryReady) => call_model(ctx, Vec::new(), None),
+        (State::WaitingRetry(ctx), Event::RetryReady | Event::Resumed) => call_model(ctx, Vec::new(), None),
+        // The request in flight when the process stopped is sent again, under the same number,
+        // so a scripted provider answers it with the same response.
+        (State::AwaitingModel(mut ctx, streaming), Event::Resumed) => {
+            let effects = if streaming.streamed { vec![Effect::Withdraw] } else { Vec::new() };
+            ctx.requests = ctx.requests.saturating_sub(1);
+            call_model(ctx, effects, None)
+        }
+        (State::RunningTools(ctx, tools), Event::Resumed) => {
+            let pending: Vec<_> =
+                tools.calls.iter().zip(&tools.outcomes).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
+            Step {
+                state: State::RunningTools(ctx, tools),
+                effects: vec![Effect::ResumeTools { calls: pending }],
+                reason: None,
+            }
+        }
         (State::WaitingRetry(ctx), Event::Abort) => {
             let mut step = abort(ctx, Vec::new(), TerminalReason::AbortedStreaming);
             step.effects.insert(0, Effect::CancelModel);

@@ -217,11 +217,54 @@ impl Session {
                 parent: None,
             })?;
         }
+        let state = State::new(self.core.clone());
+        Ok(self.launch(session_id, state, 0, Event::UserInput { content }))
+    }
+
+    /// Continues a journaled session after its process stopped: the state is rebuilt from the
+    /// journal's events under the session's own config, and a `resumed` event asks again for
+    /// whatever was in flight. Nothing journaled is lost or repeated.
+    pub fn resume(mut self, session_id: &str) -> Result<RunHandle, DriverError> {
+        let Some(journal) = &self.journal else {
+            return Err(DriverError::Task("resuming a session needs its journal".into()));
+        };
+        let header = journal.header(session_id)?;
+        let steps = journal.steps(session_id)?;
+        self.core = header.core_config.clone();
+        if let Ok(run) = serde_json::from_value::<RunConfig>(header.run_config.clone()) {
+            self.run = run;
+        }
+        let mut state = State::new(self.core.clone());
+        for record in &steps {
+            state = transition(state, record.event.clone()).state;
+        }
+        let seq = steps.last().map_or(0, |s| s.seq);
+        Ok(self.launch(session_id.to_string(), state, seq, Event::Resumed))
+    }
+
+    fn launch(self, session_id: String, state: State, seq: u64, first: Event) -> RunHandle {
         let (out, events) = mpsc::unbounded_channel();
         let (abort, abort_rx) = mpsc::unbounded_channel();
-        let runner = Runner::new(self, session_id.clone(), out);
-        let task = tokio::spawn(runner.run(Event::UserInput { content }, abort_rx));
-        Ok(RunHandle { session_id, events, abort, task })
+        let runner = Runner::new(self, session_id.clone(), out, state, seq);
+        let task = tokio::spawn(runner.run(first, abort_rx));
+        RunHandle { session_id, events, abort, task }
+    }
+}
+
+/// The files a session had read, so Write and Edit keep their read-first rule after a resume.
+fn files_read_from(state: &State, ctx: &ToolContext) {
+    let messages = state.messages().messages();
+    for (i, message) in messages.iter().enumerate() {
+        for call in message.tool_uses().filter(|c| c.name == "Read" || c.name == "Write" || c.name == "Edit") {
+            let ok = messages.get(i + 1).is_some_and(|next| {
+                next.content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
+            });
+            if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
+                ctx.mark_read(&ctx.cwd.join(path));
+            }
+        }
     }
 }
 
@@ -245,9 +288,10 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(session: Session, session_id: String, out: mpsc::UnboundedSender<RunEvent>) -> Self {
+    fn new(session: Session, session_id: String, out: mpsc::UnboundedSender<RunEvent>, state: State, seq: u64) -> Self {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
         let tool_ctx = ToolContext::new(session.run.cwd.clone());
+        files_read_from(&state, &tool_ctx);
         Runner {
             session_id,
             provider: session.provider,
@@ -256,8 +300,8 @@ impl Runner {
             tool_ctx,
             journal: session.journal,
             run: session.run,
-            state: Some(State::new(session.core)),
-            seq: 0,
+            state: Some(state),
+            seq,
             out,
             inbox,
             inbox_rx,
@@ -345,6 +389,20 @@ impl Runner {
             Effect::CallModel(call) => self.call_model(call, state),
             Effect::RunTools { calls } => {
                 self.tool_run = Some(ToolRun::start(calls.clone(), &self.tools, &self.tool_ctx, self.inbox.clone()));
+            }
+            Effect::ResumeTools { calls } => {
+                let (rerun, unknown): (Vec<_>, Vec<_>) =
+                    calls.iter().cloned().partition(|c| self.tools.is_read_only(&c.name, &c.input));
+                for call in unknown {
+                    let _ = self.inbox.send(Event::ToolDone(ToolOutcome {
+                        tool_use_id: call.id,
+                        content: reloop_core::ToolResultContent::Text(crate::tools::UNFINISHED_TOOL_RESULT.to_string()),
+                        is_error: true,
+                    }));
+                }
+                if !rerun.is_empty() {
+                    self.tool_run = Some(ToolRun::start(rerun, &self.tools, &self.tool_ctx, self.inbox.clone()));
+                }
             }
             Effect::CancelModel => {
                 if let Some(task) = self.model_task.take() {

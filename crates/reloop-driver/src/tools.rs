@@ -15,6 +15,10 @@ use tokio::task::JoinHandle;
 
 pub const MAX_PARALLEL: usize = 10;
 
+/// The result of a tool call that may have changed something and was interrupted by a crash.
+pub const UNFINISHED_TOOL_RESULT: &str = "<tool_use_error>The reloop process stopped before this tool call finished, \
+so it may or may not have run. Check its effects before running it again.</tool_use_error>";
+
 pub(crate) struct ToolRun {
     task: JoinHandle<()>,
     cancel: Arc<AtomicBool>,
