@@ -69,6 +69,9 @@ pub struct RunArgs {
     /// Ask for extended thinking with this many budget tokens.
     #[arg(long, value_name = "TOKENS")]
     pub thinking: Option<u32>,
+    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
+    #[arg(long, value_name = "N", hide = true)]
+    pub crash_after_step: Option<u64>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +130,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .with_retry_seed(reloop_driver::new_seed())
             .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt))),
         run,
+        crash_after_step: args.crash_after_step,
     };
     let mut handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     let abort = handle.abort_handle();

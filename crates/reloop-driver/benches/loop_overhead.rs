@@ -76,6 +76,7 @@ fn run_session(rt: &tokio::runtime::Runtime, turns: usize, journal: Option<Journ
         journal,
         core: Config::default(),
         run: RunConfig::new("scripted", "bench", std::env::temp_dir()),
+        crash_after_step: None,
     };
     let start = Instant::now();
     let result = rt.block_on(async move {

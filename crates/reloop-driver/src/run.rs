@@ -147,6 +147,9 @@ pub struct Session {
     pub journal: Option<Journal>,
     pub core: Config,
     pub run: RunConfig,
+    /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
+    /// would stop it, before the step's effects run.
+    pub crash_after_step: Option<u64>,
 }
 
 /// A running session: a stream of [`RunEvent`]s and a way to abort.
@@ -285,6 +288,7 @@ struct Runner {
     model_task: Option<JoinHandle<()>>,
     tool_run: Option<ToolRun>,
     started: Instant,
+    crash_after_step: Option<u64>,
 }
 
 impl Runner {
@@ -308,6 +312,7 @@ impl Runner {
             model_task: None,
             tool_run: None,
             started: Instant::now(),
+            crash_after_step: session.crash_after_step,
         }
     }
 
@@ -373,6 +378,9 @@ impl Runner {
                 self.state = Some(step.state);
                 return Err(e.into());
             }
+        }
+        if self.crash_after_step == Some(self.seq) {
+            std::process::abort();
         }
         for output in step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref()) {
             let _ = self.out.send(output);
