@@ -33,6 +33,8 @@ pub struct Config {
     pub token_budget: Option<u64>,
     /// Consecutive stop-hook blocks after which the turn ends anyway.
     pub stop_hook_block_cap: u32,
+    /// Stop hooks are configured: the end of a turn waits for their verdicts.
+    pub stop_hooks: bool,
 }
 
 impl Default for Config {
@@ -47,6 +49,7 @@ impl Default for Config {
             retry_seed: 0,
             token_budget: None,
             stop_hook_block_cap: 8,
+            stop_hooks: false,
         }
     }
 }
@@ -89,6 +92,11 @@ impl Config {
 
     pub fn with_token_budget(mut self, budget: Option<u64>) -> Self {
         self.token_budget = budget;
+        self
+    }
+
+    pub fn with_stop_hooks(mut self, on: bool) -> Self {
+        self.stop_hooks = on;
         self
     }
 

@@ -47,6 +47,10 @@ pub enum Effect {
     /// After a crash: tool calls that started and were never answered. The driver re-runs the
     /// read-only ones and answers the others as possibly run, never re-running a write silently.
     ResumeTools { calls: Vec<ToolUse> },
+    /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
+    RunStopHooks { stop_hook_active: bool, last_assistant_message: String },
+    /// Kill the hooks in flight.
+    CancelHooks,
     /// Stop the model request in flight.
     CancelModel,
     /// Stop the tool calls in flight.

@@ -143,6 +143,14 @@ pub enum Event {
     ModelFailed { error: ModelError },
     /// A tool call finished (or was refused or cancelled by the driver).
     ToolDone(ToolOutcome),
+    /// The hooks of one hook event finished (in parallel; runs in hook order).
+    HookDone {
+        hook_event: crate::hook::HookEventName,
+        /// The tool call, for tool hooks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+        runs: Vec<crate::hook::HookRun>,
+    },
     /// The wait before a retry is over.
     RetryReady,
     /// The driver restarted on this journal after a crash: work that was in flight when the
@@ -162,6 +170,7 @@ impl Event {
             Event::ModelDone { .. } => "model_done",
             Event::ModelFailed { .. } => "model_failed",
             Event::ToolDone(_) => "tool_done",
+            Event::HookDone { .. } => "hook_done",
             Event::RetryReady => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",

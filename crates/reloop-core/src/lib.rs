@@ -23,6 +23,7 @@ pub mod effect;
 pub mod event;
 pub mod history;
 pub mod hook;
+mod hook_flow;
 pub mod message;
 pub mod reason;
 mod response;

@@ -77,7 +77,8 @@ impl TerminalReason {
 
     /// Whether a run that ends this way is a failure for the caller (result `is_error`, exit 1).
     pub fn is_error(self) -> bool {
-        !matches!(self, TerminalReason::Completed)
+        // A hook that ends the run on purpose is not a failure.
+        !matches!(self, TerminalReason::Completed | TerminalReason::StopHookPrevented | TerminalReason::HookStopped)
     }
 }
 
@@ -127,6 +128,18 @@ pub enum Evidence {
     },
     /// The model announced a tool call and sent none.
     MalformedToolCall { retried: bool },
+    /// Stop hooks refused to let the turn end.
+    StopHookBlock { feedback: Vec<String>, block: u32, cap: u32 },
+    /// Stop hooks blocked `cap` times in a row; the turn ended anyway.
+    StopHookCap { cap: u32 },
+    /// A hook said `continue: false`.
+    HookPrevented {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+    },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.
@@ -202,6 +215,20 @@ impl Reason {
             }
             Evidence::MalformedToolCall { retried: true } => {
                 "stop_reason tool_use without a tool_use block, again after the retry".to_string()
+            }
+            Evidence::StopHookBlock { feedback, block, cap } => {
+                format!("{} (block {block} of {cap})", feedback.join("; "))
+            }
+            Evidence::StopHookCap { cap } => crate::hook::stop_hook_cap_warning(*cap),
+            Evidence::HookPrevented { command, stop_reason, tool_use_id } => {
+                let mut line = format!("[{command}] said continue: false");
+                if let Some(id) = tool_use_id {
+                    line.push_str(&format!(" after {id}"));
+                }
+                if let Some(reason) = stop_reason {
+                    line.push_str(&format!(": {reason}"));
+                }
+                line
             }
             Evidence::TokenBudget { pct, turn_tokens, budget } => {
                 format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))

@@ -107,9 +107,20 @@ fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
     done(ctx, terminal, Vec::new())
 }
 
-/// The model asked for no tool: the end-of-turn checks decide whether the loop stops.
+/// The model asked for no tool: the Stop hooks, then the token budget, decide whether the loop
+/// stops.
 fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason>) -> Step {
+    let last_assistant_message = assistant.text();
     ctx.messages.push(assistant);
+    if ctx.config.stop_hooks {
+        let effects = vec![Effect::RunStopHooks { stop_hook_active: ctx.stop_hook_active, last_assistant_message }];
+        return Step { state: State::RunningStopHooks(ctx, stop_reason), effects, reason: None };
+    }
+    after_stop_hooks(ctx, stop_reason)
+}
+
+/// Nothing held the turn open so far: the token budget may still keep the model working.
+pub(crate) fn after_stop_hooks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
         let turn_tokens = ctx.query_output_tokens;
         let pct = (turn_tokens * 100 + budget / 2) / budget;

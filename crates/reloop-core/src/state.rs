@@ -44,6 +44,8 @@ pub struct Loop {
     pub budget_last_deltas: [u64; 2],
     /// Output tokens at the last budget check.
     pub budget_checked_at: u64,
+    /// Consecutive stop-hook blocks.
+    pub stop_hook_blocks: u32,
 }
 
 impl Loop {
@@ -67,6 +69,7 @@ impl Loop {
             budget_continuations: 0,
             budget_last_deltas: [0, 0],
             budget_checked_at: 0,
+            stop_hook_blocks: 0,
         }
     }
 
@@ -103,6 +106,7 @@ impl Loop {
         d.u64(self.budget_last_deltas[0]);
         d.u64(self.budget_last_deltas[1]);
         d.u64(self.budget_checked_at);
+        d.u64(u64::from(self.stop_hook_blocks));
     }
 }
 
@@ -120,12 +124,16 @@ pub struct Streaming {
 pub struct Tools {
     pub calls: Vec<ToolUse>,
     pub outcomes: Vec<Option<ToolOutcome>>,
+    /// PostToolUse feedback for the model, by call index.
+    pub feedback: Vec<(usize, String)>,
+    /// A tool hook said `continue: false`: the loop stops after these tools.
+    pub stopped_by: Option<crate::reason::Evidence>,
 }
 
 impl Tools {
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools { calls, outcomes }
+        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None }
     }
 
     pub fn is_complete(&self) -> bool {
@@ -154,6 +162,8 @@ pub enum State {
     RunningTools(Loop, Tools),
     /// A request failed; the driver waits before the loop asks again.
     WaitingRetry(Loop),
+    /// The model asked for no tool; the Stop hooks decide whether the turn ends.
+    RunningStopHooks(Loop, Option<crate::event::StopReason>),
     /// The loop has stopped; nothing more happens.
     Done(Loop, Terminal),
 }
@@ -170,6 +180,7 @@ impl State {
             | State::AwaitingModel(c, _)
             | State::RunningTools(c, _)
             | State::WaitingRetry(c)
+            | State::RunningStopHooks(c, _)
             | State::Done(c, _) => c,
         }
     }
@@ -185,6 +196,7 @@ impl State {
             State::AwaitingModel(..) => "awaiting_model",
             State::RunningTools(..) => "running_tools",
             State::WaitingRetry(_) => "waiting_retry",
+            State::RunningStopHooks(..) => "running_stop_hooks",
             State::Done(..) => "done",
         }
     }
@@ -208,6 +220,7 @@ impl State {
         self.context().digest_into(&mut d);
         match self {
             State::Idle(_) | State::WaitingRetry(_) => {}
+            State::RunningStopHooks(_, stop_reason) => d.json(stop_reason),
             State::AwaitingModel(_, s) => {
                 d.json(&s.blocks);
                 d.u64(u64::from(s.streamed));
@@ -215,6 +228,8 @@ impl State {
             State::RunningTools(_, t) => {
                 d.json(&t.calls);
                 d.json(&t.outcomes);
+                d.json(&t.feedback);
+                d.json(&t.stopped_by);
             }
             State::Done(_, t) => d.json(t),
         }

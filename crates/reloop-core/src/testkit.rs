@@ -45,6 +45,16 @@ pub enum ModelOutcome {
     TextTokens(u64),
 }
 
+/// What the Stop hooks say, one verdict per time they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookOutcome {
+    Pass,
+    /// Exit 2 with a message: the turn may not end.
+    Block,
+    /// `{"continue": false}`: the run ends.
+    Prevent,
+}
+
 /// A scripted session: the model's outcomes in request order, plus optional disturbances.
 #[derive(Debug, Clone)]
 pub struct Simulation {
@@ -55,6 +65,8 @@ pub struct Simulation {
     pub reverse_tool_order: bool,
     /// Give up after this many steps.
     pub max_steps: usize,
+    /// Stop-hook verdicts in the order the hooks run; `Pass` once they run out.
+    pub stop_hooks: Vec<HookOutcome>,
 }
 
 /// One applied step, as the simulation saw it.
@@ -80,11 +92,18 @@ pub struct Trace {
 
 impl Simulation {
     pub fn new(config: Config) -> Self {
-        Simulation { config, abort_at: None, reverse_tool_order: false, max_steps: 10_000 }
+        Simulation { config, abort_at: None, reverse_tool_order: false, max_steps: 10_000, stop_hooks: Vec::new() }
     }
 
     pub fn abort_at(mut self, at: Option<usize>) -> Self {
         self.abort_at = at;
+        self
+    }
+
+    /// Configures Stop hooks that answer with these verdicts in turn.
+    pub fn stop_hooks(mut self, verdicts: Vec<HookOutcome>) -> Self {
+        self.config.stop_hooks = true;
+        self.stop_hooks = verdicts;
         self
     }
 
@@ -101,6 +120,7 @@ impl Simulation {
             std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
         let mut steps = Vec::new();
         let mut fed = 0usize;
+        let mut hook_runs = 0usize;
         let mut gave_up = false;
         while let Some(mut event) = queue.pop_front() {
             if steps.len() >= self.max_steps {
@@ -123,6 +143,11 @@ impl Simulation {
                         queue.extend(model_events(call.request, outcome));
                     }
                     Effect::WaitRetry(_) => queue.push_back(Event::RetryReady),
+                    Effect::RunStopHooks { .. } => {
+                        let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
+                        hook_runs += 1;
+                        queue.push_back(stop_hook_event(verdict));
+                    }
                     Effect::RunTools { calls } => {
                         let mut done: Vec<Event> = calls
                             .iter()
@@ -161,6 +186,25 @@ impl Simulation {
     /// After an abort, outside facts still in flight are dropped: the driver cancels them.
     fn abort_seen(&self, queue: &mut std::collections::VecDeque<Event>) {
         queue.truncate(1);
+    }
+}
+
+fn stop_hook_event(verdict: HookOutcome) -> Event {
+    let (exit_code, stdout, stderr) = match verdict {
+        HookOutcome::Pass => (0, String::new(), String::new()),
+        HookOutcome::Block => (2, String::new(), "tests failing".to_string()),
+        HookOutcome::Prevent => (0, r#"{"continue": false, "stopReason": "enough"}"#.to_string(), String::new()),
+    };
+    Event::HookDone {
+        hook_event: crate::hook::HookEventName::Stop,
+        tool_use_id: None,
+        runs: vec![crate::hook::HookRun {
+            command: "./check.sh".into(),
+            exit_code: Some(exit_code),
+            stdout,
+            stderr,
+            timed_out: false,
+        }],
     }
 }
 
@@ -285,6 +329,7 @@ impl Trace {
         let mut recoveries = 0u32;
         let mut malformed_this_turn = 0u32;
         let mut escalations_in_a_row = 0u32;
+        let mut stop_blocks = 0u32;
         let mut turn = 1;
         for step in &self.steps {
             if step.turn != turn {
@@ -307,6 +352,15 @@ impl Trace {
                 }
                 Some(_) => escalations_in_a_row = 0,
                 None => {}
+            }
+            if matches!(step.event, Event::HookDone { hook_event: crate::hook::HookEventName::Stop, .. }) {
+                match &step.reason {
+                    Some(Reason::Continue { reason: ContinueReason::StopHookBlocking, .. }) => stop_blocks += 1,
+                    _ => stop_blocks = 0,
+                }
+            }
+            if stop_blocks > self.config.stop_hook_block_cap {
+                return Err(Violation(format!("{stop_blocks} consecutive stop-hook blocks")));
             }
             if recoveries > crate::config::MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
                 return Err(Violation(format!("{recoveries} consecutive output-token recoveries")));

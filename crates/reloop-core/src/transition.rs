@@ -6,10 +6,11 @@
 
 use crate::effect::{Effect, ModelCall};
 use crate::event::{Event, ToolOutcome};
+use crate::hook::HookEventName;
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
 use crate::state::{Loop, State, Streaming, Terminal, Tools};
-use crate::{response, retry};
+use crate::{hook_flow, response, retry};
 
 /// Text of the `tool_result` given to every unanswered tool call when the user aborts.
 pub const INTERRUPTED_TOOL_RESULT: &str = "Interrupted by user";
@@ -113,6 +114,24 @@ pub fn transition(state: State, event: Event) -> Step {
             }
         }
         (State::RunningTools(ctx, tools), Event::Abort) => abort_tools(ctx, tools),
+        (State::RunningTools(ctx, tools), Event::HookDone { hook_event, tool_use_id, runs }) => {
+            hook_flow::tool_hooks_done(ctx, tools, hook_event, tool_use_id.as_deref(), &runs)
+        }
+
+        (State::RunningStopHooks(ctx, stop_reason), Event::HookDone { hook_event: HookEventName::Stop, runs, .. }) => {
+            hook_flow::stop_hooks_done(ctx, stop_reason, &runs)
+        }
+        (State::RunningStopHooks(ctx, _), Event::Abort) => {
+            let mut step = abort(ctx, Vec::new(), TerminalReason::AbortedStreaming);
+            step.effects.insert(0, Effect::CancelHooks);
+            step
+        }
+        // Hooks in flight when the process stopped run again.
+        (State::RunningStopHooks(ctx, stop_reason), Event::Resumed) => {
+            let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();
+            let effects = vec![Effect::RunStopHooks { stop_hook_active: ctx.stop_hook_active, last_assistant_message }];
+            Step { state: State::RunningStopHooks(ctx, stop_reason), effects, reason: None }
+        }
 
         (state, _) => Step::stay(state),
     }
@@ -131,6 +150,7 @@ fn start_query(mut ctx: Loop) -> Step {
     ctx.budget_continuations = 0;
     ctx.budget_last_deltas = [0, 0];
     ctx.budget_checked_at = 0;
+    ctx.stop_hook_blocks = 0;
     call_model(ctx, Vec::new(), None)
 }
 
@@ -171,8 +191,15 @@ pub(crate) fn continue_with(
 fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     let requested: Vec<ToolRef> =
         tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
-    let results = tools.outcomes.into_iter().flatten().map(result_block).collect();
-    ctx.messages.push(Message::user(results));
+    let mut content: Vec<ContentBlock> = tools.outcomes.into_iter().flatten().map(result_block).collect();
+    let mut feedback = tools.feedback;
+    feedback.sort_by_key(|(index, _)| *index);
+    content.extend(feedback.into_iter().map(|(_, text)| ContentBlock::text(text)));
+    ctx.messages.push(Message::user(content));
+    if let Some(evidence) = tools.stopped_by {
+        let terminal = Terminal { reason: TerminalReason::HookStopped, evidence, error: None };
+        return done(ctx, terminal, Vec::new());
+    }
 
     let next = ctx.turn_count + 1;
     if let Some(max_turns) = ctx.config.max_turns {

@@ -3,7 +3,7 @@
 //! `PROPTEST_CASES=20000 cargo test -p reloop-core --test properties --release` runs deeper.
 
 use proptest::prelude::*;
-use reloop_core::testkit::{ModelOutcome, Simulation};
+use reloop_core::testkit::{HookOutcome, ModelOutcome, Simulation};
 use reloop_core::Config;
 
 fn outcome() -> impl Strategy<Value = ModelOutcome> {
@@ -49,8 +49,16 @@ proptest! {
         config in config(),
         abort_at in proptest::option::of(0usize..40),
         reverse in any::<bool>(),
+        hooks in proptest::option::of(proptest::collection::vec(
+            prop_oneof![4 => Just(HookOutcome::Pass), 5 => Just(HookOutcome::Block), 1 => Just(HookOutcome::Prevent)],
+            0..14,
+        )),
     ) {
-        let trace = Simulation::new(config.clone())
+        let mut sim = Simulation::new(config.clone().with_stop_hook_block_cap(3));
+        if let Some(hooks) = hooks {
+            sim = sim.stop_hooks(hooks);
+        }
+        let trace = sim
             .abort_at(abort_at)
             .reverse_tool_order(reverse)
             .run(&script);
@@ -68,6 +76,18 @@ fn a_model_that_always_asks_for_tools_is_stopped_by_max_turns() {
     // Without retries or recoveries, every request is a new turn: at most max_turns of them.
     assert_eq!(trace.model_requests(), 3);
     assert_eq!(trace.terminal().map(|t| t.as_str()), Some("max_turns"));
+}
+
+#[test]
+fn stop_hooks_that_always_block_are_overridden_at_the_cap() {
+    let script = vec![ModelOutcome::Text; 20];
+    let trace = Simulation::new(Config::default().with_stop_hook_block_cap(8))
+        .stop_hooks(vec![HookOutcome::Block; 20])
+        .run(&script);
+    trace.check().unwrap();
+    assert_eq!(trace.continues(reloop_core::ContinueReason::StopHookBlocking), 8);
+    assert_eq!(trace.model_requests(), 9);
+    assert_eq!(trace.terminal().map(|t| t.as_str()), Some("completed"));
 }
 
 #[test]
