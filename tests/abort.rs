@@ -15,7 +15,7 @@ fn run_and_interrupt(ws: &Workspace, cassette: &str, ready: &str) -> (Option<i32
     let cwd = ws.cwd();
     let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
-        .args(["--output-format", "stream-json"])
+        .args(["--output-format", "stream-json", "--allowed-tools", "Bash"])
         .env("RELOOP_JOURNAL", ws.journal())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

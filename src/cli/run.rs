@@ -7,9 +7,10 @@ use std::sync::Arc;
 use futures::StreamExt;
 use reloop_core::{Config, ContentBlock};
 use reloop_driver::{RunConfig, RunEvent, Session};
+use reloop_hooks::Settings;
 use reloop_journal::Journal;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
-use reloop_tools::ToolRegistry;
+use reloop_tools::{PermissionContext, PermissionError, PermissionMode, PermissionRules, ToolRegistry, Workspace};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::demo;
@@ -69,6 +70,27 @@ pub struct RunArgs {
     /// Ask for extended thinking with this many budget tokens.
     #[arg(long, value_name = "TOKENS")]
     pub thinking: Option<u32>,
+    /// A Claude Code settings file: hooks (Stop, PreToolUse, PostToolUse) and permission rules.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// default, acceptEdits, plan, bypassPermissions or dontAsk.
+    #[arg(long, default_value = "default")]
+    pub permission_mode: String,
+    /// Rules that allow calls, e.g. `Bash(git diff:*)` `Edit(./src/**)` (comma or space separated).
+    #[arg(long, value_name = "RULES", num_args = 1.., value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+    /// Rules or tool names that deny calls.
+    #[arg(long, value_name = "RULES", num_args = 1.., value_delimiter = ',')]
+    pub disallowed_tools: Vec<String>,
+    /// More folders the tools may use besides the working directory.
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+    /// Allow bypassPermissions when running as root.
+    #[arg(long)]
+    pub dangerously_allow_root: bool,
+    /// Consecutive stop-hook blocks after which the turn ends anyway.
+    #[arg(long, default_value_t = 8)]
+    pub stop_hook_block_cap: u32,
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
@@ -116,11 +138,16 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         .with_thinking(args.thinking)
         .with_max_output_tokens(args.max_output_tokens)
         .with_system_prompt(system_prompt);
-    let session = Session {
+    let settings = match &args.settings {
+        Some(path) => Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
+        None => Settings::empty(),
+    };
+    let permissions = permissions(&args, &settings, &cwd)?;
+    let session = Session::new(
         provider,
-        tools: ToolRegistry::builtin(),
-        journal: Some(journal),
-        core: Config::default()
+        ToolRegistry::builtin(),
+        Some(journal),
+        Config::default()
             .with_max_turns(args.max_turns)
             .with_model(args.model.clone())
             .with_fallback_model(args.fallback_model.clone())
@@ -128,10 +155,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .with_escalate_max_tokens(args.escalate_max_tokens)
             .with_max_retries(args.max_retries)
             .with_retry_seed(reloop_driver::new_seed())
-            .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt))),
+            .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt)))
+            .with_stop_hook_block_cap(args.stop_hook_block_cap),
         run,
-        crash_after_step: args.crash_after_step,
-    };
+    )
+    .with_hooks(settings.hooks.clone())
+    .with_permissions(Some(permissions))
+    .with_crash_after_step(args.crash_after_step);
     let mut handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     let abort = handle.abort_handle();
     let ctrl_c = tokio::spawn(async move {
@@ -207,6 +237,56 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
             Ok(Arc::new(OpenAiProvider::new(config).map_err(config_error)?))
         }
     }
+}
+
+/// The permission mode and rules from the flags and the settings file. Deny wins over allow.
+fn permissions(args: &RunArgs, settings: &Settings, cwd: &Path) -> Result<PermissionContext, CliError> {
+    let mode: PermissionMode =
+        args.permission_mode.parse().map_err(|e: PermissionError| CliError::Usage(e.to_string()))?;
+    if mode == PermissionMode::BypassPermissions && running_as_root() && !args.dangerously_allow_root {
+        return Err(CliError::Usage(
+            "--permission-mode bypassPermissions is refused when running as root: every tool could touch \
+             anything on this machine. Run as another user, or pass --dangerously-allow-root if you mean it."
+                .into(),
+        ));
+    }
+    let mut allow = settings.permissions.allow.clone();
+    allow.extend(args.allowed_tools.iter().flat_map(|r| split_rules(r)));
+    let deny = settings.permissions.deny.clone();
+    let ask = settings.permissions.ask.clone();
+    let rules = PermissionRules::parse(&allow, &deny, &ask).map_err(|e| CliError::Usage(e.to_string()))?;
+    let workspace = Workspace::new(cwd, &args.add_dir).map_err(|e| CliError::Usage(e.to_string()))?;
+    let disallowed: Vec<String> = args.disallowed_tools.iter().flat_map(|r| split_rules(r)).collect();
+    PermissionContext::new(mode, rules, workspace, disallowed).map_err(|e| CliError::Usage(e.to_string()))
+}
+
+/// Rules may be given space separated in one argument (`"Bash(git diff:*) Edit"`); spaces
+/// inside parentheses belong to the rule.
+fn split_rules(text: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let (mut current, mut depth) = (String::new(), 0usize);
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if c.is_whitespace() && depth == 0 => {
+                if !current.is_empty() {
+                    rules.push(std::mem::take(&mut current));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        rules.push(current);
+    }
+    rules
+}
+
+fn running_as_root() -> bool {
+    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

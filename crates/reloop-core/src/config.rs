@@ -33,6 +33,10 @@ pub struct Config {
     pub token_budget: Option<u64>,
     /// Consecutive stop-hook blocks after which the turn ends anyway.
     pub stop_hook_block_cap: u32,
+    /// The behaviours this session runs with ([`crate::flags`]); journals written before flags
+    /// existed get the baseline set.
+    #[serde(default = "crate::flags::baseline_for_old_journals")]
+    pub flags: crate::flags::Flags,
     /// Stop hooks are configured: the end of a turn waits for their verdicts.
     pub stop_hooks: bool,
 }
@@ -49,6 +53,7 @@ impl Default for Config {
             retry_seed: 0,
             token_budget: None,
             stop_hook_block_cap: 8,
+            flags: crate::flags::Flags::current(),
             stop_hooks: false,
         }
     }
@@ -103,5 +108,15 @@ impl Config {
     pub fn with_stop_hook_block_cap(mut self, cap: u32) -> Self {
         self.stop_hook_block_cap = cap;
         self
+    }
+
+    pub fn with_flags(mut self, flags: crate::flags::Flags) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Whether the session runs with behaviour `flag` (see [`crate::flags::TABLE`]).
+    pub fn flag(&self, flag: u32) -> bool {
+        self.flags.has(flag)
     }
 }

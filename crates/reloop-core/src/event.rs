@@ -114,6 +114,9 @@ pub struct ToolOutcome {
     pub content: crate::message::ToolResultContent,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The call did not run because a permission rule, mode or hook denied it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
 }
 
 /// An outside fact, fed to [`crate::transition`].

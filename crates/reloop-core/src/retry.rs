@@ -46,6 +46,7 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
                         tool_use_id: id.clone(),
                         content: ToolResultContent::Text(FALLBACK_TOOL_RESULT.to_string()),
                         is_error: true,
+                        denied: false,
                     })
                 })
                 .collect();

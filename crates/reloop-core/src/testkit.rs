@@ -156,6 +156,7 @@ impl Simulation {
                                     tool_use_id: c.id.clone(),
                                     content: ToolResultContent::Text(format!("ran {}", c.name)),
                                     is_error: false,
+                                    denied: false,
                                 })
                             })
                             .collect();

@@ -237,6 +237,7 @@ fn interrupted(id: &str) -> ToolOutcome {
         tool_use_id: id.to_string(),
         content: ToolResultContent::Text(INTERRUPTED_TOOL_RESULT.to_string()),
         is_error: true,
+        denied: false,
     }
 }
 

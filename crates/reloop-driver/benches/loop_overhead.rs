@@ -70,14 +70,13 @@ struct Figures {
 
 fn run_session(rt: &tokio::runtime::Runtime, turns: usize, journal: Option<Journal>) -> (Figures, Option<String>) {
     let provider = Arc::new(ScriptedProvider::from_json(&cassette(turns)).expect("bench cassette"));
-    let session = Session {
+    let session = Session::new(
         provider,
-        tools: tools(),
+        tools(),
         journal,
-        core: Config::default(),
-        run: RunConfig::new("scripted", "bench", std::env::temp_dir()),
-        crash_after_step: None,
-    };
+        Config::default(),
+        RunConfig::new("scripted", "bench", std::env::temp_dir()),
+    );
     let start = Instant::now();
     let result = rt.block_on(async move {
         let handle = session.start(vec![ContentBlock::text("go")]).expect("start");

@@ -1,7 +1,7 @@
 //! `reloop why`: the continue and terminal decisions of a session, with their evidence.
 
 use reloop_core::{Effect, Evidence};
-use reloop_journal::StepRecord;
+use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 
 /// One decision of the loop.
@@ -88,4 +88,55 @@ pub fn describe_effect(effect: &Effect) -> String {
         Effect::CancelTools => "cancel_tools".to_string(),
         other => serde_json::to_string(other).unwrap_or_default(),
     }
+}
+
+/// The path of states and reasons as a Graphviz graph (`reloop why --dot | dot -Tsvg`).
+///
+/// One node per state the loop entered (a run of steps that stay in one phase is one node), one
+/// edge per step that moved it, labelled with the step, its event and — where the loop continued
+/// or stopped — the reason. Continues are blue, stops red; a fork's graph starts at its parent.
+pub fn dot(header: &SessionHeader, steps: &[StepRecord]) -> String {
+    let mut out = String::from("digraph reloop {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+    out.push_str(&format!("  label={};\n  labelloc=t;\n", quote(&format!("session {}", header.id))));
+    let start = match &header.parent {
+        Some((parent, seq)) => {
+            out.push_str(&format!("  start [shape=note, label={}];\n", quote(&format!("fork of {parent} @{seq}"))));
+            "start".to_string()
+        }
+        None => {
+            out.push_str("  start [shape=circle, label=\"idle\"];\n");
+            "start".to_string()
+        }
+    };
+    let mut current = start;
+    for s in steps {
+        if s.from_phase == s.to_phase && s.reason.is_none() && s.turn_before == s.turn_after {
+            continue;
+        }
+        let node = format!("s{}", s.seq);
+        let mut label = format!("{}\nturn {}", s.to_phase, s.turn_after);
+        let mut edge = format!("#{} {}", s.seq, s.event.kind());
+        let mut color = "black";
+        let mut shape = "box";
+        if let Some(reason) = &s.reason {
+            edge.push_str(&format!("\n{}", reason.name()));
+            if reason.is_terminal() {
+                color = "red";
+                shape = "doubleoctagon";
+                label = format!("done\n{}", reason.name());
+            } else {
+                color = "blue";
+            }
+        }
+        out.push_str(&format!("  {node} [shape={shape}, label={}];\n", quote(&label)));
+        out.push_str(&format!("  {current} -> {node} [label={}, color={color}, fontcolor={color}];\n", quote(&edge)));
+        current = node;
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A DOT string literal; `\n` inside labels is DOT's own line break.
+fn quote(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
 }

@@ -15,13 +15,17 @@
 pub mod context;
 mod error;
 pub mod explain;
+pub mod fork;
 mod ids;
 pub mod outputs;
 pub mod replay;
+pub mod request;
 mod run;
 mod tools;
 
 pub use error::DriverError;
+pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
 pub use ids::{new_seed, new_session_id};
-pub use replay::{replay, Divergence, ReplayReport};
+pub use replay::{replay, replay_with_flips, Divergence, ReplayReport};
+pub use request::{request_at, RebuiltRequest, RequestAt};
 pub use run::{RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};

@@ -7,21 +7,24 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
+use reloop_core::hook::HookEventName;
 use reloop_core::{
     transition, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
     ToolOutcome, Usage,
 };
+use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
-use reloop_tools::{ToolContext, ToolRegistry};
+use reloop_tools::{PermissionContext, ToolContext, ToolRegistry};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::DriverError;
 use crate::ids::{new_session_id, now_ms};
 use crate::outputs::{result_of, step_outputs};
-use crate::tools::ToolRun;
+use crate::tools::{ToolEnv, ToolScheduler};
 
 /// reloop's own system prompt, used unless the caller replaces it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are reloop, a coding agent working in the user's repository. \
@@ -150,6 +153,48 @@ pub struct Session {
     /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
     /// would stop it, before the step's effects run.
     pub crash_after_step: Option<u64>,
+    /// Hooks from the settings file (none by default).
+    pub hooks: Arc<HooksConfig>,
+    /// Permission mode, rules and workspace; `None` lets every call through.
+    pub permissions: Option<Arc<PermissionContext>>,
+}
+
+impl Session {
+    /// A session with no hooks, no permission checks and no crash point.
+    pub fn new(
+        provider: Arc<dyn ModelProvider>,
+        tools: ToolRegistry,
+        journal: Option<Journal>,
+        core: Config,
+        run: RunConfig,
+    ) -> Self {
+        Session {
+            provider,
+            tools,
+            journal,
+            core,
+            run,
+            crash_after_step: None,
+            hooks: Arc::new(HooksConfig::default()),
+            permissions: None,
+        }
+    }
+
+    pub fn with_hooks(mut self, hooks: HooksConfig) -> Self {
+        self.core.stop_hooks = !hooks.matching(reloop_core::hook::HookEventName::Stop, None).is_empty();
+        self.hooks = Arc::new(hooks);
+        self
+    }
+
+    pub fn with_permissions(mut self, permissions: Option<PermissionContext>) -> Self {
+        self.permissions = permissions.map(Arc::new);
+        self
+    }
+
+    pub fn with_crash_after_step(mut self, step: Option<u64>) -> Self {
+        self.crash_after_step = step;
+        self
+    }
 }
 
 /// A running session: a stream of [`RunEvent`]s and a way to abort.
@@ -277,7 +322,6 @@ struct Runner {
     tools: ToolRegistry,
     /// Sent with every request; computed once.
     tool_specs: Vec<reloop_core::ToolSpec>,
-    tool_ctx: ToolContext,
     journal: Option<Journal>,
     run: RunConfig,
     state: Option<State>,
@@ -286,7 +330,11 @@ struct Runner {
     inbox: mpsc::UnboundedSender<Event>,
     inbox_rx: mpsc::UnboundedReceiver<Event>,
     model_task: Option<JoinHandle<()>>,
-    tool_run: Option<ToolRun>,
+    tools_in_flight: ToolScheduler,
+    hooks: Arc<HooksConfig>,
+    hook_common: HookCommon,
+    hooks_cancel: CancellationToken,
+    stop_hook_task: Option<JoinHandle<()>>,
     started: Instant,
     crash_after_step: Option<u64>,
 }
@@ -296,12 +344,27 @@ impl Runner {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
         let tool_ctx = ToolContext::new(session.run.cwd.clone());
         files_read_from(&state, &tool_ctx);
+        let hook_common = HookCommon {
+            session_id: session_id.clone(),
+            transcript_path: session.journal.as_ref().map(|j| j.path().display().to_string()).unwrap_or_default(),
+            cwd: session.run.cwd.display().to_string(),
+            permission_mode: session
+                .permissions
+                .as_ref()
+                .map_or("default".to_string(), |p| p.mode.as_str().to_string()),
+        };
+        let tools_in_flight = ToolScheduler::new(ToolEnv {
+            registry: session.tools.clone(),
+            ctx: tool_ctx.clone(),
+            hooks: session.hooks.clone(),
+            hook_common: hook_common.clone(),
+            permissions: session.permissions.clone(),
+        });
         Runner {
             session_id,
             provider: session.provider,
             tool_specs: session.tools.specs(),
             tools: session.tools,
-            tool_ctx,
             journal: session.journal,
             run: session.run,
             state: Some(state),
@@ -310,7 +373,11 @@ impl Runner {
             inbox,
             inbox_rx,
             model_task: None,
-            tool_run: None,
+            tools_in_flight,
+            hooks: session.hooks,
+            hook_common,
+            hooks_cancel: CancellationToken::new(),
+            stop_hook_task: None,
             started: Instant::now(),
             crash_after_step: session.crash_after_step,
         }
@@ -385,6 +452,12 @@ impl Runner {
         for output in step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref()) {
             let _ = self.out.send(output);
         }
+        // A safe call may start while the model still streams.
+        if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), .. }, State::AwaitingModel(..)) =
+            (&event, &step.state)
+        {
+            self.tools_in_flight.on_block(call);
+        }
         for effect in &step.effects {
             self.execute(effect, &step.state);
         }
@@ -395,9 +468,7 @@ impl Runner {
     fn execute(&mut self, effect: &Effect, state: &State) {
         match effect {
             Effect::CallModel(call) => self.call_model(call, state),
-            Effect::RunTools { calls } => {
-                self.tool_run = Some(ToolRun::start(calls.clone(), &self.tools, &self.tool_ctx, self.inbox.clone()));
-            }
+            Effect::RunTools { calls } => self.tools_in_flight.run(calls.clone(), self.inbox.clone()),
             Effect::ResumeTools { calls } => {
                 let (rerun, unknown): (Vec<_>, Vec<_>) =
                     calls.iter().cloned().partition(|c| self.tools.is_read_only(&c.name, &c.input));
@@ -406,12 +477,24 @@ impl Runner {
                         tool_use_id: call.id,
                         content: reloop_core::ToolResultContent::Text(crate::tools::UNFINISHED_TOOL_RESULT.to_string()),
                         is_error: true,
+                        denied: false,
                     }));
                 }
                 if !rerun.is_empty() {
-                    self.tool_run = Some(ToolRun::start(rerun, &self.tools, &self.tool_ctx, self.inbox.clone()));
+                    self.tools_in_flight.run(rerun, self.inbox.clone());
                 }
             }
+            Effect::RunStopHooks { stop_hook_active, last_assistant_message } => {
+                let commands = self.hooks.matching(HookEventName::Stop, None);
+                let input =
+                    HookInput::stop(self.hook_common.clone(), *stop_hook_active, Some(last_assistant_message.clone()));
+                let (cwd, token, inbox) = (self.run.cwd.clone(), self.hooks_cancel.clone(), self.inbox.clone());
+                self.stop_hook_task = Some(tokio::spawn(async move {
+                    let runs = run_all(&commands, &input, &cwd, &token).await;
+                    let _ = inbox.send(Event::HookDone { hook_event: HookEventName::Stop, tool_use_id: None, runs });
+                }));
+            }
+            Effect::CancelHooks => self.cancel_hooks(),
             Effect::CancelModel => {
                 if let Some(task) = self.model_task.take() {
                     task.abort();
@@ -425,16 +508,22 @@ impl Runner {
                     let _ = inbox.send(Event::RetryReady);
                 }));
             }
-            Effect::CancelTools => {
-                if let Some(run) = self.tool_run.take() {
-                    run.cancel();
-                }
-            }
+            Effect::CancelTools => self.tools_in_flight.cancel(),
             _ => {}
         }
     }
 
+    fn cancel_hooks(&mut self) {
+        self.hooks_cancel.cancel();
+        self.hooks_cancel = CancellationToken::new();
+        if let Some(task) = self.stop_hook_task.take() {
+            task.abort();
+        }
+    }
+
     fn call_model(&mut self, call: &ModelCall, state: &State) {
+        // Whatever streaming started for an abandoned attempt is forgotten.
+        self.tools_in_flight.new_response();
         let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
         if let Some(context) = &self.run.system_context {
             system.push_str("\n\n");
@@ -472,9 +561,8 @@ impl Runner {
         if let Some(task) = self.model_task.take() {
             task.abort();
         }
-        if let Some(run) = self.tool_run.take() {
-            run.cancel();
-        }
+        self.tools_in_flight.cancel();
+        self.cancel_hooks();
     }
 
     fn result(&self) -> RunResult {

@@ -1,17 +1,24 @@
 //! Running the tool calls of one assistant message.
 //!
 //! Consecutive concurrency-safe calls run in parallel (at most [`MAX_PARALLEL`] at once); any
-//! other call runs alone, in order, as a barrier. Each outcome is sent back as a `tool_done`
-//! event when it finishes; the core puts the results back in `tool_use` order.
+//! other call runs alone, in order, as a barrier. A safe call at the head of a response starts
+//! as soon as its `tool_use` block is complete, while the model still streams. Each call goes
+//! through its PreToolUse hooks, the permission check, the tool, and its PostToolUse hooks; the
+//! hook runs and the outcome are fed back as events when the call finishes, and the core puts the
+//! results back in `tool_use` order.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
+use reloop_core::hook::{combine, interpret, pre_tool_use_denied, pre_tool_use_feedback, HookEventName, Permission};
 use reloop_core::{Event, ToolOutcome, ToolResultContent, ToolUse};
-use reloop_tools::{ToolContext, ToolRegistry};
+use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
+use reloop_tools::{Decision, PermissionContext, ToolContext, ToolRegistry};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 pub const MAX_PARALLEL: usize = 10;
 
@@ -19,59 +26,246 @@ pub const MAX_PARALLEL: usize = 10;
 pub const UNFINISHED_TOOL_RESULT: &str = "<tool_use_error>The reloop process stopped before this tool call finished, \
 so it may or may not have run. Check its effects before running it again.</tool_use_error>";
 
-pub(crate) struct ToolRun {
-    task: JoinHandle<()>,
-    cancel: Arc<AtomicBool>,
+/// Everything a tool call needs besides its input.
+#[derive(Clone)]
+pub(crate) struct ToolEnv {
+    pub registry: ToolRegistry,
+    pub ctx: ToolContext,
+    pub hooks: Arc<HooksConfig>,
+    pub hook_common: HookCommon,
+    pub permissions: Option<Arc<PermissionContext>>,
 }
 
-impl ToolRun {
-    pub(crate) fn start(
-        calls: Vec<ToolUse>,
-        registry: &ToolRegistry,
-        ctx: &ToolContext,
-        inbox: mpsc::UnboundedSender<Event>,
-    ) -> Self {
-        let cancel = Arc::new(AtomicBool::new(false));
-        let mut ctx = ctx.clone();
-        ctx.cancel = cancel.clone();
-        let registry = registry.clone();
-        let task = tokio::spawn(async move {
-            for batch in batches(&registry, calls) {
+/// The calls of the current assistant message, started early or on `run_tools`.
+pub(crate) struct ToolScheduler {
+    env: ToolEnv,
+    /// Calls started while the model streamed, by id; their events wait for `run_tools`.
+    early: HashMap<String, JoinHandle<Vec<Event>>>,
+    /// An unsafe call was seen in the response: later calls must wait for it.
+    early_closed: bool,
+    /// Every cancel flag handed out since the last reset; an abort raises them all.
+    flags: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+    hooks_cancel: CancellationToken,
+    main: Option<JoinHandle<()>>,
+}
+
+impl ToolScheduler {
+    pub(crate) fn new(env: ToolEnv) -> Self {
+        ToolScheduler {
+            env,
+            early: HashMap::new(),
+            early_closed: false,
+            flags: Arc::new(Mutex::new(Vec::new())),
+            hooks_cancel: CancellationToken::new(),
+            main: None,
+        }
+    }
+
+    fn flag(&self) -> Arc<AtomicBool> {
+        let flag = Arc::new(AtomicBool::new(false));
+        self.flags.lock().unwrap_or_else(|p| p.into_inner()).push(flag.clone());
+        flag
+    }
+
+    /// A `tool_use` block is complete while the model streams: start it if it is safe and no
+    /// unsafe call came before it.
+    pub(crate) fn on_block(&mut self, call: &ToolUse) {
+        if self.early_closed || self.early.contains_key(&call.id) {
+            return;
+        }
+        if !self.env.registry.is_concurrency_safe(&call.name, &call.input) {
+            self.early_closed = true;
+            return;
+        }
+        let (env, call_owned) = (self.env.clone(), call.clone());
+        let (flag, token) = (self.flag(), self.hooks_cancel.clone());
+        let task = tokio::spawn(async move { run_call(call_owned, env, flag, token, None).await });
+        self.early.insert(call.id.clone(), task);
+    }
+
+    /// The response in flight was abandoned or completed: forget what streaming started.
+    pub(crate) fn new_response(&mut self) {
+        for (_, task) in self.early.drain() {
+            task.abort();
+        }
+        self.early_closed = false;
+    }
+
+    /// Runs the calls of a completed assistant message, reusing the ones already started.
+    pub(crate) fn run(&mut self, calls: Vec<ToolUse>, inbox: mpsc::UnboundedSender<Event>) {
+        let mut early = std::mem::take(&mut self.early);
+        self.early_closed = false;
+        let env = self.env.clone();
+        let flags = self.flags.clone();
+        let token = self.hooks_cancel.clone();
+        self.main = Some(tokio::spawn(async move {
+            for batch in batches(&env.registry, calls) {
+                let flag = Arc::new(AtomicBool::new(false));
+                flags.lock().unwrap_or_else(|p| p.into_inner()).push(flag.clone());
+                let errored: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
                 let runs = batch.into_iter().map(|call| {
-                    let registry = registry.clone();
-                    let ctx = ctx.clone();
-                    let id = call.id.clone();
-                    let run = tokio::task::spawn_blocking(move || registry.execute(&call.name, &call.input, &ctx));
+                    let started = early.remove(&call.id);
+                    let (env, flag, token, errored) = (env.clone(), flag.clone(), token.clone(), errored.clone());
                     async move {
-                        // A tool that panicked is answered, so its call never stays open.
-                        let (content, is_error) = match run.await {
-                            Ok(output) => (output.content, output.is_error),
-                            Err(e) => (
-                                format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"),
-                                true,
-                            ),
+                        let events = match started {
+                            Some(task) => task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())]),
+                            None => run_call(call.clone(), env, flag.clone(), token, Some(errored.clone())).await,
                         };
-                        ToolOutcome { tool_use_id: id, content: ToolResultContent::Text(content), is_error }
+                        (call, events)
                     }
                 });
                 let mut finished = futures::stream::iter(runs).buffer_unordered(MAX_PARALLEL);
-                while let Some(outcome) = finished.next().await {
-                    if inbox.send(Event::ToolDone(outcome)).is_err() {
-                        return;
+                while let Some((call, mut events)) = finished.next().await {
+                    let by_other = errored.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    match (by_other, last_outcome(&events)) {
+                        // A sibling Bash call failed first: this call's result is moot.
+                        (Some(culprit), _) => set_outcome(&mut events, &call.id, cancelled_text(&culprit)),
+                        (None, Some(outcome)) if outcome.is_error && call.name == "Bash" => {
+                            *errored.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&call));
+                            flag.store(true, Ordering::SeqCst);
+                        }
+                        _ => {}
+                    }
+                    for event in events {
+                        if inbox.send(event).is_err() {
+                            return;
+                        }
                     }
                 }
-                if ctx.cancel.load(Ordering::Relaxed) {
-                    return;
-                }
             }
-        });
-        ToolRun { task, cancel }
+        }));
     }
 
-    pub(crate) fn cancel(self) {
-        self.cancel.store(true, Ordering::Relaxed);
-        self.task.abort();
+    /// Stops everything in flight: tools see their cancel flag, hooks are killed.
+    pub(crate) fn cancel(&mut self) {
+        for flag in self.flags.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            flag.store(true, Ordering::SeqCst);
+        }
+        self.hooks_cancel.cancel();
+        self.hooks_cancel = CancellationToken::new();
+        if let Some(task) = self.main.take() {
+            task.abort();
+        }
+        self.new_response();
     }
+}
+
+/// One call: PreToolUse hooks, permission, the tool, PostToolUse hooks. Returns the events to
+/// feed back, the `tool_done` last.
+async fn run_call(
+    call: ToolUse,
+    env: ToolEnv,
+    flag: Arc<AtomicBool>,
+    token: CancellationToken,
+    errored: Option<Arc<Mutex<Option<String>>>>,
+) -> Vec<Event> {
+    let mut events = Vec::new();
+    if let Some(culprit) = errored.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone()) {
+        events.push(done(&call.id, cancelled_text(&culprit), true, false));
+        return events;
+    }
+    let mut input = call.input.clone();
+    let mut allowed_by_hook = false;
+    let pre = env.hooks.matching(HookEventName::PreToolUse, Some(&call.name));
+    if !pre.is_empty() {
+        let hook_input = HookInput::pre_tool_use(env.hook_common.clone(), &call.name, input.clone(), &call.id);
+        let runs = run_all(&pre, &hook_input, &env.ctx.cwd, &token).await;
+        let verdicts: Vec<_> =
+            runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::PreToolUse, r))).collect();
+        let combined = combine(&verdicts);
+        events.push(Event::HookDone {
+            hook_event: HookEventName::PreToolUse,
+            tool_use_id: Some(call.id.clone()),
+            runs,
+        });
+        if !combined.blocks.is_empty() {
+            events.push(done(&call.id, pre_tool_use_feedback(&call.name, &combined.blocks), true, true));
+            return events;
+        }
+        match &combined.permission {
+            Some(p) if p.decision == Permission::Deny => {
+                events.push(done(&call.id, pre_tool_use_denied(&call.name, p.reason.as_deref()), true, true));
+                return events;
+            }
+            Some(p) if p.decision == Permission::Allow => allowed_by_hook = true,
+            _ => {}
+        }
+        if let Some(updated) = combined.updated_input {
+            input = updated;
+        }
+    }
+    if !allowed_by_hook {
+        if let Some(permissions) = &env.permissions {
+            if let Decision::Deny { message } = permissions.check(&env.registry, &call.name, &input) {
+                events.push(done(&call.id, message, true, true));
+                return events;
+            }
+        }
+    }
+    let mut ctx = env.ctx.clone();
+    ctx.cancel = flag;
+    let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
+    let output = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+        Ok(output) => (output.content, output.is_error),
+        // A tool that panicked is answered, so its call never stays open.
+        Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+    };
+    let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
+    if !post.is_empty() {
+        let response = serde_json::Value::String(output.0.clone());
+        let hook_input = HookInput::post_tool_use(env.hook_common.clone(), &call.name, input, &call.id, response);
+        let runs = run_all(&post, &hook_input, &env.ctx.cwd, &token).await;
+        events.push(Event::HookDone {
+            hook_event: HookEventName::PostToolUse,
+            tool_use_id: Some(call.id.clone()),
+            runs,
+        });
+    }
+    events.push(done(&call.id, output.0, output.1, false));
+    events
+}
+
+fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
+    Event::ToolDone(ToolOutcome {
+        tool_use_id: id.to_string(),
+        content: ToolResultContent::Text(content),
+        is_error,
+        denied,
+    })
+}
+
+fn panicked(id: &str, error: &str) -> Event {
+    done(id, format!("<tool_use_error>Error: the tool failed unexpectedly: {error}</tool_use_error>"), true, false)
+}
+
+fn last_outcome(events: &[Event]) -> Option<&ToolOutcome> {
+    events.iter().rev().find_map(|e| match e {
+        Event::ToolDone(o) => Some(o),
+        _ => None,
+    })
+}
+
+fn set_outcome(events: &mut [Event], id: &str, text: String) {
+    if let Some(Event::ToolDone(o)) = events.iter_mut().rev().find(|e| matches!(e, Event::ToolDone(_))) {
+        *o = ToolOutcome {
+            tool_use_id: id.to_string(),
+            content: ToolResultContent::Text(text),
+            is_error: true,
+            denied: false,
+        };
+    }
+}
+
+/// `Bash(first 40 characters of the command…)`.
+fn describe(call: &ToolUse) -> String {
+    let command = call.input.get("command").and_then(|c| c.as_str()).unwrap_or_default();
+    let short: String = command.chars().take(40).collect();
+    let more = if command.chars().count() > 40 { "…" } else { "" };
+    format!("{}({short}{more})", call.name)
+}
+
+fn cancelled_text(culprit: &str) -> String {
+    format!("<tool_use_error>Cancelled: parallel tool call {culprit} errored</tool_use_error>")
 }
 
 /// Splits calls into runs: consecutive safe calls together, each unsafe call alone.

@@ -105,6 +105,7 @@ impl Emitter {
                             tool_use_id: id,
                             content: ToolResultContent::Text(UNANSWERED.to_string()),
                             is_error: true,
+                            denied: false,
                         };
                         self.apply(Event::ToolDone(outcome), at_ms);
                         self.summary.synthesized_tool_results += 1;

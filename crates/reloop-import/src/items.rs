@@ -143,6 +143,7 @@ pub(crate) fn build(
                                 tool_use_id: r.tool_use_id,
                                 content: r.content,
                                 is_error: r.is_error,
+                                denied: false,
                             }),
                             _ => None,
                         })

@@ -1,0 +1,145 @@
+//! Behaviour flags: which of the core's behaviours a session was recorded with.
+//!
+//! When the engine changes what it does with the same facts (a message worded or grouped
+//! differently, a delay computed differently), old journals would stop replaying identically.
+//! So each such behaviour gets a flag: a number, given once and never reused, that names it.
+//! Every session header records its flags (inside `core_config`), and the core consults them
+//! where its behaviour depends on them, so today's engine can replay yesterday's journal under
+//! yesterday's behaviour — and a journal whose flags differ from what the engine would do now
+//! shows exactly where the change bites (`reloop replay --flip-flag N`).
+//!
+//! Rules: a new behaviour gets the next free number and joins [`CURRENT`]; a retired behaviour
+//! keeps its number (marked retired in [`TABLE`]) so old journals still name it; a journal
+//! holding a number this engine does not know is reported by replay as `RELOOP-D004`.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+/// One flag: its number, its name and the behaviour it switches on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FlagInfo {
+    pub number: u32,
+    pub name: &'static str,
+    /// The engine version that introduced it.
+    pub since: &'static str,
+    pub behaviour: &'static str,
+}
+
+/// The interrupt text (`[Request interrupted by user…]`) goes in the same user message as the
+/// interrupted calls' `tool_result`s, as Claude Code sends it. Off: results first, then the
+/// interrupt text as a user message of its own.
+pub const INTERRUPT_IN_RESULTS_MESSAGE: u32 = 1;
+/// A numeric `retry-after` is a floor on the retry delay (the delay is the larger of the two).
+/// Off: the backoff alone decides, and `retry-after` is ignored.
+pub const RETRY_AFTER_FLOOR: u32 = 2;
+
+/// Every flag ever given a number, in order. Numbers are never reused.
+pub const TABLE: &[FlagInfo] = &[
+    FlagInfo {
+        number: INTERRUPT_IN_RESULTS_MESSAGE,
+        name: "interrupt_in_results_message",
+        since: "0.1.0",
+        behaviour: "the interrupt text shares one user message with the interrupted tool results",
+    },
+    FlagInfo {
+        number: RETRY_AFTER_FLOOR,
+        name: "retry_after_floor",
+        since: "0.1.0",
+        behaviour: "a numeric retry-after is a floor on the retry delay",
+    },
+];
+
+/// The flags new sessions get: every behaviour this engine has.
+pub const CURRENT: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR];
+
+/// The flags of a journal written before flags were recorded: the behaviours the engine had
+/// when flags were introduced. Never changes.
+pub const BASELINE: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR];
+
+/// A session's set of flags, journaled as a sorted array of numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Flags(BTreeSet<u32>);
+
+impl Default for Flags {
+    fn default() -> Self {
+        Flags::current()
+    }
+}
+
+impl Flags {
+    pub fn current() -> Self {
+        Flags(CURRENT.iter().copied().collect())
+    }
+
+    pub fn baseline() -> Self {
+        Flags(BASELINE.iter().copied().collect())
+    }
+
+    pub fn none() -> Self {
+        Flags(BTreeSet::new())
+    }
+
+    pub fn has(&self, flag: u32) -> bool {
+        self.0.contains(&flag)
+    }
+
+    /// Turns a flag on if it was off and off if it was on.
+    pub fn flip(&mut self, flag: u32) {
+        if !self.0.remove(&flag) {
+            self.0.insert(flag);
+        }
+    }
+
+    pub fn numbers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Numbers this engine does not know (a journal from a newer engine).
+    pub fn unknown(&self) -> Vec<u32> {
+        self.0.iter().copied().filter(|n| info(*n).is_none()).collect()
+    }
+}
+
+impl FromIterator<u32> for Flags {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        Flags(iter.into_iter().collect())
+    }
+}
+
+/// What a flag number means, if this engine knows it.
+pub fn info(number: u32) -> Option<&'static FlagInfo> {
+    TABLE.iter().find(|f| f.number == number)
+}
+
+/// Serde default of `Config::flags` for journals written before flags existed.
+pub(crate) fn baseline_for_old_journals() -> Flags {
+    Flags::baseline()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_unique_and_every_current_flag_is_documented() {
+        let numbers: BTreeSet<u32> = TABLE.iter().map(|f| f.number).collect();
+        assert_eq!(numbers.len(), TABLE.len(), "a flag number was reused");
+        for n in CURRENT.iter().chain(BASELINE) {
+            assert!(info(*n).is_some(), "flag {n} is not in the table");
+        }
+    }
+
+    #[test]
+    fn flags_are_journaled_as_sorted_numbers_and_old_journals_get_the_baseline() {
+        let mut flags = Flags::current();
+        flags.flip(RETRY_AFTER_FLOOR);
+        flags.flip(99);
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,99]");
+        assert_eq!(flags.unknown(), vec![99]);
+        let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
+        assert_eq!(old.flags, Flags::baseline());
+    }
+}

@@ -1,0 +1,96 @@
+//! The exact request a session sent, rebuilt from its journal (`reloop show --turn N`).
+//!
+//! The journal records only what a request was (turn, number, message count, model, limit), not
+//! its bytes: the messages are the state's history at that step, the system prompt and tools are
+//! in the session header. Rebuilding them here, with the provider's own body builder, shows what
+//! went over the wire without having stored it.
+
+use reloop_core::{transition, Effect, ModelCall, State};
+use reloop_journal::{SessionHeader, StepRecord};
+use reloop_model::{ModelRequest, SystemBlock};
+use reloop_tools::ToolRegistry;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::run::{RunConfig, DEFAULT_SYSTEM_PROMPT};
+
+/// Which request to rebuild.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestAt {
+    /// The first request of this turn (turns count from 1 in each query).
+    Turn(u32),
+    /// The request with this 1-based number.
+    Number(u32),
+}
+
+/// A rebuilt request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RebuiltRequest {
+    /// The step whose `call_model` effect sent it.
+    pub seq: u64,
+    pub turn: u32,
+    pub request: u32,
+    /// `anthropic` or `openai`: whose wire format `body` is in (scripted sessions are shown as
+    /// Anthropic requests, the format their cassettes answer).
+    pub format: &'static str,
+    pub body: Value,
+}
+
+/// Rebuilds the request, or `None` when the session sent no such request.
+pub fn request_at(header: &SessionHeader, steps: &[StepRecord], at: RequestAt) -> Option<RebuiltRequest> {
+    let run: Option<RunConfig> = serde_json::from_value(header.run_config.clone()).ok();
+    let mut state = State::new(header.core_config.clone());
+    for record in steps {
+        let step = transition(state, record.event.clone());
+        let call = step.effects.iter().find_map(|e| match e {
+            Effect::CallModel(c) if matches_at(c, at) => Some(c.clone()),
+            _ => None,
+        });
+        if let Some(call) = call {
+            let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
+            let request = build(run.as_ref(), &header.core_config.model, &call, &step.state);
+            let (format, body) = match provider {
+                "openai" => ("openai", reloop_model::openai_request_body(&request)),
+                _ => ("anthropic", reloop_model::request_body(&request)),
+            };
+            return Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body });
+        }
+        state = step.state;
+    }
+    None
+}
+
+fn matches_at(call: &ModelCall, at: RequestAt) -> bool {
+    match at {
+        RequestAt::Turn(turn) => call.turn == turn,
+        RequestAt::Number(n) => call.request == n,
+    }
+}
+
+/// The request as the driver's run loop assembles it: the same system prompt, system context,
+/// tools (the builtin registry's, in its order, limited to those the session offered), model,
+/// limit and thinking.
+fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &State) -> ModelRequest {
+    let mut system = run.and_then(|r| r.system_prompt.clone()).unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+    if let Some(context) = run.and_then(|r| r.system_context.as_ref()) {
+        system.push_str("\n\n");
+        system.push_str(context);
+    }
+    let model = match (call.model.is_empty(), run) {
+        (false, _) => call.model.clone(),
+        (true, Some(r)) => r.model.clone(),
+        (true, None) => core_model.to_string(),
+    };
+    let max_tokens = match (call.max_tokens, run) {
+        (0, Some(r)) => r.max_output_tokens,
+        (n, _) => n,
+    };
+    let offered: Vec<String> = run.map(|r| r.tools.clone()).unwrap_or_default();
+    let tools = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
+    ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
+        .with_system(vec![SystemBlock::cached(system)])
+        .with_tools(tools)
+        .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
+}
