@@ -20,6 +20,16 @@ pub enum JournalError {
     Decode { session: String, seq: u64, what: &'static str, source: serde_json::Error },
     #[error("cannot encode {what} for the journal: {source}")]
     Encode { what: &'static str, source: serde_json::Error },
+    #[error("{path} is damaged ({detail}); it was left untouched — restore it from a copy, or pass --journal PATH for a new one")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "session {session} is being written by another reloop process (pid {pid}); wait for it to end or stop it first"
+    )]
+    Locked { session: String, pid: u32 },
+    #[error("session {0} is already in this journal")]
+    Duplicate(String),
+    #[error("the session dump cannot be read: {0}")]
+    Dump(String),
     #[error("journal database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]

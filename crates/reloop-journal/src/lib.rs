@@ -9,12 +9,18 @@
 //!   the number of events.
 //! * The schema is plain SQL over JSON text, readable with `sqlite3` (see `docs/journal.md`).
 //!   A database that is not a reloop journal, or is corrupt, is reported and never written to.
+//! * One process writes a session at a time (`session_locks`); a crashed writer's row is stale
+//!   and taken over, so a crash never blocks a resume.
 //!
 //! This crate knows nothing of HTTP, processes or tokio.
 
+mod dump;
 mod error;
+mod lock;
 mod schema;
 mod store;
 
+pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
+pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION};

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
 /// The schema version this build writes. Each bump adds a migration below; none is ever edited.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const V1: &str = "
 CREATE TABLE sessions (
@@ -43,12 +43,32 @@ CREATE TABLE transitions (
 ) WITHOUT ROWID;
 ";
 
-/// Brings a fresh or older journal up to [`SCHEMA_VERSION`].
+/// v2: one writer per session. A row names the process writing a session; a row whose process
+/// is gone (a crash) is stale and taken over. Forks are listed by parent, so the tree is cheap.
+const V2: &str = "
+CREATE TABLE session_locks (
+    session_id     TEXT PRIMARY KEY,
+    pid            INTEGER NOT NULL, -- the writing process
+    acquired_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_by_parent ON sessions(parent_id);
+";
+
+/// Brings a fresh or older journal up to [`SCHEMA_VERSION`], one version at a time, so a v1
+/// journal takes exactly the steps a v1 journal took when v2 was new.
 pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     if from < 1 {
         conn.execute_batch(V1)?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)?;
         conn.pragma_update(None, "user_version", 1)?;
     }
+    if from < 2 {
+        conn.execute_batch(V2)?;
+        conn.pragma_update(None, "user_version", 2)?;
+    }
     Ok(())
 }
+
+/// The v1 schema alone, for tests that need a journal as an older reloop wrote it.
+#[doc(hidden)]
+pub const V1_SCHEMA: &str = V1;

@@ -1,5 +1,6 @@
 //! Opening journals, writing steps, reading sessions back.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use reloop_core::{Config, Event, Reason};
@@ -51,8 +52,10 @@ pub struct StepRecord {
 
 /// An open journal database.
 pub struct Journal {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
+    /// Sessions this journal holds the writer's lock of; released on drop.
+    pub(crate) locked: RefCell<Vec<String>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -82,26 +85,32 @@ impl Journal {
     pub fn in_memory() -> Result<Self, JournalError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn, 0)?;
-        Ok(Journal { conn, path: PathBuf::from(":memory:") })
+        Ok(Journal { conn, path: PathBuf::from(":memory:"), locked: RefCell::default() })
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
         let foreign = |detail: String| JournalError::Foreign { path: path.to_path_buf(), detail };
+        // Until the file is known to be a sound journal, a database error means the file is
+        // damaged, not that reloop failed: say so, and write nothing.
+        let damaged = |e: rusqlite::Error| JournalError::Corrupt { path: path.to_path_buf(), detail: e.to_string() };
         let conn = Connection::open_with_flags(path, flags)?;
         // Reading the header is the first thing that fails on a file that is not SQLite.
         let app_id: i64 =
             conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| foreign(e.to_string()))?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(damaged)?;
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(damaged)?;
         if app_id != APPLICATION_ID && !(app_id == 0 && tables == 0) {
             return Err(foreign(format!("its application id is {app_id:#x}, and it holds {tables} tables")));
         }
         if version > SCHEMA_VERSION {
             return Err(JournalError::TooNew { path: path.to_path_buf(), found: version, supported: SCHEMA_VERSION });
         }
-        let integrity: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        let integrity: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
         if integrity != "ok" {
-            return Err(foreign(format!("integrity check failed: {integrity}")));
+            return Err(JournalError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("integrity check failed: {}", integrity.lines().next().unwrap_or_default()),
+            });
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -112,36 +121,61 @@ impl Journal {
             migrate(&tx, version)?;
             tx.commit()?;
         }
-        Ok(Journal { conn, path: path.to_path_buf() })
+        Ok(Journal { conn, path: path.to_path_buf(), locked: RefCell::default() })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Journals a new session's header; this journal becomes the session's one writer.
     pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
-        let core = serde_json::to_string(&header.core_config)
-            .map_err(|source| JournalError::Encode { what: "core config", source })?;
-        let run = serde_json::to_string(&header.run_config)
-            .map_err(|source| JournalError::Encode { what: "run config", source })?;
-        self.conn.execute(
-            "INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config, parent_id, fork_seq)
+        let tx = self.conn.unchecked_transaction()?;
+        insert_header(&tx, header)?;
+        crate::lock::take_lock_on(&tx, &header.id)?;
+        tx.commit()?;
+        self.locked.borrow_mut().push(header.id.clone());
+        Ok(())
+    }
+}
+
+/// Inserts a session's header row; an id already present is refused.
+pub(crate) fn insert_header(conn: &Connection, header: &SessionHeader) -> Result<(), JournalError> {
+    let core = serde_json::to_string(&header.core_config)
+        .map_err(|source| JournalError::Encode { what: "core config", source })?;
+    let run = serde_json::to_string(&header.run_config)
+        .map_err(|source| JournalError::Encode { what: "run config", source })?;
+    let exists: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&header.id], |r| r.get(0))?;
+    if exists {
+        return Err(JournalError::Duplicate(header.id.clone()));
+    }
+    conn.execute(
+        "INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config, parent_id, fork_seq)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                header.id,
-                header.created_at_ms as i64,
-                header.engine_version,
-                core,
-                run,
-                header.parent.as_ref().map(|p| p.0.clone()),
-                header.parent.as_ref().map(|p| p.1 as i64),
-            ],
-        )?;
+        params![
+            header.id,
+            header.created_at_ms as i64,
+            header.engine_version,
+            core,
+            run,
+            header.parent.as_ref().map(|p| p.0.clone()),
+            header.parent.as_ref().map(|p| p.1 as i64),
+        ],
+    )?;
+    Ok(())
+}
+
+impl Journal {
+    /// Writes one step in one transaction.
+    pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        let tx = self.conn.transaction()?;
+        Self::insert_step(&tx, session, step)?;
+        tx.commit()?;
         Ok(())
     }
 
-    /// Writes one step in one transaction.
-    pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+    pub(crate) fn insert_step(tx: &Connection, session: &str, step: &StepRecord) -> Result<(), JournalError> {
         let payload =
             serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
         let effects =
@@ -152,7 +186,6 @@ impl Journal {
             .map(serde_json::to_string)
             .transpose()
             .map_err(|source| JournalError::Encode { what: "reason", source })?;
-        let tx = self.conn.transaction()?;
         {
             let mut ev = tx.prepare_cached(
                 "INSERT INTO events (session_id, seq, at_ms, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -181,7 +214,6 @@ impl Journal {
                 end.execute(params![session, reason.as_str()])?;
             }
         }
-        tx.commit()?;
         Ok(())
     }
 
@@ -363,6 +395,58 @@ mod tests {
         drop(conn);
         let err = Journal::create_or_open(&other).unwrap_err();
         assert!(matches!(err, JournalError::Foreign { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_v1_journal_opens_and_migrates_forward_keeping_its_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(crate::schema::V1_SCHEMA).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config)
+             VALUES ('old1', 5, '0.0.9', '{\"model\": \"m\"}', '{}')",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+
+        let mut j = Journal::open_existing(&path).unwrap();
+        let version: i64 = j.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let old = j.header("old1").unwrap();
+        assert_eq!(old.engine_version, "0.0.9");
+        assert_eq!(old.core_config.flags, reloop_core::Flags::baseline(), "pre-flag journals get the baseline");
+        j.lock_session("old1").unwrap();
+        assert_eq!(j.writer("old1").unwrap(), Some(std::process::id()));
+        j.append("old1", &step(1)).unwrap();
+        drop(j);
+        let j = Journal::open_existing(&path).unwrap();
+        assert_eq!(j.writer("old1").unwrap(), None, "dropping the writer releases the session");
+        assert_eq!(j.steps("old1").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_dead_writers_lock_is_taken_over_and_a_dump_round_trips() {
+        let mut j = Journal::in_memory().unwrap();
+        j.create_session(&header("s1")).unwrap();
+        j.append("s1", &step(1)).unwrap();
+        // A writer that crashed: its pid no longer exists.
+        j.conn.execute("UPDATE session_locks SET pid = 2147483000 WHERE session_id = 's1'", []).unwrap();
+        assert_eq!(j.writer("s1").unwrap(), None);
+        j.locked.borrow_mut().clear();
+        j.lock_session("s1").unwrap();
+        assert_eq!(j.writer("s1").unwrap(), Some(std::process::id()));
+
+        let dump = j.dump_session("s1").unwrap();
+        let text = dump.to_json().unwrap();
+        let mut other = Journal::in_memory().unwrap();
+        other.load_session(&crate::SessionDump::from_json(&text).unwrap()).unwrap();
+        assert_eq!(other.header("s1").unwrap(), j.header("s1").unwrap());
+        assert_eq!(other.steps("s1").unwrap(), j.steps("s1").unwrap());
+        assert!(matches!(other.load_session(&dump), Err(JournalError::Duplicate(_))));
     }
 
     #[test]

@@ -1,0 +1,182 @@
+//! A session as one JSON document: the header and every step, exactly as journaled.
+//!
+//! Dumps move sessions between journals (`reloop export --format journal`, `reloop import
+//! journal`) and keep the recorded corpus in `tests/journals/` reviewable as text. Loading a
+//! dump writes the rows verbatim — it does not re-run the core — so a replay of the loaded
+//! session checks today's engine against what the recording engine did.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::JournalError;
+use crate::store::{Journal, SessionHeader, StepRecord};
+
+/// The format tag of a dump; a new layout gets a new tag.
+pub const DUMP_FORMAT: &str = "reloop-session/1";
+
+/// One session, header and steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionDump {
+    pub format: String,
+    pub header: DumpHeader,
+    pub steps: Vec<DumpStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DumpHeader {
+    pub id: String,
+    pub created_at_ms: u64,
+    pub engine_version: String,
+    pub core_config: Value,
+    pub run_config: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_seq: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DumpStep {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: Value,
+    pub from_phase: String,
+    pub to_phase: String,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Value>,
+    pub effects: Value,
+    /// 16 hex digits, as in the `transitions` table.
+    pub digest: String,
+}
+
+impl SessionDump {
+    /// Reads a dump's text; errors say what is wrong with it.
+    pub fn from_json(text: &str) -> Result<Self, JournalError> {
+        let dump: SessionDump = serde_json::from_str(text).map_err(|e| JournalError::Dump(e.to_string()))?;
+        if dump.format != DUMP_FORMAT {
+            return Err(JournalError::Dump(format!("format {:?}, expected {DUMP_FORMAT:?}", dump.format)));
+        }
+        Ok(dump)
+    }
+
+    pub fn to_json(&self) -> Result<String, JournalError> {
+        serde_json::to_string_pretty(self).map_err(|source| JournalError::Encode { what: "session dump", source })
+    }
+
+    /// The header and steps the dump holds, decoded.
+    pub fn records(&self) -> Result<(SessionHeader, Vec<StepRecord>), JournalError> {
+        let h = &self.header;
+        let bad = |what: &str, e: serde_json::Error| JournalError::Dump(format!("{what}: {e}"));
+        let header = SessionHeader {
+            id: h.id.clone(),
+            created_at_ms: h.created_at_ms,
+            engine_version: h.engine_version.clone(),
+            core_config: serde_json::from_value(h.core_config.clone()).map_err(|e| bad("core_config", e))?,
+            run_config: h.run_config.clone(),
+            parent: h.parent_id.clone().zip(h.fork_seq),
+        };
+        let steps = self
+            .steps
+            .iter()
+            .map(|s| {
+                let at = |what: &str| format!("step {} {what}", s.seq);
+                Ok(StepRecord {
+                    seq: s.seq,
+                    at_ms: s.at_ms,
+                    event: serde_json::from_value(s.event.clone()).map_err(|e| bad(&at("event"), e))?,
+                    from_phase: s.from_phase.clone(),
+                    to_phase: s.to_phase.clone(),
+                    turn_before: s.turn_before,
+                    turn_after: s.turn_after,
+                    reason: s
+                        .reason
+                        .clone()
+                        .map(serde_json::from_value)
+                        .transpose()
+                        .map_err(|e| bad(&at("reason"), e))?,
+                    effects: s.effects.clone(),
+                    digest: u64::from_str_radix(&s.digest, 16)
+                        .map_err(|e| JournalError::Dump(format!("{}: {e}", at("digest"))))?,
+                })
+            })
+            .collect::<Result<_, JournalError>>()?;
+        Ok((header, steps))
+    }
+}
+
+impl Journal {
+    /// The session as a dump.
+    pub fn dump_session(&self, id: &str) -> Result<SessionDump, JournalError> {
+        let header = self.header(id)?;
+        let steps = self.steps(id)?;
+        let encode = |what, source| JournalError::Encode { what, source };
+        Ok(SessionDump {
+            format: DUMP_FORMAT.to_string(),
+            header: DumpHeader {
+                id: header.id,
+                created_at_ms: header.created_at_ms,
+                engine_version: header.engine_version,
+                core_config: serde_json::to_value(&header.core_config).map_err(|e| encode("core config", e))?,
+                run_config: header.run_config,
+                parent_id: header.parent.as_ref().map(|p| p.0.clone()),
+                fork_seq: header.parent.as_ref().map(|p| p.1),
+            },
+            steps: steps
+                .into_iter()
+                .map(|s| {
+                    Ok(DumpStep {
+                        seq: s.seq,
+                        at_ms: s.at_ms,
+                        event: serde_json::to_value(&s.event).map_err(|e| encode("event", e))?,
+                        from_phase: s.from_phase,
+                        to_phase: s.to_phase,
+                        turn_before: s.turn_before,
+                        turn_after: s.turn_after,
+                        reason: s
+                            .reason
+                            .as_ref()
+                            .map(serde_json::to_value)
+                            .transpose()
+                            .map_err(|e| encode("reason", e))?,
+                        effects: s.effects,
+                        digest: format!("{:016x}", s.digest),
+                    })
+                })
+                .collect::<Result<_, JournalError>>()?,
+        })
+    }
+
+    /// Writes a dumped session into this journal, verbatim, in one transaction. Its header keeps
+    /// its id; a journal that already holds that id is left unchanged.
+    pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
+        let (header, steps) = dump.records()?;
+        let tx = self.conn.transaction()?;
+        crate::store::insert_header(&tx, &header)?;
+        for step in &steps {
+            Journal::insert_step(&tx, &header.id, step)?;
+        }
+        tx.commit()?;
+        Ok(header.id)
+    }
+
+    /// Journals a header and steps computed elsewhere (a fork's copied prefix) in one
+    /// transaction, and makes this journal the session's writer.
+    pub fn create_session_with_steps(
+        &mut self,
+        header: &SessionHeader,
+        steps: &[StepRecord],
+    ) -> Result<(), JournalError> {
+        let tx = self.conn.transaction()?;
+        crate::store::insert_header(&tx, header)?;
+        for step in steps {
+            Journal::insert_step(&tx, &header.id, step)?;
+        }
+        crate::lock::take_lock_on(&tx, &header.id)?;
+        tx.commit()?;
+        self.locked.borrow_mut().push(header.id.clone());
+        Ok(())
+    }
+}
