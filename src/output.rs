@@ -112,6 +112,14 @@ impl Printer {
                 self.end_line();
                 eprintln!("  · (the failed attempt's output above is withdrawn)");
             }
+            RunEvent::HookNotice { command, message } => {
+                self.end_line();
+                eprintln!("  · hook [{command}]: {message}");
+            }
+            RunEvent::Warning(text) => {
+                self.end_line();
+                eprintln!("  ! {text}");
+            }
             RunEvent::Transition { reason, .. } => {
                 self.end_line();
                 let line = format!("  · {}: {}", reason.name(), reason.explain());
@@ -161,6 +169,13 @@ impl Printer {
                 "session_id": self.session_id,
             }),
             RunEvent::Withdrawn => json!({"type": "system", "subtype": "tombstone", "session_id": self.session_id}),
+            RunEvent::HookNotice { command, message } => json!({
+                "type": "system", "subtype": "hook_error", "command": command, "content": message,
+                "session_id": self.session_id,
+            }),
+            RunEvent::Warning(text) => {
+                json!({"type": "system", "subtype": "warning", "content": text, "session_id": self.session_id})
+            }
             RunEvent::Finished(result) => {
                 if let Some(error) = &result.terminal.error {
                     let message = Message::assistant(vec![ContentBlock::text(error.clone())]);
@@ -200,5 +215,6 @@ pub fn result_json(result: &RunResult) -> Value {
         "terminal_reason": result.terminal.reason.as_str(),
         "total_cost_usd": 0.0,
         "usage": result.usage,
+        "permission_denials": result.permission_denials,
     })
 }

@@ -86,3 +86,71 @@ pub fn settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s
 }
+
+/// A response object for a cassette.
+pub fn response(id: &str, content: serde_json::Value, stop_reason: &str, output_tokens: u64) -> serde_json::Value {
+    serde_json::json!({"message": {
+        "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": content, "stop_reason": stop_reason,
+        "usage": {"input_tokens": 100, "output_tokens": output_tokens}
+    }})
+}
+
+pub fn text(t: &str) -> serde_json::Value {
+    serde_json::json!([{"type": "text", "text": t}])
+}
+
+impl Workspace {
+    /// Writes `responses` as a cassette and runs `reloop run PROMPT` on it with stream-json.
+    pub fn run_responses(&self, prompt: &str, responses: Vec<serde_json::Value>, extra: &[&str]) -> Output {
+        let path = self.dir.path().join(format!("cassette-{}.json", responses.len()));
+        std::fs::write(&path, serde_json::json!({ "responses": responses }).to_string()).unwrap();
+        let cwd = self.cwd();
+        let mut args = vec![
+            "run",
+            prompt,
+            "--script",
+            path.to_str().unwrap(),
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--output-format",
+            "stream-json",
+        ];
+        args.extend_from_slice(extra);
+        self.reloop(&args)
+    }
+
+    /// Writes an executable hook script into the workspace and a settings file naming it.
+    pub fn hook(&self, event: &str, matcher: &str, name: &str, script: &str) -> PathBuf {
+        let path = self.cwd().join(name);
+        std::fs::write(&path, format!("#!/usr/bin/env bash\n{script}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let settings = self.dir.path().join(format!("settings-{name}.json"));
+        let body = serde_json::json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": format!("./{name}"), "timeout": 10}]}]}});
+        std::fs::write(&settings, body.to_string()).unwrap();
+        settings
+    }
+
+    /// `why last`, with the workspace's path replaced by `[CWD]`.
+    pub fn why(&self) -> String {
+        stdout(&self.reloop(&["why", "last"])).replace(self.cwd().to_str().unwrap(), "[CWD]")
+    }
+
+    pub fn replays_identical(&self) -> bool {
+        self.reloop(&["replay", "last"]).status.code() == Some(0)
+    }
+}
+
+/// The user messages' text blocks and tool results of a stream-json run, in order.
+pub fn user_texts(lines: &[serde_json::Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+        .map(|b| match b["type"].as_str() {
+            Some("text") => b["text"].as_str().unwrap_or_default().to_string(),
+            _ => b["content"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect()
+}

@@ -46,6 +46,16 @@ pub struct Loop {
     pub budget_checked_at: u64,
     /// Consecutive stop-hook blocks.
     pub stop_hook_blocks: u32,
+    /// Calls a permission rule, mode or hook refused, for the run's result.
+    pub permission_denials: Vec<PermissionDenial>,
+}
+
+/// A refused tool call, as Claude Code's result lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionDenial {
+    pub tool_name: String,
+    pub tool_use_id: String,
+    pub tool_input: serde_json::Value,
 }
 
 impl Loop {
@@ -70,6 +80,7 @@ impl Loop {
             budget_last_deltas: [0, 0],
             budget_checked_at: 0,
             stop_hook_blocks: 0,
+            permission_denials: Vec::new(),
         }
     }
 
@@ -107,6 +118,7 @@ impl Loop {
         d.u64(self.budget_last_deltas[1]);
         d.u64(self.budget_checked_at);
         d.u64(u64::from(self.stop_hook_blocks));
+        d.json(&self.permission_denials);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::event::{Event, ToolOutcome};
 use crate::hook::HookEventName;
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
-use crate::state::{Loop, State, Streaming, Terminal, Tools};
+use crate::state::{Loop, PermissionDenial, State, Streaming, Terminal, Tools};
 use crate::{hook_flow, response, retry};
 
 /// Text of the `tool_result` given to every unanswered tool call when the user aborts.
@@ -100,10 +100,20 @@ pub fn transition(state: State, event: Event) -> Step {
             step
         }
 
-        (State::RunningTools(ctx, mut tools), Event::ToolDone(outcome)) => {
+        (State::RunningTools(mut ctx, mut tools), Event::ToolDone(outcome)) => {
             let slot = tools.calls.iter().position(|c| c.id == outcome.tool_use_id);
             match slot {
-                Some(i) if tools.outcomes[i].is_none() => tools.outcomes[i] = Some(outcome),
+                Some(i) if tools.outcomes[i].is_none() => {
+                    if outcome.denied {
+                        let call = &tools.calls[i];
+                        ctx.permission_denials.push(PermissionDenial {
+                            tool_name: call.name.clone(),
+                            tool_use_id: call.id.clone(),
+                            tool_input: call.input.clone(),
+                        });
+                    }
+                    tools.outcomes[i] = Some(outcome)
+                }
                 // Unknown or duplicate results are races or driver bugs; the first answer stands.
                 _ => return Step::stay(State::RunningTools(ctx, tools)),
             }

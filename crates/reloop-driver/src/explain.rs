@@ -23,6 +23,10 @@ impl std::fmt::Display for WhyLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
             "terminal" => write!(f, "#{:<4} stop: {}: {}", self.seq, self.reason, self.explanation),
+            // A continue that repeats the turn (recovery, retry, hook, budget) keeps its number.
+            _ if self.turn == self.next_turn => {
+                write!(f, "#{:<4} turn {}: {}: {}", self.seq, self.turn, self.reason, self.explanation)
+            }
             _ => write!(
                 f,
                 "#{:<4} turn {} -> {}: {}: {}",

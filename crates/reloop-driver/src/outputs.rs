@@ -2,7 +2,8 @@
 //! from the same journaled facts, so `reloop replay --output-format stream-json` prints what the
 //! live run printed (timings aside).
 
-use reloop_core::{Effect, Event, Message, Reason, Role, State, Terminal, TerminalReason};
+use reloop_core::hook::{combine, interpret};
+use reloop_core::{Effect, Event, Evidence, Message, Reason, Role, State, Terminal, TerminalReason};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use crate::run::{RunConfig, RunEvent, RunResult};
@@ -20,6 +21,12 @@ pub fn step_outputs(
     match event {
         Event::TextDelta { text, .. } => out.push(RunEvent::TextDelta { text: text.clone() }),
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
+        Event::HookDone { hook_event, runs, .. } => {
+            let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
+            for notice in combine(&verdicts).user_messages {
+                out.push(RunEvent::HookNotice { command: notice.command, message: notice.message });
+            }
+        }
         _ => {}
     }
     if effects.iter().any(|e| matches!(e, Effect::Withdraw)) {
@@ -40,6 +47,9 @@ pub fn step_outputs(
         }
     }
     if let Some(reason) = reason {
+        if let Evidence::StopHookCap { .. } = reason.evidence() {
+            out.push(RunEvent::Warning(reason.explain()));
+        }
         out.push(RunEvent::Transition { seq, turn: after.context().turn_count, reason: reason.clone() });
     }
     out
@@ -73,6 +83,7 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         duration_ms,
         result,
         usage: ctx.usage.clone(),
+        permission_denials: ctx.permission_denials.clone(),
     }
 }
 

@@ -125,6 +125,10 @@ pub enum RunEvent {
     ModelFallback { trigger: String, from: String, to: String },
     /// What the caller was shown of a failed attempt is withdrawn.
     Withdrawn,
+    /// A hook failed without blocking: shown to the user, not to the model.
+    HookNotice { command: String, message: String },
+    /// Something the user must know, e.g. that stop hooks were overridden at their cap.
+    Warning(String),
     /// The run is over.
     Finished(RunResult),
 }
@@ -141,6 +145,7 @@ pub struct RunResult {
     /// The last assistant text, or the error that ended the run.
     pub result: String,
     pub usage: Usage,
+    pub permission_denials: Vec<reloop_core::PermissionDenial>,
 }
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
