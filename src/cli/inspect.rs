@@ -26,25 +26,50 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 }
 
 pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
-    let sessions = open(journal)?.sessions()?;
+    let journal = open(journal)?;
+    let sessions = journal.sessions()?;
     if json {
         let rows: Vec<_> = sessions
             .iter()
             .map(|s| {
-                json!({
+                Ok(json!({
                     "id": s.id, "created_at_ms": s.created_at_ms, "steps": s.steps,
                     "terminal_reason": s.terminal_reason,
-                    "parent": s.parent.as_ref().map(|(id, seq)| json!({"id": id, "seq": seq})),
-                })
+                    "parent": s.parent.as_ref().map(|(id, _)| id),
+                    "fork_seq": s.parent.as_ref().map(|(_, seq)| seq),
+                    "writer_pid": journal.writer(&s.id)?,
+                }))
             })
-            .collect();
+            .collect::<Result<_, CliError>>()?;
         print_json(&rows)?;
     } else if sessions.is_empty() {
         println!("no sessions yet");
     } else {
-        for s in sessions {
-            let end = s.terminal_reason.as_deref().unwrap_or("(unfinished)");
-            println!("{}  {:>5} steps  {}", s.id, s.steps, end);
+        // Forks under their parents, in creation order; a fork whose parent is not in this
+        // journal (an imported dump) is shown at the top level.
+        let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+        let children = |parent: Option<&str>| -> Vec<&reloop_journal::SessionSummary> {
+            sessions
+                .iter()
+                .filter(|s| match (&s.parent, parent) {
+                    (Some((p, _)), Some(want)) => p == want,
+                    (Some((p, _)), None) => !ids.contains(p.as_str()),
+                    (None, want) => want.is_none(),
+                })
+                .collect()
+        };
+        let mut stack: Vec<(&reloop_journal::SessionSummary, usize)> =
+            children(None).into_iter().rev().map(|s| (s, 0)).collect();
+        while let Some((s, depth)) = stack.pop() {
+            let end = match (&s.terminal_reason, journal.writer(&s.id)?) {
+                (_, Some(pid)) => format!("(running, pid {pid})"),
+                (Some(reason), None) => reason.clone(),
+                (None, None) => "(unfinished)".to_string(),
+            };
+            let indent = "    ".repeat(depth);
+            let fork = s.parent.as_ref().map(|(_, seq)| format!("  fork @{seq}")).unwrap_or_default();
+            println!("{indent}{}  {:>5} steps  {end}{fork}", s.id, s.steps);
+            stack.extend(children(Some(&s.id)).into_iter().rev().map(|c| (c, depth + 1)));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -105,9 +130,10 @@ pub fn replay(
     selector: &str,
     json: bool,
     format: Option<super::OutputFormat>,
+    flips: &[u32],
 ) -> Result<ExitCode, CliError> {
     let (header, steps) = load(journal, selector)?;
-    let report = reloop_driver::replay(&header, &steps);
+    let report = reloop_driver::replay_with_flips(&header, &steps, flips);
     if let Some(format) = format {
         // The stream first, as the live run printed it; a divergence is still reported.
         let mut printer = crate::output::Printer::new(format, false);
@@ -122,10 +148,14 @@ pub fn replay(
     } else {
         match &report.divergence {
             None => println!("replayed {} steps: identical", report.steps),
+            Some(d) if d.seq == 0 => println!("{}: {}", d.code, d.summary()),
             Some(d) => {
                 println!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
                 println!("  expected: reason {}  effects {}", reason_name(&d.expected.reason), d.expected.effects);
                 println!("  got:      reason {}  effects {}", reason_name(&d.actual.reason), d.actual.effects);
+                for line in &d.diff {
+                    println!("  {line}");
+                }
             }
         }
     }
@@ -136,8 +166,20 @@ fn reason_name(reason: &Option<reloop_core::Reason>) -> &'static str {
     reason.as_ref().map_or("none", reloop_core::Reason::name)
 }
 
-pub fn why(journal: &JournalArg, selector: &str, turn: Option<u32>, json: bool) -> Result<ExitCode, CliError> {
-    let (_, steps) = load(journal, selector)?;
+pub fn why(
+    journal: &JournalArg,
+    selector: &str,
+    turn: Option<u32>,
+    json: bool,
+    dot: bool,
+) -> Result<ExitCode, CliError> {
+    let (header, steps) = load(journal, selector)?;
+    if dot {
+        let steps: Vec<StepRecord> =
+            steps.into_iter().filter(|s| turn.is_none_or(|t| s.turn_before == t || s.turn_after == t)).collect();
+        print!("{}", reloop_driver::explain::dot(&header, &steps));
+        return Ok(ExitCode::SUCCESS);
+    }
     let lines = why_lines(&steps, turn);
     if json {
         print_json(&lines)?;
@@ -205,8 +247,15 @@ pub fn import(
 }
 
 pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> Result<ExitCode, CliError> {
+    if kind == super::ExportKind::Journal {
+        let journal = open(journal)?;
+        let id = journal.resolve(selector)?;
+        println!("{}", journal.dump_session(&id)?.to_json()?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let (header, steps) = load(journal, selector)?;
     let format = match kind {
+        super::ExportKind::Journal => return Ok(ExitCode::SUCCESS),
         super::ExportKind::Messages => reloop_import::ExportFormat::Messages,
         super::ExportKind::StreamJson => reloop_import::ExportFormat::StreamJson,
         super::ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,
@@ -216,5 +265,43 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
     if !text.ends_with('\n') {
         println!();
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reloop import journal FILE`: a session dump, written verbatim.
+pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> Result<ExitCode, CliError> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+    let dump = reloop_journal::SessionDump::from_json(&text)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
+    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
+    let id = journal.load_session(&dump)?;
+    if json {
+        print_json(&json!({"session_id": id, "steps": dump.steps.len()}))?;
+    } else {
+        println!("imported {} as session {id}: {} steps", file.display(), dump.steps.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reloop show SESSION --turn N`: the request as the provider sent it, as JSON.
+pub fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -> Result<ExitCode, CliError> {
+    let (header, steps) = load(journal, selector)?;
+    let Some(rebuilt) = reloop_driver::request_at(&header, &steps, at) else {
+        let what = match at {
+            reloop_driver::RequestAt::Turn(n) => format!("at turn {n}"),
+            reloop_driver::RequestAt::Number(n) => format!("number {n}"),
+            _ => "like that".to_string(),
+        };
+        return Err(CliError::Usage(format!("session {} sent no model request {what}", header.id)));
+    };
+    print_json(&json!({
+        "session_id": header.id,
+        "seq": rebuilt.seq,
+        "turn": rebuilt.turn,
+        "request": rebuilt.request,
+        "format": rebuilt.format,
+        "body": rebuilt.body,
+    }))?;
     Ok(ExitCode::SUCCESS)
 }

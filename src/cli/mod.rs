@@ -2,6 +2,7 @@
 
 mod inspect;
 mod run;
+mod session;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +22,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the agent loop on a prompt (with a cassette, or the bundled --demo).
     Run(RunArgs),
+    /// Continue a session whose process stopped (a crash, a kill): ask again for what was in flight.
+    Resume(session::ResumeArgs),
+    /// Start a new session from a step of another: same history up to it, then its own way.
+    Fork(session::ForkArgs),
     /// List the sessions of a journal.
     Sessions {
         #[command(flatten)]
@@ -35,6 +40,12 @@ pub enum Command {
         /// Show the transition trace (one line per journaled step) instead of the conversation.
         #[arg(long)]
         steps: bool,
+        /// Show the exact request sent at turn N (its first request), rebuilt from the journal.
+        #[arg(long, value_name = "N", conflicts_with = "steps")]
+        turn: Option<u32>,
+        /// Show the exact request with this number (retries included), rebuilt from the journal.
+        #[arg(long, value_name = "R", conflicts_with_all = ["steps", "turn"])]
+        request: Option<u32>,
         #[command(flatten)]
         journal: JournalArg,
         #[arg(long)]
@@ -50,6 +61,9 @@ pub enum Command {
         /// Print the stream the live run showed, rebuilt from the journal (timings aside).
         #[arg(long, value_enum)]
         output_format: Option<OutputFormat>,
+        /// Debugging: replay with behaviour flag N flipped, to see where that behaviour bites.
+        #[arg(long, value_name = "N", hide = true)]
+        flip_flag: Vec<u32>,
     },
     /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`).
     Import {
@@ -79,6 +93,9 @@ pub enum Command {
         /// Only the decisions taken in this turn.
         #[arg(long)]
         turn: Option<u32>,
+        /// Write the path of states and reasons as a Graphviz graph.
+        #[arg(long, conflicts_with = "json")]
+        dot: bool,
         #[command(flatten)]
         journal: JournalArg,
         #[arg(long)]
@@ -103,6 +120,8 @@ impl JournalArg {
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImportFormat {
     ClaudeCode,
+    /// A session dump written by `reloop export --format journal`.
+    Journal,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +129,8 @@ pub enum ExportKind {
     Messages,
     StreamJson,
     ClaudeJsonl,
+    /// The session's header and steps, verbatim (`reloop import journal` reads it back).
+    Journal,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,17 +162,28 @@ impl CliError {
 pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Run(args) => run::run(args).await,
+        Command::Resume(args) => session::resume(args).await,
+        Command::Fork(args) => session::fork(args).await,
         Command::Sessions { journal, json } => inspect::sessions(&journal, json),
-        Command::Show { session, steps, journal, json } if steps => inspect::trace(&journal, &session, json),
+        Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
+        Command::Show { session, turn: Some(n), journal, .. } => {
+            inspect::request(&journal, &session, reloop_driver::RequestAt::Turn(n))
+        }
+        Command::Show { session, request: Some(n), journal, .. } => {
+            inspect::request(&journal, &session, reloop_driver::RequestAt::Number(n))
+        }
         Command::Show { session, journal, json, .. } => inspect::show(&journal, &session, json),
-        Command::Replay { session, journal, json, output_format } => {
-            inspect::replay(&journal, &session, json, output_format)
+        Command::Replay { session, journal, json, output_format, flip_flag } => {
+            inspect::replay(&journal, &session, json, output_format, &flip_flag)
         }
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
             inspect::import(&journal, &file, leaf, json)
         }
+        Command::Import { format: ImportFormat::Journal, file, journal, json, .. } => {
+            inspect::import_dump(&journal, &file, json)
+        }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
-        Command::Why { session, turn, journal, json } => inspect::why(&journal, &session, turn, json),
+        Command::Why { session, turn, journal, json, dot } => inspect::why(&journal, &session, turn, json, dot),
     }
 }
 

@@ -1,0 +1,311 @@
+//! `reloop resume` and `reloop fork`: a journaled session continues in a new process.
+//!
+//! Both rebuild the model provider from the session header's `run_config` (provider, cassette,
+//! model, cwd, the request offset of a fork), so nothing but the journal is needed to go on.
+//! Keys still come from the environment only, never from the journal.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use reloop_core::{transition, ContentBlock, Event, State};
+use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
+use reloop_hooks::Settings;
+use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
+use reloop_tools::ToolRegistry;
+use serde_json::{json, Value};
+
+use super::{current_dir, CliError, JournalArg, OutputFormat};
+use crate::output::Printer;
+
+#[derive(clap::Args, Debug)]
+pub struct ResumeArgs {
+    /// A session id, a unique id prefix, or `last`.
+    pub session: String,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
+    /// or OPENAI_BASE_URL].
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// The settings file (hooks) the session ran with; hooks are not journaled.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
+    #[arg(long, value_name = "N", hide = true)]
+    pub crash_after_step: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ForkArgs {
+    /// The parent session: an id, a unique id prefix, or `last`.
+    pub session: String,
+    /// The parent's last step the fork keeps (see `reloop show SESSION --steps`).
+    #[arg(long, value_name = "SEQ")]
+    pub at: u64,
+    /// A new cassette; its first response answers the fork's first new request.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Ask this model from the fork point on.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Stop before a turn that would exceed N turns.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// A new prompt, for a fork at a step where the parent had stopped.
+    #[arg(long)]
+    pub prompt: Option<String>,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    #[arg(long, value_name = "N", hide = true)]
+    pub crash_after_step: Option<u64>,
+}
+
+fn rebuild(core: &reloop_core::Config, steps: &[StepRecord]) -> State {
+    steps.iter().fold(State::new(core.clone()), |s, r| transition(s, r.event.clone()).state)
+}
+
+pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
+    let mut journal = Journal::open_existing(&args.journal.path(&current_dir()?))?;
+    let id = journal.resolve(&args.session)?;
+    let header = journal.header(&id)?;
+    let steps = journal.steps(&id)?;
+    if steps.is_empty() {
+        return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
+    }
+    let state = rebuild(&header.core_config, &steps);
+    if let Some(terminal) = state.terminal() {
+        let result = reloop_driver::outputs::result_of(&id, &state, 0);
+        match args.output_format {
+            OutputFormat::Text => println!("session {id} already finished: {}", terminal.reason.as_str()),
+            format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    journal.lock_session(&id)?;
+    let session = session_for(&header, journal, args.base_url.as_deref(), args.settings.as_deref())?
+        .with_crash_after_step(args.crash_after_step);
+    let handle = session.resume(&id)?;
+    drive(handle, args.output_format).await
+}
+
+pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
+    let invoked_from = current_dir()?;
+    let mut journal = Journal::open_existing(&args.journal.path(&invoked_from))?;
+    let parent_id = journal.resolve(&args.session)?;
+    let parent = journal.header(&parent_id)?;
+    let parent_steps = journal.steps(&parent_id)?;
+
+    let mut core = parent.core_config.clone();
+    if let Some(model) = &args.model {
+        core = core.with_model(model.clone());
+    }
+    if args.max_turns.is_some() {
+        core = core.with_max_turns(args.max_turns);
+    }
+    let prefix = reloop_driver::fork_prefix(&parent_steps, args.at, &core)
+        .map_err(|e| CliError::Usage(format!("cannot fork {parent_id}: {e}")))?;
+    let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
+    match (&args.prompt, stopped) {
+        (None, true) => {
+            return Err(CliError::Usage(format!(
+                "session {parent_id} had stopped at step {} ({}); give the fork a --prompt TEXT to go on with",
+                args.at,
+                prefix.state.phase()
+            )))
+        }
+        (Some(_), false) => {
+            return Err(CliError::Usage(format!(
+                "session {parent_id} was still working at step {} ({}); a --prompt fits only where it had stopped",
+                args.at,
+                prefix.state.phase()
+            )))
+        }
+        _ => {}
+    }
+
+    let mut run = parent.run_config.clone();
+    let Some(fields) = run.as_object_mut() else {
+        return Err(CliError::Usage(format!("session {parent_id} has no run config to fork from")));
+    };
+    fields.entry("max_output_tokens").or_insert(json!(core.max_output_tokens));
+    fields.entry("model").or_insert(json!(core.model));
+    if let Some(model) = &args.model {
+        fields.insert("model".into(), json!(model));
+    }
+    if let Some(script) = &args.script {
+        let script = invoked_from.join(script);
+        fields.insert("provider".into(), json!("scripted"));
+        fields.insert("script".into(), json!(script));
+        fields.insert("request_offset".into(), json!(prefix.requests_done));
+    }
+    let id = reloop_driver::new_session_id();
+    let header = SessionHeader {
+        id: id.clone(),
+        created_at_ms: now_ms(),
+        engine_version: ENGINE_VERSION.to_string(),
+        core_config: core.clone(),
+        run_config: run,
+        parent: Some((parent_id.clone(), args.at)),
+    };
+    // The provider is checked before anything is written, so a bad cassette leaves no fork.
+    let provider = provider_for(&header, args.base_url.as_deref())?;
+    journal.create_session_with_steps(&header, &prefix.steps)?;
+    if let Some(prompt) = &args.prompt {
+        // The new prompt is journaled like any step; the resume below sends its request.
+        let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count);
+        let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
+        let step = transition(prefix.state, event.clone());
+        let record = StepRecord {
+            seq: args.at + 1,
+            at_ms: now_ms(),
+            event,
+            from_phase: from_phase.to_string(),
+            to_phase: step.state.phase().to_string(),
+            turn_before,
+            turn_after: step.state.context().turn_count,
+            reason: step.reason.clone(),
+            effects: serde_json::to_value(&step.effects).map_err(|e| CliError::Io(e.to_string()))?,
+            digest: step.state.digest(),
+        };
+        journal.append(&id, &record)?;
+    }
+    if args.output_format == OutputFormat::Text {
+        println!("forked {parent_id} at step {} as session {id}", args.at);
+    }
+    let session = session_with(provider, &header, journal, args.settings.as_deref())?
+        .with_crash_after_step(args.crash_after_step);
+    let handle = session.resume(&id)?;
+    drive(handle, args.output_format).await
+}
+
+fn session_for(
+    header: &SessionHeader,
+    journal: Journal,
+    base_url: Option<&str>,
+    settings: Option<&Path>,
+) -> Result<Session, CliError> {
+    let provider = provider_for(header, base_url)?;
+    session_with(provider, header, journal, settings)
+}
+
+fn session_with(
+    provider: Arc<dyn ModelProvider>,
+    header: &SessionHeader,
+    journal: Journal,
+    settings: Option<&Path>,
+) -> Result<Session, CliError> {
+    let run: RunConfig = serde_json::from_value(header.run_config.clone())
+        .map_err(|e| CliError::Usage(format!("session {}: its run config cannot be read: {e}", header.id)))?;
+    let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run);
+    if let Some(path) = settings {
+        let settings = Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?;
+        session = session.with_hooks(settings.hooks);
+    }
+    Ok(session)
+}
+
+/// The provider a session was run with, from its header. A fork's `request_offset` makes its
+/// cassette answer from the fork point.
+pub(crate) fn provider_for(header: &SessionHeader, base_url: Option<&str>) -> Result<Arc<dyn ModelProvider>, CliError> {
+    let run = &header.run_config;
+    let text = |key: &str| run.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let cwd = PathBuf::from(text("cwd").unwrap_or_default());
+    let config_error = |e: reloop_model::ConfigError| CliError::Usage(format!("cannot set up the provider: {e}"));
+    let base = |env: &str| base_url.map(str::to_string).or_else(|| text("base_url")).or_else(|| env_nonempty(env));
+    let inner: Arc<dyn ModelProvider> = match text("provider").as_deref() {
+        Some("scripted") => {
+            let (cassette, origin) = match text("script") {
+                Some(path) => {
+                    let cassette = std::fs::read_to_string(&path)
+                        .map_err(|e| CliError::Usage(format!("cannot read the session's script {path}: {e}")))?;
+                    (cassette, path)
+                }
+                None => (crate::demo::CASSETTE.to_string(), "the bundled cassette".to_string()),
+            };
+            let provider = ScriptedProvider::from_json(&substitute_cwd(&cassette, &cwd))
+                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
+            Arc::new(provider)
+        }
+        Some("anthropic") => {
+            let key = env_nonempty("ANTHROPIC_API_KEY").ok_or_else(|| {
+                CliError::Usage("the session asks the Anthropic API: set ANTHROPIC_API_KEY to go on".into())
+            })?;
+            let mut config = AnthropicConfig::new(key);
+            if let Some(base) = base("ANTHROPIC_BASE_URL") {
+                config = config.with_base_url(base);
+            }
+            Arc::new(AnthropicProvider::new(config).map_err(config_error)?)
+        }
+        Some("openai") => {
+            let base = base("OPENAI_BASE_URL").ok_or_else(|| {
+                CliError::Usage("the session asks an OpenAI-compatible server: pass --base-url".into())
+            })?;
+            Arc::new(
+                OpenAiProvider::new(OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY"))).map_err(config_error)?,
+            )
+        }
+        Some("import") => {
+            return Err(CliError::Usage(format!(
+                "session {} was imported from a transcript and has no model to go on with; \
+                 fork it with --script FILE instead",
+                header.id
+            )))
+        }
+        other => {
+            return Err(CliError::Usage(format!(
+                "session {}: unknown provider {:?} in its header",
+                header.id,
+                other.unwrap_or("")
+            )))
+        }
+    };
+    let offset = run.get("request_offset").and_then(Value::as_u64).unwrap_or(0) as u32;
+    Ok(if offset > 0 { Arc::new(OffsetProvider::new(inner, offset)) } else { inner })
+}
+
+/// Prints the run as it goes and returns its exit code; Ctrl-C aborts it.
+async fn drive(mut handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
+    let abort = handle.abort_handle();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            abort.abort();
+        }
+    });
+    let mut printer = Printer::new(format, false);
+    let mut result: Option<RunResult> = None;
+    while let Some(event) = handle.next().await {
+        printer.on_event(&event);
+        if let RunEvent::Finished(r) = event {
+            result = Some(r);
+        }
+    }
+    ctrl_c.abort();
+    handle.finish().await?;
+    let result = result.ok_or_else(|| CliError::Io("the run ended without a result".into()))?;
+    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Cassettes name files by absolute path; `{{cwd}}` lets one cassette serve any workspace.
+fn substitute_cwd(cassette: &str, cwd: &Path) -> String {
+    let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
+    cassette.replace("{{cwd}}", quoted.trim_matches('"'))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
