@@ -142,4 +142,36 @@ mod tests {
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());
     }
+
+    #[test]
+    fn the_interrupt_flag_decides_whether_the_interrupt_text_joins_the_results() {
+        use crate::{transition, ContentBlock, Event, State, StopReason, ToolUse, Usage};
+        let run = |flags: Flags| {
+            let config = crate::Config::default().with_flags(flags);
+            let mut state = State::new(config);
+            let call = ToolUse {
+                id: "t1".into(),
+                name: "Bash".into(),
+                input: serde_json::json!({"command": "sleep 9"}),
+                extra: Default::default(),
+            };
+            let events = [
+                Event::UserInput { content: vec![ContentBlock::text("go")] },
+                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call) },
+                Event::ModelDone {
+                    id: None,
+                    model: None,
+                    stop_reason: Some(StopReason::ToolUse),
+                    usage: Usage::default(),
+                },
+                Event::Abort,
+            ];
+            for event in events {
+                state = transition(state, event).state;
+            }
+            state.messages().messages().into_iter().skip(2).map(|m| m.content.len()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(Flags::current()), vec![2], "result and text in one message");
+        assert_eq!(run(Flags::none()), vec![1, 1], "result, then the text alone");
+    }
 }

@@ -72,7 +72,9 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
         return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
     }
     ctx.retry_attempt += 1;
-    let delay_ms = retry_delay_ms(ctx.retry_attempt, error.retry_after_ms, ctx.config.retry_seed, ctx.requests);
+    // Behaviour flag 2: a numeric retry-after is a floor on the delay.
+    let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(crate::flags::RETRY_AFTER_FLOOR));
+    let delay_ms = retry_delay_ms(ctx.retry_attempt, retry_after, ctx.config.retry_seed, ctx.requests);
     effects.push(Effect::WaitRetry(RetryWait {
         attempt: ctx.retry_attempt,
         max_retries: ctx.config.max_retries,

@@ -254,9 +254,8 @@ fn interrupted(id: &str) -> ToolOutcome {
 /// Ends the run on an abort while the model streamed. `unanswered` are the tool calls of the
 /// partial assistant message, each of which gets an "Interrupted by user" result.
 fn abort(mut ctx: Loop, ids: Vec<String>, reason: TerminalReason) -> Step {
-    let mut content: Vec<ContentBlock> = ids.iter().map(|id| result_block(interrupted(id))).collect();
-    content.push(ContentBlock::text(INTERRUPT_MESSAGE));
-    ctx.messages.push(Message::user(content));
+    let content: Vec<ContentBlock> = ids.iter().map(|id| result_block(interrupted(id))).collect();
+    push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE);
     let terminal = Terminal { reason, evidence: Evidence::Interrupted { tool_use_ids: ids }, error: None };
     done(ctx, terminal, Vec::new())
 }
@@ -271,14 +270,25 @@ fn abort_tools(mut ctx: Loop, tools: Tools) -> Step {
         });
         content.push(result_block(outcome));
     }
-    content.push(ContentBlock::text(INTERRUPT_MESSAGE_FOR_TOOL_USE));
-    ctx.messages.push(Message::user(content));
+    push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE_FOR_TOOL_USE);
     let terminal = Terminal {
         reason: TerminalReason::AbortedTools,
         evidence: Evidence::Interrupted { tool_use_ids: interrupted_ids },
         error: None,
     };
     done(ctx, terminal, vec![Effect::CancelTools])
+}
+
+/// Files the interrupted calls' results and the interrupt text: one user message, as Claude
+/// Code sends it, or — without behaviour flag 1 — the results and then the text on its own.
+fn push_interrupt(ctx: &mut Loop, mut results: Vec<ContentBlock>, text: &str) {
+    if results.is_empty() || ctx.config.flag(crate::flags::INTERRUPT_IN_RESULTS_MESSAGE) {
+        results.push(ContentBlock::text(text));
+        ctx.messages.push(Message::user(results));
+    } else {
+        ctx.messages.push(Message::user(results));
+        ctx.messages.push(Message::user_text(text));
+    }
 }
 
 pub(crate) fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
