@@ -39,6 +39,12 @@ pub struct Config {
     pub flags: crate::flags::Flags,
     /// Stop hooks are configured: the end of a turn waits for their verdicts.
     pub stop_hooks: bool,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// Summarise the history before a request that would reach the auto-compact threshold.
+    pub auto_compact: bool,
+    /// On "prompt is too long", compact once and retry.
+    pub reactive_compact: bool,
 }
 
 impl Default for Config {
@@ -55,6 +61,9 @@ impl Default for Config {
             stop_hook_block_cap: 8,
             flags: crate::flags::Flags::current(),
             stop_hooks: false,
+            context_window: 200_000,
+            auto_compact: true,
+            reactive_compact: true,
         }
     }
 }
@@ -97,6 +106,21 @@ impl Config {
 
     pub fn with_token_budget(mut self, budget: Option<u64>) -> Self {
         self.token_budget = budget;
+        self
+    }
+
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = tokens;
+        self
+    }
+
+    pub fn with_auto_compact(mut self, on: bool) -> Self {
+        self.auto_compact = on;
+        self
+    }
+
+    pub fn with_reactive_compact(mut self, on: bool) -> Self {
+        self.reactive_compact = on;
         self
     }
 

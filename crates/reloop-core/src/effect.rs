@@ -47,6 +47,14 @@ pub enum Effect {
     /// After a crash: tool calls that started and were never answered. The driver re-runs the
     /// read-only ones and answers the others as possibly run, never re-running a write silently.
     ResumeTools { calls: Vec<ToolUse> },
+    /// Ask the model for a summary of the first `summarize` messages of the history, with the
+    /// summarisation instruction as the last user text and no tools; report `compact_done`.
+    Summarize { trigger: String, request: u32, summarize: usize, pre_tokens: u64 },
+    /// The history was compacted: the caller's stream shows a compact boundary.
+    CompactBoundary { trigger: String, pre_tokens: u64 },
+    /// A compaction failed and the request goes ahead without it; after three in a row the
+    /// circuit breaker stops auto-compaction trying (`breaker_open`).
+    CompactionFailed { trigger: String, failures: u32, breaker_open: bool, message: String },
     /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
     RunStopHooks { stop_hook_active: bool, last_assistant_message: String },
     /// Kill the hooks in flight.

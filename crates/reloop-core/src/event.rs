@@ -154,6 +154,14 @@ pub enum Event {
         tool_use_id: Option<String>,
         runs: Vec<crate::hook::HookRun>,
     },
+    /// The summary request of a compaction completed.
+    CompactDone {
+        summary: String,
+        #[serde(default)]
+        usage: Usage,
+    },
+    /// The summary request of a compaction failed.
+    CompactFailed { error: ModelError },
     /// The wait before a retry is over.
     RetryReady,
     /// The driver restarted on this journal after a crash: work that was in flight when the
@@ -174,6 +182,8 @@ impl Event {
             Event::ModelFailed { .. } => "model_failed",
             Event::ToolDone(_) => "tool_done",
             Event::HookDone { .. } => "hook_done",
+            Event::CompactDone { .. } => "compact_done",
+            Event::CompactFailed { .. } => "compact_failed",
             Event::RetryReady => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",

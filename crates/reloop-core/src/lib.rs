@@ -18,6 +18,7 @@
 /// wrote the journal it checks.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub mod compact;
 pub mod config;
 pub mod effect;
 pub mod event;
@@ -31,6 +32,7 @@ mod response;
 mod retry;
 pub mod state;
 pub mod testkit;
+pub mod tokens;
 pub mod transition;
 
 pub use config::Config;

@@ -140,6 +140,12 @@ pub enum Evidence {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_use_id: Option<String>,
     },
+    /// The history was compacted.
+    Compacted { trigger: String, pre_tokens: u64, post_tokens: u64 },
+    /// A compaction failed.
+    CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
+    /// The prompt is at or above the blocking limit and nothing can compact it.
+    TooLong { estimate: u64, limit: u64 },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.
@@ -230,6 +236,20 @@ impl Reason {
                 }
                 line
             }
+            Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
+                "prompt is too long; compacted the history ({trigger}): {} → {} tokens, retrying",
+                thousands(*pre_tokens),
+                thousands(*post_tokens)
+            ),
+            Evidence::CompactionFailed { trigger, failures, message, breaker_open } => {
+                let breaker = if *breaker_open { "; auto-compaction stops trying" } else { "" };
+                format!("compaction ({trigger}) failed ({failures} in a row{breaker}): {message}")
+            }
+            Evidence::TooLong { estimate, limit } => format!(
+                "the request would hold about {} tokens, at or above the blocking limit of {}, and nothing can be compacted",
+                thousands(*estimate),
+                thousands(*limit)
+            ),
             Evidence::TokenBudget { pct, turn_tokens, budget } => {
                 format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))
             }

@@ -40,6 +40,10 @@ pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Ste
     // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says;
     // a complete tool_use in a response cut by max_tokens is an ordinary tool turn.
     let calls: Vec<_> = assistant.tool_uses().cloned().collect();
+    // The reported usage covers the history up to and including this response (every branch
+    // below appends it, but for an escalation or an empty cut response, whose next request is
+    // measured afresh); later messages are estimated.
+    crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
         ctx.messages.push(assistant);
         let effects = vec![Effect::RunTools { calls: calls.clone() }];

@@ -23,6 +23,16 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
         if streaming.streamed {
             effects.push(Effect::Withdraw);
         }
+        // Compact once per turn and retry; has_attempted_reactive_compact survives stop-hook
+        // continues, so compact → error → hook → compact cannot spiral.
+        let summarizable = crate::compact::summarizable(&ctx.messages);
+        if let (true, false, Some(summarize)) =
+            (ctx.config.reactive_compact, ctx.has_attempted_reactive_compact, summarizable)
+        {
+            ctx.has_attempted_reactive_compact = true;
+            let pre_tokens = crate::tokens::estimate(&ctx);
+            return crate::compact::start(ctx, crate::compact::Trigger::Reactive, pre_tokens, summarize, effects, None);
+        }
         return give_up(ctx, error, TerminalReason::PromptTooLong, "prompt is too long", effects);
     }
 

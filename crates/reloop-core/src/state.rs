@@ -48,6 +48,16 @@ pub struct Loop {
     pub stop_hook_blocks: u32,
     /// Calls a permission rule, mode or hook refused, for the run's result.
     pub permission_denials: Vec<PermissionDenial>,
+    /// Tokens the last response reported (input, cache and output) ...
+    pub usage_tokens: u64,
+    /// ... covering this many messages of the history; later ones are estimated.
+    pub messages_at_usage: usize,
+    /// Consecutive failed compactions (the circuit breaker opens at three).
+    pub compact_failures: u32,
+    /// Compactions so far, for the record.
+    pub compactions: u32,
+    /// The next request follows a compaction attempt: it must not trigger another.
+    pub just_compacted: bool,
 }
 
 /// A refused tool call, as Claude Code's result lists it.
@@ -81,6 +91,11 @@ impl Loop {
             budget_checked_at: 0,
             stop_hook_blocks: 0,
             permission_denials: Vec::new(),
+            usage_tokens: 0,
+            messages_at_usage: 0,
+            compact_failures: 0,
+            compactions: 0,
+            just_compacted: false,
         }
     }
 
@@ -119,6 +134,11 @@ impl Loop {
         d.u64(self.budget_checked_at);
         d.u64(u64::from(self.stop_hook_blocks));
         d.json(&self.permission_denials);
+        d.u64(self.usage_tokens);
+        d.u64(self.messages_at_usage as u64);
+        d.u64(u64::from(self.compact_failures));
+        d.u64(u64::from(self.compactions));
+        d.u64(u64::from(self.just_compacted));
     }
 }
 
@@ -174,6 +194,8 @@ pub enum State {
     RunningTools(Loop, Tools),
     /// A request failed; the driver waits before the loop asks again.
     WaitingRetry(Loop),
+    /// The history is being summarised; the request waits for the summary.
+    Compacting(Loop, crate::compact::Compaction),
     /// The model asked for no tool; the Stop hooks decide whether the turn ends.
     RunningStopHooks(Loop, Option<crate::event::StopReason>),
     /// The loop has stopped; nothing more happens.
@@ -193,6 +215,7 @@ impl State {
             | State::RunningTools(c, _)
             | State::WaitingRetry(c)
             | State::RunningStopHooks(c, _)
+            | State::Compacting(c, _)
             | State::Done(c, _) => c,
         }
     }
@@ -209,6 +232,7 @@ impl State {
             State::RunningTools(..) => "running_tools",
             State::WaitingRetry(_) => "waiting_retry",
             State::RunningStopHooks(..) => "running_stop_hooks",
+            State::Compacting(..) => "compacting",
             State::Done(..) => "done",
         }
     }
@@ -233,6 +257,7 @@ impl State {
         match self {
             State::Idle(_) | State::WaitingRetry(_) => {}
             State::RunningStopHooks(_, stop_reason) => d.json(stop_reason),
+            State::Compacting(_, compaction) => d.json(compaction),
             State::AwaitingModel(_, s) => {
                 d.json(&s.blocks);
                 d.u64(u64::from(s.streamed));

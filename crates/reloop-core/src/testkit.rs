@@ -43,6 +43,10 @@ pub enum ModelOutcome {
     MissingToolCall,
     /// Text with this many output tokens (for token budgets).
     TextTokens(u64),
+    /// Tool calls in a response that reports this many input tokens (for compaction).
+    Large { input_tokens: u64, tools: usize },
+    /// The API says the prompt is too long.
+    PromptTooLong,
 }
 
 /// What the Stop hooks say, one verdict per time they run.
@@ -143,6 +147,21 @@ impl Simulation {
                         queue.extend(model_events(call.request, outcome));
                     }
                     Effect::WaitRetry(_) => queue.push_back(Event::RetryReady),
+                    Effect::Summarize { request, .. } => {
+                        // A summary request fails when the script says the model errs there.
+                        let failing = matches!(
+                            script.get(*request as usize - 1),
+                            Some(ModelOutcome::Error | ModelOutcome::Fatal | ModelOutcome::PromptTooLong)
+                        );
+                        queue.push_back(if failing {
+                            Event::CompactFailed { error: ModelError::new(Some(500), "api_error", "summary failed") }
+                        } else {
+                            Event::CompactDone {
+                                summary: "<summary>what happened</summary>".into(),
+                                usage: Usage::default(),
+                            }
+                        });
+                    }
                     Effect::RunStopHooks { .. } => {
                         let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
                         hook_runs += 1;
@@ -235,6 +254,31 @@ fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<Event> {
         Some(ModelOutcome::Error) => {
             vec![Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "Internal server error") }]
         }
+        Some(ModelOutcome::Large { input_tokens, tools }) => {
+            let mut events: Vec<Event> = (0..tools)
+                .map(|i| Event::ModelBlock {
+                    index: i,
+                    block: ContentBlock::tool_use(format!("toolu_{request}_{i}"), "Read", json!({"file_path": "/x"})),
+                })
+                .collect();
+            events.push(Event::ModelDone {
+                id: Some(format!("msg_{request}")),
+                model: None,
+                stop_reason: Some(if tools == 0 { StopReason::EndTurn } else { StopReason::ToolUse }),
+                usage: Usage { input_tokens, output_tokens: 50, ..Usage::default() },
+            });
+            if tools == 0 {
+                events.insert(0, Event::ModelBlock { index: 0, block: ContentBlock::text("big") });
+            }
+            events
+        }
+        Some(ModelOutcome::PromptTooLong) => vec![Event::ModelFailed {
+            error: ModelError::new(
+                Some(400),
+                "invalid_request_error",
+                "prompt is too long: 210000 tokens > 200000 maximum",
+            ),
+        }],
         Some(ModelOutcome::Overloaded) => {
             vec![Event::ModelFailed { error: ModelError::new(Some(529), "overloaded_error", "Overloaded") }]
         }
@@ -376,9 +420,24 @@ impl Trace {
         Ok(())
     }
 
-    /// Every `tool_use` is answered by exactly one `tool_result` in the next user message.
+    /// Every `tool_use` is answered by exactly one `tool_result` in the next user message, and
+    /// every `tool_result` answers a `tool_use` of the message before it (none is orphaned,
+    /// also after a compaction).
     fn check_tool_pairing(&self) -> Result<(), Violation> {
         let messages = self.final_state.messages().messages();
+        for (i, message) in messages.iter().enumerate() {
+            for block in &message.content {
+                if let ContentBlock::ToolResult(r) = block {
+                    let asked = i > 0 && messages[i - 1].tool_uses().any(|t| t.id == r.tool_use_id);
+                    if !asked {
+                        return Err(Violation(format!(
+                            "tool_result {} in message {i} answers no tool_use",
+                            r.tool_use_id
+                        )));
+                    }
+                }
+            }
+        }
         for (i, message) in messages.iter().enumerate() {
             if message.role != Role::Assistant {
                 continue;

@@ -4,6 +4,7 @@
 //! belong to the current phase (a tool result after an abort, an abort after the end) is a race
 //! the driver cannot always avoid; it leaves the state unchanged and asks for nothing.
 
+use crate::compact::Compaction;
 use crate::effect::{Effect, ModelCall};
 use crate::event::{Event, ToolOutcome};
 use crate::hook::HookEventName;
@@ -78,6 +79,24 @@ pub fn transition(state: State, event: Event) -> Step {
         }
 
         (State::WaitingRetry(ctx), Event::RetryReady | Event::Resumed) => call_model(ctx, Vec::new(), None),
+
+        (State::Compacting(ctx, compaction), Event::CompactDone { summary, usage }) => {
+            crate::compact::done_with(ctx, compaction, &summary, &usage)
+        }
+        (State::Compacting(ctx, compaction), Event::CompactFailed { error }) => {
+            crate::compact::failed(ctx, compaction, error)
+        }
+        (State::Compacting(mut ctx, compaction), Event::Resumed) => {
+            // The summary request in flight is sent again under the same number.
+            ctx.requests = ctx.requests.saturating_sub(1);
+            let Compaction { trigger, pre_tokens, summarize } = compaction;
+            crate::compact::start(ctx, trigger, pre_tokens, summarize, Vec::new(), None)
+        }
+        (State::Compacting(ctx, _), Event::Abort) => {
+            let mut step = abort(ctx, Vec::new(), TerminalReason::AbortedStreaming);
+            step.effects.insert(0, Effect::CancelModel);
+            step
+        }
         // The request in flight when the process stopped is sent again, under the same number,
         // so a scripted provider answers it with the same response.
         (State::AwaitingModel(mut ctx, streaming), Event::Resumed) => {
@@ -165,6 +184,39 @@ fn start_query(mut ctx: Loop) -> Step {
 }
 
 pub(crate) fn call_model(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+    // Before any request: compact when it would reach the threshold; refuse when it would reach
+    // the blocking limit and nothing can compact.
+    let just_compacted = std::mem::take(&mut ctx.just_compacted);
+    let estimate = crate::tokens::estimate(&ctx);
+    let limits = crate::tokens::Limits::of(&ctx.config);
+    if estimate >= limits.auto_compact_threshold
+        && ctx.config.auto_compact
+        && !just_compacted
+        && ctx.compact_failures < crate::compact::MAX_CONSECUTIVE_FAILURES
+    {
+        if let Some(summarize) = crate::compact::summarizable(&ctx.messages) {
+            return crate::compact::start(
+                ctx,
+                crate::compact::Trigger::Auto,
+                estimate,
+                summarize,
+                effects_before,
+                reason,
+            );
+        }
+    }
+    if estimate >= limits.blocking_limit {
+        // The turn a next_turn continue was about to start never begins.
+        if let Some(Reason::Continue { reason: ContinueReason::NextTurn, .. }) = reason {
+            ctx.turn_count -= 1;
+        }
+        let terminal = Terminal {
+            reason: TerminalReason::BlockingLimit,
+            evidence: Evidence::TooLong { estimate, limit: limits.blocking_limit },
+            error: Some(crate::compact::PROMPT_TOO_LONG.to_string()),
+        };
+        return done(ctx, terminal, effects_before);
+    }
     ctx.requests += 1;
     let call = ModelCall {
         turn: ctx.turn_count,

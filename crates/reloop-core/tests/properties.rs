@@ -6,6 +6,11 @@ use proptest::prelude::*;
 use reloop_core::testkit::{HookOutcome, ModelOutcome, Simulation};
 use reloop_core::Config;
 
+/// 512 cases in CI; `PROPTEST_CASES=N` for a deeper run.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(512)
+}
+
 fn outcome() -> impl Strategy<Value = ModelOutcome> {
     prop_oneof![
         3 => Just(ModelOutcome::Text),
@@ -16,6 +21,8 @@ fn outcome() -> impl Strategy<Value = ModelOutcome> {
         2 => Just(ModelOutcome::MaxTokens),
         1 => Just(ModelOutcome::MissingToolCall),
         2 => (0u64..3_000).prop_map(ModelOutcome::TextTokens),
+        2 => (0u64..40_000, 0usize..3).prop_map(|(input_tokens, tools)| ModelOutcome::Large { input_tokens, tools }),
+        1 => Just(ModelOutcome::PromptTooLong),
     ]
 }
 
@@ -27,9 +34,13 @@ fn config() -> impl Strategy<Value = Config> {
         proptest::option::of(1_000u64..20_000),
         0u32..4,
         any::<u64>(),
+        prop_oneof![Just(200_000u64), Just(40_000u64)],
+        any::<bool>(),
     )
-        .prop_map(|(max_turns, escalate, fallback, budget, retries, seed)| {
+        .prop_map(|(max_turns, escalate, fallback, budget, retries, seed, window, auto_compact)| {
             Config::default()
+                .with_context_window(window)
+                .with_auto_compact(auto_compact)
                 .with_model("primary")
                 .with_max_turns(max_turns)
                 .with_escalate_max_tokens(escalate)
@@ -41,7 +52,7 @@ fn config() -> impl Strategy<Value = Config> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn every_run_keeps_the_invariants(

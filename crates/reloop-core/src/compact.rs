@@ -1,0 +1,181 @@
+//! Compaction: the older part of the history is replaced by a model-written summary, before a
+//! request would reach the auto-compact threshold (`auto`), once after the API says the prompt
+//! is too long (`reactive`), or on demand (`manual`).
+//!
+//! The request carries only what follows the last compaction; everything before it stays in the
+//! journal. The most recent complete exchange — an assistant `tool_use` with its user
+//! `tool_result`, never one without the other — is kept verbatim after the summary.
+
+use serde::{Deserialize, Serialize};
+
+use crate::effect::Effect;
+use crate::event::ModelError;
+use crate::history::History;
+use crate::message::{ContentBlock, Message, Role, Usage};
+use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason};
+use crate::state::{Loop, State, Terminal};
+use crate::transition::{call_model, continue_with, done, Step};
+
+/// After this many consecutive failed compactions, auto-compaction stops trying.
+pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
+
+/// The first words of the summary message (Claude Code's text).
+pub const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
+/// The last words of the summary message (Claude Code's text).
+pub const SUMMARY_CONTINUE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
+/// The error of a prompt that cannot be made to fit.
+pub const PROMPT_TOO_LONG: &str = "Prompt is too long";
+
+/// The instruction sent as the last user text of a summary request (reloop's wording).
+pub const COMPACT_INSTRUCTION: &str = "Your task is to write a detailed summary of the conversation so far, so that the work can continue without it. \
+Pay close attention to the user's explicit requests and to what you did in response.
+
+First think in <analysis> tags: go through the conversation in order and note each request, your approach, the decisions taken, the code and files involved, and every error and how it was fixed.
+
+Then write the summary in <summary> tags with these sections:
+1. Primary request and intent: everything the user asked for, in detail.
+2. Key technical concepts: technologies, frameworks and ideas that matter for the work.
+3. Files and code sections: each file read, changed or created, why it matters, and the important snippets.
+4. Errors and fixes: what went wrong, how it was fixed, and any feedback the user gave.
+5. Problem solving: problems solved and troubleshooting still under way.
+6. All user messages: every message the user wrote that is not a tool result, verbatim or nearly.
+7. Pending tasks: what you were asked to do that is not done yet.
+8. Current work: precisely what you were doing right before this summary, with file names and code.
+9. Optional next step: the next step, only if it follows directly from the user's latest request, quoting it.
+
+Reply with text only; do not call any tool.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    Auto,
+    Reactive,
+    Manual,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Reactive => "reactive",
+            Trigger::Manual => "manual",
+        }
+    }
+}
+
+/// A compaction in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    pub trigger: Trigger,
+    /// Estimated tokens of the history before compaction.
+    pub pre_tokens: u64,
+    /// How many leading messages the summary replaces; the rest are kept.
+    pub summarize: usize,
+}
+
+/// The summary message that opens the compacted history.
+pub fn summary_message(summary: &str) -> String {
+    format!("{SUMMARY_PREAMBLE}\n\nSummary:\n{}\n{SUMMARY_CONTINUE}", extract_summary(summary))
+}
+
+/// The text inside `<summary>` tags when the model used them (its `<analysis>` is dropped).
+pub fn extract_summary(text: &str) -> &str {
+    match (text.find("<summary>"), text.rfind("</summary>")) {
+        (Some(start), Some(end)) if start + 9 <= end => text[start + 9..end].trim(),
+        _ => text.trim(),
+    }
+}
+
+/// How many leading messages a compaction would summarise, or `None` when there is not at
+/// least one exchange before the kept tail: such a conversation cannot be compacted.
+pub fn summarizable(history: &History) -> Option<usize> {
+    let tail = history.tail(2);
+    let len = history.len();
+    let is_results = |m: &Message| m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+    let keep = match tail.as_slice() {
+        [a, u] if a.role == Role::Assistant && u.role == Role::User && is_results(u) => 2,
+        [.., u] if u.role == Role::User => 1,
+        _ => 0,
+    };
+    let summarize = len - keep;
+    (summarize >= 2).then_some(summarize)
+}
+
+/// Starts a compaction: the summary request is a model request of its own.
+pub(crate) fn start(
+    mut ctx: Loop,
+    trigger: Trigger,
+    pre_tokens: u64,
+    summarize: usize,
+    mut effects: Vec<Effect>,
+    reason: Option<Reason>,
+) -> Step {
+    ctx.requests += 1;
+    effects.push(Effect::Summarize {
+        trigger: trigger.as_str().to_string(),
+        request: ctx.requests,
+        summarize,
+        pre_tokens,
+    });
+    Step { state: State::Compacting(ctx, Compaction { trigger, pre_tokens, summarize }), effects, reason }
+}
+
+pub(crate) fn done_with(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
+    ctx.usage.add(usage);
+    let len = ctx.messages.len();
+    let kept: Vec<Message> = ctx.messages.tail(len.saturating_sub(compaction.summarize)).into_iter().cloned().collect();
+    let mut history = History::new();
+    history.push(Message::user_text(summary_message(summary)));
+    for message in kept {
+        history.push(message);
+    }
+    ctx.messages = history;
+    ctx.usage_tokens = 0;
+    ctx.messages_at_usage = 0;
+    ctx.compact_failures = 0;
+    ctx.compactions += 1;
+    ctx.just_compacted = true;
+    let post_tokens = crate::tokens::estimate(&ctx);
+    let effects = vec![Effect::CompactBoundary {
+        trigger: compaction.trigger.as_str().to_string(),
+        pre_tokens: compaction.pre_tokens,
+    }];
+    match compaction.trigger {
+        Trigger::Reactive => {
+            let evidence =
+                Evidence::Compacted { trigger: "reactive".into(), pre_tokens: compaction.pre_tokens, post_tokens };
+            continue_with(ctx, ContinueReason::ReactiveCompactRetry, evidence, effects)
+        }
+        Trigger::Auto | Trigger::Manual => call_model(ctx, effects, None),
+    }
+}
+
+pub(crate) fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
+    ctx.compact_failures += 1;
+    let breaker_open = ctx.compact_failures >= MAX_CONSECUTIVE_FAILURES;
+    match compaction.trigger {
+        // The retry needed the compaction: the prompt cannot be made to fit.
+        Trigger::Reactive => {
+            let evidence = Evidence::CompactionFailed {
+                trigger: compaction.trigger.as_str().into(),
+                failures: ctx.compact_failures,
+                message: error.message.clone(),
+                breaker_open,
+            };
+            let terminal =
+                Terminal { reason: TerminalReason::PromptTooLong, evidence, error: Some(PROMPT_TOO_LONG.to_string()) };
+            done(ctx, terminal, Vec::new())
+        }
+        // Go on without it; the blocking limit still guards the request.
+        Trigger::Auto | Trigger::Manual => {
+            ctx.just_compacted = true;
+            let notice = Effect::CompactionFailed {
+                trigger: compaction.trigger.as_str().into(),
+                failures: ctx.compact_failures,
+                breaker_open,
+                message: error.message,
+            };
+            call_model(ctx, vec![notice], None)
+        }
+    }
+}

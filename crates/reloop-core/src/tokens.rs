@@ -1,0 +1,101 @@
+//! Token accounting, from journaled facts only, so a replay computes the same numbers.
+//!
+//! The size of the next request is the last response's reported usage (input, cache and output
+//! tokens: everything the model saw and said) plus an estimate for the messages added since.
+//! The estimate is [`CHARS_PER_TOKEN`] characters of serialized JSON per token, rounded up: crude,
+//! but conservative for English and code, and identical on every machine.
+
+use crate::config::Config;
+use crate::message::Message;
+use crate::state::Loop;
+
+/// Characters of serialized message JSON per estimated token.
+pub const CHARS_PER_TOKEN: u64 = 4;
+/// What the effective window keeps free for the response, at most.
+pub const MAX_OUTPUT_RESERVE: u64 = 20_000;
+/// The auto-compact threshold sits this far below the effective window.
+pub const AUTO_COMPACT_MARGIN: u64 = 13_000;
+/// The blocking limit sits this far below the effective window.
+pub const BLOCKING_MARGIN: u64 = 3_000;
+
+/// The thresholds of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub effective_window: u64,
+    pub auto_compact_threshold: u64,
+    pub blocking_limit: u64,
+}
+
+impl Limits {
+    /// effective = window − min(max output, 20,000); compact at effective − 13,000; block at
+    /// effective − 3,000. For 200k and 32k: 180k, 167k, 177k.
+    pub fn of(config: &Config) -> Self {
+        let effective =
+            config.context_window.saturating_sub(u64::from(config.max_output_tokens).min(MAX_OUTPUT_RESERVE));
+        Limits {
+            effective_window: effective,
+            auto_compact_threshold: effective.saturating_sub(AUTO_COMPACT_MARGIN),
+            blocking_limit: effective.saturating_sub(BLOCKING_MARGIN),
+        }
+    }
+}
+
+/// Estimated tokens of one message.
+pub fn estimate_message(message: &Message) -> u64 {
+    let mut counter = Counter(0);
+    // Serializing into a counter cannot fail for our types.
+    let _ = serde_json::to_writer(&mut counter, message);
+    counter.0.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// Estimated tokens of the next request.
+pub fn estimate(ctx: &Loop) -> u64 {
+    let len = ctx.messages.len();
+    let since = ctx.messages_at_usage.min(len);
+    ctx.usage_tokens + ctx.messages.tail(len - since).into_iter().map(estimate_message).sum::<u64>()
+}
+
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Bytes, not chars: multi-byte text counts heavier, which errs on the safe side.
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_s_example() {
+        let limits = Limits::of(&Config::default().with_max_output_tokens(32_000));
+        assert_eq!(
+            limits,
+            Limits { effective_window: 180_000, auto_compact_threshold: 167_000, blocking_limit: 177_000 }
+        );
+        let small = Limits::of(&Config::default().with_max_output_tokens(8_000));
+        assert_eq!(small.effective_window, 192_000);
+    }
+
+    #[test]
+    fn a_message_is_a_quarter_of_its_json() {
+        let m = Message::user_text("x".repeat(400));
+        let json = serde_json::to_string(&m).unwrap().len() as u64;
+        assert_eq!(estimate_message(&m), json.div_ceil(4));
+    }
+}
+
+/// Records a response's usage as the size of the history up to and including the response,
+/// which its caller is about to append.
+pub(crate) fn note_usage(ctx: &mut Loop, usage: &crate::message::Usage) {
+    ctx.usage_tokens =
+        usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens + usage.output_tokens;
+    ctx.messages_at_usage = ctx.messages.len() + 1;
+}
