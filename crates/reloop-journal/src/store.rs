@@ -95,8 +95,13 @@ impl Journal {
         let damaged = |e: rusqlite::Error| JournalError::Corrupt { path: path.to_path_buf(), detail: e.to_string() };
         let conn = Connection::open_with_flags(path, flags)?;
         // Reading the header is the first thing that fails on a file that is not SQLite.
-        let app_id: i64 =
-            conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| foreign(e.to_string()))?;
+        let app_id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| {
+            match e.sqlite_error_code() {
+                // A SQLite file whose pages are missing or garbled: ours or not, it is damaged.
+                Some(rusqlite::ErrorCode::DatabaseCorrupt) => damaged(e),
+                _ => foreign(e.to_string()),
+            }
+        })?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(damaged)?;
         let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(damaged)?;
         if app_id != APPLICATION_ID && !(app_id == 0 && tables == 0) {
