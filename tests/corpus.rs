@@ -1,0 +1,249 @@
+//! The recorded corpus: one journaled session per continue and terminal reason reloop has, per
+//! provider and per tool path, kept as session dumps in `tests/journals/*.json` and replayed here
+//! through today's engine. A behaviour change fails this test on the session where it bites.
+//!
+//! Re-record on purpose with `RELOOP_RERECORD=1 cargo test --test corpus` (see docs/journal.md):
+//! each scenario below is run live again (cassettes, fake servers on 127.0.0.1) and its dump
+//! rewritten; review the diff like any other change.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::fake_server::{sse_from_message, Canned, FakeServer};
+use common::{cassette_path, stderr, stdout, Workspace};
+use serde_json::{json, Value};
+
+/// A scenario: its file name, the reasons its journal must hold, and how to record it.
+struct Scenario {
+    name: &'static str,
+    reasons: &'static [&'static str],
+    record: fn(&Workspace) -> Output,
+}
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario { name: "scripted_seed", reasons: &["next_turn", "completed"], record: seed },
+    Scenario { name: "scripted_max_turns", reasons: &["next_turn", "max_turns"], record: max_turns },
+    Scenario { name: "scripted_model_error", reasons: &["next_turn", "model_error"], record: exhausted },
+    Scenario { name: "scripted_retry_after", reasons: &["completed"], record: retry_after },
+    Scenario {
+        name: "scripted_output_recovery",
+        reasons: &["max_output_tokens_recovery", "completed"],
+        record: recovery,
+    },
+    Scenario { name: "scripted_escalate", reasons: &["max_output_tokens_escalate", "completed"], record: escalate },
+    Scenario {
+        name: "scripted_malformed_tool_call",
+        reasons: &["malformed_tool_call_retry", "completed"],
+        record: malformed,
+    },
+    Scenario { name: "scripted_token_budget", reasons: &["token_budget_continuation", "completed"], record: budget },
+    Scenario { name: "scripted_prompt_too_long", reasons: &["prompt_too_long"], record: too_long },
+    Scenario { name: "scripted_edit_bash_stop_hook", reasons: &["next_turn", "completed"], record: edit_bash_hook },
+    Scenario { name: "scripted_resumed", reasons: &["next_turn", "completed"], record: resumed },
+    Scenario { name: "scripted_aborted_tools", reasons: &["aborted_tools"], record: aborted_tools },
+    Scenario { name: "anthropic_seed", reasons: &["next_turn", "completed"], record: anthropic },
+    Scenario { name: "openai_parallel_tools", reasons: &["next_turn", "completed"], record: openai },
+];
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals")
+}
+
+#[test]
+fn every_recorded_session_replays_identically() {
+    let rerecord = std::env::var("RELOOP_RERECORD").is_ok_and(|v| v == "1");
+    let replayer = Workspace::seed();
+    for scenario in SCENARIOS {
+        let file = corpus_dir().join(format!("{}.json", scenario.name));
+        if rerecord {
+            let ws = Workspace::seed();
+            let out = (scenario.record)(&ws);
+            assert!(!stderr(&out).contains("panicked"), "{}: {}", scenario.name, stderr(&out));
+            let dump = ws.reloop(&["export", "last", "--format", "journal"]);
+            assert_eq!(dump.status.code(), Some(0), "{}: {}", scenario.name, stderr(&dump));
+            std::fs::write(&file, stdout(&dump)).unwrap();
+        }
+        assert!(
+            file.exists(),
+            "{} is missing: record it with RELOOP_RERECORD=1 cargo test --test corpus",
+            file.display()
+        );
+        let dump: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let found: Vec<&str> =
+            dump["steps"].as_array().unwrap().iter().filter_map(|s| s["reason"]["reason"].as_str()).collect();
+        for reason in scenario.reasons {
+            assert!(found.contains(reason), "{}: no {reason} in {found:?}", scenario.name);
+        }
+        let import = replayer.reloop(&["import", "journal", file.to_str().unwrap(), "--json"]);
+        let id = serde_json::from_str::<Value>(&stdout(&import))
+            .unwrap_or_else(|_| panic!("{}: {}", scenario.name, stderr(&import)))["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let replay = replayer.reloop(&["replay", &id]);
+        assert_eq!(replay.status.code(), Some(0), "{} diverged:\n{}", scenario.name, stdout(&replay));
+        assert!(stdout(&replay).contains("identical"), "{}", scenario.name);
+    }
+}
+
+/// Writes a cassette into the workspace's folder and runs it.
+fn scripted(ws: &Workspace, responses: Value, extra: &[&str]) -> Output {
+    let path = ws.dir.path().join("cassette.json");
+    std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
+    let cwd = ws.cwd();
+    let mut args = vec!["run", "go", "--script", path.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    ws.reloop(&args)
+}
+
+fn text(id: &str, text: &str, stop: &str, output_tokens: u64) -> Value {
+    json!({"message": {"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": text}], "stop_reason": stop,
+        "usage": {"input_tokens": 10, "output_tokens": output_tokens}}})
+}
+
+fn seed(ws: &Workspace) -> Output {
+    ws.run("检查登录模块", "seed.json", &[])
+}
+
+fn max_turns(ws: &Workspace) -> Output {
+    ws.run("list the files", "tools_forever.json", &["--max-turns", "2"])
+}
+
+fn exhausted(ws: &Workspace) -> Output {
+    let seed: Value = serde_json::from_str(&std::fs::read_to_string(cassette_path("seed.json")).unwrap()).unwrap();
+    scripted(ws, json!([seed["responses"][0]]), &[])
+}
+
+fn retry_after(ws: &Workspace) -> Output {
+    let error = json!({"error": {"status": 429, "headers": {"retry-after": "1"},
+        "body": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}}});
+    scripted(ws, json!([error, text("m2", "answered after the wait", "end_turn", 5)]), &[])
+}
+
+fn recovery(ws: &Workspace) -> Output {
+    scripted(ws, json!([text("m1", "the first half", "max_tokens", 100), text("m2", "the rest", "end_turn", 20)]), &[])
+}
+
+fn escalate(ws: &Workspace) -> Output {
+    let cut = text("m1", "cut short", "max_tokens", 100);
+    scripted(ws, json!([cut, text("m2", "all of it", "end_turn", 20)]), &["--escalate-max-tokens"])
+}
+
+fn malformed(ws: &Workspace) -> Output {
+    scripted(ws, json!([text("m1", "calling a tool", "tool_use", 10), text("m2", "never mind", "end_turn", 5)]), &[])
+}
+
+fn budget(ws: &Workspace) -> Output {
+    let responses = json!([text("m1", "some work", "end_turn", 50), text("m2", "more work", "end_turn", 50)]);
+    scripted(ws, responses, &["--token-budget", "100"])
+}
+
+fn too_long(ws: &Workspace) -> Output {
+    let error = json!({"error": {"status": 400,
+        "body": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}}});
+    scripted(ws, json!([error]), &[])
+}
+
+fn hook_settings(ws: &Workspace) -> PathBuf {
+    let settings = ws.dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "exit 0"}]}]}}"#)
+        .unwrap();
+    settings
+}
+
+fn edit_bash_hook(ws: &Workspace) -> Output {
+    let settings = hook_settings(ws);
+    ws.run("tidy", "crash.json", &["--allowed-tools", "Edit,Bash", "--settings", settings.to_str().unwrap()])
+}
+
+fn resumed(ws: &Workspace) -> Output {
+    let settings = hook_settings(ws);
+    let crashed = ws.run(
+        "tidy",
+        "crash.json",
+        &["--allowed-tools", "Edit,Bash", "--settings", settings.to_str().unwrap(), "--crash-after-step", "12"],
+    );
+    assert_eq!(crashed.status.code(), None, "{}", stderr(&crashed));
+    ws.reloop(&["resume", "last", "--settings", settings.to_str().unwrap()])
+}
+
+fn aborted_tools(ws: &Workspace) -> Output {
+    let cassette = cassette_path("slow_bash.json");
+    let cwd = ws.cwd();
+    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
+        .args(["--allowed-tools", "Bash"])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Glob answers at once; Bash sleeps. Interrupt once Glob's result is journaled.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let steps = stdout(&ws.reloop(&["show", "last", "--steps"]));
+        if steps.contains("tool_done") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the session never ran its tools");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn seed_messages(ws: &Workspace) -> Vec<Canned> {
+    let text = std::fs::read_to_string(cassette_path("seed.json")).unwrap();
+    let cwd = serde_json::to_string(ws.cwd().to_str().unwrap()).unwrap();
+    let cassette: Value = serde_json::from_str(&text.replace("{{cwd}}", cwd.trim_matches('"'))).unwrap();
+    cassette["responses"].as_array().unwrap().iter().map(|r| Canned::Sse(sse_from_message(&r["message"]))).collect()
+}
+
+fn anthropic(ws: &Workspace) -> Output {
+    let server = FakeServer::start(seed_messages(ws));
+    let cwd = ws.cwd();
+    ws.reloop_env(
+        &["run", "检查登录模块", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url],
+        &[("ANTHROPIC_API_KEY", "sk-ant-corpus")],
+    )
+}
+
+fn openai(ws: &Workspace) -> Output {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        let c = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "qwen3",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let mut first = chunk(json!({"role": "assistant", "content": "Looking."}), None);
+    first += &chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "Glob", "arguments": "{\"pattern\": \"**/*.ts\"}"}}]}),
+        None,
+    );
+    first += &chunk(
+        json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "Grep", "arguments": "{\"pattern\": \"login\"}"}}]}),
+        None,
+    );
+    first += &chunk(json!({}), Some("tool_calls"));
+    first += "data: [DONE]\n\n";
+    let mut second = chunk(json!({"role": "assistant", "content": "The login module is in src/auth."}), None);
+    second += &chunk(json!({}), Some("stop"));
+    second += "data: [DONE]\n\n";
+    let server = FakeServer::start(vec![Canned::Sse(first), Canned::Sse(second)]);
+    let cwd = ws.cwd();
+    ws.reloop(&[
+        "run",
+        "where is login?",
+        "--provider",
+        "openai",
+        "--base-url",
+        &server.url,
+        "--model",
+        "qwen3",
+        "--cwd",
+        cwd.to_str().unwrap(),
+    ])
+}

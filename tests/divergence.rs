@@ -1,0 +1,100 @@
+//! Replay names the first step where the engine behaves otherwise than the journal says, with a
+//! stable code, the step, expected and actual effects, the reason and a short diff; exit 3.
+//! Behaviour flags make such changes deliberate: a session replays under the flags it was
+//! recorded with, and `--flip-flag N` shows where behaviour N bites.
+
+mod common;
+
+use std::path::Path;
+
+use common::{stderr, stdout, Workspace};
+use serde_json::Value;
+
+fn load(ws: &Workspace, corpus: &str) -> String {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals").join(format!("{corpus}.json"));
+    let out = ws.reloop(&["import", "journal", file.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out)).unwrap()["session_id"].as_str().unwrap().to_string()
+}
+
+fn replay_json(ws: &Workspace, args: &[&str]) -> Value {
+    let out = ws.reloop(args);
+    assert_eq!(out.status.code(), Some(3), "{}{}", stdout(&out), stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn flipping_the_interrupt_flag_changes_the_state_at_the_abort() {
+    let ws = Workspace::seed();
+    let id = load(&ws, "scripted_aborted_tools");
+    assert_eq!(ws.reloop(&["replay", &id]).status.code(), Some(0), "recorded flags: identical");
+
+    let text = ws.reloop(&["replay", &id, "--flip-flag", "1"]);
+    assert_eq!(text.status.code(), Some(3));
+    let out = stdout(&text);
+    assert!(out.starts_with("RELOOP-D003: diverged at step "), "{out}");
+    assert!(out.contains("(abort): the state differs"), "{out}");
+    assert!(out.contains("  - digest: ") && out.contains("  + digest: "), "{out}");
+
+    let report = replay_json(&ws, &["replay", &id, "--flip-flag", "1", "--json"]);
+    let d = &report["divergence"];
+    assert_eq!(d["code"], "RELOOP-D003");
+    assert_eq!(d["event_kind"], "abort");
+    assert_eq!(d["expected"]["effects"], d["actual"]["effects"]);
+    assert_eq!(report["flags"], serde_json::json!([2]));
+}
+
+#[test]
+fn flipping_the_retry_after_flag_changes_the_wait() {
+    let ws = Workspace::seed();
+    let id = load(&ws, "scripted_retry_after");
+    let report = replay_json(&ws, &["replay", &id, "--flip-flag", "2", "--json"]);
+    let d = &report["divergence"];
+    assert_eq!(d["code"], "RELOOP-D001");
+    assert_eq!(d["event_kind"], "model_failed");
+    assert_eq!(d["expected"]["effects"][0]["delay_ms"], 1000, "retry-after: 1 was the floor");
+    let diff: Vec<&str> = d["diff"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(diff.contains(&"- effects[0].delay_ms: 1000"), "{diff:?}");
+    assert!(diff.iter().any(|l| l.starts_with("+ effects[0].delay_ms: ")), "{diff:?}");
+}
+
+#[test]
+fn a_journal_from_an_engine_with_unknown_flags_is_named_not_replayed() {
+    let ws = Workspace::seed();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals/scripted_seed.json");
+    let mut dump: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    dump["header"]["core_config"]["flags"] = serde_json::json!([1, 2, 99]);
+    dump["header"]["engine_version"] = "9.0.0".into();
+    let edited = ws.dir.path().join("future.json");
+    std::fs::write(&edited, dump.to_string()).unwrap();
+    assert_eq!(ws.reloop(&["import", "journal", edited.to_str().unwrap()]).status.code(), Some(0));
+    let out = ws.reloop(&["replay", "last"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).starts_with("RELOOP-D004: the journal was recorded with behaviour flags [99]"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_tampered_journal_diverges_with_effects_and_reason_codes() {
+    let ws = Workspace::seed();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals/scripted_seed.json");
+    let original: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let last = original["steps"].as_array().unwrap().len() - 1;
+
+    let mut effects = original.clone();
+    effects["header"]["id"] = "tampered-effects".into();
+    effects["steps"][0]["effects"][0]["message_count"] = 7.into();
+    let mut reason = original.clone();
+    reason["header"]["id"] = "tampered-reason".into();
+    reason["steps"][last]["reason"]["reason"] = "max_turns".into();
+    for (dump, id, code) in [(effects, "tampered-effects", "RELOOP-D001"), (reason, "tampered-reason", "RELOOP-D002")] {
+        let path = ws.dir.path().join(format!("{id}.json"));
+        std::fs::write(&path, dump.to_string()).unwrap();
+        assert_eq!(ws.reloop(&["import", "journal", path.to_str().unwrap()]).status.code(), Some(0));
+        let report = replay_json(&ws, &["replay", id, "--json"]);
+        assert_eq!(report["divergence"]["code"], code, "{report}");
+    }
+}
