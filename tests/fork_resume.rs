@@ -270,3 +270,16 @@ fn why_covers_imported_sessions_as_a_graph() {
     let refused = ws.reloop(&["resume", "last"]);
     assert_eq!(refused.status.code(), Some(0), "an imported session is finished: {}", stderr(&refused));
 }
+
+#[test]
+fn why_dot_draws_the_seed_sessions_path() {
+    let ws = Workspace::seed();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals/scripted_seed.json");
+    assert_eq!(ws.reloop(&["import", "journal", file.to_str().unwrap()]).status.code(), Some(0));
+    let dot = ws.reloop(&["why", "last", "--dot"]);
+    assert_eq!(dot.status.code(), Some(0));
+    // The session id changes when the corpus is re-recorded; the path must not.
+    let dump: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let text = stdout(&dot).replace(dump["header"]["id"].as_str().unwrap(), "[SESSION]");
+    common::settings().bind(|| insta::assert_snapshot!("seed_why_dot", text));
+}
