@@ -39,8 +39,9 @@ pub(crate) struct ToolEnv {
 /// The calls of the current assistant message, started early or on `run_tools`.
 pub(crate) struct ToolScheduler {
     env: ToolEnv,
-    /// Calls started while the model streamed, by id; their events wait for `run_tools`.
-    early: HashMap<String, JoinHandle<Vec<Event>>>,
+    /// Calls started while the model streamed, by id, with their cancel flags; their events wait
+    /// for `run_tools`.
+    early: HashMap<String, (JoinHandle<Vec<Event>>, Arc<AtomicBool>)>,
     /// An unsafe call was seen in the response: later calls must wait for it.
     early_closed: bool,
     /// Every cancel flag handed out since the last reset; an abort raises them all.
@@ -79,13 +80,14 @@ impl ToolScheduler {
         }
         let (env, call_owned) = (self.env.clone(), call.clone());
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
-        let task = tokio::spawn(async move { run_call(call_owned, env, flag, token, None).await });
-        self.early.insert(call.id.clone(), task);
+        let task_flag = flag.clone();
+        let task = tokio::spawn(async move { run_call(call_owned, env, task_flag, token, None).await });
+        self.early.insert(call.id.clone(), (task, flag));
     }
 
     /// The response in flight was abandoned or completed: forget what streaming started.
     pub(crate) fn new_response(&mut self) {
-        for (_, task) in self.early.drain() {
+        for (_, (task, _)) in self.early.drain() {
             task.abort();
         }
         self.early_closed = false;
@@ -103,8 +105,12 @@ impl ToolScheduler {
                 let flag = Arc::new(AtomicBool::new(false));
                 flags.lock().unwrap_or_else(|p| p.into_inner()).push(flag.clone());
                 let errored: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-                let runs = batch.into_iter().map(|call| {
-                    let started = early.remove(&call.id);
+                // The batch's calls started early have their own flags; a failing sibling must
+                // reach those too, or they run to completion for a result that is thrown away.
+                let started: Vec<_> = batch.iter().map(|call| early.remove(&call.id)).collect();
+                let early_flags: Vec<Arc<AtomicBool>> = started.iter().flatten().map(|(_, f)| f.clone()).collect();
+                let runs = batch.into_iter().zip(started).map(|(call, started)| {
+                    let started = started.map(|(task, _)| task);
                     let (env, flag, token, errored) = (env.clone(), flag.clone(), token.clone(), errored.clone());
                     async move {
                         let events = match started {
@@ -123,6 +129,9 @@ impl ToolScheduler {
                         (None, Some(outcome)) if outcome.is_error && call.name == "Bash" => {
                             *errored.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&call));
                             flag.store(true, Ordering::SeqCst);
+                            for early_flag in &early_flags {
+                                early_flag.store(true, Ordering::SeqCst);
+                            }
                         }
                         _ => {}
                     }
