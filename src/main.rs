@@ -6,6 +6,7 @@
 mod budget;
 mod cli;
 mod demo;
+mod models;
 mod output;
 
 use std::process::ExitCode;

@@ -120,6 +120,10 @@ impl Printer {
                 self.end_line();
                 eprintln!("  ! {text}");
             }
+            RunEvent::CompactBoundary { trigger, pre_tokens } => {
+                self.end_line();
+                eprintln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
+            }
             RunEvent::Transition { reason, .. } => {
                 self.end_line();
                 let line = format!("  · {}: {}", reason.name(), reason.explain());
@@ -176,6 +180,11 @@ impl Printer {
             RunEvent::Warning(text) => {
                 json!({"type": "system", "subtype": "warning", "content": text, "session_id": self.session_id})
             }
+            RunEvent::CompactBoundary { trigger, pre_tokens } => json!({
+                "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "compact_metadata": {"trigger": trigger, "pre_tokens": pre_tokens},
+                "session_id": self.session_id,
+            }),
             RunEvent::Finished(result) => {
                 if let Some(error) = &result.terminal.error {
                     let message = Message::assistant(vec![ContentBlock::text(error.clone())]);
@@ -200,8 +209,9 @@ fn message_line(message: &Message, session_id: &str) -> Value {
 /// The final result object, in Claude Code's shape.
 pub fn result_json(result: &RunResult) -> Value {
     let subtype = match result.terminal.reason {
-        TerminalReason::Completed => "success",
+        TerminalReason::Completed | TerminalReason::StopHookPrevented | TerminalReason::HookStopped => "success",
         TerminalReason::MaxTurns => "error_max_turns",
+        TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
         _ => "error_during_execution",
     };
     json!({
@@ -213,7 +223,8 @@ pub fn result_json(result: &RunResult) -> Value {
         "result": result.result,
         "session_id": result.session_id,
         "terminal_reason": result.terminal.reason.as_str(),
-        "total_cost_usd": 0.0,
+        "total_cost_usd": result.total_cost_usd,
+        "modelUsage": result.model_usage,
         "usage": result.usage,
         "permission_denials": result.permission_denials,
     })

@@ -91,6 +91,15 @@ pub struct RunArgs {
     /// Consecutive stop-hook blocks after which the turn ends anyway.
     #[arg(long, default_value_t = 8)]
     pub stop_hook_block_cap: u32,
+    /// The model's context window in tokens [default: from data/models.json, else 200000].
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// Never compact before a request (reactive compaction on "prompt is too long" stays on).
+    #[arg(long)]
+    pub no_auto_compact: bool,
+    /// End the run once it has cost this many US dollars (prices from data/models.json).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
@@ -156,7 +165,16 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .with_max_retries(args.max_retries)
             .with_retry_seed(reloop_driver::new_seed())
             .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt)))
-            .with_stop_hook_block_cap(args.stop_hook_block_cap),
+            .with_stop_hook_block_cap(args.stop_hook_block_cap)
+            .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&args.model)))
+            .with_auto_compact(!args.no_auto_compact)
+            .with_prices(
+                std::iter::once(&args.model)
+                    .chain(args.fallback_model.as_ref())
+                    .filter_map(|m| crate::models::price(m))
+                    .collect(),
+            )
+            .with_max_budget_usd(args.max_budget_usd),
         run,
     )
     .with_hooks(settings.hooks.clone())

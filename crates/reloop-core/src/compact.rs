@@ -121,7 +121,7 @@ pub(crate) fn start(
 }
 
 pub(crate) fn done_with(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
-    ctx.usage.add(usage);
+    ctx.account(usage);
     let len = ctx.messages.len();
     let kept: Vec<Message> = ctx.messages.tail(len.saturating_sub(compaction.summarize)).into_iter().cloned().collect();
     let mut history = History::new();
@@ -139,6 +139,7 @@ pub(crate) fn done_with(mut ctx: Loop, compaction: Compaction, summary: &str, us
     let effects = vec![Effect::CompactBoundary {
         trigger: compaction.trigger.as_str().to_string(),
         pre_tokens: compaction.pre_tokens,
+        post_tokens,
     }];
     match compaction.trigger {
         Trigger::Reactive => {

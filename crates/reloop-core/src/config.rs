@@ -45,6 +45,35 @@ pub struct Config {
     pub auto_compact: bool,
     /// On "prompt is too long", compact once and retry.
     pub reactive_compact: bool,
+    /// USD per million tokens, by model; a model not listed costs nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<Price>,
+    /// Stop before the request that would follow once the run has cost this much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_budget_usd: Option<f64>,
+}
+
+/// A model's prices, in USD per million tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub model: String,
+    pub input: f64,
+    pub output: f64,
+    #[serde(default)]
+    pub cache_write: f64,
+    #[serde(default)]
+    pub cache_read: f64,
+}
+
+impl Price {
+    /// What a response's usage cost.
+    pub fn cost(&self, usage: &crate::message::Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input
+            + usage.output_tokens as f64 * self.output
+            + usage.cache_creation_input_tokens as f64 * self.cache_write
+            + usage.cache_read_input_tokens as f64 * self.cache_read)
+            / 1_000_000.0
+    }
 }
 
 impl Default for Config {
@@ -64,6 +93,8 @@ impl Default for Config {
             context_window: 200_000,
             auto_compact: true,
             reactive_compact: true,
+            prices: Vec::new(),
+            max_budget_usd: None,
         }
     }
 }
@@ -122,6 +153,21 @@ impl Config {
     pub fn with_reactive_compact(mut self, on: bool) -> Self {
         self.reactive_compact = on;
         self
+    }
+
+    pub fn with_prices(mut self, prices: Vec<Price>) -> Self {
+        self.prices = prices;
+        self
+    }
+
+    pub fn with_max_budget_usd(mut self, budget: Option<f64>) -> Self {
+        self.max_budget_usd = budget;
+        self
+    }
+
+    /// What `usage` cost on `model`.
+    pub fn cost(&self, model: &str, usage: &crate::message::Usage) -> f64 {
+        self.prices.iter().find(|p| p.model == model).map_or(0.0, |p| p.cost(usage))
     }
 
     pub fn with_stop_hooks(mut self, on: bool) -> Self {

@@ -51,7 +51,7 @@ pub enum Effect {
     /// summarisation instruction as the last user text and no tools; report `compact_done`.
     Summarize { trigger: String, request: u32, summarize: usize, pre_tokens: u64 },
     /// The history was compacted: the caller's stream shows a compact boundary.
-    CompactBoundary { trigger: String, pre_tokens: u64 },
+    CompactBoundary { trigger: String, pre_tokens: u64, post_tokens: u64 },
     /// A compaction failed and the request goes ahead without it; after three in a row the
     /// circuit breaker stops auto-compaction trying (`breaker_open`).
     CompactionFailed { trigger: String, failures: u32, breaker_open: bool, message: String },

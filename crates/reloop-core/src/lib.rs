@@ -35,7 +35,7 @@ pub mod testkit;
 pub mod tokens;
 pub mod transition;
 
-pub use config::Config;
+pub use config::{Config, Price};
 pub use effect::{Effect, ModelCall, RetryWait};
 pub use event::{Event, ModelError, StopReason, ToolOutcome};
 pub use flags::Flags;

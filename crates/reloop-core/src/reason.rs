@@ -43,6 +43,8 @@ pub enum TerminalReason {
     ModelError,
     StopHookPrevented,
     HookStopped,
+    /// The run cost what `--max-budget-usd` allows.
+    MaxBudgetUsd,
 }
 
 impl ContinueReason {
@@ -72,6 +74,7 @@ impl TerminalReason {
             TerminalReason::ModelError => "model_error",
             TerminalReason::StopHookPrevented => "stop_hook_prevented",
             TerminalReason::HookStopped => "hook_stopped",
+            TerminalReason::MaxBudgetUsd => "max_budget_usd",
         }
     }
 
@@ -146,6 +149,8 @@ pub enum Evidence {
     CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
     /// The prompt is at or above the blocking limit and nothing can compact it.
     TooLong { estimate: u64, limit: u64 },
+    /// The run's cost reached the budget.
+    BudgetReached { cost_usd: f64, budget_usd: f64 },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.
@@ -202,8 +207,10 @@ impl Reason {
             Evidence::ModelFailure { status, error_type, message, retries, why_final } => {
                 let status = status.map(|s| format!("{s} ")).unwrap_or_default();
                 let mut line = format!("model request failed: {status}{error_type}: {message}");
-                if !why_final.is_empty() {
-                    line.push_str(&format!(" ({why_final} after {retries} retries)"));
+                match (why_final.is_empty(), retries) {
+                    (true, _) => {}
+                    (false, 0) => line.push_str(&format!(" ({why_final})")),
+                    (false, n) => line.push_str(&format!(" ({why_final} after {n} retries)")),
                 }
                 line
             }
@@ -250,6 +257,9 @@ impl Reason {
                 thousands(*estimate),
                 thousands(*limit)
             ),
+            Evidence::BudgetReached { cost_usd, budget_usd } => {
+                format!("the run has cost ${cost_usd:.4}, reaching the ${budget_usd} budget")
+            }
             Evidence::TokenBudget { pct, turn_tokens, budget } => {
                 format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))
             }

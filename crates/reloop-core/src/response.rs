@@ -26,7 +26,7 @@ pub(crate) struct Meta {
 }
 
 pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step {
-    ctx.usage.add(&meta.usage);
+    ctx.account(&meta.usage);
     ctx.query_output_tokens += meta.usage.output_tokens;
     ctx.retry_attempt = 0;
     ctx.consecutive_overloaded = 0;

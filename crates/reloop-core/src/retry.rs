@@ -26,14 +26,25 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
         // Compact once per turn and retry; has_attempted_reactive_compact survives stop-hook
         // continues, so compact → error → hook → compact cannot spiral.
         let summarizable = crate::compact::summarizable(&ctx.messages);
-        if let (true, false, Some(summarize)) =
-            (ctx.config.reactive_compact, ctx.has_attempted_reactive_compact, summarizable)
-        {
-            ctx.has_attempted_reactive_compact = true;
-            let pre_tokens = crate::tokens::estimate(&ctx);
-            return crate::compact::start(ctx, crate::compact::Trigger::Reactive, pre_tokens, summarize, effects, None);
-        }
-        return give_up(ctx, error, TerminalReason::PromptTooLong, "prompt is too long", effects);
+        let why = match (ctx.config.reactive_compact, ctx.has_attempted_reactive_compact, summarizable) {
+            (true, false, Some(summarize)) => {
+                ctx.has_attempted_reactive_compact = true;
+                // The API's own count, when it gave one, beats the estimate.
+                let pre_tokens = reported_tokens(&error.message).unwrap_or_else(|| crate::tokens::estimate(&ctx));
+                return crate::compact::start(
+                    ctx,
+                    crate::compact::Trigger::Reactive,
+                    pre_tokens,
+                    summarize,
+                    effects,
+                    None,
+                );
+            }
+            (false, _, _) => "reactive compaction is off",
+            (true, true, _) => "still too long after compacting once this turn",
+            (true, false, None) => "a single exchange cannot be compacted",
+        };
+        return give_up(ctx, error, TerminalReason::PromptTooLong, why, effects);
     }
 
     if let Some(trigger) = fallback_trigger(&ctx, &error) {
@@ -93,6 +104,12 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
         error: category(&error).to_string(),
     }));
     Step { state: State::WaitingRetry(ctx), effects, reason: None }
+}
+
+/// `prompt is too long: 210000 tokens > 200000 maximum` → 210000.
+fn reported_tokens(message: &str) -> Option<u64> {
+    let after = message.split("prompt is too long:").nth(1)?;
+    after.split_whitespace().next()?.parse().ok()
 }
 
 fn fallback_trigger(ctx: &Loop, error: &ModelError) -> Option<&'static str> {

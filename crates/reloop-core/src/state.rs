@@ -58,6 +58,9 @@ pub struct Loop {
     pub compactions: u32,
     /// The next request follows a compaction attempt: it must not trigger another.
     pub just_compacted: bool,
+    /// What the run has cost so far, and the usage by model.
+    pub cost_usd: f64,
+    pub model_usage: std::collections::BTreeMap<String, Usage>,
 }
 
 /// A refused tool call, as Claude Code's result lists it.
@@ -96,7 +99,17 @@ impl Loop {
             compact_failures: 0,
             compactions: 0,
             just_compacted: false,
+            cost_usd: 0.0,
+            model_usage: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Counts a response's usage toward the totals, the model's share and the cost.
+    pub(crate) fn account(&mut self, usage: &Usage) {
+        self.usage.add(usage);
+        let model = self.current_model().to_string();
+        self.cost_usd += self.config.cost(&model, usage);
+        self.model_usage.entry(model).or_default().add(usage);
     }
 
     /// The model requests go to now.
@@ -139,6 +152,8 @@ impl Loop {
         d.u64(u64::from(self.compact_failures));
         d.u64(u64::from(self.compactions));
         d.u64(u64::from(self.just_compacted));
+        d.u64(self.cost_usd.to_bits());
+        d.json(&self.model_usage);
     }
 }
 

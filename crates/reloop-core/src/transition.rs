@@ -184,6 +184,17 @@ fn start_query(mut ctx: Loop) -> Step {
 }
 
 pub(crate) fn call_model(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+    if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.cost_usd >= *b) {
+        let terminal = Terminal {
+            reason: TerminalReason::MaxBudgetUsd,
+            evidence: Evidence::BudgetReached { cost_usd: ctx.cost_usd, budget_usd },
+            error: Some(format!("Reached maximum budget (${budget_usd})")),
+        };
+        if let Some(Reason::Continue { reason: ContinueReason::NextTurn, .. }) = reason {
+            ctx.turn_count -= 1;
+        }
+        return done(ctx, terminal, effects_before);
+    }
     // Before any request: compact when it would reach the threshold; refuse when it would reach
     // the blocking limit and nothing can compact.
     let just_compacted = std::mem::take(&mut ctx.just_compacted);

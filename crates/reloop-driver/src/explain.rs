@@ -42,7 +42,7 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>) -> Vec<WhyLine> {
         .iter()
         .filter(|s| turn.is_none_or(|t| s.turn_before == t))
         .filter_map(|s| {
-            let reason = s.reason.as_ref()?;
+            let Some(reason) = s.reason.as_ref() else { return compaction_line(s) };
             Some(WhyLine {
                 seq: s.seq,
                 turn: s.turn_before,
@@ -54,6 +54,41 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>) -> Vec<WhyLine> {
             })
         })
         .collect()
+}
+
+/// A compaction that is not itself a continue (auto, manual) or that failed is a decision too.
+fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
+    let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).ok()?;
+    let (reason, evidence) = effects.into_iter().find_map(|e| match e {
+        Effect::CompactBoundary { trigger, pre_tokens, post_tokens } => {
+            Some(("compacted", Evidence::Compacted { trigger, pre_tokens, post_tokens }))
+        }
+        Effect::CompactionFailed { trigger, failures, breaker_open, message } => {
+            Some(("compaction_failed", Evidence::CompactionFailed { trigger, failures, message, breaker_open }))
+        }
+        _ => None,
+    })?;
+    let explanation = match &evidence {
+        Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
+            "the request would reach the auto-compact threshold; compacted the history ({trigger}): {} → {} tokens",
+            reloop_core::reason::thousands(*pre_tokens),
+            reloop_core::reason::thousands(*post_tokens)
+        ),
+        Evidence::CompactionFailed { trigger, failures, message, breaker_open } => {
+            let breaker = if *breaker_open { "; auto-compaction stops trying" } else { "" };
+            format!("compaction ({trigger}) failed ({failures} in a row{breaker}): {message}; the request goes ahead")
+        }
+        _ => return None,
+    };
+    Some(WhyLine {
+        seq: step.seq,
+        turn: step.turn_before,
+        next_turn: step.turn_after,
+        kind: "compaction",
+        reason,
+        explanation,
+        evidence,
+    })
 }
 
 /// One line of the transition trace: the event, the phase change, the effects and the reason.

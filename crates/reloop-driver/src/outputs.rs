@@ -34,7 +34,13 @@ pub fn step_outputs(
     }
     // The user's own input is not echoed, as in Claude Code's stream-json.
     let history = after.messages();
-    if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
+    if let Some(Effect::CompactBoundary { trigger, pre_tokens, .. }) =
+        effects.iter().find(|e| matches!(e, Effect::CompactBoundary { .. }))
+    {
+        // The history was replaced: the boundary, then the summary that opens it.
+        out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens: *pre_tokens });
+        out.extend(history.messages().first().map(|m| RunEvent::Message((*m).clone())));
+    } else if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
         out.extend(history.tail(history.len() - len_before).into_iter().cloned().map(RunEvent::Message));
     }
     for effect in effects {
@@ -43,6 +49,12 @@ pub fn step_outputs(
                 out.push(RunEvent::ModelFallback { trigger: trigger.clone(), from: from.clone(), to: to.clone() })
             }
             Effect::WaitRetry(wait) => out.push(RunEvent::Retry(wait.clone())),
+            Effect::CompactionFailed { trigger, failures, breaker_open, message } => {
+                let breaker = if *breaker_open { "; auto-compaction is off for the rest of the run" } else { "" };
+                out.push(RunEvent::Warning(format!(
+                    "compaction ({trigger}) failed, {failures} in a row{breaker}: {message}"
+                )));
+            }
             _ => {}
         }
     }
@@ -84,6 +96,8 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         result,
         usage: ctx.usage.clone(),
         permission_denials: ctx.permission_denials.clone(),
+        total_cost_usd: ctx.cost_usd,
+        model_usage: ctx.model_usage.clone(),
     }
 }
 

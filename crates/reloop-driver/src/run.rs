@@ -129,6 +129,8 @@ pub enum RunEvent {
     HookNotice { command: String, message: String },
     /// Something the user must know, e.g. that stop hooks were overridden at their cap.
     Warning(String),
+    /// The history was compacted; the summary message follows.
+    CompactBoundary { trigger: String, pre_tokens: u64 },
     /// The run is over.
     Finished(RunResult),
 }
@@ -146,6 +148,9 @@ pub struct RunResult {
     pub result: String,
     pub usage: Usage,
     pub permission_denials: Vec<reloop_core::PermissionDenial>,
+    pub total_cost_usd: f64,
+    /// Usage by model, with the fallback model's share apart.
+    pub model_usage: std::collections::BTreeMap<String, Usage>,
 }
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
@@ -500,6 +505,7 @@ impl Runner {
                 }));
             }
             Effect::CancelHooks => self.cancel_hooks(),
+            Effect::Summarize { request, summarize, .. } => self.summarize(*request, *summarize, state),
             Effect::CancelModel => {
                 if let Some(task) = self.model_task.take() {
                     task.abort();
@@ -526,14 +532,52 @@ impl Runner {
         }
     }
 
-    fn call_model(&mut self, call: &ModelCall, state: &State) {
-        // Whatever streaming started for an abandoned attempt is forgotten.
-        self.tools_in_flight.new_response();
+    fn system_prompt(&self) -> String {
         let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
         if let Some(context) = &self.run.system_context {
             system.push_str("\n\n");
             system.push_str(context);
         }
+        system
+    }
+
+    /// The summary request of a compaction: the first `summarize` messages and the instruction,
+    /// to the same model, text only.
+    fn summarize(&mut self, request: u32, summarize: usize, state: &State) {
+        let mut history: reloop_core::History =
+            state.messages().messages().into_iter().take(summarize).cloned().collect();
+        history.push(Message::user_text(reloop_core::compact::COMPACT_INSTRUCTION));
+        let ctx = state.context();
+        let model =
+            if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
+        let request = ModelRequest::new(model, ctx.max_tokens(), history, request)
+            .with_system(vec![SystemBlock::cached(self.system_prompt())]);
+        let mut stream = self.provider.stream(request);
+        let inbox = self.inbox.clone();
+        self.model_task = Some(tokio::spawn(async move {
+            let mut summary = String::new();
+            while let Some(item) = stream.next().await {
+                let event = match item {
+                    StreamEvent::Block { block: ContentBlock::Text(t), .. } => {
+                        summary.push_str(&t.text);
+                        continue;
+                    }
+                    StreamEvent::Done { usage, .. } => Event::CompactDone { summary, usage },
+                    StreamEvent::Failed(error) => Event::CompactFailed { error },
+                    _ => continue,
+                };
+                let _ = inbox.send(event);
+                return;
+            }
+            let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
+            let _ = inbox.send(Event::CompactFailed { error });
+        }));
+    }
+
+    fn call_model(&mut self, call: &ModelCall, state: &State) {
+        // Whatever streaming started for an abandoned attempt is forgotten.
+        self.tools_in_flight.new_response();
+        let system = self.system_prompt();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)

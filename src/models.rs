@@ -1,0 +1,63 @@
+//! The model table (`data/models.json`): context windows and prices, bundled into the binary.
+
+use reloop_core::Price;
+use serde::Deserialize;
+
+const TABLE: &str = include_str!("../data/models.json");
+
+#[derive(Deserialize, Clone)]
+struct Entry {
+    context_window: u64,
+    input: f64,
+    output: f64,
+    #[serde(default)]
+    cache_write: f64,
+    #[serde(default)]
+    cache_read: f64,
+}
+
+#[derive(Deserialize)]
+struct Table {
+    default: Entry,
+    models: std::collections::BTreeMap<String, Entry>,
+}
+
+fn table() -> Option<Table> {
+    serde_json::from_str(TABLE).ok()
+}
+
+/// The entry for a model: an exact name, else the longest listed name it starts with (dated
+/// snapshots like `claude-sonnet-4-5-20250929`), else the default.
+fn entry(model: &str) -> Option<Entry> {
+    let table = table()?;
+    if let Some(e) = table.models.get(model) {
+        return Some(e.clone());
+    }
+    let prefix = table.models.iter().filter(|(name, _)| model.starts_with(name.as_str())).max_by_key(|(n, _)| n.len());
+    Some(prefix.map_or(table.default, |(_, e)| e.clone()))
+}
+
+pub fn context_window(model: &str) -> u64 {
+    entry(model).map_or(200_000, |e| e.context_window)
+}
+
+pub fn price(model: &str) -> Option<Price> {
+    let e = entry(model)?;
+    Some(Price {
+        model: model.to_string(),
+        input: e.input,
+        output: e.output,
+        cache_write: e.cache_write,
+        cache_read: e.cache_read,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bundled_table_parses_and_matches_dated_names() {
+        assert!(super::table().is_some());
+        assert_eq!(super::price("claude-sonnet-4-5-20250929").unwrap().output, 15.0);
+        assert_eq!(super::context_window("some-local-model"), 200_000);
+    }
+}
