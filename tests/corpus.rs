@@ -2,7 +2,8 @@
 //! provider and per tool path, kept as session dumps in `tests/journals/*.json` and replayed here
 //! through today's engine. A behaviour change fails this test on the session where it bites.
 //!
-//! Re-record on purpose with `RELOOP_RERECORD=1 cargo test --test corpus` (see docs/journal.md):
+//! Re-record on purpose with `RELOOP_RERECORD=1 cargo test --test corpus`, or only some with
+//! `RELOOP_RERECORD=name,name` (see docs/journal.md):
 //! each scenario below is run live again (cassettes, fake servers on 127.0.0.1) and its dump
 //! rewritten; review the diff like any other change.
 
@@ -54,11 +55,13 @@ fn corpus_dir() -> PathBuf {
 
 #[test]
 fn every_recorded_session_replays_identically() {
-    let rerecord = std::env::var("RELOOP_RERECORD").is_ok_and(|v| v == "1");
+    // `1` re-records every scenario; a comma-separated list of names re-records those only.
+    let rerecord = std::env::var("RELOOP_RERECORD").unwrap_or_default();
+    let chosen = |name: &str| rerecord == "1" || rerecord.split(',').any(|n| n.trim() == name);
     let replayer = Workspace::seed();
     for scenario in SCENARIOS {
         let file = corpus_dir().join(format!("{}.json", scenario.name));
-        if rerecord {
+        if chosen(scenario.name) {
             let ws = Workspace::seed();
             let out = (scenario.record)(&ws);
             assert!(!stderr(&out).contains("panicked"), "{}: {}", scenario.name, stderr(&out));

@@ -125,7 +125,10 @@ fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<
     let (code, reason, mut diff) = if actual.effects != expected.effects {
         ("RELOOP-D001", "the effects differ".to_string(), Vec::new())
     } else if actual.reason != expected.reason {
-        let text = format!("the reason differs: journal {}, engine {}", name(&expected.reason), name(&actual.reason));
+        let text = match (name(&expected.reason), name(&actual.reason)) {
+            (a, b) if a == b => format!("the evidence of {a} differs"),
+            (a, b) => format!("the reason differs: journal {a}, engine {b}"),
+        };
         ("RELOOP-D002", text, Vec::new())
     } else if actual.digest != expected.digest || actual.to_phase != expected.to_phase {
         let text = format!(
