@@ -286,14 +286,10 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
         }
     }
     ctx.turn_count = next;
-    ctx.transition = Some(ContinueReason::NextTurn);
-    ctx.max_output_tokens_recovery_count = 0;
-    ctx.max_output_tokens_override = None;
     ctx.has_attempted_reactive_compact = false;
     ctx.stop_hook_active = false;
-    let reason =
-        Reason::Continue { reason: ContinueReason::NextTurn, evidence: Evidence::ToolsRequested { tools: requested } };
-    call_model(ctx, Vec::new(), Some(reason))
+    ctx.malformed_tool_call_retried = false;
+    continue_with(ctx, ContinueReason::NextTurn, Evidence::ToolsRequested { tools: requested }, Vec::new())
 }
 
 pub(crate) fn result_block(outcome: ToolOutcome) -> ContentBlock {
@@ -386,5 +382,46 @@ mod tests {
         assert_eq!(step.state.phase(), "awaiting_model");
         assert_eq!(step.state.context().turn_count, 1);
         assert!(matches!(&step.effects[..], [Effect::CallModel(c)] if c.message_count == 3 && c.request == 2));
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    use crate::event::StopReason;
+    use crate::message::Usage;
+    use crate::state::Config;
+
+    fn respond(state: State, blocks: Vec<ContentBlock>, stop: StopReason) -> Step {
+        let mut state = state;
+        for block in blocks {
+            state = transition(state, Event::ModelBlock { index: 0, block }).state;
+        }
+        transition(state, Event::ModelDone { id: None, model: None, stop_reason: Some(stop), usage: Usage::default() })
+    }
+
+    #[test]
+    fn the_malformed_call_retry_is_granted_again_in_a_new_turn() {
+        let state =
+            transition(State::new(Config::default()), Event::UserInput { content: vec![ContentBlock::text("go")] })
+                .state;
+        let step = respond(state, vec![ContentBlock::text("calling")], StopReason::ToolUse);
+        assert_eq!(step.reason.as_ref().map(Reason::name), Some("malformed_tool_call_retry"));
+        let call = ContentBlock::tool_use("toolu_1", "Read", serde_json::json!({}));
+        let step = respond(step.state, vec![call], StopReason::ToolUse);
+        let outcome = ToolOutcome {
+            tool_use_id: "toolu_1".into(),
+            content: ToolResultContent::Text("ok".into()),
+            is_error: false,
+            denied: false,
+        };
+        let step = transition(step.state, Event::ToolDone(outcome));
+        assert_eq!(step.reason.as_ref().map(Reason::name), Some("next_turn"));
+        let step = respond(step.state, vec![ContentBlock::text("calling again")], StopReason::ToolUse);
+        assert_eq!(
+            step.reason.as_ref().map(Reason::name),
+            Some("malformed_tool_call_retry"),
+            "a new turn, a new retry"
+        );
     }
 }
