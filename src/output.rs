@@ -120,6 +120,10 @@ impl Printer {
                 self.end_line();
                 eprintln!("  ! {text}");
             }
+            RunEvent::Input { id, status } => {
+                self.end_line();
+                eprintln!("  · queued input {id}: {status}");
+            }
             RunEvent::CompactBoundary { trigger, pre_tokens } => {
                 self.end_line();
                 eprintln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
@@ -180,6 +184,10 @@ impl Printer {
             RunEvent::Warning(text) => {
                 json!({"type": "system", "subtype": "warning", "content": text, "session_id": self.session_id})
             }
+            RunEvent::Input { id, status } => json!({
+                "type": "system", "subtype": "queued_input", "id": id, "status": status,
+                "session_id": self.session_id,
+            }),
             RunEvent::CompactBoundary { trigger, pre_tokens } => json!({
                 "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
                 "compact_metadata": {"trigger": trigger, "pre_tokens": pre_tokens},

@@ -91,6 +91,11 @@ pub struct RunArgs {
     /// Consecutive stop-hook blocks after which the turn ends anyway.
     #[arg(long, default_value_t = 8)]
     pub stop_hook_block_cap: u32,
+    /// `stream-json`: read user messages from stdin, one JSON object a line
+    /// (`{"type":"user","message":{"role":"user","content":...}}`); the first is the prompt when
+    /// no PROMPT is given, later ones are queued into the running loop.
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
     /// The model's context window in tokens [default: from data/models.json, else 200000].
     #[arg(long)]
     pub context_window: Option<u64>,
@@ -103,6 +108,12 @@ pub struct RunArgs {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +130,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     } else {
         ProviderKind::Anthropic
     });
+    let mut stdin_messages = (args.input_format == InputFormat::StreamJson).then(stdin_user_messages);
+    let mut args = args;
+    if args.prompt.is_none() {
+        if let Some(rx) = stdin_messages.as_mut() {
+            args.prompt = rx.recv().await.map(|content| crate::cli::run::text_of(&content));
+        }
+    }
     let (cwd, prompt) = if args.demo {
         let cwd = demo::workspace().map_err(|e| CliError::Io(format!("cannot create the demo workspace: {e}")))?;
         (cwd, args.prompt.clone().unwrap_or_else(|| demo::PROMPT.to_string()))
@@ -182,6 +200,14 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     .with_crash_after_step(args.crash_after_step);
     let mut handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     let abort = handle.abort_handle();
+    if let Some(mut rx) = stdin_messages {
+        let sender = handle.abort_handle();
+        tokio::spawn(async move {
+            while let Some(content) = rx.recv().await {
+                sender.send(content);
+            }
+        });
+    }
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             abort.abort();
@@ -322,4 +348,50 @@ fn substitute_cwd(cassette: &str, cwd: &std::path::Path) -> String {
     let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
     let inner = quoted.trim_matches('"');
     cassette.replace("{{cwd}}", inner)
+}
+
+/// User messages read from stdin, one stream-json object a line, in order. A line that is not a
+/// user message is reported on stderr and skipped; nothing else is lost.
+fn stdin_user_messages() -> tokio::sync::mpsc::UnboundedReceiver<Vec<ContentBlock>> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for (n, line) in std::io::stdin().lock().lines().enumerate() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_user_line(&line) {
+                Ok(content) => {
+                    if tx.send(content).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => eprintln!("reloop: stdin line {}: {e}; skipped", n + 1),
+            }
+        }
+    });
+    rx
+}
+
+fn parse_user_line(line: &str) -> Result<Vec<ContentBlock>, String> {
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    if value.get("type").and_then(|t| t.as_str()) != Some("user") {
+        return Err("expected {\"type\":\"user\",\"message\":{...}}".into());
+    }
+    let message: reloop_core::Message = serde_json::from_value(value.get("message").cloned().unwrap_or_default())
+        .map_err(|e| format!("bad message ({e})"))?;
+    Ok(message.content)
+}
+
+/// The text of a message's blocks, for a prompt given on stdin.
+pub(crate) fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

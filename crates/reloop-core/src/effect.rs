@@ -59,6 +59,8 @@ pub enum Effect {
     RunStopHooks { stop_hook_active: bool, last_assistant_message: String },
     /// Kill the hooks in flight.
     CancelHooks,
+    /// Queued messages joined the next request.
+    InputConsumed { ids: Vec<String> },
     /// Stop the model request in flight.
     CancelModel,
     /// Stop the tool calls in flight.

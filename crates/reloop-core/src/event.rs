@@ -162,6 +162,8 @@ pub enum Event {
     },
     /// The summary request of a compaction failed.
     CompactFailed { error: ModelError },
+    /// The user queued a message while the loop runs; it joins the next request.
+    QueuedInput { id: String, content: Vec<ContentBlock> },
     /// The wait before a retry is over.
     RetryReady,
     /// The driver restarted on this journal after a crash: work that was in flight when the
@@ -184,6 +186,7 @@ impl Event {
             Event::HookDone { .. } => "hook_done",
             Event::CompactDone { .. } => "compact_done",
             Event::CompactFailed { .. } => "compact_failed",
+            Event::QueuedInput { .. } => "queued_input",
             Event::RetryReady => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",

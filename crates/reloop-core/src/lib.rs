@@ -44,5 +44,5 @@ pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, To
 pub use reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
 pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT};
-pub use state::{Loop, PermissionDenial, State, Terminal};
+pub use state::{Loop, PermissionDenial, QueuedMessage, State, Terminal};
 pub use transition::{transition, Step};

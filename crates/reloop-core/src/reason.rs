@@ -149,6 +149,8 @@ pub enum Evidence {
     CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
     /// The prompt is at or above the blocking limit and nothing can compact it.
     TooLong { estimate: u64, limit: u64 },
+    /// The user queued these messages while the model worked.
+    QueuedInput { ids: Vec<String> },
     /// The run's cost reached the budget.
     BudgetReached { cost_usd: f64, budget_usd: f64 },
     /// The token budget's state when the loop decided.
@@ -257,6 +259,7 @@ impl Reason {
                 thousands(*estimate),
                 thousands(*limit)
             ),
+            Evidence::QueuedInput { ids } => format!("the user queued {} while the model worked", ids.join(", ")),
             Evidence::BudgetReached { cost_usd, budget_usd } => {
                 format!("the run has cost ${cost_usd:.4}, reaching the ${budget_usd} budget")
             }

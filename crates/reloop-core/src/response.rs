@@ -125,6 +125,17 @@ fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason
 
 /// Nothing held the turn open so far: the token budget may still keep the model working.
 pub(crate) fn after_stop_hooks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
+    // The model finished while the user queued a message: it starts the next turn.
+    if let Some((queued, consumed)) = ctx.take_queued() {
+        ctx.messages.push(Message::user(queued));
+        let evidence = Evidence::QueuedInput {
+            ids: match &consumed {
+                Effect::InputConsumed { ids } => ids.clone(),
+                _ => Vec::new(),
+            },
+        };
+        return continue_with(ctx, ContinueReason::QueuedInput, evidence, vec![consumed]);
+    }
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
         let turn_tokens = ctx.query_output_tokens;
         let pct = (turn_tokens * 100 + budget / 2) / budget;

@@ -58,9 +58,34 @@ pub struct Loop {
     pub compactions: u32,
     /// The next request follows a compaction attempt: it must not trigger another.
     pub just_compacted: bool,
+    /// Messages the user queued that no request has carried yet.
+    pub queued: Vec<QueuedMessage>,
+    /// Ids of queued messages a request carried.
+    pub consumed_inputs: Vec<String>,
     /// What the run has cost so far, and the usage by model.
     pub cost_usd: f64,
     pub model_usage: std::collections::BTreeMap<String, Usage>,
+}
+
+/// A message the user queued while the loop ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    pub id: String,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Loop {
+    /// Takes the queued messages for the next request: their content and an effect naming them.
+    pub(crate) fn take_queued(&mut self) -> Option<(Vec<ContentBlock>, crate::effect::Effect)> {
+        if self.queued.is_empty() {
+            return None;
+        }
+        let queued = std::mem::take(&mut self.queued);
+        let ids: Vec<String> = queued.iter().map(|q| q.id.clone()).collect();
+        self.consumed_inputs.extend(ids.iter().cloned());
+        let content = queued.into_iter().flat_map(|q| q.content).collect();
+        Some((content, crate::effect::Effect::InputConsumed { ids }))
+    }
 }
 
 /// A refused tool call, as Claude Code's result lists it.
@@ -99,6 +124,8 @@ impl Loop {
             compact_failures: 0,
             compactions: 0,
             just_compacted: false,
+            queued: Vec::new(),
+            consumed_inputs: Vec::new(),
             cost_usd: 0.0,
             model_usage: std::collections::BTreeMap::new(),
         }
@@ -152,6 +179,8 @@ impl Loop {
         d.u64(u64::from(self.compact_failures));
         d.u64(u64::from(self.compactions));
         d.u64(u64::from(self.just_compacted));
+        d.json(&self.queued);
+        d.json(&self.consumed_inputs);
         d.u64(self.cost_usd.to_bits());
         d.json(&self.model_usage);
     }
@@ -224,6 +253,18 @@ impl State {
 
     /// The loop-wide context, whatever the phase.
     pub fn context(&self) -> &Loop {
+        match self {
+            State::Idle(c)
+            | State::AwaitingModel(c, _)
+            | State::RunningTools(c, _)
+            | State::WaitingRetry(c)
+            | State::RunningStopHooks(c, _)
+            | State::Compacting(c, _)
+            | State::Done(c, _) => c,
+        }
+    }
+
+    pub(crate) fn context_mut(&mut self) -> &mut Loop {
         match self {
             State::Idle(c)
             | State::AwaitingModel(c, _)

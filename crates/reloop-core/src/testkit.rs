@@ -71,6 +71,8 @@ pub struct Simulation {
     pub max_steps: usize,
     /// Stop-hook verdicts in the order the hooks run; `Pass` once they run out.
     pub stop_hooks: Vec<HookOutcome>,
+    /// The user queues a message before the events with these indices.
+    pub queue_at: Vec<usize>,
 }
 
 /// One applied step, as the simulation saw it.
@@ -96,7 +98,14 @@ pub struct Trace {
 
 impl Simulation {
     pub fn new(config: Config) -> Self {
-        Simulation { config, abort_at: None, reverse_tool_order: false, max_steps: 10_000, stop_hooks: Vec::new() }
+        Simulation {
+            config,
+            abort_at: None,
+            reverse_tool_order: false,
+            max_steps: 10_000,
+            stop_hooks: Vec::new(),
+            queue_at: Vec::new(),
+        }
     }
 
     pub fn abort_at(mut self, at: Option<usize>) -> Self {
@@ -108,6 +117,12 @@ impl Simulation {
     pub fn stop_hooks(mut self, verdicts: Vec<HookOutcome>) -> Self {
         self.config.stop_hooks = true;
         self.stop_hooks = verdicts;
+        self
+    }
+
+    /// Queues a user message before each of these event indices.
+    pub fn queue_at(mut self, at: Vec<usize>) -> Self {
+        self.queue_at = at;
         self
     }
 
@@ -132,7 +147,11 @@ impl Simulation {
                 break;
             }
             if !matches!(event, Event::UserInput { .. }) {
-                if self.abort_at == Some(fed) {
+                if self.queue_at.contains(&fed) && !matches!(event, Event::QueuedInput { .. }) {
+                    queue.push_front(event);
+                    event =
+                        Event::QueuedInput { id: format!("q{fed}"), content: vec![ContentBlock::text("also this")] };
+                } else if self.abort_at == Some(fed) {
                     queue.push_front(event);
                     event = Event::Abort;
                     self.abort_seen(&mut queue);
@@ -365,8 +384,44 @@ impl Trace {
             ));
         }
         self.check_guards()?;
+        self.check_queue()?;
         self.check_tool_pairing()?;
         self.check_replay()
+    }
+
+    /// Every queued message is carried by exactly one request, or is still queued when the loop
+    /// ends (reported as not consumed); none is lost or carried twice.
+    fn check_queue(&self) -> Result<(), Violation> {
+        let queued: Vec<&String> = self
+            .steps
+            .iter()
+            .filter_map(|s| match &s.event {
+                Event::QueuedInput { id, .. } => Some(id),
+                _ => None,
+            })
+            .collect();
+        let consumed: Vec<&String> = self
+            .steps
+            .iter()
+            .flat_map(|s| &s.effects)
+            .flat_map(|e| match e {
+                Effect::InputConsumed { ids } => ids.iter().collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let ctx = self.final_state.context();
+        for id in &queued {
+            let carried = consumed.iter().filter(|c| c == &id).count();
+            let waiting = ctx.queued.iter().filter(|q| &&q.id == id).count();
+            // A message queued after the end is refused by the core: neither carried nor kept.
+            let after_end =
+                self.steps.iter().position(|s| matches!(&s.event, Event::QueuedInput { id: i, .. } if i == *id))
+                    > self.steps.iter().position(|s| s.phase == "done");
+            if !after_end && carried + waiting != 1 {
+                return Err(Violation(format!("queued message {id} carried {carried} times, waiting {waiting}")));
+            }
+        }
+        Ok(())
     }
 
     /// The guards of each continue reason hold.

@@ -162,6 +162,13 @@ pub fn transition(state: State, event: Event) -> Step {
             Step { state: State::RunningStopHooks(ctx, stop_reason), effects, reason: None }
         }
 
+        // A queued message waits for the next turn boundary; after the end it is not carried.
+        (state, Event::QueuedInput { id, content }) if !state.is_done() => {
+            let mut state = state;
+            state.context_mut().queued.push(crate::state::QueuedMessage { id, content });
+            Step::stay(state)
+        }
+
         (state, _) => Step::stay(state),
     }
 }
@@ -268,10 +275,16 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     let mut feedback = tools.feedback;
     feedback.sort_by_key(|(index, _)| *index);
     content.extend(feedback.into_iter().map(|(_, text)| ContentBlock::text(text)));
+    // Messages the user queued while the tools ran join the results, before the next request.
+    let mut effects = Vec::new();
+    if let Some((queued, consumed)) = ctx.take_queued() {
+        content.extend(queued);
+        effects.push(consumed);
+    }
     ctx.messages.push(Message::user(content));
     if let Some(evidence) = tools.stopped_by {
         let terminal = Terminal { reason: TerminalReason::HookStopped, evidence, error: None };
-        return done(ctx, terminal, Vec::new());
+        return done(ctx, terminal, effects);
     }
 
     let next = ctx.turn_count + 1;
@@ -282,14 +295,14 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
                 evidence: Evidence::MaxTurns { max_turns, turn_count: next },
                 error: None,
             };
-            return done(ctx, terminal, Vec::new());
+            return done(ctx, terminal, effects);
         }
     }
     ctx.turn_count = next;
     ctx.has_attempted_reactive_compact = false;
     ctx.stop_hook_active = false;
     ctx.malformed_tool_call_retried = false;
-    continue_with(ctx, ContinueReason::NextTurn, Evidence::ToolsRequested { tools: requested }, Vec::new())
+    continue_with(ctx, ContinueReason::NextTurn, Evidence::ToolsRequested { tools: requested }, effects)
 }
 
 pub(crate) fn result_block(outcome: ToolOutcome) -> ContentBlock {

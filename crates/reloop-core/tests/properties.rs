@@ -60,6 +60,7 @@ proptest! {
         config in config(),
         abort_at in proptest::option::of(0usize..40),
         reverse in any::<bool>(),
+        queue_at in proptest::collection::vec(0usize..30, 0..3),
         hooks in proptest::option::of(proptest::collection::vec(
             prop_oneof![4 => Just(HookOutcome::Pass), 5 => Just(HookOutcome::Block), 1 => Just(HookOutcome::Prevent)],
             0..14,
@@ -70,6 +71,7 @@ proptest! {
             sim = sim.stop_hooks(hooks);
         }
         let trace = sim
+            .queue_at(queue_at)
             .abort_at(abort_at)
             .reverse_tool_order(reverse)
             .run(&script);

@@ -21,6 +21,9 @@ pub fn step_outputs(
     match event {
         Event::TextDelta { text, .. } => out.push(RunEvent::TextDelta { text: text.clone() }),
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
+        Event::QueuedInput { id, .. } if !after.is_done() => {
+            out.push(RunEvent::Input { id: id.clone(), status: "queued" })
+        }
         Event::HookDone { hook_event, runs, .. } => {
             let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
             for notice in combine(&verdicts).user_messages {
@@ -49,6 +52,9 @@ pub fn step_outputs(
                 out.push(RunEvent::ModelFallback { trigger: trigger.clone(), from: from.clone(), to: to.clone() })
             }
             Effect::WaitRetry(wait) => out.push(RunEvent::Retry(wait.clone())),
+            Effect::InputConsumed { ids } => {
+                out.extend(ids.iter().map(|id| RunEvent::Input { id: id.clone(), status: "consumed" }))
+            }
             Effect::CompactionFailed { trigger, failures, breaker_open, message } => {
                 let breaker = if *breaker_open { "; auto-compaction is off for the rest of the run" } else { "" };
                 out.push(RunEvent::Warning(format!(
@@ -57,6 +63,10 @@ pub fn step_outputs(
             }
             _ => {}
         }
+    }
+    if let (Some(Reason::Terminal { .. }), ctx) = (reason, after.context()) {
+        out.extend(ctx.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
+        out.extend(ctx.queued.iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
     }
     if let Some(reason) = reason {
         if let Evidence::StopHookCap { .. } = reason.evidence() {

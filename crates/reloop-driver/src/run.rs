@@ -129,6 +129,9 @@ pub enum RunEvent {
     HookNotice { command: String, message: String },
     /// Something the user must know, e.g. that stop hooks were overridden at their cap.
     Warning(String),
+    /// A queued user message: `queued`, `consumed` (a request carried it), `completed` (the
+    /// loop that carried it ended) or `dropped` (the loop ended before any request carried it).
+    Input { id: String, status: &'static str },
     /// The history was compacted; the summary message follows.
     CompactBoundary { trigger: String, pre_tokens: u64 },
     /// The run is over.
@@ -207,11 +210,18 @@ impl Session {
     }
 }
 
+/// What a caller can tell a running loop.
+#[derive(Debug)]
+pub(crate) enum Control {
+    Abort,
+    Send(Vec<ContentBlock>),
+}
+
 /// A running session: a stream of [`RunEvent`]s and a way to abort.
 pub struct RunHandle {
     session_id: String,
     events: mpsc::UnboundedReceiver<RunEvent>,
-    abort: mpsc::UnboundedSender<()>,
+    abort: mpsc::UnboundedSender<Control>,
     task: JoinHandle<Result<RunResult, DriverError>>,
 }
 
@@ -222,7 +232,14 @@ impl RunHandle {
 
     /// Asks the loop to stop; it answers unfinished tool calls and ends with an `aborted_*` reason.
     pub fn abort(&self) {
-        let _ = self.abort.send(());
+        let _ = self.abort.send(Control::Abort);
+    }
+
+    /// Queues a user message: it joins the next request (after the current tools), or starts a
+    /// new turn if the model had already finished. The stream reports it `queued`, `consumed`
+    /// and `completed` — or `dropped` if the loop ends first.
+    pub fn send(&self, content: Vec<ContentBlock>) {
+        let _ = self.abort.send(Control::Send(content));
     }
 
     /// A cloneable way to abort from elsewhere (a Ctrl-C handler).
@@ -239,11 +256,16 @@ impl RunHandle {
 
 /// Aborts a run from another task.
 #[derive(Clone)]
-pub struct AbortHandle(mpsc::UnboundedSender<()>);
+pub struct AbortHandle(mpsc::UnboundedSender<Control>);
 
 impl AbortHandle {
     pub fn abort(&self) {
-        let _ = self.0.send(());
+        let _ = self.0.send(Control::Abort);
+    }
+
+    /// Queues a user message, as [`RunHandle::send`].
+    pub fn send(&self, content: Vec<ContentBlock>) {
+        let _ = self.0.send(Control::Send(content));
     }
 }
 
@@ -393,7 +415,11 @@ impl Runner {
         }
     }
 
-    async fn run(mut self, first: Event, mut abort: mpsc::UnboundedReceiver<()>) -> Result<RunResult, DriverError> {
+    async fn run(
+        mut self,
+        first: Event,
+        mut abort: mpsc::UnboundedReceiver<Control>,
+    ) -> Result<RunResult, DriverError> {
         let _ = self.out.send(RunEvent::Started {
             session_id: self.session_id.clone(),
             model: self.run.model.clone(),
@@ -402,13 +428,18 @@ impl Runner {
         });
         let mut next = Some(first);
         let mut abort_open = true;
+        let mut queued = 0u32;
         loop {
             let event = match next.take() {
                 Some(event) => event,
                 None => tokio::select! {
                     biased;
                     signal = abort.recv(), if abort_open => match signal {
-                        Some(()) => Event::Abort,
+                        Some(Control::Abort) => Event::Abort,
+                        Some(Control::Send(content)) => {
+                            queued += 1;
+                            Event::QueuedInput { id: format!("queued-{queued}"), content }
+                        }
                         None => { abort_open = false; continue; }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
