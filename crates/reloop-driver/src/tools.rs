@@ -68,10 +68,10 @@ impl ToolScheduler {
         flag
     }
 
-    /// A `tool_use` block is complete while the model streams: start it if it is safe and no
-    /// unsafe call came before it.
+    /// A `tool_use` block is complete while the model streams: start it if it is safe, no
+    /// unsafe call came before it, and fewer than [`MAX_PARALLEL`] calls already started.
     pub(crate) fn on_block(&mut self, call: &ToolUse) {
-        if self.early_closed || self.early.contains_key(&call.id) {
+        if self.early_closed || self.early.contains_key(&call.id) || self.early.len() >= MAX_PARALLEL {
             return;
         }
         if !self.env.registry.is_concurrency_safe(&call.name, &call.input) {
@@ -288,4 +288,85 @@ fn batches(registry: &ToolRegistry, calls: Vec<ToolUse>) -> Vec<Vec<ToolUse>> {
         }
     }
     out.into_iter().map(|(_, batch)| batch).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use reloop_tools::{Tool, ToolOutput};
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// A safe tool that sleeps 50 ms and records how many calls ran at once at most.
+    struct Counted {
+        running: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+    }
+
+    impl Tool for Counted {
+        fn name(&self) -> &str {
+            "Counted"
+        }
+        fn description(&self) -> &str {
+            "Sleeps 50 ms."
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn is_read_only(&self, _: &Value) -> bool {
+            true
+        }
+        fn is_concurrency_safe(&self, _: &Value) -> bool {
+            true
+        }
+        fn call(&self, _: &Value, _: &ToolContext) -> ToolOutput {
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutput::ok("done")
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_started_while_the_model_streams_respect_the_parallel_cap() {
+        let peak = Arc::new(AtomicUsize::new(0));
+        let mut registry = ToolRegistry::empty();
+        registry.register(Arc::new(Counted { running: Arc::new(AtomicUsize::new(0)), peak: peak.clone() }));
+        let cwd = std::env::temp_dir();
+        let mut scheduler = ToolScheduler::new(ToolEnv {
+            registry,
+            ctx: ToolContext::new(cwd.clone()),
+            hooks: Arc::new(HooksConfig::default()),
+            hook_common: HookCommon {
+                session_id: "s".into(),
+                transcript_path: String::new(),
+                cwd: cwd.display().to_string(),
+                permission_mode: "default".into(),
+            },
+            permissions: None,
+        });
+        let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
+            .map(|i| ToolUse {
+                id: format!("toolu_{i}"),
+                name: "Counted".into(),
+                input: json!({}),
+                extra: Default::default(),
+            })
+            .collect();
+        for call in &calls {
+            scheduler.on_block(call);
+        }
+        let (inbox, mut events) = mpsc::unbounded_channel();
+        scheduler.run(calls.clone(), inbox);
+        let mut done = 0;
+        while done < calls.len() {
+            if let Some(Event::ToolDone(_)) = events.recv().await {
+                done += 1;
+            }
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), MAX_PARALLEL);
+    }
 }
