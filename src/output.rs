@@ -157,11 +157,11 @@ impl Printer {
 
     fn stream_json(&mut self, event: &RunEvent) {
         let line = match event {
-            RunEvent::Started { session_id, model, cwd, tools } => {
+            RunEvent::Started { session_id, model, cwd, tools, permission_mode } => {
                 self.session_id = session_id.clone();
                 json!({
                     "type": "system", "subtype": "init", "cwd": cwd, "session_id": session_id,
-                    "tools": tools, "model": model, "permissionMode": "default", "apiKeySource": "none",
+                    "tools": tools, "model": model, "permissionMode": permission_mode, "apiKeySource": "none",
                 })
             }
             RunEvent::Message(message) => message_line(message, &self.session_id),

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use reloop_core::{Config, ContentBlock};
-use reloop_driver::{RunConfig, RunEvent, Session};
+use reloop_driver::{PermissionSpec, RunConfig, RunEvent, Session};
 use reloop_hooks::Settings;
 use reloop_journal::Journal;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
-use reloop_tools::{PermissionContext, PermissionError, PermissionMode, PermissionRules, ToolRegistry, Workspace};
+use reloop_tools::{PermissionError, PermissionMode, ToolRegistry};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::demo;
@@ -160,16 +160,21 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
         (None, None) => None,
     };
-    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.clone())
-        .with_script(args.script.clone())
-        .with_thinking(args.thinking)
-        .with_max_output_tokens(args.max_output_tokens)
-        .with_system_prompt(system_prompt);
     let settings = match &args.settings {
         Some(path) => Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
         None => Settings::empty(),
     };
-    let permissions = permissions(&args, &settings, &cwd)?;
+    let spec = permissions(&args, &settings)?;
+    let permissions = spec.context(&cwd).map_err(|e| CliError::Usage(e.to_string()))?;
+    let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
+    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.clone())
+        .with_script(args.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .with_thinking(args.thinking)
+        .with_max_output_tokens(args.max_output_tokens)
+        .with_system_prompt(system_prompt)
+        .with_base_url(args.base_url.clone())
+        .with_settings(settings_path)
+        .with_permissions(Some(spec));
     let session = Session::new(
         provider,
         ToolRegistry::builtin(),
@@ -284,7 +289,7 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
 }
 
 /// The permission mode and rules from the flags and the settings file. Deny wins over allow.
-fn permissions(args: &RunArgs, settings: &Settings, cwd: &Path) -> Result<PermissionContext, CliError> {
+fn permissions(args: &RunArgs, settings: &Settings) -> Result<PermissionSpec, CliError> {
     let mode: PermissionMode =
         args.permission_mode.parse().map_err(|e: PermissionError| CliError::Usage(e.to_string()))?;
     if mode == PermissionMode::BypassPermissions && running_as_root() && !args.dangerously_allow_root {
@@ -298,10 +303,11 @@ fn permissions(args: &RunArgs, settings: &Settings, cwd: &Path) -> Result<Permis
     allow.extend(args.allowed_tools.iter().flat_map(|r| split_rules(r)));
     let deny = settings.permissions.deny.clone();
     let ask = settings.permissions.ask.clone();
-    let rules = PermissionRules::parse(&allow, &deny, &ask).map_err(|e| CliError::Usage(e.to_string()))?;
-    let workspace = Workspace::new(cwd, &args.add_dir).map_err(|e| CliError::Usage(e.to_string()))?;
     let disallowed: Vec<String> = args.disallowed_tools.iter().flat_map(|r| split_rules(r)).collect();
-    PermissionContext::new(mode, rules, workspace, disallowed).map_err(|e| CliError::Usage(e.to_string()))
+    Ok(PermissionSpec::new(mode.as_str())
+        .with_rules(allow, deny, ask)
+        .with_disallowed(disallowed)
+        .with_add_dirs(args.add_dir.clone()))
 }
 
 /// Rules may be given space separated in one argument (`"Bash(git diff:*) Edit"`); spaces

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use reloop_core::{transition, ContentBlock, Event, State};
+use reloop_driver::PermissionSpec;
 use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
@@ -207,9 +208,15 @@ fn session_with(
 ) -> Result<Session, CliError> {
     let run: RunConfig = serde_json::from_value(header.run_config.clone())
         .map_err(|e| CliError::Usage(format!("session {}: its run config cannot be read: {e}", header.id)))?;
-    let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run);
-    if let Some(path) = settings {
-        let settings = Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?;
+    // The session is held to the permissions it ran with; a session recorded without them
+    // (imported, or older) gets headless default mode, never "allow everything".
+    let spec = run.permissions.clone().unwrap_or_else(|| PermissionSpec::new("default"));
+    let permissions = spec.context(&run.cwd).map_err(|e| CliError::Usage(format!("session {}: {e}", header.id)))?;
+    let settings_path = settings.map(Path::to_path_buf).or_else(|| run.settings.clone());
+    let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run)
+        .with_permissions(Some(permissions));
+    if let Some(path) = settings_path {
+        let settings = Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?;
         session = session.with_hooks(settings.hooks);
     }
     Ok(session)

@@ -119,6 +119,11 @@ pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEv
         model: run.as_ref().map(|r| r.model.clone()).unwrap_or_default(),
         cwd: run.as_ref().map(|r| r.cwd.clone()).unwrap_or_default(),
         tools: run.as_ref().map(|r| r.tools.clone()).unwrap_or_default(),
+        permission_mode: run
+            .as_ref()
+            .and_then(|r| r.permissions.as_ref())
+            .and_then(|p| p.mode.parse::<reloop_tools::PermissionMode>().ok())
+            .map_or("default".to_string(), |m| m.as_str().to_string()),
     }];
     let mut state = State::new(header.core_config.clone());
     for record in steps {

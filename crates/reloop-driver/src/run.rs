@@ -54,6 +54,15 @@ pub struct RunConfig {
     /// The tools the model was offered.
     #[serde(default)]
     pub tools: Vec<String>,
+    /// The provider's base URL, when one was given (never a key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The settings file the hooks came from, read again on resume and fork.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<PathBuf>,
+    /// The permission mode and rules, so a resumed or forked session is held to the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionSpec>,
     /// The system context gathered at start, appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_context: Option<String>,
@@ -75,8 +84,26 @@ impl RunConfig {
             thinking: None,
             gather_context: true,
             tools: Vec::new(),
+            base_url: None,
+            settings: None,
+            permissions: None,
             system_context: None,
         }
+    }
+
+    pub fn with_base_url(mut self, url: Option<String>) -> Self {
+        self.base_url = url;
+        self
+    }
+
+    pub fn with_settings(mut self, path: Option<PathBuf>) -> Self {
+        self.settings = path;
+        self
+    }
+
+    pub fn with_permissions(mut self, spec: Option<PermissionSpec>) -> Self {
+        self.permissions = spec;
+        self
     }
 
     pub fn with_gather_context(mut self, on: bool) -> Self {
@@ -105,12 +132,58 @@ impl RunConfig {
     }
 }
 
+/// The permission flags a session ran with, as given (rules unparsed, paths as typed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PermissionSpec {
+    pub mode: String,
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub disallowed: Vec<String>,
+    #[serde(default)]
+    pub add_dirs: Vec<PathBuf>,
+}
+
+impl PermissionSpec {
+    pub fn new(mode: impl Into<String>) -> Self {
+        PermissionSpec { mode: mode.into(), ..Default::default() }
+    }
+
+    pub fn with_rules(mut self, allow: Vec<String>, deny: Vec<String>, ask: Vec<String>) -> Self {
+        (self.allow, self.deny, self.ask) = (allow, deny, ask);
+        self
+    }
+
+    pub fn with_disallowed(mut self, disallowed: Vec<String>) -> Self {
+        self.disallowed = disallowed;
+        self
+    }
+
+    pub fn with_add_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.add_dirs = dirs;
+        self
+    }
+
+    /// The permission context these flags mean for a working directory.
+    pub fn context(&self, cwd: &std::path::Path) -> Result<PermissionContext, reloop_tools::PermissionError> {
+        let mode = self.mode.parse()?;
+        let rules = reloop_tools::PermissionRules::parse(&self.allow, &self.deny, &self.ask)?;
+        let workspace = reloop_tools::Workspace::new(cwd, &self.add_dirs)?;
+        PermissionContext::new(mode, rules, workspace, self.disallowed.clone())
+    }
+}
+
 /// What the caller sees of a run, in order.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum RunEvent {
     /// The session exists and is journaled.
-    Started { session_id: String, model: String, cwd: PathBuf, tools: Vec<String> },
+    Started { session_id: String, model: String, cwd: PathBuf, tools: Vec<String>, permission_mode: String },
     /// Assistant text as it streams.
     TextDelta { text: String },
     /// A message joined the history (the assistant's answer, the tool results, an interruption).
@@ -425,6 +498,7 @@ impl Runner {
             model: self.run.model.clone(),
             cwd: self.run.cwd.clone(),
             tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
+            permission_mode: self.hook_common.permission_mode.clone(),
         });
         let mut next = Some(first);
         let mut abort_open = true;

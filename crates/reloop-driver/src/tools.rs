@@ -126,7 +126,7 @@ impl ToolScheduler {
                     match (by_other, last_outcome(&events)) {
                         // A sibling Bash call failed first: this call's result is moot.
                         (Some(culprit), _) => set_outcome(&mut events, &call.id, cancelled_text(&culprit)),
-                        (None, Some(outcome)) if outcome.is_error && call.name == "Bash" => {
+                        (None, Some(outcome)) if outcome.is_error && !outcome.denied && call.name == "Bash" => {
                             *errored.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&call));
                             flag.store(true, Ordering::SeqCst);
                             for early_flag in &early_flags {
