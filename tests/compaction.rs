@@ -201,3 +201,30 @@ fn the_cost_budget_ends_the_run() {
     common::settings().bind(|| insta::assert_snapshot!("reason_max_budget_usd_why", ws.why()));
     assert!(ws.replays_identical());
 }
+
+#[test]
+fn reloop_compact_compacts_a_stopped_session_as_a_fork() {
+    let ws = Workspace::seed();
+    let out = ws.run_responses(
+        "check",
+        vec![glob("1", 100), glob("2", 100), response("msg_3", text("Checked."), "end_turn", 30)],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let parent = json_lines(&out)[0]["session_id"].as_str().unwrap().to_string();
+    let script = ws.dir.path().join("summary.json");
+    std::fs::write(&script, json!({"responses": [summary()]}).to_string()).unwrap();
+    let out = ws.reloop(&["compact", &parent, "--script", script.to_str().unwrap(), "--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let boundary = lines.iter().find(|l| l["subtype"] == "compact_boundary").unwrap();
+    assert_eq!(boundary["compact_metadata"]["trigger"], "manual");
+    let show: Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
+    let messages = show["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], SUMMARY_TEXT);
+    // The original is untouched and still replays; the compacted fork replays too.
+    assert_eq!(ws.reloop(&["replay", &parent]).status.code(), Some(0));
+    assert!(ws.replays_identical());
+    let sessions = stdout(&ws.reloop(&["sessions"]));
+    assert!(sessions.contains("fork @"), "{sessions}");
+}

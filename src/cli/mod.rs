@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod compact;
 mod inspect;
 mod run;
 mod session;
@@ -26,6 +27,8 @@ pub enum Command {
     Resume(session::ResumeArgs),
     /// Start a new session from a step of another: same history up to it, then its own way.
     Fork(session::ForkArgs),
+    /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
+    Compact(compact::CompactArgs),
     /// List the sessions of a journal.
     Sessions {
         #[command(flatten)]
@@ -164,6 +167,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Run(args) => run::run(args).await,
         Command::Resume(args) => session::resume(args).await,
         Command::Fork(args) => session::fork(args).await,
+        Command::Compact(args) => compact::compact(args).await,
         Command::Sessions { journal, json } => inspect::sessions(&journal, json),
         Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, turn: Some(n), journal, .. } => {

@@ -200,7 +200,7 @@ fn session_for(
     session_with(provider, header, journal, settings)
 }
 
-fn session_with(
+pub(crate) fn session_with(
     provider: Arc<dyn ModelProvider>,
     header: &SessionHeader,
     journal: Journal,
@@ -282,7 +282,7 @@ pub(crate) fn provider_for(header: &SessionHeader, base_url: Option<&str>) -> Re
 }
 
 /// Prints the run as it goes and returns its exit code; Ctrl-C aborts it.
-async fn drive(mut handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
+pub(crate) async fn drive(mut handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
     let abort = handle.abort_handle();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

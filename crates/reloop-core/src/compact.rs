@@ -147,7 +147,15 @@ pub(crate) fn done_with(mut ctx: Loop, compaction: Compaction, summary: &str, us
                 Evidence::Compacted { trigger: "reactive".into(), pre_tokens: compaction.pre_tokens, post_tokens };
             continue_with(ctx, ContinueReason::ReactiveCompactRetry, evidence, effects)
         }
-        Trigger::Auto | Trigger::Manual => call_model(ctx, effects, None),
+        Trigger::Auto => call_model(ctx, effects, None),
+        // A manual compaction of a stopped conversation asks nothing more.
+        Trigger::Manual => {
+            ctx.just_compacted = false;
+            let evidence =
+                Evidence::Compacted { trigger: "manual".into(), pre_tokens: compaction.pre_tokens, post_tokens };
+            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
+            done(ctx, terminal, effects)
+        }
     }
 }
 
@@ -167,8 +175,22 @@ pub(crate) fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -
                 Terminal { reason: TerminalReason::PromptTooLong, evidence, error: Some(PROMPT_TOO_LONG.to_string()) };
             done(ctx, terminal, Vec::new())
         }
+        Trigger::Manual => {
+            let evidence = Evidence::CompactionFailed {
+                trigger: "manual".into(),
+                failures: ctx.compact_failures,
+                message: error.message.clone(),
+                breaker_open,
+            };
+            let terminal = Terminal {
+                reason: TerminalReason::ModelError,
+                evidence,
+                error: Some(format!("Compaction failed: {}", error.message)),
+            };
+            done(ctx, terminal, Vec::new())
+        }
         // Go on without it; the blocking limit still guards the request.
-        Trigger::Auto | Trigger::Manual => {
+        Trigger::Auto => {
             ctx.just_compacted = true;
             let notice = Effect::CompactionFailed {
                 trigger: compaction.trigger.as_str().into(),

@@ -164,6 +164,8 @@ pub enum Event {
     CompactFailed { error: ModelError },
     /// The user queued a message while the loop runs; it joins the next request.
     QueuedInput { id: String, content: Vec<ContentBlock> },
+    /// The user asked to compact the conversation now (`reloop compact`).
+    CompactRequested,
     /// The wait before a retry is over.
     RetryReady,
     /// The driver restarted on this journal after a crash: work that was in flight when the
@@ -187,6 +189,7 @@ impl Event {
             Event::CompactDone { .. } => "compact_done",
             Event::CompactFailed { .. } => "compact_failed",
             Event::QueuedInput { .. } => "queued_input",
+            Event::CompactRequested => "compact_requested",
             Event::RetryReady => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",

@@ -80,6 +80,14 @@ pub fn transition(state: State, event: Event) -> Step {
 
         (State::WaitingRetry(ctx), Event::RetryReady | Event::Resumed) => call_model(ctx, Vec::new(), None),
 
+        // Manual compaction of a stopped conversation; one with nothing to summarise stays as it is.
+        (State::Done(ctx, terminal), Event::CompactRequested) => match crate::compact::summarizable(&ctx.messages) {
+            Some(summarize) => {
+                let pre_tokens = crate::tokens::estimate(&ctx);
+                crate::compact::start(ctx, crate::compact::Trigger::Manual, pre_tokens, summarize, Vec::new(), None)
+            }
+            None => Step::stay(State::Done(ctx, terminal)),
+        },
         (State::Compacting(ctx, compaction), Event::CompactDone { summary, usage }) => {
             crate::compact::done_with(ctx, compaction, &summary, &usage)
         }

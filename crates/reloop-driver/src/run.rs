@@ -377,7 +377,12 @@ impl Session {
     /// Continues a journaled session after its process stopped: the state is rebuilt from the
     /// journal's events under the session's own config, and a `resumed` event asks again for
     /// whatever was in flight. Nothing journaled is lost or repeated.
-    pub fn resume(mut self, session_id: &str) -> Result<RunHandle, DriverError> {
+    pub fn resume(self, session_id: &str) -> Result<RunHandle, DriverError> {
+        self.resume_with(session_id, Event::Resumed)
+    }
+
+    /// Like [`Session::resume`], but the first new event is `first` (e.g. `compact_requested`).
+    pub fn resume_with(mut self, session_id: &str, first: Event) -> Result<RunHandle, DriverError> {
         let Some(journal) = &self.journal else {
             return Err(DriverError::Task("resuming a session needs its journal".into()));
         };
@@ -392,7 +397,7 @@ impl Session {
             state = transition(state, record.event.clone()).state;
         }
         let seq = steps.last().map_or(0, |s| s.seq);
-        Ok(self.launch(session_id.to_string(), state, seq, Event::Resumed))
+        Ok(self.launch(session_id.to_string(), state, seq, first))
     }
 
     fn launch(self, session_id: String, state: State, seq: u64, first: Event) -> RunHandle {
