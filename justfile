@@ -11,6 +11,7 @@ test:
 # Loop overhead, replay time, journal bytes per turn, peak RSS.
 bench:
     cargo bench -p reloop-driver --bench loop_overhead
+    cargo bench -p reloop-driver --bench concurrency
 
 # The property suite, deeper than CI runs it.
 props cases="20000":
