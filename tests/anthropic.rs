@@ -263,3 +263,24 @@ fn ctrl_c_cancels_the_http_request_promptly() {
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["terminal_reason"], "aborted_streaming");
 }
+
+#[test]
+fn an_error_inside_a_200_stream_is_withdrawn_and_retried() {
+    let ws = Workspace::seed();
+    let broken = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-6\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Half an answ\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    let server = FakeServer::start(vec![Canned::Sse(broken.to_string()), Canned::Sse(sse_from_message(&final_text()))]);
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let kinds: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{}/{}", l["type"].as_str().unwrap_or(""), l["subtype"].as_str().unwrap_or("")))
+        .collect();
+    let tombstone = kinds.iter().position(|k| k == "system/tombstone").expect("a tombstone");
+    let retry = kinds.iter().position(|k| k == "system/api_retry").expect("a retry");
+    assert!(tombstone < retry, "{kinds:?}");
+    assert_eq!(lines.iter().filter(|l| l["type"] == "assistant").count(), 1, "the half answer never joins the history");
+    assert_eq!(lines.last().unwrap()["result"], "done");
+    assert_eq!(server.requests().len(), 2);
+    assert_replays_and_keeps_no_secret(&ws);
+}

@@ -203,6 +203,26 @@ fn give_up(ctx: Loop, error: ModelError, reason: TerminalReason, why: &str, effe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::event::Event;
+    use crate::message::{ContentBlock, Role};
+    use crate::transition::transition;
+
+    #[test]
+    fn a_fallback_answers_the_calls_already_received() {
+        let config = Config::default().with_model("big").with_fallback_model(Some("small".into()));
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let call = ContentBlock::tool_use("toolu_1", "Read", serde_json::json!({"file_path": "/x"}));
+        let state = transition(state, Event::ModelBlock { index: 0, block: call }).state;
+        let step = transition(state, Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "boom") });
+        assert!(step.effects.iter().any(|e| matches!(e, Effect::SwitchModel { to, .. } if to == "small")));
+        assert!(matches!(step.effects.last(), Some(Effect::CallModel(c)) if c.model == "small"));
+        let messages = step.state.messages().messages();
+        let answer = messages.last().unwrap();
+        assert_eq!(answer.role, Role::User);
+        assert!(matches!(&answer.content[0],
+            ContentBlock::ToolResult(r) if r.tool_use_id == "toolu_1" && r.is_error && r.content.as_text() == FALLBACK_TOOL_RESULT));
+    }
 
     #[test]
     fn delays_double_up_to_the_cap_with_at_most_a_quarter_of_jitter() {

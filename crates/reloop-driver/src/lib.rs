@@ -29,3 +29,4 @@ pub use ids::{new_seed, new_session_id};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport};
 pub use request::{request_at, RebuiltRequest, RequestAt};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
+pub use tools::CanUseTool;

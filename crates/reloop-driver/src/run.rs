@@ -243,6 +243,8 @@ pub struct Session {
     pub hooks: Arc<HooksConfig>,
     /// Permission mode, rules and workspace; `None` lets every call through.
     pub permissions: Option<Arc<PermissionContext>>,
+    /// The caller's own permission callback, consulted before the rules.
+    pub can_use_tool: Option<crate::tools::CanUseTool>,
 }
 
 impl Session {
@@ -263,7 +265,14 @@ impl Session {
             crash_after_step: None,
             hooks: Arc::new(HooksConfig::default()),
             permissions: None,
+            can_use_tool: None,
         }
+    }
+
+    /// Plugs in a permission callback (Claude Code's `canUseTool`).
+    pub fn with_can_use_tool(mut self, callback: crate::tools::CanUseTool) -> Self {
+        self.can_use_tool = Some(callback);
+        self
     }
 
     pub fn with_hooks(mut self, hooks: HooksConfig) -> Self {
@@ -469,6 +478,7 @@ impl Runner {
             hooks: session.hooks.clone(),
             hook_common: hook_common.clone(),
             permissions: session.permissions.clone(),
+            can_use_tool: session.can_use_tool.clone(),
         });
         Runner {
             session_id,

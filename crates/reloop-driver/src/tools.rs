@@ -34,7 +34,14 @@ pub(crate) struct ToolEnv {
     pub hooks: Arc<HooksConfig>,
     pub hook_common: HookCommon,
     pub permissions: Option<Arc<PermissionContext>>,
+    pub can_use_tool: Option<CanUseTool>,
 }
+
+/// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
+/// after the hooks and before the rules. `Some(Allow)` lets the call run, `Some(Deny)` refuses it
+/// with the message, `None` leaves it to the rules. Its refusals are journaled in the call's
+/// outcome, so a replay never asks it again.
+pub type CanUseTool = Arc<dyn Fn(&str, &serde_json::Value) -> Option<Decision> + Send + Sync>;
 
 /// The calls of the current assistant message, started early or on `run_tools`.
 pub(crate) struct ToolScheduler {
@@ -201,6 +208,16 @@ async fn run_call(
         }
         if let Some(updated) = combined.updated_input {
             input = updated;
+        }
+    }
+    if !allowed_by_hook {
+        match env.can_use_tool.as_ref().and_then(|f| f(&call.name, &input)) {
+            Some(Decision::Deny { message }) => {
+                events.push(done(&call.id, message, true, true));
+                return events;
+            }
+            Some(_) => allowed_by_hook = true,
+            None => {}
         }
     }
     if !allowed_by_hook {
