@@ -167,18 +167,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count);
         let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
         let step = transition(prefix.state, event.clone());
-        let record = StepRecord {
-            seq: args.at + 1,
-            at_ms: now_ms(),
-            event,
-            from_phase: from_phase.to_string(),
-            to_phase: step.state.phase().to_string(),
-            turn_before,
-            turn_after: step.state.context().turn_count,
-            reason: step.reason.clone(),
-            effects: serde_json::to_value(&step.effects).map_err(|e| CliError::Io(e.to_string()))?,
-            digest: step.state.digest(),
-        };
+        let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
         journal.append(&id, &record)?;
     }
     if args.output_format == OutputFormat::Text {

@@ -46,18 +46,7 @@ pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Resul
     for record in parent_steps.iter().take_while(|r| r.seq <= at) {
         let (from_phase, turn_before) = (state.phase(), state.context().turn_count);
         let step = transition(state, record.event.clone());
-        steps.push(StepRecord {
-            seq: record.seq,
-            at_ms: record.at_ms,
-            event: record.event.clone(),
-            from_phase: from_phase.to_string(),
-            to_phase: step.state.phase().to_string(),
-            turn_before,
-            turn_after: step.state.context().turn_count,
-            reason: step.reason.clone(),
-            effects: serde_json::to_value(&step.effects).unwrap_or_default(),
-            digest: step.state.digest(),
-        });
+        steps.push(StepRecord::of(record.seq, record.at_ms, record.event.clone(), from_phase, turn_before, &step));
         state = step.state;
     }
     let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));

@@ -559,18 +559,7 @@ impl Runner {
         self.seq += 1;
         let step = transition(state, event.clone());
         if let Some(journal) = self.journal.as_mut() {
-            let record = StepRecord {
-                seq: self.seq,
-                at_ms: now_ms(),
-                event: event.clone(),
-                from_phase: from_phase.to_string(),
-                to_phase: step.state.phase().to_string(),
-                turn_before,
-                turn_after: step.state.context().turn_count,
-                reason: step.reason.clone(),
-                effects: serde_json::to_value(&step.effects).unwrap_or_default(),
-                digest: step.state.digest(),
-            };
+            let record = StepRecord::of(self.seq, now_ms(), event.clone(), from_phase, turn_before, &step);
             if let Err(e) = journal.append(&self.session_id, &record) {
                 self.state = Some(step.state);
                 return Err(e.into());

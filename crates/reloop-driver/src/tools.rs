@@ -364,6 +364,7 @@ mod tests {
                 permission_mode: "default".into(),
             },
             permissions: None,
+            can_use_tool: None,
         });
         let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
             .map(|i| ToolUse {

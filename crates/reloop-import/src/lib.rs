@@ -240,19 +240,7 @@ pub fn import_into(
                 phase: from_phase.to_string(),
             });
         }
-        records.push(StepRecord {
-            seq: i as u64 + 1,
-            at_ms,
-            event: event.clone(),
-            from_phase: from_phase.to_string(),
-            to_phase: step.state.phase().to_string(),
-            turn_before,
-            turn_after: step.state.context().turn_count,
-            reason: step.reason.clone(),
-            effects: serde_json::to_value(&step.effects)
-                .map_err(|source| ImportError::Encode { what: "effects", source })?,
-            digest: step.state.digest(),
-        });
+        records.push(StepRecord::of(i as u64 + 1, at_ms, event.clone(), from_phase, turn_before, &step));
         state = step.state;
     }
     journal.create_session(&SessionHeader {

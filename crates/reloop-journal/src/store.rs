@@ -50,6 +50,34 @@ pub struct StepRecord {
     pub digest: u64,
 }
 
+impl StepRecord {
+    /// The record of one transition: `event` applied to a state that was in `from_phase` at
+    /// `turn_before`, giving `step`. Every writer (the live driver, fork, import) builds it here,
+    /// so what a step records is defined once.
+    pub fn of(
+        seq: u64,
+        at_ms: u64,
+        event: Event,
+        from_phase: &str,
+        turn_before: u32,
+        step: &reloop_core::Step,
+    ) -> Self {
+        StepRecord {
+            seq,
+            at_ms,
+            event,
+            from_phase: from_phase.to_string(),
+            to_phase: step.state.phase().to_string(),
+            turn_before,
+            turn_after: step.state.context().turn_count,
+            reason: step.reason.clone(),
+            // Effects are plain data; serializing them cannot fail.
+            effects: serde_json::to_value(&step.effects).unwrap_or_default(),
+            digest: step.state.digest(),
+        }
+    }
+}
+
 /// An open journal database.
 pub struct Journal {
     pub(crate) conn: Connection,
