@@ -16,167 +16,16 @@ use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
 use reloop_tools::{PermissionContext, ToolContext, ToolRegistry};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::config::{PermissionSpec, RunConfig, DEFAULT_SYSTEM_PROMPT};
 use crate::error::DriverError;
 use crate::ids::{new_session_id, now_ms};
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
-
-/// reloop's own system prompt, used unless the caller replaces it.
-pub const DEFAULT_SYSTEM_PROMPT: &str = "You are reloop, a coding agent working in the user's repository. \
-Use the tools to look before you answer; prefer small, verifiable steps; \
-say plainly what you changed and what you did not.";
-
-/// What the driver needs besides the core's rules. Journaled in the session header.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct RunConfig {
-    /// `scripted`, `anthropic` or `openai`.
-    pub provider: String,
-    pub model: String,
-    pub max_output_tokens: u32,
-    pub cwd: PathBuf,
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    /// The cassette, for the scripted provider.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script: Option<PathBuf>,
-    /// Extended thinking's budget, when asked for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<u32>,
-    /// Gather the user and system context at start (instruction files, date, git status).
-    #[serde(default = "yes")]
-    pub gather_context: bool,
-    /// The tools the model was offered.
-    #[serde(default)]
-    pub tools: Vec<String>,
-    /// The provider's base URL, when one was given (never a key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    /// The settings file the hooks came from, read again on resume and fork.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settings: Option<PathBuf>,
-    /// The permission mode and rules, so a resumed or forked session is held to the same ones.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permissions: Option<PermissionSpec>,
-    /// The system context gathered at start, appended to the system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_context: Option<String>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl RunConfig {
-    pub fn new(provider: impl Into<String>, model: impl Into<String>, cwd: PathBuf) -> Self {
-        RunConfig {
-            provider: provider.into(),
-            model: model.into(),
-            max_output_tokens: 32_000,
-            cwd,
-            system_prompt: None,
-            script: None,
-            thinking: None,
-            gather_context: true,
-            tools: Vec::new(),
-            base_url: None,
-            settings: None,
-            permissions: None,
-            system_context: None,
-        }
-    }
-
-    pub fn with_base_url(mut self, url: Option<String>) -> Self {
-        self.base_url = url;
-        self
-    }
-
-    pub fn with_settings(mut self, path: Option<PathBuf>) -> Self {
-        self.settings = path;
-        self
-    }
-
-    pub fn with_permissions(mut self, spec: Option<PermissionSpec>) -> Self {
-        self.permissions = spec;
-        self
-    }
-
-    pub fn with_gather_context(mut self, on: bool) -> Self {
-        self.gather_context = on;
-        self
-    }
-
-    pub fn with_thinking(mut self, budget_tokens: Option<u32>) -> Self {
-        self.thinking = budget_tokens;
-        self
-    }
-
-    pub fn with_script(mut self, script: Option<PathBuf>) -> Self {
-        self.script = script;
-        self
-    }
-
-    pub fn with_max_output_tokens(mut self, n: u32) -> Self {
-        self.max_output_tokens = n;
-        self
-    }
-
-    pub fn with_system_prompt(mut self, prompt: Option<String>) -> Self {
-        self.system_prompt = prompt;
-        self
-    }
-}
-
-/// The permission flags a session ran with, as given (rules unparsed, paths as typed).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PermissionSpec {
-    pub mode: String,
-    #[serde(default)]
-    pub allow: Vec<String>,
-    #[serde(default)]
-    pub deny: Vec<String>,
-    #[serde(default)]
-    pub ask: Vec<String>,
-    #[serde(default)]
-    pub disallowed: Vec<String>,
-    #[serde(default)]
-    pub add_dirs: Vec<PathBuf>,
-}
-
-impl PermissionSpec {
-    pub fn new(mode: impl Into<String>) -> Self {
-        PermissionSpec { mode: mode.into(), ..Default::default() }
-    }
-
-    pub fn with_rules(mut self, allow: Vec<String>, deny: Vec<String>, ask: Vec<String>) -> Self {
-        (self.allow, self.deny, self.ask) = (allow, deny, ask);
-        self
-    }
-
-    pub fn with_disallowed(mut self, disallowed: Vec<String>) -> Self {
-        self.disallowed = disallowed;
-        self
-    }
-
-    pub fn with_add_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.add_dirs = dirs;
-        self
-    }
-
-    /// The permission context these flags mean for a working directory.
-    pub fn context(&self, cwd: &std::path::Path) -> Result<PermissionContext, reloop_tools::PermissionError> {
-        let mode = self.mode.parse()?;
-        let rules = reloop_tools::PermissionRules::parse(&self.allow, &self.deny, &self.ask)?;
-        let workspace = reloop_tools::Workspace::new(cwd, &self.add_dirs)?;
-        PermissionContext::new(mode, rules, workspace, self.disallowed.clone())
-    }
-}
 
 /// What the caller sees of a run, in order.
 #[derive(Debug, Clone)]
