@@ -5,6 +5,8 @@
 //! module does not understand (command substitution, process substitution, subshells, heredocs,
 //! unknown commands, redirection to a file) makes the whole command count as writing.
 
+use crate::shell_lex::{lex, Options};
+
 /// Commands that only read, whatever their arguments (beyond the checks in [`args_are_safe`]).
 const READ_ONLY_COMMANDS: &[&str] = &[
     "basename",
@@ -133,194 +135,16 @@ fn git_args_are_safe(args: &[String]) -> bool {
     true
 }
 
+/// How the classifier reads a command with the shared lexer, unchanged from before the lexer was
+/// shared: `$NAME` stays plain characters of its word (only `$(...)` is refused), and `\` before a
+/// newline keeps the newline in the word rather than joining the lines.
+const LEX: Options = Options { line_continuation: false, dollar_is_opaque: false };
+
 /// Splits `cmd` into simple commands (on `&&`, `||`, `;`, `|`, `&` and newlines) of unquoted
 /// words, or `None` when it holds a construct that is not understood or may write.
 fn split(cmd: &str) -> Option<Vec<Vec<String>>> {
-    let chars: Vec<char> = cmd.chars().collect();
-    let mut lexer = Lexer { chars: &chars, pos: 0, segments: Vec::new(), words: Vec::new(), word: None };
-    lexer.run()?;
-    lexer.end_segment();
-    Some(lexer.segments)
-}
-
-struct Lexer<'a> {
-    chars: &'a [char],
-    pos: usize,
-    segments: Vec<Vec<String>>,
-    words: Vec<String>,
-    /// The word being built; `Some("")` after an empty quoted string.
-    word: Option<String>,
-}
-
-impl Lexer<'_> {
-    fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.pos + ahead).copied()
-    }
-
-    fn push(&mut self, c: char) {
-        self.word.get_or_insert_with(String::new).push(c);
-    }
-
-    fn end_word(&mut self) {
-        if let Some(word) = self.word.take() {
-            self.words.push(word);
-        }
-    }
-
-    fn end_segment(&mut self) {
-        self.end_word();
-        if !self.words.is_empty() {
-            self.segments.push(std::mem::take(&mut self.words));
-        }
-    }
-
-    fn run(&mut self) -> Option<()> {
-        while let Some(c) = self.peek(0) {
-            match c {
-                '\'' => self.single_quoted()?,
-                '"' => self.double_quoted()?,
-                '\\' => {
-                    if let Some(next) = self.peek(1) {
-                        self.push(next);
-                    }
-                    self.pos += 2;
-                }
-                '`' | '(' | ')' => return None,
-                '$' if self.peek(1) == Some('(') => return None,
-                ' ' | '\t' => {
-                    self.end_word();
-                    self.pos += 1;
-                }
-                '#' if self.word.is_none() => {
-                    // A comment runs to the end of the line.
-                    while self.peek(0).is_some_and(|c| c != '\n') {
-                        self.pos += 1;
-                    }
-                }
-                '\n' | ';' => {
-                    self.end_segment();
-                    self.pos += 1;
-                }
-                '&' if self.peek(1) == Some('>') => {
-                    self.end_word();
-                    self.pos += 1;
-                    self.output_redirect()?;
-                }
-                '&' | '|' => {
-                    self.end_segment();
-                    let doubled = matches!(self.peek(1), Some('&') | Some('|'));
-                    self.pos += if doubled { 2 } else { 1 };
-                }
-                '>' => {
-                    self.drop_fd_number();
-                    self.output_redirect()?;
-                }
-                '<' => {
-                    self.drop_fd_number();
-                    self.input_redirect()?;
-                }
-                other => {
-                    self.push(other);
-                    self.pos += 1;
-                }
-            }
-        }
-        Some(())
-    }
-
-    fn single_quoted(&mut self) -> Option<()> {
-        let start = self.pos + 1;
-        let len = self.chars[start..].iter().position(|&c| c == '\'')?;
-        let text: String = self.chars[start..start + len].iter().collect();
-        self.word.get_or_insert_with(String::new).push_str(&text);
-        self.pos = start + len + 1;
-        Some(())
-    }
-
-    /// Double quotes still expand `$(...)` and backticks, so those stay refused inside them.
-    fn double_quoted(&mut self) -> Option<()> {
-        self.word.get_or_insert_with(String::new);
-        self.pos += 1;
-        loop {
-            match self.peek(0)? {
-                '"' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                '`' => return None,
-                '$' if self.peek(1) == Some('(') => return None,
-                '\\' => {
-                    let next = self.peek(1)?;
-                    if !matches!(next, '$' | '`' | '"' | '\\' | '\n') {
-                        self.push('\\');
-                    }
-                    self.push(next);
-                    self.pos += 2;
-                }
-                other => {
-                    self.push(other);
-                    self.pos += 1;
-                }
-            }
-        }
-    }
-
-    /// `2>` and `<0` name a file descriptor with the digits just before the operator.
-    fn drop_fd_number(&mut self) {
-        if self.word.as_deref().is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit())) {
-            self.word = None;
-        } else {
-            self.end_word();
-        }
-    }
-
-    /// At `>`: allows duplicating a descriptor (`>&2`, `2>&1`) and discarding to `/dev/null`.
-    fn output_redirect(&mut self) -> Option<()> {
-        self.pos += 1; // the '>'
-        match self.peek(0) {
-            Some('(') => return None,
-            Some('>') | Some('|') => self.pos += 1,
-            Some('&') => {
-                self.pos += 1;
-                let target = self.target()?;
-                return (target == "-" || target.chars().all(|c| c.is_ascii_digit())).then_some(());
-            }
-            _ => {}
-        }
-        (self.target()? == "/dev/null").then_some(())
-    }
-
-    /// At `<`: reading a file is fine; heredocs, `<>` (opens for writing) and `<(` are refused.
-    fn input_redirect(&mut self) -> Option<()> {
-        self.pos += 1; // the '<'
-        match self.peek(0) {
-            Some('<') | Some('>') | Some('(') => None,
-            Some('&') => {
-                self.pos += 1;
-                self.target().map(|_| ())
-            }
-            _ => self.target().map(|_| ()),
-        }
-    }
-
-    /// The plain word after a redirection operator; quoting or expansion there is refused.
-    fn target(&mut self) -> Option<String> {
-        while matches!(self.peek(0), Some(' ') | Some('\t')) {
-            self.pos += 1;
-        }
-        let mut target = String::new();
-        while let Some(c) = self.peek(0) {
-            if c.is_whitespace() || ";&|<>()".contains(c) {
-                break;
-            }
-            if "'\"\\`$".contains(c) {
-                return None;
-            }
-            target.push(c);
-            self.pos += 1;
-        }
-        (!target.is_empty()).then_some(target)
-    }
+    let lexed = lex(cmd, LEX);
+    (!lexed.opaque).then_some(lexed.segments)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod paths;
 mod permissions;
 mod read;
 mod registry;
+mod shell_lex;
 mod tool;
 mod validate;
 mod walk;
