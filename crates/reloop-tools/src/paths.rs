@@ -9,8 +9,9 @@ pub(crate) fn resolve(cwd: &Path, input: &str) -> PathBuf {
     normalize(&joined)
 }
 
-/// Drops `.` components and folds `..` into its parent.
-fn normalize(path: &Path) -> PathBuf {
+/// Drops `.` components and folds `..` into its parent, lexically. The permission checks (rule
+/// paths, symlink targets) fold paths with this too, so they see the paths the tools will open.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -7,8 +7,9 @@ use std::str::FromStr;
 use ignore::gitignore::GitignoreBuilder;
 
 use super::shell;
-use super::workspace::{canonicalize_lenient, normalize, EDIT_TOOLS, READ_TOOLS};
+use super::workspace::{canonicalize_lenient, EDIT_TOOLS, READ_TOOLS};
 use super::{PermissionError, RuleProblem};
+use crate::paths::normalize;
 
 /// One permission rule: a tool name and, optionally, what in the call it is about.
 ///

@@ -1,10 +1,11 @@
 //! The folders a session may touch without asking, and where a call's paths really lead.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::PermissionError;
+use crate::paths::normalize;
 
 /// Tools whose path a rule for `Edit` covers (Claude Code: Edit rules apply to every tool that
 /// edits files).
@@ -101,23 +102,6 @@ fn resolve_links(path: &Path, links: usize) -> PathBuf {
         (Some(parent), Some(name)) => resolve_links(parent, links).join(name),
         _ => path.to_path_buf(),
     }
-}
-
-/// Drops `.` components and folds `..` into its parent, as the tools do with their inputs.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(component);
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
