@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::error::{into_output, ToolError};
 use crate::input;
-use crate::paths::{display, resolve};
+use crate::paths::{display, search_root};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 use crate::walk;
 
@@ -62,10 +62,7 @@ impl Tool for GlobTool {
 
 fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     let pattern = input::string(input, "pattern")?;
-    let root = input::opt_string(input, "path").map_or_else(|| ctx.cwd.clone(), |p| resolve(&ctx.cwd, p));
-    if !root.exists() {
-        return Err(ToolError::PathNotFound { path: root, cwd: ctx.cwd.clone() });
-    }
+    let root = search_root(&ctx.cwd, input::opt_string(input, "path"))?;
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
@@ -91,7 +88,7 @@ fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if found.is_empty() {
         return Ok("No files found".into());
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    walk::sort_newest_first(&mut found);
     let truncated = found.len() > MAX_GLOB_RESULTS;
     let mut lines: Vec<String> = found.iter().take(MAX_GLOB_RESULTS).map(|(_, path)| display(&ctx.cwd, path)).collect();
     if truncated {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use crate::error::{into_output, ToolError};
 use crate::grep_search::{search, FileHit, Mode, Query};
 use crate::input;
-use crate::paths::{display, resolve};
+use crate::paths::{display, search_root};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 use crate::walk;
 
@@ -107,10 +107,7 @@ fn query(input: &Value, ctx: &ToolContext) -> Result<Query, ToolError> {
         Mode::Content => (count(input, "-B")?.or(both).unwrap_or(0), count(input, "-A")?.or(both).unwrap_or(0)),
         Mode::FilesWithMatches | Mode::Count => (0, 0),
     };
-    let root = input::opt_string(input, "path").map_or_else(|| ctx.cwd.clone(), |p| resolve(&ctx.cwd, p));
-    if !root.exists() {
-        return Err(ToolError::PathNotFound { path: root, cwd: ctx.cwd.clone() });
-    }
+    let root = search_root(&ctx.cwd, input::opt_string(input, "path"))?;
     Ok(Query {
         pattern: input::string(input, "pattern")?.to_string(),
         root,
@@ -163,7 +160,7 @@ fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
 
 fn files_with_matches(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> String {
     let mut files: Vec<_> = hits.into_iter().map(|hit| (walk::mtime(&hit.path), hit.path)).collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    walk::sort_newest_first(&mut files);
     let (files, note) = page.apply(files);
     if files.is_empty() {
         return "No files found".into();

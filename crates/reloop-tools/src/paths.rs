@@ -2,11 +2,23 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::ToolError;
+
 /// Resolves a path given by the model against `cwd`, lexically (no symlinks are followed), so a
 /// path that does not exist yet (Write) resolves the same way as one that does.
 pub(crate) fn resolve(cwd: &Path, input: &str) -> PathBuf {
     let joined = if Path::new(input).is_absolute() { PathBuf::from(input) } else { cwd.join(input) };
     normalize(&joined)
+}
+
+/// Where Glob and Grep start: their optional `path` input resolved against `cwd` (`cwd` itself
+/// when absent), or the error both report, in Claude Code's words, when it does not exist.
+pub(crate) fn search_root(cwd: &Path, given: Option<&str>) -> Result<PathBuf, ToolError> {
+    let root = given.map_or_else(|| cwd.to_path_buf(), |p| resolve(cwd, p));
+    if !root.exists() {
+        return Err(ToolError::PathNotFound { path: root, cwd: cwd.to_path_buf() });
+    }
+    Ok(root)
 }
 
 /// Drops `.` components and folds `..` into its parent, lexically. The permission checks (rule

@@ -1,7 +1,8 @@
 //! The directory walk shared by Glob and Grep, configured like `rg`'s, so the model sees the files
 //! a developer's ripgrep would.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use ignore::WalkBuilder;
 
@@ -18,6 +19,12 @@ pub(crate) fn builder(root: &Path) -> WalkBuilder {
 }
 
 /// Modification time in a form that sorts; files whose time cannot be read sort as oldest.
-pub(crate) fn mtime(path: &Path) -> std::time::SystemTime {
+pub(crate) fn mtime(path: &Path) -> SystemTime {
     std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH)
+}
+
+/// Orders `(mtime, path)` pairs as Glob and Grep list files: most recently modified first, ties
+/// by path, so both tools show the same files in the same order.
+pub(crate) fn sort_newest_first(files: &mut [(SystemTime, PathBuf)]) {
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
 }
