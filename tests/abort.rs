@@ -59,6 +59,7 @@ fn ctrl_c_while_the_model_streams_ends_with_aborted_streaming() {
     assert_eq!(last_user["message"]["content"][0]["text"], "[Request interrupted by user]");
     let why = common::stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("stop: aborted_streaming: the caller aborted the run"), "{why}");
+    common::settings().bind(|| insta::assert_snapshot!("reason_aborted_streaming", why));
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }
 
@@ -80,5 +81,6 @@ fn ctrl_c_while_tools_run_interrupts_the_unfinished_ones() {
     assert_eq!(content[2]["text"], "[Request interrupted by user for tool use]");
     let why = common::stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("stop: aborted_tools: the caller aborted the run; interrupted toolu_02"), "{why}");
+    common::settings().bind(|| insta::assert_snapshot!("reason_aborted_tools", why));
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }

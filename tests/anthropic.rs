@@ -151,6 +151,7 @@ fn retry_after_sets_a_longer_delay_and_exhausted_retries_stop_the_loop() {
     assert_eq!(retry["retry_delay_ms"], 1000);
     let why = stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("(retries exhausted after 1 retries)"), "{why}");
+    common::settings().bind(|| insta::assert_snapshot!("reason_model_error_retries_exhausted", why));
     assert_replays_and_keeps_no_secret(&ws);
 }
 

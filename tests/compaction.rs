@@ -180,6 +180,7 @@ fn the_blocking_limit_stops_without_calling_the_model() {
     assert_eq!(call_counts(&ws), vec![1], "no second request");
     let why = ws.why();
     assert!(why.contains("stop: blocking_limit: the request would hold about"), "{why}");
+    common::settings().bind(|| insta::assert_snapshot!("reason_blocking_limit", why));
     assert!(ws.replays_identical());
 }
 

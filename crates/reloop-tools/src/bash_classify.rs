@@ -135,10 +135,10 @@ fn git_args_are_safe(args: &[String]) -> bool {
     true
 }
 
-/// How the classifier reads a command with the shared lexer, unchanged from before the lexer was
-/// shared: `$NAME` stays plain characters of its word (only `$(...)` is refused), and `\` before a
-/// newline keeps the newline in the word rather than joining the lines.
-const LEX: Options = Options { line_continuation: false, dollar_is_opaque: false };
+/// Read as bash would: a backslash-newline joins lines (`--\<newline>output=x` is `--output=x`),
+/// and a `$NAME` could expand to anything (`sort $X` may be `sort -o out`), so it is opaque.
+/// Conservative on purpose: `echo $HOME` then needs approval and runs alone.
+const LEX: Options = Options { line_continuation: true, dollar_is_opaque: true };
 
 /// Splits `cmd` into simple commands (on `&&`, `||`, `;`, `|`, `&` and newlines) of unquoted
 /// words, or `None` when it holds a construct that is not understood or may write.
@@ -274,5 +274,19 @@ mod tests {
     fn comments_are_ignored() {
         assert!(ro("ls # list files > out"));
         assert!(!ro("# just a comment\nrm x"));
+    }
+}
+
+#[cfg(test)]
+mod expansion_tests {
+    use super::is_read_only_command;
+
+    #[test]
+    fn what_bash_would_join_or_expand_is_not_trusted() {
+        assert!(!is_read_only_command("git diff --\\\noutput=x"));
+        assert!(!is_read_only_command("sort $X in"));
+        assert!(!is_read_only_command("cat $FILE"));
+        assert!(is_read_only_command("git diff --stat"));
+        assert!(is_read_only_command("ls -la src"));
     }
 }
