@@ -7,12 +7,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{json_lines, response, stderr, stdout, text, Workspace};
+use common::{call, json_lines, response, stderr, stdout, text, Workspace};
 use serde_json::{json, Value};
-
-fn call(id: &str, name: &str, input: Value) -> Value {
-    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-}
 
 /// The tool results of each user message: `(tool_use_id, content, is_error)`.
 fn results(lines: &[Value]) -> Vec<Vec<(String, String, bool)>> {

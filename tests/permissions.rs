@@ -7,20 +7,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{json_lines, response, stderr, text, Workspace};
+use common::{call, err, json_lines, ok, response, stderr, text, Workspace};
 use serde_json::{json, Value};
-
-fn call(id: &str, name: &str, input: Value) -> Value {
-    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-}
-
-fn ok(content: impl Into<String>) -> (String, bool) {
-    (content.into(), false)
-}
-
-fn err(content: impl Into<String>) -> (String, bool) {
-    (content.into(), true)
-}
 
 /// What a session showed: each turn's results in `tool_use` order, and the result line.
 struct Run {

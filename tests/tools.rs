@@ -4,22 +4,8 @@
 
 mod common;
 
-use common::{json_lines, response, stderr, text, Workspace};
+use common::{call, err, json_lines, ok, response, stderr, text, Workspace};
 use serde_json::{json, Value};
-
-/// A `tool_use` block.
-fn call(id: &str, name: &str, input: Value) -> Value {
-    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-}
-
-/// What the model gets back for one call: the text and whether it is flagged as an error.
-fn ok(content: impl Into<String>) -> (String, bool) {
-    (content.into(), false)
-}
-
-fn err(content: impl Into<String>) -> (String, bool) {
-    (content.into(), true)
-}
 
 /// Runs a session whose model makes one assistant message of calls per entry of `turns`, then
 /// says "Done.". Returns the results of each turn, in `tool_use` order, after checking that each

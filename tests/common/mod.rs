@@ -154,3 +154,17 @@ pub fn user_texts(lines: &[serde_json::Value]) -> Vec<String> {
         })
         .collect()
 }
+
+/// A `tool_use` block.
+pub fn call(id: &str, name: &str, input: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+/// What the model gets back for one call: the text and whether it is flagged as an error.
+pub fn ok(content: impl Into<String>) -> (String, bool) {
+    (content.into(), false)
+}
+
+pub fn err(content: impl Into<String>) -> (String, bool) {
+    (content.into(), true)
+}
