@@ -68,6 +68,8 @@ pub(crate) fn tool_hooks_done(
     };
     let combined = combine(&verdicts(event, runs));
     if event == HookEventName::PostToolUse && !combined.blocks.is_empty() {
+        // A call re-run after a resume replaces its earlier feedback rather than repeating it.
+        tools.feedback.retain(|(i, _)| *i != index);
         tools.feedback.push((index, post_tool_use_feedback(&tools.calls[index].name, &combined.blocks)));
     }
     if let (Some(prevented), None) = (combined.prevent, &tools.stopped_by) {

@@ -115,7 +115,11 @@ fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
 /// stops.
 fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason>) -> Step {
     let last_assistant_message = assistant.text();
-    ctx.messages.push(assistant);
+    // An empty message would make the next request (after a hook block, a queued message or a
+    // budget continuation) invalid; it says nothing, so it is not kept.
+    if !assistant.content.is_empty() {
+        ctx.messages.push(assistant);
+    }
     if ctx.config.stop_hooks {
         let effects = vec![Effect::RunStopHooks { stop_hook_active: ctx.stop_hook_active, last_assistant_message }];
         return Step { state: State::RunningStopHooks(ctx, stop_reason), effects, reason: None };
@@ -138,12 +142,12 @@ pub(crate) fn after_stop_hooks(mut ctx: Loop, stop_reason: Option<StopReason>) -
     }
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
         let turn_tokens = ctx.query_output_tokens;
-        let pct = (turn_tokens * 100 + budget / 2) / budget;
+        let pct = ((u128::from(turn_tokens) * 100 + u128::from(budget) / 2) / u128::from(budget)) as u64;
         let delta = turn_tokens.saturating_sub(ctx.budget_checked_at);
         let diminishing = ctx.budget_continuations >= 3
             && delta < DIMINISHING_TOKENS
             && ctx.budget_last_deltas[1] < DIMINISHING_TOKENS;
-        if !diminishing && turn_tokens * 10 < budget * 9 {
+        if !diminishing && u128::from(turn_tokens) * 10 < u128::from(budget) * 9 {
             ctx.budget_continuations += 1;
             ctx.budget_last_deltas = [ctx.budget_last_deltas[1], delta];
             ctx.budget_checked_at = turn_tokens;

@@ -128,9 +128,12 @@ pub fn transition(state: State, event: Event) -> Step {
         }
 
         (State::RunningTools(mut ctx, mut tools), Event::ToolDone(outcome)) => {
-            let slot = tools.calls.iter().position(|c| c.id == outcome.tool_use_id);
+            // The first unanswered call with that id: a response may repeat an id, and each of its
+            // calls still needs its own result or the loop would wait forever.
+            let slot =
+                tools.calls.iter().zip(&tools.outcomes).position(|(c, o)| c.id == outcome.tool_use_id && o.is_none());
             match slot {
-                Some(i) if tools.outcomes[i].is_none() => {
+                Some(i) => {
                     if outcome.denied {
                         let call = &tools.calls[i];
                         ctx.permission_denials.push(PermissionDenial {
@@ -195,6 +198,9 @@ fn start_query(mut ctx: Loop) -> Step {
     ctx.budget_last_deltas = [0, 0];
     ctx.budget_checked_at = 0;
     ctx.stop_hook_blocks = 0;
+    // What an earlier query queued was carried or reported dropped when it ended.
+    ctx.queued.clear();
+    ctx.consumed_inputs.clear();
     call_model(ctx, Vec::new(), None)
 }
 
@@ -444,5 +450,56 @@ mod guard_tests {
             Some("malformed_tool_call_retry"),
             "a new turn, a new retry"
         );
+    }
+
+    fn result(id: &str) -> Event {
+        Event::ToolDone(ToolOutcome {
+            tool_use_id: id.into(),
+            content: ToolResultContent::Text("ok".into()),
+            is_error: false,
+            denied: false,
+        })
+    }
+
+    fn started() -> State {
+        transition(State::new(Config::default()), Event::UserInput { content: vec![ContentBlock::text("go")] }).state
+    }
+
+    #[test]
+    fn a_repeated_tool_use_id_still_gets_a_result_per_call() {
+        let call = || ContentBlock::tool_use("call_0", "Read", serde_json::json!({}));
+        let step = respond(started(), vec![call(), call()], StopReason::ToolUse);
+        let step = transition(step.state, result("call_0"));
+        assert_eq!(step.state.phase(), "running_tools");
+        let step = transition(step.state, result("call_0"));
+        assert_eq!(step.reason.as_ref().map(Reason::name), Some("next_turn"), "the loop must not hang");
+    }
+
+    #[test]
+    fn an_empty_response_is_not_kept_in_the_history() {
+        let config = Config::default().with_token_budget(Some(10_000));
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let step = respond(state, vec![], StopReason::EndTurn);
+        assert_eq!(step.reason.as_ref().map(Reason::name), Some("token_budget_continuation"));
+        assert!(step.state.messages().messages().iter().all(|m| !m.content.is_empty()));
+    }
+
+    #[test]
+    fn a_huge_token_budget_does_not_overflow() {
+        let config = Config::default().with_token_budget(Some(u64::MAX));
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let step = respond(state, vec![ContentBlock::text("x")], StopReason::EndTurn);
+        assert_eq!(step.reason.as_ref().map(Reason::name), Some("token_budget_continuation"));
+    }
+
+    #[test]
+    fn a_new_query_does_not_carry_what_an_earlier_one_dropped() {
+        let state = started();
+        let state =
+            transition(state, Event::QueuedInput { id: "q1".into(), content: vec![ContentBlock::text("later")] }).state;
+        let state = transition(state, Event::Abort).state;
+        assert_eq!(state.context().queued.len(), 1, "reported dropped at the end");
+        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("again")] });
+        assert!(step.state.context().queued.is_empty());
     }
 }

@@ -4,6 +4,8 @@
 pub enum DriverError {
     #[error(transparent)]
     Journal(#[from] reloop_journal::JournalError),
+    #[error("session {0} has no journaled step (its process stopped before the prompt was written); start a new run")]
+    NothingToResume(String),
     #[error("the run's task failed: {0}")]
     Task(String),
 }

@@ -255,6 +255,10 @@ impl Session {
             state = transition(state, record.event.clone()).state;
         }
         let seq = steps.last().map_or(0, |s| s.seq);
+        if matches!(state, State::Idle(_)) {
+            // The process stopped before the prompt was journaled: there is nothing to go on with.
+            return Err(DriverError::NothingToResume(session_id.to_string()));
+        }
         Ok(self.launch(session_id.to_string(), state, seq, first))
     }
 
@@ -364,16 +368,24 @@ impl Runner {
             tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
             permission_mode: self.hook_common.permission_mode.clone(),
         });
-        let mut next = Some(first);
+        let mut pending = std::collections::VecDeque::from([first]);
         let mut abort_open = true;
         let mut queued = 0u32;
         loop {
-            let event = match next.take() {
+            let event = match pending.pop_front() {
                 Some(event) => event,
                 None => tokio::select! {
                     biased;
                     signal = abort.recv(), if abort_open => match signal {
-                        Some(Control::Abort) => Event::Abort,
+                        Some(Control::Abort) => {
+                            // Outcomes that already arrived happened before the abort: they are
+                            // journaled first, so a finished edit is never reported interrupted.
+                            while let Ok(event) = self.inbox_rx.try_recv() {
+                                pending.push_back(event);
+                            }
+                            pending.push_back(Event::Abort);
+                            continue;
+                        }
                         Some(Control::Send(content)) => {
                             queued += 1;
                             Event::QueuedInput { id: format!("queued-{queued}"), content }

@@ -7,7 +7,8 @@
 //! hook runs and the outcome are fed back as events when the call finishes, and the core puts the
 //! results back in `tool_use` order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -49,6 +50,9 @@ pub(crate) struct ToolScheduler {
     /// Calls started while the model streamed, by id, with their cancel flags; their events wait
     /// for `run_tools`.
     early: HashMap<String, (JoinHandle<Vec<Event>>, Arc<AtomicBool>)>,
+    /// Files the early calls read. Kept apart until their response completes, so a read of an
+    /// abandoned attempt never satisfies Edit's read-first rule.
+    early_reads: Arc<Mutex<HashSet<PathBuf>>>,
     /// An unsafe call was seen in the response: later calls must wait for it.
     early_closed: bool,
     /// Every cancel flag handed out since the last reset; an abort raises them all.
@@ -62,6 +66,7 @@ impl ToolScheduler {
         ToolScheduler {
             env,
             early: HashMap::new(),
+            early_reads: Arc::new(Mutex::new(HashSet::new())),
             early_closed: false,
             flags: Arc::new(Mutex::new(Vec::new())),
             hooks_cancel: CancellationToken::new(),
@@ -85,7 +90,8 @@ impl ToolScheduler {
             self.early_closed = true;
             return;
         }
-        let (env, call_owned) = (self.env.clone(), call.clone());
+        let (mut env, call_owned) = (self.env.clone(), call.clone());
+        env.ctx.files_read = self.early_reads.clone();
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
         let task_flag = flag.clone();
         let task = tokio::spawn(async move { run_call(call_owned, env, task_flag, token, None).await });
@@ -94,9 +100,12 @@ impl ToolScheduler {
 
     /// The response in flight was abandoned or completed: forget what streaming started.
     pub(crate) fn new_response(&mut self) {
-        for (_, (task, _)) in self.early.drain() {
+        for (_, (task, flag)) in self.early.drain() {
+            // The blocking tool itself stops on its flag; aborting the task only drops its result.
+            flag.store(true, Ordering::SeqCst);
             task.abort();
         }
+        self.early_reads = Arc::new(Mutex::new(HashSet::new()));
         self.early_closed = false;
     }
 
@@ -104,6 +113,10 @@ impl ToolScheduler {
     pub(crate) fn run(&mut self, calls: Vec<ToolUse>, inbox: mpsc::UnboundedSender<Event>) {
         let mut early = std::mem::take(&mut self.early);
         self.early_closed = false;
+        // The response completed: what its early calls read counts once each of them finishes.
+        let reads = std::mem::replace(&mut self.early_reads, Arc::new(Mutex::new(HashSet::new())));
+        // Flags of calls that are over are dropped, so the list does not grow with the session.
+        self.flags.lock().unwrap_or_else(|p| p.into_inner()).retain(|f| Arc::strong_count(f) > 1);
         let env = self.env.clone();
         let flags = self.flags.clone();
         let token = self.hooks_cancel.clone();
@@ -119,9 +132,15 @@ impl ToolScheduler {
                 let runs = batch.into_iter().zip(started).map(|(call, started)| {
                     let started = started.map(|(task, _)| task);
                     let (env, flag, token, errored) = (env.clone(), flag.clone(), token.clone(), errored.clone());
+                    let reads = reads.clone();
                     async move {
                         let events = match started {
-                            Some(task) => task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())]),
+                            Some(task) => {
+                                let events = task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())]);
+                                let read = reads.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                                env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
+                                events
+                            }
                             None => run_call(call.clone(), env, flag.clone(), token, Some(errored.clone())).await,
                         };
                         (call, events)
