@@ -15,9 +15,10 @@ pub fn parse_token_budget(prompt: &str) -> Option<u64> {
     })
 }
 
-/// `500k` → 500000, `2M` → 2000000, `1.5m` → 1500000; a bare number needs no suffix.
+/// `500k` → 500000, `2M` → 2000000, `1.5m` → 1500000. A bare number is not a budget (`+5` in
+/// `fix the +5 offset` is text), so the suffix is required.
 fn amount(word: &str) -> Option<u64> {
-    let word = word.trim_end_matches(|c: char| c == '.' || c == ',' || c == '!');
+    let word = word.trim_end_matches(['.', ',', '!']);
     let (digits, scale) = match word.chars().last()? {
         'k' | 'K' => (&word[..word.len() - 1], 1_000.0),
         'm' | 'M' => (&word[..word.len() - 1], 1_000_000.0),

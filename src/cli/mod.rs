@@ -20,6 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Run the agent loop on a prompt (with a cassette, or the bundled --demo).
     Run(RunArgs),

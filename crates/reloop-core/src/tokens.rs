@@ -69,6 +69,14 @@ impl std::io::Write for Counter {
     }
 }
 
+/// Records a response's usage as the size of the history up to and including the response,
+/// which its caller is about to append.
+pub(crate) fn note_usage(ctx: &mut Loop, usage: &crate::message::Usage) {
+    ctx.usage_tokens =
+        usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens + usage.output_tokens;
+    ctx.messages_at_usage = ctx.messages.len() + 1;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,12 +98,4 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap().len() as u64;
         assert_eq!(estimate_message(&m), json.div_ceil(4));
     }
-}
-
-/// Records a response's usage as the size of the history up to and including the response,
-/// which its caller is about to append.
-pub(crate) fn note_usage(ctx: &mut Loop, usage: &crate::message::Usage) {
-    ctx.usage_tokens =
-        usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens + usage.output_tokens;
-    ctx.messages_at_usage = ctx.messages.len() + 1;
 }
