@@ -26,47 +26,86 @@ fn step_calling(ws: &Workspace, session: &str, n: u64) -> u64 {
         .unwrap()
 }
 
+/// The seq of the first step of this kind whose effects mention `needle`.
+fn step_mentioning(steps: &Value, kind: &str, needle: &str) -> u64 {
+    steps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["event"] == kind && s.to_string().contains(needle))
+        .map(|s| s["seq"].as_u64().unwrap())
+        .unwrap_or_else(|| panic!("no {kind} step mentions {needle}"))
+}
+
+fn tool_results(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| l["message"]["content"].as_array().unwrap().clone())
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
+}
+
+fn reset(ws: &Workspace) {
+    std::fs::write(ws.cwd().join("README.md"), "# shop\n").unwrap();
+    let _ = std::fs::remove_file(ws.cwd().join("counter.txt"));
+}
+
 #[test]
-fn a_crashed_session_resumes_and_unfinished_writes_are_answered_not_rerun() {
+fn writes_that_never_started_run_once_on_resume() {
     let ws = Workspace::seed();
     let first = ws.run("go", "crash.json", &["--allowed-tools", "Edit,Bash"]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     let reference = json(&ws.reloop(&["show", "last", "--steps", "--json"]));
-    // The step that asks for Edit and Bash: the crash comes before either runs.
-    let at = reference
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["effects"].to_string().contains("toolu_e1"))
-        .map(|s| s["seq"].as_u64().unwrap())
-        .unwrap();
-    std::fs::write(ws.cwd().join("README.md"), "# shop\n").unwrap();
-    std::fs::remove_file(ws.cwd().join("counter.txt")).unwrap();
+    // The step that asks for Edit and Bash: the crash comes before either starts.
+    let at = step_mentioning(&reference, "model_done", "toolu_e1");
+    reset(&ws);
 
     let crashed = ws.run("go", "crash.json", &["--allowed-tools", "Edit,Bash", "--crash-after-step", &at.to_string()]);
     assert_eq!(crashed.status.code(), None, "the process was aborted: {}", stderr(&crashed));
     let resumed = ws.reloop(&["resume", "last", "--output-format", "stream-json"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     let lines = common::json_lines(&resumed);
-    let results: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "user")
-        .flat_map(|l| l["message"]["content"].as_array().unwrap())
-        .filter(|b| b["type"] == "tool_result")
-        .collect();
+    let results = tool_results(&lines);
     assert_eq!(results.len(), 2, "{lines:?}");
-    for r in &results {
-        assert_eq!(r["is_error"], true);
-        assert!(r["content"].as_str().unwrap().contains("may or may not have run"), "{r}");
-    }
-    assert_eq!(std::fs::read_to_string(ws.cwd().join("README.md")).unwrap(), "# shop\n", "Edit never ran");
-    assert!(!ws.cwd().join("counter.txt").exists(), "Bash never ran");
+    assert!(results.iter().all(|r| r.get("is_error").is_none()), "{results:?}");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("README.md")).unwrap(), "# shop\nedited\n");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("counter.txt")).unwrap(), "x\n", "Bash ran once");
     assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 
     let again = ws.reloop(&["resume", "last"]);
     assert_eq!(again.status.code(), Some(0));
     assert!(stdout(&again).contains("already finished: completed"), "{}", stdout(&again));
+}
+
+#[test]
+fn a_write_that_started_is_answered_and_never_run_again() {
+    let ws = Workspace::seed();
+    let first = ws.run("go", "crash.json", &["--allowed-tools", "Edit,Bash"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let reference = json(&ws.reloop(&["show", "last", "--steps", "--json"]));
+    // Right after the Edit (the first of the two serial calls) is journaled as started.
+    let asked = step_mentioning(&reference, "model_done", "toolu_e1");
+    let at = reference
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["event"] == "tool_started" && s["seq"].as_u64().unwrap() > asked)
+        .map(|s| s["seq"].as_u64().unwrap())
+        .unwrap();
+    reset(&ws);
+
+    let crashed = ws.run("go", "crash.json", &["--allowed-tools", "Edit,Bash", "--crash-after-step", &at.to_string()]);
+    assert_eq!(crashed.status.code(), None, "the process was aborted: {}", stderr(&crashed));
+    let resumed = ws.reloop(&["resume", "last", "--output-format", "stream-json"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let results = tool_results(&common::json_lines(&resumed));
+    let edit = results.iter().find(|r| r["tool_use_id"] == "toolu_e1").unwrap();
+    assert_eq!(edit["is_error"], true);
+    assert!(edit["content"].as_str().unwrap().contains("may or may not have run"), "{edit}");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("README.md")).unwrap(), "# shop\n", "the Edit was not run again");
+    assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }
 
 #[test]

@@ -46,7 +46,12 @@ pub enum Effect {
     RunTools { calls: Vec<ToolUse> },
     /// After a crash: tool calls that started and were never answered. The driver re-runs the
     /// read-only ones and answers the others as possibly run, never re-running a write silently.
-    ResumeTools { calls: Vec<ToolUse> },
+    ResumeTools {
+        calls: Vec<ToolUse>,
+        /// The ids among them that had started (a `tool_started` is journaled).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        started: Vec<String>,
+    },
     /// Ask the model for a summary of the first `summarize` messages of the history, with the
     /// summarisation instruction as the last user text and no tools; report `compact_done`.
     Summarize { trigger: String, request: u32, summarize: usize, pre_tokens: u64 },

@@ -144,6 +144,9 @@ pub enum Event {
     },
     /// The request in flight failed.
     ModelFailed { error: ModelError },
+    /// A call that may change something is about to run. Journaled before it runs, so a resume
+    /// knows which unanswered calls may have had an effect.
+    ToolStarted { tool_use_id: String },
     /// A tool call finished (or was refused or cancelled by the driver).
     ToolDone(ToolOutcome),
     /// The hooks of one hook event finished (in parallel; runs in hook order).
@@ -184,6 +187,7 @@ impl Event {
             Event::ModelBlock { .. } => "model_block",
             Event::ModelDone { .. } => "model_done",
             Event::ModelFailed { .. } => "model_failed",
+            Event::ToolStarted { .. } => "tool_started",
             Event::ToolDone(_) => "tool_done",
             Event::HookDone { .. } => "hook_done",
             Event::CompactDone { .. } => "compact_done",

@@ -208,12 +208,14 @@ pub struct Tools {
     pub feedback: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
     pub stopped_by: Option<crate::reason::Evidence>,
+    /// Calls that may change something and were journaled as started.
+    pub started: Vec<String>,
 }
 
 impl Tools {
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None }
+        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
     }
 
     pub fn is_complete(&self) -> bool {
@@ -327,6 +329,10 @@ impl State {
                 d.json(&t.outcomes);
                 d.json(&t.feedback);
                 d.json(&t.stopped_by);
+                // Added after journals existed: counted only when set.
+                if !t.started.is_empty() {
+                    d.json(&t.started);
+                }
             }
             State::Done(_, t) => d.json(t),
         }

@@ -115,11 +115,15 @@ pub fn transition(state: State, event: Event) -> Step {
         (State::RunningTools(ctx, tools), Event::Resumed) => {
             let pending: Vec<_> =
                 tools.calls.iter().zip(&tools.outcomes).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
-            Step {
-                state: State::RunningTools(ctx, tools),
-                effects: vec![Effect::ResumeTools { calls: pending }],
-                reason: None,
+            let started = pending.iter().filter(|c| tools.started.contains(&c.id)).map(|c| c.id.clone()).collect();
+            let effects = vec![Effect::ResumeTools { calls: pending, started }];
+            Step { state: State::RunningTools(ctx, tools), effects, reason: None }
+        }
+        (State::RunningTools(ctx, mut tools), Event::ToolStarted { tool_use_id }) => {
+            if tools.calls.iter().any(|c| c.id == tool_use_id) && !tools.started.contains(&tool_use_id) {
+                tools.started.push(tool_use_id);
             }
+            Step::stay(State::RunningTools(ctx, tools))
         }
         (State::WaitingRetry(ctx), Event::Abort) => {
             let mut step = abort(ctx, Vec::new(), TerminalReason::AbortedStreaming);

@@ -302,6 +302,8 @@ struct Runner {
     inbox: mpsc::UnboundedSender<Event>,
     inbox_rx: mpsc::UnboundedReceiver<Event>,
     model_task: Option<JoinHandle<()>>,
+    /// Calls that may change something ask here to be journaled as started before they run.
+    starts_rx: mpsc::UnboundedReceiver<(String, tokio::sync::oneshot::Sender<()>)>,
     tools_in_flight: ToolScheduler,
     hooks: Arc<HooksConfig>,
     hook_common: HookCommon,
@@ -325,7 +327,9 @@ impl Runner {
                 .as_ref()
                 .map_or("default".to_string(), |p| p.mode.as_str().to_string()),
         };
+        let (starts, starts_rx) = mpsc::unbounded_channel();
         let tools_in_flight = ToolScheduler::new(ToolEnv {
+            starts: Some(starts),
             registry: session.tools.clone(),
             ctx: tool_ctx.clone(),
             hooks: session.hooks.clone(),
@@ -346,6 +350,7 @@ impl Runner {
             inbox,
             inbox_rx,
             model_task: None,
+            starts_rx,
             tools_in_flight,
             hooks: session.hooks,
             hook_common,
@@ -371,6 +376,7 @@ impl Runner {
         let mut pending = std::collections::VecDeque::from([first]);
         let mut abort_open = true;
         let mut queued = 0u32;
+        let mut start_ack: Option<tokio::sync::oneshot::Sender<()>> = None;
         loop {
             let event = match pending.pop_front() {
                 Some(event) => event,
@@ -393,11 +399,19 @@ impl Runner {
                         None => { abort_open = false; continue; }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
+                    Some((id, ack)) = self.starts_rx.recv() => {
+                        start_ack = Some(ack);
+                        Event::ToolStarted { tool_use_id: id }
+                    }
                 },
             };
             if let Err(e) = self.apply(event) {
                 self.cancel_all();
                 return Err(e);
+            }
+            // The start is journaled: the call may run now.
+            if let Some(ack) = start_ack.take() {
+                let _ = ack.send(());
             }
             if self.state.as_ref().is_some_and(State::is_done) {
                 break;
@@ -449,9 +463,13 @@ impl Runner {
         match effect {
             Effect::CallModel(call) => self.call_model(call, state),
             Effect::RunTools { calls } => self.tools_in_flight.run(calls.clone(), self.inbox.clone()),
-            Effect::ResumeTools { calls } => {
-                let (rerun, unknown): (Vec<_>, Vec<_>) =
-                    calls.iter().cloned().partition(|c| self.tools.is_read_only(&c.name, &c.input));
+            Effect::ResumeTools { calls, started } => {
+                // Read-only calls run again; so do calls that never started. A call that may
+                // have changed something and was journaled as started is never run twice.
+                let (rerun, unknown): (Vec<_>, Vec<_>) = calls
+                    .iter()
+                    .cloned()
+                    .partition(|c| self.tools.is_read_only(&c.name, &c.input) || !started.contains(&c.id));
                 for call in unknown {
                     let _ = self.inbox.send(Event::ToolDone(ToolOutcome {
                         tool_use_id: call.id,

@@ -36,6 +36,8 @@ pub(crate) struct ToolEnv {
     pub hook_common: HookCommon,
     pub permissions: Option<Arc<PermissionContext>>,
     pub can_use_tool: Option<CanUseTool>,
+    /// Where a call that may change something asks to be journaled as started.
+    pub starts: Option<mpsc::UnboundedSender<(String, tokio::sync::oneshot::Sender<()>)>>,
 }
 
 /// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
@@ -247,6 +249,16 @@ async fn run_call(
             }
         }
     }
+    if !env.registry.is_read_only(&call.name, &input) {
+        if let Some(starts) = &env.starts {
+            let (ack, journaled) = tokio::sync::oneshot::channel();
+            // Without the journal's word the call does not run: the loop has ended.
+            if starts.send((call.id.clone(), ack)).is_err() || journaled.await.is_err() {
+                events.push(done(&call.id, "Interrupted by user".into(), true, false));
+                return events;
+            }
+        }
+    }
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag;
     let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
@@ -384,6 +396,7 @@ mod tests {
             },
             permissions: None,
             can_use_tool: None,
+            starts: None,
         });
         let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
             .map(|i| ToolUse {
