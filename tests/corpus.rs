@@ -45,6 +45,17 @@ const SCENARIOS: &[Scenario] = &[
     Scenario { name: "scripted_edit_bash_stop_hook", reasons: &["next_turn", "completed"], record: edit_bash_hook },
     Scenario { name: "scripted_resumed", reasons: &["next_turn", "completed"], record: resumed },
     Scenario { name: "scripted_aborted_tools", reasons: &["aborted_tools"], record: aborted_tools },
+    Scenario {
+        name: "scripted_stop_hook_blocking",
+        reasons: &["stop_hook_blocking", "stop_hook_prevented"],
+        record: stop_hooks,
+    },
+    Scenario { name: "scripted_hook_stopped", reasons: &["hook_stopped"], record: hook_stopped },
+    Scenario { name: "scripted_reactive_compact", reasons: &["reactive_compact_retry", "completed"], record: reactive },
+    Scenario { name: "scripted_auto_compact", reasons: &["next_turn", "completed"], record: auto_compact },
+    Scenario { name: "scripted_blocking_limit", reasons: &["blocking_limit"], record: blocking_limit },
+    Scenario { name: "scripted_max_budget_usd", reasons: &["max_budget_usd"], record: max_budget },
+    Scenario { name: "scripted_fallback", reasons: &["completed"], record: fallback },
     Scenario { name: "anthropic_seed", reasons: &["next_turn", "completed"], record: anthropic },
     Scenario { name: "openai_parallel_tools", reasons: &["next_turn", "completed"], record: openai },
 ];
@@ -249,4 +260,75 @@ fn openai(ws: &Workspace) -> Output {
         "--cwd",
         cwd.to_str().unwrap(),
     ])
+}
+
+fn glob_call(id: &str, input_tokens: u64) -> Value {
+    json!({"message": {"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": [{"type": "tool_use", "id": format!("toolu_{id}"), "name": "Glob", "input": {"pattern": "**/*.ts"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": input_tokens, "output_tokens": 20}}})
+}
+
+fn hook_script(ws: &Workspace, event: &str, name: &str, script: &str) -> PathBuf {
+    let path = ws.cwd().join(name);
+    std::fs::write(&path, format!("#!/usr/bin/env bash\n{script}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let settings = ws.dir.path().join(format!("{name}.json"));
+    let body =
+        json!({"hooks": {event: [{"matcher": "", "hooks": [{"type": "command", "command": format!("./{name}")}]}]}});
+    std::fs::write(&settings, body.to_string()).unwrap();
+    settings
+}
+
+fn stop_hooks(ws: &Workspace) -> Output {
+    let script = "if [ -e .blocked ]; then echo '{\"continue\": false, \"stopReason\": \"enough\"}'; exit 0; fi\ntouch .blocked\necho 'tests failing' >&2\nexit 2";
+    let settings = hook_script(ws, "Stop", "check.sh", script);
+    let responses = json!([text("m1", "done", "end_turn", 5), text("m2", "fixed", "end_turn", 5)]);
+    scripted(ws, responses, &["--settings", settings.to_str().unwrap()])
+}
+
+fn hook_stopped(ws: &Workspace) -> Output {
+    let settings = hook_script(ws, "PostToolUse", "halt.sh", r#"echo '{"continue": false, "stopReason": "spent"}'"#);
+    scripted(
+        ws,
+        json!([glob_call("m1", 10), text("m2", "never", "end_turn", 5)]),
+        &["--settings", settings.to_str().unwrap()],
+    )
+}
+
+fn summary() -> Value {
+    text("sum", "<summary>The user asked to look at the TypeScript files.</summary>", "end_turn", 100)
+}
+
+fn reactive(ws: &Workspace) -> Output {
+    let too_long = json!({"error": {"status": 400,
+        "body": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}}});
+    scripted(
+        ws,
+        json!([glob_call("m1", 100), glob_call("m2", 100), too_long, summary(), text("m5", "ok", "end_turn", 5)]),
+        &[],
+    )
+}
+
+fn auto_compact(ws: &Workspace) -> Output {
+    let responses = json!([glob_call("m1", 1_000), glob_call("m2", 8_000), summary(), text("m4", "ok", "end_turn", 5)]);
+    scripted(ws, responses, &["--context-window", "40000"])
+}
+
+fn blocking_limit(ws: &Workspace) -> Output {
+    scripted(ws, json!([glob_call("m1", 18_000)]), &["--context-window", "40000", "--no-auto-compact"])
+}
+
+fn max_budget(ws: &Workspace) -> Output {
+    scripted(ws, json!([glob_call("m1", 5_000), glob_call("m2", 5_000)]), &["--max-budget-usd", "0.01"])
+}
+
+fn fallback(ws: &Workspace) -> Output {
+    let server_error = json!({"error": {"status": 500,
+        "body": {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}}});
+    scripted(
+        ws,
+        json!([server_error, text("m2", "from the fallback", "end_turn", 5)]),
+        &["--fallback-model", "claude-haiku-4-5"],
+    )
 }
