@@ -208,7 +208,8 @@ impl Stream for RunHandle {
 }
 
 impl Session {
-    /// Journals the session header and starts the loop on the current tokio runtime.
+    /// Starts the loop on the current tokio runtime. The session's header is journaled together
+    /// with its first step, in one transaction: a session never exists without its prompt.
     pub fn start(mut self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
         let session_id = new_session_id();
         let mut content = Vec::with_capacity(prompt.len() + 1);
@@ -218,18 +219,16 @@ impl Session {
         }
         content.extend(prompt);
         self.run.tools = self.tools.specs().into_iter().map(|s| s.name).collect();
-        if let Some(journal) = &self.journal {
-            journal.create_session(&SessionHeader {
-                id: session_id.clone(),
-                created_at_ms: now_ms(),
-                engine_version: ENGINE_VERSION.to_string(),
-                core_config: self.core.clone(),
-                run_config: serde_json::to_value(&self.run).unwrap_or_default(),
-                parent: None,
-            })?;
-        }
+        let header = self.journal.is_some().then(|| SessionHeader {
+            id: session_id.clone(),
+            created_at_ms: now_ms(),
+            engine_version: ENGINE_VERSION.to_string(),
+            core_config: self.core.clone(),
+            run_config: serde_json::to_value(&self.run).unwrap_or_default(),
+            parent: None,
+        });
         let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, Event::UserInput { content }))
+        Ok(self.launch(session_id, state, 0, Event::UserInput { content }, header))
     }
 
     /// Continues a journaled session after its process stopped: the state is rebuilt from the
@@ -259,13 +258,21 @@ impl Session {
             // The process stopped before the prompt was journaled: there is nothing to go on with.
             return Err(DriverError::NothingToResume(session_id.to_string()));
         }
-        Ok(self.launch(session_id.to_string(), state, seq, first))
+        Ok(self.launch(session_id.to_string(), state, seq, first, None))
     }
 
-    fn launch(self, session_id: String, state: State, seq: u64, first: Event) -> RunHandle {
+    fn launch(
+        self,
+        session_id: String,
+        state: State,
+        seq: u64,
+        first: Event,
+        header: Option<SessionHeader>,
+    ) -> RunHandle {
         let (out, events) = mpsc::unbounded_channel();
         let (abort, abort_rx) = mpsc::unbounded_channel();
-        let runner = Runner::new(self, session_id.clone(), out, state, seq);
+        let mut runner = Runner::new(self, session_id.clone(), out, state, seq);
+        runner.pending_header = header;
         let task = tokio::spawn(runner.run(first, abort_rx));
         RunHandle { session_id, events, abort, task }
     }
@@ -311,6 +318,8 @@ struct Runner {
     stop_hook_task: Option<JoinHandle<()>>,
     started: Instant,
     crash_after_step: Option<u64>,
+    /// A new session's header, journaled with its first step.
+    pending_header: Option<SessionHeader>,
 }
 
 impl Runner {
@@ -358,6 +367,7 @@ impl Runner {
             stop_hook_task: None,
             started: Instant::now(),
             crash_after_step: session.crash_after_step,
+            pending_header: None,
         }
     }
 
@@ -435,7 +445,11 @@ impl Runner {
         let step = transition(state, event.clone());
         if let Some(journal) = self.journal.as_mut() {
             let record = StepRecord::of(self.seq, now_ms(), event.clone(), from_phase, turn_before, &step);
-            if let Err(e) = journal.append(&self.session_id, &record) {
+            let written = match self.pending_header.take() {
+                Some(header) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
+                None => journal.append(&self.session_id, &record),
+            };
+            if let Err(e) = written {
                 self.state = Some(step.state);
                 return Err(e.into());
             }
