@@ -157,11 +157,13 @@ impl Printer {
 
     fn stream_json(&mut self, event: &RunEvent) {
         let line = match event {
-            RunEvent::Started { session_id, model, cwd, tools, permission_mode } => {
+            RunEvent::Started { session_id, model, cwd, tools, permission_mode, provider } => {
+                // Where the key came from; never the key.
+                let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 self.session_id = session_id.clone();
                 json!({
                     "type": "system", "subtype": "init", "cwd": cwd, "session_id": session_id,
-                    "tools": tools, "model": model, "permissionMode": permission_mode, "apiKeySource": "none",
+                    "tools": tools, "model": model, "permissionMode": permission_mode, "apiKeySource": api_key_source,
                 })
             }
             RunEvent::Message(message) => message_line(message, &self.session_id),

@@ -81,6 +81,7 @@ fn the_seed_scenario_through_the_anthropic_provider() {
     }
 
     let lines = json_lines(&out);
+    assert_eq!(lines[0]["apiKeySource"], "ANTHROPIC_API_KEY");
     assert_eq!(lines.last().unwrap()["terminal_reason"], "completed");
     assert_replays_and_keeps_no_secret(&ws);
 }

@@ -124,6 +124,7 @@ pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEv
             .and_then(|r| r.permissions.as_ref())
             .and_then(|p| p.mode.parse::<reloop_tools::PermissionMode>().ok())
             .map_or("default".to_string(), |m| m.as_str().to_string()),
+        provider: run.as_ref().map(|r| r.provider.clone()).unwrap_or_default(),
     }];
     let mut state = State::new(header.core_config.clone());
     for record in steps {

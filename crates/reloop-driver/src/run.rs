@@ -32,7 +32,15 @@ use crate::tools::{ToolEnv, ToolScheduler};
 #[non_exhaustive]
 pub enum RunEvent {
     /// The session exists and is journaled.
-    Started { session_id: String, model: String, cwd: PathBuf, tools: Vec<String>, permission_mode: String },
+    Started {
+        session_id: String,
+        model: String,
+        cwd: PathBuf,
+        tools: Vec<String>,
+        permission_mode: String,
+        /// `scripted`, `anthropic`, `openai`.
+        provider: String,
+    },
     /// Assistant text as it streams.
     TextDelta { text: String },
     /// A message joined the history (the assistant's answer, the tool results, an interruption).
@@ -382,6 +390,7 @@ impl Runner {
             cwd: self.run.cwd.clone(),
             tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
             permission_mode: self.hook_common.permission_mode.clone(),
+            provider: self.run.provider.clone(),
         });
         let mut pending = std::collections::VecDeque::from([first]);
         let mut abort_open = true;
