@@ -452,17 +452,22 @@ impl Runner {
         let len_before = state.messages().len();
         self.seq += 1;
         let step = transition(state, event.clone());
-        if let Some(journal) = self.journal.as_mut() {
-            let record = StepRecord::of(self.seq, now_ms(), event.clone(), from_phase, turn_before, &step);
-            let written = match self.pending_header.take() {
-                Some(header) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
-                None => journal.append(&self.session_id, &record),
-            };
-            if let Err(e) = written {
-                self.state = Some(step.state);
-                return Err(e.into());
+        // The event moves into the record and back out: one copy per step (the core's), not two.
+        let event = match self.journal.as_mut() {
+            Some(journal) => {
+                let record = StepRecord::of(self.seq, now_ms(), event, from_phase, turn_before, &step);
+                let written = match self.pending_header.take() {
+                    Some(header) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
+                    None => journal.append(&self.session_id, &record),
+                };
+                if let Err(e) = written {
+                    self.state = Some(step.state);
+                    return Err(e.into());
+                }
+                record.event
             }
-        }
+            None => event,
+        };
         if self.crash_after_step == Some(self.seq) {
             std::process::abort();
         }
