@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use reloop_core::{Event, State};
-use reloop_journal::{Journal, SessionHeader, ENGINE_VERSION};
-use serde_json::json;
+use reloop_journal::Journal;
 
-use super::session::{drive, provider_for, session_with};
+use super::session::{drive, fork_header, provider_for, session_with};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 
 #[derive(clap::Args, Debug)]
@@ -47,27 +46,9 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
             "session {parent_id} has nothing to compact: it needs at least one exchange before the latest"
         )));
     }
-    let mut run = parent.run_config.clone();
-    let Some(fields) = run.as_object_mut() else {
-        return Err(CliError::Usage(format!("session {parent_id} has no run config")));
-    };
-    if let Some(script) = &args.script {
-        fields.insert("provider".into(), json!("scripted"));
-        fields.insert("script".into(), json!(invoked_from.join(script)));
-        fields.insert("request_offset".into(), json!(prefix.requests_done));
-    }
-    let id = reloop_driver::new_session_id();
-    let header = SessionHeader {
-        id: id.clone(),
-        created_at_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-        engine_version: ENGINE_VERSION.to_string(),
-        core_config: core,
-        run_config: run,
-        parent: Some((parent_id.clone(), at)),
-    };
+    let script = args.script.as_ref().map(|s| invoked_from.join(s));
+    let header = fork_header(&parent, at, &core, None, script, prefix.requests_done)?;
+    let id = header.id.clone();
     let provider = provider_for(&header, args.base_url.as_deref())?;
     journal.create_session_with_steps(&header, &prefix.steps)?;
     if args.output_format == OutputFormat::Text {

@@ -135,30 +135,9 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         _ => {}
     }
 
-    let mut run = parent.run_config.clone();
-    let Some(fields) = run.as_object_mut() else {
-        return Err(CliError::Usage(format!("session {parent_id} has no run config to fork from")));
-    };
-    fields.entry("max_output_tokens").or_insert(json!(core.max_output_tokens));
-    fields.entry("model").or_insert(json!(core.model));
-    if let Some(model) = &args.model {
-        fields.insert("model".into(), json!(model));
-    }
-    if let Some(script) = &args.script {
-        let script = invoked_from.join(script);
-        fields.insert("provider".into(), json!("scripted"));
-        fields.insert("script".into(), json!(script));
-        fields.insert("request_offset".into(), json!(prefix.requests_done));
-    }
-    let id = reloop_driver::new_session_id();
-    let header = SessionHeader {
-        id: id.clone(),
-        created_at_ms: now_ms(),
-        engine_version: ENGINE_VERSION.to_string(),
-        core_config: core.clone(),
-        run_config: run,
-        parent: Some((parent_id.clone(), args.at)),
-    };
+    let script = args.script.as_ref().map(|s| invoked_from.join(s));
+    let header = fork_header(&parent, args.at, &core, args.model.as_deref(), script, prefix.requests_done)?;
+    let id = header.id.clone();
     // The provider is checked before anything is written, so a bad cassette leaves no fork.
     let provider = provider_for(&header, args.base_url.as_deref())?;
     journal.create_session_with_steps(&header, &prefix.steps)?;
@@ -187,6 +166,40 @@ fn session_for(
 ) -> Result<Session, CliError> {
     let provider = provider_for(header, base_url)?;
     session_with(provider, header, journal, settings)
+}
+
+/// The header of a new session branching from `parent` after step `at`: the parent's run
+/// config, with a new model or a new cassette (answering from the fork's first new request).
+pub(crate) fn fork_header(
+    parent: &SessionHeader,
+    at: u64,
+    core: &reloop_core::Config,
+    model: Option<&str>,
+    script: Option<PathBuf>,
+    requests_done: u32,
+) -> Result<SessionHeader, CliError> {
+    let mut run = parent.run_config.clone();
+    let Some(fields) = run.as_object_mut() else {
+        return Err(CliError::Usage(format!("session {} has no run config to fork from", parent.id)));
+    };
+    fields.entry("max_output_tokens").or_insert(json!(core.max_output_tokens));
+    fields.entry("model").or_insert(json!(core.model));
+    if let Some(model) = model {
+        fields.insert("model".into(), json!(model));
+    }
+    if let Some(script) = script {
+        fields.insert("provider".into(), json!("scripted"));
+        fields.insert("script".into(), json!(script));
+        fields.insert("request_offset".into(), json!(requests_done));
+    }
+    Ok(SessionHeader {
+        id: reloop_driver::new_session_id(),
+        created_at_ms: now_ms(),
+        engine_version: ENGINE_VERSION.to_string(),
+        core_config: core.clone(),
+        run_config: run,
+        parent: Some((parent.id.clone(), at)),
+    })
 }
 
 pub(crate) fn session_with(
