@@ -41,6 +41,9 @@ pub(crate) struct SseFramer {
     name: String,
     data: String,
     max_event_bytes: usize,
+    /// Bytes searched for a line end plus bytes moved when dropping consumed ones: the work
+    /// done, which must stay linear in the bytes pushed.
+    work: u64,
 }
 
 impl SseFramer {
@@ -53,13 +56,20 @@ impl SseFramer {
             name: String::new(),
             data: String::new(),
             max_event_bytes: limits.event_bytes,
+            work: 0,
         }
+    }
+
+    /// The work done so far (see the field); for the linearity test and the bench.
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     /// Appends received bytes. Consumed bytes are dropped once they are at least half the
     /// buffer, so each byte is moved a bounded number of times.
     pub fn push(&mut self, bytes: &[u8]) {
         if self.start > 0 && self.start >= self.buffer.len() / 2 {
+            self.work += (self.buffer.len() - self.start) as u64;
             self.buffer.drain(..self.start);
             self.start = 0;
         }
@@ -70,7 +80,9 @@ impl SseFramer {
     pub fn next_event(&mut self) -> Result<Option<SseEvent>, FrameError> {
         loop {
             let from = self.start + self.searched;
-            let Some(offset) = memchr::memchr2(b'\n', b'\r', &self.buffer[from..]) else {
+            let found = memchr::memchr2(b'\n', b'\r', &self.buffer[from..]);
+            self.work += found.map_or(self.buffer.len() - from, |offset| offset + 1) as u64;
+            let Some(offset) = found else {
                 self.searched = self.buffer.len() - self.start;
                 if self.searched > self.max_event_bytes {
                     return Err(FrameError::TooLarge { limit: self.max_event_bytes });
@@ -214,6 +226,36 @@ mod tests {
         let mut framer = SseFramer::new(&ResponseLimits::framing_only().with_event_bytes(8));
         framer.push(b"data: 1234\ndata: 5678\n");
         assert_eq!(framer.next_event(), Err(FrameError::TooLarge { limit: 8 }));
+    }
+
+    /// The work to frame one `data:` line of `size` bytes arriving in 16 KiB pieces, as from
+    /// a socket, followed by a thousand small events.
+    fn work_for_line(size: usize) -> u64 {
+        let mut body = format!("data: {}\n\n", "x".repeat(size)).into_bytes();
+        body.extend("event: ping\ndata: {}\n\n".repeat(1000).bytes());
+        let mut framer = SseFramer::new(&ResponseLimits::framing_only());
+        let mut events = 0;
+        for piece in body.chunks(16 << 10) {
+            framer.push(piece);
+            while let Ok(Some(_)) = framer.next_event() {
+                events += 1;
+            }
+        }
+        assert_eq!(events, 1001);
+        framer.work()
+    }
+
+    #[test]
+    fn framing_is_linear_in_the_length_of_a_line() {
+        // Each byte is searched once and moved at most once more: eventsource-stream's
+        // re-parse on every piece made this 1024 × 16 MiB / 2 for the long line.
+        for size in [1 << 20, 16 << 20] {
+            let bytes = (size + 8 + 24_000) as u64;
+            let work = work_for_line(size);
+            assert!(work <= 2 * bytes, "{work} units of work for {bytes} bytes");
+        }
+        let ratio = work_for_line(16 << 20) as f64 / work_for_line(1 << 20) as f64;
+        assert!((14.0..=17.0).contains(&ratio), "16 MiB costs {ratio} times 1 MiB");
     }
 
     #[test]
