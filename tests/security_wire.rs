@@ -151,7 +151,8 @@ fn answer(stream: &mut TcpStream, text: &str) -> std::io::Result<()> {
 
 fn run(ws: &Workspace, url: &str, extra: &[&str]) -> std::process::Output {
     let cwd = ws.cwd();
-    let mut args = vec!["run", "hi", "--cwd", cwd.to_str().unwrap(), "--base-url", url, "--output-format", "stream-json"];
+    let mut args =
+        vec!["run", "hi", "--cwd", cwd.to_str().unwrap(), "--base-url", url, "--output-format", "stream-json"];
     args.extend_from_slice(extra);
     ws.reloop_env(&args, &[("ANTHROPIC_API_KEY", KEY)])
 }
@@ -274,7 +275,10 @@ fn an_endless_openai_stream_ends_at_its_cap_too() {
     let ws = Workspace::seed();
     let server = Hostile::start(|stream| {
         sse_head(stream)?;
-        let piece = format!("data: {}\n\n", json!({"id": "c1", "choices": [{"index": 0, "delta": {"content": "z".repeat(1000)}}]}));
+        let piece = format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "choices": [{"index": 0, "delta": {"content": "z".repeat(1000)}}]})
+        );
         loop {
             chunk(stream, piece.repeat(20).as_bytes())?;
         }

@@ -98,8 +98,9 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     journal.lock_session(&id)?;
-    let session = session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
-        .with_crash_after_step(args.crash_after_step);
+    let session =
+        session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
+            .with_crash_after_step(args.crash_after_step);
     let handle = session.resume(&id)?;
     drive(handle, args.output_format).await
 }

@@ -253,7 +253,8 @@ async fn throughput() {
     let pieces: Vec<Result<Vec<u8>, std::convert::Infallible>> =
         body.as_bytes().chunks(16 << 10).map(|c| Ok(c.to_vec())).collect();
     let started = Instant::now();
-    let chunked: Vec<StreamEvent> = sse_events(futures::stream::iter(pieces), AnthropicAssembler::new()).collect().await;
+    let chunked: Vec<StreamEvent> =
+        sse_events(futures::stream::iter(pieces), AnthropicAssembler::new()).collect().await;
     let split = started.elapsed();
     assert_eq!(events, chunked);
     println!(

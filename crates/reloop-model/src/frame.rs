@@ -42,7 +42,8 @@ pub(crate) struct SseFramer {
     data: String,
     max_event_bytes: usize,
     /// Bytes searched for a line end plus bytes moved when dropping consumed ones: the work
-    /// done, which must stay linear in the bytes pushed.
+    /// done, which must stay linear in the bytes pushed. Only tests read it.
+    #[cfg_attr(not(test), allow(dead_code))]
     work: u64,
 }
 
@@ -60,7 +61,8 @@ impl SseFramer {
         }
     }
 
-    /// The work done so far (see the field); for the linearity test and the bench.
+    /// The work done so far (see the field), for the linearity test.
+    #[cfg(test)]
     pub fn work(&self) -> u64 {
         self.work
     }

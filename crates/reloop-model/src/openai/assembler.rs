@@ -176,7 +176,8 @@ impl OpenAiAssembler {
         let text = |name: &str| call.get("function").and_then(|f| f.get(name)).and_then(Value::as_str);
         let new_entry = if self.tool_calls.contains_key(&key) { 0 } else { TOOL_CALL_ENTRY_BYTES };
         let id = call.get("id").and_then(Value::as_str).map_or(0, str::len);
-        self.budget.charge(new_entry + id + text("name").map_or(0, str::len) + text("arguments").map_or(0, str::len))?;
+        self.budget
+            .charge(new_entry + id + text("name").map_or(0, str::len) + text("arguments").map_or(0, str::len))?;
         let entry = self.tool_calls.entry(key).or_default();
         // Qwen repeats `"id": ""` on later deltas: only a non-empty first value counts.
         if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
