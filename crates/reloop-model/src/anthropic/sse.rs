@@ -14,7 +14,7 @@ use crate::limits::{ContentBudget, ResponseLimits};
 use crate::provider::StreamEvent;
 use crate::sse::{excerpt, sse_events_from_bytes, SseAssembler};
 
-/// Parses a whole Anthropic SSE body (framing by `eventsource-stream`) into stream events.
+/// Parses a whole Anthropic SSE body (framed by [`crate::sse`]) into stream events.
 pub fn parse_anthropic_sse(body: &[u8]) -> Vec<StreamEvent> {
     sse_events_from_bytes(body, AnthropicAssembler::new())
 }
