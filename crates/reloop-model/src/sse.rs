@@ -1,5 +1,5 @@
 //! The one code path from response bytes to [`StreamEvent`]s, shared by the HTTP providers, the
-//! scripted provider and the tests: bytes → [`SseFramer`](crate::frame) (SSE framing, linear,
+//! scripted provider and the tests: bytes → `SseFramer` (`frame.rs`: SSE framing, linear,
 //! capped) → an assembler, with the response's caps and, over the network, an idle timer.
 
 use std::collections::VecDeque;
