@@ -19,7 +19,7 @@ const IDLE: Duration = Duration::from_secs(90);
 /// repeats the last piece forever).
 fn body(pieces: Vec<(u64, String)>, forever: bool) -> impl futures::Stream<Item = Result<Vec<u8>, String>> + Unpin {
     let last = pieces.last().cloned();
-    let repeated = stream::iter(forever.then_some(last).flatten()).flat_map(|piece| stream::repeat(piece));
+    let repeated = stream::iter(forever.then_some(last).flatten()).flat_map(stream::repeat);
     Box::pin(stream::iter(pieces).chain(repeated).then(|(delay, piece)| async move {
         tokio::time::sleep(Duration::from_secs(delay)).await;
         Ok(piece.into_bytes())
