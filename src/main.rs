@@ -8,25 +8,34 @@ mod cli;
 mod demo;
 mod models;
 mod output;
+mod term;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// How long the runtime may take to wind down its tasks once a command is over.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("reloop: cannot start the async runtime: {e}");
+            term::errln!("reloop: cannot start the async runtime: {e}");
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(cli::dispatch(args)) {
+    let code = match runtime.block_on(cli::dispatch(args)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("reloop: {e}");
+            term::errln!("reloop: {e}");
             ExitCode::from(e.exit_code())
         }
-    }
+    };
+    // A tool thread that ignores its cancel flag (a read stuck on a device) must not keep the
+    // process alive: the runtime gets a bounded time to wind down.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    term::flush_stdout();
+    code
 }

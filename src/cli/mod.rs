@@ -4,6 +4,7 @@ mod compact;
 mod inspect;
 mod run;
 mod session;
+mod signals;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
