@@ -155,3 +155,134 @@ fn a_signal_before_the_prompt_arrives_ends_the_run_at_once() {
     kill(child.id(), "-TERM");
     assert_eq!(wait_bounded(&mut child, Duration::from_secs(10)).code(), Some(143));
 }
+
+/// The two sequences of the issue: retitle the terminal, clear the screen.
+const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars().filter(|c| matches!(c, '\u{1b}' | '\u{7}' | '\u{8}' | '\u{9b}' | '\u{202e}')).collect()
+}
+
+/// A session whose file name, file content, Bash output, tool id and answer carry terminal
+/// controls: a Glob lists the file, a Read reads it, Bash prints the sequences, the answer
+/// quotes them.
+fn hostile_session(ws: &Workspace) -> std::process::Output {
+    let name = format!("notes{EVIL}.txt");
+    std::fs::write(ws.cwd().join(&name), format!("line one{EVIL}\nbidi \u{202e}txt.exe\n")).unwrap();
+    let path = format!("{}/{name}", ws.cwd().display());
+    let responses = vec![
+        common::response(
+            "msg_01",
+            json!([
+                common::call(&format!("toolu_{EVIL}"), "Glob", json!({"pattern": "*.txt"})),
+                common::call("toolu_02", "Read", json!({"file_path": path})),
+                common::call("toolu_03", "Bash", json!({"command": "printf 'out\\033]0;pwned\\007\\033[2J\\n'"})),
+            ]),
+            "tool_use",
+            20,
+        ),
+        common::response("msg_02", common::text(&format!("done{EVIL}\u{9b}31m")), "end_turn", 5),
+    ];
+    let cassette = ws.dir.path().join("hostile.json");
+    std::fs::write(&cassette, json!({ "responses": responses }).to_string()).unwrap();
+    ws.reloop(&[
+        "run",
+        "go",
+        "--script",
+        cassette.to_str().unwrap(),
+        "--cwd",
+        ws.cwd().to_str().unwrap(),
+        "--allowed-tools",
+        "Bash",
+    ])
+}
+
+#[test]
+fn no_raw_terminal_control_reaches_a_person_reading_a_hostile_session() {
+    let ws = Workspace::seed();
+    let run = hostile_session(&ws);
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    let show = common::stdout(&ws.reloop(&["show", "last"]));
+    // The hostile text is there, visibly: the file name, the file content and the Bash output.
+    assert!(show.contains("notes\\u{1b}]0;pwned\\u{7}\\u{1b}[2J.txt"), "{show}");
+    assert!(show.contains("line one\\u{1b}]0;pwned"), "{show}");
+    assert!(show.contains("bidi \\u{202e}txt.exe"), "{show}");
+    assert!(show.contains("out\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{show}");
+    let why = common::stdout(&ws.reloop(&["why", "last"]));
+    assert!(why.contains("Glob (toolu_\\u{1b}]0;pwned"), "{why}");
+    for (what, text) in [
+        ("run (stdout)", common::stdout(&run)),
+        ("run (stderr)", common::stderr(&run)),
+        ("show", show),
+        ("show --steps", common::stdout(&ws.reloop(&["show", "last", "--steps"]))),
+        ("why", why),
+        ("sessions", common::stdout(&ws.reloop(&["sessions"]))),
+        ("replay", common::stdout(&ws.reloop(&["replay", "last"]))),
+        ("replay --output-format text", common::stdout(&ws.reloop(&["replay", "last", "--output-format", "text"]))),
+        ("an error echoing its input", common::stderr(&ws.reloop(&["show", EVIL]))),
+    ] {
+        assert_eq!(raw_controls(&text), Vec::<char>::new(), "{what} printed raw controls:\n{text}");
+    }
+}
+
+#[test]
+fn json_output_keeps_the_exact_values_without_raw_controls() {
+    let ws = Workspace::seed();
+    assert!(hostile_session(&ws).status.success());
+    let out = ws.reloop(&["show", "last", "--json"]);
+    let text = common::stdout(&out);
+    assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
+    let shown: Value = serde_json::from_str(&text).unwrap();
+    let answer = &shown["messages"].as_array().unwrap().last().unwrap()["content"][0]["text"];
+    assert_eq!(answer.as_str().unwrap(), format!("done{EVIL}\u{9b}31m"));
+    let export = common::stdout(&ws.reloop(&["export", "last", "--format", "stream-json"]));
+    assert_eq!(raw_controls(&export), Vec::<char>::new(), "{export}");
+    assert!(export.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
+}
+
+/// Runs `reloop ARGS | head -1` in a shell and returns reloop's own exit code and stderr.
+fn into_head(ws: &Workspace, args: &str) -> (i32, String) {
+    let bin = env!("CARGO_BIN_EXE_reloop");
+    let script = format!("{bin} {args} 2>{err} | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}", err = "stderr.txt");
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(ws.dir.path())
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    let code = common::stdout(&out).trim().parse().unwrap();
+    (code, std::fs::read_to_string(ws.dir.path().join("stderr.txt")).unwrap_or_default())
+}
+
+#[test]
+fn a_reader_that_goes_away_is_a_normal_end_for_the_inspecting_commands() {
+    let ws = Workspace::seed();
+    // Enough output that the pipe's buffer cannot take it all before `head` is gone.
+    let big = "x".repeat(200_000);
+    let responses =
+        vec![common::response("msg_01", json!([{"type": "text", "text": format!("{big}\n").repeat(3)}]), "end_turn", 5)];
+    assert!(ws.run_responses("go", responses, &[]).status.success());
+    for args in ["show last", "show last --json", "show last --steps", "why last", "replay last --output-format text",
+                 "export last --format messages", "sessions"] {
+        let (code, stderr) = into_head(&ws, args);
+        assert_eq!(code, 0, "reloop {args}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "reloop {args}: {stderr}");
+    }
+}
+
+#[test]
+fn a_run_whose_reader_goes_away_is_aborted_not_a_panic() {
+    let ws = Workspace::seed();
+    let big = "y".repeat(100_000);
+    let responses = vec![common::response("msg_01", common::text(&format!("{big}\n").repeat(3)), "end_turn", 5)];
+    let cassette = ws.dir.path().join("loud.json");
+    std::fs::write(&cassette, json!({ "responses": responses }).to_string()).unwrap();
+    let cwd = ws.cwd();
+    let (code, stderr) =
+        into_head(&ws, &format!("run go --script {} --cwd {}", cassette.display(), cwd.display()));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // As SIGPIPE would end a program that cannot write: 128 + 13.
+    assert_eq!(code, 141, "{stderr}");
+    assert!(ws.replays_identical());
+}
