@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -285,4 +284,40 @@ fn a_run_whose_reader_goes_away_is_aborted_not_a_panic() {
     // As SIGPIPE would end a program that cannot write: 128 + 13.
     assert_eq!(code, 141, "{stderr}");
     assert!(ws.replays_identical());
+}
+
+/// The journal's documented cap on one row (`docs/journal.md`).
+const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
+
+#[test]
+fn hook_output_past_a_rows_share_is_cut_and_the_session_finishes_under_the_row_cap() {
+    // Five Stop hooks, each at the hooks' own 1 MiB cap on stdout and on stderr: 10 MiB of
+    // output in one step, more than a journal row may hold.
+    let ws = Workspace::seed();
+    let script = ws.cwd().join("loud.sh");
+    std::fs::write(&script, "#!/usr/bin/env bash\nhead -c 1048576 /dev/zero | tr '\\0' o\nhead -c 1048576 /dev/zero | tr '\\0' e >&2\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks: Vec<Value> = (0..5).map(|_| json!({"type": "command", "command": "./loud.sh", "timeout": 30})).collect();
+    let settings = ws.dir.path().join("settings.json");
+    std::fs::write(&settings, json!({"hooks": {"Stop": [{"matcher": "", "hooks": hooks}]}}).to_string()).unwrap();
+    let out = ws.run_responses(
+        "go",
+        vec![common::response("msg_01", common::text("done"), "end_turn", 5)],
+        &["--settings", settings.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::json_lines(&out).last().unwrap()["terminal_reason"], "completed");
+
+    let dump: Value = serde_json::from_str(&common::stdout(&ws.reloop(&["export", "last", "--format", "journal"]))).unwrap();
+    let size = |v: &Value| if v.is_null() { 0 } else { v.to_string().len() };
+    let hook_step = dump["steps"].as_array().unwrap().iter().find(|s| s["event"]["kind"] == "hook_done").expect("a hook_done step");
+    assert!(hook_step["event"].to_string().contains("bytes left out"), "the cut is said");
+    for step in dump["steps"].as_array().unwrap() {
+        let row = size(&step["event"]) + size(&step["effects"]) + size(&step["reason"]);
+        assert!(row <= MAX_ROW_BYTES, "step {} holds {row} bytes", step["seq"]);
+    }
+    assert!(ws.replays_identical());
+    let resume = ws.reloop(&["resume", "last"]);
+    assert!(common::stdout(&resume).contains("already finished: completed"), "{}", common::stdout(&resume));
 }
