@@ -100,7 +100,10 @@ impl Printer {
                 let status = wait.error_status.map(|s| format!("{s} ")).unwrap_or_default();
                 errln!(
                     "  · {status}{}: retrying in {} ms (attempt {} of {})",
-                    wait.error, wait.delay_ms, wait.attempt, wait.max_retries
+                    wait.error,
+                    wait.delay_ms,
+                    wait.attempt,
+                    wait.max_retries
                 );
             }
             RunEvent::ModelFallback { from, to, .. } => {

@@ -259,11 +259,22 @@ fn a_reader_that_goes_away_is_a_normal_end_for_the_inspecting_commands() {
     let ws = Workspace::seed();
     // Enough output that the pipe's buffer cannot take it all before `head` is gone.
     let big = "x".repeat(200_000);
-    let responses =
-        vec![common::response("msg_01", json!([{"type": "text", "text": format!("{big}\n").repeat(3)}]), "end_turn", 5)];
+    let responses = vec![common::response(
+        "msg_01",
+        json!([{"type": "text", "text": format!("{big}\n").repeat(3)}]),
+        "end_turn",
+        5,
+    )];
     assert!(ws.run_responses("go", responses, &[]).status.success());
-    for args in ["show last", "show last --json", "show last --steps", "why last", "replay last --output-format text",
-                 "export last --format messages", "sessions"] {
+    for args in [
+        "show last",
+        "show last --json",
+        "show last --steps",
+        "why last",
+        "replay last --output-format text",
+        "export last --format messages",
+        "sessions",
+    ] {
         let (code, stderr) = into_head(&ws, args);
         assert_eq!(code, 0, "reloop {args}: {stderr}");
         assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "reloop {args}: {stderr}");
@@ -278,8 +289,7 @@ fn a_run_whose_reader_goes_away_is_aborted_not_a_panic() {
     let cassette = ws.dir.path().join("loud.json");
     std::fs::write(&cassette, json!({ "responses": responses }).to_string()).unwrap();
     let cwd = ws.cwd();
-    let (code, stderr) =
-        into_head(&ws, &format!("run go --script {} --cwd {}", cassette.display(), cwd.display()));
+    let (code, stderr) = into_head(&ws, &format!("run go --script {} --cwd {}", cassette.display(), cwd.display()));
     assert!(!stderr.contains("panicked"), "{stderr}");
     // As SIGPIPE would end a program that cannot write: 128 + 13.
     assert_eq!(code, 141, "{stderr}");
@@ -295,7 +305,11 @@ fn hook_output_past_a_rows_share_is_cut_and_the_session_finishes_under_the_row_c
     // output in one step, more than a journal row may hold.
     let ws = Workspace::seed();
     let script = ws.cwd().join("loud.sh");
-    std::fs::write(&script, "#!/usr/bin/env bash\nhead -c 1048576 /dev/zero | tr '\\0' o\nhead -c 1048576 /dev/zero | tr '\\0' e >&2\n").unwrap();
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\nhead -c 1048576 /dev/zero | tr '\\0' o\nhead -c 1048576 /dev/zero | tr '\\0' e >&2\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let hooks: Vec<Value> = (0..5).map(|_| json!({"type": "command", "command": "./loud.sh", "timeout": 30})).collect();
@@ -309,9 +323,11 @@ fn hook_output_past_a_rows_share_is_cut_and_the_session_finishes_under_the_row_c
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     assert_eq!(common::json_lines(&out).last().unwrap()["terminal_reason"], "completed");
 
-    let dump: Value = serde_json::from_str(&common::stdout(&ws.reloop(&["export", "last", "--format", "journal"]))).unwrap();
+    let dump: Value =
+        serde_json::from_str(&common::stdout(&ws.reloop(&["export", "last", "--format", "journal"]))).unwrap();
     let size = |v: &Value| if v.is_null() { 0 } else { v.to_string().len() };
-    let hook_step = dump["steps"].as_array().unwrap().iter().find(|s| s["event"]["kind"] == "hook_done").expect("a hook_done step");
+    let hook_step =
+        dump["steps"].as_array().unwrap().iter().find(|s| s["event"]["kind"] == "hook_done").expect("a hook_done step");
     assert!(hook_step["event"].to_string().contains("bytes left out"), "the cut is said");
     for step in dump["steps"].as_array().unwrap() {
         let row = size(&step["event"]) + size(&step["effects"]) + size(&step["reason"]);

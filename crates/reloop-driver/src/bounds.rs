@@ -54,11 +54,9 @@ impl StepBounds {
                 event
             }
             // Nothing from outside the process in these.
-            Event::ToolStarted { .. }
-            | Event::CompactRequested
-            | Event::RetryReady
-            | Event::Resumed
-            | Event::Abort => event,
+            Event::ToolStarted { .. } | Event::CompactRequested | Event::RetryReady | Event::Resumed | Event::Abort => {
+                event
+            }
             event => shrink(event, self.share),
         }
     }
@@ -168,11 +166,13 @@ fn at_mut<'a>(value: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
 /// Shortens the string at `path` by at least `excess` JSON bytes, ending it with a note. Image
 /// data (`source.data`) cannot be cut and stay an image: the image block becomes a text note.
 fn cut(value: &mut Value, path: &[Step], excess: usize) {
-    let is_image_data = matches!(path, [.., Step::Key(source), Step::Key(data)] if source == "source" && data == "data");
+    let is_image_data =
+        matches!(path, [.., Step::Key(source), Step::Key(data)] if source == "source" && data == "data");
     if is_image_data {
         if let Some(block) = at_mut(value, &path[..path.len() - 2]) {
             let size = json_size(block);
-            *block = serde_json::json!({"type": "text", "text": format!("[an image of {size} bytes left out: {}]", WHY)});
+            *block =
+                serde_json::json!({"type": "text", "text": format!("[an image of {size} bytes left out: {}]", WHY)});
             return;
         }
     }
@@ -271,7 +271,8 @@ mod tests {
     fn a_response_over_its_share_fails_without_retry_and_the_next_request_starts_afresh() {
         let mut bounds = StepBounds::new(10_000);
         let input = serde_json::json!({"content": "z".repeat(6_000)});
-        let block = |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()) };
+        let block =
+            |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()) };
         assert!(matches!(bounds.bound(block("a")), Event::ModelBlock { .. }));
         let Event::ModelFailed { error } = bounds.bound(block("b")) else { panic!("the second block should not fit") };
         assert_eq!((error.error_type.as_str(), error.should_retry), ("response_too_large", Some(false)));
@@ -292,7 +293,8 @@ mod tests {
             stderr: "e".repeat(30_000),
             timed_out: false,
         };
-        let hooks = Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run] };
+        let hooks =
+            Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run] };
         let bounded = shrink(hooks, 10_000);
         assert!(json_size(&bounded) <= 10_000);
         let Event::HookDone { runs, .. } = bounded else { panic!() };

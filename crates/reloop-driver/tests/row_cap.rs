@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use reloop_core::{ContentBlock, Config};
+use reloop_core::{Config, ContentBlock};
 use reloop_driver::{RunConfig, Session};
 use reloop_journal::Journal;
 use reloop_model::ScriptedProvider;

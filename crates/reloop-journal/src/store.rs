@@ -514,8 +514,8 @@ mod tests {
         assert_eq!(j.steps("s1").unwrap(), vec![step(1)], "the refused step left no trace");
         // Just under the cap is fine: the cap counts the event, the effects and the reason.
         let mut fits = step(2);
-        let overhead = serde_json::to_string(&fits.event).unwrap().len() - 2
-            + serde_json::to_string(&fits.effects).unwrap().len();
+        let overhead =
+            serde_json::to_string(&fits.event).unwrap().len() - 2 + serde_json::to_string(&fits.effects).unwrap().len();
         fits.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES - overhead))] };
         j.append("s1", &fits).unwrap();
         assert_eq!(j.steps("s1").unwrap().len(), 2);
