@@ -18,7 +18,16 @@ use clap::Parser;
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        // Help and version are reloop's own text; clap prints them as it likes.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // A usage error quotes the argument it refuses: shown visibly, never raw.
+            term::write_stderr(&term::visible(&e.render().to_string()));
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
