@@ -17,6 +17,9 @@ use clap::Parser;
 /// How long the runtime may take to wind down its tasks once a command is over.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The same, once a signal or a closed stdout ended the run.
+const ENDING_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 fn main() -> ExitCode {
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
@@ -43,8 +46,9 @@ fn main() -> ExitCode {
         }
     };
     // A tool thread that ignores its cancel flag (a read stuck on a device) must not keep the
-    // process alive: the runtime gets a bounded time to wind down.
-    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    // process alive: the runtime gets a bounded time to wind down, and hardly any once a signal
+    // ended the run (the tools' process groups are killed by then).
+    runtime.shutdown_timeout(if cli::ending() { ENDING_GRACE } else { SHUTDOWN_GRACE });
     term::flush_stdout();
     code
 }

@@ -6,6 +6,8 @@ mod run;
 mod session;
 mod signals;
 
+pub use signals::ending;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

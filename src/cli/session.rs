@@ -312,6 +312,7 @@ pub(crate) async fn drive_with(
         }
         if !reader_gone && crate::term::stdout_closed() {
             reader_gone = true;
+            super::signals::mark_ending();
             abort.abort();
         }
     }
@@ -323,7 +324,10 @@ pub(crate) async fn drive_with(
             super::signals::kill_child_groups();
             code
         }
-        (None, true) => ExitCode::from(128 + libc::SIGPIPE as u8),
+        (None, true) => {
+            super::signals::kill_child_groups();
+            ExitCode::from(128 + libc::SIGPIPE as u8)
+        }
         (None, false) if result.is_error => ExitCode::from(1),
         (None, false) => ExitCode::SUCCESS,
     };

@@ -7,7 +7,7 @@
 //! ends it too — after killing the process groups of reloop's own children — so ending reloop is
 //! always bounded.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,20 @@ pub const GRACE: Duration = Duration::from_secs(5);
 
 /// How long the run may still take after a second signal.
 pub const SECOND_SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+/// Set once a run was told to end from outside (a signal, a closed stdout): the process then
+/// leaves without waiting long for tool threads, whose process groups are killed anyway.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal or a closed stdout is ending this process.
+pub fn ending() -> bool {
+    ENDING.load(Ordering::SeqCst)
+}
+
+/// Marks the process as ending (see [`ending`]).
+pub fn mark_ending() {
+    ENDING.store(true, Ordering::SeqCst);
+}
 
 /// Asks the run to stop (the run handle's abort).
 pub type Abort = Arc<dyn Fn() + Send + Sync>;
@@ -59,6 +73,7 @@ impl Signals {
         let task = tokio::spawn(async move {
             loop {
                 let Some(number) = next_signal(&mut streams).await else { return };
+                mark_ending();
                 if let Err(first) = task_received.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst) {
                     // The abort normally ends the run within milliseconds; give it a moment to
                     // be journaled, but no more.
