@@ -337,3 +337,22 @@ fn hook_output_past_a_rows_share_is_cut_and_the_session_finishes_under_the_row_c
     let resume = ws.reloop(&["resume", "last"]);
     assert!(common::stdout(&resume).contains("already finished: completed"), "{}", common::stdout(&resume));
 }
+
+#[test]
+fn a_session_id_from_an_imported_dump_is_listed_visibly() {
+    // Session ids are reloop's own, except in a dump someone hands over.
+    let ws = Workspace::seed();
+    assert!(hostile_session(&ws).status.success());
+    let mut dump: Value =
+        serde_json::from_str(&common::stdout(&ws.reloop(&["export", "last", "--format", "journal"]))).unwrap();
+    dump["header"]["id"] = json!(format!("evil{EVIL}"));
+    let file = ws.dir.path().join("dump.json");
+    std::fs::write(&file, dump.to_string()).unwrap();
+    let import = ws.reloop(&["import", "journal", file.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", common::stderr(&import));
+    let sessions = common::stdout(&ws.reloop(&["sessions"]));
+    assert!(sessions.contains("evil\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{sessions}");
+    for text in [sessions, common::stdout(&import)] {
+        assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
+    }
+}
