@@ -4,6 +4,9 @@ mod compact;
 mod inspect;
 mod run;
 mod session;
+mod signals;
+
+pub use signals::ending;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
