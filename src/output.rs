@@ -1,6 +1,5 @@
 //! How a run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
 
-use std::io::Write;
 use std::path::Path;
 
 use reloop_core::{ContentBlock, Message, Role, TerminalReason};
@@ -8,6 +7,7 @@ use reloop_driver::{RunEvent, RunResult};
 use serde_json::{json, Value};
 
 use crate::cli::OutputFormat;
+use crate::term::{errln, out, outln};
 
 pub struct Printer {
     format: OutputFormat,
@@ -24,8 +24,8 @@ impl Printer {
 
     pub fn banner(&mut self, cwd: &Path, prompt: &str) {
         if self.format == OutputFormat::Text {
-            println!("reloop demo — workspace {}\n", cwd.display());
-            println!("> {prompt}\n");
+            outln!("reloop demo — workspace {}\n", cwd.display());
+            outln!("> {prompt}\n");
         }
     }
 
@@ -37,10 +37,10 @@ impl Printer {
             Some(path) => (path.display().to_string(), format!(" --journal {}", path.display())),
             None => ("./.reloop/journal.db".to_string(), String::new()),
         };
-        println!("\nThe session is journaled in {where_}. Try:");
-        println!("  reloop replay {session_id}{flag}   # re-run it with no model and no tools");
-        println!("  reloop why {session_id}{flag}      # why each turn continued or stopped");
-        println!("  reloop show {session_id}{flag}     # the conversation, from the journal");
+        outln!("\nThe session is journaled in {where_}. Try:");
+        outln!("  reloop replay {session_id}{flag}   # re-run it with no model and no tools");
+        outln!("  reloop why {session_id}{flag}      # why each turn continued or stopped");
+        outln!("  reloop show {session_id}{flag}     # the conversation, from the journal");
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
@@ -49,7 +49,7 @@ impl Printer {
             OutputFormat::StreamJson => self.stream_json(event),
             OutputFormat::Json => {
                 if let RunEvent::Finished(result) = event {
-                    println!("{}", result_json(result));
+                    json(&result_json(result));
                 }
             }
         }
@@ -57,7 +57,7 @@ impl Printer {
 
     fn end_line(&mut self) {
         if self.mid_line {
-            println!();
+            outln!();
             self.mid_line = false;
         }
     }
@@ -66,21 +66,20 @@ impl Printer {
         match event {
             RunEvent::Started { session_id, .. } => self.session_id = session_id.clone(),
             RunEvent::TextDelta { text } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
+                out!("{text}");
                 self.mid_line = !text.ends_with('\n');
             }
             RunEvent::Message(message) if message.role == Role::Assistant => {
                 for call in message.tool_uses() {
                     self.end_line();
-                    println!("⏺ {}({})", call.name, call.input);
+                    outln!("⏺ {}({})", call.name, call.input);
                 }
             }
             RunEvent::Message(message) => {
                 for block in &message.content {
                     if let ContentBlock::Text(t) = block {
                         self.end_line();
-                        println!("{}", t.text);
+                        outln!("{}", t.text);
                     }
                 }
             }
@@ -92,57 +91,60 @@ impl Printer {
                 let more = lines.count();
                 let mark = if outcome.is_error { " (error)" } else { "" };
                 match more {
-                    0 => println!("  ⎿  {first}{mark}"),
-                    n => println!("  ⎿  {first}{mark} … +{n} lines"),
+                    0 => outln!("  ⎿  {first}{mark}"),
+                    n => outln!("  ⎿  {first}{mark} … +{n} lines"),
                 }
             }
             RunEvent::Retry(wait) => {
                 self.end_line();
                 let status = wait.error_status.map(|s| format!("{s} ")).unwrap_or_default();
-                eprintln!(
+                errln!(
                     "  · {status}{}: retrying in {} ms (attempt {} of {})",
-                    wait.error, wait.delay_ms, wait.attempt, wait.max_retries
+                    wait.error,
+                    wait.delay_ms,
+                    wait.attempt,
+                    wait.max_retries
                 );
             }
             RunEvent::ModelFallback { from, to, .. } => {
                 self.end_line();
-                eprintln!("  · Switched to {to} due to high demand for {from}");
+                errln!("  · Switched to {to} due to high demand for {from}");
             }
             RunEvent::Withdrawn => {
                 self.end_line();
-                eprintln!("  · (the failed attempt's output above is withdrawn)");
+                errln!("  · (the failed attempt's output above is withdrawn)");
             }
             RunEvent::HookNotice { command, message } => {
                 self.end_line();
-                eprintln!("  · hook [{command}]: {message}");
+                errln!("  · hook [{command}]: {message}");
             }
             RunEvent::Warning(text) => {
                 self.end_line();
-                eprintln!("  ! {text}");
+                errln!("  ! {text}");
             }
             RunEvent::Input { id, status } => {
                 self.end_line();
-                eprintln!("  · queued input {id}: {status}");
+                errln!("  · queued input {id}: {status}");
             }
             RunEvent::CompactBoundary { trigger, pre_tokens } => {
                 self.end_line();
-                eprintln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
+                errln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
             }
             RunEvent::Transition { reason, .. } => {
                 self.end_line();
                 let line = format!("  · {}: {}", reason.name(), reason.explain());
                 if self.demo {
-                    println!("{line}");
+                    outln!("{line}");
                 } else {
-                    eprintln!("{line}");
+                    errln!("{line}");
                 }
             }
             RunEvent::Finished(result) => {
                 self.end_line();
                 if let Some(error) = &result.terminal.error {
-                    println!("{error}");
+                    outln!("{error}");
                 }
-                eprintln!(
+                errln!(
                     "\n[{}] {} turn(s), {} model request(s), {} ms · session {}",
                     result.terminal.reason.as_str(),
                     result.num_turns,
@@ -198,13 +200,20 @@ impl Printer {
             RunEvent::Finished(result) => {
                 if let Some(error) = &result.terminal.error {
                     let message = Message::assistant(vec![ContentBlock::text(error.clone())]);
-                    println!("{}", message_line(&message, &self.session_id));
+                    json(&message_line(&message, &self.session_id));
                 }
                 result_json(result)
             }
             _ => return,
         };
-        println!("{line}");
+        json(&line);
+    }
+}
+
+/// One JSON line on stdout; a value serde cannot write is a bug worth seeing, not a crash.
+fn json(value: &Value) {
+    if let Err(e) = crate::term::json_line(value, false) {
+        errln!("reloop: cannot write a JSON line: {e}");
     }
 }
 

@@ -1,4 +1,4 @@
-//! Ctrl-C becomes an abort event: unanswered tool calls get "Interrupted by user", the loop
+//! Ctrl-C becomes an abort event (exit code 130): unanswered tool calls get "Interrupted by user", the loop
 //! stops with `aborted_streaming` or `aborted_tools`, and the session still replays identical.
 
 mod common;
@@ -51,7 +51,7 @@ fn run_and_interrupt(ws: &Workspace, cassette: &str, ready: &str) -> (Option<i32
 fn ctrl_c_while_the_model_streams_ends_with_aborted_streaming() {
     let ws = Workspace::seed();
     let (code, lines, took) = run_and_interrupt(&ws, "slow_second_request.json", "\"tool_result\"");
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(130));
     assert!(took < Duration::from_secs(5), "abort took {took:?}");
     let result = lines.last().unwrap();
     assert_eq!(result["terminal_reason"], "aborted_streaming");
@@ -67,7 +67,7 @@ fn ctrl_c_while_the_model_streams_ends_with_aborted_streaming() {
 fn ctrl_c_while_tools_run_interrupts_the_unfinished_ones() {
     let ws = Workspace::seed();
     let (code, lines, took) = run_and_interrupt(&ws, "slow_bash.json", "\"assistant\"");
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(130));
     assert!(took < Duration::from_secs(5), "abort took {took:?}");
     assert_eq!(lines.last().unwrap()["terminal_reason"], "aborted_tools");
     let user = lines.iter().rev().find(|l| l["type"] == "user").unwrap();

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use common::{stderr, stdout, Workspace};
 
+/// The real Claude Code transcripts. `claude-agent-sdk/` holds recordings of the SDK's control
+/// protocol (stdin/stdout lines), not transcripts, so it is not walked here.
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
     assert!(
@@ -20,7 +22,9 @@ fn fixtures() -> Vec<PathBuf> {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                dirs.push(path);
+                if !path.ends_with("claude-agent-sdk") {
+                    dirs.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "jsonl") {
                 found.push(path);
             }

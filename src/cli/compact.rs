@@ -54,7 +54,7 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
     journal.create_session_with_steps(&header, &prefix.steps)?;
     if args.output_format == OutputFormat::Text {
-        println!("compacting {parent_id} as session {id} (the original is unchanged)");
+        crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");
     }
     let session = session_with(provider, &header, journal, None)?;
     let handle = session.resume_with(&id, Event::CompactRequested)?;

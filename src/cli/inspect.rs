@@ -8,6 +8,7 @@ use reloop_journal::{Journal, SessionHeader, StepRecord};
 use serde_json::json;
 
 use super::{current_dir, CliError, JournalArg};
+use crate::term::{errln, out, outln};
 
 fn open(journal: &JournalArg) -> Result<Journal, CliError> {
     Ok(Journal::open_existing(&journal.path(&current_dir()?))?)
@@ -20,9 +21,7 @@ fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<Step
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Io(e.to_string()))?;
-    println!("{text}");
-    Ok(())
+    crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
 pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
@@ -43,7 +42,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
             .collect::<Result<_, CliError>>()?;
         print_json(&rows)?;
     } else if sessions.is_empty() {
-        println!("no sessions yet");
+        outln!("no sessions yet");
     } else {
         // Forks under their parents, in creation order; a fork whose parent is not in this
         // journal (an imported dump) is shown at the top level.
@@ -68,7 +67,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
             };
             let indent = "    ".repeat(depth);
             let fork = s.parent.as_ref().map(|(_, seq)| format!("  fork @{seq}")).unwrap_or_default();
-            println!("{indent}{}  {:>5} steps  {end}{fork}", s.id, s.steps);
+            outln!("{indent}{}  {:>5} steps  {end}{fork}", s.id, s.steps);
             stack.extend(children(Some(&s.id)).into_iter().rev().map(|c| (c, depth + 1)));
         }
     }
@@ -95,9 +94,9 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("session {}  (engine {}, {} steps)", header.id, header.engine_version, steps.len());
+    outln!("session {}  (engine {}, {} steps)", header.id, header.engine_version, steps.len());
     if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
-        println!("cwd {cwd}");
+        outln!("cwd {cwd}");
     }
     for message in state.messages().messages() {
         let who = match message.role {
@@ -106,21 +105,21 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         };
         for block in &message.content {
             match block {
-                ContentBlock::Text(t) => println!("{who}: {}", t.text),
-                ContentBlock::ToolUse(t) => println!("{who}: tool_use {} {} {}", t.id, t.name, t.input),
+                ContentBlock::Text(t) => outln!("{who}: {}", t.text),
+                ContentBlock::ToolUse(t) => outln!("{who}: tool_use {} {} {}", t.id, t.name, t.input),
                 ContentBlock::ToolResult(r) => {
                     let flag = if r.is_error { " (error)" } else { "" };
-                    println!("{who}: tool_result {}{flag}:", r.tool_use_id);
+                    outln!("{who}: tool_result {}{flag}:", r.tool_use_id);
                     for line in r.content.as_text().lines() {
-                        println!("    {line}");
+                        outln!("    {line}");
                     }
                 }
-                other => println!("{who}: [{}]", other.type_name()),
+                other => outln!("{who}: [{}]", other.type_name()),
             }
         }
     }
     if let Some(t) = state.terminal() {
-        println!("terminal: {}", t.reason.as_str());
+        outln!("terminal: {}", t.reason.as_str());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -141,20 +140,20 @@ pub fn replay(
             printer.on_event(&event);
         }
         if let Some(d) = &report.divergence {
-            eprintln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+            errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
         }
     } else if json {
         print_json(&report)?;
     } else {
         match &report.divergence {
-            None => println!("replayed {} steps: identical", report.steps),
-            Some(d) if d.seq == 0 => println!("{}: {}", d.code, d.summary()),
+            None => outln!("replayed {} steps: identical", report.steps),
+            Some(d) if d.seq == 0 => outln!("{}: {}", d.code, d.summary()),
             Some(d) => {
-                println!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
-                println!("  expected: reason {}  effects {}", reason_name(&d.expected.reason), d.expected.effects);
-                println!("  got:      reason {}  effects {}", reason_name(&d.actual.reason), d.actual.effects);
+                outln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+                outln!("  expected: reason {}  effects {}", reason_name(&d.expected.reason), d.expected.effects);
+                outln!("  got:      reason {}  effects {}", reason_name(&d.actual.reason), d.actual.effects);
                 for line in &d.diff {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
         }
@@ -177,7 +176,7 @@ pub fn why(
     if dot {
         let steps: Vec<StepRecord> =
             steps.into_iter().filter(|s| turn.is_none_or(|t| s.turn_before == t || s.turn_after == t)).collect();
-        print!("{}", reloop_driver::explain::dot(&header, &steps));
+        out!("{}", reloop_driver::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
     let lines = why_lines(&steps, turn);
@@ -185,7 +184,7 @@ pub fn why(
         print_json(&lines)?;
     } else {
         for line in lines {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -207,7 +206,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     for s in &steps {
-        println!("{}", reloop_driver::explain::trace_line(s));
+        outln!("{}", reloop_driver::explain::trace_line(s));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -233,7 +232,7 @@ pub fn import(
         print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary}))?;
     } else {
         let s = &imported.summary;
-        println!(
+        outln!(
             "imported {} as session {id}: {} steps, {} prompts, {} responses, {} tool results, {} interrupts",
             file.display(),
             report.steps,
@@ -250,7 +249,8 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
     if kind == super::ExportKind::Journal {
         let journal = open(journal)?;
         let id = journal.resolve(selector)?;
-        println!("{}", journal.dump_session(&id)?.to_json()?);
+        let text = journal.dump_session(&id)?.to_json()?;
+        crate::term::write_stdout(&format!("{}\n", crate::term::json_safe(&text)), false);
         return Ok(ExitCode::SUCCESS);
     }
     let (header, steps) = load(journal, selector)?;
@@ -261,9 +261,10 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
         super::ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,
     };
     let text = reloop_import::export(format, &header, &steps).map_err(|e| CliError::Io(e.to_string()))?;
-    print!("{text}");
+    // Every export format is JSON or JSON lines: the same values, with nothing a terminal acts on.
+    crate::term::write_stdout(&crate::term::json_safe(&text), false);
     if !text.ends_with('\n') {
-        println!();
+        outln!();
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -279,7 +280,7 @@ pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> 
     if json {
         print_json(&json!({"session_id": id, "steps": dump.steps.len()}))?;
     } else {
-        println!("imported {} as session {id}: {} steps", file.display(), dump.steps.len());
+        outln!("imported {} as session {id}: {} steps", file.display(), dump.steps.len());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,10 @@ mod compact;
 mod inspect;
 mod run;
 mod session;
+mod signals;
 mod wire;
+
+pub use signals::ending;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

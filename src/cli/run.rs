@@ -4,9 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use reloop_core::{Config, ContentBlock};
-use reloop_driver::{PermissionSpec, RunConfig, RunEvent, Session};
+use reloop_driver::{PermissionSpec, RunConfig, Session};
 use reloop_hooks::Settings;
 use reloop_journal::Journal;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
@@ -127,6 +126,8 @@ pub enum ProviderKind {
 }
 
 pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
+    // Listening starts first, so a signal during setup is acted on once the run exists.
+    let signals = super::signals::Signals::install()?;
     let invoked_from = current_dir()?;
     let kind = args.provider.unwrap_or(if args.script.is_some() || args.demo {
         ProviderKind::Scripted
@@ -206,8 +207,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     .with_hooks(settings.hooks.clone())
     .with_permissions(Some(permissions))
     .with_crash_after_step(args.crash_after_step);
-    let mut handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
-    let abort = handle.abort_handle();
+    let handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     if let Some(mut rx) = stdin_messages {
         let sender = handle.abort_handle();
         tokio::spawn(async move {
@@ -216,34 +216,18 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             }
         });
     }
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            abort.abort();
-        }
-    });
 
     let mut printer = Printer::new(args.output_format, args.demo);
     if args.demo {
         printer.banner(&cwd, &prompt);
     }
-    let mut result = None;
-    while let Some(event) = handle.next().await {
-        printer.on_event(&event);
-        if let RunEvent::Finished(r) = event {
-            result = Some(r);
-        }
-    }
-    ctrl_c.abort();
-    handle.finish().await?;
-    let Some(result) = result else {
-        return Err(CliError::Io("the run ended without a result".into()));
-    };
+    let (result, code) = super::session::drive_with(handle, &mut printer, signals).await?;
     if args.demo {
         // Name the journal only when the inspecting commands would not find it by default.
         let named = (args.journal.journal.is_some()).then_some(journal_path.as_path());
         printer.demo_footer(&result.session_id, named);
     }
-    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(code)
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the
@@ -376,7 +360,7 @@ fn stdin_user_messages() -> tokio::sync::mpsc::UnboundedReceiver<Vec<ContentBloc
                         break;
                     }
                 }
-                Err(e) => eprintln!("reloop: stdin line {}: {e}; skipped", n + 1),
+                Err(e) => crate::term::errln!("reloop: stdin line {}: {e}; skipped", n + 1),
             }
         }
     });

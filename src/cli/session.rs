@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::output::Printer;
+use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
 pub struct ResumeArgs {
@@ -92,7 +93,7 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     if let Some(terminal) = state.terminal() {
         let result = reloop_driver::outputs::result_of(&id, &state, 0);
         match args.output_format {
-            OutputFormat::Text => println!("session {id} already finished: {}", terminal.reason.as_str()),
+            OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason.as_str()),
             format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
         }
         return Ok(ExitCode::SUCCESS);
@@ -155,7 +156,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         journal.append(&id, &record)?;
     }
     if args.output_format == OutputFormat::Text {
-        println!("forked {parent_id} at step {} as session {id}", args.at);
+        outln!("forked {parent_id} at step {} as session {id}", args.at);
     }
     let session = session_with(provider, &header, journal, args.settings.as_deref())?
         .with_crash_after_step(args.crash_after_step);
@@ -306,26 +307,54 @@ pub(crate) fn provider_for(
     Ok(if offset > 0 { Arc::new(OffsetProvider::new(inner, offset)) } else { inner })
 }
 
-/// Prints the run as it goes and returns its exit code; Ctrl-C aborts it.
-pub(crate) async fn drive(mut handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
+/// Prints the run as it goes and returns its exit code; SIGINT, SIGTERM and SIGHUP abort it.
+pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
+    let signals = super::signals::Signals::install()?;
+    let (_, code) = drive_with(handle, &mut Printer::new(format, false), signals).await?;
+    Ok(code)
+}
+
+/// Runs `handle` to its end, printing its events. A signal aborts the run and makes the exit
+/// code 128 + its number; a stdout nobody reads any more aborts it too (as SIGPIPE would end
+/// a program that cannot write), exit code 141. Otherwise the code is 1 for a run that ended
+/// in error, else 0.
+pub(crate) async fn drive_with(
+    mut handle: RunHandle,
+    printer: &mut Printer,
+    signals: super::signals::Signals,
+) -> Result<(RunResult, ExitCode), CliError> {
     let abort = handle.abort_handle();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            abort.abort();
-        }
-    });
-    let mut printer = Printer::new(format, false);
+    let on_signal = handle.abort_handle();
+    let watch = signals.watch(Arc::new(move || on_signal.abort()));
     let mut result: Option<RunResult> = None;
+    let mut reader_gone = false;
     while let Some(event) = handle.next().await {
         printer.on_event(&event);
         if let RunEvent::Finished(r) = event {
             result = Some(r);
         }
+        if !reader_gone && crate::term::stdout_closed() {
+            reader_gone = true;
+            super::signals::mark_ending();
+            abort.abort();
+        }
     }
-    ctrl_c.abort();
     handle.finish().await?;
     let result = result.ok_or_else(|| CliError::Io("the run ended without a result".into()))?;
-    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let code = match (watch.exit_code(), reader_gone) {
+        (Some(code), _) => {
+            // The tools were told to stop; anything of theirs still alive goes now.
+            super::signals::kill_child_groups();
+            code
+        }
+        (None, true) => {
+            super::signals::kill_child_groups();
+            ExitCode::from(128 + libc::SIGPIPE as u8)
+        }
+        (None, false) if result.is_error => ExitCode::from(1),
+        (None, false) => ExitCode::SUCCESS,
+    };
+    Ok((result, code))
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

@@ -12,6 +12,7 @@
 //! with [`RunEvent::Finished`]; [`replay()`] re-runs a journal through today's core with no model
 //! and no tools and names the first step where it diverges.
 
+pub mod bounds;
 mod config;
 pub mod context;
 mod error;

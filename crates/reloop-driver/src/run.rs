@@ -102,6 +102,9 @@ pub struct Session {
     pub permissions: Option<Arc<PermissionContext>>,
     /// The caller's own permission callback, consulted before the rules.
     pub can_use_tool: Option<crate::tools::CanUseTool>,
+    /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
+    /// (see [`crate::bounds`]).
+    pub max_event_bytes: usize,
 }
 
 impl Session {
@@ -123,7 +126,14 @@ impl Session {
             hooks: Arc::new(HooksConfig::default()),
             permissions: None,
             can_use_tool: None,
+            max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,
         }
+    }
+
+    /// Lowers (or raises) the most one event may hold; tests use a small share.
+    pub fn with_max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = bytes;
+        self
     }
 
     /// Plugs in a permission callback (Claude Code's `canUseTool`).
@@ -328,6 +338,8 @@ struct Runner {
     crash_after_step: Option<u64>,
     /// A new session's header, journaled with its first step.
     pending_header: Option<SessionHeader>,
+    /// Keeps every step under the journal's row cap.
+    bounds: crate::bounds::StepBounds,
 }
 
 impl Runner {
@@ -376,6 +388,7 @@ impl Runner {
             started: Instant::now(),
             crash_after_step: session.crash_after_step,
             pending_header: None,
+            bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
         }
     }
 
@@ -451,7 +464,9 @@ impl Runner {
         let turn_before = state.context().turn_count;
         let len_before = state.messages().len();
         self.seq += 1;
+        let event = self.bounds.bound(event);
         let step = transition(state, event.clone());
+        self.bounds.after(&step.effects);
         // The event moves into the record and back out: one copy per step (the core's), not two.
         let event = match self.journal.as_mut() {
             Some(journal) => {

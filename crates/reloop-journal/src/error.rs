@@ -30,6 +30,10 @@ pub enum JournalError {
     Duplicate(String),
     #[error("the session dump cannot be read: {0}")]
     Dump(String),
+    #[error(
+        "session {session}, step {seq}: {bytes} bytes is more than one journal row may hold ({limit} bytes); nothing was written"
+    )]
+    RowTooLarge { session: String, seq: u64, bytes: usize, limit: usize },
     #[error("journal database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]

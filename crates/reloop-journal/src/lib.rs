@@ -9,6 +9,8 @@
 //!   the number of events.
 //! * The schema is plain SQL over JSON text, readable with `sqlite3` (see `docs/journal.md`).
 //!   A database that is not a reloop journal, or is corrupt, is reported and never written to.
+//! * No row holds more than [`MAX_ROW_BYTES`] (8 MiB): a step or header over it is refused with
+//!   a typed error before anything is written; the driver trims what it journals to stay under.
 //! * One process writes a session at a time (`session_locks`); a crashed writer's row is stale
 //!   and taken over, so a crash never blocks a resume.
 //!
@@ -23,4 +25,4 @@ mod store;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
-pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION};
+pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};

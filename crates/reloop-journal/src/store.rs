@@ -12,6 +12,20 @@ use crate::schema::{migrate, APPLICATION_ID, SCHEMA_VERSION};
 
 pub use reloop_core::ENGINE_VERSION;
 
+/// The most one row may hold: a step's event, effects and reason together, or a header's
+/// configs. SQLite refuses a value over 1 GB ("string or blob too big"), and far below that a
+/// row becomes a memory hazard for every reader; writers (the driver) keep their steps under it,
+/// and a row over it is refused with [`JournalError::RowTooLarge`] before anything is written.
+pub const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
+
+/// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
+fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
+    if bytes > MAX_ROW_BYTES {
+        return Err(JournalError::RowTooLarge { session: session.to_string(), seq, bytes, limit: MAX_ROW_BYTES });
+    }
+    Ok(())
+}
+
 /// What a session was started with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionHeader {
@@ -178,6 +192,7 @@ pub(crate) fn insert_header(conn: &Connection, header: &SessionHeader) -> Result
         .map_err(|source| JournalError::Encode { what: "core config", source })?;
     let run = serde_json::to_string(&header.run_config)
         .map_err(|source| JournalError::Encode { what: "run config", source })?;
+    check_row(&header.id, 0, core.len() + run.len())?;
     let exists: bool =
         conn.query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&header.id], |r| r.get(0))?;
     if exists {
@@ -219,6 +234,7 @@ impl Journal {
             .map(serde_json::to_string)
             .transpose()
             .map_err(|source| JournalError::Encode { what: "reason", source })?;
+        check_row(session, step.seq, payload.len() + effects.len() + reason_json.as_ref().map_or(0, String::len))?;
         {
             let mut ev = tx.prepare_cached(
                 "INSERT INTO events (session_id, seq, at_ms, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -480,6 +496,38 @@ mod tests {
         assert_eq!(other.header("s1").unwrap(), j.header("s1").unwrap());
         assert_eq!(other.steps("s1").unwrap(), j.steps("s1").unwrap());
         assert!(matches!(other.load_session(&dump), Err(JournalError::Duplicate(_))));
+    }
+
+    #[test]
+    fn a_step_over_the_row_cap_is_refused_and_nothing_is_written() {
+        let mut j = Journal::in_memory().unwrap();
+        j.create_session(&header("s1")).unwrap();
+        j.append("s1", &step(1)).unwrap();
+        let mut big = step(2);
+        big.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES))] };
+        let err = j.append("s1", &big).unwrap_err();
+        assert!(
+            matches!(err, JournalError::RowTooLarge { seq: 2, limit: MAX_ROW_BYTES, bytes, .. } if bytes > MAX_ROW_BYTES),
+            "{err}"
+        );
+        assert!(err.to_string().contains("more than one journal row may hold"), "{err}");
+        assert_eq!(j.steps("s1").unwrap(), vec![step(1)], "the refused step left no trace");
+        // Just under the cap is fine: the cap counts the event, the effects and the reason.
+        let mut fits = step(2);
+        let overhead =
+            serde_json::to_string(&fits.event).unwrap().len() - 2 + serde_json::to_string(&fits.effects).unwrap().len();
+        fits.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES - overhead))] };
+        j.append("s1", &fits).unwrap();
+        assert_eq!(j.steps("s1").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_header_over_the_row_cap_is_refused() {
+        let j = Journal::in_memory().unwrap();
+        let mut h = header("big");
+        h.run_config = serde_json::json!({"system_prompt": "y".repeat(MAX_ROW_BYTES)});
+        assert!(matches!(j.create_session(&h), Err(JournalError::RowTooLarge { seq: 0, .. })));
+        assert!(matches!(j.header("big"), Err(JournalError::NoSuchSession(_))));
     }
 
     #[test]

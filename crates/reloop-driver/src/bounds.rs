@@ -1,0 +1,305 @@
+//! The last line of defence for the journal's row cap: no event the driver applies can make a
+//! step too big to journal.
+//!
+//! Tools and providers cap their own output far below this (issue 10, family 6); what gets
+//! past them anyway — a tool without a cap, a hook printing megabytes, a server's huge error body —
+//! must not leave a session unfinished with "string or blob too big" and a resume that runs the
+//! same call again. So before an event is applied and journaled:
+//!
+//! * an outcome (tool result, hook output, summary, error message, text delta, prompt) whose
+//!   JSON exceeds its share loses the tail of its longest strings, each ending in a note that
+//!   says how much was left out; an image too big is replaced by such a note;
+//! * a model response whose blocks together exceed the share is not applied: the request fails
+//!   with a `response_too_large` model error that is not retried, because its tool calls cannot
+//!   be cut without changing what they do.
+//!
+//! A step's row holds its event, its effects and its reason; the effects and the reason carry at
+//! most one response's tool calls and one outcome's text, so a share of a quarter of
+//! [`MAX_ROW_BYTES`] keeps every step under the cap.
+
+use reloop_core::{Effect, Event, ModelError};
+use reloop_journal::MAX_ROW_BYTES;
+use serde_json::Value;
+
+/// The most one event may hold, as JSON.
+pub const DEFAULT_EVENT_SHARE: usize = MAX_ROW_BYTES / 4;
+
+/// Strings shorter than this are never cut (ids, names, enum tags stay intact).
+const MIN_CUT: usize = 1024;
+
+/// Cutting stops after this many strings; what is still too big is replaced whole.
+const MAX_CUTS: usize = 64;
+
+/// Bounds events to a share of the row cap and counts the response in flight.
+#[derive(Debug)]
+pub(crate) struct StepBounds {
+    share: usize,
+    /// JSON bytes of the blocks of the response in flight.
+    response: usize,
+}
+
+impl StepBounds {
+    pub(crate) fn new(share: usize) -> Self {
+        StepBounds { share, response: 0 }
+    }
+
+    /// The event as it may be applied and journaled.
+    pub(crate) fn bound(&mut self, event: Event) -> Event {
+        match event {
+            Event::ModelBlock { .. } => {
+                self.response = self.response.saturating_add(json_size(&event));
+                if self.response > self.share {
+                    return Event::ModelFailed { error: too_large(self.response, self.share) };
+                }
+                event
+            }
+            // Nothing from outside the process in these.
+            Event::ToolStarted { .. } | Event::CompactRequested | Event::RetryReady | Event::Resumed | Event::Abort => {
+                event
+            }
+            event => shrink(event, self.share),
+        }
+    }
+
+    /// A new request starts a new response.
+    pub(crate) fn after(&mut self, effects: &[Effect]) {
+        if effects.iter().any(|e| matches!(e, Effect::CallModel(_) | Effect::Summarize { .. })) {
+            self.response = 0;
+        }
+    }
+}
+
+/// The error that ends a response too big to journal. Not retried: the same request would
+/// likely bring the same answer.
+fn too_large(bytes: usize, share: usize) -> ModelError {
+    let mut error = ModelError::new(
+        None,
+        "response_too_large",
+        format!("the response grew past {share} bytes ({bytes} so far), more than reloop journals of one response"),
+    );
+    error.should_retry = Some(false);
+    error
+}
+
+/// Bytes of `value` as compact JSON, counted without building the text.
+fn json_size(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Events are plain data: serializing them cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// `event` cut to `share` JSON bytes, or unchanged when it fits.
+fn shrink(event: Event, share: usize) -> Event {
+    if json_size(&event) <= share {
+        return event;
+    }
+    let Ok(mut value) = serde_json::to_value(&event) else { return event };
+    for _ in 0..MAX_CUTS {
+        let size = json_size(&value);
+        if size <= share {
+            break;
+        }
+        let Some(path) = longest_string(&value) else { break };
+        cut(&mut value, &path, size - share);
+    }
+    match serde_json::from_value::<Event>(value) {
+        Ok(bounded) if json_size(&bounded) <= share => bounded,
+        // Cutting strings could not make it fit (thousands of small ones): keep only the gist.
+        _ => replacement(&event, share),
+    }
+}
+
+/// A path into a JSON value: keys and indices.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The path of the longest string of at least [`MIN_CUT`] bytes.
+fn longest_string(value: &Value) -> Option<Vec<Step>> {
+    fn walk(value: &Value, path: &mut Vec<Step>, best: &mut Option<(usize, Vec<Step>)>) {
+        match value {
+            Value::String(s) if s.len() >= MIN_CUT && best.as_ref().is_none_or(|(len, _)| s.len() > *len) => {
+                *best = Some((s.len(), path.clone()));
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(Step::Index(i));
+                    walk(item, path, best);
+                    path.pop();
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    path.push(Step::Key(key.clone()));
+                    walk(item, path, best);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut best = None;
+    walk(value, &mut Vec::new(), &mut best);
+    best.map(|(_, path)| path)
+}
+
+fn at_mut<'a>(value: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
+    path.iter().try_fold(value, |v, step| match step {
+        Step::Key(k) => v.get_mut(k.as_str()),
+        Step::Index(i) => v.get_mut(*i),
+    })
+}
+
+/// Shortens the string at `path` by at least `excess` JSON bytes, ending it with a note. Image
+/// data (`source.data`) cannot be cut and stay an image: the image block becomes a text note.
+fn cut(value: &mut Value, path: &[Step], excess: usize) {
+    let is_image_data =
+        matches!(path, [.., Step::Key(source), Step::Key(data)] if source == "source" && data == "data");
+    if is_image_data {
+        if let Some(block) = at_mut(value, &path[..path.len() - 2]) {
+            let size = json_size(block);
+            *block =
+                serde_json::json!({"type": "text", "text": format!("[an image of {size} bytes left out: {}]", WHY)});
+            return;
+        }
+    }
+    let Some(Value::String(text)) = at_mut(value, path) else { return };
+    let note_room = 160;
+    let keep = floor_char_boundary(text, text.len().saturating_sub(excess + note_room));
+    let left_out = text.len() - keep;
+    text.truncate(keep);
+    text.push_str(&format!("\n… [{left_out} bytes left out: {WHY}]"));
+}
+
+/// Why something was left out, in every note.
+const WHY: &str = "one journaled step holds at most a share of the journal's row cap";
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len())).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0)
+}
+
+/// What is left of an event that no cutting made fit: its kind, ids and a note.
+fn replacement(event: &Event, share: usize) -> Event {
+    let note = format!("[{} bytes left out: {WHY} ({share} bytes)]", json_size(event));
+    match event {
+        Event::ToolDone(outcome) => Event::ToolDone(reloop_core::ToolOutcome {
+            tool_use_id: outcome.tool_use_id.clone(),
+            content: reloop_core::ToolResultContent::Text(note),
+            is_error: true,
+            denied: outcome.denied,
+        }),
+        Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
+            hook_event: *hook_event,
+            tool_use_id: tool_use_id.clone(),
+            runs: vec![reloop_core::hook::HookRun {
+                command: "(hooks)".into(),
+                exit_code: Some(1),
+                stdout: String::new(),
+                stderr: note,
+                timed_out: false,
+            }],
+        },
+        Event::TextDelta { index, .. } => Event::TextDelta { index: *index, text: note },
+        Event::UserInput { .. } => Event::UserInput { content: vec![reloop_core::ContentBlock::text(note)] },
+        Event::QueuedInput { id, .. } => {
+            Event::QueuedInput { id: id.clone(), content: vec![reloop_core::ContentBlock::text(note)] }
+        }
+        Event::CompactDone { usage, .. } => Event::CompactDone { summary: note, usage: usage.clone() },
+        Event::CompactFailed { .. } => Event::CompactFailed { error: ModelError::new(None, "invalid_stream", note) },
+        Event::ModelDone { usage, .. } => {
+            Event::ModelDone { id: None, model: None, stop_reason: None, usage: usage.clone() }
+        }
+        _ => Event::ModelFailed { error: too_large(json_size(event), share) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_core::{ContentBlock, ToolOutcome, ToolResultContent};
+
+    fn tool_done(content: ToolResultContent) -> Event {
+        Event::ToolDone(ToolOutcome { tool_use_id: "toolu_01".into(), content, is_error: false, denied: false })
+    }
+
+    #[test]
+    fn a_tool_result_over_its_share_keeps_its_head_and_says_what_was_left_out() {
+        let share = 10_000;
+        let bounded = StepBounds::new(share).bound(tool_done(ToolResultContent::Text("é".repeat(50_000))));
+        assert!(json_size(&bounded) <= share, "{}", json_size(&bounded));
+        let Event::ToolDone(outcome) = bounded else { panic!("{bounded:?}") };
+        assert_eq!(outcome.tool_use_id, "toolu_01");
+        let text = outcome.content.as_text();
+        assert!(text.starts_with("éé"));
+        assert!(text.contains("bytes left out: one journaled step holds at most"), "{}", &text[text.len() - 200..]);
+    }
+
+    #[test]
+    fn events_that_fit_are_untouched() {
+        let mut bounds = StepBounds::new(10_000);
+        let small = tool_done(ToolResultContent::Text("x".repeat(9_000)));
+        assert_eq!(bounds.bound(small.clone()), small);
+        let block = Event::ModelBlock { index: 0, block: ContentBlock::text("hello") };
+        assert_eq!(bounds.bound(block.clone()), block);
+    }
+
+    #[test]
+    fn a_too_big_image_becomes_a_note_not_broken_base64() {
+        let image = serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A".repeat(40_000)}});
+        let blocks = vec![ContentBlock::text("a picture"), serde_json::from_value(image).unwrap()];
+        let bounded = shrink(tool_done(ToolResultContent::Blocks(blocks)), 10_000);
+        let Event::ToolDone(outcome) = bounded else { panic!() };
+        let ToolResultContent::Blocks(blocks) = outcome.content else { panic!() };
+        assert_eq!(blocks[0], ContentBlock::text("a picture"));
+        assert!(matches!(&blocks[1], ContentBlock::Text(t) if t.text.starts_with("[an image of ")), "{:?}", blocks[1]);
+    }
+
+    #[test]
+    fn a_response_over_its_share_fails_without_retry_and_the_next_request_starts_afresh() {
+        let mut bounds = StepBounds::new(10_000);
+        let input = serde_json::json!({"content": "z".repeat(6_000)});
+        let block =
+            |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()) };
+        assert!(matches!(bounds.bound(block("a")), Event::ModelBlock { .. }));
+        let Event::ModelFailed { error } = bounds.bound(block("b")) else { panic!("the second block should not fit") };
+        assert_eq!((error.error_type.as_str(), error.should_retry), ("response_too_large", Some(false)));
+        bounds.after(&[Effect::CancelTools]);
+        assert!(matches!(bounds.bound(block("c")), Event::ModelFailed { .. }), "same response");
+        let call: reloop_core::ModelCall =
+            serde_json::from_value(serde_json::json!({"turn": 1, "request": 2, "message_count": 3})).unwrap();
+        bounds.after(&[Effect::CallModel(call)]);
+        assert!(matches!(bounds.bound(block("d")), Event::ModelBlock { .. }), "a new request");
+    }
+
+    #[test]
+    fn hook_output_and_error_bodies_are_cut_too() {
+        let run = reloop_core::hook::HookRun {
+            command: "./noisy".into(),
+            exit_code: Some(2),
+            stdout: "o".repeat(30_000),
+            stderr: "e".repeat(30_000),
+            timed_out: false,
+        };
+        let hooks =
+            Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run] };
+        let bounded = shrink(hooks, 10_000);
+        assert!(json_size(&bounded) <= 10_000);
+        let Event::HookDone { runs, .. } = bounded else { panic!() };
+        assert_eq!((runs[0].command.as_str(), runs[0].exit_code), ("./noisy", Some(2)));
+        let failed = Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "<html>".repeat(10_000)) };
+        assert!(json_size(&shrink(failed, 10_000)) <= 10_000);
+    }
+}

@@ -1,0 +1,190 @@
+//! What reaches a person's terminal.
+//!
+//! Text in a session comes from places nobody vetted: file names, tool output, model answers,
+//! hook output. Printed raw, `\x1b]0;pwned\x07` retitles the terminal, `\x1b[2J` clears it,
+//! and a bidi override makes a line read differently from what it holds. Every human-readable
+//! line reloop prints therefore goes through [`visible`], which turns such characters into the
+//! visible escape `\u{1b}` (Rust's notation: `\u{` + lowercase hex + `}`) and keeps `\n`,
+//! `\t` and CRLF line ends. JSON output goes through [`json_safe`], which keeps it the exact same
+//! JSON value while escaping what serde leaves raw (C1 controls, DEL, bidi controls).
+//!
+//! A closed stdout (`reloop show last | head -1`) is a normal end, not a panic: the writes here
+//! never panic, and the first failed write marks stdout closed ([`stdout_closed`]) so a caller
+//! can stop early.
+
+use std::borrow::Cow;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first write to stdout that failed (the reader went away).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Characters a terminal may act on instead of showing, other than `\n`, `\t` and CR (which is
+/// kept only as part of CRLF): C0 and C1 controls, DEL, and the bidi embeddings, overrides,
+/// isolates and marks.
+fn is_unsafe(c: char) -> bool {
+    match c {
+        '\n' | '\t' => false,
+        c if c.is_control() => true,
+        '\u{200e}' | '\u{200f}' | '\u{061c}' => true,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        _ => false,
+    }
+}
+
+/// `text` with every unsafe character written as `\u{hex}`; borrowed when nothing changes.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let unsafe_at = |i: usize, c: char| is_unsafe(c) && !(c == '\r' && bytes.get(i + 1) == Some(&b'\n'));
+    if !text.char_indices().any(|(i, c)| unsafe_at(i, c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, c) in text.char_indices() {
+        if unsafe_at(i, c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Serialized JSON with C1 controls, DEL and bidi controls escaped as `\uXXXX`. The value is
+/// unchanged: outside strings JSON holds only ASCII, and inside a string `\uXXXX` is that char.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    // serde escapes C0 controls inside strings, and outside them `\n`, `\r`, `\t` are JSON's
+    // own whitespace: only DEL and above are left to do.
+    let raw = |c: char| c >= '\u{7f}' && is_unsafe(c);
+    if !json.chars().any(raw) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a write to stdout has failed because nobody reads it any more.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Writes `text` to stdout as it is (the caller made it safe), flushing when `flush`. Once stdout
+/// is closed nothing more is written.
+pub fn write_stdout(text: &str, flush: bool) {
+    if stdout_closed() {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(text.as_bytes()).and_then(|()| if flush { out.flush() } else { Ok(()) });
+    if written.is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes `text` to stderr; a closed stderr is ignored (there is nobody left to tell).
+pub fn write_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Flushes stdout at the end of a command; a reader that went away is not an error.
+pub fn flush_stdout() {
+    if !stdout_closed() && std::io::stdout().lock().flush().is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A JSON value on stdout, pretty or compact, with [`json_safe`] applied.
+pub fn json_line(value: &impl serde::Serialize, pretty: bool) -> Result<(), serde_json::Error> {
+    let text = if pretty { serde_json::to_string_pretty(value)? } else { serde_json::to_string(value)? };
+    write_stdout(&format!("{}\n", json_safe(&text)), false);
+    Ok(())
+}
+
+/// `println!` for human-readable text: made [`visible`], never panics on a closed stdout.
+macro_rules! outln {
+    () => { $crate::term::write_stdout("\n", false) };
+    ($($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        $crate::term::write_stdout(&format!("{}\n", $crate::term::visible(&line)), false)
+    }};
+}
+
+/// `print!` for human-readable text, flushed at once (streamed model text).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let text = format!($($arg)*);
+        $crate::term::write_stdout(&$crate::term::visible(&text), true)
+    }};
+}
+
+/// `eprintln!` for human-readable text: made [`visible`], never panics on a closed stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        $crate::term::write_stderr(&format!("{}\n", $crate::term::visible(&line)))
+    }};
+}
+
+pub(crate) use {errln, out, outln};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever a session holds, what reaches the terminal holds no control it could act on
+        /// (a CR only right before a LF), and the JSON form is the same value.
+        #[test]
+        fn nothing_a_terminal_acts_on_gets_through(text in "(?s)(.|\u{1b}|\u{7}|\r|\u{9b}|\u{202e}|\u{2066}){0,40}") {
+            let shown = visible(&text);
+            let chars: Vec<char> = shown.chars().collect();
+            for (i, c) in chars.iter().enumerate() {
+                prop_assert!(!is_unsafe(*c) || (*c == '\r' && chars.get(i + 1) == Some(&'\n')), "{shown:?}");
+            }
+            let json = serde_json::to_string(&text).unwrap();
+            let safe = json_safe(&json);
+            prop_assert!(!safe.chars().any(is_unsafe), "{safe:?}");
+            prop_assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn terminal_controls_become_visible_and_line_ends_stay() {
+        assert_eq!(visible("a\x1b]0;pwned\x07b"), "a\\u{1b}]0;pwned\\u{7}b");
+        assert_eq!(visible("\x1b[2J"), "\\u{1b}[2J");
+        assert_eq!(visible("one\r\ntwo\n\tthree"), "one\r\ntwo\n\tthree");
+        assert_eq!(visible("50%\rdone"), "50%\\u{d}done");
+        assert_eq!(visible("end\r"), "end\\u{d}");
+        assert_eq!(visible("back\x08space\x7f"), "back\\u{8}space\\u{7f}");
+        assert_eq!(visible("c1 \u{9b}31m"), "c1 \\u{9b}31m");
+        assert_eq!(visible("admin\u{202e}txt.exe"), "admin\\u{202e}txt.exe");
+        assert_eq!(visible("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(visible("\0nul"), "\\u{0}nul");
+    }
+
+    #[test]
+    fn ordinary_text_is_borrowed_untouched() {
+        for text in ["", "plain", "登录模块检查完毕", "tabs\tand\nlines\r\n", "emoji ⏺ ⎿ é"] {
+            assert!(matches!(visible(text), Cow::Borrowed(t) if t == text), "{text:?}");
+            assert!(matches!(json_safe(text), Cow::Borrowed(_)), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_stays_the_same_value_without_raw_controls() {
+        let value = serde_json::json!({"name": "a\u{1b}[2J\u{9b}\u{202e}\u{7f}b", "n": 1});
+        let text = serde_json::to_string(&value).unwrap();
+        let safe = json_safe(&text);
+        assert!(!safe.chars().any(is_unsafe), "{safe}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), value);
+        assert_eq!(safe, r#"{"name":"a\u001b[2J\u009b\u202e\u007fb","n":1}"#);
+    }
+}
