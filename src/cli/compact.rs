@@ -23,6 +23,8 @@ pub struct CompactArgs {
     pub output_format: OutputFormat,
     #[arg(long)]
     pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: super::wire::WireArgs,
 }
 
 pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
@@ -49,7 +51,7 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let script = args.script.as_ref().map(|s| invoked_from.join(s));
     let header = fork_header(&parent, at, &core, None, script, prefix.requests_done)?;
     let id = header.id.clone();
-    let provider = provider_for(&header, args.base_url.as_deref())?;
+    let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
     journal.create_session_with_steps(&header, &prefix.steps)?;
     if args.output_format == OutputFormat::Text {
         crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");

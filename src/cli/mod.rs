@@ -5,6 +5,7 @@ mod inspect;
 mod run;
 mod session;
 mod signals;
+mod wire;
 
 pub use signals::ending;
 

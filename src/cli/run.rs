@@ -51,9 +51,12 @@ pub struct RunArgs {
     /// Where the model lives [default: scripted with --script or --demo, else anthropic].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
-    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
+    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]. A password in it
+    /// is used, never journaled or shown.
     #[arg(long)]
     pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: super::wire::WireArgs,
     /// Switch to this model after 3 consecutive overloads or a server error.
     #[arg(long)]
     pub fallback_model: Option<String>,
@@ -173,7 +176,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         .with_thinking(args.thinking)
         .with_max_output_tokens(args.max_output_tokens)
         .with_system_prompt(system_prompt)
-        .with_base_url(args.base_url.clone())
+        .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
         .with_settings(settings_path)
         .with_permissions(Some(spec));
     let session = Session::new(
@@ -256,7 +259,7 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
                         .into(),
                 )
             })?;
-            let mut config = AnthropicConfig::new(key);
+            let mut config = AnthropicConfig::new(key).with_timeouts(args.wire.timeouts());
             if let Some(base) = args.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
                 config = config.with_base_url(base);
             }
@@ -266,7 +269,7 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
             let base = args.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
                 CliError::Usage("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434)".into())
             })?;
-            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY"));
+            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(args.wire.timeouts());
             Ok(Arc::new(OpenAiProvider::new(config).map_err(config_error)?))
         }
     }

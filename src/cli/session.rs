@@ -34,6 +34,8 @@ pub struct ResumeArgs {
     /// or OPENAI_BASE_URL].
     #[arg(long)]
     pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: super::wire::WireArgs,
     /// The settings file (hooks) the session ran with; hooks are not journaled.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
@@ -67,6 +69,8 @@ pub struct ForkArgs {
     pub output_format: OutputFormat,
     #[arg(long)]
     pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: super::wire::WireArgs,
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
     #[arg(long, value_name = "N", hide = true)]
@@ -95,8 +99,9 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     journal.lock_session(&id)?;
-    let session = session_for(&header, journal, args.base_url.as_deref(), args.settings.as_deref())?
-        .with_crash_after_step(args.crash_after_step);
+    let session =
+        session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
+            .with_crash_after_step(args.crash_after_step);
     let handle = session.resume(&id)?;
     drive(handle, args.output_format).await
 }
@@ -140,7 +145,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     let header = fork_header(&parent, args.at, &core, args.model.as_deref(), script, prefix.requests_done)?;
     let id = header.id.clone();
     // The provider is checked before anything is written, so a bad cassette leaves no fork.
-    let provider = provider_for(&header, args.base_url.as_deref())?;
+    let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
     journal.create_session_with_steps(&header, &prefix.steps)?;
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
@@ -163,9 +168,10 @@ fn session_for(
     header: &SessionHeader,
     journal: Journal,
     base_url: Option<&str>,
+    timeouts: reloop_model::Timeouts,
     settings: Option<&Path>,
 ) -> Result<Session, CliError> {
-    let provider = provider_for(header, base_url)?;
+    let provider = provider_for(header, base_url, timeouts)?;
     session_with(provider, header, journal, settings)
 }
 
@@ -227,12 +233,28 @@ pub(crate) fn session_with(
 
 /// The provider a session was run with, from its header. A fork's `request_offset` makes its
 /// cassette answer from the fork point.
-pub(crate) fn provider_for(header: &SessionHeader, base_url: Option<&str>) -> Result<Arc<dyn ModelProvider>, CliError> {
+pub(crate) fn provider_for(
+    header: &SessionHeader,
+    base_url: Option<&str>,
+    timeouts: reloop_model::Timeouts,
+) -> Result<Arc<dyn ModelProvider>, CliError> {
     let run = &header.run_config;
     let text = |key: &str| run.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let cwd = PathBuf::from(text("cwd").unwrap_or_default());
     let config_error = |e: reloop_model::ConfigError| CliError::Usage(format!("cannot set up the provider: {e}"));
-    let base = |env: &str| base_url.map(str::to_string).or_else(|| text("base_url")).or_else(|| env_nonempty(env));
+    let base = |env: &str| -> Result<Option<String>, CliError> {
+        let given = base_url.map(str::to_string).or_else(|| env_nonempty(env));
+        match text("base_url") {
+            // The journal keeps no credentials: without them this URL would not authenticate.
+            Some(journaled) if given.is_none() && reloop_model::is_redacted_url(&journaled) => Err(CliError::Usage(
+                format!("the session's base URL ({journaled}) held credentials, which are never journaled: pass --base-url again"),
+            )),
+            journaled => {
+                let usable = journaled.filter(|url| !reloop_model::is_redacted_url(url));
+                Ok(base_url.map(str::to_string).or(usable).or(given))
+            }
+        }
+    };
     let inner: Arc<dyn ModelProvider> = match text("provider").as_deref() {
         Some("scripted") => {
             let (cassette, origin) = match text("script") {
@@ -251,18 +273,19 @@ pub(crate) fn provider_for(header: &SessionHeader, base_url: Option<&str>) -> Re
             let key = env_nonempty("ANTHROPIC_API_KEY").ok_or_else(|| {
                 CliError::Usage("the session asks the Anthropic API: set ANTHROPIC_API_KEY to go on".into())
             })?;
-            let mut config = AnthropicConfig::new(key);
-            if let Some(base) = base("ANTHROPIC_BASE_URL") {
+            let mut config = AnthropicConfig::new(key).with_timeouts(timeouts);
+            if let Some(base) = base("ANTHROPIC_BASE_URL")? {
                 config = config.with_base_url(base);
             }
             Arc::new(AnthropicProvider::new(config).map_err(config_error)?)
         }
         Some("openai") => {
-            let base = base("OPENAI_BASE_URL").ok_or_else(|| {
+            let base = base("OPENAI_BASE_URL")?.ok_or_else(|| {
                 CliError::Usage("the session asks an OpenAI-compatible server: pass --base-url".into())
             })?;
             Arc::new(
-                OpenAiProvider::new(OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY"))).map_err(config_error)?,
+                OpenAiProvider::new(OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(timeouts))
+                    .map_err(config_error)?,
             )
         }
         Some("import") => {

@@ -139,6 +139,8 @@ fn not_retryable(error: &ModelError) -> Option<&'static str> {
             error.error_type.as_str(),
             "script_exhausted"
                 | "invalid_stream"
+                // A server that goes past the size max_tokens allows would do it again.
+                | "response_too_large"
                 | "invalid_request_error"
                 | "authentication_error"
                 | "permission_error"

@@ -1,59 +1,104 @@
-//! HTTP plumbing shared by the Anthropic and OpenAI-compatible providers: one POST, status
-//! errors read from the body and headers, connection errors, and the SSE body handed to an
-//! assembler. Header values that carry secrets are marked sensitive and never formatted.
+//! HTTP plumbing shared by the Anthropic and OpenAI-compatible providers: one POST under the
+//! request timeout, status errors read from the (capped) body and headers, connection errors,
+//! and the SSE body handed to an assembler under the response's caps and the idle timer.
+//! Header values that carry secrets are marked sensitive and never formatted.
 
 use std::error::Error as _;
+use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::ModelError;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
+use crate::limits::{ResponseLimits, Timeouts, API_TIMEOUT_ENV};
 use crate::provider::StreamEvent;
-use crate::sse::{excerpt, sse_events, SseAssembler};
+use crate::sse::{excerpt, sse_events_with, SseAssembler};
 
-/// POSTs `body` and streams the SSE answer through `assembler`. Everything the stream needs is
-/// moved into it, so dropping the stream drops the request or the response body.
-///
-/// `secret` (the API key) is scrubbed from every failure message: a proxy or server that
-/// echoes request headers into its error body must not leak it into the journal.
-pub(crate) fn post_sse<A: SseAssembler>(
-    client: reqwest::Client,
-    url: String,
-    headers: HeaderMap,
-    body: Value,
-    assembler: A,
-    secret: Option<String>,
-) -> BoxStream<'static, StreamEvent> {
+/// The most of a non-2xx body read: enough for any real error object, and only 500
+/// characters of it are quoted.
+const ERROR_BODY_CAP: usize = 64 << 10;
+
+/// One streamed POST: where, what, and under which caps.
+pub(crate) struct SsePost {
+    pub client: reqwest::Client,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub limits: ResponseLimits,
+    pub timeouts: Timeouts,
+    /// The API key and the base URL's password: scrubbed from every failure message, since a
+    /// proxy or server that echoes request headers into its error body must not leak them
+    /// into the journal.
+    pub secrets: Vec<String>,
+}
+
+/// POSTs and streams the SSE answer through `assembler`. Everything the stream needs is moved
+/// into it, so dropping the stream drops the request or the response body.
+pub(crate) fn post_sse<A: SseAssembler>(post: SsePost, assembler: A) -> BoxStream<'static, StreamEvent> {
+    let SsePost { client, url, headers, body, limits, timeouts, secrets } = post;
     let response = async move {
-        let sent = client.post(url).headers(headers).json(&body).send().await;
+        let deadline = tokio::time::Instant::now() + timeouts.request;
+        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).json(&body).send()).await;
         let response = match sent {
-            Ok(response) => response,
-            Err(err) => return failed(connection_error(&err)),
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return failed(connection_error(&err)),
+            Err(_) => return failed(request_timed_out(timeouts.request)),
         };
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
-            let text = match response.text().await {
+            let text = match tokio::time::timeout_at(deadline, read_capped(response, ERROR_BODY_CAP)).await {
                 Ok(text) => text,
-                Err(err) => format!("(the error body could not be read: {})", error_chain(&err)),
+                Err(_) => "(the error body did not arrive before the request timeout)".to_string(),
             };
             let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
             return failed(error_from_http(status.as_u16(), header, &text));
         }
-        sse_events(Box::pin(response.bytes_stream()), assembler)
+        sse_events_with(Box::pin(response.bytes_stream()), assembler, limits, Some(timeouts.stream_idle))
     };
-    let secret = secret.filter(|s| !s.trim().is_empty());
+    let secrets: Vec<String> = secrets.into_iter().filter(|s| !s.trim().is_empty()).collect();
     stream::once(response)
         .flatten()
-        .map(move |event| match (event, &secret) {
-            (StreamEvent::Failed(mut error), Some(secret)) if error.message.contains(secret.as_str()) => {
-                error.message = error.message.replace(secret.as_str(), "<redacted>");
+        .map(move |event| match event {
+            StreamEvent::Failed(mut error) => {
+                for secret in &secrets {
+                    if error.message.contains(secret.as_str()) {
+                        error.message = error.message.replace(secret.as_str(), "<redacted>");
+                    }
+                }
                 StreamEvent::Failed(error)
             }
-            (event, _) => event,
+            event => event,
         })
         .boxed()
+}
+
+/// At most `cap` bytes of a body, as text; the rest is never read.
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> String {
+    let mut bytes = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                bytes.extend_from_slice(&chunk[..chunk.len().min(cap - bytes.len())]);
+                if bytes.len() >= cap {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(err) => return format!("(the error body could not be read: {})", error_chain(&err)),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// No response headers within the request timeout: retryable, like a connection error.
+fn request_timed_out(timeout: Duration) -> ModelError {
+    ModelError::new(
+        None,
+        "connection_error",
+        format!("Request timed out: no response within {} ms ({API_TIMEOUT_ENV})", timeout.as_millis()),
+    )
 }
 
 fn failed(error: ModelError) -> BoxStream<'static, StreamEvent> {
@@ -122,7 +167,64 @@ fn error_chain(err: &reqwest::Error) -> String {
     text
 }
 
+/// What stands for the user information (`user:password@`) of a base URL wherever it is
+/// shown or journaled.
+const REDACTED_USERINFO: &str = "***";
+
+/// The base URL as it may be shown and journaled: any user information (a password, or a
+/// token passed as the user name) replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    match userinfo(url) {
+        Some((from, to)) => format!("{}{REDACTED_USERINFO}{}", &url[..from], &url[to..]),
+        None => url.to_string(),
+    }
+}
+
+/// Whether `url` came out of [`redact_url`] with its user information taken out: it cannot
+/// be used to connect again.
+pub fn is_redacted_url(url: &str) -> bool {
+    userinfo(url).is_some_and(|(from, to)| &url[from..to] == REDACTED_USERINFO)
+}
+
+/// What of a base URL is secret: its whole user information and its password, as written.
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+    let Some((from, to)) = userinfo(url) else { return Vec::new() };
+    let info = &url[from..to];
+    let mut secrets = vec![info.to_string()];
+    if let Some((_, password)) = info.split_once(':') {
+        secrets.push(password.to_string());
+    }
+    secrets.retain(|s| !s.is_empty());
+    secrets
+}
+
+/// The byte span of `user:password` in `scheme://user:password@host/...`.
+fn userinfo(url: &str) -> Option<(usize, usize)> {
+    let from = url.find("://")? + 3;
+    let rest = &url[from..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let at = authority.rfind('@')?;
+    Some((from, from + at))
+}
+
 /// `{base}/{path}`, tolerating a trailing slash on the base.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_information_never_shows() {
+        assert_eq!(redact_url("http://user:pa55@127.0.0.1:8080/v1"), "http://***@127.0.0.1:8080/v1");
+        assert_eq!(redact_url("https://tok3n@gw.example/x?a=b@c"), "https://***@gw.example/x?a=b@c");
+        assert_eq!(redact_url("http://127.0.0.1:8080/a@b"), "http://127.0.0.1:8080/a@b");
+        assert_eq!(redact_url("not a url"), "not a url");
+        assert!(is_redacted_url("http://***@127.0.0.1:8080"));
+        assert!(!is_redacted_url("http://user:pa55@127.0.0.1:8080"));
+        assert_eq!(url_secrets("http://user:pa55@h"), vec!["user:pa55".to_string(), "pa55".to_string()]);
+        assert!(url_secrets("http://h/@").is_empty());
+    }
 }

@@ -9,18 +9,22 @@
 //! * Dropping the stream cancels the request promptly; nothing keeps running behind it.
 //! * Providers never put a secret in an event, an error message or `Debug` output.
 //! * Wire formats are assembled by pure, synchronous assemblers ([`AnthropicAssembler`],
-//!   [`OpenAiAssembler`]) fed by `eventsource-stream`, so the HTTP providers, the scripted
+//!   [`OpenAiAssembler`]) fed by one linear SSE framer, so the HTTP providers, the scripted
 //!   provider and the tests share one code path, and malformed input of any kind ends in
 //!   `Failed`, never in a panic.
 //! * Unknown content block types (server tools, future additions) are kept whole as
 //!   `ContentBlock::Other`.
+//! * Every response is bounded ([`limits`]): its content by its `max_tokens`, its bytes on the
+//!   wire, each event, and over HTTP the wait for headers and between events.
 //!
 //! Providers: [`ScriptedProvider`] (cassettes; the default, needs no key),
 //! [`AnthropicProvider`] (Messages API, SSE), [`OpenAiProvider`] (chat completions, SSE).
 
 pub mod anthropic;
 pub mod error;
+mod frame;
 mod http;
+pub mod limits;
 pub mod openai;
 pub mod provider;
 pub mod scripted;
@@ -28,7 +32,9 @@ pub mod sse;
 
 pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};
 pub use error::{ConfigError, ScriptError};
+pub use http::{is_redacted_url, redact_url};
+pub use limits::{ResponseLimits, Timeouts, RESPONSE_TOO_LARGE};
 pub use openai::{openai_request_body, parse_openai_sse, OpenAiAssembler, OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
 pub use scripted::ScriptedProvider;
-pub use sse::{sse_events, SseAssembler};
+pub use sse::{sse_events, sse_events_with, SseAssembler};

@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use crate::anthropic::sse::AnthropicAssembler;
 use crate::error::ConfigError;
-use crate::http::{join_url, post_sse};
+use crate::http::{join_url, post_sse, redact_url, url_secrets, SsePost};
+use crate::limits::{ResponseLimits, Timeouts};
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -26,6 +27,7 @@ pub struct AnthropicConfig {
     pub api_key: String,
     /// Sent with every request (e.g. `anthropic-beta`).
     pub extra_headers: Vec<(String, String)>,
+    pub timeouts: Timeouts,
 }
 
 impl AnthropicConfig {
@@ -34,7 +36,13 @@ impl AnthropicConfig {
             base_url: DEFAULT_ANTHROPIC_BASE_URL.into(),
             api_key: api_key.into(),
             extra_headers: Vec::new(),
+            timeouts: Timeouts::default(),
         }
+    }
+
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
     }
 
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
@@ -51,7 +59,7 @@ impl AnthropicConfig {
 impl fmt::Debug for AnthropicConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &redact_url(&self.base_url))
             .field("api_key", &"<redacted>")
             .field("extra_headers", &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
             .finish()
@@ -64,12 +72,14 @@ pub struct AnthropicProvider {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
-    api_key: String,
+    timeouts: Timeouts,
+    /// The key and the base URL's password, scrubbed from failure messages.
+    secrets: Vec<String>,
 }
 
 impl fmt::Debug for AnthropicProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicProvider").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("AnthropicProvider").field("url", &redact_url(&self.url)).finish_non_exhaustive()
     }
 }
 
@@ -84,11 +94,14 @@ impl AnthropicProvider {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         add_headers(&mut headers, &config.extra_headers)?;
+        let mut secrets = url_secrets(&config.base_url);
+        secrets.push(config.api_key);
         Ok(AnthropicProvider {
             client: http_client()?,
             url: join_url(&config.base_url, "v1/messages"),
             headers,
-            api_key: config.api_key,
+            timeouts: config.timeouts,
+            secrets,
         })
     }
 }
@@ -99,9 +112,17 @@ impl ModelProvider for AnthropicProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
-        let body = request_body(&request);
-        let secret = Some(self.api_key.clone());
-        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, AnthropicAssembler::new(), secret)
+        let limits = ResponseLimits::for_max_tokens(request.max_tokens);
+        let post = SsePost {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            body: request_body(&request),
+            limits,
+            timeouts: self.timeouts,
+            secrets: self.secrets.clone(),
+        };
+        post_sse(post, AnthropicAssembler::with_limits(limits))
     }
 }
 
@@ -109,7 +130,7 @@ pub(crate) fn check_base_url(url: &str) -> Result<(), ConfigError> {
     if url.starts_with("http://") || url.starts_with("https://") {
         Ok(())
     } else {
-        Err(ConfigError::BaseUrl { url: url.to_string() })
+        Err(ConfigError::BaseUrl { url: redact_url(url) })
     }
 }
 
@@ -126,7 +147,8 @@ pub(crate) fn add_headers(headers: &mut HeaderMap, extra: &[(String, String)]) -
     Ok(())
 }
 
-/// No overall timeout: a long answer streams for minutes. Connecting is bounded.
+/// No overall timeout: a long answer streams for minutes. Connecting is bounded here, the
+/// wait for headers and between events by [`Timeouts`] in the stream.
 pub(crate) fn http_client() -> Result<reqwest::Client, ConfigError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
@@ -276,10 +298,16 @@ mod tests {
     }
 
     #[test]
-    fn debug_redacts_the_key() {
-        let config = AnthropicConfig::new("sk-ant-secret").with_header("anthropic-beta", "x");
+    fn debug_redacts_the_key_and_the_url_password() {
+        let config = AnthropicConfig::new("sk-ant-secret")
+            .with_header("anthropic-beta", "x")
+            .with_base_url("http://user:hunter2@127.0.0.1:9");
         assert!(!format!("{config:?}").contains("sk-ant-secret"));
+        assert!(!format!("{config:?}").contains("hunter2"));
         let provider = AnthropicProvider::new(config).map_err(|e| e.to_string());
         assert!(!format!("{provider:?}").contains("sk-ant-secret"));
+        assert!(!format!("{provider:?}").contains("hunter2"), "{provider:?}");
+        let bad = AnthropicProvider::new(AnthropicConfig::new("k").with_base_url("ftp://u:hunter2@h")).err();
+        assert!(!bad.map(|e| e.to_string()).unwrap_or_default().contains("hunter2"));
     }
 }

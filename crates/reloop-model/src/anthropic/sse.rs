@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
 use serde_json::{Map, Value};
 
+use crate::limits::{ContentBudget, ResponseLimits};
 use crate::provider::StreamEvent;
 use crate::sse::{excerpt, sse_events_from_bytes, SseAssembler};
 
-/// Parses a whole Anthropic SSE body (framing by `eventsource-stream`) into stream events.
+/// Parses a whole Anthropic SSE body (framed by [`crate::sse`]) into stream events.
 pub fn parse_anthropic_sse(body: &[u8]) -> Vec<StreamEvent> {
     sse_events_from_bytes(body, AnthropicAssembler::new())
 }
@@ -36,11 +37,19 @@ pub struct AnthropicAssembler {
     stop_reason: Option<StopReason>,
     open: BTreeMap<usize, OpenBlock>,
     ended: bool,
+    /// Content taken in, against the response's caps.
+    budget: ContentBudget,
 }
 
 impl AnthropicAssembler {
+    /// An assembler with only the one-event cap (a body already in memory).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An assembler that fails the response with `response_too_large` past `limits`.
+    pub fn with_limits(limits: ResponseLimits) -> Self {
+        AnthropicAssembler { budget: ContentBudget::new(limits), ..Self::default() }
     }
 
     /// One SSE event in. After a `Done` or `Failed` the assembler ignores everything.
@@ -82,7 +91,7 @@ impl AnthropicAssembler {
         };
         let result = match kind.as_str() {
             "message_start" => self.message_start(&payload),
-            "content_block_start" => self.block_start(&payload),
+            "content_block_start" => self.block_start(&payload, data.len()),
             "content_block_delta" => self.block_delta(&payload),
             "content_block_stop" => self.block_stop(&payload),
             "message_delta" => self.message_delta(&payload),
@@ -90,7 +99,14 @@ impl AnthropicAssembler {
             "error" => Ok(self.api_error(&payload)),
             _ => Ok(Vec::new()),
         };
-        result.unwrap_or_else(|message| self.fail_invalid(message))
+        match result {
+            Ok(out) => out,
+            Err(Failure::Invalid(message)) => self.fail_invalid(message),
+            Err(Failure::TooLarge(error)) => {
+                self.ended = true;
+                vec![StreamEvent::Failed(error)]
+            }
+        }
     }
 
     /// The body ended. Flushes open blocks; `Done` if the server already said why it stopped,
@@ -113,8 +129,8 @@ impl AnthropicAssembler {
         vec![StreamEvent::invalid_stream(message)]
     }
 
-    fn message_start(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, String> {
-        let message = payload.get("message").ok_or("message_start without a `message`")?;
+    fn message_start(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, Failure> {
+        let message = payload.get("message").ok_or_else(|| Failure::from("message_start without a `message`"))?;
         self.id = message.get("id").and_then(Value::as_str).map(str::to_string);
         self.model = message.get("model").and_then(Value::as_str).map(str::to_string);
         if let Some(usage) = message.get("usage") {
@@ -123,15 +139,17 @@ impl AnthropicAssembler {
         Ok(Vec::new())
     }
 
-    fn block_start(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, String> {
+    /// A block starts, sometimes whole (server tools): its event's size is charged as content.
+    fn block_start(&mut self, payload: &Value, size: usize) -> Result<Vec<StreamEvent>, Failure> {
         let index = block_index(payload)?;
         let fields = match payload.get("content_block") {
             Some(Value::Object(fields)) => fields.clone(),
-            _ => return Err(format!("content_block_start for block {index} without a `content_block` object")),
+            _ => return Err(format!("content_block_start for block {index} without a `content_block` object").into()),
         };
         if self.open.contains_key(&index) {
-            return Err(format!("content block {index} started twice"));
+            return Err(format!("content block {index} started twice").into());
         }
+        self.budget.charge(size)?;
         let mut out = Vec::new();
         if fields.get("type").and_then(Value::as_str) == Some("text") {
             if let Some(text) = fields.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
@@ -142,7 +160,7 @@ impl AnthropicAssembler {
         Ok(out)
     }
 
-    fn block_delta(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, String> {
+    fn block_delta(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, Failure> {
         let index = block_index(payload)?;
         let delta =
             payload.get("delta").ok_or_else(|| format!("content_block_delta for block {index} without a `delta`"))?;
@@ -151,8 +169,21 @@ impl AnthropicAssembler {
             .get_mut(&index)
             .ok_or_else(|| format!("content_block_delta for block {index}, which is not open"))?;
         let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+        // What the delta adds, charged before it is kept.
+        let kind = delta.get("type").and_then(Value::as_str);
+        let size = match kind {
+            Some("text_delta") => delta.get("text"),
+            Some("input_json_delta") => delta.get("partial_json"),
+            Some("thinking_delta") => delta.get("thinking"),
+            Some("signature_delta") => delta.get("signature"),
+            _ => None,
+        }
+        .and_then(Value::as_str)
+        .map_or(0, str::len);
+        let size = if kind == Some("citations_delta") { payload.to_string().len() } else { size };
+        self.budget.charge(size)?;
         let mut out = Vec::new();
-        match delta.get("type").and_then(Value::as_str) {
+        match kind {
             Some("text_delta") => {
                 let text = field("text");
                 append_str(&mut block.fields, "text", &text);
@@ -178,7 +209,7 @@ impl AnthropicAssembler {
         Ok(out)
     }
 
-    fn block_stop(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, String> {
+    fn block_stop(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, Failure> {
         let index = block_index(payload)?;
         let block = self
             .open
@@ -188,7 +219,7 @@ impl AnthropicAssembler {
         Ok(vec![StreamEvent::Block { index, block }])
     }
 
-    fn message_delta(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, String> {
+    fn message_delta(&mut self, payload: &Value) -> Result<Vec<StreamEvent>, Failure> {
         if let Some(reason) = payload.get("delta").and_then(|d| d.get("stop_reason")).and_then(Value::as_str) {
             self.stop_reason = Some(StopReason::parse(reason));
         }
@@ -249,6 +280,34 @@ impl SseAssembler for AnthropicAssembler {
 
     fn finish(&mut self) -> Vec<StreamEvent> {
         AnthropicAssembler::finish(self)
+    }
+
+    fn content_bytes(&self) -> u64 {
+        self.budget.bytes()
+    }
+}
+
+/// Why an event ends the response: the stream is malformed, or it broke a cap.
+enum Failure {
+    Invalid(String),
+    TooLarge(ModelError),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Invalid(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::Invalid(message.to_string())
+    }
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Failure::TooLarge(error)
     }
 }
 

@@ -12,6 +12,7 @@ use reloop_core::message::Thinking;
 use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
 use serde_json::{Map, Value};
 
+use crate::limits::{ContentBudget, ResponseLimits};
 use crate::provider::StreamEvent;
 use crate::sse::{excerpt, sse_events_from_bytes, SseAssembler};
 
@@ -39,11 +40,23 @@ pub struct OpenAiAssembler {
     finish_reason: Option<StopReason>,
     usage: Usage,
     ended: bool,
+    /// Content taken in, against the response's caps.
+    budget: ContentBudget,
 }
 
+/// What a new tool call entry is charged, so a stream of empty calls with fresh indices
+/// cannot grow the map for free.
+const TOOL_CALL_ENTRY_BYTES: usize = 64;
+
 impl OpenAiAssembler {
+    /// An assembler with only the one-event cap (a body already in memory).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An assembler that fails the response with `response_too_large` past `limits`.
+    pub fn with_limits(limits: ResponseLimits) -> Self {
+        OpenAiAssembler { budget: ContentBudget::new(limits), ..Self::default() }
     }
 
     /// One SSE event in. After a `Done` or `Failed` the assembler ignores everything.
@@ -85,7 +98,7 @@ impl OpenAiAssembler {
                 ),
             ));
         }
-        self.on_chunk(&chunk)
+        self.on_chunk(&chunk).unwrap_or_else(|error| self.fail(error))
     }
 
     /// The body ended: `Done` if a `finish_reason` came, else `Failed(invalid_stream)`.
@@ -108,7 +121,7 @@ impl OpenAiAssembler {
         usize::from(self.thinking.is_some()) + usize::from(self.text.is_some())
     }
 
-    fn on_chunk(&mut self, chunk: &Value) -> Vec<StreamEvent> {
+    fn on_chunk(&mut self, chunk: &Value) -> Result<Vec<StreamEvent>, ModelError> {
         if self.id.is_none() {
             self.id = chunk.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
         }
@@ -126,7 +139,7 @@ impl OpenAiAssembler {
         }
         let mut out = Vec::new();
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
-            return out;
+            return Ok(out);
         };
         if let Some(delta) = choice.get("delta") {
             let reasoning = ["reasoning_content", "reasoning"]
@@ -134,10 +147,12 @@ impl OpenAiAssembler {
                 .find_map(|key| delta.get(*key).and_then(Value::as_str))
                 .filter(|r| !r.is_empty());
             if let Some(reasoning) = reasoning {
+                self.budget.charge(reasoning.len())?;
                 let index = self.next_index();
                 self.thinking.get_or_insert_with(|| (index, String::new())).1.push_str(reasoning);
             }
             if let Some(content) = delta.get("content").and_then(Value::as_str).filter(|c| !c.is_empty()) {
+                self.budget.charge(content.len())?;
                 let index = self.next_index();
                 let text = self.text.get_or_insert_with(|| (index, String::new()));
                 text.1.push_str(content);
@@ -145,19 +160,24 @@ impl OpenAiAssembler {
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {
-                    self.tool_call_delta(position, call);
+                    self.tool_call_delta(position, call)?;
                 }
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(map_finish_reason(reason));
         }
-        out
+        Ok(out)
     }
 
-    fn tool_call_delta(&mut self, position: usize, call: &Value) {
+    fn tool_call_delta(&mut self, position: usize, call: &Value) -> Result<(), ModelError> {
         // Some servers omit `index` when they send whole calls; their position stands in.
         let key = call.get("index").and_then(Value::as_u64).unwrap_or(position as u64);
+        let text = |name: &str| call.get("function").and_then(|f| f.get(name)).and_then(Value::as_str);
+        let new_entry = if self.tool_calls.contains_key(&key) { 0 } else { TOOL_CALL_ENTRY_BYTES };
+        let id = call.get("id").and_then(Value::as_str).map_or(0, str::len);
+        self.budget
+            .charge(new_entry + id + text("name").map_or(0, str::len) + text("arguments").map_or(0, str::len))?;
         let entry = self.tool_calls.entry(key).or_default();
         // Qwen repeats `"id": ""` on later deltas: only a non-empty first value counts.
         if let Some(id) = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
@@ -175,6 +195,7 @@ impl OpenAiAssembler {
                 entry.arguments.push_str(arguments);
             }
         }
+        Ok(())
     }
 
     fn complete(&mut self) -> Vec<StreamEvent> {
@@ -221,6 +242,10 @@ impl SseAssembler for OpenAiAssembler {
 
     fn finish(&mut self) -> Vec<StreamEvent> {
         OpenAiAssembler::finish(self)
+    }
+
+    fn content_bytes(&self) -> u64 {
+        self.budget.bytes()
     }
 }
 

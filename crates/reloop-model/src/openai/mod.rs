@@ -15,7 +15,8 @@ pub use assembler::{parse_openai_sse, OpenAiAssembler};
 
 use crate::anthropic::http::{add_headers, check_base_url, http_client};
 use crate::error::ConfigError;
-use crate::http::{join_url, post_sse};
+use crate::http::{join_url, post_sse, redact_url, url_secrets, SsePost};
+use crate::limits::{ResponseLimits, Timeouts};
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
 /// Where and how to reach the server. `Debug` redacts the key.
@@ -27,11 +28,17 @@ pub struct OpenAiConfig {
     /// Sent as `Authorization: Bearer` when present; local servers need none.
     pub api_key: Option<String>,
     pub extra_headers: Vec<(String, String)>,
+    pub timeouts: Timeouts,
 }
 
 impl OpenAiConfig {
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
-        OpenAiConfig { base_url: base_url.into(), api_key, extra_headers: Vec::new() }
+        OpenAiConfig { base_url: base_url.into(), api_key, extra_headers: Vec::new(), timeouts: Timeouts::default() }
+    }
+
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
     }
 
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
@@ -43,7 +50,7 @@ impl OpenAiConfig {
 impl fmt::Debug for OpenAiConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &redact_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("extra_headers", &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>())
             .finish()
@@ -56,12 +63,14 @@ pub struct OpenAiProvider {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
-    api_key: Option<String>,
+    timeouts: Timeouts,
+    /// The key and the base URL's password, scrubbed from failure messages.
+    secrets: Vec<String>,
 }
 
 impl fmt::Debug for OpenAiProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiProvider").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("OpenAiProvider").field("url", &redact_url(&self.url)).finish_non_exhaustive()
     }
 }
 
@@ -79,12 +88,20 @@ impl OpenAiProvider {
         add_headers(&mut headers, &config.extra_headers)?;
         let base = config.base_url.trim_end_matches('/');
         let path = if base.ends_with("/v1") { "chat/completions" } else { "v1/chat/completions" };
-        Ok(OpenAiProvider { client: http_client()?, url: join_url(base, path), headers, api_key: config.api_key })
+        let mut secrets = url_secrets(base);
+        secrets.extend(config.api_key);
+        Ok(OpenAiProvider {
+            client: http_client()?,
+            url: join_url(base, path),
+            headers,
+            timeouts: config.timeouts,
+            secrets,
+        })
     }
 
-    /// The endpoint requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The endpoint requests go to, with any user information of the base URL redacted.
+    pub fn url(&self) -> String {
+        redact_url(&self.url)
     }
 }
 
@@ -94,9 +111,17 @@ impl ModelProvider for OpenAiProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
-        let body = openai_request_body(&request);
-        let secret = self.api_key.clone();
-        post_sse(self.client.clone(), self.url.clone(), self.headers.clone(), body, OpenAiAssembler::new(), secret)
+        let limits = ResponseLimits::for_max_tokens(request.max_tokens);
+        let post = SsePost {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
+            body: openai_request_body(&request),
+            limits,
+            timeouts: self.timeouts,
+            secrets: self.secrets.clone(),
+        };
+        post_sse(post, OpenAiAssembler::with_limits(limits))
     }
 }
 
