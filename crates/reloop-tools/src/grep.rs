@@ -18,6 +18,17 @@ shows match counts per file. Patterns match within single lines unless multiline
 newlines and patterns span lines. Like rg, hidden files and files ignored by .gitignore are skipped. Use Grep for \
 searches instead of running grep or rg through Bash.";
 
+/// Most content lines one Grep returns, whatever `head_limit` asks; more would flood the
+/// context, and collecting them is what once took a 300 MB file to 8.5 GB of memory.
+pub const MAX_GREP_RESULT_LINES: usize = 1000;
+
+/// The note that ends a content result cut at [`MAX_GREP_RESULT_LINES`].
+pub fn grep_truncated_note() -> String {
+    format!(
+        "\n\n[Results truncated at {MAX_GREP_RESULT_LINES} lines. Use head_limit and offset to page through them, or a narrower pattern, path or glob.]"
+    )
+}
+
 /// The built-in Grep tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepTool;
@@ -119,6 +130,8 @@ fn query(input: &Value, ctx: &ToolContext) -> Result<Query, ToolError> {
         before,
         after,
         multiline: input::opt_bool(input, "multiline").unwrap_or(false),
+        max_lines: usize::MAX,
+        hidden: ctx.hidden.clone(),
     })
 }
 
@@ -148,8 +161,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
-    let query = query(input, ctx)?;
+    let mut query = query(input, ctx)?;
     let page = Page { limit: count(input, "head_limit")?, offset: count(input, "offset")?.unwrap_or(0) };
+    // Content lines past what will be shown are never collected: the window, capped, plus one
+    // to know that more exist.
+    let shown = page.limit.unwrap_or(MAX_GREP_RESULT_LINES).min(MAX_GREP_RESULT_LINES);
+    query.max_lines = page.offset.saturating_add(shown).saturating_add(1);
     let hits = search(&query, ctx)?;
     match query.mode {
         Mode::FilesWithMatches => Ok(files_with_matches(hits, &page, ctx)),
@@ -179,9 +196,15 @@ fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
         }
         lines.extend(hit.lines);
     }
-    let (lines, note) = page.apply(lines);
+    let capped = page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES)
+        && lines.len().saturating_sub(page.offset) > MAX_GREP_RESULT_LINES;
+    let (mut lines, note) = page.apply(lines);
     if lines.is_empty() {
         return "No matches found".into();
+    }
+    if capped {
+        lines.truncate(MAX_GREP_RESULT_LINES);
+        return format!("{}{}", lines.join("\n"), grep_truncated_note());
     }
     format!("{}{}", lines.join("\n"), note.unwrap_or_default())
 }

@@ -1,7 +1,7 @@
 //! Write and Edit: the two tools that change files, both bound by the read-first rule so the model
 //! never overwrites content it has not seen.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
+use crate::special::{check_regular, create_regular, open_regular};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
@@ -100,11 +101,11 @@ impl Tool for EditTool {
     }
 }
 
-/// Whether `path` exists as a regular file; a directory is an error for both tools.
+/// Whether `path` exists as a regular file; a directory, a FIFO, a device or a socket is an
+/// error for both tools, because writing to one would block or reach past the file system.
 fn existing_file(path: &Path) -> Result<bool, ToolError> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::IsDirectory { path: path.to_path_buf() }),
-        Ok(_) => Ok(true),
+        Ok(meta) => check_regular(path, &meta).map(|()| true),
         Err(err) if err.kind() == ErrorKind::NotFound => Ok(false),
         Err(err) => Err(ToolError::io("cannot access", path, err)),
     }
@@ -116,7 +117,8 @@ fn store(path: &PathBuf, content: &str, ctx: &ToolContext) -> Result<(), ToolErr
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
     }
-    std::fs::write(path, content).map_err(|err| ToolError::io("cannot write", path, err))?;
+    let mut file = create_regular(path)?;
+    file.write_all(content.as_bytes()).map_err(|err| ToolError::io("cannot write", path, err))?;
     ctx.mark_read(path);
     Ok(())
 }
@@ -158,7 +160,9 @@ fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
-    let bytes = std::fs::read(&path).map_err(|err| ToolError::io("cannot read", &path, err))?;
+    let (mut file, _) = open_regular(&path, ctx)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|err| ToolError::io("cannot read", &path, err))?;
     let content = String::from_utf8(bytes).map_err(|_| {
         ToolError::InvalidArgument(format!("{} is not valid UTF-8 text and cannot be edited.", path.display()))
     })?;
