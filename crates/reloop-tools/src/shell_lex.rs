@@ -32,6 +32,9 @@ pub(crate) struct Lexed {
     pub(crate) segments: Vec<Vec<String>>,
     /// Set when the text holds a construct whose effect the words do not show.
     pub(crate) opaque: bool,
+    /// Files read through `< file`, with the index of the segment they feed: the words of a
+    /// segment do not show them, but the path checks must.
+    pub(crate) inputs: Vec<(usize, String)>,
 }
 
 /// Cuts `text` into simple commands, reading it as `options` say.
@@ -242,7 +245,9 @@ impl Lexer<'_> {
                 self.target();
             }
             _ => {
-                self.target();
+                let target = self.target();
+                let segment = self.lexed.segments.len();
+                self.lexed.inputs.push((segment, target));
             }
         }
     }
