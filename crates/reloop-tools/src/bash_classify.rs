@@ -95,9 +95,12 @@ pub fn analyze(cmd: &str) -> Analysis {
         for (_, target) in lexed.inputs.iter().filter(|(segment, _)| *segment == index) {
             analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories });
         }
+        // Later segments are still read, so a rule-allowed `npm test && cat /etc/x` shows
+        // what its reading part reads; the first reason stands.
         if let Err(why) = segment(words, &mut analysis) {
-            analysis.verdict = Err(why);
-            return analysis;
+            if analysis.verdict.is_ok() {
+                analysis.verdict = Err(why);
+            }
         }
     }
     analysis

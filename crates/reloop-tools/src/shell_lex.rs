@@ -35,6 +35,8 @@ pub(crate) struct Lexed {
     /// Files read through `< file`, with the index of the segment they feed: the words of a
     /// segment do not show them, but the path checks must.
     pub(crate) inputs: Vec<(usize, String)>,
+    /// Files written through `> file` (which also makes the command opaque), for deny rules.
+    pub(crate) outputs: Vec<String>,
 }
 
 /// Cuts `text` into simple commands, reading it as `options` say.
@@ -225,8 +227,10 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        if self.target() != "/dev/null" {
+        let target = self.target();
+        if target != "/dev/null" {
             self.lexed.opaque = true;
+            self.lexed.outputs.push(target);
         }
     }
 
