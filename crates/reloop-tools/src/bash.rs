@@ -165,6 +165,27 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((reader, writer))
 }
 
+/// [`NEUTRAL_GIT_CONFIG`] as `GIT_CONFIG_*` variables, which git reads like `-c` options.
+pub(crate) fn neutral_git_env(command: &mut Command) {
+    command.env("GIT_CONFIG_COUNT", NEUTRAL_GIT_CONFIG.len().to_string());
+    for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
+        command.env(format!("GIT_CONFIG_KEY_{i}"), key).env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+}
+
+/// The rest of what a read-only command runs with: no pager, no prompt, no optional index
+/// refresh (so `git status` writes nothing), no `cd` search path, no `less` input preprocessor.
+pub(crate) fn read_only_env(command: &mut Command) {
+    command
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env_remove("CDPATH")
+        .env_remove("LESSOPEN")
+        .env_remove("LESSCLOSE");
+}
+
 /// The output bound from `BASH_MAX_OUTPUT_LENGTH`: a positive number, at most
 /// [`MAX_OUTPUT_CHARS_LIMIT`]; anything else leaves the default.
 fn max_output_chars(setting: Option<&str>) -> usize {
@@ -193,11 +214,8 @@ fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> 
         bash.env_remove(name);
     }
     if read_only {
-        bash.env("GIT_CONFIG_COUNT", NEUTRAL_GIT_CONFIG.len().to_string());
-        for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
-            bash.env(format!("GIT_CONFIG_KEY_{i}"), key).env(format!("GIT_CONFIG_VALUE_{i}"), value);
-        }
-        bash.env("GIT_PAGER", "cat").env("PAGER", "cat").env("GIT_TERMINAL_PROMPT", "0");
+        neutral_git_env(&mut bash);
+        read_only_env(&mut bash);
     }
     bash.spawn()
 }

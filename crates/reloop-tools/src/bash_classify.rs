@@ -428,3 +428,7 @@ fn has_brace_expansion(word: &str) -> bool {
 #[cfg(test)]
 #[path = "bash_classify_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "bash_classify_prop.rs"]
+mod prop;
