@@ -11,6 +11,10 @@
 //! listed (not just left out) so that an abbreviation such as `--outp` resolves to them exactly
 //! as the program resolves it. An option in neither list needs approval.
 //!
+//! Options that take a list of files from a file (`--files0-from`, `file -f`, `md5sum -c`) are
+//! unsafe: the paths they read are not in the command, so the workspace check cannot see them
+//! (in acceptEdits the model could write the list).
+//!
 //! Left out on purpose, so they always need approval: `sed` (`-i`, `w` and `e` commands), `awk`
 //! (`system()`, `print >`), `tee`, `xargs`, `env`, `printenv`, `set`, `export`, `declare`,
 //! interpreters, and anything that reaches the network.
@@ -199,7 +203,8 @@ pub(crate) const TABLE: &[Row] = &[
         safe: "-a -b -c -D -h -H -k -L -l -m -P -s -S -x -0 -B= -d= -t= --all --apparent-size \
         --block-size= --bytes --total --dereference-args --human-readable --inodes --dereference --count-links \
         --max-depth= --null --no-dereference --separate-dirs --si --summarize --threshold= --time=? \
-        --time-style= --one-file-system --exclude= <-X= <--exclude-from= <--files0-from=",
+        --time-style= --one-file-system --exclude= <-X= <--exclude-from=",
+        unsafe_: "--files0-from=",
         default_dot: true,
         examples: (&["du -sh .", "du -d 1 src"], &["du --bogus"]),
         ..BASE
@@ -230,8 +235,8 @@ pub(crate) const TABLE: &[Row] = &[
         command: "file",
         safe: "-b -i -L -h -k -r -s -N -n -0 -E --brief --mime --mime-type --mime-encoding \
         --dereference --no-dereference --keep-going --raw --special-files --no-pad --print0 --separator= -F= \
-        --exclude= -e= --extension --apple <-m= <--magic-file= <-f= <--files-from=",
-        unsafe_: "-C --compile -p --preserve-date -z -Z --uncompress --uncompress-noreport",
+        --exclude= -e= --extension --apple <-m= <--magic-file=",
+        unsafe_: "-C --compile -p --preserve-date -z -Z --uncompress --uncompress-noreport -f= --files-from=",
         examples: (&["file a.txt", "file -b --mime-type a"], &["file -C -m magic", "file --comp", "file -p a"]),
         ..BASE
     },
@@ -436,8 +441,8 @@ pub(crate) const TABLE: &[Row] = &[
         --batch-size= --debug --key= --field-separator= --buffer-size= --ignore-leading-blanks \
         --dictionary-order --ignore-case --general-numeric-sort --human-numeric-sort --ignore-nonprinting \
         --month-sort --numeric-sort --random-sort --reverse --sort= --version-sort --check=? --merge --stable \
-        --unique --zero-terminated <--files0-from= <--random-source=",
-        unsafe_: "-o= --output= -T= --temporary-directory= --compress-program=",
+        --unique --zero-terminated <--random-source=",
+        unsafe_: "-o= --output= -T= --temporary-directory= --compress-program= --files0-from=",
         examples: (
             &["sort -u a", "sort -k 2 -t , a", "sort -S 64k a"],
             &[
@@ -512,9 +517,9 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         command: "wc",
-        safe: "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total= \
-        <--files0-from=",
-        examples: (&["wc -l a", "wc --files0-from=list"], &[]),
+        safe: "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total=",
+        unsafe_: "--files0-from=",
+        examples: (&["wc -l a"], &["wc --files0-from=list", "wc --files0=list"]),
         ..BASE
     },
     Row { command: "which", safe: "-a", operands: Operands::Text, examples: (&["which cargo"], &[]), ..BASE },
