@@ -24,13 +24,16 @@ impl Run {
         (content.clone(), *is_error)
     }
 
+    /// Ids of the denied calls, sorted: parallel read-only calls may be decided in any order.
     fn denied_ids(&self) -> Vec<String> {
-        self.result["permission_denials"]
+        let mut ids: Vec<String> = self.result["permission_denials"]
             .as_array()
             .expect("permission_denials")
             .iter()
             .map(|d| d["tool_use_id"].as_str().expect("id").to_string())
-            .collect()
+            .collect();
+        ids.sort();
+        ids
     }
 }
 
@@ -81,8 +84,11 @@ fn bash(id: &str, command: &str) -> Value {
     call(id, "Bash", json!({ "command": command }))
 }
 
+/// Sorted, to compare with [`Run::denied_ids`].
 fn ids(ids: &[&str]) -> Vec<String> {
-    ids.iter().map(|s| s.to_string()).collect()
+    let mut ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    ids.sort();
+    ids
 }
 
 #[test]
@@ -259,7 +265,7 @@ fn family_5_configuration_that_runs_code_is_protected_even_in_accept_edits() {
         call(
             "toolu_edit",
             "Edit",
-            json!({"file_path": config, "old_string": "[core]", "new_string": "[core]\n\tpager = touch PWNED2"}),
+            json!({"file_path": config, "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = \"touch PWNED2; false\""}),
         ),
         call(
             "toolu_hook",

@@ -452,7 +452,7 @@ impl PermissionContext {
                     });
                 // A segment let through for only reading must read inside the workspace; a rule
                 // naming a command does not extend to writing protected configuration.
-                covered && !(leans_on_reading && !self.bash_reads_inside(call)) && !self.bash_names_protected(call)
+                covered && (!leans_on_reading || self.bash_reads_inside(call)) && !self.bash_names_protected(call)
             }),
             "WebFetch" => url(call.input).is_some_and(|u| rules.iter().any(|r| r.matches_url(u))),
             _ => false,

@@ -2,7 +2,7 @@
 //! never overwrites content it has not seen.
 
 use std::io::{ErrorKind, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
@@ -113,7 +113,7 @@ fn existing_file(path: &Path) -> Result<bool, ToolError> {
 
 /// Writes `content`, creating parent directories, and counts the file as read: the model now
 /// knows exactly what it holds.
-fn store(path: &PathBuf, content: &str, ctx: &ToolContext) -> Result<(), ToolError> {
+fn store(path: &Path, content: &str, ctx: &ToolContext) -> Result<(), ToolError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
     }
