@@ -15,6 +15,9 @@
 //! unsafe: the paths they read are not in the command, so the workspace check cannot see them
 //! (in acceptEdits the model could write the list).
 //!
+//! Options that follow symlinks while walking (`grep -R`, `rg -L`, `diff -r`) are unsafe too: a
+//! link inside the workspace would lead the walk outside it.
+//!
 //! Left out on purpose, so they always need approval: `sed` (`-i`, `w` and `e` commands), `awk`
 //! (`system()`, `print >`), `tee`, `xargs`, `env`, `printenv`, `set`, `export`, `declare`,
 //! interpreters, and anything that reaches the network.
@@ -106,7 +109,10 @@ const GREP_OPTIONS: &str = "-i -y -v -w -x -c -l -L -n -h -H -o -q -s -E -F -G -
     --byte-offset --initial-tab --binary --line-buffered --color=? --colour=? -A= -B= -C= -m= \
     --after-context= --before-context= --context= --max-count= --include= --exclude= --exclude-dir= \
     --label= --binary-files= -D= --devices= ^-e= ^--regexp= ^<-f= ^<--file= <--exclude-from= \
-    *-r *-R *--recursive *--dereference-recursive *-d= *--directories=";
+    *-r *--recursive *-d= *--directories=";
+
+/// grep options that follow symlinks while walking, so they can read outside the workspace.
+const GREP_UNSAFE: &str = "-R --dereference-recursive";
 
 const SUMS: &str = "-b -t -z --binary --text --tag --zero --ignore-missing --quiet --status --strict -w --warn";
 
@@ -193,8 +199,10 @@ pub(crate) const TABLE: &[Row] = &[
         --starting-file= --ignore-case --ignore-tab-expansion --ignore-trailing-space --ignore-space-change \
         --ignore-all-space --ignore-blank-lines --ignore-matching-lines= --text --minimal --horizon-lines= \
         --speed-large-files --strip-trailing-cr --color=? --palette= \
-        <-X= <--exclude-from= <--from-file= <--to-file= *-r *--recursive",
-        examples: (&["diff -u a b", "diff -ru a b", "diff --from-file=a b c"], &["diff --bogus a b"]),
+        <-X= <--exclude-from= <--from-file= <--to-file=",
+        // diff follows symlinks while walking a directory: it could read outside the workspace.
+        unsafe_: "-r --recursive",
+        examples: (&["diff -u a b", "diff --from-file=a b c"], &["diff --bogus a b", "diff -ru a b"]),
         ..BASE
     },
     Row { command: "dirname", safe: "-z --zero", operands: Operands::Text, examples: (&["dirname a/b"], &[]), ..BASE },
@@ -219,6 +227,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         command: "egrep",
         safe: GREP_OPTIONS,
+        unsafe_: GREP_UNSAFE,
         operands: Operands::PatternThenPaths,
         examples: (&["egrep 'a|b' f"], &["egrep --bogus x"]),
         ..BASE
@@ -227,6 +236,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         command: "fgrep",
         safe: GREP_OPTIONS,
+        unsafe_: GREP_UNSAFE,
         operands: Operands::PatternThenPaths,
         examples: (&["fgrep -n x f"], &[]),
         ..BASE
@@ -276,6 +286,7 @@ pub(crate) const TABLE: &[Row] = &[
     Row {
         command: "grep",
         safe: GREP_OPTIONS,
+        unsafe_: GREP_UNSAFE,
         operands: Operands::PatternThenPaths,
         numeric_option: true,
         examples: (&["grep -rn 'fn main' src", "grep -e a -e b f", "grep -5 x f"], &["grep --bogus x f"]),
@@ -385,11 +396,11 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         command: "rg",
-        safe: "-i -S -s -w -x -v -c -l -n -N -H -I -F -o -U -P -L -a -b -q -0 -u -uu -uuu \
+        safe: "-i -S -s -w -x -v -c -l -n -N -H -I -F -o -U -P -a -b -q -0 -u -uu -uuu \
         --ignore-case --smart-case --case-sensitive --word-regexp --line-regexp --invert-match --count \
         --count-matches --files-with-matches --files-without-match --line-number --no-line-number \
         --with-filename --no-filename --fixed-strings --only-matching --multiline --multiline-dotall --pcre2 \
-        --follow --text --byte-offset --quiet --null --hidden --no-hidden --no-ignore --no-ignore-vcs \
+        --text --byte-offset --quiet --null --hidden --no-hidden --no-ignore --no-ignore-vcs \
         --no-ignore-dot --no-ignore-parent --no-require-git --no-config --no-messages --json --files --heading \
         --no-heading --column --vimgrep --trim --stats --passthru --one-file-system --sort= --sortr= \
         --color= --colors= -g= --glob= --iglob= -t= -T= --type= --type-not= --type-add= -A= -B= -C= \
@@ -397,7 +408,7 @@ pub(crate) const TABLE: &[Row] = &[
         -r= --replace= -M= --max-columns= --max-columns-preview --context-separator= \
         --field-match-separator= --engine= --type-list -j= --threads= \
         ^-e= ^--regexp= ^<-f= ^<--file= <--ignore-file=",
-        unsafe_: "--pre= --pre-glob= -z --search-zip --hostname-bin=",
+        unsafe_: "--pre= --pre-glob= -z --search-zip --hostname-bin= -L --follow",
         operands: Operands::PatternThenPaths,
         default_dot: true,
         walks: true,

@@ -23,7 +23,7 @@ pub(crate) fn reads(analysis: &Analysis, cwd: &Path) -> Vec<(Resolved, bool)> {
     for read in &analysis.reads {
         let directories = analysis.directories.get(read.directories).map(Vec::as_slice).unwrap_or(&[]);
         for dir in directories {
-            let Some(base) = expand_home(dir).map(|d| normalize(&cwd.join(d))) else {
+            let Some(base) = expand_home(dir).map(|d| physical(&cwd.join(d))) else {
                 out.push((None, read.walks));
                 continue;
             };
@@ -45,7 +45,7 @@ pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<Pat
         .map(Vec::as_slice)
         .unwrap_or(&[])
         .iter()
-        .filter_map(|d| expand_home(d).map(|d| normalize(&cwd.join(d))))
+        .filter_map(|d| expand_home(d).map(|d| physical(&cwd.join(d))))
         .collect();
     let mut out = Vec::new();
     let redirects = command.inputs.iter().map(|(_, target)| target).chain(&command.outputs);
@@ -80,15 +80,22 @@ fn expand_home(word: &str) -> Option<PathBuf> {
 /// One word as the paths it names: the literal path, and what its glob matches (bounded).
 fn resolve(word: &str, base: &Path) -> Vec<Resolved> {
     let Some(expanded) = expand_home(word) else { return vec![None] };
-    let literal = normalize(&base.join(expanded));
-    let mut out = vec![Some(canonicalize_lenient(&literal))];
+    let joined = base.join(expanded);
+    let mut out = vec![Some(physical(&joined))];
     if word.contains(['*', '?', '[']) {
-        match expand_glob(&literal) {
-            Some(matches) => out.extend(matches.into_iter().map(|p| Some(canonicalize_lenient(&p)))),
+        match expand_glob(&joined) {
+            Some(matches) => out.extend(matches.into_iter().map(|p| Some(physical(&p)))),
             None => out.push(None),
         }
     }
     out
+}
+
+/// Where the kernel takes `path`: `..` after a symlink goes up from the link's target, not
+/// from the link (`cd link && cat ../x`), so an existing path is canonicalized as it stands.
+/// A path that does not exist cannot be read; it is folded lexically, then resolved leniently.
+fn physical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| canonicalize_lenient(&normalize(path)))
 }
 
 /// Expands a glob component by component as bash does (a leading `.` is matched only by a
@@ -97,6 +104,10 @@ fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     for component in pattern.components().skip(1) {
         let part = component.as_os_str().to_string_lossy();
+        if component == std::path::Component::ParentDir || component == std::path::Component::CurDir {
+            current = current.into_iter().map(|p| p.join(part.as_ref())).collect();
+            continue;
+        }
         if !part.contains(['*', '?', '[']) {
             current = current.into_iter().map(|p| p.join(part.as_ref())).collect();
             continue;
@@ -149,5 +160,19 @@ mod tests {
             reads(&analyze("cd / && cat etc/hostname"), &root).into_iter().map(|r| r.0).collect();
         assert!(paths.contains(&Some(PathBuf::from("/etc/hostname"))), "{paths:?}");
         assert_eq!(resolve("~bob/x", &root), vec![None]);
+    }
+
+    #[test]
+    fn dot_dot_after_a_symlink_climbs_from_its_target_as_the_kernel_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::create_dir_all(root.join("ws")).expect("mkdir");
+        std::fs::create_dir_all(root.join("elsewhere/deep")).expect("mkdir");
+        std::fs::write(root.join("elsewhere/secret"), "s").expect("write");
+        std::os::unix::fs::symlink(root.join("elsewhere/deep"), root.join("ws/link")).expect("symlink");
+        let ws = root.join("ws");
+        let paths: Vec<Resolved> = reads(&analyze("cd link && cat ../secret"), &ws).into_iter().map(|r| r.0).collect();
+        assert!(paths.contains(&Some(root.join("elsewhere/secret"))), "{paths:?}");
+        assert_eq!(resolve("link/../secret", &ws), vec![Some(root.join("elsewhere/secret"))]);
     }
 }
