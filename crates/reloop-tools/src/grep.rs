@@ -18,11 +18,11 @@ shows match counts per file. Patterns match within single lines unless multiline
 newlines and patterns span lines. Like rg, hidden files and files ignored by .gitignore are skipped. Use Grep for \
 searches instead of running grep or rg through Bash.";
 
-/// Most content lines one Grep returns, whatever `head_limit` asks; more would flood the
-/// context, and collecting them is what once took a 300 MB file to 8.5 GB of memory.
+/// Most lines (content lines, files, counts) one Grep returns, whatever `head_limit` asks; more
+/// would flood the context, and collecting them is what once took a 300 MB file to 8.5 GB.
 pub const MAX_GREP_RESULT_LINES: usize = 1000;
 
-/// The note that ends a content result cut at [`MAX_GREP_RESULT_LINES`].
+/// The note that ends a result cut at [`MAX_GREP_RESULT_LINES`].
 pub fn grep_truncated_note() -> String {
     format!(
         "\n\n[Results truncated at {MAX_GREP_RESULT_LINES} lines. Use head_limit and offset to page through them, or a narrower pattern, path or glob.]"
@@ -178,12 +178,17 @@ fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
 fn files_with_matches(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> String {
     let mut files: Vec<_> = hits.into_iter().map(|hit| (walk::mtime(&hit.path), hit.path)).collect();
     walk::sort_newest_first(&mut files);
-    let (files, note) = page.apply(files);
+    let capped = capped(page, files.len());
+    let (mut files, note) = page.apply(files);
     if files.is_empty() {
         return "No files found".into();
     }
+    if capped {
+        files.truncate(MAX_GREP_RESULT_LINES);
+    }
     let list: Vec<String> = files.iter().map(|(_, path)| display(&ctx.cwd, path)).collect();
-    format!("Found {}\n{}{}", plural(list.len(), "file", "files"), list.join("\n"), note.unwrap_or_default())
+    let note = if capped { grep_truncated_note() } else { note.unwrap_or_default() };
+    format!("Found {}\n{}{note}", plural(list.len(), "file", "files"), list.join("\n"))
 }
 
 fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
@@ -196,8 +201,7 @@ fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
         }
         lines.extend(hit.lines);
     }
-    let capped = page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES)
-        && lines.len().saturating_sub(page.offset) > MAX_GREP_RESULT_LINES;
+    let capped = capped(page, lines.len());
     let (mut lines, note) = page.apply(lines);
     if lines.is_empty() {
         return "No matches found".into();
@@ -209,11 +213,22 @@ fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
     format!("{}{}", lines.join("\n"), note.unwrap_or_default())
 }
 
+/// Whether `total` entries are more than the hard cap lets through the page's window.
+fn capped(page: &Page, total: usize) -> bool {
+    page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES)
+        && total.saturating_sub(page.offset) > MAX_GREP_RESULT_LINES
+}
+
 fn counts(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> String {
-    let (hits, note) = page.apply(hits);
+    let capped = capped(page, hits.len());
+    let (mut hits, note) = page.apply(hits);
     if hits.is_empty() {
         return "No matches found".into();
     }
+    if capped {
+        hits.truncate(MAX_GREP_RESULT_LINES);
+    }
+    let note = if capped { Some(grep_truncated_note()) } else { note };
     let total: u64 = hits.iter().map(|hit| hit.count).sum();
     let lines: Vec<String> = hits.iter().map(|hit| format!("{}:{}", display(&ctx.cwd, &hit.path), hit.count)).collect();
     format!(

@@ -280,15 +280,14 @@ impl PermissionContext {
         }))
     }
 
-    /// Whether a Bash command reaches a path a Read or Edit deny rule names: by naming it (any
-    /// word, any glob, any directory it may run in) or by reading every file below a directory
-    /// that holds it (`grep -r`, `rg`).
-    fn bash_reaches_denied(&self, call: &Call<'_>) -> bool {
+    /// Whether a Bash command reaches a path one of the Read or Edit `rules` names: by naming it
+    /// (any word, any glob, any directory it may run in) or by reading every file below a
+    /// directory that holds it (`grep -r`, `rg`).
+    fn bash_reaches(&self, call: &Call<'_>, rules: &[Rule]) -> bool {
         let (Some(command), Some(analysis)) = (&call.command, &call.analysis) else { return false };
         let cwd = self.workspace.cwd();
-        let rules: Vec<Rule> = self
-            .deny_rules()
-            .into_iter()
+        let rules: Vec<&Rule> = rules
+            .iter()
             .filter(|r| r.specifier().is_some() && (r.covers_tool("Read") || r.covers_tool("Edit")))
             .collect();
         if rules.is_empty() {
@@ -338,7 +337,9 @@ impl PermissionContext {
         if !valid {
             return Decision::Allow;
         }
-        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call)) {
+        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call))
+            || self.bash_reaches(&call, self.rules.ask())
+        {
             return self.ask(&call).into();
         }
         if self.mode == PermissionMode::BypassPermissions {
@@ -393,7 +394,7 @@ impl PermissionContext {
         if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
             return Some(Refusal::NotEnabled { tool });
         }
-        if rules.iter().any(|r| self.matches_any(r, call)) || self.bash_reaches_denied(call) {
+        if rules.iter().any(|r| self.matches_any(r, call)) || self.bash_reaches(call, &self.deny_rules()) {
             return Some(Refusal::DeniedByRule { tool });
         }
         None

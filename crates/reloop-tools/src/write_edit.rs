@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
+use crate::read::format_file_size;
 use crate::special::{check_regular, create_regular, open_regular};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
@@ -22,6 +23,10 @@ with the Read tool in this session first. old_string must match the file's text 
 prefix Read shows) and must be unique in the file unless replace_all is true; give more surrounding context to \
 make it unique. replace_all replaces every occurrence, which is handy for renaming. An empty old_string on a file \
 that does not exist creates it with new_string.";
+
+/// Largest file Edit loads: it holds the file twice (old and new text), so memory stays near
+/// 130 MB. Claude Code's bound is 1 GB, with the same message.
+pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The built-in Write tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -160,7 +165,10 @@ fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
-    let (mut file, _) = open_regular(&path, ctx)?;
+    let (mut file, size) = open_regular(&path, ctx)?;
+    if size > MAX_EDIT_BYTES {
+        return Err(ToolError::TooLargeToEdit { size: format_file_size(size), max: format_file_size(MAX_EDIT_BYTES) });
+    }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(|err| ToolError::io("cannot read", &path, err))?;
     let content = String::from_utf8(bytes).map_err(|_| {

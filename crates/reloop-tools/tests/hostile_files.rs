@@ -104,3 +104,31 @@ fn grep_content_is_cut_at_its_cap_with_a_note() {
         "many.txt:1401:hit\nmany.txt:1402:hit\n\n[Showing results with pagination = limit: 2, offset: 1400]"
     );
 }
+
+#[test]
+fn edit_refuses_a_file_it_would_have_to_hold_past_its_bound() {
+    let ws = Workspace::new();
+    let big = ws.path("big.txt");
+    std::fs::write(&big, "text\n".repeat(4096)).expect("write");
+    // The rest is a hole: the file is big without taking the disk.
+    let file = std::fs::File::options().write(true).open(&big).expect("open");
+    file.set_len(reloop_tools::MAX_EDIT_BYTES + 1).expect("sparse file");
+    ws.ok("Read", json!({"file_path": big, "limit": 1}));
+    assert_eq!(
+        ws.err("Edit", json!({"file_path": big, "old_string": "a", "new_string": "b"})),
+        "<tool_use_error>File is too large to edit (64MB). Maximum editable file size is 64MB.</tool_use_error>"
+    );
+}
+
+#[test]
+fn grep_lists_of_files_and_counts_are_capped_too() {
+    let ws = Workspace::new();
+    for i in 0..reloop_tools::MAX_GREP_RESULT_LINES + 5 {
+        ws.file(&format!("f{i:04}.txt"), "hit\n");
+    }
+    let files = ws.ok("Grep", json!({"pattern": "hit"}));
+    assert!(files.starts_with(&format!("Found {} files\n", reloop_tools::MAX_GREP_RESULT_LINES)), "{}", &files[..40]);
+    assert!(files.ends_with(&reloop_tools::grep_truncated_note()));
+    let counts = ws.ok("Grep", json!({"pattern": "hit", "output_mode": "count"}));
+    assert!(counts.ends_with(&reloop_tools::grep_truncated_note()));
+}

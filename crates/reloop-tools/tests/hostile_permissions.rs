@@ -187,3 +187,18 @@ fn grep_and_glob_leave_out_what_a_read_deny_rule_hides() {
     assert!(glob.content.contains("notes.md"), "{}", glob.content);
     assert!(f.ctx(PermissionMode::Default, &[], &["Read", "Bash(rm:*)"]).read_filter().is_none());
 }
+
+#[test]
+fn a_read_ask_rule_asks_for_a_bash_command_naming_the_file() {
+    let f = fixture();
+    let rules = PermissionRules::parse::<&str>(&[], &[], &["Read(./secret.txt)"]).expect("rules");
+    let ctx = PermissionContext::new(
+        PermissionMode::BypassPermissions,
+        rules,
+        Workspace::new(&f.root, &[]).expect("workspace"),
+        Vec::new(),
+    )
+    .expect("context");
+    assert_eq!(f.bash(&ctx, "cat secret.txt"), deny(NEEDS_APPROVAL));
+    assert_eq!(f.bash(&ctx, "cat notes.md"), Decision::Allow);
+}
