@@ -364,3 +364,24 @@ fn family_7_fifos_and_devices_are_refused_without_hanging() {
     // Write of an existing file needs a Read first; the FIFO is refused before that question.
     assert!(run.get("toolu_write").1);
 }
+
+#[test]
+fn refusals_are_journaled_so_show_why_and_replay_have_them() {
+    let ws = Workspace::seed();
+    let calls = vec![
+        bash("toolu_outside", "cat /etc/shadow"),
+        bash("toolu_abbrev", "sort --outp=o README.md"),
+        call("toolu_git", "Write", json!({"file_path": ws.cwd().join(".git/config"), "content": "x"})),
+        bash("toolu_fine", "wc -l README.md"),
+    ];
+    let run = session(&ws, calls, &["--permission-mode", "acceptEdits"], &[]);
+    assert_eq!(run.denied_ids(), ids(&["toolu_abbrev", "toolu_git", "toolu_outside"]));
+    // The conversation rebuilt from the journal holds each refusal as the call's result, and
+    // `why` the turn that asked for them.
+    let shown = common::stdout(&ws.reloop(&["show", "last"])).replace(ws.cwd().to_str().expect("utf-8"), "[CWD]");
+    let conversation = &shown[shown.find("user: go").expect("the prompt")..];
+    common::settings().bind(|| {
+        insta::assert_snapshot!("security_show_refusals", conversation);
+        insta::assert_snapshot!("security_why_refusals", ws.why());
+    });
+}
