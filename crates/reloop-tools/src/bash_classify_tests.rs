@@ -212,3 +212,11 @@ fn the_reading_commands_agents_run_most_stay_read_only() {
         assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
     }
 }
+
+#[test]
+fn git_paths_inside_revisions_are_exposed_and_log_ranges_need_approval() {
+    assert!(paths("git show HEAD:../secret").contains(&"../secret".to_string()));
+    assert!(paths("git show :src/a.rs").contains(&"src/a.rs".to_string()));
+    assert!(!ro("git log -L 1,2:../secret"));
+    assert!(ro("git blame -L 1,5 src/a.rs"));
+}

@@ -633,10 +633,11 @@ const GIT_LOG: &str = "--oneline -n= --max-count= --skip= --since= --after= --un
     --format= --pretty=? --abbrev-commit --no-abbrev-commit --date= --relative-date --follow --reverse \
     --topo-order --date-order --author-date-order --left-right --cherry-pick --cherry-mark --cherry \
     --boundary --simplify-by-decoration --full-history --dense --sparse --ancestry-path=? --source \
-    --use-mailmap --mailmap --no-mailmap --encoding= --notes=? --no-notes --show-notes=? -L= --walk-reflogs \
+    --use-mailmap --mailmap --no-mailmap --encoding= --notes=? --no-notes --show-notes=? --walk-reflogs \
     -g --left-only --right-only --no-walk=? --do-walk --children --parents --log-size --show-linear-break=? \
     --expand-tabs=? --no-expand-tabs --show-pulls --full-diff --count --no-standard-notes --standard-notes";
-const GIT_DIFF_UNSAFE: &str = "--output= --output-indicator-new= --ext-diff --textconv --show-signature";
+/// `-L range:file` names a file inside its value, which the path check would not see.
+const GIT_DIFF_UNSAFE: &str = "--output= --output-indicator-new= --ext-diff --textconv --show-signature -L=";
 
 /// The git subcommands that only read, each with its options; the operands are revisions and
 /// paths, all checked as paths (a revision such as `HEAD~1` resolves inside the workspace).
@@ -730,6 +731,11 @@ pub(crate) fn git(args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> 
     if walks && parsed.operands.is_empty() {
         parsed.operands.push(".".into());
     }
+    // `REV:path` and `:path` name a path relative to the current directory, which may climb out
+    // of the workspace inside the repository (`HEAD:../secret`).
+    let in_revisions: Vec<String> =
+        parsed.operands.iter().filter_map(|o| o.split_once(':').map(|(_, path)| path.to_string())).collect();
+    parsed.operands.extend(in_revisions.into_iter().filter(|p| !p.is_empty()));
     out.paths.extend(parsed.paths);
     out.operands.extend(parsed.operands);
     out.walks = walks;
