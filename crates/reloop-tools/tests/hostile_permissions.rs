@@ -122,7 +122,14 @@ fn an_edit_deny_rule_covers_write_edit_and_bash_writes() {
         f.tool(&ctx, "Edit", json!({"file_path": main, "old_string": "a", "new_string": "b"})),
         deny("Permission to use Edit has been denied.")
     );
-    for command in ["echo x > src/main.rs", "sort -o src/main.rs notes.md", "rm -rf src", "mv notes.md src/n.md"] {
+    for command in [
+        "echo x > src/main.rs",
+        "sort -o src/main.rs notes.md",
+        "sort -osrc/main.rs notes.md",
+        "sort --output=src/main.rs notes.md",
+        "rm -rf src",
+        "mv notes.md src/n.md",
+    ] {
         assert_eq!(f.bash(&ctx, command), deny("Permission to use Bash has been denied."), "{command}");
     }
 }

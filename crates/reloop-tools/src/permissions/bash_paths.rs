@@ -50,16 +50,17 @@ pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<Pat
     let mut out = Vec::new();
     let redirects = command.inputs.iter().map(|(_, target)| target).chain(&command.outputs);
     for word in command.segments.iter().flatten().chain(redirects) {
-        let text = match word.split_once('=') {
-            Some((option, value)) if option.starts_with('-') => value,
-            _ if word.starts_with('-') => continue,
-            _ => word.as_str(),
+        // `--opt=value` and `-ovalue` carry a value that may be a path; a bare option does not.
+        let texts: Vec<&str> = match word.split_once('=') {
+            Some((option, value)) if option.starts_with('-') => vec![value],
+            _ if word.starts_with("--") => continue,
+            _ if word.starts_with('-') => word.get(2..).into_iter().collect(),
+            _ => vec![word.as_str()],
         };
-        if text.is_empty() {
-            continue;
-        }
-        for dir in &directories {
-            out.extend(resolve(text, dir).into_iter().flatten());
+        for text in texts.into_iter().filter(|t| !t.is_empty()) {
+            for dir in &directories {
+                out.extend(resolve(text, dir).into_iter().flatten());
+            }
         }
     }
     out
