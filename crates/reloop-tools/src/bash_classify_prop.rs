@@ -190,7 +190,7 @@ proptest! {
         }
         // One scratch tree per test thread: a case that changed it fails the test anyway.
         SCRATCH.with(|scratch| {
-            let (dir, before) = &*scratch;
+            let (dir, before) = scratch;
             run(&cmd, dir.path(), confinement());
             let after = snapshot(dir.path());
             prop_assert!(*before == after, "`{}` is called read-only but changed the tree", cmd);
@@ -234,7 +234,7 @@ fn no_single_option_called_read_only_changes_a_file() {
                 continue;
             }
             SCRATCH.with(|scratch| {
-                let (dir, before) = &*scratch;
+                let (dir, before) = scratch;
                 run(&cmd, dir.path(), confinement());
                 assert!(*before == snapshot(dir.path()), "`{cmd}` is called read-only but changed the tree");
             });
