@@ -137,9 +137,7 @@ const NEVER_ENDS: &str = "tail -f README.md";
 #[test]
 fn a_failing_bash_call_cancels_its_slow_parallel_sibling() {
     let ws = Workspace::seed();
-    assert!(
-        reloop_tools::is_read_only_command(NEVER_ENDS) && reloop_tools::is_read_only_command("ls nonexistent-dir")
-    );
+    assert!(reloop_tools::is_read_only_command(NEVER_ENDS) && reloop_tools::is_read_only_command("ls nonexistent-dir"));
     let started = Instant::now();
     let out = ws.run_responses(
         "look",
