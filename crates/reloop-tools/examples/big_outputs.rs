@@ -40,6 +40,16 @@ fn cases(dir: &Path) -> Vec<(&'static str, &'static str, Value)> {
             "Read",
             json!({"file_path": format!("{d}/huge.txt"), "offset": 67_108_860, "limit": 5}),
         ),
+        (
+            "read 1 GB file, limit 100000000 (refused)",
+            "Read",
+            json!({"file_path": format!("{d}/huge.txt"), "offset": 1, "limit": 100_000_000}),
+        ),
+        (
+            "grep content, offset 5000000 (counted)",
+            "Grep",
+            json!({"pattern": "needle", "path": format!("{d}/lines.txt"), "output_mode": "content", "offset": 5_000_000, "head_limit": 3}),
+        ),
         ("read one 300 MB line (streamed, cut)", "Read", json!({"file_path": format!("{d}/one_line.txt"), "limit": 1})),
         ("bash yes | head -c 500000000", "Bash", json!({"command": "yes | head -c 500000000", "timeout": 600_000})),
     ]

@@ -131,6 +131,7 @@ fn query(input: &Value, ctx: &ToolContext) -> Result<Query, ToolError> {
         after,
         multiline: input::opt_bool(input, "multiline").unwrap_or(false),
         max_lines: usize::MAX,
+        skip_lines: 0,
         hidden: ctx.hidden.clone(),
     })
 }
@@ -144,15 +145,20 @@ struct Page {
 impl Page {
     /// Applies the window, returning the kept items and the note to append when it cut anything.
     fn apply<T>(&self, items: Vec<T>) -> (Vec<T>, Option<String>) {
-        let total = items.len();
+        let remaining = items.len().saturating_sub(self.offset);
         let kept: Vec<T> = items.into_iter().skip(self.offset).take(self.limit.unwrap_or(usize::MAX)).collect();
-        let cut_by_limit = self.limit.is_some_and(|limit| total.saturating_sub(self.offset) > limit);
+        (kept, self.note(remaining))
+    }
+
+    /// The note for a window over `remaining` items left after the offset.
+    fn note(&self, remaining: usize) -> Option<String> {
+        let cut_by_limit = self.limit.is_some_and(|limit| remaining > limit);
         let info = match self.limit {
             Some(limit) if cut_by_limit => Some(format!("limit: {limit}, offset: {}", self.offset)),
             _ if self.offset > 0 => Some(format!("offset: {}", self.offset)),
             _ => None,
         };
-        (kept, info.map(|info| format!("\n\n[Showing results with pagination = {info}]")))
+        info.map(|info| format!("\n\n[Showing results with pagination = {info}]"))
     }
 }
 
@@ -166,11 +172,12 @@ fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     // Content lines past what will be shown are never collected: the window, capped, plus one
     // to know that more exist.
     let shown = page.limit.unwrap_or(MAX_GREP_RESULT_LINES).min(MAX_GREP_RESULT_LINES);
-    query.max_lines = page.offset.saturating_add(shown).saturating_add(1);
+    query.max_lines = shown.saturating_add(1);
+    query.skip_lines = page.offset;
     let hits = search(&query, ctx)?;
     match query.mode {
         Mode::FilesWithMatches => Ok(files_with_matches(hits, &page, ctx)),
-        Mode::Content => Ok(content(hits, &query, &page)),
+        Mode::Content => Ok(content(hits, &page)),
         Mode::Count => Ok(counts(hits, &page, ctx)),
     }
 }
@@ -191,25 +198,18 @@ fn files_with_matches(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> Str
     format!("Found {}\n{}{note}", plural(list.len(), "file", "files"), list.join("\n"))
 }
 
-fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
-    let with_context = query.before > 0 || query.after > 0;
-    let mut lines = Vec::new();
-    for hit in hits {
-        // rg separates context groups of different files with `--` too.
-        if with_context && !lines.is_empty() {
-            lines.push("--".to_string());
-        }
-        lines.extend(hit.lines);
-    }
-    let capped = capped(page, lines.len());
-    let (mut lines, note) = page.apply(lines);
+/// Content lines, the `offset` already left out by the search (which only counted them) and the
+/// `--` between files' context groups already in place.
+fn content(hits: Vec<FileHit>, page: &Page) -> String {
+    let lines: Vec<String> = hits.into_iter().flat_map(|hit| hit.lines).collect();
+    let remaining = lines.len();
+    let capped = page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES) && remaining > MAX_GREP_RESULT_LINES;
+    let shown = page.limit.unwrap_or(usize::MAX).min(MAX_GREP_RESULT_LINES);
+    let lines: Vec<String> = lines.into_iter().take(shown).collect();
     if lines.is_empty() {
         return "No matches found".into();
     }
-    if capped {
-        lines.truncate(MAX_GREP_RESULT_LINES);
-        return format!("{}{}", lines.join("\n"), grep_truncated_note());
-    }
+    let note = if capped { Some(grep_truncated_note()) } else { page.note(remaining) };
     format!("{}{}", lines.join("\n"), note.unwrap_or_default())
 }
 

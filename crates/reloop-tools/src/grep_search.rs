@@ -42,6 +42,9 @@ pub(crate) struct Query {
     /// Content mode: stop once this many lines are collected (the caller shows fewer and notes
     /// that more exist), so memory stays bounded whatever matches.
     pub max_lines: usize,
+    /// Content mode: lines (`--` separators included) counted but not kept, the `offset` of the
+    /// page, so a far offset costs no memory.
+    pub skip_lines: usize,
     /// Whether a path is hidden by a Read deny rule: such files are not searched at all.
     pub hidden: Option<crate::tool::PathFilter>,
 }
@@ -62,6 +65,10 @@ pub(crate) fn search(query: &Query, ctx: &ToolContext) -> Result<Vec<FileHit>, T
     let mut searcher = build_searcher(query);
     let mut hits = Vec::new();
     let mut collected = 0usize;
+    let mut skip = query.skip_lines;
+    // rg separates context groups of different files with `--` too.
+    let with_context = query.before > 0 || query.after > 0;
+    let mut any_line = false;
     for path in files(query, ctx)? {
         if ctx.is_cancelled() {
             return Err(ToolError::Interrupted);
@@ -71,8 +78,17 @@ pub(crate) fn search(query: &Query, ctx: &ToolContext) -> Result<Vec<FileHit>, T
         }
         let shown = crate::paths::display(&ctx.cwd, &path);
         let budget = query.max_lines.saturating_sub(collected);
-        let mut sink =
-            FileSink { mode: query.mode, shown, line_numbers: query.line_numbers, lines: Vec::new(), count: 0, budget };
+        let mut sink = FileSink {
+            mode: query.mode,
+            shown,
+            line_numbers: query.line_numbers,
+            lines: Vec::new(),
+            count: 0,
+            budget,
+            skip,
+            separator_pending: with_context && any_line,
+            any_line: false,
+        };
         // An unreadable file (or one that stopped being a regular file) is skipped, as rg skips
         // it (after a warning the model has no use for).
         let Some(file) = open_nonblocking(&path) else { continue };
@@ -80,6 +96,8 @@ pub(crate) fn search(query: &Query, ctx: &ToolContext) -> Result<Vec<FileHit>, T
             continue;
         }
         collected += sink.lines.len();
+        skip = sink.skip;
+        any_line |= sink.any_line;
         let matched = match query.mode {
             Mode::Content => !sink.lines.is_empty(),
             Mode::Count | Mode::FilesWithMatches => sink.count > 0,
@@ -177,24 +195,48 @@ struct FileSink {
     count: u64,
     /// Content lines this file may still add.
     budget: usize,
+    /// Lines still to count without keeping (the page's offset, shared across files).
+    skip: usize,
+    /// A `--` goes before this file's first line: an earlier file printed lines with context.
+    separator_pending: bool,
+    /// Whether this file printed (or skipped) any line.
+    any_line: bool,
 }
 
 impl FileSink {
-    /// Adds a line; false once the budget is spent, which ends the search.
-    fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
+    /// Counts a line, keeping it once the offset is passed; false once the budget is spent,
+    /// which ends the search.
+    fn emit(&mut self, line: impl FnOnce(&Self) -> String) -> bool {
+        self.any_line = true;
+        if self.skip > 0 {
+            self.skip -= 1;
+            return true;
+        }
         if self.lines.len() >= self.budget {
             return false;
         }
+        let line = line(self);
+        self.lines.push(line);
+        true
+    }
+
+    /// Adds a matched or context line, after the `--` separating it from an earlier file.
+    fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
+        if std::mem::take(&mut self.separator_pending) && !self.emit(|_| "--".to_string()) {
+            return false;
+        }
+        self.emit(|sink| sink.format(separator, number, bytes))
+    }
+
+    fn format(&self, separator: char, number: Option<u64>, bytes: &[u8]) -> String {
         let text = String::from_utf8_lossy(bytes);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         let text = cut(text);
-        let line = match number.filter(|_| self.line_numbers) {
+        match number.filter(|_| self.line_numbers) {
             Some(n) => format!("{}{separator}{n}{separator}{text}", self.shown),
             None => format!("{}{separator}{text}", self.shown),
-        };
-        self.lines.push(line);
-        true
+        }
     }
 }
 
@@ -232,10 +274,6 @@ impl Sink for FileSink {
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, Self::Error> {
-        if self.lines.len() >= self.budget {
-            return Ok(false);
-        }
-        self.lines.push("--".to_string());
-        Ok(true)
+        Ok(self.emit(|_| "--".to_string()))
     }
 }

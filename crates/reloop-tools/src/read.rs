@@ -114,13 +114,12 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
             total_lines
         ));
     }
-    let text = shown.join("\n");
-    let tokens = estimate_tokens(&text);
+    let tokens = shown.tokens();
     if tokens > MAX_OUTPUT_TOKENS {
         return Err(ToolError::TooManyTokens { tokens });
     }
     ctx.mark_read(&path);
-    Ok(text)
+    Ok(shown.lines.join("\n"))
 }
 
 /// The lines to show: from 1-based `first`, at most `limit` of them.
@@ -132,12 +131,8 @@ struct Window {
 /// Streams the file's lines, keeping the numbered lines inside `window` (each cut to
 /// [`MAX_LINE_CHARS`]) and counting all of them. Lines end at `\n`; a `\r` before it is dropped.
 /// Once the window is full only newlines are counted, so a line is never held whole.
-fn stream_lines(
-    reader: &mut impl BufRead,
-    window: &Window,
-    ctx: &ToolContext,
-) -> std::io::Result<(Vec<String>, usize)> {
-    let mut shown = Vec::new();
+fn stream_lines(reader: &mut impl BufRead, window: &Window, ctx: &ToolContext) -> std::io::Result<(Shown, usize)> {
+    let mut shown = Shown::default();
     let mut line: Vec<u8> = Vec::new();
     let mut line_overflow = false;
     let mut number = 1usize;
@@ -186,6 +181,30 @@ fn stream_lines(
     Ok((shown, total))
 }
 
+/// The numbered lines of the window, held only while they fit the token bound: past it the
+/// answer will be refused anyway, so the rest is only measured (a `limit` of millions of lines
+/// costs no memory).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shown {
+    lines: Vec<String>,
+    /// Bytes of the answer: the lines joined by newlines.
+    len: usize,
+}
+
+impl Shown {
+    fn push(&mut self, line: String) {
+        self.len += line.len() + usize::from(self.len > 0 || !self.lines.is_empty());
+        if self.len <= MAX_OUTPUT_TOKENS * 4 {
+            self.lines.push(line);
+        }
+    }
+
+    /// Claude Code's rough count of the answer's tokens: one per four bytes.
+    fn tokens(&self) -> usize {
+        self.len.div_ceil(4)
+    }
+}
+
 /// Appends `bytes` to the line up to [`LINE_KEEP_BYTES`], noting that more was dropped.
 fn keep(line: &mut Vec<u8>, overflow: &mut bool, bytes: &[u8]) {
     let room = LINE_KEEP_BYTES.saturating_sub(line.len()).min(bytes.len());
@@ -208,11 +227,6 @@ fn render_line(bytes: &[u8], overflow: bool) -> String {
 
 fn extension(path: &Path) -> Option<String> {
     path.extension().map(|e| e.to_string_lossy().into_owned())
-}
-
-/// Claude Code's rough count: one token per four bytes.
-fn estimate_tokens(text: &str) -> usize {
-    text.len().div_ceil(4)
 }
 
 /// A size as Claude Code prints it: `363KB`, `306.6KB`, `2MB`.
@@ -238,7 +252,20 @@ mod tests {
 
     fn lines(text: &str, first: usize, limit: usize) -> (Vec<String>, usize) {
         let ctx = ToolContext::new(std::env::temp_dir());
-        stream_lines(&mut std::io::Cursor::new(text.as_bytes()), &Window { first, limit }, &ctx).expect("in memory")
+        let (shown, total) = stream_lines(&mut std::io::Cursor::new(text.as_bytes()), &Window { first, limit }, &ctx)
+            .expect("in memory");
+        (shown.lines, total)
+    }
+
+    #[test]
+    fn an_answer_past_the_token_bound_is_measured_not_held() {
+        let mut shown = Shown::default();
+        for _ in 0..100_000 {
+            shown.push("x".repeat(99));
+        }
+        assert!(shown.lines.len() < 1001, "held {} lines", shown.lines.len());
+        // 100000 lines of 99 bytes joined by 99999 newlines.
+        assert_eq!(shown.tokens(), (100_000 * 99 + 99_999_usize).div_ceil(4));
     }
 
     #[test]

@@ -132,3 +132,24 @@ fn grep_lists_of_files_and_counts_are_capped_too() {
     let counts = ws.ok("Grep", json!({"pattern": "hit", "output_mode": "count"}));
     assert!(counts.ends_with(&reloop_tools::grep_truncated_note()));
 }
+
+#[test]
+fn a_far_offset_is_counted_not_held_and_pages_exactly_like_the_whole_list() {
+    let ws = Workspace::new();
+    ws.file("a.txt", "x\nhit 1\ny\nz\nhit 2\n");
+    ws.file("b.txt", "hit 3\nq\n");
+    let input = |extra: serde_json::Value| {
+        let mut base = json!({"pattern": "hit", "output_mode": "content", "-C": 1});
+        base.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        base
+    };
+    let full = ws.ok("Grep", input(json!({})));
+    let all: Vec<&str> = full.lines().collect();
+    assert!(all.contains(&"--"), "context groups are separated: {full}");
+    for offset in 0..all.len() {
+        let page = ws.ok("Grep", input(json!({"offset": offset, "head_limit": 2})));
+        let shown: Vec<&str> = page.split("\n\n[Showing").next().unwrap_or_default().lines().collect();
+        let expected: Vec<&str> = all.iter().skip(offset).take(2).copied().collect();
+        assert_eq!(shown, expected, "offset {offset}");
+    }
+}
