@@ -158,7 +158,7 @@ fn stream_lines(reader: &mut impl BufRead, window: &Window, ctx: &ToolContext) -
             Some(at) => {
                 if keeping {
                     keep(&mut line, &mut line_overflow, &buf[..at]);
-                    shown.push(format!("{number}\t{}", render_line(&line, line_overflow)));
+                    shown.add(number, &line, line_overflow);
                 }
                 line.clear();
                 line_overflow = false;
@@ -176,7 +176,7 @@ fn stream_lines(reader: &mut impl BufRead, window: &Window, ctx: &ToolContext) -
     // As `split('\n')`: the text after the last newline is a line, even when empty.
     let total = number;
     if number >= window.first && number < last {
-        shown.push(format!("{number}\t{}", render_line(&line, line_overflow)));
+        shown.add(number, &line, line_overflow);
     }
     Ok((shown, total))
 }
@@ -192,6 +192,18 @@ pub(crate) struct Shown {
 }
 
 impl Shown {
+    /// Adds line `number` as Read shows it. Past the bound a short ASCII line is measured
+    /// without being rendered, so refusing a huge window stays fast.
+    fn add(&mut self, number: usize, bytes: &[u8], overflow: bool) {
+        let over = self.len > MAX_OUTPUT_TOKENS * 4;
+        if over && !overflow && bytes.len() <= MAX_LINE_CHARS && bytes.is_ascii() {
+            let text = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            self.len += digits(number) + 1 + text.len() + 1;
+            return;
+        }
+        self.push(format!("{number}\t{}", render_line(bytes, overflow)));
+    }
+
     fn push(&mut self, line: String) {
         self.len += line.len() + usize::from(self.len > 0 || !self.lines.is_empty());
         if self.len <= MAX_OUTPUT_TOKENS * 4 {
@@ -225,6 +237,11 @@ fn render_line(bytes: &[u8], overflow: bool) -> String {
     }
 }
 
+/// Decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
 fn extension(path: &Path) -> Option<String> {
     path.extension().map(|e| e.to_string_lossy().into_owned())
 }
@@ -255,6 +272,19 @@ mod tests {
         let (shown, total) = stream_lines(&mut std::io::Cursor::new(text.as_bytes()), &Window { first, limit }, &ctx)
             .expect("in memory");
         (shown.lines, total)
+    }
+
+    #[test]
+    fn a_line_measured_past_the_bound_counts_as_it_would_show() {
+        let mut measured = Shown::default();
+        let mut rendered = Shown::default();
+        for n in 1..=30_000 {
+            measured.add(n, b"some text\r", false);
+            rendered.push(format!("{n}\tsome text"));
+        }
+        assert_eq!(measured.tokens(), rendered.tokens());
+        assert_eq!(digits(9), 1);
+        assert_eq!(digits(10), 2);
     }
 
     #[test]
