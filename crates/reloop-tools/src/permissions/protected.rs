@@ -8,9 +8,11 @@
 use std::path::Path;
 
 /// Directories whose whole contents configure or run code: git's (hooks, config, info/attributes,
-/// a `.git` file pointing elsewhere), reloop's and Claude Code's settings, editor task runners,
-/// git hook managers.
-const PROTECTED_DIRS: &[&str] = &[".git", ".reloop", ".claude", ".vscode", ".idea", ".husky"];
+/// a `.git` file pointing elsewhere), reloop's and Claude Code's settings, editor task runners
+/// and dev containers, git hook folders (`.husky`, and `.githooks` that `core.hooksPath` often
+/// names).
+const PROTECTED_DIRS: &[&str] =
+    &[".git", ".reloop", ".claude", ".vscode", ".idea", ".devcontainer", ".husky", ".githooks"];
 
 /// Files that shells, git, npm, direnv and MCP clients read and act on.
 const PROTECTED_FILES: &[&str] = &[
