@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// More folders the tools may use besides the working directory.
     #[arg(long, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
+    /// Let tool processes (Bash) keep this credential, which reloop removes by default
+    /// (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, OPENAI_API_KEY, secret-looking settings `env` names).
+    #[arg(long, value_name = "NAME")]
+    pub tool_env_keep: Vec<String>,
     /// Allow bypassPermissions when running as root.
     #[arg(long)]
     pub dangerously_allow_root: bool,
@@ -294,7 +298,16 @@ fn permissions(args: &RunArgs, settings: &Settings) -> Result<PermissionSpec, Cl
     Ok(PermissionSpec::new(mode.as_str())
         .with_rules(allow, deny, ask)
         .with_disallowed(disallowed)
-        .with_add_dirs(args.add_dir.clone()))
+        .with_add_dirs(args.add_dir.clone())
+        .with_tool_env(secret_env_names(settings), args.tool_env_keep.clone()))
+}
+
+/// Names in the settings `env` object that look like credentials (`*KEY*`, `*TOKEN*`,
+/// `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`): tool processes run without them.
+fn secret_env_names(settings: &Settings) -> Vec<String> {
+    const MARKS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"];
+    let Some(serde_json::Value::Object(env)) = settings.other.get("env") else { return Vec::new() };
+    env.keys().filter(|name| MARKS.iter().any(|mark| name.to_ascii_uppercase().contains(mark))).cloned().collect()
 }
 
 /// Rules may be given space separated in one argument (`"Bash(git diff:*) Edit"`); spaces

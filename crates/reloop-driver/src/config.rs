@@ -126,6 +126,13 @@ pub struct PermissionSpec {
     pub disallowed: Vec<String>,
     #[serde(default)]
     pub add_dirs: Vec<PathBuf>,
+    /// Variables removed from tool processes besides reloop's own credentials (left out of the
+    /// journal when empty, so headers of older sessions read back identical).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_env_remove: Vec<String>,
+    /// Credentials the user lets tool processes keep (`--tool-env-keep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_env_keep: Vec<String>,
 }
 
 impl PermissionSpec {
@@ -148,11 +155,18 @@ impl PermissionSpec {
         self
     }
 
+    /// Which variables tool processes lose (`remove`) or keep although reloop would remove them.
+    pub fn with_tool_env(mut self, remove: Vec<String>, keep: Vec<String>) -> Self {
+        (self.tool_env_remove, self.tool_env_keep) = (remove, keep);
+        self
+    }
+
     /// The permission context these flags mean for a working directory.
     pub fn context(&self, cwd: &std::path::Path) -> Result<PermissionContext, reloop_tools::PermissionError> {
         let mode = self.mode.parse()?;
         let rules = reloop_tools::PermissionRules::parse(&self.allow, &self.deny, &self.ask)?;
         let workspace = reloop_tools::Workspace::new(cwd, &self.add_dirs)?;
-        PermissionContext::new(mode, rules, workspace, self.disallowed.clone())
+        Ok(PermissionContext::new(mode, rules, workspace, self.disallowed.clone())?
+            .with_tool_env(reloop_tools::ToolEnvPolicy::new(&self.tool_env_remove, &self.tool_env_keep)))
     }
 }

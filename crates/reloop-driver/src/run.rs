@@ -345,7 +345,12 @@ struct Runner {
 impl Runner {
     fn new(session: Session, session_id: String, out: mpsc::UnboundedSender<RunEvent>, state: State, seq: u64) -> Self {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
-        let tool_ctx = ToolContext::new(session.run.cwd.clone());
+        let mut tool_ctx = ToolContext::new(session.run.cwd.clone());
+        // Grep and Glob hide what Read deny rules name; tool processes lose the credentials.
+        if let Some(permissions) = &session.permissions {
+            tool_ctx.hidden = permissions.read_filter();
+            tool_ctx.env = permissions.tool_env.clone();
+        }
         files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),

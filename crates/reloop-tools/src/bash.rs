@@ -18,10 +18,26 @@ use crate::tool::{Tool, ToolContext, ToolOutput};
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Longest timeout the model may ask for (ms); larger values are lowered to it.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Characters of output kept; the start is kept because that is where errors usually begin.
+/// Characters of output kept by default; the start is kept because that is where errors usually
+/// begin. `BASH_MAX_OUTPUT_LENGTH` changes it, as in Claude Code, up to [`MAX_OUTPUT_CHARS_LIMIT`].
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
-/// Raw bytes buffered before only counting the rest: enough for `MAX_OUTPUT_CHARS` of any UTF-8.
-const KEEP_BYTES: usize = MAX_OUTPUT_CHARS * 4;
+/// The most `BASH_MAX_OUTPUT_LENGTH` may raise the output to (Claude Code's bound).
+pub const MAX_OUTPUT_CHARS_LIMIT: usize = 150_000;
+/// The environment variable that sets how many characters of output are kept.
+pub const MAX_OUTPUT_ENV: &str = "BASH_MAX_OUTPUT_LENGTH";
+
+/// Config keys every read-only command runs with, as `git -c` would set them, so a repository
+/// config the model managed to change cannot turn a "read-only" `git status` into a program run:
+/// no fsmonitor hook, no hooks, no pager, no bare repository found by walking up, no gpg run
+/// for signatures. Keys with no harmless value (`diff.external`, textconv and filter drivers)
+/// are protected instead by refusing edits of `.git/` and git config files without approval.
+pub const NEUTRAL_GIT_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("safe.bareRepository", "explicit"),
+    ("log.showSignature", "false"),
+];
 /// How often the child, the clock and the cancel flag are checked.
 const POLL_INTERVAL_MS: i32 = 10;
 
@@ -95,8 +111,10 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         return Err(ToolError::Interrupted);
     }
     let (reader, writer) = pipe().map_err(|err| ToolError::io("cannot create a pipe for", &ctx.cwd, err))?;
-    let mut child = spawn(command, ctx, writer).map_err(|err| ToolError::io("cannot run bash in", &ctx.cwd, err))?;
-    let mut output = Collected::default();
+    let read_only = is_read_only_command(command);
+    let mut child =
+        spawn(command, ctx, writer, read_only).map_err(|err| ToolError::io("cannot run bash in", &ctx.cwd, err))?;
+    let mut output = Collected::new(max_output_chars(std::env::var(MAX_OUTPUT_ENV).ok().as_deref()));
     let mut reader = File::from(reader);
     let end = supervise(&mut child, &mut reader, &mut output, ctx, Duration::from_millis(timeout_ms));
     let text = output.render();
@@ -147,21 +165,59 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((reader, writer))
 }
 
+/// [`NEUTRAL_GIT_CONFIG`] as `GIT_CONFIG_*` variables, which git reads like `-c` options.
+pub(crate) fn neutral_git_env(command: &mut Command) {
+    command.env("GIT_CONFIG_COUNT", NEUTRAL_GIT_CONFIG.len().to_string());
+    for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
+        command.env(format!("GIT_CONFIG_KEY_{i}"), key).env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+}
+
+/// The rest of what a read-only command runs with: no pager, no prompt, no optional index
+/// refresh (so `git status` writes nothing), no `cd` search path, no `less` input preprocessor.
+pub(crate) fn read_only_env(command: &mut Command) {
+    command
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env_remove("CDPATH")
+        .env_remove("LESSOPEN")
+        .env_remove("LESSCLOSE");
+}
+
+/// The output bound from `BASH_MAX_OUTPUT_LENGTH`: a positive number, at most
+/// [`MAX_OUTPUT_CHARS_LIMIT`]; anything else leaves the default.
+fn max_output_chars(setting: Option<&str>) -> usize {
+    match setting.and_then(|s| s.trim().parse::<usize>().ok()) {
+        Some(n) if n > 0 => n.min(MAX_OUTPUT_CHARS_LIMIT),
+        _ => MAX_OUTPUT_CHARS,
+    }
+}
+
 /// Starts `bash -c command` in its own process group so a timeout or abort can kill everything it
-/// started, not just the shell.
-fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd) -> std::io::Result<Child> {
+/// started, not just the shell. The credentials of [`ToolContext::env`] are removed from its
+/// environment; a read-only command also gets [`NEUTRAL_GIT_CONFIG`].
+fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> std::io::Result<Child> {
     let stderr = writer.try_clone()?;
     // The Command (holding our copies of the write end) is dropped at the end of this function,
     // so the pipe reports EOF once the child's side closes.
-    Command::new("bash")
-        .arg("-c")
+    let mut bash = Command::new("bash");
+    bash.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(stderr))
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    for name in ctx.env.removed() {
+        bash.env_remove(name);
+    }
+    if read_only {
+        neutral_git_env(&mut bash);
+        read_only_env(&mut bash);
+    }
+    bash.spawn()
 }
 
 /// How a command's run ended.
@@ -243,31 +299,44 @@ fn kill_group(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Output kept up to a bound, with the rest only counted, so `yes` cannot exhaust memory.
-#[derive(Default)]
+/// Output kept up to a bound, with the rest only counted, so `yes` cannot exhaust memory: at
+/// most `4 * max_chars` bytes (enough for `max_chars` characters of any UTF-8) are held.
 struct Collected {
+    max_chars: usize,
     kept: Vec<u8>,
-    /// Characters seen past `kept` (counted by UTF-8 leading bytes).
-    dropped_chars: usize,
+    /// Bytes seen past `kept`.
+    dropped_bytes: usize,
+    /// Newlines among the dropped bytes, for the truncation note.
+    dropped_newlines: usize,
 }
 
 impl Collected {
-    fn push(&mut self, bytes: &[u8]) {
-        let room = KEEP_BYTES.saturating_sub(self.kept.len()).min(bytes.len());
-        self.kept.extend_from_slice(&bytes[..room]);
-        self.dropped_chars += bytes[room..].iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    fn new(max_chars: usize) -> Self {
+        Collected { max_chars, kept: Vec::new(), dropped_bytes: 0, dropped_newlines: 0 }
     }
 
-    /// The output as the model sees it: trailing whitespace trimmed, cut to `MAX_OUTPUT_CHARS`.
+    fn push(&mut self, bytes: &[u8]) {
+        let room = (self.max_chars * 4).saturating_sub(self.kept.len()).min(bytes.len());
+        self.kept.extend_from_slice(&bytes[..room]);
+        self.dropped_bytes += bytes.len() - room;
+        self.dropped_newlines += bytes[room..].iter().filter(|&&b| b == b'\n').count();
+    }
+
+    /// The output as the model sees it, cut as Claude Code cuts it: the first `max_chars`
+    /// characters, then `... [N lines truncated] ...` where N counts the lines of the rest.
     fn render(&self) -> String {
         let text = String::from_utf8_lossy(&self.kept);
-        let text = if self.dropped_chars == 0 { text.trim_end() } else { &text };
-        let total = text.chars().count() + self.dropped_chars;
-        if total <= MAX_OUTPUT_CHARS {
-            return text.to_string();
-        }
-        let end = text.char_indices().nth(MAX_OUTPUT_CHARS).map_or(text.len(), |(i, _)| i);
-        format!("{}\n\n... [{} characters truncated] ...", &text[..end], total - MAX_OUTPUT_CHARS)
+        let text = if self.dropped_bytes == 0 { text.trim_end() } else { &text };
+        let Some((end, _)) = text.char_indices().nth(self.max_chars) else {
+            if self.dropped_bytes == 0 {
+                return text.to_string();
+            }
+            // Only reachable if max_chars characters took more than 4 bytes each (invalid UTF-8
+            // replaced); show what was kept and count the rest.
+            return format!("{text}\n\n... [{} lines truncated] ...", self.dropped_newlines + 1);
+        };
+        let rest_newlines = text[end..].matches('\n').count() + self.dropped_newlines;
+        format!("{}\n\n... [{} lines truncated] ...", &text[..end], rest_newlines + 1)
     }
 }
 
@@ -276,15 +345,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn collected_output_keeps_the_start_and_counts_the_rest() {
-        let mut out = Collected::default();
-        out.push("é".repeat(KEEP_BYTES).as_bytes());
-        // KEEP_BYTES/2 'é' were kept, the other half counted.
-        assert_eq!(out.dropped_chars, KEEP_BYTES / 2);
+    fn collected_output_keeps_the_start_and_counts_the_lines_of_the_rest() {
+        let mut out = Collected::new(MAX_OUTPUT_CHARS);
+        let line = format!("{}\n", "é".repeat(99));
+        for _ in 0..10_000 {
+            out.push(line.as_bytes());
+        }
+        assert_eq!(out.kept.len(), MAX_OUTPUT_CHARS * 4, "memory stays bounded");
         let rendered = out.render();
-        let note = format!("\n\n... [{} characters truncated] ...", KEEP_BYTES - MAX_OUTPUT_CHARS);
-        assert!(rendered.ends_with(&note));
-        assert_eq!(rendered.chars().count(), MAX_OUTPUT_CHARS + note.chars().count());
+        // 30000 characters are 300 whole lines: the rest is 9700 lines and the empty tail.
+        let note = "\n\n... [9701 lines truncated] ...";
+        assert_eq!(rendered, format!("{}{note}", line.repeat(300)));
+    }
+
+    #[test]
+    fn the_output_bound_follows_bash_max_output_length_within_claude_codes_limit() {
+        assert_eq!(max_output_chars(None), 30_000);
+        assert_eq!(max_output_chars(Some("500")), 500);
+        assert_eq!(max_output_chars(Some("999999")), 150_000);
+        assert_eq!(max_output_chars(Some("0")), 30_000);
+        assert_eq!(max_output_chars(Some("lots")), 30_000);
     }
 
     #[test]

@@ -1,292 +1,434 @@
-//! A conservative judge of whether a shell command only reads.
+//! A conservative judge of what a shell command can do, driven by an auditable table.
 //!
-//! The driver runs read-only calls in parallel and may re-run them after a crash, so a false
-//! "read-only" is a real hazard while a false "writes" only costs speed. Hence: anything this
-//! module does not understand (command substitution, process substitution, subshells, heredocs,
-//! unknown commands, redirection to a file) makes the whole command count as writing.
+//! The driver runs read-only calls in parallel, may re-run them after a crash, and the permission
+//! layer lets them run without approval, so a false "read-only" is a real hazard while a false
+//! "writes" only costs an approval. Hence anything this module does not understand makes the
+//! whole command need approval: command or process substitution, subshells, heredocs, `$`
+//! expansion, output redirected into a file, brace expansion, a command not in
+//! [`crate::bash_table::TABLE`], an option its row does not list, an ambiguous abbreviation.
+//!
+//! Options are parsed as the real programs parse them ([`Parse`]): GNU `getopt_long` accepts any
+//! unique prefix of a long option (`--outp` is `--output`), `--opt=value` and `--opt value`,
+//! bundled short options (`-uo FILE`, `-ofile`), and takes `-` and everything after `--` as
+//! operands. A row lists every option of the command that matters, dangerous ones included, so
+//! that an abbreviation is resolved against the same set the program resolves it against.
+//!
+//! Besides the verdict, the analysis names the paths a read-only command reads (operands and
+//! option values), with the directories the command may run in after `cd`, so the permission
+//! layer can check them against the workspace and the deny rules.
 
+use crate::bash_table::{find_row, Operands, Parse, Row};
 use crate::shell_lex::{lex, Options};
-
-/// Commands that only read, whatever their arguments (beyond the checks in [`args_are_safe`]).
-const READ_ONLY_COMMANDS: &[&str] = &[
-    "basename",
-    "cat",
-    "cd",
-    "cmp",
-    "column",
-    "comm",
-    "cut",
-    "date",
-    "df",
-    "diff",
-    "dirname",
-    "du",
-    "echo",
-    "egrep",
-    "false",
-    "fgrep",
-    "file",
-    "find",
-    "git",
-    "grep",
-    "head",
-    "id",
-    "jq",
-    "less",
-    "ls",
-    "md5sum",
-    "nl",
-    "od",
-    "printf",
-    "pwd",
-    "readlink",
-    "realpath",
-    "rg",
-    "seq",
-    "sha1sum",
-    "sha256sum",
-    "sort",
-    "stat",
-    "tail",
-    "test",
-    "tr",
-    "tree",
-    "true",
-    "type",
-    "uname",
-    "uniq",
-    "wc",
-    "which",
-    "whoami",
-];
-
-/// git subcommands that do not change the repository (with [`git_args_are_safe`]).
-const READ_ONLY_GIT: &[&str] = &["blame", "branch", "diff", "log", "ls-files", "rev-parse", "show", "status"];
-
-/// `find` actions that run programs or write files.
-const FIND_WRITES: &[&str] =
-    &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
 
 /// Whether `cmd` certainly only reads. Bash calls are concurrency-safe and read-only iff this holds.
 pub fn is_read_only_command(cmd: &str) -> bool {
-    match split(cmd) {
-        Some(segments) => !segments.is_empty() && segments.iter().all(|words| segment_is_read_only(words)),
-        None => false,
+    analyze(cmd).is_read_only()
+}
+
+/// Why a command is not read-only, for tests and for the reader of a denial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotReadOnly {
+    /// The text holds a construct whose effect the words do not show.
+    Opaque,
+    /// No command at all.
+    Empty,
+    /// The command is not in the table.
+    UnknownCommand(String),
+    /// An option the command's row does not list, or an ambiguous abbreviation.
+    UnknownOption { command: String, option: String },
+    /// An option or operand that writes, runs programs, sets the clock or reads the environment.
+    Capability { command: String, what: String },
+    /// Too many places the command may run in after `cd` to check them all.
+    TooManyDirectories,
+}
+
+/// A path a read-only command reads, as written in the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathOperand {
+    /// The word as the shell passes it (quotes removed; `~` and globs still to expand).
+    pub word: String,
+    /// Whether the command reads the contents of every file below it (`grep -r`, `rg`).
+    pub walks: bool,
+    /// Index into [`Analysis::directories`]: the directories the command may run in.
+    pub directories: usize,
+}
+
+/// What a command does, as far as the table can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    pub verdict: Result<(), NotReadOnly>,
+    /// Paths read by a read-only command: operands, option values and `< file` inputs. A
+    /// directory a command lists or walks without a path operand (`rg foo`) appears as `.`.
+    pub reads: Vec<PathOperand>,
+    /// Sets of directories (as written, relative to the session's directory) that a segment may
+    /// run in: `cd a || cat x` may read `x` or `a/x`, so both are kept.
+    pub directories: Vec<Vec<String>>,
+}
+
+impl Analysis {
+    pub fn is_read_only(&self) -> bool {
+        self.verdict.is_ok()
     }
 }
 
-fn segment_is_read_only(words: &[String]) -> bool {
-    let Some((first, args)) = words.split_first() else { return true };
-    READ_ONLY_COMMANDS.contains(&first.as_str()) && args_are_safe(first, args)
-}
-
-/// Per-command argument checks for the listed commands that can write or run programs.
-fn args_are_safe(command: &str, args: &[String]) -> bool {
-    let any = |pred: &dyn Fn(&str) -> bool| args.iter().any(|a| pred(a));
-    match command {
-        "find" => !any(&|a| FIND_WRITES.contains(&a)),
-        "rg" => !any(&|a| a == "--pre" || a.starts_with("--pre=")),
-        // -o FILE writes the result; a bundled short flag like -uo does too.
-        "sort" => {
-            !any(&|a| a.starts_with("--output") || a.starts_with("--compress-program") || is_short_flags_with(a, 'o'))
-        }
-        "tree" => !any(&|a| is_short_flags_with(a, 'o')),
-        "file" => !any(&|a| a == "--compile" || is_short_flags_with(a, 'C')),
-        "date" => !any(&|a| a.starts_with("--set") || is_short_flags_with(a, 's')),
-        // `uniq IN OUT` writes OUT.
-        "uniq" => args.iter().filter(|a| !a.starts_with('-')).count() <= 1,
-        "less" => !any(&|a| a.starts_with("-o") || a.starts_with("-O") || a.starts_with("--log-file")),
-        "git" => git_args_are_safe(args),
-        _ => true,
-    }
-}
-
-fn is_short_flags_with(arg: &str, flag: char) -> bool {
-    arg.starts_with('-') && !arg.starts_with("--") && arg.contains(flag)
-}
-
-/// git: the subcommand must come first (no `-c` config that could run programs) and must read.
-fn git_args_are_safe(args: &[String]) -> bool {
-    let Some((sub, rest)) = args.split_first() else { return false };
-    if !READ_ONLY_GIT.contains(&sub.as_str()) {
-        return false;
-    }
-    // --output writes a file; --ext-diff runs a configured program.
-    if rest.iter().any(|a| a.starts_with("--output") || a == "--ext-diff") {
-        return false;
-    }
-    if sub == "branch" {
-        // Only listing: any other argument could create, rename or delete a branch.
-        const LISTING: &[&str] = &[
-            "-a",
-            "-r",
-            "-v",
-            "-vv",
-            "-l",
-            "--all",
-            "--remotes",
-            "--list",
-            "--show-current",
-            "--verbose",
-            "--no-color",
-        ];
-        return rest.iter().all(|a| LISTING.contains(&a.as_str()));
-    }
-    true
-}
+/// Most directories tracked through `cd`; more makes the command need approval.
+const MAX_DIRECTORIES: usize = 16;
 
 /// Read as bash would: a backslash-newline joins lines (`--\<newline>output=x` is `--output=x`),
 /// and a `$NAME` could expand to anything (`sort $X` may be `sort -o out`), so it is opaque.
-/// Conservative on purpose: `echo $HOME` then needs approval and runs alone.
 const LEX: Options = Options { line_continuation: true, dollar_is_opaque: true };
 
-/// Splits `cmd` into simple commands (on `&&`, `||`, `;`, `|`, `&` and newlines) of unquoted
-/// words, or `None` when it holds a construct that is not understood or may write.
-fn split(cmd: &str) -> Option<Vec<Vec<String>>> {
+/// Analyses a whole command line.
+pub fn analyze(cmd: &str) -> Analysis {
     let lexed = lex(cmd, LEX);
-    (!lexed.opaque).then_some(lexed.segments)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_read_only_command as ro;
-
-    #[test]
-    fn plain_reading_commands_are_read_only() {
-        for cmd in [
-            "ls -la",
-            "cat src/main.rs",
-            "head -n 20 a.txt",
-            "wc -l *.rs",
-            "grep -rn 'fn main' src",
-            "rg foo",
-            "find . -name '*.rs'",
-            "pwd",
-            "echo hello",
-            "git status",
-            "git log --oneline -5",
-            "git diff HEAD~1",
-            "git branch",
-            "git branch -a",
-            "tree -L 2",
-            "du -sh .",
-            "sort a.txt | uniq -c",
-        ] {
-            assert!(ro(cmd), "{cmd} should be read-only");
+    let mut analysis = Analysis { verdict: Ok(()), reads: Vec::new(), directories: vec![vec![".".to_string()]] };
+    if lexed.opaque {
+        analysis.verdict = Err(NotReadOnly::Opaque);
+        return analysis;
+    }
+    if lexed.segments.is_empty() {
+        analysis.verdict = Err(NotReadOnly::Empty);
+        return analysis;
+    }
+    for (index, words) in lexed.segments.iter().enumerate() {
+        let directories = analysis.directories.len() - 1;
+        for (_, target) in lexed.inputs.iter().filter(|(segment, _)| *segment == index) {
+            analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories });
+        }
+        // Later segments are still read, so a rule-allowed `npm test && cat /etc/x` shows
+        // what its reading part reads; the first reason stands.
+        if let Err(why) = segment(words, &mut analysis) {
+            if analysis.verdict.is_ok() {
+                analysis.verdict = Err(why);
+            }
         }
     }
+    analysis
+}
 
-    #[test]
-    fn every_segment_of_a_chain_or_pipeline_must_read() {
-        assert!(ro("cd src && ls; cat a | grep x || echo none"));
-        assert!(!ro("ls && rm -rf target"));
-        assert!(!ro("cat a | tee b"));
-        assert!(!ro("ls; touch x"));
-        assert!(!ro("ls\nrm x"));
-        assert!(!ro("ls & rm x"));
+/// One simple command: its row, its options and its operands.
+fn segment(words: &[String], analysis: &mut Analysis) -> Result<(), NotReadOnly> {
+    let Some((name, args)) = words.split_first() else { return Ok(()) };
+    if words.iter().any(|w| has_brace_expansion(w)) {
+        return Err(NotReadOnly::Opaque);
     }
+    let row = find_row(name).ok_or_else(|| NotReadOnly::UnknownCommand(name.clone()))?;
+    let directories = analysis.directories.len() - 1;
+    let mut out = Parsed::default();
+    match row.operands {
+        Operands::Find => crate::bash_table::find_expression(row, args, &mut out)?,
+        Operands::Git => crate::bash_table::git(args, &mut out)?,
+        _ => parse_options(row, args, &mut out)?,
+    }
+    operands(row, &out, analysis)?;
+    for (word, walks) in out.paths {
+        analysis.reads.push(PathOperand { word, walks, directories });
+    }
+    Ok(())
+}
 
-    #[test]
-    fn operators_inside_quotes_do_not_split() {
-        assert!(ro("grep -E 'a|b;c&&d' file"));
-        assert!(ro("echo \"x > y\""));
-        assert!(!ro("echo 'a' > out.txt"));
-    }
+/// What option parsing found.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed {
+    /// Operands, in order.
+    pub operands: Vec<String>,
+    /// Paths named by options (`-f FILE`) and by operands once classified.
+    pub paths: Vec<(String, bool)>,
+    /// An option supplied the pattern (`grep -e`), so the first operand is a path too.
+    pub pattern_given: bool,
+    /// An option made directory operands be walked (`grep -r`).
+    pub walks: bool,
+}
 
-    #[test]
-    fn output_redirection_to_a_file_writes() {
-        assert!(!ro("echo hi > out.txt"));
-        assert!(!ro("echo hi >> out.txt"));
-        assert!(!ro("ls &> out.txt"));
-        assert!(!ro("ls 2> err.txt"));
-        assert!(!ro("ls >| out.txt"));
-        assert!(!ro("echo hi>out.txt"));
-    }
+/// What an option does, from its row's spec (see [`crate::bash_table`] for the notation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Safe,
+    /// Its value is a file the command reads.
+    ReadsPath,
+    /// It supplies the pattern, so every operand is a path.
+    Pattern,
+    /// It supplies the pattern from a file.
+    PatternFile,
+    /// It makes the command read every file below its directory operands.
+    Walks,
+    /// It writes, runs programs, sets the clock or reads the environment.
+    Unsafe,
+}
 
-    #[test]
-    fn discarding_output_and_merging_streams_is_allowed() {
-        assert!(ro("ls 2>/dev/null"));
-        assert!(ro("ls > /dev/null 2>&1"));
-        assert!(ro("ls &>/dev/null"));
-        assert!(ro("grep x a 2>&1 | head"));
-        assert!(ro("cat < input.txt"));
-    }
+/// How many values an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arity {
+    None,
+    Required,
+    /// Only attached: `--color=auto`, `-M50`.
+    Optional,
+    /// Two separate words (`jq --arg name value`).
+    Two,
+}
 
-    #[test]
-    fn substitutions_subshells_and_heredocs_are_refused() {
-        assert!(!ro("echo $(rm x)"));
-        assert!(!ro("echo \"$(rm x)\""));
-        assert!(!ro("echo `rm x`"));
-        assert!(!ro("echo \"`rm x`\""));
-        assert!(!ro("diff <(ls a) <(ls b)"));
-        assert!(!ro("ls >(cat)"));
-        assert!(!ro("(ls)"));
-        assert!(!ro("cat <<EOF\nhi\nEOF"));
-        assert!(!ro("cat <> file"));
-        assert!(ro("echo '$(not expanded)'"));
-    }
+/// One option of a row, parsed from its spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Opt {
+    /// With its dashes: `-o`, `--output`.
+    pub name: String,
+    pub arity: Arity,
+    pub class: Class,
+}
 
-    #[test]
-    fn unknown_or_indirect_commands_are_not_read_only() {
-        assert!(!ro("rm -rf /"));
-        assert!(!ro("sed -i s/a/b/ f"));
-        assert!(!ro("xargs rm"));
-        assert!(!ro("FOO=bar ls"));
-        assert!(!ro("$CMD"));
-        assert!(!ro("/bin/rm x"));
-        assert!(!ro("env rm x"));
-        assert!(!ro(""));
-        assert!(!ro("   "));
-    }
+/// Parses a spec list such as `"-n -k= <--files0-from= *-r"` into options of class `default`
+/// unless a sigil says otherwise: `<` reads the value as a path, `^` supplies the pattern,
+/// `^<` supplies it from a file, `*` walks directories. A trailing `=` takes a value, `=?` an
+/// attached optional one, `==` two values.
+pub(crate) fn opts(spec: &str, default: Class) -> Vec<Opt> {
+    spec.split_whitespace()
+        .map(|token| {
+            let (class, rest) = if let Some(rest) = token.strip_prefix("^<") {
+                (Class::PatternFile, rest)
+            } else if let Some(rest) = token.strip_prefix('^') {
+                (Class::Pattern, rest)
+            } else if let Some(rest) = token.strip_prefix('<') {
+                (if default == Class::Unsafe { Class::Unsafe } else { Class::ReadsPath }, rest)
+            } else if let Some(rest) = token.strip_prefix('*') {
+                (Class::Walks, rest)
+            } else {
+                (default, token)
+            };
+            let (name, arity) = if let Some(name) = rest.strip_suffix("==") {
+                (name, Arity::Two)
+            } else if let Some(name) = rest.strip_suffix("=?") {
+                (name, Arity::Optional)
+            } else if let Some(name) = rest.strip_suffix('=') {
+                (name, Arity::Required)
+            } else {
+                (rest, Arity::None)
+            };
+            Opt { name: name.to_string(), arity, class }
+        })
+        .collect()
+}
 
-    #[test]
-    fn writing_flags_of_reading_commands_are_refused() {
-        assert!(!ro("find . -name '*.o' -delete"));
-        assert!(!ro("find . -exec rm {} ;"));
-        assert!(!ro("find . -fprint out"));
-        assert!(!ro("sort -o out.txt in.txt"));
-        assert!(!ro("sort -uo out.txt in.txt"));
-        assert!(!ro("sort --output=out.txt in.txt"));
-        assert!(!ro("uniq in.txt out.txt"));
-        assert!(!ro("tree -o out.txt"));
-        assert!(!ro("rg --pre ./script foo"));
-        assert!(!ro("date -s 2020-01-01"));
+/// Finds a long option as `getopt_long` does: an exact name wins; otherwise the unique option
+/// the text is a prefix of. `None` for an unknown or ambiguous one.
+pub(crate) fn long_option<'a>(options: &'a [Opt], given: &str) -> Option<&'a Opt> {
+    if let Some(exact) = options.iter().find(|o| o.name == given) {
+        return Some(exact);
     }
+    let mut candidates = options.iter().filter(|o| o.name.starts_with("--") && o.name.starts_with(given));
+    let first = candidates.next()?;
+    // getopt_long accepts an ambiguous prefix only when every candidate is the same option;
+    // here two names are two options, so any second candidate makes it ambiguous.
+    candidates.next().is_none().then_some(first)
+}
 
-    #[test]
-    fn only_reading_git_subcommands_count() {
-        assert!(!ro("git commit -m x"));
-        assert!(!ro("git push"));
-        assert!(!ro("git checkout main"));
-        assert!(!ro("git branch new-feature"));
-        assert!(!ro("git branch -D old"));
-        assert!(!ro("git -c core.pager=rm log"));
-        assert!(!ro("git diff --output=patch.txt"));
-        assert!(!ro("git diff --ext-diff"));
-        assert!(!ro("git"));
-        assert!(ro("git show HEAD:src/lib.rs"));
-        assert!(ro("git rev-parse --show-toplevel"));
-        assert!(ro("git ls-files | wc -l"));
-        assert!(ro("git blame src/lib.rs"));
-    }
+/// Parses `args` against `row`'s options, collecting operands and option effects.
+pub(crate) fn parse_options(row: &Row, args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
+    parse_with(row, &row.options(), args, out)
+}
 
-    #[test]
-    fn comments_are_ignored() {
-        assert!(ro("ls # list files > out"));
-        assert!(!ro("# just a comment\nrm x"));
+/// Parses `args` against `options`, read as `row` says.
+pub(crate) fn parse_with(row: &Row, options: &[Opt], args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
+    let unknown =
+        |option: &str| NotReadOnly::UnknownOption { command: row.command.to_string(), option: option.to_string() };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let is_option = row.parse != Parse::NoOptions && arg.starts_with('-') && arg != "-";
+        if !is_option || (row.parse == Parse::Posix && !out.operands.is_empty()) {
+            out.operands.push(arg.clone());
+            continue;
+        }
+        if arg == "--" {
+            out.operands.extend(args[i..].iter().cloned());
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (format!("--{name}"), Some(value.to_string())),
+                None => (arg.clone(), None),
+            };
+            let opt = long_option(options, &name).ok_or_else(|| unknown(&name))?;
+            let values = match (opt.arity, inline) {
+                (Arity::None, Some(_)) => return Err(unknown(arg)),
+                (Arity::None, None) | (Arity::Optional, None) => Vec::new(),
+                (Arity::Optional | Arity::Required, Some(value)) => vec![value],
+                (Arity::Required, None) => take(args, &mut i, 1).ok_or_else(|| unknown(arg))?,
+                (Arity::Two, _) => take(args, &mut i, 2).ok_or_else(|| unknown(arg))?,
+            };
+            apply(row, opt, &values, out)?;
+            continue;
+        }
+        short_cluster(row, options, arg, args, &mut i, out)?;
     }
+    Ok(())
+}
+
+/// `-abc`, `-ofile`, `-o file`, and `-5` where the row takes a number as an option.
+fn short_cluster(
+    row: &Row,
+    options: &[Opt],
+    arg: &str,
+    args: &[String],
+    i: &mut usize,
+    out: &mut Parsed,
+) -> Result<(), NotReadOnly> {
+    let unknown =
+        |option: &str| NotReadOnly::UnknownOption { command: row.command.to_string(), option: option.to_string() };
+    let cluster = &arg[1..];
+    if row.numeric_option && cluster.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(());
+    }
+    for (at, c) in cluster.char_indices() {
+        let name = format!("-{c}");
+        let opt = options.iter().find(|o| o.name == name).ok_or_else(|| unknown(&name))?;
+        let rest = &cluster[at + c.len_utf8()..];
+        match opt.arity {
+            Arity::None => apply(row, opt, &[], out)?,
+            Arity::Optional => return apply(row, opt, &[rest.to_string()], out),
+            Arity::Required if !rest.is_empty() => return apply(row, opt, &[rest.to_string()], out),
+            Arity::Required => {
+                let values = take(args, i, 1).ok_or_else(|| unknown(&name))?;
+                return apply(row, opt, &values, out);
+            }
+            Arity::Two => {
+                let values = take(args, i, 2).ok_or_else(|| unknown(&name))?;
+                return apply(row, opt, &values, out);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn take(args: &[String], i: &mut usize, n: usize) -> Option<Vec<String>> {
+    let values = args.get(*i..*i + n)?.to_vec();
+    *i += n;
+    Some(values)
+}
+
+/// Records what one option does.
+fn apply(row: &Row, opt: &Opt, values: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
+    let path = values.last().filter(|v| !v.is_empty()).cloned();
+    match opt.class {
+        Class::Safe => {}
+        Class::ReadsPath => out.paths.extend(path.map(|p| (p, false))),
+        Class::Pattern => out.pattern_given = true,
+        Class::PatternFile => {
+            out.pattern_given = true;
+            out.paths.extend(path.map(|p| (p, false)));
+        }
+        Class::Walks => out.walks = true,
+        Class::Unsafe => {
+            return Err(NotReadOnly::Capability { command: row.command.to_string(), what: opt.name.clone() })
+        }
+    }
+    Ok(())
+}
+
+/// Classifies the operands by the row's kind, and tracks `cd`.
+fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotReadOnly> {
+    let capability = |what: String| Err(NotReadOnly::Capability { command: row.command.to_string(), what });
+    let walks = row.walks || parsed.walks;
+    let mut paths: Vec<String> = Vec::new();
+    match row.operands {
+        Operands::Text => {}
+        Operands::Paths => paths.extend(parsed.operands.iter().cloned()),
+        Operands::AtMostPaths(n) => {
+            if parsed.operands.len() > n {
+                return capability(format!("operand `{}` (written to)", parsed.operands[n]));
+            }
+            paths.extend(parsed.operands.iter().cloned());
+        }
+        Operands::PatternThenPaths => {
+            let skip = usize::from(!parsed.pattern_given);
+            paths.extend(parsed.operands.iter().skip(skip).cloned());
+        }
+        Operands::DateFormat => {
+            if let Some(setting) = parsed.operands.iter().find(|o| !o.starts_with('+')) {
+                return capability(format!("operand `{setting}` (sets the clock)"));
+            }
+        }
+        Operands::JqFilter => {
+            let Some((filter, files)) = parsed.operands.split_first() else { return Ok(()) };
+            if let Some(word) = crate::bash_table::jq_filter_danger(filter) {
+                return capability(format!("`{word}` in the filter"));
+            }
+            paths.extend(files.iter().cloned());
+        }
+        Operands::PagerFiles => {
+            if let Some(command) = parsed.operands.iter().find(|o| o.starts_with('+')) {
+                return capability(format!("operand `{command}` (runs a pager command)"));
+            }
+            paths.extend(parsed.operands.iter().cloned());
+        }
+        Operands::ChangeDirectory => return change_directory(parsed, analysis),
+        Operands::Find | Operands::Git => paths.extend(parsed.operands.iter().cloned()),
+    }
+    let reads_dot = match row.operands {
+        // grep without -r reads its input; with -r (and rg always) the current directory.
+        Operands::PatternThenPaths => walks,
+        _ => row.default_dot,
+    };
+    if paths.is_empty() && reads_dot {
+        paths.push(".".to_string());
+    }
+    let directories = analysis.directories.len() - 1;
+    for word in paths {
+        analysis.reads.push(PathOperand { word, walks, directories });
+    }
+    Ok(())
+}
+
+/// `cd DIR`: later segments may run in DIR (if the `cd` succeeded) or where they were (if it
+/// failed), so the set of possible directories grows. `cd` alone goes home, `cd -` to a place
+/// the text does not show.
+fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotReadOnly> {
+    let target = match parsed.operands.as_slice() {
+        [] => "~".to_string(),
+        [dir] if dir != "-" => dir.clone(),
+        _ => {
+            return Err(NotReadOnly::Capability {
+                command: "cd".into(),
+                what: "a target the text does not show".into(),
+            })
+        }
+    };
+    let current = analysis.directories.last().cloned().unwrap_or_default();
+    analysis.reads.push(PathOperand {
+        word: target.clone(),
+        walks: false,
+        directories: analysis.directories.len() - 1,
+    });
+    let mut next = current.clone();
+    for dir in &current {
+        let joined = if target.starts_with('/') || target.starts_with('~') || dir == "." {
+            target.clone()
+        } else {
+            format!("{dir}/{target}")
+        };
+        if !next.contains(&joined) {
+            next.push(joined);
+        }
+    }
+    if next.len() > MAX_DIRECTORIES {
+        return Err(NotReadOnly::TooManyDirectories);
+    }
+    analysis.directories.push(next);
+    Ok(())
+}
+
+/// `{a,b}` and `{1..3}` expand to words the text does not show.
+fn has_brace_expansion(word: &str) -> bool {
+    let Some(open) = word.find('{') else { return false };
+    let Some(close) = word[open..].find('}') else { return false };
+    let inner = &word[open + 1..open + close];
+    inner.contains(',') || inner.contains("..")
 }
 
 #[cfg(test)]
-mod expansion_tests {
-    use super::is_read_only_command;
+#[path = "bash_classify_tests.rs"]
+mod tests;
 
-    #[test]
-    fn what_bash_would_join_or_expand_is_not_trusted() {
-        assert!(!is_read_only_command("git diff --\\\noutput=x"));
-        assert!(!is_read_only_command("sort $X in"));
-        assert!(!is_read_only_command("cat $FILE"));
-        assert!(is_read_only_command("git diff --stat"));
-        assert!(is_read_only_command("ls -la src"));
-    }
-}
+#[cfg(test)]
+#[path = "bash_classify_prop.rs"]
+mod prop;

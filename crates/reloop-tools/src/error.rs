@@ -19,6 +19,20 @@ pub(crate) enum ToolError {
         extension.as_deref().map(|ext| format!(".{ext} ")).unwrap_or_default()
     )]
     BinaryFile { extension: Option<String> },
+    #[error("Error: cannot use '{}': it is {kind}, not a regular file. Only regular files can be read or written.", path.display())]
+    NotRegularFile { path: PathBuf, kind: &'static str },
+    #[error(
+        "File content ({size}) exceeds maximum allowed size (256KB). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file."
+    )]
+    FileTooLarge { size: String },
+    #[error(
+        "File content ({tokens} tokens) exceeds maximum allowed tokens (25000). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file."
+    )]
+    TooManyTokens { tokens: usize },
+    #[error(
+        "<tool_use_error>File is too large to edit ({size}). Maximum editable file size is {max}.</tool_use_error>"
+    )]
+    TooLargeToEdit { size: String, max: String },
     #[error("<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>")]
     NotReadYet,
     #[error("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>")]

@@ -76,7 +76,9 @@ fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
             return Err(ToolError::Interrupted);
         }
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || ctx.hidden.as_ref().is_some_and(|hidden| hidden.hides(entry.path()))
+        {
             continue;
         }
         let path = entry.path();

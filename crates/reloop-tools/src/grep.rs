@@ -18,6 +18,17 @@ shows match counts per file. Patterns match within single lines unless multiline
 newlines and patterns span lines. Like rg, hidden files and files ignored by .gitignore are skipped. Use Grep for \
 searches instead of running grep or rg through Bash.";
 
+/// Most lines (content lines, files, counts) one Grep returns, whatever `head_limit` asks; more
+/// would flood the context, and collecting them is what once took a 300 MB file to 8.5 GB.
+pub const MAX_GREP_RESULT_LINES: usize = 1000;
+
+/// The note that ends a result cut at [`MAX_GREP_RESULT_LINES`].
+pub fn grep_truncated_note() -> String {
+    format!(
+        "\n\n[Results truncated at {MAX_GREP_RESULT_LINES} lines. Use head_limit and offset to page through them, or a narrower pattern, path or glob.]"
+    )
+}
+
 /// The built-in Grep tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepTool;
@@ -119,6 +130,9 @@ fn query(input: &Value, ctx: &ToolContext) -> Result<Query, ToolError> {
         before,
         after,
         multiline: input::opt_bool(input, "multiline").unwrap_or(false),
+        max_lines: usize::MAX,
+        skip_lines: 0,
+        hidden: ctx.hidden.clone(),
     })
 }
 
@@ -131,15 +145,20 @@ struct Page {
 impl Page {
     /// Applies the window, returning the kept items and the note to append when it cut anything.
     fn apply<T>(&self, items: Vec<T>) -> (Vec<T>, Option<String>) {
-        let total = items.len();
+        let remaining = items.len().saturating_sub(self.offset);
         let kept: Vec<T> = items.into_iter().skip(self.offset).take(self.limit.unwrap_or(usize::MAX)).collect();
-        let cut_by_limit = self.limit.is_some_and(|limit| total.saturating_sub(self.offset) > limit);
+        (kept, self.note(remaining))
+    }
+
+    /// The note for a window over `remaining` items left after the offset.
+    fn note(&self, remaining: usize) -> Option<String> {
+        let cut_by_limit = self.limit.is_some_and(|limit| remaining > limit);
         let info = match self.limit {
             Some(limit) if cut_by_limit => Some(format!("limit: {limit}, offset: {}", self.offset)),
             _ if self.offset > 0 => Some(format!("offset: {}", self.offset)),
             _ => None,
         };
-        (kept, info.map(|info| format!("\n\n[Showing results with pagination = {info}]")))
+        info.map(|info| format!("\n\n[Showing results with pagination = {info}]"))
     }
 }
 
@@ -148,12 +167,17 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
-    let query = query(input, ctx)?;
+    let mut query = query(input, ctx)?;
     let page = Page { limit: count(input, "head_limit")?, offset: count(input, "offset")?.unwrap_or(0) };
+    // Content lines past what will be shown are never collected: the window, capped, plus one
+    // to know that more exist.
+    let shown = page.limit.unwrap_or(MAX_GREP_RESULT_LINES).min(MAX_GREP_RESULT_LINES);
+    query.max_lines = shown.saturating_add(1);
+    query.skip_lines = page.offset;
     let hits = search(&query, ctx)?;
     match query.mode {
         Mode::FilesWithMatches => Ok(files_with_matches(hits, &page, ctx)),
-        Mode::Content => Ok(content(hits, &query, &page)),
+        Mode::Content => Ok(content(hits, &page)),
         Mode::Count => Ok(counts(hits, &page, ctx)),
     }
 }
@@ -161,36 +185,50 @@ fn grep(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
 fn files_with_matches(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> String {
     let mut files: Vec<_> = hits.into_iter().map(|hit| (walk::mtime(&hit.path), hit.path)).collect();
     walk::sort_newest_first(&mut files);
-    let (files, note) = page.apply(files);
+    let capped = capped(page, files.len());
+    let (mut files, note) = page.apply(files);
     if files.is_empty() {
         return "No files found".into();
     }
+    if capped {
+        files.truncate(MAX_GREP_RESULT_LINES);
+    }
     let list: Vec<String> = files.iter().map(|(_, path)| display(&ctx.cwd, path)).collect();
-    format!("Found {}\n{}{}", plural(list.len(), "file", "files"), list.join("\n"), note.unwrap_or_default())
+    let note = if capped { grep_truncated_note() } else { note.unwrap_or_default() };
+    format!("Found {}\n{}{note}", plural(list.len(), "file", "files"), list.join("\n"))
 }
 
-fn content(hits: Vec<FileHit>, query: &Query, page: &Page) -> String {
-    let with_context = query.before > 0 || query.after > 0;
-    let mut lines = Vec::new();
-    for hit in hits {
-        // rg separates context groups of different files with `--` too.
-        if with_context && !lines.is_empty() {
-            lines.push("--".to_string());
-        }
-        lines.extend(hit.lines);
-    }
-    let (lines, note) = page.apply(lines);
+/// Content lines, the `offset` already left out by the search (which only counted them) and the
+/// `--` between files' context groups already in place.
+fn content(hits: Vec<FileHit>, page: &Page) -> String {
+    let lines: Vec<String> = hits.into_iter().flat_map(|hit| hit.lines).collect();
+    let remaining = lines.len();
+    let capped = page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES) && remaining > MAX_GREP_RESULT_LINES;
+    let shown = page.limit.unwrap_or(usize::MAX).min(MAX_GREP_RESULT_LINES);
+    let lines: Vec<String> = lines.into_iter().take(shown).collect();
     if lines.is_empty() {
         return "No matches found".into();
     }
+    let note = if capped { Some(grep_truncated_note()) } else { page.note(remaining) };
     format!("{}{}", lines.join("\n"), note.unwrap_or_default())
 }
 
+/// Whether `total` entries are more than the hard cap lets through the page's window.
+fn capped(page: &Page, total: usize) -> bool {
+    page.limit.is_none_or(|limit| limit > MAX_GREP_RESULT_LINES)
+        && total.saturating_sub(page.offset) > MAX_GREP_RESULT_LINES
+}
+
 fn counts(hits: Vec<FileHit>, page: &Page, ctx: &ToolContext) -> String {
-    let (hits, note) = page.apply(hits);
+    let capped = capped(page, hits.len());
+    let (mut hits, note) = page.apply(hits);
     if hits.is_empty() {
         return "No matches found".into();
     }
+    if capped {
+        hits.truncate(MAX_GREP_RESULT_LINES);
+    }
+    let note = if capped { Some(grep_truncated_note()) } else { note };
     let total: u64 = hits.iter().map(|hit| hit.count).sum();
     let lines: Vec<String> = hits.iter().map(|hit| format!("{}:{}", display(&ctx.cwd, &hit.path), hit.count)).collect();
     format!(

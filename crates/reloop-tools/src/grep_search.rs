@@ -14,6 +14,9 @@ use crate::walk;
 
 /// Characters kept of one content line, so a minified file cannot flood the context.
 pub const MAX_GREP_LINE_CHARS: usize = 500;
+/// Most bytes one searched line (or, in multiline mode, one file) may take in memory; a file
+/// needing more is skipped, so a 300 MB single-line file cannot exhaust memory.
+const SEARCH_HEAP_LIMIT: usize = 32 * 1024 * 1024;
 
 /// What Grep reports for each file, mirroring `rg -l`, `rg -c` and plain `rg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +39,14 @@ pub(crate) struct Query {
     pub before: usize,
     pub after: usize,
     pub multiline: bool,
+    /// Content mode: stop once this many lines are collected (the caller shows fewer and notes
+    /// that more exist), so memory stays bounded whatever matches.
+    pub max_lines: usize,
+    /// Content mode: lines (`--` separators included) counted but not kept, the `offset` of the
+    /// page, so a far offset costs no memory.
+    pub skip_lines: usize,
+    /// Whether a path is hidden by a Read deny rule: such files are not searched at all.
+    pub hidden: Option<crate::tool::PathFilter>,
 }
 
 /// One file's findings.
@@ -53,17 +64,40 @@ pub(crate) fn search(query: &Query, ctx: &ToolContext) -> Result<Vec<FileHit>, T
     let matcher = build_matcher(query)?;
     let mut searcher = build_searcher(query);
     let mut hits = Vec::new();
+    let mut collected = 0usize;
+    let mut skip = query.skip_lines;
+    // rg separates context groups of different files with `--` too.
+    let with_context = query.before > 0 || query.after > 0;
+    let mut any_line = false;
     for path in files(query, ctx)? {
         if ctx.is_cancelled() {
             return Err(ToolError::Interrupted);
         }
+        if query.mode == Mode::Content && collected >= query.max_lines {
+            break;
+        }
         let shown = crate::paths::display(&ctx.cwd, &path);
-        let mut sink =
-            FileSink { mode: query.mode, shown, line_numbers: query.line_numbers, lines: Vec::new(), count: 0 };
-        // An unreadable file is skipped, as rg skips it (after a warning the model has no use for).
-        if searcher.search_path(&matcher, &path, &mut sink).is_err() {
+        let budget = query.max_lines.saturating_sub(collected);
+        let mut sink = FileSink {
+            mode: query.mode,
+            shown,
+            line_numbers: query.line_numbers,
+            lines: Vec::new(),
+            count: 0,
+            budget,
+            skip,
+            separator_pending: with_context && any_line,
+            any_line: false,
+        };
+        // An unreadable file (or one that stopped being a regular file) is skipped, as rg skips
+        // it (after a warning the model has no use for).
+        let Some(file) = open_nonblocking(&path) else { continue };
+        if searcher.search_file(&matcher, &file, &mut sink).is_err() {
             continue;
         }
+        collected += sink.lines.len();
+        skip = sink.skip;
+        any_line |= sink.any_line;
         let matched = match query.mode {
             Mode::Content => !sink.lines.is_empty(),
             Mode::Count | Mode::FilesWithMatches => sink.count > 0,
@@ -96,13 +130,25 @@ fn build_searcher(query: &Query) -> Searcher {
         .before_context(query.before)
         .after_context(query.after)
         .binary_detection(BinaryDetection::quit(b'\x00'))
+        .heap_limit(Some(SEARCH_HEAP_LIMIT))
+        .memory_map(grep_searcher::MmapChoice::never())
         .build()
+}
+
+/// Opens a walked file without blocking and only if it is still a regular file.
+fn open_nonblocking(path: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).ok()?;
+    file.metadata().ok().filter(|m| m.is_file()).map(|_| file)
 }
 
 /// The files to search: `root` itself when it is a file, else an rg-like walk filtered by the
 /// globs and type, in `rg --sort path` order.
 fn files(query: &Query, ctx: &ToolContext) -> Result<Vec<PathBuf>, ToolError> {
-    if query.root.is_file() {
+    let metadata = std::fs::metadata(&query.root).map_err(|err| ToolError::io("cannot read", &query.root, err))?;
+    if !metadata.is_dir() {
+        crate::special::check_regular(&query.root, &metadata)?;
         return Ok(vec![query.root.clone()]);
     }
     let mut builder = walk::builder(&query.root);
@@ -129,7 +175,10 @@ fn files(query: &Query, ctx: &ToolContext) -> Result<Vec<PathBuf>, ToolError> {
             return Err(ToolError::Interrupted);
         }
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_some_and(|t| t.is_file()) {
+        // Only regular files: a FIFO, device or socket met on the walk is never opened.
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && !query.hidden.as_ref().is_some_and(|hidden| hidden.hides(entry.path()))
+        {
             out.push(entry.into_path());
         }
     }
@@ -144,19 +193,50 @@ struct FileSink {
     line_numbers: bool,
     lines: Vec<String>,
     count: u64,
+    /// Content lines this file may still add.
+    budget: usize,
+    /// Lines still to count without keeping (the page's offset, shared across files).
+    skip: usize,
+    /// A `--` goes before this file's first line: an earlier file printed lines with context.
+    separator_pending: bool,
+    /// Whether this file printed (or skipped) any line.
+    any_line: bool,
 }
 
 impl FileSink {
-    fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
+    /// Counts a line, keeping it once the offset is passed; false once the budget is spent,
+    /// which ends the search.
+    fn emit(&mut self, line: impl FnOnce(&Self) -> String) -> bool {
+        self.any_line = true;
+        if self.skip > 0 {
+            self.skip -= 1;
+            return true;
+        }
+        if self.lines.len() >= self.budget {
+            return false;
+        }
+        let line = line(self);
+        self.lines.push(line);
+        true
+    }
+
+    /// Adds a matched or context line, after the `--` separating it from an earlier file.
+    fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
+        if std::mem::take(&mut self.separator_pending) && !self.emit(|_| "--".to_string()) {
+            return false;
+        }
+        self.emit(|sink| sink.format(separator, number, bytes))
+    }
+
+    fn format(&self, separator: char, number: Option<u64>, bytes: &[u8]) -> String {
         let text = String::from_utf8_lossy(bytes);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         let text = cut(text);
-        let line = match number.filter(|_| self.line_numbers) {
+        match number.filter(|_| self.line_numbers) {
             Some(n) => format!("{}{separator}{n}{separator}{text}", self.shown),
             None => format!("{}{separator}{text}", self.shown),
-        };
-        self.lines.push(line);
+        }
     }
 }
 
@@ -179,7 +259,9 @@ impl Sink for FileSink {
             Mode::Content => {
                 let mut number = mat.line_number();
                 for line in mat.lines() {
-                    self.push(':', number, line);
+                    if !self.push(':', number, line) {
+                        return Ok(false);
+                    }
                     number = number.map(|n| n + 1);
                 }
                 Ok(true)
@@ -188,12 +270,10 @@ impl Sink for FileSink {
     }
 
     fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        self.push('-', context.line_number(), context.bytes());
-        Ok(true)
+        Ok(self.push('-', context.line_number(), context.bytes()))
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, Self::Error> {
-        self.lines.push("--".to_string());
-        Ok(true)
+        Ok(self.emit(|_| "--".to_string()))
     }
 }

@@ -21,6 +21,7 @@
 
 mod bash;
 mod bash_classify;
+mod bash_table;
 mod error;
 mod glob;
 mod grep;
@@ -31,22 +32,28 @@ mod permissions;
 mod read;
 mod registry;
 mod shell_lex;
+mod special;
 mod tool;
 mod validate;
 mod walk;
 mod write_edit;
 
-pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS};
-pub use bash_classify::is_read_only_command;
+pub use bash::{
+    BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_OUTPUT_CHARS_LIMIT, MAX_OUTPUT_ENV, MAX_TIMEOUT_MS,
+    NEUTRAL_GIT_CONFIG,
+};
+pub use bash_classify::{analyze as analyze_command, is_read_only_command, Analysis, NotReadOnly, PathOperand};
 pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
-pub use grep::GrepTool;
+pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
 pub use permissions::{
     tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
     Workspace,
 };
-pub use read::{ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_LINE_CHARS};
+pub use read::{
+    ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,
+};
 pub use registry::ToolRegistry;
-pub use tool::{Tool, ToolContext, ToolOutput};
+pub use tool::{PathFilter, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
 pub use validate::{check as check_input, validate_input, InputError, Issue};
-pub use write_edit::{EditTool, WriteTool};
+pub use write_edit::{EditTool, WriteTool, MAX_EDIT_BYTES};

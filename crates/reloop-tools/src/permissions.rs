@@ -9,25 +9,35 @@
 //!    tool, so the model is told what Claude Code tells it about a tool it cannot see:
 //!    `<tool_use_error>Error: No such tool available: {Tool}. {Tool} exists but is not enabled in
 //!    this context. Use one of the available tools instead.</tool_use_error>`. A rule with a
-//!    specifier denies that call only: `Permission to use {Tool} has been denied.`
-//!    An unknown tool or an input that fails its schema is then allowed through, because
-//!    [`crate::ToolRegistry::execute`] refuses it with the precise error and runs nothing.
-//! 2. A matching ask rule asks (see 8 and 9), in every mode, even over an allow rule or
+//!    specifier denies that call only: `Permission to use {Tool} has been denied.` A Read or Edit
+//!    rule with a path also denies a Bash command that names the path (any word, `< file`,
+//!    `> file`, a glob, through `cd`) or reads every file below a directory holding it (`rg`,
+//!    `grep -r`). An unknown tool or an input that fails its schema is then allowed through,
+//!    because [`crate::ToolRegistry::execute`] refuses it with the precise error and runs nothing.
+//! 2. A matching ask rule asks (see 10 and 11), in every mode, even over an allow rule or
 //!    `bypassPermissions`, as in Claude Code where an ask rule prompts "even in modes where nothing
 //!    would otherwise prompt".
 //! 3. `bypassPermissions` allows.
-//! 4. A matching allow rule allows. A rule naming paths (`Read(//etc/hosts)`) lets a call through
+//! 4. A Write or Edit of configuration that later commands execute (`.git/`, shell rc files,
+//!    `.reloop/`, `.claude/`, `.mcp.json`, see `protected`) is asked, in every mode but `plan`
+//!    (which denies it below), even in `acceptEdits` and under a bare `Edit` allow rule; only an
+//!    allow rule naming the path lets it through.
+//! 5. A matching allow rule allows. A rule naming paths (`Read(//etc/hosts)`) lets a call through
 //!    even outside the workspace; a bare `Write` or `Read` allows the tool inside the workspace
 //!    only, because it names no path (Claude Code lets a bare rule reach anywhere; reloop keeps
-//!    the workspace boundary unless a rule names the place).
-//! 5. A path outside the workspace roots is denied: `Claude requested permissions to read from
+//!    the workspace boundary unless a rule names the place). A Bash command is covered when each
+//!    simple command matches a rule or only reads inside the workspace, and it writes no
+//!    protected file.
+//! 6. A path outside the workspace roots is denied: `Claude requested permissions to read from
 //!    {path}, but you haven't granted it yet.` (Read, Glob, Grep) or `... to write to {path}, ...`
 //!    (Write, Edit), with the canonical path.
-//! 6. A read-only call (per [`crate::ToolRegistry::is_read_only`]) is allowed in every mode.
-//! 7. `plan` denies the rest: `Permission to use {Tool} has been denied because reloop is in plan
+//! 7. A Bash command reading a path outside the workspace (operands, path-valued options,
+//!    `< file`, the directories it `cd`s to, `~`, globs) is asked (see 11).
+//! 8. A read-only call (per [`crate::ToolRegistry::is_read_only`]) is allowed in every mode.
+//! 9. `plan` denies the rest: `Permission to use {Tool} has been denied because reloop is in plan
 //!    mode.`
-//! 8. `acceptEdits` allows Write and Edit (their paths are inside the workspace by now).
-//! 9. What is left would be asked. `default` denies with the prompt's text: `Claude requested
+//! 10. `acceptEdits` allows Write and Edit (their paths are inside the workspace by now).
+//! 11. What is left would be asked. `default` denies with the prompt's text: `Claude requested
 //!    permissions to write to {path}, but you haven't granted it yet.` for file edits, `This
 //!    command requires approval` for Bash, `Claude requested permissions to use {Tool}, but you
 //!    haven't granted it yet.` for other tools. `dontAsk` denies with `Permission to use {Tool}
@@ -38,6 +48,8 @@
 //! command (a read-only one needs no rule), a deny or ask rule needs to match only one. These are
 //! text matches, as in Claude Code, not a sandbox around the programs a command starts.
 
+mod bash_paths;
+mod protected;
 mod rules;
 mod shell;
 mod workspace;
@@ -48,7 +60,9 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
+use crate::bash_classify::{analyze, Analysis};
 use crate::registry::ToolRegistry;
+use crate::tool::{PathFilter, ToolEnvPolicy};
 use crate::validate::validate_input;
 
 pub use rules::{PermissionRules, Rule};
@@ -176,6 +190,8 @@ pub struct PermissionContext {
     pub workspace: Workspace,
     /// `--disallowed-tools` entries: bare tool names or rules, both denying.
     pub disallowed_tools: Vec<String>,
+    /// What the processes tools start may inherit of reloop's environment.
+    pub tool_env: ToolEnvPolicy,
 }
 
 /// The texts the model sees when a call does not run; one place, to audit them.
@@ -217,6 +233,8 @@ struct Call<'a> {
     paths: Vec<PathBuf>,
     /// The parsed command, for Bash.
     command: Option<shell::Command>,
+    /// What the command does and reads, for Bash.
+    analysis: Option<Analysis>,
 }
 
 impl PermissionContext {
@@ -231,14 +249,86 @@ impl PermissionContext {
         for entry in &disallowed_tools {
             Rule::parse(entry)?;
         }
-        Ok(PermissionContext { mode, rules, workspace, disallowed_tools })
+        Ok(PermissionContext { mode, rules, workspace, disallowed_tools, tool_env: ToolEnvPolicy::default() })
+    }
+
+    /// The same context with another tool environment policy.
+    pub fn with_tool_env(mut self, tool_env: ToolEnvPolicy) -> Self {
+        self.tool_env = tool_env;
+        self
+    }
+
+    /// Deny rules as parsed, with the `--disallowed-tools` entries that parse.
+    fn deny_rules(&self) -> Vec<Rule> {
+        let mut rules = self.rules.deny().to_vec();
+        rules.extend(self.disallowed_tools.iter().filter_map(|entry| Rule::parse(entry).ok()));
+        rules
+    }
+
+    /// The filter Grep and Glob apply to what they walk: files a Read deny rule names are
+    /// neither searched nor listed. `None` when no such rule exists.
+    pub fn read_filter(&self) -> Option<PathFilter> {
+        let rules: Vec<Rule> =
+            self.deny_rules().into_iter().filter(|r| r.specifier().is_some() && r.covers_tool("Read")).collect();
+        if rules.is_empty() {
+            return None;
+        }
+        let cwd = self.workspace.cwd().to_path_buf();
+        Some(PathFilter::new(move |path| {
+            let canonical = workspace::canonicalize_lenient(path);
+            rules.iter().any(|rule| rule.matches_path(&canonical, &cwd))
+        }))
+    }
+
+    /// Whether a Bash command reaches a path one of the Read or Edit `rules` names: by naming it
+    /// (any word, any glob, any directory it may run in) or by reading every file below a
+    /// directory that holds it (`grep -r`, `rg`).
+    fn bash_reaches(&self, call: &Call<'_>, rules: &[Rule]) -> bool {
+        let (Some(command), Some(analysis)) = (&call.command, &call.analysis) else { return false };
+        let cwd = self.workspace.cwd();
+        let rules: Vec<&Rule> = rules
+            .iter()
+            .filter(|r| r.specifier().is_some() && (r.covers_tool("Read") || r.covers_tool("Edit")))
+            .collect();
+        if rules.is_empty() {
+            return false;
+        }
+        let named = bash_paths::named(command, analysis, cwd);
+        if named.iter().any(|path| rules.iter().any(|r| r.matches_path(path, cwd))) {
+            return true;
+        }
+        bash_paths::reads(analysis, cwd).into_iter().any(|(path, walks)| match path {
+            Some(path) => rules.iter().any(|r| r.matches_path(&path, cwd) || (walks && r.may_match_under(&path, cwd))),
+            None => false,
+        })
+    }
+
+    /// Whether every path a read-only Bash command reads lies inside the workspace.
+    fn bash_reads_inside(&self, call: &Call<'_>) -> bool {
+        let Some(analysis) = &call.analysis else { return true };
+        bash_paths::reads(analysis, self.workspace.cwd())
+            .into_iter()
+            .all(|(path, _)| path.is_some_and(|p| self.workspace.contains(&p)))
+    }
+
+    /// Whether a Bash command that is not read-only names a protected file.
+    fn bash_names_protected(&self, call: &Call<'_>) -> bool {
+        let (Some(command), Some(analysis)) = (&call.command, &call.analysis) else { return false };
+        !analysis.is_read_only()
+            && bash_paths::named(command, analysis, self.workspace.cwd()).iter().any(|p| protected::is_protected(p))
     }
 
     /// Decides whether `tool` may run with `input` (see the module documentation for the order).
     pub fn check(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Decision {
         let cwd = self.workspace.cwd();
-        let command = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str).map(shell::parse));
-        let call = Call { tool, input, paths: tool_paths(tool, input, cwd), command: command.flatten() };
+        let text = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str)).flatten();
+        let call = Call {
+            tool,
+            input,
+            paths: tool_paths(tool, input, cwd),
+            command: text.map(shell::parse),
+            analysis: text.map(analyze),
+        };
 
         if let Some(refusal) = self.denied(&call) {
             return refusal.into();
@@ -247,16 +337,33 @@ impl PermissionContext {
         if !valid {
             return Decision::Allow;
         }
-        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call)) {
+        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call))
+            || self.bash_reaches(&call, self.rules.ask())
+        {
             return self.ask(&call).into();
         }
-        if self.mode == PermissionMode::BypassPermissions || self.allowed_by_rule(&call) {
+        if self.mode == PermissionMode::BypassPermissions {
+            return Decision::Allow;
+        }
+        if EDIT_TOOLS.contains(&tool) && self.mode != PermissionMode::Plan {
+            if let Some(path) = call.paths.iter().find(|p| protected::is_protected(p) && !self.names_allowed(tool, p)) {
+                return match self.mode {
+                    PermissionMode::DontAsk => Refusal::DontAsk { tool: tool.to_string() },
+                    _ => Refusal::WriteTo { path: path.clone() },
+                }
+                .into();
+            }
+        }
+        if self.allowed_by_rule(&call) {
             return Decision::Allow;
         }
         if let Some(outside) = call.paths.iter().find(|p| !self.workspace.contains(p)) {
             let path = outside.clone();
             return if EDIT_TOOLS.contains(&tool) { Refusal::WriteTo { path } } else { Refusal::ReadFrom { path } }
                 .into();
+        }
+        if tool == "Bash" && !self.bash_reads_inside(&call) {
+            return self.ask(&call).into();
         }
         if registry.is_read_only(tool, input) {
             return Decision::Allow;
@@ -287,7 +394,10 @@ impl PermissionContext {
         if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
             return Some(Refusal::NotEnabled { tool });
         }
-        rules.iter().any(|r| self.matches_any(r, call)).then_some(Refusal::DeniedByRule { tool })
+        if rules.iter().any(|r| self.matches_any(r, call)) || self.bash_reaches(call, &self.deny_rules()) {
+            return Some(Refusal::DeniedByRule { tool });
+        }
+        None
     }
 
     /// Whether a deny or ask rule reaches any part of the call: one simple command of a Bash
@@ -332,16 +442,28 @@ impl PermissionContext {
         }
         match call.tool {
             "Bash" => call.command.as_ref().is_some_and(|cmd| {
-                !cmd.opaque
+                let mut leans_on_reading = false;
+                let covered = !cmd.opaque
                     && !cmd.segments.is_empty()
                     && cmd.segments.iter().all(|words| {
-                        rules.iter().any(|r| r.matches_command(words))
-                            || crate::is_read_only_command(&shell::quote(words))
-                    })
+                        rules.iter().any(|r| r.matches_command(words)) || {
+                            leans_on_reading = true;
+                            crate::is_read_only_command(&shell::quote(words))
+                        }
+                    });
+                // A segment let through for only reading must read inside the workspace; a rule
+                // naming a command does not extend to writing protected configuration.
+                covered && (!leans_on_reading || self.bash_reads_inside(call)) && !self.bash_names_protected(call)
             }),
             "WebFetch" => url(call.input).is_some_and(|u| rules.iter().any(|r| r.matches_url(u))),
             _ => false,
         }
+    }
+
+    /// Whether an allow rule with a specifier names `path` for `tool` (a bare rule does not).
+    fn names_allowed(&self, tool: &str, path: &std::path::Path) -> bool {
+        let cwd = self.workspace.cwd();
+        self.rules.allow().iter().any(|r| r.covers_tool(tool) && r.specifier().is_some() && r.matches_path(path, cwd))
     }
 
     /// What would have been asked, as the deny a headless session gives instead.

@@ -1,12 +1,19 @@
 //! Read: a file's lines, numbered as `cat -n` would, so the model can cite and edit them.
+//!
+//! The file is streamed, never loaded whole: a line longer than [`MAX_LINE_CHARS`] keeps only
+//! its start in memory, lines outside the window are counted and dropped, so a 1 GB file costs
+//! a few megabytes. Like Claude Code, a file over [`MAX_FILE_BYTES`] is refused unless the model
+//! gives an `offset` or a `limit`, and any answer over [`MAX_OUTPUT_TOKENS`] is refused too.
 
-use std::io::ErrorKind;
+use std::io::{BufRead, BufReader, ErrorKind};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
+use crate::special::open_regular;
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 /// Lines shown when the model gives no limit.
@@ -15,8 +22,14 @@ pub const DEFAULT_LINE_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Marker appended to a cut line.
 pub const LINE_TRUNCATED_MARKER: &str = "… [line truncated]";
+/// Largest file read without `offset`/`limit` (Claude Code's 256 KB).
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Largest answer, in estimated tokens (Claude Code's 25000).
+pub const MAX_OUTPUT_TOKENS: usize = 25_000;
 /// How much of the file is sniffed for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8192;
+/// Bytes of one line kept while streaming: enough for [`MAX_LINE_CHARS`] of any UTF-8.
+const LINE_KEEP_BYTES: usize = MAX_LINE_CHARS * 4;
 
 const DESCRIPTION: &str = "Reads a file from the local filesystem. The file_path should be an absolute path \
 (a relative one is resolved against the working directory). By default up to 2000 lines are read from the start \
@@ -67,52 +80,245 @@ impl Tool for ReadTool {
 fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
     let offset = input::opt_int(input, "offset");
-    let limit = match input::opt_int(input, "limit") {
+    let given_limit = input::opt_int(input, "limit");
+    let limit = match given_limit {
         None => DEFAULT_LINE_LIMIT,
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
         Some(n) => return Err(ToolError::InvalidArgument(format!("limit must be a positive number, got {n}"))),
     };
-    let metadata = std::fs::metadata(&path).map_err(|err| match err.kind() {
-        ErrorKind::NotFound => ToolError::FileNotFound { cwd: ctx.cwd.clone() },
-        _ => ToolError::io("cannot read", &path, err),
-    })?;
-    if metadata.is_dir() {
-        return Err(ToolError::IsDirectory { path });
+    let (file, size) = open_regular(&path, ctx)?;
+    if offset.is_none() && given_limit.is_none() && size > MAX_FILE_BYTES {
+        return Err(ToolError::FileTooLarge { size: format_file_size(size) });
     }
-    let bytes = std::fs::read(&path).map_err(|err| ToolError::io("cannot read", &path, err))?;
-    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
-        let extension = path.extension().map(|e| e.to_string_lossy().into_owned());
-        return Err(ToolError::BinaryFile { extension });
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf().map_err(|err| ToolError::io("cannot read", &path, err))?;
+    if head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(ToolError::BinaryFile { extension: extension(&path) });
     }
-    ctx.mark_read(&path);
-    if bytes.is_empty() {
+    if head.is_empty() {
+        ctx.mark_read(&path);
         return Ok("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into());
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line)).collect();
     // Claude Code treats offset 0 like 1: both mean "from the first line".
     let first = usize::try_from(offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
-    if first > lines.len() {
+    let window = Window { first, limit };
+    let (shown, total_lines) = stream_lines(&mut reader, &window, ctx).map_err(|err| match err.kind() {
+        ErrorKind::Interrupted => ToolError::Interrupted,
+        _ => ToolError::io("cannot read", &path, err),
+    })?;
+    if first > total_lines {
+        ctx.mark_read(&path);
         return Ok(format!(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
             offset.unwrap_or(1),
-            lines.len()
+            total_lines
         ));
     }
-    let numbered: Vec<String> = lines
-        .iter()
-        .enumerate()
-        .skip(first - 1)
-        .take(limit)
-        .map(|(i, line)| format!("{}\t{}", i + 1, cut_line(line)))
-        .collect();
-    Ok(numbered.join("\n"))
+    let tokens = shown.tokens();
+    if tokens > MAX_OUTPUT_TOKENS {
+        return Err(ToolError::TooManyTokens { tokens });
+    }
+    ctx.mark_read(&path);
+    Ok(shown.lines.join("\n"))
 }
 
-/// Cuts a line past [`MAX_LINE_CHARS`] characters (not bytes, so no char is split).
-fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        Some((end, _)) => format!("{}{LINE_TRUNCATED_MARKER}", &line[..end]).into(),
-        None => line.into(),
+/// The lines to show: from 1-based `first`, at most `limit` of them.
+struct Window {
+    first: usize,
+    limit: usize,
+}
+
+/// Streams the file's lines, keeping the numbered lines inside `window` (each cut to
+/// [`MAX_LINE_CHARS`]) and counting all of them. Lines end at `\n`; a `\r` before it is dropped.
+/// Once the window is full only newlines are counted, so a line is never held whole.
+fn stream_lines(reader: &mut impl BufRead, window: &Window, ctx: &ToolContext) -> std::io::Result<(Shown, usize)> {
+    let mut shown = Shown::default();
+    let mut line: Vec<u8> = Vec::new();
+    let mut line_overflow = false;
+    let mut number = 1usize;
+    let last = window.first.saturating_add(window.limit);
+    loop {
+        if ctx.is_cancelled() {
+            return Err(std::io::Error::from(ErrorKind::Interrupted));
+        }
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let len = buf.len();
+        let keeping = number >= window.first && number < last;
+        if !keeping && number >= last {
+            // Past the window: count the remaining newlines only.
+            let newlines = buf.iter().filter(|&&b| b == b'\n').count();
+            number += newlines;
+            reader.consume(len);
+            continue;
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                if keeping {
+                    keep(&mut line, &mut line_overflow, &buf[..at]);
+                    shown.add(number, &line, line_overflow);
+                }
+                line.clear();
+                line_overflow = false;
+                number += 1;
+                reader.consume(at + 1);
+            }
+            None => {
+                if keeping {
+                    keep(&mut line, &mut line_overflow, buf);
+                }
+                reader.consume(len);
+            }
+        }
+    }
+    // As `split('\n')`: the text after the last newline is a line, even when empty.
+    let total = number;
+    if number >= window.first && number < last {
+        shown.add(number, &line, line_overflow);
+    }
+    Ok((shown, total))
+}
+
+/// The numbered lines of the window, held only while they fit the token bound: past it the
+/// answer will be refused anyway, so the rest is only measured (a `limit` of millions of lines
+/// costs no memory).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shown {
+    lines: Vec<String>,
+    /// Bytes of the answer: the lines joined by newlines.
+    len: usize,
+}
+
+impl Shown {
+    /// Adds line `number` as Read shows it. Past the bound a short ASCII line is measured
+    /// without being rendered, so refusing a huge window stays fast.
+    fn add(&mut self, number: usize, bytes: &[u8], overflow: bool) {
+        let over = self.len > MAX_OUTPUT_TOKENS * 4;
+        if over && !overflow && bytes.len() <= MAX_LINE_CHARS && bytes.is_ascii() {
+            let text = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            self.len += digits(number) + 1 + text.len() + 1;
+            return;
+        }
+        self.push(format!("{number}\t{}", render_line(bytes, overflow)));
+    }
+
+    fn push(&mut self, line: String) {
+        self.len += line.len() + usize::from(self.len > 0 || !self.lines.is_empty());
+        if self.len <= MAX_OUTPUT_TOKENS * 4 {
+            self.lines.push(line);
+        }
+    }
+
+    /// Claude Code's rough count of the answer's tokens: one per four bytes.
+    fn tokens(&self) -> usize {
+        self.len.div_ceil(4)
+    }
+}
+
+/// Appends `bytes` to the line up to [`LINE_KEEP_BYTES`], noting that more was dropped.
+fn keep(line: &mut Vec<u8>, overflow: &mut bool, bytes: &[u8]) {
+    let room = LINE_KEEP_BYTES.saturating_sub(line.len()).min(bytes.len());
+    line.extend_from_slice(&bytes[..room]);
+    if room < bytes.len() {
+        *overflow = true;
+    }
+}
+
+/// A kept line as shown: lossy UTF-8, `\r` end dropped, cut past [`MAX_LINE_CHARS`] characters.
+fn render_line(bytes: &[u8], overflow: bool) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = if overflow { &text } else { text.strip_suffix('\r').unwrap_or(&text) };
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        Some((end, _)) => format!("{}{LINE_TRUNCATED_MARKER}", &text[..end]),
+        None if overflow => format!("{text}{LINE_TRUNCATED_MARKER}"),
+        None => text.to_string(),
+    }
+}
+
+/// Decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension().map(|e| e.to_string_lossy().into_owned())
+}
+
+/// A size as Claude Code prints it: `363KB`, `306.6KB`, `2MB`.
+pub(crate) fn format_file_size(bytes: u64) -> String {
+    let kb = bytes as f64 / 1024.0;
+    if kb < 1.0 {
+        return format!("{bytes} bytes");
+    }
+    let (value, unit) = if kb < 1024.0 {
+        (kb, "KB")
+    } else if kb / 1024.0 < 1024.0 {
+        (kb / 1024.0, "MB")
+    } else {
+        (kb / 1024.0 / 1024.0, "GB")
+    };
+    let text = format!("{value:.1}");
+    format!("{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str, first: usize, limit: usize) -> (Vec<String>, usize) {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        let (shown, total) = stream_lines(&mut std::io::Cursor::new(text.as_bytes()), &Window { first, limit }, &ctx)
+            .expect("in memory");
+        (shown.lines, total)
+    }
+
+    #[test]
+    fn a_line_measured_past_the_bound_counts_as_it_would_show() {
+        let mut measured = Shown::default();
+        let mut rendered = Shown::default();
+        for n in 1..=30_000 {
+            measured.add(n, b"some text\r", false);
+            rendered.push(format!("{n}\tsome text"));
+        }
+        assert_eq!(measured.tokens(), rendered.tokens());
+        assert_eq!(digits(9), 1);
+        assert_eq!(digits(10), 2);
+    }
+
+    #[test]
+    fn an_answer_past_the_token_bound_is_measured_not_held() {
+        let mut shown = Shown::default();
+        for _ in 0..100_000 {
+            shown.push("x".repeat(99));
+        }
+        assert!(shown.lines.len() < 1001, "held {} lines", shown.lines.len());
+        // 100000 lines of 99 bytes joined by 99999 newlines.
+        assert_eq!(shown.tokens(), (100_000 * 99 + 99_999_usize).div_ceil(4));
+    }
+
+    #[test]
+    fn lines_are_numbered_windowed_and_counted_like_split_on_newline() {
+        assert_eq!(lines("a\nb\r\nc", 1, 10), (vec!["1\ta".into(), "2\tb".into(), "3\tc".into()], 3));
+        assert_eq!(lines("a\nb\n", 2, 1), (vec!["2\tb".into()], 3));
+        assert_eq!(lines("a\nb\n", 5, 1), (vec![], 3));
+    }
+
+    #[test]
+    fn a_long_line_keeps_only_its_start() {
+        let long = "x".repeat(LINE_KEEP_BYTES * 3);
+        let (shown, total) = lines(&format!("{long}\nend"), 1, 10);
+        assert_eq!(total, 2);
+        assert_eq!(shown[0], format!("1\t{}{LINE_TRUNCATED_MARKER}", "x".repeat(MAX_LINE_CHARS)));
+        assert_eq!(shown[1], "2\tend");
+    }
+
+    #[test]
+    fn sizes_print_as_claude_code_prints_them() {
+        assert_eq!(format_file_size(363 * 1024), "363KB");
+        assert_eq!(format_file_size(313_958), "306.6KB");
+        assert_eq!(format_file_size(2 * 1024 * 1024), "2MB");
+        assert_eq!(format_file_size(500), "500 bytes");
     }
 }

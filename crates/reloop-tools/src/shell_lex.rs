@@ -32,6 +32,11 @@ pub(crate) struct Lexed {
     pub(crate) segments: Vec<Vec<String>>,
     /// Set when the text holds a construct whose effect the words do not show.
     pub(crate) opaque: bool,
+    /// Files read through `< file`, with the index of the segment they feed: the words of a
+    /// segment do not show them, but the path checks must.
+    pub(crate) inputs: Vec<(usize, String)>,
+    /// Files written through `> file` (which also makes the command opaque), for deny rules.
+    pub(crate) outputs: Vec<String>,
 }
 
 /// Cuts `text` into simple commands, reading it as `options` say.
@@ -222,8 +227,10 @@ impl Lexer<'_> {
             }
             _ => {}
         }
-        if self.target() != "/dev/null" {
+        let target = self.target();
+        if target != "/dev/null" {
             self.lexed.opaque = true;
+            self.lexed.outputs.push(target);
         }
     }
 
@@ -242,7 +249,9 @@ impl Lexer<'_> {
                 self.target();
             }
             _ => {
-                self.target();
+                let target = self.target();
+                let segment = self.lexed.segments.len();
+                self.lexed.inputs.push((segment, target));
             }
         }
     }

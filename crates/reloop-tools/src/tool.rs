@@ -1,7 +1,7 @@
 //! The tool contract the driver codes against: a context, an output, and the [`Tool`] trait.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,12 +19,80 @@ pub struct ToolContext {
     pub cancel: Arc<AtomicBool>,
     /// Canonical paths of files Read in this session, for Write/Edit's read-first rule.
     pub files_read: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Files a Read deny rule hides: Grep does not search them and Glob does not list them.
+    pub hidden: Option<PathFilter>,
+    /// What the processes tools start (Bash) may inherit of reloop's environment.
+    pub env: ToolEnvPolicy,
+}
+
+/// A predicate over paths, shared between calls (see [`ToolContext::hidden`]).
+#[derive(Clone)]
+pub struct PathFilter(Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl PathFilter {
+    pub fn new(hides: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        PathFilter(Arc::new(hides))
+    }
+
+    /// Whether `path` (as the walk found it) is hidden.
+    pub fn hides(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for PathFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PathFilter(..)")
+    }
+}
+
+/// Credentials reloop itself uses; no process a tool starts sees them unless the user keeps one.
+pub const CREDENTIAL_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+
+/// Which environment variables are removed from the processes tools start.
+///
+/// A read-only Bash command such as `env` would otherwise put reloop's API key into the tool
+/// result, and from there into the journal, the stream-json output and every export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolEnvPolicy {
+    removed: Vec<String>,
+}
+
+impl Default for ToolEnvPolicy {
+    fn default() -> Self {
+        ToolEnvPolicy::new::<&str>(&[], &[])
+    }
+}
+
+impl ToolEnvPolicy {
+    /// [`CREDENTIAL_VARS`] plus `secret` names are removed, except those named in `keep`.
+    pub fn new<S: AsRef<str>>(secret: &[S], keep: &[S]) -> Self {
+        let keep: Vec<&str> = keep.iter().map(AsRef::as_ref).collect();
+        let mut removed: Vec<String> = Vec::new();
+        for name in CREDENTIAL_VARS.iter().copied().chain(secret.iter().map(AsRef::as_ref)) {
+            if !keep.contains(&name) && !removed.iter().any(|r| r == name) {
+                removed.push(name.to_string());
+            }
+        }
+        ToolEnvPolicy { removed }
+    }
+
+    /// The names removed, in order.
+    pub fn removed(&self) -> &[String] {
+        &self.removed
+    }
 }
 
 impl ToolContext {
     /// A fresh context: not cancelled, nothing read yet.
     pub fn new(cwd: PathBuf) -> Self {
-        ToolContext { cwd, cancel: Arc::new(AtomicBool::new(false)), files_read: Arc::new(Mutex::new(HashSet::new())) }
+        ToolContext {
+            cwd,
+            cancel: Arc::new(AtomicBool::new(false)),
+            files_read: Arc::new(Mutex::new(HashSet::new())),
+            hidden: None,
+            env: ToolEnvPolicy::default(),
+        }
     }
 
     /// Whether the driver has asked the running call to stop.

@@ -1,14 +1,16 @@
 //! Write and Edit: the two tools that change files, both bound by the read-first rule so the model
 //! never overwrites content it has not seen.
 
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::io::{ErrorKind, Read, Write};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
+use crate::read::format_file_size;
+use crate::special::{check_regular, create_regular, open_regular};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
@@ -21,6 +23,10 @@ with the Read tool in this session first. old_string must match the file's text 
 prefix Read shows) and must be unique in the file unless replace_all is true; give more surrounding context to \
 make it unique. replace_all replaces every occurrence, which is handy for renaming. An empty old_string on a file \
 that does not exist creates it with new_string.";
+
+/// Largest file Edit loads: it holds the file twice (old and new text), so memory stays near
+/// 130 MB. Claude Code's bound is 1 GB, with the same message.
+pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The built-in Write tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -100,11 +106,11 @@ impl Tool for EditTool {
     }
 }
 
-/// Whether `path` exists as a regular file; a directory is an error for both tools.
+/// Whether `path` exists as a regular file; a directory, a FIFO, a device or a socket is an
+/// error for both tools, because writing to one would block or reach past the file system.
 fn existing_file(path: &Path) -> Result<bool, ToolError> {
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::IsDirectory { path: path.to_path_buf() }),
-        Ok(_) => Ok(true),
+        Ok(meta) => check_regular(path, &meta).map(|()| true),
         Err(err) if err.kind() == ErrorKind::NotFound => Ok(false),
         Err(err) => Err(ToolError::io("cannot access", path, err)),
     }
@@ -112,11 +118,12 @@ fn existing_file(path: &Path) -> Result<bool, ToolError> {
 
 /// Writes `content`, creating parent directories, and counts the file as read: the model now
 /// knows exactly what it holds.
-fn store(path: &PathBuf, content: &str, ctx: &ToolContext) -> Result<(), ToolError> {
+fn store(path: &Path, content: &str, ctx: &ToolContext) -> Result<(), ToolError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
     }
-    std::fs::write(path, content).map_err(|err| ToolError::io("cannot write", path, err))?;
+    let mut file = create_regular(path)?;
+    file.write_all(content.as_bytes()).map_err(|err| ToolError::io("cannot write", path, err))?;
     ctx.mark_read(path);
     Ok(())
 }
@@ -158,7 +165,12 @@ fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
-    let bytes = std::fs::read(&path).map_err(|err| ToolError::io("cannot read", &path, err))?;
+    let (mut file, size) = open_regular(&path, ctx)?;
+    if size > MAX_EDIT_BYTES {
+        return Err(ToolError::TooLargeToEdit { size: format_file_size(size), max: format_file_size(MAX_EDIT_BYTES) });
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|err| ToolError::io("cannot read", &path, err))?;
     let content = String::from_utf8(bytes).map_err(|_| {
         ToolError::InvalidArgument(format!("{} is not valid UTF-8 text and cannot be edited.", path.display()))
     })?;

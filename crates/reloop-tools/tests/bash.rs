@@ -40,10 +40,11 @@ fn stdin_is_empty_so_a_reader_does_not_hang() {
 }
 
 #[test]
-fn output_past_30000_characters_keeps_the_start_and_counts_the_rest() {
+fn output_past_30000_characters_keeps_the_start_and_counts_the_lines_of_the_rest() {
     let ws = Workspace::new();
-    let out = ws.ok("Bash", json!({"command": "printf 'b'; head -c 39999 /dev/zero | tr '\\0' 'a'"}));
-    assert_eq!(out, format!("b{}\n\n... [10000 characters truncated] ...", "a".repeat(29_999)));
+    let out =
+        ws.ok("Bash", json!({"command": "printf 'b'; head -c 39999 /dev/zero | tr '\\0' 'a'; printf '\\nx\\ny'"}));
+    assert_eq!(out, format!("b{}\n\n... [3 lines truncated] ...", "a".repeat(29_999)));
 }
 
 #[test]

@@ -87,6 +87,17 @@ impl Rule {
         PathPattern::new(spec, cwd).is_some_and(|pattern| pattern.matches(path))
     }
 
+    /// Whether this rule could name something at or below the canonical directory `dir`, so
+    /// that a command reading every file below `dir` would reach it.
+    pub(crate) fn may_match_under(&self, dir: &Path, cwd: &Path) -> bool {
+        let Some(spec) = &self.specifier else { return true };
+        let Some(pattern) = PathPattern::new(spec, cwd) else { return false };
+        if pattern.base.starts_with(dir) {
+            return true;
+        }
+        dir.starts_with(&pattern.base) && (pattern.deep || pattern.matches(dir))
+    }
+
     /// Whether this rule's `domain:` specifier names the host of `url`.
     pub(crate) fn matches_url(&self, url: &str) -> bool {
         let Some(spec) = &self.specifier else { return true };
@@ -151,6 +162,8 @@ struct PathPattern {
     matcher: ignore::gitignore::Gitignore,
     /// `dir/**` also names `dir` itself, so Glob/Grep over that folder match.
     names_base: bool,
+    /// The pattern may match at any depth below its base (`**`, or no slash as in `*.env`).
+    deep: bool,
 }
 
 impl PathPattern {
@@ -181,11 +194,12 @@ impl PathPattern {
         let names_base = glob == "**";
         let mut builder = GitignoreBuilder::new(&base);
         let line = if anchored { format!("/{glob}") } else { glob };
+        let deep = line.contains("**") || !line.starts_with('/');
         builder.add_line(None, &line).ok()?;
         if let Some(dir) = line.strip_suffix("/**").filter(|d| !d.is_empty()) {
             builder.add_line(None, dir).ok()?;
         }
-        Some(PathPattern { base, matcher: builder.build().ok()?, names_base })
+        Some(PathPattern { base, matcher: builder.build().ok()?, names_base, deep })
     }
 
     fn matches(&self, path: &Path) -> bool {

@@ -1,0 +1,179 @@
+//! Where a Bash command's paths really lead: `~`, globs, `cd` and symlinks resolved, so the same
+//! workspace boundary and deny rules that hold for Read hold for `cat`.
+
+use std::path::{Path, PathBuf};
+
+use globset::GlobBuilder;
+
+use super::workspace::canonicalize_lenient;
+use crate::bash_classify::Analysis;
+use crate::paths::normalize;
+use crate::shell_lex::Lexed;
+
+/// Most paths one glob may expand to before the command is taken as unresolvable.
+const MAX_GLOB_MATCHES: usize = 1000;
+
+/// A path a command may touch, canonical; `None` where the text cannot be resolved (`~user`).
+pub(crate) type Resolved = Option<PathBuf>;
+
+/// The paths `analysis` says the command reads, resolved against each directory the reading
+/// segment may run in, with whether the command reads every file below them.
+pub(crate) fn reads(analysis: &Analysis, cwd: &Path) -> Vec<(Resolved, bool)> {
+    let mut out = Vec::new();
+    for read in &analysis.reads {
+        let directories = analysis.directories.get(read.directories).map(Vec::as_slice).unwrap_or(&[]);
+        for dir in directories {
+            let Some(base) = expand_home(dir).map(|d| physical(&cwd.join(d))) else {
+                out.push((None, read.walks));
+                continue;
+            };
+            for path in resolve(&read.word, &base) {
+                out.push((path, read.walks));
+            }
+        }
+    }
+    out
+}
+
+/// Every word of a command (and the value of every `--opt=value`), resolved as a path against
+/// every directory the command may run in: what a deny rule is matched against, because a
+/// command the table does not know may read or write any path it names.
+pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<PathBuf> {
+    let directories: Vec<PathBuf> = analysis
+        .directories
+        .last()
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|d| expand_home(d).map(|d| physical(&cwd.join(d))))
+        .collect();
+    let mut out = Vec::new();
+    let redirects = command.inputs.iter().map(|(_, target)| target).chain(&command.outputs);
+    for word in command.segments.iter().flatten().chain(redirects) {
+        // `--opt=value` and `-ovalue` carry a value that may be a path; a bare option does not.
+        let texts: Vec<&str> = match word.split_once('=') {
+            Some((option, value)) if option.starts_with('-') => vec![value],
+            _ if word.starts_with("--") => continue,
+            _ if word.starts_with('-') => word.get(2..).into_iter().collect(),
+            _ => vec![word.as_str()],
+        };
+        for text in texts.into_iter().filter(|t| !t.is_empty()) {
+            for dir in &directories {
+                out.extend(resolve(text, dir).into_iter().flatten());
+            }
+        }
+    }
+    out
+}
+
+/// `~` and `~/x` are under `$HOME`; `~user` cannot be known here.
+fn expand_home(word: &str) -> Option<PathBuf> {
+    if word == "~" || word.starts_with("~/") {
+        let home = std::env::var_os("HOME")?;
+        return Some(PathBuf::from(home).join(word.trim_start_matches('~').trim_start_matches('/')));
+    }
+    if word.starts_with('~') {
+        return None;
+    }
+    Some(PathBuf::from(word))
+}
+
+/// One word as the paths it names: the literal path, and what its glob matches (bounded).
+fn resolve(word: &str, base: &Path) -> Vec<Resolved> {
+    let Some(expanded) = expand_home(word) else { return vec![None] };
+    let joined = base.join(expanded);
+    let mut out = vec![Some(physical(&joined))];
+    if word.contains(['*', '?', '[']) {
+        match expand_glob(&joined) {
+            Some(matches) => out.extend(matches.into_iter().map(|p| Some(physical(&p)))),
+            None => out.push(None),
+        }
+    }
+    out
+}
+
+/// Where the kernel takes `path`: `..` after a symlink goes up from the link's target, not
+/// from the link (`cd link && cat ../x`), so an existing path is canonicalized as it stands.
+/// A path that does not exist cannot be read; it is folded lexically, then resolved leniently.
+fn physical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| canonicalize_lenient(&normalize(path)))
+}
+
+/// Expands a glob component by component as bash does (a leading `.` is matched only by a
+/// pattern that starts with one; `.` and `..` never), up to [`MAX_GLOB_MATCHES`] paths.
+fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
+    let mut current = vec![PathBuf::from("/")];
+    for component in pattern.components().skip(1) {
+        let part = component.as_os_str().to_string_lossy();
+        if component == std::path::Component::ParentDir || component == std::path::Component::CurDir {
+            current = current.into_iter().map(|p| p.join(part.as_ref())).collect();
+            continue;
+        }
+        if !part.contains(['*', '?', '[']) {
+            current = current.into_iter().map(|p| p.join(part.as_ref())).collect();
+            continue;
+        }
+        let matcher = GlobBuilder::new(&part).literal_separator(true).build().ok()?.compile_matcher();
+        let mut next = Vec::new();
+        for dir in &current {
+            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') && !part.starts_with('.') {
+                    continue;
+                }
+                if matcher.is_match(name.as_ref()) {
+                    next.push(dir.join(name.as_ref()));
+                    if next.len() > MAX_GLOB_MATCHES {
+                        return None;
+                    }
+                }
+            }
+        }
+        current = next;
+    }
+    Some(current)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bash_classify::analyze;
+
+    #[test]
+    fn globs_expand_to_the_files_they_match_and_skip_dot_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::write(root.join("secret.txt"), "s").expect("write");
+        std::fs::write(root.join(".hidden"), "h").expect("write");
+        let found: Vec<PathBuf> = resolve("secr*", &root).into_iter().flatten().collect();
+        assert!(found.contains(&root.join("secret.txt")), "{found:?}");
+        let all: Vec<PathBuf> = resolve("*", &root).into_iter().flatten().collect();
+        assert!(!all.contains(&root.join(".hidden")), "{all:?}");
+    }
+
+    #[test]
+    fn reads_follow_cd_and_home() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let paths: Vec<Resolved> =
+            reads(&analyze("cd / && cat etc/hostname"), &root).into_iter().map(|r| r.0).collect();
+        assert!(paths.contains(&Some(PathBuf::from("/etc/hostname"))), "{paths:?}");
+        assert_eq!(resolve("~bob/x", &root), vec![None]);
+    }
+
+    #[test]
+    fn dot_dot_after_a_symlink_climbs_from_its_target_as_the_kernel_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::create_dir_all(root.join("ws")).expect("mkdir");
+        std::fs::create_dir_all(root.join("elsewhere/deep")).expect("mkdir");
+        std::fs::write(root.join("elsewhere/secret"), "s").expect("write");
+        std::os::unix::fs::symlink(root.join("elsewhere/deep"), root.join("ws/link")).expect("symlink");
+        let ws = root.join("ws");
+        let paths: Vec<Resolved> = reads(&analyze("cd link && cat ../secret"), &ws).into_iter().map(|r| r.0).collect();
+        assert!(paths.contains(&Some(root.join("elsewhere/secret"))), "{paths:?}");
+        assert_eq!(resolve("link/../secret", &ws), vec![Some(root.join("elsewhere/secret"))]);
+    }
+}
