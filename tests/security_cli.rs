@@ -99,7 +99,12 @@ fn signal_a_running_tool(signals: &[&str]) -> i32 {
     let ws = Workspace::seed();
     let mut child = spawn_run(&ws, sleeping_bash(), &[]);
     let group = wait_for_tool_group(child.id());
-    for signal in signals {
+    for (i, signal) in signals.iter().enumerate() {
+        if i > 0 {
+            // Signals pending together are delivered lowest number first, whatever order they
+            // were sent in: the second is sent once the first has been seen.
+            std::thread::sleep(Duration::from_millis(100));
+        }
         kill(child.id(), signal);
     }
     let status = wait_bounded(&mut child, Duration::from_secs(10));

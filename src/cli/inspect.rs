@@ -171,6 +171,7 @@ pub fn why(
     turn: Option<u32>,
     json: bool,
     dot: bool,
+    ignored: bool,
 ) -> Result<ExitCode, CliError> {
     let (header, steps) = load(journal, selector)?;
     if dot {
@@ -179,7 +180,7 @@ pub fn why(
         out!("{}", reloop_driver::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
-    let lines = why_lines(&steps, turn);
+    let lines = why_lines(&steps, turn, ignored);
     if json {
         print_json(&lines)?;
     } else {
@@ -198,7 +199,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
             .map(|s| {
                 json!({
                     "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
-                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
+                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason, "ignored": s.ignored,
                 })
             })
             .collect();

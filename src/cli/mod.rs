@@ -104,6 +104,9 @@ pub enum Command {
         /// Write the path of states and reasons as a Graphviz graph.
         #[arg(long, conflicts_with = "json")]
         dot: bool,
+        /// Also list every event a state did not expect, with why it was ignored.
+        #[arg(long)]
+        steps: bool,
         #[command(flatten)]
         journal: JournalArg,
         #[arg(long)]
@@ -192,7 +195,9 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
-        Command::Why { session, turn, journal, json, dot } => inspect::why(&journal, &session, turn, json, dot),
+        Command::Why { session, turn, journal, json, dot, steps } => {
+            inspect::why(&journal, &session, turn, json, dot, steps)
+        }
     }
 }
 

@@ -149,7 +149,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     journal.create_session_with_steps(&header, &prefix.steps)?;
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
-        let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count);
+        let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count());
         let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
         let step = transition(prefix.state, event.clone());
         let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);

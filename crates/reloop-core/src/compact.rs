@@ -8,13 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::effect::Effect;
-use crate::event::ModelError;
 use crate::history::History;
-use crate::message::{ContentBlock, Message, Role, Usage};
-use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason};
-use crate::state::{Loop, State, Terminal};
-use crate::transition::{call_model, continue_with, done, Step};
+use crate::message::{ContentBlock, Message, Role};
 
 /// After this many consecutive failed compactions, auto-compaction stops trying.
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
@@ -45,15 +40,20 @@ Then write the summary in <summary> tags with these sections:
 
 Reply with text only; do not call any tool.";
 
+/// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
+    /// The next request would reach the auto-compact threshold.
     Auto,
+    /// The API said the prompt is too long.
     Reactive,
+    /// The user asked (`reloop compact`).
     Manual,
 }
 
 impl Trigger {
+    /// `auto`, `reactive` or `manual`.
     pub fn as_str(self) -> &'static str {
         match self {
             Trigger::Auto => "auto",
@@ -66,6 +66,7 @@ impl Trigger {
 /// A compaction in flight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {
+    /// What started it.
     pub trigger: Trigger,
     /// Estimated tokens of the history before compaction.
     pub pre_tokens: u64,
@@ -99,106 +100,4 @@ pub fn summarizable(history: &History) -> Option<usize> {
     };
     let summarize = len - keep;
     (summarize >= 2).then_some(summarize)
-}
-
-/// Starts a compaction: the summary request is a model request of its own.
-pub(crate) fn start(
-    mut ctx: Loop,
-    trigger: Trigger,
-    pre_tokens: u64,
-    summarize: usize,
-    mut effects: Vec<Effect>,
-    reason: Option<Reason>,
-) -> Step {
-    ctx.requests += 1;
-    effects.push(Effect::Summarize {
-        trigger: trigger.as_str().to_string(),
-        request: ctx.requests,
-        summarize,
-        pre_tokens,
-    });
-    Step { state: State::Compacting(ctx, Compaction { trigger, pre_tokens, summarize }), effects, reason }
-}
-
-pub(crate) fn done_with(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
-    ctx.account(usage);
-    let len = ctx.messages.len();
-    let kept: Vec<Message> = ctx.messages.tail(len.saturating_sub(compaction.summarize)).into_iter().cloned().collect();
-    let mut history = History::new();
-    history.push(Message::user_text(summary_message(summary)));
-    for message in kept {
-        history.push(message);
-    }
-    ctx.messages = history;
-    ctx.usage_tokens = 0;
-    ctx.messages_at_usage = 0;
-    ctx.compact_failures = 0;
-    ctx.compactions += 1;
-    ctx.just_compacted = true;
-    let post_tokens = crate::tokens::estimate(&ctx);
-    let effects = vec![Effect::CompactBoundary {
-        trigger: compaction.trigger.as_str().to_string(),
-        pre_tokens: compaction.pre_tokens,
-        post_tokens,
-    }];
-    match compaction.trigger {
-        Trigger::Reactive => {
-            let evidence =
-                Evidence::Compacted { trigger: "reactive".into(), pre_tokens: compaction.pre_tokens, post_tokens };
-            continue_with(ctx, ContinueReason::ReactiveCompactRetry, evidence, effects)
-        }
-        Trigger::Auto => call_model(ctx, effects, None),
-        // A manual compaction of a stopped conversation asks nothing more.
-        Trigger::Manual => {
-            ctx.just_compacted = false;
-            let evidence =
-                Evidence::Compacted { trigger: "manual".into(), pre_tokens: compaction.pre_tokens, post_tokens };
-            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
-            done(ctx, terminal, effects)
-        }
-    }
-}
-
-pub(crate) fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
-    ctx.compact_failures += 1;
-    let breaker_open = ctx.compact_failures >= MAX_CONSECUTIVE_FAILURES;
-    match compaction.trigger {
-        // The retry needed the compaction: the prompt cannot be made to fit.
-        Trigger::Reactive => {
-            let evidence = Evidence::CompactionFailed {
-                trigger: compaction.trigger.as_str().into(),
-                failures: ctx.compact_failures,
-                message: error.message.clone(),
-                breaker_open,
-            };
-            let terminal =
-                Terminal { reason: TerminalReason::PromptTooLong, evidence, error: Some(PROMPT_TOO_LONG.to_string()) };
-            done(ctx, terminal, Vec::new())
-        }
-        Trigger::Manual => {
-            let evidence = Evidence::CompactionFailed {
-                trigger: "manual".into(),
-                failures: ctx.compact_failures,
-                message: error.message.clone(),
-                breaker_open,
-            };
-            let terminal = Terminal {
-                reason: TerminalReason::ModelError,
-                evidence,
-                error: Some(format!("Compaction failed: {}", error.message)),
-            };
-            done(ctx, terminal, Vec::new())
-        }
-        // Go on without it; the blocking limit still guards the request.
-        Trigger::Auto => {
-            ctx.just_compacted = true;
-            let notice = Effect::CompactionFailed {
-                trigger: compaction.trigger.as_str().into(),
-                failures: ctx.compact_failures,
-                breaker_open,
-                message: error.message,
-            };
-            call_model(ctx, vec![notice], None)
-        }
-    }
 }

@@ -8,6 +8,7 @@ pub const MAX_OUTPUT_TOKENS_RECOVERY_LIMIT: u32 = 3;
 /// The limit an escalated request asks for.
 pub const ESCALATED_MAX_TOKENS: u32 = 64_000;
 
+/// The session's rules, as the core reads them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 #[non_exhaustive]
@@ -51,16 +52,37 @@ pub struct Config {
     /// Stop before the request that would follow once the run has cost this much.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_budget_usd: Option<f64>,
+    /// How the state digest and the step record are computed ([`DIGEST_VERSION`]); journals
+    /// written before it was recorded are version 1 and replay under version 1's rules.
+    #[serde(default = "legacy_digest_version")]
+    pub digest_version: u32,
+}
+
+/// The digest version new sessions get.
+///
+/// * 1: fields added after journals existed are digested only when they leave their default;
+///   events carry no correlation ids; an ignored event is not recorded.
+/// * 2: every field is digested always; completion events carry the number of what they
+///   complete and a stale one is [`crate::Ignored`]; ignored events are journaled and compared.
+pub const DIGEST_VERSION: u32 = 2;
+
+fn legacy_digest_version() -> u32 {
+    1
 }
 
 /// A model's prices, in USD per million tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Price {
+    /// The model these prices are for.
     pub model: String,
+    /// Input tokens.
     pub input: f64,
+    /// Output tokens.
     pub output: f64,
+    /// Tokens written to the prompt cache.
     #[serde(default)]
     pub cache_write: f64,
+    /// Tokens read from the prompt cache.
     #[serde(default)]
     pub cache_read: f64,
 }
@@ -95,71 +117,85 @@ impl Default for Config {
             reactive_compact: true,
             prices: Vec::new(),
             max_budget_usd: None,
+            digest_version: DIGEST_VERSION,
         }
     }
 }
 
 impl Config {
+    /// The same config with `max_turns` set.
     pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
         self.max_turns = max_turns;
         self
     }
 
+    /// The same config with `model` set.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
         self
     }
 
+    /// The same config with `fallback_model` set.
     pub fn with_fallback_model(mut self, model: Option<String>) -> Self {
         self.fallback_model = model;
         self
     }
 
+    /// The same config with `max_output_tokens` set.
     pub fn with_max_output_tokens(mut self, n: u32) -> Self {
         self.max_output_tokens = n;
         self
     }
 
+    /// The same config with `escalate_max_tokens` set.
     pub fn with_escalate_max_tokens(mut self, on: bool) -> Self {
         self.escalate_max_tokens = on;
         self
     }
 
+    /// The same config with `max_retries` set.
     pub fn with_max_retries(mut self, n: u32) -> Self {
         self.max_retries = n;
         self
     }
 
+    /// The same config with `retry_seed` set.
     pub fn with_retry_seed(mut self, seed: u64) -> Self {
         self.retry_seed = seed;
         self
     }
 
+    /// The same config with `token_budget` set.
     pub fn with_token_budget(mut self, budget: Option<u64>) -> Self {
         self.token_budget = budget;
         self
     }
 
+    /// The same config with `context_window` set.
     pub fn with_context_window(mut self, tokens: u64) -> Self {
         self.context_window = tokens;
         self
     }
 
+    /// The same config with `auto_compact` set.
     pub fn with_auto_compact(mut self, on: bool) -> Self {
         self.auto_compact = on;
         self
     }
 
+    /// The same config with `reactive_compact` set.
     pub fn with_reactive_compact(mut self, on: bool) -> Self {
         self.reactive_compact = on;
         self
     }
 
+    /// The same config with `prices` set.
     pub fn with_prices(mut self, prices: Vec<Price>) -> Self {
         self.prices = prices;
         self
     }
 
+    /// The same config with `max_budget_usd` set.
     pub fn with_max_budget_usd(mut self, budget: Option<f64>) -> Self {
         self.max_budget_usd = budget;
         self
@@ -170,23 +206,32 @@ impl Config {
         self.prices.iter().find(|p| p.model == model).map_or(0.0, |p| p.cost(usage))
     }
 
+    /// The same config with `stop_hooks` set.
     pub fn with_stop_hooks(mut self, on: bool) -> Self {
         self.stop_hooks = on;
         self
     }
 
+    /// The same config with `stop_hook_block_cap` set.
     pub fn with_stop_hook_block_cap(mut self, cap: u32) -> Self {
         self.stop_hook_block_cap = cap;
         self
     }
 
+    /// The same config with `flags` set.
     pub fn with_flags(mut self, flags: crate::flags::Flags) -> Self {
         self.flags = flags;
         self
     }
 
+    /// The same config with `digest_version` set.
+    pub fn with_digest_version(mut self, version: u32) -> Self {
+        self.digest_version = version;
+        self
+    }
+
     /// Whether the session runs with behaviour `flag` (see [`crate::flags::TABLE`]).
-    pub fn flag(&self, flag: u32) -> bool {
-        self.flags.has(flag)
+    pub fn flag(&self, flag: crate::flags::Flag) -> bool {
+        self.flags.has(flag.number())
     }
 }

@@ -28,25 +28,45 @@ pub struct ModelCall {
 pub struct RetryWait {
     /// 1-based retry number.
     pub attempt: u32,
+    /// The most retries the session makes.
     pub max_retries: u32,
+    /// How long to wait.
     pub delay_ms: u64,
+    /// The failed attempt's HTTP status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_status: Option<u16>,
     /// `overloaded`, `rate_limit`, `server_error`, `connection_error`, ...
     pub error: String,
 }
 
+/// What a step asks for: a [`Command`] the driver must carry out, or a [`Notice`] the caller's
+/// stream must show. A step's effects are one ordered list (journaled as such, so a replay
+/// compares their order too); each is one or the other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Effect {
+    /// Work for the driver.
+    Command(Command),
+    /// News for the caller.
+    Notice(Notice),
+}
+
+/// Work the driver must carry out. Not `#[non_exhaustive]`: a new command must break the
+/// build of every driver until it is handled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Effect {
+pub enum Command {
     /// Send the history to the model and stream its answer back as events.
     CallModel(ModelCall),
     /// Run these tool calls (the driver schedules them) and report each as `tool_done`.
-    RunTools { calls: Vec<ToolUse> },
+    RunTools {
+        /// The calls, in the order the model asked for them.
+        calls: Vec<ToolUse>,
+    },
     /// After a crash: tool calls that started and were never answered. The driver re-runs the
     /// read-only ones and answers the others as possibly run, never re-running a write silently.
     ResumeTools {
+        /// The unanswered calls.
         calls: Vec<ToolUse>,
         /// The ids among them that had started (a `tool_started` is journaled).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -54,26 +74,157 @@ pub enum Effect {
     },
     /// Ask the model for a summary of the first `summarize` messages of the history, with the
     /// summarisation instruction as the last user text and no tools; report `compact_done`.
-    Summarize { trigger: String, request: u32, summarize: usize, pre_tokens: u64 },
-    /// The history was compacted: the caller's stream shows a compact boundary.
-    CompactBoundary { trigger: String, pre_tokens: u64, post_tokens: u64 },
-    /// A compaction failed and the request goes ahead without it; after three in a row the
-    /// circuit breaker stops auto-compaction trying (`breaker_open`).
-    CompactionFailed { trigger: String, failures: u32, breaker_open: bool, message: String },
+    Summarize {
+        /// `auto`, `reactive` or `manual`.
+        trigger: String,
+        /// The summary request's number.
+        request: u32,
+        /// How many leading messages to summarise.
+        summarize: usize,
+        /// Estimated tokens before compaction.
+        pre_tokens: u64,
+    },
     /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
-    RunStopHooks { stop_hook_active: bool, last_assistant_message: String },
+    RunStopHooks {
+        /// A Stop hook already held this turn open.
+        stop_hook_active: bool,
+        /// The text of the response the hooks judge.
+        last_assistant_message: String,
+    },
     /// Kill the hooks in flight.
     CancelHooks,
-    /// Queued messages joined the next request.
-    InputConsumed { ids: Vec<String> },
     /// Stop the model request in flight.
     CancelModel,
     /// Stop the tool calls in flight.
     CancelTools,
     /// Sleep, then feed `retry_ready`.
     WaitRetry(RetryWait),
+}
+
+/// News for the caller's stream; the driver does nothing else with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Notice {
+    /// The history was compacted: the caller's stream shows a compact boundary.
+    CompactBoundary {
+        /// `auto`, `reactive` or `manual`.
+        trigger: String,
+        /// Estimated tokens before.
+        pre_tokens: u64,
+        /// Estimated tokens after.
+        post_tokens: u64,
+    },
+    /// A compaction failed and the request goes ahead without it; after three in a row the
+    /// circuit breaker stops auto-compaction trying (`breaker_open`).
+    CompactionFailed {
+        /// `auto`, `reactive` or `manual`.
+        trigger: String,
+        /// Consecutive failures.
+        failures: u32,
+        /// Auto-compaction stops trying.
+        breaker_open: bool,
+        /// The summary request's error.
+        message: String,
+    },
+    /// Queued messages joined the next request.
+    InputConsumed {
+        /// Their ids.
+        ids: Vec<String>,
+    },
     /// The caller's stream must drop what it showed of the failed attempt.
     Withdraw,
     /// The session now asks another model, for the rest of the run.
-    SwitchModel { trigger: String, from: String, to: String },
+    SwitchModel {
+        /// `overloaded` or `server_error`.
+        trigger: String,
+        /// The model given up.
+        from: String,
+        /// The fallback model.
+        to: String,
+    },
+}
+
+impl From<Command> for Effect {
+    fn from(command: Command) -> Self {
+        Effect::Command(command)
+    }
+}
+
+impl From<Notice> for Effect {
+    fn from(notice: Notice) -> Self {
+        Effect::Notice(notice)
+    }
+}
+
+impl Effect {
+    /// The effect's name as journaled, e.g. `call_model`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Effect::Command(c) => c.name(),
+            Effect::Notice(n) => n.name(),
+        }
+    }
+
+    /// The command, if it is one.
+    pub fn command(&self) -> Option<&Command> {
+        match self {
+            Effect::Command(c) => Some(c),
+            Effect::Notice(_) => None,
+        }
+    }
+
+    /// The notice, if it is one.
+    pub fn notice(&self) -> Option<&Notice> {
+        match self {
+            Effect::Command(_) => None,
+            Effect::Notice(n) => Some(n),
+        }
+    }
+}
+
+impl Command {
+    /// The command's name as journaled.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::CallModel(_) => "call_model",
+            Command::RunTools { .. } => "run_tools",
+            Command::ResumeTools { .. } => "resume_tools",
+            Command::Summarize { .. } => "summarize",
+            Command::RunStopHooks { .. } => "run_stop_hooks",
+            Command::CancelHooks => "cancel_hooks",
+            Command::CancelModel => "cancel_model",
+            Command::CancelTools => "cancel_tools",
+            Command::WaitRetry(_) => "wait_retry",
+        }
+    }
+}
+
+impl Notice {
+    /// The notice's name as journaled.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Notice::CompactBoundary { .. } => "compact_boundary",
+            Notice::CompactionFailed { .. } => "compaction_failed",
+            Notice::InputConsumed { .. } => "input_consumed",
+            Notice::Withdraw => "withdraw",
+            Notice::SwitchModel { .. } => "switch_model",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_notices_journal_as_one_tagged_list() {
+        let effects: Vec<Effect> = vec![Notice::Withdraw.into(), Command::CancelModel.into()];
+        let json = serde_json::to_string(&effects).unwrap();
+        assert_eq!(json, r#"[{"effect":"withdraw"},{"effect":"cancel_model"}]"#);
+        let back: Vec<Effect> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, effects);
+        for effect in &effects {
+            assert!(json.contains(effect.name()));
+        }
+    }
 }

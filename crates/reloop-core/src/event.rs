@@ -55,6 +55,56 @@ impl<'de> Deserialize<'de> for StopReason {
     }
 }
 
+/// The kinds of model error the retry policy tells apart: the API's error types and reloop's
+/// own. Anything else is [`ModelErrorKind::Other`] and is judged by its HTTP status alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModelErrorKind {
+    /// `overloaded_error`: the API is overloaded (529).
+    Overloaded,
+    /// `rate_limit_error` (429).
+    RateLimit,
+    /// `api_error`: the API failed (500).
+    Api,
+    /// `invalid_request_error` (400): the request itself is wrong.
+    InvalidRequest,
+    /// `authentication_error` (401).
+    Authentication,
+    /// `permission_error` (403).
+    Permission,
+    /// `not_found_error` (404).
+    NotFound,
+    /// reloop's: the connection failed or timed out.
+    Connection,
+    /// reloop's: a scripted provider has no response left.
+    ScriptExhausted,
+    /// reloop's: the stream broke the protocol.
+    InvalidStream,
+    /// reloop's: the response outgrew what its `max_tokens` allows.
+    ResponseTooLarge,
+    /// Any other type.
+    Other,
+}
+
+impl ModelErrorKind {
+    /// Reads an `error_type`.
+    pub fn parse(error_type: &str) -> Self {
+        match error_type {
+            "overloaded_error" => ModelErrorKind::Overloaded,
+            "rate_limit_error" => ModelErrorKind::RateLimit,
+            "api_error" => ModelErrorKind::Api,
+            "invalid_request_error" => ModelErrorKind::InvalidRequest,
+            "authentication_error" => ModelErrorKind::Authentication,
+            "permission_error" => ModelErrorKind::Permission,
+            "not_found_error" => ModelErrorKind::NotFound,
+            "connection_error" => ModelErrorKind::Connection,
+            "script_exhausted" => ModelErrorKind::ScriptExhausted,
+            "invalid_stream" => ModelErrorKind::InvalidStream,
+            "response_too_large" => ModelErrorKind::ResponseTooLarge,
+            _ => ModelErrorKind::Other,
+        }
+    }
+}
+
 /// A failed model request, as the provider saw it on the wire. Secrets never appear here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -65,6 +115,7 @@ pub struct ModelError {
     /// The API's error type (`overloaded_error`, `rate_limit_error`, ...) or reloop's own
     /// (`connection_error`, `script_exhausted`, `invalid_stream`).
     pub error_type: String,
+    /// The error's message.
     pub message: String,
     /// `retry-after`, in milliseconds, when the server sent a numeric one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +126,7 @@ pub struct ModelError {
 }
 
 impl ModelError {
+    /// An error of this status, type and message.
     pub fn new(status: Option<u16>, error_type: impl Into<String>, message: impl Into<String>) -> Self {
         ModelError {
             status,
@@ -85,6 +137,7 @@ impl ModelError {
         }
     }
 
+    /// With a numeric `retry-after`.
     pub fn with_retry_after_ms(mut self, ms: Option<u64>) -> Self {
         self.retry_after_ms = ms;
         self
@@ -97,9 +150,16 @@ impl ModelError {
 
     /// An overload: HTTP 529, or an `overloaded_error` event inside a 200 stream.
     pub fn is_overloaded(&self) -> bool {
-        self.status == Some(529) || self.error_type == "overloaded_error"
+        self.status == Some(529) || self.kind() == ModelErrorKind::Overloaded
     }
 
+    /// The error's type as the retry policy reads it. The journal keeps `error_type` verbatim;
+    /// this is its typed reading.
+    pub fn kind(&self) -> ModelErrorKind {
+        ModelErrorKind::parse(&self.error_type)
+    }
+
+    /// With `x-should-retry`.
     pub fn with_should_retry(mut self, should_retry: Option<bool>) -> Self {
         self.should_retry = should_retry;
         self
@@ -110,67 +170,168 @@ impl ModelError {
 /// one of these; the core only files it under its `tool_use_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
+    /// The call this answers.
     pub tool_use_id: String,
+    /// What the model is told.
     pub content: crate::message::ToolResultContent,
+    /// The call failed; the model is told so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// The call did not run because a permission rule, mode or hook denied it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub denied: bool,
+    /// The request whose response asked for the call ([`Event`]'s correlation id).
+    #[serde(default, skip_serializing_if = "is_legacy")]
+    pub request: u32,
+}
+
+impl ToolOutcome {
+    /// An error result of `text` for the call `tool_use_id`.
+    pub fn error(tool_use_id: &str, text: &str) -> Self {
+        ToolOutcome {
+            tool_use_id: tool_use_id.to_string(),
+            content: crate::message::ToolResultContent::Text(text.to_string()),
+            is_error: true,
+            denied: false,
+            request: 0,
+        }
+    }
+
+    /// The `tool_result` block the model is sent.
+    pub fn into_block(self) -> ContentBlock {
+        ContentBlock::ToolResult(crate::message::ToolResult {
+            tool_use_id: self.tool_use_id,
+            content: self.content,
+            is_error: self.is_error,
+            extra: Default::default(),
+        })
+    }
+}
+
+/// Correlation ids are request numbers counted from 1; `0` is what a journal written before
+/// correlation ids existed holds (digest version 1), and is not journaled.
+pub(crate) fn is_legacy(request: &u32) -> bool {
+    *request == 0
 }
 
 /// An outside fact, fed to [`crate::transition`].
+///
+/// Completion events carry the number of what they complete (`request`, `attempt`): the core
+/// applies one only when it completes what is in flight, and reports any other as
+/// [`crate::Ignored`]. A stale answer can then never be taken for a fresh one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum Event {
     /// The user's prompt starts the session.
-    UserInput { content: Vec<ContentBlock> },
-    /// A streamed text delta, for the caller's stream. It changes no state, but it is journaled
-    /// so that a replay reproduces the stream.
-    TextDelta { index: usize, text: String },
+    UserInput {
+        /// The prompt.
+        content: Vec<ContentBlock>,
+    },
+    /// A streamed text delta, for the caller's stream. It changes no state but the `streamed`
+    /// mark, and it is journaled so that a replay reproduces the stream.
+    TextDelta {
+        /// The content block it belongs to.
+        index: usize,
+        /// The text.
+        text: String,
+        /// The request it answers.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// One content block of the response in flight is complete.
-    ModelBlock { index: usize, block: ContentBlock },
+    ModelBlock {
+        /// The block's index in the response.
+        index: usize,
+        /// The block.
+        block: ContentBlock,
+        /// The request it answers.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// The response in flight is complete.
     ModelDone {
+        /// The API's message id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The model that answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// Why the model stopped.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<StopReason>,
+        /// The response's usage.
         #[serde(default)]
         usage: Usage,
+        /// The request it answers.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
     },
     /// The request in flight failed.
-    ModelFailed { error: ModelError },
+    ModelFailed {
+        /// What failed.
+        error: ModelError,
+        /// The request that failed.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// A call that may change something is about to run. Journaled before it runs, so a resume
     /// knows which unanswered calls may have had an effect.
-    ToolStarted { tool_use_id: String },
+    ToolStarted {
+        /// The call.
+        tool_use_id: String,
+        /// The request whose response asked for it.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// A tool call finished (or was refused or cancelled by the driver).
     ToolDone(ToolOutcome),
     /// The hooks of one hook event finished (in parallel; runs in hook order).
     HookDone {
+        /// Which hook event ran.
         hook_event: crate::hook::HookEventName,
         /// The tool call, for tool hooks.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_use_id: Option<String>,
+        /// Each hook's raw run.
         runs: Vec<crate::hook::HookRun>,
+        /// The request whose response the hooks judge.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
     },
     /// The summary request of a compaction completed.
     CompactDone {
+        /// The model's summary.
         summary: String,
+        /// The summary request's usage.
         #[serde(default)]
         usage: Usage,
+        /// The summary request's number.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
     },
     /// The summary request of a compaction failed.
-    CompactFailed { error: ModelError },
+    CompactFailed {
+        /// What failed.
+        error: ModelError,
+        /// The summary request's number.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// The user queued a message while the loop runs; it joins the next request.
-    QueuedInput { id: String, content: Vec<ContentBlock> },
+    QueuedInput {
+        /// The caller's id for it, reported back when a request carries it.
+        id: String,
+        /// The message.
+        content: Vec<ContentBlock>,
+    },
     /// The user asked to compact the conversation now (`reloop compact`).
     CompactRequested,
     /// The wait before a retry is over.
-    RetryReady,
+    RetryReady {
+        /// The retry it is for ([`crate::RetryWait::attempt`]).
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        attempt: u32,
+    },
     /// The driver restarted on this journal after a crash: work that was in flight when the
     /// process stopped is asked for again.
     Resumed,
@@ -178,7 +339,71 @@ pub enum Event {
     Abort,
 }
 
+/// Every event kind, in declaration order: the columns of the transition table.
+pub const EVENT_KINDS: &[&str] = &[
+    "user_input",
+    "text_delta",
+    "model_block",
+    "model_done",
+    "model_failed",
+    "tool_started",
+    "tool_done",
+    "hook_done",
+    "compact_done",
+    "compact_failed",
+    "queued_input",
+    "compact_requested",
+    "retry_ready",
+    "resumed",
+    "abort",
+];
+
 impl Event {
+    /// The request number a completion event names (`None` for events that complete no
+    /// request; `Some(0)` for one journaled before correlation ids).
+    pub fn request(&self) -> Option<u32> {
+        match self {
+            Event::TextDelta { request, .. }
+            | Event::ModelBlock { request, .. }
+            | Event::ModelDone { request, .. }
+            | Event::ModelFailed { request, .. }
+            | Event::ToolStarted { request, .. }
+            | Event::HookDone { request, .. }
+            | Event::CompactDone { request, .. }
+            | Event::CompactFailed { request, .. } => Some(*request),
+            Event::ToolDone(outcome) => Some(outcome.request),
+            Event::UserInput { .. }
+            | Event::QueuedInput { .. }
+            | Event::CompactRequested
+            | Event::RetryReady { .. }
+            | Event::Resumed
+            | Event::Abort => None,
+        }
+    }
+
+    /// The same event naming `request` as what it completes (events that complete no request
+    /// are returned as they are). The driver tags each outcome with the request it answers.
+    pub fn correlated(mut self, number: u32) -> Self {
+        match &mut self {
+            Event::TextDelta { request, .. }
+            | Event::ModelBlock { request, .. }
+            | Event::ModelDone { request, .. }
+            | Event::ModelFailed { request, .. }
+            | Event::ToolStarted { request, .. }
+            | Event::HookDone { request, .. }
+            | Event::CompactDone { request, .. }
+            | Event::CompactFailed { request, .. } => *request = number,
+            Event::ToolDone(outcome) => outcome.request = number,
+            Event::UserInput { .. }
+            | Event::QueuedInput { .. }
+            | Event::CompactRequested
+            | Event::RetryReady { .. }
+            | Event::Resumed
+            | Event::Abort => {}
+        }
+        self
+    }
+
     /// The event's kind as journaled, e.g. `model_block`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -194,9 +419,36 @@ impl Event {
             Event::CompactFailed { .. } => "compact_failed",
             Event::QueuedInput { .. } => "queued_input",
             Event::CompactRequested => "compact_requested",
-            Event::RetryReady => "retry_ready",
+            Event::RetryReady { .. } => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_of_old_journals_load_with_legacy_correlation_and_keep_their_bytes() {
+        for old in [
+            r#"{"kind":"retry_ready"}"#,
+            r#"{"kind":"model_block","index":0,"block":{"type":"text","text":"hi"}}"#,
+            r#"{"kind":"tool_done","tool_use_id":"t","content":"ok"}"#,
+        ] {
+            let event: Event = serde_json::from_str(old).unwrap();
+            assert_eq!(serde_json::to_string(&event).unwrap(), old);
+        }
+        let fresh = Event::RetryReady { attempt: 2 };
+        assert_eq!(serde_json::to_string(&fresh).unwrap(), r#"{"kind":"retry_ready","attempt":2}"#);
+    }
+
+    #[test]
+    fn the_kind_list_names_every_kind_once() {
+        let mut kinds = EVENT_KINDS.to_vec();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), EVENT_KINDS.len());
     }
 }

@@ -16,35 +16,68 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+/// A behaviour this engine knows, by its number. The discriminants are the journaled numbers:
+/// a number is given once and never reused, and a retired behaviour's number stays in
+/// [`RETIRED`] forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Flag {
+    /// The interrupt text (`[Request interrupted by user…]`) goes in the same user message as the
+    /// interrupted calls' `tool_result`s, as Claude Code sends it. Off: results first, then the
+    /// interrupt text as a user message of its own.
+    InterruptInResultsMessage = 1,
+    /// A numeric `retry-after` is a floor on the retry delay (the delay is the larger of the
+    /// two). Off: the backoff alone decides, and `retry-after` is ignored.
+    RetryAfterFloor = 2,
+}
+
+/// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
+pub const RETIRED: &[u32] = &[];
+
 /// One flag: its number, its name and the behaviour it switches on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct FlagInfo {
+    /// The flag.
+    pub flag: Flag,
+    /// Its journaled number.
     pub number: u32,
+    /// Its name.
     pub name: &'static str,
     /// The engine version that introduced it.
     pub since: &'static str,
+    /// What it switches on.
     pub behaviour: &'static str,
 }
 
-/// The interrupt text (`[Request interrupted by user…]`) goes in the same user message as the
-/// interrupted calls' `tool_result`s, as Claude Code sends it. Off: results first, then the
-/// interrupt text as a user message of its own.
-pub const INTERRUPT_IN_RESULTS_MESSAGE: u32 = 1;
-/// A numeric `retry-after` is a floor on the retry delay (the delay is the larger of the two).
-/// Off: the backoff alone decides, and `retry-after` is ignored.
-pub const RETRY_AFTER_FLOOR: u32 = 2;
+impl Flag {
+    /// The journaled number.
+    pub const fn number(self) -> u32 {
+        self as u32
+    }
 
-/// Every flag ever given a number, in order. Numbers are never reused.
+    /// The flag of a journaled number, if this engine knows it.
+    pub fn from_number(number: u32) -> Option<Flag> {
+        TABLE.iter().find(|f| f.number == number).map(|f| f.flag)
+    }
+}
+
+/// Number of [`Flag::InterruptInResultsMessage`].
+pub const INTERRUPT_IN_RESULTS_MESSAGE: u32 = Flag::InterruptInResultsMessage.number();
+/// Number of [`Flag::RetryAfterFloor`].
+pub const RETRY_AFTER_FLOOR: u32 = Flag::RetryAfterFloor.number();
+
+/// Every flag this engine knows, in order.
 pub const TABLE: &[FlagInfo] = &[
     FlagInfo {
-        number: INTERRUPT_IN_RESULTS_MESSAGE,
+        flag: Flag::InterruptInResultsMessage,
+        number: Flag::InterruptInResultsMessage.number(),
         name: "interrupt_in_results_message",
         since: "0.1.0",
         behaviour: "the interrupt text shares one user message with the interrupted tool results",
     },
     FlagInfo {
-        number: RETRY_AFTER_FLOOR,
+        flag: Flag::RetryAfterFloor,
+        number: Flag::RetryAfterFloor.number(),
         name: "retry_after_floor",
         since: "0.1.0",
         behaviour: "a numeric retry-after is a floor on the retry delay",
@@ -70,18 +103,22 @@ impl Default for Flags {
 }
 
 impl Flags {
+    /// Every behaviour this engine has.
     pub fn current() -> Self {
         Flags(CURRENT.iter().copied().collect())
     }
 
+    /// What journals from before flags get.
     pub fn baseline() -> Self {
         Flags(BASELINE.iter().copied().collect())
     }
 
+    /// No flag at all.
     pub fn none() -> Self {
         Flags(BTreeSet::new())
     }
 
+    /// Whether the flag numbered `flag` is on.
     pub fn has(&self, flag: u32) -> bool {
         self.0.contains(&flag)
     }
@@ -93,6 +130,7 @@ impl Flags {
         }
     }
 
+    /// The numbers that are on, ascending.
     pub fn numbers(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().copied()
     }
@@ -127,6 +165,11 @@ mod tests {
     fn numbers_are_unique_and_every_current_flag_is_documented() {
         let numbers: BTreeSet<u32> = TABLE.iter().map(|f| f.number).collect();
         assert_eq!(numbers.len(), TABLE.len(), "a flag number was reused");
+        for f in TABLE {
+            assert_eq!(f.flag.number(), f.number, "{} is tabled under another number", f.name);
+            assert!(!RETIRED.contains(&f.number), "flag {} reuses a retired number", f.number);
+            assert_eq!(Flag::from_number(f.number), Some(f.flag));
+        }
         for n in CURRENT.iter().chain(BASELINE) {
             assert!(info(*n).is_some(), "flag {n} is not in the table");
         }
@@ -157,12 +200,13 @@ mod tests {
             };
             let events = [
                 Event::UserInput { content: vec![ContentBlock::text("go")] },
-                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call) },
+                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call), request: 1 },
                 Event::ModelDone {
                     id: None,
                     model: None,
                     stop_reason: Some(StopReason::ToolUse),
                     usage: Usage::default(),
+                    request: 1,
                 },
                 Event::Abort,
             ];

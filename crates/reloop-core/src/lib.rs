@@ -12,37 +12,60 @@
 //! * The driver's run loop is: apply one event, journal the step, execute its effects, feed their
 //!   outcomes back as events, until the state is [`State::Done`].
 //!
+//! * Every state × event pair is decided: each phase's module matches every event kind with no
+//!   wildcard, and an event a phase does not expect (a stale request's block, a duplicate tool
+//!   result) is an [`Ignored`] step, typed by why, journaled and compared by replay — never a
+//!   silent no-op.
+//! * Completion events carry the number of what they complete, so a stale one cannot be applied.
+//! * The rules a session runs under ([`Config`], its behaviour [`Flags`] and its digest version)
+//!   are journaled in its header: a session replays under the rules that recorded it.
+//!
 //! History is a persistent list shared between states, so a turn costs O(new messages).
+//!
+//! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `config`,
+//! `context`, `state`), then `step` (the step constructors), `request` (the way to the next
+//! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
+//! the dispatcher `transition` on top.
+
+#![warn(missing_docs)]
 
 /// The engine's version, recorded in every session header so a replay can say which engine
 /// wrote the journal it checks.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+mod abort;
 pub mod compact;
 pub mod config;
+pub mod context;
 pub mod effect;
+mod end_of_turn;
 pub mod event;
 pub mod flags;
 pub mod history;
 pub mod hook;
-mod hook_flow;
 pub mod message;
+mod phase;
 pub mod reason;
+mod request;
 mod response;
 mod retry;
 pub mod state;
+pub mod step;
 pub mod testkit;
 pub mod tokens;
 pub mod transition;
 
-pub use config::{Config, Price};
-pub use effect::{Effect, ModelCall, RetryWait};
-pub use event::{Event, ModelError, StopReason, ToolOutcome};
-pub use flags::Flags;
+pub use config::{Config, Price, DIGEST_VERSION};
+pub use context::{Loop, PermissionDenial, QueuedMessage};
+pub use effect::{Command, Effect, ModelCall, Notice, RetryWait};
+pub use end_of_turn::DIMINISHING_TOKENS;
+pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome};
+pub use flags::{Flag, Flags};
 pub use history::History;
 pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
 pub use reason::{ContinueReason, Evidence, Reason, TerminalReason, ToolRef};
 pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT};
-pub use state::{Loop, PermissionDenial, QueuedMessage, State, Terminal};
-pub use transition::{transition, Step};
+pub use state::{State, Terminal, PHASES};
+pub use step::{IgnoreWhy, Ignored, Step};
+pub use transition::transition;

@@ -2,12 +2,14 @@
 //! malformed tool call to retry, a token budget to keep spending, or the end of the turn.
 
 use crate::config::{ESCALATED_MAX_TOKENS, MAX_OUTPUT_TOKENS_RECOVERY_LIMIT};
-use crate::effect::Effect;
+use crate::context::{Loop, Request};
+use crate::effect::{Command, Effect, Notice};
 use crate::event::StopReason;
 use crate::message::{Message, Usage};
-use crate::reason::{thousands, ContinueReason, Evidence, TerminalReason};
-use crate::state::{Loop, State, Streaming, Terminal, Tools};
-use crate::transition::{continue_with, done, Step};
+use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::request::continue_with;
+use crate::state::{State, Streaming, Terminal, Tools};
+use crate::step::{done, Step};
 
 /// Appended after a response cut by the output-token limit (Claude Code's text).
 pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
@@ -15,9 +17,7 @@ pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = "Output token limit hit. Re
 pub const MALFORMED_TOOL_CALL_MESSAGE: &str = "Your tool call was malformed and could not be parsed. Please retry.";
 /// The error when the malformed-call retry failed too.
 pub const MALFORMED_TOOL_CALL_ERROR: &str = "The model's tool call could not be parsed (retry also failed).";
-/// Returns under this many tokens per continuation count as diminishing.
-pub const DIMINISHING_TOKENS: u64 = 500;
-
+/// What a completed response says about itself.
 pub(crate) struct Meta {
     pub id: Option<String>,
     pub model: Option<String>,
@@ -25,11 +25,13 @@ pub(crate) struct Meta {
     pub usage: Usage,
 }
 
-pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step {
+/// The response in flight is complete.
+pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step {
     ctx.account(&meta.usage);
-    ctx.query_output_tokens += meta.usage.output_tokens;
-    ctx.retry_attempt = 0;
-    ctx.consecutive_overloaded = 0;
+    ctx.query.output_tokens = ctx.query.output_tokens.saturating_add(meta.usage.output_tokens);
+    // The request succeeded: its retry chain is over (it cannot follow a compaction any more,
+    // the request that did took that mark when it was sent).
+    ctx.request = Request { just_compacted: ctx.request.just_compacted, ..Request::default() };
     let mut assistant = Message::assistant(streaming.blocks);
     if let Some(id) = meta.id {
         assistant.extra.insert("id".into(), id.into());
@@ -46,8 +48,8 @@ pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Ste
     crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
         ctx.messages.push(assistant);
-        let effects = vec![Effect::RunTools { calls: calls.clone() }];
-        return Step { state: State::RunningTools(ctx, Tools::new(calls)), effects, reason: None };
+        let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
+        return Step::with(State::RunningTools(ctx, Tools::new(calls)), effects);
     }
     match meta.stop_reason {
         Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streaming.streamed),
@@ -58,22 +60,22 @@ pub(crate) fn model_done(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Ste
 
 fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
     let limit = ctx.max_tokens();
-    if ctx.config.escalate_max_tokens && ctx.max_output_tokens_override.is_none() {
+    if ctx.config.escalate_max_tokens && ctx.iteration.max_output_tokens_override.is_none() {
         // The same request again with a higher limit: the cut response is dropped.
-        ctx.max_output_tokens_override = Some(ESCALATED_MAX_TOKENS);
+        ctx.iteration.max_output_tokens_override = Some(ESCALATED_MAX_TOKENS);
         let evidence = Evidence::OutputTruncated { limit, attempt: 1, of: ESCALATED_MAX_TOKENS };
-        let effects = if streamed { vec![Effect::Withdraw] } else { Vec::new() };
+        let effects: Vec<Effect> = if streamed { vec![Notice::Withdraw.into()] } else { Vec::new() };
         return continue_with(ctx, ContinueReason::MaxOutputTokensEscalate, evidence, effects);
     }
     if !assistant.content.is_empty() {
         ctx.messages.push(assistant);
     }
-    if ctx.max_output_tokens_recovery_count < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
-        ctx.max_output_tokens_recovery_count += 1;
+    if ctx.query.max_output_tokens_recovery_count < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
+        ctx.query.max_output_tokens_recovery_count += 1;
         ctx.messages.push(Message::user_text(MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE));
         let evidence = Evidence::OutputTruncated {
             limit,
-            attempt: ctx.max_output_tokens_recovery_count,
+            attempt: ctx.query.max_output_tokens_recovery_count,
             of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
         };
         return continue_with(ctx, ContinueReason::MaxOutputTokensRecovery, evidence, Vec::new());
@@ -97,8 +99,8 @@ fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
     if !assistant.content.is_empty() {
         ctx.messages.push(assistant);
     }
-    if !ctx.malformed_tool_call_retried {
-        ctx.malformed_tool_call_retried = true;
+    if !ctx.turn.malformed_tool_call_retried {
+        ctx.turn.malformed_tool_call_retried = true;
         ctx.messages.push(Message::user_text(MALFORMED_TOOL_CALL_MESSAGE));
         let evidence = Evidence::MalformedToolCall { retried: false };
         return continue_with(ctx, ContinueReason::MalformedToolCallRetry, evidence, Vec::new());
@@ -121,54 +123,9 @@ fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason
         ctx.messages.push(assistant);
     }
     if ctx.config.stop_hooks {
-        let effects = vec![Effect::RunStopHooks { stop_hook_active: ctx.stop_hook_active, last_assistant_message }];
-        return Step { state: State::RunningStopHooks(ctx, stop_reason), effects, reason: None };
+        let stop_hook_active = ctx.turn.stop_hook_active;
+        let effects = vec![Command::RunStopHooks { stop_hook_active, last_assistant_message }.into()];
+        return Step::with(State::RunningStopHooks(ctx, stop_reason), effects);
     }
-    after_stop_hooks(ctx, stop_reason)
-}
-
-/// Nothing held the turn open so far: the token budget may still keep the model working.
-pub(crate) fn after_stop_hooks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
-    // The model finished while the user queued a message: it starts the next turn.
-    if let Some((queued, consumed)) = ctx.take_queued() {
-        ctx.messages.push(Message::user(queued));
-        let evidence = Evidence::QueuedInput {
-            ids: match &consumed {
-                Effect::InputConsumed { ids } => ids.clone(),
-                _ => Vec::new(),
-            },
-        };
-        return continue_with(ctx, ContinueReason::QueuedInput, evidence, vec![consumed]);
-    }
-    if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
-        let turn_tokens = ctx.query_output_tokens;
-        let pct = ((u128::from(turn_tokens) * 100 + u128::from(budget) / 2) / u128::from(budget)) as u64;
-        let delta = turn_tokens.saturating_sub(ctx.budget_checked_at);
-        let diminishing = ctx.budget_continuations >= 3
-            && delta < DIMINISHING_TOKENS
-            && ctx.budget_last_deltas[1] < DIMINISHING_TOKENS;
-        if !diminishing && u128::from(turn_tokens) * 10 < u128::from(budget) * 9 {
-            ctx.budget_continuations += 1;
-            ctx.budget_last_deltas = [ctx.budget_last_deltas[1], delta];
-            ctx.budget_checked_at = turn_tokens;
-            ctx.messages.push(Message::user_text(format!(
-                "Stopped at {pct}% of token target ({} / {}). Keep working — do not summarize.",
-                thousands(turn_tokens),
-                thousands(budget)
-            )));
-            let evidence = Evidence::TokenBudget { pct, turn_tokens, budget };
-            return continue_with(ctx, ContinueReason::TokenBudgetContinuation, evidence, Vec::new());
-        }
-        if ctx.budget_continuations > 0 {
-            let evidence = Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing };
-            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
-            return done(ctx, terminal, Vec::new());
-        }
-    }
-    let terminal = Terminal {
-        reason: TerminalReason::Completed,
-        evidence: Evidence::NoToolRequested { stop_reason },
-        error: None,
-    };
-    done(ctx, terminal, Vec::new())
+    crate::end_of_turn::checks(ctx, stop_reason)
 }

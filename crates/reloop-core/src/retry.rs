@@ -3,42 +3,43 @@
 //! The delays are decided here, from the error and a seed stored in the session's config, so a
 //! replay reproduces them exactly and performs none of them.
 
-use crate::effect::{Effect, RetryWait};
-use crate::event::{ModelError, ToolOutcome};
-use crate::message::{Message, ToolResultContent};
+use crate::compact::{Compaction, Trigger};
+use crate::context::Loop;
+use crate::effect::{Command, Effect, Notice, RetryWait};
+use crate::event::{ModelError, ModelErrorKind, ToolOutcome};
+use crate::flags::Flag;
+use crate::message::Message;
 use crate::reason::{Evidence, TerminalReason};
-use crate::state::{Loop, State, Streaming, Terminal};
-use crate::transition::{call_model, done, result_block, Step};
+use crate::request::{begin_compaction, proceed};
+use crate::state::{State, Streaming, Terminal};
+use crate::step::{done, Step};
 
 /// The `tool_result` of a call received from an attempt abandoned for the fallback model.
 pub const FALLBACK_TOOL_RESULT: &str = "Model fallback triggered";
 /// Consecutive overloads after which the fallback model takes over.
 pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
+/// The first retry's delay, before jitter.
 pub const BASE_DELAY_MS: u64 = 500;
+/// The longest delay, before jitter.
 pub const MAX_DELAY_MS: u64 = 32_000;
 
-pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> Step {
-    let mut effects = Vec::new();
+/// The request in flight failed.
+pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> Step {
+    let mut effects: Vec<Effect> = Vec::new();
     if error.is_prompt_too_long() {
         if streaming.streamed {
-            effects.push(Effect::Withdraw);
+            effects.push(Notice::Withdraw.into());
         }
         // Compact once per turn and retry; has_attempted_reactive_compact survives stop-hook
         // continues, so compact → error → hook → compact cannot spiral.
         let summarizable = crate::compact::summarizable(&ctx.messages);
-        let why = match (ctx.config.reactive_compact, ctx.has_attempted_reactive_compact, summarizable) {
+        let why = match (ctx.config.reactive_compact, ctx.turn.has_attempted_reactive_compact, summarizable) {
             (true, false, Some(summarize)) => {
-                ctx.has_attempted_reactive_compact = true;
+                ctx.turn.has_attempted_reactive_compact = true;
                 // The API's own count, when it gave one, beats the estimate.
                 let pre_tokens = reported_tokens(&error.message).unwrap_or_else(|| crate::tokens::estimate(&ctx));
-                return crate::compact::start(
-                    ctx,
-                    crate::compact::Trigger::Reactive,
-                    pre_tokens,
-                    summarize,
-                    effects,
-                    None,
-                );
+                let compaction = Compaction { trigger: Trigger::Reactive, pre_tokens, summarize };
+                return begin_compaction(ctx, compaction, effects, None);
             }
             (false, _, _) => "reactive compaction is off",
             (true, true, _) => "still too long after compacting once this turn",
@@ -49,61 +50,55 @@ pub(crate) fn model_failed(mut ctx: Loop, streaming: Streaming, error: ModelErro
 
     if let Some(trigger) = fallback_trigger(&ctx, &error) {
         let (from, to) = (ctx.config.model.clone(), ctx.config.fallback_model.clone().unwrap_or_default());
-        ctx.fallback_active = true;
-        ctx.retry_attempt = 0;
-        ctx.consecutive_overloaded = 0;
+        ctx.session.fallback_active = true;
+        ctx.request.retry_attempt = 0;
+        ctx.request.consecutive_overloaded = 0;
         let partial = Message::assistant(streaming.blocks);
         let orphans: Vec<String> = partial.tool_uses().map(|t| t.id.clone()).collect();
         if orphans.is_empty() {
             if streaming.streamed {
-                effects.push(Effect::Withdraw);
+                effects.push(Notice::Withdraw.into());
             }
         } else {
             // Calls already received are answered, so no tool_use is left without a result.
-            let results = orphans
-                .iter()
-                .map(|id| {
-                    result_block(ToolOutcome {
-                        tool_use_id: id.clone(),
-                        content: ToolResultContent::Text(FALLBACK_TOOL_RESULT.to_string()),
-                        is_error: true,
-                        denied: false,
-                    })
-                })
-                .collect();
+            let results =
+                orphans.iter().map(|id| ToolOutcome::error(id, FALLBACK_TOOL_RESULT).into_block()).collect();
             ctx.messages.push(partial);
             ctx.messages.push(Message::user(results));
         }
-        effects.push(Effect::SwitchModel { trigger: trigger.to_string(), from, to });
-        return call_model(ctx, effects, None);
+        effects.push(Notice::SwitchModel { trigger: trigger.to_string(), from, to }.into());
+        return proceed(ctx, effects, None);
     }
 
     if streaming.streamed {
-        effects.push(Effect::Withdraw);
+        effects.push(Notice::Withdraw.into());
     }
     if error.is_overloaded() {
-        ctx.consecutive_overloaded += 1;
+        ctx.request.consecutive_overloaded = ctx.request.consecutive_overloaded.saturating_add(1);
     } else {
-        ctx.consecutive_overloaded = 0;
+        ctx.request.consecutive_overloaded = 0;
     }
     if let Some(why) = not_retryable(&error) {
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
     }
-    if ctx.retry_attempt >= ctx.config.max_retries {
+    if ctx.request.retry_attempt >= ctx.config.max_retries {
         return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
     }
-    ctx.retry_attempt += 1;
-    // Behaviour flag 2: a numeric retry-after is a floor on the delay.
-    let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(crate::flags::RETRY_AFTER_FLOOR));
-    let delay_ms = retry_delay_ms(ctx.retry_attempt, retry_after, ctx.config.retry_seed, ctx.requests);
-    effects.push(Effect::WaitRetry(RetryWait {
-        attempt: ctx.retry_attempt,
-        max_retries: ctx.config.max_retries,
-        delay_ms,
-        error_status: error.status,
-        error: category(&error).to_string(),
-    }));
-    Step { state: State::WaitingRetry(ctx), effects, reason: None }
+    ctx.request.retry_attempt += 1;
+    let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
+    let delay_ms =
+        retry_delay_ms(ctx.request.retry_attempt, retry_after, ctx.config.retry_seed, ctx.session.requests);
+    effects.push(
+        Command::WaitRetry(RetryWait {
+            attempt: ctx.request.retry_attempt,
+            max_retries: ctx.config.max_retries,
+            delay_ms,
+            error_status: error.status,
+            error: category(&error).to_string(),
+        })
+        .into(),
+    );
+    Step::with(State::WaitingRetry(ctx), effects)
 }
 
 /// `prompt is too long: 210000 tokens > 200000 maximum` → 210000.
@@ -113,11 +108,12 @@ fn reported_tokens(message: &str) -> Option<u64> {
 }
 
 fn fallback_trigger(ctx: &Loop, error: &ModelError) -> Option<&'static str> {
-    if ctx.config.fallback_model.is_none() || ctx.fallback_active || error.should_retry == Some(false) {
+    if ctx.config.fallback_model.is_none() || ctx.session.fallback_active || error.should_retry == Some(false) {
         return None;
     }
     if error.is_overloaded() {
-        return (ctx.consecutive_overloaded + 1 >= OVERLOADS_BEFORE_FALLBACK).then_some("overloaded");
+        return (ctx.request.consecutive_overloaded.saturating_add(1) >= OVERLOADS_BEFORE_FALLBACK)
+            .then_some("overloaded");
     }
     match error.status {
         Some(500..=599) => Some("server_error"),
@@ -135,17 +131,21 @@ fn not_retryable(error: &ModelError) -> Option<&'static str> {
     let retryable = match error.status {
         Some(status) => matches!(status, 408 | 409 | 429 | 500..=599),
         // Connection errors and `error` events inside a 200 stream; not reloop's own verdicts.
-        None => !matches!(
-            error.error_type.as_str(),
-            "script_exhausted"
-                | "invalid_stream"
-                // A server that goes past the size max_tokens allows would do it again.
-                | "response_too_large"
-                | "invalid_request_error"
-                | "authentication_error"
-                | "permission_error"
-                | "not_found_error"
-        ),
+        None => match error.kind() {
+            ModelErrorKind::Overloaded
+            | ModelErrorKind::RateLimit
+            | ModelErrorKind::Api
+            | ModelErrorKind::Connection
+            | ModelErrorKind::Other => true,
+            // A server that goes past the size max_tokens allows would do it again.
+            ModelErrorKind::ScriptExhausted
+            | ModelErrorKind::InvalidStream
+            | ModelErrorKind::ResponseTooLarge
+            | ModelErrorKind::InvalidRequest
+            | ModelErrorKind::Authentication
+            | ModelErrorKind::Permission
+            | ModelErrorKind::NotFound => false,
+        },
     };
     (!retryable).then_some("not retryable")
 }
@@ -155,12 +155,12 @@ fn category(error: &ModelError) -> &'static str {
     if error.is_overloaded() {
         return "overloaded";
     }
-    match (error.status, error.error_type.as_str()) {
-        (Some(429), _) | (None, "rate_limit_error") => "rate_limit",
+    match (error.status, error.kind()) {
+        (Some(429), _) | (None, ModelErrorKind::RateLimit) => "rate_limit",
         (Some(408), _) => "timeout",
         (Some(409), _) => "conflict",
-        (Some(500..=599), _) | (None, "api_error") => "server_error",
-        (None, "connection_error") => "connection_error",
+        (Some(500..=599), _) | (None, ModelErrorKind::Api) => "server_error",
+        (None, ModelErrorKind::Connection) => "connection_error",
         _ => "unknown",
     }
 }
@@ -194,7 +194,7 @@ fn give_up(ctx: Loop, error: ModelError, reason: TerminalReason, why: &str, effe
             status: error.status,
             error_type: error.error_type,
             message: error.message,
-            retries: ctx.retry_attempt,
+            retries: ctx.request.retry_attempt,
             why_final: why.to_string(),
         },
         error: Some(message),
@@ -215,10 +215,16 @@ mod tests {
         let config = Config::default().with_model("big").with_fallback_model(Some("small".into()));
         let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
         let call = ContentBlock::tool_use("toolu_1", "Read", serde_json::json!({"file_path": "/x"}));
-        let state = transition(state, Event::ModelBlock { index: 0, block: call }).state;
-        let step = transition(state, Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "boom") });
-        assert!(step.effects.iter().any(|e| matches!(e, Effect::SwitchModel { to, .. } if to == "small")));
-        assert!(matches!(step.effects.last(), Some(Effect::CallModel(c)) if c.model == "small"));
+        let state = transition(state, Event::ModelBlock { index: 0, block: call, request: 1 }).state;
+        let step = transition(
+            state,
+            Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "boom"), request: 1 },
+        );
+        assert!(step
+            .effects
+            .iter()
+            .any(|e| matches!(e, Effect::Notice(Notice::SwitchModel { to, .. }) if to == "small")));
+        assert!(matches!(step.effects.last(), Some(Effect::Command(Command::CallModel(c))) if c.model == "small"));
         let messages = step.state.messages().messages();
         let answer = messages.last().unwrap();
         assert_eq!(answer.role, Role::User);

@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::message::Message;
-use crate::state::Loop;
+use crate::context::Loop;
 
 /// Characters of serialized message JSON per estimated token.
 pub const CHARS_PER_TOKEN: u64 = 4;
@@ -21,8 +21,11 @@ pub const BLOCKING_MARGIN: u64 = 3_000;
 /// The thresholds of a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// The window less the response's reserve.
     pub effective_window: u64,
+    /// A request estimated at this many tokens is compacted first.
     pub auto_compact_threshold: u64,
+    /// A request estimated at this many tokens is refused when nothing can compact.
     pub blocking_limit: u64,
 }
 
@@ -51,8 +54,9 @@ pub fn estimate_message(message: &Message) -> u64 {
 /// Estimated tokens of the next request.
 pub fn estimate(ctx: &Loop) -> u64 {
     let len = ctx.messages.len();
-    let since = ctx.messages_at_usage.min(len);
-    ctx.usage_tokens + ctx.messages.tail(len - since).into_iter().map(estimate_message).sum::<u64>()
+    let since = ctx.session.messages_at_usage.min(len);
+    let added = ctx.messages.tail(len - since).into_iter().map(estimate_message).fold(0u64, u64::saturating_add);
+    ctx.session.usage_tokens.saturating_add(added)
 }
 
 struct Counter(u64);
@@ -72,9 +76,14 @@ impl std::io::Write for Counter {
 /// Records a response's usage as the size of the history up to and including the response,
 /// which its caller is about to append.
 pub(crate) fn note_usage(ctx: &mut Loop, usage: &crate::message::Usage) {
-    ctx.usage_tokens =
-        usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens + usage.output_tokens;
-    ctx.messages_at_usage = ctx.messages.len() + 1;
+    // Provider counts are outside facts: saturate, so a hostile `u64::MAX` gives the same state
+    // in debug and release builds instead of a panic in one and a wrap in the other.
+    ctx.session.usage_tokens = usage
+        .input_tokens
+        .saturating_add(usage.cache_creation_input_tokens)
+        .saturating_add(usage.cache_read_input_tokens)
+        .saturating_add(usage.output_tokens);
+    ctx.session.messages_at_usage = ctx.messages.len() + 1;
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! most one response's tool calls and one outcome's text, so a share of a quarter of
 //! [`MAX_ROW_BYTES`] keeps every step under the cap.
 
-use reloop_core::{Effect, Event, ModelError};
+use reloop_core::{Command, Effect, Event, ModelError};
 use reloop_journal::MAX_ROW_BYTES;
 use serde_json::Value;
 
@@ -46,24 +46,34 @@ impl StepBounds {
     /// The event as it may be applied and journaled.
     pub(crate) fn bound(&mut self, event: Event) -> Event {
         match event {
-            Event::ModelBlock { .. } => {
+            Event::ModelBlock { request, .. } => {
                 self.response = self.response.saturating_add(json_size(&event));
                 if self.response > self.share {
-                    return Event::ModelFailed { error: too_large(self.response, self.share) };
+                    return Event::ModelFailed { error: too_large(self.response, self.share), request };
                 }
                 event
             }
             // Nothing from outside the process in these.
-            Event::ToolStarted { .. } | Event::CompactRequested | Event::RetryReady | Event::Resumed | Event::Abort => {
-                event
-            }
-            event => shrink(event, self.share),
+            Event::ToolStarted { .. }
+            | Event::CompactRequested
+            | Event::RetryReady { .. }
+            | Event::Resumed
+            | Event::Abort => event,
+            event @ (Event::UserInput { .. }
+            | Event::TextDelta { .. }
+            | Event::ModelDone { .. }
+            | Event::ModelFailed { .. }
+            | Event::ToolDone(_)
+            | Event::HookDone { .. }
+            | Event::CompactDone { .. }
+            | Event::CompactFailed { .. }
+            | Event::QueuedInput { .. }) => shrink(event, self.share),
         }
     }
 
     /// A new request starts a new response.
     pub(crate) fn after(&mut self, effects: &[Effect]) {
-        if effects.iter().any(|e| matches!(e, Effect::CallModel(_) | Effect::Summarize { .. })) {
+        if effects.iter().any(|e| matches!(e, Effect::Command(Command::CallModel(_) | Command::Summarize { .. }))) {
             self.response = 0;
         }
     }
@@ -194,12 +204,15 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
 /// What is left of an event that no cutting made fit: its kind, ids and a note.
 fn replacement(event: &Event, share: usize) -> Event {
     let note = format!("[{} bytes left out: {WHY} ({share} bytes)]", json_size(event));
+    // The correlation id survives, so the replacement completes what the event completed.
+    let request = event.request().unwrap_or_default();
     match event {
         Event::ToolDone(outcome) => Event::ToolDone(reloop_core::ToolOutcome {
             tool_use_id: outcome.tool_use_id.clone(),
             content: reloop_core::ToolResultContent::Text(note),
             is_error: true,
             denied: outcome.denied,
+            request,
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -211,18 +224,27 @@ fn replacement(event: &Event, share: usize) -> Event {
                 stderr: note,
                 timed_out: false,
             }],
+            request,
         },
-        Event::TextDelta { index, .. } => Event::TextDelta { index: *index, text: note },
+        Event::TextDelta { index, .. } => Event::TextDelta { index: *index, text: note, request },
         Event::UserInput { .. } => Event::UserInput { content: vec![reloop_core::ContentBlock::text(note)] },
         Event::QueuedInput { id, .. } => {
             Event::QueuedInput { id: id.clone(), content: vec![reloop_core::ContentBlock::text(note)] }
         }
-        Event::CompactDone { usage, .. } => Event::CompactDone { summary: note, usage: usage.clone() },
-        Event::CompactFailed { .. } => Event::CompactFailed { error: ModelError::new(None, "invalid_stream", note) },
-        Event::ModelDone { usage, .. } => {
-            Event::ModelDone { id: None, model: None, stop_reason: None, usage: usage.clone() }
+        Event::CompactDone { usage, .. } => Event::CompactDone { summary: note, usage: usage.clone(), request },
+        Event::CompactFailed { .. } => {
+            Event::CompactFailed { error: ModelError::new(None, "invalid_stream", note), request }
         }
-        _ => Event::ModelFailed { error: too_large(json_size(event), share) },
+        Event::ModelDone { usage, .. } => {
+            Event::ModelDone { id: None, model: None, stop_reason: None, usage: usage.clone(), request }
+        }
+        Event::ModelBlock { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }
+        | Event::Resumed
+        | Event::Abort => Event::ModelFailed { error: too_large(json_size(event), share), request },
     }
 }
 
@@ -232,7 +254,13 @@ mod tests {
     use reloop_core::{ContentBlock, ToolOutcome, ToolResultContent};
 
     fn tool_done(content: ToolResultContent) -> Event {
-        Event::ToolDone(ToolOutcome { tool_use_id: "toolu_01".into(), content, is_error: false, denied: false })
+        Event::ToolDone(ToolOutcome {
+            tool_use_id: "toolu_01".into(),
+            content,
+            is_error: false,
+            denied: false,
+            request: 1,
+        })
     }
 
     #[test]
@@ -252,7 +280,7 @@ mod tests {
         let mut bounds = StepBounds::new(10_000);
         let small = tool_done(ToolResultContent::Text("x".repeat(9_000)));
         assert_eq!(bounds.bound(small.clone()), small);
-        let block = Event::ModelBlock { index: 0, block: ContentBlock::text("hello") };
+        let block = Event::ModelBlock { index: 0, block: ContentBlock::text("hello"), request: 1 };
         assert_eq!(bounds.bound(block.clone()), block);
     }
 
@@ -272,15 +300,15 @@ mod tests {
         let mut bounds = StepBounds::new(10_000);
         let input = serde_json::json!({"content": "z".repeat(6_000)});
         let block =
-            |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()) };
+            |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()), request: 1 };
         assert!(matches!(bounds.bound(block("a")), Event::ModelBlock { .. }));
-        let Event::ModelFailed { error } = bounds.bound(block("b")) else { panic!("the second block should not fit") };
+        let Event::ModelFailed { error, .. } = bounds.bound(block("b")) else { panic!("the second block should not fit") };
         assert_eq!((error.error_type.as_str(), error.should_retry), ("response_too_large", Some(false)));
-        bounds.after(&[Effect::CancelTools]);
+        bounds.after(&[Command::CancelTools.into()]);
         assert!(matches!(bounds.bound(block("c")), Event::ModelFailed { .. }), "same response");
         let call: reloop_core::ModelCall =
             serde_json::from_value(serde_json::json!({"turn": 1, "request": 2, "message_count": 3})).unwrap();
-        bounds.after(&[Effect::CallModel(call)]);
+        bounds.after(&[Command::CallModel(call).into()]);
         assert!(matches!(bounds.bound(block("d")), Event::ModelBlock { .. }), "a new request");
     }
 
@@ -294,12 +322,13 @@ mod tests {
             timed_out: false,
         };
         let hooks =
-            Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run] };
+            Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run], request: 1 };
         let bounded = shrink(hooks, 10_000);
         assert!(json_size(&bounded) <= 10_000);
         let Event::HookDone { runs, .. } = bounded else { panic!() };
         assert_eq!((runs[0].command.as_str(), runs[0].exit_code), ("./noisy", Some(2)));
-        let failed = Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "<html>".repeat(10_000)) };
+        let failed =
+            Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "<html>".repeat(10_000)), request: 1 };
         assert!(json_size(&shrink(failed, 10_000)) <= 10_000);
     }
 }

@@ -1,6 +1,6 @@
 //! `reloop why`: the continue and terminal decisions of a session, with their evidence.
 
-use reloop_core::{Effect, Evidence};
+use reloop_core::{Command, Effect, Evidence, Ignored, Notice};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 
@@ -12,17 +12,25 @@ pub struct WhyLine {
     pub turn: u32,
     /// The turn after it (one more for `next_turn`).
     pub next_turn: u32,
-    /// `continue` or `terminal`.
+    /// `continue`, `terminal`, `compaction` or (with `--steps`) `ignored`.
     pub kind: &'static str,
+    /// The reason's name, or for an ignored event the why's.
     pub reason: &'static str,
+    /// One human line.
     pub explanation: String,
-    pub evidence: Evidence,
+    /// The facts behind a decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// Why an event was ignored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<Ignored>,
 }
 
 impl std::fmt::Display for WhyLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
             "terminal" => write!(f, "#{:<4} stop: {}: {}", self.seq, self.reason, self.explanation),
+            "ignored" => write!(f, "#{:<4} ignored: {}: {}", self.seq, self.reason, self.explanation),
             // A continue that repeats the turn (recovery, retry, hook, budget) keeps its number.
             _ if self.turn == self.next_turn => {
                 write!(f, "#{:<4} turn {}: {}: {}", self.seq, self.turn, self.reason, self.explanation)
@@ -36,12 +44,25 @@ impl std::fmt::Display for WhyLine {
     }
 }
 
-/// The decisions of a session, optionally only those taken in one turn.
-pub fn why(steps: &[StepRecord], turn: Option<u32>) -> Vec<WhyLine> {
+/// The decisions of a session, optionally only those taken in one turn; with `ignored`, also
+/// every event a state did not expect (`why --steps`).
+pub fn why(steps: &[StepRecord], turn: Option<u32>, ignored: bool) -> Vec<WhyLine> {
     steps
         .iter()
         .filter(|s| turn.is_none_or(|t| s.turn_before == t))
         .filter_map(|s| {
+            if let Some(why) = s.ignored.as_ref().filter(|_| ignored) {
+                return Some(WhyLine {
+                    seq: s.seq,
+                    turn: s.turn_before,
+                    next_turn: s.turn_after,
+                    kind: "ignored",
+                    reason: why.name(),
+                    explanation: why.explain(),
+                    evidence: None,
+                    ignored: Some(why.clone()),
+                });
+            }
             let Some(reason) = s.reason.as_ref() else { return compaction_line(s) };
             Some(WhyLine {
                 seq: s.seq,
@@ -50,7 +71,8 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>) -> Vec<WhyLine> {
                 kind: if reason.is_terminal() { "terminal" } else { "continue" },
                 reason: reason.name(),
                 explanation: reason.explain(),
-                evidence: reason.evidence().clone(),
+                evidence: Some(reason.evidence().clone()),
+                ignored: None,
             })
         })
         .collect()
@@ -60,13 +82,14 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>) -> Vec<WhyLine> {
 fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
     let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).ok()?;
     let (reason, evidence) = effects.into_iter().find_map(|e| match e {
-        Effect::CompactBoundary { trigger, pre_tokens, post_tokens } => {
+        Effect::Notice(Notice::CompactBoundary { trigger, pre_tokens, post_tokens }) => {
             Some(("compacted", Evidence::Compacted { trigger, pre_tokens, post_tokens }))
         }
-        Effect::CompactionFailed { trigger, failures, breaker_open, message } => {
+        Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
             Some(("compaction_failed", Evidence::CompactionFailed { trigger, failures, message, breaker_open }))
         }
-        _ => None,
+        Effect::Notice(Notice::InputConsumed { .. } | Notice::Withdraw | Notice::SwitchModel { .. })
+        | Effect::Command(_) => None,
     })?;
     let explanation = match &evidence {
         Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
@@ -87,7 +110,8 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
         kind: "compaction",
         reason,
         explanation,
-        evidence,
+        evidence: Some(evidence),
+        ignored: None,
     })
 }
 
@@ -110,21 +134,24 @@ pub fn trace_line(step: &StepRecord) -> String {
         let kind = if reason.is_terminal() { "stop" } else { "continue" };
         line.push_str(&format!("  => {kind}: {}", reason.name()));
     }
+    if let Some(ignored) = &step.ignored {
+        line.push_str(&format!("  => ignored: {}", ignored.explain()));
+    }
     line
 }
 
 /// An effect in a few words.
 pub fn describe_effect(effect: &Effect) -> String {
     match effect {
-        Effect::CallModel(c) => {
+        Effect::Command(Command::CallModel(c)) => {
             format!("call_model(request {}, turn {}, {} messages)", c.request, c.turn, c.message_count)
         }
-        Effect::RunTools { calls } => {
+        Effect::Command(Command::RunTools { calls }) => {
             let names: Vec<String> = calls.iter().map(|c| format!("{} {} {}", c.id, c.name, c.input)).collect();
             format!("run_tools({})", names.join("; "))
         }
-        Effect::CancelModel => "cancel_model".to_string(),
-        Effect::CancelTools => "cancel_tools".to_string(),
+        Effect::Command(Command::CancelModel) => "cancel_model".to_string(),
+        Effect::Command(Command::CancelTools) => "cancel_tools".to_string(),
         other => serde_json::to_string(other).unwrap_or_default(),
     }
 }

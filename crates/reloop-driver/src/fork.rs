@@ -44,13 +44,13 @@ pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Resul
     let mut state = State::new(core.clone());
     let mut steps = Vec::with_capacity(at as usize);
     for record in parent_steps.iter().take_while(|r| r.seq <= at) {
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count);
+        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
         let step = transition(state, record.event.clone());
         steps.push(StepRecord::of(record.seq, record.at_ms, record.event.clone(), from_phase, turn_before, &step));
         state = step.state;
     }
     let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
-    let requests_done = state.context().requests.saturating_sub(in_flight);
+    let requests_done = state.context().requests().saturating_sub(in_flight);
     Ok(ForkPrefix { steps, state, requests_done })
 }
 

@@ -3,7 +3,7 @@
 //! live run printed (timings aside).
 
 use reloop_core::hook::{combine, interpret};
-use reloop_core::{Effect, Event, Evidence, Message, Reason, Role, State, Terminal, TerminalReason};
+use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal, TerminalReason};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use crate::run::{RunConfig, RunEvent, RunResult};
@@ -32,13 +32,13 @@ pub fn step_outputs(
         }
         _ => {}
     }
-    if effects.iter().any(|e| matches!(e, Effect::Withdraw)) {
+    if effects.iter().any(|e| matches!(e, Effect::Notice(Notice::Withdraw))) {
         out.push(RunEvent::Withdrawn);
     }
     // The user's own input is not echoed, as in Claude Code's stream-json.
     let history = after.messages();
-    if let Some(Effect::CompactBoundary { trigger, pre_tokens, .. }) =
-        effects.iter().find(|e| matches!(e, Effect::CompactBoundary { .. }))
+    if let Some(Notice::CompactBoundary { trigger, pre_tokens, .. }) =
+        effects.iter().filter_map(Effect::notice).find(|n| matches!(n, Notice::CompactBoundary { .. }))
     {
         // The history was replaced: the boundary, then the summary that opens it.
         out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens: *pre_tokens });
@@ -48,31 +48,43 @@ pub fn step_outputs(
     }
     for effect in effects {
         match effect {
-            Effect::SwitchModel { trigger, from, to } => {
+            Effect::Notice(Notice::SwitchModel { trigger, from, to }) => {
                 out.push(RunEvent::ModelFallback { trigger: trigger.clone(), from: from.clone(), to: to.clone() })
             }
-            Effect::WaitRetry(wait) => out.push(RunEvent::Retry(wait.clone())),
-            Effect::InputConsumed { ids } => {
+            Effect::Notice(Notice::InputConsumed { ids }) => {
                 out.extend(ids.iter().map(|id| RunEvent::Input { id: id.clone(), status: "consumed" }))
             }
-            Effect::CompactionFailed { trigger, failures, breaker_open, message } => {
+            Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
                 let breaker = if *breaker_open { "; auto-compaction is off for the rest of the run" } else { "" };
                 out.push(RunEvent::Warning(format!(
                     "compaction ({trigger}) failed, {failures} in a row{breaker}: {message}"
                 )));
             }
-            _ => {}
+            // Shown above, in their place in the stream.
+            Effect::Notice(Notice::Withdraw | Notice::CompactBoundary { .. }) => {}
+            // The one command the caller sees: Claude Code's `api_retry` message.
+            Effect::Command(Command::WaitRetry(wait)) => out.push(RunEvent::Retry(wait.clone())),
+            Effect::Command(
+                Command::CallModel(_)
+                | Command::RunTools { .. }
+                | Command::ResumeTools { .. }
+                | Command::Summarize { .. }
+                | Command::RunStopHooks { .. }
+                | Command::CancelHooks
+                | Command::CancelModel
+                | Command::CancelTools,
+            ) => {}
         }
     }
     if let (Some(Reason::Terminal { .. }), ctx) = (reason, after.context()) {
-        out.extend(ctx.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
-        out.extend(ctx.queued.iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
+        out.extend(ctx.query.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
+        out.extend(ctx.query.queued.iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
     }
     if let Some(reason) = reason {
         if let Evidence::StopHookCap { .. } = reason.evidence() {
             out.push(RunEvent::Warning(reason.explain()));
         }
-        out.push(RunEvent::Transition { seq, turn: after.context().turn_count, reason: reason.clone() });
+        out.push(RunEvent::Transition { seq, turn: after.context().turn_count(), reason: reason.clone() });
     }
     out
 }
@@ -100,14 +112,14 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         session_id: session_id.to_string(),
         is_error: terminal.reason.is_error(),
         terminal,
-        num_turns: ctx.turn_count,
-        model_requests: ctx.requests,
+        num_turns: ctx.turn_count(),
+        model_requests: ctx.requests(),
         duration_ms,
         result,
-        usage: ctx.usage.clone(),
-        permission_denials: ctx.permission_denials.clone(),
-        total_cost_usd: ctx.cost_usd,
-        model_usage: ctx.model_usage.clone(),
+        usage: ctx.session.usage.clone(),
+        permission_denials: ctx.session.permission_denials.clone(),
+        total_cost_usd: ctx.session.cost_usd,
+        model_usage: ctx.session.model_usage.clone(),
     }
 }
 

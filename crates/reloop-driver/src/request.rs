@@ -5,7 +5,7 @@
 //! in the session header. Rebuilding them here, with the provider's own body builder, shows what
 //! went over the wire without having stored it.
 
-use reloop_core::{transition, Effect, ModelCall, State};
+use reloop_core::{transition, Command, Effect, ModelCall, State};
 use reloop_journal::{SessionHeader, StepRecord};
 use reloop_model::{ModelRequest, SystemBlock};
 use reloop_tools::ToolRegistry;
@@ -45,7 +45,7 @@ pub fn request_at(header: &SessionHeader, steps: &[StepRecord], at: RequestAt) -
     for record in steps {
         let step = transition(state, record.event.clone());
         let call = step.effects.iter().find_map(|e| match e {
-            Effect::CallModel(c) if matches_at(c, at) => Some(c.clone()),
+            Effect::Command(Command::CallModel(c)) if matches_at(c, at) => Some(c.clone()),
             _ => None,
         });
         if let Some(call) = call {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use futures::{Stream, StreamExt};
 use reloop_core::hook::HookEventName;
 use reloop_core::{
-    transition, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
+    transition, Command, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
     ToolOutcome, Usage,
 };
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
@@ -328,7 +328,7 @@ struct Runner {
     inbox_rx: mpsc::UnboundedReceiver<Event>,
     model_task: Option<JoinHandle<()>>,
     /// Calls that may change something ask here to be journaled as started before they run.
-    starts_rx: mpsc::UnboundedReceiver<(String, tokio::sync::oneshot::Sender<()>)>,
+    starts_rx: mpsc::UnboundedReceiver<(String, u32, tokio::sync::oneshot::Sender<()>)>,
     tools_in_flight: ToolScheduler,
     hooks: Arc<HooksConfig>,
     hook_common: HookCommon,
@@ -436,9 +436,9 @@ impl Runner {
                         None => { abort_open = false; continue; }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
-                    Some((id, ack)) = self.starts_rx.recv() => {
+                    Some((id, request, ack)) = self.starts_rx.recv() => {
                         start_ack = Some(ack);
-                        Event::ToolStarted { tool_use_id: id }
+                        Event::ToolStarted { tool_use_id: id, request }
                     }
                 },
             };
@@ -466,7 +466,7 @@ impl Runner {
             return Err(DriverError::Task("the loop lost its state".into()));
         };
         let from_phase = state.phase();
-        let turn_before = state.context().turn_count;
+        let turn_before = state.context().turn_count();
         let len_before = state.messages().len();
         self.seq += 1;
         let event = self.bounds.bound(event);
@@ -495,23 +495,26 @@ impl Runner {
             let _ = self.out.send(output);
         }
         // A safe call may start while the model still streams.
-        if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), .. }, State::AwaitingModel(..)) =
-            (&event, &step.state)
+        if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), request, .. }, State::AwaitingModel(..), None) =
+            (&event, &step.state, &step.ignored)
         {
-            self.tools_in_flight.on_block(call);
+            self.tools_in_flight.on_block(call, *request);
         }
-        for effect in &step.effects {
-            self.execute(effect, &step.state);
+        for command in step.effects.iter().filter_map(Effect::command) {
+            self.execute(command, &step.state);
         }
         self.state = Some(step.state);
         Ok(())
     }
 
-    fn execute(&mut self, effect: &Effect, state: &State) {
-        match effect {
-            Effect::CallModel(call) => self.call_model(call, state),
-            Effect::RunTools { calls } => self.tools_in_flight.run(calls.clone(), self.inbox.clone()),
-            Effect::ResumeTools { calls, started } => {
+    /// Carries out one command; notices are the caller's stream's business ([`step_outputs`]).
+    fn execute(&mut self, command: &Command, state: &State) {
+        // The request whose answer is being worked on: every outcome fed back names it.
+        let request = state.context().requests();
+        match command {
+            Command::CallModel(call) => self.call_model(call, state),
+            Command::RunTools { calls } => self.tools_in_flight.run(calls.clone(), request, self.inbox.clone()),
+            Command::ResumeTools { calls, started } => {
                 // Read-only calls run again; so do calls that never started. A call that may
                 // have changed something and was journaled as started is never run twice.
                 let (rerun, unknown): (Vec<_>, Vec<_>) = calls
@@ -519,44 +522,41 @@ impl Runner {
                     .cloned()
                     .partition(|c| self.tools.is_read_only(&c.name, &c.input) || !started.contains(&c.id));
                 for call in unknown {
-                    let _ = self.inbox.send(Event::ToolDone(ToolOutcome {
-                        tool_use_id: call.id,
-                        content: reloop_core::ToolResultContent::Text(crate::tools::UNFINISHED_TOOL_RESULT.to_string()),
-                        is_error: true,
-                        denied: false,
-                    }));
+                    let mut outcome = ToolOutcome::error(&call.id, crate::tools::UNFINISHED_TOOL_RESULT);
+                    outcome.request = request;
+                    let _ = self.inbox.send(Event::ToolDone(outcome));
                 }
                 if !rerun.is_empty() {
-                    self.tools_in_flight.run(rerun, self.inbox.clone());
+                    self.tools_in_flight.run(rerun, request, self.inbox.clone());
                 }
             }
-            Effect::RunStopHooks { stop_hook_active, last_assistant_message } => {
+            Command::RunStopHooks { stop_hook_active, last_assistant_message } => {
                 let commands = self.hooks.matching(HookEventName::Stop, None);
                 let input =
                     HookInput::stop(self.hook_common.clone(), *stop_hook_active, Some(last_assistant_message.clone()));
                 let (cwd, token, inbox) = (self.run.cwd.clone(), self.hooks_cancel.clone(), self.inbox.clone());
                 self.stop_hook_task = Some(tokio::spawn(async move {
                     let runs = run_all(&commands, &input, &cwd, &token).await;
-                    let _ = inbox.send(Event::HookDone { hook_event: HookEventName::Stop, tool_use_id: None, runs });
+                    let done = Event::HookDone { hook_event: HookEventName::Stop, tool_use_id: None, runs, request };
+                    let _ = inbox.send(done);
                 }));
             }
-            Effect::CancelHooks => self.cancel_hooks(),
-            Effect::Summarize { request, summarize, .. } => self.summarize(*request, *summarize, state),
-            Effect::CancelModel => {
+            Command::CancelHooks => self.cancel_hooks(),
+            Command::Summarize { request, summarize, .. } => self.summarize(*request, *summarize, state),
+            Command::CancelModel => {
                 if let Some(task) = self.model_task.take() {
                     task.abort();
                 }
             }
-            Effect::WaitRetry(wait) => {
+            Command::WaitRetry(wait) => {
                 let inbox = self.inbox.clone();
-                let delay = std::time::Duration::from_millis(wait.delay_ms);
+                let (delay, attempt) = (std::time::Duration::from_millis(wait.delay_ms), wait.attempt);
                 self.model_task = Some(tokio::spawn(async move {
                     tokio::time::sleep(delay).await;
-                    let _ = inbox.send(Event::RetryReady);
+                    let _ = inbox.send(Event::RetryReady { attempt });
                 }));
             }
-            Effect::CancelTools => self.tools_in_flight.cancel(),
-            _ => {}
+            Command::CancelTools => self.tools_in_flight.cancel(),
         }
     }
 
@@ -586,9 +586,9 @@ impl Runner {
         let ctx = state.context();
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
-        let request = ModelRequest::new(model, ctx.max_tokens(), history, request)
+        let model_request = ModelRequest::new(model, ctx.max_tokens(), history, request)
             .with_system(vec![SystemBlock::cached(self.system_prompt())]);
-        let mut stream = self.provider.stream(request);
+        let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
         self.model_task = Some(tokio::spawn(async move {
             let mut summary = String::new();
@@ -598,15 +598,15 @@ impl Runner {
                         summary.push_str(&t.text);
                         continue;
                     }
-                    StreamEvent::Done { usage, .. } => Event::CompactDone { summary, usage },
-                    StreamEvent::Failed(error) => Event::CompactFailed { error },
+                    StreamEvent::Done { usage, .. } => Event::CompactDone { summary, usage, request },
+                    StreamEvent::Failed(error) => Event::CompactFailed { error, request },
                     _ => continue,
                 };
                 let _ = inbox.send(event);
                 return;
             }
             let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
-            let _ = inbox.send(Event::CompactFailed { error });
+            let _ = inbox.send(Event::CompactFailed { error, request });
         }));
     }
 
@@ -622,15 +622,16 @@ impl Runner {
             .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
+        let request = call.request;
         self.model_task = Some(tokio::spawn(async move {
             while let Some(item) = stream.next().await {
                 let (event, last) = match item {
-                    StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text }, false),
-                    StreamEvent::Block { index, block } => (Event::ModelBlock { index, block }, false),
+                    StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
+                    StreamEvent::Block { index, block } => (Event::ModelBlock { index, block, request }, false),
                     StreamEvent::Done { id, model, stop_reason, usage } => {
-                        (Event::ModelDone { id, model, stop_reason, usage }, true)
+                        (Event::ModelDone { id, model, stop_reason, usage, request }, true)
                     }
-                    StreamEvent::Failed(error) => (Event::ModelFailed { error }, true),
+                    StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
                     _ => continue,
                 };
                 if inbox.send(event).is_err() || last {
@@ -638,7 +639,7 @@ impl Runner {
                 }
             }
             let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
-            let _ = inbox.send(Event::ModelFailed { error });
+            let _ = inbox.send(Event::ModelFailed { error, request });
         }));
     }
 

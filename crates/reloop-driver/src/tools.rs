@@ -37,7 +37,7 @@ pub(crate) struct ToolEnv {
     pub permissions: Option<Arc<PermissionContext>>,
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
-    pub starts: Option<mpsc::UnboundedSender<(String, tokio::sync::oneshot::Sender<()>)>>,
+    pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
 }
 
 /// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
@@ -84,7 +84,7 @@ impl ToolScheduler {
 
     /// A `tool_use` block is complete while the model streams: start it if it is safe, no
     /// unsafe call came before it, and fewer than [`MAX_PARALLEL`] calls already started.
-    pub(crate) fn on_block(&mut self, call: &ToolUse) {
+    pub(crate) fn on_block(&mut self, call: &ToolUse, request: u32) {
         if self.early_closed || self.early.contains_key(&call.id) || self.early.len() >= MAX_PARALLEL {
             return;
         }
@@ -96,7 +96,7 @@ impl ToolScheduler {
         env.ctx.files_read = self.early_reads.clone();
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
         let task_flag = flag.clone();
-        let task = tokio::spawn(async move { run_call(call_owned, env, task_flag, token, None).await });
+        let task = tokio::spawn(async move { run_call(call_owned, request, env, task_flag, token, None).await });
         self.early.insert(call.id.clone(), (task, flag));
     }
 
@@ -112,7 +112,9 @@ impl ToolScheduler {
     }
 
     /// Runs the calls of a completed assistant message, reusing the ones already started.
-    pub(crate) fn run(&mut self, calls: Vec<ToolUse>, inbox: mpsc::UnboundedSender<Event>) {
+    /// Runs the calls of a completed assistant message, the answer to `request`, reusing the ones
+    /// already started; every event fed back names `request`.
+    pub(crate) fn run(&mut self, calls: Vec<ToolUse>, request: u32, inbox: mpsc::UnboundedSender<Event>) {
         let mut early = std::mem::take(&mut self.early);
         self.early_closed = false;
         // The response completed: what its early calls read counts once each of them finishes.
@@ -143,7 +145,9 @@ impl ToolScheduler {
                                 env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
                                 events
                             }
-                            None => run_call(call.clone(), env, flag.clone(), token, Some(errored.clone())).await,
+                            None => {
+                                run_call(call.clone(), request, env, flag.clone(), token, Some(errored.clone())).await
+                            }
                         };
                         (call, events)
                     }
@@ -164,7 +168,7 @@ impl ToolScheduler {
                         _ => {}
                     }
                     for event in events {
-                        if inbox.send(event).is_err() {
+                        if inbox.send(event.correlated(request)).is_err() {
                             return;
                         }
                     }
@@ -191,6 +195,7 @@ impl ToolScheduler {
 /// feed back, the `tool_done` last.
 async fn run_call(
     call: ToolUse,
+    request: u32,
     env: ToolEnv,
     flag: Arc<AtomicBool>,
     token: CancellationToken,
@@ -214,6 +219,7 @@ async fn run_call(
             hook_event: HookEventName::PreToolUse,
             tool_use_id: Some(call.id.clone()),
             runs,
+            request,
         });
         if !combined.blocks.is_empty() {
             events.push(done(&call.id, pre_tool_use_feedback(&call.name, &combined.blocks), true, true));
@@ -253,7 +259,7 @@ async fn run_call(
         if let Some(starts) = &env.starts {
             let (ack, journaled) = tokio::sync::oneshot::channel();
             // Without the journal's word the call does not run: the loop has ended.
-            if starts.send((call.id.clone(), ack)).is_err() || journaled.await.is_err() {
+            if starts.send((call.id.clone(), request, ack)).is_err() || journaled.await.is_err() {
                 events.push(done(&call.id, "Interrupted by user".into(), true, false));
                 return events;
             }
@@ -276,18 +282,21 @@ async fn run_call(
             hook_event: HookEventName::PostToolUse,
             tool_use_id: Some(call.id.clone()),
             runs,
+            request,
         });
     }
     events.push(done(&call.id, output.0, output.1, false));
     events
 }
 
+/// An outcome; [`ToolScheduler::run`] tags it with its request when it feeds it back.
 fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
     Event::ToolDone(ToolOutcome {
         tool_use_id: id.to_string(),
         content: ToolResultContent::Text(content),
         is_error,
         denied,
+        request: 0,
     })
 }
 
@@ -309,6 +318,7 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             content: ToolResultContent::Text(text),
             is_error: true,
             denied: false,
+            request: o.request,
         };
     }
 }
@@ -407,10 +417,10 @@ mod tests {
             })
             .collect();
         for call in &calls {
-            scheduler.on_block(call);
+            scheduler.on_block(call, 1);
         }
         let (inbox, mut events) = mpsc::unbounded_channel();
-        scheduler.run(calls.clone(), inbox);
+        scheduler.run(calls.clone(), 1, inbox);
         let mut done = 0;
         while done < calls.len() {
             if let Some(Event::ToolDone(_)) = events.recv().await {

@@ -49,6 +49,11 @@ impl Emitter {
         if let Some(t) = at_ms {
             self.now = t;
         }
+        // Each outcome names the request in flight, as the live driver's do.
+        let event = match &self.state {
+            Some(state) => event.correlated(state.context().requests()),
+            None => event,
+        };
         if let Some(state) = self.state.take() {
             self.state = Some(transition(state, event.clone()).state);
         }
@@ -106,6 +111,7 @@ impl Emitter {
                             content: ToolResultContent::Text(UNANSWERED.to_string()),
                             is_error: true,
                             denied: false,
+                            request: 0,
                         };
                         self.apply(Event::ToolDone(outcome), at_ms);
                         self.summary.synthesized_tool_results += 1;
@@ -131,7 +137,7 @@ impl Emitter {
             return;
         }
         for (index, (block, at_ms)) in response.blocks.into_iter().enumerate() {
-            self.apply(Event::ModelBlock { index, block }, at_ms);
+            self.apply(Event::ModelBlock { index, block, request: 0 }, at_ms);
             self.summary.model_blocks += 1;
         }
         let done = Event::ModelDone {
@@ -139,6 +145,7 @@ impl Emitter {
             model: response.model,
             stop_reason: response.stop_reason,
             usage: response.usage,
+            request: 0,
         };
         self.apply(done, response.last_at_ms);
         self.summary.responses += 1;
@@ -251,7 +258,7 @@ impl Emitter {
                 Item::ApiError { error, at_ms } => {
                     self.flush_prompt(at_ms);
                     if self.await_model(at_ms) {
-                        self.apply(Event::ModelFailed { error }, at_ms);
+                        self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
                         self.summary.api_errors += 1;
                         self.drop_hidden();
                     } else {

@@ -122,10 +122,10 @@ fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, E
             "subtype": if is_error { "error_during_execution" } else { "success" },
             "is_error": is_error,
             "duration_ms": last.saturating_sub(first),
-            "num_turns": state.context().turn_count,
+            "num_turns": state.context().turn_count(),
             "result": result,
             "session_id": header.id,
-            "usage": encode("usage", &state.context().usage)?,
+            "usage": encode("usage", &state.context().session.usage)?,
             "terminal_reason": terminal.reason.as_str(),
         }))?);
     }
@@ -218,7 +218,7 @@ fn claude_jsonl(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, 
                 }
             }
         }
-        if let (Event::ModelFailed { error }, Some(_)) = (&record.event, state.terminal()) {
+        if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
             let message = json!({
                 "id": format!("msg_api_error_{}", record.seq),
                 "type": "message",

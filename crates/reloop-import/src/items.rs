@@ -144,6 +144,7 @@ pub(crate) fn build(
                                 content: r.content,
                                 is_error: r.is_error,
                                 denied: false,
+                                request: 0,
                             }),
                             _ => None,
                         })

@@ -226,14 +226,9 @@ pub fn import_into(
     let mut records = Vec::with_capacity(imported.events.len());
     for (i, (event, &at_ms)) in imported.events.iter().zip(&imported.at_ms).enumerate() {
         let from_phase = state.phase();
-        let turn_before = state.context().turn_count;
-        let digest_before = state.digest();
+        let turn_before = state.context().turn_count();
         let step = transition(state, event.clone());
-        let ignored = step.effects.is_empty()
-            && step.reason.is_none()
-            && step.state.digest() == digest_before
-            && !matches!(event, Event::TextDelta { .. });
-        if ignored {
+        if step.ignored.is_some() {
             return Err(ImportError::RejectedEvent {
                 index: i,
                 kind: event.kind().to_string(),

@@ -84,7 +84,7 @@ fn an_api_error_line_fails_the_request_and_a_new_prompt_starts_a_new_query() {
     w.user("again").text("m1", "hello");
     let imported = w.import();
     assert_eq!(kinds(&imported), ["user_input", "model_failed", "user_input", "model_block", "model_done"]);
-    let Event::ModelFailed { error } = &imported.events[1] else { unreachable!() };
+    let Event::ModelFailed { error, .. } = &imported.events[1] else { unreachable!() };
     assert_eq!(
         (error.status, error.error_type.as_str(), error.message.as_str()),
         (Some(529), "overloaded_error", "Overloaded")

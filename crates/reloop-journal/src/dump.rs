@@ -47,6 +47,9 @@ pub struct DumpStep {
     pub turn_after: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Value>,
+    /// Why the state ignored the event, for an ignored step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<Value>,
     pub effects: Value,
     /// 16 hex digits, as in the `transitions` table.
     pub digest: String,
@@ -97,6 +100,12 @@ impl SessionDump {
                         .map(serde_json::from_value)
                         .transpose()
                         .map_err(|e| bad(&at("reason"), e))?,
+                    ignored: s
+                        .ignored
+                        .clone()
+                        .map(serde_json::from_value)
+                        .transpose()
+                        .map_err(|e| bad(&at("ignored"), e))?,
                     effects: s.effects.clone(),
                     digest: u64::from_str_radix(&s.digest, 16)
                         .map_err(|e| JournalError::Dump(format!("{}: {e}", at("digest"))))?,
@@ -141,6 +150,12 @@ impl Journal {
                             .map(serde_json::to_value)
                             .transpose()
                             .map_err(|e| encode("reason", e))?,
+                        ignored: s
+                            .ignored
+                            .as_ref()
+                            .map(serde_json::to_value)
+                            .transpose()
+                            .map_err(|e| encode("ignored", e))?,
                         effects: s.effects,
                         digest: format!("{:016x}", s.digest),
                     })

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
 /// The schema version this build writes. Each bump adds a migration below; none is ever edited.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const V1: &str = "
 CREATE TABLE sessions (
@@ -34,7 +34,7 @@ CREATE TABLE transitions (
     to_phase    TEXT NOT NULL,
     turn_before INTEGER NOT NULL,
     turn_after  INTEGER NOT NULL,
-    reason_kind TEXT,                -- continue | terminal | NULL
+    reason_kind TEXT,                -- continue | terminal | ignored (v3) | NULL
     reason      TEXT,                -- next_turn, completed, ...
     reason_json TEXT,                -- reloop_core::Reason with its evidence
     effects     TEXT NOT NULL,       -- JSON array of reloop_core::Effect
@@ -54,6 +54,11 @@ CREATE TABLE session_locks (
 CREATE INDEX sessions_by_parent ON sessions(parent_id);
 ";
 
+/// v3: no new table; a step whose event the state did not expect is journaled with
+/// `reason_kind = 'ignored'`, its why's name in `reason` and a `reloop_core::Ignored` in
+/// `reason_json`. An engine that predates v3 could not read such a row, so the version says so.
+const V3: &str = "";
+
 /// Brings a fresh or older journal up to [`SCHEMA_VERSION`], one version at a time, so a v1
 /// journal takes exactly the steps a v1 journal took when v2 was new.
 pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
@@ -65,6 +70,10 @@ pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     if from < 2 {
         conn.execute_batch(V2)?;
         conn.pragma_update(None, "user_version", 2)?;
+    }
+    if from < 3 {
+        conn.execute_batch(V3)?;
+        conn.pragma_update(None, "user_version", 3)?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use reloop_core::{Config, Event, Reason};
+use reloop_core::{Config, Event, Ignored, Reason};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 
@@ -59,6 +59,8 @@ pub struct StepRecord {
     pub turn_before: u32,
     pub turn_after: u32,
     pub reason: Option<Reason>,
+    /// Set when the state did not expect the event (journaled from digest version 2 on).
+    pub ignored: Option<Ignored>,
     /// The effects as JSON, compared verbatim by replay.
     pub effects: Value,
     pub digest: u64,
@@ -83,8 +85,9 @@ impl StepRecord {
             from_phase: from_phase.to_string(),
             to_phase: step.state.phase().to_string(),
             turn_before,
-            turn_after: step.state.context().turn_count,
+            turn_after: step.state.context().turn_count(),
             reason: step.reason.clone(),
+            ignored: step.ignored.clone(),
             // Effects are plain data; serializing them cannot fail.
             effects: serde_json::to_value(&step.effects).unwrap_or_default(),
             digest: step.state.digest(),
@@ -228,12 +231,19 @@ impl Journal {
             serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
         let effects =
             serde_json::to_string(&step.effects).map_err(|source| JournalError::Encode { what: "effects", source })?;
-        let reason_json = step
-            .reason
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|source| JournalError::Encode { what: "reason", source })?;
+        // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
+        let reason_json = match (&step.reason, &step.ignored) {
+            (Some(reason), _) => Some(serde_json::to_string(reason)),
+            (None, Some(ignored)) => Some(serde_json::to_string(ignored)),
+            (None, None) => None,
+        }
+        .transpose()
+        .map_err(|source| JournalError::Encode { what: "reason", source })?;
+        let (reason_kind, reason_name) = match (&step.reason, &step.ignored) {
+            (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
+            (None, Some(i)) => (Some("ignored"), Some(i.name())),
+            (None, None) => (None, None),
+        };
         check_row(session, step.seq, payload.len() + effects.len() + reason_json.as_ref().map_or(0, String::len))?;
         {
             let mut ev = tx.prepare_cached(
@@ -252,8 +262,8 @@ impl Journal {
                 step.to_phase,
                 step.turn_before,
                 step.turn_after,
-                step.reason.as_ref().map(|r| if r.is_terminal() { "terminal" } else { "continue" }),
-                step.reason.as_ref().map(Reason::name),
+                reason_kind,
+                reason_name,
                 reason_json,
                 effects,
                 format!("{:016x}", step.digest),
@@ -341,7 +351,7 @@ impl Journal {
     pub fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
         let mut stmt = self.conn.prepare(
             "SELECT e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
-                    t.reason_json, t.effects, t.digest
+                    t.reason_json, t.effects, t.digest, t.reason_kind
              FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
              WHERE e.session_id = ?1 ORDER BY e.seq",
         )?;
@@ -354,6 +364,13 @@ impl Journal {
             let reason_json: Option<String> = r.get(7)?;
             let effects: String = r.get(8)?;
             let digest: String = r.get(9)?;
+            let reason_kind: Option<String> = r.get(10)?;
+            let (reason, ignored) = match (reason_kind.as_deref(), reason_json) {
+                (Some("ignored"), Some(j)) => {
+                    (None, Some(serde_json::from_str(&j).map_err(|e| decode("ignored", e))?))
+                }
+                (_, j) => (j.map(|j| serde_json::from_str(&j)).transpose().map_err(|e| decode("reason", e))?, None),
+            };
             out.push(StepRecord {
                 seq,
                 at_ms: r.get::<_, i64>(1)? as u64,
@@ -362,7 +379,8 @@ impl Journal {
                 to_phase: r.get(4)?,
                 turn_before: r.get(5)?,
                 turn_after: r.get(6)?,
-                reason: reason_json.map(|j| serde_json::from_str(&j)).transpose().map_err(|e| decode("reason", e))?,
+                reason,
+                ignored,
                 effects: serde_json::from_str(&effects).map_err(|e| decode("effects", e))?,
                 digest: u64::from_str_radix(&digest, 16).unwrap_or(0),
             });
@@ -405,7 +423,8 @@ mod tests {
             turn_before: 1,
             turn_after: 1,
             reason: None,
-            effects: serde_json::to_value(vec![Effect::CancelModel]).unwrap(),
+            ignored: None,
+            effects: serde_json::to_value(vec![Effect::from(reloop_core::Command::CancelModel)]).unwrap(),
             digest: 0xdead_beef,
         }
     }

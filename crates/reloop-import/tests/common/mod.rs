@@ -67,7 +67,7 @@ pub fn assert_replays(header: &SessionHeader, steps: &[StepRecord]) -> State {
     let mut state = State::new(header.core_config.clone());
     for record in steps {
         assert_eq!(record.from_phase, state.phase(), "seq {}: from phase", record.seq);
-        assert_eq!(record.turn_before, state.context().turn_count, "seq {}: turn before", record.seq);
+        assert_eq!(record.turn_before, state.context().turn_count(), "seq {}: turn before", record.seq);
         let step = transition(state, record.event.clone());
         assert_eq!(serde_json::to_value(&step.effects).unwrap(), record.effects, "seq {}: effects", record.seq);
         assert_eq!(step.reason, record.reason, "seq {}: reason", record.seq);

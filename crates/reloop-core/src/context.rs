@@ -1,0 +1,267 @@
+//! What the loop carries from one step to the next, grouped by how long each thing lives.
+//!
+//! Each group is reset as a whole when its lifetime ends (`ctx.turn = Turn::default()` for a new
+//! turn), so a field cannot be forgotten by a reset: a reader sees at once what survives what.
+//!
+//! | group | lives for | reset when |
+//! |---|---|---|
+//! | [`Session`] | the whole session, across queries | never |
+//! | [`Query`] | one prompt until the loop stops | a new prompt |
+//! | [`Turn`] | one model answer and its tools | a new turn, a new prompt |
+//! | [`Iteration`] | one pass of the loop (one decided request, across retries) | every continue |
+//! | [`Request`] | one request across its retries | a response arrives, the fallback switch |
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::effect::Notice;
+use crate::history::{Digest, History};
+use crate::message::{ContentBlock, Usage};
+use crate::reason::ContinueReason;
+
+/// What Claude Code's `queryLoop` carries from one iteration to the next.
+#[derive(Debug, Clone)]
+pub struct Loop {
+    /// The rules the session runs under.
+    pub config: Arc<Config>,
+    /// The conversation.
+    pub messages: History,
+    /// What lives as long as the session.
+    pub session: Session,
+    /// What lives as long as the query.
+    pub query: Query,
+    /// What lives as long as the turn.
+    pub turn: Turn,
+    /// What lives as long as one pass of the loop.
+    pub iteration: Iteration,
+    /// What lives as long as the request in flight, across its retries.
+    pub request: Request,
+}
+
+/// Session-long counters and totals.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    /// Model requests made so far (summary requests included); the number of the last one.
+    pub requests: u32,
+    /// Usage summed over every completed response.
+    pub usage: Usage,
+    /// The session switched to the fallback model for the rest of the run.
+    pub fallback_active: bool,
+    /// Calls a permission rule, mode or hook refused, for the run's result.
+    pub permission_denials: Vec<PermissionDenial>,
+    /// Tokens the last response reported (input, cache and output) ...
+    pub usage_tokens: u64,
+    /// ... covering this many messages of the history; later ones are estimated.
+    pub messages_at_usage: usize,
+    /// Consecutive failed compactions (the circuit breaker opens at three).
+    pub compact_failures: u32,
+    /// Compactions so far, for the record.
+    pub compactions: u32,
+    /// What the run has cost so far.
+    pub cost_usd: f64,
+    /// Usage by model.
+    pub model_usage: BTreeMap<String, Usage>,
+}
+
+/// From a prompt until the loop stops.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Starts at 1; only a `next_turn` continue increments it.
+    pub turn_count: u32,
+    /// Output-token recoveries in a row (reset by `next_turn`, `stop_hook_blocking` and
+    /// `token_budget_continuation`).
+    pub max_output_tokens_recovery_count: u32,
+    /// Output tokens of this query, for the token budget.
+    pub output_tokens: u64,
+    /// Token-budget continuations in this query.
+    pub budget_continuations: u32,
+    /// The tokens each of the last two budget continuations added.
+    pub budget_last_deltas: [u64; 2],
+    /// Output tokens at the last budget check.
+    pub budget_checked_at: u64,
+    /// Consecutive stop-hook blocks.
+    pub stop_hook_blocks: u32,
+    /// Messages the user queued that no request has carried yet.
+    pub queued: Vec<QueuedMessage>,
+    /// Ids of queued messages a request carried.
+    pub consumed_inputs: Vec<String>,
+}
+
+impl Default for Query {
+    fn default() -> Self {
+        Query {
+            turn_count: 1,
+            max_output_tokens_recovery_count: 0,
+            output_tokens: 0,
+            budget_continuations: 0,
+            budget_last_deltas: [0, 0],
+            budget_checked_at: 0,
+            stop_hook_blocks: 0,
+            queued: Vec::new(),
+            consumed_inputs: Vec::new(),
+        }
+    }
+}
+
+/// One model answer and the tools it asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    /// Reactive compaction was tried in this turn; it survives stop-hook continues, so
+    /// compact → error → hook → compact cannot spiral.
+    pub has_attempted_reactive_compact: bool,
+    /// A Stop hook held this turn open.
+    pub stop_hook_active: bool,
+    /// The malformed-tool-call retry was used in this turn.
+    pub malformed_tool_call_retried: bool,
+}
+
+/// One pass of the loop: what the continue that started it decided.
+#[derive(Debug, Clone, Default)]
+pub struct Iteration {
+    /// The continue reason that started this pass, if any.
+    pub transition: Option<ContinueReason>,
+    /// The escalated output-token limit, for the pass an escalation started.
+    pub max_output_tokens_override: Option<u32>,
+}
+
+/// The request in flight, across its retries.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Consecutive failures.
+    pub retry_attempt: u32,
+    /// Consecutive overload errors (529 or an `overloaded_error` event), for the fallback rule.
+    pub consecutive_overloaded: u32,
+    /// It follows a compaction attempt: it must not trigger another.
+    pub just_compacted: bool,
+}
+
+/// A message the user queued while the loop ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    /// The caller's id for it.
+    pub id: String,
+    /// The message.
+    pub content: Vec<ContentBlock>,
+}
+
+/// A refused tool call, as Claude Code's result lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionDenial {
+    /// The tool.
+    pub tool_name: String,
+    /// The call.
+    pub tool_use_id: String,
+    /// What the model asked it to do.
+    pub tool_input: serde_json::Value,
+}
+
+impl Loop {
+    /// A fresh session under `config`.
+    pub fn new(config: Config) -> Self {
+        Loop {
+            config: Arc::new(config),
+            messages: History::new(),
+            session: Session::default(),
+            query: Query::default(),
+            turn: Turn::default(),
+            iteration: Iteration::default(),
+            request: Request::default(),
+        }
+    }
+
+    /// The turn the loop is in (`turn_count`).
+    pub fn turn_count(&self) -> u32 {
+        self.query.turn_count
+    }
+
+    /// The number of the last request made (the one in flight, if any).
+    pub fn requests(&self) -> u32 {
+        self.session.requests
+    }
+
+    /// Whether `request` completes the request in flight. `0` is an event journaled before
+    /// correlation ids: it is accepted only in a session of digest version 1.
+    pub fn is_current(&self, request: u32) -> bool {
+        request == self.session.requests || (request == 0 && self.config.digest_version < 2)
+    }
+
+    /// Takes the queued messages for the next request: their content and a notice naming them.
+    pub(crate) fn take_queued(&mut self) -> Option<(Vec<ContentBlock>, Vec<String>)> {
+        if self.query.queued.is_empty() {
+            return None;
+        }
+        let queued = std::mem::take(&mut self.query.queued);
+        let ids: Vec<String> = queued.iter().map(|q| q.id.clone()).collect();
+        self.query.consumed_inputs.extend(ids.iter().cloned());
+        let content = queued.into_iter().flat_map(|q| q.content).collect();
+        Some((content, ids))
+    }
+
+    /// The notice for queued messages a request carries.
+    pub(crate) fn consumed(ids: &[String]) -> crate::effect::Effect {
+        Notice::InputConsumed { ids: ids.to_vec() }.into()
+    }
+
+    /// Counts a response's usage toward the totals, the model's share and the cost.
+    pub(crate) fn account(&mut self, usage: &Usage) {
+        self.session.usage.add(usage);
+        let model = self.current_model().to_string();
+        self.session.cost_usd += self.config.cost(&model, usage);
+        self.session.model_usage.entry(model).or_default().add(usage);
+    }
+
+    /// The model requests go to now.
+    pub fn current_model(&self) -> &str {
+        match (&self.config.fallback_model, self.session.fallback_active) {
+            (Some(fallback), true) => fallback,
+            _ => &self.config.model,
+        }
+    }
+
+    /// The output-token limit of the next request.
+    pub fn max_tokens(&self) -> u32 {
+        self.iteration.max_output_tokens_override.unwrap_or(self.config.max_output_tokens)
+    }
+
+    /// Digests every field, in the order digest version 1 fixed. Version 1 counted the queue
+    /// only when it was not empty (it was added after journals existed); version 2 counts
+    /// everything always.
+    pub(crate) fn digest_into(&self, d: &mut Digest) {
+        let (s, q, t, i, r) = (&self.session, &self.query, &self.turn, &self.iteration, &self.request);
+        d.u64(self.messages.digest());
+        d.u64(self.messages.len() as u64);
+        d.u64(u64::from(q.turn_count));
+        d.json(&i.transition);
+        d.u64(u64::from(q.max_output_tokens_recovery_count));
+        d.u64(u64::from(t.has_attempted_reactive_compact));
+        d.json(&i.max_output_tokens_override);
+        d.u64(u64::from(t.stop_hook_active));
+        d.u64(u64::from(s.requests));
+        d.json(&s.usage);
+        d.u64(u64::from(r.retry_attempt));
+        d.u64(u64::from(r.consecutive_overloaded));
+        d.u64(u64::from(s.fallback_active));
+        d.u64(u64::from(t.malformed_tool_call_retried));
+        d.u64(q.output_tokens);
+        d.u64(u64::from(q.budget_continuations));
+        d.u64(q.budget_last_deltas[0]);
+        d.u64(q.budget_last_deltas[1]);
+        d.u64(q.budget_checked_at);
+        d.u64(u64::from(q.stop_hook_blocks));
+        d.json(&s.permission_denials);
+        d.u64(s.usage_tokens);
+        d.u64(s.messages_at_usage as u64);
+        d.u64(u64::from(s.compact_failures));
+        d.u64(u64::from(s.compactions));
+        d.u64(u64::from(r.just_compacted));
+        if self.config.digest_version >= 2 || !q.queued.is_empty() || !q.consumed_inputs.is_empty() {
+            d.json(&q.queued);
+            d.json(&q.consumed_inputs);
+        }
+        d.u64(s.cost_usd.to_bits());
+        d.json(&s.model_usage);
+    }
+}

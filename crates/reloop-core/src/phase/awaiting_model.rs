@@ -1,0 +1,59 @@
+//! `awaiting_model`: one model request is in flight; its completed blocks accumulate until the
+//! response ends ([`crate::response`]) or fails ([`crate::retry`]).
+
+use crate::context::Loop;
+use crate::effect::{Command, Effect, Notice};
+use crate::event::Event;
+use crate::message::Message;
+use crate::request::proceed;
+use crate::response::Meta;
+use crate::state::{State, Streaming};
+use crate::step::{queue, stale, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
+    match event {
+        Event::TextDelta { request, .. } if ctx.is_current(request) => {
+            streaming.streamed = true;
+            Step::stay(State::AwaitingModel(ctx, streaming))
+        }
+        Event::ModelBlock { block, request, .. } if ctx.is_current(request) => {
+            streaming.blocks.push(block);
+            streaming.streamed = true;
+            Step::stay(State::AwaitingModel(ctx, streaming))
+        }
+        Event::ModelDone { id, model, stop_reason, usage, request } if ctx.is_current(request) => {
+            crate::response::complete(ctx, streaming, Meta { id, model, stop_reason, usage })
+        }
+        Event::ModelFailed { error, request } if ctx.is_current(request) => crate::retry::failed(ctx, streaming, error),
+        other @ (Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } | Event::ModelFailed { .. }) => {
+            stale(State::AwaitingModel(ctx, streaming), &other)
+        }
+        Event::Abort => {
+            let mut ctx = ctx;
+            let mut answered = Vec::new();
+            if !streaming.blocks.is_empty() {
+                let assistant = Message::assistant(streaming.blocks);
+                answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
+                ctx.messages.push(assistant);
+            }
+            crate::abort::streaming(ctx, answered, Some(Command::CancelModel))
+        }
+        // The request in flight when the process stopped is sent again, under the same number,
+        // so a scripted provider answers it with the same response.
+        Event::Resumed => {
+            let mut ctx = ctx;
+            let effects: Vec<Effect> = if streaming.streamed { vec![Notice::Withdraw.into()] } else { Vec::new() };
+            ctx.session.requests = ctx.session.requests.saturating_sub(1);
+            proceed(ctx, effects, None)
+        }
+        Event::QueuedInput { id, content } => queue(State::AwaitingModel(ctx, streaming), id, content),
+        other @ (Event::UserInput { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::HookDone { .. }
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }) => Step::ignore(State::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected),
+    }
+}

@@ -1,0 +1,102 @@
+//! `compacting`: the summary request of a compaction is in flight. Its summary replaces the
+//! older part of the history; the request that needed it (if any) then goes ahead.
+
+use crate::compact::{summary_message, Compaction, Trigger, MAX_CONSECUTIVE_FAILURES, PROMPT_TOO_LONG};
+use crate::context::Loop;
+use crate::effect::{Command, Notice};
+use crate::event::{Event, ModelError};
+use crate::history::History;
+use crate::message::{Message, Usage};
+use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::request::{begin_compaction, continue_with, proceed};
+use crate::state::{State, Terminal};
+use crate::step::{done, queue, stale, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
+    match event {
+        Event::CompactDone { summary, usage, request } if ctx.is_current(request) => {
+            summarized(ctx, compaction, &summary, &usage)
+        }
+        Event::CompactFailed { error, request } if ctx.is_current(request) => failed(ctx, compaction, error),
+        other @ (Event::CompactDone { .. } | Event::CompactFailed { .. }) => {
+            stale(State::Compacting(ctx, compaction), &other)
+        }
+        // The summary request in flight is sent again under the same number.
+        Event::Resumed => {
+            let mut ctx = ctx;
+            ctx.session.requests = ctx.session.requests.saturating_sub(1);
+            begin_compaction(ctx, compaction, Vec::new(), None)
+        }
+        Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
+        Event::QueuedInput { id, content } => queue(State::Compacting(ctx, compaction), id, content),
+        other @ (Event::UserInput { .. }
+        | Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::HookDone { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }) => Step::ignore(State::Compacting(ctx, compaction), &other, IgnoreWhy::NotExpected),
+    }
+}
+
+fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
+    ctx.account(usage);
+    let len = ctx.messages.len();
+    let kept: Vec<Message> = ctx.messages.tail(len.saturating_sub(compaction.summarize)).into_iter().cloned().collect();
+    let mut history = History::new();
+    history.push(Message::user_text(summary_message(summary)));
+    for message in kept {
+        history.push(message);
+    }
+    ctx.messages = history;
+    ctx.session.usage_tokens = 0;
+    ctx.session.messages_at_usage = 0;
+    ctx.session.compact_failures = 0;
+    ctx.session.compactions = ctx.session.compactions.saturating_add(1);
+    ctx.request.just_compacted = true;
+    let post_tokens = crate::tokens::estimate(&ctx);
+    let trigger = compaction.trigger.as_str().to_string();
+    let evidence = Evidence::Compacted { trigger: trigger.clone(), pre_tokens: compaction.pre_tokens, post_tokens };
+    let effects = vec![Notice::CompactBoundary { trigger, pre_tokens: compaction.pre_tokens, post_tokens }.into()];
+    match compaction.trigger {
+        Trigger::Reactive => continue_with(ctx, ContinueReason::ReactiveCompactRetry, evidence, effects),
+        Trigger::Auto => proceed(ctx, effects, None),
+        // A manual compaction of a stopped conversation asks nothing more.
+        Trigger::Manual => {
+            ctx.request.just_compacted = false;
+            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
+            done(ctx, terminal, effects)
+        }
+    }
+}
+
+fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
+    ctx.session.compact_failures = ctx.session.compact_failures.saturating_add(1);
+    let failures = ctx.session.compact_failures;
+    let breaker_open = failures >= MAX_CONSECUTIVE_FAILURES;
+    let trigger = compaction.trigger.as_str().to_string();
+    match compaction.trigger {
+        // The retry needed the compaction: the prompt cannot be made to fit.
+        Trigger::Reactive => {
+            let evidence = Evidence::CompactionFailed { trigger, failures, message: error.message, breaker_open };
+            let terminal =
+                Terminal { reason: TerminalReason::PromptTooLong, evidence, error: Some(PROMPT_TOO_LONG.to_string()) };
+            done(ctx, terminal, Vec::new())
+        }
+        Trigger::Manual => {
+            let error_text = format!("Compaction failed: {}", error.message);
+            let evidence = Evidence::CompactionFailed { trigger, failures, message: error.message, breaker_open };
+            let terminal = Terminal { reason: TerminalReason::ModelError, evidence, error: Some(error_text) };
+            done(ctx, terminal, Vec::new())
+        }
+        // Go on without it; the blocking limit still guards the request.
+        Trigger::Auto => {
+            ctx.request.just_compacted = true;
+            let notice = Notice::CompactionFailed { trigger, failures, breaker_open, message: error.message };
+            proceed(ctx, vec![notice.into()], None)
+        }
+    }
+}

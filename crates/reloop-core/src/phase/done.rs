@@ -1,0 +1,38 @@
+//! `done`: the loop has stopped. A new prompt starts a new query on the same conversation (as
+//! a second `query()` call does in Claude Code); `compact_requested` compacts it by hand.
+
+use crate::compact::{Compaction, Trigger};
+use crate::context::Loop;
+use crate::event::Event;
+use crate::request::{begin_compaction, start_query};
+use crate::state::{State, Terminal};
+use crate::step::{IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, terminal: Terminal, event: Event) -> Step {
+    match event {
+        Event::UserInput { content } => start_query(ctx, content),
+        Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
+            Some(summarize) => {
+                let pre_tokens = crate::tokens::estimate(&ctx);
+                let compaction = Compaction { trigger: Trigger::Manual, pre_tokens, summarize };
+                begin_compaction(ctx, compaction, Vec::new(), None)
+            }
+            None => Step::ignore(State::Done(ctx, terminal), &event, IgnoreWhy::NothingToCompact),
+        },
+        // Late outcomes of what the end cancelled, a queued message that came too late, a
+        // second abort: none of them changes a stopped loop.
+        other @ (Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::HookDone { .. }
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::QueuedInput { .. }
+        | Event::RetryReady { .. }
+        | Event::Resumed
+        | Event::Abort) => Step::ignore(State::Done(ctx, terminal), &other, IgnoreWhy::Finished),
+    }
+}

@@ -1,0 +1,27 @@
+//! `idle`: nothing has happened yet; the first prompt starts the query.
+
+use crate::context::Loop;
+use crate::event::Event;
+use crate::request::start_query;
+use crate::state::State;
+use crate::step::{queue, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, event: Event) -> Step {
+    match event {
+        Event::UserInput { content } => start_query(ctx, content),
+        Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
+        Event::QueuedInput { id, content } => queue(State::Idle(ctx), id, content),
+        Event::Resumed => Step::ignore(State::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
+        other @ (Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::HookDone { .. }
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }) => Step::ignore(State::Idle(ctx), &other, IgnoreWhy::NotExpected),
+    }
+}

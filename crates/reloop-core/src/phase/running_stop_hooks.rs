@@ -1,0 +1,84 @@
+//! `running_stop_hooks`: the model asked for no tool; the Stop hooks decide whether the turn
+//! ends. A block holds it open (up to the cap), `continue: false` ends the run.
+
+use crate::context::Loop;
+use crate::effect::Command;
+use crate::event::{Event, StopReason};
+use crate::hook::{combine, interpret, stop_hook_feedback, HookEventName, HookRun};
+use crate::message::Message;
+use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::request::continue_with;
+use crate::state::{State, Terminal};
+use crate::step::{done, queue, stale, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, stop_reason: Option<StopReason>, event: Event) -> Step {
+    match event {
+        Event::HookDone { hook_event: HookEventName::Stop, runs, request, .. } if ctx.is_current(request) => {
+            stop_hooks_done(ctx, stop_reason, &runs)
+        }
+        Event::HookDone { hook_event, request, .. } if ctx.is_current(request) => {
+            Step::ignore(State::RunningStopHooks(ctx, stop_reason), &event, IgnoreWhy::NotStopHooks { hook_event })
+        }
+        other @ Event::HookDone { .. } => stale(State::RunningStopHooks(ctx, stop_reason), &other),
+        Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelHooks)),
+        // Hooks in flight when the process stopped run again.
+        Event::Resumed => {
+            let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();
+            let stop_hook_active = ctx.turn.stop_hook_active;
+            let effects = vec![Command::RunStopHooks { stop_hook_active, last_assistant_message }.into()];
+            Step::with(State::RunningStopHooks(ctx, stop_reason), effects)
+        }
+        Event::QueuedInput { id, content } => queue(State::RunningStopHooks(ctx, stop_reason), id, content),
+        other @ (Event::UserInput { .. }
+        | Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }) => {
+            Step::ignore(State::RunningStopHooks(ctx, stop_reason), &other, IgnoreWhy::NotExpected)
+        }
+    }
+}
+
+fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookRun]) -> Step {
+    let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::Stop, r))).collect();
+    let combined = combine(&verdicts);
+    if let Some(prevented) = combined.prevent {
+        let terminal = Terminal {
+            reason: TerminalReason::StopHookPrevented,
+            evidence: Evidence::HookPrevented {
+                command: prevented.command,
+                stop_reason: prevented.stop_reason,
+                tool_use_id: None,
+            },
+            error: None,
+        };
+        return done(ctx, terminal, Vec::new());
+    }
+    if combined.blocks.is_empty() {
+        ctx.query.stop_hook_blocks = 0;
+        return crate::end_of_turn::checks(ctx, stop_reason);
+    }
+    let cap = ctx.config.stop_hook_block_cap;
+    if ctx.query.stop_hook_blocks >= cap {
+        // The hooks would hold the turn open forever: end it, and say so.
+        ctx.query.stop_hook_blocks = 0;
+        let terminal =
+            Terminal { reason: TerminalReason::Completed, evidence: Evidence::StopHookCap { cap }, error: None };
+        return done(ctx, terminal, Vec::new());
+    }
+    ctx.query.stop_hook_blocks = ctx.query.stop_hook_blocks.saturating_add(1);
+    ctx.turn.stop_hook_active = true;
+    ctx.messages.push(Message::user_text(stop_hook_feedback(&combined.blocks)));
+    let evidence = Evidence::StopHookBlock {
+        feedback: combined.blocks.iter().map(|b| b.line()).collect(),
+        block: ctx.query.stop_hook_blocks,
+        cap,
+    };
+    continue_with(ctx, ContinueReason::StopHookBlocking, evidence, Vec::new())
+}

@@ -1,0 +1,147 @@
+//! `running_tools`: the calls of the last assistant message run; each outcome is filed under
+//! its call, tool hooks' verdicts beside it, and when every call is answered the turn ends.
+
+use crate::context::{Loop, PermissionDenial, Turn};
+use crate::effect::Command;
+use crate::event::{Event, ToolOutcome};
+use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, HookRun};
+use crate::message::{ContentBlock, Message};
+use crate::reason::{ContinueReason, Evidence, TerminalReason, ToolRef};
+use crate::request::continue_with;
+use crate::state::{State, Terminal, Tools};
+use crate::step::{done, queue, stale, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
+    match event {
+        Event::ToolStarted { ref tool_use_id, request } if ctx.is_current(request) => {
+            let why = if !tools.calls.iter().any(|c| c.id == *tool_use_id) {
+                IgnoreWhy::UnknownToolCall { tool_use_id: tool_use_id.clone() }
+            } else if tools.started.contains(tool_use_id) {
+                IgnoreWhy::AlreadyStarted { tool_use_id: tool_use_id.clone() }
+            } else {
+                tools.started.push(tool_use_id.clone());
+                return Step::stay(State::RunningTools(ctx, tools));
+            };
+            Step::ignore(State::RunningTools(ctx, tools), &event, why)
+        }
+        Event::ToolDone(outcome) if ctx.is_current(outcome.request) => tool_done(ctx, tools, outcome),
+        Event::HookDone { hook_event: hook_event @ HookEventName::Stop, request, .. } if ctx.is_current(request) => {
+            Step::ignore(State::RunningTools(ctx, tools), &event, IgnoreWhy::NotToolHooks { hook_event })
+        }
+        Event::HookDone { hook_event, ref tool_use_id, ref runs, request } if ctx.is_current(request) => {
+            match tool_use_id.as_deref().and_then(|id| tools.calls.iter().position(|c| c.id == id)) {
+                Some(index) => {
+                    tool_hooks_done(&mut tools, index, hook_event, runs);
+                    Step::stay(State::RunningTools(ctx, tools))
+                }
+                None => {
+                    let tool_use_id = tool_use_id.clone().unwrap_or_default();
+                    Step::ignore(State::RunningTools(ctx, tools), &event, IgnoreWhy::UnknownToolCall { tool_use_id })
+                }
+            }
+        }
+        other @ (Event::ToolStarted { .. } | Event::ToolDone(_) | Event::HookDone { .. }) => {
+            stale(State::RunningTools(ctx, tools), &other)
+        }
+        // Calls that were unanswered when the process stopped are asked for again.
+        Event::Resumed => {
+            let pending: Vec<_> =
+                tools.calls.iter().zip(&tools.outcomes).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
+            let started = pending.iter().filter(|c| tools.started.contains(&c.id)).map(|c| c.id.clone()).collect();
+            let effects = vec![Command::ResumeTools { calls: pending, started }.into()];
+            Step::with(State::RunningTools(ctx, tools), effects)
+        }
+        Event::Abort => crate::abort::tools(ctx, tools),
+        Event::QueuedInput { id, content } => queue(State::RunningTools(ctx, tools), id, content),
+        other @ (Event::UserInput { .. }
+        | Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::CompactRequested
+        | Event::RetryReady { .. }) => Step::ignore(State::RunningTools(ctx, tools), &other, IgnoreWhy::NotExpected),
+    }
+}
+
+/// Files an outcome under the first unanswered call with its id: a response may repeat an id,
+/// and each of its calls still needs its own result or the loop would wait forever.
+fn tool_done(mut ctx: Loop, mut tools: Tools, outcome: ToolOutcome) -> Step {
+    let slot = tools.calls.iter().zip(&tools.outcomes).position(|(c, o)| c.id == outcome.tool_use_id && o.is_none());
+    let Some(i) = slot else {
+        let tool_use_id = outcome.tool_use_id.clone();
+        let why = if tools.calls.iter().any(|c| c.id == tool_use_id) {
+            IgnoreWhy::AlreadyAnswered { tool_use_id }
+        } else {
+            IgnoreWhy::UnknownToolCall { tool_use_id }
+        };
+        return Step::ignore(State::RunningTools(ctx, tools), &Event::ToolDone(outcome), why);
+    };
+    if outcome.denied {
+        let call = &tools.calls[i];
+        ctx.session.permission_denials.push(PermissionDenial {
+            tool_name: call.name.clone(),
+            tool_use_id: call.id.clone(),
+            tool_input: call.input.clone(),
+        });
+    }
+    tools.outcomes[i] = Some(outcome);
+    if tools.is_complete() {
+        tools_done(ctx, tools)
+    } else {
+        Step::stay(State::RunningTools(ctx, tools))
+    }
+}
+
+/// Files a tool hook's verdict with its call; the loop acts on it when all tools are done.
+fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: &[HookRun]) {
+    let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(event, r))).collect();
+    let combined = combine(&verdicts);
+    if event == HookEventName::PostToolUse && !combined.blocks.is_empty() {
+        // A call re-run after a resume replaces its earlier feedback rather than repeating it.
+        tools.feedback.retain(|(i, _)| *i != index);
+        tools.feedback.push((index, post_tool_use_feedback(&tools.calls[index].name, &combined.blocks)));
+    }
+    if let (Some(prevented), None) = (combined.prevent, &tools.stopped_by) {
+        tools.stopped_by = Some(Evidence::HookPrevented {
+            command: prevented.command,
+            stop_reason: prevented.stop_reason,
+            tool_use_id: Some(tools.calls[index].id.clone()),
+        });
+    }
+}
+
+/// Every call is answered: the results go back to the model in the next turn, unless a hook
+/// stopped the loop or the next turn would exceed `--max-turns`.
+fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
+    let requested: Vec<ToolRef> =
+        tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
+    let mut content: Vec<ContentBlock> = tools.outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();
+    let mut feedback = tools.feedback;
+    feedback.sort_by_key(|(index, _)| *index);
+    content.extend(feedback.into_iter().map(|(_, text)| ContentBlock::text(text)));
+    // Messages the user queued while the tools ran join the results, before the next request.
+    let mut effects = Vec::new();
+    if let Some((queued, ids)) = ctx.take_queued() {
+        content.extend(queued);
+        effects.push(Loop::consumed(&ids));
+    }
+    ctx.messages.push(Message::user(content));
+    if let Some(evidence) = tools.stopped_by {
+        let terminal = Terminal { reason: TerminalReason::HookStopped, evidence, error: None };
+        return done(ctx, terminal, effects);
+    }
+    let next = ctx.query.turn_count.saturating_add(1);
+    if let Some(max_turns) = ctx.config.max_turns.filter(|max| next > *max) {
+        let terminal = Terminal {
+            reason: TerminalReason::MaxTurns,
+            evidence: Evidence::MaxTurns { max_turns, turn_count: next },
+            error: None,
+        };
+        return done(ctx, terminal, effects);
+    }
+    ctx.query.turn_count = next;
+    ctx.turn = Turn::default();
+    continue_with(ctx, ContinueReason::NextTurn, Evidence::ToolsRequested { tools: requested }, effects)
+}

@@ -1,0 +1,38 @@
+//! `waiting_retry`: a request failed and the driver waits before the loop asks again.
+
+use crate::context::Loop;
+use crate::effect::Command;
+use crate::event::Event;
+use crate::request::proceed;
+use crate::state::State;
+use crate::step::{queue, IgnoreWhy, Step};
+
+pub(crate) fn on(ctx: Loop, event: Event) -> Step {
+    match event {
+        Event::RetryReady { attempt } if is_awaited(&ctx, attempt) => proceed(ctx, Vec::new(), None),
+        Event::RetryReady { attempt } => {
+            let expected = ctx.request.retry_attempt;
+            Step::ignore(State::WaitingRetry(ctx), &event, IgnoreWhy::StaleAttempt { expected, got: attempt })
+        }
+        // The wait was not journaled as over: the retry goes out now.
+        Event::Resumed => proceed(ctx, Vec::new(), None),
+        Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
+        Event::QueuedInput { id, content } => queue(State::WaitingRetry(ctx), id, content),
+        other @ (Event::UserInput { .. }
+        | Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }
+        | Event::ToolStarted { .. }
+        | Event::ToolDone(_)
+        | Event::HookDone { .. }
+        | Event::CompactDone { .. }
+        | Event::CompactFailed { .. }
+        | Event::CompactRequested) => Step::ignore(State::WaitingRetry(ctx), &other, IgnoreWhy::NotExpected),
+    }
+}
+
+/// The wait of the current retry; `0` is a journal from before correlation ids.
+fn is_awaited(ctx: &Loop, attempt: u32) -> bool {
+    attempt == ctx.request.retry_attempt || (attempt == 0 && ctx.config.digest_version < 2)
+}

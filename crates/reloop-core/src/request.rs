@@ -1,0 +1,116 @@
+//! The way to the next model request, which every phase that asks the model again goes through.
+//!
+//! [`proceed`] is not simply "call the model": before any request it may stop the loop (the cost
+//! budget, the blocking limit) or start a compaction first; [`continue_with`] is a continue
+//! decision that then proceeds.
+
+use crate::compact::{Compaction, Trigger};
+use crate::context::{Iteration, Loop};
+use crate::effect::{Command, Effect, ModelCall};
+use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason};
+use crate::state::{State, Streaming, Terminal};
+use crate::step::{done, Step};
+
+/// Proceeds to the next request: stops at the cost budget, compacts first at the auto-compact
+/// threshold, refuses at the blocking limit, or sends it. `reason` is the continue that led
+/// here, if any.
+pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+    if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.session.cost_usd >= *b) {
+        let terminal = Terminal {
+            reason: TerminalReason::MaxBudgetUsd,
+            evidence: Evidence::BudgetReached { cost_usd: ctx.session.cost_usd, budget_usd },
+            error: Some(format!("Reached maximum budget (${budget_usd})")),
+        };
+        unstart_turn(&mut ctx, reason.as_ref());
+        return done(ctx, terminal, effects_before);
+    }
+    let just_compacted = std::mem::take(&mut ctx.request.just_compacted);
+    let estimate = crate::tokens::estimate(&ctx);
+    let limits = crate::tokens::Limits::of(&ctx.config);
+    if estimate >= limits.auto_compact_threshold
+        && ctx.config.auto_compact
+        && !just_compacted
+        && ctx.session.compact_failures < crate::compact::MAX_CONSECUTIVE_FAILURES
+    {
+        if let Some(summarize) = crate::compact::summarizable(&ctx.messages) {
+            let compaction = Compaction { trigger: Trigger::Auto, pre_tokens: estimate, summarize };
+            return begin_compaction(ctx, compaction, effects_before, reason);
+        }
+    }
+    if estimate >= limits.blocking_limit {
+        unstart_turn(&mut ctx, reason.as_ref());
+        let terminal = Terminal {
+            reason: TerminalReason::BlockingLimit,
+            evidence: Evidence::TooLong { estimate, limit: limits.blocking_limit },
+            error: Some(crate::compact::PROMPT_TOO_LONG.to_string()),
+        };
+        return done(ctx, terminal, effects_before);
+    }
+    ctx.session.requests = ctx.session.requests.saturating_add(1);
+    let call = ModelCall {
+        turn: ctx.query.turn_count,
+        request: ctx.session.requests,
+        message_count: ctx.messages.len(),
+        model: ctx.current_model().to_string(),
+        max_tokens: ctx.max_tokens(),
+    };
+    let mut effects = effects_before;
+    effects.push(Command::CallModel(call).into());
+    Step::decided(State::AwaitingModel(ctx, Streaming::default()), effects, reason)
+}
+
+/// The turn a `next_turn` continue was about to start never begins.
+fn unstart_turn(ctx: &mut Loop, reason: Option<&Reason>) {
+    if let Some(Reason::Continue { reason: ContinueReason::NextTurn, .. }) = reason {
+        ctx.query.turn_count = ctx.query.turn_count.saturating_sub(1);
+    }
+}
+
+/// A continue: a new pass of the loop starts with this reason and asks the model again.
+pub(crate) fn continue_with(
+    mut ctx: Loop,
+    reason: ContinueReason,
+    evidence: Evidence,
+    effects_before: Vec<Effect>,
+) -> Step {
+    let escalated = ctx.iteration.max_output_tokens_override.filter(|_| reason == ContinueReason::MaxOutputTokensEscalate);
+    ctx.iteration = Iteration { transition: Some(reason), max_output_tokens_override: escalated };
+    if matches!(
+        reason,
+        ContinueReason::NextTurn | ContinueReason::StopHookBlocking | ContinueReason::TokenBudgetContinuation
+    ) {
+        ctx.query.max_output_tokens_recovery_count = 0;
+    }
+    proceed(ctx, effects_before, Some(Reason::Continue { reason, evidence }))
+}
+
+/// Starts a compaction: its summary request is a model request of its own.
+pub(crate) fn begin_compaction(
+    mut ctx: Loop,
+    compaction: Compaction,
+    mut effects: Vec<Effect>,
+    reason: Option<Reason>,
+) -> Step {
+    ctx.session.requests = ctx.session.requests.saturating_add(1);
+    effects.push(
+        Command::Summarize {
+            trigger: compaction.trigger.as_str().to_string(),
+            request: ctx.session.requests,
+            summarize: compaction.summarize,
+            pre_tokens: compaction.pre_tokens,
+        }
+        .into(),
+    );
+    Step::decided(State::Compacting(ctx, compaction), effects, reason)
+}
+
+/// A new query: the prompt joins the history, the query's and the turn's guards start afresh,
+/// and the loop proceeds to its first request.
+pub(crate) fn start_query(mut ctx: Loop, content: Vec<crate::message::ContentBlock>) -> Step {
+    ctx.messages.push(crate::message::Message::user(content));
+    // What an earlier query queued was carried or reported dropped when it ended.
+    ctx.query = crate::context::Query::default();
+    ctx.turn = crate::context::Turn::default();
+    ctx.iteration = Iteration::default();
+    proceed(ctx, Vec::new(), None)
+}

@@ -1,0 +1,262 @@
+//! A bounded simulation driver for the pure core, and the invariants every run must keep.
+//!
+//! It plays the part of the driver with scripted outside facts — what the model answers, the
+//! order tools finish in, when the user aborts — and gives up after a fixed number of steps, so a
+//! loop that would run away is reported instead of hanging. Use it with proptest (or any
+//! generator) to check your own configuration:
+//!
+//! ```
+//! use reloop_core::testkit::{ModelOutcome, Simulation};
+//! use reloop_core::Config;
+//!
+//! let script = vec![ModelOutcome::Tools(2), ModelOutcome::Tools(1), ModelOutcome::Text];
+//! let trace = Simulation::new(Config::default().with_max_turns(Some(2))).run(&script);
+//! trace.check().expect("every invariant holds");
+//! assert_eq!(trace.terminal().map(|t| t.as_str()), Some("max_turns"));
+//! ```
+
+mod invariants;
+mod script;
+
+use crate::effect::{Command, Effect};
+use crate::event::{Event, ModelError, ToolOutcome};
+use crate::message::{ContentBlock, ToolResultContent, Usage};
+use crate::reason::Reason;
+use crate::state::{Config, State};
+use crate::step::Ignored;
+use crate::transition::transition;
+
+pub use invariants::Violation;
+use script::{model_events, stop_hook_event};
+
+/// What the model does with one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelOutcome {
+    /// Answers with text only.
+    Text,
+    /// Asks for this many tools (0 means text with `stop_reason: tool_use`).
+    Tools(usize),
+    /// The request fails with a server error (retryable).
+    Error,
+    /// The request fails with 529 Overloaded (retryable; counts toward the fallback).
+    Overloaded,
+    /// The request fails for good (400).
+    Fatal,
+    /// Text cut by the output-token limit.
+    MaxTokens,
+    /// `stop_reason: tool_use` with no `tool_use` block.
+    MissingToolCall,
+    /// Text with this many output tokens (for token budgets).
+    TextTokens(u64),
+    /// Tool calls in a response that reports this many input tokens (for compaction).
+    Large { input_tokens: u64, tools: usize },
+    /// The API says the prompt is too long.
+    PromptTooLong,
+}
+
+/// What the Stop hooks say, one verdict per time they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// Exit 0, nothing said: the turn may end.
+    Pass,
+    /// Exit 2 with a message: the turn may not end.
+    Block,
+    /// `{"continue": false}`: the run ends.
+    Prevent,
+}
+
+/// A scripted session: the model's outcomes in request order, plus optional disturbances.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    config: Config,
+    /// Abort before the event with this index (0-based over events fed after the user input).
+    pub abort_at: Option<usize>,
+    /// Tool results arrive in reverse order instead of in order.
+    pub reverse_tool_order: bool,
+    /// Give up after this many steps.
+    pub max_steps: usize,
+    /// Stop-hook verdicts in the order the hooks run; `Pass` once they run out.
+    pub stop_hooks: Vec<HookOutcome>,
+    /// The user queues a message before the events with these indices.
+    pub queue_at: Vec<usize>,
+}
+
+/// One applied step, as the simulation saw it.
+#[derive(Debug, Clone)]
+pub struct TraceStep {
+    /// The event fed.
+    pub event: Event,
+    /// What the step asked for.
+    pub effects: Vec<Effect>,
+    /// The continue or terminal reason, if the step decided one.
+    pub reason: Option<Reason>,
+    /// Why the event was ignored, if it was.
+    pub ignored: Option<Ignored>,
+    /// The state digest after the step.
+    pub digest: u64,
+    /// The phase after the step.
+    pub phase: &'static str,
+    /// The turn after the step.
+    pub turn: u32,
+}
+
+/// What a simulated run did.
+#[derive(Debug)]
+pub struct Trace {
+    /// Every step, in order.
+    pub steps: Vec<TraceStep>,
+    /// The state after the last step.
+    pub final_state: State,
+    /// The config the run used.
+    pub config: Config,
+    /// The step bound was hit before the loop stopped.
+    pub gave_up: bool,
+}
+
+impl Simulation {
+    /// A simulation of a session under `config`, undisturbed.
+    pub fn new(config: Config) -> Self {
+        Simulation {
+            config,
+            abort_at: None,
+            reverse_tool_order: false,
+            max_steps: 10_000,
+            stop_hooks: Vec::new(),
+            queue_at: Vec::new(),
+        }
+    }
+
+    /// Aborts before the event with this index.
+    pub fn abort_at(mut self, at: Option<usize>) -> Self {
+        self.abort_at = at;
+        self
+    }
+
+    /// Configures Stop hooks that answer with these verdicts in turn.
+    pub fn stop_hooks(mut self, verdicts: Vec<HookOutcome>) -> Self {
+        self.config.stop_hooks = true;
+        self.stop_hooks = verdicts;
+        self
+    }
+
+    /// Queues a user message before each of these event indices.
+    pub fn queue_at(mut self, at: Vec<usize>) -> Self {
+        self.queue_at = at;
+        self
+    }
+
+    /// Tool results arrive last call first.
+    pub fn reverse_tool_order(mut self, reverse: bool) -> Self {
+        self.reverse_tool_order = reverse;
+        self
+    }
+
+    /// Runs the loop against the script. Requests beyond the script fail like an exhausted
+    /// cassette.
+    pub fn run(&self, script: &[ModelOutcome]) -> Trace {
+        let mut state = State::new(self.config.clone());
+        let mut queue =
+            std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
+        let mut steps = Vec::new();
+        let mut fed = 0usize;
+        let mut hook_runs = 0usize;
+        let mut gave_up = false;
+        while let Some(mut event) = queue.pop_front() {
+            if steps.len() >= self.max_steps {
+                gave_up = true;
+                break;
+            }
+            if !matches!(event, Event::UserInput { .. }) {
+                if self.queue_at.contains(&fed) && !matches!(event, Event::QueuedInput { .. }) {
+                    queue.push_front(event);
+                    event =
+                        Event::QueuedInput { id: format!("q{fed}"), content: vec![ContentBlock::text("also this")] };
+                } else if self.abort_at == Some(fed) {
+                    queue.push_front(event);
+                    event = Event::Abort;
+                    self.abort_seen(&mut queue);
+                }
+                fed += 1;
+            }
+            let step = transition(state, event.clone());
+            let requests = step.state.context().requests();
+            for command in step.effects.iter().filter_map(Effect::command) {
+                match command {
+                    Command::CallModel(call) => {
+                        let outcome = script.get(call.request as usize - 1).cloned();
+                        queue.extend(model_events(call.request, outcome));
+                    }
+                    Command::WaitRetry(wait) => queue.push_back(Event::RetryReady { attempt: wait.attempt }),
+                    Command::Summarize { request, .. } => {
+                        // A summary request fails when the script says the model errs there.
+                        let failing = matches!(
+                            script.get(*request as usize - 1),
+                            Some(ModelOutcome::Error | ModelOutcome::Fatal | ModelOutcome::PromptTooLong)
+                        );
+                        queue.push_back(if failing {
+                            Event::CompactFailed {
+                                error: ModelError::new(Some(500), "api_error", "summary failed"),
+                                request: *request,
+                            }
+                        } else {
+                            Event::CompactDone {
+                                summary: "<summary>what happened</summary>".into(),
+                                usage: Usage::default(),
+                                request: *request,
+                            }
+                        });
+                    }
+                    Command::RunStopHooks { .. } => {
+                        let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
+                        hook_runs += 1;
+                        queue.push_back(stop_hook_event(verdict, requests));
+                    }
+                    Command::RunTools { calls } => {
+                        let mut done: Vec<Event> = calls
+                            .iter()
+                            .map(|c| {
+                                Event::ToolDone(ToolOutcome {
+                                    tool_use_id: c.id.clone(),
+                                    content: ToolResultContent::Text(format!("ran {}", c.name)),
+                                    is_error: false,
+                                    denied: false,
+                                    request: requests,
+                                })
+                            })
+                            .collect();
+                        if self.reverse_tool_order {
+                            done.reverse();
+                        }
+                        queue.extend(done);
+                    }
+                    // A resume, hook cancellations and the end's cancellations need no answer
+                    // in a simulation: nothing runs.
+                    Command::ResumeTools { .. }
+                    | Command::CancelHooks
+                    | Command::CancelModel
+                    | Command::CancelTools => {}
+                }
+            }
+            steps.push(TraceStep {
+                event,
+                effects: step.effects,
+                reason: step.reason,
+                ignored: step.ignored,
+                digest: step.state.digest(),
+                phase: step.state.phase(),
+                turn: step.state.context().turn_count(),
+            });
+            state = step.state;
+            if state.is_done() {
+                break;
+            }
+        }
+        Trace { steps, final_state: state, config: self.config.clone(), gave_up }
+    }
+
+    /// After an abort, outside facts still in flight are dropped: the driver cancels them.
+    fn abort_seen(&self, queue: &mut std::collections::VecDeque<Event>) {
+        queue.truncate(1);
+    }
+}
+
