@@ -7,13 +7,13 @@
 //! | code | meaning |
 //! |---|---|
 //! | `RELOOP-D001` | the step's effects differ (a different request, tool run, wait, ...) |
-//! | `RELOOP-D002` | same effects, but the continue/terminal reason differs |
+//! | `RELOOP-D002` | same effects, but the continue/terminal reason differs, or whether (and why) the event was ignored |
 //! | `RELOOP-D003` | same effects and reason, but the phase or the state digest differs |
 //! | `RELOOP-D004` | the journal was recorded with behaviour flags this engine does not know |
 //!
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
-use reloop_core::{flags, transition, Reason, State};
+use reloop_core::{flags, transition, Ignored, Reason, State};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::Value;
@@ -23,6 +23,10 @@ use serde_json::Value;
 pub struct StepView {
     pub to_phase: String,
     pub reason: Option<Reason>,
+    /// Why the event was ignored; compared from digest version 2 on (journals before it did not
+    /// record ignored events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<Ignored>,
     pub effects: Value,
     pub digest: String,
 }
@@ -79,7 +83,8 @@ pub fn replay_with_flips(header: &SessionHeader, steps: &[StepRecord], flips: &[
     };
     let unknown = header.core_config.flags.unknown();
     if !unknown.is_empty() {
-        let empty = StepView { to_phase: String::new(), reason: None, effects: Value::Null, digest: String::new() };
+        let empty =
+            StepView { to_phase: String::new(), reason: None, ignored: None, effects: Value::Null, digest: String::new() };
         let known: Vec<u32> = flags::TABLE.iter().map(|f| f.number).collect();
         let divergence = Divergence {
             code: "RELOOP-D004",
@@ -97,18 +102,22 @@ pub fn replay_with_flips(header: &SessionHeader, steps: &[StepRecord], flips: &[
         };
         return report(0, Some(divergence));
     }
+    // Digest version 1 journaled no ignored events: there is nothing to compare them with.
+    let compare_ignored = config.digest_version >= 2;
     let mut state = State::new(config.clone());
     for (i, record) in steps.iter().enumerate() {
         let step = transition(state, record.event.clone());
         let actual = StepView {
             to_phase: step.state.phase().to_string(),
             reason: step.reason.clone(),
+            ignored: step.ignored.clone().filter(|_| compare_ignored),
             effects: serde_json::to_value(&step.effects).unwrap_or_default(),
             digest: format!("{:016x}", step.state.digest()),
         };
         let expected = StepView {
             to_phase: record.to_phase.clone(),
             reason: record.reason.clone(),
+            ignored: record.ignored.clone().filter(|_| compare_ignored),
             effects: record.effects.clone(),
             digest: format!("{:016x}", record.digest),
         };
@@ -130,6 +139,10 @@ fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<
             (a, b) => format!("the reason differs: journal {a}, engine {b}"),
         };
         ("RELOOP-D002", text, Vec::new())
+    } else if actual.ignored != expected.ignored {
+        let said = |i: &Option<Ignored>| i.as_ref().map_or("applied".to_string(), |i| format!("ignored ({})", i.name()));
+        let text = format!("the journal says {}, the engine {}", said(&expected.ignored), said(&actual.ignored));
+        ("RELOOP-D002", text, Vec::new())
     } else if actual.digest != expected.digest || actual.to_phase != expected.to_phase {
         let text = format!(
             "the state differs: journal {} (digest {}), engine {} (digest {})",
@@ -142,6 +155,8 @@ fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<
     json_diff("effects", &expected.effects, &actual.effects, &mut diff);
     let as_json = |r: &Option<Reason>| serde_json::to_value(r).unwrap_or_default();
     json_diff("reason", &as_json(&expected.reason), &as_json(&actual.reason), &mut diff);
+    let ignored_json = |i: &Option<Ignored>| serde_json::to_value(i).unwrap_or_default();
+    json_diff("ignored", &ignored_json(&expected.ignored), &ignored_json(&actual.ignored), &mut diff);
     if expected.to_phase != actual.to_phase {
         diff.push(format!("- phase: {}", expected.to_phase));
         diff.push(format!("+ phase: {}", actual.to_phase));
