@@ -146,7 +146,7 @@ impl Printer {
                 }
                 errln!(
                     "\n[{}] {} turn(s), {} model request(s), {} ms · session {}",
-                    result.terminal.reason.as_str(),
+                    result.terminal.reason().as_str(),
                     result.num_turns,
                     result.model_requests,
                     result.duration_ms,
@@ -227,7 +227,7 @@ fn message_line(message: &Message, session_id: &str) -> Value {
 
 /// The final result object, in Claude Code's shape.
 pub fn result_json(result: &RunResult) -> Value {
-    let subtype = match result.terminal.reason {
+    let subtype = match result.terminal.reason() {
         TerminalReason::Completed | TerminalReason::StopHookPrevented | TerminalReason::HookStopped => "success",
         TerminalReason::MaxTurns => "error_max_turns",
         TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
@@ -241,7 +241,7 @@ pub fn result_json(result: &RunResult) -> Value {
         "num_turns": result.num_turns,
         "result": result.result,
         "session_id": result.session_id,
-        "terminal_reason": result.terminal.reason.as_str(),
+        "terminal_reason": result.terminal.reason().as_str(),
         "total_cost_usd": result.total_cost_usd,
         "modelUsage": result.model_usage,
         "usage": result.usage,

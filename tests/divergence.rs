@@ -89,7 +89,7 @@ fn a_tampered_journal_diverges_with_effects_and_reason_codes() {
     effects["steps"][0]["effects"][0]["message_count"] = 7.into();
     let mut reason = original.clone();
     reason["header"]["id"] = "tampered-reason".into();
-    reason["steps"][last]["reason"]["reason"] = "max_turns".into();
+    reason["steps"][last]["reason"]["evidence"]["stop_reason"] = "max_tokens".into();
     for (dump, id, code) in [(effects, "tampered-effects", "RELOOP-D001"), (reason, "tampered-reason", "RELOOP-D002")] {
         let path = ws.dir.path().join(format!("{id}.json"));
         std::fs::write(&path, dump.to_string()).unwrap();
@@ -97,4 +97,15 @@ fn a_tampered_journal_diverges_with_effects_and_reason_codes() {
         let report = replay_json(&ws, &["replay", id, "--json"]);
         assert_eq!(report["divergence"]["code"], code, "{report}");
     }
+
+    // A reason paired with another reason's evidence cannot even be read: the journal is
+    // refused with what is wrong, instead of replayed into a wrong explanation.
+    let mut impossible = original.clone();
+    impossible["header"]["id"] = "impossible-reason".into();
+    impossible["steps"][last]["reason"]["reason"] = "max_turns".into();
+    let path = ws.dir.path().join("impossible.json");
+    std::fs::write(&path, impossible.to_string()).unwrap();
+    let out = ws.reloop(&["import", "journal", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("the reason max_turns cannot carry no_tool_requested evidence"), "{}", stderr(&out));
 }

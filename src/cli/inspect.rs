@@ -119,7 +119,7 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         }
     }
     if let Some(t) = state.terminal() {
-        outln!("terminal: {}", t.reason.as_str());
+        outln!("terminal: {}", t.reason().as_str());
     }
     Ok(ExitCode::SUCCESS)
 }

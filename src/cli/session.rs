@@ -93,7 +93,7 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     if let Some(terminal) = state.terminal() {
         let result = reloop_driver::outputs::result_of(&id, &state, 0);
         match args.output_format {
-            OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason.as_str()),
+            OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),
             format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
         }
         return Ok(ExitCode::SUCCESS);

@@ -6,7 +6,7 @@ use crate::effect::{Command, Effect};
 use crate::event::ToolOutcome;
 use crate::flags::Flag;
 use crate::message::{ContentBlock, Message};
-use crate::reason::{Evidence, TerminalReason};
+use crate::reason::Stop;
 use crate::state::{Terminal, Tools};
 use crate::step::{done, Step};
 
@@ -24,11 +24,7 @@ pub(crate) fn streaming(mut ctx: Loop, ids: Vec<String>, cancel: Option<Command>
     let content: Vec<ContentBlock> =
         ids.iter().map(|id| ToolOutcome::error(id, INTERRUPTED_TOOL_RESULT).into_block()).collect();
     push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE);
-    let terminal = Terminal {
-        reason: TerminalReason::AbortedStreaming,
-        evidence: Evidence::Interrupted { tool_use_ids: ids },
-        error: None,
-    };
+    let terminal = Terminal::new(Stop::AbortedStreaming { tool_use_ids: ids });
     let effects: Vec<Effect> = cancel.into_iter().map(Effect::from).collect();
     done(ctx, terminal, effects)
 }
@@ -46,11 +42,7 @@ pub(crate) fn tools(mut ctx: Loop, tools: Tools) -> Step {
         content.push(outcome.into_block());
     }
     push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE_FOR_TOOL_USE);
-    let terminal = Terminal {
-        reason: TerminalReason::AbortedTools,
-        evidence: Evidence::Interrupted { tool_use_ids: interrupted_ids },
-        error: None,
-    };
+    let terminal = Terminal::new(Stop::AbortedTools { tool_use_ids: interrupted_ids });
     done(ctx, terminal, vec![Command::CancelTools.into()])
 }
 

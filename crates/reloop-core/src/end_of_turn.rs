@@ -5,7 +5,7 @@
 use crate::context::Loop;
 use crate::event::StopReason;
 use crate::message::Message;
-use crate::reason::{thousands, ContinueReason, Evidence, TerminalReason};
+use crate::reason::{thousands, Completion, Continue, Stop};
 use crate::request::continue_with;
 use crate::state::Terminal;
 use crate::step::{done, Step};
@@ -19,7 +19,7 @@ pub(crate) fn checks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
     if let Some((queued, ids)) = ctx.take_queued() {
         ctx.messages.push(Message::user(queued));
         let consumed = Loop::consumed(&ids);
-        return continue_with(ctx, ContinueReason::QueuedInput, Evidence::QueuedInput { ids }, vec![consumed]);
+        return continue_with(ctx, Continue::QueuedInput { ids }, vec![consumed]);
     }
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
         let q = &mut ctx.query;
@@ -38,19 +38,12 @@ pub(crate) fn checks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
                 thousands(turn_tokens),
                 thousands(budget)
             )));
-            let evidence = Evidence::TokenBudget { pct, turn_tokens, budget };
-            return continue_with(ctx, ContinueReason::TokenBudgetContinuation, evidence, Vec::new());
+            return continue_with(ctx, Continue::TokenBudgetContinuation { pct, turn_tokens, budget }, Vec::new());
         }
         if q.budget_continuations > 0 {
-            let evidence = Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing };
-            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
-            return done(ctx, terminal, Vec::new());
+            let completion = Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing };
+            return done(ctx, Terminal::new(Stop::Completed(completion)), Vec::new());
         }
     }
-    let terminal = Terminal {
-        reason: TerminalReason::Completed,
-        evidence: Evidence::NoToolRequested { stop_reason },
-        error: None,
-    };
-    done(ctx, terminal, Vec::new())
+    done(ctx, Terminal::new(Stop::Completed(Completion::NoToolRequested { stop_reason })), Vec::new())
 }

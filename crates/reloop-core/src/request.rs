@@ -7,7 +7,7 @@
 use crate::compact::{Compaction, Trigger};
 use crate::context::{Iteration, Loop};
 use crate::effect::{Command, Effect, ModelCall};
-use crate::reason::{ContinueReason, Evidence, Reason, TerminalReason};
+use crate::reason::{Continue, ContinueReason, Reason, Stop};
 use crate::state::{State, Streaming, Terminal};
 use crate::step::{done, Step};
 
@@ -16,11 +16,8 @@ use crate::step::{done, Step};
 /// here, if any.
 pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
     if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.session.cost_usd >= *b) {
-        let terminal = Terminal {
-            reason: TerminalReason::MaxBudgetUsd,
-            evidence: Evidence::BudgetReached { cost_usd: ctx.session.cost_usd, budget_usd },
-            error: Some(format!("Reached maximum budget (${budget_usd})")),
-        };
+        let stop = Stop::MaxBudgetUsd { cost_usd: ctx.session.cost_usd, budget_usd };
+        let terminal = Terminal::failed(stop, format!("Reached maximum budget (${budget_usd})"));
         unstart_turn(&mut ctx, reason.as_ref());
         return done(ctx, terminal, effects_before);
     }
@@ -39,11 +36,8 @@ pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option
     }
     if estimate >= limits.blocking_limit {
         unstart_turn(&mut ctx, reason.as_ref());
-        let terminal = Terminal {
-            reason: TerminalReason::BlockingLimit,
-            evidence: Evidence::TooLong { estimate, limit: limits.blocking_limit },
-            error: Some(crate::compact::PROMPT_TOO_LONG.to_string()),
-        };
+        let stop = Stop::BlockingLimit { estimate, limit: limits.blocking_limit };
+        let terminal = Terminal::failed(stop, crate::compact::PROMPT_TOO_LONG);
         return done(ctx, terminal, effects_before);
     }
     ctx.session.requests = ctx.session.requests.saturating_add(1);
@@ -61,18 +55,14 @@ pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option
 
 /// The turn a `next_turn` continue was about to start never begins.
 fn unstart_turn(ctx: &mut Loop, reason: Option<&Reason>) {
-    if let Some(Reason::Continue { reason: ContinueReason::NextTurn, .. }) = reason {
+    if let Some(Reason::Continue(Continue::NextTurn { .. })) = reason {
         ctx.query.turn_count = ctx.query.turn_count.saturating_sub(1);
     }
 }
 
 /// A continue: a new pass of the loop starts with this reason and asks the model again.
-pub(crate) fn continue_with(
-    mut ctx: Loop,
-    reason: ContinueReason,
-    evidence: Evidence,
-    effects_before: Vec<Effect>,
-) -> Step {
+pub(crate) fn continue_with(mut ctx: Loop, decision: Continue, effects_before: Vec<Effect>) -> Step {
+    let reason = decision.reason();
     let escalated = ctx.iteration.max_output_tokens_override.filter(|_| reason == ContinueReason::MaxOutputTokensEscalate);
     ctx.iteration = Iteration { transition: Some(reason), max_output_tokens_override: escalated };
     if matches!(
@@ -81,7 +71,7 @@ pub(crate) fn continue_with(
     ) {
         ctx.query.max_output_tokens_recovery_count = 0;
     }
-    proceed(ctx, effects_before, Some(Reason::Continue { reason, evidence }))
+    proceed(ctx, effects_before, Some(Reason::Continue(decision)))
 }
 
 /// Starts a compaction: its summary request is a model request of its own.

@@ -6,7 +6,7 @@ use crate::context::{Loop, Request};
 use crate::effect::{Command, Effect, Notice};
 use crate::event::StopReason;
 use crate::message::{Message, Usage};
-use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::reason::{Continue, Failure, Stop};
 use crate::request::continue_with;
 use crate::state::{State, Streaming, Terminal, Tools};
 use crate::step::{done, Step};
@@ -63,9 +63,9 @@ fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
     if ctx.config.escalate_max_tokens && ctx.iteration.max_output_tokens_override.is_none() {
         // The same request again with a higher limit: the cut response is dropped.
         ctx.iteration.max_output_tokens_override = Some(ESCALATED_MAX_TOKENS);
-        let evidence = Evidence::OutputTruncated { limit, attempt: 1, of: ESCALATED_MAX_TOKENS };
+        let decision = Continue::MaxOutputTokensEscalate { limit, attempt: 1, to: ESCALATED_MAX_TOKENS };
         let effects: Vec<Effect> = if streamed { vec![Notice::Withdraw.into()] } else { Vec::new() };
-        return continue_with(ctx, ContinueReason::MaxOutputTokensEscalate, evidence, effects);
+        return continue_with(ctx, decision, effects);
     }
     if !assistant.content.is_empty() {
         ctx.messages.push(assistant);
@@ -73,26 +73,23 @@ fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
     if ctx.query.max_output_tokens_recovery_count < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
         ctx.query.max_output_tokens_recovery_count += 1;
         ctx.messages.push(Message::user_text(MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE));
-        let evidence = Evidence::OutputTruncated {
+        let decision = Continue::MaxOutputTokensRecovery {
             limit,
             attempt: ctx.query.max_output_tokens_recovery_count,
             of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
         };
-        return continue_with(ctx, ContinueReason::MaxOutputTokensRecovery, evidence, Vec::new());
+        return continue_with(ctx, decision, Vec::new());
     }
-    let terminal = Terminal {
-        reason: TerminalReason::ModelError,
-        evidence: Evidence::OutputTruncated {
-            limit,
-            attempt: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
-            of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
-        },
-        error: Some(format!(
-            "API Error: Claude's response exceeded the {limit} output token maximum. \
-             To configure this behavior, pass --max-output-tokens."
-        )),
-    };
-    done(ctx, terminal, Vec::new())
+    let stop = Stop::ModelError(Failure::OutputTokensExhausted {
+        limit,
+        attempt: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
+        of: MAX_OUTPUT_TOKENS_RECOVERY_LIMIT,
+    });
+    let error = format!(
+        "API Error: Claude's response exceeded the {limit} output token maximum. \
+         To configure this behavior, pass --max-output-tokens."
+    );
+    done(ctx, Terminal::failed(stop, error), Vec::new())
 }
 
 fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
@@ -102,14 +99,9 @@ fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
     if !ctx.turn.malformed_tool_call_retried {
         ctx.turn.malformed_tool_call_retried = true;
         ctx.messages.push(Message::user_text(MALFORMED_TOOL_CALL_MESSAGE));
-        let evidence = Evidence::MalformedToolCall { retried: false };
-        return continue_with(ctx, ContinueReason::MalformedToolCallRetry, evidence, Vec::new());
+        return continue_with(ctx, Continue::MalformedToolCallRetry, Vec::new());
     }
-    let terminal = Terminal {
-        reason: TerminalReason::ModelError,
-        evidence: Evidence::MalformedToolCall { retried: true },
-        error: Some(MALFORMED_TOOL_CALL_ERROR.to_string()),
-    };
+    let terminal = Terminal::failed(Stop::ModelError(Failure::MalformedToolCall), MALFORMED_TOOL_CALL_ERROR);
     done(ctx, terminal, Vec::new())
 }
 

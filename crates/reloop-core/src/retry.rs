@@ -9,7 +9,7 @@ use crate::effect::{Command, Effect, Notice, RetryWait};
 use crate::event::{ModelError, ModelErrorKind, ToolOutcome};
 use crate::flags::Flag;
 use crate::message::Message;
-use crate::reason::{Evidence, TerminalReason};
+use crate::reason::{Failure, ModelFailure, Stop, TerminalReason, TooLong};
 use crate::request::{begin_compaction, proceed};
 use crate::state::{State, Streaming, Terminal};
 use crate::step::{done, Step};
@@ -188,17 +188,18 @@ fn give_up(ctx: Loop, error: ModelError, reason: TerminalReason, why: &str, effe
         (_, Some(status)) => format!("API Error: {status} {}", error.message),
         (_, None) => format!("API Error: {}", error.message),
     };
-    let terminal = Terminal {
-        reason,
-        evidence: Evidence::ModelFailure {
-            status: error.status,
-            error_type: error.error_type,
-            message: error.message,
-            retries: ctx.request.retry_attempt,
-            why_final: why.to_string(),
-        },
-        error: Some(message),
+    let failure = ModelFailure {
+        status: error.status,
+        error_type: error.error_type,
+        message: error.message,
+        retries: ctx.request.retry_attempt,
+        why_final: why.to_string(),
     };
+    let stop = match reason {
+        TerminalReason::PromptTooLong => Stop::PromptTooLong(TooLong::Refused(failure)),
+        _ => Stop::ModelError(Failure::Request(failure)),
+    };
+    let terminal = Terminal::failed(stop, message);
     done(ctx, terminal, effects)
 }
 

@@ -7,7 +7,7 @@ use crate::context::Loop;
 use crate::event::ToolOutcome;
 use crate::history::{Digest, History};
 use crate::message::{ContentBlock, ToolUse};
-use crate::reason::{Evidence, TerminalReason};
+use crate::reason::{Evidence, HookPrevented, Stop, TerminalReason};
 
 pub use crate::config::Config;
 
@@ -30,7 +30,7 @@ pub struct Tools {
     /// PostToolUse feedback for the model, by call index.
     pub feedback: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
-    pub stopped_by: Option<crate::reason::Evidence>,
+    pub stopped_by: Option<HookPrevented>,
     /// Calls that may change something and were journaled as started.
     pub started: Vec<String>,
 }
@@ -48,16 +48,36 @@ impl Tools {
     }
 }
 
-/// How the loop ended.
+/// How the loop ended. Journaled (and digested) in the flat form `{reason, evidence, error}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "TerminalWire", try_from = "TerminalWire")]
 pub struct Terminal {
-    /// Why the loop stopped.
-    pub reason: TerminalReason,
-    /// The facts behind it.
-    pub evidence: Evidence,
+    /// Why the loop stopped, with its evidence.
+    pub stop: Stop,
     /// The error shown to the caller as the final assistant text, when the run failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Terminal {
+    /// A stop with no error text.
+    pub fn new(stop: Stop) -> Self {
+        Terminal { stop, error: None }
+    }
+
+    /// A stop whose error text the caller sees as the final assistant text.
+    pub fn failed(stop: Stop, error: impl Into<String>) -> Self {
+        Terminal { stop, error: Some(error.into()) }
+    }
+
+    /// The terminal reason's name.
+    pub fn reason(&self) -> TerminalReason {
+        self.stop.reason()
+    }
+
+    /// The flat evidence.
+    pub fn evidence(&self) -> Evidence {
+        self.stop.evidence()
+    }
 }
 
 /// Every phase, in the order of [`State`]'s variants: the rows of the transition table.
@@ -171,7 +191,7 @@ impl State {
                 d.json(&t.calls);
                 d.json(&t.outcomes);
                 d.json(&t.feedback);
-                d.json(&t.stopped_by);
+                d.json(&t.stopped_by.as_ref().map(HookPrevented::evidence));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {
                     d.json(&t.started);
@@ -182,3 +202,28 @@ impl State {
         d.finish()
     }
 }
+
+/// The journaled form of a [`crate::Terminal`]: what the digest of a stopped state has always
+/// hashed.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct TerminalWire {
+    reason: TerminalReason,
+    evidence: Evidence,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl From<Terminal> for TerminalWire {
+    fn from(t: Terminal) -> Self {
+        TerminalWire { reason: t.stop.reason(), evidence: t.stop.evidence(), error: t.error }
+    }
+}
+
+impl TryFrom<TerminalWire> for Terminal {
+    type Error = String;
+
+    fn try_from(w: TerminalWire) -> Result<Self, String> {
+        Ok(Terminal { stop: Stop::from_wire(w.reason, w.evidence)?, error: w.error })
+    }
+}
+

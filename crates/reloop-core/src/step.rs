@@ -165,7 +165,7 @@ impl Step {
 
 /// The loop stops with `terminal`.
 pub(crate) fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
-    let reason = Reason::Terminal { reason: terminal.reason, evidence: terminal.evidence.clone() };
+    let reason = Reason::Terminal(terminal.stop.clone());
     Step::decided(State::Done(ctx, terminal), effects, Some(reason))
 }
 

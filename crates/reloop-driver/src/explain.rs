@@ -93,14 +93,13 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
     })?;
     let explanation = match &evidence {
         Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
-            "the request would reach the auto-compact threshold; compacted the history ({trigger}): {} → {} tokens",
-            reloop_core::reason::thousands(*pre_tokens),
-            reloop_core::reason::thousands(*post_tokens)
+            "the request would reach the auto-compact threshold; {}",
+            reloop_core::reason::compacted_line(trigger, *pre_tokens, *post_tokens)
         ),
-        Evidence::CompactionFailed { trigger, failures, message, breaker_open } => {
-            let breaker = if *breaker_open { "; auto-compaction stops trying" } else { "" };
-            format!("compaction ({trigger}) failed ({failures} in a row{breaker}): {message}; the request goes ahead")
-        }
+        Evidence::CompactionFailed { trigger, failures, message, breaker_open } => format!(
+            "{}; the request goes ahead",
+            reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message)
+        ),
         _ => return None,
     };
     Some(WhyLine {

@@ -3,7 +3,7 @@
 //! live run printed (timings aside).
 
 use reloop_core::hook::{combine, interpret};
-use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal, TerminalReason};
+use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use crate::run::{RunConfig, RunEvent, RunResult};
@@ -55,10 +55,8 @@ pub fn step_outputs(
                 out.extend(ids.iter().map(|id| RunEvent::Input { id: id.clone(), status: "consumed" }))
             }
             Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
-                let breaker = if *breaker_open { "; auto-compaction is off for the rest of the run" } else { "" };
-                out.push(RunEvent::Warning(format!(
-                    "compaction ({trigger}) failed, {failures} in a row{breaker}: {message}"
-                )));
+                let line = reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message);
+                out.push(RunEvent::Warning(line));
             }
             // Shown above, in their place in the stream.
             Effect::Notice(Notice::Withdraw | Notice::CompactBoundary { .. }) => {}
@@ -76,7 +74,7 @@ pub fn step_outputs(
             ) => {}
         }
     }
-    if let (Some(Reason::Terminal { .. }), ctx) = (reason, after.context()) {
+    if let (Some(Reason::Terminal(_)), ctx) = (reason, after.context()) {
         out.extend(ctx.query.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
         out.extend(ctx.query.queued.iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
     }
@@ -92,10 +90,16 @@ pub fn step_outputs(
 /// The outcome of a run in the given state.
 pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult {
     let ctx = state.context();
-    let terminal = state.terminal().cloned().unwrap_or_else(|| Terminal {
-        reason: TerminalReason::ModelError,
-        evidence: reloop_core::Evidence::Interrupted { tool_use_ids: Vec::new() },
-        error: Some(format!("the loop ended in phase {} without a terminal state", state.phase())),
+    let terminal = state.terminal().cloned().unwrap_or_else(|| {
+        let message = format!("the loop ended in phase {} without a terminal state", state.phase());
+        let failure = reloop_core::ModelFailure {
+            status: None,
+            error_type: "incomplete".into(),
+            message: message.clone(),
+            retries: 0,
+            why_final: String::new(),
+        };
+        Terminal::failed(reloop_core::Stop::ModelError(reloop_core::Failure::Request(failure)), message)
     });
     let result = match &terminal.error {
         Some(error) => error.clone(),
@@ -110,7 +114,7 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
     };
     RunResult {
         session_id: session_id.to_string(),
-        is_error: terminal.reason.is_error(),
+        is_error: terminal.reason().is_error(),
         terminal,
         num_turns: ctx.turn_count(),
         model_requests: ctx.requests(),

@@ -39,7 +39,7 @@ async fn a_result_over_the_share_is_cut_journaled_once_and_the_session_finishes(
     )
     .with_max_event_bytes(share);
     let result = session.start(vec![ContentBlock::text("read big.txt")]).unwrap().finish().await.unwrap();
-    assert_eq!(result.terminal.reason.as_str(), "completed", "{:?}", result.terminal);
+    assert_eq!(result.terminal.reason().as_str(), "completed", "{:?}", result.terminal);
 
     let journal = Journal::open_existing(&journal_path).unwrap();
     let steps = journal.steps(&result.session_id).unwrap();

@@ -104,7 +104,7 @@ fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, E
         }))?);
     }
     if let Some(terminal) = state.terminal() {
-        let is_error = terminal.reason.is_error();
+        let is_error = terminal.reason().is_error();
         let result = match &terminal.error {
             Some(error) => error.clone(),
             None => state
@@ -126,7 +126,7 @@ fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, E
             "result": result,
             "session_id": header.id,
             "usage": encode("usage", &state.context().session.usage)?,
-            "terminal_reason": terminal.reason.as_str(),
+            "terminal_reason": terminal.reason().as_str(),
         }))?);
     }
     Ok(out.join("\n") + "\n")

@@ -254,6 +254,6 @@ pub fn import_into(
         steps: records.len(),
         messages: state.messages().len(),
         final_phase: state.phase().to_string(),
-        terminal_reason: state.terminal().map(|t| t.reason.as_str().to_string()),
+        terminal_reason: state.terminal().map(|t| t.reason().as_str().to_string()),
     })
 }

@@ -268,7 +268,7 @@ impl Journal {
                 effects,
                 format!("{:016x}", step.digest),
             ])?;
-            if let Some(Reason::Terminal { reason, .. }) = &step.reason {
+            if let Some(reason) = step.reason.as_ref().and_then(Reason::terminal_reason) {
                 let mut end = tx.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
                 end.execute(params![session, reason.as_str()])?;
             }

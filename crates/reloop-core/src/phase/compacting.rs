@@ -7,7 +7,7 @@ use crate::effect::{Command, Notice};
 use crate::event::{Event, ModelError};
 use crate::history::History;
 use crate::message::{Message, Usage};
-use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::reason::{CompactionFailure, Completion, Continue, Failure, Stop, TooLong};
 use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{State, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
@@ -58,16 +58,15 @@ fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usag
     ctx.session.compactions = ctx.session.compactions.saturating_add(1);
     ctx.request.just_compacted = true;
     let post_tokens = crate::tokens::estimate(&ctx);
-    let trigger = compaction.trigger.as_str().to_string();
-    let evidence = Evidence::Compacted { trigger: trigger.clone(), pre_tokens: compaction.pre_tokens, post_tokens };
-    let effects = vec![Notice::CompactBoundary { trigger, pre_tokens: compaction.pre_tokens, post_tokens }.into()];
+    let (trigger, pre_tokens) = (compaction.trigger.as_str().to_string(), compaction.pre_tokens);
+    let effects = vec![Notice::CompactBoundary { trigger, pre_tokens, post_tokens }.into()];
     match compaction.trigger {
-        Trigger::Reactive => continue_with(ctx, ContinueReason::ReactiveCompactRetry, evidence, effects),
+        Trigger::Reactive => continue_with(ctx, Continue::ReactiveCompactRetry { pre_tokens, post_tokens }, effects),
         Trigger::Auto => proceed(ctx, effects, None),
         // A manual compaction of a stopped conversation asks nothing more.
         Trigger::Manual => {
             ctx.request.just_compacted = false;
-            let terminal = Terminal { reason: TerminalReason::Completed, evidence, error: None };
+            let terminal = Terminal::new(Stop::Completed(Completion::Compacted { pre_tokens, post_tokens }));
             done(ctx, terminal, effects)
         }
     }
@@ -81,15 +80,14 @@ fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
     match compaction.trigger {
         // The retry needed the compaction: the prompt cannot be made to fit.
         Trigger::Reactive => {
-            let evidence = Evidence::CompactionFailed { trigger, failures, message: error.message, breaker_open };
-            let terminal =
-                Terminal { reason: TerminalReason::PromptTooLong, evidence, error: Some(PROMPT_TOO_LONG.to_string()) };
+            let failure = CompactionFailure { trigger, failures, message: error.message, breaker_open };
+            let terminal = Terminal::failed(Stop::PromptTooLong(TooLong::CompactionFailed(failure)), PROMPT_TOO_LONG);
             done(ctx, terminal, Vec::new())
         }
         Trigger::Manual => {
             let error_text = format!("Compaction failed: {}", error.message);
-            let evidence = Evidence::CompactionFailed { trigger, failures, message: error.message, breaker_open };
-            let terminal = Terminal { reason: TerminalReason::ModelError, evidence, error: Some(error_text) };
+            let failure = CompactionFailure { trigger, failures, message: error.message, breaker_open };
+            let terminal = Terminal::failed(Stop::ModelError(Failure::CompactionFailed(failure)), error_text);
             done(ctx, terminal, Vec::new())
         }
         // Go on without it; the blocking limit still guards the request.

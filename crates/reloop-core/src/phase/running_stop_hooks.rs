@@ -6,7 +6,7 @@ use crate::effect::Command;
 use crate::event::{Event, StopReason};
 use crate::hook::{combine, interpret, stop_hook_feedback, HookEventName, HookRun};
 use crate::message::Message;
-use crate::reason::{ContinueReason, Evidence, TerminalReason};
+use crate::reason::{Completion, Continue, HookPrevented, Stop};
 use crate::request::continue_with;
 use crate::state::{State, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
@@ -49,16 +49,9 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::Stop, r))).collect();
     let combined = combine(&verdicts);
     if let Some(prevented) = combined.prevent {
-        let terminal = Terminal {
-            reason: TerminalReason::StopHookPrevented,
-            evidence: Evidence::HookPrevented {
-                command: prevented.command,
-                stop_reason: prevented.stop_reason,
-                tool_use_id: None,
-            },
-            error: None,
-        };
-        return done(ctx, terminal, Vec::new());
+        let prevented =
+            HookPrevented { command: prevented.command, stop_reason: prevented.stop_reason, tool_use_id: None };
+        return done(ctx, Terminal::new(Stop::StopHookPrevented(prevented)), Vec::new());
     }
     if combined.blocks.is_empty() {
         ctx.query.stop_hook_blocks = 0;
@@ -68,17 +61,15 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     if ctx.query.stop_hook_blocks >= cap {
         // The hooks would hold the turn open forever: end it, and say so.
         ctx.query.stop_hook_blocks = 0;
-        let terminal =
-            Terminal { reason: TerminalReason::Completed, evidence: Evidence::StopHookCap { cap }, error: None };
-        return done(ctx, terminal, Vec::new());
+        return done(ctx, Terminal::new(Stop::Completed(Completion::StopHookCap { cap })), Vec::new());
     }
     ctx.query.stop_hook_blocks = ctx.query.stop_hook_blocks.saturating_add(1);
     ctx.turn.stop_hook_active = true;
     ctx.messages.push(Message::user_text(stop_hook_feedback(&combined.blocks)));
-    let evidence = Evidence::StopHookBlock {
+    let decision = Continue::StopHookBlocking {
         feedback: combined.blocks.iter().map(|b| b.line()).collect(),
         block: ctx.query.stop_hook_blocks,
         cap,
     };
-    continue_with(ctx, ContinueReason::StopHookBlocking, evidence, Vec::new())
+    continue_with(ctx, decision, Vec::new())
 }

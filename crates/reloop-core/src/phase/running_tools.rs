@@ -6,7 +6,7 @@ use crate::effect::Command;
 use crate::event::{Event, ToolOutcome};
 use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message};
-use crate::reason::{ContinueReason, Evidence, TerminalReason, ToolRef};
+use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
 use crate::state::{State, Terminal, Tools};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
@@ -104,7 +104,7 @@ fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: 
         tools.feedback.push((index, post_tool_use_feedback(&tools.calls[index].name, &combined.blocks)));
     }
     if let (Some(prevented), None) = (combined.prevent, &tools.stopped_by) {
-        tools.stopped_by = Some(Evidence::HookPrevented {
+        tools.stopped_by = Some(HookPrevented {
             command: prevented.command,
             stop_reason: prevented.stop_reason,
             tool_use_id: Some(tools.calls[index].id.clone()),
@@ -128,20 +128,14 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
         effects.push(Loop::consumed(&ids));
     }
     ctx.messages.push(Message::user(content));
-    if let Some(evidence) = tools.stopped_by {
-        let terminal = Terminal { reason: TerminalReason::HookStopped, evidence, error: None };
-        return done(ctx, terminal, effects);
+    if let Some(prevented) = tools.stopped_by {
+        return done(ctx, Terminal::new(Stop::HookStopped(prevented)), effects);
     }
     let next = ctx.query.turn_count.saturating_add(1);
     if let Some(max_turns) = ctx.config.max_turns.filter(|max| next > *max) {
-        let terminal = Terminal {
-            reason: TerminalReason::MaxTurns,
-            evidence: Evidence::MaxTurns { max_turns, turn_count: next },
-            error: None,
-        };
-        return done(ctx, terminal, effects);
+        return done(ctx, Terminal::new(Stop::MaxTurns { max_turns, turn_count: next }), effects);
     }
     ctx.query.turn_count = next;
     ctx.turn = Turn::default();
-    continue_with(ctx, ContinueReason::NextTurn, Evidence::ToolsRequested { tools: requested }, effects)
+    continue_with(ctx, Continue::NextTurn { tools: requested }, effects)
 }

@@ -19,7 +19,7 @@ fn is_call_model(effect: &Effect) -> bool {
 impl Trace {
     /// How the run ended.
     pub fn terminal(&self) -> Option<TerminalReason> {
-        self.final_state.terminal().map(|t| t.reason)
+        self.final_state.terminal().map(|t| t.reason())
     }
 
     /// Model requests made (summary requests not counted).
@@ -31,7 +31,7 @@ impl Trace {
     pub fn continues(&self, reason: ContinueReason) -> usize {
         self.steps
             .iter()
-            .filter(|s| matches!(&s.reason, Some(Reason::Continue { reason: r, .. }) if *r == reason))
+            .filter(|s| s.reason.as_ref().and_then(Reason::continue_reason) == Some(reason))
             .count()
     }
 
@@ -137,26 +137,25 @@ impl Trace {
                 turn = step.turn;
                 malformed_this_turn = 0;
             }
-            match &step.reason {
-                Some(Reason::Continue { reason: ContinueReason::MaxOutputTokensRecovery, .. }) => recoveries += 1,
-                Some(Reason::Continue { reason: ContinueReason::NextTurn, .. })
-                | Some(Reason::Continue { reason: ContinueReason::StopHookBlocking, .. })
-                | Some(Reason::Continue { reason: ContinueReason::TokenBudgetContinuation, .. }) => recoveries = 0,
+            let continued = step.reason.as_ref().and_then(Reason::continue_reason);
+            match continued {
+                Some(ContinueReason::MaxOutputTokensRecovery) => recoveries += 1,
+                Some(ContinueReason::NextTurn)
+                | Some(ContinueReason::StopHookBlocking)
+                | Some(ContinueReason::TokenBudgetContinuation) => recoveries = 0,
                 _ => {}
             }
-            if let Some(Reason::Continue { reason: ContinueReason::MalformedToolCallRetry, .. }) = &step.reason {
+            if let Some(ContinueReason::MalformedToolCallRetry) = continued {
                 malformed_this_turn += 1;
             }
-            match &step.reason {
-                Some(Reason::Continue { reason: ContinueReason::MaxOutputTokensEscalate, .. }) => {
-                    escalations_in_a_row += 1
-                }
-                Some(_) => escalations_in_a_row = 0,
-                None => {}
+            match (&step.reason, continued) {
+                (_, Some(ContinueReason::MaxOutputTokensEscalate)) => escalations_in_a_row += 1,
+                (Some(_), _) => escalations_in_a_row = 0,
+                (None, _) => {}
             }
             if matches!(step.event, Event::HookDone { hook_event: crate::hook::HookEventName::Stop, .. }) {
-                match &step.reason {
-                    Some(Reason::Continue { reason: ContinueReason::StopHookBlocking, .. }) => stop_blocks += 1,
+                match continued {
+                    Some(ContinueReason::StopHookBlocking) => stop_blocks += 1,
                     _ => stop_blocks = 0,
                 }
             }

@@ -1,8 +1,13 @@
 //! Every reason the loop goes on or stops, in one place.
 //!
-//! A [`Reason`] is attached to each step that ends a phase of the loop: a continue reason when
-//! the loop asks the model again, a terminal reason when it stops. Its [`Evidence`] records the
-//! facts and guard values that made the decision, so `reloop why` can explain it.
+//! A [`Reason`] is attached to each step that ends a phase of the loop: a [`Continue`] when the
+//! loop asks the model again, a [`Stop`] when it stops. Each variant carries its own evidence —
+//! the facts and guard values that made the decision — so an impossible pairing (a manual
+//! compaction explained as a retry, a `next_turn` with an abort's evidence) cannot be built.
+//!
+//! The journal keeps the flat form it always had (`{"kind", "reason", "evidence": {...}}`, with
+//! [`Evidence`] as the tagged evidence); reading it back checks the pairing, so a journal that
+//! holds an impossible one is refused with the reason, not replayed into a wrong explanation.
 
 use serde::{Deserialize, Serialize};
 
@@ -88,14 +93,16 @@ impl TerminalReason {
 /// A tool the model asked for, as evidence names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolRef {
+    /// The tool.
     pub name: String,
+    /// The call.
     pub id: String,
 }
 
-/// The facts behind a decision.
+/// The facts behind a decision, in the flat form the journal and `why --json` show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "evidence", rename_all = "snake_case")]
-#[non_exhaustive]
+#[allow(missing_docs)] // the fields are documented on the typed variants of `Continue` and `Stop`
 pub enum Evidence {
     /// The response held `tool_use` blocks.
     ToolsRequested { tools: Vec<ToolRef> },
@@ -159,117 +166,102 @@ pub enum Evidence {
     TokenBudgetDone { pct: u64, turn_tokens: u64, budget: u64, diminishing: bool },
 }
 
+mod explain;
+mod typed;
+
+pub use explain::{compacted_line, compaction_failure_line};
+pub use typed::{CompactionFailure, Completion, Continue, Failure, HookPrevented, ModelFailure, Stop, TooLong};
+
+fn mismatch(reason: &str, evidence: &Evidence) -> String {
+    let tag = serde_json::to_value(evidence)
+        .ok()
+        .and_then(|v| v.get("evidence").and_then(|e| e.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    format!("the reason {reason} cannot carry {tag} evidence")
+}
+
 /// A continue or terminal decision with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(into = "ReasonWire", try_from = "ReasonWire")]
 pub enum Reason {
+    /// The loop asks the model again.
+    Continue(Continue),
+    /// The loop stops.
+    Terminal(Stop),
+}
+
+/// The journaled form of a [`Reason`].
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum ReasonWire {
     Continue { reason: ContinueReason, evidence: Evidence },
     Terminal { reason: TerminalReason, evidence: Evidence },
+}
+
+impl From<Reason> for ReasonWire {
+    fn from(reason: Reason) -> Self {
+        match reason {
+            Reason::Continue(c) => ReasonWire::Continue { reason: c.reason(), evidence: c.evidence() },
+            Reason::Terminal(s) => ReasonWire::Terminal { reason: s.reason(), evidence: s.evidence() },
+        }
+    }
+}
+
+impl TryFrom<ReasonWire> for Reason {
+    type Error = String;
+
+    fn try_from(wire: ReasonWire) -> Result<Self, String> {
+        match wire {
+            ReasonWire::Continue { reason, evidence } => Continue::from_wire(reason, evidence).map(Reason::Continue),
+            ReasonWire::Terminal { reason, evidence } => Stop::from_wire(reason, evidence).map(Reason::Terminal),
+        }
+    }
 }
 
 impl Reason {
     /// `next_turn`, `completed`, ...
     pub fn name(&self) -> &'static str {
         match self {
-            Reason::Continue { reason, .. } => reason.as_str(),
-            Reason::Terminal { reason, .. } => reason.as_str(),
+            Reason::Continue(c) => c.reason().as_str(),
+            Reason::Terminal(s) => s.reason().as_str(),
         }
     }
 
+    /// The loop stops.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Reason::Terminal { .. })
+        matches!(self, Reason::Terminal(_))
     }
 
-    pub fn evidence(&self) -> &Evidence {
+    /// The continue reason's name, for a continue.
+    pub fn continue_reason(&self) -> Option<ContinueReason> {
         match self {
-            Reason::Continue { evidence, .. } | Reason::Terminal { evidence, .. } => evidence,
+            Reason::Continue(c) => Some(c.reason()),
+            Reason::Terminal(_) => None,
         }
     }
 
-    /// One human line of evidence, as `reloop why` prints it after the reason's name.
+    /// The terminal reason's name, for a stop.
+    pub fn terminal_reason(&self) -> Option<TerminalReason> {
+        match self {
+            Reason::Continue(_) => None,
+            Reason::Terminal(s) => Some(s.reason()),
+        }
+    }
+
+    /// The flat evidence, as journaled and as `why --json` shows it.
+    pub fn evidence(&self) -> Evidence {
+        match self {
+            Reason::Continue(c) => c.evidence(),
+            Reason::Terminal(s) => s.evidence(),
+        }
+    }
+
+    /// One human line of evidence, as `reloop why` prints it after the reason's name: one
+    /// wording per fact.
     pub fn explain(&self) -> String {
-        match self.evidence() {
-            Evidence::ToolsRequested { tools } => {
-                let names: Vec<String> = tools.iter().map(|t| format!("{} ({})", t.name, t.id)).collect();
-                format!("the model asked for {}", names.join(", "))
-            }
-            Evidence::NoToolRequested { stop_reason } => match stop_reason {
-                Some(r) => format!("the model asked for no tool (stop_reason {})", r.as_str()),
-                None => "the model asked for no tool".to_string(),
-            },
-            Evidence::MaxTurns { max_turns, turn_count } => {
-                format!("turn {turn_count} would exceed --max-turns {max_turns}")
-            }
-            Evidence::Interrupted { tool_use_ids } if tool_use_ids.is_empty() => {
-                "the caller aborted the run".to_string()
-            }
-            Evidence::Interrupted { tool_use_ids } => {
-                format!("the caller aborted the run; interrupted {}", tool_use_ids.join(", "))
-            }
-            Evidence::ModelFailure { status, error_type, message, retries, why_final } => {
-                let status = status.map(|s| format!("{s} ")).unwrap_or_default();
-                let mut line = format!("model request failed: {status}{error_type}: {message}");
-                match (why_final.is_empty(), retries) {
-                    (true, _) => {}
-                    (false, 0) => line.push_str(&format!(" ({why_final})")),
-                    (false, n) => line.push_str(&format!(" ({why_final} after {n} retries)")),
-                }
-                line
-            }
-            Evidence::OutputTruncated { limit, attempt, of } => match self {
-                Reason::Continue { reason: ContinueReason::MaxOutputTokensEscalate, .. } => {
-                    format!("output cut at {limit} tokens; repeating the request with max_tokens {of}")
-                }
-                Reason::Terminal { .. } => {
-                    format!("output cut at {limit} tokens; recovery exhausted ({attempt} of {of})")
-                }
-                _ => format!("output cut at {limit} tokens; asked the model to resume (attempt {attempt} of {of})"),
-            },
-            Evidence::MalformedToolCall { retried: false } => {
-                "stop_reason tool_use without a tool_use block; asked the model to retry (once per turn)".to_string()
-            }
-            Evidence::MalformedToolCall { retried: true } => {
-                "stop_reason tool_use without a tool_use block, again after the retry".to_string()
-            }
-            Evidence::StopHookBlock { feedback, block, cap } => {
-                format!("{} (block {block} of {cap})", feedback.join("; "))
-            }
-            Evidence::StopHookCap { cap } => crate::hook::stop_hook_cap_warning(*cap),
-            Evidence::HookPrevented { command, stop_reason, tool_use_id } => {
-                let mut line = format!("[{command}] said continue: false");
-                if let Some(id) = tool_use_id {
-                    line.push_str(&format!(" after {id}"));
-                }
-                if let Some(reason) = stop_reason {
-                    line.push_str(&format!(": {reason}"));
-                }
-                line
-            }
-            Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
-                "prompt is too long; compacted the history ({trigger}): {} → {} tokens, retrying",
-                thousands(*pre_tokens),
-                thousands(*post_tokens)
-            ),
-            Evidence::CompactionFailed { trigger, failures, message, breaker_open } => {
-                let breaker = if *breaker_open { "; auto-compaction stops trying" } else { "" };
-                format!("compaction ({trigger}) failed ({failures} in a row{breaker}): {message}")
-            }
-            Evidence::TooLong { estimate, limit } => format!(
-                "the request would hold about {} tokens, at or above the blocking limit of {}, and nothing can be compacted",
-                thousands(*estimate),
-                thousands(*limit)
-            ),
-            Evidence::QueuedInput { ids } => format!("the user queued {} while the model worked", ids.join(", ")),
-            Evidence::BudgetReached { cost_usd, budget_usd } => {
-                format!("the run has cost ${cost_usd:.4}, reaching the ${budget_usd} budget")
-            }
-            Evidence::TokenBudget { pct, turn_tokens, budget } => {
-                format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))
-            }
-            Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing } => {
-                let why = if *diminishing { "returns diminished" } else { "target reached" };
-                format!("{why} at {pct}% of {} ({} output tokens)", thousands(*budget), thousands(*turn_tokens))
-            }
+        match self {
+            Reason::Continue(c) => explain::explain_continue(c),
+            Reason::Terminal(s) => explain::explain_stop(s),
         }
     }
 }
@@ -285,4 +277,37 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journaled_form_is_the_flat_one_and_reads_back_typed() {
+        let reason = Reason::Continue(Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t1".into() }] });
+        let json = serde_json::to_string(&reason).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"tools_requested","tools":[{"name":"Read","id":"t1"}]}}"#
+        );
+        assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason);
+    }
+
+    #[test]
+    fn an_impossible_pairing_in_a_journal_is_refused() {
+        let json = r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"interrupted","tool_use_ids":[]}}"#;
+        let error = serde_json::from_str::<Reason>(json).unwrap_err().to_string();
+        assert!(error.contains("the reason next_turn cannot carry interrupted evidence"), "{error}");
+        let manual_as_retry = r#"{"kind":"continue","reason":"reactive_compact_retry","evidence":{"evidence":"compacted","trigger":"manual","pre_tokens":1,"post_tokens":1}}"#;
+        assert!(serde_json::from_str::<Reason>(manual_as_retry).is_err());
+    }
+
+    #[test]
+    fn a_manual_compaction_is_not_explained_as_a_retry() {
+        let reason = Reason::Terminal(Stop::Completed(Completion::Compacted { pre_tokens: 12_000, post_tokens: 800 }));
+        let line = reason.explain();
+        assert!(!line.contains("too long") && !line.contains("retrying"), "{line}");
+        assert!(line.contains("reloop compact") && line.contains("12,000 → 800 tokens"), "{line}");
+    }
 }

@@ -1,0 +1,423 @@
+//! The typed reasons: each continue and stop variant with its own evidence, and the mapping to
+//! and from the flat [`Evidence`] the journal keeps.
+
+use super::{mismatch, ContinueReason, Evidence, TerminalReason, ToolRef};
+use crate::event::StopReason;
+
+/// Why the loop asks the model again, with the evidence of that reason alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Continue {
+    /// The model asked for these tools; their results go back in the next request.
+    NextTurn {
+        /// The calls.
+        tools: Vec<ToolRef>,
+    },
+    /// Cut by `max_tokens`: the same request again with a higher limit.
+    MaxOutputTokensEscalate {
+        /// The limit the cut response had.
+        limit: u32,
+        /// Always 1: a request is escalated once.
+        attempt: u32,
+        /// The new limit.
+        to: u32,
+    },
+    /// Cut by `max_tokens`: the model is asked to resume.
+    MaxOutputTokensRecovery {
+        /// The limit the cut response had.
+        limit: u32,
+        /// This recovery's number ...
+        attempt: u32,
+        /// ... of at most this many in a row.
+        of: u32,
+    },
+    /// `stop_reason: tool_use` without a `tool_use` block: the model is asked to retry.
+    MalformedToolCallRetry,
+    /// "Prompt is too long": the history was compacted and the request is retried.
+    ReactiveCompactRetry {
+        /// Tokens before.
+        pre_tokens: u64,
+        /// Tokens after.
+        post_tokens: u64,
+    },
+    /// A Stop hook refused to let the turn end.
+    StopHookBlocking {
+        /// Each blocking hook's feedback line.
+        feedback: Vec<String>,
+        /// This block's number in a row ...
+        block: u32,
+        /// ... of at most this many.
+        cap: u32,
+    },
+    /// The token budget is not spent yet.
+    TokenBudgetContinuation {
+        /// Percent of the budget spent.
+        pct: u64,
+        /// Output tokens of the query so far.
+        turn_tokens: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// The model finished while the user had queued these messages.
+    QueuedInput {
+        /// The queued messages' ids.
+        ids: Vec<String>,
+    },
+}
+
+/// Why the loop stopped, with the evidence of that reason alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// Nothing held the turn open.
+    Completed(Completion),
+    /// Another turn would exceed `--max-turns`.
+    MaxTurns {
+        /// The limit.
+        max_turns: u32,
+        /// The turn that would have started.
+        turn_count: u32,
+    },
+    /// The caller aborted while the model streamed, a retry waited or hooks ran.
+    AbortedStreaming {
+        /// Calls of the partial response, answered as interrupted.
+        tool_use_ids: Vec<String>,
+    },
+    /// The caller aborted while tools ran.
+    AbortedTools {
+        /// Calls answered as interrupted.
+        tool_use_ids: Vec<String>,
+    },
+    /// The prompt cannot be made to fit.
+    PromptTooLong(TooLong),
+    /// The estimate is at the blocking limit and nothing can compact.
+    BlockingLimit {
+        /// The request's estimated tokens.
+        estimate: u64,
+        /// The blocking limit.
+        limit: u64,
+    },
+    /// The model could not give a usable answer.
+    ModelError(Failure),
+    /// A Stop hook said `continue: false`.
+    StopHookPrevented(HookPrevented),
+    /// A tool hook said `continue: false`; the turn's tools still ran.
+    HookStopped(HookPrevented),
+    /// The run cost what `--max-budget-usd` allows.
+    MaxBudgetUsd {
+        /// What it cost.
+        cost_usd: f64,
+        /// The budget.
+        budget_usd: f64,
+    },
+}
+
+/// How a loop completed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Completion {
+    /// The model asked for no tool and nothing held the turn open.
+    NoToolRequested {
+        /// The API's `stop_reason`.
+        stop_reason: Option<StopReason>,
+    },
+    /// Stop hooks blocked `cap` times in a row; the turn ended anyway.
+    StopHookCap {
+        /// The cap.
+        cap: u32,
+    },
+    /// The token budget says stop.
+    TokenBudgetDone {
+        /// Percent of the budget spent.
+        pct: u64,
+        /// Output tokens of the query.
+        turn_tokens: u64,
+        /// The budget.
+        budget: u64,
+        /// Returns diminished (else the target was reached).
+        diminishing: bool,
+    },
+    /// A manual compaction (`reloop compact`) of a stopped conversation finished.
+    Compacted {
+        /// Tokens before.
+        pre_tokens: u64,
+        /// Tokens after.
+        post_tokens: u64,
+    },
+}
+
+/// Why a prompt cannot be made to fit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TooLong {
+    /// The API refused it and compaction could not help.
+    Refused(ModelFailure),
+    /// The compaction the retry needed failed.
+    CompactionFailed(CompactionFailure),
+}
+
+/// Why the model gave no usable answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The request failed for good.
+    Request(ModelFailure),
+    /// Output-token recovery is exhausted.
+    OutputTokensExhausted {
+        /// The limit the cut response had.
+        limit: u32,
+        /// Recoveries made ...
+        attempt: u32,
+        /// ... of at most this many.
+        of: u32,
+    },
+    /// A malformed tool call again after the retry.
+    MalformedToolCall,
+    /// A manual compaction failed.
+    CompactionFailed(CompactionFailure),
+}
+
+/// A model request that failed for good.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFailure {
+    /// The HTTP status, if the server answered.
+    pub status: Option<u16>,
+    /// The error's type.
+    pub error_type: String,
+    /// The error's message.
+    pub message: String,
+    /// Retries made before giving up.
+    pub retries: u32,
+    /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`, ...
+    pub why_final: String,
+}
+
+/// A failed compaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionFailure {
+    /// `auto`, `reactive` or `manual`.
+    pub trigger: String,
+    /// Failures in a row.
+    pub failures: u32,
+    /// The summary request's error.
+    pub message: String,
+    /// Auto-compaction stops trying.
+    pub breaker_open: bool,
+}
+
+/// A hook that said `continue: false`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookPrevented {
+    /// The hook's command.
+    pub command: String,
+    /// Its `stopReason`.
+    pub stop_reason: Option<String>,
+    /// The call, for a tool hook.
+    pub tool_use_id: Option<String>,
+}
+
+impl HookPrevented {
+    /// Its flat evidence.
+    pub fn evidence(&self) -> Evidence {
+        Evidence::HookPrevented {
+            command: self.command.clone(),
+            stop_reason: self.stop_reason.clone(),
+            tool_use_id: self.tool_use_id.clone(),
+        }
+    }
+}
+
+impl ModelFailure {
+    /// Its flat evidence.
+    pub fn evidence(&self) -> Evidence {
+        Evidence::ModelFailure {
+            status: self.status,
+            error_type: self.error_type.clone(),
+            message: self.message.clone(),
+            retries: self.retries,
+            why_final: self.why_final.clone(),
+        }
+    }
+}
+
+impl CompactionFailure {
+    /// Its flat evidence.
+    pub fn evidence(&self) -> Evidence {
+        Evidence::CompactionFailed {
+            trigger: self.trigger.clone(),
+            failures: self.failures,
+            message: self.message.clone(),
+            breaker_open: self.breaker_open,
+        }
+    }
+
+    /// The one wording of a failed compaction, wherever it is shown.
+    pub fn line(&self) -> String {
+        super::compaction_failure_line(&self.trigger, self.failures, self.breaker_open, &self.message)
+    }
+}
+
+impl Continue {
+    /// The reason's name.
+    pub fn reason(&self) -> ContinueReason {
+        match self {
+            Continue::NextTurn { .. } => ContinueReason::NextTurn,
+            Continue::MaxOutputTokensEscalate { .. } => ContinueReason::MaxOutputTokensEscalate,
+            Continue::MaxOutputTokensRecovery { .. } => ContinueReason::MaxOutputTokensRecovery,
+            Continue::MalformedToolCallRetry => ContinueReason::MalformedToolCallRetry,
+            Continue::ReactiveCompactRetry { .. } => ContinueReason::ReactiveCompactRetry,
+            Continue::StopHookBlocking { .. } => ContinueReason::StopHookBlocking,
+            Continue::TokenBudgetContinuation { .. } => ContinueReason::TokenBudgetContinuation,
+            Continue::QueuedInput { .. } => ContinueReason::QueuedInput,
+        }
+    }
+
+    /// The flat evidence, as journaled.
+    pub fn evidence(&self) -> Evidence {
+        match self.clone() {
+            Continue::NextTurn { tools } => Evidence::ToolsRequested { tools },
+            Continue::MaxOutputTokensEscalate { limit, attempt, to } => {
+                Evidence::OutputTruncated { limit, attempt, of: to }
+            }
+            Continue::MaxOutputTokensRecovery { limit, attempt, of } => Evidence::OutputTruncated { limit, attempt, of },
+            Continue::MalformedToolCallRetry => Evidence::MalformedToolCall { retried: false },
+            Continue::ReactiveCompactRetry { pre_tokens, post_tokens } => {
+                Evidence::Compacted { trigger: "reactive".into(), pre_tokens, post_tokens }
+            }
+            Continue::StopHookBlocking { feedback, block, cap } => Evidence::StopHookBlock { feedback, block, cap },
+            Continue::TokenBudgetContinuation { pct, turn_tokens, budget } => {
+                Evidence::TokenBudget { pct, turn_tokens, budget }
+            }
+            Continue::QueuedInput { ids } => Evidence::QueuedInput { ids },
+        }
+    }
+
+    pub(crate) fn from_wire(reason: ContinueReason, evidence: Evidence) -> Result<Self, String> {
+        Ok(match (reason, evidence) {
+            (ContinueReason::NextTurn, Evidence::ToolsRequested { tools }) => Continue::NextTurn { tools },
+            (ContinueReason::MaxOutputTokensEscalate, Evidence::OutputTruncated { limit, attempt, of }) => {
+                Continue::MaxOutputTokensEscalate { limit, attempt, to: of }
+            }
+            (ContinueReason::MaxOutputTokensRecovery, Evidence::OutputTruncated { limit, attempt, of }) => {
+                Continue::MaxOutputTokensRecovery { limit, attempt, of }
+            }
+            (ContinueReason::MalformedToolCallRetry, Evidence::MalformedToolCall { retried: false }) => {
+                Continue::MalformedToolCallRetry
+            }
+            (ContinueReason::ReactiveCompactRetry, Evidence::Compacted { trigger, pre_tokens, post_tokens })
+                if trigger == "reactive" =>
+            {
+                Continue::ReactiveCompactRetry { pre_tokens, post_tokens }
+            }
+            (ContinueReason::StopHookBlocking, Evidence::StopHookBlock { feedback, block, cap }) => {
+                Continue::StopHookBlocking { feedback, block, cap }
+            }
+            (ContinueReason::TokenBudgetContinuation, Evidence::TokenBudget { pct, turn_tokens, budget }) => {
+                Continue::TokenBudgetContinuation { pct, turn_tokens, budget }
+            }
+            (ContinueReason::QueuedInput, Evidence::QueuedInput { ids }) => Continue::QueuedInput { ids },
+            (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
+        })
+    }
+}
+
+impl Stop {
+    /// The reason's name.
+    pub fn reason(&self) -> TerminalReason {
+        match self {
+            Stop::Completed(_) => TerminalReason::Completed,
+            Stop::MaxTurns { .. } => TerminalReason::MaxTurns,
+            Stop::AbortedStreaming { .. } => TerminalReason::AbortedStreaming,
+            Stop::AbortedTools { .. } => TerminalReason::AbortedTools,
+            Stop::PromptTooLong(_) => TerminalReason::PromptTooLong,
+            Stop::BlockingLimit { .. } => TerminalReason::BlockingLimit,
+            Stop::ModelError(_) => TerminalReason::ModelError,
+            Stop::StopHookPrevented(_) => TerminalReason::StopHookPrevented,
+            Stop::HookStopped(_) => TerminalReason::HookStopped,
+            Stop::MaxBudgetUsd { .. } => TerminalReason::MaxBudgetUsd,
+        }
+    }
+
+    /// The flat evidence, as journaled.
+    pub fn evidence(&self) -> Evidence {
+        match self.clone() {
+            Stop::Completed(Completion::NoToolRequested { stop_reason }) => Evidence::NoToolRequested { stop_reason },
+            Stop::Completed(Completion::StopHookCap { cap }) => Evidence::StopHookCap { cap },
+            Stop::Completed(Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing }) => {
+                Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing }
+            }
+            Stop::Completed(Completion::Compacted { pre_tokens, post_tokens }) => {
+                Evidence::Compacted { trigger: "manual".into(), pre_tokens, post_tokens }
+            }
+            Stop::MaxTurns { max_turns, turn_count } => Evidence::MaxTurns { max_turns, turn_count },
+            Stop::AbortedStreaming { tool_use_ids } | Stop::AbortedTools { tool_use_ids } => {
+                Evidence::Interrupted { tool_use_ids }
+            }
+            Stop::PromptTooLong(TooLong::Refused(f)) | Stop::ModelError(Failure::Request(f)) => f.evidence(),
+            Stop::PromptTooLong(TooLong::CompactionFailed(c)) | Stop::ModelError(Failure::CompactionFailed(c)) => {
+                c.evidence()
+            }
+            Stop::BlockingLimit { estimate, limit } => Evidence::TooLong { estimate, limit },
+            Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of }) => {
+                Evidence::OutputTruncated { limit, attempt, of }
+            }
+            Stop::ModelError(Failure::MalformedToolCall) => Evidence::MalformedToolCall { retried: true },
+            Stop::StopHookPrevented(h) | Stop::HookStopped(h) => h.evidence(),
+            Stop::MaxBudgetUsd { cost_usd, budget_usd } => Evidence::BudgetReached { cost_usd, budget_usd },
+        }
+    }
+
+    pub(crate) fn from_wire(reason: TerminalReason, evidence: Evidence) -> Result<Self, String> {
+        use TerminalReason as T;
+        let failure = |status, error_type, message, retries, why_final| ModelFailure {
+            status,
+            error_type,
+            message,
+            retries,
+            why_final,
+        };
+        Ok(match (reason, evidence) {
+            (T::Completed, Evidence::NoToolRequested { stop_reason }) => {
+                Stop::Completed(Completion::NoToolRequested { stop_reason })
+            }
+            (T::Completed, Evidence::StopHookCap { cap }) => Stop::Completed(Completion::StopHookCap { cap }),
+            (T::Completed, Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing }) => {
+                Stop::Completed(Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing })
+            }
+            (T::Completed, Evidence::Compacted { trigger, pre_tokens, post_tokens }) if trigger == "manual" => {
+                Stop::Completed(Completion::Compacted { pre_tokens, post_tokens })
+            }
+            (T::MaxTurns, Evidence::MaxTurns { max_turns, turn_count }) => Stop::MaxTurns { max_turns, turn_count },
+            (T::AbortedStreaming, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedStreaming { tool_use_ids },
+            (T::AbortedTools, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedTools { tool_use_ids },
+            (T::PromptTooLong, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
+                Stop::PromptTooLong(TooLong::Refused(failure(status, error_type, message, retries, why_final)))
+            }
+            (T::PromptTooLong, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
+                Stop::PromptTooLong(TooLong::CompactionFailed(CompactionFailure {
+                    trigger,
+                    failures,
+                    message,
+                    breaker_open,
+                }))
+            }
+            (T::BlockingLimit, Evidence::TooLong { estimate, limit }) => Stop::BlockingLimit { estimate, limit },
+            (T::ModelError, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
+                Stop::ModelError(Failure::Request(failure(status, error_type, message, retries, why_final)))
+            }
+            (T::ModelError, Evidence::OutputTruncated { limit, attempt, of }) => {
+                Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of })
+            }
+            (T::ModelError, Evidence::MalformedToolCall { retried: true }) => Stop::ModelError(Failure::MalformedToolCall),
+            (T::ModelError, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
+                Stop::ModelError(Failure::CompactionFailed(CompactionFailure { trigger, failures, message, breaker_open }))
+            }
+            (T::StopHookPrevented, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
+                Stop::StopHookPrevented(HookPrevented { command, stop_reason, tool_use_id })
+            }
+            (T::HookStopped, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
+                Stop::HookStopped(HookPrevented { command, stop_reason, tool_use_id })
+            }
+            (T::MaxBudgetUsd, Evidence::BudgetReached { cost_usd, budget_usd }) => {
+                Stop::MaxBudgetUsd { cost_usd, budget_usd }
+            }
+            (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
+        })
+    }
+}
+
