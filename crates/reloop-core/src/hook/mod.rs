@@ -1,0 +1,214 @@
+//! Hook outcomes and what they mean for the loop.
+//!
+//! Running a hook is I/O, so the driver does it and journals each [`HookRun`]. Everything after
+//! that is pure: [`interpret`] reads one run the way Claude Code does, [`combine`] merges the
+//! verdicts of the hooks of one event, and the text functions word the result exactly as Claude
+//! Code words it, because those are the texts the model was trained to act on. Replaying a journal
+//! therefore re-derives the same verdicts and the same messages from the same runs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The hook events reloop runs. Settings may name others; they are kept but never fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+#[non_exhaustive]
+pub enum HookEventName {
+    Stop,
+    PreToolUse,
+    PostToolUse,
+}
+
+impl HookEventName {
+    /// The name as it appears in settings files and in `hook_event_name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEventName::Stop => "Stop",
+            HookEventName::PreToolUse => "PreToolUse",
+            HookEventName::PostToolUse => "PostToolUse",
+        }
+    }
+
+    /// The event a settings key names, if reloop runs it.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "Stop" => Some(HookEventName::Stop),
+            "PreToolUse" => Some(HookEventName::PreToolUse),
+            "PostToolUse" => Some(HookEventName::PostToolUse),
+            _ => None,
+        }
+    }
+}
+
+/// What running one hook command produced: the outside fact the driver journals.
+///
+/// `exit_code` is `None` when the command did not exit on its own (timeout, cancel, spawn
+/// failure); the runner then says why in the last line of `stderr`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+/// A permission decision a PreToolUse hook returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    Allow,
+    Deny,
+    Ask,
+}
+
+impl Permission {
+    /// Deny beats ask beats allow when several hooks decide, so one hook cannot wave through a
+    /// call another refused.
+    fn strength(self) -> u8 {
+        match self {
+            Permission::Allow => 0,
+            Permission::Ask => 1,
+            Permission::Deny => 2,
+        }
+    }
+}
+
+/// What one hook run means for the loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HookVerdict {
+    Pass,
+    /// Other exit codes, timeouts, unreadable JSON: shown to the user only; the loop goes on.
+    NonBlockingError {
+        message: String,
+    },
+    /// Exit 2 (`message` is stderr) or JSON `{"decision":"block","reason":R}` (`message` is R).
+    /// `from_json` decides the wording: exit-2 texts name the command, JSON reasons stand alone.
+    Block {
+        message: String,
+        from_json: bool,
+    },
+    /// JSON `{"continue": false, "stopReason": S}`: the loop stops.
+    Prevent {
+        stop_reason: Option<String>,
+    },
+    /// A PreToolUse `hookSpecificOutput` (or the legacy `{"decision":"approve"}`).
+    PermissionDecision {
+        decision: Permission,
+        reason: Option<String>,
+        updated_input: Option<Value>,
+    },
+}
+
+/// Shown for a blocking exit with nothing on stderr, so the message never ends in a bare colon.
+pub const NO_STDERR: &str = "No stderr output";
+/// The reason of a JSON block that gave none.
+pub const DEFAULT_BLOCK_REASON: &str = "Blocked by hook";
+
+/// Reads one run as Claude Code does: JSON stdout counts only on exit 0, exit 2 blocks with
+/// stderr, anything else is a non-blocking error.
+pub fn interpret(event: HookEventName, run: &HookRun) -> HookVerdict {
+    match run.exit_code {
+        Some(0) => interpret_stdout(event, &run.stdout),
+        Some(2) => HookVerdict::Block { message: or_default(&run.stderr, NO_STDERR), from_json: false },
+        Some(_) => HookVerdict::NonBlockingError {
+            message: format!("Failed with non-blocking status code: {}", or_default(&run.stderr, NO_STDERR)),
+        },
+        None => HookVerdict::NonBlockingError {
+            message: or_default(&run.stderr, if run.timed_out { "Hook timed out" } else { "Hook did not exit" }),
+        },
+    }
+}
+
+fn or_default(text: &str, default: &str) -> String {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        default.to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// The JSON a hook may print on exit 0. Unknown fields (`systemMessage`, `suppressOutput`, ...)
+/// are ignored.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HookOutput {
+    #[serde(rename = "continue")]
+    keep_going: Option<bool>,
+    stop_reason: Option<String>,
+    decision: Option<Decision>,
+    reason: Option<String>,
+    hook_specific_output: Option<SpecificOutput>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Decision {
+    Approve,
+    Block,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SpecificOutput {
+    hook_event_name: Option<String>,
+    permission_decision: Option<Permission>,
+    permission_decision_reason: Option<String>,
+    updated_input: Option<serde_json::Map<String, Value>>,
+}
+
+/// Plain-text stdout passes; stdout that starts like a JSON object must be valid hook output,
+/// or the user hears about it (the hook author almost certainly meant it as a decision).
+fn interpret_stdout(event: HookEventName, stdout: &str) -> HookVerdict {
+    let text = stdout.trim();
+    if !text.starts_with('{') {
+        return HookVerdict::Pass;
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(err) => return HookVerdict::NonBlockingError { message: format!("Hook JSON output is invalid: {err}") },
+    };
+    let output: HookOutput = match serde_json::from_value(value) {
+        Ok(output) => output,
+        Err(err) => {
+            return HookVerdict::NonBlockingError { message: format!("Hook JSON output validation failed: {err}") }
+        }
+    };
+    if output.keep_going == Some(false) {
+        return HookVerdict::Prevent { stop_reason: output.stop_reason };
+    }
+    if let Some(specific) = output.hook_specific_output {
+        if let Some(name) = specific.hook_event_name.as_deref().filter(|name| *name != event.as_str()) {
+            return HookVerdict::NonBlockingError {
+                message: format!("Hook returned incorrect event name: expected '{}' but got '{name}'", event.as_str()),
+            };
+        }
+        if let (HookEventName::PreToolUse, Some(decision)) = (event, specific.permission_decision) {
+            return HookVerdict::PermissionDecision {
+                decision,
+                reason: specific.permission_decision_reason,
+                updated_input: specific.updated_input.map(Value::Object),
+            };
+        }
+    }
+    match (output.decision, event) {
+        (Some(Decision::Block), _) => HookVerdict::Block {
+            message: output.reason.unwrap_or_else(|| DEFAULT_BLOCK_REASON.to_string()),
+            from_json: true,
+        },
+        (Some(Decision::Approve), HookEventName::PreToolUse) => {
+            HookVerdict::PermissionDecision { decision: Permission::Allow, reason: output.reason, updated_input: None }
+        }
+        _ => HookVerdict::Pass,
+    }
+}
+
+mod combine;
+
+pub use combine::*;
+
+#[cfg(test)]
+mod tests;
