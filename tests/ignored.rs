@@ -58,7 +58,8 @@ fn an_ignored_event_is_shown_explained_and_replayed() {
     let why_steps = stdout(&ws.reloop(&["why", "late-abort", "--steps"]));
     let last = why_steps.lines().last().unwrap();
     assert!(last.contains("ignored: finished: abort ignored in done: the loop has stopped"), "{why_steps}");
-    let lines: Vec<Value> = serde_json::from_str(&stdout(&ws.reloop(&["why", "late-abort", "--steps", "--json"]))).unwrap();
+    let lines: Vec<Value> =
+        serde_json::from_str(&stdout(&ws.reloop(&["why", "late-abort", "--steps", "--json"]))).unwrap();
     let ignored = lines.last().unwrap();
     assert_eq!(ignored["kind"], "ignored");
     assert_eq!(ignored["ignored"]["why"], json!({"why": "finished"}));

@@ -8,16 +8,24 @@ use crate::message::{ContentBlock, Usage};
 /// Why the model stopped, as the API says it. Unknown reasons are kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopReason {
+    /// The model finished its turn.
     EndTurn,
+    /// The model asks for tools.
     ToolUse,
+    /// The output-token limit cut the response.
     MaxTokens,
+    /// A stop sequence ended the response.
     StopSequence,
+    /// The server paused a long turn.
     PauseTurn,
+    /// The model refused.
     Refusal,
+    /// A reason this engine does not know, verbatim.
     Other(String),
 }
 
 impl StopReason {
+    /// The reason as the API spells it.
     pub fn as_str(&self) -> &str {
         match self {
             StopReason::EndTurn => "end_turn",
@@ -30,6 +38,7 @@ impl StopReason {
         }
     }
 
+    /// Reads the API's spelling.
     pub fn parse(s: &str) -> Self {
         match s {
             "end_turn" => StopReason::EndTurn,

@@ -24,6 +24,7 @@ impl Default for Digest {
 }
 
 impl Digest {
+    /// Mixes in raw bytes.
     pub fn bytes(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 ^= u64::from(*b);
@@ -31,10 +32,12 @@ impl Digest {
         }
     }
 
+    /// Mixes in a number.
     pub fn u64(&mut self, n: u64) {
         self.bytes(&n.to_le_bytes());
     }
 
+    /// Mixes in a value's JSON.
     pub fn json<T: Serialize>(&mut self, value: &T) {
         // Serialization into a hasher cannot fail for our types; an error would only mean a
         // non-string map key, which our types do not have. Fold it in as a marker regardless.
@@ -43,6 +46,7 @@ impl Digest {
         }
     }
 
+    /// The digest so far.
     pub fn finish(self) -> u64 {
         self.0
     }
@@ -73,14 +77,17 @@ pub struct History {
 }
 
 impl History {
+    /// An empty history.
     pub fn new() -> Self {
         History { head: None }
     }
 
+    /// How many messages it holds.
     pub fn len(&self) -> usize {
         self.head.as_ref().map_or(0, |n| n.len)
     }
 
+    /// It holds no message.
     pub fn is_empty(&self) -> bool {
         self.head.is_none()
     }
@@ -90,6 +97,7 @@ impl History {
         self.head.as_ref().map_or(0, |n| n.digest)
     }
 
+    /// The newest message.
     pub fn last(&self) -> Option<&Message> {
         self.head.as_deref().map(|n| &n.message)
     }
@@ -131,6 +139,7 @@ impl History {
         out
     }
 
+    /// The messages, oldest first, copied out.
     pub fn to_vec(&self) -> Vec<Message> {
         self.messages().into_iter().cloned().collect()
     }

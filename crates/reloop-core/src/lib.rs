@@ -64,8 +64,8 @@ pub use flags::{Flag, Flags};
 pub use history::History;
 pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
 pub use reason::{
-    CompactionFailure, Completion, Continue, ContinueReason, Evidence, Failure, HookPrevented, ModelFailure, Reason, Stop,
-    TerminalReason, TooLong, ToolRef,
+    CompactionFailure, Completion, Continue, ContinueReason, Evidence, Failure, HookPrevented, ModelFailure, Reason,
+    Stop, TerminalReason, TooLong, ToolRef,
 };
 pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT};

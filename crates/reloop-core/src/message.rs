@@ -10,14 +10,18 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The user (prompts and tool results).
     User,
+    /// The model.
     Assistant,
 }
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who speaks.
     pub role: Role,
+    /// What is said, block by block.
     #[serde(deserialize_with = "content_from_string_or_blocks")]
     pub content: Vec<ContentBlock>,
     /// Fields reloop does not interpret (e.g. `id`, `model`, `stop_reason` on a response object).
@@ -26,14 +30,17 @@ pub struct Message {
 }
 
 impl Message {
+    /// A user message of these blocks.
     pub fn user(content: Vec<ContentBlock>) -> Self {
         Message { role: Role::User, content, extra: Map::new() }
     }
 
+    /// A user message of one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
         Self::user(vec![ContentBlock::text(text)])
     }
 
+    /// An assistant message of these blocks.
     pub fn assistant(content: Vec<ContentBlock>) -> Self {
         Message { role: Role::Assistant, content, extra: Map::new() }
     }
@@ -72,28 +79,41 @@ fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<
     })
 }
 
+/// A text block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Text {
+    /// The text.
     pub text: String,
+    /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A tool call the model asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUse {
+    /// The call's id, answered by a `tool_result`.
     pub id: String,
+    /// The tool.
     pub name: String,
+    /// The tool's input.
     pub input: Value,
+    /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// The answer to a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
+    /// The call it answers.
     pub tool_use_id: String,
+    /// What the model is told.
     pub content: ToolResultContent,
+    /// The call failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -102,7 +122,9 @@ pub struct ToolResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
+    /// Plain text.
     Text(String),
+    /// Blocks (text, images).
     Blocks(Vec<ContentBlock>),
 }
 
@@ -125,18 +147,25 @@ impl ToolResultContent {
     }
 }
 
+/// The model's extended thinking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thinking {
+    /// The thinking text.
     pub thinking: String,
+    /// The signature the API checks when the block is sent back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// Thinking the API redacted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedactedThinking {
+    /// The encrypted thinking.
     pub data: String,
+    /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -145,23 +174,32 @@ pub struct RedactedThinking {
 /// images, future blocks) is kept as the JSON object it came as.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
+    /// Text.
     Text(Text),
+    /// A tool call.
     ToolUse(ToolUse),
+    /// A tool result.
     ToolResult(ToolResult),
+    /// Extended thinking.
     Thinking(Thinking),
+    /// Redacted thinking.
     RedactedThinking(RedactedThinking),
+    /// A block type reloop does not know, kept verbatim.
     Other(Map<String, Value>),
 }
 
 impl ContentBlock {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text(Text { text: text.into(), extra: Map::new() })
     }
 
+    /// A tool call block.
     pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
         ContentBlock::ToolUse(ToolUse { id: id.into(), name: name.into(), input, extra: Map::new() })
     }
 
+    /// A tool result block of text.
     pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
         ContentBlock::ToolResult(ToolResult {
             tool_use_id: tool_use_id.into(),
@@ -237,12 +275,16 @@ impl<'de> Deserialize<'de> for ContentBlock {
 /// Token usage as the API reports it. Unknown counters are kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Input tokens not read from the cache.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Output tokens.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Input tokens written to the prompt cache.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_creation_input_tokens: u64,
+    /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_read_input_tokens: u64,
 }
@@ -266,8 +308,11 @@ impl Usage {
 /// A tool as the model is told of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The tool's name.
     pub name: String,
+    /// What the model is told it does.
     pub description: String,
+    /// The JSON schema of its input.
     pub input_schema: Value,
 }
 

@@ -63,7 +63,8 @@ fn unstart_turn(ctx: &mut Loop, reason: Option<&Reason>) {
 /// A continue: a new pass of the loop starts with this reason and asks the model again.
 pub(crate) fn continue_with(mut ctx: Loop, decision: Continue, effects_before: Vec<Effect>) -> Step {
     let reason = decision.reason();
-    let escalated = ctx.iteration.max_output_tokens_override.filter(|_| reason == ContinueReason::MaxOutputTokensEscalate);
+    let escalated =
+        ctx.iteration.max_output_tokens_override.filter(|_| reason == ContinueReason::MaxOutputTokensEscalate);
     ctx.iteration = Iteration { transition: Some(reason), max_output_tokens_override: escalated };
     if matches!(
         reason,

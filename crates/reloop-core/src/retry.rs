@@ -61,8 +61,7 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
             }
         } else {
             // Calls already received are answered, so no tool_use is left without a result.
-            let results =
-                orphans.iter().map(|id| ToolOutcome::error(id, FALLBACK_TOOL_RESULT).into_block()).collect();
+            let results = orphans.iter().map(|id| ToolOutcome::error(id, FALLBACK_TOOL_RESULT).into_block()).collect();
             ctx.messages.push(partial);
             ctx.messages.push(Message::user(results));
         }
@@ -86,8 +85,7 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
     }
     ctx.request.retry_attempt += 1;
     let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
-    let delay_ms =
-        retry_delay_ms(ctx.request.retry_attempt, retry_after, ctx.config.retry_seed, ctx.session.requests);
+    let delay_ms = retry_delay_ms(ctx.request.retry_attempt, retry_after, ctx.config.retry_seed, ctx.session.requests);
     effects.push(
         Command::WaitRetry(RetryWait {
             attempt: ctx.request.retry_attempt,

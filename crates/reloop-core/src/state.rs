@@ -14,6 +14,7 @@ pub use crate::config::Config;
 /// The response in flight: the content blocks completed so far.
 #[derive(Debug, Clone, Default)]
 pub struct Streaming {
+    /// The content blocks completed so far.
     pub blocks: Vec<ContentBlock>,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
@@ -226,4 +227,3 @@ impl TryFrom<TerminalWire> for Terminal {
         Ok(Terminal { stop: Stop::from_wire(w.reason, w.evidence)?, error: w.error })
     }
 }
-

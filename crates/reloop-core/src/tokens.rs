@@ -6,8 +6,8 @@
 //! but conservative for English and code, and identical on every machine.
 
 use crate::config::Config;
-use crate::message::Message;
 use crate::context::Loop;
+use crate::message::Message;
 
 /// Characters of serialized message JSON per estimated token.
 pub const CHARS_PER_TOKEN: u64 = 4;

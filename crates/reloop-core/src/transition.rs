@@ -50,7 +50,8 @@ mod tests {
         for block in blocks {
             state = transition(state, Event::ModelBlock { index: 0, block, request }).state;
         }
-        let done = Event::ModelDone { id: None, model: None, stop_reason: Some(stop), usage: Usage::default(), request };
+        let done =
+            Event::ModelDone { id: None, model: None, stop_reason: Some(stop), usage: Usage::default(), request };
         transition(state, done)
     }
 
@@ -86,7 +87,11 @@ mod tests {
         let step = transition(step.state, done);
         assert_eq!(step.reason.as_ref().map(Reason::name), Some("next_turn"));
         let step = respond(step.state, vec![ContentBlock::text("calling again")], StopReason::ToolUse);
-        assert_eq!(step.reason.as_ref().map(Reason::name), Some("malformed_tool_call_retry"), "a new turn, a new retry");
+        assert_eq!(
+            step.reason.as_ref().map(Reason::name),
+            Some("malformed_tool_call_retry"),
+            "a new turn, a new retry"
+        );
     }
 
     #[test]
@@ -102,7 +107,8 @@ mod tests {
 
     #[test]
     fn an_empty_response_is_not_kept_in_the_history() {
-        let step = respond(started_with(Config::default().with_token_budget(Some(10_000))), vec![], StopReason::EndTurn);
+        let step =
+            respond(started_with(Config::default().with_token_budget(Some(10_000))), vec![], StopReason::EndTurn);
         assert_eq!(step.reason.as_ref().map(Reason::name), Some("token_budget_continuation"));
         assert!(step.state.messages().messages().iter().all(|m| !m.content.is_empty()));
     }
@@ -125,9 +131,17 @@ mod tests {
         let mut state = started_with(Config::default().with_token_budget(Some(1)));
         for _ in 0..2 {
             let request = state.context().requests();
-            let done =
-                Event::ModelDone { id: None, model: None, stop_reason: Some(StopReason::EndTurn), usage: huge.clone(), request };
-            let step = transition(transition(state, Event::ModelBlock { index: 0, block: ContentBlock::text("x"), request }).state, done);
+            let done = Event::ModelDone {
+                id: None,
+                model: None,
+                stop_reason: Some(StopReason::EndTurn),
+                usage: huge.clone(),
+                request,
+            };
+            let step = transition(
+                transition(state, Event::ModelBlock { index: 0, block: ContentBlock::text("x"), request }).state,
+                done,
+            );
             state = step.state;
             if state.is_done() {
                 break;
@@ -139,7 +153,9 @@ mod tests {
 
     #[test]
     fn a_new_query_does_not_carry_what_an_earlier_one_dropped() {
-        let state = transition(started(), Event::QueuedInput { id: "q1".into(), content: vec![ContentBlock::text("later")] }).state;
+        let state =
+            transition(started(), Event::QueuedInput { id: "q1".into(), content: vec![ContentBlock::text("later")] })
+                .state;
         let state = transition(state, Event::Abort).state;
         assert_eq!(state.context().query.queued.len(), 1, "reported dropped at the end");
         let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("again")] });

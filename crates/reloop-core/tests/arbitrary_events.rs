@@ -54,7 +54,7 @@ fn resolve(spec: &Spec, state: &State) -> Event {
         0 => Event::UserInput { content: vec![ContentBlock::text("go")] },
         1 => Event::TextDelta { index: 0, text: "x".into(), request },
         2 => {
-            let block = if v % 2 == 0 {
+            let block = if v.is_multiple_of(2) {
                 ContentBlock::text("some text")
             } else {
                 ContentBlock::tool_use(id, if v == 5 { "Bash" } else { "Read" }, json!({"file_path": "/x"}))
@@ -86,8 +86,8 @@ fn resolve(spec: &Spec, state: &State) -> Event {
             Event::ToolDone(outcome)
         }
         7 => {
-            let hook_event = [HookEventName::Stop, HookEventName::PreToolUse, HookEventName::PostToolUse]
-                [usize::from(v) % 3];
+            let hook_event =
+                [HookEventName::Stop, HookEventName::PreToolUse, HookEventName::PostToolUse][usize::from(v) % 3];
             let tool_use_id = (hook_event != HookEventName::Stop).then_some(id);
             Event::HookDone { hook_event, tool_use_id, runs: run(i32::from(v % 4)), request }
         }

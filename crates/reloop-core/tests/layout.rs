@@ -46,8 +46,7 @@ fn module_of(path: &Path) -> String {
 fn references(text: &str) -> BTreeSet<String> {
     let code = text.split("\n#[cfg(test)]").next().unwrap_or(text);
     // Doc links and comments are no dependency.
-    let code: String =
-        code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
     let mut out = BTreeSet::new();
     let mut rest = code.as_str();
     while let Some(at) = rest.find("crate::") {
@@ -59,9 +58,10 @@ fn references(text: &str) -> BTreeSet<String> {
             vec![rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("")]
         };
         for name in names.into_iter().filter(|n| !n.is_empty()) {
-            let sub = rest.strip_prefix(name).and_then(|r| r.strip_prefix("::")).map(|r| {
-                r.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_string()
-            });
+            let sub = rest
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix("::"))
+                .map(|r| r.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_string());
             match (name, sub) {
                 ("phase", Some(sub)) if !sub.is_empty() && sub.chars().next().is_some_and(char::is_lowercase) => {
                     out.insert(format!("phase::{sub}"));
@@ -138,6 +138,8 @@ fn the_core_s_modules_have_no_cycle() {
 
 #[test]
 fn the_reference_reader_sees_grouped_and_nested_paths() {
-    let refs = references("use crate::{event::Event, step};\nfn f() { crate::phase::idle::on(); }\n#[cfg(test)]\nuse crate::testkit;");
+    let refs = references(
+        "use crate::{event::Event, step};\nfn f() { crate::phase::idle::on(); }\n#[cfg(test)]\nuse crate::testkit;",
+    );
     assert_eq!(refs, ["event", "phase::idle", "step"].into_iter().map(String::from).collect());
 }

@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 
 use reloop_core::hook::{HookEventName, HookRun};
 use reloop_core::{
-    transition, Config, ContentBlock, Event, ModelError, State, StopReason, ToolOutcome, Usage, EVENT_KINDS,
-    PHASES,
+    transition, Config, ContentBlock, Event, ModelError, State, StopReason, ToolOutcome, Usage, EVENT_KINDS, PHASES,
 };
 use serde_json::json;
 
@@ -51,10 +50,9 @@ fn sample_state(phase: &str) -> State {
             let done = go(awaiting(), answer(1, vec![ContentBlock::text("hi")], StopReason::EndTurn));
             go(done, vec![Event::CompactRequested])
         }
-        "running_stop_hooks" => go(
-            go(State::new(hooked), vec![prompt()]),
-            answer(1, vec![ContentBlock::text("hi")], StopReason::EndTurn),
-        ),
+        "running_stop_hooks" => {
+            go(go(State::new(hooked), vec![prompt()]), answer(1, vec![ContentBlock::text("hi")], StopReason::EndTurn))
+        }
         "done" => go(awaiting(), answer(1, vec![ContentBlock::text("hi")], StopReason::EndTurn)),
         other => panic!("no sample state for phase {other}"),
     }

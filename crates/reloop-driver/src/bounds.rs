@@ -299,10 +299,15 @@ mod tests {
     fn a_response_over_its_share_fails_without_retry_and_the_next_request_starts_afresh() {
         let mut bounds = StepBounds::new(10_000);
         let input = serde_json::json!({"content": "z".repeat(6_000)});
-        let block =
-            |id: &str| Event::ModelBlock { index: 0, block: ContentBlock::tool_use(id, "Write", input.clone()), request: 1 };
+        let block = |id: &str| Event::ModelBlock {
+            index: 0,
+            block: ContentBlock::tool_use(id, "Write", input.clone()),
+            request: 1,
+        };
         assert!(matches!(bounds.bound(block("a")), Event::ModelBlock { .. }));
-        let Event::ModelFailed { error, .. } = bounds.bound(block("b")) else { panic!("the second block should not fit") };
+        let Event::ModelFailed { error, .. } = bounds.bound(block("b")) else {
+            panic!("the second block should not fit")
+        };
         assert_eq!((error.error_type.as_str(), error.should_retry), ("response_too_large", Some(false)));
         bounds.after(&[Command::CancelTools.into()]);
         assert!(matches!(bounds.bound(block("c")), Event::ModelFailed { .. }), "same response");
@@ -321,8 +326,12 @@ mod tests {
             stderr: "e".repeat(30_000),
             timed_out: false,
         };
-        let hooks =
-            Event::HookDone { hook_event: reloop_core::hook::HookEventName::Stop, tool_use_id: None, runs: vec![run], request: 1 };
+        let hooks = Event::HookDone {
+            hook_event: reloop_core::hook::HookEventName::Stop,
+            tool_use_id: None,
+            runs: vec![run],
+            request: 1,
+        };
         let bounded = shrink(hooks, 10_000);
         assert!(json_size(&bounded) <= 10_000);
         let Event::HookDone { runs, .. } = bounded else { panic!() };

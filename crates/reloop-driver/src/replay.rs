@@ -83,8 +83,13 @@ pub fn replay_with_flips(header: &SessionHeader, steps: &[StepRecord], flips: &[
     };
     let unknown = header.core_config.flags.unknown();
     if !unknown.is_empty() {
-        let empty =
-            StepView { to_phase: String::new(), reason: None, ignored: None, effects: Value::Null, digest: String::new() };
+        let empty = StepView {
+            to_phase: String::new(),
+            reason: None,
+            ignored: None,
+            effects: Value::Null,
+            digest: String::new(),
+        };
         let known: Vec<u32> = flags::TABLE.iter().map(|f| f.number).collect();
         let divergence = Divergence {
             code: "RELOOP-D004",
@@ -140,7 +145,8 @@ fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<
         };
         ("RELOOP-D002", text, Vec::new())
     } else if actual.ignored != expected.ignored {
-        let said = |i: &Option<Ignored>| i.as_ref().map_or("applied".to_string(), |i| format!("ignored ({})", i.name()));
+        let said =
+            |i: &Option<Ignored>| i.as_ref().map_or("applied".to_string(), |i| format!("ignored ({})", i.name()));
         let text = format!("the journal says {}, the engine {}", said(&expected.ignored), said(&actual.ignored));
         ("RELOOP-D002", text, Vec::new())
     } else if actual.digest != expected.digest || actual.to_phase != expected.to_phase {

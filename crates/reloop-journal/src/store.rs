@@ -366,9 +366,7 @@ impl Journal {
             let digest: String = r.get(9)?;
             let reason_kind: Option<String> = r.get(10)?;
             let (reason, ignored) = match (reason_kind.as_deref(), reason_json) {
-                (Some("ignored"), Some(j)) => {
-                    (None, Some(serde_json::from_str(&j).map_err(|e| decode("ignored", e))?))
-                }
+                (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(&j).map_err(|e| decode("ignored", e))?)),
                 (_, j) => (j.map(|j| serde_json::from_str(&j)).transpose().map_err(|e| decode("reason", e))?, None),
             };
             out.push(StepRecord {

@@ -8,15 +8,20 @@ use super::{HookEventName, HookVerdict, Permission};
 /// A hook that ended the loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prevented {
+    /// The hook that said it.
     pub command: String,
+    /// Its `stopReason`.
     pub stop_reason: Option<String>,
 }
 
 /// A hook that blocked: the stop, the tool call, or (PostToolUse) the tool result as it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Blocked {
+    /// The hook that blocked.
     pub command: String,
+    /// Its feedback for the model.
     pub message: String,
+    /// It came from the JSON form, not exit code 2.
     pub from_json: bool,
 }
 
@@ -34,15 +39,20 @@ impl Blocked {
 /// The permission decision that won among a PreToolUse event's hooks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PermissionOutcome {
+    /// The hook that decided.
     pub command: String,
+    /// Its decision.
     pub decision: Permission,
+    /// Its reason.
     pub reason: Option<String>,
 }
 
 /// A non-blocking error, shown to the user and never to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserNotice {
+    /// The hook that spoke.
     pub command: String,
+    /// What the user is shown.
     pub message: String,
 }
 
@@ -52,10 +62,15 @@ pub struct UserNotice {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Combined {
+    /// The first `continue: false`, which ends the run.
     pub prevent: Option<Prevented>,
+    /// Every block, in hook order.
     pub blocks: Vec<Blocked>,
+    /// The strongest permission decision (deny over ask over allow).
     pub permission: Option<PermissionOutcome>,
+    /// The last replacement tool input.
     pub updated_input: Option<Value>,
+    /// Messages for the user.
     pub user_messages: Vec<UserNotice>,
 }
 

@@ -14,8 +14,11 @@ use serde_json::Value;
 #[serde(rename_all = "PascalCase")]
 #[non_exhaustive]
 pub enum HookEventName {
+    /// When the model asks for no tool and the turn would end.
     Stop,
+    /// Before a tool call runs.
     PreToolUse,
+    /// After a tool call ran.
     PostToolUse,
 }
 
@@ -46,10 +49,15 @@ impl HookEventName {
 /// failure); the runner then says why in the last line of `stderr`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookRun {
+    /// The hook's command line.
     pub command: String,
+    /// Its exit code (`None` when it was killed).
     pub exit_code: Option<i32>,
+    /// What it wrote to stdout.
     pub stdout: String,
+    /// What it wrote to stderr.
     pub stderr: String,
+    /// It ran past its timeout and was killed.
     pub timed_out: bool,
 }
 
@@ -57,8 +65,11 @@ pub struct HookRun {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Permission {
+    /// Run the call without asking.
     Allow,
+    /// Refuse the call.
     Deny,
+    /// Ask the user.
     Ask,
 }
 
@@ -79,25 +90,33 @@ impl Permission {
 #[serde(tag = "verdict", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum HookVerdict {
+    /// Nothing to act on.
     Pass,
     /// Other exit codes, timeouts, unreadable JSON: shown to the user only; the loop goes on.
     NonBlockingError {
+        /// What the user is shown.
         message: String,
     },
     /// Exit 2 (`message` is stderr) or JSON `{"decision":"block","reason":R}` (`message` is R).
     /// `from_json` decides the wording: exit-2 texts name the command, JSON reasons stand alone.
     Block {
+        /// The feedback the model gets.
         message: String,
+        /// It came from the JSON form (`decision: block`), not exit code 2.
         from_json: bool,
     },
     /// JSON `{"continue": false, "stopReason": S}`: the loop stops.
     Prevent {
+        /// The hook's `stopReason`.
         stop_reason: Option<String>,
     },
     /// A PreToolUse `hookSpecificOutput` (or the legacy `{"decision":"approve"}`).
     PermissionDecision {
+        /// Allow, deny or ask.
         decision: Permission,
+        /// Why, as the hook says it.
         reason: Option<String>,
+        /// The tool input to run with instead.
         updated_input: Option<Value>,
     },
 }

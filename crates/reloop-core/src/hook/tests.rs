@@ -4,13 +4,7 @@ use super::*;
 use serde_json::json;
 
 fn run(exit_code: Option<i32>, stdout: &str, stderr: &str) -> HookRun {
-    HookRun {
-        command: "./check.sh".into(),
-        exit_code,
-        stdout: stdout.into(),
-        stderr: stderr.into(),
-        timed_out: false,
-    }
+    HookRun { command: "./check.sh".into(), exit_code, stdout: stdout.into(), stderr: stderr.into(), timed_out: false }
 }
 
 fn stop(exit_code: Option<i32>, stdout: &str, stderr: &str) -> HookVerdict {
@@ -65,10 +59,7 @@ fn exit_2_blocks_with_trimmed_stderr_and_ignores_stdout() {
 
 #[test]
 fn other_exits_are_non_blocking_errors_even_with_json_stdout() {
-    assert_eq!(
-        stop(Some(1), "", "lint crashed\n"),
-        non_blocking("Failed with non-blocking status code: lint crashed")
-    );
+    assert_eq!(stop(Some(1), "", "lint crashed\n"), non_blocking("Failed with non-blocking status code: lint crashed"));
     assert_eq!(
         stop(Some(127), r#"{"decision":"block","reason":"x"}"#, ""),
         non_blocking("Failed with non-blocking status code: No stderr output")
@@ -110,10 +101,7 @@ fn pre_tool_use_hook_specific_output_is_a_permission_decision() {
     assert_eq!(pre(out), permission(Permission::Deny, Some("no rm"), Some(json!({"command": "ls"}))));
     let allow = r#"{"hookSpecificOutput":{"permissionDecision":"allow"},"decision":"block"}"#;
     assert_eq!(pre(allow), permission(Permission::Allow, None, None));
-    assert_eq!(
-        pre(r#"{"hookSpecificOutput":{"permissionDecision":"ask"}}"#),
-        permission(Permission::Ask, None, None)
-    );
+    assert_eq!(pre(r#"{"hookSpecificOutput":{"permissionDecision":"ask"}}"#), permission(Permission::Ask, None, None));
 }
 
 #[test]
@@ -134,11 +122,9 @@ fn a_wrong_event_name_in_hook_specific_output_is_reported() {
 fn json_that_cannot_be_read_is_a_non_blocking_error() {
     let HookVerdict::NonBlockingError { message } = pre(r#"{"decision": "#) else { panic!("expected an error") };
     assert!(message.starts_with("Hook JSON output is invalid: "), "{message}");
-    for bad in [
-        r#"{"continue":"no"}"#,
-        r#"{"decision":"maybe"}"#,
-        r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#,
-    ] {
+    for bad in
+        [r#"{"continue":"no"}"#, r#"{"decision":"maybe"}"#, r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#]
+    {
         let HookVerdict::NonBlockingError { message } = pre(bad) else { panic!("expected an error for {bad}") };
         assert!(message.starts_with("Hook JSON output validation failed: "), "{bad}: {message}");
     }
@@ -164,8 +150,7 @@ fn combine_of_nothing_or_passes_is_empty() {
 
 #[test]
 fn combine_collects_blocks_and_notices_in_hook_order() {
-    let combined =
-        combine(&hooks(vec![block("b0", false), non_blocking("n1"), block("b2", true), non_blocking("n3")]));
+    let combined = combine(&hooks(vec![block("b0", false), non_blocking("n1"), block("b2", true), non_blocking("n3")]));
     assert_eq!(combined.blocks, vec![blocked("hook0", "b0", false), blocked("hook2", "b2", true)]);
     let notices: Vec<_> = combined.user_messages.iter().map(|n| (n.command.as_str(), n.message.as_str())).collect();
     assert_eq!(notices, vec![("hook1", "n1"), ("hook3", "n3")]);
@@ -196,10 +181,7 @@ fn combine_permission_deny_beats_ask_beats_allow() {
         permission(Permission::Ask, Some("later"), Some(json!({"b": 2}))),
     ]));
     let won = combined.permission.unwrap();
-    assert_eq!(
-        (won.command.as_str(), won.decision, won.reason.as_deref()),
-        ("hook1", Permission::Ask, Some("check"))
-    );
+    assert_eq!((won.command.as_str(), won.decision, won.reason.as_deref()), ("hook1", Permission::Ask, Some("check")));
     assert_eq!(combined.updated_input, Some(json!({"b": 2})), "from a hook with the winning decision");
 
     let combined = combine(&hooks(vec![

@@ -25,9 +25,10 @@ pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
             crate::response::complete(ctx, streaming, Meta { id, model, stop_reason, usage })
         }
         Event::ModelFailed { error, request } if ctx.is_current(request) => crate::retry::failed(ctx, streaming, error),
-        other @ (Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } | Event::ModelFailed { .. }) => {
-            stale(State::AwaitingModel(ctx, streaming), &other)
-        }
+        other @ (Event::TextDelta { .. }
+        | Event::ModelBlock { .. }
+        | Event::ModelDone { .. }
+        | Event::ModelFailed { .. }) => stale(State::AwaitingModel(ctx, streaming), &other),
         Event::Abort => {
             let mut ctx = ctx;
             let mut answered = Vec::new();
@@ -54,6 +55,8 @@ pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
         | Event::CompactDone { .. }
         | Event::CompactFailed { .. }
         | Event::CompactRequested
-        | Event::RetryReady { .. }) => Step::ignore(State::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected),
+        | Event::RetryReady { .. }) => {
+            Step::ignore(State::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected)
+        }
     }
 }

@@ -17,10 +17,9 @@ pub(super) fn explain_continue(c: &Continue) -> String {
         Continue::MalformedToolCallRetry => {
             "stop_reason tool_use without a tool_use block; asked the model to retry (once per turn)".to_string()
         }
-        Continue::ReactiveCompactRetry { pre_tokens, post_tokens } => format!(
-            "prompt is too long; {}, retrying",
-            compacted_line("reactive", *pre_tokens, *post_tokens)
-        ),
+        Continue::ReactiveCompactRetry { pre_tokens, post_tokens } => {
+            format!("prompt is too long; {}, retrying", compacted_line("reactive", *pre_tokens, *post_tokens))
+        }
         Continue::StopHookBlocking { feedback, block, cap } => {
             format!("{} (block {block} of {cap})", feedback.join("; "))
         }
@@ -92,7 +91,6 @@ fn explain_failure(f: &ModelFailure) -> String {
     }
     line
 }
-
 
 /// The one wording of a compaction's result, wherever it is shown: `compacted the history
 /// (auto): 170,000 → 2,100 tokens`.

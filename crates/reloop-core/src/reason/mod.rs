@@ -39,20 +39,30 @@ pub enum ContinueReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalReason {
+    /// Nothing held the turn open.
     Completed,
+    /// Another turn would exceed `--max-turns`.
     MaxTurns,
+    /// The caller aborted while the model streamed (or a retry waited, or hooks ran).
     AbortedStreaming,
+    /// The caller aborted while tools ran.
     AbortedTools,
+    /// The prompt cannot be made to fit.
     PromptTooLong,
+    /// The estimate is at the blocking limit and nothing can compact.
     BlockingLimit,
+    /// The model could not give a usable answer.
     ModelError,
+    /// A Stop hook said `continue: false`.
     StopHookPrevented,
+    /// A tool hook said `continue: false`.
     HookStopped,
     /// The run cost what `--max-budget-usd` allows.
     MaxBudgetUsd,
 }
 
 impl ContinueReason {
+    /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
         match self {
             ContinueReason::NextTurn => "next_turn",
@@ -68,6 +78,7 @@ impl ContinueReason {
 }
 
 impl TerminalReason {
+    /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
         match self {
             TerminalReason::Completed => "completed",
@@ -285,7 +296,8 @@ mod tests {
 
     #[test]
     fn the_journaled_form_is_the_flat_one_and_reads_back_typed() {
-        let reason = Reason::Continue(Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t1".into() }] });
+        let reason =
+            Reason::Continue(Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t1".into() }] });
         let json = serde_json::to_string(&reason).unwrap();
         assert_eq!(
             json,
@@ -296,7 +308,8 @@ mod tests {
 
     #[test]
     fn an_impossible_pairing_in_a_journal_is_refused() {
-        let json = r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"interrupted","tool_use_ids":[]}}"#;
+        let json =
+            r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"interrupted","tool_use_ids":[]}}"#;
         let error = serde_json::from_str::<Reason>(json).unwrap_err().to_string();
         assert!(error.contains("the reason next_turn cannot carry interrupted evidence"), "{error}");
         let manual_as_retry = r#"{"kind":"continue","reason":"reactive_compact_retry","evidence":{"evidence":"compacted","trigger":"manual","pre_tokens":1,"post_tokens":1}}"#;

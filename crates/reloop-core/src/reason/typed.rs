@@ -274,7 +274,9 @@ impl Continue {
             Continue::MaxOutputTokensEscalate { limit, attempt, to } => {
                 Evidence::OutputTruncated { limit, attempt, of: to }
             }
-            Continue::MaxOutputTokensRecovery { limit, attempt, of } => Evidence::OutputTruncated { limit, attempt, of },
+            Continue::MaxOutputTokensRecovery { limit, attempt, of } => {
+                Evidence::OutputTruncated { limit, attempt, of }
+            }
             Continue::MalformedToolCallRetry => Evidence::MalformedToolCall { retried: false },
             Continue::ReactiveCompactRetry { pre_tokens, post_tokens } => {
                 Evidence::Compacted { trigger: "reactive".into(), pre_tokens, post_tokens }
@@ -403,9 +405,16 @@ impl Stop {
             (T::ModelError, Evidence::OutputTruncated { limit, attempt, of }) => {
                 Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of })
             }
-            (T::ModelError, Evidence::MalformedToolCall { retried: true }) => Stop::ModelError(Failure::MalformedToolCall),
+            (T::ModelError, Evidence::MalformedToolCall { retried: true }) => {
+                Stop::ModelError(Failure::MalformedToolCall)
+            }
             (T::ModelError, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
-                Stop::ModelError(Failure::CompactionFailed(CompactionFailure { trigger, failures, message, breaker_open }))
+                Stop::ModelError(Failure::CompactionFailed(CompactionFailure {
+                    trigger,
+                    failures,
+                    message,
+                    breaker_open,
+                }))
             }
             (T::StopHookPrevented, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
                 Stop::StopHookPrevented(HookPrevented { command, stop_reason, tool_use_id })
@@ -420,4 +429,3 @@ impl Stop {
         })
     }
 }
-

@@ -29,10 +29,7 @@ impl Trace {
 
     /// How often the loop continued for `reason`.
     pub fn continues(&self, reason: ContinueReason) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| s.reason.as_ref().and_then(Reason::continue_reason) == Some(reason))
-            .count()
+        self.steps.iter().filter(|s| s.reason.as_ref().and_then(Reason::continue_reason) == Some(reason)).count()
     }
 
     /// Checks every invariant of the loop; the first one broken is returned.

@@ -49,7 +49,12 @@ pub enum ModelOutcome {
     /// Text with this many output tokens (for token budgets).
     TextTokens(u64),
     /// Tool calls in a response that reports this many input tokens (for compaction).
-    Large { input_tokens: u64, tools: usize },
+    Large {
+        /// The input tokens the response reports.
+        input_tokens: u64,
+        /// How many tools it asks for (0: text).
+        tools: usize,
+    },
     /// The API says the prompt is too long.
     PromptTooLong,
 }
@@ -259,4 +264,3 @@ impl Simulation {
         queue.truncate(1);
     }
 }
-

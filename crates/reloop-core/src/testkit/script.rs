@@ -52,7 +52,10 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
             events
         }
         Some(ModelOutcome::Error) => {
-            vec![Event::ModelFailed { error: ModelError::new(Some(500), "api_error", "Internal server error"), request }]
+            vec![Event::ModelFailed {
+                error: ModelError::new(Some(500), "api_error", "Internal server error"),
+                request,
+            }]
         }
         Some(ModelOutcome::Large { input_tokens, tools }) => {
             let mut events: Vec<Event> = (0..tools)
@@ -86,7 +89,10 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
             vec![Event::ModelFailed { error: ModelError::new(Some(529), "overloaded_error", "Overloaded"), request }]
         }
         Some(ModelOutcome::Fatal) => {
-            vec![Event::ModelFailed { error: ModelError::new(Some(400), "invalid_request_error", "bad request"), request }]
+            vec![Event::ModelFailed {
+                error: ModelError::new(Some(400), "invalid_request_error", "bad request"),
+                request,
+            }]
         }
         Some(ModelOutcome::MaxTokens) => vec![
             Event::TextDelta { index: 0, text: "half a thou".into(), request },
@@ -94,7 +100,10 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
             done(StopReason::MaxTokens),
         ],
         Some(ModelOutcome::MissingToolCall) => {
-            vec![Event::ModelBlock { index: 0, block: ContentBlock::text("let me call"), request }, done(StopReason::ToolUse)]
+            vec![
+                Event::ModelBlock { index: 0, block: ContentBlock::text("let me call"), request },
+                done(StopReason::ToolUse),
+            ]
         }
         Some(ModelOutcome::TextTokens(n)) => vec![
             Event::ModelBlock { index: 0, block: ContentBlock::text("work"), request },
@@ -112,4 +121,3 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
         }],
     }
 }
-
