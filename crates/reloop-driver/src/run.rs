@@ -340,6 +340,40 @@ struct Runner {
     pending_header: Option<SessionHeader>,
     /// Keeps every step under the journal's row cap.
     bounds: crate::bounds::StepBounds,
+    /// When the oldest step still deferred (uncommitted) was journaled.
+    deferred_since: Option<Instant>,
+}
+
+/// The longest a streamed step waits for the commit of its group: a crash loses at most this
+/// much of a response's streamed text (never a step whose effects ran).
+pub const GROUP_COMMIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How a step is journaled, by what its effects can show outside the process.
+enum Durability {
+    /// A streamed delta or block that asks for nothing: it joins the open group.
+    Deferred,
+    /// Committed before any effect runs (every other step).
+    Committed,
+    /// A write tool's start: committed and synced, so not even a power loss can lose it and let
+    /// a resume run the write twice.
+    Synced,
+}
+
+/// When the open group of deferred steps is due.
+async fn group_deadline(since: Option<Instant>) {
+    if let Some(since) = since {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(since + GROUP_COMMIT_INTERVAL)).await;
+    }
+}
+
+fn durability(event: &Event, step: &reloop_core::Step) -> Durability {
+    match event {
+        Event::ToolStarted { .. } => Durability::Synced,
+        Event::TextDelta { .. } | Event::ModelBlock { .. } if step.effects.iter().all(|e| e.command().is_none()) => {
+            Durability::Deferred
+        }
+        _ => Durability::Committed,
+    }
 }
 
 impl Runner {
@@ -394,6 +428,7 @@ impl Runner {
             crash_after_step: session.crash_after_step,
             pending_header: None,
             bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
+            deferred_since: None,
         }
     }
 
@@ -440,6 +475,14 @@ impl Runner {
                         start_ack = Some(ack);
                         Event::ToolStarted { tool_use_id: id, request }
                     }
+                    // A stream that went quiet does not keep its streamed steps uncommitted.
+                    () = group_deadline(self.deferred_since), if self.deferred_since.is_some() => {
+                        if let Err(e) = self.commit_deferred() {
+                            self.cancel_all();
+                            return Err(e);
+                        }
+                        continue;
+                    }
                 },
             };
             if let Err(e) = self.apply(event) {
@@ -460,6 +503,15 @@ impl Runner {
         Ok(result)
     }
 
+    /// Commits the streamed steps still deferred.
+    fn commit_deferred(&mut self) -> Result<(), DriverError> {
+        self.deferred_since = None;
+        match self.journal.as_ref() {
+            Some(journal) => journal.commit().map_err(DriverError::from),
+            None => Ok(()),
+        }
+    }
+
     /// Steps the core with one event, journals the step, then executes its effects.
     fn apply(&mut self, event: Event) -> Result<(), DriverError> {
         let Some(state) = self.state.take() else {
@@ -476,9 +528,21 @@ impl Runner {
         let event = match self.journal.as_mut() {
             Some(journal) => {
                 let record = StepRecord::of(self.seq, now_ms(), event, from_phase, turn_before, &step);
-                let written = match self.pending_header.take() {
-                    Some(header) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
-                    None => journal.append(&self.session_id, &record),
+                let due = self.deferred_since.is_some_and(|t| t.elapsed() >= GROUP_COMMIT_INTERVAL);
+                let written = match (self.pending_header.take(), durability(&record.event, &step)) {
+                    (Some(header), _) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
+                    (None, Durability::Deferred) if !due => {
+                        self.deferred_since.get_or_insert_with(Instant::now);
+                        journal.append_deferred(&self.session_id, &record)
+                    }
+                    (None, Durability::Deferred | Durability::Committed) => {
+                        self.deferred_since = None;
+                        journal.append(&self.session_id, &record)
+                    }
+                    (None, Durability::Synced) => {
+                        self.deferred_since = None;
+                        journal.append_synced(&self.session_id, &record)
+                    }
                 };
                 if let Err(e) = written {
                     self.state = Some(step.state);

@@ -168,6 +168,7 @@ impl Journal {
     /// its id; a journal that already holds that id is left unchanged.
     pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
         let (header, steps) = dump.records()?;
+        self.commit()?;
         let tx = self.conn.transaction()?;
         crate::store::insert_header(&tx, &header)?;
         for step in &steps {
@@ -184,6 +185,7 @@ impl Journal {
         header: &SessionHeader,
         steps: &[StepRecord],
     ) -> Result<(), JournalError> {
+        self.commit()?;
         let tx = self.conn.transaction()?;
         crate::store::insert_header(&tx, header)?;
         for step in steps {

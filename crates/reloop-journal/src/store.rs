@@ -1,6 +1,6 @@
 //! Opening journals, writing steps, reading sessions back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 
 use reloop_core::{Config, Event, Ignored, Reason};
@@ -101,6 +101,9 @@ pub struct Journal {
     path: PathBuf,
     /// Sessions this journal holds the writer's lock of; released on drop.
     pub(crate) locked: RefCell<Vec<String>>,
+    /// Steps appended with [`Journal::append_deferred`] since the last commit: they share one
+    /// open transaction, committed by the next durable write, [`Journal::commit`] or drop.
+    pub(crate) deferred: Cell<usize>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -130,7 +133,7 @@ impl Journal {
     pub fn in_memory() -> Result<Self, JournalError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn, 0)?;
-        Ok(Journal { conn, path: PathBuf::from(":memory:"), locked: RefCell::default() })
+        Ok(Journal { conn, path: PathBuf::from(":memory:"), locked: RefCell::default(), deferred: Cell::new(0) })
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
@@ -171,7 +174,7 @@ impl Journal {
             migrate(&tx, version)?;
             tx.commit()?;
         }
-        Ok(Journal { conn, path: path.to_path_buf(), locked: RefCell::default() })
+        Ok(Journal { conn, path: path.to_path_buf(), locked: RefCell::default(), deferred: Cell::new(0) })
     }
 
     pub fn path(&self) -> &Path {
@@ -180,6 +183,7 @@ impl Journal {
 
     /// Journals a new session's header; this journal becomes the session's one writer.
     pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
+        self.commit()?;
         let tx = self.conn.unchecked_transaction()?;
         insert_header(&tx, header)?;
         crate::lock::take_lock_on(&tx, &header.id)?;
@@ -218,12 +222,70 @@ pub(crate) fn insert_header(conn: &Connection, header: &SessionHeader) -> Result
 }
 
 impl Journal {
-    /// Writes one step in one transaction.
+    /// Writes one step durably: it is committed (with any deferred steps before it, in the same
+    /// transaction) when this returns.
     pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        if self.deferred.get() > 0 {
+            self.in_group(|conn| Self::insert_step(conn, session, step))?;
+            return self.commit();
+        }
         let tx = self.conn.transaction()?;
         Self::insert_step(&tx, session, step)?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Writes one step without committing it: it joins an open transaction shared with the
+    /// steps deferred before it, committed by the next [`Journal::append`], [`Journal::commit`]
+    /// or drop. For steps nothing outside the process can have seen the effect of yet (the
+    /// driver defers streamed deltas and blocks): a crash loses these, never a step whose
+    /// effects ran.
+    pub fn append_deferred(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        self.in_group(|conn| Self::insert_step(conn, session, step))
+    }
+
+    /// Like [`Journal::append`], but the commit is synced to stable storage (`synchronous=FULL`)
+    /// so a power loss cannot lose it either: for a step that guards a side effect (a write
+    /// tool's start), whose loss would let a resume run the write twice.
+    pub fn append_synced(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        self.commit()?;
+        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        let written = self.append(session, step);
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        written
+    }
+
+    /// Steps deferred and not committed yet.
+    pub fn deferred(&self) -> usize {
+        self.deferred.get()
+    }
+
+    /// Commits the deferred steps, if any.
+    pub fn commit(&self) -> Result<(), JournalError> {
+        if self.deferred.get() > 0 {
+            self.conn.execute_batch("COMMIT")?;
+            self.deferred.set(0);
+        }
+        Ok(())
+    }
+
+    /// Runs `write` inside the open group transaction, opening it first; a failure rolls the
+    /// whole group back (its steps were never committed) and is returned.
+    fn in_group(&self, write: impl FnOnce(&Connection) -> Result<(), JournalError>) -> Result<(), JournalError> {
+        if self.deferred.get() == 0 {
+            self.conn.execute_batch("BEGIN")?;
+        }
+        match write(&self.conn) {
+            Ok(()) => {
+                self.deferred.set(self.deferred.get() + 1);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                self.deferred.set(0);
+                Err(e)
+            }
+        }
     }
 
     pub(crate) fn insert_step(tx: &Connection, session: &str, step: &StepRecord) -> Result<(), JournalError> {
