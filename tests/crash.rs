@@ -169,7 +169,8 @@ fn fifty_crashes_at_random_points_all_resume_without_loss_or_repetition() {
         // commit had not committed yet: nothing outside the process acted on those.
         let kept = before.len() as u64;
         assert!(kept <= k, "crash {i} at step {k}: {kept} steps");
-        let lost: Vec<&Value> = reference_steps[kept as usize..k as usize].iter().map(|s| &s["event"]["kind"]).collect();
+        let lost: Vec<&Value> =
+            reference_steps[kept as usize..k as usize].iter().map(|s| &s["event"]["kind"]).collect();
         assert!(
             lost.iter().all(|kind| *kind == "text_delta" || *kind == "model_block"),
             "crash {i} at step {k}: lost steps that were not streamed: {lost:?}"

@@ -131,6 +131,15 @@ pub fn replay(
     format: Option<super::OutputFormat>,
     flips: &[u32],
 ) -> Result<ExitCode, CliError> {
+    if format.is_none() {
+        // Streamed from the journal a step at a time: memory stays flat however long the session.
+        let journal = open(journal)?;
+        let id = journal.resolve(selector)?;
+        let header = journal.header(&id)?;
+        let mut replayer = reloop_driver::Replayer::new(&header, flips);
+        journal.visit_steps(&id, |record| replayer.feed(&record))?;
+        return print_replay(&replayer.finish(), json);
+    }
     let (header, steps) = load(journal, selector)?;
     let report = reloop_driver::replay_with_flips(&header, &steps, flips);
     if let Some(format) = format {
@@ -142,8 +151,22 @@ pub fn replay(
         if let Some(d) = &report.divergence {
             errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
         }
-    } else if json {
-        print_json(&report)?;
+        return Ok(exit_of(&report));
+    }
+    print_replay(&report, json)
+}
+
+fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
+    if report.divergence.is_some() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_replay(report: &reloop_driver::ReplayReport, json: bool) -> Result<ExitCode, CliError> {
+    if json {
+        print_json(report)?;
     } else {
         match &report.divergence {
             None => outln!("replayed {} steps: identical", report.steps),
@@ -158,7 +181,7 @@ pub fn replay(
             }
         }
     }
-    Ok(if report.divergence.is_some() { ExitCode::from(3) } else { ExitCode::SUCCESS })
+    Ok(exit_of(report))
 }
 
 fn reason_name(reason: &Option<reloop_core::Reason>) -> &'static str {

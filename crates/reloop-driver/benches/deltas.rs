@@ -44,8 +44,13 @@ fn sse(deltas: usize) -> String {
 fn run(rt: &tokio::runtime::Runtime, deltas: usize, journal: Option<Journal>) -> f64 {
     let cassette = json!({"responses": [{"sse": sse(deltas)}]}).to_string();
     let provider = Arc::new(ScriptedProvider::from_json(&cassette).expect("bench cassette"));
-    let session =
-        Session::new(provider, ToolRegistry::empty(), journal, Config::default(), RunConfig::new("scripted", "bench", std::env::temp_dir()));
+    let session = Session::new(
+        provider,
+        ToolRegistry::empty(),
+        journal,
+        Config::default(),
+        RunConfig::new("scripted", "bench", std::env::temp_dir()),
+    );
     let start = Instant::now();
     let result = rt.block_on(async move {
         let handle = session.start(vec![ContentBlock::text("go")]).expect("start");

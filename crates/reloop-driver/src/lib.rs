@@ -28,7 +28,7 @@ mod tools;
 pub use error::DriverError;
 pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
 pub use ids::{new_seed, new_session_id};
-pub use replay::{replay, replay_with_flips, Divergence, ReplayReport};
+pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};
 pub use request::{request_at, RebuiltRequest, RequestAt};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
 pub use tools::CanUseTool;

@@ -71,67 +71,113 @@ pub fn replay(header: &SessionHeader, steps: &[StepRecord]) -> ReplayReport {
 /// Replays with some behaviour flags flipped: what the session would have done had the engine
 /// behaved otherwise. `reloop replay --flip-flag N` uses it to show where a behaviour bites.
 pub fn replay_with_flips(header: &SessionHeader, steps: &[StepRecord], flips: &[u32]) -> ReplayReport {
-    let mut config = header.core_config.clone();
-    for flag in flips {
-        config.flags.flip(*flag);
-    }
-    let report = |steps: usize, divergence| ReplayReport {
-        session_id: header.id.clone(),
-        steps,
-        flags: config.flags.numbers().collect(),
-        divergence,
-    };
-    let unknown = header.core_config.flags.unknown();
-    if !unknown.is_empty() {
-        let empty = StepView {
-            to_phase: String::new(),
-            reason: None,
-            ignored: None,
-            effects: Value::Null,
-            digest: String::new(),
-        };
-        let known: Vec<u32> = flags::TABLE.iter().map(|f| f.number).collect();
-        let divergence = Divergence {
-            code: "RELOOP-D004",
-            seq: 0,
-            event_kind: String::new(),
-            reason: format!(
-                "the journal was recorded with behaviour flags {unknown:?}, unknown to this engine \
-                 (engine {}, which knows {known:?}); replay it with the engine that wrote it ({})",
-                reloop_core::ENGINE_VERSION,
-                header.engine_version
-            ),
-            expected: empty.clone(),
-            actual: empty,
-            diff: Vec::new(),
-        };
-        return report(0, Some(divergence));
-    }
-    // Digest version 1 journaled no ignored events: there is nothing to compare them with.
-    let compare_ignored = config.digest_version >= 2;
-    let mut state = State::new(config.clone());
-    for (i, record) in steps.iter().enumerate() {
-        let step = transition(state, record.event.clone());
-        let actual = StepView {
-            to_phase: step.state.phase().to_string(),
-            reason: step.reason.clone(),
-            ignored: step.ignored.clone().filter(|_| compare_ignored),
-            effects: serde_json::to_value(&step.effects).unwrap_or_default(),
-            digest: format!("{:016x}", step.state.digest()),
-        };
-        let expected = StepView {
-            to_phase: record.to_phase.clone(),
-            reason: record.reason.clone(),
-            ignored: record.ignored.clone().filter(|_| compare_ignored),
-            effects: record.effects.clone(),
-            digest: format!("{:016x}", record.digest),
-        };
-        if let Some(divergence) = compare(record, expected, actual) {
-            return report(i, Some(divergence));
+    let mut replayer = Replayer::new(header, flips);
+    for record in steps {
+        if !replayer.feed(record) {
+            break;
         }
-        state = step.state;
     }
-    report(steps.len(), None)
+    replayer.finish()
+}
+
+/// A replay fed one journaled step at a time, so a journal of any length replays in the memory
+/// of one step (plus the state): `reloop replay` streams the steps from SQLite through it.
+pub struct Replayer {
+    session_id: String,
+    flags: Vec<u32>,
+    compare_ignored: bool,
+    state: Option<State>,
+    steps: usize,
+    divergence: Option<Divergence>,
+}
+
+impl Replayer {
+    /// A replay of the session `header` describes, with `flips` flipped.
+    pub fn new(header: &SessionHeader, flips: &[u32]) -> Self {
+        let mut config = header.core_config.clone();
+        for flag in flips {
+            config.flags.flip(*flag);
+        }
+        let mut replayer = Replayer {
+            session_id: header.id.clone(),
+            flags: config.flags.numbers().collect(),
+            // Digest version 1 journaled no ignored events: there is nothing to compare them with.
+            compare_ignored: config.digest_version >= 2,
+            state: None,
+            steps: 0,
+            divergence: None,
+        };
+        let unknown = header.core_config.flags.unknown();
+        if unknown.is_empty() {
+            replayer.state = Some(State::new(config));
+        } else {
+            replayer.divergence = Some(unknown_flags(header, &unknown));
+        }
+        replayer
+    }
+
+    /// Replays one step; `false` once the replay has diverged (feeding more does nothing).
+    pub fn feed(&mut self, record: &StepRecord) -> bool {
+        let Some(state) = self.state.take() else { return false };
+        let step = transition(state, record.event.clone());
+        let compare_ignored = self.compare_ignored;
+        let effects = serde_json::to_value(&step.effects).unwrap_or_default();
+        let digest = step.state.digest();
+        // The common case, compared without building the views a divergence report needs.
+        let same = effects == record.effects
+            && step.reason == record.reason
+            && (!compare_ignored || step.ignored == record.ignored)
+            && digest == record.digest
+            && step.state.phase() == record.to_phase;
+        if !same {
+            let actual = StepView {
+                to_phase: step.state.phase().to_string(),
+                reason: step.reason.clone(),
+                ignored: step.ignored.clone().filter(|_| compare_ignored),
+                effects,
+                digest: format!("{digest:016x}"),
+            };
+            let expected = StepView {
+                to_phase: record.to_phase.clone(),
+                reason: record.reason.clone(),
+                ignored: record.ignored.clone().filter(|_| compare_ignored),
+                effects: record.effects.clone(),
+                digest: format!("{:016x}", record.digest),
+            };
+            if let Some(divergence) = compare(record, expected, actual) {
+                self.divergence = Some(divergence);
+                return false;
+            }
+        }
+        self.steps += 1;
+        self.state = Some(step.state);
+        true
+    }
+
+    /// The report: how many steps replayed identical, and the first divergence if any.
+    pub fn finish(self) -> ReplayReport {
+        ReplayReport { session_id: self.session_id, steps: self.steps, flags: self.flags, divergence: self.divergence }
+    }
+}
+
+fn unknown_flags(header: &SessionHeader, unknown: &[u32]) -> Divergence {
+    let empty =
+        StepView { to_phase: String::new(), reason: None, ignored: None, effects: Value::Null, digest: String::new() };
+    let known: Vec<u32> = flags::TABLE.iter().map(|f| f.number).collect();
+    Divergence {
+        code: "RELOOP-D004",
+        seq: 0,
+        event_kind: String::new(),
+        reason: format!(
+            "the journal was recorded with behaviour flags {unknown:?}, unknown to this engine \
+             (engine {}, which knows {known:?}); replay it with the engine that wrote it ({})",
+            reloop_core::ENGINE_VERSION,
+            header.engine_version
+        ),
+        expected: empty.clone(),
+        actual: empty,
+        diff: Vec::new(),
+    }
 }
 
 fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<Divergence> {

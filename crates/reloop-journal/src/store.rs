@@ -411,41 +411,57 @@ impl Journal {
 
     /// Every step of a session, in order.
     pub fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
-        let mut stmt = self.conn.prepare(
+        let mut out = Vec::new();
+        self.visit_steps(id, |record| {
+            out.push(record);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Hands the session's steps to `visit` one at a time, in order, holding only one in memory;
+    /// `visit` returns `false` to stop early. Returns how many it was handed.
+    pub fn visit_steps(&self, id: &str, mut visit: impl FnMut(StepRecord) -> bool) -> Result<usize, JournalError> {
+        let mut stmt = self.conn.prepare_cached(
             "SELECT e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
                     t.reason_json, t.effects, t.digest, t.reason_kind
              FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
              WHERE e.session_id = ?1 ORDER BY e.seq",
         )?;
         let mut rows = stmt.query([id])?;
-        let mut out = Vec::new();
+        let mut handed = 0;
         while let Some(r) = rows.next()? {
             let seq = r.get::<_, i64>(0)? as u64;
             let decode = |what, source| JournalError::Decode { session: id.to_string(), seq, what, source };
-            let payload: String = r.get(2)?;
-            let reason_json: Option<String> = r.get(7)?;
-            let effects: String = r.get(8)?;
-            let digest: String = r.get(9)?;
-            let reason_kind: Option<String> = r.get(10)?;
-            let (reason, ignored) = match (reason_kind.as_deref(), reason_json) {
-                (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(&j).map_err(|e| decode("ignored", e))?)),
-                (_, j) => (j.map(|j| serde_json::from_str(&j)).transpose().map_err(|e| decode("reason", e))?, None),
+            let payload = r.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+            let event = serde_json::from_str(payload).map_err(|e| decode("event", e))?;
+            let reason_json = r.get_ref(7)?.as_str_or_null().map_err(rusqlite::Error::from)?;
+            let reason_kind = r.get_ref(10)?.as_str_or_null().map_err(rusqlite::Error::from)?;
+            let (reason, ignored) = match (reason_kind, reason_json) {
+                (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
+                (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
             };
-            out.push(StepRecord {
+            let effects = r.get_ref(8)?.as_str().map_err(rusqlite::Error::from)?;
+            let digest = r.get_ref(9)?.as_str().map_err(rusqlite::Error::from)?;
+            let record = StepRecord {
                 seq,
                 at_ms: r.get::<_, i64>(1)? as u64,
-                event: serde_json::from_str(&payload).map_err(|e| decode("event", e))?,
+                event,
                 from_phase: r.get(3)?,
                 to_phase: r.get(4)?,
                 turn_before: r.get(5)?,
                 turn_after: r.get(6)?,
                 reason,
                 ignored,
-                effects: serde_json::from_str(&effects).map_err(|e| decode("effects", e))?,
-                digest: u64::from_str_radix(&digest, 16).unwrap_or(0),
-            });
+                effects: serde_json::from_str(effects).map_err(|e| decode("effects", e))?,
+                digest: u64::from_str_radix(digest, 16).unwrap_or(0),
+            };
+            handed += 1;
+            if !visit(record) {
+                break;
+            }
         }
-        Ok(out)
+        Ok(handed)
     }
 
     /// Bytes the database occupies (pages in use), for benchmarks.
