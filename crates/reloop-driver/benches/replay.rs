@@ -112,7 +112,8 @@ fn main() {
     );
     for turns in [1_000usize, 10_000] {
         let path = dir.path().join(format!("replay-{turns}.db"));
-        let (_, id) = run_session(&rt, turns, Some(Journal::create_or_open(&path).expect("journal")));
+        let (recorded, id) = run_session(&rt, turns, Some(Journal::create_or_open(&path).expect("journal")));
+        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
         let id = id.expect("session id");
         let journal = Journal::open_existing(&path).expect("reopen");
         let header = journal.header(&id).expect("header");
