@@ -350,7 +350,7 @@ pub const GROUP_COMMIT_INTERVAL: std::time::Duration = std::time::Duration::from
 
 /// How a step is journaled, by what its effects can show outside the process.
 enum Durability {
-    /// A streamed delta or block that asks for nothing: it joins the open group.
+    /// A streamed delta or block, or a response whose tools run quietly: it joins the open group.
     Deferred,
     /// Committed before any effect runs (every other step).
     Committed,
@@ -366,12 +366,30 @@ async fn group_deadline(since: Option<Instant>) {
     }
 }
 
-fn durability(event: &Event, step: &reloop_core::Step) -> Durability {
+/// How a step is journaled. `quiet(calls)` says whether running those tool calls shows
+/// nothing outside the process (read-only, no hooks, no caller callback): a crash before their
+/// commit makes a resume ask the model again, and read-only calls may run twice.
+fn durability(event: &Event, step: &reloop_core::Step, quiet: impl Fn(&[reloop_core::ToolUse]) -> bool) -> Durability {
+    if matches!(event, Event::ToolStarted { .. }) {
+        return Durability::Synced;
+    }
+    let outward = step.effects.iter().filter_map(Effect::command).any(|command| match command {
+        Command::RunTools { calls } => !quiet(calls),
+        Command::CallModel(_)
+        | Command::ResumeTools { .. }
+        | Command::Summarize { .. }
+        | Command::RunStopHooks { .. }
+        | Command::CancelHooks
+        | Command::CancelModel
+        | Command::CancelTools
+        | Command::WaitRetry(_) => true,
+    });
+    // The end of the run and every decision are committed: the caller acts on them.
+    if outward || step.reason.is_some() || step.state.is_done() {
+        return Durability::Committed;
+    }
     match event {
-        Event::ToolStarted { .. } => Durability::Synced,
-        Event::TextDelta { .. } | Event::ModelBlock { .. } if step.effects.iter().all(|e| e.command().is_none()) => {
-            Durability::Deferred
-        }
+        Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } => Durability::Deferred,
         _ => Durability::Committed,
     }
 }
@@ -529,7 +547,9 @@ impl Runner {
             Some(journal) => {
                 let record = StepRecord::of(self.seq, now_ms(), event, from_phase, turn_before, &step);
                 let due = self.deferred_since.is_some_and(|t| t.elapsed() >= GROUP_COMMIT_INTERVAL);
-                let written = match (self.pending_header.take(), durability(&record.event, &step)) {
+                let scheduler = &self.tools_in_flight;
+                let kind = durability(&record.event, &step, |calls| scheduler.runs_quietly(calls));
+                let written = match (self.pending_header.take(), kind) {
                     (Some(header), _) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
                     (None, Durability::Deferred) if !due => {
                         self.deferred_since.get_or_insert_with(Instant::now);

@@ -177,6 +177,18 @@ impl ToolScheduler {
         }));
     }
 
+    /// Whether running `calls` shows nothing outside the process: every call is read-only, no
+    /// tool hook would run for it and no caller callback is asked. The step asking for them
+    /// may then share the group commit of the streamed steps.
+    pub(crate) fn runs_quietly(&self, calls: &[ToolUse]) -> bool {
+        self.env.can_use_tool.is_none()
+            && calls.iter().all(|c| {
+                self.env.registry.is_read_only(&c.name, &c.input)
+                    && self.env.hooks.matching(HookEventName::PreToolUse, Some(&c.name)).is_empty()
+                    && self.env.hooks.matching(HookEventName::PostToolUse, Some(&c.name)).is_empty()
+            })
+    }
+
     /// Stops everything in flight: tools see their cancel flag, hooks are killed.
     pub(crate) fn cancel(&mut self) {
         for flag in self.flags.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
