@@ -222,25 +222,27 @@ impl ContentBlock {
     }
 }
 
-fn tagged<T: Serialize, S: Serializer>(tag: &str, body: &T, s: S) -> Result<S::Ok, S::Error> {
-    // The tag first, as the API writes it; then the block's own fields.
-    let mut map = Map::new();
-    map.insert("type".into(), Value::String(tag.into()));
-    match serde_json::to_value(body).map_err(serde::ser::Error::custom)? {
-        Value::Object(fields) => map.extend(fields),
-        _ => return Err(serde::ser::Error::custom("content block body is not an object")),
-    }
-    map.serialize(s)
+/// The wire form of a known block: the tag first, as the API writes it, then the block's own
+/// fields, serialized straight through (no intermediate JSON value: blocks are serialized for
+/// every digest, token estimate, journal row and request).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Tagged<'a> {
+    Text(&'a Text),
+    ToolUse(&'a ToolUse),
+    ToolResult(&'a ToolResult),
+    Thinking(&'a Thinking),
+    RedactedThinking(&'a RedactedThinking),
 }
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            ContentBlock::Text(b) => tagged("text", b, s),
-            ContentBlock::ToolUse(b) => tagged("tool_use", b, s),
-            ContentBlock::ToolResult(b) => tagged("tool_result", b, s),
-            ContentBlock::Thinking(b) => tagged("thinking", b, s),
-            ContentBlock::RedactedThinking(b) => tagged("redacted_thinking", b, s),
+            ContentBlock::Text(b) => Tagged::Text(b).serialize(s),
+            ContentBlock::ToolUse(b) => Tagged::ToolUse(b).serialize(s),
+            ContentBlock::ToolResult(b) => Tagged::ToolResult(b).serialize(s),
+            ContentBlock::Thinking(b) => Tagged::Thinking(b).serialize(s),
+            ContentBlock::RedactedThinking(b) => Tagged::RedactedThinking(b).serialize(s),
             ContentBlock::Other(map) => map.serialize(s),
         }
     }
