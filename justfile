@@ -11,6 +11,8 @@ test:
 # Loop overhead, replay time, journal bytes per turn, peak RSS.
 bench:
     cargo bench -p reloop-driver --bench loop_overhead
+    cargo bench -p reloop-driver --bench replay
+    cargo bench -p reloop-driver --bench deltas
     cargo bench -p reloop-driver --bench concurrency
 
 # The property suite, deeper than CI runs it.
