@@ -6,7 +6,9 @@
 //! or forked session pick up where it was. R is one of
 //! `{"message": <Messages API response>}`, `{"error": {"status", "headers"?, "body"?}}` or
 //! `{"sse": "<raw SSE body>"}`, each with an optional `"delay_ms"`. Every response is validated
-//! and turned into stream events when the cassette is loaded.
+//! when the cassette is loaded (an error names the response at fault), but kept as its JSON text
+//! and turned into stream events only when its request comes: a 10,000-response cassette costs
+//! its text, not its parsed values and events.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::anthropic::parse_anthropic_sse;
@@ -30,7 +33,8 @@ struct Scripted {
 /// Answers model requests from a cassette.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
-    responses: Vec<Scripted>,
+    /// Each response's JSON text, validated.
+    responses: Vec<Box<RawValue>>,
 }
 
 /// A Messages API response object (non-streaming shape).
@@ -88,33 +92,39 @@ impl ScriptedProvider {
     }
 
     fn parse(text: &str, origin: &str) -> Result<Self, ScriptError> {
-        let root: Value = serde_json::from_str(text).map_err(|err| ScriptError::Json {
+        let json_error = |err: serde_json::Error| ScriptError::Json {
             origin: origin.to_string(),
             line: err.line(),
             column: err.column(),
             message: strip_position(&err.to_string()),
-        })?;
+        };
+        // The syntax of the whole text first, so a JSON error names its line and column.
+        let whole: &RawValue = serde_json::from_str(text).map_err(json_error)?;
         let shape = |message: &str| ScriptError::Shape { origin: origin.to_string(), message: message.to_string() };
-        let Value::Object(mut root) = root else {
+        let Ok(mut root) = serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(whole.get()) else {
             return Err(shape("expected an object {\"responses\": [...]}"));
         };
-        let Some(Value::Array(responses)) = root.remove("responses") else {
+        let Some(responses) = root.remove("responses") else {
             return Err(shape("expected a \"responses\" array"));
         };
         if let Some(key) = root.keys().next() {
             return Err(shape(&format!("unknown key {key:?} (expected only \"responses\")")));
         }
+        let Ok(responses) = serde_json::from_str::<Vec<&RawValue>>(responses.get()) else {
+            return Err(shape("expected a \"responses\" array"));
+        };
         let responses = responses
             .into_iter()
             .enumerate()
-            .map(|(i, r)| {
-                parse_response(r).map_err(|message| ScriptError::Response {
-                    origin: origin.to_string(),
-                    response: i + 1,
-                    message,
-                })
+            .map(|(i, raw)| {
+                // Validated now, one at a time, and dropped: the events are built again when the
+                // response's request comes.
+                let error = |message| ScriptError::Response { origin: origin.to_string(), response: i + 1, message };
+                let value: Value = serde_json::from_str(raw.get()).map_err(|e| error(e.to_string()))?;
+                parse_response(value).map_err(error)?;
+                Ok(raw.to_owned())
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, ScriptError>>()?;
         Ok(ScriptedProvider { responses })
     }
 }
@@ -127,7 +137,18 @@ impl ModelProvider for ScriptedProvider {
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let number = request.request_number;
         let found = usize::try_from(number).ok().and_then(|k| k.checked_sub(1)).and_then(|i| self.responses.get(i));
-        let Some(response) = found.cloned() else {
+        let response = found
+            .map(|raw| serde_json::from_str::<Value>(raw.get()).map_err(|e| e.to_string()).and_then(parse_response));
+        let response = match response {
+            Some(Ok(response)) => Some(response),
+            // Validated when the cassette was loaded; answered, never a panic, all the same.
+            Some(Err(message)) => {
+                let message = format!("response {number} of the script is invalid: {message}");
+                return stream::iter([StreamEvent::Failed(ModelError::new(None, "invalid_stream", message))]).boxed();
+            }
+            None => None,
+        };
+        let Some(response) = response else {
             let message =
                 format!("the script has no response for model request {number} (it holds {})", self.responses.len());
             return stream::iter([StreamEvent::Failed(ModelError::new(None, "script_exhausted", message))]).boxed();
