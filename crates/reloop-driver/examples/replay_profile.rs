@@ -92,7 +92,8 @@ fn main() {
     let n: usize = args[3].parse().expect("a number");
     if args[1] == "record" {
         let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-        let _ = run_session(&rt, n, Some(Journal::create_or_open(&path).expect("journal")));
+        let (figures, _) = run_session(&rt, n, Some(Journal::create_or_open(&path).expect("journal")));
+        println!("recorded {n} turns in {:.0} ms", figures.seconds * 1e3);
         return;
     }
     let journal = Journal::open_existing(&path).expect("journal");
