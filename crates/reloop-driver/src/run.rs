@@ -503,12 +503,16 @@ impl Runner {
                     }
                 },
             };
-            if let Err(e) = self.apply(event) {
-                self.cancel_all();
-                return Err(e);
-            }
-            // The start is journaled: the call may run now.
-            if let Some(ack) = start_ack.take() {
+            let applied = match self.apply(event) {
+                Ok(applied) => applied,
+                Err(e) => {
+                    self.cancel_all();
+                    return Err(e);
+                }
+            };
+            // The start is journaled: the call may run now. A start the core ignored (a call of
+            // no request in flight) gets no word, so the call does not run.
+            if let Some(ack) = start_ack.take().filter(|_| applied) {
                 let _ = ack.send(());
             }
             if self.state.as_ref().is_some_and(State::is_done) {
@@ -530,8 +534,9 @@ impl Runner {
         }
     }
 
-    /// Steps the core with one event, journals the step, then executes its effects.
-    fn apply(&mut self, event: Event) -> Result<(), DriverError> {
+    /// Steps the core with one event, journals the step, then executes its effects. Returns
+    /// whether the event was applied (`false`: the core ignored it).
+    fn apply(&mut self, event: Event) -> Result<bool, DriverError> {
         let Some(state) = self.state.take() else {
             return Err(DriverError::Task("the loop lost its state".into()));
         };
@@ -588,7 +593,7 @@ impl Runner {
             self.execute(command, &step.state);
         }
         self.state = Some(step.state);
-        Ok(())
+        Ok(step.ignored.is_none())
     }
 
     /// Carries out one command; notices are the caller's stream's business ([`step_outputs`]).
