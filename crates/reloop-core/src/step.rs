@@ -15,8 +15,10 @@ use crate::hook::HookEventName;
 use crate::reason::Reason;
 use crate::state::{State, Terminal};
 
-/// The outcome of one transition.
+/// The outcome of one transition. Only the core builds one (`#[non_exhaustive]`), through the
+/// constructors below, so a step is never both a decision and ignored.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Step {
     /// The next state.
     pub state: State,
