@@ -333,7 +333,8 @@ impl PermissionContext {
         if let Some(refusal) = self.denied(&call) {
             return refusal.into();
         }
-        let valid = registry.get(tool).is_some_and(|t| validate_input(tool, &t.input_schema(), input).is_ok());
+        let valid =
+            registry.get_with_schema(tool).is_some_and(|(_, schema)| validate_input(tool, schema, input).is_ok());
         if !valid {
             return Decision::Allow;
         }

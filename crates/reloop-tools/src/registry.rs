@@ -10,10 +10,12 @@ use crate::validate::validate_input;
 /// The tools offered to the model, in registration order.
 ///
 /// Cloning shares the list (copy-on-write on [`ToolRegistry::register`]), so the driver can hand a
-/// registry to every blocking task without copying tools.
+/// registry to every blocking task without copying tools. Each tool's input schema is built once,
+/// at registration: every call is validated against it, several times (safety, read-only, run).
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Arc<Vec<Arc<dyn Tool>>>,
+    schemas: Arc<Vec<Value>>,
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -37,21 +39,35 @@ impl ToolRegistry {
 
     /// No tools at all, for a library user who wants only their own.
     pub fn empty() -> Self {
-        ToolRegistry { tools: Arc::new(Vec::new()) }
+        ToolRegistry { tools: Arc::new(Vec::new()), schemas: Arc::new(Vec::new()) }
     }
 
     /// Adds a tool next to the others. A tool with the same name as an existing one replaces it in
     /// place, so a user can swap a built-in without changing the order the model sees.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        let tools = Arc::make_mut(&mut self.tools);
-        match tools.iter_mut().find(|t| t.name() == tool.name()) {
-            Some(slot) => *slot = tool,
-            None => tools.push(tool),
+        let schema = tool.input_schema();
+        let (tools, schemas) = (Arc::make_mut(&mut self.tools), Arc::make_mut(&mut self.schemas));
+        match tools.iter().position(|t| t.name() == tool.name()) {
+            Some(i) => {
+                tools[i] = tool;
+                schemas[i] = schema;
+            }
+            None => {
+                tools.push(tool);
+                schemas.push(schema);
+            }
         }
     }
 
+    /// The tool of that name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// The tool of that name with its input schema, built once at registration.
+    pub fn get_with_schema(&self, name: &str) -> Option<(&Arc<dyn Tool>, &Value)> {
+        let i = self.tools.iter().position(|t| t.name() == name)?;
+        Some((&self.tools[i], &self.schemas[i]))
     }
 
     /// Names in registration order.
@@ -63,18 +79,19 @@ impl ToolRegistry {
     pub fn specs(&self) -> Vec<reloop_core::ToolSpec> {
         self.tools
             .iter()
-            .map(|t| reloop_core::ToolSpec {
+            .zip(self.schemas.iter())
+            .map(|(t, schema)| reloop_core::ToolSpec {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
-                input_schema: t.input_schema(),
+                input_schema: schema.clone(),
             })
             .collect()
     }
 
     /// The tool, when `name` is known and `input` satisfies its schema.
     fn valid(&self, name: &str, input: &Value) -> Option<&Arc<dyn Tool>> {
-        let tool = self.get(name)?;
-        validate_input(name, &tool.input_schema(), input).ok()?;
+        let (tool, schema) = self.get_with_schema(name)?;
+        validate_input(name, schema, input).ok()?;
         Some(tool)
     }
 
@@ -92,12 +109,12 @@ impl ToolRegistry {
     /// Validates, then calls. An unknown tool, an invalid input and an input that never parsed
     /// (a `Value::String` of the raw text) become error outputs and the tool does not run.
     pub fn execute(&self, name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let Some(tool) = self.get(name) else {
+        let Some((tool, schema)) = self.get_with_schema(name) else {
             return ToolOutput::error(format!(
                 "<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
             ));
         };
-        if let Err(err) = validate_input(name, &tool.input_schema(), input) {
+        if let Err(err) = validate_input(name, schema, input) {
             return ToolOutput::error(err.to_string());
         }
         tool.call(input, ctx)
