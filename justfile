@@ -6,7 +6,7 @@ demo:
 
 # The test suite CI runs.
 test:
-    cargo test --workspace
+    bash scripts/test.sh
 
 # Loop overhead, replay time, journal bytes per turn, peak RSS.
 bench:
