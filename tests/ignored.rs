@@ -48,6 +48,10 @@ fn an_ignored_event_is_shown_explained_and_replayed() {
     let dump = dump_with_a_late_abort(&ws);
     import(&ws, &dump, "late.json");
 
+    let rows: Vec<Value> =
+        serde_json::from_str(&stdout(&ws.reloop(&["show", "late-abort", "--steps", "--json"]))).unwrap();
+    assert_eq!(rows.last().unwrap()["ignored"]["why"], json!({"why": "finished"}));
+    assert!(rows[..rows.len() - 1].iter().all(|r| r.get("ignored").is_none()), "only the ignored step says so");
     let trace = stdout(&ws.reloop(&["show", "late-abort", "--steps"]));
     let line = trace.lines().last().unwrap();
     assert!(line.contains("abort") && line.contains("done -> done"), "{line}");

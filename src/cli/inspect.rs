@@ -220,10 +220,15 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
         let rows: Vec<_> = steps
             .iter()
             .map(|s| {
-                json!({
+                let mut row = json!({
                     "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
-                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason, "ignored": s.ignored,
-                })
+                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
+                });
+                // Only an ignored step says why it was ignored.
+                if let Some(ignored) = &s.ignored {
+                    row["ignored"] = json!(ignored);
+                }
+                row
             })
             .collect();
         print_json(&rows)?;
