@@ -24,7 +24,8 @@ pub(crate) struct SsePost {
     pub client: reqwest::Client,
     pub url: String,
     pub headers: HeaderMap,
-    pub body: Value,
+    /// The request's JSON, serialized once.
+    pub body: Vec<u8>,
     pub limits: ResponseLimits,
     pub timeouts: Timeouts,
     /// The API key and the base URL's password: scrubbed from every failure message, since a
@@ -39,7 +40,7 @@ pub(crate) fn post_sse<A: SseAssembler>(post: SsePost, assembler: A) -> BoxStrea
     let SsePost { client, url, headers, body, limits, timeouts, secrets } = post;
     let response = async move {
         let deadline = tokio::time::Instant::now() + timeouts.request;
-        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).json(&body).send()).await;
+        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).body(body).send()).await;
         let response = match sent {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return failed(connection_error(&err)),

@@ -4,9 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::stream::BoxStream;
-use reloop_core::{ContentBlock, Message, Role};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::anthropic::sse::AnthropicAssembler;
 use crate::error::ConfigError;
@@ -16,8 +15,6 @@ use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 const ANTHROPIC_VERSION: &str = "2023-06-01";
-/// The API accepts at most four cache breakpoints per request; one goes to the messages.
-const MAX_SYSTEM_BREAKPOINTS: usize = 3;
 
 /// Where and how to reach the API. `Debug` redacts the key.
 #[derive(Clone)]
@@ -117,7 +114,7 @@ impl ModelProvider for AnthropicProvider {
             client: self.client.clone(),
             url: self.url.clone(),
             headers: self.headers.clone(),
-            body: request_body(&request),
+            body: request_bytes(&request),
             limits,
             timeouts: self.timeouts,
             secrets: self.secrets.clone(),
@@ -156,102 +153,23 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ConfigError> {
         .map_err(|err| ConfigError::Client(err.to_string()))
 }
 
-/// The exact JSON body sent for `request`, so tests and the journal can see it.
-///
-/// Prompt caching: `cache_control` goes on the last system block (and on blocks marked
-/// `cache`), and on the last content block of the last message, here only: the history
-/// itself is never changed.
+/// The exact JSON body sent for `request`, as a value, so tests and `reloop request` can see
+/// it. The provider sends [`request_bytes`], the same body serialized straight from the history.
 pub fn request_body(request: &ModelRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::String(request.model.clone()));
-    body.insert("max_tokens".into(), json!(request.max_tokens));
-    if !request.system.is_empty() {
-        let last = request.system.len() - 1;
-        let mut marked: Vec<usize> =
-            (0..request.system.len()).filter(|&i| i == last || request.system[i].cache).collect();
-        let excess = marked.len().saturating_sub(MAX_SYSTEM_BREAKPOINTS);
-        marked.drain(..excess);
-        let system: Vec<Value> = request
-            .system
-            .iter()
-            .enumerate()
-            .map(|(i, block)| {
-                let mut value = json!({"type": "text", "text": block.text});
-                if marked.contains(&i) {
-                    value["cache_control"] = ephemeral();
-                }
-                value
-            })
-            .collect();
-        body.insert("system".into(), Value::Array(system));
-    }
-    let messages = request.messages.messages();
-    let count = messages.len();
-    let messages: Vec<Value> =
-        messages.into_iter().enumerate().map(|(i, message)| message_json(message, i + 1 == count)).collect();
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    body.insert("stream".into(), Value::Bool(true));
-    if let Some(thinking) = &request.thinking {
-        body.insert("thinking".into(), thinking.clone());
-    }
-    Value::Object(body)
+    serde_json::to_value(crate::anthropic::body::Body(request)).unwrap_or(Value::Null)
 }
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
-}
-
-/// Only `role` and `content` are sent: a stored response's `id`, `model` or `stop_reason` would
-/// be rejected as extra inputs.
-fn message_json(message: &Message, last: bool) -> Value {
-    let role = match message.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    };
-    let count = message.content.len();
-    let content: Vec<Value> = message
-        .content
-        .iter()
-        .enumerate()
-        .map(|(i, block)| {
-            let mut value = block_json(block);
-            // Thinking blocks cannot carry a cache breakpoint.
-            let cacheable = !matches!(block, ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_));
-            if last && i + 1 == count && cacheable {
-                if let Value::Object(fields) = &mut value {
-                    fields.insert("cache_control".into(), ephemeral());
-                }
-            }
-            value
-        })
-        .collect();
-    json!({"role": role, "content": content})
-}
-
-fn block_json(block: &ContentBlock) -> Value {
-    let mut value = serde_json::to_value(block).unwrap_or_else(|_| json!({"type": block.type_name()}));
-    // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request.
-    if let ContentBlock::ToolUse(tool_use) = block {
-        if !tool_use.input.is_object() {
-            value["input"] = Value::Object(Map::new());
-        }
-    }
-    value
+/// The body sent for `request`, serialized straight from the history.
+pub(crate) fn request_bytes(request: &ModelRequest) -> Vec<u8> {
+    serde_json::to_vec(&crate::anthropic::body::Body(request)).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::provider::SystemBlock;
-    use reloop_core::{History, ToolSpec};
+    use reloop_core::{ContentBlock, History, Message, ToolSpec};
+    use serde_json::json;
 
     #[test]
     fn the_body_marks_cache_breakpoints_and_repairs_unparsed_input() {

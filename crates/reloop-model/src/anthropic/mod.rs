@@ -1,6 +1,7 @@
 //! The Anthropic Messages API: the stream assembler (shared with the scripted provider) and the
 //! HTTP provider.
 
+mod body;
 pub mod http;
 pub mod sse;
 

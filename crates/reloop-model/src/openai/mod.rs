@@ -116,7 +116,7 @@ impl ModelProvider for OpenAiProvider {
             client: self.client.clone(),
             url: self.url.clone(),
             headers: self.headers.clone(),
-            body: openai_request_body(&request),
+            body: serde_json::to_vec(&openai_request_body(&request)).unwrap_or_default(),
             limits,
             timeouts: self.timeouts,
             secrets: self.secrets.clone(),

@@ -1,0 +1,211 @@
+//! The Messages API request body, serialized straight from the history: no intermediate JSON
+//! value, whose copy would double the time and memory of every request of a long session.
+//!
+//! Prompt caching: `cache_control` goes on the last system block (and on blocks marked
+//! `cache`, the last three of them), and on the last content block of the last message, here
+//! only: the history itself is never changed.
+
+use reloop_core::{ContentBlock, Message, Role, ToolSpec};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::provider::{ModelRequest, SystemBlock};
+
+/// The API accepts at most four cache breakpoints per request; one goes to the messages.
+const MAX_SYSTEM_BREAKPOINTS: usize = 3;
+
+/// `request` as the body the API is sent.
+pub(crate) struct Body<'a>(pub &'a ModelRequest);
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("model", &r.model)?;
+        map.serialize_entry("max_tokens", &r.max_tokens)?;
+        if !r.system.is_empty() {
+            map.serialize_entry("system", &System(&r.system))?;
+        }
+        map.serialize_entry("messages", &Messages(r))?;
+        if !r.tools.is_empty() {
+            map.serialize_entry("tools", &Tools(&r.tools))?;
+        }
+        map.serialize_entry("stream", &true)?;
+        if let Some(thinking) = &r.thinking {
+            map.serialize_entry("thinking", thinking)?;
+        }
+        map.end()
+    }
+}
+
+struct System<'a>(&'a [SystemBlock]);
+
+impl Serialize for System<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let blocks = self.0;
+        let last = blocks.len().saturating_sub(1);
+        let mut marked: Vec<usize> = (0..blocks.len()).filter(|&i| i == last || blocks[i].cache).collect();
+        let excess = marked.len().saturating_sub(MAX_SYSTEM_BREAKPOINTS);
+        marked.drain(..excess);
+        let mut seq = s.serialize_seq(Some(blocks.len()))?;
+        for (i, block) in blocks.iter().enumerate() {
+            seq.serialize_element(&SystemText { text: &block.text, cached: marked.contains(&i) })?;
+        }
+        seq.end()
+    }
+}
+
+struct SystemText<'a> {
+    text: &'a str,
+    cached: bool,
+}
+
+impl Serialize for SystemText<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", "text")?;
+        map.serialize_entry("text", self.text)?;
+        if self.cached {
+            map.serialize_entry("cache_control", &Ephemeral)?;
+        }
+        map.end()
+    }
+}
+
+struct Ephemeral;
+
+impl Serialize for Ephemeral {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry("type", "ephemeral")?;
+        map.end()
+    }
+}
+
+struct Messages<'a>(&'a ModelRequest);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let messages = self.0.messages.messages();
+        let count = messages.len();
+        let mut seq = s.serialize_seq(Some(count))?;
+        for (i, message) in messages.into_iter().enumerate() {
+            seq.serialize_element(&Outgoing { message, last: i + 1 == count })?;
+        }
+        seq.end()
+    }
+}
+
+/// Only `role` and `content` are sent: a stored response's `id`, `model` or `stop_reason` would
+/// be rejected as extra inputs.
+struct Outgoing<'a> {
+    message: &'a Message,
+    last: bool,
+}
+
+impl Serialize for Outgoing<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let role = match self.message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("role", role)?;
+        map.serialize_entry("content", &Content { blocks: &self.message.content, last: self.last })?;
+        map.end()
+    }
+}
+
+struct Content<'a> {
+    blocks: &'a [ContentBlock],
+    last: bool,
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let count = self.blocks.len();
+        let mut seq = s.serialize_seq(Some(count))?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            // Thinking blocks cannot carry a cache breakpoint.
+            let cacheable = !matches!(block, ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_));
+            let cached = self.last && i + 1 == count && cacheable;
+            seq.serialize_element(&OutgoingBlock { block, cached })?;
+        }
+        seq.end()
+    }
+}
+
+struct OutgoingBlock<'a> {
+    block: &'a ContentBlock,
+    cached: bool,
+}
+
+impl Serialize for OutgoingBlock<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request:
+        // rare, so that block alone is repaired on a copy.
+        let repaired;
+        let block = match self.block {
+            ContentBlock::ToolUse(call) if !call.input.is_object() => {
+                let mut call = call.clone();
+                call.input = Value::Object(Map::new());
+                repaired = ContentBlock::ToolUse(call);
+                &repaired
+            }
+            block => block,
+        };
+        if !self.cached {
+            return block.serialize(s);
+        }
+        #[derive(Serialize)]
+        struct Cached<'b> {
+            #[serde(flatten)]
+            block: &'b ContentBlock,
+            cache_control: Ephemeral,
+        }
+        Cached { block, cache_control: Ephemeral }.serialize(s)
+    }
+}
+
+struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for tool in self.0 {
+            seq.serialize_element(tool)?;
+        }
+        seq.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_core::History;
+    use serde_json::json;
+
+    #[test]
+    fn the_bytes_sent_are_the_body_shown_key_for_key() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        history.push(Message::assistant(vec![
+            ContentBlock::text("reading"),
+            ContentBlock::tool_use("t1", "Read", json!({"file_path": "/a", "limit": 5})),
+        ]));
+        history.push(Message::user(vec![ContentBlock::tool_result("t1", "file body", false)]));
+        let request = ModelRequest::new("m", 100, history, 1)
+            .with_system(vec![SystemBlock::cached("you are helpful")])
+            .with_tools(vec![ToolSpec { name: "Read".into(), description: "reads".into(), input_schema: json!({}) }]);
+        let bytes = serde_json::to_vec(&Body(&request)).unwrap();
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(bytes, serde_json::to_vec(&value).unwrap(), "no key twice, the order kept");
+        assert_eq!(
+            value["messages"][2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "t1", "content": "file body", "cache_control": {"type": "ephemeral"}})
+        );
+        assert_eq!(value["messages"][1]["content"][1].get("cache_control"), None, "only the last message");
+        assert_eq!(value["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    }
+}
