@@ -88,7 +88,7 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
         (n, _) => n,
     };
     let offered: Vec<String> = run.map(|r| r.tools.clone()).unwrap_or_default();
-    let tools = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
+    let tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_system(vec![SystemBlock::cached(system)])
         .with_tools(tools)

@@ -318,7 +318,7 @@ struct Runner {
     provider: Arc<dyn ModelProvider>,
     tools: ToolRegistry,
     /// Sent with every request; computed once.
-    tool_specs: Vec<reloop_core::ToolSpec>,
+    tool_specs: std::sync::Arc<[reloop_core::ToolSpec]>,
     journal: Option<Journal>,
     run: RunConfig,
     state: Option<State>,
@@ -426,7 +426,7 @@ impl Runner {
         Runner {
             session_id,
             provider: session.provider,
-            tool_specs: session.tools.specs(),
+            tool_specs: session.tools.specs().into(),
             tools: session.tools,
             journal: session.journal,
             run: session.run,

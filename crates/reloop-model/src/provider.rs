@@ -32,7 +32,8 @@ pub struct ModelRequest {
     pub max_tokens: u32,
     pub system: Vec<SystemBlock>,
     pub messages: History,
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered, shared: a session builds its specs once, not for every request.
+    pub tools: std::sync::Arc<[ToolSpec]>,
     /// Sent verbatim as `thinking` when `Some`.
     pub thinking: Option<serde_json::Value>,
     /// 1-based count of model requests in the session, retries included. The scripted provider
@@ -47,7 +48,7 @@ impl ModelRequest {
             max_tokens,
             system: Vec::new(),
             messages,
-            tools: Vec::new(),
+            tools: std::sync::Arc::from(Vec::new()),
             thinking: None,
             request_number,
         }
@@ -58,8 +59,8 @@ impl ModelRequest {
         self
     }
 
-    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<std::sync::Arc<[ToolSpec]>>) -> Self {
+        self.tools = tools.into();
         self
     }
 
