@@ -10,8 +10,9 @@ use serde_json::json;
 use super::{current_dir, CliError, JournalArg};
 use crate::term::{errln, out, outln};
 
+/// Opens the journal to read it: every command of this file only reads.
 fn open(journal: &JournalArg) -> Result<Journal, CliError> {
-    Ok(Journal::open_existing(&journal.path(&current_dir()?))?)
+    Ok(Journal::open_for_reading(&journal.path(&current_dir()?))?)
 }
 
 fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {

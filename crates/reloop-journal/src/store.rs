@@ -18,6 +18,36 @@ pub use reloop_core::ENGINE_VERSION;
 /// and a row over it is refused with [`JournalError::RowTooLarge`] before anything is written.
 pub const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
 
+/// How much of a journal is checked when it is opened.
+enum Integrity {
+    /// Every page (`PRAGMA quick_check`): before anything may write to the file.
+    Full,
+    /// The header against the file's length: enough to refuse a cut copy at once, for readers.
+    Header,
+}
+
+/// Why a SQLite file is shorter than its header says, if it is: its page count (bytes 28–31)
+/// times its page size (bytes 16–17; 1 means 65536) is more than the file holds.
+fn cut_short(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut header = [0u8; 100];
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.read_exact(&mut header).ok()?;
+    if &header[..16] != b"SQLite format 3\0" {
+        return None;
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
+    let needed = pages.saturating_mul(page_size);
+    (needed > len).then(|| {
+        format!("the file holds {len} bytes but its header counts {pages} pages of {page_size} bytes: it was cut short")
+    })
+}
+
 /// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
 fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
     if bytes > MAX_ROW_BYTES {
@@ -129,6 +159,17 @@ impl Journal {
         Self::open_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
     }
 
+    /// Opens an existing journal to read it (`show`, `replay`, `why`, ...). The whole-file
+    /// integrity check a writer runs costs a read of every page, which a reader of one session of
+    /// a long journal should not pay; a reader checks the header against the file's length
+    /// instead (a cut copy is refused at once), and SQLite reports any garbled page it reads.
+    pub fn open_for_reading(path: &Path) -> Result<Self, JournalError> {
+        if !path.exists() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Self::open_checked(path, OpenFlags::SQLITE_OPEN_READ_WRITE, Integrity::Header)
+    }
+
     /// An in-memory journal, for benchmarks and tests.
     pub fn in_memory() -> Result<Self, JournalError> {
         let conn = Connection::open_in_memory()?;
@@ -137,6 +178,10 @@ impl Journal {
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
+        Self::open_checked(path, flags, Integrity::Full)
+    }
+
+    fn open_checked(path: &Path, flags: OpenFlags, integrity: Integrity) -> Result<Self, JournalError> {
         let foreign = |detail: String| JournalError::Foreign { path: path.to_path_buf(), detail };
         // Until the file is known to be a sound journal, a database error means the file is
         // damaged, not that reloop failed: say so, and write nothing.
@@ -158,12 +203,21 @@ impl Journal {
         if version > SCHEMA_VERSION {
             return Err(JournalError::TooNew { path: path.to_path_buf(), found: version, supported: SCHEMA_VERSION });
         }
-        let integrity: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
-        if integrity != "ok" {
-            return Err(JournalError::Corrupt {
-                path: path.to_path_buf(),
-                detail: format!("integrity check failed: {}", integrity.lines().next().unwrap_or_default()),
-            });
+        match integrity {
+            Integrity::Full => {
+                let integrity: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
+                if integrity != "ok" {
+                    return Err(JournalError::Corrupt {
+                        path: path.to_path_buf(),
+                        detail: format!("integrity check failed: {}", integrity.lines().next().unwrap_or_default()),
+                    });
+                }
+            }
+            Integrity::Header => {
+                if let Some(detail) = cut_short(path) {
+                    return Err(JournalError::Corrupt { path: path.to_path_buf(), detail });
+                }
+            }
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
