@@ -1,7 +1,9 @@
-//! What the journal adds to a response streamed as many text deltas: the same scripted response
-//! (one SSE body of N `text_delta` events) run with no journal, an in-memory journal and an
-//! on-disk journal. With group commit the deltas share one transaction, so the on-disk cost over
-//! the in-memory one is a few commits, not one per delta. Prints figures; asserts nothing.
+//! What the journal adds to responses streamed as many text deltas: a scripted session of
+//! `TURNS` turns, each response an SSE body of N `text_delta` events and a tool call (the last
+//! one text only), run with no journal, an in-memory journal and an on-disk journal. The
+//! journal stays open for the session, as in a real run, so the figure per response is what the
+//! deltas cost, not opening or closing the file. With group commit a response's deltas share one
+//! transaction. Prints figures; asserts nothing.
 //!
 //! `cargo bench -p reloop-driver --bench deltas`
 
@@ -12,15 +14,42 @@ use reloop_core::{Config, ContentBlock};
 use reloop_driver::{RunConfig, Session};
 use reloop_journal::Journal;
 use reloop_model::ScriptedProvider;
-use reloop_tools::ToolRegistry;
-use serde_json::json;
+use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{json, Value};
 
-fn sse(deltas: usize) -> String {
-    let event = |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
+const TURNS: usize = 20;
+
+/// A tool that answers at once, so the figures are the journal's.
+struct Noop;
+
+impl Tool for Noop {
+    fn name(&self) -> &str {
+        "Noop"
+    }
+    fn description(&self) -> &str {
+        "Answers at once."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn is_read_only(&self, _: &Value) -> bool {
+        true
+    }
+    fn is_concurrency_safe(&self, _: &Value) -> bool {
+        true
+    }
+    fn call(&self, _: &Value, _: &ToolContext) -> ToolOutput {
+        ToolOutput::ok("ok")
+    }
+}
+
+fn sse(turn: usize, deltas: usize, last: bool) -> String {
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let mut body = event(
         "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-            "model": "bench", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message",
+            "role": "assistant", "model": "bench", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
     );
     body.push_str(&event(
         "content_block_start",
@@ -33,31 +62,41 @@ fn sse(deltas: usize) -> String {
         ));
     }
     body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+    if !last {
+        body.push_str(&event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block":
+                {"type": "tool_use", "id": format!("toolu_{turn}"), "name": "Noop", "input": {}}}),
+        ));
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+        ));
+        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 1})));
+    }
+    let stop = if last { "end_turn" } else { "tool_use" };
     body.push_str(&event(
         "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": deltas}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": deltas}}),
     ));
     body.push_str(&event("message_stop", json!({"type": "message_stop"})));
     body
 }
 
-fn run(rt: &tokio::runtime::Runtime, deltas: usize, journal: Option<Journal>) -> f64 {
-    let cassette = json!({"responses": [{"sse": sse(deltas)}]}).to_string();
-    let provider = Arc::new(ScriptedProvider::from_json(&cassette).expect("bench cassette"));
-    let session = Session::new(
-        provider,
-        ToolRegistry::empty(),
-        journal,
-        Config::default(),
-        RunConfig::new("scripted", "bench", std::env::temp_dir()),
-    );
-    let start = Instant::now();
-    let result = rt.block_on(async move {
+fn run(rt: &tokio::runtime::Runtime, cassette: &str, journal: Option<Journal>) -> f64 {
+    let provider = Arc::new(ScriptedProvider::from_json(cassette).expect("bench cassette"));
+    let mut tools = ToolRegistry::empty();
+    tools.register(Arc::new(Noop));
+    let run = RunConfig::new("scripted", "bench", std::env::temp_dir());
+    let session = Session::new(provider, tools, journal, Config::default(), run);
+    // The clock stops when the result arrives, before the journal is closed.
+    rt.block_on(async move {
         let handle = session.start(vec![ContentBlock::text("go")]).expect("start");
-        handle.finish().await.expect("run")
-    });
-    assert!(!result.is_error, "the bench response must complete: {}", result.result);
-    start.elapsed().as_secs_f64()
+        let start = Instant::now();
+        let result = handle.finish().await.expect("run");
+        assert_eq!(result.num_turns as usize, TURNS, "the bench session must run every turn: {}", result.result);
+        start.elapsed().as_secs_f64()
+    })
 }
 
 /// The median of `runs` runs of `f`.
@@ -70,34 +109,26 @@ fn median(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let _ = run(&rt, 50, None);
-    println!("journal cost of one streamed response (median of 9 runs)\n");
-    println!(
-        "{:>7}  {:>12}  {:>12}  {:>12}  {:>16}  {:>16}",
-        "deltas", "no journal", "in memory", "on disk", "disk - memory", "of it, deltas"
-    );
-    let mut fixed = None;
+    println!("journal cost per streamed response ({TURNS}-turn sessions, median of 7 runs)\n");
+    println!("{:>7}  {:>14}  {:>14}  {:>14}  {:>18}", "deltas", "no journal", "in memory", "on disk", "disk - memory");
     for deltas in [1usize, 100, 500, 2000] {
-        let none = median(9, || run(&rt, deltas, None));
-        let memory = median(9, || run(&rt, deltas, Some(Journal::in_memory().expect("journal"))));
-        // One journal file, as a user's `.reloop/journal.db`: each run is a new session in it.
+        let responses: Vec<Value> = (1..=TURNS).map(|t| json!({"sse": sse(t, deltas, t == TURNS)})).collect();
+        let cassette = json!({ "responses": responses }).to_string();
+        let _ = run(&rt, &cassette, None);
+        let per = |seconds: f64| seconds * 1e3 / TURNS as f64;
+        let none = median(7, || run(&rt, &cassette, None));
+        let memory = median(7, || run(&rt, &cassette, Some(Journal::in_memory().expect("journal"))));
         let path = dir.path().join(format!("d{deltas}.db"));
         drop(Journal::create_or_open(&path).expect("journal"));
-        let disk = median(9, || run(&rt, deltas, Some(Journal::open_existing(&path).expect("journal"))));
-        // What a one-delta response costs on disk beyond memory is the session's own (its header,
-        // the writer's lock row, the commit of the first and last steps, closing the file); the
-        // rest is what the deltas add.
-        let over = disk - memory;
-        let base = *fixed.get_or_insert(over);
+        let disk = median(7, || run(&rt, &cassette, Some(Journal::open_existing(&path).expect("journal"))));
         println!(
-            "{:>7}  {:>9.2} ms  {:>9.2} ms  {:>9.2} ms  {:>13.2} ms  {:>13.2} ms",
+            "{:>7}  {:>11.3} ms  {:>11.3} ms  {:>11.3} ms  {:>15.3} ms",
             deltas,
-            none * 1e3,
-            memory * 1e3,
-            disk * 1e3,
-            over * 1e3,
-            (over - base) * 1e3
+            per(none),
+            per(memory),
+            per(disk),
+            per(disk - memory)
         );
     }
-    println!("\nbar: 500 deltas add <= 1 ms of journal time on disk over the in-memory journal");
+    println!("\nper response; bar: 500 deltas add <= 1 ms of journal time on disk over the in-memory journal");
 }
