@@ -14,34 +14,11 @@ use reloop_core::{Config, ContentBlock};
 use reloop_driver::{RunConfig, Session};
 use reloop_journal::Journal;
 use reloop_model::ScriptedProvider;
-use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{json, Value};
 
+mod common;
+
 const TURNS: usize = 20;
-
-/// A tool that answers at once, so the figures are the journal's.
-struct Noop;
-
-impl Tool for Noop {
-    fn name(&self) -> &str {
-        "Noop"
-    }
-    fn description(&self) -> &str {
-        "Answers at once."
-    }
-    fn input_schema(&self) -> Value {
-        json!({"type": "object"})
-    }
-    fn is_read_only(&self, _: &Value) -> bool {
-        true
-    }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
-    }
-    fn call(&self, _: &Value, _: &ToolContext) -> ToolOutput {
-        ToolOutput::ok("ok")
-    }
-}
 
 fn sse(turn: usize, deltas: usize, last: bool) -> String {
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
@@ -85,10 +62,8 @@ fn sse(turn: usize, deltas: usize, last: bool) -> String {
 
 fn run(rt: &tokio::runtime::Runtime, cassette: &str, journal: Option<Journal>) -> f64 {
     let provider = Arc::new(ScriptedProvider::from_json(cassette).expect("bench cassette"));
-    let mut tools = ToolRegistry::empty();
-    tools.register(Arc::new(Noop));
     let run = RunConfig::new("scripted", "bench", std::env::temp_dir());
-    let session = Session::new(provider, tools, journal, Config::default(), run);
+    let session = Session::new(provider, common::tools(), journal, Config::default(), run);
     // The clock stops when the result arrives, before the journal is closed.
     rt.block_on(async move {
         let handle = session.start(vec![ContentBlock::text("go")]).expect("start");
