@@ -22,30 +22,9 @@ pub const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
 enum Integrity {
     /// Every page (`PRAGMA quick_check`): before anything may write to the file.
     Full,
-    /// The header against the file's length: enough to refuse a cut copy at once, for readers.
-    Header,
-}
-
-/// Why a SQLite file is shorter than its header says, if it is: its page count (bytes 28–31)
-/// times its page size (bytes 16–17; 1 means 65536) is more than the file holds.
-fn cut_short(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut header = [0u8; 100];
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    file.read_exact(&mut header).ok()?;
-    if &header[..16] != b"SQLite format 3\0" {
-        return None;
-    }
-    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
-        1 => 65_536,
-        n => u64::from(n),
-    };
-    let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
-    let needed = pages.saturating_mul(page_size);
-    (needed > len).then(|| {
-        format!("the file holds {len} bytes but its header counts {pages} pages of {page_size} bytes: it was cut short")
-    })
+    /// What SQLite checks itself on open and on every read: a file shorter than its header
+    /// says is refused at once, a garbled page where it is read. Enough for readers.
+    OnRead,
 }
 
 /// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
@@ -161,13 +140,13 @@ impl Journal {
 
     /// Opens an existing journal to read it (`show`, `replay`, `why`, ...). The whole-file
     /// integrity check a writer runs costs a read of every page, which a reader of one session of
-    /// a long journal should not pay; a reader checks the header against the file's length
-    /// instead (a cut copy is refused at once), and SQLite reports any garbled page it reads.
+    /// a long journal should not pay; SQLite's own checks stand for it (a cut copy is refused on
+    /// open, a garbled page where it is read), both reported as a damaged journal.
     pub fn open_for_reading(path: &Path) -> Result<Self, JournalError> {
         if !path.exists() {
             return Err(JournalError::Missing(path.to_path_buf()));
         }
-        Self::open_checked(path, OpenFlags::SQLITE_OPEN_READ_WRITE, Integrity::Header)
+        Self::open_checked(path, OpenFlags::SQLITE_OPEN_READ_WRITE, Integrity::OnRead)
     }
 
     /// An in-memory journal, for benchmarks and tests.
@@ -215,11 +194,7 @@ impl Journal {
                     });
                 }
             }
-            Integrity::Header => {
-                if let Some(detail) = cut_short(path) {
-                    return Err(JournalError::Corrupt { path: path.to_path_buf(), detail });
-                }
-            }
+            Integrity::OnRead => {}
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
