@@ -17,7 +17,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::effect::Notice;
 use crate::history::{Digest, History};
 use crate::message::{ContentBlock, Usage};
 use crate::reason::ContinueReason;
@@ -198,11 +197,6 @@ impl Loop {
         self.query.consumed_inputs.extend(ids.iter().cloned());
         let content = queued.into_iter().flat_map(|q| q.content).collect();
         Some((content, ids))
-    }
-
-    /// The notice for queued messages a request carries.
-    pub(crate) fn consumed(ids: &[String]) -> crate::effect::Effect {
-        Notice::InputConsumed { ids: ids.to_vec() }.into()
     }
 
     /// Counts a response's usage toward the totals, the model's share and the cost.

@@ -3,6 +3,7 @@
 //! completes.
 
 use crate::context::Loop;
+use crate::effect::Notice;
 use crate::event::StopReason;
 use crate::message::Message;
 use crate::reason::{thousands, Completion, Continue, Stop};
@@ -18,7 +19,7 @@ pub(crate) fn checks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
     // The model finished while the user queued a message: it starts the next turn.
     if let Some((queued, ids)) = ctx.take_queued() {
         ctx.messages.push(Message::user(queued));
-        let consumed = Loop::consumed(&ids);
+        let consumed = Notice::InputConsumed { ids: ids.clone() }.into();
         return continue_with(ctx, Continue::QueuedInput { ids }, vec![consumed]);
     }
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {

@@ -2,7 +2,7 @@
 //! its call, tool hooks' verdicts beside it, and when every call is answered the turn ends.
 
 use crate::context::{Loop, PermissionDenial, Turn};
-use crate::effect::Command;
+use crate::effect::{Command, Notice};
 use crate::event::{Event, ToolOutcome};
 use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message};
@@ -125,7 +125,7 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     let mut effects = Vec::new();
     if let Some((queued, ids)) = ctx.take_queued() {
         content.extend(queued);
-        effects.push(Loop::consumed(&ids));
+        effects.push(Notice::InputConsumed { ids }.into());
     }
     ctx.messages.push(Message::user(content));
     if let Some(prevented) = tools.stopped_by {
