@@ -150,6 +150,27 @@ fn a_second_writer_is_refused_and_a_dead_writers_lock_is_not() {
 }
 
 #[test]
+fn a_reader_meeting_garbled_pages_says_the_journal_is_damaged() {
+    let ws = Workspace::seed();
+    for _ in 0..3 {
+        assert_eq!(ws.run("检查登录模块", "seed.json", &[]).status.code(), Some(0));
+    }
+    // Readers skip the whole-file check; the pages they read must still be checked.
+    let mut bytes = std::fs::read(ws.journal()).unwrap();
+    assert!(bytes.len() > 4 * 4096, "the journal was checkpointed: {} bytes", bytes.len());
+    for b in &mut bytes[2 * 4096..] {
+        *b = 0xff;
+    }
+    let garbled = ws.dir.path().join("garbled.db");
+    std::fs::write(&garbled, &bytes).unwrap();
+    let out = ws.reloop(&["replay", "last", "--journal", garbled.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is damaged") && err.contains("left untouched"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
 fn a_truncated_journal_is_refused_clearly_and_never_overwritten() {
     let ws = Workspace::seed();
     for _ in 0..3 {

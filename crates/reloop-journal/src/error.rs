@@ -34,8 +34,19 @@ pub enum JournalError {
         "session {session}, step {seq}: {bytes} bytes is more than one journal row may hold ({limit} bytes); nothing was written"
     )]
     RowTooLarge { session: String, seq: u64, bytes: usize, limit: usize },
-    #[error("journal database error: {0}")]
+    #[error("{}", sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+}
+
+/// A database error, phrased: a damaged file met while reading (readers skip the whole-file
+/// check, so this is where they learn of it) says what to do, as [`JournalError::Corrupt`] does.
+fn sqlite_message(error: &rusqlite::Error) -> String {
+    match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => format!(
+            "the journal is damaged ({error}); it was left untouched — restore it from a copy, or pass --journal PATH for a new one"
+        ),
+        _ => format!("journal database error: {error}"),
+    }
 }
