@@ -63,6 +63,10 @@ pub struct Session {
     pub cost_usd: f64,
     /// Usage by model.
     pub model_usage: BTreeMap<String, Usage>,
+    /// The model the caller switched to (`set_model`), over the configured one.
+    pub model: Option<String>,
+    /// The permission mode the caller switched to (`set_permission_mode`).
+    pub permission_mode: Option<String>,
 }
 
 /// From a prompt until the loop stops.
@@ -211,7 +215,7 @@ impl Loop {
     pub fn current_model(&self) -> &str {
         match (&self.config.fallback_model, self.session.fallback_active) {
             (Some(fallback), true) => fallback,
-            _ => &self.config.model,
+            _ => self.session.model.as_deref().unwrap_or(&self.config.model),
         }
     }
 
@@ -257,5 +261,10 @@ impl Loop {
         }
         d.u64(s.cost_usd.to_bits());
         d.json(&s.model_usage);
+        // Added after journals existed, and only ever set by their own events: counted when set.
+        if s.model.is_some() || s.permission_mode.is_some() {
+            d.json(&s.model);
+            d.json(&s.permission_mode);
+        }
     }
 }

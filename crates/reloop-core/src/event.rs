@@ -346,6 +346,20 @@ pub enum Event {
     Resumed,
     /// The user (Ctrl-C) or the library caller asked the loop to stop.
     Abort,
+    /// The caller switched the model for the requests still to come (the Agent SDK's
+    /// `set_model`); `None` goes back to the session's configured model. Journaled like any
+    /// outside fact, so a replay asks the same models with no caller.
+    SetModel {
+        /// The model, or `None` for the configured one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// The caller switched the permission mode (the Agent SDK's `set_permission_mode`). The
+    /// driver enforces permissions; the core keeps the mode so a resume and `why` know it.
+    SetPermissionMode {
+        /// Claude Code's name for the mode (`default`, `acceptEdits`, `plan`, ...).
+        mode: String,
+    },
 }
 
 /// Every event kind, in declaration order: the columns of the transition table.
@@ -365,6 +379,8 @@ pub const EVENT_KINDS: &[&str] = &[
     "retry_ready",
     "resumed",
     "abort",
+    "set_model",
+    "set_permission_mode",
 ];
 
 impl Event {
@@ -386,7 +402,9 @@ impl Event {
             | Event::CompactRequested
             | Event::RetryReady { .. }
             | Event::Resumed
-            | Event::Abort => None,
+            | Event::Abort
+            | Event::SetModel { .. }
+            | Event::SetPermissionMode { .. } => None,
         }
     }
 
@@ -408,7 +426,9 @@ impl Event {
             | Event::CompactRequested
             | Event::RetryReady { .. }
             | Event::Resumed
-            | Event::Abort => {}
+            | Event::Abort
+            | Event::SetModel { .. }
+            | Event::SetPermissionMode { .. } => {}
         }
         self
     }
@@ -431,6 +451,8 @@ impl Event {
             Event::RetryReady { .. } => "retry_ready",
             Event::Resumed => "resumed",
             Event::Abort => "abort",
+            Event::SetModel { .. } => "set_model",
+            Event::SetPermissionMode { .. } => "set_permission_mode",
         }
     }
 }

@@ -49,6 +49,7 @@ pub mod reason;
 mod request;
 mod response;
 mod retry;
+mod settings;
 pub mod state;
 pub mod step;
 pub mod testkit;

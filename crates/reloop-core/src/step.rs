@@ -93,6 +93,8 @@ pub enum IgnoreWhy {
     NothingToCompact,
     /// A restart found nothing in flight to ask for again.
     NothingInFlight,
+    /// The caller set a setting to the value it already had.
+    AlreadySet,
 }
 
 impl Ignored {
@@ -120,6 +122,7 @@ impl Ignored {
             }
             IgnoreWhy::NothingToCompact => "there is no exchange before the last one to summarise".to_string(),
             IgnoreWhy::NothingInFlight => "nothing was in flight to ask for again".to_string(),
+            IgnoreWhy::AlreadySet => "the setting already had that value".to_string(),
         };
         format!("{} ignored in {}: {what}", self.event_kind, self.phase)
     }
@@ -138,6 +141,7 @@ impl Ignored {
             IgnoreWhy::NotToolHooks { .. } => "not_tool_hooks",
             IgnoreWhy::NothingToCompact => "nothing_to_compact",
             IgnoreWhy::NothingInFlight => "nothing_in_flight",
+            IgnoreWhy::AlreadySet => "already_set",
         }
     }
 }

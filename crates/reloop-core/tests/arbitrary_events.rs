@@ -22,7 +22,7 @@ struct Spec {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    (0u8..15, prop_oneof![4 => Just(0i8), 1 => Just(-1i8), 1 => Just(1i8)], 0u8..6)
+    (0u8..17, prop_oneof![4 => Just(0i8), 1 => Just(-1i8), 1 => Just(1i8)], 0u8..6)
         .prop_map(|(kind, offset, variant)| Spec { kind, offset, variant })
 }
 
@@ -100,7 +100,9 @@ fn resolve(spec: &Spec, state: &State) -> Event {
             Event::RetryReady { attempt: u32::try_from(i64::from(awaited) + i64::from(spec.offset)).unwrap_or(0) }
         }
         13 => Event::Resumed,
-        _ => Event::Abort,
+        14 => Event::Abort,
+        15 => Event::SetModel { model: (v % 2 == 0).then(|| format!("model-{v}")) },
+        _ => Event::SetPermissionMode { mode: ["default", "plan", "acceptEdits"][usize::from(v) % 3].into() },
     }
 }
 

@@ -11,6 +11,9 @@ use crate::step::{IgnoreWhy, Step};
 pub(crate) fn on(ctx: Loop, terminal: Terminal, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
+        // The caller changed a setting: recorded, whatever the phase.
+        Event::SetModel { model } => crate::settings::set_model(State::Done(ctx, terminal), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::Done(ctx, terminal), mode),
         Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);

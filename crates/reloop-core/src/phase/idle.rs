@@ -10,6 +10,9 @@ pub(crate) fn on(ctx: Loop, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
+        // The caller changed a setting: recorded, whatever the phase.
+        Event::SetModel { model } => crate::settings::set_model(State::Idle(ctx), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::Idle(ctx), mode),
         Event::QueuedInput { id, content } => queue(State::Idle(ctx), id, content),
         Event::Resumed => Step::ignore(State::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
         other @ (Event::TextDelta { .. }

@@ -21,6 +21,9 @@ pub(crate) fn on(ctx: Loop, stop_reason: Option<StopReason>, event: Event) -> St
         }
         other @ Event::HookDone { .. } => stale(State::RunningStopHooks(ctx, stop_reason), &other),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelHooks)),
+        // The caller changed a setting: recorded, whatever the phase.
+        Event::SetModel { model } => crate::settings::set_model(State::RunningStopHooks(ctx, stop_reason), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::RunningStopHooks(ctx, stop_reason), mode),
         // Hooks in flight when the process stopped run again.
         Event::Resumed => {
             let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();

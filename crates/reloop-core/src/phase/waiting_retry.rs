@@ -17,6 +17,9 @@ pub(crate) fn on(ctx: Loop, event: Event) -> Step {
         // The wait was not journaled as over: the retry goes out now.
         Event::Resumed => proceed(ctx, Vec::new(), None),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
+        // The caller changed a setting: recorded, whatever the phase.
+        Event::SetModel { model } => crate::settings::set_model(State::WaitingRetry(ctx), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::WaitingRetry(ctx), mode),
         Event::QueuedInput { id, content } => queue(State::WaitingRetry(ctx), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }

@@ -1,0 +1,55 @@
+//! `set_model` and `set_permission_mode`: the caller changes a setting mid-session (the Agent
+//! SDK's control requests). Every phase takes them the same way: the setting is recorded in the
+//! session context, nothing is asked for, and the phase stays as it was. A model switch applies
+//! from the next request on; the request in flight keeps the model it was sent with. Setting a
+//! value a setting already has changes nothing and is ignored as `already_set`.
+
+use crate::event::Event;
+use crate::state::State;
+use crate::step::{IgnoreWhy, Step};
+
+/// Records the model the next requests go to (`None`: the configured one).
+pub(crate) fn set_model(mut state: State, model: Option<String>) -> Step {
+    let model = model.filter(|m| !m.is_empty());
+    if state.context().session.model == model {
+        return Step::ignore(state, &Event::SetModel { model }, IgnoreWhy::AlreadySet);
+    }
+    state.context_mut().session.model = model;
+    Step::stay(state)
+}
+
+/// Records the permission mode the driver now enforces.
+pub(crate) fn set_permission_mode(mut state: State, mode: String) -> Step {
+    if state.context().session.permission_mode.as_deref() == Some(mode.as_str()) {
+        return Step::ignore(state, &Event::SetPermissionMode { mode }, IgnoreWhy::AlreadySet);
+    }
+    state.context_mut().session.permission_mode = Some(mode);
+    Step::stay(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{transition, Config, ContentBlock, Event, State};
+
+    #[test]
+    fn a_model_switch_goes_to_the_next_request_and_back() {
+        let config = Config::default().with_model("claude-opus-4-8".to_string());
+        let state = transition(State::new(config), Event::SetModel { model: Some("claude-haiku-4-5".into()) }).state;
+        assert_eq!(state.context().current_model(), "claude-haiku-4-5");
+        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("hi")] });
+        let call = step.effects.iter().find_map(|e| e.command()).expect("a request");
+        assert!(matches!(call, crate::Command::CallModel(c) if c.model == "claude-haiku-4-5"));
+        let state = transition(step.state, Event::SetModel { model: None }).state;
+        assert_eq!(state.context().current_model(), "claude-opus-4-8");
+    }
+
+    #[test]
+    fn a_setting_changes_the_digest_only_once_set() {
+        let fresh = State::new(Config::default());
+        let before = fresh.digest();
+        let same = transition(fresh, Event::SetPermissionMode { mode: "plan".into() });
+        assert!(same.ignored.is_none() && same.reason.is_none() && same.effects.is_empty());
+        assert_ne!(same.state.digest(), before);
+        assert_eq!(same.state.context().session.permission_mode.as_deref(), Some("plan"));
+    }
+}
