@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs what the tests need beyond
-# Rust (the Grep parity test runs the real `rg`), then runs every test of the workspace.
+# Rust (the Grep parity test runs the real `rg`; the SDK tests run the official Claude Agent SDKs),
+# then runs every test of the workspace.
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,5 +11,11 @@ if ! command -v rg >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep
 fi
+
+# The Agent SDK tests (tests/sdk.rs) drive the real Python and TypeScript SDKs against the reloop
+# binary; here they are installed (once, into target/sdk) and required, so a missing SDK fails them.
+bash scripts/sdk-setup.sh
+export RELOOP_SDK_DIR="$PWD/target/sdk"
+export RELOOP_REQUIRE_SDK=1
 
 cargo test --workspace "$@"
