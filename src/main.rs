@@ -8,11 +8,11 @@ mod cli;
 mod demo;
 mod models;
 mod output;
+mod sdk;
 mod term;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 
 /// How long the runtime may take to wind down its tasks once a command is over.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -20,16 +20,38 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// The same, once a signal or a closed stdout ended the run.
 const ENDING_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
-fn main() -> ExitCode {
-    let args = match cli::Cli::try_parse() {
-        Ok(args) => args,
+/// What the command line asks for: a reloop subcommand, or Claude Code's print mode.
+enum Invocation {
+    Reloop(cli::Cli),
+    Print(sdk::PrintArgs),
+}
+
+/// Parses the command line; a usage error quotes the argument it refuses, shown visibly.
+fn parse<T: clap::Parser>() -> Result<T, ExitCode> {
+    match T::try_parse() {
+        Ok(args) => Ok(args),
         // Help and version are reloop's own text; clap prints them as it likes.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            // A usage error quotes the argument it refuses: shown visibly, never raw.
             term::write_stderr(&term::visible(&e.render().to_string()));
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+            Err(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)))
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let command = <cli::Cli as clap::CommandFactory>::command();
+    let subcommands: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+    // With no subcommand, reloop is Claude Code's `claude -p`, as the Agent SDKs run it.
+    let invocation = if sdk::is_print_mode(&argv, &subcommands) {
+        parse::<sdk::PrintArgs>().map(Invocation::Print)
+    } else {
+        parse::<cli::Cli>().map(Invocation::Reloop)
+    };
+    let invocation = match invocation {
+        Ok(invocation) => invocation,
+        Err(code) => return code,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -38,7 +60,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = match runtime.block_on(cli::dispatch(args)) {
+    let outcome = match invocation {
+        Invocation::Reloop(args) => runtime.block_on(cli::dispatch(args)),
+        Invocation::Print(args) => runtime.block_on(sdk::run(args)),
+    };
+    let code = match outcome {
         Ok(code) => code,
         Err(e) => {
             term::errln!("reloop: {e}");

@@ -2,10 +2,10 @@
 
 mod compact;
 mod inspect;
-mod run;
-mod session;
-mod signals;
-mod wire;
+pub(crate) mod run;
+pub(crate) mod session;
+pub(crate) mod signals;
+pub(crate) mod wire;
 
 pub use signals::ending;
 

@@ -156,61 +156,15 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .ok_or_else(|| CliError::Usage("reloop run needs a PROMPT (or --demo for the bundled example)".into()))?;
         (cwd, prompt)
     };
-    let provider = provider(&args, kind, &cwd)?;
     // The demo's workspace is temporary; its journal lives where the user ran the command.
-    let journal_base = if args.demo { &invoked_from } else { &cwd };
-    let journal_path = args.journal.path(journal_base);
-    let journal = Journal::create_or_open(&journal_path)?;
-
-    let system_prompt = match (&args.system_prompt, &args.append_system_prompt) {
-        (Some(s), Some(a)) => Some(format!("{s}\n\n{a}")),
-        (Some(s), None) => Some(s.clone()),
-        (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
-        (None, None) => None,
-    };
+    let journal_base = if args.demo { invoked_from.clone() } else { cwd.clone() };
     let settings = match &args.settings {
         Some(path) => Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
         None => Settings::empty(),
     };
-    let spec = permissions(&args, &settings)?;
-    let permissions = spec.context(&cwd).map_err(|e| CliError::Usage(e.to_string()))?;
     let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
-    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.clone())
-        .with_script(args.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
-        .with_thinking(args.thinking)
-        .with_max_output_tokens(args.max_output_tokens)
-        .with_system_prompt(system_prompt)
-        .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
-        .with_settings(settings_path)
-        .with_permissions(Some(spec));
-    let session = Session::new(
-        provider,
-        ToolRegistry::builtin(),
-        Some(journal),
-        Config::default()
-            .with_max_turns(args.max_turns)
-            .with_model(args.model.clone())
-            .with_fallback_model(args.fallback_model.clone())
-            .with_max_output_tokens(args.max_output_tokens)
-            .with_escalate_max_tokens(args.escalate_max_tokens)
-            .with_max_retries(args.max_retries)
-            .with_retry_seed(reloop_driver::new_seed())
-            .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(&prompt)))
-            .with_stop_hook_block_cap(args.stop_hook_block_cap)
-            .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&args.model)))
-            .with_auto_compact(!args.no_auto_compact)
-            .with_prices(
-                std::iter::once(&args.model)
-                    .chain(args.fallback_model.as_ref())
-                    .filter_map(|m| crate::models::price(m))
-                    .collect(),
-            )
-            .with_max_budget_usd(args.max_budget_usd),
-        run,
-    )
-    .with_hooks(settings.hooks.clone())
-    .with_permissions(Some(permissions))
-    .with_crash_after_step(args.crash_after_step);
+    let (session, journal_path) =
+        build_session(&args, kind, &cwd, &journal_base, &prompt, settings, settings_path, ToolRegistry::builtin())?;
     let handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     if let Some(mut rx) = stdin_messages {
         let sender = handle.abort_handle();
@@ -232,6 +186,70 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         printer.demo_footer(&result.session_id, named);
     }
     Ok(code)
+}
+
+/// The session `args` ask for, on `tools`, journaled under `journal_base` unless `--journal`
+/// says where; also returns the journal's path. Shared by `reloop run` and the print mode.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_session(
+    args: &RunArgs,
+    kind: ProviderKind,
+    cwd: &Path,
+    journal_base: &Path,
+    prompt: &str,
+    settings: Settings,
+    settings_path: Option<PathBuf>,
+    tools: ToolRegistry,
+) -> Result<(Session, PathBuf), CliError> {
+    let provider = provider(args, kind, cwd)?;
+    let journal_path = args.journal.path(journal_base);
+    let journal = Journal::create_or_open(&journal_path)?;
+
+    let system_prompt = match (&args.system_prompt, &args.append_system_prompt) {
+        (Some(s), Some(a)) => Some(format!("{s}\n\n{a}")),
+        (Some(s), None) => Some(s.clone()),
+        (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
+        (None, None) => None,
+    };
+    let spec = permissions(args, &settings)?;
+    let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
+    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.to_path_buf())
+        .with_script(args.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .with_thinking(args.thinking)
+        .with_max_output_tokens(args.max_output_tokens)
+        .with_system_prompt(system_prompt)
+        .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
+        .with_settings(settings_path)
+        .with_permissions(Some(spec));
+    let session = Session::new(
+        provider,
+        tools,
+        Some(journal),
+        Config::default()
+            .with_max_turns(args.max_turns)
+            .with_model(args.model.clone())
+            .with_fallback_model(args.fallback_model.clone())
+            .with_max_output_tokens(args.max_output_tokens)
+            .with_escalate_max_tokens(args.escalate_max_tokens)
+            .with_max_retries(args.max_retries)
+            .with_retry_seed(reloop_driver::new_seed())
+            .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(prompt)))
+            .with_stop_hook_block_cap(args.stop_hook_block_cap)
+            .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&args.model)))
+            .with_auto_compact(!args.no_auto_compact)
+            .with_prices(
+                std::iter::once(&args.model)
+                    .chain(args.fallback_model.as_ref())
+                    .filter_map(|m| crate::models::price(m))
+                    .collect(),
+            )
+            .with_max_budget_usd(args.max_budget_usd),
+        run,
+    )
+    .with_hooks(settings.hooks.clone())
+    .with_permissions(Some(permissions))
+    .with_crash_after_step(args.crash_after_step);
+    Ok((session, journal_path))
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the

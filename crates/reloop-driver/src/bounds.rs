@@ -67,7 +67,9 @@ impl StepBounds {
             | Event::HookDone { .. }
             | Event::CompactDone { .. }
             | Event::CompactFailed { .. }
-            | Event::QueuedInput { .. }) => shrink(event, self.share),
+            | Event::QueuedInput { .. }
+            | Event::SetModel { .. }
+            | Event::SetPermissionMode { .. }) => shrink(event, self.share),
         }
     }
 
@@ -238,6 +240,9 @@ fn replacement(event: &Event, share: usize) -> Event {
         Event::ModelDone { usage, .. } => {
             Event::ModelDone { id: None, model: None, stop_reason: None, usage: usage.clone(), request }
         }
+        // Callers check names before they set them; one that still does not fit changes nothing.
+        Event::SetModel { .. } => Event::SetModel { model: None },
+        Event::SetPermissionMode { .. } => Event::SetPermissionMode { mode: "default".into() },
         Event::ModelBlock { .. }
         | Event::ModelFailed { .. }
         | Event::ToolStarted { .. }

@@ -20,6 +20,7 @@ pub mod explain;
 pub mod fork;
 mod ids;
 pub mod outputs;
+pub mod prompt;
 pub mod replay;
 pub mod request;
 mod run;
@@ -27,8 +28,9 @@ mod tools;
 
 pub use error::DriverError;
 pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
-pub use ids::{new_seed, new_session_id};
+pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};
 pub use request::{request_at, RebuiltRequest, RequestAt};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
+pub use prompt::{PermissionPrompt, PromptRequest};
 pub use tools::CanUseTool;

@@ -84,6 +84,9 @@ pub fn step_outputs(
         }
         out.push(RunEvent::Transition { seq, turn: after.context().turn_count(), reason: reason.clone() });
     }
+    if !out.is_empty() {
+        out.insert(0, RunEvent::Step { seq });
+    }
     out
 }
 
@@ -124,6 +127,9 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         permission_denials: ctx.session.permission_denials.clone(),
         total_cost_usd: ctx.session.cost_usd,
         model_usage: ctx.session.model_usage.clone(),
+        duration_api_ms: 0,
+        stop_reason: None,
+        context_tokens: ctx.session.usage_tokens,
     }
 }
 

@@ -31,6 +31,9 @@ use crate::tools::{ToolEnv, ToolScheduler};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum RunEvent {
+    /// The events that follow, up to the next `Step`, come from the journal's step `seq`: a
+    /// printer derives stable line ids from it (a replay prints the same ones).
+    Step { seq: u64 },
     /// The session exists and is journaled.
     Started {
         session_id: String,
@@ -84,6 +87,12 @@ pub struct RunResult {
     pub total_cost_usd: f64,
     /// Usage by model, with the fallback model's share apart.
     pub model_usage: std::collections::BTreeMap<String, Usage>,
+    /// Time spent waiting for the model in this query (live runs only; 0 in a replay).
+    pub duration_api_ms: u64,
+    /// Why the model stopped its last response, as the API said it (live runs only).
+    pub stop_reason: Option<String>,
+    /// Tokens the last response reported (input, cache and output): the context in use.
+    pub context_tokens: u64,
 }
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
@@ -102,6 +111,15 @@ pub struct Session {
     pub permissions: Option<Arc<PermissionContext>>,
     /// The caller's own permission callback, consulted before the rules.
     pub can_use_tool: Option<crate::tools::CanUseTool>,
+    /// Asked when the permission rules would ask (the Agent SDK's `can_use_tool`); without it
+    /// an ask is a deny with the prompt's text.
+    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
+    /// Keep the session open when a query ends: the next [`RunHandle::send`] starts the next
+    /// query of the same conversation (Claude Code's stream-json input); [`RunHandle::close`]
+    /// ends it. Each query ends with its own [`RunEvent::Finished`].
+    pub keep_alive: bool,
+    /// The id a new session takes (`--session-id`); a fresh UUID otherwise.
+    pub session_id: Option<String>,
     /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
     /// (see [`crate::bounds`]).
     pub max_event_bytes: usize,
@@ -126,6 +144,9 @@ impl Session {
             hooks: Arc::new(HooksConfig::default()),
             permissions: None,
             can_use_tool: None,
+            prompt: None,
+            keep_alive: false,
+            session_id: None,
             max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,
         }
     }
@@ -139,6 +160,24 @@ impl Session {
     /// Plugs in a permission callback (Claude Code's `canUseTool`).
     pub fn with_can_use_tool(mut self, callback: crate::tools::CanUseTool) -> Self {
         self.can_use_tool = Some(callback);
+        self
+    }
+
+    /// Plugs in somebody to ask when the rules would ask.
+    pub fn with_prompt(mut self, prompt: Arc<dyn crate::prompt::PermissionPrompt>) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+
+    /// Keeps the session open between queries (see [`Session::keep_alive`]).
+    pub fn with_keep_alive(mut self, keep_alive: bool) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The id a new session takes.
+    pub fn with_session_id(mut self, id: Option<String>) -> Self {
+        self.session_id = id;
         self
     }
 
@@ -164,6 +203,10 @@ impl Session {
 pub(crate) enum Control {
     Abort,
     Send(Vec<ContentBlock>),
+    /// A setting changed (`set_model`, `set_permission_mode`): journaled and applied at once.
+    Set(Event),
+    /// A kept-alive session ends once its query is over.
+    Close,
 }
 
 /// A running session: a stream of [`RunEvent`]s and a way to abort.
@@ -191,6 +234,21 @@ impl RunHandle {
         let _ = self.abort.send(Control::Send(content));
     }
 
+    /// Switches the model for the requests still to come (`None`: the configured one).
+    pub fn set_model(&self, model: Option<String>) {
+        let _ = self.abort.send(Control::Set(Event::SetModel { model }));
+    }
+
+    /// Switches the permission mode for the calls still to come.
+    pub fn set_permission_mode(&self, mode: reloop_tools::PermissionMode) {
+        let _ = self.abort.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
+    }
+
+    /// Ends a kept-alive session once its current query is over.
+    pub fn close(&self) {
+        let _ = self.abort.send(Control::Close);
+    }
+
     /// A cloneable way to abort from elsewhere (a Ctrl-C handler).
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle(self.abort.clone())
@@ -216,6 +274,21 @@ impl AbortHandle {
     pub fn send(&self, content: Vec<ContentBlock>) {
         let _ = self.0.send(Control::Send(content));
     }
+
+    /// As [`RunHandle::set_model`].
+    pub fn set_model(&self, model: Option<String>) {
+        let _ = self.0.send(Control::Set(Event::SetModel { model }));
+    }
+
+    /// As [`RunHandle::set_permission_mode`].
+    pub fn set_permission_mode(&self, mode: reloop_tools::PermissionMode) {
+        let _ = self.0.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
+    }
+
+    /// As [`RunHandle::close`].
+    pub fn close(&self) {
+        let _ = self.0.send(Control::Close);
+    }
 }
 
 impl Stream for RunHandle {
@@ -229,7 +302,7 @@ impl Session {
     /// Starts the loop on the current tokio runtime. The session's header is journaled together
     /// with its first step, in one transaction: a session never exists without its prompt.
     pub fn start(mut self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
-        let session_id = new_session_id();
+        let session_id = self.session_id.take().unwrap_or_else(new_session_id);
         let mut content = Vec::with_capacity(prompt.len() + 1);
         if self.run.gather_context {
             self.run.system_context = Some(crate::context::system_context(&self.run.cwd));
@@ -246,7 +319,7 @@ impl Session {
             parent: None,
         });
         let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, Event::UserInput { content }, header))
+        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content }], header))
     }
 
     /// Continues a journaled session after its process stopped: the state is rebuilt from the
@@ -257,7 +330,13 @@ impl Session {
     }
 
     /// Like [`Session::resume`], but the first new event is `first` (e.g. `compact_requested`).
-    pub fn resume_with(mut self, session_id: &str, first: Event) -> Result<RunHandle, DriverError> {
+    pub fn resume_with(self, session_id: &str, first: Event) -> Result<RunHandle, DriverError> {
+        self.resume_with_all(session_id, vec![first])
+    }
+
+    /// Like [`Session::resume`], but the first new events are `first`, in order (e.g. a model
+    /// switch, then a new prompt for a finished session).
+    pub fn resume_with_all(mut self, session_id: &str, first: Vec<Event>) -> Result<RunHandle, DriverError> {
         let Some(journal) = &self.journal else {
             return Err(DriverError::Task("resuming a session needs its journal".into()));
         };
@@ -266,6 +345,11 @@ impl Session {
         self.core = header.core_config.clone();
         if let Ok(run) = serde_json::from_value::<RunConfig>(header.run_config.clone()) {
             self.run = run;
+        }
+        // The session goes on offering the tools it offered (an old header lists none: all).
+        if !self.run.tools.is_empty() {
+            let offered = self.run.tools.clone();
+            self.tools.retain(|name| offered.iter().any(|o| o == name));
         }
         let mut state = State::new(self.core.clone());
         for record in &steps {
@@ -284,7 +368,7 @@ impl Session {
         session_id: String,
         state: State,
         seq: u64,
-        first: Event,
+        first: Vec<Event>,
         header: Option<SessionHeader>,
     ) -> RunHandle {
         let (out, events) = mpsc::unbounded_channel();
@@ -342,6 +426,14 @@ struct Runner {
     bounds: crate::bounds::StepBounds,
     /// When the oldest step still deferred (uncommitted) was journaled.
     deferred_since: Option<Instant>,
+    /// Stay up between queries (see [`Session::keep_alive`]).
+    keep_alive: bool,
+    /// Milliseconds spent waiting for the model, summed by the model tasks.
+    api_ms: Arc<std::sync::atomic::AtomicU64>,
+    /// `api_ms` when the current query started.
+    api_ms_at_query: u64,
+    /// Why the model stopped its last response.
+    stop_reason: Option<String>,
 }
 
 /// The longest a streamed step waits for the commit of its group: a crash loses at most this
@@ -421,9 +513,10 @@ impl Runner {
             hooks: session.hooks.clone(),
             hook_common: hook_common.clone(),
             permissions: session.permissions.clone(),
+            prompt: session.prompt.clone(),
             can_use_tool: session.can_use_tool.clone(),
         });
-        Runner {
+        let mut runner = Runner {
             session_id,
             provider: session.provider,
             tool_specs: session.tools.specs().into(),
@@ -447,12 +540,30 @@ impl Runner {
             pending_header: None,
             bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
             deferred_since: None,
+            keep_alive: session.keep_alive,
+            api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            api_ms_at_query: 0,
+            stop_reason: None,
+        };
+        // A resumed session goes on under the mode it was last switched to.
+        if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().session.permission_mode.clone()) {
+            runner.switch_permission_mode(&mode);
+        }
+        runner
+    }
+
+    /// The caller switched the permission mode: tools and hooks see it from now on. A name
+    /// reloop does not know (refused before it is journaled) changes nothing.
+    fn switch_permission_mode(&mut self, mode: &str) {
+        if let Ok(mode) = mode.parse::<reloop_tools::PermissionMode>() {
+            self.tools_in_flight.set_permission_mode(mode);
+            self.hook_common.permission_mode = mode.as_str().to_string();
         }
     }
 
     async fn run(
         mut self,
-        first: Event,
+        first: Vec<Event>,
         mut abort: mpsc::UnboundedReceiver<Control>,
     ) -> Result<RunResult, DriverError> {
         let _ = self.out.send(RunEvent::Started {
@@ -463,10 +574,11 @@ impl Runner {
             permission_mode: self.hook_common.permission_mode.clone(),
             provider: self.run.provider.clone(),
         });
-        let mut pending = std::collections::VecDeque::from([first]);
+        let mut pending = std::collections::VecDeque::from(first);
         let mut abort_open = true;
         let mut queued = 0u32;
         let mut start_ack: Option<tokio::sync::oneshot::Sender<()>> = None;
+        let mut closing = false;
         loop {
             let event = match pending.pop_front() {
                 Some(event) => event,
@@ -486,7 +598,8 @@ impl Runner {
                             queued += 1;
                             Event::QueuedInput { id: format!("queued-{queued}"), content }
                         }
-                        None => { abort_open = false; continue; }
+                        Some(Control::Set(event)) => event,
+                        Some(Control::Close) | None => { abort_open = false; closing = true; continue; }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
                     Some((id, request, ack)) = self.starts_rx.recv() => {
@@ -516,13 +629,48 @@ impl Runner {
                 let _ = ack.send(());
             }
             if self.state.as_ref().is_some_and(State::is_done) {
-                break;
+                // What was still pending (an abort behind the last outcome) came too late.
+                pending.clear();
+                self.cancel_all();
+                let result = self.result();
+                let _ = self.out.send(RunEvent::Finished(result.clone()));
+                if !self.keep_alive || closing {
+                    return Ok(result);
+                }
+                match self.next_query(&mut abort).await {
+                    Ok(Some(event)) => pending.push_back(event),
+                    Ok(None) => return Ok(result),
+                    Err(e) => {
+                        self.cancel_all();
+                        return Err(e);
+                    }
+                }
             }
         }
-        self.cancel_all();
-        let result = self.result();
-        let _ = self.out.send(RunEvent::Finished(result.clone()));
-        Ok(result)
+    }
+
+    /// Between the queries of a kept-alive session: settings are applied as they come, and a
+    /// message starts the next query. `None` when the caller closes the session.
+    async fn next_query(&mut self, control: &mut mpsc::UnboundedReceiver<Control>) -> Result<Option<Event>, DriverError> {
+        loop {
+            match control.recv().await {
+                Some(Control::Send(content)) => {
+                    // What the last query cancelled may still report; none of it belongs to the next.
+                    while self.inbox_rx.try_recv().is_ok() {}
+                    while self.starts_rx.try_recv().is_ok() {}
+                    self.started = Instant::now();
+                    self.api_ms_at_query = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
+                    self.stop_reason = None;
+                    return Ok(Some(Event::UserInput { content }));
+                }
+                Some(Control::Set(event)) => {
+                    self.apply(event)?;
+                }
+                // Nothing runs between queries: an interrupt has nothing to stop.
+                Some(Control::Abort) => {}
+                Some(Control::Close) | None => return Ok(None),
+            }
+        }
     }
 
     /// Commits the streamed steps still deferred.
@@ -588,6 +736,15 @@ impl Runner {
             (&event, &step.state, &step.ignored)
         {
             self.tools_in_flight.on_block(call, *request);
+        }
+        if step.ignored.is_none() {
+            match &event {
+                Event::SetPermissionMode { mode } => self.switch_permission_mode(mode),
+                Event::ModelDone { stop_reason, .. } => {
+                    self.stop_reason = stop_reason.as_ref().map(|r| r.as_str().to_string())
+                }
+                _ => {}
+            }
         }
         for command in step.effects.iter().filter_map(Effect::command) {
             self.execute(command, &step.state);
@@ -657,13 +814,21 @@ impl Runner {
         }
     }
 
-    fn system_prompt(&self) -> String {
+    /// The system blocks of a request: the prompt and the gathered context; none at all when
+    /// both are empty (`--system-prompt ""`), as the API refuses an empty text block.
+    fn system_blocks(&self) -> Vec<SystemBlock> {
         let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
-        if let Some(context) = &self.run.system_context {
-            system.push_str("\n\n");
+        if let Some(context) = self.run.system_context.as_ref().filter(|c| !c.is_empty()) {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
             system.push_str(context);
         }
-        system
+        if system.is_empty() {
+            Vec::new()
+        } else {
+            vec![SystemBlock::cached(system)]
+        }
     }
 
     /// The summary request of a compaction: the first `summarize` messages and the instruction,
@@ -675,8 +840,8 @@ impl Runner {
         let ctx = state.context();
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
-        let model_request = ModelRequest::new(model, ctx.max_tokens(), history, request)
-            .with_system(vec![SystemBlock::cached(self.system_prompt())]);
+        let model_request =
+            ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.system_blocks());
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
         self.model_task = Some(tokio::spawn(async move {
@@ -702,17 +867,23 @@ impl Runner {
     fn call_model(&mut self, call: &ModelCall, state: &State) {
         // Whatever streaming started for an abandoned attempt is forgotten.
         self.tools_in_flight.new_response();
-        let system = self.system_prompt();
+        let system = self.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
-            .with_system(vec![SystemBlock::cached(system)])
+            .with_system(system)
             .with_tools(self.tool_specs.clone())
             .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         let request = call.request;
+        let api_ms = self.api_ms.clone();
         self.model_task = Some(tokio::spawn(async move {
+            let asked = Instant::now();
+            let waited = move || {
+                let ms = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
+                api_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+            };
             while let Some(item) = stream.next().await {
                 let (event, last) = match item {
                     StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
@@ -723,10 +894,14 @@ impl Runner {
                     StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
                     _ => continue,
                 };
+                if last {
+                    waited();
+                }
                 if inbox.send(event).is_err() || last {
                     return;
                 }
             }
+            waited();
             let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
             let _ = inbox.send(Event::ModelFailed { error, request });
         }));
@@ -742,9 +917,13 @@ impl Runner {
 
     fn result(&self) -> RunResult {
         let duration = self.started.elapsed().as_millis() as u64;
-        match &self.state {
+        let mut result = match &self.state {
             Some(state) => result_of(&self.session_id, state, duration),
             None => result_of(&self.session_id, &State::new(Config::default()), duration),
-        }
+        };
+        let api_ms = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
+        result.duration_api_ms = api_ms.saturating_sub(self.api_ms_at_query);
+        result.stop_reason = self.stop_reason.clone();
+        result
     }
 }

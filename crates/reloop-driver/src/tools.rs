@@ -16,7 +16,7 @@ use futures::StreamExt;
 use reloop_core::hook::{combine, interpret, pre_tool_use_denied, pre_tool_use_feedback, HookEventName, Permission};
 use reloop_core::{Event, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
-use reloop_tools::{Decision, PermissionContext, ToolContext, ToolRegistry};
+use reloop_tools::{Decision, PermissionContext, ToolContext, ToolRegistry, Verdict};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -35,6 +35,8 @@ pub(crate) struct ToolEnv {
     pub hooks: Arc<HooksConfig>,
     pub hook_common: HookCommon,
     pub permissions: Option<Arc<PermissionContext>>,
+    /// Asked when the rules would ask; without it an ask is a deny.
+    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
     pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
@@ -177,11 +179,22 @@ impl ToolScheduler {
         }));
     }
 
+    /// The caller switched the permission mode: calls from now on are checked under it.
+    pub(crate) fn set_permission_mode(&mut self, mode: reloop_tools::PermissionMode) {
+        if let Some(permissions) = &self.env.permissions {
+            let mut changed = PermissionContext::clone(permissions);
+            changed.mode = mode;
+            self.env.permissions = Some(Arc::new(changed));
+        }
+        self.env.hook_common.permission_mode = mode.as_str().to_string();
+    }
+
     /// Whether running `calls` shows nothing outside the process: every call is read-only, no
     /// tool hook would run for it and no caller callback is asked. The step asking for them
     /// may then share the group commit of the streamed steps.
     pub(crate) fn runs_quietly(&self, calls: &[ToolUse]) -> bool {
         self.env.can_use_tool.is_none()
+            && self.env.prompt.is_none()
             && calls.iter().all(|c| {
                 self.env.registry.is_read_only(&c.name, &c.input)
                     && self.env.hooks.matching(HookEventName::PreToolUse, Some(&c.name)).is_empty()
@@ -261,9 +274,34 @@ async fn run_call(
     }
     if !allowed_by_hook {
         if let Some(permissions) = &env.permissions {
-            if let Decision::Deny { message } = permissions.check(&env.registry, &call.name, &input) {
-                events.push(done(&call.id, message, true, true));
-                return events;
+            match (permissions.verdict(&env.registry, &call.name, &input), &env.prompt) {
+                (Verdict::Allow, _) => {}
+                (Verdict::Deny { message } | Verdict::Ask { message }, None) | (Verdict::Deny { message }, _) => {
+                    events.push(done(&call.id, message, true, true));
+                    return events;
+                }
+                (Verdict::Ask { message }, Some(prompt)) => {
+                    let asked = crate::prompt::PromptRequest {
+                        tool_name: call.name.clone(),
+                        input: input.clone(),
+                        tool_use_id: call.id.clone(),
+                        message,
+                    };
+                    let (run, answer) = crate::prompt::ask(prompt, asked, &token).await;
+                    events.push(Event::HookDone {
+                        hook_event: HookEventName::PermissionRequest,
+                        tool_use_id: Some(call.id.clone()),
+                        runs: vec![run],
+                        request,
+                    });
+                    match answer {
+                        crate::prompt::Answer::Allow(updated) => input = updated,
+                        crate::prompt::Answer::Deny(message) => {
+                            events.push(done(&call.id, message, true, true));
+                            return events;
+                        }
+                    }
+                }
             }
         }
     }
@@ -417,6 +455,7 @@ mod tests {
                 permission_mode: "default".into(),
             },
             permissions: None,
+            prompt: None,
             can_use_tool: None,
             starts: None,
         });

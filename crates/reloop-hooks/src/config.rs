@@ -1,6 +1,7 @@
 //! The hooks a settings file declares, and which of them fire for an event and a tool.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
@@ -10,12 +11,62 @@ use serde_json::{Map, Value};
 /// Claude Code's default: a hook that runs longer is killed and counts as a non-blocking error.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One hook command to run with `bash -c`.
+/// One hook: a command to run with `bash -c`, or a callback the caller answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookCommand {
+    /// The command line; for a callback, `callback:<id>` (how runs and feedback name it).
     pub command: String,
     pub timeout: Duration,
+    /// Set for a hook the caller answers instead of a command (the Agent SDK's hook callbacks).
+    pub callback: Option<CallbackHook>,
 }
+
+impl HookCommand {
+    /// A command hook.
+    pub fn command(command: impl Into<String>, timeout: Duration) -> Self {
+        HookCommand { command: command.into(), timeout, callback: None }
+    }
+
+    /// A hook answered by `handler` under the caller's `id`.
+    pub fn callback(id: impl Into<String>, timeout: Duration, handler: Arc<dyn HookCallbacks>) -> Self {
+        let id = id.into();
+        HookCommand { command: format!("callback:{id}"), timeout, callback: Some(CallbackHook { id, handler }) }
+    }
+}
+
+/// Answers hook callbacks: given the callback's id and the hook input Claude Code would write to
+/// a command's stdin, it returns the JSON a command would print (the same reply format), or an
+/// error text, which counts as a non-blocking hook error.
+pub trait HookCallbacks: Send + Sync {
+    /// Asks the caller; the future must end (the runner also bounds it by the hook's timeout).
+    fn call(
+        &self,
+        callback_id: &str,
+        input: &crate::HookInput,
+    ) -> futures::future::BoxFuture<'static, Result<Value, String>>;
+}
+
+/// A callback hook: the caller's id for it and who answers.
+#[derive(Clone)]
+pub struct CallbackHook {
+    pub id: String,
+    pub handler: Arc<dyn HookCallbacks>,
+}
+
+impl std::fmt::Debug for CallbackHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallbackHook").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+/// Two callback hooks are the same hook when they share an id.
+impl PartialEq for CallbackHook {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for CallbackHook {}
 
 /// Which tools a group of hooks applies to.
 #[derive(Debug, Clone)]
@@ -102,6 +153,12 @@ impl HooksConfig {
     /// Entries of events reloop does not run (`UserPromptSubmit`, ...), verbatim.
     pub fn unknown_events(&self) -> &Map<String, Value> {
         &self.unknown
+    }
+
+    /// Adds a matcher group for `event`, after the settings file's: the Agent SDK registers its
+    /// hook callbacks this way in `initialize`.
+    pub fn add_group(&mut self, event: HookEventName, group: MatcherGroup) {
+        self.events.entry(event).or_default().push(group);
     }
 
     /// Whether no hook would ever run, so the driver can skip hook bookkeeping entirely.

@@ -16,6 +16,9 @@
 //!   hook that cannot even start is a run without an exit code, not an error. [`run_all`] runs an
 //!   event's hooks in parallel and returns them in hook order, so the combined verdict does not
 //!   depend on which hook finished first.
+//! * A hook may instead be a callback the caller answers ([`HookCallbacks`], the Agent SDK's
+//!   `hook_callback`): its answer is taken as a command's stdout with exit 0, so it is
+//!   journaled, interpreted and replayed exactly like one.
 //! * What a run means (pass, block, prevent, permission) is decided by the pure
 //!   [`reloop_core::hook::interpret`] and [`reloop_core::hook::combine`], so replay re-derives it
 //!   from the journal without running anything.
@@ -25,7 +28,7 @@ mod input;
 mod run;
 mod settings;
 
-pub use config::{HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOOK_TIMEOUT};
+pub use config::{CallbackHook, HookCallbacks, HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOOK_TIMEOUT};
 pub use input::{HookCommon, HookInput};
 pub use run::{run_all, run_hook, CANCELLED_NOTE, MAX_HOOK_OUTPUT_BYTES};
 pub use settings::{PermissionRules, Settings, SettingsError};

@@ -36,6 +36,9 @@ pub async fn run_hook(cmd: &HookCommand, input: &HookInput, cwd: &Path, cancel: 
         run.stderr = CANCELLED_NOTE.to_string();
         return run;
     }
+    if let Some(callback) = &cmd.callback {
+        return run_callback(run, callback, cmd.timeout, input, cancel).await;
+    }
     let payload = match serde_json::to_vec(input) {
         Ok(payload) => payload,
         Err(err) => {
@@ -85,6 +88,34 @@ pub async fn run_hook(cmd: &HookCommand, input: &HookInput, cwd: &Path, cancel: 
             kill_group(&mut child).await;
             add_note(&mut run.stderr, CANCELLED_NOTE);
         }
+    }
+    run
+}
+
+/// Asks the caller for a callback hook's answer. The answer is the run's stdout with exit 0, so
+/// it is interpreted (and journaled) exactly as a command's output; an error, a timeout or a
+/// cancel is a run without an exit code, a non-blocking error.
+async fn run_callback(
+    mut run: HookRun,
+    callback: &crate::config::CallbackHook,
+    timeout: std::time::Duration,
+    input: &HookInput,
+    cancel: &CancellationToken,
+) -> HookRun {
+    let answer = callback.handler.call(&callback.id, input);
+    tokio::select! {
+        answer = answer => match answer {
+            Ok(value) => {
+                run.exit_code = Some(0);
+                run.stdout = value.to_string();
+            }
+            Err(error) => run.stderr = format!("Hook callback {} failed: {error}", callback.id),
+        },
+        () = tokio::time::sleep(timeout) => {
+            run.timed_out = true;
+            run.stderr = format!("Hook timed out after {timeout:?}");
+        }
+        () = cancel.cancelled() => run.stderr = CANCELLED_NOTE.to_string(),
     }
     run
 }

@@ -176,7 +176,7 @@ impl Parser<'_> {
             None | Some(Value::Null) => DEFAULT_HOOK_TIMEOUT,
             Some(seconds) => self.timeout(seconds, &format!("{path}.timeout"))?,
         };
-        Ok(Some(HookCommand { command, timeout }))
+        Ok(Some(HookCommand::command(command, timeout)))
     }
 
     fn timeout(&self, value: Value, path: &str) -> Result<Duration, SettingsError> {

@@ -47,7 +47,7 @@ pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
 pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
 pub use permissions::{
-    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
+    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Verdict, Rule, RuleProblem,
     Workspace,
 };
 pub use read::{

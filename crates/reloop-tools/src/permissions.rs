@@ -182,6 +182,32 @@ impl Decision {
     }
 }
 
+/// What the rules say of one call before anybody is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The call runs.
+    Allow,
+    /// The call does not run; `message` goes back to the model.
+    Deny { message: String },
+    /// The user would be asked; `message` is what the prompt shows, and what a headless
+    /// session answers with as a deny.
+    Ask { message: String },
+}
+
+impl Verdict {
+    fn deny(refusal: Refusal) -> Self {
+        Verdict::Deny { message: refusal.to_string() }
+    }
+
+    /// The decision with nobody to ask: an ask is denied with the prompt's text.
+    pub fn headless(self) -> Decision {
+        match self {
+            Verdict::Allow => Decision::Allow,
+            Verdict::Deny { message } | Verdict::Ask { message } => Decision::Deny { message },
+        }
+    }
+}
+
 /// Everything a permission decision depends on.
 #[derive(Debug, Clone)]
 pub struct PermissionContext {
@@ -318,8 +344,15 @@ impl PermissionContext {
             && bash_paths::named(command, analysis, self.workspace.cwd()).iter().any(|p| protected::is_protected(p))
     }
 
-    /// Decides whether `tool` may run with `input` (see the module documentation for the order).
+    /// Decides whether `tool` may run with `input` (see the module documentation for the order),
+    /// headless: what would be asked is denied with the text the prompt would show.
     pub fn check(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Decision {
+        self.verdict(registry, tool, input).headless()
+    }
+
+    /// Like [`PermissionContext::check`], but tells an ask apart from a deny, for a session
+    /// that has somebody to ask (the Agent SDK's `can_use_tool`). `dontAsk` never asks.
+    pub fn verdict(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Verdict {
         let cwd = self.workspace.cwd();
         let text = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str)).flatten();
         let call = Call {
@@ -331,48 +364,48 @@ impl PermissionContext {
         };
 
         if let Some(refusal) = self.denied(&call) {
-            return refusal.into();
+            return Verdict::Deny { message: refusal.to_string() };
         }
         let valid =
             registry.get_with_schema(tool).is_some_and(|(_, schema)| validate_input(tool, schema, input).is_ok());
         if !valid {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
         if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call))
             || self.bash_reaches(&call, self.rules.ask())
         {
-            return self.ask(&call).into();
+            return self.asking(&call);
         }
         if self.mode == PermissionMode::BypassPermissions {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
         if EDIT_TOOLS.contains(&tool) && self.mode != PermissionMode::Plan {
             if let Some(path) = call.paths.iter().find(|p| protected::is_protected(p) && !self.names_allowed(tool, p)) {
                 return match self.mode {
-                    PermissionMode::DontAsk => Refusal::DontAsk { tool: tool.to_string() },
-                    _ => Refusal::WriteTo { path: path.clone() },
-                }
-                .into();
+                    PermissionMode::DontAsk => Verdict::deny(Refusal::DontAsk { tool: tool.to_string() }),
+                    _ => Verdict::Ask { message: Refusal::WriteTo { path: path.clone() }.to_string() },
+                };
             }
         }
         if self.allowed_by_rule(&call) {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
         if let Some(outside) = call.paths.iter().find(|p| !self.workspace.contains(p)) {
             let path = outside.clone();
-            return if EDIT_TOOLS.contains(&tool) { Refusal::WriteTo { path } } else { Refusal::ReadFrom { path } }
-                .into();
+            let refusal =
+                if EDIT_TOOLS.contains(&tool) { Refusal::WriteTo { path } } else { Refusal::ReadFrom { path } };
+            return self.asking_with(refusal);
         }
         if tool == "Bash" && !self.bash_reads_inside(&call) {
-            return self.ask(&call).into();
+            return self.asking(&call);
         }
         if registry.is_read_only(tool, input) {
-            return Decision::Allow;
+            return Verdict::Allow;
         }
         match self.mode {
-            PermissionMode::Plan => Refusal::PlanMode { tool: tool.to_string() }.into(),
-            PermissionMode::AcceptEdits if EDIT_TOOLS.contains(&tool) => Decision::Allow,
-            _ => self.ask(&call).into(),
+            PermissionMode::Plan => Verdict::deny(Refusal::PlanMode { tool: tool.to_string() }),
+            PermissionMode::AcceptEdits if EDIT_TOOLS.contains(&tool) => Verdict::Allow,
+            _ => self.asking(&call),
         }
     }
 
@@ -465,6 +498,19 @@ impl PermissionContext {
     fn names_allowed(&self, tool: &str, path: &std::path::Path) -> bool {
         let cwd = self.workspace.cwd();
         self.rules.allow().iter().any(|r| r.covers_tool(tool) && r.specifier().is_some() && r.matches_path(path, cwd))
+    }
+
+    /// What would be asked: an ask with the prompt's text, or in `dontAsk` its deny.
+    fn asking(&self, call: &Call<'_>) -> Verdict {
+        self.asking_with(self.ask(call))
+    }
+
+    fn asking_with(&self, prompt: Refusal) -> Verdict {
+        // `dontAsk` never asks: it denies, with the same text a headless session gives.
+        match (self.mode, prompt) {
+            (_, refusal @ Refusal::DontAsk { .. }) | (PermissionMode::DontAsk, refusal) => Verdict::deny(refusal),
+            (_, refusal) => Verdict::Ask { message: refusal.to_string() },
+        }
     }
 
     /// What would have been asked, as the deny a headless session gives instead.

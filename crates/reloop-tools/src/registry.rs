@@ -59,6 +59,15 @@ impl ToolRegistry {
         }
     }
 
+    /// Keeps only the tools `keep` names, in order: a tool removed here is not offered to the
+    /// model at all (`--tools`, a bare `--disallowedTools` name), not only refused when called.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        let (tools, schemas): (Vec<_>, Vec<_>) =
+            self.tools.iter().cloned().zip(self.schemas.iter().cloned()).filter(|(t, _)| keep(t.name())).unzip();
+        self.tools = Arc::new(tools);
+        self.schemas = Arc::new(schemas);
+    }
+
     /// The tool of that name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)

@@ -20,6 +20,11 @@ pub enum HookEventName {
     PreToolUse,
     /// After a tool call ran.
     PostToolUse,
+    /// The permission rules would ask the user about a tool call, and the caller answered: the
+    /// Agent SDK's `can_use_tool` over `--permission-prompt-tool stdio`. Its one run holds the
+    /// answer verbatim as stdout, so a replay needs no caller. Settings-file hooks of this event
+    /// are not run (it is not [`HookEventName::parse`]d).
+    PermissionRequest,
 }
 
 impl HookEventName {
@@ -29,6 +34,7 @@ impl HookEventName {
             HookEventName::Stop => "Stop",
             HookEventName::PreToolUse => "PreToolUse",
             HookEventName::PostToolUse => "PostToolUse",
+            HookEventName::PermissionRequest => "PermissionRequest",
         }
     }
 

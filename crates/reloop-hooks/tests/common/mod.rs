@@ -16,7 +16,7 @@ pub fn script(dir: &Path, name: &str, body: &str) -> String {
 }
 
 pub fn hook(command: &str, timeout_ms: u64) -> HookCommand {
-    HookCommand { command: command.to_string(), timeout: Duration::from_millis(timeout_ms) }
+    HookCommand::command(command, Duration::from_millis(timeout_ms))
 }
 
 pub fn common(cwd: &Path) -> HookCommon {

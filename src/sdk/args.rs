@@ -1,0 +1,444 @@
+//! Claude Code's print-mode command line (`claude -p ...`), as the Agent SDKs write it.
+//!
+//! `reloop` with no subcommand reads these flags. Every flag either SDK may pass is accepted:
+//! the ones reloop honours are mapped onto `reloop run`'s settings; the ones it cannot honour
+//! yet each produce one warning on stderr naming the flag ([`PrintArgs::unhonoured`]), never
+//! silence. `docs/sdk.md` lists every flag with its status, and a test checks that table
+//! against [`FLAGS`].
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::cli::run::{InputFormat, ProviderKind, RunArgs};
+use crate::cli::{JournalArg, OutputFormat};
+
+/// The Claude Code version whose wire reloop speaks: what `system/init` reports as
+/// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+
+/// The model when neither `--model` nor `ANTHROPIC_MODEL` names one (as `reloop run`'s).
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "reloop",
+    about = "Claude Code's print mode, journaled: reloop [-p] [PROMPT] --output-format stream-json ...",
+    disable_version_flag = true
+)]
+pub struct PrintArgs {
+    /// The prompt (with `--input-format text`); read from stdin when absent.
+    pub prompt: Option<String>,
+    /// Print the answer and exit (the only mode reloop has; accepted for Claude Code's spelling).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Print the version, as Claude Code's `-v` does.
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+    /// Claude Code prints every message in stream-json only with it; reloop always does.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Also print `stream_event` lines as the model streams.
+    #[arg(long)]
+    pub include_partial_messages: bool,
+    /// The model [env: ANTHROPIC_MODEL; default: claude-sonnet-4-6].
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub fallback_model: Option<String>,
+    /// Replace the system prompt (an empty string sends none).
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Replace the system prompt with a file's text.
+    #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
+    pub system_prompt_file: Option<PathBuf>,
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+    /// The tools offered to the model: names separated by commas, `""` for none, `default` for all.
+    #[arg(long)]
+    pub tools: Option<String>,
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1.., value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1.., value_delimiter = ',')]
+    pub disallowed_tools: Vec<String>,
+    /// default, acceptEdits, plan, bypassPermissions or dontAsk [default: default].
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+    /// `stdio`: ask the SDK (`can_use_tool` control requests) where the rules would ask.
+    #[arg(long)]
+    pub permission_prompt_tool: Option<String>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    #[arg(long)]
+    pub max_budget_usd: Option<f64>,
+    /// Extended thinking with this many budget tokens.
+    #[arg(long)]
+    pub max_thinking_tokens: Option<u32>,
+    /// A settings file, or the settings as an inline JSON object.
+    #[arg(long)]
+    pub settings: Option<String>,
+    /// Which settings files Claude Code would load (`user,project,local`); reloop loads only
+    /// `--settings`.
+    #[arg(long)]
+    pub setting_sources: Option<String>,
+    #[arg(long, num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+    /// Resume this session (an id or a unique prefix) with the new prompt.
+    #[arg(long, short = 'r', value_name = "ID")]
+    pub resume: Option<String>,
+    /// Resume the journal's most recent session.
+    #[arg(long, short = 'c')]
+    pub r#continue: bool,
+    /// The id a new session takes (a UUID).
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// With --resume or --continue: go on in a new session forked at the last step.
+    #[arg(long)]
+    pub fork_session: bool,
+    /// With --resume: go on from this message of the session (a line `uuid`).
+    #[arg(long, value_name = "UUID")]
+    pub resume_session_at: Option<String>,
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+    /// Allow bypassPermissions when running as root.
+    #[arg(long)]
+    pub dangerously_allow_root: bool,
+
+    // reloop's own
+    #[command(flatten)]
+    pub journal: JournalArg,
+    /// A cassette of scripted model responses instead of a live model.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: crate::cli::wire::WireArgs,
+    #[arg(long, default_value_t = 10)]
+    pub max_retries: u32,
+
+    // Accepted, not honoured yet: each one given is named in a warning.
+    #[arg(long, num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+    #[arg(long)]
+    pub json_schema: Option<String>,
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub betas: Vec<String>,
+    #[arg(long)]
+    pub effort: Option<String>,
+    #[arg(long)]
+    pub thinking: Option<String>,
+    #[arg(long)]
+    pub thinking_display: Option<String>,
+    #[arg(long)]
+    pub task_budget: Option<String>,
+    #[arg(long)]
+    pub plugin_dir: Vec<String>,
+    #[arg(long)]
+    pub plugin_dir_no_mcp: Vec<String>,
+    #[arg(long)]
+    pub agent: Option<String>,
+    #[arg(long)]
+    pub agents: Option<String>,
+    #[arg(long)]
+    pub resume_drops_turn: Option<String>,
+    #[arg(long)]
+    pub include_hook_events: bool,
+    #[arg(long)]
+    pub session_mirror: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    pub debug: Option<String>,
+    #[arg(long)]
+    pub debug_file: Option<String>,
+    #[arg(long)]
+    pub debug_to_stderr: bool,
+    #[arg(long)]
+    pub channels: Vec<String>,
+    #[arg(long)]
+    pub permission_prompts: Option<String>,
+    #[arg(long)]
+    pub initialize_fields: Option<String>,
+    #[arg(long)]
+    pub await_initialize: bool,
+    #[arg(long)]
+    pub managed_settings: Option<String>,
+    #[arg(long)]
+    pub managed_settings_in_initialize: bool,
+    #[arg(long)]
+    pub project_config_root: Option<String>,
+    #[arg(long)]
+    pub no_session_persistence: bool,
+    #[arg(long)]
+    pub replay_user_messages: bool,
+    #[arg(long)]
+    pub allow_dangerously_skip_permissions: bool,
+    #[arg(long)]
+    pub hard_fail: bool,
+}
+
+/// How reloop treats a flag: the rows of `docs/sdk.md`'s flag table (checked by a test).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Does what Claude Code's flag does.
+    Supported,
+    /// Accepted; one warning on stderr says it is not honoured.
+    Warned,
+}
+
+#[cfg(test)]
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Supported => "supported",
+            Status::Warned => "accepted with a warning",
+        }
+    }
+}
+
+/// Every Claude Code flag the print mode accepts, with its status.
+#[cfg(test)]
+pub const FLAGS: &[(&str, Status)] = &[
+    ("-p, --print", Status::Supported),
+    ("-v, --version", Status::Supported),
+    ("--output-format", Status::Supported),
+    ("--input-format", Status::Supported),
+    ("--verbose", Status::Supported),
+    ("--include-partial-messages", Status::Supported),
+    ("--model", Status::Supported),
+    ("--fallback-model", Status::Supported),
+    ("--system-prompt", Status::Supported),
+    ("--system-prompt-file", Status::Supported),
+    ("--append-system-prompt", Status::Supported),
+    ("--tools", Status::Supported),
+    ("--allowedTools, --allowed-tools", Status::Supported),
+    ("--disallowedTools, --disallowed-tools", Status::Supported),
+    ("--permission-mode", Status::Supported),
+    ("--permission-prompt-tool", Status::Supported),
+    ("--max-turns", Status::Supported),
+    ("--max-budget-usd", Status::Supported),
+    ("--max-thinking-tokens", Status::Supported),
+    ("--settings", Status::Supported),
+    ("--setting-sources", Status::Supported),
+    ("--add-dir", Status::Supported),
+    ("-r, --resume", Status::Supported),
+    ("-c, --continue", Status::Supported),
+    ("--session-id", Status::Supported),
+    ("--fork-session", Status::Supported),
+    ("--resume-session-at", Status::Supported),
+    ("--dangerously-skip-permissions", Status::Supported),
+    ("--mcp-config", Status::Warned),
+    ("--strict-mcp-config", Status::Supported),
+    ("--json-schema", Status::Warned),
+    ("--betas", Status::Warned),
+    ("--effort", Status::Warned),
+    ("--thinking", Status::Warned),
+    ("--thinking-display", Status::Warned),
+    ("--task-budget", Status::Warned),
+    ("--plugin-dir", Status::Warned),
+    ("--plugin-dir-no-mcp", Status::Warned),
+    ("--agent", Status::Warned),
+    ("--agents", Status::Warned),
+    ("--resume-drops-turn", Status::Warned),
+    ("--include-hook-events", Status::Warned),
+    ("--session-mirror", Status::Warned),
+    ("--debug", Status::Warned),
+    ("--debug-file", Status::Warned),
+    ("--debug-to-stderr", Status::Warned),
+    ("--channels", Status::Warned),
+    ("--permission-prompts", Status::Warned),
+    ("--initialize-fields", Status::Warned),
+    ("--await-initialize", Status::Warned),
+    ("--managed-settings", Status::Warned),
+    ("--managed-settings-in-initialize", Status::Warned),
+    ("--project-config-root", Status::Warned),
+    ("--no-session-persistence", Status::Warned),
+    ("--replay-user-messages", Status::Warned),
+    ("--allow-dangerously-skip-permissions", Status::Warned),
+    ("--hard-fail", Status::Warned),
+];
+
+impl PrintArgs {
+    /// The flags given that reloop does not honour, each with what is not done.
+    pub fn unhonoured(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = Vec::new();
+        let mut warn = |given: bool, flag: &'static str, why: &'static str| {
+            if given {
+                out.push((flag, why));
+            }
+        };
+        warn(!self.mcp_config.is_empty(), "--mcp-config", "MCP servers are not supported yet; their tools are not offered");
+        warn(self.json_schema.is_some(), "--json-schema", "structured output is not supported yet; the result is plain text");
+        warn(!self.betas.is_empty(), "--betas", "beta headers are not sent");
+        warn(self.effort.is_some(), "--effort", "the effort setting is not sent");
+        warn(
+            self.thinking.as_deref().is_some_and(|t| t != "disabled"),
+            "--thinking",
+            "adaptive thinking is not requested (use --max-thinking-tokens)",
+        );
+        warn(self.thinking_display.is_some(), "--thinking-display", "thinking display is not configurable");
+        warn(self.task_budget.is_some(), "--task-budget", "task budgets are not enforced (use --max-budget-usd)");
+        warn(!self.plugin_dir.is_empty(), "--plugin-dir", "plugins are not loaded");
+        warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
+        warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
+        warn(self.agents.is_some(), "--agents", "subagents are not supported yet");
+        warn(self.resume_drops_turn.is_some(), "--resume-drops-turn", "the guard is not checked");
+        warn(self.include_hook_events, "--include-hook-events", "hook events are not printed");
+        warn(self.session_mirror, "--session-mirror", "sessions are mirrored to the journal only");
+        warn(self.debug.is_some(), "--debug", "there is no debug log");
+        warn(self.debug_file.is_some(), "--debug-file", "there is no debug log");
+        warn(self.debug_to_stderr, "--debug-to-stderr", "there is no debug log");
+        warn(!self.channels.is_empty(), "--channels", "channels are not supported");
+        warn(self.permission_prompts.is_some(), "--permission-prompts", "only --permission-prompt-tool stdio asks");
+        warn(self.initialize_fields.is_some(), "--initialize-fields", "settings are read from flags, not initialize");
+        warn(self.await_initialize, "--await-initialize", "reloop always reads initialize before the first prompt");
+        warn(self.managed_settings.is_some(), "--managed-settings", "managed settings are not loaded");
+        warn(self.managed_settings_in_initialize, "--managed-settings-in-initialize", "managed settings are not loaded");
+        warn(self.project_config_root.is_some(), "--project-config-root", "project configuration is not loaded");
+        warn(self.no_session_persistence, "--no-session-persistence", "every session is journaled");
+        warn(self.replay_user_messages, "--replay-user-messages", "user messages are not echoed");
+        warn(self.allow_dangerously_skip_permissions, "--allow-dangerously-skip-permissions", "modes switch only by flag or set_permission_mode");
+        warn(self.hard_fail, "--hard-fail", "there is no debug log");
+        if let Some(sources) = &self.setting_sources {
+            let reads_files = sources.split(',').any(|s| !s.trim().is_empty());
+            warn(reads_files, "--setting-sources", "reloop reads settings only from --settings, not user or project files");
+        }
+        out
+    }
+
+    /// The permission mode the flags ask for.
+    pub fn permission_mode(&self) -> String {
+        if self.dangerously_skip_permissions {
+            "bypassPermissions".to_string()
+        } else {
+            self.permission_mode.clone().unwrap_or_else(|| "default".to_string())
+        }
+    }
+
+    /// `reloop run`'s settings for the same session. The system prompt, the settings and the
+    /// tools are the caller's to apply (they may come from a file or `initialize`).
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            prompt: self.prompt.clone(),
+            script: self.script.clone(),
+            demo: false,
+            cwd: None,
+            max_turns: self.max_turns,
+            journal: self.journal.clone(),
+            output_format: self.output_format,
+            model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
+                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+            max_output_tokens: super::max_output_tokens(),
+            system_prompt: None,
+            append_system_prompt: self.append_system_prompt.clone(),
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            wire: self.wire.clone(),
+            fallback_model: self.fallback_model.clone(),
+            max_retries: self.max_retries,
+            escalate_max_tokens: false,
+            token_budget: None,
+            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
+            settings: None,
+            permission_mode: self.permission_mode(),
+            allowed_tools: self.allowed_tools.clone(),
+            disallowed_tools: self.disallowed_tools.clone(),
+            add_dir: self.add_dir.clone(),
+            tool_env_keep: Vec::new(),
+            dangerously_allow_root: self.dangerously_allow_root,
+            stop_hook_block_cap: 8,
+            input_format: self.input_format,
+            context_window: None,
+            no_auto_compact: false,
+            max_budget_usd: self.max_budget_usd,
+            crash_after_step: None,
+        }
+    }
+
+    /// The tool names `--tools` keeps (`None`: all), and the bare names `--disallowedTools`
+    /// removes: a tool in neither is offered to the model.
+    pub fn offered(&self, name: &str) -> bool {
+        let removed = self.disallowed_tools.iter().any(|entry| entry.trim() == name);
+        let listed = match self.tools.as_deref().map(str::trim) {
+            None | Some("default") => true,
+            Some(list) => list.split(',').any(|t| t.trim() == name),
+        };
+        listed && !removed
+    }
+}
+
+/// Whether an argument list is Claude Code's print mode rather than a reloop subcommand: the
+/// first argument names no subcommand (and is not a help or version request of reloop's own).
+pub fn is_print_mode(args: &[std::ffi::OsString], subcommands: &[&str]) -> bool {
+    let Some(first) = args.get(1).and_then(|a| a.to_str()) else { return false };
+    if subcommands.contains(&first) || matches!(first, "-h" | "--help" | "-V" | "help") {
+        return false;
+    }
+    // `reloop --version` alone is reloop's own; anything else with flags is print mode.
+    !(first == "--version" && args.len() == 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> PrintArgs {
+        PrintArgs::try_parse_from(std::iter::once("reloop").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn the_python_sdk_s_command_line_parses() {
+        let args = parse(&[
+            "--output-format", "stream-json", "--verbose", "--system-prompt", "", "--allowedTools", "Read",
+            "--max-turns", "3", "--disallowedTools", "Bash", "--model", "claude-haiku-4-5", "--permission-mode",
+            "acceptEdits", "--resume=abc", "--setting-sources=", "--add-dir", "/a", "--add-dir", "/b",
+            "--input-format", "stream-json",
+        ]);
+        assert_eq!(args.output_format, OutputFormat::StreamJson);
+        assert_eq!(args.system_prompt.as_deref(), Some(""));
+        assert_eq!(args.allowed_tools, vec!["Read"]);
+        assert_eq!(args.max_turns, Some(3));
+        assert_eq!(args.resume.as_deref(), Some("abc"));
+        assert_eq!(args.add_dir, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert!(args.unhonoured().is_empty(), "{:?}", args.unhonoured());
+        assert!(!args.offered("Bash") && args.offered("Read"));
+    }
+
+    #[test]
+    fn every_unhonoured_flag_given_is_named_once() {
+        let args = parse(&["--json-schema", "{}", "--mcp-config", "{}", "--setting-sources=user,project"]);
+        let named: Vec<_> = args.unhonoured().into_iter().map(|(flag, _)| flag).collect();
+        assert_eq!(named, vec!["--mcp-config", "--json-schema", "--setting-sources"]);
+        for flag in named {
+            assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned || flag == "--setting-sources"));
+        }
+    }
+
+    #[test]
+    fn tools_lists_what_is_offered() {
+        assert!(!parse(&["--tools", ""]).offered("Read"));
+        assert!(parse(&["--tools", "Read,Grep"]).offered("Grep"));
+        assert!(!parse(&["--tools", "Read,Grep"]).offered("Bash"));
+        assert!(parse(&["--tools", "default"]).offered("Bash"));
+    }
+
+    #[test]
+    fn subcommands_stay_reloop_s() {
+        let os = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        let subs = ["run", "replay"];
+        assert!(!is_print_mode(&os(&["reloop", "run", "x"]), &subs));
+        assert!(!is_print_mode(&os(&["reloop"]), &subs));
+        assert!(!is_print_mode(&os(&["reloop", "--help"]), &subs));
+        assert!(is_print_mode(&os(&["reloop", "--output-format", "stream-json"]), &subs));
+        assert!(is_print_mode(&os(&["reloop", "-p", "hello"]), &subs));
+        assert!(is_print_mode(&os(&["reloop", "-v"]), &subs));
+    }
+}

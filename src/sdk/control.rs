@@ -1,0 +1,185 @@
+//! The control protocol's requests, both ways.
+//!
+//! From the SDK: `initialize` (hook callbacks, the system prompt), `interrupt`, `set_model`,
+//! `set_permission_mode`, `get_context_usage`, `mcp_status`; any other subtype is answered with
+//! an error naming it. To the SDK: `can_use_tool` where the permission rules would ask
+//! ([`SdkPrompt`]) and `hook_callback` for the hooks `initialize` registered ([`SdkHooks`]).
+//! Their answers come back as events (a `PermissionRequest` or tool hook run), so they are
+//! journaled and a replay needs no SDK.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use reloop_core::hook::HookEventName;
+use reloop_driver::{PermissionPrompt, PromptRequest};
+use reloop_hooks::{HookCallbacks, HookCommand, HookInput, HooksConfig, Matcher, MatcherGroup};
+use serde_json::{json, Value};
+
+use super::protocol::Wire;
+
+/// The longest model name `set_model` takes: a name is an identifier, not a payload.
+pub const MAX_MODEL_NAME: usize = 256;
+
+/// Asks the SDK through `can_use_tool`.
+pub struct SdkPrompt(pub Wire);
+
+impl PermissionPrompt for SdkPrompt {
+    fn ask(&self, request: PromptRequest) -> BoxFuture<'static, Result<Value, String>> {
+        let wire = self.0.clone();
+        Box::pin(async move {
+            // The prompt's text goes where Claude Code puts what its dialog shows.
+            let ask = json!({
+                "subtype": "can_use_tool",
+                "tool_name": request.tool_name,
+                "display_name": request.tool_name,
+                "input": request.input,
+                "description": request.message,
+                "permission_suggestions": [],
+                "tool_use_id": request.tool_use_id,
+            });
+            wire.request(ask).await
+        })
+    }
+}
+
+/// Answers hook callbacks through `hook_callback`.
+pub struct SdkHooks(pub Wire);
+
+impl HookCallbacks for SdkHooks {
+    fn call(&self, callback_id: &str, input: &HookInput) -> BoxFuture<'static, Result<Value, String>> {
+        let wire = self.0.clone();
+        let request = json!({
+            "subtype": "hook_callback",
+            "callback_id": callback_id,
+            "input": input,
+            "tool_use_id": input.tool_use_id,
+        });
+        Box::pin(async move { wire.request(request).await })
+    }
+}
+
+/// What `initialize` asked for.
+#[derive(Default)]
+pub struct Initialize {
+    /// The system prompt the TypeScript SDK sends here (`systemPrompt`, a string or strings).
+    pub system_prompt: Option<String>,
+    pub append_system_prompt: Option<String>,
+    /// Hook callbacks by event: (matcher, callback ids, timeout).
+    pub hooks: Vec<(HookEventName, String, Vec<String>, Option<Duration>)>,
+    /// Fields reloop cannot honour, for a warning each.
+    pub unhonoured: Vec<&'static str>,
+}
+
+impl Initialize {
+    /// Reads an `initialize` request. A hook event reloop does not run is named in a warning.
+    pub fn parse(request: &Value) -> Result<Self, String> {
+        let mut init = Initialize::default();
+        init.system_prompt = match request.get("systemPrompt") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Array(parts)) => {
+                Some(parts.iter().filter_map(Value::as_str).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n"))
+            }
+            Some(_) => return Err("initialize: systemPrompt must be a string or a list of strings".into()),
+        };
+        init.append_system_prompt = request.get("appendSystemPrompt").and_then(Value::as_str).map(str::to_string);
+        if let Some(Value::Object(events)) = request.get("hooks") {
+            for (name, groups) in events {
+                let Some(event) = HookEventName::parse(name) else {
+                    init.unhonoured.push("hooks of events other than PreToolUse, PostToolUse and Stop");
+                    continue;
+                };
+                for group in groups.as_array().map(Vec::as_slice).unwrap_or_default() {
+                    let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or_default().to_string();
+                    let ids: Vec<String> = group
+                        .get("hookCallbackIds")
+                        .and_then(Value::as_array)
+                        .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                        .unwrap_or_default();
+                    let timeout = group
+                        .get("timeout")
+                        .and_then(Value::as_f64)
+                        .filter(|s| s.is_finite() && *s > 0.0)
+                        .and_then(|s| Duration::try_from_secs_f64(s).ok());
+                    init.hooks.push((event, matcher, ids, timeout));
+                }
+            }
+        }
+        for (key, what) in [
+            ("agents", "initialize: agents (subagents are not supported yet)"),
+            ("sdkMcpServers", "initialize: sdkMcpServers (MCP is not supported yet)"),
+            ("jsonSchema", "initialize: jsonSchema (structured output is not supported yet)"),
+        ] {
+            if request.get(key).is_some_and(|v| !v.is_null() && v != &json!({}) && v != &json!([])) {
+                init.unhonoured.push(what);
+            }
+        }
+        Ok(init)
+    }
+
+    /// Adds the registered callbacks to `hooks`, answered over `wire`.
+    pub fn register(&self, hooks: &mut HooksConfig, wire: &Wire) -> Result<(), String> {
+        let handler: Arc<dyn HookCallbacks> = Arc::new(SdkHooks(wire.clone()));
+        for (event, matcher, ids, timeout) in &self.hooks {
+            let matcher = Matcher::new(matcher).map_err(|e| format!("initialize: hook matcher {matcher:?}: {e}"))?;
+            let timeout = timeout.unwrap_or(reloop_hooks::DEFAULT_HOOK_TIMEOUT);
+            let hooks_of_group =
+                ids.iter().map(|id| HookCommand::callback(id.clone(), timeout, handler.clone())).collect();
+            hooks.add_group(*event, MatcherGroup { matcher, hooks: hooks_of_group });
+        }
+        Ok(())
+    }
+}
+
+/// The answer to `initialize`: what this CLI offers.
+pub fn initialize_response(model: &str) -> Value {
+    json!({
+        "commands": [],
+        "agents": [],
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": [{"value": model, "displayName": model, "description": "the model this session asks"}],
+        "account": {},
+        "pid": std::process::id(),
+    })
+}
+
+/// A model name `set_model` may switch to: short and printable.
+pub fn check_model_name(model: &str) -> Result<(), String> {
+    if model.is_empty() || model.len() > MAX_MODEL_NAME || model.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!("set_model: not a model name ({} bytes)", model.len()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_registers_hook_callbacks_and_the_system_prompt() {
+        let request = json!({"subtype": "initialize",
+            "hooks": {"PreToolUse": [{"matcher": "Read", "hookCallbackIds": ["hook_0"]}],
+                      "UserPromptSubmit": [{"hookCallbackIds": ["hook_1"]}]},
+            "systemPrompt": ["", "be brief"]});
+        let init = Initialize::parse(&request).unwrap();
+        assert_eq!(init.system_prompt.as_deref(), Some("be brief"));
+        assert_eq!(init.hooks.len(), 1);
+        assert_eq!(init.unhonoured.len(), 1);
+        let mut hooks = HooksConfig::default();
+        init.register(&mut hooks, &Wire::default()).unwrap();
+        let found = hooks.matching(HookEventName::PreToolUse, Some("Read"));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].command, "callback:hook_0");
+        assert!(hooks.matching(HookEventName::PreToolUse, Some("Bash")).is_empty());
+    }
+
+    #[test]
+    fn model_names_are_checked() {
+        assert!(check_model_name("claude-haiku-4-5").is_ok());
+        assert!(check_model_name("").is_err());
+        assert!(check_model_name(&"x".repeat(MAX_MODEL_NAME + 1)).is_err());
+        assert!(check_model_name("a b").is_err());
+    }
+}

@@ -1,0 +1,45 @@
+//! Claude Code's print mode: `reloop` with no subcommand, as the Claude Agent SDKs run it.
+//!
+//! With `--input-format stream-json` the process is a long-lived session: it reads the SDK's
+//! lines on stdin ([`protocol`]), answers its control requests ([`control`]), runs one query per
+//! user message (messages that arrive while a query runs wait for its result), prints Claude
+//! Code's stream-json lines ([`stream`]) and exits when stdin closes and the last query is over.
+//! Every session is journaled like `reloop run`'s, so it replays, is explained by `why`, forks
+//! and resumes; the SDK's answers (permission prompts, hook callbacks, model and mode switches)
+//! are journaled events, so a replay needs no SDK.
+
+pub mod args;
+mod control;
+mod protocol;
+mod session;
+mod stream;
+
+use std::process::ExitCode;
+
+pub use args::{is_print_mode, PrintArgs};
+
+use crate::cli::CliError;
+
+/// The output-token limit of each response: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, else reloop's
+/// default.
+pub fn max_output_tokens() -> u32 {
+    std::env::var("CLAUDE_CODE_MAX_OUTPUT_TOKENS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(32_000)
+}
+
+/// Now, as Claude Code's line timestamps write it.
+pub fn timestamp() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0);
+    reloop_import::format_rfc3339_ms(ms)
+}
+
+/// Runs the print mode.
+pub async fn run(args: PrintArgs) -> Result<ExitCode, CliError> {
+    if args.version {
+        crate::term::outln!("{} (Claude Code compatible; reloop {})", args::CLAUDE_CODE_VERSION, env!("CARGO_PKG_VERSION"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    session::run(args).await
+}

@@ -1,0 +1,256 @@
+//! The stream-json control protocol's wire: what the SDK writes on reloop's stdin, one JSON
+//! object a line, and the requests reloop sends the SDK and waits on.
+//!
+//! Hostile input is the normal case: a line that is not JSON, not an object or of an unknown
+//! type is reported on stderr and skipped; a line longer than [`MAX_LINE_BYTES`] is skipped
+//! without being held in memory; stdin closing ends the reader, and every request still waiting
+//! for the SDK's answer then fails, so nothing waits forever.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+/// The longest stdin line taken (a user message with images fits; a runaway writer does not).
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One line the SDK wrote.
+#[derive(Debug)]
+pub enum Incoming {
+    /// `{"type": "user", "message": {...}}`: the next prompt.
+    User(Vec<reloop_core::ContentBlock>),
+    /// `{"type": "control_request", "request_id", "request": {"subtype", ...}}`.
+    Request { id: String, request: Value },
+    /// `{"type": "control_response", "response": {"subtype": "success"|"error", "request_id", ...}}`.
+    Response { id: String, answer: Result<Value, String> },
+    /// `{"type": "control_cancel_request", "request_id"}`: the SDK withdrew one of its requests.
+    Cancel { id: String },
+}
+
+/// Reads stdin on a thread of its own and hands each line over, parsed. The channel closes at
+/// end of input (or a read error).
+pub fn read_stdin() -> mpsc::UnboundedReceiver<Incoming> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut reader = stdin.lock();
+        let mut number = 0u64;
+        loop {
+            number += 1;
+            let line = match read_bounded_line(&mut reader) {
+                Ok(Some(Ok(line))) => line,
+                Ok(Some(Err(skipped))) => {
+                    crate::term::errln!("reloop: stdin line {number}: {skipped} bytes, over the {MAX_LINE_BYTES}-byte limit; skipped");
+                    continue;
+                }
+                Ok(None) | Err(_) => break,
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse(&line) {
+                Ok(incoming) => {
+                    if tx.send(incoming).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => crate::term::errln!("reloop: stdin line {number}: {e}; skipped"),
+            }
+        }
+    });
+    rx
+}
+
+/// One line, or how long the over-long line was that was skipped; `None` at end of input.
+fn read_bounded_line(reader: &mut impl BufRead) -> std::io::Result<Option<Result<String, usize>>> {
+    let mut line = Vec::new();
+    let mut skipped = 0usize;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(match (line.is_empty(), skipped) {
+                (true, 0) => None,
+                (_, 0) => Some(Ok(String::from_utf8_lossy(&line).into_owned())),
+                (_, n) => Some(Err(n)),
+            });
+        }
+        let (chunk, done) = match memchr_newline(buf) {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if skipped > 0 || line.len() + chunk.len() > MAX_LINE_BYTES {
+            skipped += line.len() + chunk.len();
+            line = Vec::new();
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(if skipped > 0 { Err(skipped) } else { Ok(String::from_utf8_lossy(&line).into_owned()) }));
+        }
+    }
+}
+
+fn memchr_newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|b| *b == b'\n')
+}
+
+/// Reads one line of the protocol.
+pub fn parse(line: &str) -> Result<Incoming, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    match value.get("type").and_then(Value::as_str) {
+        Some("user") => {
+            let message = value.get("message").cloned().unwrap_or(Value::Null);
+            let content = user_content(&message)?;
+            Ok(Incoming::User(content))
+        }
+        Some("control_request") => {
+            let id = text(&value, "request_id").ok_or("a control_request without a request_id")?;
+            let request = value.get("request").cloned().unwrap_or(Value::Null);
+            Ok(Incoming::Request { id, request })
+        }
+        Some("control_response") => {
+            let response = value.get("response").ok_or("a control_response without a response")?;
+            let id = text(response, "request_id").ok_or("a control_response without a request_id")?;
+            let answer = match response.get("subtype").and_then(Value::as_str) {
+                Some("success") => Ok(response.get("response").cloned().unwrap_or(Value::Null)),
+                _ => Err(text(response, "error").unwrap_or_else(|| "the SDK answered with an error".into())),
+            };
+            Ok(Incoming::Response { id, answer })
+        }
+        Some("control_cancel_request") => {
+            Ok(Incoming::Cancel { id: text(&value, "request_id").ok_or("a cancel without a request_id")? })
+        }
+        Some(other) => Err(format!("unknown message type {other:?}")),
+        None => Err("a JSON object with a \"type\" was expected".into()),
+    }
+}
+
+/// A user message's content: a string, or content blocks.
+fn user_content(message: &Value) -> Result<Vec<reloop_core::ContentBlock>, String> {
+    match message.get("content") {
+        Some(Value::String(text)) => Ok(vec![reloop_core::ContentBlock::text(text.clone())]),
+        Some(blocks @ Value::Array(_)) => {
+            serde_json::from_value(blocks.clone()).map_err(|e| format!("bad user message content ({e})"))
+        }
+        _ => Err("a user message needs \"message\": {\"content\": ...}".into()),
+    }
+}
+
+/// Writes protocol lines on stdout and keeps the requests reloop sent that wait for an answer.
+#[derive(Clone, Default)]
+pub struct Wire {
+    pending: Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>>,
+    next: Arc<AtomicU64>,
+    /// Once stdin has closed, no answer can come: new requests fail at once.
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Wire {
+    /// One line on stdout, flushed.
+    pub fn line(&self, value: &Value) {
+        match serde_json::to_string(value) {
+            Ok(text) => crate::term::write_stdout(&format!("{}\n", crate::term::json_safe(&text)), true),
+            Err(e) => crate::term::errln!("reloop: cannot write a JSON line: {e}"),
+        }
+    }
+
+    /// Answers an SDK request.
+    pub fn respond(&self, id: &str, answer: Result<Value, String>) {
+        let response = match answer {
+            Ok(Value::Null) => json!({"subtype": "success", "request_id": id}),
+            Ok(value) => json!({"subtype": "success", "request_id": id, "response": value}),
+            Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+        };
+        self.line(&json!({"type": "control_response", "response": response}));
+    }
+
+    /// Sends a request to the SDK and waits for its answer (or for stdin to close).
+    pub async fn request(&self, request: Value) -> Result<Value, String> {
+        let id = format!("reloop_req_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if self.closed.load(Ordering::SeqCst) {
+                return Err("the SDK closed reloop's stdin; nobody can answer".into());
+            }
+            pending.insert(id.clone(), tx);
+        }
+        self.line(&json!({"type": "control_request", "request_id": id, "request": request}));
+        rx.await.unwrap_or_else(|_| Err("the SDK closed reloop's stdin before answering".into()))
+    }
+
+    /// The SDK answered one of reloop's requests; an answer to no request is reported.
+    pub fn answered(&self, id: &str, answer: Result<Value, String>) {
+        let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            None => crate::term::errln!("reloop: a control_response for {id}, which no request awaits; ignored"),
+        }
+    }
+
+    /// The SDK withdrew a request of its own or answered "cancel" for one of reloop's: a request
+    /// of reloop's still waiting fails (a permission prompt then denies).
+    pub fn cancelled(&self, id: &str) {
+        if let Some(tx) = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id) {
+            let _ = tx.send(Err("the SDK cancelled the request".into()));
+        }
+    }
+
+    /// Stdin closed: every request still waiting fails, and so will any new one.
+    pub fn close(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        self.closed.store(true, Ordering::SeqCst);
+        pending.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sdk_s_lines_parse() {
+        let user = r#"{"type": "user", "session_id": "", "message": {"role": "user", "content": "read a.txt"}, "parent_tool_use_id": null}"#;
+        assert!(matches!(parse(user), Ok(Incoming::User(c)) if c.len() == 1));
+        let init = r#"{"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}}"#;
+        assert!(matches!(parse(init), Ok(Incoming::Request { id, .. }) if id == "req_1"));
+        let allow = r#"{"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {"behavior": "allow"}}}"#;
+        assert!(matches!(parse(allow), Ok(Incoming::Response { answer: Ok(_), .. })));
+        let error = r#"{"type": "control_response", "response": {"subtype": "error", "request_id": "x", "error": "boom"}}"#;
+        assert!(matches!(parse(error), Ok(Incoming::Response { answer: Err(e), .. }) if e == "boom"));
+        for bad in ["not json", "[]", r#"{"type": "nope"}"#, r#"{"type": "user"}"#, r#"{"type": "control_request"}"#] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_over_long_line_is_skipped_and_the_next_is_read() {
+        let long = "x".repeat(MAX_LINE_BYTES + 10);
+        let input = format!("{long}\n{{\"ok\":1}}\n");
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, input.as_bytes());
+        assert_eq!(read_bounded_line(&mut reader).unwrap(), Some(Err(MAX_LINE_BYTES + 10)));
+        assert_eq!(read_bounded_line(&mut reader).unwrap(), Some(Ok("{\"ok\":1}".to_string())));
+        assert_eq!(read_bounded_line(&mut reader).unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_request_waiting_when_stdin_closes_fails() {
+        let wire = Wire::default();
+        let waiting = {
+            let wire = wire.clone();
+            tokio::spawn(async move { wire.request(json!({"subtype": "can_use_tool"})).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        wire.close();
+        assert!(waiting.await.unwrap().is_err());
+        assert!(wire.request(json!({})).await.is_err());
+    }
+}

@@ -1,0 +1,468 @@
+//! One print-mode process: the session's set-up from the flags (and the SDK's `initialize`),
+//! its first query, and with stream-json input the queries after it until stdin closes.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use reloop_core::{ContentBlock, Event};
+use reloop_driver::{RunEvent, RunHandle, RunResult, Session};
+use reloop_hooks::Settings;
+use reloop_journal::StepRecord;
+use reloop_tools::{PermissionMode, ToolRegistry};
+use serde_json::{json, Value};
+
+use super::args::PrintArgs;
+use super::control::{self, Initialize, SdkPrompt};
+use super::protocol::{self, Incoming, Wire};
+use super::stream::SdkStream;
+use crate::cli::run::{InputFormat, ProviderKind};
+use crate::cli::{CliError, OutputFormat};
+use crate::term::errln;
+
+/// The most a prompt read from stdin may hold (`--input-format text`).
+const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
+
+pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
+    check(&args)?;
+    for (flag, why) in args.unhonoured() {
+        errln!("reloop: warning: {flag} is accepted but not honoured: {why}");
+    }
+    let signals = crate::cli::signals::Signals::install()?;
+    let here = crate::cli::current_dir()?;
+    let cwd = std::fs::canonicalize(&here)
+        .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", here.display())))?;
+    let wire = Wire::default();
+    match args.input_format {
+        InputFormat::Text => {
+            let prompt = match args.prompt.take() {
+                Some(prompt) => prompt,
+                None => read_prompt()?,
+            };
+            let setup = Setup { args, cwd, init: Initialize::default() };
+            let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
+            let model = setup.args.run_args().model;
+            let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
+                .with_output(setup.args.output_format);
+            let result = drive_one(handle, &mut printer, signals).await?;
+            Ok(exit_code(&result))
+        }
+        InputFormat::StreamJson => stream_session(args, cwd, wire, signals).await,
+    }
+}
+
+/// Flag combinations Claude Code refuses, refused the same way (exit 2).
+fn check(args: &PrintArgs) -> Result<(), CliError> {
+    if args.input_format == InputFormat::StreamJson && args.output_format != OutputFormat::StreamJson {
+        return Err(CliError::Usage("--input-format=stream-json requires --output-format=stream-json".into()));
+    }
+    if let Some(tool) = args.permission_prompt_tool.as_deref().filter(|t| *t != "stdio") {
+        return Err(CliError::Usage(format!(
+            "--permission-prompt-tool {tool}: reloop asks only over stdio (--permission-prompt-tool stdio); MCP prompt tools are not supported"
+        )));
+    }
+    if let Some(id) = args.session_id.as_deref().filter(|id| !reloop_driver::is_uuid(id)) {
+        return Err(CliError::Usage(format!("--session-id {id:?} is not a valid UUID")));
+    }
+    if args.fork_session && args.resume.is_none() && !args.r#continue {
+        return Err(CliError::Usage("--fork-session goes with --resume or --continue".into()));
+    }
+    if args.resume_session_at.is_some() && args.resume.is_none() {
+        return Err(CliError::Usage("--resume-session-at goes with --resume".into()));
+    }
+    if args.session_id.is_some() && (args.resume.is_some() || args.r#continue) && !args.fork_session {
+        return Err(CliError::Usage("--session-id with --resume or --continue also needs --fork-session".into()));
+    }
+    Ok(())
+}
+
+/// The prompt of `--input-format text` without a PROMPT argument: all of stdin.
+fn read_prompt() -> Result<String, CliError> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_PROMPT_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| CliError::Usage(format!("cannot read the prompt from stdin: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(CliError::Usage(
+            "Input must be provided either through stdin or as a prompt argument when using --print".into(),
+        ));
+    }
+    Ok(text)
+}
+
+/// What the session is built from.
+struct Setup {
+    args: PrintArgs,
+    cwd: PathBuf,
+    init: Initialize,
+}
+
+impl Setup {
+    fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
+        let mut run_args = self.args.run_args();
+        run_args.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(file)) => Some(std::fs::read_to_string(file).map_err(|e| {
+                CliError::Usage(format!("--system-prompt-file {}: cannot read it: {e}", file.display()))
+            })?),
+            (None, None) => self.init.system_prompt.clone(),
+        };
+        if run_args.append_system_prompt.is_none() {
+            run_args.append_system_prompt = self.init.append_system_prompt.clone();
+        }
+        let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
+        self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
+        let mut tools = ToolRegistry::builtin();
+        tools.retain(|name| self.args.offered(name));
+        let kind = self.args.provider.unwrap_or(if self.args.script.is_some() {
+            ProviderKind::Scripted
+        } else {
+            ProviderKind::Anthropic
+        });
+        let (mut session, _) = crate::cli::run::build_session(
+            &run_args,
+            kind,
+            &self.cwd,
+            &self.cwd,
+            prompt_text,
+            settings,
+            settings_path,
+            tools,
+        )?;
+        session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
+        if self.args.permission_prompt_tool.as_deref() == Some("stdio") {
+            session = session.with_prompt(Arc::new(SdkPrompt(wire.clone())));
+        }
+        Ok(session)
+    }
+
+    /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
+    fn start(&self, wire: &Wire, content: Vec<ContentBlock>, prompt_text: &str, keep_alive: bool) -> Result<RunHandle, CliError> {
+        let mut session = self.session(wire, prompt_text, keep_alive)?;
+        let target = match (&self.args.resume, self.args.r#continue) {
+            (Some(id), _) => id.clone(),
+            (None, true) => "last".to_string(),
+            (None, false) => return Ok(session.start(content)?),
+        };
+        let Some(journal) = session.journal.as_mut() else {
+            return Err(CliError::Usage("resuming needs the journal".into()));
+        };
+        let id = journal.resolve(&target)?;
+        let header = journal.header(&id)?;
+        let steps = journal.steps(&id)?;
+        let last = steps.last().map_or(0, |s| s.seq);
+        let at = match &self.args.resume_session_at {
+            Some(line) => seq_of_line(&id, &steps, line).ok_or_else(|| {
+                CliError::Usage(format!("--resume-session-at {line}: no line of session {id} has that uuid"))
+            })?,
+            None => last,
+        };
+        let prefix = reloop_driver::fork_prefix(&steps, at, &header.core_config)
+            .map_err(|e| CliError::Usage(format!("cannot resume {id}: {e}")))?;
+        if !prefix.state.is_done() {
+            return Err(CliError::Usage(format!(
+                "session {id} was still working at step {at} ({}): only a finished query takes a new prompt; \
+                 `reloop resume {id}` continues it",
+                prefix.state.phase()
+            )));
+        }
+        let id = if self.args.fork_session || at != last {
+            let mut fork = crate::cli::session::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
+            if let Some(given) = &self.args.session_id {
+                fork.id = given.clone();
+            }
+            journal.create_session_with_steps(&fork, &prefix.steps)?;
+            fork.id
+        } else {
+            id
+        };
+        journal.lock_session(&id)?;
+        let mut first = Vec::new();
+        let ctx = prefix.state.context();
+        if let Some(model) = self.args.model.as_ref().filter(|m| m.as_str() != ctx.current_model()) {
+            first.push(Event::SetModel { model: Some(model.clone()) });
+        }
+        if let Some(mode) = &self.args.permission_mode {
+            let journaled = ctx.session.permission_mode.clone().or_else(|| header_mode(&header));
+            if journaled.as_deref() != Some(mode.as_str()) {
+                first.push(Event::SetPermissionMode { mode: mode.clone() });
+            }
+        }
+        first.push(Event::UserInput { content });
+        Ok(session.resume_with_all(&id, first)?)
+    }
+}
+
+/// The permission mode a session's header recorded.
+fn header_mode(header: &reloop_journal::SessionHeader) -> Option<String> {
+    header.run_config.pointer("/permissions/mode").and_then(Value::as_str).map(str::to_string)
+}
+
+/// The step whose output carried the line `uuid` (line uuids are derived from the step).
+fn seq_of_line(session: &str, steps: &[StepRecord], uuid: &str) -> Option<u64> {
+    steps.iter().map(|s| s.seq).find(|seq| (0..64).any(|n| reloop_driver::line_uuid(session, *seq, n) == uuid))
+}
+
+/// `--settings`: a file, or an inline JSON object (not re-read on `reloop resume`).
+fn settings(given: Option<&str>, cwd: &std::path::Path) -> Result<(Settings, Option<PathBuf>), CliError> {
+    match given.map(str::trim) {
+        None | Some("") => Ok((Settings::empty(), None)),
+        Some(text) if text.starts_with('{') => {
+            Ok((Settings::from_json(text, "--settings").map_err(|e| CliError::Usage(e.to_string()))?, None))
+        }
+        Some(path) => {
+            let path = cwd.join(path);
+            let settings = Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?;
+            Ok((settings, Some(std::fs::canonicalize(&path).unwrap_or(path))))
+        }
+    }
+}
+
+
+/// A run whose first query is its only one (`--input-format text`).
+async fn drive_one(
+    handle: RunHandle,
+    printer: &mut SdkStream,
+    signals: crate::cli::signals::Signals,
+) -> Result<RunResult, CliError> {
+    let mut handle = handle;
+    let on_signal = handle.abort_handle();
+    let _watch = signals.watch(Arc::new(move || on_signal.abort()));
+    let mut result = None;
+    while let Some(event) = handle.next().await {
+        printer.on_event(&event);
+        if let RunEvent::Finished(r) = event {
+            result = Some(r);
+        }
+    }
+    handle.finish().await?;
+    result.ok_or_else(|| CliError::Io("the run ended without a result".into()))
+}
+
+/// 1 when the last query ended in error, as Claude Code exits.
+fn exit_code(result: &RunResult) -> ExitCode {
+    if result.is_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Settings the SDK changed before the first prompt: they shape the session's header.
+#[derive(Default)]
+struct Early {
+    model: Option<Option<String>>,
+    mode: Option<String>,
+}
+
+/// `--input-format stream-json`: the long-lived session the Agent SDKs drive.
+async fn stream_session(
+    args: PrintArgs,
+    cwd: PathBuf,
+    wire: Wire,
+    signals: crate::cli::signals::Signals,
+) -> Result<ExitCode, CliError> {
+    let mut incoming = protocol::read_stdin();
+    let mut init = Initialize::default();
+    let mut early = Early::default();
+    let model_name = args.model.clone().unwrap_or_else(|| args.run_args().model);
+    let first = loop {
+        match incoming.recv().await {
+            Some(Incoming::User(content)) => break content,
+            Some(Incoming::Request { id, request }) => match subtype(&request) {
+                "initialize" => match Initialize::parse(&request) {
+                    Ok(parsed) => {
+                        for what in &parsed.unhonoured {
+                            errln!("reloop: warning: {what} is accepted but not honoured");
+                        }
+                        init = parsed;
+                        wire.respond(&id, Ok(control::initialize_response(&model_name)));
+                    }
+                    Err(e) => wire.respond(&id, Err(e)),
+                },
+                "set_model" => match requested_model(&request) {
+                    Ok(model) => {
+                        early.model = Some(model);
+                        wire.respond(&id, Ok(Value::Null));
+                    }
+                    Err(e) => wire.respond(&id, Err(e)),
+                },
+                "set_permission_mode" => match requested_mode(&request, &args) {
+                    Ok(mode) => {
+                        wire.respond(&id, Ok(json!({"mode": mode.as_str()})));
+                        early.mode = Some(mode.as_str().to_string());
+                    }
+                    Err(e) => wire.respond(&id, Err(e)),
+                },
+                "interrupt" => wire.respond(&id, Ok(Value::Null)),
+                other => wire.respond(&id, common_request(other, &model_name, None)),
+            },
+            Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
+            Some(Incoming::Cancel { id }) => wire.cancelled(&id),
+            None => {
+                return Err(CliError::Usage(
+                    "Input must be provided either through stdin or as a prompt argument when using --print".into(),
+                ))
+            }
+        }
+    };
+    let mut args = args;
+    if let Some(model) = early.model {
+        args.model = model;
+    }
+    if let Some(mode) = early.mode {
+        args.permission_mode = Some(mode);
+    }
+    let prompt_text = crate::cli::run::text_of(&first);
+    let setup = Setup { args, cwd, init };
+    let handle = setup.start(&wire, first, &prompt_text, true)?;
+    let model = setup.args.model.clone().unwrap_or(model_name);
+    let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages);
+    let result = serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await?;
+    Ok(exit_code(&result))
+}
+
+/// The queries of a kept-alive session, until stdin closes and the last one is over.
+async fn serve(
+    mut handle: RunHandle,
+    stream: &mut SdkStream,
+    incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
+    wire: &Wire,
+    setup: &Setup,
+    signals: crate::cli::signals::Signals,
+) -> Result<RunResult, CliError> {
+    let control = handle.abort_handle();
+    let on_signal = handle.abort_handle();
+    let watch = signals.watch(Arc::new(move || {
+        on_signal.abort();
+        on_signal.close();
+    }));
+    let (mut running, mut stdin_open, mut closed) = (true, true, false);
+    let mut waiting: VecDeque<Vec<ContentBlock>> = VecDeque::new();
+    let mut last: Option<RunResult> = None;
+    loop {
+        tokio::select! {
+            event = handle.next() => {
+                let Some(event) = event else { break };
+                stream.on_event(&event);
+                if let RunEvent::Finished(result) = event {
+                    last = Some(result);
+                    running = false;
+                    if let Some(next) = waiting.pop_front() {
+                        stream.next_query();
+                        control.send(next);
+                        running = true;
+                    } else if !stdin_open && !closed {
+                        control.close();
+                        closed = true;
+                    }
+                }
+                if crate::term::stdout_closed() && !closed {
+                    // Nobody reads the session any more: stop it, as a closed pipe stops Claude Code.
+                    crate::cli::signals::mark_ending();
+                    control.abort();
+                    control.close();
+                    closed = true;
+                }
+            }
+            line = incoming.recv(), if stdin_open => match line {
+                Some(Incoming::User(content)) if running => waiting.push_back(content),
+                Some(Incoming::User(content)) => {
+                    stream.next_query();
+                    control.send(content);
+                    running = true;
+                }
+                Some(Incoming::Request { id, request }) => {
+                    let answer = match subtype(&request) {
+                        "interrupt" => {
+                            if running {
+                                control.abort();
+                            }
+                            Ok(Value::Null)
+                        }
+                        "set_model" => requested_model(&request).map(|model| {
+                            let shown = model.clone().unwrap_or_else(|| setup.args.run_args().model);
+                            control.set_model(model);
+                            stream.set_model(shown.clone());
+                            stream.local_command_output(&format!("Set model to {shown}"));
+                            Value::Null
+                        }),
+                        "set_permission_mode" => requested_mode(&request, &setup.args).map(|mode| {
+                            control.set_permission_mode(mode);
+                            json!({"mode": mode.as_str()})
+                        }),
+                        "initialize" => Err("initialize: the session is already initialized".into()),
+                        other => common_request(other, stream.model(), Some(stream)),
+                    };
+                    wire.respond(&id, answer);
+                }
+                Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
+                Some(Incoming::Cancel { id }) => wire.cancelled(&id),
+                None => {
+                    stdin_open = false;
+                    wire.close();
+                    if !running && waiting.is_empty() && !closed {
+                        control.close();
+                        closed = true;
+                    }
+                }
+            },
+        }
+    }
+    handle.finish().await?;
+    if watch.exit_code().is_some() {
+        crate::cli::signals::kill_child_groups();
+    }
+    last.ok_or_else(|| CliError::Io("the session ended without a result".into()))
+}
+
+fn subtype(request: &Value) -> &str {
+    request.get("subtype").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `set_model`'s model: a name, or `null` for the default.
+fn requested_model(request: &Value) -> Result<Option<String>, String> {
+    match request.get("model") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(model)) if model == "default" => Ok(None),
+        Some(Value::String(model)) => control::check_model_name(model).map(|()| Some(model.clone())),
+        Some(_) => Err("set_model: model must be a string or null".into()),
+    }
+}
+
+/// `set_permission_mode`'s mode, refused as the flag would be (bypass as root needs consent).
+fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, String> {
+    let text = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode: mode must be a string")?;
+    let mode: PermissionMode = text.parse().map_err(|e: reloop_tools::PermissionError| e.to_string())?;
+    if mode == PermissionMode::BypassPermissions && running_as_root() && !args.dangerously_allow_root {
+        return Err("set_permission_mode: bypassPermissions is refused when running as root (start reloop with --dangerously-allow-root if you mean it)".into());
+    }
+    Ok(mode)
+}
+
+fn running_as_root() -> bool {
+    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
+}
+
+/// Requests answered the same before and during the session.
+fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Result<Value, String> {
+    match subtype {
+        "mcp_status" => Ok(json!({"mcpServers": []})),
+        "get_context_usage" => {
+            let window = crate::models::context_window(model);
+            let used = stream.map_or(0, SdkStream::context_tokens);
+            let percentage = if window == 0 { 0.0 } else { used as f64 * 100.0 / window as f64 };
+            Ok(json!({
+                "totalTokens": used, "maxTokens": window, "rawMaxTokens": window,
+                "percentage": percentage, "model": model, "categories": [],
+            }))
+        }
+        "mcp_message" => Err("mcp_message: reloop runs no MCP servers (the SDK's in-process servers are not supported yet)".into()),
+        "" => Err("a control_request without a subtype".into()),
+        other => Err(format!("Unsupported control request subtype: {other}")),
+    }
+}

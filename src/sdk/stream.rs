@@ -1,0 +1,318 @@
+//! The stream-json lines the Agent SDKs parse, in Claude Code's shapes: `system/init`,
+//! `assistant` (one line per content block, as Claude Code prints them), `user`,
+//! `stream_event` (with `--include-partial-messages`) and `result`.
+//!
+//! Every line carries `session_id`, `parent_tool_use_id` and a `uuid`. Line uuids are derived
+//! from the session, the journal step that produced the line and the line's place in it
+//! ([`reloop_driver::line_uuid`]), so they are unique in a journal and a replay reprints them.
+//! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
+
+use std::collections::BTreeMap;
+
+use reloop_core::{Message, Role, TerminalReason, Usage};
+use reloop_driver::{RunEvent, RunResult};
+use serde_json::{json, Map, Value};
+
+use super::args::CLAUDE_CODE_VERSION;
+use super::protocol::Wire;
+
+/// What is printed: every line (`stream-json`), the result line alone (`json`), or the
+/// result's text (`text`, as `claude -p` prints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Lines,
+    Result,
+    Text,
+}
+
+/// Turns run events into lines.
+pub struct SdkStream {
+    output: Output,
+    /// The `system/init` line, printed again when a later query starts.
+    init: Option<Map<String, Value>>,
+    /// Tokens the last response reported (`get_context_usage`).
+    context_tokens: u64,
+    wire: Wire,
+    session_id: String,
+    /// The model requests go to now (for `assistant` lines and `modelUsage`).
+    model: String,
+    partial: bool,
+    seq: u64,
+    line: u32,
+    /// Cumulative usage by model at the end of the previous query, for per-query `usage`.
+    usage_before: Usage,
+    /// Whether anything was streamed for the response in flight (partial messages).
+    streaming: bool,
+}
+
+impl SdkStream {
+    pub fn new(wire: Wire, model: String, partial: bool) -> Self {
+        SdkStream {
+            output: Output::Lines,
+            init: None,
+            context_tokens: 0,
+            wire,
+            session_id: String::new(),
+            model,
+            partial,
+            seq: 0,
+            line: 0,
+            usage_before: Usage::default(),
+            streaming: false,
+        }
+    }
+
+    /// Prints what `--output-format` asks for.
+    pub fn with_output(mut self, format: crate::cli::OutputFormat) -> Self {
+        self.output = match format {
+            crate::cli::OutputFormat::StreamJson => Output::Lines,
+            crate::cli::OutputFormat::Json => Output::Result,
+            crate::cli::OutputFormat::Text => Output::Text,
+        };
+        self
+    }
+
+    /// The model requests go to now.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Tokens the last response reported: input, cache and output.
+    pub fn context_tokens(&self) -> u64 {
+        self.context_tokens
+    }
+
+    /// A later query of the session starts: Claude Code prints `system/init` again.
+    pub fn next_query(&mut self) {
+        if let Some(mut line) = self.init.clone() {
+            line.insert("model".into(), json!(self.model));
+            self.emit(line, false);
+        }
+    }
+
+    /// The model switched (`set_model`): later `assistant` lines name it.
+    pub fn set_model(&mut self, model: String) {
+        self.model = model;
+    }
+
+    fn uuid(&mut self) -> String {
+        let uuid = reloop_driver::line_uuid(&self.session_id, self.seq, self.line);
+        self.line += 1;
+        uuid
+    }
+
+    /// Adds `session_id`, `parent_tool_use_id` (when the shape has it) and `uuid`, and prints.
+    fn emit(&mut self, mut line: Map<String, Value>, parent: bool) {
+        if self.output != Output::Lines {
+            return;
+        }
+        if parent {
+            line.insert("parent_tool_use_id".into(), Value::Null);
+        }
+        line.insert("session_id".into(), json!(self.session_id));
+        line.insert("uuid".into(), json!(self.uuid()));
+        self.wire.line(&Value::Object(line));
+    }
+
+    /// A line of the SDK layer's own between steps (`set_model`'s echo, say).
+    pub fn local_command_output(&mut self, text: &str) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!("user"));
+        line.insert("message".into(), json!({"role": "user", "content": format!("<local-command-stdout>{text}</local-command-stdout>")}));
+        self.emit(line, true);
+    }
+
+    pub fn on_event(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::Step { seq } => {
+                self.seq = *seq;
+                self.line = 0;
+            }
+            RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools } => {
+                self.session_id = session_id.clone();
+                self.model = model.clone();
+                let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
+                let init = json!({
+                    "type": "system", "subtype": "init", "cwd": cwd,
+                    "tools": tools, "mcp_servers": [], "model": model, "permissionMode": permission_mode,
+                    "slash_commands": [], "apiKeySource": api_key_source,
+                    "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
+                    "agents": [], "skills": [], "plugins": [],
+                });
+                let Value::Object(line) = init else { return };
+                self.init = Some(line.clone());
+                self.emit(line, false);
+            }
+            RunEvent::TextDelta { text } if self.partial => {
+                if !self.streaming {
+                    self.streaming = true;
+                    self.stream_event(json!({"type": "message_start", "message": {
+                        "model": self.model, "role": "assistant", "type": "message", "content": []}}));
+                }
+                self.stream_event(json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": text}}));
+            }
+            RunEvent::Message(message) => self.message(message),
+            RunEvent::ModelFallback { to, .. } => self.model = to.clone(),
+            RunEvent::Retry(wait) => {
+                let mut line = Map::new();
+                line.insert("type".into(), json!("system"));
+                line.insert("subtype".into(), json!("api_retry"));
+                line.insert("attempt".into(), json!(wait.attempt));
+                line.insert("max_retries".into(), json!(wait.max_retries));
+                line.insert("retry_delay_ms".into(), json!(wait.delay_ms));
+                line.insert("error_status".into(), json!(wait.error_status));
+                line.insert("error".into(), json!(wait.error));
+                self.emit(line, false);
+            }
+            RunEvent::CompactBoundary { trigger, pre_tokens } => {
+                let mut line = Map::new();
+                line.insert("type".into(), json!("system"));
+                line.insert("subtype".into(), json!("compact_boundary"));
+                line.insert("compact_metadata".into(), json!({"trigger": trigger, "pre_tokens": pre_tokens}));
+                self.emit(line, false);
+            }
+            RunEvent::Finished(result) => self.result(result),
+            _ => {}
+        }
+    }
+
+    fn stream_event(&mut self, event: Value) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!("stream_event"));
+        line.insert("event".into(), event);
+        self.emit(line, true);
+    }
+
+    fn message(&mut self, message: &Message) {
+        match message.role {
+            Role::Assistant => {
+                if std::mem::take(&mut self.streaming) {
+                    self.stream_event(json!({"type": "message_stop"}));
+                }
+                // One line per content block, all with the response's id, as Claude Code prints.
+                let id = message
+                    .extra
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', "")));
+                let model = message.extra.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
+                for block in &message.content {
+                    let body = json!({
+                        "id": id, "type": "message", "role": "assistant", "model": model,
+                        "content": [block], "stop_reason": null, "stop_sequence": null,
+                        "usage": {"input_tokens": 0, "output_tokens": 0},
+                    });
+                    let mut line = Map::new();
+                    line.insert("type".into(), json!("assistant"));
+                    line.insert("message".into(), body);
+                    self.emit(line, true);
+                }
+            }
+            Role::User => {
+                let mut line = Map::new();
+                line.insert("type".into(), json!("user"));
+                line.insert("message".into(), json!({"role": "user", "content": message.content}));
+                line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                self.emit(line, true);
+            }
+        }
+    }
+
+    fn result(&mut self, result: &RunResult) {
+        let reason = result.terminal.reason();
+        let subtype = match reason {
+            TerminalReason::MaxTurns => "error_max_turns",
+            TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
+            TerminalReason::AbortedStreaming | TerminalReason::AbortedTools => "error_during_execution",
+            _ => "success",
+        };
+        let query_usage = minus(&result.usage, &self.usage_before);
+        self.usage_before = result.usage.clone();
+        let mut line = Map::new();
+        line.insert("type".into(), json!("result"));
+        line.insert("subtype".into(), json!(subtype));
+        line.insert("is_error".into(), json!(result.is_error));
+        line.insert("api_error_status".into(), json!(api_error_status(result)));
+        line.insert("duration_ms".into(), json!(result.duration_ms));
+        line.insert("duration_api_ms".into(), json!(result.duration_api_ms));
+        line.insert("num_turns".into(), json!(result.num_turns));
+        match subtype {
+            "success" => {
+                line.insert("result".into(), json!(result.result));
+            }
+            "error_max_turns" => {
+                if let reloop_core::Evidence::MaxTurns { max_turns, turn_count } = result.terminal.evidence() {
+                    // Claude Code counts the turn it refused to start.
+                    line.insert("num_turns".into(), json!(turn_count));
+                    line.insert("errors".into(), json!([format!("Reached maximum number of turns ({max_turns})")]));
+                }
+            }
+            _ => {
+                line.insert("errors".into(), json!([result.result]));
+            }
+        }
+        line.insert("stop_reason".into(), json!(result.stop_reason));
+        line.insert("session_id".into(), json!(result.session_id));
+        line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
+        line.insert("usage".into(), usage_json(&query_usage));
+        line.insert("modelUsage".into(), model_usage(&result.model_usage));
+        line.insert("permission_denials".into(), json!(result.permission_denials));
+        line.insert("terminal_reason".into(), json!(reason.as_str()));
+        line.insert("uuid".into(), json!(self.uuid()));
+        self.context_tokens = result.context_tokens;
+        match self.output {
+            Output::Lines | Output::Result => self.wire.line(&Value::Object(line)),
+            Output::Text => crate::term::outln!("{}", result.result),
+        }
+    }
+}
+
+/// The HTTP status of the failure that ended the run, if one did.
+fn api_error_status(result: &RunResult) -> Option<u16> {
+    match result.terminal.evidence() {
+        reloop_core::Evidence::ModelFailure { status, .. } => status,
+        _ => None,
+    }
+}
+
+fn minus(total: &Usage, before: &Usage) -> Usage {
+    Usage {
+        input_tokens: total.input_tokens.saturating_sub(before.input_tokens),
+        output_tokens: total.output_tokens.saturating_sub(before.output_tokens),
+        cache_creation_input_tokens: total.cache_creation_input_tokens.saturating_sub(before.cache_creation_input_tokens),
+        cache_read_input_tokens: total.cache_read_input_tokens.saturating_sub(before.cache_read_input_tokens),
+    }
+}
+
+fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    })
+}
+
+/// `modelUsage` in Claude Code's camelCase, with each model's cost and context window.
+fn model_usage(by_model: &BTreeMap<String, Usage>) -> Value {
+    let mut out = Map::new();
+    for (model, usage) in by_model {
+        let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
+        out.insert(
+            model.clone(),
+            json!({
+                "inputTokens": usage.input_tokens,
+                "outputTokens": usage.output_tokens,
+                "cacheReadInputTokens": usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+                "webSearchRequests": 0,
+                "costUSD": cost,
+                "contextWindow": crate::models::context_window(model),
+                "maxOutputTokens": super::max_output_tokens(),
+            }),
+        );
+    }
+    Value::Object(out)
+}
