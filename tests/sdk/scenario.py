@@ -223,12 +223,24 @@ SCENARIOS = {
 }
 
 
+def hard_timeout(*_):
+    from claude_agent_sdk._internal.transport import subprocess_cli
+
+    for child in list(subprocess_cli._ACTIVE_CHILDREN):
+        try:
+            child.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    emit({"error": "hard timeout", "error_type": "Timeout"})
+    os._exit(3)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print(f"usage: scenario.py {{{'|'.join(SCENARIOS)}}}", file=sys.stderr)
         return 2
-    # Backstop: if even the asyncio timeout cannot fire (a blocked loop), die anyway.
-    signal.signal(signal.SIGALRM, lambda *_: (emit({"error": "hard timeout", "error_type": "Timeout"}), os._exit(3)))
+    # Backstop: if even the asyncio timeout cannot fire (a blocked loop), kill the CLI and die anyway.
+    signal.signal(signal.SIGALRM, hard_timeout)
     signal.alarm(int(TIMEOUT_S) + 15)
     try:
         asyncio.run(asyncio.wait_for(SCENARIOS[sys.argv[1]](), TIMEOUT_S))
