@@ -405,6 +405,11 @@ fn oneshot_tool(sdk: Sdk) {
     let calls = run.blocks("assistant");
     assert_eq!(calls[0]["type"], "tool_use");
     assert_eq!(calls[0]["name"], "Read");
+    for assistant in run.of_type("assistant") {
+        // Claude Code prints each assistant message with the usage its response started with.
+        let usage = assistant.get("usage").unwrap_or(&assistant["message"]["usage"]);
+        assert_eq!(usage["input_tokens"], 100, "assistant message usage: {assistant}");
+    }
     let results = run.tool_results();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["tool_use_id"], "toolu_01READ");
@@ -453,6 +458,12 @@ fn two_turns(sdk: Sdk) {
     let results = run.results();
     assert_success(&run, results[0], &session_id, 1, "answer one");
     assert_success(&run, results[1], &session_id, 1, "answer two");
+    // Claude Code: `usage` counts this turn, `modelUsage` and `total_cost_usd` the whole process.
+    assert_eq!(results[1]["usage"]["input_tokens"], 100, "{}", results[1]["usage"]);
+    let per_model = model_usage(results[1]).as_object().unwrap();
+    assert_eq!(per_model.values().map(|u| u["inputTokens"].as_u64().unwrap_or(0)).sum::<u64>(), 200, "{per_model:?}");
+    let cost = |r: &Value| r["total_cost_usd"].as_f64().unwrap_or(0.0);
+    assert!(cost(results[1]) > cost(results[0]), "total_cost_usd adds up over the process");
 
     let requests = s.requests();
     assert_eq!(requests.len(), 2);
