@@ -65,7 +65,7 @@ impl Printer {
     fn text(&mut self, event: &RunEvent) {
         match event {
             RunEvent::Started { session_id, .. } => self.session_id = session_id.clone(),
-            RunEvent::TextDelta { text } => {
+            RunEvent::TextDelta { text, .. } => {
                 out!("{text}");
                 self.mid_line = !text.ends_with('\n');
             }

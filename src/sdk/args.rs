@@ -430,6 +430,37 @@ mod tests {
         assert!(parse(&["--tools", "default"]).offered("Bash"));
     }
 
+    /// reloop's own flags, which `docs/sdk.md` lists apart from Claude Code's.
+    const RELOOP_OWN: &[&str] =
+        &["journal", "script", "provider", "base-url", "api-timeout-ms", "stream-idle-timeout-ms", "max-retries", "dangerously-allow-root"];
+
+    #[test]
+    fn the_documented_flag_table_is_the_code_s() {
+        let doc = include_str!("../../docs/sdk.md");
+        let rows: Vec<(String, String)> = doc
+            .lines()
+            .filter(|l| l.starts_with("| `-"))
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                Some((cells.get(1)?.trim_matches('`').to_string(), cells.get(2)?.to_string()))
+            })
+            .collect();
+        for (flag, status) in FLAGS {
+            let row = rows.iter().find(|(f, _)| f == flag);
+            assert_eq!(row.map(|(_, s)| s.as_str()), Some(status.as_str()), "docs/sdk.md row for {flag}");
+        }
+        assert_eq!(rows.len(), FLAGS.len(), "docs/sdk.md lists flags the code does not: {rows:?}");
+        // Every Claude Code flag the parser takes is in the table.
+        let command = <PrintArgs as clap::CommandFactory>::command();
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if RELOOP_OWN.contains(&long) || long == "help" {
+                continue;
+            }
+            assert!(FLAGS.iter().any(|(f, _)| f.split(", ").any(|n| n == format!("--{long}"))), "--{long} is not in FLAGS");
+        }
+    }
+
     #[test]
     fn subcommands_stay_reloop_s() {
         let os = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();

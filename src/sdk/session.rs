@@ -393,6 +393,7 @@ async fn serve(
                         }),
                         "set_permission_mode" => requested_mode(&request, &setup.args).map(|mode| {
                             control.set_permission_mode(mode);
+                            stream.set_permission_mode(mode.as_str());
                             json!({"mode": mode.as_str()})
                         }),
                         "initialize" => Err("initialize: the session is already initialized".into()),

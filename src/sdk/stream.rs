@@ -43,6 +43,10 @@ pub struct SdkStream {
     usage_before: Usage,
     /// Whether anything was streamed for the response in flight (partial messages).
     streaming: bool,
+    /// The usage of the response whose message comes next.
+    response_usage: Usage,
+    /// Why the last response stopped (a replay's result has no other source).
+    stop_reason: Option<String>,
 }
 
 impl SdkStream {
@@ -59,6 +63,8 @@ impl SdkStream {
             line: 0,
             usage_before: Usage::default(),
             streaming: false,
+            response_usage: Usage::default(),
+            stop_reason: None,
         }
     }
 
@@ -80,6 +86,20 @@ impl SdkStream {
     /// Tokens the last response reported: input, cache and output.
     pub fn context_tokens(&self) -> u64 {
         self.context_tokens
+    }
+
+    /// The caller switched the permission mode: a `status` line says so, and later
+    /// `system/init` lines show it.
+    pub fn set_permission_mode(&mut self, mode: &str) {
+        if let Some(init) = self.init.as_mut() {
+            init.insert("permissionMode".into(), json!(mode));
+        }
+        let mut line = Map::new();
+        line.insert("type".into(), json!("system"));
+        line.insert("subtype".into(), json!("status"));
+        line.insert("status".into(), Value::Null);
+        line.insert("permissionMode".into(), json!(mode));
+        self.emit(line, false);
     }
 
     /// A later query of the session starts: Claude Code prints `system/init` again.
@@ -143,14 +163,18 @@ impl SdkStream {
                 self.init = Some(line.clone());
                 self.emit(line, false);
             }
-            RunEvent::TextDelta { text } if self.partial => {
+            RunEvent::TextDelta { index, text } if self.partial => {
                 if !self.streaming {
                     self.streaming = true;
                     self.stream_event(json!({"type": "message_start", "message": {
                         "model": self.model, "role": "assistant", "type": "message", "content": []}}));
                 }
-                self.stream_event(json!({"type": "content_block_delta", "index": 0,
+                self.stream_event(json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "text_delta", "text": text}}));
+            }
+            RunEvent::Response { usage, stop_reason } => {
+                self.response_usage = usage.clone();
+                self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
             RunEvent::ModelFallback { to, .. } => self.model = to.clone(),
@@ -202,7 +226,7 @@ impl SdkStream {
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
-                        "usage": {"input_tokens": 0, "output_tokens": 0},
+                        "usage": usage_json(&self.response_usage),
                     });
                     let mut line = Map::new();
                     line.insert("type".into(), json!("assistant"));
@@ -253,7 +277,7 @@ impl SdkStream {
                 line.insert("errors".into(), json!([result.result]));
             }
         }
-        line.insert("stop_reason".into(), json!(result.stop_reason));
+        line.insert("stop_reason".into(), json!(result.stop_reason.clone().or_else(|| self.stop_reason.clone())));
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));

@@ -1,6 +1,7 @@
 //! `reloop why`: the continue and terminal decisions of a session, with their evidence.
 
-use reloop_core::{Command, Effect, Evidence, Ignored, Notice};
+use reloop_core::hook::{combine, interpret, HookEventName, HookVerdict, Permission};
+use reloop_core::{Command, ContentBlock, Effect, Event, Evidence, Ignored, Notice};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 
@@ -12,7 +13,9 @@ pub struct WhyLine {
     pub turn: u32,
     /// The turn after it (one more for `next_turn`).
     pub next_turn: u32,
-    /// `continue`, `terminal`, `compaction` or (with `--steps`) `ignored`.
+    /// `continue`, `terminal`, `compaction`, `caller` (a setting the caller changed, a new
+    /// prompt), `hook` (a tool hook's or permission prompt's decision) or (with `--steps`)
+    /// `ignored`.
     pub kind: &'static str,
     /// The reason's name, or for an ignored event the why's.
     pub reason: &'static str,
@@ -31,6 +34,7 @@ impl std::fmt::Display for WhyLine {
         match self.kind {
             "terminal" => write!(f, "#{:<4} stop: {}: {}", self.seq, self.reason, self.explanation),
             "ignored" => write!(f, "#{:<4} ignored: {}: {}", self.seq, self.reason, self.explanation),
+            "caller" | "hook" => write!(f, "#{:<4} {}: {}: {}", self.seq, self.kind, self.reason, self.explanation),
             // A continue that repeats the turn (recovery, retry, hook, budget) keeps its number.
             _ if self.turn == self.next_turn => {
                 write!(f, "#{:<4} turn {}: {}: {}", self.seq, self.turn, self.reason, self.explanation)
@@ -47,6 +51,14 @@ impl std::fmt::Display for WhyLine {
 /// The decisions of a session, optionally only those taken in one turn; with `ignored`, also
 /// every event a state did not expect (`why --steps`).
 pub fn why(steps: &[StepRecord], turn: Option<u32>, ignored: bool) -> Vec<WhyLine> {
+    // Tool names by call id, for the decisions hooks and prompts took about a call.
+    let tools: std::collections::HashMap<String, String> = steps
+        .iter()
+        .filter_map(|s| match &s.event {
+            Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => Some((call.id.clone(), call.name.clone())),
+            _ => None,
+        })
+        .collect();
     steps
         .iter()
         .filter(|s| turn.is_none_or(|t| s.turn_before == t))
@@ -63,6 +75,12 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>, ignored: bool) -> Vec<WhyLin
                     ignored: Some(why.clone()),
                 });
             }
+            if s.ignored.is_some() {
+                return None;
+            }
+            if let Some(line) = caller_line(s).or_else(|| hook_line(s, &tools)) {
+                return Some(line);
+            }
             let Some(reason) = s.reason.as_ref() else { return compaction_line(s) };
             Some(WhyLine {
                 seq: s.seq,
@@ -76,6 +94,92 @@ pub fn why(steps: &[StepRecord], turn: Option<u32>, ignored: bool) -> Vec<WhyLin
             })
         })
         .collect()
+}
+
+/// A setting the caller changed, or a new prompt for a session whose query had ended.
+fn caller_line(step: &StepRecord) -> Option<WhyLine> {
+    let (reason, explanation) = match &step.event {
+        Event::SetModel { model: Some(model) } => ("set_model", format!("the caller switched the model to {model}")),
+        Event::SetModel { model: None } => ("set_model", "the caller switched back to the configured model".to_string()),
+        Event::SetPermissionMode { mode } => ("set_permission_mode", format!("the caller switched the permission mode to {mode}")),
+        Event::UserInput { content } if step.from_phase == "done" => {
+            let text: String = content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            ("prompt", format!("a new prompt starts the next query: {}", shorten(&text, 60)))
+        }
+        _ => return None,
+    };
+    Some(WhyLine {
+        seq: step.seq,
+        turn: step.turn_before,
+        next_turn: step.turn_after,
+        kind: "caller",
+        reason,
+        explanation,
+        evidence: None,
+        ignored: None,
+    })
+}
+
+/// A tool hook or the permission prompt decided about a call: denied it, allowed it without
+/// asking, or blocked it. A hook that let the call through as it was says nothing.
+fn hook_line(step: &StepRecord, tools: &std::collections::HashMap<String, String>) -> Option<WhyLine> {
+    let Event::HookDone { hook_event, tool_use_id: Some(id), runs, .. } = &step.event else { return None };
+    let tool = tools.get(id).map_or("the call", String::as_str);
+    let (reason, explanation) = if *hook_event == HookEventName::PermissionRequest {
+        let run = runs.first()?;
+        let reply: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
+        match (run.exit_code, reply.get("behavior").and_then(serde_json::Value::as_str)) {
+            (Some(0), Some("allow")) => ("allowed", format!("the permission prompt ({}) allowed {tool} ({id})", run.command)),
+            (Some(0), _) => {
+                let message = reply.get("message").and_then(serde_json::Value::as_str).unwrap_or("no reason given");
+                ("denied", format!("the permission prompt ({}) denied {tool} ({id}): {message}", run.command))
+            }
+            _ => ("denied", format!("the permission prompt ({}) gave no answer for {tool} ({id}): {}", run.command, run.stderr.trim())),
+        }
+    } else {
+        let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
+        let combined = combine(&verdicts);
+        let event = hook_event.as_str();
+        if let Some(block) = combined.blocks.first() {
+            ("blocked", format!("{event} hook [{}] blocked {tool} ({id}): {}", block.command, block.message))
+        } else if let Some(p) = &combined.permission {
+            let who = verdicts.iter().find(|(_, v)| matches!(v, HookVerdict::PermissionDecision { .. })).map_or("", |(c, _)| c.as_str());
+            let reason = p.reason.as_deref().unwrap_or("no reason given");
+            match p.decision {
+                Permission::Deny => ("denied", format!("{event} hook [{who}] denied {tool} ({id}): {reason}")),
+                Permission::Allow => ("allowed", format!("{event} hook [{who}] allowed {tool} ({id}) without asking: {reason}")),
+                Permission::Ask => return None,
+            }
+        } else {
+            // A `continue: false` is the terminal reason's to explain.
+            return None;
+        }
+    };
+    Some(WhyLine {
+        seq: step.seq,
+        turn: step.turn_before,
+        next_turn: step.turn_after,
+        kind: "hook",
+        reason,
+        explanation,
+        evidence: None,
+        ignored: None,
+    })
+}
+
+fn shorten(text: &str, most: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
 }
 
 /// A compaction that is not itself a continue (auto, manual) or that failed is a decision too.

@@ -19,7 +19,7 @@ pub fn step_outputs(
 ) -> Vec<RunEvent> {
     let mut out = Vec::new();
     match event {
-        Event::TextDelta { text, .. } => out.push(RunEvent::TextDelta { text: text.clone() }),
+        Event::TextDelta { index, text, .. } => out.push(RunEvent::TextDelta { index: *index, text: text.clone() }),
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
         Event::QueuedInput { id, .. } if !after.is_done() => {
             out.push(RunEvent::Input { id: id.clone(), status: "queued" })
@@ -37,6 +37,13 @@ pub fn step_outputs(
     }
     // The user's own input is not echoed, as in Claude Code's stream-json.
     let history = after.messages();
+    if let Event::ModelDone { usage, stop_reason, .. } = event {
+        // Applied (not a stale answer): the response joined the history or was decided on.
+        if history.len() > len_before || reason.is_some() {
+            let stop_reason = stop_reason.as_ref().map(|r| r.as_str().to_string());
+            out.push(RunEvent::Response { usage: usage.clone(), stop_reason });
+        }
+    }
     if let Some(Notice::CompactBoundary { trigger, pre_tokens, .. }) =
         effects.iter().filter_map(Effect::notice).find(|n| matches!(n, Notice::CompactBoundary { .. }))
     {

@@ -44,8 +44,15 @@ pub enum RunEvent {
         /// `scripted`, `anthropic`, `openai`.
         provider: String,
     },
-    /// Assistant text as it streams.
-    TextDelta { text: String },
+    /// Assistant text as it streams, with the index of the content block it belongs to.
+    TextDelta { index: usize, text: String },
+    /// A model response completed; its message (if it joined the history) follows.
+    Response {
+        /// The response's usage.
+        usage: Usage,
+        /// Why the model stopped, as the API said it.
+        stop_reason: Option<String>,
+    },
     /// A message joined the history (the assistant's answer, the tool results, an interruption).
     Message(Message),
     /// A tool call finished; its result also arrives later inside the next user message.
