@@ -1,106 +1,28 @@
 //! The live run: one task that owns the state, the journal and the in-flight work.
 
-use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use reloop_core::hook::HookEventName;
 use reloop_core::{
-    transition, Command, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, Reason, State, Terminal,
-    ToolOutcome, Usage,
+    transition, Command, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, State, ToolOutcome,
 };
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
 use reloop_tools::{PermissionContext, ToolContext, ToolRegistry};
-use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::{PermissionSpec, RunConfig, DEFAULT_SYSTEM_PROMPT};
 use crate::error::DriverError;
+pub use crate::handle::{RunEvent, RunHandle, RunResult};
+use crate::handle::Control;
 use crate::ids::{new_session_id, now_ms};
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
-
-/// What the caller sees of a run, in order.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum RunEvent {
-    /// The events that follow, up to the next `Step`, come from the journal's step `seq`: a
-    /// printer derives stable line ids from it (a replay prints the same ones).
-    Step { seq: u64 },
-    /// The session exists and is journaled.
-    Started {
-        session_id: String,
-        model: String,
-        cwd: PathBuf,
-        tools: Vec<String>,
-        permission_mode: String,
-        /// `scripted`, `anthropic`, `openai`.
-        provider: String,
-    },
-    /// Assistant text as it streams, with the index of the content block it belongs to.
-    TextDelta { index: usize, text: String },
-    /// A model response completed; its message (if it joined the history) follows.
-    Response {
-        /// The response's usage.
-        usage: Usage,
-        /// Why the model stopped, as the API said it.
-        stop_reason: Option<String>,
-    },
-    /// A message joined the history (the assistant's answer, the tool results, an interruption).
-    Message(Message),
-    /// A tool call finished; its result also arrives later inside the next user message.
-    ToolFinished(ToolOutcome),
-    /// The loop continued or stopped, and why.
-    Transition { seq: u64, turn: u32, reason: Reason },
-    /// A request failed and will be retried after a delay.
-    Retry(reloop_core::RetryWait),
-    /// The session switched to the fallback model.
-    ModelFallback { trigger: String, from: String, to: String },
-    /// What the caller was shown of a failed attempt is withdrawn.
-    Withdrawn,
-    /// A hook failed without blocking: shown to the user, not to the model.
-    HookNotice { command: String, message: String },
-    /// Something the user must know, e.g. that stop hooks were overridden at their cap.
-    Warning(String),
-    /// A queued user message: `queued`, `consumed` (a request carried it), `completed` (the
-    /// loop that carried it ended) or `dropped` (the loop ended before any request carried it).
-    Input { id: String, status: &'static str },
-    /// The history was compacted; the summary message follows.
-    CompactBoundary { trigger: String, pre_tokens: u64 },
-    /// The run is over.
-    Finished(RunResult),
-}
-
-/// The outcome of a run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    pub session_id: String,
-    pub terminal: Terminal,
-    pub is_error: bool,
-    pub num_turns: u32,
-    pub model_requests: u32,
-    pub duration_ms: u64,
-    /// The last assistant text, or the error that ended the run.
-    pub result: String,
-    pub usage: Usage,
-    pub permission_denials: Vec<reloop_core::PermissionDenial>,
-    pub total_cost_usd: f64,
-    /// Usage by model, with the fallback model's share apart.
-    pub model_usage: std::collections::BTreeMap<String, Usage>,
-    /// Time spent waiting for the model in this query (live runs only; 0 in a replay).
-    pub duration_api_ms: u64,
-    /// Why the model stopped its last response, as the API said it (live runs only).
-    pub stop_reason: Option<String>,
-    /// Tokens the last response reported (input, cache and output): the context in use.
-    pub context_tokens: u64,
-}
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
 pub struct Session {
@@ -202,106 +124,6 @@ impl Session {
     pub fn with_crash_after_step(mut self, step: Option<u64>) -> Self {
         self.crash_after_step = step;
         self
-    }
-}
-
-/// What a caller can tell a running loop.
-#[derive(Debug)]
-pub(crate) enum Control {
-    Abort,
-    Send(Vec<ContentBlock>),
-    /// A setting changed (`set_model`, `set_permission_mode`): journaled and applied at once.
-    Set(Event),
-    /// A kept-alive session ends once its query is over.
-    Close,
-}
-
-/// A running session: a stream of [`RunEvent`]s and a way to abort.
-pub struct RunHandle {
-    session_id: String,
-    events: mpsc::UnboundedReceiver<RunEvent>,
-    abort: mpsc::UnboundedSender<Control>,
-    task: JoinHandle<Result<RunResult, DriverError>>,
-}
-
-impl RunHandle {
-    pub fn session_id(&self) -> &str {
-        &self.session_id
-    }
-
-    /// Asks the loop to stop; it answers unfinished tool calls and ends with an `aborted_*` reason.
-    pub fn abort(&self) {
-        let _ = self.abort.send(Control::Abort);
-    }
-
-    /// Queues a user message: it joins the next request (after the current tools), or starts a
-    /// new turn if the model had already finished. The stream reports it `queued`, `consumed`
-    /// and `completed` — or `dropped` if the loop ends first.
-    pub fn send(&self, content: Vec<ContentBlock>) {
-        let _ = self.abort.send(Control::Send(content));
-    }
-
-    /// Switches the model for the requests still to come (`None`: the configured one).
-    pub fn set_model(&self, model: Option<String>) {
-        let _ = self.abort.send(Control::Set(Event::SetModel { model }));
-    }
-
-    /// Switches the permission mode for the calls still to come.
-    pub fn set_permission_mode(&self, mode: reloop_tools::PermissionMode) {
-        let _ = self.abort.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
-    }
-
-    /// Ends a kept-alive session once its current query is over.
-    pub fn close(&self) {
-        let _ = self.abort.send(Control::Close);
-    }
-
-    /// A cloneable way to abort from elsewhere (a Ctrl-C handler).
-    pub fn abort_handle(&self) -> AbortHandle {
-        AbortHandle(self.abort.clone())
-    }
-
-    /// Drains the remaining events and returns the result.
-    pub async fn finish(mut self) -> Result<RunResult, DriverError> {
-        while self.events.recv().await.is_some() {}
-        self.task.await.map_err(|e| DriverError::Task(e.to_string()))?
-    }
-}
-
-/// Aborts a run from another task.
-#[derive(Clone)]
-pub struct AbortHandle(mpsc::UnboundedSender<Control>);
-
-impl AbortHandle {
-    pub fn abort(&self) {
-        let _ = self.0.send(Control::Abort);
-    }
-
-    /// Queues a user message, as [`RunHandle::send`].
-    pub fn send(&self, content: Vec<ContentBlock>) {
-        let _ = self.0.send(Control::Send(content));
-    }
-
-    /// As [`RunHandle::set_model`].
-    pub fn set_model(&self, model: Option<String>) {
-        let _ = self.0.send(Control::Set(Event::SetModel { model }));
-    }
-
-    /// As [`RunHandle::set_permission_mode`].
-    pub fn set_permission_mode(&self, mode: reloop_tools::PermissionMode) {
-        let _ = self.0.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
-    }
-
-    /// As [`RunHandle::close`].
-    pub fn close(&self) {
-        let _ = self.0.send(Control::Close);
-    }
-}
-
-impl Stream for RunHandle {
-    type Item = RunEvent;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent>> {
-        self.events.poll_recv(cx)
     }
 }
 
