@@ -159,7 +159,7 @@ impl Printer {
 
     fn stream_json(&mut self, event: &RunEvent) {
         let line = match event {
-            RunEvent::Started { session_id, model, cwd, tools, permission_mode, provider } => {
+            RunEvent::Started { session_id, model, cwd, tools, permission_mode, provider, .. } => {
                 // Where the key came from; never the key.
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 self.session_id = session_id.clone();

@@ -16,7 +16,8 @@ const RECOVERY: &str = "Output token limit hit. Resume directly — no apology, 
 fn max_output_tokens_recovery_three_times_then_the_error() {
     let ws = Workspace::seed();
     let cut = |i: u32| response(&format!("msg_{i}"), text(&format!("part {i}")), "max_tokens", 32000);
-    let out = ws.run_responses("write a long essay", vec![cut(1), cut(2), cut(3), cut(4)], &[]);
+    // reloop's own rules (the texts below); the Claude Code profiles are tests/conformance.rs's.
+    let out = ws.run_responses("write a long essay", vec![cut(1), cut(2), cut(3), cut(4)], &["--compat", "reloop"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let lines = json_lines(&out);
     assert_eq!(user_texts(&lines), vec![RECOVERY; 3]);
@@ -68,7 +69,7 @@ fn max_output_tokens_escalate_repeats_the_request_with_64000() {
 fn malformed_tool_call_is_retried_once_then_fails() {
     let ws = Workspace::seed();
     let announced = |i: u32| response(&format!("msg_{i}"), text("Let me check."), "tool_use", 10);
-    let out = ws.run_responses("check", vec![announced(1), announced(2)], &[]);
+    let out = ws.run_responses("check", vec![announced(1), announced(2)], &["--compat", "reloop"]);
     assert_eq!(out.status.code(), Some(1));
     let lines = json_lines(&out);
     assert_eq!(user_texts(&lines), vec!["Your tool call was malformed and could not be parsed. Please retry."]);
@@ -90,7 +91,7 @@ fn stop_hook_blocking_sends_the_feedback_and_the_loop_goes_on() {
     let out = ws.run_responses(
         "fix the tests",
         vec![response("msg_1", text("Done."), "end_turn", 5), response("msg_2", text("Fixed now."), "end_turn", 5)],
-        &["--settings", settings.to_str().unwrap()],
+        &["--settings", settings.to_str().unwrap(), "--compat", "reloop"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = json_lines(&out);

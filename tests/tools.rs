@@ -106,7 +106,8 @@ fn write_creates_a_new_file_but_refuses_an_existing_file_that_was_not_read() {
             call("toolu_new", "Write", json!({"file_path": new, "content": "# new\n"})),
             call("toolu_existing", "Write", json!({"file_path": readme, "content": "overwritten\n"})),
         ]],
-        &["--permission-mode", "acceptEdits"],
+        // Claude Code 2.1.197's read-first rule (2.1.332 has none: tests/conformance.rs).
+        &["--permission-mode", "acceptEdits", "--compat", "claude-code-2.1.197"],
     );
     assert_eq!(
         results,
@@ -160,7 +161,7 @@ fn edit_needs_a_read_first_then_refuses_zero_or_several_matches_and_replaces_a_u
                 edit("toolu_unique", "retries = 3", "retries = 5"),
             ],
         ],
-        &["--permission-mode", "acceptEdits"],
+        &["--permission-mode", "acceptEdits", "--compat", "claude-code-2.1.197"],
     );
     assert_eq!(
         results,

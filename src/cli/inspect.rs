@@ -95,7 +95,13 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("session {}  (engine {}, {} steps)", header.id, header.engine_version, steps.len());
+    outln!(
+        "session {}  (engine {}, {} steps, rules {})",
+        header.id,
+        header.engine_version,
+        steps.len(),
+        header.core_config.profile.name()
+    );
     if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
         outln!("cwd {cwd}");
     }
@@ -131,17 +137,28 @@ pub fn replay(
     json: bool,
     format: Option<super::OutputFormat>,
     flips: &[u32],
+    set: &[String],
 ) -> Result<ExitCode, CliError> {
     if format.is_none() {
         // Streamed from the journal a step at a time: memory stays flat however long the session.
         let journal = open(journal)?;
         let id = journal.resolve(selector)?;
-        let header = journal.header(&id)?;
+        let mut header = journal.header(&id)?;
+        let recorded = header.core_config.profile;
+        what_if(&mut header, set)?;
+        if header.core_config.profile != recorded && !json {
+            outln!(
+                "what-if: the session recorded under {} replayed under {}",
+                recorded.name(),
+                header.core_config.profile.name()
+            );
+        }
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
         journal.visit_steps(&id, |record| replayer.feed(&record))?;
         return print_replay(&replayer.finish(), json);
     }
-    let (header, steps) = load(journal, selector)?;
+    let (mut header, steps) = load(journal, selector)?;
+    what_if(&mut header, set)?;
     let report = reloop_driver::replay_with_flips(&header, &steps, flips);
     if let Some(format) = format {
         // The stream first, as the live run printed it; a divergence is still reported.
@@ -155,6 +172,20 @@ pub fn replay(
         return Ok(exit_of(&report));
     }
     print_replay(&report, json)
+}
+
+/// Applies `--set KEY=VALUE` changes to the header a replay runs under.
+fn what_if(header: &mut reloop_journal::SessionHeader, set: &[String]) -> Result<(), CliError> {
+    for change in set {
+        let Some((key, value)) = change.split_once('=') else {
+            return Err(CliError::Usage(format!("--set {change}: expected KEY=VALUE")));
+        };
+        match key.trim() {
+            "compat" => header.core_config.profile = super::run::compat(value.trim())?,
+            other => return Err(CliError::Usage(format!("--set {other}: unknown setting; known: compat"))),
+        }
+    }
+    Ok(())
 }
 
 fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
@@ -208,6 +239,8 @@ pub fn why(
     if json {
         print_json(&lines)?;
     } else {
+        // Whose rules decided: the same events under another profile decide otherwise.
+        outln!("rules: {}", header.core_config.profile.name());
         for line in lines {
             outln!("{line}");
         }
@@ -259,7 +292,9 @@ pub fn import(
     let report = reloop_import::import_into(&mut journal, &imported, &id, created)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     if json {
-        print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary}))?;
+        print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary,
+            "profile": imported.core_config.profile.name(),
+            "claude_code_version": imported.version.as_ref().map(|(v, _)| v)}))?;
     } else {
         let s = &imported.summary;
         outln!(
@@ -271,6 +306,12 @@ pub fn import(
             s.tool_results,
             s.interrupts
         );
+        let profile = imported.core_config.profile.name();
+        match &imported.version {
+            Some((version, true)) => outln!("profile {profile} (the transcript's Claude Code {version})"),
+            Some((version, false)) => outln!("profile {profile}, the nearest known to the transcript's Claude Code {version}"),
+            None => outln!("profile {profile}: the transcript names no Claude Code version"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -72,6 +72,10 @@ pub enum Command {
         /// Debugging: replay with behaviour flag N flipped, to see where that behaviour bites.
         #[arg(long, value_name = "N", hide = true)]
         flip_flag: Vec<u32>,
+        /// What-if: replay under a changed setting and show where the session would have gone
+        /// otherwise. Keys: `compat=PROFILE` (another profile's rules).
+        #[arg(long, value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`).
     Import {
@@ -185,8 +189,8 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::request(&journal, &session, reloop_driver::RequestAt::Number(n))
         }
         Command::Show { session, journal, json, .. } => inspect::show(&journal, &session, json),
-        Command::Replay { session, journal, json, output_format, flip_flag } => {
-            inspect::replay(&journal, &session, json, output_format, &flip_flag)
+        Command::Replay { session, journal, json, output_format, flip_flag, set } => {
+            inspect::replay(&journal, &session, json, output_format, &flip_flag, &set)
         }
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
             inspect::import(&journal, &file, leaf, json)

@@ -114,6 +114,10 @@ pub struct RunArgs {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+    /// Whose loop rules to follow: claude-code-2.1.332, claude-code-2.1.197, or reloop (reloop's
+    /// rules before profiles). Recorded in the journal; replay and resume use the recorded one.
+    #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
+    pub compat: String,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,6 +205,7 @@ pub(crate) fn build_session(
     settings_path: Option<PathBuf>,
     tools: ToolRegistry,
 ) -> Result<(Session, PathBuf), CliError> {
+    let profile = compat(&args.compat)?;
     let provider = provider(args, kind, cwd)?;
     let journal_path = args.journal.path(journal_base);
     let journal = Journal::create_or_open(&journal_path)?;
@@ -243,13 +248,22 @@ pub(crate) fn build_session(
                     .filter_map(|m| crate::models::price(m))
                     .collect(),
             )
-            .with_max_budget_usd(args.max_budget_usd),
+            .with_max_budget_usd(args.max_budget_usd)
+            .with_profile(profile),
         run,
     )
     .with_hooks(settings.hooks.clone())
     .with_permissions(Some(permissions))
     .with_crash_after_step(args.crash_after_step);
     Ok((session, journal_path))
+}
+
+/// The profile `--compat` names.
+pub(crate) fn compat(name: &str) -> Result<reloop_core::profile::ProfileId, CliError> {
+    reloop_core::profile::ProfileId::parse(name).ok_or_else(|| {
+        let known: Vec<&str> = reloop_core::profile::ProfileId::ALL.iter().map(|p| p.name()).collect();
+        CliError::Usage(format!("--compat {name}: unknown profile; known: {}", known.join(", ")))
+    })
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the

@@ -122,6 +122,9 @@ pub struct PrintArgs {
     pub wire: crate::cli::wire::WireArgs,
     #[arg(long, default_value_t = 10)]
     pub max_retries: u32,
+    /// Whose loop rules to follow (see `reloop run --help`).
+    #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
+    pub compat: String,
 
     // Accepted, not honoured yet: each one given is named in a warning.
     #[arg(long, num_args = 1..)]
@@ -360,6 +363,7 @@ impl PrintArgs {
             no_auto_compact: false,
             max_budget_usd: self.max_budget_usd,
             crash_after_step: None,
+            compat: self.compat.clone(),
         }
     }
 
@@ -432,7 +436,7 @@ mod tests {
 
     /// reloop's own flags, which `docs/sdk.md` lists apart from Claude Code's.
     const RELOOP_OWN: &[&str] =
-        &["journal", "script", "provider", "base-url", "api-timeout-ms", "stream-idle-timeout-ms", "max-retries", "dangerously-allow-root"];
+        &["journal", "script", "provider", "base-url", "api-timeout-ms", "stream-idle-timeout-ms", "max-retries", "dangerously-allow-root", "compat"];
 
     #[test]
     fn the_documented_flag_table_is_the_code_s() {

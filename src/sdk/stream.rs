@@ -9,7 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use reloop_core::{Message, Role, TerminalReason, Usage};
+use reloop_core::profile::{self, ProfileId};
+use reloop_core::reason::{Continue, Failure, Stop};
+use reloop_core::{Message, Reason, Role, TerminalReason, Usage};
 use reloop_driver::{RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
@@ -47,6 +49,12 @@ pub struct SdkStream {
     response_usage: Usage,
     /// Why the last response stopped (a replay's result has no other source).
     stop_reason: Option<String>,
+    /// Whose rules the session follows: which lines are echoed and how the result reads.
+    profile: ProfileId,
+    /// Continues of this query Claude Code counts as turns: malformed-call retries, and
+    /// max-tokens resumes.
+    retries: u32,
+    resumes: u32,
 }
 
 impl SdkStream {
@@ -65,6 +73,9 @@ impl SdkStream {
             streaming: false,
             response_usage: Usage::default(),
             stop_reason: None,
+            profile: ProfileId::default(),
+            retries: 0,
+            resumes: 0,
         }
     }
 
@@ -148,8 +159,9 @@ impl SdkStream {
                 self.seq = *seq;
                 self.line = 0;
             }
-            RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools } => {
+            RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools, profile } => {
                 self.session_id = session_id.clone();
+                self.profile = *profile;
                 self.model = model.clone();
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
@@ -196,7 +208,15 @@ impl SdkStream {
                 line.insert("compact_metadata".into(), json!({"trigger": trigger, "pre_tokens": pre_tokens}));
                 self.emit(line, false);
             }
-            RunEvent::Finished(result) => self.result(result),
+            RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
+                Continue::MalformedToolCallRetry => self.retries += 1,
+                Continue::MaxOutputTokensRecovery { .. } => self.resumes += 1,
+                _ => {}
+            },
+            RunEvent::Finished(result) => {
+                self.result(result);
+                (self.retries, self.resumes) = (0, 0);
+            }
             _ => {}
         }
     }
@@ -237,11 +257,49 @@ impl SdkStream {
             Role::User => {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("user"));
-                line.insert("message".into(), json!({"role": "user", "content": message.content}));
-                line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                match self.synthetic(message) {
+                    Synthetic::No => {
+                        line.insert("message".into(), json!({"role": "user", "content": message.content}));
+                        line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                    }
+                    Synthetic::Hidden => return,
+                    Synthetic::Echo(text) => {
+                        let content = json!([{"type": "text", "text": text}]);
+                        line.insert("message".into(), json!({"role": "user", "content": content}));
+                        line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                        line.insert("isSynthetic".into(), json!(true));
+                    }
+                }
                 self.emit(line, true);
             }
         }
+    }
+
+    /// Whether a user message is one the loop injected, and how Claude Code shows it: its
+    /// injected texts are echoed unwrapped as `isSynthetic` lines where the profile's version
+    /// prints them, and not at all where it does not. reloop's own profile shows every message.
+    fn synthetic(&self, message: &Message) -> Synthetic {
+        let rules = self.profile.profile();
+        if rules.claude_code_version.is_none() {
+            return Synthetic::No;
+        }
+        let [reloop_core::ContentBlock::Text(block)] = message.content.as_slice() else { return Synthetic::No };
+        let text = block.text.as_str();
+        if text == rules.max_tokens_resume.render() {
+            return if rules.echo_resume { Synthetic::Echo(rules.max_tokens_resume.text.to_string()) } else { Synthetic::Hidden };
+        }
+        if text == rules.malformed.reminder.render() {
+            return Synthetic::Hidden;
+        }
+        let unwrapped = profile::unwrap_reminder(text);
+        let feedback = rules
+            .stop_hook_preamble
+            .and_then(|preamble| unwrapped.strip_prefix(preamble).and_then(|t| t.strip_prefix('\n')))
+            .unwrap_or(unwrapped);
+        if feedback.starts_with("Stop hook feedback:") {
+            return Synthetic::Echo(feedback.to_string());
+        }
+        Synthetic::No
     }
 
     fn result(&mut self, result: &RunResult) {
@@ -257,11 +315,18 @@ impl SdkStream {
         let mut line = Map::new();
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!(subtype));
+        let ending = Ending::of(result);
         line.insert("is_error".into(), json!(result.is_error));
         line.insert("api_error_status".into(), json!(api_error_status(result)));
+        if let Some(kind) = ending.api_error_type {
+            line.insert("api_error_type".into(), json!(kind));
+        }
+        if let Some(api_error) = ending.api_error {
+            line.insert("api_error".into(), json!(api_error));
+        }
         line.insert("duration_ms".into(), json!(result.duration_ms));
         line.insert("duration_api_ms".into(), json!(result.duration_api_ms));
-        line.insert("num_turns".into(), json!(result.num_turns));
+        line.insert("num_turns".into(), json!(self.num_turns(result)));
         match subtype {
             "success" => {
                 line.insert("result".into(), json!(result.result));
@@ -283,13 +348,26 @@ impl SdkStream {
         line.insert("usage".into(), usage_json(&query_usage));
         line.insert("modelUsage".into(), model_usage(&result.model_usage));
         line.insert("permission_denials".into(), json!(result.permission_denials));
-        line.insert("terminal_reason".into(), json!(reason.as_str()));
+        line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
         match self.output {
             Output::Lines | Output::Result => self.wire.line(&Value::Object(line)),
             Output::Text => crate::term::outln!("{}", result.result),
         }
+    }
+}
+
+impl SdkStream {
+    /// `num_turns` as Claude Code counts it: its versions also count malformed-call retries,
+    /// and 2.1.332 max-tokens resumes too (a max-turns end counts the refused turn; see result).
+    fn num_turns(&self, result: &RunResult) -> u32 {
+        let rules = result.profile.profile();
+        if rules.claude_code_version.is_none() {
+            return result.num_turns;
+        }
+        let resumes = if rules.result.resumes_count_as_turns { self.resumes } else { 0 };
+        result.num_turns.saturating_add(self.retries).saturating_add(resumes)
     }
 }
 
@@ -339,4 +417,60 @@ fn model_usage(by_model: &BTreeMap<String, Usage>) -> Value {
         );
     }
     Value::Object(out)
+}
+
+/// How a user message is shown (see [`SdkStream::synthetic`]).
+enum Synthetic {
+    /// A message of the user's or a tool result: as it is.
+    No,
+    /// An injected text the profile's version does not print.
+    Hidden,
+    /// An injected text printed unwrapped, as a synthetic line.
+    Echo(String),
+}
+
+/// How the result line words the run's end, by the session's profile.
+struct Ending {
+    terminal_reason: &'static str,
+    api_error_type: Option<String>,
+    api_error: Option<&'static str>,
+}
+
+impl Ending {
+    fn of(result: &RunResult) -> Self {
+        let rules = result.profile.profile();
+        let own = Ending { terminal_reason: result.terminal.reason().as_str(), api_error_type: None, api_error: None };
+        if rules.claude_code_version.is_none() {
+            return own;
+        }
+        let api = |error_type: Option<String>, api_error: Option<&'static str>| {
+            if rules.result.api_error_terminal {
+                Ending { terminal_reason: "api_error", api_error_type: error_type, api_error }
+            } else {
+                // Claude Code 2.1.197 reports an API error as a completed run with is_error.
+                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+            }
+        };
+        match &result.terminal.stop {
+            Stop::ModelError(Failure::Request(failure)) if failure.status.is_some() => {
+                api(Some(failure.error_type.clone()), None)
+            }
+            Stop::ModelError(Failure::OutputTokensExhausted { .. }) => {
+                if rules.result.max_output_tokens_api_error {
+                    Ending { terminal_reason: "api_error", api_error_type: None, api_error: Some("max_output_tokens") }
+                } else {
+                    Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+                }
+            }
+            Stop::ModelError(Failure::MalformedToolCall) => {
+                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+            }
+            Stop::MalformedToolUseExhausted { .. } => Ending {
+                terminal_reason: "malformed_tool_use_exhausted",
+                api_error_type: None,
+                api_error: Some("malformed_tool_use_exhausted"),
+            },
+            _ => own,
+        }
+    }
 }

@@ -56,6 +56,14 @@ pub struct Config {
     /// written before it was recorded are version 1 and replay under version 1's rules.
     #[serde(default = "legacy_digest_version")]
     pub digest_version: u32,
+    /// Which Claude Code version's rules the session follows ([`crate::profile`]); journals
+    /// written before profiles run under `reloop`'s own.
+    #[serde(skip_serializing_if = "is_reloop_profile")]
+    pub profile: crate::profile::ProfileId,
+}
+
+fn is_reloop_profile(profile: &crate::profile::ProfileId) -> bool {
+    *profile == crate::profile::ProfileId::Reloop
 }
 
 /// The digest version new sessions get.
@@ -118,11 +126,23 @@ impl Default for Config {
             prices: Vec::new(),
             max_budget_usd: None,
             digest_version: DIGEST_VERSION,
+            profile: crate::profile::ProfileId::Reloop,
         }
     }
 }
 
 impl Config {
+    /// The same config under another profile's rules.
+    pub fn with_profile(mut self, profile: crate::profile::ProfileId) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The rules of the session's profile.
+    pub fn rules(&self) -> &'static crate::profile::Profile {
+        self.profile.profile()
+    }
+
     /// The same config with `max_turns` set.
     pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
         self.max_turns = max_turns;

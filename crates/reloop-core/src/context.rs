@@ -117,8 +117,8 @@ pub struct Turn {
     pub has_attempted_reactive_compact: bool,
     /// A Stop hook held this turn open.
     pub stop_hook_active: bool,
-    /// The malformed-tool-call retry was used in this turn.
-    pub malformed_tool_call_retried: bool,
+    /// Malformed-tool-call retries used in this turn.
+    pub malformed_tool_call_retries: u32,
 }
 
 /// One pass of the loop: what the continue that started it decided.
@@ -242,7 +242,8 @@ impl Loop {
         d.u64(u64::from(r.retry_attempt));
         d.u64(u64::from(r.consecutive_overloaded));
         d.u64(u64::from(s.fallback_active));
-        d.u64(u64::from(t.malformed_tool_call_retried));
+        // Once a flag: its count digests as the flag did for the one retry older profiles allow.
+        d.u64(u64::from(t.malformed_tool_call_retries));
         d.u64(q.output_tokens);
         d.u64(u64::from(q.budget_continuations));
         d.u64(q.budget_last_deltas[0]);

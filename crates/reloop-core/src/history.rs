@@ -112,6 +112,21 @@ impl History {
         self.head = Some(Arc::new(node));
     }
 
+    /// Takes the newest message off (a copy of it, when another history shares it).
+    pub fn pop(&mut self) -> Option<Message> {
+        let node = self.head.take()?;
+        match Arc::try_unwrap(node) {
+            Ok(mut owned) => {
+                self.head = owned.prev.take();
+                Some(owned.message)
+            }
+            Err(shared) => {
+                self.head = shared.prev.clone();
+                Some(shared.message.clone())
+            }
+        }
+    }
+
     /// The messages, oldest first. O(n) in references; nothing is cloned.
     pub fn messages(&self) -> Vec<&Message> {
         let mut out = Vec::with_capacity(self.len());

@@ -44,6 +44,7 @@ pub mod flags;
 pub mod history;
 pub mod hook;
 pub mod message;
+pub mod profile;
 mod phase;
 pub mod reason;
 mod request;

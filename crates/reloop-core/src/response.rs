@@ -12,9 +12,9 @@ use crate::state::{State, Streaming, Terminal, Tools};
 use crate::step::{done, Step};
 
 /// Appended after a response cut by the output-token limit (Claude Code's text).
-pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
+pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = crate::profile::MAX_TOKENS_RESUME_TEXT;
 /// Appended when the model announced a tool call and sent none.
-pub const MALFORMED_TOOL_CALL_MESSAGE: &str = "Your tool call was malformed and could not be parsed. Please retry.";
+pub const MALFORMED_TOOL_CALL_MESSAGE: &str = crate::profile::MALFORMED_RETRY_TEXT_2_1_197;
 /// The error when the malformed-call retry failed too.
 pub const MALFORMED_TOOL_CALL_ERROR: &str = "The model's tool call could not be parsed (retry also failed).";
 /// What a completed response says about itself.
@@ -72,7 +72,7 @@ fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
     }
     if ctx.query.max_output_tokens_recovery_count < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
         ctx.query.max_output_tokens_recovery_count += 1;
-        ctx.messages.push(Message::user_text(MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE));
+        ctx.messages.push(Message::user_text(ctx.config.rules().max_tokens_resume.render()));
         let decision = Continue::MaxOutputTokensRecovery {
             limit,
             attempt: ctx.query.max_output_tokens_recovery_count,
@@ -92,17 +92,48 @@ fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
     done(ctx, Terminal::failed(stop, error), Vec::new())
 }
 
+/// The model said `tool_use` and sent no call: retry as the profile says, then give up.
 fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
-    if !assistant.content.is_empty() {
+    let rule = ctx.config.rules().malformed;
+    // 2.1.332 retracts the bad message; older rules keep it (an empty one says nothing).
+    if !rule.retract && !assistant.content.is_empty() {
         ctx.messages.push(assistant);
     }
-    if !ctx.turn.malformed_tool_call_retried {
-        ctx.turn.malformed_tool_call_retried = true;
-        ctx.messages.push(Message::user_text(MALFORMED_TOOL_CALL_MESSAGE));
+    if ctx.turn.malformed_tool_call_retries < rule.retries {
+        ctx.turn.malformed_tool_call_retries += 1;
+        let reminder = rule.reminder.render();
+        if rule.retract {
+            append_to_last_user_message(&mut ctx, reminder);
+        } else {
+            ctx.messages.push(Message::user_text(reminder));
+        }
         return continue_with(ctx, Continue::MalformedToolCallRetry, Vec::new());
     }
-    let terminal = Terminal::failed(Stop::ModelError(Failure::MalformedToolCall), MALFORMED_TOOL_CALL_ERROR);
-    done(ctx, terminal, Vec::new())
+    let stop = if rule.own_terminal_reason {
+        Stop::MalformedToolUseExhausted { retries: rule.retries }
+    } else {
+        Stop::ModelError(Failure::MalformedToolCall)
+    };
+    done(ctx, Terminal::failed(stop, MALFORMED_TOOL_CALL_ERROR), Vec::new())
+}
+
+/// Appends `text` as a block of the last user message (which, with the bad answer retracted, is
+/// the newest message); the text block that was last gets a newline, as Claude Code joins them.
+fn append_to_last_user_message(ctx: &mut Loop, text: String) {
+    let Some(mut last) = ctx.messages.pop() else {
+        ctx.messages.push(Message::user_text(text));
+        return;
+    };
+    if last.role != crate::message::Role::User {
+        ctx.messages.push(last);
+        ctx.messages.push(Message::user_text(text));
+        return;
+    }
+    if let Some(crate::message::ContentBlock::Text(t)) = last.content.last_mut() {
+        t.text.push('\n');
+    }
+    last.content.push(crate::message::ContentBlock::text(text));
+    ctx.messages.push(last);
 }
 
 /// The model asked for no tool: the Stop hooks, then the token budget, decide whether the loop

@@ -29,6 +29,8 @@ pub enum RunEvent {
         permission_mode: String,
         /// `scripted`, `anthropic`, `openai`.
         provider: String,
+        /// Whose loop rules the session follows.
+        profile: reloop_core::profile::ProfileId,
     },
     /// Assistant text as it streams, with the index of the content block it belongs to.
     TextDelta { index: usize, text: String },
@@ -80,6 +82,8 @@ pub struct RunResult {
     pub total_cost_usd: f64,
     /// Usage by model, with the fallback model's share apart.
     pub model_usage: std::collections::BTreeMap<String, Usage>,
+    /// Whose loop rules the session followed (how its result is worded).
+    pub profile: reloop_core::profile::ProfileId,
     /// Time spent waiting for the model in this query (live runs only; 0 in a replay).
     pub duration_api_ms: u64,
     /// Why the model stopped its last response, as the API said it (live runs only).

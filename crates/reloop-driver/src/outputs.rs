@@ -134,6 +134,7 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         permission_denials: ctx.session.permission_denials.clone(),
         total_cost_usd: ctx.session.cost_usd,
         model_usage: ctx.session.model_usage.clone(),
+        profile: ctx.config.profile,
         duration_api_ms: 0,
         stop_reason: None,
         context_tokens: ctx.session.usage_tokens,
@@ -154,6 +155,7 @@ pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEv
             .and_then(|p| p.mode.parse::<reloop_tools::PermissionMode>().ok())
             .map_or("default".to_string(), |m| m.as_str().to_string()),
         provider: run.as_ref().map(|r| r.provider.clone()).unwrap_or_default(),
+        profile: header.core_config.profile,
     }];
     let mut state = State::new(header.core_config.clone());
     for record in steps {

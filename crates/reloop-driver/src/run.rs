@@ -324,6 +324,13 @@ impl Runner {
             tool_ctx.hidden = permissions.read_filter();
             tool_ctx.env = permissions.tool_env.clone();
         }
+        // The tools speak and check as the session's profile says.
+        let rules = session.core.rules();
+        tool_ctx.require_read = rules.tools.edit_requires_read;
+        let permissions = session
+            .permissions
+            .as_ref()
+            .map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
         files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),
@@ -341,8 +348,9 @@ impl Runner {
             ctx: tool_ctx.clone(),
             hooks: session.hooks.clone(),
             hook_common: hook_common.clone(),
-            permissions: session.permissions.clone(),
+            permissions,
             prompt: session.prompt.clone(),
+            read_check_first: rules.tools.read_check_first,
             can_use_tool: session.can_use_tool.clone(),
         });
         let mut runner = Runner {
@@ -402,6 +410,7 @@ impl Runner {
             tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
             permission_mode: self.hook_common.permission_mode.clone(),
             provider: self.run.provider.clone(),
+            profile: self.state.as_ref().map(|s| s.context().config.profile).unwrap_or_default(),
         });
         let mut pending = std::collections::VecDeque::from(first);
         let mut abort_open = true;

@@ -37,6 +37,8 @@ pub(crate) struct ToolEnv {
     pub permissions: Option<Arc<PermissionContext>>,
     /// Asked when the rules would ask; without it an ask is a deny.
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
+    /// The profile checks Write/Edit's read-first rule before hooks and permissions.
+    pub read_check_first: bool,
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
     pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
@@ -231,6 +233,14 @@ async fn run_call(
         events.push(done(&call.id, cancelled_text(&culprit), true, false));
         return events;
     }
+    // A Write or Edit of a file never read is refused before anything else looks at it (when
+    // the profile has the rule): a tool error, not a permission denial.
+    if let Some(refusal) =
+        env.read_check_first.then(|| reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx)).flatten()
+    {
+        events.push(done(&call.id, refusal, true, false));
+        return events;
+    }
     let mut input = call.input.clone();
     let mut allowed_by_hook = false;
     let pre = env.hooks.matching(HookEventName::PreToolUse, Some(&call.name));
@@ -277,7 +287,9 @@ async fn run_call(
             match (permissions.verdict(&env.registry, &call.name, &input), &env.prompt) {
                 (Verdict::Allow, _) => {}
                 (Verdict::Deny { message } | Verdict::Ask { message }, None) | (Verdict::Deny { message }, _) => {
-                    events.push(done(&call.id, message, true, true));
+                    // A tool the flags removed is not there to deny: no permission denial.
+                    let denied = !permissions.removes(&call.name);
+                    events.push(done(&call.id, message, true, denied));
                     return events;
                 }
                 (Verdict::Ask { message }, Some(prompt)) => {
@@ -456,6 +468,7 @@ mod tests {
             },
             permissions: None,
             prompt: None,
+            read_check_first: false,
             can_use_tool: None,
             starts: None,
         });

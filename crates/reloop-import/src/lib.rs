@@ -102,6 +102,9 @@ pub struct Imported {
     pub header_run_config: Value,
     /// The rules the events were chosen under; journal them with the session.
     pub core_config: Config,
+    /// The transcript's Claude Code `version`, and whether the profile chosen for it (in
+    /// `core_config`) is that exact version rather than the nearest known one.
+    pub version: Option<(String, bool)>,
     pub events: Vec<Event>,
     /// When each event happened, from the transcript's timestamps (Unix ms), one per event.
     pub at_ms: Vec<u64>,
@@ -121,12 +124,14 @@ pub struct ImportReport {
 
 /// The core's rules for imported sessions: an API error line in a transcript is a final failure
 /// (Claude Code already retried), so the core must not plan retries of its own.
-fn import_config(model: Option<&str>) -> Result<Config, ImportError> {
+fn import_config(model: Option<&str>, profile: reloop_core::profile::ProfileId) -> Result<Config, ImportError> {
     let mut config = json!({"max_retries": 0});
     if let Some(model) = model {
         config["model"] = Value::String(model.to_string());
     }
-    serde_json::from_value(config).map_err(|source| ImportError::Encode { what: "core config", source })
+    let config: Config =
+        serde_json::from_value(config).map_err(|source| ImportError::Encode { what: "core config", source })?;
+    Ok(config.with_profile(profile))
 }
 
 /// Reads a Claude Code transcript. `origin` names the file in errors and in the run config.
@@ -167,7 +172,12 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         _ => None,
     });
     let model = model.as_deref();
-    let core_config = import_config(model)?;
+    // The rules of the Claude Code version that wrote the transcript (the nearest one known); a
+    // transcript that names none gets reloop's own.
+    let version = lines.iter().rev().find_map(|l| l.str_field("version")).map(str::to_string);
+    let nearest = version.as_deref().and_then(reloop_core::profile::ProfileId::nearest);
+    let profile = nearest.map_or(reloop_core::profile::ProfileId::Reloop, |(p, _)| p);
+    let core_config = import_config(model, profile)?;
     let mut emitter = emit::Emitter::new(core_config.clone());
     for (kind, n) in skipped {
         *emitter.skipped_mut().entry(kind).or_default() += n;
@@ -204,6 +214,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
     Ok(Imported {
         header_run_config,
         core_config,
+        version: version.zip(nearest.map(|(_, exact)| exact)),
         events: std::mem::take(&mut emitter.events),
         at_ms: std::mem::take(&mut emitter.at_ms),
         summary,

@@ -56,4 +56,4 @@ pub use read::{
 pub use registry::ToolRegistry;
 pub use tool::{PathFilter, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
 pub use validate::{check as check_input, validate_input, InputError, Issue};
-pub use write_edit::{EditTool, WriteTool, MAX_EDIT_BYTES};
+pub use write_edit::{read_first_refusal, EditTool, WriteTool, MAX_EDIT_BYTES};

@@ -218,15 +218,16 @@ pub struct PermissionContext {
     pub disallowed_tools: Vec<String>,
     /// What the processes tools start may inherit of reloop's environment.
     pub tool_env: ToolEnvPolicy,
+    /// The texts of the session's profile (the `--disallowedTools` refusal).
+    pub texts: reloop_core::profile::ToolTexts,
 }
 
 /// The texts the model sees when a call does not run; one place, to audit them.
 #[derive(Debug, thiserror::Error)]
 enum Refusal {
-    #[error(
-        "<tool_use_error>Error: No such tool available: {tool}. {tool} exists but is not enabled in this context. Use one of the available tools instead.</tool_use_error>"
-    )]
-    NotEnabled { tool: String },
+    /// A tool `--disallowedTools` removed, in the profile's words.
+    #[error("{text}")]
+    NotEnabled { text: String },
     #[error("Permission to use {tool} has been denied.")]
     DeniedByRule { tool: String },
     #[error("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())]
@@ -275,7 +276,14 @@ impl PermissionContext {
         for entry in &disallowed_tools {
             Rule::parse(entry)?;
         }
-        Ok(PermissionContext { mode, rules, workspace, disallowed_tools, tool_env: ToolEnvPolicy::default() })
+        let texts = reloop_core::profile::RELOOP.tools;
+        Ok(PermissionContext { mode, rules, workspace, disallowed_tools, tool_env: ToolEnvPolicy::default(), texts })
+    }
+
+    /// The same context speaking the texts of a profile.
+    pub fn with_texts(mut self, texts: reloop_core::profile::ToolTexts) -> Self {
+        self.texts = texts;
+        self
     }
 
     /// The same context with another tool environment policy.
@@ -409,6 +417,13 @@ impl PermissionContext {
         }
     }
 
+    /// Whether a bare deny rule or `--disallowed-tools` name removes `tool` altogether: its
+    /// calls are refused as a tool that does not exist, which Claude Code does not count as a
+    /// permission denial.
+    pub fn removes(&self, tool: &str) -> bool {
+        self.deny_rules().iter().any(|r| r.specifier().is_none() && r.covers_tool(tool))
+    }
+
     /// Step 1: deny rules and `--disallowed-tools`. A bare name wins the wording, because then
     /// the tool is gone altogether.
     fn denied(&self, call: &Call<'_>) -> Option<Refusal> {
@@ -426,7 +441,7 @@ impl PermissionContext {
         }
         let rules: Vec<&Rule> = self.rules.deny().iter().chain(&entries).collect();
         if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
-            return Some(Refusal::NotEnabled { tool });
+            return Some(Refusal::NotEnabled { text: self.texts.disallowed(&tool) });
         }
         if rules.iter().any(|r| self.matches_any(r, call)) || self.bash_reaches(call, &self.deny_rules()) {
             return Some(Refusal::DeniedByRule { tool });

@@ -23,6 +23,9 @@ pub struct ToolContext {
     pub hidden: Option<PathFilter>,
     /// What the processes tools start (Bash) may inherit of reloop's environment.
     pub env: ToolEnvPolicy,
+    /// Write and Edit refuse an existing file the session has not read (Claude Code 2.1.197's
+    /// rule; 2.1.332 dropped it). On by default.
+    pub require_read: bool,
 }
 
 /// A predicate over paths, shared between calls (see [`ToolContext::hidden`]).
@@ -92,6 +95,7 @@ impl ToolContext {
             files_read: Arc::new(Mutex::new(HashSet::new())),
             hidden: None,
             env: ToolEnvPolicy::default(),
+            require_read: true,
         }
     }
 
@@ -110,6 +114,9 @@ impl ToolContext {
 
     /// Whether `path` (canonicalized when possible) was read in this session.
     pub fn was_read(&self, path: &std::path::Path) -> bool {
+        if !self.require_read {
+            return true;
+        }
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let set = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         set.contains(&canonical)

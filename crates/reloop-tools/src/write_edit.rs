@@ -136,6 +136,18 @@ fn updated(path: &Path) -> String {
     format!("The file {} has been updated successfully.", path.display())
 }
 
+/// The read-first refusal a Write or Edit of `input` would meet, found before anything else is
+/// checked: Claude Code 2.1.197 refuses such a call before its permission check, and the refusal
+/// is a tool error, not a permission denial. `None` for other tools and for calls that pass.
+pub fn read_first_refusal(tool: &str, input: &Value, ctx: &ToolContext) -> Option<String> {
+    if !ctx.require_read || !matches!(tool, "Write" | "Edit") {
+        return None;
+    }
+    let path = resolve(&ctx.cwd, input::string(input, "file_path").ok()?);
+    let exists = existing_file(&path).ok()?;
+    (exists && !ctx.was_read(&path)).then(|| ToolError::NotReadYet.to_string())
+}
+
 fn write(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
     let content = input::string(input, "content")?;

@@ -243,6 +243,7 @@ fn a_malformed_disallowed_entry_set_without_new_fails_closed_on_its_tool() {
         workspace: Workspace::new(&f.root, &[]).expect("workspace"),
         disallowed_tools: vec!["Bash(rm -rf".into()],
         tool_env: Default::default(),
+        texts: reloop_core::profile::RELOOP.tools,
     };
     assert_eq!(f.check(&ctx, "Bash", json!({"command": "ls"})), deny("Permission to use Bash has been denied."));
     assert_eq!(f.check(&ctx, "Read", json!({"file_path": "src/main.rs"})), Decision::Allow);

@@ -68,11 +68,28 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     }
     ctx.query.stop_hook_blocks = ctx.query.stop_hook_blocks.saturating_add(1);
     ctx.turn.stop_hook_active = true;
-    ctx.messages.push(Message::user_text(stop_hook_feedback(&combined.blocks)));
+    let rules = ctx.config.rules();
+    let blocks = if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
+    ctx.messages.push(Message::user_text(rules.stop_hook_feedback(&stop_hook_feedback(&blocks))));
     let decision = Continue::StopHookBlocking {
         feedback: combined.blocks.iter().map(|b| b.line()).collect(),
         block: ctx.query.stop_hook_blocks,
         cap,
     };
     continue_with(ctx, decision, Vec::new())
+}
+
+/// Claude Code feeds an exit-2 hook's stderr back as written, its trailing newline included.
+fn with_raw_stderr(blocks: &[crate::hook::Blocked], runs: &[HookRun]) -> Vec<crate::hook::Blocked> {
+    blocks
+        .iter()
+        .map(|block| {
+            let raw = runs.iter().find(|r| r.command == block.command && !block.from_json && !r.stderr.trim().is_empty());
+            let mut block = block.clone();
+            if let Some(run) = raw {
+                block.message = run.stderr.clone();
+            }
+            block
+        })
+        .collect()
 }

@@ -65,6 +65,9 @@ pub(super) fn explain_stop(s: &Stop) -> String {
         Stop::ModelError(Failure::MalformedToolCall) => {
             "stop_reason tool_use without a tool_use block, again after the retry".to_string()
         }
+        Stop::MalformedToolUseExhausted { retries } => {
+            format!("stop_reason tool_use without a tool_use block, again after {retries} retries")
+        }
         Stop::StopHookPrevented(h) | Stop::HookStopped(h) => {
             let mut line = format!("[{}] said continue: false", h.command);
             if let Some(id) = &h.tool_use_id {

@@ -59,6 +59,8 @@ pub enum TerminalReason {
     HookStopped,
     /// The run cost what `--max-budget-usd` allows.
     MaxBudgetUsd,
+    /// The model's tool calls stayed malformed after every retry the profile allows.
+    MalformedToolUseExhausted,
 }
 
 impl ContinueReason {
@@ -91,6 +93,7 @@ impl TerminalReason {
             TerminalReason::StopHookPrevented => "stop_hook_prevented",
             TerminalReason::HookStopped => "hook_stopped",
             TerminalReason::MaxBudgetUsd => "max_budget_usd",
+            TerminalReason::MalformedToolUseExhausted => "malformed_tool_use_exhausted",
         }
     }
 
@@ -149,6 +152,8 @@ pub enum Evidence {
     },
     /// The model announced a tool call and sent none.
     MalformedToolCall { retried: bool },
+    /// The model's tool calls stayed malformed after this many retries.
+    MalformedToolCallExhausted { retries: u32 },
     /// Stop hooks refused to let the turn end.
     StopHookBlock { feedback: Vec<String>, block: u32, cap: u32 },
     /// Stop hooks blocked `cap` times in a row; the turn ended anyway.

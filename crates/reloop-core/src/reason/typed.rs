@@ -108,6 +108,12 @@ pub enum Stop {
         /// The budget.
         budget_usd: f64,
     },
+    /// The model's tool calls stayed malformed after the profile's retries (Claude Code 2.1.332
+    /// ends so; older profiles end as [`Failure::MalformedToolCall`]).
+    MalformedToolUseExhausted {
+        /// Retries made.
+        retries: u32,
+    },
 }
 
 /// How a loop completed.
@@ -332,6 +338,7 @@ impl Stop {
             Stop::StopHookPrevented(_) => TerminalReason::StopHookPrevented,
             Stop::HookStopped(_) => TerminalReason::HookStopped,
             Stop::MaxBudgetUsd { .. } => TerminalReason::MaxBudgetUsd,
+            Stop::MalformedToolUseExhausted { .. } => TerminalReason::MalformedToolUseExhausted,
         }
     }
 
@@ -361,6 +368,7 @@ impl Stop {
             Stop::ModelError(Failure::MalformedToolCall) => Evidence::MalformedToolCall { retried: true },
             Stop::StopHookPrevented(h) | Stop::HookStopped(h) => h.evidence(),
             Stop::MaxBudgetUsd { cost_usd, budget_usd } => Evidence::BudgetReached { cost_usd, budget_usd },
+            Stop::MalformedToolUseExhausted { retries } => Evidence::MalformedToolCallExhausted { retries },
         }
     }
 
@@ -424,6 +432,9 @@ impl Stop {
             }
             (T::MaxBudgetUsd, Evidence::BudgetReached { cost_usd, budget_usd }) => {
                 Stop::MaxBudgetUsd { cost_usd, budget_usd }
+            }
+            (T::MalformedToolUseExhausted, Evidence::MalformedToolCallExhausted { retries }) => {
+                Stop::MalformedToolUseExhausted { retries }
             }
             (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
         })
