@@ -27,14 +27,32 @@ fn table() -> Option<Table> {
 }
 
 /// The entry for a model: an exact name, else the longest listed name it starts with (dated
-/// snapshots like `claude-sonnet-4-5-20250929`), else the default.
+/// snapshots like `claude-sonnet-4-5-20250929`, `claude-opus-4-8[1m]`), else the default.
 fn entry(model: &str) -> Option<Entry> {
+    known(model).or_else(|| table().map(|t| t.default))
+}
+
+/// The entry the table lists for a model, if it lists one.
+fn known(model: &str) -> Option<Entry> {
     let table = table()?;
     if let Some(e) = table.models.get(model) {
         return Some(e.clone());
     }
     let prefix = table.models.iter().filter(|(name, _)| model.starts_with(name.as_str())).max_by_key(|(n, _)| n.len());
-    Some(prefix.map_or(table.default, |(_, e)| e.clone()))
+    prefix.map(|(_, e)| e.clone())
+}
+
+/// A model's prices; a model the table does not list costs nothing, with one warning on stderr
+/// (rather than silently getting another model's prices).
+pub fn price_or_warn(model: &str) -> Option<Price> {
+    if known(model).is_none() {
+        crate::term::errln!(
+            "reloop: warning: data/models.json has no prices for model {model}: its cost counts as 0 and its context window as {}",
+            context_window(model)
+        );
+        return None;
+    }
+    price(model)
 }
 
 pub fn context_window(model: &str) -> u64 {

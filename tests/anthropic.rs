@@ -53,8 +53,9 @@ fn the_seed_scenario_through_the_anthropic_provider() {
         assert_eq!(header("x-api-key"), Some(KEY));
         assert_eq!(header("anthropic-version"), Some("2023-06-01"));
         assert_eq!(r.body["stream"], true);
-        assert_eq!(r.body["model"], "claude-sonnet-4-6");
-        assert_eq!(r.body["max_tokens"], 32000);
+        // The default profile's (claude-code-2.1.332) model and its limit.
+        assert_eq!(r.body["model"], "claude-opus-5-5");
+        assert_eq!(r.body["max_tokens"], 128000);
         let tools: Vec<&str> =
             r.body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert!(tools.contains(&"Grep") && tools.contains(&"Read"), "{tools:?}");
@@ -168,13 +169,16 @@ fn three_overloads_switch_to_the_fallback_model() {
     let out = run(&ws, &server, &["--fallback-model", "claude-haiku-4-5"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let models: Vec<String> = server.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
-    assert_eq!(models, ["claude-sonnet-4-6", "claude-sonnet-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"]);
+    assert_eq!(models, ["claude-opus-5-5", "claude-opus-5-5", "claude-opus-5-5", "claude-haiku-4-5"]);
+    // max_tokens follows the model, as Claude Code's does.
+    let limits: Vec<u64> = server.requests().iter().map(|r| r.body["max_tokens"].as_u64().unwrap()).collect();
+    assert_eq!(limits, [128000, 128000, 128000, 32000]);
     let lines = json_lines(&out);
     let fallback = lines.iter().find(|l| l["subtype"] == "model_fallback").unwrap();
     assert_eq!(fallback["trigger"], "overloaded");
-    assert_eq!(fallback["original_model"], "claude-sonnet-4-6");
+    assert_eq!(fallback["original_model"], "claude-opus-5-5");
     assert_eq!(fallback["fallback_model"], "claude-haiku-4-5");
-    assert_eq!(fallback["content"], "Switched to claude-haiku-4-5 due to high demand for claude-sonnet-4-6");
+    assert_eq!(fallback["content"], "Switched to claude-haiku-4-5 due to high demand for claude-opus-5-5");
     assert_replays_and_keeps_no_secret(&ws);
 }
 
@@ -200,7 +204,7 @@ fn a_server_error_switches_at_once_but_a_rate_limit_never_does() {
     let out = run(&ws, &server, &["--fallback-model", "claude-haiku-4-5"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let models: Vec<String> = server.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
-    assert_eq!(models, ["claude-sonnet-4-6", "claude-sonnet-4-6", "claude-haiku-4-5", "claude-haiku-4-5"]);
+    assert_eq!(models, ["claude-opus-5-5", "claude-opus-5-5", "claude-haiku-4-5", "claude-haiku-4-5"]);
     let lines = json_lines(&out);
     assert_eq!(lines.iter().filter(|l| l["subtype"] == "model_fallback").count(), 1);
     assert_eq!(lines.iter().find(|l| l["subtype"] == "model_fallback").unwrap()["trigger"], "server_error");

@@ -306,3 +306,33 @@ fn import_picks_the_profile_of_the_transcript_s_version() {
     );
     assert!(ws.replays_identical());
 }
+
+#[test]
+fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
+    let ok = || vec![answer("msg_1", text("ok"), "end_turn")];
+    let first = |r: &Run| (r.requests[0].body["model"].clone(), r.requests[0].body["max_tokens"].clone());
+    assert_eq!(first(&run(V197, ok(), &[], |_| Vec::new())), (json!("claude-opus-4-8"), json!(64000)));
+    assert_eq!(first(&run(V332, ok(), &[], |_| Vec::new())), (json!("claude-opus-5-5"), json!(128000)));
+    for profile in [V197, V332] {
+        let sonnet = run(profile, ok(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
+        assert_eq!(first(&sonnet), (json!("claude-sonnet-4-6"), json!(32000)));
+    }
+
+    let ws = Workspace::seed();
+    let server = FakeServer::start(ok());
+    let out = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["-p", "hi", "--model", "my-local-model", "--output-format", "json"])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "8000")
+        .current_dir(ws.cwd())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests()[0].body["max_tokens"], 8000, "CLAUDE_CODE_MAX_OUTPUT_TOKENS wins");
+    let warned = stderr(&out).matches("has no prices for model my-local-model").count();
+    assert_eq!(warned, 1, "{}", stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["total_cost_usd"], 0.0, "no borrowed prices");
+}

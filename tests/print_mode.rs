@@ -103,7 +103,11 @@ fn stream_json_lines_carry_claude_code_s_ids_and_a_replay_reprints_nothing_new()
     assert_eq!(result["num_turns"], 2);
     assert_eq!(result["stop_reason"], "end_turn");
     assert_eq!(result["usage"]["output_tokens"], 8);
-    assert!(result["modelUsage"]["claude-sonnet-4-6"]["costUSD"].as_f64().unwrap() > 0.0);
+    // The default profile's model, with its prices and the limit the profile gives it.
+    let usage = &result["modelUsage"]["claude-opus-5-5"];
+    assert!(usage["costUSD"].as_f64().unwrap() > 0.0, "{result}");
+    assert_eq!(usage["maxOutputTokens"], 128000);
+    assert_eq!(usage["contextWindow"], 1000000);
 
     let replay = ws.reloop(&["replay", &session[..8]]);
     assert!(stdout(&replay).contains("identical"), "{}", stdout(&replay));

@@ -44,7 +44,7 @@ fn max_output_tokens_escalate_repeats_the_request_with_64000() {
     let out = ws.run_responses(
         "write",
         vec![response("msg_1", text("half"), "max_tokens", 32000), response("msg_2", text("whole"), "end_turn", 50000)],
-        &["--escalate-max-tokens"],
+        &["--escalate-max-tokens", "--model", "claude-sonnet-4-6"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = json_lines(&out);

@@ -338,7 +338,7 @@ fn a_16_mb_data_line_is_parsed_and_held_to_the_cap() {
         chunk(stream, message_end().as_bytes())?;
         end(stream)
     });
-    let out = run(&ws, &server.url, &[]);
+    let out = run(&ws, &server.url, &["--model", "claude-sonnet-4-6"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let (retries, result) = retries_and_result(&out);
     assert!(retries.is_empty(), "{retries:?}");

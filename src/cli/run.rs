@@ -36,12 +36,14 @@ pub struct RunArgs {
     pub journal: JournalArg,
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
-    /// The model to ask.
-    #[arg(long, env = "ANTHROPIC_MODEL", default_value = "claude-sonnet-4-6")]
-    pub model: String,
-    /// The output-token limit of each response.
-    #[arg(long, default_value_t = 32_000)]
-    pub max_output_tokens: u32,
+    /// The model to ask [default: the profile's (claude-opus-5-5 under claude-code-2.1.332), or
+    /// claude-sonnet-4-6 under reloop's own rules].
+    #[arg(long, env = "ANTHROPIC_MODEL")]
+    pub model: Option<String>,
+    /// The output-token limit of each response [env: CLAUDE_CODE_MAX_OUTPUT_TOKENS; default: the
+    /// profile's for the model (Opus 128000 under claude-code-2.1.332, others 32000)].
+    #[arg(long)]
+    pub max_output_tokens: Option<u32>,
     /// Replace reloop's system prompt.
     #[arg(long)]
     pub system_prompt: Option<String>,
@@ -206,6 +208,15 @@ pub(crate) fn build_session(
     tools: ToolRegistry,
 ) -> Result<(Session, PathBuf), CliError> {
     let profile = compat(&args.compat)?;
+    let rules = profile.profile();
+    let model = args.model.clone().unwrap_or_else(|| rules.default_model.unwrap_or(DEFAULT_MODEL).to_string());
+    let max_tokens = |model: &str| {
+        args.max_output_tokens.or_else(env_max_output_tokens).unwrap_or_else(|| rules.max_tokens_for(model))
+    };
+    let max_output_tokens = max_tokens(&model);
+    // Claude Code's limit follows the model: after a fallback, the fallback model's.
+    let fallback_max_output_tokens =
+        args.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
     let provider = provider(args, kind, cwd)?;
     let journal_path = args.journal.path(journal_base);
     let journal = Journal::create_or_open(&journal_path)?;
@@ -218,10 +229,10 @@ pub(crate) fn build_session(
     };
     let spec = permissions(args, &settings)?;
     let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
-    let run = RunConfig::new(provider.name().to_string(), args.model.clone(), cwd.to_path_buf())
+    let run = RunConfig::new(provider.name().to_string(), model.clone(), cwd.to_path_buf())
         .with_script(args.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
         .with_thinking(args.thinking)
-        .with_max_output_tokens(args.max_output_tokens)
+        .with_max_output_tokens(max_output_tokens)
         .with_system_prompt(system_prompt)
         .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
         .with_settings(settings_path)
@@ -232,20 +243,21 @@ pub(crate) fn build_session(
         Some(journal),
         Config::default()
             .with_max_turns(args.max_turns)
-            .with_model(args.model.clone())
+            .with_model(model.clone())
             .with_fallback_model(args.fallback_model.clone())
-            .with_max_output_tokens(args.max_output_tokens)
+            .with_max_output_tokens(max_output_tokens)
+            .with_fallback_max_output_tokens(fallback_max_output_tokens)
             .with_escalate_max_tokens(args.escalate_max_tokens)
             .with_max_retries(args.max_retries)
             .with_retry_seed(reloop_driver::new_seed())
             .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(prompt)))
             .with_stop_hook_block_cap(args.stop_hook_block_cap)
-            .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&args.model)))
+            .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
             .with_auto_compact(!args.no_auto_compact)
             .with_prices(
-                std::iter::once(&args.model)
+                std::iter::once(&model)
                     .chain(args.fallback_model.as_ref())
-                    .filter_map(|m| crate::models::price(m))
+                    .filter_map(|m| crate::models::price_or_warn(m))
                     .collect(),
             )
             .with_max_budget_usd(args.max_budget_usd)
@@ -256,6 +268,14 @@ pub(crate) fn build_session(
     .with_permissions(Some(permissions))
     .with_crash_after_step(args.crash_after_step);
     Ok((session, journal_path))
+}
+
+/// The model when neither the flags nor the profile name one.
+pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
+
+/// `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, Claude Code's override of every request's limit.
+pub(crate) fn env_max_output_tokens() -> Option<u32> {
+    std::env::var("CLAUDE_CODE_MAX_OUTPUT_TOKENS").ok().and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
 }
 
 /// The profile `--compat` names.

@@ -17,8 +17,7 @@ use crate::cli::{JournalArg, OutputFormat};
 /// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
 pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
 
-/// The model when neither `--model` nor `ANTHROPIC_MODEL` names one (as `reloop run`'s).
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
+
 
 #[derive(Parser, Debug)]
 #[command(
@@ -45,7 +44,8 @@ pub struct PrintArgs {
     /// Also print `stream_event` lines as the model streams.
     #[arg(long)]
     pub include_partial_messages: bool,
-    /// The model [env: ANTHROPIC_MODEL; default: claude-sonnet-4-6].
+    /// The model [env: ANTHROPIC_MODEL; default: the profile's, claude-opus-5-5 under
+    /// claude-code-2.1.332].
     #[arg(long)]
     pub model: Option<String>,
     #[arg(long)]
@@ -317,6 +317,14 @@ impl PrintArgs {
         out
     }
 
+    /// The model the session asks: `--model`, `ANTHROPIC_MODEL`, else the profile's default.
+    pub fn model_name(&self) -> String {
+        let rules = reloop_core::profile::ProfileId::parse(&self.compat).map(|p| p.profile());
+        self.run_args().model.unwrap_or_else(|| {
+            rules.and_then(|r| r.default_model).unwrap_or(crate::cli::run::DEFAULT_MODEL).to_string()
+        })
+    }
+
     /// The permission mode the flags ask for.
     pub fn permission_mode(&self) -> String {
         if self.dangerously_skip_permissions {
@@ -337,9 +345,8 @@ impl PrintArgs {
             max_turns: self.max_turns,
             journal: self.journal.clone(),
             output_format: self.output_format,
-            model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
-                .unwrap_or_else(|| DEFAULT_MODEL.to_string()),
-            max_output_tokens: super::max_output_tokens(),
+            model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty())),
+            max_output_tokens: None,
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
             provider: self.provider,

@@ -20,12 +20,6 @@ pub use args::{is_print_mode, PrintArgs};
 
 use crate::cli::CliError;
 
-/// The output-token limit of each response: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, else reloop's
-/// default.
-pub fn max_output_tokens() -> u32 {
-    std::env::var("CLAUDE_CODE_MAX_OUTPUT_TOKENS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(32_000)
-}
-
 /// Now, as Claude Code's line timestamps write it.
 pub fn timestamp() -> String {
     let ms = std::time::SystemTime::now()

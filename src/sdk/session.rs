@@ -43,7 +43,7 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
             };
             let setup = Setup { args, cwd, init: Initialize::default() };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
-            let model = setup.args.run_args().model;
+            let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
                 .with_output(setup.args.output_format);
             let result = drive_one(handle, &mut printer, signals).await?;
@@ -269,7 +269,7 @@ async fn stream_session(
     let mut incoming = protocol::read_stdin();
     let mut init = Initialize::default();
     let mut early = Early::default();
-    let model_name = args.model.clone().unwrap_or_else(|| args.run_args().model);
+    let model_name = args.model_name();
     let first = loop {
         match incoming.recv().await {
             Some(Incoming::User(content)) => break content,
@@ -385,7 +385,7 @@ async fn serve(
                             Ok(Value::Null)
                         }
                         "set_model" => requested_model(&request).map(|model| {
-                            let shown = model.clone().unwrap_or_else(|| setup.args.run_args().model);
+                            let shown = model.clone().unwrap_or_else(|| setup.args.model_name());
                             control.set_model(model);
                             stream.set_model(shown.clone());
                             stream.local_command_output(&format!("Set model to {shown}"));

@@ -346,7 +346,7 @@ impl SdkStream {
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));
-        line.insert("modelUsage".into(), model_usage(&result.model_usage));
+        line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile));
         line.insert("permission_denials".into(), json!(result.permission_denials));
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         line.insert("uuid".into(), json!(self.uuid()));
@@ -397,10 +397,13 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-/// `modelUsage` in Claude Code's camelCase, with each model's cost and context window.
-fn model_usage(by_model: &BTreeMap<String, Usage>) -> Value {
+/// `modelUsage` in Claude Code's camelCase, with each model's cost, context window and the
+/// output-token limit the profile gives it.
+fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId) -> Value {
     let mut out = Map::new();
     for (model, usage) in by_model {
+        let max_output_tokens = crate::cli::run::env_max_output_tokens()
+            .unwrap_or_else(|| profile.profile().max_tokens_for(model));
         let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
         out.insert(
             model.clone(),
@@ -412,7 +415,7 @@ fn model_usage(by_model: &BTreeMap<String, Usage>) -> Value {
                 "webSearchRequests": 0,
                 "costUSD": cost,
                 "contextWindow": crate::models::context_window(model),
-                "maxOutputTokens": super::max_output_tokens(),
+                "maxOutputTokens": max_output_tokens,
             }),
         );
     }

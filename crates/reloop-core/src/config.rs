@@ -21,6 +21,10 @@ pub struct Config {
     /// The model to switch to after repeated overload or a server error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_model: Option<String>,
+    /// The output-token limit of the fallback model's requests (Claude Code's follows the
+    /// model); `None`: the same as [`Config::max_output_tokens`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_max_output_tokens: Option<u32>,
     /// The output-token limit of each response (before any escalation).
     pub max_output_tokens: u32,
     /// On a `max_tokens` cut, first repeat the request with [`ESCALATED_MAX_TOKENS`].
@@ -112,6 +116,7 @@ impl Default for Config {
             max_turns: None,
             model: String::new(),
             fallback_model: None,
+            fallback_max_output_tokens: None,
             max_output_tokens: 32_000,
             escalate_max_tokens: false,
             max_retries: 10,
@@ -158,6 +163,12 @@ impl Config {
     /// The same config with `fallback_model` set.
     pub fn with_fallback_model(mut self, model: Option<String>) -> Self {
         self.fallback_model = model;
+        self
+    }
+
+    /// The same config with `fallback_max_output_tokens` set.
+    pub fn with_fallback_max_output_tokens(mut self, n: Option<u32>) -> Self {
+        self.fallback_max_output_tokens = n;
         self
     }
 

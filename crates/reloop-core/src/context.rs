@@ -221,7 +221,11 @@ impl Loop {
 
     /// The output-token limit of the next request.
     pub fn max_tokens(&self) -> u32 {
-        self.iteration.max_output_tokens_override.unwrap_or(self.config.max_output_tokens)
+        let base = match (self.session.fallback_active, self.config.fallback_max_output_tokens) {
+            (true, Some(fallback)) => fallback,
+            _ => self.config.max_output_tokens,
+        };
+        self.iteration.max_output_tokens_override.unwrap_or(base)
     }
 
     /// Digests every field, in the order digest version 1 fixed. Version 1 counted the queue

@@ -174,6 +174,25 @@ pub struct Profile {
     pub result: ResultRule,
     /// Tool refusal texts.
     pub tools: ToolTexts,
+    /// The model a session asks when none is named (`None`: reloop's own default).
+    pub default_model: Option<&'static str>,
+    /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
+    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
+    pub opus_max_tokens: u32,
+}
+
+/// `max_tokens` of every request under reloop's own rules, and of non-Opus models in Claude Code.
+pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
+
+impl Profile {
+    /// The `max_tokens` this profile's version sends for `model`.
+    pub fn max_tokens_for(&self, model: &str) -> u32 {
+        if model.contains("opus") {
+            self.opus_max_tokens
+        } else {
+            DEFAULT_MAX_TOKENS
+        }
+    }
 }
 
 /// The resume text, both versions.
@@ -210,6 +229,8 @@ pub const RELOOP: Profile = Profile {
     stop_hook_raw_stderr: false,
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false },
+    default_model: None,
+    opus_max_tokens: DEFAULT_MAX_TOKENS,
 };
 
 /// Claude Code 2.1.197.
@@ -219,6 +240,8 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     claude_code_version: Some("2.1.197"),
     stop_hook_raw_stderr: true,
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: true },
+    default_model: Some("claude-opus-4-8"),
+    opus_max_tokens: 64_000,
     ..RELOOP
 };
 
@@ -239,6 +262,8 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     stop_hook_raw_stderr: true,
     result: ResultRule { api_error_terminal: true, max_output_tokens_api_error: true, resumes_count_as_turns: true },
     tools: ToolTexts { disallowed: DISALLOWED_2_1_332, edit_requires_read: false, read_check_first: false },
+    default_model: Some("claude-opus-5-5"),
+    opus_max_tokens: 128_000,
 };
 
 impl Profile {
@@ -269,6 +294,8 @@ impl Profile {
             ("Write/Edit refuse a file not read first (`File has not been read yet`)", yes_no(self.tools.edit_requires_read)),
             ("... before hooks and permissions, and not as a permission denial", yes_no(self.tools.read_check_first)),
             ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
+            ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
+            ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),
         ]
     }
 }
