@@ -190,7 +190,13 @@ fn stop_hook_feedback_keeps_the_newline_and_2_1_332_wraps_it_with_the_provenance
     assert_eq!(old.synthetic_texts(), vec![feedback], "both versions echo the feedback, unwrapped");
     assert!(old.replays_identical());
 
+    let notification = |r: &Run| -> Vec<Value> {
+        r.lines.iter().filter(|l| l["subtype"] == "notification").map(|l| l["text"].clone()).collect()
+    };
+    assert_eq!(notification(&old), vec![json!("Stop hook error occurred · ctrl+o to see")]);
+
     let new = stop_hook_run(V332);
+    assert_eq!(notification(&new), vec![json!("stop hook problem · ctrl+o to see")]);
     assert_eq!(text_of(new.last_message(1)), vec![format!("<system-reminder>\n{PREAMBLE}\n{feedback}\n</system-reminder>")]);
     assert_eq!(new.synthetic_texts(), vec![feedback]);
     assert_eq!(new.result()["result"], "checked logout too");
@@ -335,4 +341,46 @@ fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
     assert_eq!(warned, 1, "{}", stderr(&out));
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["total_cost_usd"], 0.0, "no borrowed prices");
+}
+
+#[test]
+fn the_stop_hook_block_cap_is_reported_on_stdout_in_2_1_332_only() {
+    let always = |ws: &Workspace| {
+        let settings = ws.hook("Stop", "", "always.sh", "echo 'keep going' >&2\nexit 2");
+        vec!["--settings".to_string(), settings.display().to_string()]
+    };
+    let answers = || (1..=9).map(|i| answer(&format!("msg_{i}"), text("done"), "end_turn")).collect::<Vec<_>>();
+    let cap_text = "A hook blocked the turn from ending 9 consecutive times—overriding and ending turn. For Stop/SubagentStop hooks, check stop_hook_active in the input and return success while it's true. Set CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit.";
+    let new = run(V332, answers(), &[], always);
+    assert_eq!(new.requests.len(), 9, "9 model requests, feedbacks 1-8 sent");
+    let informational: Vec<&Value> = new.lines.iter().filter(|l| l["subtype"] == "informational").collect();
+    assert_eq!(informational.len(), 1);
+    assert_eq!(informational[0]["content"], cap_text);
+    assert!(new.lines.iter().any(|l| l["subtype"] == "notification" && l["key"] == "stop-hook-block-cap" && l["text"] == cap_text));
+    assert_eq!(new.result()["subtype"], "success");
+    assert_eq!(new.code, Some(0));
+    let old = run(V197, answers(), &[], always);
+    assert!(!old.lines.iter().any(|l| l["subtype"] == "informational"), "2.1.197 prints nothing of the cap");
+}
+
+#[test]
+fn denied_calls_get_a_permission_denied_line_in_2_1_332_only() {
+    let answers = || {
+        vec![
+            answer("msg_1", json!([call("toolu_BASH", "Bash", json!({"command": "python3 -c 'print(1)'"}))]), "tool_use"),
+            answer("msg_2", text("ok"), "end_turn"),
+        ]
+    };
+    let new = run(V332, answers(), &[], |_| Vec::new());
+    let denied: Vec<&Value> = new.lines.iter().filter(|l| l["subtype"] == "permission_denied").collect();
+    assert_eq!(denied.len(), 1, "{:?}", new.lines);
+    assert_eq!(denied[0]["tool_name"], "Bash");
+    assert_eq!(denied[0]["tool_use_id"], "toolu_BASH");
+    assert_eq!(denied[0]["decision_reason_type"], "other");
+    assert_eq!(denied[0]["message"], "This command requires approval");
+    let at = |pred: &dyn Fn(&Value) -> bool| new.lines.iter().position(|l| pred(l)).unwrap();
+    assert!(at(&|l| l["subtype"] == "permission_denied") < at(&|l| l["type"] == "user"), "printed before the tool result");
+    let old = run(V197, answers(), &[], |_| Vec::new());
+    assert!(!old.lines.iter().any(|l| l["subtype"] == "permission_denied"));
+    assert_eq!(old.result()["permission_denials"].as_array().unwrap().len(), 1);
 }

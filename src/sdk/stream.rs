@@ -55,6 +55,10 @@ pub struct SdkStream {
     /// max-tokens resumes.
     retries: u32,
     resumes: u32,
+    /// The Stop-hook notification was printed in this query.
+    notified: bool,
+    /// Tool names by call id, for `permission_denied` lines.
+    tool_names: std::collections::HashMap<String, String>,
 }
 
 impl SdkStream {
@@ -76,6 +80,8 @@ impl SdkStream {
             profile: ProfileId::default(),
             retries: 0,
             resumes: 0,
+            notified: false,
+            tool_names: std::collections::HashMap::new(),
         }
     }
 
@@ -213,9 +219,14 @@ impl SdkStream {
                 Continue::MaxOutputTokensRecovery { .. } => self.resumes += 1,
                 _ => {}
             },
+            RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
             RunEvent::Finished(result) => {
+                if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
+                    self.block_cap(cap);
+                }
                 self.result(result);
-                (self.retries, self.resumes) = (0, 0);
+                (self.retries, self.resumes, self.notified) = (0, 0, false);
+                self.tool_names.clear();
             }
             _ => {}
         }
@@ -242,6 +253,9 @@ impl SdkStream {
                     .map(str::to_string)
                     .unwrap_or_else(|| format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', "")));
                 let model = message.extra.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
+                for call in message.tool_uses() {
+                    self.tool_names.insert(call.id.clone(), call.name.clone());
+                }
                 for block in &message.content {
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
@@ -264,15 +278,71 @@ impl SdkStream {
                     }
                     Synthetic::Hidden => return,
                     Synthetic::Echo(text) => {
+                        let feedback = text.starts_with("Stop hook feedback:");
                         let content = json!([{"type": "text", "text": text}]);
                         line.insert("message".into(), json!({"role": "user", "content": content}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                         line.insert("isSynthetic".into(), json!(true));
+                        self.emit(line, true);
+                        if feedback {
+                            self.stop_hook_notification();
+                        }
+                        return;
                     }
                 }
                 self.emit(line, true);
             }
         }
+    }
+
+    fn system_line(&mut self, subtype: &str, fields: Value) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!("system"));
+        line.insert("subtype".into(), json!(subtype));
+        if let Value::Object(fields) = fields {
+            line.extend(fields);
+        }
+        self.emit(line, false);
+    }
+
+    /// Claude Code's notice after the first Stop-hook feedback of a query.
+    fn stop_hook_notification(&mut self) {
+        let Some(text) = self.profile.profile().lines.stop_hook_notification.filter(|_| !self.notified) else { return };
+        self.notified = true;
+        self.system_line("notification", json!({"key": "stop-hook-error", "text": text, "priority": "immediate"}));
+    }
+
+    /// 2.1.332 reports the Stop-hook block cap before the result.
+    fn block_cap(&mut self, cap: u32) {
+        if !self.profile.profile().lines.block_cap {
+            return;
+        }
+        let text = profile::BLOCK_CAP_TEXT.replace("{n}", &(cap.saturating_add(1)).to_string());
+        self.system_line("informational", json!({"content": text, "level": "warning"}));
+        self.system_line(
+            "notification",
+            json!({"key": "stop-hook-block-cap", "text": text, "priority": "high", "color": "warning"}),
+        );
+    }
+
+    /// 2.1.332's line before a denied call's result, with the reason's type where it has one.
+    fn permission_denied(&mut self, outcome: &reloop_core::ToolOutcome) {
+        if !self.profile.profile().lines.permission_denied {
+            return;
+        }
+        let message = outcome.content.as_text();
+        let tool = self.tool_names.get(&outcome.tool_use_id).cloned().unwrap_or_default();
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), json!(tool));
+        fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));
+        if message.contains("don't ask mode") {
+            fields.insert("decision_reason_type".into(), json!("mode"));
+        } else if message == "This command requires approval" {
+            fields.insert("decision_reason_type".into(), json!("other"));
+            fields.insert("decision_reason".into(), json!(message));
+        }
+        fields.insert("message".into(), json!(message));
+        self.system_line("permission_denied", Value::Object(fields));
     }
 
     /// Whether a user message is one the loop injected, and how Claude Code shows it: its

@@ -176,10 +176,26 @@ pub struct Profile {
     pub tools: ToolTexts,
     /// The model a session asks when none is named (`None`: reloop's own default).
     pub default_model: Option<&'static str>,
+    /// Lines the stream prints that the model never sees.
+    pub lines: StreamLines,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
 }
+
+/// Stream lines a profile's version prints for the user (the model never sees them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLines {
+    /// The `system/notification` text after the first Stop-hook feedback of a query.
+    pub stop_hook_notification: Option<&'static str>,
+    /// The block cap is reported (`system/informational` and `system/notification`).
+    pub block_cap: bool,
+    /// A `system/permission_denied` line before each denied call's result.
+    pub permission_denied: bool,
+}
+
+/// 2.1.332's report of the Stop-hook block cap; `{n}` is the number of blocks in a row.
+pub const BLOCK_CAP_TEXT: &str = "A hook blocked the turn from ending {n} consecutive times—overriding and ending turn. For Stop/SubagentStop hooks, check stop_hook_active in the input and return success while it's true. Set CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit.";
 
 /// `max_tokens` of every request under reloop's own rules, and of non-Opus models in Claude Code.
 pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
@@ -230,6 +246,7 @@ pub const RELOOP: Profile = Profile {
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false },
     default_model: None,
+    lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
     opus_max_tokens: DEFAULT_MAX_TOKENS,
 };
 
@@ -241,6 +258,11 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     stop_hook_raw_stderr: true,
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: true },
     default_model: Some("claude-opus-4-8"),
+    lines: StreamLines {
+        stop_hook_notification: Some("Stop hook error occurred · ctrl+o to see"),
+        block_cap: false,
+        permission_denied: false,
+    },
     opus_max_tokens: 64_000,
     ..RELOOP
 };
@@ -263,6 +285,11 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     result: ResultRule { api_error_terminal: true, max_output_tokens_api_error: true, resumes_count_as_turns: true },
     tools: ToolTexts { disallowed: DISALLOWED_2_1_332, edit_requires_read: false, read_check_first: false },
     default_model: Some("claude-opus-5-5"),
+    lines: StreamLines {
+        stop_hook_notification: Some("stop hook problem · ctrl+o to see"),
+        block_cap: true,
+        permission_denied: true,
+    },
     opus_max_tokens: 128_000,
 };
 
@@ -294,6 +321,9 @@ impl Profile {
             ("Write/Edit refuse a file not read first (`File has not been read yet`)", yes_no(self.tools.edit_requires_read)),
             ("... before hooks and permissions, and not as a permission denial", yes_no(self.tools.read_check_first)),
             ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
+            ("stdout: `system/notification` after the first Stop-hook feedback", self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`"))),
+            ("stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)", yes_no(self.lines.block_cap)),
+            ("stdout: a `system/permission_denied` line per denied call", yes_no(self.lines.permission_denied)),
             ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
             ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),
         ]
