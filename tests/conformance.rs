@@ -384,3 +384,32 @@ fn denied_calls_get_a_permission_denied_line_in_2_1_332_only() {
     assert!(!old.lines.iter().any(|l| l["subtype"] == "permission_denied"));
     assert_eq!(old.result()["permission_denials"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn a_tool_call_cut_by_max_tokens_keeps_its_raw_input_and_gets_claude_code_s_error_in_both() {
+    let raw = r#"{"file_path": "/w/src/au"#;
+    let cut_call = || {
+        let data = |v: Value| format!("data: {v}\n\n");
+        let mut sse = String::new();
+        sse += &format!("event: message_start\n{}", data(json!({"type": "message_start", "message": {"id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}})));
+        sse += &format!("event: content_block_start\n{}", data(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_cut", "name": "Read", "input": {}}})));
+        sse += &format!("event: content_block_delta\n{}", data(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": raw}})));
+        sse += &format!("event: message_delta\n{}", data(json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 32000}})));
+        sse += &format!("event: message_stop\n{}", data(json!({"type": "message_stop"})));
+        Canned::Sse(sse)
+    };
+    for profile in [V197, V332] {
+        let r = run(profile, vec![cut_call(), answer("msg_2", text("smaller pieces"), "end_turn")], &[], |_| Vec::new());
+        assert_eq!(r.requests.len(), 2, "{profile}: the cut call gets no resume");
+        let messages = r.requests[1].body["messages"].as_array().unwrap();
+        let call = &messages[messages.len() - 2]["content"][0];
+        assert_eq!(call["input"], json!({"__unparsedToolInput": {"raw": raw, "len": raw.len()}}), "{profile}");
+        let result = &messages[messages.len() - 1]["content"][0];
+        assert_eq!(result["is_error"], true);
+        assert_eq!(
+            result["content"],
+            format!("<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>", n = raw.len())
+        );
+        assert!(r.replays_identical());
+    }
+}

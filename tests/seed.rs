@@ -145,7 +145,7 @@ fn a_tool_call_cut_by_max_tokens_is_answered_without_running_it() {
     assert_eq!(
         result["content"],
         format!(
-            "<tool_use_error>InputValidationError: Write was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}</tool_use_error>",
+            "<tool_use_error>InputValidationError: Write was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>",
             n = raw.len()
         )
     );

@@ -52,7 +52,7 @@ pub enum InputError {
         issues.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Invalid { tool: String, issues: Vec<Issue> },
     /// The model's output was cut before the input JSON closed; `raw` is what arrived.
-    #[error("<tool_use_error>InputValidationError: {tool} was called with input that could not be parsed as JSON.\nYou sent (first {} of {} bytes): {}</tool_use_error>",
+    #[error("<tool_use_error>InputValidationError: {tool} was called with input that could not be parsed as JSON.\nYou sent (first {} of {} bytes): {}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>",
         shown_prefix(raw).len(), raw.len(), shown_prefix(raw))]
     Unparseable { tool: String, raw: String },
 }
@@ -293,18 +293,21 @@ mod tests {
 
     #[test]
     fn an_unparseable_input_echoes_at_most_200_bytes_at_a_char_boundary() {
+        const COMMON_CAUSES: &str = "Common causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.";
         let short = message(Value::String("{\"file_path\": \"/a".into()));
         assert_eq!(
             short,
-            "<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\n\
-             You sent (first 17 of 17 bytes): {\"file_path\": \"/a</tool_use_error>"
+            format!(
+                "<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\n\
+                 You sent (first 17 of 17 bytes): {{\"file_path\": \"/a\n{COMMON_CAUSES}</tool_use_error>"
+            )
         );
         // 199 ASCII bytes then a 2-byte char straddling the 200 limit: the cut falls before it.
         let raw = format!("{}é{}", "x".repeat(199), "y".repeat(50));
         let long = message(Value::String(raw.clone()));
         let expected = format!(
             "<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\n\
-             You sent (first 199 of {} bytes): {}</tool_use_error>",
+             You sent (first 199 of {} bytes): {}\n{COMMON_CAUSES}</tool_use_error>",
             raw.len(),
             "x".repeat(199)
         );

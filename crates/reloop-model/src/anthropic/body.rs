@@ -144,12 +144,17 @@ struct OutgoingBlock<'a> {
 impl Serialize for OutgoingBlock<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request:
-        // rare, so that block alone is repaired on a copy.
+        // it is sent as Claude Code sends it, `{"__unparsedToolInput": {"raw", "len"}}` (`len` in
+        // UTF-16 units, as JavaScript counts). Rare, so that block alone is rebuilt on a copy.
         let repaired;
         let block = match self.block {
             ContentBlock::ToolUse(call) if !call.input.is_object() => {
                 let mut call = call.clone();
-                call.input = Value::Object(Map::new());
+                let raw = call.input.as_str().unwrap_or_default().to_string();
+                let len = raw.encode_utf16().count();
+                let mut unparsed = Map::new();
+                unparsed.insert("__unparsedToolInput".into(), serde_json::json!({"raw": raw, "len": len}));
+                call.input = Value::Object(unparsed);
                 repaired = ContentBlock::ToolUse(call);
                 &repaired
             }

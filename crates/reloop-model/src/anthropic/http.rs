@@ -196,7 +196,7 @@ mod tests {
                 "system": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}],
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "hi"}]},
-                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {}}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {"__unparsedToolInput": {"raw": "{\"pa", "len": 4}}}]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "bad input", "is_error": true, "cache_control": {"type": "ephemeral"}}]}
                 ],
                 "tools": [{"name": "Write", "description": "w", "input_schema": {"type": "object"}}],
