@@ -36,7 +36,7 @@ fn run(profile: &str, answers: Vec<Canned>, extra: &[&str], prepare: impl FnOnce
     let server = FakeServer::start(answers);
     let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
         .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", profile])
-        .args(["--max-retries", "0"])
+        .args(if extra.contains(&"--max-retries") { &[][..] } else { &["--max-retries", "0"][..] })
         .args(extra)
         .args(&more)
         .env("RELOOP_JOURNAL", ws.journal())
@@ -411,5 +411,30 @@ fn a_tool_call_cut_by_max_tokens_keeps_its_raw_input_and_gets_claude_code_s_erro
             format!("<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>", n = raw.len())
         );
         assert!(r.replays_identical());
+    }
+}
+
+#[test]
+fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
+    let answers = || {
+        let limited = || Canned::Error {
+            status: 429,
+            headers: vec![("retry-after".into(), "1".into())],
+            body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "rate limited"}}),
+        };
+        vec![limited(), limited(), answer("msg_1", text("ok"), "end_turn")]
+    };
+    let delays = |r: &Run| -> Vec<u64> {
+        r.lines.iter().filter(|l| l["subtype"] == "api_retry").map(|l| l["retry_delay_ms"].as_u64().unwrap()).collect()
+    };
+    let old = run(V197, answers(), &["--max-retries", "2"], |_| Vec::new());
+    assert_eq!(delays(&old), [1000, 1000]);
+    let new = run(V332, answers(), &["--max-retries", "2"], |_| Vec::new());
+    let d = delays(&new);
+    assert_eq!(d.len(), 2);
+    assert!((1000..1500).contains(&d[0]) && (1000..2000).contains(&d[1]), "retry-after plus a jitter below the base: {d:?}");
+    for r in [&old, &new] {
+        assert_eq!(r.requests.len(), 3);
+        assert_eq!(r.result()["result"], "ok");
     }
 }

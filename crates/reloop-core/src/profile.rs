@@ -178,9 +178,22 @@ pub struct Profile {
     pub default_model: Option<&'static str>,
     /// Lines the stream prints that the model never sees.
     pub lines: StreamLines,
+    /// How a numeric `retry-after` sets a retry's delay.
+    pub retry_after: RetryAfter,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
+}
+
+/// How a numeric `retry-after` header sets the delay before a retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// The larger of `retry-after` and the backoff (reloop's own rule).
+    Floor,
+    /// Exactly `retry-after` (Claude Code 2.1.197: 3000, 3000, 3000 for `retry-after: 3`).
+    Exact,
+    /// `retry-after` plus a jitter below the attempt's backoff base (Claude Code 2.1.332).
+    PlusJitter,
 }
 
 /// Stream lines a profile's version prints for the user (the model never sees them).
@@ -247,6 +260,7 @@ pub const RELOOP: Profile = Profile {
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false },
     default_model: None,
     lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
+    retry_after: RetryAfter::Floor,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
 };
 
@@ -263,6 +277,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         block_cap: false,
         permission_denied: false,
     },
+    retry_after: RetryAfter::Exact,
     opus_max_tokens: 64_000,
     ..RELOOP
 };
@@ -290,6 +305,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         block_cap: true,
         permission_denied: true,
     },
+    retry_after: RetryAfter::PlusJitter,
     opus_max_tokens: 128_000,
 };
 
@@ -324,6 +340,11 @@ impl Profile {
             ("stdout: `system/notification` after the first Stop-hook feedback", self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`"))),
             ("stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)", yes_no(self.lines.block_cap)),
             ("stdout: a `system/permission_denied` line per denied call", yes_no(self.lines.permission_denied)),
+            ("a numeric `retry-after` sets the delay", match self.retry_after {
+                RetryAfter::Floor => "at least it (the larger of it and the backoff)",
+                RetryAfter::Exact => "exactly",
+                RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
+            }.to_string()),
             ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
             ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),
         ]

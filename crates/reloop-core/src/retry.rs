@@ -8,6 +8,7 @@ use crate::context::Loop;
 use crate::effect::{Command, Effect, Notice, RetryWait};
 use crate::event::{ModelError, ModelErrorKind, ToolOutcome};
 use crate::flags::Flag;
+use crate::profile::RetryAfter;
 use crate::message::Message;
 use crate::reason::{Failure, ModelFailure, Stop, TerminalReason, TooLong};
 use crate::request::{begin_compaction, proceed};
@@ -85,7 +86,14 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
     }
     ctx.request.retry_attempt += 1;
     let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
-    let delay_ms = retry_delay_ms(ctx.request.retry_attempt, retry_after, ctx.config.retry_seed, ctx.session.requests);
+    let (attempt, seed, request) = (ctx.request.retry_attempt, ctx.config.retry_seed, ctx.session.requests);
+    let delay_ms = match (retry_after, ctx.config.rules().retry_after) {
+        (Some(after), RetryAfter::Exact) => after,
+        (Some(after), RetryAfter::PlusJitter) => after.saturating_add(jitter_below_base(attempt, seed, request)),
+        (retry_after, RetryAfter::Floor | RetryAfter::Exact | RetryAfter::PlusJitter) => {
+            retry_delay_ms(attempt, retry_after, seed, request)
+        }
+    };
     effects.push(
         Command::WaitRetry(RetryWait {
             attempt: ctx.request.retry_attempt,
@@ -170,6 +178,13 @@ pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<u64>, seed: u64, requ
     let jitter = base * (draw % 2_501) / 10_000;
     let backoff = base + jitter;
     retry_after_ms.map_or(backoff, |after| after.max(backoff))
+}
+
+/// A jitter below the attempt's backoff base, from the journaled seed (Claude Code 2.1.332 adds
+/// one on top of `retry-after`).
+fn jitter_below_base(attempt: u32, seed: u64, request: u32) -> u64 {
+    let base = BASE_DELAY_MS.saturating_mul(1u64 << attempt.saturating_sub(1).min(16)).min(MAX_DELAY_MS);
+    splitmix64(seed ^ (u64::from(request) << 32) ^ u64::from(attempt) ^ 0x5EED) % base.max(1)
 }
 
 /// A tiny deterministic mixer: the jitter must come from the journaled seed, not a clock.
