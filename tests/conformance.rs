@@ -438,3 +438,44 @@ fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
         assert_eq!(r.result()["result"], "ok");
     }
 }
+
+#[test]
+fn a_shell_command_writing_inside_the_workspace_gets_the_profile_s_path_specific_text() {
+    let answers = || {
+        vec![
+            answer("msg_1", json!([call("toolu_BASH_TOUCH", "Bash", json!({"command": "touch src/created_rel.txt"}))]), "tool_use"),
+            answer("msg_2", json!([call("toolu_RM", "Bash", json!({"command": "rm -rf src/auth"}))]), "tool_use"),
+            answer("msg_3", json!([call("toolu_PY", "Bash", json!({"command": "python3 -c 'print(1)'"}))]), "tool_use"),
+            answer("msg_4", text("ok"), "end_turn"),
+        ]
+    };
+    let results = |r: &Run| -> Vec<String> {
+        (1..4).map(|n| r.last_message(n)["content"][0]["content"].as_str().unwrap().to_string()).collect()
+    };
+    let old = run(V197, answers(), &[], |_| Vec::new());
+    let cwd = old.ws.cwd().display().to_string();
+    assert_eq!(
+        results(&old),
+        [
+            format!("touch in '{cwd}/src/created_rel.txt' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: '{cwd}'."),
+            format!("rm in '{cwd}/src/auth' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: '{cwd}'."),
+            "This command requires approval".to_string(),
+        ]
+    );
+    let new = run(V332, answers(), &[], |_| Vec::new());
+    let cwd = new.ws.cwd().display().to_string();
+    let needs = |path: &str| format!("{path} needs approval. The path is inside the working directories for this session ('{cwd}'), and Claude Code asks before a shell command creates, changes or removes files there.");
+    assert_eq!(
+        results(&new),
+        [
+            needs(&format!("touch in '{cwd}/src/created_rel.txt'")),
+            needs(&format!("rm in '{cwd}/src/auth'")),
+            "This command requires approval".to_string(),
+        ]
+    );
+    assert!(new.ws.cwd().join("src/auth").exists(), "nothing was removed");
+    for r in [&old, &new] {
+        assert_eq!(r.result()["permission_denials"].as_array().unwrap().len(), 3);
+        assert!(r.replays_identical());
+    }
+}

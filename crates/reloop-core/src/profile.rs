@@ -141,7 +141,38 @@ pub struct ToolTexts {
     /// That refusal comes before the hooks and the permission check, and is no permission
     /// denial (Claude Code 2.1.197); reloop's own rules checked it when the tool ran.
     pub read_check_first: bool,
+    /// The text for a Bash command that would create, change or remove a file inside the
+    /// working directories (default mode): `{command}`, `{path}` and `{dirs}` are filled in;
+    /// `None`: the generic `This command requires approval`.
+    pub bash_write: Option<BashWriteTexts>,
 }
+
+/// Claude Code's texts for a shell command that writes inside the working directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BashWriteTexts {
+    /// For commands that create or change files (`touch`, `mkdir`, `cp`, `mv`, ...).
+    pub create: &'static str,
+    /// For commands that remove files (`rm`, `rmdir`).
+    pub remove: &'static str,
+}
+
+impl BashWriteTexts {
+    /// The text for `command` writing `path`, the working directories being `dirs`.
+    pub fn render(&self, command: &str, removes: bool, path: &str, dirs: &str) -> String {
+        let template = if removes { self.remove } else { self.create };
+        template.replace("{command}", command).replace("{path}", path).replace("{dirs}", dirs)
+    }
+}
+
+const BASH_WRITE_2_1_197: BashWriteTexts = BashWriteTexts {
+    create: "{command} in '{path}' was blocked. For security, Claude Code may only create or modify files in the allowed working directories for this session: {dirs}.",
+    remove: "{command} in '{path}' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: {dirs}.",
+};
+
+const BASH_WRITE_2_1_332: BashWriteTexts = BashWriteTexts {
+    create: "{command} in '{path}' needs approval. The path is inside the working directories for this session ({dirs}), and Claude Code asks before a shell command creates, changes or removes files there.",
+    remove: "{command} in '{path}' needs approval. The path is inside the working directories for this session ({dirs}), and Claude Code asks before a shell command creates, changes or removes files there.",
+};
 
 impl ToolTexts {
     /// The disallowed text for `tool`.
@@ -257,7 +288,7 @@ pub const RELOOP: Profile = Profile {
     stop_hook_preamble: None,
     stop_hook_raw_stderr: false,
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
-    tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false },
+    tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false, bash_write: None },
     default_model: None,
     lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
     retry_after: RetryAfter::Floor,
@@ -270,7 +301,12 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     name: "claude-code-2.1.197",
     claude_code_version: Some("2.1.197"),
     stop_hook_raw_stderr: true,
-    tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: true },
+    tools: ToolTexts {
+        disallowed: DISALLOWED_2_1_197,
+        edit_requires_read: true,
+        read_check_first: true,
+        bash_write: Some(BASH_WRITE_2_1_197),
+    },
     default_model: Some("claude-opus-4-8"),
     lines: StreamLines {
         stop_hook_notification: Some("Stop hook error occurred · ctrl+o to see"),
@@ -298,7 +334,12 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     stop_hook_preamble: Some(HOOK_PROVENANCE_PREAMBLE),
     stop_hook_raw_stderr: true,
     result: ResultRule { api_error_terminal: true, max_output_tokens_api_error: true, resumes_count_as_turns: true },
-    tools: ToolTexts { disallowed: DISALLOWED_2_1_332, edit_requires_read: false, read_check_first: false },
+    tools: ToolTexts {
+        disallowed: DISALLOWED_2_1_332,
+        edit_requires_read: false,
+        read_check_first: false,
+        bash_write: Some(BASH_WRITE_2_1_332),
+    },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
         stop_hook_notification: Some("stop hook problem · ctrl+o to see"),
@@ -336,6 +377,7 @@ impl Profile {
             ("result: max-tokens resumes count in `num_turns`", yes_no(self.result.resumes_count_as_turns)),
             ("Write/Edit refuse a file not read first (`File has not been read yet`)", yes_no(self.tools.edit_requires_read)),
             ("... before hooks and permissions, and not as a permission denial", yes_no(self.tools.read_check_first)),
+            ("Bash writing inside the working directories (default mode)", self.tools.bash_write.map_or("`This command requires approval`".to_string(), |t| format!("`{}`", t.create))),
             ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
             ("stdout: `system/notification` after the first Stop-hook feedback", self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`"))),
             ("stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)", yes_no(self.lines.block_cap)),

@@ -228,6 +228,9 @@ enum Refusal {
     /// A tool `--disallowedTools` removed, in the profile's words.
     #[error("{text}")]
     NotEnabled { text: String },
+    /// A text the profile words (a shell command writing inside the working directories).
+    #[error("{text}")]
+    Worded { text: String },
     #[error("Permission to use {tool} has been denied.")]
     DeniedByRule { tool: String },
     #[error("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())]
@@ -528,6 +531,30 @@ impl PermissionContext {
         }
     }
 
+    /// The first simple command of `command` that creates, changes or removes a file inside the
+    /// working directories: the program, whether it removes, and the path it writes.
+    fn bash_write(&self, command: &shell::Command) -> Option<(String, bool, PathBuf)> {
+        const CREATE: &[&str] = &["touch", "mkdir", "cp", "mv", "ln", "truncate", "install"];
+        const REMOVE: &[&str] = &["rm", "rmdir", "unlink"];
+        command.segments.iter().find_map(|words| {
+            let words = shell::skip_assignments(words);
+            let program = words.first()?.rsplit('/').next()?.to_string();
+            let removes = REMOVE.contains(&program.as_str());
+            if !removes && !CREATE.contains(&program.as_str()) {
+                return None;
+            }
+            let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+            // Copies and moves write their last operand; the others, their first.
+            let target = if matches!(program.as_str(), "cp" | "mv" | "ln" | "install") {
+                operands.last()
+            } else {
+                operands.first()
+            }?;
+            let path = workspace::canonicalize_lenient(&self.workspace.cwd().join(target.as_str()));
+            self.workspace.contains(&path).then_some((program, removes, path))
+        })
+    }
+
     /// What would have been asked, as the deny a headless session gives instead.
     fn ask(&self, call: &Call<'_>) -> Refusal {
         let tool = call.tool.to_string();
@@ -536,7 +563,13 @@ impl PermissionContext {
         }
         let path = call.paths.first().cloned();
         match (call.tool, path) {
-            ("Bash", _) => Refusal::CommandNeedsApproval,
+            ("Bash", _) => match (self.texts.bash_write, call.command.as_ref().and_then(|c| self.bash_write(c))) {
+                (Some(texts), Some((command, removes, path))) => {
+                    let dirs = self.workspace.roots().iter().map(|r| format!("'{}'", r.display())).collect::<Vec<_>>();
+                    Refusal::Worded { text: texts.render(&command, removes, &path.display().to_string(), &dirs.join(", ")) }
+                }
+                _ => Refusal::CommandNeedsApproval,
+            },
             (t, Some(path)) if EDIT_TOOLS.contains(&t) => Refusal::WriteTo { path },
             (t, Some(path)) if READ_TOOLS.contains(&t) => Refusal::ReadFrom { path },
             _ => Refusal::UseTool { tool },

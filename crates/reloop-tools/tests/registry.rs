@@ -166,6 +166,7 @@ fn read_input_problems_are_listed_one_a_line() {
 
 #[test]
 fn an_unparseable_input_is_echoed_back_and_the_tool_does_not_run() {
+    const COMMON_CAUSES: &str = "Common causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.";
     let mut ws = Workspace::new();
     let (tool, calls) = shout("Shout");
     ws.registry.register(tool);
@@ -174,7 +175,7 @@ fn an_unparseable_input_is_echoed_back_and_the_tool_does_not_run() {
         ws.err("Shout", Value::String(raw.to_string())),
         format!(
             "<tool_use_error>InputValidationError: Shout was called with input that could not be parsed as JSON.\n\
-             You sent (first {n} of {n} bytes): {raw}</tool_use_error>",
+             You sent (first {n} of {n} bytes): {raw}\n{COMMON_CAUSES}</tool_use_error>",
             n = raw.len()
         )
     );
@@ -185,7 +186,7 @@ fn an_unparseable_input_is_echoed_back_and_the_tool_does_not_run() {
         out,
         format!(
             "<tool_use_error>InputValidationError: Write was called with input that could not be parsed as JSON.\n\
-             You sent (first 200 of {} bytes): {}</tool_use_error>",
+             You sent (first 200 of {} bytes): {}\n{COMMON_CAUSES}</tool_use_error>",
             long.len(),
             &long[..200]
         )
