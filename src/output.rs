@@ -221,6 +221,7 @@ fn message_line(message: &Message, session_id: &str) -> Value {
     let kind = match message.role {
         Role::Assistant => "assistant",
         Role::User => "user",
+        Role::System => "system",
     };
     json!({"type": kind, "message": message, "parent_tool_use_id": null, "session_id": session_id})
 }

@@ -145,7 +145,7 @@ fn x_should_retry_false_makes_one_request() {
 fn retry_after_sets_a_longer_delay_and_exhausted_retries_stop_the_loop() {
     let ws = Workspace::seed();
     let server = FakeServer::start(vec![overloaded(&[("retry-after", "1")]), overloaded(&[])]);
-    let out = run(&ws, &server, &["--max-retries", "1"]);
+    let out = run(&ws, &server, &["--max-retries", "1", "--compat", "reloop"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(server.requests().len(), 2);
     let lines = json_lines(&out);

@@ -479,3 +479,47 @@ fn a_shell_command_writing_inside_the_workspace_gets_the_profile_s_path_specific
         assert!(r.replays_identical());
     }
 }
+
+/// `turns` tool-only answers (a Read each), then a final text.
+fn tool_turns(turns: u32) -> Vec<Canned> {
+    let mut answers: Vec<Canned> = (1..=turns)
+        .map(|i| answer(&format!("msg_{i}"), json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*.md"}))]), "tool_use"))
+        .collect();
+    answers.push(answer("msg_end", text("done"), "end_turn"));
+    answers
+}
+
+fn system_messages(request: &Recorded) -> Vec<Value> {
+    request.body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "system").cloned().collect()
+}
+
+#[test]
+fn after_five_silent_tool_turns_2_1_332_injects_its_reminder_as_a_system_message() {
+    let quiet = "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell — a finding, a change of plan.";
+    let r = run(V332, tool_turns(6), &[], |_| Vec::new());
+    assert_eq!(r.requests.len(), 7);
+    for n in 0..5 {
+        assert!(system_messages(&r.requests[n]).is_empty(), "request {}", n + 1);
+    }
+    let last = r.last_message(5);
+    assert_eq!(last["role"], "system", "request 6 carries the reminder, last");
+    assert_eq!(last["content"], json!([{"type": "text", "text": quiet, "cache_control": {"type": "ephemeral"}}]));
+    assert_eq!(system_messages(&r.requests[6]), vec![json!({"role": "system", "content": quiet})], "kept, as a plain string once not last");
+    assert!(!r.lines.iter().any(|l| l.to_string().contains("hasn't heard")), "the user is not shown it");
+    assert!(r.replays_identical());
+}
+
+#[test]
+fn the_task_tools_reminder_of_2_1_197_comes_after_ten_opus_tool_turns_only() {
+    let r = run(V197, tool_turns(10), &[], |_| Vec::new());
+    assert_eq!(r.requests.len(), 11);
+    let reminders: Vec<usize> = (0..11).filter(|n| r.last_message(*n)["role"] == "system").collect();
+    assert_eq!(reminders, [10]);
+    let text = r.last_message(10)["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("The task tools haven't been used recently.") && text.ends_with("ignore if not applicable.\n"));
+    let sonnet = run(V197, tool_turns(10), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
+    assert!(sonnet.requests.iter().all(|q| system_messages(q).is_empty()), "Opus only");
+    let none = run("reloop", tool_turns(10), &[], |_| Vec::new());
+    assert!(none.requests.iter().all(|q| system_messages(q).is_empty()));
+    assert!(r.replays_identical());
+}

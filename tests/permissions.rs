@@ -93,7 +93,7 @@ fn default_mode_runs_reads_and_refuses_writes_and_commands_that_are_not_read_onl
         run.results,
         vec![
             vec![ok("1\t# shop\n2\t")],
-            vec![err(write_to(&new)), err(write_to(&readme)), err(NEEDS_APPROVAL), ok("README.md\nsrc")],
+            vec![err(write_to(&new)), err(write_to(&readme)), err(touch_needs_approval(&ws)), ok("README.md\nsrc")],
         ]
     );
     assert!(!new.exists(), "the refused Write did not run");
@@ -210,7 +210,7 @@ fn accept_edits_allows_writes_and_edits_inside_the_workspace_but_not_commands() 
             vec![
                 ok(format!("File created successfully at: {}", new.display())),
                 ok(format!("The file {} has been updated successfully.", readme.display())),
-                err(NEEDS_APPROVAL),
+                err(touch_needs_approval(&ws)),
             ],
         ]
     );
@@ -413,4 +413,12 @@ fn add_dir_widens_the_workspace() {
     );
     assert_eq!(run.denied(), vec![]);
     assert_eq!(std::fs::read_to_string(outside.join("new.txt")).unwrap(), "x");
+}
+
+/// What the default profile (claude-code-2.1.332) says of `touch made.txt` in the workspace.
+fn touch_needs_approval(ws: &Workspace) -> String {
+    let cwd = ws.cwd().display().to_string();
+    format!(
+        "touch in '{cwd}/made.txt' needs approval. The path is inside the working directories for this session ('{cwd}'), and Claude Code asks before a shell command creates, changes or removes files there."
+    )
 }

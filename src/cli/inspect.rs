@@ -109,6 +109,7 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         let who = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::System => "system",
         };
         for block in &message.content {
             match block {

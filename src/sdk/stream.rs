@@ -268,6 +268,8 @@ impl SdkStream {
                     self.emit(line, true);
                 }
             }
+            // Injected reminders reach the model only; Claude Code prints none of them.
+            Role::System => {}
             Role::User => {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("user"));

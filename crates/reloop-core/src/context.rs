@@ -91,6 +91,8 @@ pub struct Query {
     pub queued: Vec<QueuedMessage>,
     /// Ids of queued messages a request carried.
     pub consumed_inputs: Vec<String>,
+    /// Tool turns counted toward the profile's nudge.
+    pub nudge_turns: u32,
 }
 
 impl Default for Query {
@@ -105,6 +107,7 @@ impl Default for Query {
             stop_hook_blocks: 0,
             queued: Vec::new(),
             consumed_inputs: Vec::new(),
+            nudge_turns: 0,
         }
     }
 }
@@ -266,6 +269,10 @@ impl Loop {
         }
         d.u64(s.cost_usd.to_bits());
         d.json(&s.model_usage);
+        // Added after journals existed, and only ever set under profiles that have the rule.
+        if q.nudge_turns != 0 {
+            d.u64(u64::from(q.nudge_turns));
+        }
         // Added after journals existed, and only ever set by their own events: counted when set.
         if s.model.is_some() || s.permission_mode.is_some() {
             d.json(&s.model);

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// Who speaks a message. The API knows only these two; system text travels beside the messages.
+/// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
@@ -14,6 +14,9 @@ pub enum Role {
     User,
     /// The model.
     Assistant,
+    /// The harness, among the messages: reminders Claude Code injects as `role: "system"`
+    /// messages (a profile's nudges). The session's system prompt still travels beside them.
+    System,
 }
 
 /// One message of the conversation.
@@ -30,6 +33,11 @@ pub struct Message {
 }
 
 impl Message {
+    /// A system message of one text block (an injected reminder).
+    pub fn system_text(text: impl Into<String>) -> Self {
+        Message { role: Role::System, content: vec![ContentBlock::text(text)], extra: Map::new() }
+    }
+
     /// A user message of these blocks.
     pub fn user(content: Vec<ContentBlock>) -> Self {
         Message { role: Role::User, content, extra: Map::new() }

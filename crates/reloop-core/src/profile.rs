@@ -211,10 +211,33 @@ pub struct Profile {
     pub lines: StreamLines,
     /// How a numeric `retry-after` sets a retry's delay.
     pub retry_after: RetryAfter,
+    /// A `role: "system"` reminder after the results of long runs of tool turns.
+    pub nudge: Option<Nudge>,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
 }
+
+/// A reminder injected as its own `role: "system"` message right after a turn's tool results,
+/// and kept in the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nudge {
+    /// After every this many tool turns ...
+    pub every: u32,
+    /// ... counted only while the model says nothing to the user (a turn with text restarts
+    /// the count); otherwise every tool turn of the query counts.
+    pub silent_only: bool,
+    /// Only for models whose name holds this (2.1.197's reminder is Opus's).
+    pub models: Option<&'static str>,
+    /// The text.
+    pub text: &'static str,
+}
+
+/// 2.1.197's reminder (Opus, every 10 tool turns without task tools, which reloop has none of).
+pub const TASK_TOOLS_REMINDER: &str = "The task tools haven't been used recently. If you're working on tasks that would benefit from tracking progress, consider using TaskCreate to add new tasks and TaskUpdate to update task status (set to in_progress when starting, completed when done). Also consider cleaning up the task list if it has become stale. Only use these if relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n";
+
+/// 2.1.332's reminder after every 5 tool turns without text for the user.
+pub const QUIET_REMINDER: &str = "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell — a finding, a change of plan.";
 
 /// How a numeric `retry-after` header sets the delay before a retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,6 +315,7 @@ pub const RELOOP: Profile = Profile {
     default_model: None,
     lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
     retry_after: RetryAfter::Floor,
+    nudge: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
 };
 
@@ -314,6 +338,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         permission_denied: false,
     },
     retry_after: RetryAfter::Exact,
+    nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     opus_max_tokens: 64_000,
     ..RELOOP
 };
@@ -347,6 +372,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         permission_denied: true,
     },
     retry_after: RetryAfter::PlusJitter,
+    nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     opus_max_tokens: 128_000,
 };
 
@@ -387,6 +413,11 @@ impl Profile {
                 RetryAfter::Exact => "exactly",
                 RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
             }.to_string()),
+            ("a `role: \"system\"` reminder after tool turns", self.nudge.map_or("none".to_string(), |n| {
+                let who = n.models.map_or(String::new(), |m| format!(" ({m} models)"));
+                let counted = if n.silent_only { "consecutive tool turns without text" } else { "tool turns" };
+                format!("every {} {counted}{who}: `{}`", n.every, n.text.trim_end())
+            })),
             ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
             ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),
         ]

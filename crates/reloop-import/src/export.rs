@@ -210,6 +210,8 @@ fn claude_jsonl(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, 
                     }
                     w.push("assistant", value, record.at_ms, &[])?;
                 }
+                // An injected reminder: meta, as Claude Code marks what the user did not type.
+                Role::System => w.push("user", value, record.at_ms, &["isMeta"])?,
                 Role::User => {
                     let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
                         || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));

@@ -131,6 +131,7 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
         effects.push(Notice::InputConsumed { ids }.into());
     }
     ctx.messages.push(Message::user(content));
+    nudge(&mut ctx, &tools.calls);
     if let Some(prevented) = tools.stopped_by {
         return done(ctx, Terminal::new(Stop::HookStopped(prevented)), effects);
     }
@@ -141,4 +142,22 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     ctx.query.turn_count = next;
     ctx.turn = Turn::default();
     continue_with(ctx, Continue::NextTurn { tools: requested }, effects)
+}
+
+/// The profile's reminder after a run of tool turns, right after this turn's results.
+fn nudge(ctx: &mut Loop, calls: &[crate::message::ToolUse]) {
+    let Some(rule) = ctx.config.rules().nudge else { return };
+    if rule.models.is_some_and(|m| !ctx.current_model().contains(m)) || calls.is_empty() {
+        return;
+    }
+    // The assistant message the results answer, two back: did it say anything to the user?
+    let spoke = ctx.messages.tail(2).first().is_some_and(|m| !m.text().trim().is_empty());
+    if rule.silent_only && spoke {
+        ctx.query.nudge_turns = 0;
+        return;
+    }
+    ctx.query.nudge_turns = ctx.query.nudge_turns.saturating_add(1);
+    if ctx.query.nudge_turns % rule.every.max(1) == 0 {
+        ctx.messages.push(Message::system_text(rule.text));
+    }
 }

@@ -109,10 +109,16 @@ impl Serialize for Outgoing<'_> {
         let role = match self.message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::System => "system",
         };
         let mut map = s.serialize_map(Some(2))?;
         map.serialize_entry("role", role)?;
-        map.serialize_entry("content", &Content { blocks: &self.message.content, last: self.last })?;
+        if self.message.role == Role::System && !self.last {
+            // Claude Code sends an injected message that is no longer last as a plain string.
+            map.serialize_entry("content", &self.message.text())?;
+        } else {
+            map.serialize_entry("content", &Content { blocks: &self.message.content, last: self.last })?;
+        }
         map.end()
     }
 }

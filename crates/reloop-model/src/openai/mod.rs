@@ -160,6 +160,7 @@ pub fn openai_request_body(request: &ModelRequest) -> Value {
 fn convert_message(message: &Message, out: &mut Vec<Value>) {
     let mut texts = Vec::new();
     match message.role {
+        Role::System => out.push(json!({"role": "system", "content": message.text()})),
         Role::User => {
             for block in &message.content {
                 match block {
