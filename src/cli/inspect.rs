@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Role, State};
-use reloop_driver::explain::why as why_lines;
+use reloop_driver::explain::{why as why_lines, WhyFilter};
+use reloop_driver::timeline::Facts;
 use reloop_journal::{Journal, SessionHeader, StepRecord};
 use serde_json::json;
 
@@ -189,28 +190,42 @@ fn reason_name(reason: &Option<reloop_core::Reason>) -> &'static str {
     reason.as_ref().map_or("none", reloop_core::Reason::name)
 }
 
+/// What a response cost: the session's own prices, else the bundled model table's.
+pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage) -> f64 + '_ {
+    move |model, usage| match header.core_config.prices.iter().find(|p| p.model == model) {
+        Some(p) => p.cost(usage),
+        None => crate::models::price(model).map_or(0.0, |p| p.cost(usage)),
+    }
+}
+
+/// The facts `why`, `view` and `diff` read a session by.
+pub(crate) fn facts(header: &SessionHeader, steps: &[StepRecord]) -> Facts {
+    Facts::gather(header, steps, &price(header))
+}
+
 pub fn why(
     journal: &JournalArg,
     selector: &str,
-    turn: Option<u32>,
+    filter: WhyFilter,
     json: bool,
     dot: bool,
-    ignored: bool,
 ) -> Result<ExitCode, CliError> {
     let (header, steps) = load(journal, selector)?;
     if dot {
+        let turn = filter.turn;
         let steps: Vec<StepRecord> =
             steps.into_iter().filter(|s| turn.is_none_or(|t| s.turn_before == t || s.turn_after == t)).collect();
         out!("{}", reloop_driver::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
-    let lines = why_lines(&steps, turn, ignored);
+    let facts = facts(&header, &steps);
+    let lines = why_lines(&steps, &facts, &filter);
     if json {
         print_json(&lines)?;
+    } else if lines.is_empty() {
+        outln!("no decisions match");
     } else {
-        for line in lines {
-            outln!("{line}");
-        }
+        out!("{}", reloop_driver::explain::grouped_text(&lines, &facts));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -98,9 +98,15 @@ pub enum Command {
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
-        /// Only the decisions taken in this turn.
+        /// Only the decisions taken in this turn (of every prompt, unless --prompt says which).
         #[arg(long)]
         turn: Option<u32>,
+        /// Only the decisions of this prompt (1 is the session's first).
+        #[arg(long, value_name = "P")]
+        prompt: Option<u32>,
+        /// Only decisions with this reason or kind: next_turn, completed, retry, fallback, hook...
+        #[arg(long, value_name = "NAME")]
+        reason: Option<String>,
         /// Write the path of states and reasons as a Graphviz graph.
         #[arg(long, conflicts_with = "json")]
         dot: bool,
@@ -195,8 +201,9 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
-        Command::Why { session, turn, journal, json, dot, steps } => {
-            inspect::why(&journal, &session, turn, json, dot, steps)
+        Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
+            let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };
+            inspect::why(&journal, &session, filter, json, dot)
         }
     }
 }

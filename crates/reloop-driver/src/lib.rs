@@ -25,6 +25,7 @@ pub mod prompt;
 pub mod replay;
 pub mod request;
 mod run;
+pub mod timeline;
 mod tools;
 
 pub use error::DriverError;
