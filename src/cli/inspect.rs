@@ -26,56 +26,6 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
-pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
-    let journal = open(journal)?;
-    let sessions = journal.sessions()?;
-    if json {
-        let rows: Vec<_> = sessions
-            .iter()
-            .map(|s| {
-                Ok(json!({
-                    "id": s.id, "created_at_ms": s.created_at_ms, "steps": s.steps,
-                    "terminal_reason": s.terminal_reason,
-                    "parent": s.parent.as_ref().map(|(id, _)| id),
-                    "fork_seq": s.parent.as_ref().map(|(_, seq)| seq),
-                    "writer_pid": journal.writer(&s.id)?,
-                }))
-            })
-            .collect::<Result<_, CliError>>()?;
-        print_json(&rows)?;
-    } else if sessions.is_empty() {
-        outln!("no sessions yet");
-    } else {
-        // Forks under their parents, in creation order; a fork whose parent is not in this
-        // journal (an imported dump) is shown at the top level.
-        let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-        let children = |parent: Option<&str>| -> Vec<&reloop_journal::SessionSummary> {
-            sessions
-                .iter()
-                .filter(|s| match (&s.parent, parent) {
-                    (Some((p, _)), Some(want)) => p == want,
-                    (Some((p, _)), None) => !ids.contains(p.as_str()),
-                    (None, want) => want.is_none(),
-                })
-                .collect()
-        };
-        let mut stack: Vec<(&reloop_journal::SessionSummary, usize)> =
-            children(None).into_iter().rev().map(|s| (s, 0)).collect();
-        while let Some((s, depth)) = stack.pop() {
-            let end = match (&s.terminal_reason, journal.writer(&s.id)?) {
-                (_, Some(pid)) => format!("(running, pid {pid})"),
-                (Some(reason), None) => reason.clone(),
-                (None, None) => "(unfinished)".to_string(),
-            };
-            let indent = "    ".repeat(depth);
-            let fork = s.parent.as_ref().map(|(_, seq)| format!("  fork @{seq}")).unwrap_or_default();
-            outln!("{indent}{}  {:>5} steps  {end}{fork}", s.id, s.steps);
-            stack.extend(children(Some(&s.id)).into_iter().rev().map(|c| (c, depth + 1)));
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Rebuilds the final state by replaying the journal's events.
 fn rebuild(header: &SessionHeader, steps: &[StepRecord]) -> State {
     steps.iter().fold(State::new(header.core_config.clone()), |s, r| transition(s, r.event.clone()).state)
@@ -252,40 +202,6 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
     }
     for s in &steps {
         outln!("{}", reloop_driver::explain::trace_line(s));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn import(
-    journal: &JournalArg,
-    file: &std::path::Path,
-    leaf: Option<String>,
-    json: bool,
-) -> Result<ExitCode, CliError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
-    let origin = file.display().to_string();
-    let options = reloop_import::ImportOptions::default().with_leaf(leaf);
-    let imported =
-        reloop_import::parse_claude_code(&text, &origin, &options).map_err(|e| CliError::Usage(e.to_string()))?;
-    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
-    let id = reloop_driver::new_session_id();
-    let created = imported.at_ms.first().copied().unwrap_or(0);
-    let report = reloop_import::import_into(&mut journal, &imported, &id, created)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
-    if json {
-        print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary}))?;
-    } else {
-        let s = &imported.summary;
-        outln!(
-            "imported {} as session {id}: {} steps, {} prompts, {} responses, {} tool results, {} interrupts",
-            file.display(),
-            report.steps,
-            s.prompts,
-            s.responses,
-            s.tool_results,
-            s.interrupts
-        );
     }
     Ok(ExitCode::SUCCESS)
 }

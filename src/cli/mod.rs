@@ -2,6 +2,7 @@
 
 mod compact;
 mod inspect;
+mod listing;
 pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
@@ -34,7 +35,7 @@ pub enum Command {
     Fork(session::ForkArgs),
     /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
     Compact(compact::CompactArgs),
-    /// List the sessions of a journal.
+    /// List the sessions of a journal: date, source, steps, cost, how each ended, first prompt.
     Sessions {
         #[command(flatten)]
         journal: JournalArg,
@@ -73,11 +74,14 @@ pub enum Command {
         #[arg(long, value_name = "N", hide = true)]
         flip_flag: Vec<u32>,
     },
-    /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`).
+    /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`,
+    /// or a whole `~/.claude/projects/<project>/` folder). A file imported before is not
+    /// imported again.
     Import {
         /// The transcript's format: `claude-code`.
         #[arg(value_enum)]
         format: ImportFormat,
+        /// The transcript, or (claude-code) a folder of them.
         file: PathBuf,
         /// Import the conversation that ends at this line's uuid instead of the latest one.
         #[arg(long)]
@@ -182,7 +186,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Resume(args) => session::resume(args).await,
         Command::Fork(args) => session::fork(args).await,
         Command::Compact(args) => compact::compact(args).await,
-        Command::Sessions { journal, json } => inspect::sessions(&journal, json),
+        Command::Sessions { journal, json } => listing::sessions(&journal, json),
         Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, turn: Some(n), journal, .. } => {
             inspect::request(&journal, &session, reloop_driver::RequestAt::Turn(n))
@@ -195,7 +199,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::replay(&journal, &session, json, output_format, &flip_flag)
         }
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
-            inspect::import(&journal, &file, leaf, json)
+            listing::import(&journal, &file, leaf, json)
         }
         Command::Import { format: ImportFormat::Journal, file, journal, json, .. } => {
             inspect::import_dump(&journal, &file, json)

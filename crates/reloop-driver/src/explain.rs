@@ -1,7 +1,7 @@
 //! `reloop why`: the continue and terminal decisions of a session, with their evidence.
 
 use reloop_core::hook::{combine, interpret, HookEventName, HookVerdict, Permission};
-use reloop_core::{Command, ContentBlock, Effect, Event, Evidence, Ignored, Notice};
+use reloop_core::{Command, Effect, Event, Evidence, Ignored, Notice};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 
@@ -89,6 +89,9 @@ pub fn why(steps: &[StepRecord], facts: &Facts, filter: &WhyFilter) -> Vec<WhyLi
             let inferred = facts.inferred.get(&s.seq);
             for line in &mut lines {
                 line.prompt = prompt;
+                if line.kind == "caller" && line.reason == "prompt" {
+                    line.turn = line.next_turn;
+                }
                 line.inferred = inferred.cloned();
             }
             if let (Some(what), true) = (inferred, lines.is_empty()) {

@@ -254,7 +254,9 @@ fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
     let mut first_at: Vec<u64> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
-        let turn = step.turn_before;
+        // A new prompt's step starts its first turn; it does not end the last query's.
+        let starts_prompt = facts.prompts.iter().any(|p| p.seq == step.seq);
+        let turn = if starts_prompt { step.turn_after } else { step.turn_before };
         match out.iter().position(|t| t.prompt == prompt && t.turn == turn) {
             Some(at) => {
                 out[at].last_seq = step.seq;
