@@ -180,6 +180,22 @@ pub fn why(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways.
+pub fn diff(journal: &JournalArg, a: &str, b: &str, json: bool) -> Result<ExitCode, CliError> {
+    let (header_a, steps_a) = load(journal, a)?;
+    let (header_b, steps_b) = load(journal, b)?;
+    let (facts_a, facts_b) = (facts(&header_a, &steps_a), facts(&header_b, &steps_b));
+    let side_a = reloop_driver::diff::Side { header: &header_a, steps: &steps_a, facts: &facts_a };
+    let side_b = reloop_driver::diff::Side { header: &header_b, steps: &steps_b, facts: &facts_b };
+    let d = reloop_driver::diff::diff(&side_a, &side_b);
+    if json {
+        print_json(&d)?;
+    } else {
+        out!("{}", reloop_driver::diff::text(&d));
+    }
+    Ok(if d.first_difference.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
 pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
     let (_, steps) = load(journal, selector)?;
     if json {

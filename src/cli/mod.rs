@@ -99,6 +99,18 @@ pub enum Command {
         #[command(flatten)]
         journal: JournalArg,
     },
+    /// Where two sessions part ways: the first step whose event, request or reason differs, side
+    /// by side, then what each did after it. Exit 0 when they agree, 1 when they differ.
+    Diff {
+        /// The first session (id, unique prefix, or `last`).
+        a: String,
+        /// The second session; a fork and its parent are compared from the fork point.
+        b: String,
+        #[command(flatten)]
+        journal: JournalArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
@@ -205,6 +217,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
+        Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
         Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
             let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };
             inspect::why(&journal, &session, filter, json, dot)

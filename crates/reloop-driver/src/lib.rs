@@ -16,6 +16,7 @@ pub mod bounds;
 mod config;
 pub mod context;
 mod error;
+pub mod diff;
 pub mod explain;
 pub mod fork;
 mod handle;
