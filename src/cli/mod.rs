@@ -3,6 +3,7 @@
 mod compact;
 mod inspect;
 mod listing;
+mod view;
 pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
@@ -96,6 +97,17 @@ pub enum Command {
         session: String,
         #[arg(long, value_enum, default_value = "messages")]
         format: ExportKind,
+        #[command(flatten)]
+        journal: JournalArg,
+    },
+    /// Write a session as one self-contained HTML page: its timeline, the state path drawn,
+    /// every step's event, effects and reason a click away. No network, no external files.
+    View {
+        /// A session id, a unique id prefix, or `last`.
+        session: String,
+        /// Where to write the page [default: reloop-<id prefix>.html].
+        #[arg(short, long, value_name = "FILE.html")]
+        output: Option<PathBuf>,
         #[command(flatten)]
         journal: JournalArg,
     },
@@ -217,6 +229,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
+        Command::View { session, output, journal } => view::view(&journal, &session, output),
         Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
         Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
             let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };

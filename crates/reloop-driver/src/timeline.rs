@@ -120,6 +120,11 @@ impl Facts {
             for effect in &effects {
                 match effect {
                     Effect::Command(Command::CallModel(call)) => {
+                        // A request asked again after a restart (a resume, a fork point) is
+                        // the same request: the earlier asking was never answered.
+                        if let Some(earlier) = request_index.get(&call.request).and_then(|&i| facts.requests.get_mut(i)) {
+                            earlier.outcome = format!("asked again at #{}", step.seq);
+                        }
                         request_index.insert(call.request, facts.requests.len());
                         facts.requests.push(RequestFacts {
                             number: call.request,
@@ -269,7 +274,8 @@ fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
         }
     }
     for r in &facts.requests {
-        if let Some(t) = out.iter_mut().find(|t| t.prompt == r.prompt && t.turn == r.turn) {
+        let asked_again = r.outcome.starts_with("asked again");
+        if let Some(t) = out.iter_mut().find(|t| t.prompt == r.prompt && t.turn == r.turn && !asked_again) {
             t.requests += 1;
             t.failed += u32::from(r.outcome.starts_with("failed"));
             t.input_tokens +=
