@@ -54,9 +54,14 @@ impl Row {
     }
 }
 
-/// The first eight characters of an id: unique enough to type, and any unique prefix works.
-fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+/// The first eight characters of reloop's own ids (UUIDs, hex): unique enough to type, and any
+/// unique prefix works. Any other id (from a dump someone handed over) is shown whole.
+pub(crate) fn short(id: &str) -> &str {
+    if id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        id.get(..8).unwrap_or(id)
+    } else {
+        id
+    }
 }
 
 /// `2025-03-04 17:22` in this machine's time zone.

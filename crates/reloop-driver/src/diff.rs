@@ -197,7 +197,11 @@ fn after(side: &Side<'_>, seq: u64) -> After {
 
 /// The comparison for a person: the first difference side by side, then the rest.
 pub fn text(d: &SessionDiff) -> String {
-    let short = |id: &str| id.get(..8).unwrap_or(id).to_string();
+    // reloop's own ids by their first eight characters; any other (a handed-over dump's) whole.
+    let short = |id: &str| {
+        let hex = id.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+        if hex { id.get(..8).unwrap_or(id) } else { id }.to_string()
+    };
     let (a, b) = (short(&d.a), short(&d.b));
     let mut out = String::new();
     if let Some(n) = d.fork_point {
