@@ -12,6 +12,12 @@ if ! command -v rg >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep
 fi
 
+# The session page (tests/view.rs) is checked in a real headless browser; required here.
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+export RELOOP_REQUIRE_BROWSER=1
+
 # The Agent SDK tests (tests/sdk.rs) drive the real Python and TypeScript SDKs against the reloop
 # binary; here they are installed (once, into target/sdk) and required, so a missing SDK fails them.
 bash scripts/sdk-setup.sh

@@ -227,5 +227,5 @@ fn reloop_compact_compacts_a_stopped_session_as_a_fork() {
     assert_eq!(ws.reloop(&["replay", &parent]).status.code(), Some(0));
     assert!(ws.replays_identical());
     let sessions = stdout(&ws.reloop(&["sessions"]));
-    assert!(sessions.contains("fork @"), "{sessions}");
+    assert!(sessions.contains(&format!("fork of {} @", &parent[..8])), "{sessions}");
 }

@@ -236,7 +236,8 @@ fn a_fork_with_a_new_script_continues_from_the_fork_point() {
     assert_eq!(row["parent"], parent.as_str());
     assert_eq!(row["fork_seq"], at);
     let tree = stdout(&ws.reloop(&["sessions"]));
-    assert!(tree.contains(&format!("\n    {fork}")) && tree.contains(&format!("fork @{at}")), "{tree}");
+    assert!(tree.contains(&format!("\n    {}", &fork[..8])), "{tree}");
+    assert!(tree.contains(&format!("fork of {} @{at}", &parent[..8])), "{tree}");
 
     // The fork's journal starts with the parent's events, then goes its own way.
     let parent_steps = json(&ws.reloop(&["show", &parent, "--steps", "--json"]));

@@ -72,5 +72,5 @@ fn parallel_tool_calls_then_text() {
     assert_eq!(lines.last().unwrap()["result"], "The login module is in src/auth.");
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
     let why = common::stdout(&ws.reloop(&["why", "last"]));
-    assert!(why.contains("next_turn: the model asked for Glob (call_a), Grep (call_b)"), "{why}");
+    assert!(why.contains("next_turn: the model asked for Glob \"**/*.ts\" (call_a), Grep \"login\" (call_b)"), "{why}");
 }

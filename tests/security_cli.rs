@@ -213,7 +213,7 @@ fn no_raw_terminal_control_reaches_a_person_reading_a_hostile_session() {
     assert!(show.contains("bidi \\u{202e}txt.exe"), "{show}");
     assert!(show.contains("out\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{show}");
     let why = common::stdout(&ws.reloop(&["why", "last"]));
-    assert!(why.contains("Glob (toolu_\\u{1b}]0;pwned"), "{why}");
+    assert!(why.contains("Glob \"*.txt\" (toolu_\\u{1b}]0;pwned"), "{why}");
     for (what, text) in [
         ("run (stdout)", common::stdout(&run)),
         ("run (stderr)", common::stderr(&run)),

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Role, State};
-use reloop_driver::explain::why as why_lines;
+use reloop_driver::explain::{why as why_lines, WhyFilter};
+use reloop_driver::timeline::Facts;
 use reloop_journal::{Journal, SessionHeader, StepRecord};
 use serde_json::json;
 
@@ -23,56 +24,6 @@ fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<Step
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
-}
-
-pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
-    let journal = open(journal)?;
-    let sessions = journal.sessions()?;
-    if json {
-        let rows: Vec<_> = sessions
-            .iter()
-            .map(|s| {
-                Ok(json!({
-                    "id": s.id, "created_at_ms": s.created_at_ms, "steps": s.steps,
-                    "terminal_reason": s.terminal_reason,
-                    "parent": s.parent.as_ref().map(|(id, _)| id),
-                    "fork_seq": s.parent.as_ref().map(|(_, seq)| seq),
-                    "writer_pid": journal.writer(&s.id)?,
-                }))
-            })
-            .collect::<Result<_, CliError>>()?;
-        print_json(&rows)?;
-    } else if sessions.is_empty() {
-        outln!("no sessions yet");
-    } else {
-        // Forks under their parents, in creation order; a fork whose parent is not in this
-        // journal (an imported dump) is shown at the top level.
-        let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-        let children = |parent: Option<&str>| -> Vec<&reloop_journal::SessionSummary> {
-            sessions
-                .iter()
-                .filter(|s| match (&s.parent, parent) {
-                    (Some((p, _)), Some(want)) => p == want,
-                    (Some((p, _)), None) => !ids.contains(p.as_str()),
-                    (None, want) => want.is_none(),
-                })
-                .collect()
-        };
-        let mut stack: Vec<(&reloop_journal::SessionSummary, usize)> =
-            children(None).into_iter().rev().map(|s| (s, 0)).collect();
-        while let Some((s, depth)) = stack.pop() {
-            let end = match (&s.terminal_reason, journal.writer(&s.id)?) {
-                (_, Some(pid)) => format!("(running, pid {pid})"),
-                (Some(reason), None) => reason.clone(),
-                (None, None) => "(unfinished)".to_string(),
-            };
-            let indent = "    ".repeat(depth);
-            let fork = s.parent.as_ref().map(|(_, seq)| format!("  fork @{seq}")).unwrap_or_default();
-            outln!("{indent}{}  {:>5} steps  {end}{fork}", s.id, s.steps);
-            stack.extend(children(Some(&s.id)).into_iter().rev().map(|c| (c, depth + 1)));
-        }
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Rebuilds the final state by replaying the journal's events.
@@ -221,32 +172,62 @@ fn reason_name(reason: &Option<reloop_core::Reason>) -> &'static str {
     reason.as_ref().map_or("none", reloop_core::Reason::name)
 }
 
+/// What a response cost: the session's own prices, else the bundled model table's.
+pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage) -> f64 + '_ {
+    move |model, usage| match header.core_config.prices.iter().find(|p| p.model == model) {
+        Some(p) => p.cost(usage),
+        None => crate::models::price(model).map_or(0.0, |p| p.cost(usage)),
+    }
+}
+
+/// The facts `why`, `view` and `diff` read a session by.
+pub(crate) fn facts(header: &SessionHeader, steps: &[StepRecord]) -> Facts {
+    Facts::gather(header, steps, &price(header))
+}
+
 pub fn why(
     journal: &JournalArg,
     selector: &str,
-    turn: Option<u32>,
+    filter: WhyFilter,
     json: bool,
     dot: bool,
-    ignored: bool,
 ) -> Result<ExitCode, CliError> {
     let (header, steps) = load(journal, selector)?;
     if dot {
+        let turn = filter.turn;
         let steps: Vec<StepRecord> =
             steps.into_iter().filter(|s| turn.is_none_or(|t| s.turn_before == t || s.turn_after == t)).collect();
         out!("{}", reloop_driver::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
-    let lines = why_lines(&steps, turn, ignored);
+    let facts = facts(&header, &steps);
+    let lines = why_lines(&steps, &facts, &filter);
     if json {
         print_json(&lines)?;
+    } else if lines.is_empty() {
+        outln!("no decisions match");
     } else {
         // Whose rules decided: the same events under another profile decide otherwise.
         outln!("rules: {}", header.core_config.profile.name());
-        for line in lines {
-            outln!("{line}");
-        }
+        out!("{}", reloop_driver::explain::grouped_text(&lines, &facts));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways.
+pub fn diff(journal: &JournalArg, a: &str, b: &str, json: bool) -> Result<ExitCode, CliError> {
+    let (header_a, steps_a) = load(journal, a)?;
+    let (header_b, steps_b) = load(journal, b)?;
+    let (facts_a, facts_b) = (facts(&header_a, &steps_a), facts(&header_b, &steps_b));
+    let side_a = reloop_driver::diff::Side { header: &header_a, steps: &steps_a, facts: &facts_a };
+    let side_b = reloop_driver::diff::Side { header: &header_b, steps: &steps_b, facts: &facts_b };
+    let d = reloop_driver::diff::diff(&side_a, &side_b);
+    if json {
+        print_json(&d)?;
+    } else {
+        out!("{}", reloop_driver::diff::text(&d));
+    }
+    Ok(if d.first_difference.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
@@ -271,48 +252,6 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
     }
     for s in &steps {
         outln!("{}", reloop_driver::explain::trace_line(s));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn import(
-    journal: &JournalArg,
-    file: &std::path::Path,
-    leaf: Option<String>,
-    json: bool,
-) -> Result<ExitCode, CliError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
-    let origin = file.display().to_string();
-    let options = reloop_import::ImportOptions::default().with_leaf(leaf);
-    let imported =
-        reloop_import::parse_claude_code(&text, &origin, &options).map_err(|e| CliError::Usage(e.to_string()))?;
-    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
-    let id = reloop_driver::new_session_id();
-    let created = imported.at_ms.first().copied().unwrap_or(0);
-    let report = reloop_import::import_into(&mut journal, &imported, &id, created)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
-    if json {
-        print_json(&json!({"session_id": id, "steps": report.steps, "summary": imported.summary,
-            "profile": imported.core_config.profile.name(),
-            "claude_code_version": imported.version.as_ref().map(|(v, _)| v)}))?;
-    } else {
-        let s = &imported.summary;
-        outln!(
-            "imported {} as session {id}: {} steps, {} prompts, {} responses, {} tool results, {} interrupts",
-            file.display(),
-            report.steps,
-            s.prompts,
-            s.responses,
-            s.tool_results,
-            s.interrupts
-        );
-        let profile = imported.core_config.profile.name();
-        match &imported.version {
-            Some((version, true)) => outln!("profile {profile} (the transcript's Claude Code {version})"),
-            Some((version, false)) => outln!("profile {profile}, the nearest known to the transcript's Claude Code {version}"),
-            None => outln!("profile {profile}: the transcript names no Claude Code version"),
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

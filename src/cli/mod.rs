@@ -2,6 +2,8 @@
 
 mod compact;
 mod inspect;
+mod listing;
+mod view;
 pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
@@ -34,7 +36,7 @@ pub enum Command {
     Fork(session::ForkArgs),
     /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
     Compact(compact::CompactArgs),
-    /// List the sessions of a journal.
+    /// List the sessions of a journal: date, source, steps, cost, how each ended, first prompt.
     Sessions {
         #[command(flatten)]
         journal: JournalArg,
@@ -77,11 +79,14 @@ pub enum Command {
         #[arg(long, value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
-    /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`).
+    /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`,
+    /// or a whole `~/.claude/projects/<project>/` folder). A file imported before is not
+    /// imported again.
     Import {
         /// The transcript's format: `claude-code`.
         #[arg(value_enum)]
         format: ImportFormat,
+        /// The transcript, or (claude-code) a folder of them.
         file: PathBuf,
         /// Import the conversation that ends at this line's uuid instead of the latest one.
         #[arg(long)]
@@ -99,12 +104,41 @@ pub enum Command {
         #[command(flatten)]
         journal: JournalArg,
     },
+    /// Write a session as one self-contained HTML page: its timeline, the state path drawn,
+    /// every step's event, effects and reason a click away. No network, no external files.
+    View {
+        /// A session id, a unique id prefix, or `last`.
+        session: String,
+        /// Where to write the page [default: reloop-<id prefix>.html].
+        #[arg(short, long, value_name = "FILE.html")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        journal: JournalArg,
+    },
+    /// Where two sessions part ways: the first step whose event, request or reason differs, side
+    /// by side, then what each did after it. Exit 0 when they agree, 1 when they differ.
+    Diff {
+        /// The first session (id, unique prefix, or `last`).
+        a: String,
+        /// The second session; a fork and its parent are compared from the fork point.
+        b: String,
+        #[command(flatten)]
+        journal: JournalArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
-        /// Only the decisions taken in this turn.
+        /// Only the decisions taken in this turn (of every prompt, unless --prompt says which).
         #[arg(long)]
         turn: Option<u32>,
+        /// Only the decisions of this prompt (1 is the session's first).
+        #[arg(long, value_name = "P")]
+        prompt: Option<u32>,
+        /// Only decisions with this reason or kind: next_turn, completed, retry, fallback, hook...
+        #[arg(long, value_name = "NAME")]
+        reason: Option<String>,
         /// Write the path of states and reasons as a Graphviz graph.
         #[arg(long, conflicts_with = "json")]
         dot: bool,
@@ -180,7 +214,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Resume(args) => session::resume(args).await,
         Command::Fork(args) => session::fork(args).await,
         Command::Compact(args) => compact::compact(args).await,
-        Command::Sessions { journal, json } => inspect::sessions(&journal, json),
+        Command::Sessions { journal, json } => listing::sessions(&journal, json),
         Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, turn: Some(n), journal, .. } => {
             inspect::request(&journal, &session, reloop_driver::RequestAt::Turn(n))
@@ -193,14 +227,17 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::replay(&journal, &session, json, output_format, &flip_flag, &set)
         }
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
-            inspect::import(&journal, &file, leaf, json)
+            listing::import(&journal, &file, leaf, json)
         }
         Command::Import { format: ImportFormat::Journal, file, journal, json, .. } => {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
-        Command::Why { session, turn, journal, json, dot, steps } => {
-            inspect::why(&journal, &session, turn, json, dot, steps)
+        Command::View { session, output, journal } => view::view(&journal, &session, output),
+        Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
+        Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
+            let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };
+            inspect::why(&journal, &session, filter, json, dot)
         }
     }
 }

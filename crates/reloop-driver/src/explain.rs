@@ -1,21 +1,25 @@
 //! `reloop why`: the continue and terminal decisions of a session, with their evidence.
 
 use reloop_core::hook::{combine, interpret, HookEventName, HookVerdict, Permission};
-use reloop_core::{Command, ContentBlock, Effect, Event, Evidence, Ignored, Notice};
+use reloop_core::{Command, Effect, Event, Evidence, Ignored, Notice};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
+
+use crate::timeline::{shorten, Facts};
 
 /// One decision of the loop.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WhyLine {
     pub seq: u64,
+    /// The prompt (query) the decision belongs to, counted from 1.
+    pub prompt: u32,
     /// The turn the decision was taken in.
     pub turn: u32,
     /// The turn after it (one more for `next_turn`).
     pub next_turn: u32,
-    /// `continue`, `terminal`, `compaction`, `caller` (a setting the caller changed, a new
-    /// prompt), `hook` (a tool hook's or permission prompt's decision) or (with `--steps`)
-    /// `ignored`.
+    /// `continue`, `terminal`, `compaction`, `retry`, `fallback`, `caller` (a setting the caller
+    /// changed, a new prompt), `hook` (a tool hook's or permission prompt's decision),
+    /// `inferred` (an event an importer added) or (with `--steps`) `ignored`.
     pub kind: &'static str,
     /// The reason's name, or for an ignored event the why's.
     pub reason: &'static str,
@@ -27,6 +31,9 @@ pub struct WhyLine {
     /// Why an event was ignored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ignored: Option<Ignored>,
+    /// The importer inferred this step: the transcript did not hold it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inferred: Option<String>,
 }
 
 impl std::fmt::Display for WhyLine {
@@ -34,7 +41,11 @@ impl std::fmt::Display for WhyLine {
         match self.kind {
             "terminal" => write!(f, "#{:<4} stop: {}: {}", self.seq, self.reason, self.explanation),
             "ignored" => write!(f, "#{:<4} ignored: {}: {}", self.seq, self.reason, self.explanation),
-            "caller" | "hook" => write!(f, "#{:<4} {}: {}: {}", self.seq, self.kind, self.reason, self.explanation),
+            "inferred" => write!(f, "#{:<4} inferred: {}", self.seq, self.explanation),
+            "retry" | "fallback" => write!(f, "#{:<4} {}: {}", self.seq, self.kind, self.explanation),
+            "caller" | "hook" => {
+                write!(f, "#{:<4} {}: {}: {}", self.seq, self.kind, self.reason, self.explanation)
+            }
             // A continue that repeats the turn (recovery, retry, hook, budget) keeps its number.
             _ if self.turn == self.next_turn => {
                 write!(f, "#{:<4} turn {}: {}: {}", self.seq, self.turn, self.reason, self.explanation)
@@ -44,104 +55,250 @@ impl std::fmt::Display for WhyLine {
                 "#{:<4} turn {} -> {}: {}: {}",
                 self.seq, self.turn, self.next_turn, self.reason, self.explanation
             ),
+        }?;
+        match (&self.inferred, self.kind) {
+            (Some(what), k) if k != "inferred" => write!(f, "  [inferred: {what}]"),
+            _ => Ok(()),
         }
     }
 }
 
-/// The decisions of a session, optionally only those taken in one turn; with `ignored`, also
-/// every event a state did not expect (`why --steps`).
-pub fn why(steps: &[StepRecord], turn: Option<u32>, ignored: bool) -> Vec<WhyLine> {
-    // Tool names by call id, for the decisions hooks and prompts took about a call.
-    let tools: std::collections::HashMap<String, String> = steps
-        .iter()
-        .filter_map(|s| match &s.event {
-            Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => Some((call.id.clone(), call.name.clone())),
-            _ => None,
-        })
-        .collect();
+/// Which decisions `why` keeps.
+#[derive(Debug, Clone, Default)]
+pub struct WhyFilter {
+    /// Only those taken in this turn (of any prompt, unless `prompt` is set too).
+    pub turn: Option<u32>,
+    /// Only those of this prompt.
+    pub prompt: Option<u32>,
+    /// Only those whose reason or kind has this name (`next_turn`, `completed`, `retry`, ...).
+    pub reason: Option<String>,
+    /// Also every event a state did not expect (`why --steps`).
+    pub ignored: bool,
+}
+
+/// The decisions of a session, as `filter` keeps them.
+pub fn why(steps: &[StepRecord], facts: &Facts, filter: &WhyFilter) -> Vec<WhyLine> {
     steps
         .iter()
-        .filter(|s| turn.is_none_or(|t| s.turn_before == t))
-        .filter_map(|s| {
-            if let Some(why) = s.ignored.as_ref().filter(|_| ignored) {
-                return Some(WhyLine {
-                    seq: s.seq,
-                    turn: s.turn_before,
-                    next_turn: s.turn_after,
-                    kind: "ignored",
-                    reason: why.name(),
-                    explanation: why.explain(),
-                    evidence: None,
-                    ignored: Some(why.clone()),
+        .enumerate()
+        .filter(|(_, s)| filter.turn.is_none_or(|t| s.turn_before == t))
+        .filter(|(i, _)| filter.prompt.is_none_or(|p| facts.prompt_of.get(*i) == Some(&p)))
+        .flat_map(|(i, s)| {
+            let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
+            let mut lines = step_lines(s, facts, filter.ignored);
+            let inferred = facts.inferred.get(&s.seq);
+            for line in &mut lines {
+                line.prompt = prompt;
+                if line.kind == "caller" && line.reason == "prompt" {
+                    line.turn = line.next_turn;
+                }
+                line.inferred = inferred.cloned();
+            }
+            if let (Some(what), true) = (inferred, lines.is_empty()) {
+                lines.push(WhyLine {
+                    prompt,
+                    kind: "inferred",
+                    reason: "inferred",
+                    explanation: what.clone(),
+                    inferred: Some(what.clone()),
+                    ..line_of(s)
                 });
             }
-            if s.ignored.is_some() {
-                return None;
+            lines
+        })
+        .filter(|l| filter.reason.as_deref().is_none_or(|r| l.reason == r || l.kind == r))
+        .collect()
+}
+
+/// A line for `step` with nothing said yet.
+fn line_of(step: &StepRecord) -> WhyLine {
+    WhyLine {
+        seq: step.seq,
+        prompt: 0,
+        turn: step.turn_before,
+        next_turn: step.turn_after,
+        kind: "continue",
+        reason: "",
+        explanation: String::new(),
+        evidence: None,
+        ignored: None,
+        inferred: None,
+    }
+}
+
+/// The decisions one step took: usually none or one; a failed request can retry or fall back
+/// in the same step that carries no reason.
+fn step_lines(s: &StepRecord, facts: &Facts, ignored: bool) -> Vec<WhyLine> {
+    if let Some(why) = s.ignored.as_ref() {
+        if !ignored {
+            return Vec::new();
+        }
+        return vec![WhyLine {
+            kind: "ignored",
+            reason: why.name(),
+            explanation: why.explain(),
+            ignored: Some(why.clone()),
+            ..line_of(s)
+        }];
+    }
+    if let Some(line) = caller_line(s).or_else(|| hook_line(s, facts)) {
+        return vec![line];
+    }
+    let mut lines = retry_lines(s);
+    if let Some(reason) = s.reason.as_ref() {
+        let evidence = reason.evidence();
+        let explanation = match &evidence {
+            Evidence::ToolsRequested { tools } => {
+                let calls: Vec<String> = tools.iter().map(|t| call_words(facts, &t.name, &t.id)).collect();
+                format!("the model asked for {}", calls.join(", "))
             }
-            if let Some(line) = caller_line(s).or_else(|| hook_line(s, &tools)) {
-                return Some(line);
-            }
-            let Some(reason) = s.reason.as_ref() else { return compaction_line(s) };
-            Some(WhyLine {
-                seq: s.seq,
-                turn: s.turn_before,
-                next_turn: s.turn_after,
-                kind: if reason.is_terminal() { "terminal" } else { "continue" },
-                reason: reason.name(),
-                explanation: reason.explain(),
-                evidence: Some(reason.evidence().clone()),
-                ignored: None,
-            })
+            _ => reason.explain(),
+        };
+        lines.push(WhyLine {
+            kind: if reason.is_terminal() { "terminal" } else { "continue" },
+            reason: reason.name(),
+            explanation,
+            evidence: Some(evidence),
+            ..line_of(s)
+        });
+    } else if let Some(line) = compaction_line(s) {
+        lines.push(line);
+    }
+    lines
+}
+
+/// `Read src/auth/login.ts (toolu_02)`: a call by its name, the input that matters and its id.
+fn call_words(facts: &Facts, name: &str, id: &str) -> String {
+    match facts.tool(id).map(|t| t.key.as_str()).filter(|k| !k.is_empty()) {
+        Some(key) => format!("{name} {key} ({id})"),
+        None => format!("{name} ({id})"),
+    }
+}
+
+/// A failed request the core retries after a wait, or hands to the fallback model.
+fn retry_lines(s: &StepRecord) -> Vec<WhyLine> {
+    let effects: Vec<Effect> = serde_json::from_value(s.effects.clone()).unwrap_or_default();
+    let failure = match &s.event {
+        Event::ModelFailed { error, request } => {
+            let status = error.status.map(|st| format!("{st} ")).unwrap_or_default();
+            format!("request {request} failed ({status}{}: {})", error.error_type, shorten(&error.message, 60))
+        }
+        _ => "the request failed".to_string(),
+    };
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Command(Command::WaitRetry(w)) => Some(WhyLine {
+                kind: "retry",
+                reason: "retry",
+                explanation: format!(
+                    "{failure}; retry {} of {} in {}",
+                    w.attempt,
+                    w.max_retries,
+                    crate::timeline::duration(w.delay_ms)
+                ),
+                ..line_of(s)
+            }),
+            Effect::Notice(Notice::SwitchModel { trigger, from, to }) => Some(WhyLine {
+                kind: "fallback",
+                reason: "fallback",
+                explanation: format!("{failure}; after repeated {trigger} errors the run switches from {from} to {to}"),
+                ..line_of(s)
+            }),
+            _ => None,
         })
         .collect()
+}
+
+/// Why lines grouped for a person: a heading per prompt, a line per turn with its requests,
+/// tokens, cost and time, then the turn's decisions.
+pub fn grouped_text(lines: &[WhyLine], facts: &Facts) -> String {
+    let mut out = String::new();
+    let mut at: Option<(u32, u32)> = None;
+    for line in lines {
+        if at.map(|(p, _)| p) != Some(line.prompt) {
+            match facts.prompts.iter().find(|p| p.number == line.prompt) {
+                Some(p) => out.push_str(&format!("prompt {} (#{}): {}\n", p.number, p.seq, shorten(&p.text, 70))),
+                None => out.push_str("before any prompt\n"),
+            }
+            at = None;
+        }
+        if at != Some((line.prompt, line.turn)) {
+            if let Some(t) = facts.turn(line.prompt, line.turn) {
+                out.push_str(&format!("  {}\n", turn_words(t)));
+            }
+            at = Some((line.prompt, line.turn));
+        }
+        out.push_str(&format!("    {line}\n"));
+    }
+    out
+}
+
+/// `turn 2: 1 request, 3,120 in / 85 out tokens, $0.0107, 1.4 s`
+pub fn turn_words(t: &crate::timeline::TurnFacts) -> String {
+    let mut requests = if t.requests == 1 { "1 request".to_string() } else { format!("{} requests", t.requests) };
+    if t.failed > 0 {
+        requests.push_str(&format!(" ({} failed)", t.failed));
+    }
+    format!(
+        "turn {}: {requests}, {} in / {} out tokens, ${:.4}, {}",
+        t.turn,
+        reloop_core::reason::thousands(t.input_tokens),
+        reloop_core::reason::thousands(t.output_tokens),
+        t.cost_usd,
+        crate::timeline::duration(t.duration_ms)
+    )
 }
 
 /// A setting the caller changed, or a new prompt for a session whose query had ended.
 fn caller_line(step: &StepRecord) -> Option<WhyLine> {
     let (reason, explanation) = match &step.event {
         Event::SetModel { model: Some(model) } => ("set_model", format!("the caller switched the model to {model}")),
-        Event::SetModel { model: None } => ("set_model", "the caller switched back to the configured model".to_string()),
-        Event::SetPermissionMode { mode } => ("set_permission_mode", format!("the caller switched the permission mode to {mode}")),
+        Event::SetModel { model: None } => {
+            ("set_model", "the caller switched back to the configured model".to_string())
+        }
+        Event::SetPermissionMode { mode } => {
+            ("set_permission_mode", format!("the caller switched the permission mode to {mode}"))
+        }
         Event::UserInput { content } if step.from_phase == "done" => {
-            let text: String = content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = crate::timeline::text_of(content);
             ("prompt", format!("a new prompt starts the next query: {}", shorten(&text, 60)))
         }
         _ => return None,
     };
-    Some(WhyLine {
-        seq: step.seq,
-        turn: step.turn_before,
-        next_turn: step.turn_after,
-        kind: "caller",
-        reason,
-        explanation,
-        evidence: None,
-        ignored: None,
-    })
+    Some(WhyLine { kind: "caller", reason, explanation, ..line_of(step) })
 }
 
 /// A tool hook or the permission prompt decided about a call: denied it, allowed it without
 /// asking, or blocked it. A hook that let the call through as it was says nothing.
-fn hook_line(step: &StepRecord, tools: &std::collections::HashMap<String, String>) -> Option<WhyLine> {
+fn hook_line(step: &StepRecord, facts: &Facts) -> Option<WhyLine> {
     let Event::HookDone { hook_event, tool_use_id: Some(id), runs, .. } = &step.event else { return None };
-    let tool = tools.get(id).map_or("the call", String::as_str);
+    let tool = facts.tool(id).map_or("the call".to_string(), |t| {
+        if t.key.is_empty() {
+            t.name.clone()
+        } else {
+            format!("{} {}", t.name, t.key)
+        }
+    });
     let (reason, explanation) = if *hook_event == HookEventName::PermissionRequest {
         let run = runs.first()?;
         let reply: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
         match (run.exit_code, reply.get("behavior").and_then(serde_json::Value::as_str)) {
-            (Some(0), Some("allow")) => ("allowed", format!("the permission prompt ({}) allowed {tool} ({id})", run.command)),
+            (Some(0), Some("allow")) => {
+                ("allowed", format!("the permission prompt ({}) allowed {tool} ({id})", run.command))
+            }
             (Some(0), _) => {
                 let message = reply.get("message").and_then(serde_json::Value::as_str).unwrap_or("no reason given");
                 ("denied", format!("the permission prompt ({}) denied {tool} ({id}): {message}", run.command))
             }
-            _ => ("denied", format!("the permission prompt ({}) gave no answer for {tool} ({id}): {}", run.command, run.stderr.trim())),
+            _ => (
+                "denied",
+                format!(
+                    "the permission prompt ({}) gave no answer for {tool} ({id}): {}",
+                    run.command,
+                    run.stderr.trim()
+                ),
+            ),
         }
     } else {
         let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
@@ -150,11 +307,16 @@ fn hook_line(step: &StepRecord, tools: &std::collections::HashMap<String, String
         if let Some(block) = combined.blocks.first() {
             ("blocked", format!("{event} hook [{}] blocked {tool} ({id}): {}", block.command, block.message))
         } else if let Some(p) = &combined.permission {
-            let who = verdicts.iter().find(|(_, v)| matches!(v, HookVerdict::PermissionDecision { .. })).map_or("", |(c, _)| c.as_str());
+            let who = verdicts
+                .iter()
+                .find(|(_, v)| matches!(v, HookVerdict::PermissionDecision { .. }))
+                .map_or("", |(c, _)| c.as_str());
             let reason = p.reason.as_deref().unwrap_or("no reason given");
             match p.decision {
                 Permission::Deny => ("denied", format!("{event} hook [{who}] denied {tool} ({id}): {reason}")),
-                Permission::Allow => ("allowed", format!("{event} hook [{who}] allowed {tool} ({id}) without asking: {reason}")),
+                Permission::Allow => {
+                    ("allowed", format!("{event} hook [{who}] allowed {tool} ({id}) without asking: {reason}"))
+                }
                 Permission::Ask => return None,
             }
         } else {
@@ -162,24 +324,7 @@ fn hook_line(step: &StepRecord, tools: &std::collections::HashMap<String, String
             return None;
         }
     };
-    Some(WhyLine {
-        seq: step.seq,
-        turn: step.turn_before,
-        next_turn: step.turn_after,
-        kind: "hook",
-        reason,
-        explanation,
-        evidence: None,
-        ignored: None,
-    })
-}
-
-fn shorten(text: &str, most: usize) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…", &one_line[..at]),
-        None => one_line,
-    }
+    Some(WhyLine { kind: "hook", reason, explanation, ..line_of(step) })
 }
 
 /// A compaction that is not itself a continue (auto, manual) or that failed is a decision too.
@@ -206,16 +351,7 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
         ),
         _ => return None,
     };
-    Some(WhyLine {
-        seq: step.seq,
-        turn: step.turn_before,
-        next_turn: step.turn_after,
-        kind: "compaction",
-        reason,
-        explanation,
-        evidence: Some(evidence),
-        ignored: None,
-    })
+    Some(WhyLine { kind: "compaction", reason, explanation, evidence: Some(evidence), ..line_of(step) })
 }
 
 /// One line of the transition trace: the event, the phase change, the effects and the reason.

@@ -16,6 +16,7 @@ pub mod bounds;
 mod config;
 pub mod context;
 mod error;
+pub mod diff;
 pub mod explain;
 pub mod fork;
 mod handle;
@@ -25,6 +26,7 @@ pub mod prompt;
 pub mod replay;
 pub mod request;
 mod run;
+pub mod timeline;
 mod tools;
 
 pub use error::DriverError;

@@ -24,6 +24,9 @@ pub(crate) struct Emitter {
     hidden: Vec<(ContentBlock, &'static str)>,
     hidden_at: Option<u64>,
     pub summary: ImportSummary,
+    /// Events no line of the transcript held, by their 1-based step number, with what the
+    /// import did: `why` marks them.
+    pub inferred: Vec<(u64, String)>,
 }
 
 impl Emitter {
@@ -38,6 +41,7 @@ impl Emitter {
             hidden: Vec::new(),
             hidden_at: None,
             summary: ImportSummary::default(),
+            inferred: Vec::new(),
         }
     }
 
@@ -61,6 +65,11 @@ impl Emitter {
         self.at_ms.push(self.now);
     }
 
+    /// Marks the event just applied as the import's inference.
+    fn infer(&mut self, what: impl Into<String>) {
+        self.inferred.push((self.events.len() as u64, what.into()));
+    }
+
     fn skip(&mut self, kind: &str) {
         *self.summary.skipped.entry(kind.to_string()).or_default() += 1;
     }
@@ -79,8 +88,10 @@ impl Emitter {
     /// without the response or results the core waits for.
     fn stop_for_prompt(&mut self, at_ms: Option<u64>) {
         if !matches!(self.phase(), "idle" | "done") {
+            let phase = self.phase();
             self.apply(Event::Abort, at_ms);
             self.summary.synthesized_aborts += 1;
+            self.infer(format!("the transcript goes on to a new prompt while {phase}; the import aborts the query"));
         }
     }
 
@@ -113,8 +124,12 @@ impl Emitter {
                             denied: false,
                             request: 0,
                         };
-                        self.apply(Event::ToolDone(outcome), at_ms);
+                        self.apply(Event::ToolDone(outcome.clone()), at_ms);
                         self.summary.synthesized_tool_results += 1;
+                        self.infer(format!(
+                            "the transcript holds no result for {}; the import answers it \"{UNANSWERED}\"",
+                            outcome.tool_use_id
+                        ));
                     }
                 }
                 self.phase() == "awaiting_model"
@@ -124,6 +139,7 @@ impl Emitter {
                 let at = self.hidden_at.take().or(at_ms);
                 self.apply(Event::UserInput { content }, at);
                 self.summary.meta_prompts += 1;
+                self.infer("a response answers meta or command text: the import takes that text as the prompt");
                 true
             }
             _ => false,
@@ -274,6 +290,7 @@ impl Emitter {
         if self.phase() == "running_tools" {
             self.apply(Event::Abort, None);
             self.summary.synthesized_aborts += 1;
+            self.infer("the transcript ends with tool calls unanswered; the import aborts them");
         }
         self.summary.final_phase = self.phase().to_string();
     }

@@ -204,6 +204,8 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         "claude_code_session_id": first_str("sessionId"),
         "version": last_str("version"),
         "leaf": leaf_line.uuid,
+        // Steps no line of the transcript held: `why` and `view` mark them.
+        "inferred": emitter.inferred.iter().map(|(seq, what)| json!({"seq": seq, "what": what})).collect::<Vec<_>>(),
     });
     let mut summary = std::mem::take(&mut emitter.summary);
     summary.lines = transcript.lines.len() + transcript.dropped.values().sum::<usize>();

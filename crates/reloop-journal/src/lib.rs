@@ -18,11 +18,13 @@
 
 mod dump;
 mod error;
+mod listing;
 mod lock;
 mod schema;
 mod store;
 
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
+pub use listing::SessionOverview;
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
 /// The schema version this build writes. Each bump adds a migration below; none is ever edited.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const V1: &str = "
 CREATE TABLE sessions (
@@ -59,6 +59,26 @@ CREATE INDEX sessions_by_parent ON sessions(parent_id);
 /// `reason_json`. An engine that predates v3 could not read such a row, so the version says so.
 const V3: &str = "";
 
+/// v4: when each session was last written, so `last` is the session a person just wrote (run,
+/// resumed, imported), not the one newest by its own clock (an import's clock is its
+/// transcript's). A trigger keeps it, so no writer has to remember; older rows start at their
+/// creation time.
+const V4: &str = "
+CREATE TABLE session_writes (
+    session_id      TEXT PRIMARY KEY,
+    last_written_ms INTEGER NOT NULL -- this machine's clock at the session's latest write
+) WITHOUT ROWID;
+INSERT INTO session_writes (session_id, last_written_ms) SELECT id, created_at_ms FROM sessions;
+CREATE TRIGGER session_created AFTER INSERT ON sessions BEGIN
+    INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
+        VALUES (NEW.id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+END;
+CREATE TRIGGER session_written AFTER INSERT ON events BEGIN
+    INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
+        VALUES (NEW.session_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+END;
+";
+
 /// Brings a fresh or older journal up to [`SCHEMA_VERSION`], one version at a time, so a v1
 /// journal takes exactly the steps a v1 journal took when v2 was new.
 pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
@@ -74,6 +94,10 @@ pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
     if from < 3 {
         conn.execute_batch(V3)?;
         conn.pragma_update(None, "user_version", 3)?;
+    }
+    if from < 4 {
+        conn.execute_batch(V4)?;
+        conn.pragma_update(None, "user_version", 4)?;
     }
     Ok(())
 }

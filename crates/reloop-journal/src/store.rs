@@ -374,7 +374,7 @@ impl Journal {
         if selector == "last" {
             return self
                 .conn
-                .query_row("SELECT id FROM sessions ORDER BY created_at_ms DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+                .query_row(crate::listing::LAST_WRITTEN, [], |r| r.get(0))
                 .optional()?
                 .ok_or(JournalError::Empty);
         }

@@ -1,0 +1,374 @@
+//! The facts of a session a person debugs with, gathered once from its steps: which prompt each
+//! step belongs to, every model request with its tokens, cost and duration, every tool call with
+//! the input that matters and its result. `why`, `view` and `diff` all read the session through
+//! this, so they agree on what a turn cost and what a call did.
+
+use std::collections::BTreeMap;
+
+use reloop_core::{Command, ContentBlock, Effect, Event, Usage};
+use reloop_journal::{SessionHeader, StepRecord};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Prices a response: `(model, usage) -> USD`. The binary knows the model table; the driver
+/// only knows the session's own config.
+pub type PriceFn<'a> = &'a dyn Fn(&str, &Usage) -> f64;
+
+/// One model request, retries and compaction summaries included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RequestFacts {
+    /// The request's number in the session (1-based, as the core counts them).
+    pub number: u32,
+    /// The prompt it served (1-based; 0 before any prompt).
+    pub prompt: u32,
+    /// The turn it belongs to.
+    pub turn: u32,
+    /// The step that asked for it.
+    pub seq: u64,
+    /// The step that answered it (a response, a failure or a summary).
+    pub done_seq: Option<u64>,
+    pub model: String,
+    pub message_count: usize,
+    pub max_tokens: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    /// From the step that asked to the step that answered, by the journal's clock.
+    pub duration_ms: Option<u64>,
+    /// `end_turn`, `tool_use`, `failed: overloaded_error`, `summary`, `in flight`.
+    pub outcome: String,
+    /// A compaction's summary request rather than a turn's.
+    pub summary: bool,
+}
+
+/// One tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallFacts {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    /// The input that matters, in a few words: the command, the path, the pattern.
+    pub key: String,
+    pub prompt: u32,
+    pub turn: u32,
+    /// The step whose `model_block` held the call.
+    pub seq: u64,
+    /// The step whose `tool_done` answered it.
+    pub done_seq: Option<u64>,
+    pub result: Option<String>,
+    pub is_error: bool,
+    pub denied: bool,
+    pub duration_ms: Option<u64>,
+}
+
+/// What one turn of one prompt cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TurnFacts {
+    pub prompt: u32,
+    pub turn: u32,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub requests: u32,
+    /// Requests that failed (retried, fallen back from, or final).
+    pub failed: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    /// From the turn's first step to its last, by the journal's clock.
+    pub duration_ms: u64,
+}
+
+/// One prompt (a query): the user's text and where it starts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptFacts {
+    pub number: u32,
+    pub seq: u64,
+    pub text: String,
+}
+
+/// Everything above for one session, plus what step belongs to which prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Facts {
+    pub prompts: Vec<PromptFacts>,
+    pub requests: Vec<RequestFacts>,
+    pub tools: Vec<ToolCallFacts>,
+    pub turns: Vec<TurnFacts>,
+    /// The prompt of each step, by its index in the steps given.
+    #[serde(skip)]
+    pub prompt_of: Vec<u32>,
+    /// Steps the importer inferred (no line of the transcript held them), with what it did.
+    pub inferred: BTreeMap<u64, String>,
+}
+
+impl Facts {
+    /// Gathers the facts of `steps` (a whole session, in order).
+    pub fn gather(header: &SessionHeader, steps: &[StepRecord], price: PriceFn<'_>) -> Facts {
+        let mut facts = Facts { inferred: inferred_steps(header), ..Facts::default() };
+        let cwd = header.run_config.get("cwd").and_then(Value::as_str).unwrap_or_default();
+        let mut prompt = 0u32;
+        let mut tool_index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut request_index: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut tools_started: BTreeMap<String, u64> = BTreeMap::new();
+        for step in steps {
+            if let Event::UserInput { content } = &step.event {
+                if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
+                    prompt += 1;
+                    facts.prompts.push(PromptFacts { number: prompt, seq: step.seq, text: text_of(content) });
+                }
+            }
+            facts.prompt_of.push(prompt);
+            let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).unwrap_or_default();
+            for effect in &effects {
+                match effect {
+                    Effect::Command(Command::CallModel(call)) => {
+                        // A request asked again after a restart (a resume, a fork point) is
+                        // the same request: the earlier asking was never answered.
+                        if let Some(earlier) = request_index.get(&call.request).and_then(|&i| facts.requests.get_mut(i)) {
+                            earlier.outcome = format!("asked again at #{}", step.seq);
+                        }
+                        request_index.insert(call.request, facts.requests.len());
+                        facts.requests.push(RequestFacts {
+                            number: call.request,
+                            prompt,
+                            turn: call.turn,
+                            seq: step.seq,
+                            model: if call.model.is_empty() {
+                                header.core_config.model.clone()
+                            } else {
+                                call.model.clone()
+                            },
+                            message_count: call.message_count,
+                            max_tokens: call.max_tokens,
+                            outcome: "in flight".to_string(),
+                            ..RequestFacts::default()
+                        });
+                    }
+                    Effect::Command(Command::Summarize { request, .. }) => {
+                        request_index.insert(*request, facts.requests.len());
+                        facts.requests.push(RequestFacts {
+                            number: *request,
+                            prompt,
+                            turn: step.turn_after,
+                            seq: step.seq,
+                            model: header.core_config.model.clone(),
+                            outcome: "in flight".to_string(),
+                            summary: true,
+                            ..RequestFacts::default()
+                        });
+                    }
+                    Effect::Command(Command::RunTools { calls } | Command::ResumeTools { calls, .. }) => {
+                        for call in calls {
+                            tools_started.insert(call.id.clone(), step.at_ms);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if step.ignored.is_some() {
+                continue;
+            }
+            let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
+                let Some(r) = request_index.get(&request).and_then(|&i| facts.requests.get_mut(i)) else { return };
+                if let Some(model) = model {
+                    r.model = model.clone();
+                }
+                if let Some(usage) = usage {
+                    r.usage = usage.clone();
+                    r.cost_usd = price(&r.model, usage);
+                }
+                r.outcome = outcome;
+                r.done_seq = Some(step.seq);
+                r.duration_ms = step.at_ms.checked_sub(steps_at(steps, r.seq));
+            };
+            match &step.event {
+                Event::ModelDone { model, stop_reason, usage, request, .. } => {
+                    let outcome = stop_reason.as_ref().map_or("done".to_string(), |s| s.as_str().to_string());
+                    answer(*request, outcome, Some(usage), model.as_ref());
+                }
+                Event::ModelFailed { error, request } | Event::CompactFailed { error, request } => {
+                    answer(*request, format!("failed: {}", error.error_type), None, None);
+                }
+                Event::CompactDone { usage, request, .. } => answer(*request, "summary".to_string(), Some(usage), None),
+                Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
+                    tool_index.insert(call.id.clone(), facts.tools.len());
+                    facts.tools.push(ToolCallFacts {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        key: relative(&tool_key(&call.name, &call.input), cwd),
+                        input: call.input.clone(),
+                        prompt,
+                        turn: step.turn_before,
+                        seq: step.seq,
+                        done_seq: None,
+                        result: None,
+                        is_error: false,
+                        denied: false,
+                        duration_ms: None,
+                    });
+                }
+                Event::ToolDone(outcome) => {
+                    if let Some(t) = tool_index.get(&outcome.tool_use_id).and_then(|&i| facts.tools.get_mut(i)) {
+                        t.done_seq = Some(step.seq);
+                        t.result = Some(outcome.content.as_text());
+                        t.is_error = outcome.is_error;
+                        t.denied = outcome.denied;
+                        t.duration_ms =
+                            tools_started.get(&outcome.tool_use_id).and_then(|start| step.at_ms.checked_sub(*start));
+                    }
+                }
+                _ => {}
+            }
+        }
+        facts.turns = turns(steps, &facts);
+        facts
+    }
+
+    /// The tool call with this id.
+    pub fn tool(&self, id: &str) -> Option<&ToolCallFacts> {
+        self.tools.iter().find(|t| t.id == id)
+    }
+
+    /// The prompt the step at `seq` belongs to.
+    pub fn prompt_at(&self, steps: &[StepRecord], seq: u64) -> u32 {
+        steps.iter().position(|s| s.seq == seq).and_then(|i| self.prompt_of.get(i).copied()).unwrap_or(0)
+    }
+
+    /// The turn facts of one prompt's turn.
+    pub fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
+        self.turns.iter().find(|t| t.prompt == prompt && t.turn == turn)
+    }
+
+    /// Tokens and cost of the whole session.
+    pub fn totals(&self) -> (u64, u64, f64) {
+        self.requests.iter().fold((0, 0, 0.0), |(i, o, c), r| {
+            (
+                i + r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens,
+                o + r.usage.output_tokens,
+                c + r.cost_usd,
+            )
+        })
+    }
+}
+
+fn steps_at(steps: &[StepRecord], seq: u64) -> u64 {
+    steps.iter().find(|s| s.seq == seq).map_or(0, |s| s.at_ms)
+}
+
+/// Turns in order of their first step; a turn is the steps of one prompt with one `turn_before`.
+fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
+    let mut out: Vec<TurnFacts> = Vec::new();
+    let mut first_at: Vec<u64> = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
+        // A new prompt's step starts its first turn; it does not end the last query's.
+        let starts_prompt = facts.prompts.iter().any(|p| p.seq == step.seq);
+        let turn = if starts_prompt { step.turn_after } else { step.turn_before };
+        match out.iter().position(|t| t.prompt == prompt && t.turn == turn) {
+            Some(at) => {
+                out[at].last_seq = step.seq;
+                out[at].duration_ms = step.at_ms.saturating_sub(first_at[at]);
+            }
+            None => {
+                out.push(TurnFacts { prompt, turn, first_seq: step.seq, last_seq: step.seq, ..TurnFacts::default() });
+                first_at.push(step.at_ms);
+            }
+        }
+    }
+    for r in &facts.requests {
+        let asked_again = r.outcome.starts_with("asked again");
+        if let Some(t) = out.iter_mut().find(|t| t.prompt == r.prompt && t.turn == r.turn && !asked_again) {
+            t.requests += 1;
+            t.failed += u32::from(r.outcome.starts_with("failed"));
+            t.input_tokens +=
+                r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens;
+            t.output_tokens += r.usage.output_tokens;
+            t.cost_usd += r.cost_usd;
+        }
+    }
+    out
+}
+
+/// Paths under the session's working directory, relative to it: shorter, and the same on
+/// every machine.
+fn relative(key: &str, cwd: &str) -> String {
+    if cwd.is_empty() {
+        return key.to_string();
+    }
+    key.replace(&format!("{}/", cwd.trim_end_matches('/')), "")
+}
+
+/// The text of a prompt's blocks, joined; the context reloop or Claude Code puts before the
+/// user's words (`<system-reminder>` blocks) is not what the person typed.
+pub fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) if !t.text.trim_start().starts_with("<system-reminder>") => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The input of a call that tells a person what it did: Bash's command, a file tool's path,
+/// a search's pattern (and where); for other tools, their first short string field.
+pub fn tool_key(name: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str);
+    let key = match name {
+        "Bash" => field("command").map(str::to_string),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("notebook_path")).map(str::to_string)
+        }
+        "Grep" | "Glob" => field("pattern").map(|p| match field("path") {
+            Some(path) => format!("{p:?} in {path}"),
+            None => format!("{p:?}"),
+        }),
+        "WebFetch" => field("url").map(str::to_string),
+        "WebSearch" => field("query").map(str::to_string),
+        "Task" | "Agent" => field("description").map(str::to_string),
+        _ => None,
+    };
+    let key = key
+        .or_else(|| input.as_object()?.values().find_map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string)));
+    shorten(&key.unwrap_or_default(), 80)
+}
+
+/// One line of at most `most` characters, with an ellipsis when cut.
+pub fn shorten(text: &str, most: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &one_line[..at]),
+        None => one_line,
+    }
+}
+
+/// The importer's list of the steps it inferred (`run_config.inferred`: `[{seq, what}]`).
+fn inferred_steps(header: &SessionHeader) -> BTreeMap<u64, String> {
+    header
+        .run_config
+        .get("inferred")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter().filter_map(|i| Some((i.get("seq")?.as_u64()?, i.get("what")?.as_str()?.to_string()))).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `1.4 s`, `320 ms`, `2 min 5 s`.
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        1_000..=59_999 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
+/// Where a session came from: `run`, `fork`, `import`.
+pub fn source(header: &SessionHeader) -> &'static str {
+    if header.parent.is_some() {
+        "fork"
+    } else if header.run_config.get("provider").and_then(Value::as_str) == Some("import") {
+        "import"
+    } else {
+        "run"
+    }
+}

@@ -1,0 +1,164 @@
+//! Reading a journal for a person: which session was written last, what `sessions` shows of
+//! each, and whether a transcript was imported before.
+
+use reloop_core::{Event, Usage};
+use rusqlite::params;
+use serde_json::Value;
+
+use crate::{Journal, JournalError};
+
+/// The session whose latest write is the newest (v4's `session_writes`); before any write is
+/// recorded, its creation time stands for it.
+pub(crate) const LAST_WRITTEN: &str = "SELECT s.id FROM sessions s LEFT JOIN session_writes w ON w.session_id = s.id
+     ORDER BY coalesce(w.last_written_ms, s.created_at_ms) DESC, s.rowid DESC LIMIT 1";
+
+/// What a listing shows of one session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionOverview {
+    pub id: String,
+    pub created_at_ms: u64,
+    /// This machine's clock at the session's latest write.
+    pub last_written_ms: u64,
+    pub steps: u64,
+    pub terminal_reason: Option<String>,
+    pub parent: Option<(String, u64)>,
+    /// Provider, model, cwd, an import's file...
+    pub run_config: Value,
+    /// The session's first `user_input` event.
+    pub first_prompt: Option<Event>,
+    /// Every response's model (when it named one) and usage, in order.
+    pub responses: Vec<(Option<String>, Usage)>,
+}
+
+impl Journal {
+    /// Every session with what a listing shows of it, oldest written first.
+    pub fn overview(&self) -> Result<Vec<SessionOverview>, JournalError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.id, s.created_at_ms, coalesce(w.last_written_ms, s.created_at_ms), s.terminal_reason,
+                    s.parent_id, s.fork_seq, s.run_config,
+                    (SELECT count(*) FROM events e WHERE e.session_id = s.id)
+             FROM sessions s LEFT JOIN session_writes w ON w.session_id = s.id
+             ORDER BY coalesce(w.last_written_ms, s.created_at_ms), s.rowid",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, i64>(7)?,
+            ))
+        })?;
+        let rows: Vec<_> = rows.collect::<Result<_, _>>()?;
+        let mut prompt = self
+            .conn
+            .prepare("SELECT payload FROM events WHERE session_id = ?1 AND kind = 'user_input' ORDER BY seq LIMIT 1")?;
+        let mut usage = self.conn.prepare(
+            "SELECT json_extract(payload, '$.model'), json_extract(payload, '$.usage') FROM events
+             WHERE session_id = ?1 AND kind IN ('model_done', 'compact_done') ORDER BY seq",
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, created, written, terminal_reason, parent, fork_seq, run_config, steps) in rows {
+            let decode = |what, source| JournalError::Decode { session: id.clone(), seq: 0, what, source };
+            let first: Option<String> = prompt.query_row(params![id], |r| r.get(0)).map(Some).or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+            let responses = usage
+                .query_map(params![id], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)))?
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .map(|(model, usage)| {
+                    let usage = usage.map(|u| serde_json::from_str(&u)).transpose().map_err(|e| decode("usage", e))?;
+                    Ok((model, usage.unwrap_or_default()))
+                })
+                .collect::<Result<_, JournalError>>()?;
+            out.push(SessionOverview {
+                first_prompt: first.map(|p| serde_json::from_str(&p)).transpose().map_err(|e| decode("event", e))?,
+                run_config: serde_json::from_str(&run_config).map_err(|e| decode("run config", e))?,
+                id,
+                created_at_ms: created as u64,
+                last_written_ms: written as u64,
+                steps: steps as u64,
+                terminal_reason,
+                parent: parent.zip(fork_seq.map(|s| s as u64)),
+                responses,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Sessions imported from `file` (the path as the import recorded it), with their run
+    /// configs, oldest first: an import of the same file again finds its earlier copies here.
+    pub fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, run_config FROM sessions
+             WHERE json_extract(run_config, '$.provider') = 'import' AND json_extract(run_config, '$.file') = ?1
+             ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([file], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        rows.map(|row| {
+            let (id, config) = row?;
+            let config = serde_json::from_str(&config).map_err(|source| JournalError::Decode {
+                session: id.clone(),
+                seq: 0,
+                what: "run config",
+                source,
+            })?;
+            Ok((id, config))
+        })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::SessionHeader;
+    use crate::{Journal, ENGINE_VERSION};
+    use rusqlite::Connection;
+
+    fn header(id: &str, created_at_ms: u64) -> SessionHeader {
+        SessionHeader {
+            id: id.into(),
+            created_at_ms,
+            engine_version: ENGINE_VERSION.into(),
+            core_config: reloop_core::Config::default(),
+            run_config: serde_json::json!({"provider": "import", "file": "/t.jsonl"}),
+            parent: None,
+        }
+    }
+
+    #[test]
+    fn last_is_the_session_written_last_in_old_and_new_journals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(crate::schema::V1_SCHEMA).unwrap();
+        conn.pragma_update(None, "application_id", crate::schema::APPLICATION_ID).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        for (id, created) in [("newer", 2_000), ("older", 1_000)] {
+            conn.execute(
+                "INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config)
+                 VALUES (?1, ?2, '0.0.9', '{}', '{}')",
+                rusqlite::params![id, created],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        // An old journal reads as before: its sessions were last written when created.
+        let journal = Journal::create_or_open(&path).unwrap();
+        assert_eq!(journal.resolve("last").unwrap(), "newer");
+        // A session whose own clock is the oldest (an import of an old transcript) is `last`
+        // once written.
+        journal.create_session(&header("imported", 5)).unwrap();
+        assert_eq!(journal.resolve("last").unwrap(), "imported");
+        let listed: Vec<String> = journal.overview().unwrap().into_iter().map(|o| o.id).collect();
+        assert_eq!(listed, ["older", "newer", "imported"]);
+        assert_eq!(journal.imports_of("/t.jsonl").unwrap().len(), 1);
+        assert!(journal.imports_of("/other.jsonl").unwrap().is_empty());
+    }
+}
