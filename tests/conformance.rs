@@ -6,7 +6,6 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
 
 use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
 use common::{call, response, stderr, stdout, text, Workspace};
@@ -34,19 +33,13 @@ fn run(profile: &str, answers: Vec<Canned>, extra: &[&str], prepare: impl FnOnce
     let ws = Workspace::seed();
     let more = prepare(&ws);
     let server = FakeServer::start(answers);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", profile])
+    let mut child = ws
+        .command(&["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", profile])
         .args(if extra.contains(&"--max-retries") { &[][..] } else { &["--max-retries", "0"][..] })
         .args(extra)
         .args(&more)
-        .env("RELOOP_JOURNAL", ws.journal())
         .env("ANTHROPIC_BASE_URL", &server.url)
         .env("ANTHROPIC_API_KEY", "test-key")
-        .env_remove("ANTHROPIC_MODEL")
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let prompt = json!({"type": "user", "message": {"role": "user", "content": "检查登录模块"}});
@@ -326,13 +319,12 @@ fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
 
     let ws = Workspace::seed();
     let server = FakeServer::start(ok());
-    let out = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["-p", "hi", "--model", "my-local-model", "--output-format", "json"])
-        .env("RELOOP_JOURNAL", ws.journal())
+    let out = ws
+        .command(&["-p", "hi", "--model", "my-local-model", "--output-format", "json"])
         .env("ANTHROPIC_BASE_URL", &server.url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "8000")
-        .current_dir(ws.cwd())
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -4,7 +4,6 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Stdio};
 
 use common::{call, json_lines, response, stderr, stdout, text, Workspace};
 use serde_json::{json, Value};
@@ -19,18 +18,7 @@ fn cassette(ws: &Workspace, responses: Vec<Value>) -> String {
 
 /// Runs the print mode in the workspace with `lines` on stdin (then closed).
 fn print_mode(ws: &Workspace, args: &[&str], lines: &[Value]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(args)
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env_remove("ANTHROPIC_MODEL")
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = ws.command(args).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     for line in lines {
         match line {
@@ -264,16 +252,9 @@ fn an_interrupt_ends_the_query_and_the_session_takes_the_next_message() {
             response("m2", text("after"), "end_turn", 1),
         ],
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(stream_args(&script))
-        .args(["--permission-mode", "bypassPermissions", "--dangerously-allow-root"])
-        .env("RELOOP_JOURNAL", ws.journal())
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut args = stream_args(&script);
+    args.extend(["--permission-mode", "bypassPermissions", "--dangerously-allow-root"]);
+    let mut child = ws.command(&args).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut read_until = |kind: &str| -> Vec<Value> {

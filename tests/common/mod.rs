@@ -52,6 +52,22 @@ impl Workspace {
         cmd.output().unwrap()
     }
 
+    /// `reloop ARGS` run in the workspace with its journal and piped stdio, no provider
+    /// variables inherited: the print mode, which works in its current directory.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reloop"));
+        cmd.args(args)
+            .env("RELOOP_JOURNAL", self.journal())
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("ANTHROPIC_MODEL")
+            .current_dir(self.cwd())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    }
+
     /// `reloop run PROMPT --script CASSETTE --cwd ws EXTRA...`
     pub fn run(&self, prompt: &str, cassette: &str, extra: &[&str]) -> Output {
         let cassette = cassette_path(cassette);
