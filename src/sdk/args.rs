@@ -34,8 +34,10 @@ pub struct PrintArgs {
     /// Print the version, as Claude Code's `-v` does.
     #[arg(short = 'v', long = "version")]
     pub version: bool,
+    /// text (the answer), json (the result line) or stream-json (every line, as the SDKs read).
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// text (the PROMPT, or all of stdin) or stream-json (the SDKs' protocol on stdin).
     #[arg(long, value_enum, default_value = "text")]
     pub input_format: InputFormat,
     /// Claude Code prints every message in stream-json only with it; reloop always does.
@@ -48,6 +50,7 @@ pub struct PrintArgs {
     /// claude-code-2.1.332].
     #[arg(long)]
     pub model: Option<String>,
+    /// Switch to this model after repeated overloads or a server error.
     #[arg(long)]
     pub fallback_model: Option<String>,
     /// Replace the system prompt (an empty string sends none).
@@ -56,13 +59,16 @@ pub struct PrintArgs {
     /// Replace the system prompt with a file's text.
     #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
     pub system_prompt_file: Option<PathBuf>,
+    /// Add to the system prompt.
     #[arg(long)]
     pub append_system_prompt: Option<String>,
     /// The tools offered to the model: names separated by commas, `""` for none, `default` for all.
     #[arg(long)]
     pub tools: Option<String>,
+    /// Rules that allow calls, e.g. `Bash(git diff:*)` `Edit` (comma separated).
     #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1.., value_delimiter = ',')]
     pub allowed_tools: Vec<String>,
+    /// Rules or tool names that deny calls; a bare name also removes the tool from the request.
     #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1.., value_delimiter = ',')]
     pub disallowed_tools: Vec<String>,
     /// default, acceptEdits, plan, bypassPermissions or dontAsk [default: default].
@@ -71,8 +77,10 @@ pub struct PrintArgs {
     /// `stdio`: ask the SDK (`can_use_tool` control requests) where the rules would ask.
     #[arg(long)]
     pub permission_prompt_tool: Option<String>,
+    /// Stop before a turn that would exceed N turns.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
+    /// End the run once it has cost this many US dollars.
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
     /// Extended thinking with this many budget tokens.
@@ -85,6 +93,7 @@ pub struct PrintArgs {
     /// `--settings`.
     #[arg(long)]
     pub setting_sources: Option<String>,
+    /// More folders the tools may use besides the working directory.
     #[arg(long, num_args = 1..)]
     pub add_dir: Vec<PathBuf>,
     /// Resume this session (an id or a unique prefix) with the new prompt.
@@ -102,6 +111,7 @@ pub struct PrintArgs {
     /// With --resume: go on from this message of the session (a line `uuid`).
     #[arg(long, value_name = "UUID")]
     pub resume_session_at: Option<String>,
+    /// bypassPermissions (refused as root without --dangerously-allow-root).
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
     /// Allow bypassPermissions when running as root.
@@ -114,12 +124,15 @@ pub struct PrintArgs {
     /// A cassette of scripted model responses instead of a live model.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// scripted, anthropic or openai [default: scripted with --script, else anthropic].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
+    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
     #[arg(long)]
     pub base_url: Option<String>,
     #[command(flatten)]
     pub wire: crate::cli::wire::WireArgs,
+    /// Retries of one failed request.
     #[arg(long, default_value_t = 10)]
     pub max_retries: u32,
     /// Whose loop rules to follow (see `reloop run --help`).
@@ -127,62 +140,91 @@ pub struct PrintArgs {
     pub compat: String,
 
     // Accepted, not honoured yet: each one given is named in a warning.
+    /// MCP server configuration (not supported yet: warned).
     #[arg(long, num_args = 1..)]
     pub mcp_config: Vec<String>,
+    /// Use only --mcp-config servers (reloop loads no others).
     #[arg(long)]
     pub strict_mcp_config: bool,
+    /// A JSON schema for structured output (not supported yet: warned).
     #[arg(long)]
     pub json_schema: Option<String>,
+    /// Beta headers to send (not sent: warned).
     #[arg(long, num_args = 1.., value_delimiter = ',')]
     pub betas: Vec<String>,
+    /// Effort level (not sent: warned).
     #[arg(long)]
     pub effort: Option<String>,
+    /// adaptive or disabled thinking (adaptive is not requested: warned).
     #[arg(long)]
     pub thinking: Option<String>,
+    /// How thinking is shown (warned).
     #[arg(long)]
     pub thinking_display: Option<String>,
+    /// A task budget (not enforced: warned; see --max-budget-usd).
     #[arg(long)]
     pub task_budget: Option<String>,
+    /// A plugin folder (not loaded: warned).
     #[arg(long)]
     pub plugin_dir: Vec<String>,
+    /// A plugin folder without its MCP servers (not loaded: warned).
     #[arg(long)]
     pub plugin_dir_no_mcp: Vec<String>,
+    /// The main thread's agent (subagents are not supported yet: warned).
     #[arg(long)]
     pub agent: Option<String>,
+    /// Agent definitions as JSON (not supported yet: warned).
     #[arg(long)]
     pub agents: Option<String>,
+    /// A guard on resume (not checked: warned).
     #[arg(long)]
     pub resume_drops_turn: Option<String>,
+    /// Print hook events (not printed: warned).
     #[arg(long)]
     pub include_hook_events: bool,
+    /// Mirror the session as transcript frames (warned: the journal is the record).
     #[arg(long)]
     pub session_mirror: bool,
+    /// Debug logging, optionally filtered (warned).
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     pub debug: Option<String>,
+    /// Debug log file (warned).
     #[arg(long)]
     pub debug_file: Option<String>,
+    /// Debug logging to stderr (warned).
     #[arg(long)]
     pub debug_to_stderr: bool,
+    /// Channels (not supported: warned).
     #[arg(long)]
     pub channels: Vec<String>,
+    /// Permission prompt settings (warned; only --permission-prompt-tool stdio asks).
     #[arg(long)]
     pub permission_prompts: Option<String>,
+    /// Fields the SDK sends in initialize instead of flags (warned).
     #[arg(long)]
     pub initialize_fields: Option<String>,
+    /// Wait for initialize before starting (reloop always does; warned).
     #[arg(long)]
     pub await_initialize: bool,
+    /// Managed settings (not loaded: warned).
     #[arg(long)]
     pub managed_settings: Option<String>,
+    /// Managed settings sent in initialize (not loaded: warned).
     #[arg(long)]
     pub managed_settings_in_initialize: bool,
+    /// Where project configuration lives (not loaded: warned).
     #[arg(long)]
     pub project_config_root: Option<String>,
+    /// Do not persist the session (warned: every session is journaled).
     #[arg(long)]
     pub no_session_persistence: bool,
+    /// Echo user messages back (warned).
     #[arg(long)]
     pub replay_user_messages: bool,
+    /// Allow switching to bypassPermissions later (warned).
     #[arg(long)]
     pub allow_dangerously_skip_permissions: bool,
+    /// Fail hard on internal errors (warned).
     #[arg(long)]
     pub hard_fail: bool,
 }
@@ -469,6 +511,15 @@ mod tests {
                 continue;
             }
             assert!(FLAGS.iter().any(|(f, _)| f.split(", ").any(|n| n == format!("--{long}"))), "--{long} is not in FLAGS");
+        }
+    }
+
+    #[test]
+    fn every_print_mode_flag_has_help_text() {
+        let command = <PrintArgs as clap::CommandFactory>::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(arg.get_help().is_some() || id == "help", "--{id} has no help text");
         }
     }
 
