@@ -275,11 +275,11 @@ fn a_session_replays_under_its_recorded_profile_and_what_if_shows_where_another_
     let other = r.ws.reloop(&["replay", "last", "--set", "compat=claude-code-2.1.332"]);
     assert_eq!(other.status.code(), Some(3), "{}", stdout(&other));
     let said = stdout(&other);
-    assert!(said.contains("recorded under claude-code-2.1.197 replayed under claude-code-2.1.332"), "{said}");
-    assert!(said.contains("diverged at step"), "{said}");
+    assert!(said.contains("recorded under claude-code-2.1.197 and replayed under claude-code-2.1.332"), "{said}");
+    assert!(said.contains("what-if compat=claude-code-2.1.332: at step"), "{said}");
     let bad = r.ws.reloop(&["replay", "last", "--set", "compat=claude-code-9"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("known: reloop, claude-code-2.1.197, claude-code-2.1.332"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("unknown profile") && stderr(&bad).contains("reloop, claude-code-2.1.197, claude-code-2.1.332"), "{}", stderr(&bad));
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn open(journal: &JournalArg) -> Result<Journal, CliError> {
     Ok(Journal::open_for_reading(&journal.path(&current_dir()?))?)
 }
 
-fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
+pub(crate) fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
     let journal = open(journal)?;
     let id = journal.resolve(selector)?;
     Ok((journal.header(&id)?, journal.steps(&id)?))
@@ -91,26 +91,19 @@ pub fn replay(
     flips: &[u32],
     set: &[String],
 ) -> Result<ExitCode, CliError> {
+    if !set.is_empty() {
+        return super::what_if::replay(journal, selector, json, flips, set);
+    }
     if format.is_none() {
         // Streamed from the journal a step at a time: memory stays flat however long the session.
         let journal = open(journal)?;
         let id = journal.resolve(selector)?;
-        let mut header = journal.header(&id)?;
-        let recorded = header.core_config.profile;
-        what_if(&mut header, set)?;
-        if header.core_config.profile != recorded && !json {
-            outln!(
-                "what-if: the session recorded under {} replayed under {}",
-                recorded.name(),
-                header.core_config.profile.name()
-            );
-        }
+        let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
         journal.visit_steps(&id, |record| replayer.feed(&record))?;
         return print_replay(&replayer.finish(), json);
     }
-    let (mut header, steps) = load(journal, selector)?;
-    what_if(&mut header, set)?;
+    let (header, steps) = load(journal, selector)?;
     let report = reloop_driver::replay_with_flips(&header, &steps, flips);
     if let Some(format) = format {
         // The stream first, as the live run printed it; a divergence is still reported.
@@ -124,20 +117,6 @@ pub fn replay(
         return Ok(exit_of(&report));
     }
     print_replay(&report, json)
-}
-
-/// Applies `--set KEY=VALUE` changes to the header a replay runs under.
-fn what_if(header: &mut reloop_journal::SessionHeader, set: &[String]) -> Result<(), CliError> {
-    for change in set {
-        let Some((key, value)) = change.split_once('=') else {
-            return Err(CliError::Usage(format!("--set {change}: expected KEY=VALUE")));
-        };
-        match key.trim() {
-            "compat" => header.core_config.profile = super::run::compat(value.trim())?,
-            other => return Err(CliError::Usage(format!("--set {other}: unknown setting; known: compat"))),
-        }
-    }
-    Ok(())
 }
 
 fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {

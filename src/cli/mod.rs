@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod check;
 mod compact;
 mod inspect;
 mod listing;
@@ -8,6 +9,7 @@ pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
 pub(crate) mod wire;
+mod what_if;
 
 pub use signals::ending;
 
@@ -127,6 +129,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay every recorded session of a folder or file as a regression test (exit 3 on a
+    /// divergence); `--junit FILE` for CI.
+    Check(check::CheckArgs),
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
@@ -226,6 +231,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Replay { session, journal, json, output_format, flip_flag, set } => {
             inspect::replay(&journal, &session, json, output_format, &flip_flag, &set)
         }
+        Command::Check(args) => check::check(&args),
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
             listing::import(&journal, &file, leaf, json)
         }

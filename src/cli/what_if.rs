@@ -1,0 +1,175 @@
+//! `reloop replay SESSION --set KEY=VALUE ...`: what the recorded session would have done under
+//! other rules. The recorded events go through the engine under the changed configuration; the
+//! first step where it would have acted otherwise is reported in the loop's own words ("would
+//! have stopped at turn 3 with max_turns"). Past that step the journal holds no events for the
+//! changed rules (the session never made the requests they would have made), so the replay
+//! stops there and says so.
+
+use std::process::ExitCode;
+
+use reloop_core::profile::ProfileId;
+use reloop_core::{Config, Reason};
+use serde_json::json;
+
+use super::{CliError, JournalArg};
+use crate::term::outln;
+
+/// The settings `--set` takes, with what their value is.
+pub const KEYS: &[(&str, &str)] = &[
+    ("compat", "a profile: reloop, claude-code-2.1.197, claude-code-2.1.332"),
+    ("max_turns", "a number of turns, or none"),
+    ("stop_hook_block_cap", "consecutive Stop-hook blocks"),
+    ("max_budget_usd", "US dollars, or none"),
+    ("token_budget", "output tokens, or none"),
+    ("context_window", "tokens"),
+    ("auto_compact", "true or false"),
+    ("max_retries", "retries of one request"),
+    ("flag.N", "on or off (behaviour flag N)"),
+];
+
+/// Replays `selector` under the changed settings and reports where it would have differed.
+pub fn replay(
+    journal: &JournalArg,
+    selector: &str,
+    json: bool,
+    flips: &[u32],
+    set: &[String],
+) -> Result<ExitCode, CliError> {
+    let (mut header, steps) = super::inspect::load(journal, selector)?;
+    let recorded = header.core_config.clone();
+    for change in set {
+        apply(&mut header.core_config, change)?;
+    }
+    let report = reloop_driver::replay_with_flips(&header, &steps, flips);
+    let changes = set.join(" ");
+    let Some(d) = &report.divergence else {
+        if json {
+            print(&json!({"changes": set, "differs": false, "steps": report.steps}))?;
+        } else {
+            outln!("what-if {changes}: no change — all {} steps go as recorded", report.steps);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let turn = steps.iter().find(|s| s.seq == d.seq).map_or(0, |s| s.turn_before);
+    let would = would_have(&d.actual.reason, &d.expected.reason, &d.actual.effects, &d.expected.effects);
+    if json {
+        print(&json!({
+            "changes": set, "differs": true, "seq": d.seq, "turn": turn, "event": d.event_kind,
+            "would": would, "code": d.code, "recorded": d.expected, "under_changes": d.actual,
+        }))?;
+    } else {
+        if recorded.profile != header.core_config.profile {
+            outln!(
+                "the session was recorded under {} and replayed under {}",
+                recorded.profile.name(),
+                header.core_config.profile.name()
+            );
+        }
+        outln!("what-if {changes}: at step {} (turn {turn}, {}) the session {would}", d.seq, d.event_kind);
+        outln!("  {} steps went as recorded before it", report.steps);
+        outln!("  past it the journal holds no events for the changed rules: the session never made what they would have asked for");
+    }
+    Ok(ExitCode::from(3))
+}
+
+fn print(value: &serde_json::Value) -> Result<(), CliError> {
+    crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
+}
+
+/// The first difference, in the loop's words.
+fn would_have(
+    actual: &Option<Reason>,
+    expected: &Option<Reason>,
+    actual_effects: &serde_json::Value,
+    expected_effects: &serde_json::Value,
+) -> String {
+    let recorded = expected.as_ref().map_or("went on".to_string(), |r| format!("{} ({})", r.name(), r.explain()));
+    match actual {
+        Some(reason @ Reason::Terminal(_)) => {
+            format!("would have stopped with {}: {}; it {}", reason.name(), reason.explain(), recorded_instead(&recorded))
+        }
+        Some(reason @ Reason::Continue(_)) => {
+            format!("would have continued with {}: {}; it {}", reason.name(), reason.explain(), recorded_instead(&recorded))
+        }
+        None if actual_effects != expected_effects => format!(
+            "would have acted otherwise: {} instead of {}",
+            short(actual_effects),
+            short(expected_effects)
+        ),
+        None => format!("would have gone on where it decided: it {}", recorded_instead(&recorded)),
+    }
+}
+
+fn recorded_instead(recorded: &str) -> String {
+    if recorded == "went on" {
+        "went on as recorded".to_string()
+    } else {
+        format!("was recorded as {recorded}")
+    }
+}
+
+/// Effects in a few words: their kinds, with a compaction's trigger.
+fn short(effects: &serde_json::Value) -> String {
+    let kinds: Vec<String> = effects
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|e| {
+                    let kind = e["effect"].as_str().or_else(|| e["notice"].as_str()).unwrap_or("effect");
+                    match (kind, e["max_tokens"].as_u64()) {
+                        ("call_model", Some(n)) => format!("a request (max_tokens {n})"),
+                        _ => kind.replace('_', " "),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if kinds.is_empty() {
+        "nothing".to_string()
+    } else {
+        kinds.join(", ")
+    }
+}
+
+/// One `KEY=VALUE` change to the configuration a replay runs under.
+fn apply(config: &mut Config, change: &str) -> Result<(), CliError> {
+    let bad = |why: &str| {
+        let known: Vec<String> = KEYS.iter().map(|(k, v)| format!("{k} ({v})")).collect();
+        CliError::Usage(format!("--set {change}: {why}; known: {}", known.join(", ")))
+    };
+    let (key, value) = change.split_once('=').ok_or_else(|| bad("expected KEY=VALUE"))?;
+    let (key, value) = (key.trim(), value.trim());
+    let number = |v: &str| v.parse::<u64>().map_err(|_| bad("expected a whole number"));
+    let optional = |v: &str| if v == "none" { Ok(None) } else { number(v).map(Some) };
+    let small = |n: u64| u32::try_from(n).map_err(|_| bad("too large"));
+    match key {
+        "compat" => {
+            config.profile = ProfileId::parse(value).ok_or_else(|| bad("unknown profile"))?;
+        }
+        "max_turns" => config.max_turns = optional(value)?.map(small).transpose()?.filter(|n| *n > 0),
+        "stop_hook_block_cap" => config.stop_hook_block_cap = small(number(value)?)?,
+        "max_budget_usd" => {
+            config.max_budget_usd = match value {
+                "none" => None,
+                v => Some(v.parse::<f64>().ok().filter(|b| b.is_finite() && *b >= 0.0).ok_or_else(|| bad("expected dollars"))?),
+            }
+        }
+        "token_budget" => config.token_budget = optional(value)?,
+        "context_window" => config.context_window = number(value)?.max(1),
+        "auto_compact" => config.auto_compact = value.parse::<bool>().map_err(|_| bad("expected true or false"))?,
+        "max_retries" => config.max_retries = small(number(value)?)?,
+        flag if flag.starts_with("flag.") => {
+            let n = small(number(&flag["flag.".len()..])?)?;
+            let on = match value {
+                "on" | "true" => true,
+                "off" | "false" => false,
+                _ => return Err(bad("expected on or off")),
+            };
+            if config.flags.has(n) != on {
+                config.flags.flip(n);
+            }
+        }
+        _ => return Err(bad("unknown setting")),
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! Recorded sessions as regression tests: `reloop check` over a folder, and what-if replays
+//! under changed rules (`reloop replay --set`).
+
+mod common;
+
+use std::path::Path;
+
+use common::{call, response, stderr, stdout, text, Workspace};
+use serde_json::json;
+
+fn corpus() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/journals"))
+}
+
+#[test]
+fn check_passes_over_the_recorded_corpus_and_writes_a_junit_report() {
+    let ws = Workspace::seed();
+    let junit = ws.dir.path().join("report.xml");
+    let out = ws.reloop(&["check", corpus().to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let said = stdout(&out);
+    let sessions = std::fs::read_dir(corpus()).unwrap().count();
+    assert!(said.ends_with(&format!("{sessions} passed, 0 failed\n")), "{said}");
+    assert!(said.contains("ok        ") && said.contains("claude_code_tool_turn.jsonl"), "{said}");
+    let xml = std::fs::read_to_string(junit).unwrap();
+    assert!(xml.contains(&format!("tests=\"{sessions}\" failures=\"0\"")), "{xml}");
+}
+
+#[test]
+fn check_fails_naming_a_session_whose_journal_was_changed() {
+    let ws = Workspace::seed();
+    let folder = ws.dir.path().join("recorded");
+    std::fs::create_dir(&folder).unwrap();
+    for name in ["scripted_seed.json", "scripted_max_turns.json"] {
+        std::fs::copy(corpus().join(name), folder.join(name)).unwrap();
+    }
+    // A recorded request that today's engine would not make.
+    let changed =
+        std::fs::read_to_string(folder.join("scripted_seed.json")).unwrap().replacen("\"max_tokens\": 32000", "\"max_tokens\": 31999", 1);
+    std::fs::write(folder.join("scripted_seed.json"), changed).unwrap();
+    let junit = ws.dir.path().join("report.xml");
+    let out = ws.reloop(&["check", folder.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let said = stdout(&out);
+    assert!(said.contains("DIVERGED  ") && said.contains("scripted_seed.json: RELOOP-D001 at step"), "{said}");
+    assert!(said.contains("ok        ") && said.contains("scripted_max_turns.json"), "{said}");
+    assert!(said.ends_with("1 passed, 1 failed\n"), "{said}");
+    assert!(std::fs::read_to_string(junit).unwrap().contains("<failure message=\"RELOOP-D00"));
+}
+
+/// Three tool turns, then an answer, recorded under the default profile.
+fn three_turns(ws: &Workspace) {
+    let glob = |i: u32| response(&format!("m{i}"), json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*"}))]), "tool_use", 100);
+    let out = ws.run_responses("look around", vec![glob(1), glob(2), glob(3), response("m4", text("done"), "end_turn", 5)], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn what_if_a_lower_max_turns_names_the_turn_and_the_reason_and_a_higher_budget_changes_nothing() {
+    let ws = Workspace::seed();
+    three_turns(&ws);
+    let out = ws.reloop(&["replay", "last", "--set", "max_turns=2"]);
+    assert_eq!(out.status.code(), Some(3));
+    let said = stdout(&out);
+    assert!(
+        said.contains("what-if max_turns=2: at step") && said.contains("(turn 2, tool_done) the session would have stopped with max_turns: turn 3 would exceed --max-turns 2"),
+        "{said}"
+    );
+    assert!(said.contains("it was recorded as next_turn"), "{said}");
+
+    let same = ws.reloop(&["replay", "last", "--set", "max_budget_usd=100", "--set", "max_turns=10"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).starts_with("what-if max_budget_usd=100 max_turns=10: no change"), "{}", stdout(&same));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&ws.reloop(&["replay", "last", "--set", "max_turns=1", "--json"]))).unwrap();
+    assert_eq!(json["differs"], true);
+    assert_eq!(json["turn"], 1);
+
+    let bad = ws.reloop(&["replay", "last", "--set", "max_tokens=5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown setting; known: compat"), "{}", stderr(&bad));
+}
