@@ -2,6 +2,7 @@
 
 mod check;
 mod compact;
+mod rerun;
 mod inspect;
 mod listing;
 mod view;
@@ -132,6 +133,9 @@ pub enum Command {
     /// Replay every recorded session of a folder or file as a regression test (exit 3 on a
     /// divergence); `--junit FILE` for CI.
     Check(check::CheckArgs),
+    /// Rerun a recorded session against today's workspace: recorded model answers, live tools;
+    /// the first request that differs stops it (exit 3).
+    Rerun(rerun::RerunArgs),
     /// Explain why each turn of a session continued or stopped.
     Why {
         session: String,
@@ -232,6 +236,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::replay(&journal, &session, json, output_format, &flip_flag, &set)
         }
         Command::Check(args) => check::check(&args),
+        Command::Rerun(args) => rerun::rerun(args).await,
         Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
             listing::import(&journal, &file, leaf, json)
         }

@@ -90,6 +90,9 @@ pub enum ModelErrorKind {
     InvalidStream,
     /// reloop's: the response outgrew what its `max_tokens` allows.
     ResponseTooLarge,
+    /// reloop's: a rerun's request parted from the recorded session's, and no live model takes
+    /// over.
+    RerunDiverged,
     /// Any other type.
     Other,
 }
@@ -109,6 +112,7 @@ impl ModelErrorKind {
             "script_exhausted" => ModelErrorKind::ScriptExhausted,
             "invalid_stream" => ModelErrorKind::InvalidStream,
             "response_too_large" => ModelErrorKind::ResponseTooLarge,
+            "rerun_diverged" => ModelErrorKind::RerunDiverged,
             _ => ModelErrorKind::Other,
         }
     }

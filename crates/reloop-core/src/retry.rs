@@ -147,6 +147,7 @@ fn not_retryable(error: &ModelError) -> Option<&'static str> {
             ModelErrorKind::ScriptExhausted
             | ModelErrorKind::InvalidStream
             | ModelErrorKind::ResponseTooLarge
+            | ModelErrorKind::RerunDiverged
             | ModelErrorKind::InvalidRequest
             | ModelErrorKind::Authentication
             | ModelErrorKind::Permission

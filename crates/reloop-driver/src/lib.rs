@@ -24,6 +24,7 @@ mod ids;
 pub mod outputs;
 pub mod prompt;
 pub mod replay;
+pub mod rerun;
 pub mod request;
 mod run;
 pub mod timeline;

@@ -49,6 +49,8 @@ pub struct Session {
     pub keep_alive: bool,
     /// The id a new session takes (`--session-id`); a fresh UUID otherwise.
     pub session_id: Option<String>,
+    /// The session a new one comes from (a rerun's recording), journaled in its header.
+    pub parent: Option<(String, u64)>,
     /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
     /// (see [`crate::bounds`]).
     pub max_event_bytes: usize,
@@ -76,6 +78,7 @@ impl Session {
             prompt: None,
             keep_alive: false,
             session_id: None,
+            parent: None,
             max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,
         }
     }
@@ -101,6 +104,12 @@ impl Session {
     /// Keeps the session open between queries (see [`Session::keep_alive`]).
     pub fn with_keep_alive(mut self, keep_alive: bool) -> Self {
         self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The session a new one comes from.
+    pub fn with_parent(mut self, parent: Option<(String, u64)>) -> Self {
+        self.parent = parent;
         self
     }
 
@@ -145,7 +154,7 @@ impl Session {
             engine_version: ENGINE_VERSION.to_string(),
             core_config: self.core.clone(),
             run_config: serde_json::to_value(&self.run).unwrap_or_default(),
-            parent: None,
+            parent: self.parent.take(),
         });
         let state = State::new(self.core.clone());
         Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content }], header))

@@ -1,0 +1,156 @@
+//! `reloop rerun SESSION`: a recorded session as a regression test of today's workspace. The
+//! model's answers come from the recording, request by request; tools, hooks and permissions run
+//! live (`--cwd`). The first request that differs from the recorded one stops the rerun with a
+//! typed divergence and the difference (exit 3), unless `--then-live` lets the recorded session's
+//! model answer from there. The new session names the recording as its parent, so `diff` and
+//! `view` show where it parted.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
+use reloop_driver::RunEvent;
+use reloop_journal::{Journal, SessionHeader, ENGINE_VERSION};
+
+use super::{current_dir, CliError, JournalArg, OutputFormat};
+use crate::output::Printer;
+use crate::term::outln;
+
+#[derive(clap::Args, Debug)]
+pub struct RerunArgs {
+    /// The recorded session: an id, a unique id prefix, or `last`.
+    pub session: String,
+    /// Today's workspace, where the tools run [default: the recorded session's working directory].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Tools whose calls get their recorded results instead of running again, so their side
+    /// effects are not repeated (comma separated, e.g. `Bash,WebFetch`).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub recorded_tools: Vec<String>,
+    /// After a divergence, go on with the recorded session's model, live (its provider; keys
+    /// from the environment, as for `reloop resume`).
+    #[arg(long)]
+    pub then_live: bool,
+    /// The settings file (hooks) to run with [default: the recorded session's].
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// The provider's base URL for `--then-live`, when the session's was not journaled.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub wire: super::wire::WireArgs,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+}
+
+pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
+    let signals = super::signals::Signals::install()?;
+    let invoked_from = current_dir()?;
+    let journal = Journal::open_existing(&args.journal.path(&invoked_from))?;
+    let recorded_id = journal.resolve(&args.session)?;
+    let recorded = journal.header(&recorded_id)?;
+    let steps = journal.steps(&recorded_id)?;
+    let recording = Arc::new(Recording::of(&recorded, &steps));
+    if recording.prompts.is_empty() {
+        return Err(CliError::Usage(format!("session {recorded_id} holds no prompt to rerun")));
+    }
+    let header = rerun_header(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)))?;
+    let live = if args.then_live {
+        Some(super::session::provider_for(&recorded, args.base_url.as_deref(), args.wire.timeouts())?)
+    } else {
+        None
+    };
+    let provider = RecordedProvider::new(recording.clone(), live);
+    let (divergence, matched) = (provider.divergence.clone(), provider.matched.clone());
+    let mut session = super::session::session_with(Arc::new(provider), &header, journal, args.settings.as_deref())?;
+    for name in &args.recorded_tools {
+        let Some(tool) = session.tools.get(name).cloned() else {
+            return Err(CliError::Usage(format!("--recorded-tools {name}: the session offers no such tool")));
+        };
+        session.tools.register(Arc::new(RecordedTool::new(tool, recording.tool_results(name))));
+    }
+    let more_queries = recording.prompts.len() > 1;
+    let session = session.with_parent(header.parent.clone()).with_keep_alive(more_queries);
+    let mut handle = session.start(recording.prompts[0].clone())?;
+    let rerun_id = handle.session_id().to_string();
+    let control = handle.abort_handle();
+    let on_signal = handle.abort_handle();
+    let watch = signals.watch(Arc::new(move || {
+        on_signal.abort();
+        on_signal.close();
+    }));
+    let mut printer = Printer::new(args.output_format, false);
+    let (mut next, mut last) = (1, None);
+    while let Some(event) = handle.next().await {
+        printer.on_event(&event);
+        if let RunEvent::Finished(result) = event {
+            last = Some(result);
+            let parted = divergence.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+            match recording.prompts.get(next).filter(|_| !parted || args.then_live) {
+                Some(prompt) => {
+                    next += 1;
+                    control.send(prompt.clone());
+                }
+                None => control.close(),
+            }
+        }
+    }
+    handle.finish().await?;
+    if watch.exit_code().is_some() {
+        super::signals::kill_child_groups();
+    }
+    let matched = matched.load(std::sync::atomic::Ordering::Relaxed);
+    let divergence = divergence.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(code) = watch.exit_code() {
+        return Ok(code);
+    }
+    match divergence {
+        Some(d) => {
+            outln!(
+                "rerun of {recorded_id} as session {rerun_id}: {}: request {} differs from the recording — {}",
+                d.code,
+                d.request,
+                d.summary
+            );
+            for line in &d.diff {
+                outln!("  {line}");
+            }
+            if args.then_live {
+                outln!("  the recorded session's model answered from there (--then-live)");
+            }
+            Ok(ExitCode::from(3))
+        }
+        None => {
+            outln!("rerun of {recorded_id} as session {rerun_id}: {matched} requests as recorded, identical");
+            Ok(if last.is_some_and(|r| r.is_error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+    }
+}
+
+/// The new session's header: the recording's rules and run settings, its own id, the recording
+/// as parent, today's workspace, and no context gathered anew (the recorded prompts carry it).
+fn rerun_header(recorded: &SessionHeader, cwd: Option<PathBuf>) -> Result<SessionHeader, CliError> {
+    let mut run = recorded.run_config.clone();
+    let Some(fields) = run.as_object_mut() else {
+        return Err(CliError::Usage(format!("session {} has no run config to rerun", recorded.id)));
+    };
+    if let Some(cwd) = cwd {
+        let cwd = std::fs::canonicalize(&cwd)
+            .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", cwd.display())))?;
+        fields.insert("cwd".into(), serde_json::json!(cwd));
+    }
+    fields.insert("gather_context".into(), serde_json::json!(false));
+    fields.insert("provider".into(), serde_json::json!("rerun"));
+    Ok(SessionHeader {
+        id: reloop_driver::new_session_id(),
+        created_at_ms: 0,
+        engine_version: ENGINE_VERSION.to_string(),
+        core_config: recorded.core_config.clone(),
+        run_config: run,
+        parent: Some((recorded.id.clone(), 0)),
+    })
+}

@@ -1,0 +1,68 @@
+//! `reloop rerun`: a recorded session against today's workspace, its model answers taken from
+//! the recording, its tools run live.
+
+mod common;
+
+use common::{call, response, stderr, stdout, text, Workspace};
+use serde_json::json;
+
+/// Records a session that reads README.md, runs `touch marker` and answers.
+fn record(ws: &Workspace) -> String {
+    let readme = ws.cwd().join("README.md");
+    let out = ws.run_responses(
+        "look",
+        vec![
+            response("m1", json!([call("toolu_read", "Read", json!({"file_path": readme}))]), "tool_use", 10),
+            response("m2", json!([call("toolu_bash", "Bash", json!({"command": "touch marker"}))]), "tool_use", 10),
+            response("m3", text("all done"), "end_turn", 5),
+        ],
+        &["--permission-mode", "bypassPermissions", "--dangerously-allow-root"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sessions: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    sessions[0]["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_rerun_against_an_unchanged_workspace_completes_identically() {
+    let ws = Workspace::seed();
+    let recorded = record(&ws);
+    let out = ws.reloop(&["rerun", &recorded]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("3 requests as recorded, identical"), "{}", stdout(&out));
+    assert!(ws.replays_identical(), "the rerun is a session that replays");
+    let view = stdout(&ws.reloop(&["sessions", "--json"]));
+    assert!(view.contains(&recorded), "{view}");
+}
+
+#[test]
+fn after_an_edit_the_rerun_stops_at_the_request_carrying_the_changed_read_and_shows_it() {
+    let ws = Workspace::seed();
+    let recorded = record(&ws);
+    std::fs::write(ws.cwd().join("README.md"), "# store\n").unwrap();
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let out = ws.reloop(&["rerun", &recorded]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let said = stdout(&out);
+    assert!(said.contains("RELOOP-R001: request 2 differs from the recording"), "{said}");
+    assert!(said.contains("the result of toolu_read changed"), "{said}");
+    assert!(said.contains("  - 1\t# shop") && said.contains("  + 1\t# store"), "{said}");
+    assert!(!ws.cwd().join("marker").exists(), "nothing past the divergence ran");
+    let diff = ws.reloop(&["diff", &recorded, "last"]);
+    assert_eq!(diff.status.code(), Some(1), "the rerun parts from its recording: {}", stdout(&diff));
+}
+
+#[test]
+fn recorded_tools_are_not_run_again() {
+    let ws = Workspace::seed();
+    let recorded = record(&ws);
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let out = ws.reloop(&["rerun", &recorded, "--recorded-tools", "Bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(!ws.cwd().join("marker").exists(), "Bash was answered from the recording, not run");
+    let live = ws.reloop(&["rerun", &recorded]);
+    assert_eq!(live.status.code(), Some(0), "{}", stdout(&live));
+    assert!(ws.cwd().join("marker").exists(), "without --recorded-tools, Bash runs live");
+    let bad = ws.reloop(&["rerun", &recorded, "--recorded-tools", "Teleport"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
