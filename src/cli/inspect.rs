@@ -61,6 +61,9 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
         let mut stack: Vec<(&reloop_journal::SessionSummary, usize)> =
             children(None).into_iter().rev().map(|s| (s, 0)).collect();
         while let Some((s, depth)) = stack.pop() {
+            if crate::term::stdout_closed() {
+                break;
+            }
             let end = match (&s.terminal_reason, journal.writer(&s.id)?) {
                 (_, Some(pid)) => format!("(running, pid {pid})"),
                 (Some(reason), None) => reason.clone(),
@@ -100,6 +103,9 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         outln!("cwd {cwd}");
     }
     for message in state.messages().messages() {
+        if crate::term::stdout_closed() {
+            break;
+        }
         let who = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -147,6 +153,9 @@ pub fn replay(
         // The stream first, as the live run printed it; a divergence is still reported.
         let mut printer = crate::output::Printer::new(format, false);
         for event in reloop_driver::outputs::replay_outputs(&header, &steps) {
+            if crate::term::stdout_closed() {
+                break;
+            }
             printer.on_event(&event);
         }
         if let Some(d) = &report.divergence {
@@ -208,7 +217,7 @@ pub fn why(
     if json {
         print_json(&lines)?;
     } else {
-        for line in lines {
+        for line in lines.iter().take_while(|_| !crate::term::stdout_closed()) {
             outln!("{line}");
         }
     }
@@ -235,7 +244,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
         print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
-    for s in &steps {
+    for s in steps.iter().take_while(|_| !crate::term::stdout_closed()) {
         outln!("{}", reloop_driver::explain::trace_line(s));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod compact;
+mod help;
 mod inspect;
 pub(crate) mod run;
 pub(crate) mod session;
@@ -21,6 +22,9 @@ pub use run::RunArgs;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Never send output through a pager (also: RELOOP_PAGER= or PAGER= empty).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -38,6 +42,7 @@ pub enum Command {
     Sessions {
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -56,14 +61,17 @@ pub enum Command {
         request: Option<u32>,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Re-run a session's journal through today's engine, with no model and no tools.
     Replay {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
         /// Print the stream the live run showed, rebuilt from the journal (timings aside).
@@ -78,25 +86,39 @@ pub enum Command {
         /// The transcript's format: `claude-code`.
         #[arg(value_enum)]
         format: ImportFormat,
+        /// The transcript (`~/.claude/projects/<project>/<session>.jsonl`) or session dump.
         file: PathBuf,
         /// Import the conversation that ends at this line's uuid instead of the latest one.
         #[arg(long)]
         leaf: Option<String>,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Write a session out as messages, stream-json or Claude Code transcript lines.
     Export {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
+        /// What to write: the messages array, the stream-json lines, Claude Code transcript
+        /// lines, or a session dump.
         #[arg(long, value_enum, default_value = "messages")]
         format: ExportKind,
         #[command(flatten)]
         journal: JournalArg,
     },
+    /// Print a shell completion script (`reloop completions bash > /etc/bash_completion.d/reloop`).
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print reloop's man page (roff) to stdout (`reloop man > reloop.1`).
+    Man,
     /// Explain why each turn of a session continued or stopped.
     Why {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
         /// Only the decisions taken in this turn.
         #[arg(long)]
@@ -109,6 +131,7 @@ pub enum Command {
         steps: bool,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -170,7 +193,24 @@ impl CliError {
     }
 }
 
+/// Whether `command` reads a journal and prints what may be long: such output goes through the
+/// pager on a terminal. A run, an import or a completion script never does.
+fn pages(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Sessions { .. }
+            | Command::Show { .. }
+            | Command::Replay { .. }
+            | Command::Export { .. }
+            | Command::Why { .. }
+            | Command::Man
+    )
+}
+
 pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+    if pages(&cli.command) {
+        crate::pager::start(cli.no_pager);
+    }
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Resume(args) => session::resume(args).await,
@@ -195,6 +235,8 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
+        Command::Completions { shell } => help::completions(shell),
+        Command::Man => help::man(),
         Command::Why { session, turn, journal, json, dot, steps } => {
             inspect::why(&journal, &session, turn, json, dot, steps)
         }
