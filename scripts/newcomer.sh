@@ -25,7 +25,7 @@ cargo run --release --quiet -- run --demo > "$tmp/demo.txt"
 grep -q 'reloop replay' "$tmp/demo.txt" || fail "the demo did not say how to replay its session"
 
 step "install: cargo install --path . --root (temporary)"
-grep -q 'cargo install --path .' README.md || fail "the README does not say how to install"
+grep -qE 'cargo install (--locked )?--path \.' README.md || fail "the README does not say how to install"
 cargo install --quiet --locked --path . --root "$tmp/root"
 export PATH="$tmp/root/bin:$PATH"
 [ "$(command -v reloop)" = "$tmp/root/bin/reloop" ] || fail "reloop is not on PATH after the install"
