@@ -24,7 +24,14 @@ pub struct Printer {
 
 impl Printer {
     pub fn new(format: OutputFormat, demo: bool) -> Self {
-        Printer { format, demo, session_id: String::new(), mid_line: false, spinner: Spinner::off(), running: Vec::new() }
+        Printer {
+            format,
+            demo,
+            session_id: String::new(),
+            mid_line: false,
+            spinner: Spinner::off(),
+            running: Vec::new(),
+        }
     }
 
     /// The same printer for a live run: in text mode, with a spinner on a terminal's stderr

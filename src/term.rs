@@ -152,7 +152,8 @@ pub fn write_stdout(text: &str, flush: bool) {
     if stdout_closed() {
         return;
     }
-    let write = |out: &mut dyn Write| out.write_all(text.as_bytes()).and_then(|()| if flush { out.flush() } else { Ok(()) });
+    let write =
+        |out: &mut dyn Write| out.write_all(text.as_bytes()).and_then(|()| if flush { out.flush() } else { Ok(()) });
     let written = match PAGER_INPUT.lock().as_deref_mut() {
         Ok(Some(pager)) => write(pager),
         _ => write(&mut std::io::stdout().lock()),

@@ -121,8 +121,10 @@ fn have_script() -> bool {
 /// Runs `reloop ARGS` on a pseudo-terminal (stdout and stderr both), in `ws`, with `env`;
 /// returns what the terminal showed.
 fn on_terminal(ws: &Workspace, args: &[&str], env: &[(&str, &str)], unset: &[&str]) -> String {
-    let quoted: Vec<String> =
-        std::iter::once(RELOOP).chain(args.iter().copied()).map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let quoted: Vec<String> = std::iter::once(RELOOP)
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
     let mut cmd = Command::new("script");
     cmd.args(["-q", "-e", "-c", &quoted.join(" "), "/dev/null"])
         .env("RELOOP_JOURNAL", ws.journal())
@@ -238,8 +240,18 @@ fn a_local_model_server_that_is_not_running_fails_fast_and_says_how_to_start_one
     let started = Instant::now();
     let cwd = ws.cwd();
     let out = ws.reloop(&[
-        "run", "hello", "--provider", "openai", "--base-url", &url, "--model", "qwen3", "--cwd",
-        cwd.to_str().unwrap(), "--output-format", "stream-json",
+        "run",
+        "hello",
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "qwen3",
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--output-format",
+        "stream-json",
     ]);
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -294,7 +306,8 @@ fn completions_and_the_man_page_come_from_clap() {
     if Path::new("/usr/bin/man").exists() {
         let file = ws.dir.path().join("reloop.1");
         std::fs::write(&file, &page).unwrap();
-        let shown = Command::new("man").args(["-l", "--warnings", "-P", "cat"]).arg(&file).env("MANWIDTH", "100").output();
+        let shown =
+            Command::new("man").args(["-l", "--warnings", "-P", "cat"]).arg(&file).env("MANWIDTH", "100").output();
         if let Ok(shown) = shown {
             assert!(stdout(&shown).contains("reloop"), "{}", stderr(&shown));
         }

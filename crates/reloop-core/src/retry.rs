@@ -255,7 +255,8 @@ mod tests {
 
     /// Requests a connection error fails until the loop gives up: the number of retries made.
     fn retries_of_a_refused_connection(config: Config) -> (u32, Vec<u32>) {
-        let mut state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let mut state =
+            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
         let (mut request, mut shown_max) = (1, Vec::new());
         loop {
             let error = ModelError::new(None, "connection_error", "nothing is listening at http://127.0.0.1:9");
