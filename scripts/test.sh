@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs what the tests need beyond
-# Rust (the Grep parity test runs the real `rg`; the SDK tests run the official Claude Agent SDKs),
-# then runs every test of the workspace.
+# Rust (the Grep parity test also compares live with the real `rg` when it is there; the SDK
+# tests run the official Claude Agent SDKs), runs every test of the workspace, then walks the
+# newcomer's path (scripts/newcomer.sh: clone, build, install, run, why, replay).
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v rg >/dev/null 2>&1; then
-  echo "installing ripgrep (the Grep parity test compares against the real rg)" >&2
+  echo "installing ripgrep (the Grep parity test compares live with the real rg too)" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep
 fi
@@ -25,3 +26,5 @@ export RELOOP_SDK_DIR="$PWD/target/sdk"
 export RELOOP_REQUIRE_SDK=1
 
 cargo test --workspace "$@"
+
+bash scripts/newcomer.sh

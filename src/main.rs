@@ -8,7 +8,9 @@ mod cli;
 mod demo;
 mod models;
 mod output;
+mod pager;
 mod sdk;
+mod spinner;
 mod term;
 
 use std::process::ExitCode;
@@ -40,6 +42,8 @@ fn parse<T: clap::Parser>() -> Result<T, ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // Colour follows the terminal reloop was given, decided before a pager takes stdout.
+    term::init_colour();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let command = <cli::Cli as clap::CommandFactory>::command();
     let subcommands: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
@@ -64,6 +68,8 @@ fn main() -> ExitCode {
         Invocation::Reloop(args) => runtime.block_on(cli::dispatch(args)),
         Invocation::Print(args) => runtime.block_on(sdk::run(args)),
     };
+    // The pager shows everything the command wrote; the user may read on after an error too.
+    pager::finish();
     let code = match outcome {
         Ok(code) => code,
         Err(e) => {

@@ -7,7 +7,8 @@ use reloop_driver::{RunEvent, RunResult};
 use serde_json::{json, Value};
 
 use crate::cli::OutputFormat;
-use crate::term::{errln, out, outln};
+use crate::spinner::Spinner;
+use crate::term::{errln, out, outln, style, styled_errln, styled_line};
 
 pub struct Printer {
     format: OutputFormat,
@@ -15,11 +16,29 @@ pub struct Printer {
     session_id: String,
     /// Whether the text stream is mid-line.
     mid_line: bool,
+    /// What a live run waits for, shown in text mode on a terminal.
+    spinner: Spinner,
+    /// The tool calls asked for and not finished yet: (id, name).
+    running: Vec<(String, String)>,
 }
 
 impl Printer {
     pub fn new(format: OutputFormat, demo: bool) -> Self {
-        Printer { format, demo, session_id: String::new(), mid_line: false }
+        Printer {
+            format,
+            demo,
+            session_id: String::new(),
+            mid_line: false,
+            spinner: Spinner::off(),
+            running: Vec::new(),
+        }
+    }
+
+    /// The same printer for a live run: in text mode, with a spinner on a terminal's stderr
+    /// while the run waits for the model or a tool.
+    pub fn live(mut self) -> Self {
+        self.spinner = Spinner::new(self.format == OutputFormat::Text);
+        self
     }
 
     pub fn banner(&mut self, cwd: &Path, prompt: &str) {
@@ -45,7 +64,16 @@ impl Printer {
 
     pub fn on_event(&mut self, event: &RunEvent) {
         match self.format {
-            OutputFormat::Text => self.text(event),
+            OutputFormat::Text => {
+                if matches!(event, RunEvent::TextDelta { .. }) {
+                    // Streamed text goes where the spinner was; a redraw would wipe it.
+                    self.spinner.hide();
+                }
+                let spinner = std::mem::replace(&mut self.spinner, Spinner::off());
+                spinner.suspend(|| self.text(event));
+                self.spinner = spinner;
+                self.follow(event);
+            }
             OutputFormat::StreamJson => self.stream_json(event),
             OutputFormat::Json => {
                 if let RunEvent::Finished(result) = event {
@@ -53,6 +81,44 @@ impl Printer {
                 }
             }
         }
+    }
+
+    /// What the run waits for after `event`, on the spinner.
+    fn follow(&mut self, event: &RunEvent) {
+        const MODEL: &str = "waiting for the model";
+        match event {
+            RunEvent::Started { .. } => self.spinner.show(MODEL),
+            RunEvent::Message(message) if message.role == Role::Assistant => {
+                self.running = message.tool_uses().map(|t| (t.id.clone(), t.name.clone())).collect();
+                self.show_running();
+            }
+            RunEvent::Message(_) => {
+                self.running.clear();
+                self.spinner.show(MODEL);
+            }
+            RunEvent::ToolFinished(outcome) => {
+                self.running.retain(|(id, _)| *id != outcome.tool_use_id);
+                self.show_running();
+            }
+            RunEvent::Retry(wait) => {
+                self.spinner.show(&format!("retrying (attempt {} of {})", wait.attempt, wait.max_retries));
+            }
+            RunEvent::TextDelta { .. } | RunEvent::Response { .. } | RunEvent::Finished(_) => self.spinner.hide(),
+            _ => {}
+        }
+        if self.mid_line {
+            self.spinner.hide();
+        }
+    }
+
+    fn show_running(&mut self) {
+        if self.running.is_empty() {
+            self.spinner.hide();
+            return;
+        }
+        let mut names: Vec<&str> = self.running.iter().map(|(_, name)| name.as_str()).collect();
+        names.dedup();
+        self.spinner.show(&format!("running {}", names.join(", ")));
     }
 
     fn end_line(&mut self) {
@@ -72,7 +138,7 @@ impl Printer {
             RunEvent::Message(message) if message.role == Role::Assistant => {
                 for call in message.tool_uses() {
                     self.end_line();
-                    outln!("⏺ {}({})", call.name, call.input);
+                    styled_line(style::STRONG, &format!("⏺ {}({})", call.name, call.input));
                 }
             }
             RunEvent::Message(message) => {
@@ -90,10 +156,11 @@ impl Printer {
                 let first = lines.next().unwrap_or("");
                 let more = lines.count();
                 let mark = if outcome.is_error { " (error)" } else { "" };
-                match more {
-                    0 => outln!("  ⎿  {first}{mark}"),
-                    n => outln!("  ⎿  {first}{mark} … +{n} lines"),
-                }
+                let line = match more {
+                    0 => format!("  ⎿  {first}{mark}"),
+                    n => format!("  ⎿  {first}{mark} … +{n} lines"),
+                };
+                styled_line(if outcome.is_error { style::ERROR } else { style::DIM }, &line);
             }
             RunEvent::Retry(wait) => {
                 self.end_line();
@@ -120,7 +187,7 @@ impl Printer {
             }
             RunEvent::Warning(text) => {
                 self.end_line();
-                errln!("  ! {text}");
+                styled_errln(style::WARN, &format!("  ! {text}"));
             }
             RunEvent::Input { id, status } => {
                 self.end_line();
@@ -142,15 +209,19 @@ impl Printer {
             RunEvent::Finished(result) => {
                 self.end_line();
                 if let Some(error) = &result.terminal.error {
-                    outln!("{error}");
+                    styled_line(style::ERROR, error);
                 }
-                errln!(
-                    "\n[{}] {} turn(s), {} model request(s), {} ms · session {}",
-                    result.terminal.reason().as_str(),
-                    result.num_turns,
-                    result.model_requests,
-                    result.duration_ms,
-                    result.session_id
+                errln!("");
+                styled_errln(
+                    if result.is_error { style::ERROR } else { style::DIM },
+                    &format!(
+                        "[{}] {} turn(s), {} model request(s), {} ms · session {}",
+                        result.terminal.reason().as_str(),
+                        result.num_turns,
+                        result.model_requests,
+                        result.duration_ms,
+                        result.session_id
+                    ),
                 );
             }
             _ => {}

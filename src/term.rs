@@ -11,13 +11,84 @@
 //! A closed stdout (`reloop show last | head -1`) is a normal end, not a panic: the writes here
 //! never panic, and the first failed write marks stdout closed ([`stdout_closed`]) so a caller
 //! can stop early.
+//!
+//! Colour is decided once per stream, as anstream decides it (`NO_COLOR`, `CLICOLOR_FORCE`,
+//! `CLICOLOR`, `TERM=dumb`, and whether the stream is a terminal), before a pager takes stdout
+//! over; styles are anstyle's and only ever wrap text already made [`visible`], so the only
+//! escape codes that reach a terminal are reloop's own.
 
 use std::borrow::Cow;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use anstyle::Style;
 
 /// Set by the first write to stdout that failed (the reader went away).
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether stdout and stderr get colour, decided on first use.
+static COLOUR: OnceLock<(bool, bool)> = OnceLock::new();
+
+/// The pager's stdin, when a pager shows what reloop writes to stdout ([`crate::pager`]).
+static PAGER_INPUT: Mutex<Option<std::process::ChildStdin>> = Mutex::new(None);
+
+/// The styles reloop uses, so every command looks alike.
+pub mod style {
+    use anstyle::{AnsiColor, Color, Style};
+
+    /// A tool call, a heading.
+    pub const STRONG: Style = Style::new().bold();
+    /// Secondary detail: tool results, notices, the run's footer.
+    pub const DIM: Style = Style::new().dimmed();
+    /// Something went wrong.
+    pub const ERROR: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red))).bold();
+    /// A warning the user should read.
+    pub const WARN: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Yellow)));
+}
+
+fn colour() -> (bool, bool) {
+    *COLOUR.get_or_init(|| {
+        let on = |choice: anstream::ColorChoice| choice != anstream::ColorChoice::Never;
+        (on(anstream::AutoStream::choice(&std::io::stdout())), on(anstream::AutoStream::choice(&std::io::stderr())))
+    })
+}
+
+/// Decides colour now, while stdout is still what the user gave reloop (before a pager).
+pub fn init_colour() {
+    colour();
+}
+
+/// `text` made [`visible`] and wrapped in `style` when `on`.
+pub fn paint(style: Style, text: &str, on: bool) -> String {
+    if on && style != Style::new() {
+        format!("{style}{}{style:#}", visible(text))
+    } else {
+        visible(text).into_owned()
+    }
+}
+
+/// One line on stdout in `style` (when stdout has colour).
+pub fn styled_line(style: Style, text: &str) {
+    write_stdout(&format!("{}\n", paint(style, text, colour().0)), false);
+}
+
+/// One line on stderr in `style` (when stderr has colour).
+pub fn styled_errln(style: Style, text: &str) {
+    write_stderr(&format!("{}\n", paint(style, text, colour().1)));
+}
+
+/// From now on stdout goes to `input`, a pager's stdin.
+pub(crate) fn send_stdout_to(input: std::process::ChildStdin) {
+    if let Ok(mut pager) = PAGER_INPUT.lock() {
+        *pager = Some(input);
+    }
+}
+
+/// Stops sending stdout to the pager and closes its stdin, so it sees the end of the text.
+pub(crate) fn take_pager_input() -> Option<std::process::ChildStdin> {
+    PAGER_INPUT.lock().ok().and_then(|mut pager| pager.take())
+}
 
 /// Characters a terminal may act on instead of showing, other than `\n`, `\t` and CR (which is
 /// kept only as part of CRLF): C0 and C1 controls, DEL, and the bidi embeddings, overrides,
@@ -81,8 +152,12 @@ pub fn write_stdout(text: &str, flush: bool) {
     if stdout_closed() {
         return;
     }
-    let mut out = std::io::stdout().lock();
-    let written = out.write_all(text.as_bytes()).and_then(|()| if flush { out.flush() } else { Ok(()) });
+    let write =
+        |out: &mut dyn Write| out.write_all(text.as_bytes()).and_then(|()| if flush { out.flush() } else { Ok(()) });
+    let written = match PAGER_INPUT.lock().as_deref_mut() {
+        Ok(Some(pager)) => write(pager),
+        _ => write(&mut std::io::stdout().lock()),
+    };
     if written.is_err() {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
@@ -95,7 +170,11 @@ pub fn write_stderr(text: &str) {
 
 /// Flushes stdout at the end of a command; a reader that went away is not an error.
 pub fn flush_stdout() {
-    if !stdout_closed() && std::io::stdout().lock().flush().is_err() {
+    let flushed = match PAGER_INPUT.lock().as_deref_mut() {
+        Ok(Some(pager)) => pager.flush(),
+        _ => std::io::stdout().lock().flush(),
+    };
+    if !stdout_closed() && flushed.is_err() {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
 }

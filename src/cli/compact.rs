@@ -19,8 +19,11 @@ pub struct CompactArgs {
     pub script: Option<PathBuf>,
     #[command(flatten)]
     pub journal: JournalArg,
+    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
+    /// or OPENAI_BASE_URL].
     #[arg(long)]
     pub base_url: Option<String>,
     #[command(flatten)]

@@ -57,6 +57,9 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
         outln!("cwd {cwd}");
     }
     for message in state.messages().messages() {
+        if crate::term::stdout_closed() {
+            break;
+        }
         let who = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -109,6 +112,9 @@ pub fn replay(
         // The stream first, as the live run printed it; a divergence is still reported.
         let mut printer = crate::output::Printer::new(format, false);
         for event in reloop_driver::outputs::replay_outputs(&header, &steps) {
+            if crate::term::stdout_closed() {
+                break;
+            }
             printer.on_event(&event);
         }
         if let Some(d) = &report.divergence {
@@ -229,7 +235,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
         print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
-    for s in &steps {
+    for s in steps.iter().take_while(|_| !crate::term::stdout_closed()) {
         outln!("{}", reloop_driver::explain::trace_line(s));
     }
     Ok(ExitCode::SUCCESS)

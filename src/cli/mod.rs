@@ -2,6 +2,7 @@
 
 mod check;
 mod compact;
+mod help;
 mod rerun;
 mod inspect;
 mod listing;
@@ -26,6 +27,9 @@ pub use run::RunArgs;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Never send output through a pager (also: RELOOP_PAGER= or PAGER= empty).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -43,6 +47,7 @@ pub enum Command {
     Sessions {
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -61,14 +66,17 @@ pub enum Command {
         request: Option<u32>,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Re-run a session's journal through today's engine, with no model and no tools.
     Replay {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
         /// Print the stream the live run showed, rebuilt from the journal (timings aside).
@@ -89,19 +97,24 @@ pub enum Command {
         /// The transcript's format: `claude-code`.
         #[arg(value_enum)]
         format: ImportFormat,
-        /// The transcript, or (claude-code) a folder of them.
+        /// The transcript (`~/.claude/projects/<project>/<session>.jsonl`), (claude-code) a folder of them,
+        /// or a session dump.
         file: PathBuf,
         /// Import the conversation that ends at this line's uuid instead of the latest one.
         #[arg(long)]
         leaf: Option<String>,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Write a session out as messages, stream-json or Claude Code transcript lines.
     Export {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
+        /// What to write: the messages array, the stream-json lines, Claude Code transcript
+        /// lines, or a session dump.
         #[arg(long, value_enum, default_value = "messages")]
         format: ExportKind,
         #[command(flatten)]
@@ -136,8 +149,17 @@ pub enum Command {
     /// Rerun a recorded session against today's workspace: recorded model answers, live tools;
     /// the first request that differs stops it (exit 3).
     Rerun(rerun::RerunArgs),
+    /// Print a shell completion script (`reloop completions bash > /etc/bash_completion.d/reloop`).
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print reloop's man page (roff) to stdout (`reloop man > reloop.1`).
+    Man,
     /// Explain why each turn of a session continued or stopped.
     Why {
+        /// A session id, a unique id prefix, or `last`.
         session: String,
         /// Only the decisions taken in this turn (of every prompt, unless --prompt says which).
         #[arg(long)]
@@ -156,6 +178,7 @@ pub enum Command {
         steps: bool,
         #[command(flatten)]
         journal: JournalArg,
+        /// Print JSON, for tools, instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -217,7 +240,24 @@ impl CliError {
     }
 }
 
+/// Whether `command` reads a journal and prints what may be long: such output goes through the
+/// pager on a terminal. A run, an import or a completion script never does.
+fn pages(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Sessions { .. }
+            | Command::Show { .. }
+            | Command::Replay { .. }
+            | Command::Export { .. }
+            | Command::Why { .. }
+            | Command::Man
+    )
+}
+
 pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+    if pages(&cli.command) {
+        crate::pager::start(cli.no_pager);
+    }
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Resume(args) => session::resume(args).await,
@@ -244,6 +284,8 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             inspect::import_dump(&journal, &file, json)
         }
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
+        Command::Completions { shell } => help::completions(shell),
+        Command::Man => help::man(),
         Command::View { session, output, journal } => view::view(&journal, &session, output),
         Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
         Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {

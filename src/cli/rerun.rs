@@ -43,6 +43,7 @@ pub struct RerunArgs {
     pub wire: super::wire::WireArgs,
     #[command(flatten)]
     pub journal: JournalArg,
+    /// How the rerun is shown: streamed text, one JSON result, or stream-json lines.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
 }

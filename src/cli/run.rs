@@ -34,6 +34,7 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
     #[command(flatten)]
     pub journal: JournalArg,
+    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
     /// The model to ask [default: the profile's (claude-opus-5-5 under claude-code-2.1.332), or
@@ -181,7 +182,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         });
     }
 
-    let mut printer = Printer::new(args.output_format, args.demo);
+    let mut printer = Printer::new(args.output_format, args.demo).live();
     if args.demo {
         printer.banner(&cwd, &prompt);
     }
@@ -261,7 +262,8 @@ pub(crate) fn build_session(
                     .collect(),
             )
             .with_max_budget_usd(args.max_budget_usd)
-            .with_profile(profile),
+            .with_profile(profile)
+            .with_local_model_server(local_server(args, kind)),
         run,
     )
     .with_hooks(settings.hooks.clone())
@@ -284,6 +286,17 @@ pub(crate) fn compat(name: &str) -> Result<reloop_core::profile::ProfileId, CliE
         let known: Vec<&str> = reloop_core::profile::ProfileId::ALL.iter().map(|p| p.name()).collect();
         CliError::Usage(format!("--compat {name}: unknown profile; known: {}", known.join(", ")))
     })
+}
+
+/// Whether the model server the run talks to is on this machine: a refused connection there
+/// fails fast instead of ten backed-off retries.
+fn local_server(args: &RunArgs, kind: ProviderKind) -> bool {
+    let env = match kind {
+        ProviderKind::Scripted => return false,
+        ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
+        ProviderKind::Openai => "OPENAI_BASE_URL",
+    };
+    args.base_url.clone().or_else(|| env_nonempty(env)).is_some_and(|url| reloop_model::is_local_url(&url))
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the

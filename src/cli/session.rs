@@ -28,6 +28,7 @@ pub struct ResumeArgs {
     pub session: String,
     #[command(flatten)]
     pub journal: JournalArg,
+    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
     /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
@@ -65,14 +66,19 @@ pub struct ForkArgs {
     pub prompt: Option<String>,
     #[command(flatten)]
     pub journal: JournalArg,
+    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// The provider's base URL, when the parent's was not journaled [env: ANTHROPIC_BASE_URL
+    /// or OPENAI_BASE_URL].
     #[arg(long)]
     pub base_url: Option<String>,
     #[command(flatten)]
     pub wire: super::wire::WireArgs,
+    /// The settings file (hooks) the fork runs with; hooks are not journaled.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
+    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
 }
@@ -310,7 +316,7 @@ pub(crate) fn provider_for(
 /// Prints the run as it goes and returns its exit code; SIGINT, SIGTERM and SIGHUP abort it.
 pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
     let signals = super::signals::Signals::install()?;
-    let (_, code) = drive_with(handle, &mut Printer::new(format, false), signals).await?;
+    let (_, code) = drive_with(handle, &mut Printer::new(format, false).live(), signals).await?;
     Ok(code)
 }
 

@@ -60,6 +60,11 @@ pub struct Config {
     /// written before it was recorded are version 1 and replay under version 1's rules.
     #[serde(default = "legacy_digest_version")]
     pub digest_version: u32,
+    /// The model server is on this machine (a loopback base URL). With
+    /// [`crate::flags::Flag::LocalConnectionFailsFast`], a connection error there is final after
+    /// a couple of retries: a server that is not running will not start by itself.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub local_model_server: bool,
     /// Which Claude Code version's rules the session follows ([`crate::profile`]); journals
     /// written before profiles run under `reloop`'s own.
     #[serde(skip_serializing_if = "is_reloop_profile")]
@@ -132,6 +137,7 @@ impl Default for Config {
             max_budget_usd: None,
             digest_version: DIGEST_VERSION,
             profile: crate::profile::ProfileId::Reloop,
+            local_model_server: false,
         }
     }
 }
@@ -252,6 +258,12 @@ impl Config {
     /// The same config with `flags` set.
     pub fn with_flags(mut self, flags: crate::flags::Flags) -> Self {
         self.flags = flags;
+        self
+    }
+
+    /// The same config with `local_model_server` set.
+    pub fn with_local_model_server(mut self, local: bool) -> Self {
+        self.local_model_server = local;
         self
     }
 

@@ -29,6 +29,10 @@ pub enum Flag {
     /// A numeric `retry-after` is a floor on the retry delay (the delay is the larger of the
     /// two). Off: the backoff alone decides, and `retry-after` is ignored.
     RetryAfterFloor = 2,
+    /// A connection error to a model server on this machine ([`crate::Config::local_model_server`])
+    /// is retried at most [`crate::retry::LOCAL_CONNECTION_RETRIES`] times: nothing listening
+    /// on loopback is not a blip that waiting cures. Off: it gets `max_retries` like any other.
+    LocalConnectionFailsFast = 3,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -65,6 +69,8 @@ impl Flag {
 pub const INTERRUPT_IN_RESULTS_MESSAGE: u32 = Flag::InterruptInResultsMessage.number();
 /// Number of [`Flag::RetryAfterFloor`].
 pub const RETRY_AFTER_FLOOR: u32 = Flag::RetryAfterFloor.number();
+/// Number of [`Flag::LocalConnectionFailsFast`].
+pub const LOCAL_CONNECTION_FAILS_FAST: u32 = Flag::LocalConnectionFailsFast.number();
 
 /// Every flag this engine knows, in order.
 pub const TABLE: &[FlagInfo] = &[
@@ -82,10 +88,17 @@ pub const TABLE: &[FlagInfo] = &[
         since: "0.1.0",
         behaviour: "a numeric retry-after is a floor on the retry delay",
     },
+    FlagInfo {
+        flag: Flag::LocalConnectionFailsFast,
+        number: Flag::LocalConnectionFailsFast.number(),
+        name: "local_connection_fails_fast",
+        since: "0.1.0",
+        behaviour: "a connection error to a model server on this machine is retried only a couple of times",
+    },
 ];
 
 /// The flags new sessions get: every behaviour this engine has.
-pub const CURRENT: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR];
+pub const CURRENT: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR, LOCAL_CONNECTION_FAILS_FAST];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
 /// when flags were introduced. Never changes.
@@ -180,7 +193,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(RETRY_AFTER_FLOOR);
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -23,6 +23,10 @@ pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
 pub const BASE_DELAY_MS: u64 = 500;
 /// The longest delay, before jitter.
 pub const MAX_DELAY_MS: u64 = 32_000;
+/// Retries of a connection error to a model server on this machine (with
+/// [`Flag::LocalConnectionFailsFast`]): enough for a server that is just starting (0.5 s, 1 s),
+/// not the ten of a remote API with its minutes of backoff.
+pub const LOCAL_CONNECTION_RETRIES: u32 = 2;
 
 /// The request in flight failed.
 pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> Step {
@@ -84,6 +88,15 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
     if ctx.request.retry_attempt >= ctx.config.max_retries {
         return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
     }
+    let max_retries = if local_server_down(&ctx, &error) {
+        ctx.config.max_retries.min(LOCAL_CONNECTION_RETRIES)
+    } else {
+        ctx.config.max_retries
+    };
+    if ctx.request.retry_attempt >= max_retries {
+        let why = "nothing answers at the local model server";
+        return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
     ctx.request.retry_attempt += 1;
     let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
     let (attempt, seed, request) = (ctx.request.retry_attempt, ctx.config.retry_seed, ctx.session.requests);
@@ -97,7 +110,7 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
     effects.push(
         Command::WaitRetry(RetryWait {
             attempt: ctx.request.retry_attempt,
-            max_retries: ctx.config.max_retries,
+            max_retries,
             delay_ms,
             error_status: error.status,
             error: category(&error).to_string(),
@@ -155,6 +168,15 @@ fn not_retryable(error: &ModelError) -> Option<&'static str> {
         },
     };
     (!retryable).then_some("not retryable")
+}
+
+/// A connection error (no HTTP answer) from a model server on this machine, under the flag that
+/// makes it fail fast.
+fn local_server_down(ctx: &Loop, error: &ModelError) -> bool {
+    ctx.config.local_model_server
+        && ctx.config.flag(Flag::LocalConnectionFailsFast)
+        && error.status.is_none()
+        && error.kind() == ModelErrorKind::Connection
 }
 
 /// The `error` field of the `api_retry` stream message.
@@ -245,6 +267,39 @@ mod tests {
         assert_eq!(answer.role, Role::User);
         assert!(matches!(&answer.content[0],
             ContentBlock::ToolResult(r) if r.tool_use_id == "toolu_1" && r.is_error && r.content.as_text() == FALLBACK_TOOL_RESULT));
+    }
+
+    /// Requests a connection error fails until the loop gives up: the number of retries made.
+    fn retries_of_a_refused_connection(config: Config) -> (u32, Vec<u32>) {
+        let mut state =
+            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let (mut request, mut shown_max) = (1, Vec::new());
+        loop {
+            let error = ModelError::new(None, "connection_error", "nothing is listening at http://127.0.0.1:9");
+            let step = transition(state, Event::ModelFailed { error, request });
+            let wait = step.effects.iter().find_map(|e| match e {
+                Effect::Command(Command::WaitRetry(w)) => Some(w.clone()),
+                _ => None,
+            });
+            let Some(wait) = wait else {
+                assert!(step.state.terminal().is_some(), "no retry and no end");
+                return (request - 1, shown_max);
+            };
+            shown_max.push(wait.max_retries);
+            state = transition(step.state, Event::RetryReady { attempt: wait.attempt }).state;
+            request += 1;
+        }
+    }
+
+    #[test]
+    fn a_local_server_that_is_down_is_retried_twice_under_its_flag_only() {
+        let local = Config::default().with_model("m").with_local_model_server(true);
+        assert_eq!(retries_of_a_refused_connection(local.clone()), (2, vec![2, 2]));
+        let mut old = crate::flags::Flags::current();
+        old.flip(crate::flags::LOCAL_CONNECTION_FAILS_FAST);
+        assert_eq!(retries_of_a_refused_connection(local.with_flags(old)).0, 10, "a journal without the flag");
+        let remote = Config::default().with_model("m");
+        assert_eq!(retries_of_a_refused_connection(remote).0, 10, "a remote API keeps its ten retries");
     }
 
     #[test]

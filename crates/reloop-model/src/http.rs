@@ -153,8 +153,47 @@ fn default_error_type(status: u16) -> &'static str {
 /// A request that got no HTTP answer. The request's headers (the API key) are not part of
 /// reqwest's error text; the URL is, and it holds no secret.
 pub(crate) fn connection_error(err: &reqwest::Error) -> ModelError {
+    if let Some(url) = err.url().filter(|url| is_refused(err) && is_local(url)) {
+        return ModelError::new(None, "connection_error", nothing_listening(url));
+    }
     let kind = if err.is_timeout() { "timed out" } else { "failed" };
     ModelError::new(None, "connection_error", format!("the request {kind}: {}", error_chain(err)))
+}
+
+/// The message for a local model server that is not running: where reloop knocked and what
+/// starts one, since the usual cause is a server not started yet.
+fn nothing_listening(url: &reqwest::Url) -> String {
+    format!(
+        "nothing is listening at {} — start your model server (ollama serve, vllm serve, llama-server) \
+         or pass --base-url",
+        url.origin().ascii_serialization()
+    )
+}
+
+/// Whether the connection was refused: the port is closed, nobody listens.
+fn is_refused(err: &reqwest::Error) -> bool {
+    let mut source = err.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = cause.source();
+    }
+    false
+}
+
+fn is_local(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `base_url` names a server on this machine (`localhost`, `127.0.0.0/8`, `::1`):
+/// there, a refused connection means the server is not running, and the loop gives up soon.
+pub fn is_local_url(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url).is_ok_and(|url| is_local(&url))
 }
 
 fn error_chain(err: &reqwest::Error) -> String {
@@ -227,5 +266,32 @@ mod tests {
         assert!(!is_redacted_url("http://user:pa55@127.0.0.1:8080"));
         assert_eq!(url_secrets("http://user:pa55@h"), vec!["user:pa55".to_string(), "pa55".to_string()]);
         assert!(url_secrets("http://h/@").is_empty());
+    }
+
+    #[test]
+    fn loopback_hosts_are_local_and_others_are_not() {
+        for url in ["http://127.0.0.1:11434", "http://localhost:8000/v1", "http://[::1]:8080", "http://127.1.2.3"] {
+            assert!(is_local_url(url), "{url}");
+        }
+        for url in ["https://api.anthropic.com", "http://10.0.0.2:11434", "http://localhost.example", "nonsense"] {
+            assert!(!is_local_url(url), "{url}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_local_connection_names_the_url_and_what_starts_a_server() {
+        // A port that was just free: bound, then released, so nothing listens on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap();
+        let url = format!("http://127.0.0.1:{port}/v1/messages");
+        let err = reqwest::Client::new().post(&url).send().await.unwrap_err();
+        let error = connection_error(&err);
+        assert_eq!(error.error_type, "connection_error");
+        assert_eq!(
+            error.message,
+            format!(
+                "nothing is listening at http://127.0.0.1:{port} — start your model server \
+                 (ollama serve, vllm serve, llama-server) or pass --base-url"
+            )
+        );
     }
 }

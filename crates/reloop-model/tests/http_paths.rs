@@ -128,10 +128,15 @@ async fn connection_refused_is_a_connection_error() {
     drop(listener);
     let error = failure(&collect(&anthropic(&format!("http://{addr}")), simple_request(1)).await);
     assert_eq!((error.status, error.error_type.as_str()), (None, "connection_error"));
-    assert!(error.message.starts_with("the request failed"), "{}", error.message);
+    // A local server that is not running: the message says where and what starts one.
+    let down = format!(
+        "nothing is listening at http://{addr} — start your model server (ollama serve, vllm serve, llama-server) \
+         or pass --base-url"
+    );
+    assert_eq!(error.message, down);
     let provider = OpenAiProvider::new(OpenAiConfig::new(format!("http://{addr}"), Some(KEY.into()))).expect("p");
     let error = failure(&collect(&provider, simple_request(1)).await);
-    assert_eq!(error.error_type, "connection_error");
+    assert_eq!((error.error_type.as_str(), error.message.as_str()), ("connection_error", down.as_str()));
 }
 
 #[tokio::test]

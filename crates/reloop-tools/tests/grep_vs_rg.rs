@@ -1,4 +1,6 @@
-//! Grep against the real `rg` on a small tree, flag combination by flag combination.
+//! Grep against ripgrep on a small tree, flag combination by flag combination: against rg's
+//! answers recorded in `tests/fixtures/rg_answers.json` always (so the test passes on a machine
+//! without `rg`), and against the live `rg` as well when it is installed.
 //!
 //! rg runs with `--sort path` (Grep's own walk order for content and count output),
 //! `--no-require-git` (Grep honours .gitignore outside a git repository) and `-H` (Grep always
@@ -9,7 +11,9 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use common::Workspace;
 use serde_json::{json, Value};
@@ -43,8 +47,43 @@ fn tree() -> Workspace {
     ws
 }
 
-/// Runs rg in the tree, failing loudly (not skipping) when ripgrep is not installed.
-fn rg(ws: &Workspace, args: &[&str]) -> String {
+/// ripgrep's recorded answers, so the parity holds on a machine without `rg`
+/// (`RELOOP_RECORD_RG=1 cargo test -p reloop-tools --test grep_vs_rg` records them again).
+const ANSWERS: &str = "tests/fixtures/rg_answers.json";
+
+/// Answers recorded in this process, written out when recording.
+static RECORDED: Mutex<Option<Value>> = Mutex::new(None);
+
+fn answers_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(ANSWERS)
+}
+
+fn recording() -> bool {
+    std::env::var_os("RELOOP_RECORD_RG").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// What rg answered for `args` when it was recorded.
+fn recorded(args: &[&str]) -> Option<String> {
+    let text = std::fs::read_to_string(answers_path()).ok()?;
+    let answers: Value = serde_json::from_str(&text).expect("the recorded rg answers are JSON");
+    answers["answers"][serde_json::to_string(args).unwrap()].as_str().map(str::to_string)
+}
+
+fn record(args: &[&str], answer: &str, version: &str) {
+    let mut recorded = RECORDED.lock().unwrap_or_else(|e| e.into_inner());
+    let all = recorded.get_or_insert_with(|| {
+        let old = std::fs::read_to_string(answers_path()).ok().and_then(|t| serde_json::from_str(&t).ok());
+        old.unwrap_or_else(|| json!({"answers": {}}))
+    });
+    all["rg_version"] = json!(version);
+    all["answers"][serde_json::to_string(args).unwrap()] = json!(answer);
+    let text = serde_json::to_string_pretty(all).unwrap() + "\n";
+    std::fs::create_dir_all(answers_path().parent().unwrap()).unwrap();
+    std::fs::write(answers_path(), text).unwrap();
+}
+
+/// The real `rg` in the tree, or `None` when ripgrep is not installed.
+fn live_rg(ws: &Workspace, args: &[&str]) -> Option<String> {
     let output = Command::new("rg")
         .args(["--no-config", "--sort", "path", "--no-require-git", "-H"])
         .args(args)
@@ -53,10 +92,7 @@ fn rg(ws: &Workspace, args: &[&str]) -> String {
         .output();
     let output = match output {
         Ok(output) => output,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => panic!(
-            "the `rg` binary was not found: this test compares Grep with ripgrep, install it with \
-             `apt-get install -y ripgrep` (Debian package `ripgrep`)"
-        ),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
         Err(err) => panic!("could not run rg: {err}"),
     };
     let code = output.status.code();
@@ -65,7 +101,28 @@ fn rg(ws: &Workspace, args: &[&str]) -> String {
         "rg {args:?} failed ({code:?}): {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8(output.stdout).expect("rg output is UTF-8").trim_end_matches('\n').to_string()
+    Some(String::from_utf8(output.stdout).expect("rg output is UTF-8").trim_end_matches('\n').to_string())
+}
+
+fn rg_version() -> String {
+    let out = Command::new("rg").arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    String::from_utf8_lossy(&out).lines().next().unwrap_or("unknown").to_string()
+}
+
+/// ripgrep's answers for `args`: the recorded one always, and the live one too when `rg` is
+/// installed. Recording (`RELOOP_RECORD_RG=1`) needs `rg`.
+fn rg(ws: &Workspace, args: &[&str]) -> Vec<(&'static str, String)> {
+    let live = live_rg(ws, args);
+    if recording() {
+        let answer = live.clone().expect("recording rg's answers needs rg: apt-get install -y ripgrep");
+        record(args, &answer, &rg_version());
+    }
+    let recorded = recorded(args).unwrap_or_else(|| {
+        panic!("no recorded rg answer for {args:?} in {ANSWERS}: record them with RELOOP_RECORD_RG=1 (needs rg)")
+    });
+    let mut answers = vec![("recorded rg", recorded)];
+    answers.extend(live.map(|answer| ("live rg", answer)));
+    answers
 }
 
 enum Shape {
@@ -75,6 +132,12 @@ enum Shape {
 }
 
 fn compare(ws: &Workspace, input: Value, rg_args: &[&str]) {
+    for (which, theirs) in rg(ws, rg_args) {
+        compare_with(ws, &input, rg_args, which, theirs);
+    }
+}
+
+fn compare_with(ws: &Workspace, input: &Value, rg_args: &[&str], which: &str, theirs: String) {
     let mode = input.get("output_mode").and_then(Value::as_str).unwrap_or("files_with_matches");
     let shape = match mode {
         "content" => Shape::Content,
@@ -82,10 +145,9 @@ fn compare(ws: &Workspace, input: Value, rg_args: &[&str]) {
         _ => Shape::Files,
     };
     let ours = ws.ok("Grep", input.clone());
-    let theirs = rg(ws, rg_args);
     let expects_matches = !rg_args.contains(&"absent_everywhere");
     assert_eq!(!theirs.is_empty(), expects_matches, "the fixture no longer exercises rg {rg_args:?}");
-    let context = format!("Grep {input} vs rg {rg_args:?}\n--- Grep:\n{ours}\n--- rg:\n{theirs}\n");
+    let context = format!("Grep {input} vs {which} {rg_args:?}\n--- Grep:\n{ours}\n--- rg:\n{theirs}\n");
     match shape {
         Shape::Content => {
             let expected = if theirs.is_empty() { "No matches found".to_string() } else { theirs.clone() };
@@ -170,10 +232,11 @@ fn grep_matches_rg_across_modes_and_flags() {
 #[test]
 fn ignored_hidden_and_binary_files_are_skipped_as_rg_skips_them() {
     let ws = tree();
-    let listed = rg(&ws, &["-l", "TODO"]);
-    for skipped in ["ignored/skip.rs", "notes.tmp", ".hidden/secret.rs", ".env.rs", "data.bin"] {
-        assert!(!listed.contains(skipped), "rg lists {skipped}: the fixture no longer tests what it claims");
-        let ours = ws.ok("Grep", json!({"pattern": "TODO"}));
-        assert!(!ours.contains(skipped), "Grep lists {skipped}:\n{ours}");
+    for (which, listed) in rg(&ws, &["-l", "TODO"]) {
+        for skipped in ["ignored/skip.rs", "notes.tmp", ".hidden/secret.rs", ".env.rs", "data.bin"] {
+            assert!(!listed.contains(skipped), "{which} lists {skipped}: the fixture no longer tests what it claims");
+            let ours = ws.ok("Grep", json!({"pattern": "TODO"}));
+            assert!(!ours.contains(skipped), "Grep lists {skipped}:\n{ours}");
+        }
     }
 }
