@@ -25,6 +25,10 @@ bash scripts/sdk-setup.sh
 export RELOOP_SDK_DIR="$PWD/target/sdk"
 export RELOOP_REQUIRE_SDK=1
 
+# Every crate of the lockfile, for every platform, before the tests run offline (the rust-version
+# test reads them with `cargo metadata --offline`).
+cargo fetch --locked --quiet
+
 cargo test --workspace "$@"
 
 bash scripts/newcomer.sh

@@ -140,6 +140,7 @@ pub enum Command {
         b: String,
         #[command(flatten)]
         journal: JournalArg,
+        /// The difference as JSON, for tools.
         #[arg(long)]
         json: bool,
     },
