@@ -19,6 +19,7 @@
 mod dump;
 mod error;
 mod lock;
+mod rows;
 mod schema;
 mod store;
 
