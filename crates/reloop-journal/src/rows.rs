@@ -101,13 +101,74 @@ pub(crate) fn insert_step(conn: &Connection, number: i64, session: &str, step: &
     Ok(())
 }
 
+/// One step as stored, borrowed from its row: the JSON is left as text, so a reader that only
+/// compares (replay) need not build values it would throw away. [`StepRow::record`] decodes it.
+#[derive(Debug, Clone, Copy)]
+pub struct StepRow<'a> {
+    pub seq: u64,
+    pub at_ms: u64,
+    /// The event as JSON.
+    pub event: &'a str,
+    from_phase: ValueRef<'a>,
+    to_phase: ValueRef<'a>,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.
+    pub reason_kind: Option<&'a str>,
+    /// The reason (or, for an ignored step, the why) as JSON.
+    pub reason_json: Option<&'a str>,
+    /// The effects as a JSON array.
+    pub effects: &'a str,
+    pub digest: u64,
+}
+
+impl StepRow<'_> {
+    /// The phase the step ended in.
+    pub fn to_phase(&self) -> Result<String, JournalError> {
+        Ok(phase_name(self.to_phase)?)
+    }
+
+    /// The step decoded; `session` names it in errors.
+    pub fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
+        let seq = self.seq;
+        let decode = |what, source| JournalError::Decode { session: session.to_string(), seq, what, source };
+        let (reason, ignored) = match (self.reason_kind, self.reason_json) {
+            (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
+            (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
+        };
+        Ok(StepRecord {
+            seq,
+            at_ms: self.at_ms,
+            event: serde_json::from_str(self.event).map_err(|e| decode("event", e))?,
+            from_phase: phase_name(self.from_phase)?,
+            to_phase: phase_name(self.to_phase)?,
+            turn_before: self.turn_before,
+            turn_after: self.turn_after,
+            reason,
+            ignored,
+            effects: serde_json::from_str::<Value>(self.effects).map_err(|e| decode("effects", e))?,
+            digest: self.digest,
+        })
+    }
+}
+
 impl Journal {
     /// Hands the session's steps to `visit` one at a time, in order, holding only one in memory;
     /// `visit` returns `false` to stop early. Returns how many it was handed.
     pub fn visit_steps(&self, id: &str, mut visit: impl FnMut(StepRecord) -> bool) -> Result<usize, JournalError> {
+        self.visit_rows(id, |row| Ok(visit(row.record(id)?)))
+    }
+
+    /// Like [`Journal::visit_steps`], but each step is handed as its row, undecoded; an error
+    /// from `visit` stops the walk and is returned.
+    pub fn visit_rows(
+        &self,
+        id: &str,
+        mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
         let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, at_ms, event, from_phase, to_phase, turn_before, turn_after,
+            "SELECT key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
                     reason_kind, reason_json, effects, digest
              FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key",
         )?;
@@ -115,33 +176,22 @@ impl Journal {
         let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
         let mut handed = 0;
         while let Some(r) = rows.next()? {
-            let seq = r.get::<_, i64>(0)? as u64;
-            let decode = |what, source| JournalError::Decode { session: id.to_string(), seq, what, source };
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
-            let event = serde_json::from_str(text(2)?.unwrap_or_default()).map_err(|e| decode("event", e))?;
-            let (reason, ignored) = match (text(7)?, text(8)?) {
-                (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
-                (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
-            };
-            let effects = match text(9)? {
-                Some(effects) => serde_json::from_str(effects).map_err(|e| decode("effects", e))?,
-                None => Value::Array(Vec::new()),
-            };
-            let record = StepRecord {
-                seq,
+            let row = StepRow {
+                seq: (r.get::<_, i64>(0)? & ((1 << SEQ_BITS) - 1)) as u64,
                 at_ms: r.get::<_, i64>(1)? as u64,
-                event,
-                from_phase: phase_name(r.get_ref(3)?)?,
-                to_phase: phase_name(r.get_ref(4)?)?,
+                event: text(2)?.unwrap_or_default(),
+                from_phase: r.get_ref(3)?,
+                to_phase: r.get_ref(4)?,
                 turn_before: r.get(5)?,
                 turn_after: r.get(6)?,
-                reason,
-                ignored,
-                effects,
+                reason_kind: text(7)?,
+                reason_json: text(8)?,
+                effects: text(9)?.unwrap_or("[]"),
                 digest: r.get::<_, i64>(10)? as u64,
             };
             handed += 1;
-            if !visit(record) {
+            if !visit(&row)? {
                 break;
             }
         }
