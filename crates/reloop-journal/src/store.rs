@@ -198,7 +198,9 @@ impl Journal {
                     });
                 }
             }
-            Integrity::OnRead => {}
+            // A reader walks a session's rows in key order and visits each page once: SQLite's
+            // default 2 MiB page cache would only hold pages it is done with.
+            Integrity::OnRead => conn.pragma_update(None, "cache_size", -256)?,
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
