@@ -263,15 +263,24 @@ impl Journal {
     /// Writes one step durably: it is committed (with any deferred steps before it, in the same
     /// transaction) when this returns.
     pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
-        if self.deferred.get() > 0 {
-            let number = self.number(session)?;
-            self.in_group(|conn| insert_step(conn, number, session, step))?;
-            return self.commit();
-        }
         let number = self.number(session)?;
-        let tx = self.conn.transaction()?;
-        insert_step(&tx, number, session, step)?;
-        tx.commit()?;
+        let alone = self.deferred.get() == 0;
+        self.in_group(|conn| insert_step(conn, number, session, step))?;
+        match self.commit() {
+            // A step written alone leaves nothing open when its commit fails, as before groups.
+            Err(e) if alone => {
+                let _ = self.sql("ROLLBACK");
+                self.deferred.set(0);
+                Err(e)
+            }
+            done => done,
+        }
+    }
+
+    /// Runs one statement without parameters, prepared once per connection: `BEGIN` and
+    /// `COMMIT` run for every group, and parsing them anew cost more than a step's insert.
+    fn sql(&self, sql: &str) -> Result<(), JournalError> {
+        self.conn.prepare_cached(sql)?.execute([])?;
         Ok(())
     }
 
@@ -316,7 +325,7 @@ impl Journal {
     /// Commits the deferred steps, if any.
     pub fn commit(&self) -> Result<(), JournalError> {
         if self.deferred.get() > 0 {
-            self.conn.execute_batch("COMMIT")?;
+            self.sql("COMMIT")?;
             self.deferred.set(0);
         }
         Ok(())
@@ -326,7 +335,7 @@ impl Journal {
     /// whole group back (its steps were never committed) and is returned.
     fn in_group(&self, write: impl FnOnce(&Connection) -> Result<(), JournalError>) -> Result<(), JournalError> {
         if self.deferred.get() == 0 {
-            self.conn.execute_batch("BEGIN")?;
+            self.sql("BEGIN")?;
         }
         match write(&self.conn) {
             Ok(()) => {
@@ -334,7 +343,7 @@ impl Journal {
                 Ok(())
             }
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                let _ = self.sql("ROLLBACK");
                 self.deferred.set(0);
                 Err(e)
             }
