@@ -43,7 +43,9 @@ pub(crate) fn phase_sql(name: &str) -> ToSqlOutput<'_> {
 /// A stored phase's name.
 fn phase_name(value: ValueRef<'_>) -> Result<String, rusqlite::Error> {
     match value {
-        ValueRef::Integer(n) => Ok(usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown").to_string()),
+        ValueRef::Integer(n) => {
+            Ok(usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown").to_string())
+        }
         other => Ok(other.as_str().map_err(rusqlite::Error::from)?.to_string()),
     }
 }
@@ -55,7 +57,12 @@ pub(crate) fn session_number(conn: &Connection, id: &str) -> Result<Option<i64>,
 }
 
 /// Writes one step's row under session number `number` (`session` names it in errors).
-pub(crate) fn insert_step(conn: &Connection, number: i64, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+pub(crate) fn insert_step(
+    conn: &Connection,
+    number: i64,
+    session: &str,
+    step: &StepRecord,
+) -> Result<(), JournalError> {
     let event = serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
     let no_effects = step.effects.as_array().is_some_and(Vec::is_empty);
     let effects = (!no_effects)
@@ -256,7 +263,15 @@ mod tests {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .unwrap();
-        assert_eq!(old, ("user_input".into(), "awaiting_model".into(), "[{\"effect\":\"cancel_model\"}]".into(), "00000000deadbeef".into()));
+        assert_eq!(
+            old,
+            (
+                "user_input".into(),
+                "awaiting_model".into(),
+                "[{\"effect\":\"cancel_model\"}]".into(),
+                "00000000deadbeef".into()
+            )
+        );
 
         // New steps of the old session follow its old ones.
         j.lock_session("old3").unwrap();

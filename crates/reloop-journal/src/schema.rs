@@ -62,8 +62,9 @@ const V3: &str = "";
 /// v4: one row per step, keyed by a small session number instead of the 36-character id (which
 /// the two tables of v1–v3 repeated in every row, a third of a journal's bytes) and appended in
 /// key order (SQLite then leaves full pages behind, where the v1–v3 tables kept an eighth of each
-/// page empty); phases as small numbers, the digest as an integer and no effects as NULL. `events` and `transitions` stay
-/// readable as views with their old columns, so queries written for v1–v3 still work.
+/// page empty); phases as small numbers, the digest as an integer and no effects as NULL.
+/// `events` and `transitions` stay readable as views with their old columns, so queries written
+/// for v1–v3 still work.
 const V4: &str = "
 CREATE TABLE session_numbers (
     n  INTEGER PRIMARY KEY,          -- an explicit integer key: VACUUM keeps it

@@ -157,7 +157,13 @@ impl Journal {
     pub fn in_memory() -> Result<Self, JournalError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn, 0)?;
-        Ok(Journal { conn, path: PathBuf::from(":memory:"), locked: RefCell::default(), deferred: Cell::new(0), number: RefCell::default() })
+        Ok(Journal {
+            conn,
+            path: PathBuf::from(":memory:"),
+            locked: RefCell::default(),
+            deferred: Cell::new(0),
+            number: RefCell::default(),
+        })
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
@@ -211,7 +217,13 @@ impl Journal {
             migrate(&tx, version)?;
             tx.commit()?;
         }
-        Ok(Journal { conn, path: path.to_path_buf(), locked: RefCell::default(), deferred: Cell::new(0), number: RefCell::default() })
+        Ok(Journal {
+            conn,
+            path: path.to_path_buf(),
+            locked: RefCell::default(),
+            deferred: Cell::new(0),
+            number: RefCell::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
