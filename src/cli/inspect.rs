@@ -103,7 +103,7 @@ pub fn replay(
         let id = journal.resolve(selector)?;
         let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
-        journal.visit_steps(&id, |record| replayer.feed(&record))?;
+        journal.visit_rows(&id, |row| replayer.feed_row(row, &id))?;
         return print_replay(&replayer.finish(), json);
     }
     let (header, steps) = load(journal, selector)?;

@@ -103,7 +103,10 @@ impl History {
     }
 
     /// Appends a message; the old value stays valid and shares everything with the new one.
-    pub fn push(&mut self, message: Message) {
+    pub fn push(&mut self, mut message: Message) {
+        // Kept for the session's life: spare capacity left by building the blocks would be held
+        // as long (a long session's memory is mostly its history).
+        message.content.shrink_to_fit();
         let mut digest = Digest::default();
         digest.u64(self.digest());
         digest.json(&message);

@@ -1,6 +1,7 @@
 //! Profiling aid: `replay_profile record FILE TURNS` records a scripted session into FILE;
 //! `replay_profile replay FILE N` replays its last session N times from memory, so a profiler
-//! sees replay alone.
+//! sees replay alone; `replay_profile stream FILE N` replays it N times streamed from SQLite, as
+//! `reloop replay` does.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -23,6 +24,18 @@ fn main() {
     let journal = Journal::open_existing(&path).expect("journal");
     let id = journal.resolve("last").expect("session");
     let header = journal.header(&id).expect("header");
+    if args[1] == "stream" {
+        let start = Instant::now();
+        let mut steps = 0;
+        for _ in 0..n {
+            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
+            steps = journal.visit_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
+            assert!(replayer.finish().divergence.is_none());
+        }
+        let per = start.elapsed().as_secs_f64() / n as f64;
+        println!("{steps} steps streamed in {:.1} ms: {:.0} steps/s", per * 1e3, steps as f64 / per);
+        return;
+    }
     let steps = journal.steps(&id).expect("steps");
     let start = Instant::now();
     for _ in 0..n {

@@ -14,7 +14,7 @@
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
 use reloop_core::{flags, transition, Ignored, Reason, State};
-use reloop_journal::{SessionHeader, StepRecord};
+use reloop_journal::{JournalError, SessionHeader, StepRecord, StepRow};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -89,6 +89,8 @@ pub struct Replayer {
     state: Option<State>,
     steps: usize,
     divergence: Option<Divergence>,
+    /// Reused for the engine's effects and reason as JSON, compared with the row's text.
+    buf: Vec<u8>,
 }
 
 impl Replayer {
@@ -106,6 +108,7 @@ impl Replayer {
             state: None,
             steps: 0,
             divergence: None,
+            buf: Vec::new(),
         };
         let unknown = header.core_config.flags.unknown();
         if unknown.is_empty() {
@@ -120,6 +123,47 @@ impl Replayer {
     pub fn feed(&mut self, record: &StepRecord) -> bool {
         let Some(state) = self.state.take() else { return false };
         let step = transition(state, record.event.clone());
+        self.check(step, record)
+    }
+
+    /// Replays one step read as its row (`reloop replay` streams them): the row's effects and
+    /// reason are compared as the text they were written as with the engine's, serialized the
+    /// same way, so the common case decodes only the event. A difference in the text is then
+    /// decided on the decoded step, as [`Replayer::feed`] does (the same values may be spelled
+    /// otherwise, by an older writer). `session` names the session in errors.
+    pub fn feed_row(&mut self, row: &StepRow<'_>, session: &str) -> Result<bool, JournalError> {
+        let Some(state) = self.state.take() else { return Ok(false) };
+        let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
+        let event = serde_json::from_str(row.event).map_err(|e| decode("event", e))?;
+        let step = transition(state, event);
+        let ignored_row = row.reason_kind == Some("ignored");
+        let same = step.state.digest() == row.digest
+            && self.same_json(&step.effects, Some(row.effects))
+            && self.same_json(&step.reason, row.reason_json.filter(|_| !ignored_row))
+            && (!self.compare_ignored || self.same_json(&step.ignored, row.reason_json.filter(|_| ignored_row)))
+            && row.to_phase()? == step.state.phase();
+        if same {
+            self.steps += 1;
+            self.state = Some(step.state);
+            return Ok(true);
+        }
+        Ok(self.check(step, &row.record(session)?))
+    }
+
+    /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
+    fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&str>) -> bool {
+        self.buf.clear();
+        if serde_json::to_writer(&mut self.buf, value).is_err() {
+            return false;
+        }
+        match json {
+            Some(json) => self.buf == json.as_bytes(),
+            None => self.buf == b"null",
+        }
+    }
+
+    /// Compares a step the engine took with the journaled one.
+    fn check(&mut self, step: reloop_core::Step, record: &StepRecord) -> bool {
         let compare_ignored = self.compare_ignored;
         let effects = serde_json::to_value(&step.effects).unwrap_or_default();
         let digest = step.state.digest();

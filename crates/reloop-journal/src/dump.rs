@@ -171,8 +171,9 @@ impl Journal {
         self.commit()?;
         let tx = self.conn.transaction()?;
         crate::store::insert_header(&tx, &header)?;
+        let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
         for step in &steps {
-            Journal::insert_step(&tx, &header.id, step)?;
+            crate::rows::insert_step(&tx, number, &header.id, step)?;
         }
         tx.commit()?;
         Ok(header.id)
@@ -188,8 +189,9 @@ impl Journal {
         self.commit()?;
         let tx = self.conn.transaction()?;
         crate::store::insert_header(&tx, header)?;
+        let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
         for step in steps {
-            Journal::insert_step(&tx, &header.id, step)?;
+            crate::rows::insert_step(&tx, number, &header.id, step)?;
         }
         crate::lock::take_lock_on(&tx, &header.id)?;
         tx.commit()?;

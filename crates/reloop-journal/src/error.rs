@@ -34,6 +34,8 @@ pub enum JournalError {
         "session {session}, step {seq}: {bytes} bytes is more than one journal row may hold ({limit} bytes); nothing was written"
     )]
     RowTooLarge { session: String, seq: u64, bytes: usize, limit: usize },
+    #[error("session {session}, step {seq}: a session holds at most 4294967295 steps; nothing was written")]
+    TooManySteps { session: String, seq: u64 },
     #[error("{}", sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]

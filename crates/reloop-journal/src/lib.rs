@@ -1,10 +1,11 @@
 //! # reloop-journal: every event and transition of a session, in SQLite
 //!
 //! The contract:
-//! * A step (one event and the transition it caused) is written in one transaction, and the
-//!   driver writes it *before* it executes the step's effects. A crash therefore loses at most
-//!   the step in flight; everything journaled is durable across a `kill -9` (WAL with
-//!   `synchronous=NORMAL`).
+//! * A step (one event and the transition it caused) is one row of `steps`, and the driver
+//!   writes it *before* it executes the step's effects: committed at once, or deferred into a
+//!   group committed before anything leaves the process (see `docs/journal.md`). Everything
+//!   committed is durable across a `kill -9` (WAL with `synchronous=NORMAL`); a write tool's
+//!   start is synced, so not even a power loss loses it.
 //! * Rows hold what happened, never a copy of the whole state: journal size grows linearly with
 //!   the number of events.
 //! * The schema is plain SQL over JSON text, readable with `sqlite3` (see `docs/journal.md`).
@@ -20,11 +21,13 @@ mod dump;
 mod error;
 mod listing;
 mod lock;
+mod rows;
 mod schema;
 mod store;
 
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
+pub use rows::StepRow;
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};

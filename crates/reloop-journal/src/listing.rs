@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::{Journal, JournalError};
 
-/// The session whose latest write is the newest (v4's `session_writes`); before any write is
+/// The session whose latest write is the newest (v5's `session_writes`); before any write is
 /// recorded, its creation time stands for it.
 pub(crate) const LAST_WRITTEN: &str = "SELECT s.id FROM sessions s LEFT JOIN session_writes w ON w.session_id = s.id
      ORDER BY coalesce(w.last_written_ms, s.created_at_ms) DESC, s.rowid DESC LIMIT 1";

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
 /// The schema version this build writes. Each bump adds a migration below; none is ever edited.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const V1: &str = "
 CREATE TABLE sessions (
@@ -59,11 +59,98 @@ CREATE INDEX sessions_by_parent ON sessions(parent_id);
 /// `reason_json`. An engine that predates v3 could not read such a row, so the version says so.
 const V3: &str = "";
 
-/// v4: when each session was last written, so `last` is the session a person just wrote (run,
+/// v4: one row per step, keyed by a small session number instead of the 36-character id (which
+/// the two tables of v1–v3 repeated in every row, a third of a journal's bytes) and appended in
+/// key order (SQLite then leaves full pages behind, where the v1–v3 tables kept an eighth of each
+/// page empty); phases as small numbers, the digest as an integer and no effects as NULL.
+/// `events` and `transitions` stay readable as views with their old columns, so queries written
+/// for v1–v3 still work.
+const V4: &str = "
+CREATE TABLE session_numbers (
+    n  INTEGER PRIMARY KEY,          -- an explicit integer key: VACUUM keeps it
+    id TEXT NOT NULL UNIQUE REFERENCES sessions(id)
+);
+CREATE TABLE steps (
+    key         INTEGER PRIMARY KEY, -- session number (session_numbers.n) * 2^32 + seq: a session's
+                                     -- steps lie together, in order, and each new one is appended
+                                     -- at the end of the table, so its pages fill up
+    at_ms       INTEGER NOT NULL,    -- driver wall clock, display only
+    event       TEXT NOT NULL,       -- reloop_core::Event as JSON (its kind is its \"kind\")
+    from_phase  NOT NULL,            -- 0 idle, 1 awaiting_model, 2 running_tools, 3 waiting_retry,
+    to_phase    NOT NULL,            -- 4 compacting, 5 running_stop_hooks, 6 done; else the name
+    turn_before INTEGER NOT NULL,
+    turn_after  INTEGER NOT NULL,
+    reason_kind TEXT,                -- continue | terminal | ignored | NULL
+    reason      TEXT,                -- next_turn, completed, ...; for ignored: stale_request, ...
+    reason_json TEXT,                -- reloop_core::Reason with its evidence, or reloop_core::Ignored
+    effects     TEXT,                -- JSON array of reloop_core::Effect; NULL for none
+    digest      INTEGER NOT NULL,    -- state digest after the step (the u64's bits)
+    session     INTEGER GENERATED ALWAYS AS (key >> 32) VIRTUAL,
+    seq         INTEGER GENERATED ALWAYS AS (key & 4294967295) VIRTUAL
+);
+";
+
+/// After the rows moved: the old tables go, and views of the same name and columns replace them.
+const V4_VIEWS: &str = "
+DROP TABLE events;
+DROP TABLE transitions;
+CREATE VIEW events AS
+    SELECT n.id AS session_id, s.seq, s.at_ms, json_extract(s.event, '$.kind') AS kind, s.event AS payload
+    FROM steps s JOIN session_numbers n ON n.n = s.session;
+CREATE VIEW transitions AS
+    SELECT n.id AS session_id, s.seq,
+           CASE s.from_phase WHEN 0 THEN 'idle' WHEN 1 THEN 'awaiting_model' WHEN 2 THEN 'running_tools'
+                WHEN 3 THEN 'waiting_retry' WHEN 4 THEN 'compacting' WHEN 5 THEN 'running_stop_hooks'
+                WHEN 6 THEN 'done' ELSE s.from_phase END AS from_phase,
+           CASE s.to_phase WHEN 0 THEN 'idle' WHEN 1 THEN 'awaiting_model' WHEN 2 THEN 'running_tools'
+                WHEN 3 THEN 'waiting_retry' WHEN 4 THEN 'compacting' WHEN 5 THEN 'running_stop_hooks'
+                WHEN 6 THEN 'done' ELSE s.to_phase END AS to_phase,
+           s.turn_before, s.turn_after, s.reason_kind, s.reason, s.reason_json,
+           coalesce(s.effects, '[]') AS effects, printf('%016x', s.digest) AS digest
+    FROM steps s JOIN session_numbers n ON n.n = s.session;
+";
+
+/// Moves v3's rows into v4's `steps`, one session number per session (in creation order).
+fn move_rows_to_v4(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(V4)?;
+    conn.execute("INSERT INTO session_numbers (id) SELECT id FROM sessions ORDER BY created_at_ms, rowid", [])?;
+    let mut read = conn.prepare(
+        "SELECT n.n, e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
+                t.reason_kind, t.reason, t.reason_json, t.effects, t.digest
+         FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
+                       JOIN session_numbers n ON n.id = e.session_id
+         ORDER BY n.n, e.seq",
+    )?;
+    let mut write = conn.prepare(crate::rows::INSERT_STEP)?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let seq = r.get::<_, i64>(1)? as u64;
+        let (from, to): (String, String) = (r.get(4)?, r.get(5)?);
+        let effects: String = r.get(11)?;
+        let digest: String = r.get(12)?;
+        write.execute(rusqlite::params![
+            crate::rows::step_key(r.get(0)?, seq).ok_or(rusqlite::Error::IntegralValueOutOfRange(1, seq as i64))?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?,
+            crate::rows::phase_sql(&from),
+            crate::rows::phase_sql(&to),
+            r.get::<_, i64>(6)?,
+            r.get::<_, i64>(7)?,
+            r.get::<_, Option<String>>(8)?,
+            r.get::<_, Option<String>>(9)?,
+            r.get::<_, Option<String>>(10)?,
+            Some(effects).filter(|e| e != "[]"),
+            u64::from_str_radix(&digest, 16).unwrap_or(0) as i64,
+        ])?;
+    }
+    conn.execute_batch(V4_VIEWS)
+}
+
+/// v5: when each session was last written, so `last` is the session a person just wrote (run,
 /// resumed, imported), not the one newest by its own clock (an import's clock is its
 /// transcript's). A trigger keeps it, so no writer has to remember; older rows start at their
 /// creation time.
-const V4: &str = "
+const V5: &str = "
 CREATE TABLE session_writes (
     session_id      TEXT PRIMARY KEY,
     last_written_ms INTEGER NOT NULL -- this machine's clock at the session's latest write
@@ -73,9 +160,10 @@ CREATE TRIGGER session_created AFTER INSERT ON sessions BEGIN
     INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
         VALUES (NEW.id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
 END;
-CREATE TRIGGER session_written AFTER INSERT ON events BEGIN
+CREATE TRIGGER session_written AFTER INSERT ON steps BEGIN
     INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
-        VALUES (NEW.session_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+        VALUES ((SELECT id FROM session_numbers WHERE n = NEW.key >> 32),
+                CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
 END;
 ";
 
@@ -96,8 +184,12 @@ pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
         conn.pragma_update(None, "user_version", 3)?;
     }
     if from < 4 {
-        conn.execute_batch(V4)?;
+        move_rows_to_v4(conn)?;
         conn.pragma_update(None, "user_version", 4)?;
+    }
+    if from < 5 {
+        conn.execute_batch(V5)?;
+        conn.pragma_update(None, "user_version", 5)?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::JournalError;
+use crate::rows::{insert_step, session_number};
 use crate::schema::{migrate, APPLICATION_ID, SCHEMA_VERSION};
 
 pub use reloop_core::ENGINE_VERSION;
@@ -28,7 +29,7 @@ enum Integrity {
 }
 
 /// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
-fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
+pub(crate) fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
     if bytes > MAX_ROW_BYTES {
         return Err(JournalError::RowTooLarge { session: session.to_string(), seq, bytes, limit: MAX_ROW_BYTES });
     }
@@ -113,6 +114,9 @@ pub struct Journal {
     /// Steps appended with [`Journal::append_deferred`] since the last commit: they share one
     /// open transaction, committed by the next durable write, [`Journal::commit`] or drop.
     pub(crate) deferred: Cell<usize>,
+    /// The session number (`session_numbers.n`) of the session last written, so the writer's
+    /// steps do not look it up each.
+    number: RefCell<Option<(String, i64)>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -153,7 +157,13 @@ impl Journal {
     pub fn in_memory() -> Result<Self, JournalError> {
         let conn = Connection::open_in_memory()?;
         migrate(&conn, 0)?;
-        Ok(Journal { conn, path: PathBuf::from(":memory:"), locked: RefCell::default(), deferred: Cell::new(0) })
+        Ok(Journal {
+            conn,
+            path: PathBuf::from(":memory:"),
+            locked: RefCell::default(),
+            deferred: Cell::new(0),
+            number: RefCell::default(),
+        })
     }
 
     fn open_with(path: &Path, flags: OpenFlags) -> Result<Self, JournalError> {
@@ -194,7 +204,9 @@ impl Journal {
                     });
                 }
             }
-            Integrity::OnRead => {}
+            // A reader walks a session's rows in key order and visits each page once: SQLite's
+            // default 2 MiB page cache would only hold pages it is done with.
+            Integrity::OnRead => conn.pragma_update(None, "cache_size", -256)?,
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -205,7 +217,13 @@ impl Journal {
             migrate(&tx, version)?;
             tx.commit()?;
         }
-        Ok(Journal { conn, path: path.to_path_buf(), locked: RefCell::default(), deferred: Cell::new(0) })
+        Ok(Journal {
+            conn,
+            path: path.to_path_buf(),
+            locked: RefCell::default(),
+            deferred: Cell::new(0),
+            number: RefCell::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -249,6 +267,7 @@ pub(crate) fn insert_header(conn: &Connection, header: &SessionHeader) -> Result
             header.parent.as_ref().map(|p| p.1 as i64),
         ],
     )?;
+    conn.execute("INSERT INTO session_numbers (id) VALUES (?1)", [&header.id])?;
     Ok(())
 }
 
@@ -256,13 +275,24 @@ impl Journal {
     /// Writes one step durably: it is committed (with any deferred steps before it, in the same
     /// transaction) when this returns.
     pub fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
-        if self.deferred.get() > 0 {
-            self.in_group(|conn| Self::insert_step(conn, session, step))?;
-            return self.commit();
+        let number = self.number(session)?;
+        let alone = self.deferred.get() == 0;
+        self.in_group(|conn| insert_step(conn, number, session, step))?;
+        match self.commit() {
+            // A step written alone leaves nothing open when its commit fails, as before groups.
+            Err(e) if alone => {
+                let _ = self.sql("ROLLBACK");
+                self.deferred.set(0);
+                Err(e)
+            }
+            done => done,
         }
-        let tx = self.conn.transaction()?;
-        Self::insert_step(&tx, session, step)?;
-        tx.commit()?;
+    }
+
+    /// Runs one statement without parameters, prepared once per connection: `BEGIN` and
+    /// `COMMIT` run for every group, and parsing them anew cost more than a step's insert.
+    fn sql(&self, sql: &str) -> Result<(), JournalError> {
+        self.conn.prepare_cached(sql)?.execute([])?;
         Ok(())
     }
 
@@ -272,7 +302,20 @@ impl Journal {
     /// driver defers streamed deltas and blocks): a crash loses these, never a step whose
     /// effects ran.
     pub fn append_deferred(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
-        self.in_group(|conn| Self::insert_step(conn, session, step))
+        let number = self.number(session)?;
+        self.in_group(|conn| insert_step(conn, number, session, step))
+    }
+
+    /// The number `session`'s steps are stored under (cached for the session last written).
+    pub(crate) fn number(&self, session: &str) -> Result<i64, JournalError> {
+        if let Some((id, n)) = self.number.borrow().as_ref() {
+            if id == session {
+                return Ok(*n);
+            }
+        }
+        let n = session_number(&self.conn, session)?.ok_or_else(|| JournalError::NoSuchSession(session.to_string()))?;
+        *self.number.borrow_mut() = Some((session.to_string(), n));
+        Ok(n)
     }
 
     /// Like [`Journal::append`], but the commit is synced to stable storage (`synchronous=FULL`)
@@ -294,7 +337,7 @@ impl Journal {
     /// Commits the deferred steps, if any.
     pub fn commit(&self) -> Result<(), JournalError> {
         if self.deferred.get() > 0 {
-            self.conn.execute_batch("COMMIT")?;
+            self.sql("COMMIT")?;
             self.deferred.set(0);
         }
         Ok(())
@@ -304,7 +347,7 @@ impl Journal {
     /// whole group back (its steps were never committed) and is returned.
     fn in_group(&self, write: impl FnOnce(&Connection) -> Result<(), JournalError>) -> Result<(), JournalError> {
         if self.deferred.get() == 0 {
-            self.conn.execute_batch("BEGIN")?;
+            self.sql("BEGIN")?;
         }
         match write(&self.conn) {
             Ok(()) => {
@@ -312,61 +355,11 @@ impl Journal {
                 Ok(())
             }
             Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                let _ = self.sql("ROLLBACK");
                 self.deferred.set(0);
                 Err(e)
             }
         }
-    }
-
-    pub(crate) fn insert_step(tx: &Connection, session: &str, step: &StepRecord) -> Result<(), JournalError> {
-        let payload =
-            serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
-        let effects =
-            serde_json::to_string(&step.effects).map_err(|source| JournalError::Encode { what: "effects", source })?;
-        // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
-        let reason_json = match (&step.reason, &step.ignored) {
-            (Some(reason), _) => Some(serde_json::to_string(reason)),
-            (None, Some(ignored)) => Some(serde_json::to_string(ignored)),
-            (None, None) => None,
-        }
-        .transpose()
-        .map_err(|source| JournalError::Encode { what: "reason", source })?;
-        let (reason_kind, reason_name) = match (&step.reason, &step.ignored) {
-            (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
-            (None, Some(i)) => (Some("ignored"), Some(i.name())),
-            (None, None) => (None, None),
-        };
-        check_row(session, step.seq, payload.len() + effects.len() + reason_json.as_ref().map_or(0, String::len))?;
-        {
-            let mut ev = tx.prepare_cached(
-                "INSERT INTO events (session_id, seq, at_ms, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
-            ev.execute(params![session, step.seq as i64, step.at_ms as i64, step.event.kind(), payload])?;
-            let mut tr = tx.prepare_cached(
-                "INSERT INTO transitions (session_id, seq, from_phase, to_phase, turn_before, turn_after,
-                                          reason_kind, reason, reason_json, effects, digest)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            )?;
-            tr.execute(params![
-                session,
-                step.seq as i64,
-                step.from_phase,
-                step.to_phase,
-                step.turn_before,
-                step.turn_after,
-                reason_kind,
-                reason_name,
-                reason_json,
-                effects,
-                format!("{:016x}", step.digest),
-            ])?;
-            if let Some(reason) = step.reason.as_ref().and_then(Reason::terminal_reason) {
-                let mut end = tx.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
-                end.execute(params![session, reason.as_str()])?;
-            }
-        }
-        Ok(())
     }
 
     /// Resolves a session selector: a full id, a unique id prefix, or `last`.
@@ -425,8 +418,8 @@ impl Journal {
     pub fn sessions(&self) -> Result<Vec<SessionSummary>, JournalError> {
         let mut stmt = self.conn.prepare(
             "SELECT s.id, s.created_at_ms, s.terminal_reason, s.parent_id, s.fork_seq,
-                    (SELECT count(*) FROM events e WHERE e.session_id = s.id)
-             FROM sessions s ORDER BY s.created_at_ms, s.rowid",
+                    (SELECT count(*) FROM steps st WHERE st.key >= n.n << 32 AND st.key < (n.n + 1) << 32)
+             FROM sessions s LEFT JOIN session_numbers n ON n.id = s.id ORDER BY s.created_at_ms, s.rowid",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(SessionSummary {
@@ -448,51 +441,6 @@ impl Journal {
             true
         })?;
         Ok(out)
-    }
-
-    /// Hands the session's steps to `visit` one at a time, in order, holding only one in memory;
-    /// `visit` returns `false` to stop early. Returns how many it was handed.
-    pub fn visit_steps(&self, id: &str, mut visit: impl FnMut(StepRecord) -> bool) -> Result<usize, JournalError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
-                    t.reason_json, t.effects, t.digest, t.reason_kind
-             FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
-             WHERE e.session_id = ?1 ORDER BY e.seq",
-        )?;
-        let mut rows = stmt.query([id])?;
-        let mut handed = 0;
-        while let Some(r) = rows.next()? {
-            let seq = r.get::<_, i64>(0)? as u64;
-            let decode = |what, source| JournalError::Decode { session: id.to_string(), seq, what, source };
-            let payload = r.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
-            let event = serde_json::from_str(payload).map_err(|e| decode("event", e))?;
-            let reason_json = r.get_ref(7)?.as_str_or_null().map_err(rusqlite::Error::from)?;
-            let reason_kind = r.get_ref(10)?.as_str_or_null().map_err(rusqlite::Error::from)?;
-            let (reason, ignored) = match (reason_kind, reason_json) {
-                (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
-                (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
-            };
-            let effects = r.get_ref(8)?.as_str().map_err(rusqlite::Error::from)?;
-            let digest = r.get_ref(9)?.as_str().map_err(rusqlite::Error::from)?;
-            let record = StepRecord {
-                seq,
-                at_ms: r.get::<_, i64>(1)? as u64,
-                event,
-                from_phase: r.get(3)?,
-                to_phase: r.get(4)?,
-                turn_before: r.get(5)?,
-                turn_after: r.get(6)?,
-                reason,
-                ignored,
-                effects: serde_json::from_str(effects).map_err(|e| decode("effects", e))?,
-                digest: u64::from_str_radix(digest, 16).unwrap_or(0),
-            };
-            handed += 1;
-            if !visit(record) {
-                break;
-            }
-        }
-        Ok(handed)
     }
 
     /// Bytes the database occupies (pages in use), for benchmarks.

@@ -1,0 +1,290 @@
+//! One step as one row of `steps` (schema v4), written and read back.
+//!
+//! The hot path of every journal: the driver writes a row per step and replay reads them all, so
+//! rows are kept small (a session number, phase numbers, an integer digest, no empty effects)
+//! and read without intermediate copies.
+
+use reloop_core::Reason;
+use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+use crate::error::JournalError;
+use crate::store::{check_row, Journal, StepRecord};
+
+/// The phases a row stores as numbers, by number. A phase not listed is stored by name, so a
+/// newer core's phase never makes a row unwritable.
+const PHASES: [&str; 7] =
+    ["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
+
+pub(crate) const INSERT_STEP: &str =
+    "INSERT INTO steps (key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
+                        reason_kind, reason, reason_json, effects, digest)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// Steps of one session a row key has room for: its low 32 bits hold the step's number.
+const SEQ_BITS: u32 = 32;
+
+/// The row key of step `seq` of session number `number`: the session's steps are adjacent and
+/// in order. `None` past 2^32 - 1 steps in one session.
+pub(crate) fn step_key(number: i64, seq: u64) -> Option<i64> {
+    let seq = i64::try_from(seq).ok().filter(|s| *s < 1 << SEQ_BITS)?;
+    number.checked_mul(1 << SEQ_BITS)?.checked_add(seq)
+}
+
+/// A phase as stored: its number, or its name when it has none.
+pub(crate) fn phase_sql(name: &str) -> ToSqlOutput<'_> {
+    match PHASES.iter().position(|p| *p == name) {
+        Some(n) => ToSqlOutput::Owned(SqlValue::Integer(n as i64)),
+        None => ToSqlOutput::Borrowed(ValueRef::Text(name.as_bytes())),
+    }
+}
+
+/// A stored phase's name.
+fn phase_name(value: ValueRef<'_>) -> Result<String, rusqlite::Error> {
+    match value {
+        ValueRef::Integer(n) => {
+            Ok(usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown").to_string())
+        }
+        other => Ok(other.as_str().map_err(rusqlite::Error::from)?.to_string()),
+    }
+}
+
+/// The number a session's steps are stored under, if the session exists.
+pub(crate) fn session_number(conn: &Connection, id: &str) -> Result<Option<i64>, JournalError> {
+    let mut stmt = conn.prepare_cached("SELECT n FROM session_numbers WHERE id = ?1")?;
+    Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
+}
+
+/// Writes one step's row under session number `number` (`session` names it in errors).
+pub(crate) fn insert_step(
+    conn: &Connection,
+    number: i64,
+    session: &str,
+    step: &StepRecord,
+) -> Result<(), JournalError> {
+    let event = serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
+    let no_effects = step.effects.as_array().is_some_and(Vec::is_empty);
+    let effects = (!no_effects)
+        .then(|| serde_json::to_string(&step.effects))
+        .transpose()
+        .map_err(|source| JournalError::Encode { what: "effects", source })?;
+    // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
+    let reason_json = match (&step.reason, &step.ignored) {
+        (Some(reason), _) => Some(serde_json::to_string(reason)),
+        (None, Some(ignored)) => Some(serde_json::to_string(ignored)),
+        (None, None) => None,
+    }
+    .transpose()
+    .map_err(|source| JournalError::Encode { what: "reason", source })?;
+    let (reason_kind, reason_name) = match (&step.reason, &step.ignored) {
+        (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
+        (None, Some(i)) => (Some("ignored"), Some(i.name())),
+        (None, None) => (None, None),
+    };
+    let bytes = event.len() + effects.as_ref().map_or(2, String::len) + reason_json.as_ref().map_or(0, String::len);
+    check_row(session, step.seq, bytes)?;
+    let key = step_key(number, step.seq)
+        .ok_or_else(|| JournalError::TooManySteps { session: session.to_string(), seq: step.seq })?;
+    let mut insert = conn.prepare_cached(INSERT_STEP)?;
+    insert.execute(params![
+        key,
+        step.at_ms as i64,
+        event,
+        phase_sql(&step.from_phase),
+        phase_sql(&step.to_phase),
+        step.turn_before,
+        step.turn_after,
+        reason_kind,
+        reason_name,
+        reason_json,
+        effects,
+        step.digest as i64,
+    ])?;
+    if let Some(reason) = step.reason.as_ref().and_then(Reason::terminal_reason) {
+        let mut end = conn.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
+        end.execute(params![session, reason.as_str()])?;
+    }
+    Ok(())
+}
+
+/// One step as stored, borrowed from its row: the JSON is left as text, so a reader that only
+/// compares (replay) need not build values it would throw away. [`StepRow::record`] decodes it.
+#[derive(Debug, Clone, Copy)]
+pub struct StepRow<'a> {
+    pub seq: u64,
+    pub at_ms: u64,
+    /// The event as JSON.
+    pub event: &'a str,
+    from_phase: ValueRef<'a>,
+    to_phase: ValueRef<'a>,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.
+    pub reason_kind: Option<&'a str>,
+    /// The reason (or, for an ignored step, the why) as JSON.
+    pub reason_json: Option<&'a str>,
+    /// The effects as a JSON array.
+    pub effects: &'a str,
+    pub digest: u64,
+}
+
+impl StepRow<'_> {
+    /// The phase the step ended in.
+    pub fn to_phase(&self) -> Result<String, JournalError> {
+        Ok(phase_name(self.to_phase)?)
+    }
+
+    /// The step decoded; `session` names it in errors.
+    pub fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
+        let seq = self.seq;
+        let decode = |what, source| JournalError::Decode { session: session.to_string(), seq, what, source };
+        let (reason, ignored) = match (self.reason_kind, self.reason_json) {
+            (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
+            (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
+        };
+        Ok(StepRecord {
+            seq,
+            at_ms: self.at_ms,
+            event: serde_json::from_str(self.event).map_err(|e| decode("event", e))?,
+            from_phase: phase_name(self.from_phase)?,
+            to_phase: phase_name(self.to_phase)?,
+            turn_before: self.turn_before,
+            turn_after: self.turn_after,
+            reason,
+            ignored,
+            effects: serde_json::from_str::<Value>(self.effects).map_err(|e| decode("effects", e))?,
+            digest: self.digest,
+        })
+    }
+}
+
+impl Journal {
+    /// Hands the session's steps to `visit` one at a time, in order, holding only one in memory;
+    /// `visit` returns `false` to stop early. Returns how many it was handed.
+    pub fn visit_steps(&self, id: &str, mut visit: impl FnMut(StepRecord) -> bool) -> Result<usize, JournalError> {
+        self.visit_rows(id, |row| Ok(visit(row.record(id)?)))
+    }
+
+    /// Like [`Journal::visit_steps`], but each step is handed as its row, undecoded; an error
+    /// from `visit` stops the walk and is returned.
+    pub fn visit_rows(
+        &self,
+        id: &str,
+        mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
+                    reason_kind, reason_json, effects, digest
+             FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key",
+        )?;
+        let first = step_key(number, 0).unwrap_or(i64::MAX);
+        let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
+        let mut handed = 0;
+        while let Some(r) = rows.next()? {
+            let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
+            let row = StepRow {
+                seq: (r.get::<_, i64>(0)? & ((1 << SEQ_BITS) - 1)) as u64,
+                at_ms: r.get::<_, i64>(1)? as u64,
+                event: text(2)?.unwrap_or_default(),
+                from_phase: r.get_ref(3)?,
+                to_phase: r.get_ref(4)?,
+                turn_before: r.get(5)?,
+                turn_after: r.get(6)?,
+                reason_kind: text(7)?,
+                reason_json: text(8)?,
+                effects: text(9)?.unwrap_or("[]"),
+                digest: r.get::<_, i64>(10)? as u64,
+            };
+            handed += 1;
+            if !visit(&row)? {
+                break;
+            }
+        }
+        Ok(handed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{APPLICATION_ID, V1_SCHEMA};
+    use reloop_core::{Command, ContentBlock, Effect, Event};
+
+    /// A journal as reloop wrote it before v4 (the v1 tables hold v3's rows), with one step.
+    fn v3_journal(path: &std::path::Path) {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(V1_SCHEMA).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE session_locks (session_id TEXT PRIMARY KEY, pid INTEGER NOT NULL,
+                                         acquired_at_ms INTEGER NOT NULL) WITHOUT ROWID;
+             CREATE INDEX sessions_by_parent ON sessions(parent_id);
+             INSERT INTO sessions (id, created_at_ms, engine_version, core_config, run_config)
+                 VALUES ('old3', 5, '0.1.0', '{\"model\": \"m\"}', '{}');
+             INSERT INTO events VALUES ('old3', 1, 77, 'user_input',
+                 '{\"kind\":\"user_input\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}');
+             INSERT INTO transitions VALUES ('old3', 1, 'idle', 'awaiting_model', 0, 1, NULL, NULL, NULL,
+                 '[{\"effect\":\"cancel_model\"}]', '00000000deadbeef');
+             INSERT INTO events VALUES ('old3', 2, 78, 'abort', '{\"kind\":\"abort\"}');
+             INSERT INTO transitions VALUES ('old3', 2, 'awaiting_model', 'some_new_phase', 1, 1, NULL, NULL,
+                 NULL, '[]', 'ffffffffffffffff');",
+        )
+        .unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+    }
+
+    #[test]
+    fn a_v3_journal_moves_to_one_row_per_step_and_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        v3_journal(&path);
+        let mut j = Journal::open_for_reading(&path).unwrap();
+        let steps = j.steps("old3").unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[0].event, Event::UserInput { content: vec![ContentBlock::text("hi")] });
+        assert_eq!((steps[0].from_phase.as_str(), steps[0].to_phase.as_str()), ("idle", "awaiting_model"));
+        assert_eq!((steps[0].at_ms, steps[0].turn_before, steps[0].turn_after), (77, 0, 1));
+        assert_eq!(steps[0].effects, serde_json::to_value(vec![Effect::from(Command::CancelModel)]).unwrap());
+        assert_eq!(steps[0].digest, 0xdead_beef);
+        assert_eq!(steps[1].to_phase, "some_new_phase", "a phase without a number is kept by name");
+        assert_eq!(steps[1].effects, serde_json::json!([]));
+        assert_eq!(steps[1].digest, u64::MAX);
+        assert_eq!(j.sessions().unwrap()[0].steps, 2);
+
+        // The old tables' queries still work, on views with the old columns.
+        let old: (String, String, String, String) = j
+            .conn
+            .query_row(
+                "SELECT e.kind, t.to_phase, t.effects, t.digest FROM events e JOIN transitions t
+                     ON t.session_id = e.session_id AND t.seq = e.seq WHERE e.session_id = 'old3' AND e.seq = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            old,
+            (
+                "user_input".into(),
+                "awaiting_model".into(),
+                "[{\"effect\":\"cancel_model\"}]".into(),
+                "00000000deadbeef".into()
+            )
+        );
+
+        // New steps of the old session follow its old ones.
+        j.lock_session("old3").unwrap();
+        let mut next = steps[1].clone();
+        next.seq = 3;
+        next.to_phase = "done".into();
+        j.append("old3", &next).unwrap();
+        assert_eq!(j.steps("old3").unwrap().iter().map(|s| s.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_step_past_the_keys_room_is_refused() {
+        assert_eq!(step_key(1, 5), Some((1 << 32) + 5));
+        assert_eq!(step_key(1, 1 << 32), None);
+    }
+}
