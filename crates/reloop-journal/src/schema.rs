@@ -148,8 +148,9 @@ fn move_rows_to_v4(conn: &Connection) -> rusqlite::Result<()> {
 
 /// v5: when each session was last written, so `last` is the session a person just wrote (run,
 /// resumed, imported), not the one newest by its own clock (an import's clock is its
-/// transcript's). A trigger keeps it, so no writer has to remember; older rows start at their
-/// creation time.
+/// transcript's). Triggers keep it, so no writer has to remember: a session's creation, and every
+/// time a writer takes it (`resume`, a new query) — not every step, which would cost each step a
+/// write. Older rows start at their creation time.
 const V5: &str = "
 CREATE TABLE session_writes (
     session_id      TEXT PRIMARY KEY,
@@ -160,10 +161,9 @@ CREATE TRIGGER session_created AFTER INSERT ON sessions BEGIN
     INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
         VALUES (NEW.id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
 END;
-CREATE TRIGGER session_written AFTER INSERT ON steps BEGIN
+CREATE TRIGGER session_written AFTER INSERT ON session_locks BEGIN
     INSERT OR REPLACE INTO session_writes (session_id, last_written_ms)
-        VALUES ((SELECT id FROM session_numbers WHERE n = NEW.key >> 32),
-                CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+        VALUES (NEW.session_id, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
 END;
 ";
 
