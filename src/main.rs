@@ -23,6 +23,8 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 const ENDING_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What the command line asks for: a reloop subcommand, or Claude Code's print mode.
+/// Parsed once per process, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Invocation {
     Reloop(cli::Cli),
     Print(sdk::PrintArgs),

@@ -370,7 +370,7 @@ fn denied_calls_get_a_permission_denied_line_in_2_1_332_only() {
     assert_eq!(denied[0]["tool_use_id"], "toolu_BASH");
     assert_eq!(denied[0]["decision_reason_type"], "other");
     assert_eq!(denied[0]["message"], "This command requires approval");
-    let at = |pred: &dyn Fn(&Value) -> bool| new.lines.iter().position(|l| pred(l)).unwrap();
+    let at = |pred: &dyn Fn(&Value) -> bool| new.lines.iter().position(pred).unwrap();
     assert!(at(&|l| l["subtype"] == "permission_denied") < at(&|l| l["type"] == "user"), "printed before the tool result");
     let old = run(V197, answers(), &[], |_| Vec::new());
     assert!(!old.lines.iter().any(|l| l["subtype"] == "permission_denied"));

@@ -133,6 +133,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
 }
 
 /// What became of one transcript.
+#[allow(clippy::large_enum_variant)] // one per file imported; boxing would buy nothing
 enum Outcome {
     Imported {
         id: String,

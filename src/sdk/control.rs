@@ -74,8 +74,7 @@ pub struct Initialize {
 impl Initialize {
     /// Reads an `initialize` request. A hook event reloop does not run is named in a warning.
     pub fn parse(request: &Value) -> Result<Self, String> {
-        let mut init = Initialize::default();
-        init.system_prompt = match request.get("systemPrompt") {
+        let system_prompt = match request.get("systemPrompt") {
             None | Some(Value::Null) => None,
             Some(Value::String(text)) => Some(text.clone()),
             Some(Value::Array(parts)) => {
@@ -83,6 +82,7 @@ impl Initialize {
             }
             Some(_) => return Err("initialize: systemPrompt must be a string or a list of strings".into()),
         };
+        let mut init = Initialize { system_prompt, ..Initialize::default() };
         init.append_system_prompt = request.get("appendSystemPrompt").and_then(Value::as_str).map(str::to_string);
         if let Some(Value::Object(events)) = request.get("hooks") {
             for (name, groups) in events {

@@ -142,10 +142,13 @@ fn user_content(message: &Value) -> Result<Vec<reloop_core::ContentBlock>, Strin
     }
 }
 
+/// Who waits for the SDK's answer to each of reloop's requests, by request id.
+type Waiting = HashMap<String, oneshot::Sender<Result<Value, String>>>;
+
 /// Writes protocol lines on stdout and keeps the requests reloop sent that wait for an answer.
 #[derive(Clone, Default)]
 pub struct Wire {
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>>,
+    pending: Arc<Mutex<Waiting>>,
     next: Arc<AtomicU64>,
     /// Once stdin has closed, no answer can come: new requests fail at once.
     closed: Arc<std::sync::atomic::AtomicBool>,

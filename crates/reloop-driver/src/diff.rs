@@ -222,8 +222,9 @@ pub fn text(d: &SessionDiff) -> String {
     let cell = |v: &Option<StepView>, f: fn(&StepView) -> Option<String>| {
         v.as_ref().and_then(f).map_or("-".to_string(), |s| shorten(&s, 46))
     };
-    out.push_str(&format!("  {:<9} {:<48} {}\n", "", format!("A {a}"), format!("B {b}")));
-    let rows: [(&str, fn(&StepView) -> Option<String>); 3] =
+    let side_a = format!("A {a}");
+    out.push_str(&format!("  {:<9} {side_a:<48} B {b}\n", ""));
+    let rows: [(&str, Field); 3] =
         [("event", |v| Some(v.event.clone())), ("request", |v| v.request.clone()), ("reason", |v| v.reason.clone())];
     for (label, f) in rows {
         let mark = if first.differs.contains(&label) || first.differs.contains(&"missing") { "*" } else { " " };
@@ -263,3 +264,6 @@ pub fn text(d: &SessionDiff) -> String {
     }
     out
 }
+
+/// One field of a step's view, as a column of the side-by-side table.
+type Field = fn(&StepView) -> Option<String>;

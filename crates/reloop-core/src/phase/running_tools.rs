@@ -157,7 +157,7 @@ fn nudge(ctx: &mut Loop, calls: &[crate::message::ToolUse]) {
         return;
     }
     ctx.query.nudge_turns = ctx.query.nudge_turns.saturating_add(1);
-    if ctx.query.nudge_turns % rule.every.max(1) == 0 {
+    if ctx.query.nudge_turns.is_multiple_of(rule.every.max(1)) {
         ctx.messages.push(Message::system_text(rule.text));
     }
 }
