@@ -515,3 +515,36 @@ fn the_task_tools_reminder_of_2_1_197_comes_after_ten_opus_tool_turns_only() {
     assert!(none.requests.iter().all(|q| system_messages(q).is_empty()));
     assert!(r.replays_identical());
 }
+
+/// A 200 stream that starts and then breaks off with an overload.
+fn broken_stream() -> Canned {
+    let start = json!({"type": "message_start", "message": {"id": "msg_x", "type": "message", "role": "assistant",
+        "model": "claude-opus-5-5", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    Canned::Sse(format!("event: message_start\ndata: {start}\n\nevent: error\ndata: {error}\n\n"))
+}
+
+#[test]
+fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once() {
+    let whole = || Canned::Error {
+        status: 200,
+        headers: Vec::new(),
+        body: response("msg_whole", text("whole answer"), "end_turn", 4)["message"].clone(),
+    };
+    for (profile, stream_max) in [(V332, 128000), (V197, 64000)] {
+        let r = run(profile, vec![broken_stream(), broken_stream(), broken_stream(), whole()], &["--max-retries", "10"], |_| Vec::new());
+        assert_eq!(r.requests.len(), 4, "{profile}");
+        for n in 0..3 {
+            assert_eq!(r.requests[n].body["stream"], true);
+            assert_eq!(r.requests[n].body["max_tokens"], stream_max);
+        }
+        assert_eq!(r.requests[3].body["stream"], false, "{profile}: the fourth asks for the whole answer");
+        // 2.1.332 caps it at 64000; 2.1.197's Opus limit is 64000 already.
+        assert_eq!(r.requests[3].body["max_tokens"], 64000, "{profile}");
+        let gap = r.requests[3].at.duration_since(r.requests[2].at);
+        assert!(gap < std::time::Duration::from_millis(400), "{profile}: sent at once, not after a backoff ({gap:?})");
+        assert!(!r.lines.iter().any(|l| l["subtype"] == "api_retry"), "{profile}: no api_retry line for broken streams");
+        assert_eq!(r.result()["result"], "whole answer");
+        assert!(r.replays_identical());
+    }
+}

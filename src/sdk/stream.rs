@@ -196,6 +196,11 @@ impl SdkStream {
             }
             RunEvent::Message(message) => self.message(message),
             RunEvent::ModelFallback { to, .. } => self.model = to.clone(),
+            // Claude Code prints no api_retry line for a stream that broke off with an overload.
+            RunEvent::Retry(wait)
+                if wait.error_status.is_none()
+                    && wait.error == "overloaded"
+                    && self.profile.profile().claude_code_version.is_some() => {}
             RunEvent::Retry(wait) => {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("system"));

@@ -142,6 +142,10 @@ pub struct Request {
     pub consecutive_overloaded: u32,
     /// It follows a compaction attempt: it must not trigger another.
     pub just_compacted: bool,
+    /// Consecutive overloads reported inside a 200 stream (the profile's non-streaming rule).
+    pub midstream_overloads: u32,
+    /// The next attempt asks for the whole answer, not a stream.
+    pub whole: bool,
 }
 
 /// A message the user queued while the loop ran.
@@ -272,6 +276,10 @@ impl Loop {
         // Added after journals existed, and only ever set under profiles that have the rule.
         if q.nudge_turns != 0 {
             d.u64(u64::from(q.nudge_turns));
+        }
+        if r.midstream_overloads != 0 || r.whole {
+            d.u64(u64::from(r.midstream_overloads));
+            d.u64(u64::from(r.whole));
         }
         // Added after journals existed, and only ever set by their own events: counted when set.
         if s.model.is_some() || s.permission_mode.is_some() {

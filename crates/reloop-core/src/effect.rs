@@ -21,6 +21,18 @@ pub struct ModelCall {
     /// The output-token limit of this request.
     #[serde(default)]
     pub max_tokens: u32,
+    /// `false`: ask for the whole answer at once rather than streamed (Claude Code's last try
+    /// after streams that broke off with an overload). Journaled only when `false`.
+    #[serde(default = "streamed", skip_serializing_if = "is_streamed")]
+    pub stream: bool,
+}
+
+fn streamed() -> bool {
+    true
+}
+
+fn is_streamed(stream: &bool) -> bool {
+    *stream
 }
 
 /// Wait before asking again; the driver then feeds `retry_ready`.

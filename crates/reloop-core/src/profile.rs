@@ -213,6 +213,9 @@ pub struct Profile {
     pub retry_after: RetryAfter,
     /// A `role: "system"` reminder after the results of long runs of tool turns.
     pub nudge: Option<Nudge>,
+    /// After this many streams in a row broke off with an overload, the next request asks for
+    /// the whole answer at once, without a wait.
+    pub whole_answer: Option<WholeAnswer>,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
@@ -238,6 +241,15 @@ pub const TASK_TOOLS_REMINDER: &str = "The task tools haven't been used recently
 
 /// 2.1.332's reminder after every 5 tool turns without text for the user.
 pub const QUIET_REMINDER: &str = "The user hasn't heard from you in a while. As you continue, keep them updated when there's something to tell — a finding, a change of plan.";
+
+/// Claude Code's last try after streams that broke off: one request for the whole answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WholeAnswer {
+    /// Overloads inside a 200 stream, in a row, before it.
+    pub after: u32,
+    /// Its `max_tokens` is at most this (2.1.332: 64000, while streams asked 128000).
+    pub max_tokens_cap: Option<u32>,
+}
 
 /// How a numeric `retry-after` header sets the delay before a retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -316,6 +328,7 @@ pub const RELOOP: Profile = Profile {
     lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
     retry_after: RetryAfter::Floor,
     nudge: None,
+    whole_answer: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
 };
 
@@ -339,6 +352,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     },
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
+    whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
     opus_max_tokens: 64_000,
     ..RELOOP
 };
@@ -373,6 +387,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     },
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
+    whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
     opus_max_tokens: 128_000,
 };
 
@@ -417,6 +432,10 @@ impl Profile {
                 let who = n.models.map_or(String::new(), |m| format!(" ({m} models)"));
                 let counted = if n.silent_only { "consecutive tool turns without text" } else { "tool turns" };
                 format!("every {} {counted}{who}: `{}`", n.every, n.text.trim_end())
+            })),
+            ("after streams broke off with an overload, one request for the whole answer", self.whole_answer.map_or("no".to_string(), |w| {
+                let cap = w.max_tokens_cap.map_or(String::new(), |c| format!(", max_tokens at most {c}"));
+                format!("after {} in a row, at once{cap}", w.after)
             })),
             ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
             ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),

@@ -41,12 +41,16 @@ pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option
         return done(ctx, terminal, effects_before);
     }
     ctx.session.requests = ctx.session.requests.saturating_add(1);
+    // The profile's last try after broken streams asks for the whole answer, its limit capped.
+    let whole = ctx.request.whole;
+    let cap = ctx.config.rules().whole_answer.and_then(|rule| rule.max_tokens_cap).filter(|_| whole);
     let call = ModelCall {
         turn: ctx.query.turn_count,
         request: ctx.session.requests,
         message_count: ctx.messages.len(),
         model: ctx.current_model().to_string(),
-        max_tokens: ctx.max_tokens(),
+        max_tokens: cap.map_or(ctx.max_tokens(), |cap| ctx.max_tokens().min(cap)),
+        stream: !whole,
     };
     let mut effects = effects_before;
     effects.push(Command::CallModel(call).into());

@@ -98,6 +98,18 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
     }
     ctx.request.retry_attempt += 1;
+    if let Some(rule) = ctx.config.rules().whole_answer {
+        // An overload inside a 200 stream: after `after` of them, the whole answer, at once.
+        if error.status.is_none() && error.is_overloaded() {
+            ctx.request.midstream_overloads = ctx.request.midstream_overloads.saturating_add(1);
+            if ctx.request.midstream_overloads >= rule.after {
+                ctx.request.whole = true;
+                return proceed(ctx, effects, None);
+            }
+        } else {
+            ctx.request.midstream_overloads = 0;
+        }
+    }
     let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
     let (attempt, seed, request) = (ctx.request.retry_attempt, ctx.config.retry_seed, ctx.session.requests);
     let delay_ms = match (retry_after, ctx.config.rules().retry_after) {

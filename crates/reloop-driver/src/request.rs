@@ -90,6 +90,7 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let offered: Vec<String> = run.map(|r| r.tools.clone()).unwrap_or_default();
     let tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
+        .with_stream(call.stream)
         .with_system(vec![SystemBlock::cached(system)])
         .with_tools(tools)
         .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))

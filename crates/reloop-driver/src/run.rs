@@ -718,6 +718,7 @@ impl Runner {
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
+            .with_stream(call.stream)
             .with_system(system)
             .with_tools(self.tool_specs.clone())
             .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));

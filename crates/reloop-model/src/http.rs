@@ -75,6 +75,57 @@ pub(crate) fn post_sse<A: SseAssembler>(post: SsePost, assembler: A) -> BoxStrea
         .boxed()
 }
 
+/// POSTs for a whole (non-streamed) answer and turns it into events with `events`. The body is
+/// read to at most `cap` bytes within the request timeout; a larger one is an error, never held.
+pub(crate) fn post_json(
+    post: SsePost,
+    cap: usize,
+    events: fn(Value) -> Result<Vec<StreamEvent>, String>,
+) -> BoxStream<'static, StreamEvent> {
+    let SsePost { client, url, headers, body, timeouts, secrets, .. } = post;
+    let response = async move {
+        let deadline = tokio::time::Instant::now() + timeouts.request;
+        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).body(body).send()).await;
+        let response = match sent {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return vec![StreamEvent::Failed(connection_error(&err))],
+            Err(_) => return vec![StreamEvent::Failed(request_timed_out(timeouts.request))],
+        };
+        let status = response.status();
+        let response_headers = response.headers().clone();
+        let cap = if status.is_success() { cap.saturating_add(1) } else { ERROR_BODY_CAP };
+        let text = match tokio::time::timeout_at(deadline, read_capped(response, cap)).await {
+            Ok(text) => text,
+            Err(_) => return vec![StreamEvent::Failed(request_timed_out(timeouts.request))],
+        };
+        if !status.is_success() {
+            let header = |name: &str| response_headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+            return vec![StreamEvent::Failed(error_from_http(status.as_u16(), header, &text))];
+        }
+        if text.len() >= cap {
+            let message = format!("the whole answer is larger than {} bytes", cap - 1);
+            return vec![StreamEvent::Failed(ModelError::new(None, "response_too_large", message))];
+        }
+        match serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()).and_then(events) {
+            Ok(events) => events,
+            Err(e) => vec![StreamEvent::invalid_stream(format!("the whole answer is not a response: {e}"))],
+        }
+    };
+    let secrets: Vec<String> = secrets.into_iter().filter(|s| !s.trim().is_empty()).collect();
+    stream::once(response)
+        .flat_map(stream::iter)
+        .map(move |event| match event {
+            StreamEvent::Failed(mut error) => {
+                for secret in &secrets {
+                    error.message = error.message.replace(secret.as_str(), "<redacted>");
+                }
+                StreamEvent::Failed(error)
+            }
+            event => event,
+        })
+        .boxed()
+}
+
 /// At most `cap` bytes of a body, as text; the rest is never read.
 async fn read_capped(mut response: reqwest::Response, cap: usize) -> String {
     let mut bytes = Vec::new();

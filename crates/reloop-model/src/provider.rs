@@ -39,6 +39,9 @@ pub struct ModelRequest {
     /// 1-based count of model requests in the session, retries included. The scripted provider
     /// answers by this number, so a resumed or forked session picks up where it was.
     pub request_number: u32,
+    /// Ask for the answer streamed (the default) or whole (`"stream": false`; Claude Code's last
+    /// try after streams that broke off). Providers that only stream ignore it.
+    pub stream: bool,
 }
 
 impl ModelRequest {
@@ -51,7 +54,13 @@ impl ModelRequest {
             tools: std::sync::Arc::from(Vec::new()),
             thinking: None,
             request_number,
+            stream: true,
         }
+    }
+
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
     }
 
     pub fn with_system(mut self, system: Vec<SystemBlock>) -> Self {

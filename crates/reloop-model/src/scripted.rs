@@ -194,7 +194,8 @@ fn parse_response(value: Value) -> Result<Scripted, String> {
     Ok(Scripted { delay, events })
 }
 
-fn message_events(body: Value) -> Result<Vec<StreamEvent>, String> {
+/// A Messages API response object as the events a stream of it would have given.
+pub(crate) fn message_events(body: Value) -> Result<Vec<StreamEvent>, String> {
     let response: ResponseObject =
         serde_json::from_value(body).map_err(|err| format!("\"message\" is not a Messages API response: {err}"))?;
     let blocks = match response.content {

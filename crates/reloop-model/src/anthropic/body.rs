@@ -31,7 +31,7 @@ impl Serialize for Body<'_> {
         if !r.tools.is_empty() {
             map.serialize_entry("tools", &Tools(&r.tools))?;
         }
-        map.serialize_entry("stream", &true)?;
+        map.serialize_entry("stream", &self.0.stream)?;
         if let Some(thinking) = &r.thinking {
             map.serialize_entry("thinking", thinking)?;
         }

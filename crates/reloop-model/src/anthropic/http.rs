@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::anthropic::sse::AnthropicAssembler;
 use crate::error::ConfigError;
-use crate::http::{join_url, post_sse, redact_url, url_secrets, SsePost};
+use crate::http::{join_url, post_json, post_sse, redact_url, url_secrets, SsePost};
 use crate::limits::{ResponseLimits, Timeouts};
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
@@ -119,6 +119,10 @@ impl ModelProvider for AnthropicProvider {
             timeouts: self.timeouts,
             secrets: self.secrets.clone(),
         };
+        if !request.stream {
+            let cap = usize::try_from(limits.wire_bytes).unwrap_or(usize::MAX);
+            return post_json(post, cap, crate::scripted::message_events);
+        }
         post_sse(post, AnthropicAssembler::with_limits(limits))
     }
 }
