@@ -17,13 +17,15 @@
 //!   result) is an [`Ignored`] step, typed by why, journaled and compared by replay — never a
 //!   silent no-op.
 //! * Completion events carry the number of what they complete, so a stale one cannot be applied.
-//! * The rules a session runs under ([`Config`], its behaviour [`Flags`] and its digest version)
-//!   are journaled in its header: a session replays under the rules that recorded it.
+//! * The rules a session runs under ([`Config`], its behaviour [`Flags`], its digest version and
+//!   its [`profile`] — whose Claude Code version's texts, limits and rules apply) are journaled
+//!   in its header: a session replays under the rules that recorded it. Code asks the profile's
+//!   data ([`Config::rules`]) rather than branching on a version.
 //!
 //! History is a persistent list shared between states, so a turn costs O(new messages).
 //!
-//! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `config`,
-//! `context`, `state`), then `step` (the step constructors), `request` (the way to the next
+//! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `profile`,
+//! `config`, `context`, `state`), then `step` (the step constructors), `request` (the way to the next
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
 //! the dispatcher `transition` on top.
 
