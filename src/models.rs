@@ -7,6 +7,9 @@ const TABLE: &str = include_str!("../data/models.json");
 
 #[derive(Deserialize, Clone)]
 struct Entry {
+    /// The name Claude Code shows (`Opus 4.8`).
+    #[serde(default)]
+    display: Option<String>,
     context_window: u64,
     input: f64,
     output: f64,
@@ -53,6 +56,12 @@ pub fn price_or_warn(model: &str) -> Option<Price> {
         return None;
     }
     price(model)
+}
+
+/// The name Claude Code shows for a model (`Sonnet 4.6`), or the model's own when the table
+/// has none.
+pub fn display_name(model: &str) -> String {
+    known(model).and_then(|e| e.display).unwrap_or_else(|| model.to_string())
 }
 
 pub fn context_window(model: &str) -> u64 {

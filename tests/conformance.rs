@@ -548,3 +548,25 @@ fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once
         assert!(r.replays_identical());
     }
 }
+
+#[test]
+fn the_model_fallback_line_is_worded_as_each_version_words_it() {
+    let overloaded = || common::fake_server::overloaded(&[]);
+    let answers = || vec![overloaded(), overloaded(), overloaded(), answer("msg_1", text("ok"), "end_turn")];
+    let fallback = |r: &Run| r.lines.iter().find(|l| l["subtype"] == "model_fallback").cloned().expect("a model_fallback line");
+    let old = run(V197, answers(), &["--max-retries", "5", "--fallback-model", "claude-sonnet-4-6"], |_| Vec::new());
+    let line = fallback(&old);
+    assert_eq!(line["trigger"], "overloaded");
+    assert_eq!(line["original_model"], "claude-opus-4-8[1m]");
+    assert_eq!(line["fallback_model"], "claude-sonnet-4-6");
+    assert_eq!(line["content"], "Switched to Sonnet 4.6 due to high demand for Opus 4.8 (1M context)");
+    let new = run(V332, answers(), &["--max-retries", "5", "--fallback-model", "claude-sonnet-4-6"], |_| Vec::new());
+    let line = fallback(&new);
+    assert_eq!(line["original_model"], "claude-opus-5-5");
+    assert_eq!(line["content"], "Switched to Sonnet 4.6 due to high demand for Opus 5.5 · context window 1M → 200K tokens");
+    for r in [&old, &new] {
+        assert_eq!(r.requests.last().unwrap().body["model"], "claude-sonnet-4-6");
+        assert_eq!(r.requests.last().unwrap().body["max_tokens"], 32000, "the limit follows the model");
+        assert_eq!(r.result()["result"], "ok");
+    }
+}

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use reloop_core::profile::{self, ProfileId};
+use reloop_core::profile::{self, FallbackWording, ProfileId};
 use reloop_core::reason::{Continue, Failure, Stop};
 use reloop_core::{Message, Reason, Role, TerminalReason, Usage};
 use reloop_driver::{RunEvent, RunResult};
@@ -195,7 +195,10 @@ impl SdkStream {
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
-            RunEvent::ModelFallback { to, .. } => self.model = to.clone(),
+            RunEvent::ModelFallback { trigger, from, to } => {
+                self.model = to.clone();
+                self.model_fallback(trigger, from, to);
+            }
             // Claude Code prints no api_retry line for a stream that broke off with an overload.
             RunEvent::Retry(wait)
                 if wait.error_status.is_none()
@@ -310,6 +313,31 @@ impl SdkStream {
             line.extend(fields);
         }
         self.emit(line, false);
+    }
+
+    /// The switch to the fallback model, worded as the profile's version words it.
+    fn model_fallback(&mut self, trigger: &str, from: &str, to: &str) {
+        let (from_window, to_window) = (crate::models::context_window(from), crate::models::context_window(to));
+        let (from_name, to_name) = (crate::models::display_name(from), crate::models::display_name(to));
+        let million = |w: u64| w >= 1_000_000;
+        let (original, content) = match self.profile.profile().lines.fallback {
+            FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
+            FallbackWording::DisplayNames => {
+                let (id, note) = if million(from_window) { (format!("{from}[1m]"), " (1M context)") } else { (from.to_string(), "") };
+                (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
+            }
+            FallbackWording::DisplayNamesAndWindow => {
+                let mut content = format!("Switched to {to_name} due to high demand for {from_name}");
+                if from_window != to_window {
+                    content.push_str(&format!(" · context window {} → {} tokens", tokens(from_window), tokens(to_window)));
+                }
+                (from.to_string(), content)
+            }
+        };
+        self.system_line(
+            "model_fallback",
+            json!({"trigger": trigger, "original_model": original, "fallback_model": to, "content": content}),
+        );
     }
 
     /// Claude Code's notice after the first Stop-hook feedback of a query.
@@ -552,5 +580,14 @@ impl Ending {
             },
             _ => own,
         }
+    }
+}
+
+/// A context window as Claude Code writes it: `1M`, `200K`.
+fn tokens(window: u64) -> String {
+    match window {
+        w if w >= 1_000_000 && w.is_multiple_of(1_000_000) => format!("{}M", w / 1_000_000),
+        w if w >= 1_000 && w.is_multiple_of(1_000) => format!("{}K", w / 1_000),
+        w => w.to_string(),
     }
 }

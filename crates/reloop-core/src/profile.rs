@@ -271,6 +271,21 @@ pub struct StreamLines {
     pub block_cap: bool,
     /// A `system/permission_denied` line before each denied call's result.
     pub permission_denied: bool,
+    /// How the `model_fallback` line words the switch.
+    pub fallback: FallbackWording,
+}
+
+/// The `model_fallback` line's `content`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallbackWording {
+    /// reloop's own: `Switched to {to} due to high demand for {from}`, with the models' ids.
+    Ids,
+    /// Display names, a 1M-context model marked: `... for Opus 4.8 (1M context)`; the original
+    /// model's id carries `[1m]` (2.1.197).
+    DisplayNames,
+    /// Display names, and the context window's change: `... for Opus 5.5 · context window 1M
+    /// → 200K tokens` (2.1.332).
+    DisplayNamesAndWindow,
 }
 
 /// 2.1.332's report of the Stop-hook block cap; `{n}` is the number of blocks in a row.
@@ -325,7 +340,12 @@ pub const RELOOP: Profile = Profile {
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
     tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false, bash_write: None },
     default_model: None,
-    lines: StreamLines { stop_hook_notification: None, block_cap: false, permission_denied: false },
+    lines: StreamLines {
+        stop_hook_notification: None,
+        block_cap: false,
+        permission_denied: false,
+        fallback: FallbackWording::Ids,
+    },
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
@@ -349,6 +369,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         stop_hook_notification: Some("Stop hook error occurred · ctrl+o to see"),
         block_cap: false,
         permission_denied: false,
+        fallback: FallbackWording::DisplayNames,
     },
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
@@ -384,6 +405,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         stop_hook_notification: Some("stop hook problem · ctrl+o to see"),
         block_cap: true,
         permission_denied: true,
+        fallback: FallbackWording::DisplayNamesAndWindow,
     },
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
@@ -423,6 +445,11 @@ impl Profile {
             ("stdout: `system/notification` after the first Stop-hook feedback", self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`"))),
             ("stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)", yes_no(self.lines.block_cap)),
             ("stdout: a `system/permission_denied` line per denied call", yes_no(self.lines.permission_denied)),
+            ("stdout: the `model_fallback` line's words", match self.lines.fallback {
+                FallbackWording::Ids => "the models' ids".to_string(),
+                FallbackWording::DisplayNames => "display names, `(1M context)`, `[1m]` ids".to_string(),
+                FallbackWording::DisplayNamesAndWindow => "display names and the context window's change".to_string(),
+            }),
             ("a numeric `retry-after` sets the delay", match self.retry_after {
                 RetryAfter::Floor => "at least it (the larger of it and the backoff)",
                 RetryAfter::Exact => "exactly",
