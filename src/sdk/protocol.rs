@@ -77,7 +77,7 @@ fn read_bounded_line(reader: &mut impl BufRead) -> std::io::Result<Option<Result
                 (_, n) => Some(Err(n)),
             });
         }
-        let (chunk, done) = match memchr_newline(buf) {
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
@@ -93,10 +93,6 @@ fn read_bounded_line(reader: &mut impl BufRead) -> std::io::Result<Option<Result
             return Ok(Some(if skipped > 0 { Err(skipped) } else { Ok(String::from_utf8_lossy(&line).into_owned()) }));
         }
     }
-}
-
-fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|b| *b == b'\n')
 }
 
 /// Reads one line of the protocol.

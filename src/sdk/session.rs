@@ -439,14 +439,10 @@ fn requested_model(request: &Value) -> Result<Option<String>, String> {
 fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, String> {
     let text = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode: mode must be a string")?;
     let mode: PermissionMode = text.parse().map_err(|e: reloop_tools::PermissionError| e.to_string())?;
-    if mode == PermissionMode::BypassPermissions && running_as_root() && !args.dangerously_allow_root {
+    if mode == PermissionMode::BypassPermissions && crate::cli::run::running_as_root() && !args.dangerously_allow_root {
         return Err("set_permission_mode: bypassPermissions is refused when running as root (start reloop with --dangerously-allow-root if you mean it)".into());
     }
     Ok(mode)
-}
-
-fn running_as_root() -> bool {
-    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
 }
 
 /// Requests answered the same before and during the session.

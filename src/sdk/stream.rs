@@ -47,7 +47,7 @@ pub struct SdkStream {
     streaming: bool,
     /// The usage of the response whose message comes next.
     response_usage: Usage,
-    /// Why the last response stopped (a replay's result has no other source).
+    /// Why the last response of the query stopped (`RunEvent::Response`).
     stop_reason: Option<String>,
     /// Whose rules the session follows: which lines are echoed and how the result reads.
     profile: ProfileId,
@@ -234,6 +234,7 @@ impl SdkStream {
                 }
                 self.result(result);
                 (self.retries, self.resumes, self.notified) = (0, 0, false);
+                self.stop_reason = None;
                 self.tool_names.clear();
             }
             _ => {}
@@ -447,7 +448,7 @@ impl SdkStream {
                 line.insert("errors".into(), json!([result.result]));
             }
         }
-        line.insert("stop_reason".into(), json!(result.stop_reason.clone().or_else(|| self.stop_reason.clone())));
+        line.insert("stop_reason".into(), json!(self.stop_reason));
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));

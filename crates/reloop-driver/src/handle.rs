@@ -86,8 +86,6 @@ pub struct RunResult {
     pub profile: reloop_core::profile::ProfileId,
     /// Time spent waiting for the model in this query (live runs only; 0 in a replay).
     pub duration_api_ms: u64,
-    /// Why the model stopped its last response, as the API said it (live runs only).
-    pub stop_reason: Option<String>,
     /// Tokens the last response reported (input, cache and output): the context in use.
     pub context_tokens: u64,
 }

@@ -136,7 +136,6 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         model_usage: ctx.session.model_usage.clone(),
         profile: ctx.config.profile,
         duration_api_ms: 0,
-        stop_reason: None,
         context_tokens: ctx.session.usage_tokens,
     }
 }

@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
-use reloop_core::{transition, Command, ContentBlock, Effect, Event, Message, ModelError, Role, State};
+use reloop_core::{transition, Command, ContentBlock, Effect, Event, History, Message, ModelError, Role, State};
 use reloop_journal::{SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput};
@@ -26,8 +26,8 @@ pub const RERUN_DIVERGED: &str = "rerun_diverged";
 /// What a recorded session holds for a rerun.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
-    /// Request number → the messages it carried.
-    requests: HashMap<u32, Vec<Message>>,
+    /// Request number → the messages it carried (histories share their messages).
+    requests: HashMap<u32, History>,
     /// Request number → what the model streamed back.
     answers: HashMap<u32, Vec<StreamEvent>>,
     /// Tool name → its results in call order (content, is_error).
@@ -74,7 +74,7 @@ impl Recording {
             let step = transition(state, record.event.clone());
             for effect in &step.effects {
                 if let Effect::Command(Command::CallModel(call)) = effect {
-                    recording.requests.insert(call.request, step.state.messages().to_vec());
+                    recording.requests.insert(call.request, step.state.messages().clone());
                 }
             }
             state = step.state;
@@ -116,8 +116,8 @@ pub struct RerunDivergence {
 }
 
 /// Compares what request `request` carries now with what it carried in the recording.
-pub fn compare(request: u32, recorded: &[Message], now: &[Message]) -> Option<RerunDivergence> {
-    let shape = |m: &[Message]| m.iter().map(|m| (m.role, m.content.len())).collect::<Vec<_>>();
+pub fn compare(request: u32, recorded: &[&Message], now: &[&Message]) -> Option<RerunDivergence> {
+    let shape = |m: &[&Message]| m.iter().map(|m| (m.role, m.content.len())).collect::<Vec<_>>();
     for (i, (was, is)) in recorded.iter().zip(now).enumerate() {
         if was == is {
             continue;
@@ -237,9 +237,10 @@ impl ModelProvider for RecordedProvider {
         let found = if parted {
             None
         } else {
-            let now = request.messages.to_vec();
             match (self.recording.requests.get(&number), self.recording.answers.get(&number)) {
-                (Some(recorded), Some(answer)) => match compare(number, recorded, &now) {
+                // Equal digests are equal histories; only a difference is looked at message by message.
+                (Some(recorded), Some(answer)) if recorded.digest() == request.messages.digest() => Some(answer.clone()),
+                (Some(recorded), Some(answer)) => match compare(number, &recorded.messages(), &request.messages.messages()) {
                     None => Some(answer.clone()),
                     Some(divergence) => {
                         *self.divergence.lock().unwrap_or_else(|p| p.into_inner()) = Some(divergence);
@@ -329,11 +330,12 @@ mod tests {
         };
         let recorded = vec![Message::user_text("go"), result("1\told\n2\tsame", false)];
         let now = vec![Message::user_text("go"), result("1\tnew\n2\tsame", false)];
+        let (recorded, now): (Vec<&Message>, Vec<&Message>) = (recorded.iter().collect(), now.iter().collect());
         let d = compare(3, &recorded, &now).unwrap();
         assert_eq!(d.code, "RELOOP-R001");
         assert_eq!(d.diff, vec!["- 1\told", "+ 1\tnew"]);
-        let refused = vec![Message::user_text("go"), result("denied", true)];
-        assert_eq!(compare(3, &recorded, &refused).unwrap().code, "RELOOP-R002");
+        let refused = [Message::user_text("go"), result("denied", true)];
+        assert_eq!(compare(3, &recorded, &refused.iter().collect::<Vec<_>>()).unwrap().code, "RELOOP-R002");
         assert_eq!(compare(3, &recorded, &recorded[..1]).unwrap().code, "RELOOP-R004");
         assert!(compare(3, &recorded, &recorded).is_none());
     }

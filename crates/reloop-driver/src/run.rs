@@ -270,8 +270,6 @@ struct Runner {
     api_ms: Arc<std::sync::atomic::AtomicU64>,
     /// `api_ms` when the current query started.
     api_ms_at_query: u64,
-    /// Why the model stopped its last response.
-    stop_reason: Option<String>,
 }
 
 /// The longest a streamed step waits for the commit of its group: a crash loses at most this
@@ -389,7 +387,6 @@ impl Runner {
             keep_alive: session.keep_alive,
             api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             api_ms_at_query: 0,
-            stop_reason: None,
         };
         // A resumed session goes on under the mode it was last switched to.
         if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().session.permission_mode.clone()) {
@@ -507,7 +504,6 @@ impl Runner {
                     while self.starts_rx.try_recv().is_ok() {}
                     self.started = Instant::now();
                     self.api_ms_at_query = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
-                    self.stop_reason = None;
                     return Ok(Some(Event::UserInput { content }));
                 }
                 Some(Control::Set(event)) => {
@@ -584,14 +580,8 @@ impl Runner {
         {
             self.tools_in_flight.on_block(call, *request);
         }
-        if step.ignored.is_none() {
-            match &event {
-                Event::SetPermissionMode { mode } => self.switch_permission_mode(mode),
-                Event::ModelDone { stop_reason, .. } => {
-                    self.stop_reason = stop_reason.as_ref().map(|r| r.as_str().to_string())
-                }
-                _ => {}
-            }
+        if let (Event::SetPermissionMode { mode }, None) = (&event, &step.ignored) {
+            self.switch_permission_mode(mode);
         }
         for command in step.effects.iter().filter_map(Effect::command) {
             self.execute(command, &step.state);
@@ -771,7 +761,6 @@ impl Runner {
         };
         let api_ms = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
         result.duration_api_ms = api_ms.saturating_sub(self.api_ms_at_query);
-        result.stop_reason = self.stop_reason.clone();
         result
     }
 }
