@@ -15,7 +15,6 @@ mod term;
 
 use std::process::ExitCode;
 
-
 /// How long the runtime may take to wind down its tasks once a command is over.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 

@@ -35,8 +35,11 @@ fn check_fails_naming_a_session_whose_journal_was_changed() {
         std::fs::copy(corpus().join(name), folder.join(name)).unwrap();
     }
     // A recorded request that today's engine would not make.
-    let changed =
-        std::fs::read_to_string(folder.join("scripted_seed.json")).unwrap().replacen("\"max_tokens\": 32000", "\"max_tokens\": 31999", 1);
+    let changed = std::fs::read_to_string(folder.join("scripted_seed.json")).unwrap().replacen(
+        "\"max_tokens\": 32000",
+        "\"max_tokens\": 31999",
+        1,
+    );
     std::fs::write(folder.join("scripted_seed.json"), changed).unwrap();
     let junit = ws.dir.path().join("report.xml");
     let out = ws.reloop(&["check", folder.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
@@ -50,8 +53,19 @@ fn check_fails_naming_a_session_whose_journal_was_changed() {
 
 /// Three tool turns, then an answer, recorded under the default profile.
 fn three_turns(ws: &Workspace) {
-    let glob = |i: u32| response(&format!("m{i}"), json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*"}))]), "tool_use", 100);
-    let out = ws.run_responses("look around", vec![glob(1), glob(2), glob(3), response("m4", text("done"), "end_turn", 5)], &[]);
+    let glob = |i: u32| {
+        response(
+            &format!("m{i}"),
+            json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*"}))]),
+            "tool_use",
+            100,
+        )
+    };
+    let out = ws.run_responses(
+        "look around",
+        vec![glob(1), glob(2), glob(3), response("m4", text("done"), "end_turn", 5)],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -63,7 +77,10 @@ fn what_if_a_lower_max_turns_names_the_turn_and_the_reason_and_a_higher_budget_c
     assert_eq!(out.status.code(), Some(3));
     let said = stdout(&out);
     assert!(
-        said.contains("what-if max_turns=2: at step") && said.contains("(turn 2, tool_done) the session would have stopped with max_turns: turn 3 would exceed --max-turns 2"),
+        said.contains("what-if max_turns=2: at step")
+            && said.contains(
+                "(turn 2, tool_done) the session would have stopped with max_turns: turn 3 would exceed --max-turns 2"
+            ),
         "{said}"
     );
     assert!(said.contains("it was recorded as next_turn"), "{said}");

@@ -192,7 +192,11 @@ fn the_cost_budget_ends_the_run() {
         r["message"]["usage"]["output_tokens"] = json!(100);
         r
     };
-    let out = ws.run_responses("check", vec![costly("1"), costly("2"), costly("3")], &["--max-budget-usd", "0.01", "--model", "claude-sonnet-4-6"]);
+    let out = ws.run_responses(
+        "check",
+        vec![costly("1"), costly("2"), costly("3")],
+        &["--max-budget-usd", "0.01", "--model", "claude-sonnet-4-6"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let result = json_lines(&out).pop().unwrap();
     assert_eq!(result["subtype"], "error_max_budget_usd");

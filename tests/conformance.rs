@@ -170,13 +170,15 @@ fn stop_hook(ws: &Workspace) -> String {
 }
 
 fn stop_hook_run(profile: &str) -> Run {
-    let answers = vec![answer("msg_1", text("done"), "end_turn"), answer("msg_2", text("checked logout too"), "end_turn")];
+    let answers =
+        vec![answer("msg_1", text("done"), "end_turn"), answer("msg_2", text("checked logout too"), "end_turn")];
     run(profile, answers, &[], |ws| vec!["--settings".to_string(), stop_hook(ws)])
 }
 
 #[test]
 fn stop_hook_feedback_keeps_the_newline_and_2_1_332_wraps_it_with_the_provenance_preamble() {
-    let feedback = "Stop hook feedback:\n[./stop.sh]: STOP-HOOK-FEEDBACK: you forgot to also check src/auth/logout.ts\n";
+    let feedback =
+        "Stop hook feedback:\n[./stop.sh]: STOP-HOOK-FEEDBACK: you forgot to also check src/auth/logout.ts\n";
     let old = stop_hook_run(V197);
     assert_eq!(old.requests.len(), 2);
     assert_eq!(text_of(old.last_message(1)), vec![feedback]);
@@ -190,7 +192,10 @@ fn stop_hook_feedback_keeps_the_newline_and_2_1_332_wraps_it_with_the_provenance
 
     let new = stop_hook_run(V332);
     assert_eq!(notification(&new), vec![json!("stop hook problem · ctrl+o to see")]);
-    assert_eq!(text_of(new.last_message(1)), vec![format!("<system-reminder>\n{PREAMBLE}\n{feedback}\n</system-reminder>")]);
+    assert_eq!(
+        text_of(new.last_message(1)),
+        vec![format!("<system-reminder>\n{PREAMBLE}\n{feedback}\n</system-reminder>")]
+    );
     assert_eq!(new.synthetic_texts(), vec![feedback]);
     assert_eq!(new.result()["result"], "checked logout too");
     assert!(new.replays_identical());
@@ -198,9 +203,19 @@ fn stop_hook_feedback_keeps_the_newline_and_2_1_332_wraps_it_with_the_provenance
 
 #[test]
 fn disallowed_tool_text_per_profile_and_never_a_permission_denial() {
-    let answers = || vec![answer("msg_1", json!([call("toolu_w", "Write", json!({"file_path": "/tmp/x", "content": "x"}))]), "tool_use"), answer("msg_2", text("ok"), "end_turn")];
+    let answers = || {
+        vec![
+            answer(
+                "msg_1",
+                json!([call("toolu_w", "Write", json!({"file_path": "/tmp/x", "content": "x"}))]),
+                "tool_use",
+            ),
+            answer("msg_2", text("ok"), "end_turn"),
+        ]
+    };
     let old = run(V197, answers(), &["--disallowedTools", "Write"], |_| Vec::new());
-    let result_text = |r: &Run| r.requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"].clone();
+    let result_text =
+        |r: &Run| r.requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"].clone();
     assert_eq!(result_text(&old), "<tool_use_error>Error: No such tool available: Write. Write exists but is not enabled in this context. Use one of the available tools instead.</tool_use_error>");
     let new = run(V332, answers(), &["--disallowedTools", "Write"], |_| Vec::new());
     assert_eq!(result_text(&new), "<tool_use_error>Error: No such tool available: Write. Write is disabled for this session, in subagents as well as here.</tool_use_error>");
@@ -217,7 +232,15 @@ fn edit_before_read_2_1_197_refuses_first_2_1_332_asks_permission_or_edits_when_
         let path = std::cell::RefCell::new(String::new());
         // The workspace's path is only known inside; the call names the file relative to cwd.
         let answers = vec![
-            answer("msg_1", json!([call("toolu_e", "Edit", json!({"file_path": "src/auth/login.ts", "old_string": "MAX_ATTEMPTS = 5", "new_string": "MAX_ATTEMPTS = 3"}))]), "tool_use"),
+            answer(
+                "msg_1",
+                json!([call(
+                    "toolu_e",
+                    "Edit",
+                    json!({"file_path": "src/auth/login.ts", "old_string": "MAX_ATTEMPTS = 5", "new_string": "MAX_ATTEMPTS = 3"})
+                )]),
+                "tool_use",
+            ),
             answer("msg_2", text("ok"), "end_turn"),
         ];
         let r = run(profile, answers, extra, |ws| {
@@ -228,11 +251,17 @@ fn edit_before_read_2_1_197_refuses_first_2_1_332_asks_permission_or_edits_when_
         (r, content, path.into_inner())
     };
     let (old, content, _) = edit_run(V197, &[]);
-    assert_eq!(content["content"], "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>");
+    assert_eq!(
+        content["content"],
+        "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+    );
     assert_eq!(old.result()["permission_denials"], json!([]), "a tool error, not a denial");
 
     let (new, content, path) = edit_run(V332, &[]);
-    assert_eq!(content["content"], format!("Claude requested permissions to write to {path}, but you haven't granted it yet."));
+    assert_eq!(
+        content["content"],
+        format!("Claude requested permissions to write to {path}, but you haven't granted it yet.")
+    );
     assert_eq!(new.result()["permission_denials"].as_array().unwrap().len(), 1);
 
     let (edited, content, path) = edit_run(V332, &["--allowedTools", "Edit"]);
@@ -279,7 +308,12 @@ fn a_session_replays_under_its_recorded_profile_and_what_if_shows_where_another_
     assert!(said.contains("what-if compat=claude-code-2.1.332: at step"), "{said}");
     let bad = r.ws.reloop(&["replay", "last", "--set", "compat=claude-code-9"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("unknown profile") && stderr(&bad).contains("reloop, claude-code-2.1.197, claude-code-2.1.332"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("unknown profile")
+            && stderr(&bad).contains("reloop, claude-code-2.1.197, claude-code-2.1.332"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
@@ -292,8 +326,13 @@ fn import_picks_the_profile_of_the_transcript_s_version() {
     };
     let lines = [
         line("u1", None, "user", json!({"role": "user", "content": "hi"})),
-        line("a1", Some("u1"), "assistant", json!({"id": "m", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
-            "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}})),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!({"id": "m", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "hello"}], "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ),
     ];
     std::fs::write(&transcript, lines.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")).unwrap();
     let out = ws.reloop(&["import", "claude-code", transcript.to_str().unwrap()]);
@@ -348,7 +387,10 @@ fn the_stop_hook_block_cap_is_reported_on_stdout_in_2_1_332_only() {
     let informational: Vec<&Value> = new.lines.iter().filter(|l| l["subtype"] == "informational").collect();
     assert_eq!(informational.len(), 1);
     assert_eq!(informational[0]["content"], cap_text);
-    assert!(new.lines.iter().any(|l| l["subtype"] == "notification" && l["key"] == "stop-hook-block-cap" && l["text"] == cap_text));
+    assert!(new
+        .lines
+        .iter()
+        .any(|l| l["subtype"] == "notification" && l["key"] == "stop-hook-block-cap" && l["text"] == cap_text));
     assert_eq!(new.result()["subtype"], "success");
     assert_eq!(new.code, Some(0));
     let old = run(V197, answers(), &[], always);
@@ -359,7 +401,11 @@ fn the_stop_hook_block_cap_is_reported_on_stdout_in_2_1_332_only() {
 fn denied_calls_get_a_permission_denied_line_in_2_1_332_only() {
     let answers = || {
         vec![
-            answer("msg_1", json!([call("toolu_BASH", "Bash", json!({"command": "python3 -c 'print(1)'"}))]), "tool_use"),
+            answer(
+                "msg_1",
+                json!([call("toolu_BASH", "Bash", json!({"command": "python3 -c 'print(1)'"}))]),
+                "tool_use",
+            ),
             answer("msg_2", text("ok"), "end_turn"),
         ]
     };
@@ -371,7 +417,10 @@ fn denied_calls_get_a_permission_denied_line_in_2_1_332_only() {
     assert_eq!(denied[0]["decision_reason_type"], "other");
     assert_eq!(denied[0]["message"], "This command requires approval");
     let at = |pred: &dyn Fn(&Value) -> bool| new.lines.iter().position(pred).unwrap();
-    assert!(at(&|l| l["subtype"] == "permission_denied") < at(&|l| l["type"] == "user"), "printed before the tool result");
+    assert!(
+        at(&|l| l["subtype"] == "permission_denied") < at(&|l| l["type"] == "user"),
+        "printed before the tool result"
+    );
     let old = run(V197, answers(), &[], |_| Vec::new());
     assert!(!old.lines.iter().any(|l| l["subtype"] == "permission_denied"));
     assert_eq!(old.result()["permission_denials"].as_array().unwrap().len(), 1);
@@ -383,15 +432,36 @@ fn a_tool_call_cut_by_max_tokens_keeps_its_raw_input_and_gets_claude_code_s_erro
     let cut_call = || {
         let data = |v: Value| format!("data: {v}\n\n");
         let mut sse = String::new();
-        sse += &format!("event: message_start\n{}", data(json!({"type": "message_start", "message": {"id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}})));
-        sse += &format!("event: content_block_start\n{}", data(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_cut", "name": "Read", "input": {}}})));
-        sse += &format!("event: content_block_delta\n{}", data(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": raw}})));
-        sse += &format!("event: message_delta\n{}", data(json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 32000}})));
+        sse += &format!(
+            "event: message_start\n{}",
+            data(
+                json!({"type": "message_start", "message": {"id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [], "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+            )
+        );
+        sse += &format!(
+            "event: content_block_start\n{}",
+            data(
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_cut", "name": "Read", "input": {}}})
+            )
+        );
+        sse += &format!(
+            "event: content_block_delta\n{}",
+            data(
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": raw}})
+            )
+        );
+        sse += &format!(
+            "event: message_delta\n{}",
+            data(
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 32000}})
+            )
+        );
         sse += &format!("event: message_stop\n{}", data(json!({"type": "message_stop"})));
         Canned::Sse(sse)
     };
     for profile in [V197, V332] {
-        let r = run(profile, vec![cut_call(), answer("msg_2", text("smaller pieces"), "end_turn")], &[], |_| Vec::new());
+        let r =
+            run(profile, vec![cut_call(), answer("msg_2", text("smaller pieces"), "end_turn")], &[], |_| Vec::new());
         assert_eq!(r.requests.len(), 2, "{profile}: the cut call gets no resume");
         let messages = r.requests[1].body["messages"].as_array().unwrap();
         let call = &messages[messages.len() - 2]["content"][0];
@@ -424,7 +494,10 @@ fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
     let new = run(V332, answers(), &["--max-retries", "2"], |_| Vec::new());
     let d = delays(&new);
     assert_eq!(d.len(), 2);
-    assert!((1000..1500).contains(&d[0]) && (1000..2000).contains(&d[1]), "retry-after plus a jitter below the base: {d:?}");
+    assert!(
+        (1000..1500).contains(&d[0]) && (1000..2000).contains(&d[1]),
+        "retry-after plus a jitter below the base: {d:?}"
+    );
     for r in [&old, &new] {
         assert_eq!(r.requests.len(), 3);
         assert_eq!(r.result()["result"], "ok");
@@ -435,7 +508,11 @@ fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
 fn a_shell_command_writing_inside_the_workspace_gets_the_profile_s_path_specific_text() {
     let answers = || {
         vec![
-            answer("msg_1", json!([call("toolu_BASH_TOUCH", "Bash", json!({"command": "touch src/created_rel.txt"}))]), "tool_use"),
+            answer(
+                "msg_1",
+                json!([call("toolu_BASH_TOUCH", "Bash", json!({"command": "touch src/created_rel.txt"}))]),
+                "tool_use",
+            ),
             answer("msg_2", json!([call("toolu_RM", "Bash", json!({"command": "rm -rf src/auth"}))]), "tool_use"),
             answer("msg_3", json!([call("toolu_PY", "Bash", json!({"command": "python3 -c 'print(1)'"}))]), "tool_use"),
             answer("msg_4", text("ok"), "end_turn"),
@@ -456,7 +533,9 @@ fn a_shell_command_writing_inside_the_workspace_gets_the_profile_s_path_specific
     );
     let new = run(V332, answers(), &[], |_| Vec::new());
     let cwd = new.ws.cwd().display().to_string();
-    let needs = |path: &str| format!("{path} needs approval. The path is inside the working directories for this session ('{cwd}'), and Claude Code asks before a shell command creates, changes or removes files there.");
+    let needs = |path: &str| {
+        format!("{path} needs approval. The path is inside the working directories for this session ('{cwd}'), and Claude Code asks before a shell command creates, changes or removes files there.")
+    };
     assert_eq!(
         results(&new),
         [
@@ -475,7 +554,13 @@ fn a_shell_command_writing_inside_the_workspace_gets_the_profile_s_path_specific
 /// `turns` tool-only answers (a Read each), then a final text.
 fn tool_turns(turns: u32) -> Vec<Canned> {
     let mut answers: Vec<Canned> = (1..=turns)
-        .map(|i| answer(&format!("msg_{i}"), json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*.md"}))]), "tool_use"))
+        .map(|i| {
+            answer(
+                &format!("msg_{i}"),
+                json!([call(&format!("toolu_{i}"), "Glob", json!({"pattern": "*.md"}))]),
+                "tool_use",
+            )
+        })
         .collect();
     answers.push(answer("msg_end", text("done"), "end_turn"));
     answers
@@ -496,7 +581,11 @@ fn after_five_silent_tool_turns_2_1_332_injects_its_reminder_as_a_system_message
     let last = r.last_message(5);
     assert_eq!(last["role"], "system", "request 6 carries the reminder, last");
     assert_eq!(last["content"], json!([{"type": "text", "text": quiet, "cache_control": {"type": "ephemeral"}}]));
-    assert_eq!(system_messages(&r.requests[6]), vec![json!({"role": "system", "content": quiet})], "kept, as a plain string once not last");
+    assert_eq!(
+        system_messages(&r.requests[6]),
+        vec![json!({"role": "system", "content": quiet})],
+        "kept, as a plain string once not last"
+    );
     assert!(!r.lines.iter().any(|l| l.to_string().contains("hasn't heard")), "the user is not shown it");
     assert!(r.replays_identical());
 }
@@ -508,7 +597,9 @@ fn the_task_tools_reminder_of_2_1_197_comes_after_ten_opus_tool_turns_only() {
     let reminders: Vec<usize> = (0..11).filter(|n| r.last_message(*n)["role"] == "system").collect();
     assert_eq!(reminders, [10]);
     let text = r.last_message(10)["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("The task tools haven't been used recently.") && text.ends_with("ignore if not applicable.\n"));
+    assert!(
+        text.starts_with("The task tools haven't been used recently.") && text.ends_with("ignore if not applicable.\n")
+    );
     let sonnet = run(V197, tool_turns(10), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
     assert!(sonnet.requests.iter().all(|q| system_messages(q).is_empty()), "Opus only");
     let none = run("reloop", tool_turns(10), &[], |_| Vec::new());
@@ -532,7 +623,12 @@ fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once
         body: response("msg_whole", text("whole answer"), "end_turn", 4)["message"].clone(),
     };
     for (profile, stream_max) in [(V332, 128000), (V197, 64000)] {
-        let r = run(profile, vec![broken_stream(), broken_stream(), broken_stream(), whole()], &["--max-retries", "10"], |_| Vec::new());
+        let r = run(
+            profile,
+            vec![broken_stream(), broken_stream(), broken_stream(), whole()],
+            &["--max-retries", "10"],
+            |_| Vec::new(),
+        );
         assert_eq!(r.requests.len(), 4, "{profile}");
         for n in 0..3 {
             assert_eq!(r.requests[n].body["stream"], true);
@@ -543,7 +639,10 @@ fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once
         assert_eq!(r.requests[3].body["max_tokens"], 64000, "{profile}");
         let gap = r.requests[3].at.duration_since(r.requests[2].at);
         assert!(gap < std::time::Duration::from_millis(400), "{profile}: sent at once, not after a backoff ({gap:?})");
-        assert!(!r.lines.iter().any(|l| l["subtype"] == "api_retry"), "{profile}: no api_retry line for broken streams");
+        assert!(
+            !r.lines.iter().any(|l| l["subtype"] == "api_retry"),
+            "{profile}: no api_retry line for broken streams"
+        );
         assert_eq!(r.result()["result"], "whole answer");
         assert!(r.replays_identical());
     }
@@ -553,7 +652,8 @@ fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once
 fn the_model_fallback_line_is_worded_as_each_version_words_it() {
     let overloaded = || common::fake_server::overloaded(&[]);
     let answers = || vec![overloaded(), overloaded(), overloaded(), answer("msg_1", text("ok"), "end_turn")];
-    let fallback = |r: &Run| r.lines.iter().find(|l| l["subtype"] == "model_fallback").cloned().expect("a model_fallback line");
+    let fallback =
+        |r: &Run| r.lines.iter().find(|l| l["subtype"] == "model_fallback").cloned().expect("a model_fallback line");
     let old = run(V197, answers(), &["--max-retries", "5", "--fallback-model", "claude-sonnet-4-6"], |_| Vec::new());
     let line = fallback(&old);
     assert_eq!(line["trigger"], "overloaded");
@@ -563,7 +663,10 @@ fn the_model_fallback_line_is_worded_as_each_version_words_it() {
     let new = run(V332, answers(), &["--max-retries", "5", "--fallback-model", "claude-sonnet-4-6"], |_| Vec::new());
     let line = fallback(&new);
     assert_eq!(line["original_model"], "claude-opus-5-5");
-    assert_eq!(line["content"], "Switched to Sonnet 4.6 due to high demand for Opus 5.5 · context window 1M → 200K tokens");
+    assert_eq!(
+        line["content"],
+        "Switched to Sonnet 4.6 due to high demand for Opus 5.5 · context window 1M → 200K tokens"
+    );
     for r in [&old, &new] {
         assert_eq!(r.requests.last().unwrap().body["model"], "claude-sonnet-4-6");
         assert_eq!(r.requests.last().unwrap().body["max_tokens"], 32000, "the limit follows the model");

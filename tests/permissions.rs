@@ -69,7 +69,6 @@ fn read_from(path: &std::path::Path) -> String {
     format!("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())
 }
 
-
 #[test]
 fn default_mode_runs_reads_and_refuses_writes_and_commands_that_are_not_read_only() {
     let ws = Workspace::seed();

@@ -104,10 +104,8 @@ fn stream_json_lines_carry_claude_code_s_ids_and_a_replay_reprints_nothing_new()
 #[test]
 fn messages_after_the_first_are_queries_of_the_same_session_each_with_its_init_and_result() {
     let ws = Workspace::seed();
-    let script = cassette(
-        &ws,
-        vec![response("m1", text("uno"), "end_turn", 1), response("m2", text("dos"), "end_turn", 1)],
-    );
+    let script =
+        cassette(&ws, vec![response("m1", text("uno"), "end_turn", 1), response("m2", text("dos"), "end_turn", 1)]);
     let out = print_mode(&ws, &stream_args(&script), &[user("alpha"), user("bravo")]);
     assert!(out.status.success(), "{}", stderr(&out));
     let lines = json_lines(&out);
@@ -119,7 +117,8 @@ fn messages_after_the_first_are_queries_of_the_same_session_each_with_its_init_a
     assert_eq!(results[0]["session_id"], results[1]["session_id"]);
     let shown = ws.reloop(&["show", "last", "--request", "2"]);
     let request = stdout(&shown);
-    let (alpha, uno, bravo) = (request.find("alpha").unwrap(), request.find("uno").unwrap(), request.find("bravo").unwrap());
+    let (alpha, uno, bravo) =
+        (request.find("alpha").unwrap(), request.find("uno").unwrap(), request.find("bravo").unwrap());
     assert!(alpha < uno && uno < bravo, "the second query carries the first: {request}");
     let why = stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("caller: prompt: a new prompt starts the next query: bravo"), "{why}");
@@ -234,10 +233,15 @@ fn flags_reloop_cannot_honour_are_named_once_and_bad_combinations_exit_2() {
 fn a_tool_removed_by_the_flags_is_not_offered_to_the_model() {
     let ws = Workspace::seed();
     let script = cassette(&ws, vec![response("m1", text("ok"), "end_turn", 1)]);
-    let out = print_mode(&ws, &["-p", "q", "--script", &script, "--tools", "Read,Grep,Bash", "--disallowedTools", "Bash"], &[]);
+    let out = print_mode(
+        &ws,
+        &["-p", "q", "--script", &script, "--tools", "Read,Grep,Bash", "--disallowedTools", "Bash"],
+        &[],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let request: Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--request", "1"]))).unwrap();
-    let offered: Vec<&str> = request["body"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> =
+        request["body"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(offered, ["Read", "Grep"], "--tools keeps Read, Grep and Bash; --disallowedTools Bash removes Bash");
 }
 

@@ -90,17 +90,17 @@ fn check_file(file: &Path) -> Vec<Case> {
             let (header, steps) = &sessions[0];
             vec![replayed(name, header, steps)]
         }
-        Ok(sessions) => sessions
-            .iter()
-            .map(|(header, steps)| replayed(format!("{name} {}", header.id), header, steps))
-            .collect(),
+        Ok(sessions) => {
+            sessions.iter().map(|(header, steps)| replayed(format!("{name} {}", header.id), header, steps)).collect()
+        }
         Err(why) => vec![Case { name, steps: 0, failure: Some(why) }],
     }
 }
 
 fn replayed(name: String, header: &SessionHeader, steps: &[StepRecord]) -> Case {
     let report = reloop_driver::replay(header, steps);
-    let failure = report.divergence.map(|d| format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary()));
+    let failure =
+        report.divergence.map(|d| format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary()));
     Case { name, steps: report.steps, failure }
 }
 
@@ -130,7 +130,9 @@ fn journal_sessions(file: &Path) -> Result<Vec<Session>, String> {
     let summaries = journal.sessions().map_err(|e| e.to_string())?;
     summaries
         .iter()
-        .map(|s| Ok((journal.header(&s.id).map_err(|e| e.to_string())?, journal.steps(&s.id).map_err(|e| e.to_string())?)))
+        .map(|s| {
+            Ok((journal.header(&s.id).map_err(|e| e.to_string())?, journal.steps(&s.id).map_err(|e| e.to_string())?))
+        })
         .collect()
 }
 

@@ -144,7 +144,9 @@ enum Outcome {
         profile: &'static str,
         version: Option<(String, bool)>,
     },
-    AlreadyImported { id: String },
+    AlreadyImported {
+        id: String,
+    },
 }
 
 /// Imports one transcript, unless the same conversation of the same file is already in the

@@ -3,15 +3,15 @@
 mod check;
 mod compact;
 mod help;
-mod rerun;
 mod inspect;
 mod listing;
-mod view;
+mod rerun;
 pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
-pub(crate) mod wire;
+mod view;
 mod what_if;
+pub(crate) mod wire;
 
 pub use signals::ending;
 

@@ -216,8 +216,7 @@ pub(crate) fn build_session(
     };
     let max_output_tokens = max_tokens(&model);
     // Claude Code's limit follows the model: after a fallback, the fallback model's.
-    let fallback_max_output_tokens =
-        args.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
+    let fallback_max_output_tokens = args.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
     let provider = provider(args, kind, cwd)?;
     let journal_path = args.journal.path(journal_base);
     let journal = Journal::create_or_open(&journal_path)?;

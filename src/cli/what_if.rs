@@ -86,16 +86,24 @@ fn would_have(
     let recorded = expected.as_ref().map_or("went on".to_string(), |r| format!("{} ({})", r.name(), r.explain()));
     match actual {
         Some(reason @ Reason::Terminal(_)) => {
-            format!("would have stopped with {}: {}; it {}", reason.name(), reason.explain(), recorded_instead(&recorded))
+            format!(
+                "would have stopped with {}: {}; it {}",
+                reason.name(),
+                reason.explain(),
+                recorded_instead(&recorded)
+            )
         }
         Some(reason @ Reason::Continue(_)) => {
-            format!("would have continued with {}: {}; it {}", reason.name(), reason.explain(), recorded_instead(&recorded))
+            format!(
+                "would have continued with {}: {}; it {}",
+                reason.name(),
+                reason.explain(),
+                recorded_instead(&recorded)
+            )
         }
-        None if actual_effects != expected_effects => format!(
-            "would have acted otherwise: {} instead of {}",
-            short(actual_effects),
-            short(expected_effects)
-        ),
+        None if actual_effects != expected_effects => {
+            format!("would have acted otherwise: {} instead of {}", short(actual_effects), short(expected_effects))
+        }
         None => format!("would have gone on where it decided: it {}", recorded_instead(&recorded)),
     }
 }
@@ -151,7 +159,12 @@ fn apply(config: &mut Config, change: &str) -> Result<(), CliError> {
         "max_budget_usd" => {
             config.max_budget_usd = match value {
                 "none" => None,
-                v => Some(v.parse::<f64>().ok().filter(|b| b.is_finite() && *b >= 0.0).ok_or_else(|| bad("expected dollars"))?),
+                v => Some(
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|b| b.is_finite() && *b >= 0.0)
+                        .ok_or_else(|| bad("expected dollars"))?,
+                ),
             }
         }
         "token_budget" => config.token_budget = optional(value)?,

@@ -17,8 +17,6 @@ use crate::cli::{JournalArg, OutputFormat};
 /// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
 pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
 
-
-
 #[derive(Parser, Debug)]
 #[command(
     name = "reloop",
@@ -320,8 +318,16 @@ impl PrintArgs {
                 out.push((flag, why));
             }
         };
-        warn(!self.mcp_config.is_empty(), "--mcp-config", "MCP servers are not supported yet; their tools are not offered");
-        warn(self.json_schema.is_some(), "--json-schema", "structured output is not supported yet; the result is plain text");
+        warn(
+            !self.mcp_config.is_empty(),
+            "--mcp-config",
+            "MCP servers are not supported yet; their tools are not offered",
+        );
+        warn(
+            self.json_schema.is_some(),
+            "--json-schema",
+            "structured output is not supported yet; the result is plain text",
+        );
         warn(!self.betas.is_empty(), "--betas", "beta headers are not sent");
         warn(self.effort.is_some(), "--effort", "the effort setting is not sent");
         warn(
@@ -346,15 +352,27 @@ impl PrintArgs {
         warn(self.initialize_fields.is_some(), "--initialize-fields", "settings are read from flags, not initialize");
         warn(self.await_initialize, "--await-initialize", "reloop always reads initialize before the first prompt");
         warn(self.managed_settings.is_some(), "--managed-settings", "managed settings are not loaded");
-        warn(self.managed_settings_in_initialize, "--managed-settings-in-initialize", "managed settings are not loaded");
+        warn(
+            self.managed_settings_in_initialize,
+            "--managed-settings-in-initialize",
+            "managed settings are not loaded",
+        );
         warn(self.project_config_root.is_some(), "--project-config-root", "project configuration is not loaded");
         warn(self.no_session_persistence, "--no-session-persistence", "every session is journaled");
         warn(self.replay_user_messages, "--replay-user-messages", "user messages are not echoed");
-        warn(self.allow_dangerously_skip_permissions, "--allow-dangerously-skip-permissions", "modes switch only by flag or set_permission_mode");
+        warn(
+            self.allow_dangerously_skip_permissions,
+            "--allow-dangerously-skip-permissions",
+            "modes switch only by flag or set_permission_mode",
+        );
         warn(self.hard_fail, "--hard-fail", "there is no debug log");
         if let Some(sources) = &self.setting_sources {
             let reads_files = sources.split(',').any(|s| !s.trim().is_empty());
-            warn(reads_files, "--setting-sources", "reloop reads settings only from --settings, not user or project files");
+            warn(
+                reads_files,
+                "--setting-sources",
+                "reloop reads settings only from --settings, not user or project files",
+            );
         }
         out
     }
@@ -450,10 +468,29 @@ mod tests {
     #[test]
     fn the_python_sdk_s_command_line_parses() {
         let args = parse(&[
-            "--output-format", "stream-json", "--verbose", "--system-prompt", "", "--allowedTools", "Read",
-            "--max-turns", "3", "--disallowedTools", "Bash", "--model", "claude-haiku-4-5", "--permission-mode",
-            "acceptEdits", "--resume=abc", "--setting-sources=", "--add-dir", "/a", "--add-dir", "/b",
-            "--input-format", "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--system-prompt",
+            "",
+            "--allowedTools",
+            "Read",
+            "--max-turns",
+            "3",
+            "--disallowedTools",
+            "Bash",
+            "--model",
+            "claude-haiku-4-5",
+            "--permission-mode",
+            "acceptEdits",
+            "--resume=abc",
+            "--setting-sources=",
+            "--add-dir",
+            "/a",
+            "--add-dir",
+            "/b",
+            "--input-format",
+            "stream-json",
         ]);
         assert_eq!(args.output_format, OutputFormat::StreamJson);
         assert_eq!(args.system_prompt.as_deref(), Some(""));
@@ -484,8 +521,17 @@ mod tests {
     }
 
     /// reloop's own flags, which `docs/sdk.md` lists apart from Claude Code's.
-    const RELOOP_OWN: &[&str] =
-        &["journal", "script", "provider", "base-url", "api-timeout-ms", "stream-idle-timeout-ms", "max-retries", "dangerously-allow-root", "compat"];
+    const RELOOP_OWN: &[&str] = &[
+        "journal",
+        "script",
+        "provider",
+        "base-url",
+        "api-timeout-ms",
+        "stream-idle-timeout-ms",
+        "max-retries",
+        "dangerously-allow-root",
+        "compat",
+    ];
 
     #[test]
     fn the_documented_flag_table_is_the_code_s() {
@@ -510,7 +556,10 @@ mod tests {
             if RELOOP_OWN.contains(&long) || long == "help" {
                 continue;
             }
-            assert!(FLAGS.iter().any(|(f, _)| f.split(", ").any(|n| n == format!("--{long}"))), "--{long} is not in FLAGS");
+            assert!(
+                FLAGS.iter().any(|(f, _)| f.split(", ").any(|n| n == format!("--{long}"))),
+                "--{long} is not in FLAGS"
+            );
         }
     }
 

@@ -32,7 +32,11 @@ pub fn timestamp() -> String {
 /// Runs the print mode.
 pub async fn run(args: PrintArgs) -> Result<ExitCode, CliError> {
     if args.version {
-        crate::term::outln!("{} (Claude Code compatible; reloop {})", args::CLAUDE_CODE_VERSION, env!("CARGO_PKG_VERSION"));
+        crate::term::outln!(
+            "{} (Claude Code compatible; reloop {})",
+            args::CLAUDE_CODE_VERSION,
+            env!("CARGO_PKG_VERSION")
+        );
         return Ok(ExitCode::SUCCESS);
     }
     session::run(args).await

@@ -43,7 +43,9 @@ pub fn read_stdin() -> mpsc::UnboundedReceiver<Incoming> {
             let line = match read_bounded_line(&mut reader) {
                 Ok(Some(Ok(line))) => line,
                 Ok(Some(Err(skipped))) => {
-                    crate::term::errln!("reloop: stdin line {number}: {skipped} bytes, over the {MAX_LINE_BYTES}-byte limit; skipped");
+                    crate::term::errln!(
+                        "reloop: stdin line {number}: {skipped} bytes, over the {MAX_LINE_BYTES}-byte limit; skipped"
+                    );
                     continue;
                 }
                 Ok(None) | Err(_) => break,
@@ -223,7 +225,8 @@ mod tests {
         assert!(matches!(parse(init), Ok(Incoming::Request { id, .. }) if id == "req_1"));
         let allow = r#"{"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {"behavior": "allow"}}}"#;
         assert!(matches!(parse(allow), Ok(Incoming::Response { answer: Ok(_), .. })));
-        let error = r#"{"type": "control_response", "response": {"subtype": "error", "request_id": "x", "error": "boom"}}"#;
+        let error =
+            r#"{"type": "control_response", "response": {"subtype": "error", "request_id": "x", "error": "boom"}}"#;
         assert!(matches!(parse(error), Ok(Incoming::Response { answer: Err(e), .. }) if e == "boom"));
         for bad in ["not json", "[]", r#"{"type": "nope"}"#, r#"{"type": "user"}"#, r#"{"type": "control_request"}"#] {
             assert!(parse(bad).is_err(), "{bad}");

@@ -141,7 +141,13 @@ impl Setup {
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
-    fn start(&self, wire: &Wire, content: Vec<ContentBlock>, prompt_text: &str, keep_alive: bool) -> Result<RunHandle, CliError> {
+    fn start(
+        &self,
+        wire: &Wire,
+        content: Vec<ContentBlock>,
+        prompt_text: &str,
+        keep_alive: bool,
+    ) -> Result<RunHandle, CliError> {
         let mut session = self.session(wire, prompt_text, keep_alive)?;
         let target = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => id.clone(),
@@ -171,7 +177,8 @@ impl Setup {
             )));
         }
         let id = if self.args.fork_session || at != last {
-            let mut fork = crate::cli::session::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
+            let mut fork =
+                crate::cli::session::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
             if let Some(given) = &self.args.session_id {
                 fork.id = given.clone();
             }
@@ -221,7 +228,6 @@ fn settings(given: Option<&str>, cwd: &std::path::Path) -> Result<(Settings, Opt
         }
     }
 }
-
 
 /// A run whose first query is its only one (`--input-format text`).
 async fn drive_one(
@@ -458,7 +464,9 @@ fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Res
                 "percentage": percentage, "model": model, "categories": [],
             }))
         }
-        "mcp_message" => Err("mcp_message: reloop runs no MCP servers (the SDK's in-process servers are not supported yet)".into()),
+        "mcp_message" => {
+            Err("mcp_message: reloop runs no MCP servers (the SDK's in-process servers are not supported yet)".into())
+        }
         "" => Err("a control_request without a subtype".into()),
         other => Err(format!("Unsupported control request subtype: {other}")),
     }

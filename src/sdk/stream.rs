@@ -155,7 +155,10 @@ impl SdkStream {
     pub fn local_command_output(&mut self, text: &str) {
         let mut line = Map::new();
         line.insert("type".into(), json!("user"));
-        line.insert("message".into(), json!({"role": "user", "content": format!("<local-command-stdout>{text}</local-command-stdout>")}));
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": format!("<local-command-stdout>{text}</local-command-stdout>")}),
+        );
         self.emit(line, true);
     }
 
@@ -255,12 +258,9 @@ impl SdkStream {
                     self.stream_event(json!({"type": "message_stop"}));
                 }
                 // One line per content block, all with the response's id, as Claude Code prints.
-                let id = message
-                    .extra
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', "")));
+                let id = message.extra.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+                    format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
+                });
                 let model = message.extra.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
@@ -324,13 +324,21 @@ impl SdkStream {
         let (original, content) = match self.profile.profile().lines.fallback {
             FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
             FallbackWording::DisplayNames => {
-                let (id, note) = if million(from_window) { (format!("{from}[1m]"), " (1M context)") } else { (from.to_string(), "") };
+                let (id, note) = if million(from_window) {
+                    (format!("{from}[1m]"), " (1M context)")
+                } else {
+                    (from.to_string(), "")
+                };
                 (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
             }
             FallbackWording::DisplayNamesAndWindow => {
                 let mut content = format!("Switched to {to_name} due to high demand for {from_name}");
                 if from_window != to_window {
-                    content.push_str(&format!(" · context window {} → {} tokens", tokens(from_window), tokens(to_window)));
+                    content.push_str(&format!(
+                        " · context window {} → {} tokens",
+                        tokens(from_window),
+                        tokens(to_window)
+                    ));
                 }
                 (from.to_string(), content)
             }
@@ -392,7 +400,11 @@ impl SdkStream {
         let [reloop_core::ContentBlock::Text(block)] = message.content.as_slice() else { return Synthetic::No };
         let text = block.text.as_str();
         if text == rules.max_tokens_resume.render() {
-            return if rules.echo_resume { Synthetic::Echo(rules.max_tokens_resume.text.to_string()) } else { Synthetic::Hidden };
+            return if rules.echo_resume {
+                Synthetic::Echo(rules.max_tokens_resume.text.to_string())
+            } else {
+                Synthetic::Hidden
+            };
         }
         if text == rules.malformed.reminder.render() {
             return Synthetic::Hidden;
@@ -489,7 +501,9 @@ fn minus(total: &Usage, before: &Usage) -> Usage {
     Usage {
         input_tokens: total.input_tokens.saturating_sub(before.input_tokens),
         output_tokens: total.output_tokens.saturating_sub(before.output_tokens),
-        cache_creation_input_tokens: total.cache_creation_input_tokens.saturating_sub(before.cache_creation_input_tokens),
+        cache_creation_input_tokens: total
+            .cache_creation_input_tokens
+            .saturating_sub(before.cache_creation_input_tokens),
         cache_read_input_tokens: total.cache_read_input_tokens.saturating_sub(before.cache_read_input_tokens),
     }
 }
@@ -508,8 +522,8 @@ fn usage_json(usage: &Usage) -> Value {
 fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId) -> Value {
     let mut out = Map::new();
     for (model, usage) in by_model {
-        let max_output_tokens = crate::cli::run::env_max_output_tokens()
-            .unwrap_or_else(|| profile.profile().max_tokens_for(model));
+        let max_output_tokens =
+            crate::cli::run::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
         let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
         out.insert(
             model.clone(),

@@ -90,7 +90,6 @@ pub struct RunResult {
     pub context_tokens: u64,
 }
 
-
 /// What a caller can tell a running loop.
 #[derive(Debug)]
 pub(crate) enum Control {
@@ -190,4 +189,3 @@ impl Stream for RunHandle {
         self.events.poll_recv(cx)
     }
 }
-

@@ -62,7 +62,9 @@ impl Recording {
                         usage: usage.clone(),
                     });
                 }
-                Event::ModelFailed { error, request } => recording.answer(*request).push(StreamEvent::Failed(error.clone())),
+                Event::ModelFailed { error, request } => {
+                    recording.answer(*request).push(StreamEvent::Failed(error.clone()))
+                }
                 Event::ToolDone(outcome) => {
                     if let Some(name) = names.get(&outcome.tool_use_id) {
                         let result = (outcome.content.as_text(), outcome.is_error);
@@ -131,12 +133,19 @@ pub fn compare(request: u32, recorded: &[&Message], now: &[&Message]) -> Option<
             }
             let at = format!("message {} ({}), block {}", i + 1, role(was.role), j + 1);
             return Some(match (a, b) {
-                (ContentBlock::ToolResult(x), ContentBlock::ToolResult(y)) if x.is_error != y.is_error => RerunDivergence {
-                    code: "RELOOP-R002",
-                    request,
-                    summary: format!("{at}: the call {} was {} and now is {}", x.tool_use_id, verdict(x.is_error), verdict(y.is_error)),
-                    diff: lines(&x.content.as_text(), &y.content.as_text()),
-                },
+                (ContentBlock::ToolResult(x), ContentBlock::ToolResult(y)) if x.is_error != y.is_error => {
+                    RerunDivergence {
+                        code: "RELOOP-R002",
+                        request,
+                        summary: format!(
+                            "{at}: the call {} was {} and now is {}",
+                            x.tool_use_id,
+                            verdict(x.is_error),
+                            verdict(y.is_error)
+                        ),
+                        diff: lines(&x.content.as_text(), &y.content.as_text()),
+                    }
+                }
                 (ContentBlock::ToolResult(x), ContentBlock::ToolResult(y)) => RerunDivergence {
                     code: "RELOOP-R001",
                     request,
@@ -239,19 +248,25 @@ impl ModelProvider for RecordedProvider {
         } else {
             match (self.recording.requests.get(&number), self.recording.answers.get(&number)) {
                 // Equal digests are equal histories; only a difference is looked at message by message.
-                (Some(recorded), Some(answer)) if recorded.digest() == request.messages.digest() => Some(answer.clone()),
-                (Some(recorded), Some(answer)) => match compare(number, &recorded.messages(), &request.messages.messages()) {
-                    None => Some(answer.clone()),
-                    Some(divergence) => {
-                        *self.divergence.lock().unwrap_or_else(|p| p.into_inner()) = Some(divergence);
-                        None
+                (Some(recorded), Some(answer)) if recorded.digest() == request.messages.digest() => {
+                    Some(answer.clone())
+                }
+                (Some(recorded), Some(answer)) => {
+                    match compare(number, &recorded.messages(), &request.messages.messages()) {
+                        None => Some(answer.clone()),
+                        Some(divergence) => {
+                            *self.divergence.lock().unwrap_or_else(|p| p.into_inner()) = Some(divergence);
+                            None
+                        }
                     }
-                },
+                }
                 _ => {
                     let divergence = RerunDivergence {
                         code: "RELOOP-R005",
                         request: number,
-                        summary: format!("the recorded session made no request {number}: the rerun goes further than it went"),
+                        summary: format!(
+                            "the recorded session made no request {number}: the rerun goes further than it went"
+                        ),
                         diff: Vec::new(),
                     };
                     *self.divergence.lock().unwrap_or_else(|p| p.into_inner()) = Some(divergence);
@@ -326,7 +341,11 @@ mod tests {
     #[test]
     fn a_changed_tool_result_is_named_with_its_lines() {
         let result = |text: &str, err: bool| {
-            Message::user(vec![reloop_core::ToolOutcome { is_error: err, ..reloop_core::ToolOutcome::error("t1", text) }.into_block()])
+            Message::user(vec![reloop_core::ToolOutcome {
+                is_error: err,
+                ..reloop_core::ToolOutcome::error("t1", text)
+            }
+            .into_block()])
         };
         let recorded = vec![Message::user_text("go"), result("1\told\n2\tsame", false)];
         let now = vec![Message::user_text("go"), result("1\tnew\n2\tsame", false)];

@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::{PermissionSpec, RunConfig, DEFAULT_SYSTEM_PROMPT};
 use crate::error::DriverError;
-pub use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::handle::Control;
+pub use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::ids::{new_session_id, now_ms};
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
@@ -334,10 +334,8 @@ impl Runner {
         // The tools speak and check as the session's profile says.
         let rules = session.core.rules();
         tool_ctx.require_read = rules.tools.edit_requires_read;
-        let permissions = session
-            .permissions
-            .as_ref()
-            .map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
+        let permissions =
+            session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
         files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),
@@ -495,7 +493,10 @@ impl Runner {
 
     /// Between the queries of a kept-alive session: settings are applied as they come, and a
     /// message starts the next query. `None` when the caller closes the session.
-    async fn next_query(&mut self, control: &mut mpsc::UnboundedReceiver<Control>) -> Result<Option<Event>, DriverError> {
+    async fn next_query(
+        &mut self,
+        control: &mut mpsc::UnboundedReceiver<Control>,
+    ) -> Result<Option<Event>, DriverError> {
         loop {
             match control.recv().await {
                 Some(Control::Send(content)) => {

@@ -122,7 +122,8 @@ impl Facts {
                     Effect::Command(Command::CallModel(call)) => {
                         // A request asked again after a restart (a resume, a fork point) is
                         // the same request: the earlier asking was never answered.
-                        if let Some(earlier) = request_index.get(&call.request).and_then(|&i| facts.requests.get_mut(i)) {
+                        if let Some(earlier) = request_index.get(&call.request).and_then(|&i| facts.requests.get_mut(i))
+                        {
                             earlier.outcome = format!("asked again at #{}", step.seq);
                         }
                         request_index.insert(call.request, facts.requests.len());

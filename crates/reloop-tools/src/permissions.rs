@@ -566,7 +566,9 @@ impl PermissionContext {
             ("Bash", _) => match (self.texts.bash_write, call.command.as_ref().and_then(|c| self.bash_write(c))) {
                 (Some(texts), Some((command, removes, path))) => {
                     let dirs = self.workspace.roots().iter().map(|r| format!("'{}'", r.display())).collect::<Vec<_>>();
-                    Refusal::Worded { text: texts.render(&command, removes, &path.display().to_string(), &dirs.join(", ")) }
+                    Refusal::Worded {
+                        text: texts.render(&command, removes, &path.display().to_string(), &dirs.join(", ")),
+                    }
                 }
                 _ => Refusal::CommandNeedsApproval,
             },

@@ -50,7 +50,9 @@ pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
         Event::QueuedInput { id, content } => queue(State::AwaitingModel(ctx, streaming), id, content),
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(State::AwaitingModel(ctx, streaming), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::AwaitingModel(ctx, streaming), mode),
+        Event::SetPermissionMode { mode } => {
+            crate::settings::set_permission_mode(State::AwaitingModel(ctx, streaming), mode)
+        }
         other @ (Event::UserInput { .. }
         | Event::ToolStarted { .. }
         | Event::ToolDone(_)

@@ -30,7 +30,9 @@ pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(State::Compacting(ctx, compaction), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::Compacting(ctx, compaction), mode),
+        Event::SetPermissionMode { mode } => {
+            crate::settings::set_permission_mode(State::Compacting(ctx, compaction), mode)
+        }
         Event::QueuedInput { id, content } => queue(State::Compacting(ctx, compaction), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }

@@ -23,7 +23,9 @@ pub(crate) fn on(ctx: Loop, stop_reason: Option<StopReason>, event: Event) -> St
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelHooks)),
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(State::RunningStopHooks(ctx, stop_reason), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::RunningStopHooks(ctx, stop_reason), mode),
+        Event::SetPermissionMode { mode } => {
+            crate::settings::set_permission_mode(State::RunningStopHooks(ctx, stop_reason), mode)
+        }
         // Hooks in flight when the process stopped run again.
         Event::Resumed => {
             let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();
@@ -69,7 +71,8 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     ctx.query.stop_hook_blocks = ctx.query.stop_hook_blocks.saturating_add(1);
     ctx.turn.stop_hook_active = true;
     let rules = ctx.config.rules();
-    let blocks = if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
+    let blocks =
+        if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
     ctx.messages.push(Message::user_text(rules.stop_hook_feedback(&stop_hook_feedback(&blocks))));
     let decision = Continue::StopHookBlocking {
         feedback: combined.blocks.iter().map(|b| b.line()).collect(),
@@ -84,7 +87,8 @@ fn with_raw_stderr(blocks: &[crate::hook::Blocked], runs: &[HookRun]) -> Vec<cra
     blocks
         .iter()
         .map(|block| {
-            let raw = runs.iter().find(|r| r.command == block.command && !block.from_json && !r.stderr.trim().is_empty());
+            let raw =
+                runs.iter().find(|r| r.command == block.command && !block.from_json && !r.stderr.trim().is_empty());
             let mut block = block.clone();
             if let Some(run) = raw {
                 block.message = run.stderr.clone();

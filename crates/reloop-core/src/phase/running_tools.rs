@@ -54,7 +54,9 @@ pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
         Event::Abort => crate::abort::tools(ctx, tools),
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(State::RunningTools(ctx, tools), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::RunningTools(ctx, tools), mode),
+        Event::SetPermissionMode { mode } => {
+            crate::settings::set_permission_mode(State::RunningTools(ctx, tools), mode)
+        }
         Event::QueuedInput { id, content } => queue(State::RunningTools(ctx, tools), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }

@@ -144,7 +144,12 @@ pub const RELOOP: Profile = Profile {
     stop_hook_preamble: None,
     stop_hook_raw_stderr: false,
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
-    tools: ToolTexts { disallowed: DISALLOWED_2_1_197, edit_requires_read: true, read_check_first: false, bash_write: None },
+    tools: ToolTexts {
+        disallowed: DISALLOWED_2_1_197,
+        edit_requires_read: true,
+        read_check_first: false,
+        bash_write: None,
+    },
     default_model: None,
     lines: StreamLines {
         stop_hook_notification: None,
@@ -235,43 +240,93 @@ impl Profile {
             ("max-tokens resume wrapped in `<system-reminder>`", yes_no(self.max_tokens_resume.reminder)),
             ("max-tokens resume echoed as a synthetic `user` line", yes_no(self.echo_resume)),
             ("malformed tool call: retries", self.malformed.retries.to_string()),
-            ("malformed tool call: bad message retracted, reminder appended to the last user message", yes_no(self.malformed.retract)),
+            (
+                "malformed tool call: bad message retracted, reminder appended to the last user message",
+                yes_no(self.malformed.retract),
+            ),
             ("malformed tool call: retry text", format!("`{}`", self.malformed.reminder.text)),
-            ("malformed tool call: own terminal reason `malformed_tool_use_exhausted`", yes_no(self.malformed.own_terminal_reason)),
+            (
+                "malformed tool call: own terminal reason `malformed_tool_use_exhausted`",
+                yes_no(self.malformed.own_terminal_reason),
+            ),
             ("Stop-hook feedback wrapped with the hook provenance preamble", yes_no(self.stop_hook_preamble.is_some())),
             ("Stop-hook stderr fed back as written (trailing newline kept)", yes_no(self.stop_hook_raw_stderr)),
-            ("result line in Claude Code's words (an API error ends `completed` or `api_error`, not `model_error`)", yes_no(self.claude_code_version.is_some())),
-            ("result: `terminal_reason: \"api_error\"` and `api_error_type` on API errors", yes_no(self.result.api_error_terminal)),
-            ("result: `api_error: \"max_output_tokens\"` when output tokens run out", yes_no(self.result.max_output_tokens_api_error)),
+            (
+                "result line in Claude Code's words (an API error ends `completed` or `api_error`, not `model_error`)",
+                yes_no(self.claude_code_version.is_some()),
+            ),
+            (
+                "result: `terminal_reason: \"api_error\"` and `api_error_type` on API errors",
+                yes_no(self.result.api_error_terminal),
+            ),
+            (
+                "result: `api_error: \"max_output_tokens\"` when output tokens run out",
+                yes_no(self.result.max_output_tokens_api_error),
+            ),
             ("result: max-tokens resumes count in `num_turns`", yes_no(self.result.resumes_count_as_turns)),
-            ("Write/Edit refuse a file not read first (`File has not been read yet`)", yes_no(self.tools.edit_requires_read)),
+            (
+                "Write/Edit refuse a file not read first (`File has not been read yet`)",
+                yes_no(self.tools.edit_requires_read),
+            ),
             ("... before hooks and permissions, and not as a permission denial", yes_no(self.tools.read_check_first)),
-            ("Bash writing inside the working directories (default mode)", self.tools.bash_write.map_or("`This command requires approval`".to_string(), |t| format!("`{}`", t.create))),
+            (
+                "Bash writing inside the working directories (default mode)",
+                self.tools
+                    .bash_write
+                    .map_or("`This command requires approval`".to_string(), |t| format!("`{}`", t.create)),
+            ),
             ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
-            ("stdout: `system/notification` after the first Stop-hook feedback", self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`"))),
-            ("stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)", yes_no(self.lines.block_cap)),
+            (
+                "stdout: `system/notification` after the first Stop-hook feedback",
+                self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
+            ),
+            (
+                "stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)",
+                yes_no(self.lines.block_cap),
+            ),
             ("stdout: a `system/permission_denied` line per denied call", yes_no(self.lines.permission_denied)),
-            ("stdout: the `model_fallback` line's words", match self.lines.fallback {
-                FallbackWording::Ids => "the models' ids".to_string(),
-                FallbackWording::DisplayNames => "display names, `(1M context)`, `[1m]` ids".to_string(),
-                FallbackWording::DisplayNamesAndWindow => "display names and the context window's change".to_string(),
-            }),
-            ("a numeric `retry-after` sets the delay", match self.retry_after {
-                RetryAfter::Floor => "at least it (the larger of it and the backoff)",
-                RetryAfter::Exact => "exactly",
-                RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
-            }.to_string()),
-            ("a `role: \"system\"` reminder after tool turns", self.nudge.map_or("none".to_string(), |n| {
-                let who = n.models.map_or(String::new(), |m| format!(" ({m} models)"));
-                let counted = if n.silent_only { "consecutive tool turns without text" } else { "tool turns" };
-                format!("every {} {counted}{who}: `{}`", n.every, n.text.trim_end())
-            })),
-            ("after streams broke off with an overload, one request for the whole answer", self.whole_answer.map_or("no".to_string(), |w| {
-                let cap = w.max_tokens_cap.map_or(String::new(), |c| format!(", max_tokens at most {c}"));
-                format!("after {} in a row, at once{cap}", w.after)
-            })),
-            ("default model", self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`"))),
-            ("`max_tokens`: Opus / other models (after a fallback: the fallback model's)", format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens)),
+            (
+                "stdout: the `model_fallback` line's words",
+                match self.lines.fallback {
+                    FallbackWording::Ids => "the models' ids".to_string(),
+                    FallbackWording::DisplayNames => "display names, `(1M context)`, `[1m]` ids".to_string(),
+                    FallbackWording::DisplayNamesAndWindow => {
+                        "display names and the context window's change".to_string()
+                    }
+                },
+            ),
+            (
+                "a numeric `retry-after` sets the delay",
+                match self.retry_after {
+                    RetryAfter::Floor => "at least it (the larger of it and the backoff)",
+                    RetryAfter::Exact => "exactly",
+                    RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
+                }
+                .to_string(),
+            ),
+            (
+                "a `role: \"system\"` reminder after tool turns",
+                self.nudge.map_or("none".to_string(), |n| {
+                    let who = n.models.map_or(String::new(), |m| format!(" ({m} models)"));
+                    let counted = if n.silent_only { "consecutive tool turns without text" } else { "tool turns" };
+                    format!("every {} {counted}{who}: `{}`", n.every, n.text.trim_end())
+                }),
+            ),
+            (
+                "after streams broke off with an overload, one request for the whole answer",
+                self.whole_answer.map_or("no".to_string(), |w| {
+                    let cap = w.max_tokens_cap.map_or(String::new(), |c| format!(", max_tokens at most {c}"));
+                    format!("after {} in a row, at once{cap}", w.after)
+                }),
+            ),
+            (
+                "default model",
+                self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`")),
+            ),
+            (
+                "`max_tokens`: Opus / other models (after a fallback: the fallback model's)",
+                format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens),
+            ),
         ]
     }
 }
