@@ -12,10 +12,16 @@ use serde_json::Value;
 /// Starts `reloop run`, waits until `ready` appears on stdout's lines so far, sends SIGINT.
 fn run_and_interrupt(ws: &Workspace, cassette: &str, ready: &str) -> (Option<i32>, Vec<Value>, Duration) {
     let cassette = cassette_path(cassette);
-    let cwd = ws.cwd();
+    let run = ["run", "go", "--script", cassette.to_str().unwrap(), "--allowed-tools", "Bash"];
+    interrupt(ws, &[&run[..], &["--output-format", "stream-json"]].concat(), ready)
+}
+
+/// Starts reloop with `args` in the workspace, waits until `ready` appears on stdout's lines so
+/// far, sends SIGINT.
+fn interrupt(ws: &Workspace, args: &[&str], ready: &str) -> (Option<i32>, Vec<Value>, Duration) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
-        .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
-        .args(["--output-format", "stream-json", "--allowed-tools", "Bash"])
+        .args(args)
+        .current_dir(ws.cwd())
         .env("RELOOP_JOURNAL", ws.journal())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -60,6 +66,23 @@ fn ctrl_c_while_the_model_streams_ends_with_aborted_streaming() {
     let why = common::stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("stop: aborted_streaming: the caller aborted the run"), "{why}");
     common::settings().bind(|| insta::assert_snapshot!("reason_aborted_streaming", why));
+    assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
+}
+
+#[test]
+fn ctrl_c_in_print_mode_aborts_the_query_and_exits_as_a_run_does() {
+    let ws = Workspace::seed();
+    let cassette = cassette_path("slow_bash.json");
+    let print = ["-p", "go", "--script", cassette.to_str().unwrap(), "--allowedTools", "Bash"];
+    let (code, lines, took) =
+        interrupt(&ws, &[&print[..], &["--output-format", "stream-json", "--verbose"]].concat(), "\"assistant\"");
+    assert_eq!(code, Some(130));
+    assert!(took < Duration::from_secs(5), "abort took {took:?}");
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["is_error"], true, "{result}");
+    let why = common::stdout(&ws.reloop(&["why", "last"]));
+    assert!(why.contains("stop: aborted_tools: the caller aborted the run; interrupted toolu_02"), "{why}");
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }
 

@@ -301,6 +301,28 @@ fn a_run_whose_reader_goes_away_is_aborted_not_a_panic() {
     assert!(ws.replays_identical());
 }
 
+#[test]
+fn a_print_mode_run_whose_reader_goes_away_ends_as_a_live_run_does() {
+    let ws = Workspace::seed();
+    let big = "z".repeat(100_000);
+    let responses = vec![common::response("msg_01", common::text(&format!("{big}\n").repeat(3)), "end_turn", 5)];
+    let cassette = ws.dir.path().join("loud.json");
+    std::fs::write(&cassette, json!({ "responses": responses }).to_string()).unwrap();
+    let user = json!({"type": "user", "message": {"role": "user", "content": "go"}});
+    std::fs::write(ws.dir.path().join("in.jsonl"), format!("{user}\n")).unwrap();
+    let script = cassette.display();
+    for args in [
+        format!("-p go --script {script} --output-format stream-json --verbose"),
+        format!("-p --script {script} --output-format stream-json --verbose --input-format stream-json <in.jsonl"),
+    ] {
+        let (code, stderr) = into_head(&ws, &args);
+        assert!(!stderr.contains("panicked"), "reloop {args}: {stderr}");
+        // The same end as `reloop run`'s: 128 + SIGPIPE, not the exit of a finished query.
+        assert_eq!(code, 141, "reloop {args}: {stderr}");
+    }
+    assert!(ws.replays_identical());
+}
+
 /// The journal's documented cap on one row (`docs/journal.md`).
 const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
 

@@ -320,13 +320,24 @@ pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<Exi
     Ok(code)
 }
 
-/// Runs `handle` to its end, printing its events. A signal aborts the run and makes the exit
-/// code 128 + its number; a stdout nobody reads any more aborts it too (as SIGPIPE would end
-/// a program that cannot write), exit code 141. Otherwise the code is 1 for a run that ended
-/// in error, else 0.
+/// What shows a live run's events: reloop's own [`Printer`], or the print mode's Claude Code
+/// lines.
+pub(crate) trait ShowEvents {
+    fn on_event(&mut self, event: &RunEvent);
+}
+
+impl ShowEvents for Printer {
+    fn on_event(&mut self, event: &RunEvent) {
+        Printer::on_event(self, event)
+    }
+}
+
+/// Runs `handle` to its end, showing its events. A signal aborts the run, and so does a stdout
+/// nobody reads any more (as SIGPIPE would end a program that cannot write); see
+/// [`live_exit_code`].
 pub(crate) async fn drive_with(
     mut handle: RunHandle,
-    printer: &mut Printer,
+    printer: &mut impl ShowEvents,
     signals: super::signals::Signals,
 ) -> Result<(RunResult, ExitCode), CliError> {
     let abort = handle.abort_handle();
@@ -347,7 +358,15 @@ pub(crate) async fn drive_with(
     }
     handle.finish().await?;
     let result = result.ok_or_else(|| CliError::Io("the run ended without a result".into()))?;
-    let code = match (watch.exit_code(), reader_gone) {
+    let code = live_exit_code(&watch, reader_gone, result.is_error);
+    Ok((result, code))
+}
+
+/// How a live run ends: 128 + the number of the signal that stopped it, 141 when its stdout was
+/// closed, else 1 for a run that ended in error and 0 otherwise. After a signal or a closed
+/// stdout, whatever the tools left alive is killed.
+pub(crate) fn live_exit_code(watch: &super::signals::Watch, reader_gone: bool, is_error: bool) -> ExitCode {
+    match (watch.exit_code(), reader_gone) {
         (Some(code), _) => {
             // The tools were told to stop; anything of theirs still alive goes now.
             super::signals::kill_child_groups();
@@ -357,10 +376,9 @@ pub(crate) async fn drive_with(
             super::signals::kill_child_groups();
             ExitCode::from(128 + libc::SIGPIPE as u8)
         }
-        (None, false) if result.is_error => ExitCode::from(1),
+        (None, false) if is_error => ExitCode::from(1),
         (None, false) => ExitCode::SUCCESS,
-    };
-    Ok((result, code))
+    }
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

@@ -46,8 +46,8 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
                 .with_output(setup.args.output_format);
-            let result = drive_one(handle, &mut printer, signals).await?;
-            Ok(exit_code(&result))
+            let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
+            Ok(code)
         }
         InputFormat::StreamJson => stream_session(args, cwd, wire, signals).await,
     }
@@ -229,35 +229,6 @@ fn settings(given: Option<&str>, cwd: &std::path::Path) -> Result<(Settings, Opt
     }
 }
 
-/// A run whose first query is its only one (`--input-format text`).
-async fn drive_one(
-    handle: RunHandle,
-    printer: &mut SdkStream,
-    signals: crate::cli::signals::Signals,
-) -> Result<RunResult, CliError> {
-    let mut handle = handle;
-    let on_signal = handle.abort_handle();
-    let _watch = signals.watch(Arc::new(move || on_signal.abort()));
-    let mut result = None;
-    while let Some(event) = handle.next().await {
-        printer.on_event(&event);
-        if let RunEvent::Finished(r) = event {
-            result = Some(r);
-        }
-    }
-    handle.finish().await?;
-    result.ok_or_else(|| CliError::Io("the run ended without a result".into()))
-}
-
-/// 1 when the last query ended in error, as Claude Code exits.
-fn exit_code(result: &RunResult) -> ExitCode {
-    if result.is_error {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
 /// Settings the SDK changed before the first prompt: they shape the session's header.
 #[derive(Default)]
 struct Early {
@@ -328,11 +299,11 @@ async fn stream_session(
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages);
-    let result = serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await?;
-    Ok(exit_code(&result))
+    serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
-/// The queries of a kept-alive session, until stdin closes and the last one is over.
+/// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
+/// the last query ended (see [`crate::cli::session::live_exit_code`]).
 async fn serve(
     mut handle: RunHandle,
     stream: &mut SdkStream,
@@ -340,14 +311,14 @@ async fn serve(
     wire: &Wire,
     setup: &Setup,
     signals: crate::cli::signals::Signals,
-) -> Result<RunResult, CliError> {
+) -> Result<ExitCode, CliError> {
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
     let watch = signals.watch(Arc::new(move || {
         on_signal.abort();
         on_signal.close();
     }));
-    let (mut running, mut stdin_open, mut closed) = (true, true, false);
+    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (true, true, false, false);
     let mut waiting: VecDeque<Vec<ContentBlock>> = VecDeque::new();
     let mut last: Option<RunResult> = None;
     loop {
@@ -367,8 +338,9 @@ async fn serve(
                         closed = true;
                     }
                 }
-                if crate::term::stdout_closed() && !closed {
+                if crate::term::stdout_closed() && !reader_gone {
                     // Nobody reads the session any more: stop it, as a closed pipe stops Claude Code.
+                    reader_gone = true;
                     crate::cli::signals::mark_ending();
                     control.abort();
                     control.close();
@@ -421,10 +393,8 @@ async fn serve(
         }
     }
     handle.finish().await?;
-    if watch.exit_code().is_some() {
-        crate::cli::signals::kill_child_groups();
-    }
-    last.ok_or_else(|| CliError::Io("the session ended without a result".into()))
+    let last = last.ok_or_else(|| CliError::Io("the session ended without a result".into()))?;
+    Ok(crate::cli::session::live_exit_code(&watch, reader_gone, last.is_error))
 }
 
 fn subtype(request: &Value) -> &str {

@@ -61,6 +61,12 @@ pub struct SdkStream {
     tool_names: std::collections::HashMap<String, String>,
 }
 
+impl crate::cli::session::ShowEvents for SdkStream {
+    fn on_event(&mut self, event: &RunEvent) {
+        SdkStream::on_event(self, event)
+    }
+}
+
 impl SdkStream {
     pub fn new(wire: Wire, model: String, partial: bool) -> Self {
         SdkStream {
