@@ -347,8 +347,8 @@ mod tests {
             }
             .into_block()])
         };
-        let recorded = vec![Message::user_text("go"), result("1\told\n2\tsame", false)];
-        let now = vec![Message::user_text("go"), result("1\tnew\n2\tsame", false)];
+        let recorded = [Message::user_text("go"), result("1\told\n2\tsame", false)];
+        let now = [Message::user_text("go"), result("1\tnew\n2\tsame", false)];
         let (recorded, now): (Vec<&Message>, Vec<&Message>) = (recorded.iter().collect(), now.iter().collect());
         let d = compare(3, &recorded, &now).unwrap();
         assert_eq!(d.code, "RELOOP-R001");
