@@ -16,7 +16,7 @@ use crate::term::outln;
 
 /// The settings `--set` takes, with what their value is.
 pub const KEYS: &[(&str, &str)] = &[
-    ("compat", "a profile: reloop, claude-code-2.1.197, claude-code-2.1.332"),
+    ("compat", "a profile's name"),
     ("max_turns", "a number of turns, or none"),
     ("stop_hook_block_cap", "consecutive Stop-hook blocks"),
     ("max_budget_usd", "US dollars, or none"),
@@ -152,7 +152,10 @@ fn apply(config: &mut Config, change: &str) -> Result<(), CliError> {
     let small = |n: u64| u32::try_from(n).map_err(|_| bad("too large"));
     match key {
         "compat" => {
-            config.profile = ProfileId::parse(value).ok_or_else(|| bad("unknown profile"))?;
+            config.profile = ProfileId::parse(value).ok_or_else(|| {
+                let names: Vec<&str> = ProfileId::ALL.iter().map(|p| p.name()).collect();
+                bad(&format!("unknown profile (the profiles: {})", names.join(", ")))
+            })?;
         }
         "max_turns" => config.max_turns = optional(value)?.map(small).transpose()?.filter(|n| *n > 0),
         "stop_hook_block_cap" => config.stop_hook_block_cap = small(number(value)?)?,
