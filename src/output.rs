@@ -193,7 +193,7 @@ impl Printer {
                 self.end_line();
                 errln!("  · queued input {id}: {status}");
             }
-            RunEvent::CompactBoundary { trigger, pre_tokens } => {
+            RunEvent::CompactBoundary { trigger, pre_tokens, .. } => {
                 self.end_line();
                 errln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
             }
@@ -263,7 +263,7 @@ impl Printer {
                 "type": "system", "subtype": "queued_input", "id": id, "status": status,
                 "session_id": self.session_id,
             }),
-            RunEvent::CompactBoundary { trigger, pre_tokens } => json!({
+            RunEvent::CompactBoundary { trigger, pre_tokens, .. } => json!({
                 "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
                 "compact_metadata": {"trigger": trigger, "pre_tokens": pre_tokens},
                 "session_id": self.session_id,

@@ -45,7 +45,9 @@ fn call_counts(ws: &Workspace) -> Vec<u64> {
         .collect()
 }
 
-const SUMMARY_TEXT: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\nThe user asked to check the login module; it is in src/auth/login.ts.\nContinue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
+/// The summary message under the default profile (Claude Code 2.1.332's shape: the tools used
+/// before it named; `KEPT_NOTE` after it when messages were kept).
+const SUMMARY_TEXT: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n<system-reminder>\n<tools-used-before-summary>Glob</tools-used-before-summary>\n</system-reminder>\nSummary:\nThe user asked to check the login module; it is in src/auth/login.ts.\nContinue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
 
 #[test]
 fn auto_compaction_at_the_threshold_keeps_the_latest_exchange() {
@@ -60,14 +62,17 @@ fn auto_compaction_at_the_threshold_keeps_the_latest_exchange() {
     let boundary = lines.iter().find(|l| l["subtype"] == "compact_boundary").unwrap();
     assert_eq!(boundary["compact_metadata"]["trigger"], "auto");
     assert!(boundary["compact_metadata"]["pre_tokens"].as_u64().unwrap() >= 8_000);
-    assert!(user_texts(&lines).contains(&SUMMARY_TEXT.to_string()), "{:?}", user_texts(&lines));
+    let summary = format!("{SUMMARY_TEXT}\n\n{}", reloop_core::compact::shape::KEPT_NOTE);
+    assert!(user_texts(&lines).contains(&summary), "{:?}", user_texts(&lines));
     // Requests 1 and 2 carry 1 and 3 messages; after the summary request, the next carries the
-    // summary and the kept exchange (assistant tool_use + its tool_result).
-    assert_eq!(call_counts(&ws), vec![1, 3, 3]);
+    // summary, today's date (a system message, as 2.1.332 gives it back) and the kept exchange
+    // (assistant tool_use + its tool_result).
+    assert_eq!(call_counts(&ws), vec![1, 3, 4]);
     let show: Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
     let messages = show["messages"].as_array().unwrap();
-    assert_eq!(messages[1]["content"][0]["id"], "toolu_2");
-    assert_eq!(messages[2]["content"][0]["tool_use_id"], "toolu_2");
+    assert_eq!(messages[1]["role"], "system");
+    assert_eq!(messages[2]["content"][0]["id"], "toolu_2");
+    assert_eq!(messages[3]["content"][0]["tool_use_id"], "toolu_2");
     let why = ws.why();
     assert!(
         why.contains("compacted: the request would reach the auto-compact threshold; compacted the history (auto)"),

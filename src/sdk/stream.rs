@@ -9,10 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use reloop_core::profile::{self, FallbackWording, ProfileId};
+use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
 use reloop_core::reason::{Continue, Failure, Stop};
 use reloop_core::{Message, Reason, Role, TerminalReason, Usage};
-use reloop_driver::{RunEvent, RunResult};
+use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
 use super::args::CLAUDE_CODE_VERSION;
@@ -224,13 +224,22 @@ impl SdkStream {
                 line.insert("error".into(), json!(wait.error));
                 self.emit(line, false);
             }
-            RunEvent::CompactBoundary { trigger, pre_tokens } => {
+            RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens } => {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("system"));
                 line.insert("subtype".into(), json!("compact_boundary"));
-                line.insert("compact_metadata".into(), json!({"trigger": trigger, "pre_tokens": pre_tokens}));
+                // Claude Code calls a compaction the API asked for `auto` too, and says how
+                // small the history became.
+                let metadata = if self.profile.profile().claude_code_version.is_some() {
+                    let trigger = if trigger == "reactive" { "auto" } else { trigger.as_str() };
+                    json!({"trigger": trigger, "pre_tokens": pre_tokens, "post_tokens": post_tokens})
+                } else {
+                    json!({"trigger": trigger, "pre_tokens": pre_tokens})
+                };
+                line.insert("compact_metadata".into(), metadata);
                 self.emit(line, false);
             }
+            RunEvent::CompactStatus(status) => self.compact_status(*status),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
                 Continue::MalformedToolCallRetry => self.retries += 1,
                 Continue::MaxOutputTokensRecovery { .. } => self.resumes += 1,
@@ -320,6 +329,22 @@ impl SdkStream {
             line.extend(fields);
         }
         self.emit(line, false);
+    }
+
+    /// Claude Code's `system/status` line for a compaction starting or ending.
+    fn compact_status(&mut self, status: CompactStatus) {
+        let chars = match self.profile.profile().lines.compact_status {
+            CompactStatusLines::None => return,
+            CompactStatusLines::Plain => false,
+            CompactStatusLines::WithOutputChars => true,
+        };
+        let fields = match status {
+            CompactStatus::Compacting if chars => json!({"status": "compacting", "compact_output_chars": 0}),
+            CompactStatus::Compacting => json!({"status": "compacting"}),
+            CompactStatus::Succeeded => json!({"status": null, "compact_result": "success"}),
+            CompactStatus::Failed => json!({"status": null, "compact_result": "failed", "compact_error": "exhausted"}),
+        };
+        self.system_line("status", fields);
     }
 
     /// The switch to the fallback model, worded as the profile's version words it.

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod compat;
 pub mod fake_server;
 
 use std::path::{Path, PathBuf};

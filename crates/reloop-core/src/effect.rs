@@ -84,8 +84,8 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         started: Vec<String>,
     },
-    /// Ask the model for a summary of the first `summarize` messages of the history, with the
-    /// summarisation instruction as the last user text and no tools; report `compact_done`.
+    /// Ask the model for a summary of the first `summarize` messages of the history, shaped as
+    /// the profile says (`compact::shape::summary_request`); report `compact_done`.
     Summarize {
         /// `auto`, `reactive` or `manual`.
         trigger: String,
@@ -95,6 +95,9 @@ pub enum Command {
         summarize: usize,
         /// Estimated tokens before compaction.
         pre_tokens: u64,
+        /// The summary request was itself too long: send it with its head cut (2.1.332).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
     },
     /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
     RunStopHooks {
@@ -135,6 +138,13 @@ pub enum Notice {
         failures: u32,
         /// Auto-compaction stops trying.
         breaker_open: bool,
+        /// The summary request's error.
+        message: String,
+    },
+    /// A summary request was itself too long and is sent again with its head cut (2.1.332).
+    CompactionRetried {
+        /// `auto`, `reactive` or `manual`.
+        trigger: String,
         /// The summary request's error.
         message: String,
     },
@@ -217,6 +227,7 @@ impl Notice {
         match self {
             Notice::CompactBoundary { .. } => "compact_boundary",
             Notice::CompactionFailed { .. } => "compaction_failed",
+            Notice::CompactionRetried { .. } => "compaction_retried",
             Notice::InputConsumed { .. } => "input_consumed",
             Notice::Withdraw => "withdraw",
             Notice::SwitchModel { .. } => "switch_model",

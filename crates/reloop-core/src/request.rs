@@ -30,7 +30,7 @@ pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option
         && ctx.session.compact_failures < crate::compact::MAX_CONSECUTIVE_FAILURES
     {
         if let Some(summarize) = crate::compact::summarizable(&ctx.messages) {
-            let compaction = Compaction { trigger: Trigger::Auto, pre_tokens: estimate, summarize };
+            let compaction = Compaction { trigger: Trigger::Auto, pre_tokens: estimate, summarize, truncated: false };
             return begin_compaction(ctx, compaction, effects_before, reason);
         }
     }
@@ -93,6 +93,7 @@ pub(crate) fn begin_compaction(
             request: ctx.session.requests,
             summarize: compaction.summarize,
             pre_tokens: compaction.pre_tokens,
+            truncated: compaction.truncated,
         }
         .into(),
     );

@@ -52,8 +52,8 @@ pub fn user_context(cwd: &Path, today: &str) -> String {
             ));
         }
     }
-    let mut out =
-        String::from("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n");
+    // The core finds this block again by its opening when a compaction gives the date back.
+    let mut out = String::from(reloop_core::compact::shape::USER_CONTEXT_OPENING);
     if !files.is_empty() {
         out.push_str(
             "# claudeMd\nCodebase and user instructions are shown below. Be sure to adhere to these instructions. \
@@ -61,7 +61,7 @@ pub fn user_context(cwd: &Path, today: &str) -> String {
         );
         out.push_str(&files);
     }
-    out.push_str(&format!("# currentDate\nToday's date is {today}.\n\n"));
+    out.push_str(&format!("# currentDate\n{}{today}.\n\n", reloop_core::compact::shape::DATE_OPENING));
     out.push_str(
         "      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this \
          context unless it is highly relevant to your task.\n</system-reminder>\n",

@@ -337,6 +337,9 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
         Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
             Some(("compaction_failed", Evidence::CompactionFailed { trigger, failures, message, breaker_open }))
         }
+        Effect::Notice(Notice::CompactionRetried { trigger, message }) => {
+            Some(("compaction_retried", Evidence::CompactionRetried { trigger, message }))
+        }
         Effect::Notice(Notice::InputConsumed { .. } | Notice::Withdraw | Notice::SwitchModel { .. })
         | Effect::Command(_) => None,
     })?;
@@ -348,6 +351,9 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
         Evidence::CompactionFailed { trigger, failures, message, breaker_open } => format!(
             "{}; the request goes ahead",
             reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message)
+        ),
+        Evidence::CompactionRetried { trigger, message } => format!(
+            "the summary request ({trigger}) was itself too long ({message}); sent again with its head cut to the last exchange"
         ),
         _ => return None,
     };

@@ -61,9 +61,22 @@ pub enum RunEvent {
     /// loop that carried it ended) or `dropped` (the loop ended before any request carried it).
     Input { id: String, status: &'static str },
     /// The history was compacted; the summary message follows.
-    CompactBoundary { trigger: String, pre_tokens: u64 },
+    CompactBoundary { trigger: String, pre_tokens: u64, post_tokens: u64 },
+    /// A compaction started, or ended for good (a retried summary request is still the same one).
+    CompactStatus(CompactStatus),
     /// The run is over.
     Finished(RunResult),
+}
+
+/// Where a compaction stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactStatus {
+    /// The summary request is out.
+    Compacting,
+    /// The history was compacted.
+    Succeeded,
+    /// The compaction gave up.
+    Failed,
 }
 
 /// The outcome of a run.

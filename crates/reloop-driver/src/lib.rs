@@ -32,7 +32,7 @@ mod tools;
 
 pub use error::DriverError;
 pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
-pub use handle::AbortHandle;
+pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
 pub use prompt::{PermissionPrompt, PromptRequest};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};

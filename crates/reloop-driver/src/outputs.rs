@@ -6,6 +6,7 @@ use reloop_core::hook::{combine, interpret};
 use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
 use reloop_journal::{SessionHeader, StepRecord};
 
+use crate::handle::CompactStatus;
 use crate::run::{RunConfig, RunEvent, RunResult};
 
 /// The caller-visible events of one step, in the order they are shown.
@@ -44,12 +45,14 @@ pub fn step_outputs(
             out.push(RunEvent::Response { usage: usage.clone(), stop_reason });
         }
     }
-    if let Some(Notice::CompactBoundary { trigger, pre_tokens, .. }) =
+    if let Some(Notice::CompactBoundary { trigger, pre_tokens, post_tokens }) =
         effects.iter().filter_map(Effect::notice).find(|n| matches!(n, Notice::CompactBoundary { .. }))
     {
         // The history was replaced: the boundary, then the summary that opens it.
-        out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens: *pre_tokens });
+        let (pre_tokens, post_tokens) = (*pre_tokens, *post_tokens);
+        out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens });
         out.extend(history.messages().first().map(|m| RunEvent::Message((*m).clone())));
+        out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
     } else if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
         out.extend(history.tail(history.len() - len_before).into_iter().cloned().map(RunEvent::Message));
     }
@@ -64,6 +67,11 @@ pub fn step_outputs(
             Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
                 let line = reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message);
                 out.push(RunEvent::Warning(line));
+            }
+            // Still the same compaction: its status line stays open.
+            Effect::Notice(Notice::CompactionRetried { .. }) => {}
+            Effect::Command(Command::Summarize { truncated: false, .. }) => {
+                out.push(RunEvent::CompactStatus(CompactStatus::Compacting))
             }
             // Shown above, in their place in the stream.
             Effect::Notice(Notice::Withdraw | Notice::CompactBoundary { .. }) => {}
@@ -80,6 +88,11 @@ pub fn step_outputs(
                 | Command::CancelTools,
             ) => {}
         }
+    }
+    // A summary request's failure that was acted on (not a stale answer) and not retried.
+    let retried = effects.iter().any(|e| matches!(e, Effect::Notice(Notice::CompactionRetried { .. })));
+    if matches!(event, Event::CompactFailed { .. }) && !retried && (reason.is_some() || !effects.is_empty()) {
+        out.push(RunEvent::CompactStatus(CompactStatus::Failed));
     }
     if let (Some(Reason::Terminal(_)), ctx) = (reason, after.context()) {
         out.extend(ctx.query.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));

@@ -6,7 +6,7 @@ use std::time::Instant;
 use futures::StreamExt;
 use reloop_core::hook::HookEventName;
 use reloop_core::{
-    transition, Command, Config, ContentBlock, Effect, Event, Message, ModelCall, ModelError, State, ToolOutcome,
+    transition, Command, Config, ContentBlock, Effect, Event, ModelCall, ModelError, State, ToolOutcome,
 };
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
@@ -626,7 +626,9 @@ impl Runner {
                 }));
             }
             Command::CancelHooks => self.cancel_hooks(),
-            Command::Summarize { request, summarize, .. } => self.summarize(*request, *summarize, state),
+            Command::Summarize { request, summarize, truncated, .. } => {
+                self.summarize(*request, *summarize, *truncated, state)
+            }
             Command::CancelModel => {
                 if let Some(task) = self.model_task.take() {
                     task.abort();
@@ -669,17 +671,19 @@ impl Runner {
         }
     }
 
-    /// The summary request of a compaction: the first `summarize` messages and the instruction,
-    /// to the same model, text only.
-    fn summarize(&mut self, request: u32, summarize: usize, state: &State) {
-        let mut history: reloop_core::History =
-            state.messages().messages().into_iter().take(summarize).cloned().collect();
-        history.push(Message::user_text(reloop_core::compact::COMPACT_INSTRUCTION));
+    /// The summary request of a compaction, to the same model: shaped as the profile says (the
+    /// main requests' tools too when it is shaped like them), its answer read as text only.
+    fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
         let ctx = state.context();
+        let rule = ctx.config.rules().compact;
+        let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, truncated, &rule);
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
-        let model_request =
+        let mut model_request =
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.system_blocks());
+        if rule.in_place {
+            model_request = model_request.with_tools(self.tool_specs.clone());
+        }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
         self.model_task = Some(tokio::spawn(async move {

@@ -1,12 +1,11 @@
 //! `compacting`: the summary request of a compaction is in flight. Its summary replaces the
 //! older part of the history; the request that needed it (if any) then goes ahead.
 
-use crate::compact::{summary_message, Compaction, Trigger, MAX_CONSECUTIVE_FAILURES, PROMPT_TOO_LONG};
+use crate::compact::{Compaction, Trigger, MAX_CONSECUTIVE_FAILURES, PROMPT_TOO_LONG};
 use crate::context::Loop;
 use crate::effect::{Command, Notice};
 use crate::event::{Event, ModelError};
-use crate::history::History;
-use crate::message::{Message, Usage};
+use crate::message::Usage;
 use crate::reason::{CompactionFailure, Completion, Continue, Failure, Stop, TooLong};
 use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{State, Terminal};
@@ -49,14 +48,8 @@ pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
 
 fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
     ctx.account(usage);
-    let len = ctx.messages.len();
-    let kept: Vec<Message> = ctx.messages.tail(len.saturating_sub(compaction.summarize)).into_iter().cloned().collect();
-    let mut history = History::new();
-    history.push(Message::user_text(summary_message(summary)));
-    for message in kept {
-        history.push(message);
-    }
-    ctx.messages = history;
+    let rule = ctx.config.rules().compact;
+    ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
     ctx.session.usage_tokens = 0;
     ctx.session.messages_at_usage = 0;
     ctx.session.compact_failures = 0;
@@ -78,6 +71,12 @@ fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usag
 }
 
 fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
+    // The summary request was itself too long: the profile may send it once more, head cut.
+    if error.is_prompt_too_long() && ctx.config.rules().compact.truncated_retry && !compaction.truncated {
+        let retry = Compaction { truncated: true, ..compaction };
+        let notice = Notice::CompactionRetried { trigger: retry.trigger.as_str().to_string(), message: error.message };
+        return begin_compaction(ctx, retry, vec![notice.into()], None);
+    }
     ctx.session.compact_failures = ctx.session.compact_failures.saturating_add(1);
     let failures = ctx.session.compact_failures;
     let breaker_open = failures >= MAX_CONSECUTIVE_FAILURES;

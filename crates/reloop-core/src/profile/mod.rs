@@ -8,8 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod compact_texts;
 mod rules;
 
+pub use compact_texts::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 
@@ -115,6 +117,8 @@ pub struct Profile {
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
+    /// How a compaction is asked for and what follows it.
+    pub compact: CompactRule,
 }
 
 impl Profile {
@@ -156,11 +160,21 @@ pub const RELOOP: Profile = Profile {
         block_cap: false,
         permission_denied: false,
         fallback: FallbackWording::Ids,
+        compact_status: CompactStatusLines::None,
     },
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
+    compact: CompactRule {
+        in_place: false,
+        instruction: COMPACT_INSTRUCTION,
+        tools_used: false,
+        kept_note: false,
+        reattach: Reattach::None,
+        date: RestoredDate::None,
+        truncated_retry: false,
+    },
 };
 
 /// Claude Code 2.1.197.
@@ -181,11 +195,21 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         block_cap: false,
         permission_denied: false,
         fallback: FallbackWording::DisplayNames,
+        compact_status: CompactStatusLines::Plain,
     },
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
     opus_max_tokens: 64_000,
+    compact: CompactRule {
+        in_place: true,
+        instruction: COMPACT_INSTRUCTION_2_1_197,
+        tools_used: false,
+        kept_note: false,
+        reattach: Reattach::SystemMessage,
+        date: RestoredDate::ContextBlock,
+        truncated_retry: false,
+    },
     ..RELOOP
 };
 
@@ -217,11 +241,21 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         block_cap: true,
         permission_denied: true,
         fallback: FallbackWording::DisplayNamesAndWindow,
+        compact_status: CompactStatusLines::WithOutputChars,
     },
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
     opus_max_tokens: 128_000,
+    compact: CompactRule {
+        in_place: true,
+        instruction: COMPACT_INSTRUCTION_2_1_332,
+        tools_used: true,
+        kept_note: true,
+        reattach: Reattach::ReminderBlocks,
+        date: RestoredDate::SystemMessage,
+        truncated_retry: true,
+    },
 };
 
 impl Profile {
@@ -318,6 +352,49 @@ impl Profile {
                     let cap = w.max_tokens_cap.map_or(String::new(), |c| format!(", max_tokens at most {c}"));
                     format!("after {} in a row, at once{cap}", w.after)
                 }),
+            ),
+            (
+                "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
+                yes_no(self.compact.in_place),
+            ),
+            (
+                "compaction: the instruction opens with `CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.`",
+                yes_no(self.compact.instruction.starts_with(TEXT_ONLY)),
+            ),
+            (
+                "compaction: the summary names the tools used before it; says the kept messages follow",
+                format!("{}; {}", yes_no(self.compact.tools_used), yes_no(self.compact.kept_note)),
+            ),
+            (
+                "compaction: files read before it shown again",
+                match self.compact.reattach {
+                    Reattach::None => "no",
+                    Reattach::SystemMessage => "a `role: \"system\"` message after the kept tail",
+                    Reattach::ReminderBlocks => "`<system-reminder>` blocks on the kept tail's last user message",
+                }
+                .to_string(),
+            ),
+            (
+                "compaction: today's date given back",
+                match self.compact.date {
+                    RestoredDate::None => "no",
+                    RestoredDate::ContextBlock => "the context reminder opens the summary message",
+                    RestoredDate::SystemMessage => "`Today's date is …` as a `role: \"system\"` message",
+                }
+                .to_string(),
+            ),
+            (
+                "compaction: a summary request that is too long is sent again with its head cut",
+                yes_no(self.compact.truncated_retry),
+            ),
+            (
+                "stdout: `system/status` lines around a compaction",
+                match self.lines.compact_status {
+                    CompactStatusLines::None => "none",
+                    CompactStatusLines::Plain => "`compacting`, then `compact_result`",
+                    CompactStatusLines::WithOutputChars => "`compacting` (with `compact_output_chars`), then `compact_result`",
+                }
+                .to_string(),
             ),
             (
                 "default model",

@@ -163,6 +163,19 @@ pub struct StreamLines {
     pub permission_denied: bool,
     /// How the `model_fallback` line words the switch.
     pub fallback: FallbackWording,
+    /// `system/status` lines around a compaction.
+    pub compact_status: CompactStatusLines,
+}
+
+/// The `system/status` lines a compaction prints: `compacting` before it, then its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactStatusLines {
+    /// None (reloop's own rule).
+    None,
+    /// `{"status":"compacting"}`, then `{"status":null,"compact_result":…}` (2.1.197).
+    Plain,
+    /// The same, the first with `"compact_output_chars":0` (2.1.332).
+    WithOutputChars,
 }
 
 /// The `model_fallback` line's `content`.
@@ -200,3 +213,48 @@ pub const HOOK_PROVENANCE_PREAMBLE: &str = "The text below is the output of a ho
 pub(super) const DISALLOWED_2_1_197: &str = "<tool_use_error>Error: No such tool available: {tool}. {tool} exists but is not enabled in this context. Use one of the available tools instead.</tool_use_error>";
 pub(super) const DISALLOWED_2_1_332: &str =
     "<tool_use_error>Error: No such tool available: {tool}. {tool} is disabled for this session, in subagents as well as here.</tool_use_error>";
+
+/// How a compaction is asked for and what the history looks like after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactRule {
+    /// The summary request is shaped like a main request: the same system prompt and tools,
+    /// the instruction appended to the last user message as a text block (Claude Code);
+    /// otherwise it is a request of its own with no tools and the instruction as a new user
+    /// message (reloop's own rule).
+    pub in_place: bool,
+    /// The instruction.
+    pub instruction: &'static str,
+    /// The summary message names the tools used before it in a reminder (2.1.332).
+    pub tools_used: bool,
+    /// The summary message ends saying the kept messages follow it (2.1.332).
+    pub kept_note: bool,
+    /// Files read before the compaction are shown again afterwards.
+    pub reattach: Reattach,
+    /// Today's date, which the summarised first message carried, is given back.
+    pub date: RestoredDate,
+    /// A summary request that is itself too long is sent once more with its head cut, down
+    /// to its last exchange (2.1.332).
+    pub truncated_retry: bool,
+}
+
+/// How files read before a compaction are shown to the model after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reattach {
+    /// Not at all (reloop's own rule).
+    None,
+    /// One `role: "system"` message after the kept tail (2.1.197).
+    SystemMessage,
+    /// `<system-reminder>` text blocks appended to the kept tail's last user message (2.1.332).
+    ReminderBlocks,
+}
+
+/// How today's date comes back after the first message holding it was summarised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoredDate {
+    /// It does not (reloop's own rule).
+    None,
+    /// The whole context reminder opens the summary message again (2.1.197).
+    ContextBlock,
+    /// `Today's date is …` as a `role: "system"` message after the summary (2.1.332).
+    SystemMessage,
+}

@@ -170,6 +170,8 @@ pub enum Evidence {
     Compacted { trigger: String, pre_tokens: u64, post_tokens: u64 },
     /// A compaction failed.
     CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
+    /// A summary request was too long and went again with its head cut.
+    CompactionRetried { trigger: String, message: String },
     /// The prompt is at or above the blocking limit and nothing can compact it.
     TooLong { estimate: u64, limit: u64 },
     /// The user queued these messages while the model worked.

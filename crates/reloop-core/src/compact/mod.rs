@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::history::History;
 use crate::message::{ContentBlock, Message, Role};
 
+pub mod shape;
+
 /// After this many consecutive failed compactions, auto-compaction stops trying.
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 
@@ -21,24 +23,8 @@ pub const SUMMARY_CONTINUE: &str = "Continue the conversation from where it left
 /// The error of a prompt that cannot be made to fit.
 pub const PROMPT_TOO_LONG: &str = "Prompt is too long";
 
-/// The instruction sent as the last user text of a summary request (reloop's wording).
-pub const COMPACT_INSTRUCTION: &str = "Your task is to write a detailed summary of the conversation so far, so that the work can continue without it. \
-Pay close attention to the user's explicit requests and to what you did in response.
-
-First think in <analysis> tags: go through the conversation in order and note each request, your approach, the decisions taken, the code and files involved, and every error and how it was fixed.
-
-Then write the summary in <summary> tags with these sections:
-1. Primary request and intent: everything the user asked for, in detail.
-2. Key technical concepts: technologies, frameworks and ideas that matter for the work.
-3. Files and code sections: each file read, changed or created, why it matters, and the important snippets.
-4. Errors and fixes: what went wrong, how it was fixed, and any feedback the user gave.
-5. Problem solving: problems solved and troubleshooting still under way.
-6. All user messages: every message the user wrote that is not a tool result, verbatim or nearly.
-7. Pending tasks: what you were asked to do that is not done yet.
-8. Current work: precisely what you were doing right before this summary, with file names and code.
-9. Optional next step: the next step, only if it follows directly from the user's latest request, quoting it.
-
-Reply with text only; do not call any tool.";
+/// The summary instructions are profile data.
+pub use crate::profile::{COMPACT_INSTRUCTION, COMPACT_INSTRUCTION_2_1_197, COMPACT_INSTRUCTION_2_1_332, TEXT_ONLY};
 
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +58,9 @@ pub struct Compaction {
     pub pre_tokens: u64,
     /// How many leading messages the summary replaces; the rest are kept.
     pub summarize: usize,
+    /// This is the retry of a summary request that was itself too long: its head is cut.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The summary message that opens the compacted history.
