@@ -108,6 +108,40 @@ fn stop_hook_run(profile: &str) -> Run {
     run(profile, answers, &[], |ws| vec!["--settings".to_string(), stop_hook(ws)])
 }
 
+/// The same Stop hook blocking once in its JSON form.
+fn json_stop_hook_run(profile: &str) -> Run {
+    let answers =
+        vec![answer("msg_1", text("done"), "end_turn"), answer("msg_2", text("checked logout too"), "end_turn")];
+    run(profile, answers, &[], |ws| {
+        let script = "if [ -e .blocked ]; then exit 0; fi\ntouch .blocked\necho '{\"decision\":\"block\",\"reason\":\"JSON-STOP-HOOK-REASON: also check logout.ts\"}'";
+        vec!["--settings".to_string(), ws.hook("Stop", "", "stop.sh", script).display().to_string()]
+    })
+}
+
+#[test]
+fn a_json_stop_hook_block_adds_a_system_message_in_2_1_332_only() {
+    let feedback = "Stop hook feedback:\nJSON-STOP-HOOK-REASON: also check logout.ts";
+    let old = json_stop_hook_run(V197);
+    let sent = old.requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(sent.len(), 3, "prompt, answer, feedback");
+    assert_eq!(text_of(&sent[2]), vec![feedback]);
+    let new = json_stop_hook_run(V332);
+    let sent = new.requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(sent.len(), 4, "prompt, answer, feedback, the system message");
+    assert_eq!(text_of(&sent[2]), vec![format!("<system-reminder>\n{PREAMBLE}\n{feedback}\n</system-reminder>")]);
+    assert_eq!(sent[3]["role"], "system");
+    assert_eq!(
+        sent[3]["content"],
+        json!([{"type": "text", "text": "Stop hook blocking error from command: \"./stop.sh\": JSON-STOP-HOOK-REASON: also check logout.ts",
+                "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(new.synthetic_texts(), vec![feedback], "the system message is not printed");
+    for r in [&old, &new] {
+        assert_eq!(r.result()["result"], "checked logout too");
+        assert!(r.replays_identical());
+    }
+}
+
 #[test]
 fn stop_hook_feedback_keeps_the_newline_and_2_1_332_wraps_it_with_the_provenance_preamble() {
     let feedback =

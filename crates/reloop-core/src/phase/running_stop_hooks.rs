@@ -74,6 +74,12 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     let blocks =
         if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
     ctx.messages.push(Message::user_text(rules.stop_hook_feedback(&stop_hook_feedback(&blocks))));
+    if let Some(template) = rules.stop_hook_json_system {
+        for block in blocks.iter().filter(|b| b.from_json) {
+            let text = template.replace("{command}", &block.command).replace("{reason}", &block.message);
+            ctx.messages.push(Message::system_text(text));
+        }
+    }
     let decision = Continue::StopHookBlocking {
         feedback: combined.blocks.iter().map(|b| b.line()).collect(),
         block: ctx.query.stop_hook_blocks,

@@ -96,6 +96,9 @@ pub struct Profile {
     pub malformed: MalformedRule,
     /// Stop-hook feedback is wrapped as a reminder after this provenance preamble (2.1.332).
     pub stop_hook_preamble: Option<&'static str>,
+    /// A Stop hook that blocked in its JSON form also gets a `role: "system"` message after the
+    /// feedback (2.1.332): `{command}` and `{reason}` are filled in.
+    pub stop_hook_json_system: Option<&'static str>,
     /// An exit-2 Stop hook's stderr is fed back as written, trailing newline included (Claude
     /// Code); reloop's own rules trimmed it.
     pub stop_hook_raw_stderr: bool,
@@ -146,6 +149,7 @@ pub const RELOOP: Profile = Profile {
         own_terminal_reason: false,
     },
     stop_hook_preamble: None,
+    stop_hook_json_system: None,
     stop_hook_raw_stderr: false,
     result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
     tools: ToolTexts {
@@ -227,6 +231,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         own_terminal_reason: true,
     },
     stop_hook_preamble: Some(HOOK_PROVENANCE_PREAMBLE),
+    stop_hook_json_system: Some(STOP_HOOK_JSON_SYSTEM_2_1_332),
     stop_hook_raw_stderr: true,
     result: ResultRule { api_error_terminal: true, max_output_tokens_api_error: true, resumes_count_as_turns: true },
     tools: ToolTexts {
@@ -285,6 +290,10 @@ impl Profile {
             ),
             ("Stop-hook feedback wrapped with the hook provenance preamble", yes_no(self.stop_hook_preamble.is_some())),
             ("Stop-hook stderr fed back as written (trailing newline kept)", yes_no(self.stop_hook_raw_stderr)),
+            (
+                "Stop hook blocking in its JSON form: a `role: \"system\"` message after the feedback",
+                self.stop_hook_json_system.map_or("none".to_string(), |t| format!("`{t}`")),
+            ),
             (
                 "result line in Claude Code's words (an API error ends `completed` or `api_error`, not `model_error`)",
                 yes_no(self.claude_code_version.is_some()),
