@@ -315,13 +315,21 @@ fn import_picks_the_profile_of_the_transcript_s_version() {
 #[test]
 fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
     let ok = || vec![answer("msg_1", text("ok"), "end_turn")];
-    let first = |r: &Run| (r.requests[0].body["model"].clone(), r.requests[0].body["max_tokens"].clone());
-    assert_eq!(first(&run(V197, ok(), &[], |_| Vec::new())), (json!("claude-opus-4-8"), json!(64000)));
-    assert_eq!(first(&run(V332, ok(), &[], |_| Vec::new())), (json!("claude-opus-5-5"), json!(128000)));
+    let first = |r: &Run| {
+        let body = &r.requests[0].body;
+        (body["model"].clone(), body["max_tokens"].clone(), body["output_config"]["effort"].clone())
+    };
+    assert_eq!(first(&run(V197, ok(), &[], |_| Vec::new())), (json!("claude-opus-4-8"), json!(64000), json!("high")));
+    assert_eq!(
+        first(&run(V332, ok(), &[], |_| Vec::new())),
+        (json!("claude-opus-5-5"), json!(128000), json!("medium"))
+    );
     for profile in [V197, V332] {
         let sonnet = run(profile, ok(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
-        assert_eq!(first(&sonnet), (json!("claude-sonnet-4-6"), json!(32000)));
+        assert_eq!(first(&sonnet), (json!("claude-sonnet-4-6"), json!(32000), json!("high")));
     }
+    let own = run("reloop", ok(), &[], |_| Vec::new());
+    assert!(own.requests[0].body.get("output_config").is_none(), "reloop's own profile sends no effort");
 
     let ws = Workspace::seed();
     let server = FakeServer::start(ok());
@@ -601,7 +609,25 @@ fn after_three_broken_streams_the_next_request_asks_for_the_whole_answer_at_once
             assert_eq!(r.requests[n].body["stream"], true);
             assert_eq!(r.requests[n].body["max_tokens"], stream_max);
         }
-        assert_eq!(r.requests[3].body["stream"], false, "{profile}: the fourth asks for the whole answer");
+        let header = |n: usize| {
+            r.requests[n]
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("x-stainless-timeout"))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!((header(0), header(3)), (Some("600".into()), Some("300".into())), "{profile}");
+        let keys: Vec<&String> = r.requests[3].body.as_object().unwrap().keys().collect();
+        if profile == V197 {
+            // 2.1.197 asks for the whole answer by sending no `stream` key at all.
+            assert!(r.requests[3].body.get("stream").is_none(), "{keys:?}");
+            assert_eq!(r.requests[3].body["output_config"], json!({"effort": "high"}));
+        } else {
+            assert_eq!(r.requests[3].body["stream"], false, "{profile}: the fourth asks for the whole answer");
+            // The body ends `…,"output_config":{"effort":"medium"},"stream":false}`.
+            assert_eq!(keys[keys.len() - 2..], ["output_config", "stream"]);
+            assert_eq!(r.requests[3].body["output_config"], json!({"effort": "medium"}));
+        }
         // 2.1.332 caps it at 64000; 2.1.197's Opus limit is 64000 already.
         assert_eq!(r.requests[3].body["max_tokens"], 64000, "{profile}");
         let gap = r.requests[3].at.duration_since(r.requests[2].at);

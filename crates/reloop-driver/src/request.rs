@@ -89,9 +89,21 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     };
     let offered: Vec<String> = run.map(|r| r.tools.clone()).unwrap_or_default();
     let tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
+    let style = wire_style(state.context().config.rules(), &model, call.stream);
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)
+        .with_style(style)
         .with_system(vec![SystemBlock::cached(system)])
         .with_tools(tools)
         .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
+}
+
+/// The request details the session's profile words its own way.
+pub(crate) fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
+    let wire = rules.wire;
+    reloop_model::WireStyle {
+        stream_key: wire.whole_stream_key,
+        effort: wire.effort_for(model),
+        timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
+    }
 }

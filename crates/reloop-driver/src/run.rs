@@ -682,7 +682,8 @@ impl Runner {
         let mut model_request =
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.system_blocks());
         if rule.in_place {
-            model_request = model_request.with_tools(self.tool_specs.clone());
+            let style = crate::request::wire_style(ctx.config.rules(), &model_request.model, true);
+            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
@@ -712,8 +713,10 @@ impl Runner {
         let system = self.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
+        let style = crate::request::wire_style(state.context().config.rules(), &model, call.stream);
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
             .with_stream(call.stream)
+            .with_style(style)
             .with_system(system)
             .with_tools(self.tool_specs.clone())
             .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));

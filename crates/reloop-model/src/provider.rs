@@ -42,6 +42,13 @@ pub struct ModelRequest {
     /// Ask for the answer streamed (the default) or whole (`"stream": false`; Claude Code's last
     /// try after streams that broke off). Providers that only stream ignore it.
     pub stream: bool,
+    /// A whole-answer request says so with `"stream": false` (`true`, the default) or by having
+    /// no `stream` key at all (`false`: Claude Code 2.1.197).
+    pub stream_key: bool,
+    /// Sent verbatim as `output_config` when `Some` (Claude Code's `{"effort": …}`).
+    pub output_config: Option<serde_json::Value>,
+    /// Sent as the `X-Stainless-Timeout` header (seconds) when `Some`, as Claude Code's SDK does.
+    pub timeout_header: Option<u32>,
 }
 
 impl ModelRequest {
@@ -55,6 +62,9 @@ impl ModelRequest {
             thinking: None,
             request_number,
             stream: true,
+            stream_key: true,
+            output_config: None,
+            timeout_header: None,
         }
     }
 
@@ -77,6 +87,26 @@ impl ModelRequest {
         self.thinking = thinking;
         self
     }
+
+    /// How the request is worded where Claude Code's versions differ (see [`WireStyle`]).
+    pub fn with_style(mut self, style: WireStyle) -> Self {
+        self.stream_key = style.stream_key;
+        self.output_config = style.effort.map(|effort| serde_json::json!({ "effort": effort }));
+        self.timeout_header = style.timeout_header;
+        self
+    }
+}
+
+/// The request details a session's profile decides: the driver fills them in, the provider
+/// only writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireStyle {
+    /// See [`ModelRequest::stream_key`].
+    pub stream_key: bool,
+    /// `output_config.effort`, if any.
+    pub effort: Option<&'static str>,
+    /// See [`ModelRequest::timeout_header`].
+    pub timeout_header: Option<u32>,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

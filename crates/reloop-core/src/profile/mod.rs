@@ -122,6 +122,8 @@ pub struct Profile {
     pub opus_max_tokens: u32,
     /// How a compaction is asked for and what follows it.
     pub compact: CompactRule,
+    /// Request details worded per version.
+    pub wire: WireRule,
 }
 
 impl Profile {
@@ -179,6 +181,7 @@ pub const RELOOP: Profile = Profile {
         date: RestoredDate::None,
         truncated_retry: false,
     },
+    wire: WireRule { effort: None, whole_stream_key: true, stainless_timeout: None },
 };
 
 /// Claude Code 2.1.197.
@@ -214,6 +217,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         date: RestoredDate::ContextBlock,
         truncated_retry: false,
     },
+    wire: WireRule { effort: Some(("high", "high")), whole_stream_key: false, stainless_timeout: Some((600, 300)) },
     ..RELOOP
 };
 
@@ -261,6 +265,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         date: RestoredDate::SystemMessage,
         truncated_retry: true,
     },
+    wire: WireRule { effort: Some(("medium", "high")), whole_stream_key: true, stainless_timeout: Some((600, 300)) },
 };
 
 impl Profile {
@@ -404,6 +409,18 @@ impl Profile {
                     CompactStatusLines::WithOutputChars => "`compacting` (with `compact_output_chars`), then `compact_result`",
                 }
                 .to_string(),
+            ),
+            (
+                "request: `output_config.effort`, Opus / other models",
+                self.wire.effort.map_or("none".to_string(), |(opus, other)| format!("`{opus}` / `{other}`")),
+            ),
+            (
+                "request: the whole-answer request's `stream` key",
+                if self.wire.whole_stream_key { "`\"stream\": false`" } else { "none" }.to_string(),
+            ),
+            (
+                "request: `X-Stainless-Timeout` header, streamed / whole answer",
+                self.wire.stainless_timeout.map_or("none".to_string(), |(s, w)| format!("{s} / {w}")),
             ),
             (
                 "default model",

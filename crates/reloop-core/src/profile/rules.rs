@@ -261,3 +261,21 @@ pub enum RestoredDate {
     /// `Today's date is …` as a `role: "system"` message after the summary (2.1.332).
     SystemMessage,
 }
+
+/// Request details a profile's version words its own way (the loop does not depend on them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireRule {
+    /// `output_config.effort` for Opus models and for the others (`None`: no `output_config`).
+    pub effort: Option<(&'static str, &'static str)>,
+    /// A whole-answer request carries `"stream": false`; 2.1.197 sends no `stream` key.
+    pub whole_stream_key: bool,
+    /// The `X-Stainless-Timeout` header, in seconds, on streamed and on whole-answer requests.
+    pub stainless_timeout: Option<(u32, u32)>,
+}
+
+impl WireRule {
+    /// The effort this version asks of `model`.
+    pub fn effort_for(&self, model: &str) -> Option<&'static str> {
+        self.effort.map(|(opus, other)| if model.contains("opus") { opus } else { other })
+    }
+}

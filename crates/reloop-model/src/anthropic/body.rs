@@ -31,7 +31,12 @@ impl Serialize for Body<'_> {
         if !r.tools.is_empty() {
             map.serialize_entry("tools", &Tools(&r.tools))?;
         }
-        map.serialize_entry("stream", &self.0.stream)?;
+        if let Some(config) = &r.output_config {
+            map.serialize_entry("output_config", config)?;
+        }
+        if r.stream || r.stream_key {
+            map.serialize_entry("stream", &r.stream)?;
+        }
         if let Some(thinking) = &r.thinking {
             map.serialize_entry("thinking", thinking)?;
         }

@@ -110,10 +110,14 @@ impl ModelProvider for AnthropicProvider {
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let limits = ResponseLimits::for_max_tokens(request.max_tokens);
+        let mut headers = self.headers.clone();
+        if let Some(seconds) = request.timeout_header {
+            headers.insert(HeaderName::from_static("x-stainless-timeout"), HeaderValue::from(seconds));
+        }
         let post = SsePost {
             client: self.client.clone(),
             url: self.url.clone(),
-            headers: self.headers.clone(),
+            headers,
             body: request_bytes(&request),
             limits,
             timeouts: self.timeouts,
