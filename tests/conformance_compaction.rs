@@ -153,6 +153,10 @@ fn compaction_2_1_332_date_system_message_read_file_as_reminders_on_the_kept_tai
         ]
     );
     assert!(r.replays_identical());
+    // A session recorded before this shape existed (flag 4 off) replays under reloop's shape:
+    // flipping the flag shows exactly where the two differ.
+    let flipped = r.ws.reloop(&["replay", "last", "--flip-flag", "4"]);
+    assert_eq!(flipped.status.code(), Some(3), "{}", common::stdout(&flipped));
 }
 
 /// e4: the summary request is itself too long.

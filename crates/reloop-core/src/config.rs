@@ -154,6 +154,16 @@ impl Config {
         self.profile.profile()
     }
 
+    /// How this session compacts: its profile's rule, or reloop's own for a session recorded
+    /// before [`crate::flags::Flag::ClaudeCodeCompaction`].
+    pub fn compact_rule(&self) -> crate::profile::CompactRule {
+        if self.flag(crate::flags::Flag::ClaudeCodeCompaction) {
+            self.rules().compact
+        } else {
+            crate::profile::RELOOP.compact
+        }
+    }
+
     /// The same config with `max_turns` set.
     pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
         self.max_turns = max_turns;

@@ -33,6 +33,13 @@ pub enum Flag {
     /// is retried at most [`crate::retry::LOCAL_CONNECTION_RETRIES`] times: nothing listening
     /// on loopback is not a blip that waiting cures. Off: it gets `max_retries` like any other.
     LocalConnectionFailsFast = 3,
+    /// Under a Claude Code profile, a compaction is shaped as that version shapes it: the files
+    /// read and today's date given back, the summary message's extra words, 2.1.332's head-cut
+    /// retry ([`crate::profile::CompactRule`]). Off: reloop's own shape in every profile.
+    ClaudeCodeCompaction = 4,
+    /// Under 2.1.332, a Stop hook blocking in its JSON form also leaves a `role: "system"`
+    /// message. Off: only the feedback message.
+    JsonStopHookSystemMessage = 5,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -72,6 +79,11 @@ pub const RETRY_AFTER_FLOOR: u32 = Flag::RetryAfterFloor.number();
 /// Number of [`Flag::LocalConnectionFailsFast`].
 pub const LOCAL_CONNECTION_FAILS_FAST: u32 = Flag::LocalConnectionFailsFast.number();
 
+/// Number of [`Flag::ClaudeCodeCompaction`].
+pub const CLAUDE_CODE_COMPACTION: u32 = Flag::ClaudeCodeCompaction.number();
+/// Number of [`Flag::JsonStopHookSystemMessage`].
+pub const JSON_STOP_HOOK_SYSTEM_MESSAGE: u32 = Flag::JsonStopHookSystemMessage.number();
+
 /// Every flag this engine knows, in order.
 pub const TABLE: &[FlagInfo] = &[
     FlagInfo {
@@ -95,10 +107,30 @@ pub const TABLE: &[FlagInfo] = &[
         since: "0.1.0",
         behaviour: "a connection error to a model server on this machine is retried only a couple of times",
     },
+    FlagInfo {
+        flag: Flag::ClaudeCodeCompaction,
+        number: Flag::ClaudeCodeCompaction.number(),
+        name: "claude_code_compaction",
+        since: "0.1.0",
+        behaviour: "under a Claude Code profile, a compaction is shaped as that version shapes it",
+    },
+    FlagInfo {
+        flag: Flag::JsonStopHookSystemMessage,
+        number: Flag::JsonStopHookSystemMessage.number(),
+        name: "json_stop_hook_system_message",
+        since: "0.1.0",
+        behaviour: "under 2.1.332, a Stop hook blocking in its JSON form also leaves a system message",
+    },
 ];
 
 /// The flags new sessions get: every behaviour this engine has.
-pub const CURRENT: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR, LOCAL_CONNECTION_FAILS_FAST];
+pub const CURRENT: &[u32] = &[
+    INTERRUPT_IN_RESULTS_MESSAGE,
+    RETRY_AFTER_FLOOR,
+    LOCAL_CONNECTION_FAILS_FAST,
+    CLAUDE_CODE_COMPACTION,
+    JSON_STOP_HOOK_SYSTEM_MESSAGE,
+];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
 /// when flags were introduced. Never changes.
@@ -193,7 +225,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(RETRY_AFTER_FLOOR);
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -675,7 +675,7 @@ impl Runner {
     /// main requests' tools too when it is shaped like them), its answer read as text only.
     fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
         let ctx = state.context();
-        let rule = ctx.config.rules().compact;
+        let rule = ctx.config.compact_rule();
         let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, truncated, &rule);
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };

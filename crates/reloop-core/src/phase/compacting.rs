@@ -48,7 +48,7 @@ pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
 
 fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
     ctx.account(usage);
-    let rule = ctx.config.rules().compact;
+    let rule = ctx.config.compact_rule();
     ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
     ctx.session.usage_tokens = 0;
     ctx.session.messages_at_usage = 0;
@@ -72,7 +72,7 @@ fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usag
 
 fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
     // The summary request was itself too long: the profile may send it once more, head cut.
-    if error.is_prompt_too_long() && ctx.config.rules().compact.truncated_retry && !compaction.truncated {
+    if error.is_prompt_too_long() && ctx.config.compact_rule().truncated_retry && !compaction.truncated {
         let retry = Compaction { truncated: true, ..compaction };
         let notice = Notice::CompactionRetried { trigger: retry.trigger.as_str().to_string(), message: error.message };
         return begin_compaction(ctx, retry, vec![notice.into()], None);

@@ -4,6 +4,7 @@
 use crate::context::Loop;
 use crate::effect::Command;
 use crate::event::{Event, StopReason};
+use crate::flags::Flag;
 use crate::hook::{combine, interpret, stop_hook_feedback, HookEventName, HookRun};
 use crate::message::Message;
 use crate::reason::{Completion, Continue, HookPrevented, Stop};
@@ -74,7 +75,8 @@ fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookR
     let blocks =
         if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
     ctx.messages.push(Message::user_text(rules.stop_hook_feedback(&stop_hook_feedback(&blocks))));
-    if let Some(template) = rules.stop_hook_json_system {
+    let json_system = rules.stop_hook_json_system.filter(|_| ctx.config.flag(Flag::JsonStopHookSystemMessage));
+    if let Some(template) = json_system {
         for block in blocks.iter().filter(|b| b.from_json) {
             let text = template.replace("{command}", &block.command).replace("{reason}", &block.message);
             ctx.messages.push(Message::system_text(text));
