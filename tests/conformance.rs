@@ -257,10 +257,33 @@ fn an_api_error_ends_completed_in_2_1_197_and_api_error_with_its_type_in_2_1_332
     assert_eq!(new.result()["api_error_status"], 500);
     assert_eq!(new.result()["terminal_reason"], "api_error");
     assert_eq!(new.result()["api_error_type"], "api_error");
+    let server_side = |status: u16, host: &str| {
+        format!("API Error: {status} Internal server error. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway ({host}).")
+    };
     for r in [&old, &new] {
         assert_eq!(r.result()["is_error"], true);
         assert_eq!(r.code, Some(1));
+        let host = r.requests[0].headers.iter().find(|(k, _)| k == "host").map(|(_, v)| v.clone()).unwrap();
+        assert_eq!(r.result()["result"], server_side(500, &host));
     }
+}
+
+#[test]
+fn a_rate_limit_that_outlasts_the_retries_is_worded_as_claude_code_words_it() {
+    let limited = || {
+        vec![Canned::Error {
+            status: 429,
+            headers: vec![("x-should-retry".into(), "false".into())],
+            body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Number of requests has exceeded your rate limit"}}),
+        }]
+    };
+    for profile in [V197, V332] {
+        let r = run(profile, limited(), &[], |_| Vec::new());
+        assert_eq!(r.result()["result"], "API Error: Request rejected (429) · rate limited", "{profile}");
+        assert_eq!(r.result()["api_error_status"], 429);
+    }
+    let own = run("reloop", limited(), &[], |_| Vec::new());
+    assert!(own.result()["result"].as_str().unwrap().starts_with("API Error: 429 "), "reloop's own words");
 }
 
 #[test]

@@ -45,7 +45,8 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-                .with_output(setup.args.output_format);
+                .with_output(setup.args.output_format)
+                .with_gateway(setup.args.gateway());
             let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
@@ -298,7 +299,8 @@ async fn stream_session(
     let setup = Setup { args, cwd, init };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
-    let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages);
+    let mut stream =
+        SdkStream::new(wire.clone(), model, setup.args.include_partial_messages).with_gateway(setup.args.gateway());
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 

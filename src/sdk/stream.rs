@@ -59,6 +59,9 @@ pub struct SdkStream {
     notified: bool,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
+    /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
+    /// the text of a server-side error).
+    gateway: Option<String>,
 }
 
 impl crate::cli::session::ShowEvents for SdkStream {
@@ -88,7 +91,14 @@ impl SdkStream {
             resumes: 0,
             notified: false,
             tool_names: std::collections::HashMap::new(),
+            gateway: None,
         }
+    }
+
+    /// Names the model server a server-side error's text points at.
+    pub fn with_gateway(mut self, gateway: Option<String>) -> Self {
+        self.gateway = gateway;
+        self
     }
 
     /// Prints what `--output-format` asks for.
@@ -478,7 +488,8 @@ impl SdkStream {
         line.insert("num_turns".into(), json!(self.num_turns(result)));
         match subtype {
             "success" => {
-                line.insert("result".into(), json!(result.result));
+                let text = api_error_text(result, self.gateway.as_deref()).unwrap_or_else(|| result.result.clone());
+                line.insert("result".into(), json!(text));
             }
             "error_max_turns" => {
                 if let reloop_core::Evidence::MaxTurns { max_turns, turn_count } = result.terminal.evidence() {
@@ -517,6 +528,32 @@ impl SdkStream {
         }
         let resumes = if rules.result.resumes_count_as_turns { self.resumes } else { 0 };
         result.num_turns.saturating_add(self.retries).saturating_add(resumes)
+    }
+}
+
+/// Claude Code's words for a run its API ended: a rejected (429) request, or a server-side
+/// error with the gateway it came through. `None`: the run's own result text stands.
+fn api_error_text(result: &RunResult, gateway: Option<&str>) -> Option<String> {
+    if result.profile.profile().claude_code_version.is_none() || result.terminal.reason() != TerminalReason::ModelError
+    {
+        return None;
+    }
+    let reloop_core::Evidence::ModelFailure { status: Some(status), message, .. } = result.terminal.evidence() else {
+        return None;
+    };
+    match status {
+        429 => Some("API Error: Request rejected (429) · rate limited".to_string()),
+        500.. => {
+            let mut text = format!(
+                "API Error: {status} {}. This is a server-side issue, usually temporary — try again in a moment.",
+                message.trim_end_matches('.')
+            );
+            if let Some(gateway) = gateway {
+                text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));
+            }
+            Some(text)
+        }
+        _ => None,
     }
 }
 
