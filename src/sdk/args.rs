@@ -457,6 +457,18 @@ pub fn is_print_mode(args: &[std::ffi::OsString], subcommands: &[&str]) -> bool 
     !(first == "--version" && args.len() == 2)
 }
 
+impl PrintArgs {
+    /// The model server's `host:port` when a base URL names one other than Anthropic's
+    /// (`--base-url`, else `ANTHROPIC_BASE_URL`), credentials left out.
+    pub fn gateway(&self) -> Option<String> {
+        let url = self.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
+        let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+        (!host.is_empty() && host != "api.anthropic.com").then(|| host.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,17 +594,5 @@ mod tests {
         assert!(is_print_mode(&os(&["reloop", "--output-format", "stream-json"]), &subs));
         assert!(is_print_mode(&os(&["reloop", "-p", "hello"]), &subs));
         assert!(is_print_mode(&os(&["reloop", "-v"]), &subs));
-    }
-}
-
-impl PrintArgs {
-    /// The model server's `host:port` when a base URL names one other than Anthropic's
-    /// (`--base-url`, else `ANTHROPIC_BASE_URL`), credentials left out.
-    pub fn gateway(&self) -> Option<String> {
-        let url = self.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
-        let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-        (!host.is_empty() && host != "api.anthropic.com").then(|| host.to_string())
     }
 }
