@@ -342,7 +342,11 @@ fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
         let body = &r.requests[0].body;
         (body["model"].clone(), body["max_tokens"].clone(), body["output_config"]["effort"].clone())
     };
-    assert_eq!(first(&run(V197, ok(), &[], |_| Vec::new())), (json!("claude-opus-4-8"), json!(64000), json!("high")));
+    let old = run(V197, ok(), &[], |_| Vec::new());
+    assert_eq!(first(&old), (json!("claude-opus-4-8"), json!(64000), json!("high")));
+    // 2.1.197 prints a 1M-context model's id with `[1m]`; the request names it plainly.
+    assert_eq!(old.lines[0]["model"], "claude-opus-4-8[1m]");
+    assert!(old.result()["modelUsage"].get("claude-opus-4-8[1m]").is_some(), "{}", old.result()["modelUsage"]);
     assert_eq!(
         first(&run(V332, ok(), &[], |_| Vec::new())),
         (json!("claude-opus-5-5"), json!(128000), json!("medium"))

@@ -191,7 +191,7 @@ impl SdkStream {
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
-                    "tools": tools, "mcp_servers": [], "model": model, "permissionMode": permission_mode,
+                    "tools": tools, "mcp_servers": [], "model": shown_id(*profile, model), "permissionMode": permission_mode,
                     "slash_commands": [], "apiKeySource": api_key_source,
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
                     "agents": [], "skills": [], "plugins": [],
@@ -557,6 +557,18 @@ fn api_error_text(result: &RunResult, gateway: Option<&str>) -> Option<String> {
     }
 }
 
+/// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
+/// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
+fn shown_id(profile: ProfileId, model: &str) -> String {
+    if profile.profile().lines.fallback == FallbackWording::DisplayNames
+        && crate::models::context_window(model) >= 1_000_000
+    {
+        format!("{model}[1m]")
+    } else {
+        model.to_string()
+    }
+}
+
 /// The HTTP status of the failure that ended the run, if one did.
 fn api_error_status(result: &RunResult) -> Option<u16> {
     match result.terminal.evidence() {
@@ -594,7 +606,7 @@ fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId) -> Value 
             crate::cli::run::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
         let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
         out.insert(
-            model.clone(),
+            shown_id(profile, model),
             json!({
                 "inputTokens": usage.input_tokens,
                 "outputTokens": usage.output_tokens,

@@ -337,7 +337,9 @@ impl Profile {
                 "stdout: the `model_fallback` line's words",
                 match self.lines.fallback {
                     FallbackWording::Ids => "the models' ids".to_string(),
-                    FallbackWording::DisplayNames => "display names, `(1M context)`, `[1m]` ids".to_string(),
+                    FallbackWording::DisplayNames => {
+                        "display names, `(1M context)`; `[1m]` ids here, on `system/init` and in `modelUsage`".to_string()
+                    }
                     FallbackWording::DisplayNamesAndWindow => {
                         "display names and the context window's change".to_string()
                     }
