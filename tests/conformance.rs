@@ -693,3 +693,33 @@ fn the_model_fallback_line_is_worded_as_each_version_words_it() {
         assert_eq!(r.result()["result"], "ok");
     }
 }
+
+#[test]
+fn sonnet_under_2_1_332_gets_the_total_tokens_reminder_on_tool_results_and_the_first_message() {
+    let answers = || {
+        vec![
+            answer(
+                "msg_1",
+                json!([call("toolu_02READ", "Read", json!({"file_path": "src/auth/login.ts"}))]),
+                "tool_use",
+            ),
+            answer("msg_2", text("ok"), "end_turn"),
+        ]
+    };
+    let reminder =
+        |n: u64| format!("<system-reminder>\n<total_tokens>{n} tokens left</total_tokens>\n</system-reminder>");
+    let sonnet = run(V332, answers(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
+    let first = &sonnet.requests[0].body["messages"][0]["content"];
+    assert_eq!(first.as_array().unwrap().last().unwrap()["text"], reminder(15_000_000));
+    let result = sonnet.last_message(1)["content"][0]["content"].as_str().unwrap().to_string();
+    // The response reported 100 input and 10 output tokens.
+    let tail = format!("\n\n{}", reminder(15_000_000 - 110));
+    assert!(result.ends_with(&tail), "{result}");
+    assert!(!result[..result.len() - tail.len()].ends_with(char::is_whitespace), "trimmed before the reminder");
+    assert!(sonnet.replays_identical());
+    for (profile, extra) in [(V332, &[][..]), (V197, &["--model", "claude-sonnet-4-6"][..])] {
+        let r = run(profile, answers(), extra, |_| Vec::new());
+        let sent = r.requests[1].body.to_string();
+        assert!(!sent.contains("<total_tokens>"), "{profile} {extra:?}: no reminder");
+    }
+}

@@ -154,6 +154,13 @@ impl Config {
         self.profile.profile()
     }
 
+    /// The `<total_tokens>` reminder, when this session's profile, model and flags call for it.
+    pub fn total_tokens(&self, model: &str) -> Option<crate::profile::TotalTokens> {
+        self.rules()
+            .total_tokens
+            .filter(|t| model.contains(t.models) && self.flag(crate::flags::Flag::TotalTokensReminder))
+    }
+
     /// How this session compacts: its profile's rule, or reloop's own for a session recorded
     /// before [`crate::flags::Flag::ClaudeCodeCompaction`].
     pub fn compact_rule(&self) -> crate::profile::CompactRule {

@@ -40,6 +40,9 @@ pub enum Flag {
     /// Under 2.1.332, a Stop hook blocking in its JSON form also leaves a `role: "system"`
     /// message. Off: only the feedback message.
     JsonStopHookSystemMessage = 5,
+    /// Under 2.1.332 with a Sonnet model, tool results and the session's first message carry the
+    /// `<total_tokens>` reminder ([`crate::profile::TotalTokens`]). Off: they do not.
+    TotalTokensReminder = 6,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -84,6 +87,9 @@ pub const CLAUDE_CODE_COMPACTION: u32 = Flag::ClaudeCodeCompaction.number();
 /// Number of [`Flag::JsonStopHookSystemMessage`].
 pub const JSON_STOP_HOOK_SYSTEM_MESSAGE: u32 = Flag::JsonStopHookSystemMessage.number();
 
+/// Number of [`Flag::TotalTokensReminder`].
+pub const TOTAL_TOKENS_REMINDER: u32 = Flag::TotalTokensReminder.number();
+
 /// Every flag this engine knows, in order.
 pub const TABLE: &[FlagInfo] = &[
     FlagInfo {
@@ -121,6 +127,13 @@ pub const TABLE: &[FlagInfo] = &[
         since: "0.1.0",
         behaviour: "under 2.1.332, a Stop hook blocking in its JSON form also leaves a system message",
     },
+    FlagInfo {
+        flag: Flag::TotalTokensReminder,
+        number: Flag::TotalTokensReminder.number(),
+        name: "total_tokens_reminder",
+        since: "0.1.0",
+        behaviour: "under 2.1.332 with a Sonnet model, tool results carry the <total_tokens> reminder",
+    },
 ];
 
 /// The flags new sessions get: every behaviour this engine has.
@@ -130,6 +143,7 @@ pub const CURRENT: &[u32] = &[
     LOCAL_CONNECTION_FAILS_FAST,
     CLAUDE_CODE_COMPACTION,
     JSON_STOP_HOOK_SYSTEM_MESSAGE,
+    TOTAL_TOKENS_REMINDER,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -225,7 +239,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(RETRY_AFTER_FLOOR);
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

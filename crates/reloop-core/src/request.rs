@@ -102,7 +102,10 @@ pub(crate) fn begin_compaction(
 
 /// A new query: the prompt joins the history, the query's and the turn's guards start afresh,
 /// and the loop proceeds to its first request.
-pub(crate) fn start_query(mut ctx: Loop, content: Vec<crate::message::ContentBlock>) -> Step {
+pub(crate) fn start_query(mut ctx: Loop, mut content: Vec<crate::message::ContentBlock>) -> Step {
+    if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
+        content.push(crate::message::ContentBlock::text(total.reminder(total.budget)));
+    }
     ctx.messages.push(crate::message::Message::user(content));
     // What an earlier query queued was carried or reported dropped when it ended.
     ctx.query = crate::context::Query::default();

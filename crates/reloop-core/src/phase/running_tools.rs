@@ -5,7 +5,7 @@ use crate::context::{Loop, PermissionDenial, Turn};
 use crate::effect::{Command, Notice};
 use crate::event::{Event, ToolOutcome};
 use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, HookRun};
-use crate::message::{ContentBlock, Message};
+use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
 use crate::state::{State, Terminal, Tools};
@@ -123,6 +123,16 @@ fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
     let requested: Vec<ToolRef> =
         tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
     let mut content: Vec<ContentBlock> = tools.outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();
+    if let Some(total) = ctx.config.total_tokens(ctx.current_model()) {
+        let reminder = total.reminder(total.budget.saturating_sub(ctx.session.usage_tokens));
+        for block in &mut content {
+            if let ContentBlock::ToolResult(ToolResult { content: ToolResultContent::Text(text), .. }) = block {
+                text.truncate(text.trim_end().len());
+                text.push_str("\n\n");
+                text.push_str(&reminder);
+            }
+        }
+    }
     let mut feedback = tools.feedback;
     feedback.sort_by_key(|(index, _)| *index);
     content.extend(feedback.into_iter().map(|(_, text)| ContentBlock::text(text)));

@@ -124,6 +124,8 @@ pub struct Profile {
     pub compact: CompactRule,
     /// Request details worded per version.
     pub wire: WireRule,
+    /// The `<total_tokens>` reminder on tool results (2.1.332, Sonnet).
+    pub total_tokens: Option<TotalTokens>,
 }
 
 impl Profile {
@@ -182,6 +184,7 @@ pub const RELOOP: Profile = Profile {
         truncated_retry: false,
     },
     wire: WireRule { effort: None, whole_stream_key: true, stainless_timeout: None },
+    total_tokens: None,
 };
 
 /// Claude Code 2.1.197.
@@ -266,6 +269,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         truncated_retry: true,
     },
     wire: WireRule { effort: Some(("medium", "high")), whole_stream_key: true, stainless_timeout: Some((600, 300)) },
+    total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };
 
 impl Profile {
@@ -423,6 +427,12 @@ impl Profile {
             (
                 "request: `X-Stainless-Timeout` header, streamed / whole answer",
                 self.wire.stainless_timeout.map_or("none".to_string(), |(s, w)| format!("{s} / {w}")),
+            ),
+            (
+                "`<total_tokens>N tokens left</total_tokens>` reminder on tool results and the first message",
+                self.total_tokens.map_or("none".to_string(), |t| {
+                    format!("{} models: N = {} less the last response's tokens", t.models, t.budget)
+                }),
             ),
             (
                 "default model",

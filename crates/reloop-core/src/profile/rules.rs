@@ -279,3 +279,22 @@ impl WireRule {
         self.effort.map(|(opus, other)| if model.contains("opus") { opus } else { other })
     }
 }
+
+/// 2.1.332's token-budget reminder: with these models, every string tool result is trimmed at
+/// its end and followed by `<total_tokens>N tokens left</total_tokens>` in a reminder, N being
+/// the budget less the tokens the last response reported; the session's first message carries
+/// it with the whole budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TotalTokens {
+    /// The budget (2.1.332: 15,000,000).
+    pub budget: u64,
+    /// Only for models whose name holds this (`sonnet`; Opus requests get none).
+    pub models: &'static str,
+}
+
+impl TotalTokens {
+    /// The reminder block's text with `left` tokens left.
+    pub fn reminder(&self, left: u64) -> String {
+        system_reminder(&format!("<total_tokens>{left} tokens left</total_tokens>"))
+    }
+}
