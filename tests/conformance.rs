@@ -723,3 +723,21 @@ fn sonnet_under_2_1_332_gets_the_total_tokens_reminder_on_tool_results_and_the_f
         assert!(!sent.contains("<total_tokens>"), "{profile} {extra:?}: no reminder");
     }
 }
+
+#[test]
+fn a_second_read_of_an_unchanged_file_is_a_wasted_call_in_2_1_197_only() {
+    let read = |id: &str| answer(id, json!([call(id, "Read", json!({"file_path": "src/auth/login.ts"}))]), "tool_use");
+    let answers = || vec![read("toolu_1"), read("toolu_2"), answer("msg_3", text("ok"), "end_turn")];
+    let second = |r: &Run| r.last_message(2)["content"][0].clone();
+    let old = run(V197, answers(), &[], |_| Vec::new());
+    assert_eq!(
+        second(&old)["content"],
+        "Wasted call — file unchanged since your last Read. Refer to that earlier tool_result instead."
+    );
+    assert!(second(&old).get("is_error").is_none(), "not an error");
+    let new = run(V332, answers(), &[], |_| Vec::new());
+    assert!(second(&new)["content"].as_str().unwrap().starts_with("1\texport interface Credentials {"));
+    for r in [&old, &new] {
+        assert!(r.replays_identical());
+    }
+}

@@ -208,3 +208,21 @@ fn reloop_s_own_profile_keeps_its_summary_request_and_prints_no_status_lines() {
     assert!(status_lines(&r).is_empty());
     assert!(r.replays_identical());
 }
+
+#[test]
+fn after_a_compaction_2_1_197_reads_a_file_again_instead_of_calling_it_wasted() {
+    let mut answers = e3();
+    answers.pop();
+    answers.push(answer(
+        "msg_3",
+        json!([call("toolu_03READ", "Read", json!({"file_path": "src/auth/login.ts"}))]),
+        "tool_use",
+    ));
+    answers.push(answer("msg_4", text("done"), "end_turn"));
+    let r = run(V197, answers, &[], |_| Vec::new());
+    let last = messages(&r, 5).last().unwrap().clone();
+    let result = &last["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_03READ");
+    assert!(result["content"].as_str().unwrap().starts_with("1\texport interface Credentials {"), "{result}");
+    assert!(r.replays_identical());
+}

@@ -334,6 +334,7 @@ impl Runner {
         // The tools speak and check as the session's profile says.
         let rules = session.core.rules();
         tool_ctx.require_read = rules.tools.edit_requires_read;
+        tool_ctx.unchanged_read = rules.tools.unchanged_read;
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
         files_read_from(&state, &tool_ctx);
@@ -583,6 +584,9 @@ impl Runner {
         }
         if let (Event::SetPermissionMode { mode }, None) = (&event, &step.ignored) {
             self.switch_permission_mode(mode);
+        }
+        if step.effects.iter().any(|e| matches!(e, Effect::Notice(reloop_core::Notice::CompactBoundary { .. }))) {
+            self.tools_in_flight.forget_read_stamps();
         }
         for command in step.effects.iter().filter_map(Effect::command) {
             self.execute(command, &step.state);

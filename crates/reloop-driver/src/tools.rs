@@ -51,6 +51,8 @@ pub(crate) struct ToolEnv {
 pub type CanUseTool = Arc<dyn Fn(&str, &serde_json::Value) -> Option<Decision> + Send + Sync>;
 
 /// The calls of the current assistant message, started early or on `run_tools`.
+type ReadStamps = Arc<Mutex<HashMap<PathBuf, reloop_tools::ReadStamp>>>;
+
 pub(crate) struct ToolScheduler {
     env: ToolEnv,
     /// Calls started while the model streamed, by id, with their cancel flags; their events wait
@@ -59,6 +61,9 @@ pub(crate) struct ToolScheduler {
     /// Files the early calls read. Kept apart until their response completes, so a read of an
     /// abandoned attempt never satisfies Edit's read-first rule.
     early_reads: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Likewise the read stamps early calls leave (begun as a copy of the session's), so an
+    /// abandoned attempt's Read never makes a later one "unchanged".
+    early_stamps: Option<ReadStamps>,
     /// An unsafe call was seen in the response: later calls must wait for it.
     early_closed: bool,
     /// Every cancel flag handed out since the last reset; an abort raises them all.
@@ -73,6 +78,7 @@ impl ToolScheduler {
             env,
             early: HashMap::new(),
             early_reads: Arc::new(Mutex::new(HashSet::new())),
+            early_stamps: None,
             early_closed: false,
             flags: Arc::new(Mutex::new(Vec::new())),
             hooks_cancel: CancellationToken::new(),
@@ -98,10 +104,21 @@ impl ToolScheduler {
         }
         let (mut env, call_owned) = (self.env.clone(), call.clone());
         env.ctx.files_read = self.early_reads.clone();
+        let main_stamps = &self.env.ctx.read_stamps;
+        env.ctx.read_stamps = self
+            .early_stamps
+            .get_or_insert_with(|| Arc::new(Mutex::new(main_stamps.lock().unwrap_or_else(|p| p.into_inner()).clone())))
+            .clone();
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
         let task_flag = flag.clone();
         let task = tokio::spawn(async move { run_call(call_owned, request, env, task_flag, token, None).await });
         self.early.insert(call.id.clone(), (task, flag));
+    }
+
+    /// The history was compacted: the earlier Read results a "file unchanged" answer would
+    /// point at are gone from the model's view.
+    pub(crate) fn forget_read_stamps(&self) {
+        self.env.ctx.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
     /// The response in flight was abandoned or completed: forget what streaming started.
@@ -112,6 +129,7 @@ impl ToolScheduler {
             task.abort();
         }
         self.early_reads = Arc::new(Mutex::new(HashSet::new()));
+        self.early_stamps = None;
         self.early_closed = false;
     }
 
@@ -123,6 +141,7 @@ impl ToolScheduler {
         self.early_closed = false;
         // The response completed: what its early calls read counts once each of them finishes.
         let reads = std::mem::replace(&mut self.early_reads, Arc::new(Mutex::new(HashSet::new())));
+        let stamps = self.early_stamps.take();
         // Flags of calls that are over are dropped, so the list does not grow with the session.
         self.flags.lock().unwrap_or_else(|p| p.into_inner()).retain(|f| Arc::strong_count(f) > 1);
         let env = self.env.clone();
@@ -140,13 +159,17 @@ impl ToolScheduler {
                 let runs = batch.into_iter().zip(started).map(|(call, started)| {
                     let started = started.map(|(task, _)| task);
                     let (env, flag, token, errored) = (env.clone(), flag.clone(), token.clone(), errored.clone());
-                    let reads = reads.clone();
+                    let (reads, stamps) = (reads.clone(), stamps.clone());
                     async move {
                         let events = match started {
                             Some(task) => {
                                 let events = task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())]);
                                 let read = reads.lock().unwrap_or_else(|p| p.into_inner()).clone();
                                 env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
+                                if let Some(stamps) = stamps {
+                                    let early = stamps.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                                    env.ctx.read_stamps.lock().unwrap_or_else(|p| p.into_inner()).extend(early);
+                                }
                                 events
                             }
                             None => {

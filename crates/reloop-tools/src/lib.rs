@@ -54,6 +54,6 @@ pub use read::{
     ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,
 };
 pub use registry::ToolRegistry;
-pub use tool::{PathFilter, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
+pub use tool::{PathFilter, ReadStamp, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
 pub use validate::{check as check_input, validate_input, InputError, Issue};
 pub use write_edit::{read_first_refusal, EditTool, WriteTool, MAX_EDIT_BYTES};

@@ -14,7 +14,7 @@ use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
 use crate::special::open_regular;
-use crate::tool::{Tool, ToolContext, ToolOutput};
+use crate::tool::{ReadStamp, Tool, ToolContext, ToolOutput};
 
 /// Lines shown when the model gives no limit.
 pub const DEFAULT_LINE_LIMIT: usize = 2000;
@@ -87,6 +87,12 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
         Some(n) => return Err(ToolError::InvalidArgument(format!("limit must be a positive number, got {n}"))),
     };
     let (file, size) = open_regular(&path, ctx)?;
+    let stamp = ctx.unchanged_read.and_then(|_| ReadStamp::of(&path, (offset, given_limit)));
+    if let (Some(text), Some(stamp)) = (ctx.unchanged_read, &stamp) {
+        if ctx.read_unchanged(&path, stamp) {
+            return Ok(text.to_string());
+        }
+    }
     if offset.is_none() && given_limit.is_none() && size > MAX_FILE_BYTES {
         return Err(ToolError::FileTooLarge { size: format_file_size(size) });
     }
@@ -119,6 +125,9 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
         return Err(ToolError::TooManyTokens { tokens });
     }
     ctx.mark_read(&path);
+    if let Some(stamp) = stamp {
+        ctx.stamp_read(&path, stamp);
+    }
     Ok(shown.lines.join("\n"))
 }
 
@@ -272,6 +281,25 @@ mod tests {
         let (shown, total) = stream_lines(&mut std::io::Cursor::new(text.as_bytes()), &Window { first, limit }, &ctx)
             .expect("in memory");
         (shown.lines, total)
+    }
+
+    #[test]
+    fn an_unchanged_part_read_again_gets_the_profile_s_answer_a_changed_file_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "one\ntwo").unwrap();
+        let mut ctx = ToolContext::new(dir.path().to_path_buf());
+        ctx.unchanged_read = Some("unchanged");
+        let whole = json!({"file_path": "a.txt"});
+        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo");
+        assert_eq!(read(&whole, &ctx).unwrap(), "unchanged");
+        // Another part of it is news.
+        assert_eq!(read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap(), "2\ttwo");
+        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo", "the last Read was of another part");
+        std::fs::write(&path, "one\ntwo\nthree").unwrap();
+        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "changed since");
+        ctx.unchanged_read = None;
+        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "no such rule");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The tool contract the driver codes against: a context, an output, and the [`Tool`] trait.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +26,28 @@ pub struct ToolContext {
     /// Write and Edit refuse an existing file the session has not read (Claude Code 2.1.197's
     /// rule; 2.1.332 dropped it). On by default.
     pub require_read: bool,
+    /// The answer to a Read of a file unchanged since this session last read the same part of
+    /// it (Claude Code 2.1.197's "Wasted call"); `None`: the content again.
+    pub unchanged_read: Option<&'static str>,
+    /// Each file as the session last read it, for [`ToolContext::unchanged_read`].
+    pub read_stamps: Arc<Mutex<HashMap<PathBuf, ReadStamp>>>,
+}
+
+/// A file as a Read saw it: the part read (offset, limit as given), its length and its
+/// modification time. Equal stamps mean the same part of an unchanged file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadStamp {
+    pub part: (Option<i64>, Option<i64>),
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl ReadStamp {
+    /// The stamp of `path` now, for the given part.
+    pub fn of(path: &Path, part: (Option<i64>, Option<i64>)) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(ReadStamp { part, len: meta.len(), modified: meta.modified().ok() })
+    }
 }
 
 /// A predicate over paths, shared between calls (see [`ToolContext::hidden`]).
@@ -96,7 +118,22 @@ impl ToolContext {
             hidden: None,
             env: ToolEnvPolicy::default(),
             require_read: true,
+            unchanged_read: None,
+            read_stamps: Arc::new(Mutex::new(HashMap::new())),
         }
+    }
+
+    /// Whether the session last read this very part of `path`, and the file has not changed
+    /// since (its length and modification time are the same).
+    pub fn read_unchanged(&self, path: &Path, stamp: &ReadStamp) -> bool {
+        let stamps = self.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        stamp.modified.is_some() && stamps.get(path) == Some(stamp)
+    }
+
+    /// Records how `path` looked when it was read.
+    pub fn stamp_read(&self, path: &Path, stamp: ReadStamp) {
+        let mut stamps = self.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        stamps.insert(path.to_path_buf(), stamp);
     }
 
     /// Whether the driver has asked the running call to stop.

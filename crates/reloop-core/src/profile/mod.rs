@@ -161,6 +161,7 @@ pub const RELOOP: Profile = Profile {
         edit_requires_read: true,
         read_check_first: false,
         bash_write: None,
+        unchanged_read: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -198,6 +199,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         edit_requires_read: true,
         read_check_first: true,
         bash_write: Some(BASH_WRITE_2_1_197),
+        unchanged_read: Some(WASTED_READ_2_1_197),
     },
     default_model: Some("claude-opus-4-8"),
     lines: StreamLines {
@@ -246,6 +248,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         edit_requires_read: false,
         read_check_first: false,
         bash_write: Some(BASH_WRITE_2_1_332),
+        unchanged_read: None,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
@@ -328,6 +331,10 @@ impl Profile {
                     .map_or("`This command requires approval`".to_string(), |t| format!("`{}`", t.create)),
             ),
             ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
+            (
+                "a second Read of the same part of an unchanged file",
+                self.tools.unchanged_read.map_or("the content again".to_string(), |t| format!("`{t}` (not an error)")),
+            ),
             (
                 "stdout: `system/notification` after the first Stop-hook feedback",
                 self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),

@@ -75,7 +75,14 @@ pub struct ToolTexts {
     /// working directories (default mode): `{command}`, `{path}` and `{dirs}` are filled in;
     /// `None`: the generic `This command requires approval`.
     pub bash_write: Option<BashWriteTexts>,
+    /// The answer to a second Read of the same part of an unchanged file (2.1.197); `None`:
+    /// the content again.
+    pub unchanged_read: Option<&'static str>,
 }
+
+/// 2.1.197's answer to a Read of a file unchanged since the last Read of it.
+pub const WASTED_READ_2_1_197: &str =
+    "Wasted call — file unchanged since your last Read. Refer to that earlier tool_result instead.";
 
 /// Claude Code's texts for a shell command that writes inside the working directories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
