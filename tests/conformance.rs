@@ -91,6 +91,31 @@ fn malformed_call_2_1_332_retracts_appends_the_reminder_retries_twice_and_ends_e
     assert!(r.replays_identical());
 }
 
+#[test]
+fn a_retracted_answer_is_shown_retracted_and_superseded_on_stdout_in_2_1_332() {
+    let r = run(V332, vec![announced(1), answer("msg_2", text("登录模块检查完毕"), "end_turn")], &[], |_| {
+        Vec::new()
+    });
+    let at = |pred: &dyn Fn(&Value) -> bool| r.lines.iter().position(pred).expect("such a line");
+    let bad = at(&|l| l["type"] == "assistant" && l["message"]["content"][0]["text"] == "Let me check.");
+    let retracted_uuid = r.lines[bad]["uuid"].clone();
+    let echo = &r.lines[bad + 1];
+    assert_eq!(echo["isSynthetic"], true);
+    assert_eq!(
+        echo["message"]["content"][0]["text"],
+        "The previous response failed to produce a valid tool call. Please retry the tool call now."
+    );
+    assert_eq!(echo["retracted_message_uuids"], json!([retracted_uuid]));
+    let keys: Vec<&String> = echo.as_object().unwrap().keys().collect();
+    assert_eq!(keys[keys.len() - 4..], ["uuid", "timestamp", "isSynthetic", "retracted_message_uuids"]);
+    let good = at(&|l| l["type"] == "assistant" && l["message"]["content"][0]["text"] == "登录模块检查完毕");
+    assert_eq!(r.lines[good]["supersedes"], json!([retracted_uuid]));
+    assert!(r.replays_identical());
+    // 2.1.197 keeps the answer: nothing is retracted or superseded.
+    let old = run(V197, vec![announced(1), answer("msg_2", text("ok"), "end_turn")], &[], |_| Vec::new());
+    assert!(old.lines.iter().all(|l| l.get("retracted_message_uuids").is_none() && l.get("supersedes").is_none()));
+}
+
 /// A Stop hook that blocks once with `STOP-HOOK-FEEDBACK: …` on stderr, then passes.
 fn stop_hook(ws: &Workspace) -> String {
     let settings = ws.hook(

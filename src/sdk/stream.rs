@@ -62,6 +62,10 @@ pub struct SdkStream {
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
     /// the text of a server-side error).
     gateway: Option<String>,
+    /// The text streamed of the response in flight, shown if 2.1.332 retracts it.
+    response_text: String,
+    /// The uuid of a retracted line the next assistant line supersedes.
+    supersedes: Option<String>,
 }
 
 impl crate::cli::session::ShowEvents for SdkStream {
@@ -92,6 +96,8 @@ impl SdkStream {
             notified: false,
             tool_names: std::collections::HashMap::new(),
             gateway: None,
+            response_text: String::new(),
+            supersedes: None,
         }
     }
 
@@ -155,16 +161,24 @@ impl SdkStream {
     }
 
     /// Adds `session_id`, `parent_tool_use_id` (when the shape has it) and `uuid`, and prints.
-    fn emit(&mut self, mut line: Map<String, Value>, parent: bool) {
+    fn emit(&mut self, line: Map<String, Value>, parent: bool) {
+        self.emit_with_tail(line, parent, Vec::new());
+    }
+
+    /// As [`Self::emit`], with keys Claude Code prints after the line's `uuid`; returns the uuid.
+    fn emit_with_tail(&mut self, mut line: Map<String, Value>, parent: bool, tail: Vec<(&str, Value)>) -> String {
         if self.output != Output::Lines {
-            return;
+            return String::new();
         }
+        let uuid = self.uuid();
         if parent {
             line.insert("parent_tool_use_id".into(), Value::Null);
         }
         line.insert("session_id".into(), json!(self.session_id));
-        line.insert("uuid".into(), json!(self.uuid()));
+        line.insert("uuid".into(), json!(uuid));
+        line.extend(tail.into_iter().map(|(k, v)| (k.to_string(), v)));
         self.wire.line(&Value::Object(line));
+        uuid
     }
 
     /// A line of the SDK layer's own between steps (`set_model`'s echo, say).
@@ -200,7 +214,9 @@ impl SdkStream {
                 self.init = Some(line.clone());
                 self.emit(line, false);
             }
-            RunEvent::TextDelta { index, text } if self.partial => {
+            RunEvent::TextDelta { text, .. } if !self.partial => self.response_text.push_str(text),
+            RunEvent::TextDelta { index, text } => {
+                self.response_text.push_str(text);
                 if !self.streaming {
                     self.streaming = true;
                     self.stream_event(json!({"type": "message_start", "message": {
@@ -251,7 +267,10 @@ impl SdkStream {
             }
             RunEvent::CompactStatus(status) => self.compact_status(*status),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
-                Continue::MalformedToolCallRetry => self.retries += 1,
+                Continue::MalformedToolCallRetry => {
+                    self.retries += 1;
+                    self.retract();
+                }
                 Continue::MaxOutputTokensRecovery { .. } => self.resumes += 1,
                 _ => {}
             },
@@ -290,6 +309,7 @@ impl SdkStream {
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                 }
+                self.response_text.clear();
                 for block in &message.content {
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
@@ -299,7 +319,9 @@ impl SdkStream {
                     let mut line = Map::new();
                     line.insert("type".into(), json!("assistant"));
                     line.insert("message".into(), body);
-                    self.emit(line, true);
+                    // The answer that replaces a retracted one says so (2.1.332).
+                    let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+                    self.emit_with_tail(line, true, tail);
                 }
             }
             // Injected reminders reach the model only; Claude Code prints none of them.
@@ -315,11 +337,7 @@ impl SdkStream {
                     Synthetic::Hidden => return,
                     Synthetic::Echo(text) => {
                         let feedback = text.starts_with("Stop hook feedback:");
-                        let content = json!([{"type": "text", "text": text}]);
-                        line.insert("message".into(), json!({"role": "user", "content": content}));
-                        line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
-                        line.insert("isSynthetic".into(), json!(true));
-                        self.emit(line, true);
+                        self.synthetic_line(&text, None);
                         if feedback {
                             self.stop_hook_notification();
                         }
@@ -329,6 +347,40 @@ impl SdkStream {
                 self.emit(line, true);
             }
         }
+    }
+
+    /// A synthetic `user` line: the unwrapped text the model was given, after the line's uuid
+    /// its timestamp, `isSynthetic` and what it retracted, as 2.1.332 prints it.
+    fn synthetic_line(&mut self, text: &str, retracted: Option<String>) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!("user"));
+        line.insert("message".into(), json!({"role": "user", "content": [{"type": "text", "text": text}]}));
+        let mut tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isSynthetic", json!(true))];
+        tail.extend(retracted.map(|uuid| ("retracted_message_uuids", json!([uuid]))));
+        self.emit_with_tail(line, true, tail);
+    }
+
+    /// 2.1.332 drops a response that asked for a tool without calling one: the stream shows it,
+    /// then a synthetic line retracting it, and the next answer supersedes it.
+    fn retract(&mut self) {
+        let rules = self.profile.profile();
+        if !rules.malformed.retract {
+            self.response_text.clear();
+            return;
+        }
+        let text = std::mem::take(&mut self.response_text);
+        let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
+        let body = json!({
+            "type": "message", "role": "assistant", "model": self.model,
+            "content": content, "stop_reason": null, "stop_sequence": null,
+            "usage": usage_json(&self.response_usage),
+        });
+        let mut line = Map::new();
+        line.insert("type".into(), json!("assistant"));
+        line.insert("message".into(), body);
+        let retracted = self.emit_with_tail(line, true, Vec::new());
+        self.synthetic_line(rules.malformed.reminder.text, Some(retracted.clone()));
+        self.supersedes = Some(retracted);
     }
 
     fn system_line(&mut self, subtype: &str, fields: Value) {

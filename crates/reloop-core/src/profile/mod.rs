@@ -292,7 +292,7 @@ impl Profile {
             ("max-tokens resume echoed as a synthetic `user` line", yes_no(self.echo_resume)),
             ("malformed tool call: retries", self.malformed.retries.to_string()),
             (
-                "malformed tool call: bad message retracted, reminder appended to the last user message",
+                "malformed tool call: bad message retracted, reminder appended to the last user message (stdout: a synthetic line with `retracted_message_uuids`, the next answer `supersedes` it)",
                 yes_no(self.malformed.retract),
             ),
             ("malformed tool call: retry text", format!("`{}`", self.malformed.reminder.text)),
