@@ -380,6 +380,9 @@ fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
         let sonnet = run(profile, ok(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
         assert_eq!(first(&sonnet), (json!("claude-sonnet-4-6"), json!(32000), json!("high")));
     }
+    // A model that predates the effort key gets none: its API would refuse the request.
+    let older = run(V332, ok(), &["--model", "claude-sonnet-4-5"], |_| Vec::new());
+    assert!(older.requests[0].body.get("output_config").is_none());
     let own = run("reloop", ok(), &[], |_| Vec::new());
     assert!(own.requests[0].body.get("output_config").is_none(), "reloop's own profile sends no effort");
 

@@ -424,7 +424,7 @@ impl Profile {
                 .to_string(),
             ),
             (
-                "request: `output_config.effort`, Opus / other models",
+                "request: `output_config.effort`, Opus / other models (those in `EFFORT_MODELS` only)",
                 self.wire.effort.map_or("none".to_string(), |(opus, other)| format!("`{opus}` / `{other}`")),
             ),
             (

@@ -269,10 +269,15 @@ pub enum RestoredDate {
     SystemMessage,
 }
 
+/// The models (by id prefix) that take `output_config.effort`; others get no such key.
+pub const EFFORT_MODELS: &[&str] =
+    &["claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-4-6", "claude-sonnet-5"];
+
 /// Request details a profile's version words its own way (the loop does not depend on them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WireRule {
-    /// `output_config.effort` for Opus models and for the others (`None`: no `output_config`).
+    /// `output_config.effort` for Opus models and for the others (`None`: no `output_config`),
+    /// sent only to models in [`EFFORT_MODELS`]: an older model's API refuses the key.
     pub effort: Option<(&'static str, &'static str)>,
     /// A whole-answer request carries `"stream": false`; 2.1.197 sends no `stream` key.
     pub whole_stream_key: bool,
@@ -283,7 +288,8 @@ pub struct WireRule {
 impl WireRule {
     /// The effort this version asks of `model`.
     pub fn effort_for(&self, model: &str) -> Option<&'static str> {
-        self.effort.map(|(opus, other)| if model.contains("opus") { opus } else { other })
+        let known = EFFORT_MODELS.iter().any(|prefix| model.starts_with(prefix));
+        self.effort.filter(|_| known).map(|(opus, other)| if model.contains("opus") { opus } else { other })
     }
 }
 
