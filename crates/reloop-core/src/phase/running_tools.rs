@@ -163,7 +163,11 @@ fn nudge(ctx: &mut Loop, calls: &[crate::message::ToolUse]) {
         return;
     }
     // The assistant message the results answer, two back: did it say anything to the user?
-    let spoke = ctx.messages.tail(2).first().is_some_and(|m| !m.text().trim().is_empty());
+    let spoke = ctx
+        .messages
+        .tail(2)
+        .first()
+        .is_some_and(|m| m.content.iter().any(|b| matches!(b, ContentBlock::Text(t) if !t.text.trim().is_empty())));
     if rule.silent_only && spoke {
         ctx.query.nudge_turns = 0;
         return;
