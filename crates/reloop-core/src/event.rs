@@ -196,6 +196,19 @@ pub struct ToolOutcome {
     /// The request whose response asked for the call ([`Event`]'s correlation id).
     #[serde(default, skip_serializing_if = "is_legacy")]
     pub request: u32,
+    /// What a subagent (the `Agent` tool) spent answering the call: it counts toward this
+    /// session's usage, cost and budget. Journals written before subagents never carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_usage: Option<AgentUsage>,
+}
+
+/// A child session's spend, carried by the outcome of the call that ran it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentUsage {
+    /// The child's cost in US dollars, priced by the child's own model.
+    pub cost_usd: f64,
+    /// The child's usage by model.
+    pub model_usage: std::collections::BTreeMap<String, crate::message::Usage>,
 }
 
 impl ToolOutcome {
@@ -207,6 +220,7 @@ impl ToolOutcome {
             is_error: true,
             denied: false,
             request: 0,
+            agent_usage: None,
         }
     }
 
