@@ -42,6 +42,11 @@ pub(crate) struct ToolEnv {
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
     pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
+    /// Runs `Agent` calls as child sessions, when the session offers the tool.
+    pub agents: Option<Arc<crate::subagent::Subagents>>,
+    /// `Agent` calls whose start the journal holds from before a resume: they go on with their
+    /// child without a second start.
+    pub resumed: Arc<HashSet<String>>,
 }
 
 /// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
@@ -94,6 +99,11 @@ impl ToolScheduler {
         }
         if !self.env.registry.is_concurrency_safe(&call.name, &call.input) {
             self.early_closed = true;
+            return;
+        }
+        // An `Agent` call's start must be journaled before its child runs, which only
+        // `run_tools` allows: it waits for its turn.
+        if self.env.agents.is_some() && call.name == crate::agents::AGENT_TOOL {
             return;
         }
         let (mut env, call_owned) = (self.env.clone(), call.clone());
@@ -179,6 +189,11 @@ impl ToolScheduler {
                 }
             }
         }));
+    }
+
+    /// Calls journaled as started before a resume (see [`ToolEnv::resumed`]).
+    pub(crate) fn set_resumed(&mut self, started: &[String]) {
+        self.env.resumed = Arc::new(started.iter().cloned().collect());
     }
 
     /// The caller switched the permission mode: calls from now on are checked under it.
@@ -317,7 +332,10 @@ async fn run_call(
             }
         }
     }
-    if !env.registry.is_read_only(&call.name, &input) {
+    // An `Agent` call's start is journaled (once) before its child session exists, so a resume
+    // knows to look for the child.
+    let agent = env.agents.is_some() && call.name == crate::agents::AGENT_TOOL;
+    if (!env.registry.is_read_only(&call.name, &input) || agent) && !(agent && env.resumed.contains(&call.id)) {
         if let Some(starts) = &env.starts {
             let (ack, journaled) = tokio::sync::oneshot::channel();
             // Without the journal's word the call does not run: the loop has ended.
@@ -327,13 +345,25 @@ async fn run_call(
             }
         }
     }
-    let mut ctx = env.ctx.clone();
-    ctx.cancel = flag;
-    let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
-    let output = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-        Ok(output) => (output.content, output.is_error),
-        // A tool that panicked is answered, so its call never stays open.
-        Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+    let mut agent_outcome = None;
+    let output = match env.agents.clone().filter(|_| call.name == crate::agents::AGENT_TOOL) {
+        Some(agents) => {
+            let asked = ToolUse { input: input.clone(), ..call.clone() };
+            let outcome = agents.answer(asked, env.permissions.clone(), token.clone()).await;
+            let output = (outcome.content.as_text(), outcome.is_error);
+            agent_outcome = Some(outcome);
+            output
+        }
+        None => {
+            let mut ctx = env.ctx.clone();
+            ctx.cancel = flag;
+            let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
+            match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+                Ok(output) => (output.content, output.is_error),
+                // A tool that panicked is answered, so its call never stays open.
+                Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+            }
+        }
     };
     let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
     if !post.is_empty() {
@@ -347,7 +377,10 @@ async fn run_call(
             request,
         });
     }
-    events.push(done(&call.id, output.0, output.1, false));
+    match agent_outcome {
+        Some(outcome) => events.push(Event::ToolDone(outcome)),
+        None => events.push(done(&call.id, output.0, output.1, false)),
+    }
     events
 }
 
@@ -359,6 +392,7 @@ fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
         is_error,
         denied,
         request: 0,
+        agent_usage: None,
     })
 }
 
@@ -381,6 +415,7 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             is_error: true,
             denied: false,
             request: o.request,
+            agent_usage: o.agent_usage.take(),
         };
     }
 }
@@ -471,6 +506,8 @@ mod tests {
             read_check_first: false,
             can_use_tool: None,
             starts: None,
+            agents: None,
+            resumed: Arc::new(HashSet::new()),
         });
         let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
             .map(|i| ToolUse {
