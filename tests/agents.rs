@@ -245,3 +245,111 @@ fn a_fork_of_the_parent_before_the_call_runs_new_children() {
     assert_eq!(children.len(), 2, "{all:#?}");
     assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n");
 }
+
+/// A cassette response of `input`/`output` tokens on claude-sonnet-4-6 ($3 and $15 a million).
+fn priced(id: &str, content: Value, stop_reason: &str, input: u64, output: u64) -> Value {
+    serde_json::json!({"message": {
+        "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": content, "stop_reason": stop_reason,
+        "usage": {"input_tokens": input, "output_tokens": output}
+    }})
+}
+
+fn reader_call(id: &str) -> Value {
+    common::call(
+        id,
+        "Agent",
+        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader"}),
+    )
+}
+
+#[test]
+fn a_child_over_the_budget_ends_with_a_tool_error_and_its_cost_stops_the_parent() {
+    let ws = scene();
+    let responses = vec![
+        // The parent spends $0.0045 of $0.006 ...
+        priced("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 1000, 100),
+        // ... and the child $0.0045 of the $0.0015 left: it stops before its next request.
+        priced(
+            "msg_c1",
+            serde_json::json!([common::call("toolu_read", "Read", serde_json::json!({"file_path": "README.md"}))]),
+            "tool_use",
+            1000,
+            100,
+        ),
+        priced("msg_unused", common::text("never asked"), "end_turn", 1, 1),
+    ];
+    let out = ws.run_responses("go", responses, &["--model", "claude-sonnet-4-6", "--max-budget-usd", "0.006"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let all = sessions(&ws);
+    let child_session = child(&all, "toolu_agent");
+    assert_eq!(child_session["terminal_reason"], "max_budget_usd");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "max_budget_usd", "the child's cost counts toward the parent's budget");
+    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    assert_eq!(answer["is_error"], true);
+    assert!(text_of(&answer).starts_with("<tool_use_error>Agent 'reader' stopped before it finished (max_budget_usd)"));
+    assert!((answer["agent_usage"]["cost_usd"].as_f64().unwrap() - 0.0045).abs() < 1e-9, "{answer}");
+}
+
+#[test]
+fn a_child_whose_model_fails_ends_with_a_tool_error_and_the_parent_goes_on() {
+    let ws = scene();
+    let failed = serde_json::json!({"error": {"status": 400, "body": {"type": "error",
+        "error": {"type": "invalid_request_error", "message": "the child's request is malformed"}}}});
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
+        failed,
+        common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10),
+    ];
+    let out = ws.run_responses("go", responses, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let all = sessions(&ws);
+    assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "model_error");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "completed");
+    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    assert_eq!(answer["is_error"], true);
+    let text = text_of(&answer);
+    assert!(text.starts_with("<tool_use_error>Agent 'reader' stopped before it finished (model_error)"), "{text}");
+    assert!(text.contains("the child's request is malformed"), "{text}");
+}
+
+#[test]
+fn an_abort_of_the_parent_aborts_its_running_child() {
+    let ws = scene();
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
+        // The child's answer takes long enough for the parent to be interrupted first.
+        serde_json::json!({"delay_ms": 30000, "message": {"id": "msg_c1", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "late"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ];
+    let cassette = ws.dir.path().join("slow-child.json");
+    std::fs::write(&cassette, serde_json::json!({ "responses": responses }).to_string()).unwrap();
+    let cwd = ws.cwd();
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the child has asked the model (its first request is journaled).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "the child never started");
+        let all = if ws.journal().exists() { sessions(&ws) } else { Vec::new() };
+        if all.iter().any(|s| !s["agent"].is_null() && s["steps"].as_u64() >= Some(1)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::process::Command::new("kill").args(["-INT", &run.id().to_string()]).status().unwrap();
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let all = sessions(&ws);
+    assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "aborted_streaming", "{all:#?}");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "aborted_tools");
+}

@@ -220,7 +220,7 @@ impl Loop {
 
     /// Counts a subagent's spend toward this session's totals: its models' usage and its cost as
     /// the child priced it (the child may run on a model this session has no price for).
-    pub(crate) fn account_agent(&mut self, spent: &crate::event::AgentUsage) {
+    pub(crate) fn account_agent(&mut self, spent: &crate::message::AgentUsage) {
         for (model, usage) in &spent.model_usage {
             self.session.usage.add(usage);
             self.session.model_usage.entry(model.clone()).or_default().add(usage);

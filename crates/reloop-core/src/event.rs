@@ -199,16 +199,7 @@ pub struct ToolOutcome {
     /// What a subagent (the `Agent` tool) spent answering the call: it counts toward this
     /// session's usage, cost and budget. Journals written before subagents never carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_usage: Option<AgentUsage>,
-}
-
-/// A child session's spend, carried by the outcome of the call that ran it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct AgentUsage {
-    /// The child's cost in US dollars, priced by the child's own model.
-    pub cost_usd: f64,
-    /// The child's usage by model.
-    pub model_usage: std::collections::BTreeMap<String, crate::message::Usage>,
+    pub agent_usage: Option<crate::message::AgentUsage>,
 }
 
 impl ToolOutcome {

@@ -57,7 +57,7 @@ pub struct Session {
     /// The agents `Agent` calls may run; `None`: no `Agent` tool.
     pub agents: Option<crate::subagent::AgentSetup>,
     /// Model requests the session's tree had completed before this process (a resume).
-    request_base: u32,
+    pub(crate) request_base: u32,
 }
 
 impl Session {
@@ -237,23 +237,6 @@ impl Session {
     }
 }
 
-/// The files a session had read, so Write and Edit keep their read-first rule after a resume.
-fn files_read_from(state: &State, ctx: &ToolContext) {
-    let messages = state.messages().messages();
-    for (i, message) in messages.iter().enumerate() {
-        for call in message.tool_uses().filter(|c| c.name == "Read" || c.name == "Write" || c.name == "Edit") {
-            let ok = messages.get(i + 1).is_some_and(|next| {
-                next.content
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
-            });
-            if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
-                ctx.mark_read(&ctx.cwd.join(path));
-            }
-        }
-    }
-}
-
 struct Runner {
     session_id: String,
     provider: Arc<dyn ModelProvider>,
@@ -357,7 +340,7 @@ impl Runner {
         tool_ctx.require_read = rules.tools.edit_requires_read;
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
-        files_read_from(&state, &tool_ctx);
+        crate::tools::files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),
             transcript_path: session.journal.as_ref().map(|j| j.path().display().to_string()).unwrap_or_default(),
@@ -369,30 +352,7 @@ impl Runner {
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
-        let mut provider = session.provider.clone();
-        let agents = session.agents.clone().map(|setup| {
-            let order = crate::order::RequestOrder::new(
-                session.provider.clone(),
-                session.request_base,
-                setup.renumber_requests,
-            );
-            provider = order.view().0;
-            Arc::new(crate::subagent::Subagents {
-                setup,
-                order,
-                journal_path: session.journal.as_ref().map(|j| j.path().to_path_buf()),
-                parent: session_id.clone(),
-                tools: session.tools.clone(),
-                core: session.core.clone(),
-                run: session.run.clone(),
-                hooks: session.hooks.clone(),
-                can_use_tool: session.can_use_tool.clone(),
-                prompt: session.prompt.clone(),
-                spent: std::sync::Mutex::new(0.0),
-                start_gate: tokio::sync::Mutex::new(()),
-                live: std::sync::Mutex::new(Vec::new()),
-            })
-        });
+        let (agents, provider) = crate::subagent::Subagents::for_session(&session, &session_id);
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),

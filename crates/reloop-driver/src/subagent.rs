@@ -81,6 +81,32 @@ impl Drop for AbortOnDrop {
 }
 
 impl Subagents {
+    /// The means of `session` (about to run as `session_id`) to run children, and the provider
+    /// the session itself then asks (its view of the tree's request order); none without agents.
+    pub(crate) fn for_session(
+        session: &Session,
+        session_id: &str,
+    ) -> (Option<Arc<Subagents>>, Arc<dyn reloop_model::ModelProvider>) {
+        let Some(setup) = session.agents.clone() else { return (None, session.provider.clone()) };
+        let order = RequestOrder::new(session.provider.clone(), session.request_base, setup.renumber_requests);
+        let subagents = Subagents {
+            setup,
+            order: order.clone(),
+            journal_path: session.journal.as_ref().map(|j| j.path().to_path_buf()),
+            parent: session_id.to_string(),
+            tools: session.tools.clone(),
+            core: session.core.clone(),
+            run: session.run.clone(),
+            hooks: session.hooks.clone(),
+            can_use_tool: session.can_use_tool.clone(),
+            prompt: session.prompt.clone(),
+            spent: Mutex::new(0.0),
+            start_gate: tokio::sync::Mutex::new(()),
+            live: Mutex::new(Vec::new()),
+        };
+        (Some(Arc::new(subagents)), order.view().0)
+    }
+
     /// Answers one `Agent` call. `permissions` is the parent's at the time of the call (its mode
     /// may have been switched).
     pub(crate) async fn answer(

@@ -233,6 +233,23 @@ impl ToolScheduler {
     }
 }
 
+/// The files a session had read, so Write and Edit keep their read-first rule after a resume.
+pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
+    let messages = state.messages().messages();
+    for (i, message) in messages.iter().enumerate() {
+        for call in message.tool_uses().filter(|c| c.name == "Read" || c.name == "Write" || c.name == "Edit") {
+            let ok = messages.get(i + 1).is_some_and(|next| {
+                next.content
+                    .iter()
+                    .any(|b| matches!(b, reloop_core::ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
+            });
+            if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
+                ctx.mark_read(&ctx.cwd.join(path));
+            }
+        }
+    }
+}
+
 /// One call: PreToolUse hooks, permission, the tool, PostToolUse hooks. Returns the events to
 /// feed back, the `tool_done` last.
 async fn run_call(
