@@ -148,6 +148,14 @@ fn sessions_show_the_tree_and_the_parent_replays_identical_with_its_children() {
     assert_eq!(replayed.matches("identical").count(), 3, "{replayed}");
     assert!(replayed.contains("agent reader for toolu_agent_reader"), "{replayed}");
 
+    // The session page carries the tree: its subagents' sessions and calls.
+    let page = ws.dir.path().join("parent.html");
+    let out = ws.reloop(&["view", "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#""tool_use_id":"toolu_agent_reader","agent_type":"reader""#), "the page names the reader");
+    assert!(html.contains(r#""tool_use_id":"toolu_agent_looper","agent_type":"looper""#), "the page names the looper");
+
     let why = ws.why();
     let mut settings = common::settings();
     settings.add_filter(r"\b[0-9a-f]{8}\b", "[ID]");

@@ -162,23 +162,25 @@ impl Subagents {
             let _ = done_tx.send(handle.finish().await);
         });
         self.live.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
+        // A child that ends before it asks anything (its budget was spent) ends the wait too.
+        let mut early = None;
         if let Some(gate) = gate {
             tokio::select! {
                 _ = first_request.wait_for(|asked| *asked) => {}
-                _ = &mut done => {
-                    drop(gate);
-                    return Err("the agent ended before it asked the model anything".into());
-                }
+                finished = &mut done => early = Some(finished),
                 _ = cancel.cancelled() => {}
             }
             drop(gate);
         }
-        let finished = tokio::select! {
-            finished = &mut done => finished,
-            _ = cancel.cancelled() => {
-                abort.abort();
-                tokio::time::timeout(SETTLE, &mut done).await.map_err(|_| "the agent did not stop in time")?
-            }
+        let finished = match early {
+            Some(finished) => finished,
+            None => tokio::select! {
+                finished = &mut done => finished,
+                _ = cancel.cancelled() => {
+                    abort.abort();
+                    tokio::time::timeout(SETTLE, &mut done).await.map_err(|_| "the agent did not stop in time")?
+                }
+            },
         };
         let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
         result.map(|r| (r, definition.name)).map_err(|e| format!("the agent failed: {e}"))
