@@ -64,7 +64,9 @@ pub(crate) struct Subagents {
     pub spent: Mutex<f64>,
     /// New children start one at a time, each until its first request is out: concurrent agents'
     /// first requests take cassette answers in `tool_use` order.
-    pub start_gate: tokio::sync::Mutex<()>,
+    /// Taken by each `Agent` call before anything else (so in `tool_use` order), see
+    /// [`Subagents::turn`].
+    pub start_gate: Arc<tokio::sync::Mutex<()>>,
     /// The tasks following live children, so the parent can wait for an aborted child's end.
     pub live: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -101,21 +103,28 @@ impl Subagents {
             can_use_tool: session.can_use_tool.clone(),
             prompt: session.prompt.clone(),
             spent: Mutex::new(0.0),
-            start_gate: tokio::sync::Mutex::new(()),
+            start_gate: Arc::new(tokio::sync::Mutex::new(())),
             live: Mutex::new(Vec::new()),
         };
         (Some(Arc::new(subagents)), order.view().0)
     }
 
-    /// Answers one `Agent` call. `permissions` is the parent's at the time of the call (its mode
-    /// may have been switched).
+    /// A call's turn to start its child: calls queue for it as they are first polled, which is
+    /// `tool_use` order, and a new child keeps it until its first request is out.
+    pub(crate) async fn turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.start_gate.clone().lock_owned().await
+    }
+
+    /// Answers one `Agent` call, holding its [`Subagents::turn`]. `permissions` is the parent's
+    /// at the time of the call (its mode may have been switched).
     pub(crate) async fn answer(
         self: Arc<Self>,
         call: ToolUse,
         permissions: Option<Arc<PermissionContext>>,
         cancel: CancellationToken,
+        turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> ToolOutcome {
-        match self.clone().run_child(&call, permissions, cancel).await {
+        match self.clone().run_child(&call, permissions, cancel, turn).await {
             Ok((result, agent_type)) => outcome_of(&call.id, &agent_type, &result),
             Err(text) => ToolOutcome::error(&call.id, &format!("<tool_use_error>{text}</tool_use_error>")),
         }
@@ -126,6 +135,7 @@ impl Subagents {
         call: &ToolUse,
         permissions: Option<Arc<PermissionContext>>,
         cancel: CancellationToken,
+        turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> Result<(RunResult, String), String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
@@ -145,11 +155,8 @@ impl Subagents {
         }
         let (provider, mut first_request) = self.order.view();
         let session = self.child_session(&call.id, &definition, provider, journal, permissions);
-        // A new child holds the gate until its first request is out; a resumed one does not wait.
-        let gate = match existing {
-            None => Some(self.start_gate.lock().await),
-            Some(_) => None,
-        };
+        // A new child holds the turn until its first request is out; a resumed one does not wait.
+        let gate = existing.is_none().then_some(turn);
         let handle = match &existing {
             Some(id) => session.resume(id),
             None => session.start(vec![ContentBlock::text(prompt)]),

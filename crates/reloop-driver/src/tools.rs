@@ -261,6 +261,11 @@ async fn run_call(
     errored: Option<Arc<Mutex<Option<String>>>>,
 ) -> Vec<Event> {
     let mut events = Vec::new();
+    // An `Agent` call queues for its turn first, so concurrent children start in call order.
+    let agent_turn = match env.agents.as_ref().filter(|_| call.name == crate::agents::AGENT_TOOL) {
+        Some(agents) => Some(agents.turn().await),
+        None => None,
+    };
     if let Some(culprit) = errored.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone()) {
         events.push(done(&call.id, cancelled_text(&culprit), true, false));
         return events;
@@ -363,15 +368,15 @@ async fn run_call(
         }
     }
     let mut agent_outcome = None;
-    let output = match env.agents.clone().filter(|_| call.name == crate::agents::AGENT_TOOL) {
-        Some(agents) => {
+    let output = match (env.agents.clone(), agent_turn) {
+        (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..call.clone() };
-            let outcome = agents.answer(asked, env.permissions.clone(), token.clone()).await;
+            let outcome = agents.answer(asked, env.permissions.clone(), token.clone(), turn).await;
             let output = (outcome.content.as_text(), outcome.is_error);
             agent_outcome = Some(outcome);
             output
         }
-        None => {
+        _ => {
             let mut ctx = env.ctx.clone();
             ctx.cancel = flag;
             let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
