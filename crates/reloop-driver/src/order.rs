@@ -52,3 +52,58 @@ impl ModelProvider for SessionView {
         self.order.inner.stream(request)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use futures::stream::{self, StreamExt};
+    use reloop_core::History;
+
+    use super::*;
+
+    /// Records the numbers it is asked under and answers nothing.
+    #[derive(Default)]
+    struct Numbers(Mutex<Vec<u32>>);
+
+    impl ModelProvider for Numbers {
+        fn name(&self) -> &str {
+            "scripted"
+        }
+        fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
+            self.0.lock().unwrap().push(request.request_number);
+            stream::empty().boxed()
+        }
+    }
+
+    fn ask(provider: &Arc<dyn ModelProvider>, own_number: u32) {
+        drop(provider.stream(ModelRequest::new("m", 1, History::default(), own_number)));
+    }
+
+    #[test]
+    fn the_sessions_of_a_tree_take_cassette_numbers_in_the_order_they_ask() {
+        let inner = Arc::new(Numbers::default());
+        // The tree had completed 3 requests before this process.
+        let order = RequestOrder::new(inner.clone(), 3, true);
+        let (parent, _) = order.view();
+        let (child, mut first) = order.view();
+        assert!(!*first.borrow_and_update());
+        ask(&parent, 2);
+        ask(&child, 1);
+        ask(&child, 2);
+        ask(&parent, 3);
+        assert_eq!(*inner.0.lock().unwrap(), vec![4, 5, 6, 7]);
+        assert!(*first.borrow_and_update(), "the child's first request is seen");
+    }
+
+    #[test]
+    fn other_providers_keep_each_sessions_own_numbers() {
+        let inner = Arc::new(Numbers::default());
+        let order = RequestOrder::new(inner.clone(), 0, false);
+        let ((parent, _), (child, _)) = (order.view(), order.view());
+        ask(&parent, 1);
+        ask(&child, 1);
+        ask(&parent, 2);
+        assert_eq!(*inner.0.lock().unwrap(), vec![1, 1, 2]);
+    }
+}
