@@ -65,6 +65,19 @@ impl AgentDefinition {
         }
     }
 
+    /// A definition known only from a journaled child's header (its file is gone): the child
+    /// goes on with the tools and prompt its header recorded.
+    pub(crate) fn journaled(name: String) -> Self {
+        AgentDefinition {
+            name,
+            description: String::new(),
+            tools: None,
+            model: None,
+            max_turns: None,
+            prompt: String::new(),
+        }
+    }
+
     /// Whether the child may use `tool` (never `Agent`: subagents do not nest, as in Claude Code).
     pub fn allows(&self, tool: &str) -> bool {
         tool != AGENT_TOOL && self.tools.as_ref().is_none_or(|tools| tools.iter().any(|t| t == tool || t == "*"))

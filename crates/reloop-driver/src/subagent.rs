@@ -139,7 +139,7 @@ impl Subagents {
     ) -> Result<(RunResult, String), String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
-        let definition = self.setup.catalog.resolve(text("subagent_type").as_deref())?.clone();
+        let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
         let journal = match &self.journal_path {
             Some(path) => Some(Journal::open_for_reading(path).map_err(|e| format!("cannot open the journal: {e}"))?),
             None => None,
@@ -147,6 +147,12 @@ impl Subagents {
         let existing = match &journal {
             Some(j) => j.subagent_for(&self.parent, &call.id).map_err(|e| e.to_string())?,
             None => None,
+        };
+        // A child that exists goes on under its header even if its definition is gone since.
+        let definition = match (resolved, &existing) {
+            (Ok(definition), _) => definition,
+            (Err(_), Some(_)) => AgentDefinition::journaled(text("subagent_type").unwrap_or_default()),
+            (Err(unknown), None) => return Err(unknown),
         };
         if let (Some(id), Some(j)) = (&existing, &journal) {
             if let Some(result) = finished_result(j, id)? {
