@@ -58,6 +58,7 @@ const SCENARIOS: &[Scenario] = &[
     Scenario { name: "scripted_fallback", reasons: &["completed"], record: fallback },
     Scenario { name: "anthropic_seed", reasons: &["next_turn", "completed"], record: anthropic },
     Scenario { name: "openai_parallel_tools", reasons: &["next_turn", "completed"], record: openai },
+    Scenario { name: "scripted_agents", reasons: &["next_turn", "completed"], record: agents },
 ];
 
 fn corpus_dir() -> PathBuf {
@@ -121,6 +122,21 @@ fn text(id: &str, text: &str, stop: &str, output_tokens: u64) -> Value {
 
 fn seed(ws: &Workspace) -> Output {
     ws.run("检查登录模块", "seed.json", &[])
+}
+
+/// A parent that runs two subagents in one message (docs/agents.md): its `tool_done`s carry
+/// the children's answers and spend (`agent_usage`).
+fn agents(ws: &Workspace) -> Output {
+    let dir = ws.cwd().join(".claude/agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("reader.md"), "---\nname: reader\ndescription: Reads\ntools: Read, Bash\n---\nRead.\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("looper.md"),
+        "---\nname: looper\ndescription: Loops\ntools: Glob\nmaxTurns: 1\n---\nLook.\n",
+    )
+    .unwrap();
+    ws.run("check the login module with two agents", "agents_tree.json", &["--allowed-tools", "Bash"])
 }
 
 fn max_turns(ws: &Workspace) -> Output {

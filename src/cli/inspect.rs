@@ -56,6 +56,7 @@ pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode
     if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
         outln!("cwd {cwd}");
     }
+    print_subagents(journal, &header.id)?;
     for message in state.messages().messages() {
         if crate::term::stdout_closed() {
             break;
@@ -104,7 +105,33 @@ pub fn replay(
         let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
         journal.visit_rows(&id, |row| replayer.feed_row(row, &id))?;
-        return print_replay(&replayer.finish(), json);
+        let code = print_replay(&replayer.finish(), json)?;
+        if json {
+            return Ok(code);
+        }
+        // The session's subagents replay from their own steps, each under its call.
+        let mut diverged = code != ExitCode::SUCCESS;
+        for (depth, sub) in super::tree::subagents(&journal, &id)? {
+            let header = journal.header(&sub.id)?;
+            let mut replayer = reloop_driver::Replayer::new(&header, flips);
+            journal.visit_rows(&sub.id, |row| replayer.feed_row(row, &sub.id))?;
+            let report = replayer.finish();
+            let what = match &report.divergence {
+                None => format!("replayed {} steps: identical", report.steps),
+                Some(d) => {
+                    diverged = true;
+                    format!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary())
+                }
+            };
+            let indent = "  ".repeat(depth);
+            outln!(
+                "{indent}agent {} for {} ({}): {what}",
+                sub.agent_type,
+                sub.tool_use_id,
+                super::listing::short(&sub.id)
+            );
+        }
+        return Ok(if diverged { ExitCode::from(3) } else { ExitCode::SUCCESS });
     }
     let (header, steps) = load(journal, selector)?;
     let report = reloop_driver::replay_with_flips(&header, &steps, flips);
@@ -195,8 +222,21 @@ pub fn why(
         // Whose rules decided: the same events under another profile decide otherwise.
         outln!("rules: {}", header.core_config.profile.name());
         out!("{}", reloop_driver::explain::grouped_text(&lines, &facts));
+        print_subagents(journal, &header.id)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session's subagents, one line each, under a `subagents:` heading (nothing without any).
+fn print_subagents(journal: &JournalArg, id: &str) -> Result<(), CliError> {
+    let lines = super::tree::lines(&open(journal)?, id)?;
+    if !lines.is_empty() {
+        outln!("subagents:");
+        for line in lines {
+            outln!("{line}");
+        }
+    }
+    Ok(())
 }
 
 /// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways.

@@ -36,8 +36,16 @@ impl Row {
                 crate::models::price(m).map_or(0.0, |p| p.cost(usage))
             })
             .fold(0.0, |a, b| a + b);
+        let agent =
+            |key: &str| config.get("agent").and_then(|a| a.get(key)).and_then(Value::as_str).map(str::to_string);
         let source = match (&overview.parent, text("provider").as_str()) {
             (Some((parent, seq)), _) => format!("fork of {} @{seq}", short(parent)),
+            (None, _) if agent("parent").is_some() => format!(
+                "agent {} for {} of {}",
+                agent("agent_type").unwrap_or_default(),
+                agent("tool_use_id").unwrap_or_default(),
+                short(&agent("parent").unwrap_or_default())
+            ),
             (None, "import") => format!("import {}", text("file")),
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
@@ -74,7 +82,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
     let journal = Journal::open_for_reading(&journal.path(&current_dir()?))?;
     let mut rows: Vec<Row> = journal.overview()?.into_iter().map(Row::of).collect();
     // `last` is the session written most recently: the overview's last row.
-    let last = rows.last().map(|r| r.overview.id.clone());
+    let last = rows.iter().rev().find(|r| r.overview.run_config.get("agent").is_none()).map(|r| r.overview.id.clone());
     // Listed in creation order (an import's creation is its transcript's start), forks under
     // their parents.
     rows.sort_by_key(|r| r.overview.created_at_ms);
@@ -92,6 +100,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
                     "source": r.source, "file": o.run_config.get("file"),
                     "model": r.model, "first_prompt": r.prompt, "cost_usd": r.cost_usd,
                     "writer_pid": journal.writer(&o.id)?,
+                    "agent": o.run_config.get("agent"),
                 }))
             })
             .collect::<Result<_, CliError>>()?;
@@ -103,11 +112,17 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
         return Ok(ExitCode::SUCCESS);
     }
     let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.overview.id.as_str()).collect();
+    // A subagent sits under the session whose call it answered, as a fork under its parent.
+    let parent_of = |r: &Row| -> Option<String> {
+        r.overview.parent.as_ref().map(|(p, _)| p.clone()).or_else(|| {
+            r.overview.run_config.get("agent").and_then(|a| a.get("parent")).and_then(Value::as_str).map(str::to_string)
+        })
+    };
     let children = |parent: Option<&str>| -> Vec<&Row> {
         rows.iter()
-            .filter(|r| match (&r.overview.parent, parent) {
-                (Some((p, _)), Some(want)) => p == want,
-                (Some((p, _)), None) => !ids.contains(p.as_str()),
+            .filter(|r| match (&parent_of(r), parent) {
+                (Some(p), Some(want)) => p == want,
+                (Some(p), None) => !ids.contains(p.as_str()),
                 (None, want) => want.is_none(),
             })
             .collect()

@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod agents;
 mod check;
 mod compact;
 mod help;
@@ -9,6 +10,7 @@ mod rerun;
 pub(crate) mod run;
 pub(crate) mod session;
 pub(crate) mod signals;
+mod tree;
 mod view;
 mod what_if;
 pub(crate) mod wire;

@@ -266,6 +266,7 @@ pub(crate) fn build_session(
         run,
     )
     .with_hooks(settings.hooks.clone())
+    .with_agents(super::agents::for_new_session(cwd, kind == ProviderKind::Scripted, permissions.removes("Agent")))
     .with_permissions(Some(permissions))
     .with_crash_after_step(args.crash_after_step);
     Ok((session, journal_path))

@@ -89,7 +89,7 @@ fn rebuild(core: &reloop_core::Config, steps: &[StepRecord]) -> State {
 
 pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     let mut journal = Journal::open_existing(&args.journal.path(&current_dir()?))?;
-    let id = journal.resolve(&args.session)?;
+    let id = unfinished_root(&journal, &journal.resolve(&args.session)?)?;
     let header = journal.header(&id)?;
     let steps = journal.steps(&id)?;
     if steps.is_empty() {
@@ -170,6 +170,24 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     drive(handle, args.output_format).await
 }
 
+/// The session to resume for `id`: a subagent's unfinished parent (and its parent, up the tree)
+/// goes on instead, and resumes the child itself, so the whole tree completes.
+fn unfinished_root(journal: &Journal, id: &str) -> Result<String, CliError> {
+    let mut id = id.to_string();
+    for _ in 0..64 {
+        let header = journal.header(&id)?;
+        let Some(parent) = header.run_config.get("agent").and_then(|a| a.get("parent")).and_then(Value::as_str) else {
+            break;
+        };
+        let parent_header = journal.header(parent)?;
+        if rebuild(&parent_header.core_config, &journal.steps(parent)?).is_done() {
+            break;
+        }
+        id = parent.to_string();
+    }
+    Ok(id)
+}
+
 fn session_for(
     header: &SessionHeader,
     journal: Journal,
@@ -200,6 +218,8 @@ pub(crate) fn fork_header(
     if let Some(model) = model {
         fields.insert("model".into(), json!(model));
     }
+    // A fork of a subagent is a session of its own: it answers no call of the parent.
+    fields.remove("agent");
     if let Some(script) = script {
         fields.insert("provider".into(), json!("scripted"));
         fields.insert("script".into(), json!(script));
@@ -229,7 +249,8 @@ pub(crate) fn session_with(
     let permissions = spec.context(&run.cwd).map_err(|e| CliError::Usage(format!("session {}: {e}", header.id)))?;
     let settings_path = settings.map(Path::to_path_buf).or_else(|| run.settings.clone());
     let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run)
-        .with_permissions(Some(permissions));
+        .with_permissions(Some(permissions))
+        .with_agents(super::agents::for_journaled(&header.run_config));
     if let Some(path) = settings_path {
         let settings = Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?;
         session = session.with_hooks(settings.hooks);

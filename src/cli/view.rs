@@ -48,6 +48,11 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
             "created": super::listing::local_time(header.created_at_ms),
             "engine_version": header.engine_version,
             "parent": header.parent.as_ref().map(|(p, seq)| json!({"id": p, "seq": seq})),
+            // A subagent's call, and the session's own subagents: the tree around the page.
+            "agent": config.get("agent"),
+            "subagents": journal.subagents_of(&id)?.into_iter()
+                .map(|s| json!({"id": s.id, "tool_use_id": s.tool_use_id, "agent_type": s.agent_type}))
+                .collect::<Vec<_>>(),
             "terminal": steps.iter().rev().find_map(|s| s.reason.as_ref().filter(|r| r.is_terminal()).map(reloop_core::Reason::name)),
             "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost_usd,
             "steps": steps.len(),

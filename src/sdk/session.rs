@@ -135,6 +135,10 @@ impl Setup {
             tools,
         )?;
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
+        // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
+        if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {
+            session = session.with_agents(None);
+        }
         if self.args.permission_prompt_tool.as_deref() == Some("stdio") {
             session = session.with_prompt(Arc::new(SdkPrompt(wire.clone())));
         }

@@ -218,6 +218,18 @@ impl Loop {
         self.session.model_usage.entry(model).or_default().add(usage);
     }
 
+    /// Counts a subagent's spend toward this session's totals: its models' usage and its cost as
+    /// the child priced it (the child may run on a model this session has no price for).
+    pub(crate) fn account_agent(&mut self, spent: &crate::message::AgentUsage) {
+        for (model, usage) in &spent.model_usage {
+            self.session.usage.add(usage);
+            self.session.model_usage.entry(model.clone()).or_default().add(usage);
+        }
+        if spent.cost_usd.is_finite() && spent.cost_usd > 0.0 {
+            self.session.cost_usd += spent.cost_usd;
+        }
+    }
+
     /// The model requests go to now.
     pub fn current_model(&self) -> &str {
         match (&self.config.fallback_model, self.session.fallback_active) {

@@ -196,6 +196,10 @@ pub struct ToolOutcome {
     /// The request whose response asked for the call ([`Event`]'s correlation id).
     #[serde(default, skip_serializing_if = "is_legacy")]
     pub request: u32,
+    /// What a subagent (the `Agent` tool) spent answering the call: it counts toward this
+    /// session's usage, cost and budget. Journals written before subagents never carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_usage: Option<crate::message::AgentUsage>,
 }
 
 impl ToolOutcome {
@@ -207,6 +211,7 @@ impl ToolOutcome {
             is_error: true,
             denied: false,
             request: 0,
+            agent_usage: None,
         }
     }
 

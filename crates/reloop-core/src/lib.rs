@@ -66,7 +66,7 @@ pub use end_of_turn::DIMINISHING_TOKENS;
 pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome, EVENT_KINDS};
 pub use flags::{Flag, Flags};
 pub use history::History;
-pub use message::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
+pub use message::{AgentUsage, ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
 pub use reason::{
     CompactionFailure, Completion, Continue, ContinueReason, Evidence, Failure, HookPrevented, ModelFailure, Reason,
     Stop, TerminalReason, TooLong, ToolRef,

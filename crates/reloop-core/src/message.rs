@@ -315,6 +315,15 @@ impl Usage {
     }
 }
 
+/// A child session's spend, carried by the outcome of the call that ran it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentUsage {
+    /// The child's cost in US dollars, priced by the child's own model.
+    pub cost_usd: f64,
+    /// The child's usage by model.
+    pub model_usage: std::collections::BTreeMap<String, Usage>,
+}
+
 /// A tool as the model is told of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {

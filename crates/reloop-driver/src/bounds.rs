@@ -215,6 +215,8 @@ fn replacement(event: &Event, share: usize) -> Event {
             is_error: true,
             denied: outcome.denied,
             request,
+            // What a subagent spent was spent, whatever became of its answer.
+            agent_usage: outcome.agent_usage.clone(),
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -265,6 +267,7 @@ mod tests {
             is_error: false,
             denied: false,
             request: 1,
+            agent_usage: None,
         })
     }
 

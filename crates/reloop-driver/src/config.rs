@@ -45,6 +45,21 @@ pub struct RunConfig {
     /// The system context gathered at start, appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_context: Option<String>,
+    /// Set on a subagent's session: the session and the `Agent` call it answers. The relation
+    /// lives in the header, so a child is never journaled without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentLink>,
+}
+
+/// Which call of which session a subagent's session answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentLink {
+    /// The calling session.
+    pub parent: String,
+    /// The `Agent` call's `tool_use` id.
+    pub tool_use_id: String,
+    /// The agent definition it ran under (`general-purpose`, a `.claude/agents` name).
+    pub agent_type: String,
 }
 
 fn yes() -> bool {
@@ -67,6 +82,7 @@ impl RunConfig {
             settings: None,
             permissions: None,
             system_context: None,
+            agent: None,
         }
     }
 

@@ -12,6 +12,7 @@
 //! with [`RunEvent::Finished`]; [`replay()`] re-runs a journal through today's core with no model
 //! and no tools and names the first step where it diverges.
 
+pub mod agents;
 pub mod bounds;
 mod config;
 pub mod context;
@@ -21,15 +22,18 @@ pub mod explain;
 pub mod fork;
 mod handle;
 mod ids;
+mod order;
 pub mod outputs;
 pub mod prompt;
 pub mod replay;
 pub mod request;
 pub mod rerun;
 mod run;
+pub mod subagent;
 pub mod timeline;
 mod tools;
 
+pub use config::AgentLink;
 pub use error::DriverError;
 pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
 pub use handle::{AbortHandle, CompactStatus};
@@ -38,4 +42,5 @@ pub use prompt::{PermissionPrompt, PromptRequest};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};
 pub use request::{request_at, RebuiltRequest, RequestAt};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
+pub use subagent::AgentSetup;
 pub use tools::CanUseTool;

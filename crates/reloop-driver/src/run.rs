@@ -54,6 +54,10 @@ pub struct Session {
     /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
     /// (see [`crate::bounds`]).
     pub max_event_bytes: usize,
+    /// The agents `Agent` calls may run; `None`: no `Agent` tool.
+    pub agents: Option<crate::subagent::AgentSetup>,
+    /// Model requests the session's tree had completed before this process (a resume).
+    pub(crate) request_base: u32,
 }
 
 impl Session {
@@ -80,7 +84,15 @@ impl Session {
             session_id: None,
             parent: None,
             max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,
+            agents: None,
+            request_base: 0,
         }
+    }
+
+    /// Offers the `Agent` tool, whose calls run these agents as child sessions.
+    pub fn with_agents(mut self, agents: Option<crate::subagent::AgentSetup>) -> Self {
+        self.agents = agents;
+        self
     }
 
     /// Lowers (or raises) the most one event may hold; tests use a small share.
@@ -147,6 +159,9 @@ impl Session {
             content.push(ContentBlock::text(crate::context::user_context(&self.run.cwd, &crate::context::today())));
         }
         content.extend(prompt);
+        if let Some(agents) = &self.agents {
+            self.tools.register(agents.catalog.tool());
+        }
         self.run.tools = self.tools.specs().into_iter().map(|s| s.name).collect();
         let header = self.journal.is_some().then(|| SessionHeader {
             id: session_id.clone(),
@@ -184,6 +199,10 @@ impl Session {
         if let Ok(run) = serde_json::from_value::<RunConfig>(header.run_config.clone()) {
             self.run = run;
         }
+        if let Some(agents) = &self.agents {
+            self.tools.register(agents.catalog.tool());
+            self.request_base = crate::subagent::tree_requests_completed(journal, session_id)?;
+        }
         // The session goes on offering the tools it offered (an old header lists none: all).
         if !self.run.tools.is_empty() {
             let offered = self.run.tools.clone();
@@ -218,26 +237,11 @@ impl Session {
     }
 }
 
-/// The files a session had read, so Write and Edit keep their read-first rule after a resume.
-fn files_read_from(state: &State, ctx: &ToolContext) {
-    let messages = state.messages().messages();
-    for (i, message) in messages.iter().enumerate() {
-        for call in message.tool_uses().filter(|c| c.name == "Read" || c.name == "Write" || c.name == "Edit") {
-            let ok = messages.get(i + 1).is_some_and(|next| {
-                next.content
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
-            });
-            if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
-                ctx.mark_read(&ctx.cwd.join(path));
-            }
-        }
-    }
-}
-
 struct Runner {
     session_id: String,
     provider: Arc<dyn ModelProvider>,
+    /// Runs the session's `Agent` calls, when it offers the tool.
+    agents: Option<Arc<crate::subagent::Subagents>>,
     tools: ToolRegistry,
     /// Sent with every request; computed once.
     tool_specs: std::sync::Arc<[reloop_core::ToolSpec]>,
@@ -337,7 +341,7 @@ impl Runner {
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
-        files_read_from(&state, &tool_ctx);
+        crate::tools::files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),
             transcript_path: session.journal.as_ref().map(|j| j.path().display().to_string()).unwrap_or_default(),
@@ -348,7 +352,11 @@ impl Runner {
                 .map_or("default".to_string(), |p| p.mode.as_str().to_string()),
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
+        // With agents, the session and its children ask one provider in one request order.
+        let (agents, provider) = crate::subagent::Subagents::for_session(&session, &session_id);
         let tools_in_flight = ToolScheduler::new(ToolEnv {
+            agents: agents.clone(),
+            resumed: Arc::default(),
             starts: Some(starts),
             registry: session.tools.clone(),
             ctx: tool_ctx.clone(),
@@ -361,7 +369,8 @@ impl Runner {
         });
         let mut runner = Runner {
             session_id,
-            provider: session.provider,
+            provider,
+            agents,
             tool_specs: session.tools.specs().into(),
             tools: session.tools,
             journal: session.journal,
@@ -475,6 +484,10 @@ impl Runner {
                 // What was still pending (an abort behind the last outcome) came too late.
                 pending.clear();
                 self.cancel_all();
+                // An aborted child journals its end before the parent reports its own.
+                if let Some(agents) = &self.agents {
+                    agents.settle().await;
+                }
                 let result = self.result();
                 let _ = self.out.send(RunEvent::Finished(result.clone()));
                 if !self.keep_alive || closing {
@@ -601,10 +614,15 @@ impl Runner {
         let request = state.context().requests();
         match command {
             Command::CallModel(call) => self.call_model(call, state),
-            Command::RunTools { calls } => self.tools_in_flight.run(calls.clone(), request, self.inbox.clone()),
+            Command::RunTools { calls } => {
+                self.note_spent(state);
+                self.tools_in_flight.run(calls.clone(), request, self.inbox.clone())
+            }
             Command::ResumeTools { calls, started } => {
                 // Read-only calls run again; so do calls that never started. A call that may
-                // have changed something and was journaled as started is never run twice.
+                // have changed something and was journaled as started is never run twice. An
+                // `Agent` call (read-only) goes on with its journaled child, which repeats nothing.
+                self.note_spent(state);
                 let (rerun, unknown): (Vec<_>, Vec<_>) = calls
                     .iter()
                     .cloned()
@@ -615,6 +633,7 @@ impl Runner {
                     let _ = self.inbox.send(Event::ToolDone(outcome));
                 }
                 if !rerun.is_empty() {
+                    self.tools_in_flight.set_resumed(started);
                     self.tools_in_flight.run(rerun, request, self.inbox.clone());
                 }
             }
@@ -647,6 +666,13 @@ impl Runner {
                 }));
             }
             Command::CancelTools => self.tools_in_flight.cancel(),
+        }
+    }
+
+    /// What the session has spent when its tools start: its children may spend what is left.
+    fn note_spent(&self, state: &State) {
+        if let Some(agents) = &self.agents {
+            *agents.spent.lock().unwrap_or_else(|p| p.into_inner()) = state.context().session.cost_usd;
         }
     }
 

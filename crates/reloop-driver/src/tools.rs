@@ -42,6 +42,11 @@ pub(crate) struct ToolEnv {
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
     pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
+    /// Runs `Agent` calls as child sessions, when the session offers the tool.
+    pub agents: Option<Arc<crate::subagent::Subagents>>,
+    /// `Agent` calls whose start the journal holds from before a resume: they go on with their
+    /// child without a second start.
+    pub resumed: Arc<HashSet<String>>,
 }
 
 /// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
@@ -100,6 +105,11 @@ impl ToolScheduler {
         }
         if !self.env.registry.is_concurrency_safe(&call.name, &call.input) {
             self.early_closed = true;
+            return;
+        }
+        // An `Agent` call's start must be journaled before its child runs, which only
+        // `run_tools` allows: it waits for its turn.
+        if self.env.agents.is_some() && call.name == crate::agents::AGENT_TOOL {
             return;
         }
         let (mut env, call_owned) = (self.env.clone(), call.clone());
@@ -204,6 +214,11 @@ impl ToolScheduler {
         }));
     }
 
+    /// Calls journaled as started before a resume (see [`ToolEnv::resumed`]).
+    pub(crate) fn set_resumed(&mut self, started: &[String]) {
+        self.env.resumed = Arc::new(started.iter().cloned().collect());
+    }
+
     /// The caller switched the permission mode: calls from now on are checked under it.
     pub(crate) fn set_permission_mode(&mut self, mode: reloop_tools::PermissionMode) {
         if let Some(permissions) = &self.env.permissions {
@@ -241,6 +256,23 @@ impl ToolScheduler {
     }
 }
 
+/// The files a session had read, so Write and Edit keep their read-first rule after a resume.
+pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
+    let messages = state.messages().messages();
+    for (i, message) in messages.iter().enumerate() {
+        for call in message.tool_uses().filter(|c| c.name == "Read" || c.name == "Write" || c.name == "Edit") {
+            let ok = messages.get(i + 1).is_some_and(|next| {
+                next.content
+                    .iter()
+                    .any(|b| matches!(b, reloop_core::ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
+            });
+            if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
+                ctx.mark_read(&ctx.cwd.join(path));
+            }
+        }
+    }
+}
+
 /// One call: PreToolUse hooks, permission, the tool, PostToolUse hooks. Returns the events to
 /// feed back, the `tool_done` last.
 async fn run_call(
@@ -252,6 +284,11 @@ async fn run_call(
     errored: Option<Arc<Mutex<Option<String>>>>,
 ) -> Vec<Event> {
     let mut events = Vec::new();
+    // An `Agent` call queues for its turn first, so concurrent children start in call order.
+    let agent_turn = match env.agents.as_ref().filter(|_| call.name == crate::agents::AGENT_TOOL) {
+        Some(agents) => Some(agents.turn().await),
+        None => None,
+    };
     if let Some(culprit) = errored.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).clone()) {
         events.push(done(&call.id, cancelled_text(&culprit), true, false));
         return events;
@@ -340,7 +377,10 @@ async fn run_call(
             }
         }
     }
-    if !env.registry.is_read_only(&call.name, &input) {
+    // An `Agent` call's start is journaled (once) before its child session exists, so a resume
+    // knows to look for the child.
+    let agent = env.agents.is_some() && call.name == crate::agents::AGENT_TOOL;
+    if (!env.registry.is_read_only(&call.name, &input) || agent) && !(agent && env.resumed.contains(&call.id)) {
         if let Some(starts) = &env.starts {
             let (ack, journaled) = tokio::sync::oneshot::channel();
             // Without the journal's word the call does not run: the loop has ended.
@@ -350,13 +390,25 @@ async fn run_call(
             }
         }
     }
-    let mut ctx = env.ctx.clone();
-    ctx.cancel = flag;
-    let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
-    let output = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-        Ok(output) => (output.content, output.is_error),
-        // A tool that panicked is answered, so its call never stays open.
-        Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+    let mut agent_outcome = None;
+    let output = match (env.agents.clone(), agent_turn) {
+        (Some(agents), Some(turn)) => {
+            let asked = ToolUse { input: input.clone(), ..call.clone() };
+            let outcome = agents.answer(asked, env.permissions.clone(), token.clone(), turn).await;
+            let output = (outcome.content.as_text(), outcome.is_error);
+            agent_outcome = Some(outcome);
+            output
+        }
+        _ => {
+            let mut ctx = env.ctx.clone();
+            ctx.cancel = flag;
+            let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
+            match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+                Ok(output) => (output.content, output.is_error),
+                // A tool that panicked is answered, so its call never stays open.
+                Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+            }
+        }
     };
     let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
     if !post.is_empty() {
@@ -370,7 +422,10 @@ async fn run_call(
             request,
         });
     }
-    events.push(done(&call.id, output.0, output.1, false));
+    match agent_outcome {
+        Some(outcome) => events.push(Event::ToolDone(outcome)),
+        None => events.push(done(&call.id, output.0, output.1, false)),
+    }
     events
 }
 
@@ -382,6 +437,7 @@ fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
         is_error,
         denied,
         request: 0,
+        agent_usage: None,
     })
 }
 
@@ -404,6 +460,7 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             is_error: true,
             denied: false,
             request: o.request,
+            agent_usage: o.agent_usage.take(),
         };
     }
 }
@@ -494,6 +551,8 @@ mod tests {
             read_check_first: false,
             can_use_tool: None,
             starts: None,
+            agents: None,
+            resumed: Arc::new(HashSet::new()),
         });
         let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
             .map(|i| ToolUse {

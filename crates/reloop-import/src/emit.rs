@@ -123,6 +123,7 @@ impl Emitter {
                             is_error: true,
                             denied: false,
                             request: 0,
+                            agent_usage: None,
                         };
                         self.apply(Event::ToolDone(outcome.clone()), at_ms);
                         self.summary.synthesized_tool_results += 1;

@@ -145,6 +145,7 @@ pub(crate) fn build(
                                 is_error: r.is_error,
                                 denied: false,
                                 request: 0,
+                                agent_usage: None,
                             }),
                             _ => None,
                         })

@@ -187,7 +187,9 @@ impl Journal {
         steps: &[StepRecord],
     ) -> Result<(), JournalError> {
         self.commit()?;
-        let tx = self.conn.transaction()?;
+        // Immediate: the header's check reads before it writes, and a deferred transaction
+        // could not then take the write lock from another writer of the journal (a subagent's).
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         crate::store::insert_header(&tx, header)?;
         let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
         for step in steps {

@@ -17,6 +17,7 @@
 //!
 //! This crate knows nothing of HTTP, processes or tokio.
 
+mod agents;
 mod dump;
 mod error;
 mod listing;
@@ -25,6 +26,7 @@ mod rows;
 mod schema;
 mod store;
 
+pub use agents::Subagent;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;

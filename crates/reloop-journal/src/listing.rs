@@ -8,8 +8,10 @@ use serde_json::Value;
 use crate::{Journal, JournalError};
 
 /// The session whose latest write is the newest (v5's `session_writes`); before any write is
-/// recorded, its creation time stands for it.
+/// recorded, its creation time stands for it. A subagent's session is never `last`: its parent
+/// is what a person ran (and resuming or replaying it covers the child).
 pub(crate) const LAST_WRITTEN: &str = "SELECT s.id FROM sessions s LEFT JOIN session_writes w ON w.session_id = s.id
+     WHERE json_extract(s.run_config, '$.agent') IS NULL
      ORDER BY coalesce(w.last_written_ms, s.created_at_ms) DESC, s.rowid DESC LIMIT 1";
 
 /// What a listing shows of one session.

@@ -233,7 +233,8 @@ impl Journal {
     /// Journals a new session's header; this journal becomes the session's one writer.
     pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
         self.commit()?;
-        let tx = self.conn.unchecked_transaction()?;
+        // Immediate, as in `create_session_with_steps`: the check reads before the insert writes.
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)?;
         insert_header(&tx, header)?;
         crate::lock::take_lock_on(&tx, &header.id)?;
         tx.commit()?;

@@ -91,6 +91,9 @@ fn tool_done(mut ctx: Loop, mut tools: Tools, outcome: ToolOutcome) -> Step {
             tool_input: call.input.clone(),
         });
     }
+    if let Some(spent) = &outcome.agent_usage {
+        ctx.account_agent(spent);
+    }
     tools.outcomes[i] = Some(outcome);
     if tools.is_complete() {
         tools_done(ctx, tools)

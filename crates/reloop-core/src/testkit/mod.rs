@@ -226,6 +226,7 @@ impl Simulation {
                                     is_error: false,
                                     denied: false,
                                     request: requests,
+                                    agent_usage: None,
                                 })
                             })
                             .collect();

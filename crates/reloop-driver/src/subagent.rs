@@ -1,0 +1,339 @@
+//! Running an `Agent` call: a child session in the same journal.
+//!
+//! The child is a session like any other: its own header (whose `run_config.agent` names the
+//! parent and the call), its own steps, its own system prompt and tools from the agent's
+//! definition, the parent's permission mode and rules. The parent's call waits for the child's
+//! result and journals it as the call's outcome, with what the child spent, so a replay of the
+//! parent needs neither the model nor the child.
+//!
+//! A call finds its child by (parent, `tool_use_id`) before starting one: after a crash, the
+//! resumed parent resumes an unfinished child, and takes a finished child's answer from the
+//! journal, so no step and no tool of the child runs twice.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reloop_core::{
+    transition, AgentUsage, Config, ContentBlock, Event, Price, State, ToolOutcome, ToolResultContent, ToolUse,
+};
+use reloop_hooks::HooksConfig;
+use reloop_journal::Journal;
+use reloop_tools::{PermissionContext, ToolRegistry};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::{AgentCatalog, AgentDefinition};
+use crate::config::{AgentLink, RunConfig};
+use crate::handle::RunResult;
+use crate::order::RequestOrder;
+use crate::run::Session;
+
+/// How long an aborted child may take to journal its end before the parent stops waiting.
+const SETTLE: Duration = Duration::from_secs(5);
+
+/// What a caller gives a session so that its `Agent` calls can run.
+#[derive(Debug, Clone, Default)]
+pub struct AgentSetup {
+    /// The agents the calls may name.
+    pub catalog: AgentCatalog,
+    /// Prices of the models the agents run on, besides the session's own.
+    pub prices: Vec<Price>,
+    /// One cassette for the whole tree: number every request of the tree in the order it is made
+    /// (see [`crate::order`]). For the scripted provider.
+    pub renumber_requests: bool,
+    /// For crash tests: a child aborts the process right after journaling this step.
+    pub crash_after_step: Option<u64>,
+}
+
+/// A parent session's means to run children; shared by its tool calls.
+pub(crate) struct Subagents {
+    pub setup: AgentSetup,
+    pub order: Arc<RequestOrder>,
+    pub journal_path: Option<PathBuf>,
+    pub parent: String,
+    /// The parent's tools: each child gets those its definition allows, never `Agent`.
+    pub tools: ToolRegistry,
+    pub core: Config,
+    pub run: RunConfig,
+    pub hooks: Arc<HooksConfig>,
+    pub can_use_tool: Option<crate::tools::CanUseTool>,
+    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
+    /// What the parent had spent when its tools started: a child may spend what is left.
+    pub spent: Mutex<f64>,
+    /// New children start one at a time, each until its first request is out: concurrent agents'
+    /// first requests take cassette answers in `tool_use` order.
+    /// Taken by each `Agent` call before anything else (so in `tool_use` order), see
+    /// [`Subagents::turn`].
+    pub start_gate: Arc<tokio::sync::Mutex<()>>,
+    /// The tasks following live children, so the parent can wait for an aborted child's end.
+    pub live: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Sends the child an abort when the parent's call is dropped (the parent was aborted).
+struct AbortOnDrop(Option<crate::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.abort();
+        }
+    }
+}
+
+impl Subagents {
+    /// The means of `session` (about to run as `session_id`) to run children, and the provider
+    /// the session itself then asks (its view of the tree's request order); none without agents.
+    pub(crate) fn for_session(
+        session: &Session,
+        session_id: &str,
+    ) -> (Option<Arc<Subagents>>, Arc<dyn reloop_model::ModelProvider>) {
+        let Some(setup) = session.agents.clone() else { return (None, session.provider.clone()) };
+        let order = RequestOrder::new(session.provider.clone(), session.request_base, setup.renumber_requests);
+        let subagents = Subagents {
+            setup,
+            order: order.clone(),
+            journal_path: session.journal.as_ref().map(|j| j.path().to_path_buf()),
+            parent: session_id.to_string(),
+            tools: session.tools.clone(),
+            core: session.core.clone(),
+            run: session.run.clone(),
+            hooks: session.hooks.clone(),
+            can_use_tool: session.can_use_tool.clone(),
+            prompt: session.prompt.clone(),
+            spent: Mutex::new(0.0),
+            start_gate: Arc::new(tokio::sync::Mutex::new(())),
+            live: Mutex::new(Vec::new()),
+        };
+        (Some(Arc::new(subagents)), order.view().0)
+    }
+
+    /// A call's turn to start its child: calls queue for it as they are first polled, which is
+    /// `tool_use` order, and a new child keeps it until its first request is out.
+    pub(crate) async fn turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.start_gate.clone().lock_owned().await
+    }
+
+    /// Answers one `Agent` call, holding its [`Subagents::turn`]. `permissions` is the parent's
+    /// at the time of the call (its mode may have been switched).
+    pub(crate) async fn answer(
+        self: Arc<Self>,
+        call: ToolUse,
+        permissions: Option<Arc<PermissionContext>>,
+        cancel: CancellationToken,
+        turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> ToolOutcome {
+        match self.clone().run_child(&call, permissions, cancel, turn).await {
+            Ok((result, agent_type)) => outcome_of(&call.id, &agent_type, &result),
+            Err(text) => ToolOutcome::error(&call.id, &format!("<tool_use_error>{text}</tool_use_error>")),
+        }
+    }
+
+    async fn run_child(
+        self: Arc<Self>,
+        call: &ToolUse,
+        permissions: Option<Arc<PermissionContext>>,
+        cancel: CancellationToken,
+        turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> Result<(RunResult, String), String> {
+        let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
+        let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
+        let journal = match &self.journal_path {
+            Some(path) => Some(Journal::open_for_reading(path).map_err(|e| format!("cannot open the journal: {e}"))?),
+            None => None,
+        };
+        let existing = match &journal {
+            Some(j) => j.subagent_for(&self.parent, &call.id).map_err(|e| e.to_string())?,
+            None => None,
+        };
+        // A child that exists goes on under its header even if its definition is gone since.
+        let definition = match (resolved, &existing) {
+            (Ok(definition), _) => definition,
+            (Err(_), Some(_)) => AgentDefinition::journaled(text("subagent_type").unwrap_or_default()),
+            (Err(unknown), None) => return Err(unknown),
+        };
+        if let (Some(id), Some(j)) = (&existing, &journal) {
+            if let Some(result) = finished_result(j, id)? {
+                return Ok((result, definition.name));
+            }
+        }
+        let (provider, mut first_request) = self.order.view();
+        let session = self.child_session(&call.id, &definition, provider, journal, permissions);
+        // A new child holds the turn until its first request is out; a resumed one does not wait.
+        let gate = existing.is_none().then_some(turn);
+        let handle = match &existing {
+            Some(id) => session.resume(id),
+            None => session.start(vec![ContentBlock::text(prompt)]),
+        }
+        .map_err(|e| format!("the agent could not start: {e}"))?;
+        let _abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
+        let abort = handle.abort_handle();
+        let (done_tx, mut done) = oneshot::channel();
+        let follower = tokio::spawn(async move {
+            let _ = done_tx.send(handle.finish().await);
+        });
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
+        // A child that ends before it asks anything (its budget was spent) ends the wait too.
+        let mut early = None;
+        if let Some(gate) = gate {
+            tokio::select! {
+                _ = first_request.wait_for(|asked| *asked) => {}
+                finished = &mut done => early = Some(finished),
+                _ = cancel.cancelled() => {}
+            }
+            drop(gate);
+        }
+        let finished = match early {
+            Some(finished) => finished,
+            None => tokio::select! {
+                finished = &mut done => finished,
+                _ = cancel.cancelled() => {
+                    abort.abort();
+                    tokio::time::timeout(SETTLE, &mut done).await.map_err(|_| "the agent did not stop in time")?
+                }
+            },
+        };
+        let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
+        result.map(|r| (r, definition.name)).map_err(|e| format!("the agent failed: {e}"))
+    }
+
+    /// The child's session: the definition's prompt, tools and model under the parent's rules.
+    fn child_session(
+        &self,
+        tool_use_id: &str,
+        definition: &AgentDefinition,
+        provider: Arc<dyn reloop_model::ModelProvider>,
+        journal: Option<Journal>,
+        permissions: Option<Arc<PermissionContext>>,
+    ) -> Session {
+        let mut tools = self.tools.clone();
+        tools.retain(|name| definition.allows(name));
+        let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
+        let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut prices = self.core.prices.clone();
+        for price in &self.setup.prices {
+            if !prices.iter().any(|q| q.model == price.model) {
+                prices.push(price.clone());
+            }
+        }
+        let core = self
+            .core
+            .clone()
+            .with_model(model.clone())
+            .with_max_turns(definition.max_turns.or(self.core.max_turns))
+            .with_max_budget_usd(self.core.max_budget_usd.map(|limit| (limit - spent).max(0.0)))
+            .with_token_budget(None)
+            .with_stop_hooks(false)
+            .with_retry_seed(crate::new_seed())
+            .with_prices(prices);
+        let mut run = self.run.clone();
+        run.model = model;
+        run.system_prompt = Some(definition.prompt.clone());
+        run.system_context = None;
+        run.tools = Vec::new();
+        run.agent = Some(AgentLink {
+            parent: self.parent.clone(),
+            tool_use_id: tool_use_id.to_string(),
+            agent_type: definition.name.clone(),
+        });
+        let mut session =
+            Session::new(provider, tools, journal, core, run).with_crash_after_step(self.setup.crash_after_step);
+        session.hooks = self.hooks.clone();
+        session.permissions = permissions;
+        session.can_use_tool = self.can_use_tool.clone();
+        session.prompt = self.prompt.clone();
+        session
+    }
+
+    /// Waits (a bounded while) for children that are still journaling their end.
+    pub(crate) async fn settle(&self) {
+        let live: Vec<_> = std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()));
+        let _ = tokio::time::timeout(SETTLE, futures::future::join_all(live)).await;
+    }
+}
+
+/// The result of a child that already ended, rebuilt from its journaled steps.
+fn finished_result(journal: &Journal, id: &str) -> Result<Option<RunResult>, String> {
+    let header = journal.header(id).map_err(|e| e.to_string())?;
+    let steps = journal.steps(id).map_err(|e| e.to_string())?;
+    let mut state = State::new(header.core_config);
+    for record in steps {
+        state = transition(state, record.event).state;
+    }
+    Ok(state.is_done().then(|| crate::outputs::result_of(id, &state, 0)))
+}
+
+/// The parent's view of the child's end: its final text (Claude Code's shape, with the agent's
+/// id), or why it stopped; always what it spent.
+fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOutcome {
+    let spent = AgentUsage { cost_usd: result.total_cost_usd, model_usage: result.model_usage.clone() };
+    let content = if result.is_error {
+        let reason = result.terminal.reason();
+        let why = match &result.terminal.stop {
+            reloop_core::Stop::MaxTurns { max_turns, .. } => {
+                format!("it reached its maximum number of turns ({max_turns})")
+            }
+            _ if result.result.trim().is_empty() => reason.as_str().to_string(),
+            _ => result.result.clone(),
+        };
+        ToolResultContent::Text(format!(
+            "<tool_use_error>Agent '{agent_type}' stopped before it finished ({}): {why}</tool_use_error>",
+            reason.as_str()
+        ))
+    } else {
+        ToolResultContent::Blocks(vec![
+            ContentBlock::text(result.result.clone()),
+            ContentBlock::text(format!(
+                "agentId: {} (for resuming to continue this agent's work if needed)",
+                result.session_id
+            )),
+        ])
+    };
+    ToolOutcome {
+        tool_use_id: tool_use_id.to_string(),
+        content,
+        is_error: result.is_error,
+        denied: false,
+        request: 0,
+        agent_usage: Some(spent),
+    }
+}
+
+/// Model requests the tree of `session` (from its root down) has completed, by its journal:
+/// where a resumed tree's request count goes on.
+pub fn tree_requests_completed(journal: &Journal, session: &str) -> Result<u32, reloop_journal::JournalError> {
+    let mut root = session.to_string();
+    for _ in 0..64 {
+        let header = journal.header(&root)?;
+        match header.run_config.get("agent").and_then(|a| a.get("parent")).and_then(|p| p.as_str()) {
+            Some(parent) => root = parent.to_string(),
+            None => break,
+        }
+    }
+    let (mut pending, mut total, mut seen) = (vec![root], 0u32, 0usize);
+    while let Some(id) = pending.pop() {
+        seen += 1;
+        if seen > 10_000 {
+            break;
+        }
+        let completed = journal
+            .steps(&id)?
+            .iter()
+            .filter(|s| s.ignored.is_none())
+            .filter(|s| {
+                matches!(
+                    s.event,
+                    Event::ModelDone { .. }
+                        | Event::ModelFailed { .. }
+                        | Event::CompactDone { .. }
+                        | Event::CompactFailed { .. }
+                )
+            })
+            .count();
+        total = total.saturating_add(u32::try_from(completed).unwrap_or(u32::MAX));
+        pending.extend(journal.subagents_of(&id)?.into_iter().map(|s| s.id));
+    }
+    Ok(total)
+}

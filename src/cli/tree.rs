@@ -1,0 +1,47 @@
+//! A session's subagents as `show`, `why` and `replay` print them: the tree under the session,
+//! each child with the call it answered and how it ended.
+
+use reloop_core::{transition, State};
+use reloop_journal::{Journal, Subagent};
+
+use super::listing::short;
+use super::CliError;
+
+/// The subagents under `id`, depth first, with their depth (1 for `id`'s own).
+pub(crate) fn subagents(journal: &Journal, id: &str) -> Result<Vec<(usize, Subagent)>, CliError> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, Subagent)> = journal.subagents_of(id)?.into_iter().rev().map(|s| (1, s)).collect();
+    while let Some((depth, sub)) = stack.pop() {
+        // Bounded: a journal edited into a cycle cannot make this loop forever.
+        if out.len() >= 10_000 {
+            break;
+        }
+        stack.extend(journal.subagents_of(&sub.id)?.into_iter().rev().map(|s| (depth + 1, s)));
+        out.push((depth, sub));
+    }
+    Ok(out)
+}
+
+/// One line per subagent: `toolu_… -> agent TYPE  SESSION  how it ended, turns, cost`.
+pub(crate) fn lines(journal: &Journal, id: &str) -> Result<Vec<String>, CliError> {
+    let mut lines = Vec::new();
+    for (depth, sub) in subagents(journal, id)? {
+        let header = journal.header(&sub.id)?;
+        let state = journal
+            .steps(&sub.id)?
+            .into_iter()
+            .fold(State::new(header.core_config), |s, r| transition(s, r.event).state);
+        let end = state.terminal().map_or("(unfinished)", |t| t.reason().as_str());
+        let result = reloop_driver::outputs::result_of(&sub.id, &state, 0);
+        lines.push(format!(
+            "{}{} -> agent {}  {}  {end}, {} turns, ${:.4}",
+            "  ".repeat(depth),
+            sub.tool_use_id,
+            sub.agent_type,
+            short(&sub.id),
+            result.num_turns,
+            result.total_cost_usd
+        ));
+    }
+    Ok(lines)
+}

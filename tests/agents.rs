@@ -1,0 +1,371 @@
+//! Subagents as a specification: a scripted parent calls two agents in one message; one reads a
+//! file and notes it with Bash, the other hits its max turns. Each child is a session of its own in
+//! the same journal, under its parent; one cassette scripts the whole tree; the parent replays
+//! identical with its children; a crash inside a child resumes both with no tool run twice.
+
+mod common;
+
+use common::{cassette_path, stderr, stdout, Workspace};
+use serde_json::Value;
+
+const READER: &str = "---\nname: reader\ndescription: Reads files and reports what they say\n\
+tools: Read, Bash\n---\nYou read the files you are asked about and answer in one line.\n";
+const LOOPER: &str = "---\nname: looper\ndescription: Looks around the project without end\n\
+tools: Glob\nmaxTurns: 1\n---\nYou look around.\n";
+
+/// A workspace whose project defines the two agents.
+fn scene() -> Workspace {
+    let ws = Workspace::seed();
+    let agents = ws.cwd().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("reader.md"), READER).unwrap();
+    std::fs::write(agents.join("looper.md"), LOOPER).unwrap();
+    ws
+}
+
+fn run_tree(ws: &Workspace, env: &[(&str, &str)]) -> std::process::Output {
+    let (cassette, cwd) = (cassette_path("agents_tree.json"), ws.cwd());
+    ws.reloop_env(
+        &[
+            "run",
+            "check the login module with two agents",
+            "--script",
+            cassette.to_str().unwrap(),
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--allowed-tools",
+            "Bash",
+            "--output-format",
+            "json",
+        ],
+        env,
+    )
+}
+
+fn sessions(ws: &Workspace) -> Vec<Value> {
+    let out = ws.reloop(&["sessions", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out)).unwrap().as_array().unwrap().clone()
+}
+
+/// Every journaled step of a session.
+fn steps(ws: &Workspace, id: &str) -> Vec<Value> {
+    let out = ws.reloop(&["export", id, "--format", "journal"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out)).unwrap()["steps"].as_array().unwrap().clone()
+}
+
+/// The `tool_done` outcomes of a session, in journal order.
+fn outcomes(ws: &Workspace, id: &str) -> Vec<Value> {
+    steps(ws, id).into_iter().filter(|s| s["event"]["kind"] == "tool_done").map(|s| s["event"].clone()).collect()
+}
+
+/// The child answering `tool_use_id`.
+fn child<'a>(all: &'a [Value], tool_use_id: &str) -> &'a Value {
+    all.iter()
+        .find(|s| s["agent"]["tool_use_id"] == tool_use_id)
+        .unwrap_or_else(|| panic!("no child for {tool_use_id}"))
+}
+
+fn text_of(outcome: &Value) -> String {
+    match &outcome["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn two_agents_in_one_message_run_as_child_sessions_of_the_same_journal() {
+    let ws = scene();
+    let out = run_tree(&ws, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(result["result"].as_str().unwrap().contains("ran out of turns"), "{result}");
+
+    let all = sessions(&ws);
+    assert_eq!(all.len(), 3, "a parent and two children: {all:#?}");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    let parent_id = parent["id"].as_str().unwrap();
+    assert_eq!(result["session_id"], parent_id);
+    let (reader, looper) = (child(&all, "toolu_agent_reader"), child(&all, "toolu_agent_looper"));
+    for (c, kind) in [(reader, "reader"), (looper, "looper")] {
+        assert_eq!(c["agent"]["parent"], parent_id);
+        assert_eq!(c["agent"]["agent_type"], kind);
+        assert_eq!(c["last"], false, "a subagent is never `last`");
+    }
+    assert_eq!(parent["last"], true);
+    assert_eq!(reader["terminal_reason"], "completed");
+    assert_eq!(looper["terminal_reason"], "max_turns");
+
+    // The reader read the file and ran its note; its final text is the parent's tool result.
+    let reader_done = outcomes(&ws, reader["id"].as_str().unwrap());
+    assert!(text_of(&reader_done[0]).contains("verifyPassword"), "{reader_done:?}");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n");
+    let parent_done = outcomes(&ws, parent_id);
+    let answer = |id: &str| parent_done.iter().find(|o| o["tool_use_id"] == id).unwrap().clone();
+    let (read_answer, loop_answer) = (answer("toolu_agent_reader"), answer("toolu_agent_looper"));
+    assert!(text_of(&read_answer).starts_with("login.ts checks only that the user name and password are not empty."));
+    assert!(text_of(&read_answer).contains(&format!("agentId: {}", reader["id"].as_str().unwrap())));
+    assert!(read_answer.get("is_error").is_none(), "{read_answer}");
+    // The other child's max turns end the child, not the parent: a clear error for the model.
+    assert_eq!(loop_answer["is_error"], true);
+    assert_eq!(
+        text_of(&loop_answer),
+        "<tool_use_error>Agent 'looper' stopped before it finished (max_turns): it reached its maximum number of turns (1)</tool_use_error>"
+    );
+
+    // The children's usage counts toward the parent's: 1200 + 1500 of its own, 400, 380 and 900
+    // of theirs.
+    assert_eq!(result["usage"]["input_tokens"], 4380, "{result}");
+    assert_eq!(read_answer["agent_usage"]["model_usage"].as_object().unwrap().len(), 1, "{read_answer}");
+
+    // They ran together: the looper started while the reader still waited for its first answer
+    // (which the cassette delays by 400 ms).
+    let (reader_steps, looper_steps) =
+        (steps(&ws, reader["id"].as_str().unwrap()), steps(&ws, looper["id"].as_str().unwrap()));
+    let reader_answered = reader_steps.iter().find(|s| s["event"]["kind"] == "model_done").unwrap()["at_ms"].as_u64();
+    let looper_ended = looper_steps.last().unwrap()["at_ms"].as_u64();
+    assert!(looper_ended <= reader_answered, "the looper ended before the reader's first answer came");
+}
+
+#[test]
+fn sessions_show_the_tree_and_the_parent_replays_identical_with_its_children() {
+    let ws = scene();
+    assert_eq!(run_tree(&ws, &[]).status.code(), Some(0));
+    let listing = stdout(&ws.reloop(&["sessions"]));
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 6, "{listing}");
+    assert!(!lines[0].starts_with(' ') && lines[0].contains("completed") && lines[0].ends_with("<- last"), "{listing}");
+    assert!(lines[2].starts_with("    ") && lines[2].contains("completed"), "{listing}");
+    assert!(lines[3].trim_start().starts_with("agent reader for toolu_agent_reader of "), "{listing}");
+    assert!(lines[4].starts_with("    ") && lines[4].contains("max_turns"), "{listing}");
+    assert!(lines[5].trim_start().starts_with("agent looper for toolu_agent_looper of "), "{listing}");
+
+    let out = ws.reloop(&["replay", "last"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let replayed = stdout(&out);
+    assert_eq!(replayed.matches("identical").count(), 3, "{replayed}");
+    assert!(replayed.contains("agent reader for toolu_agent_reader"), "{replayed}");
+
+    // The session page carries the tree: its subagents' sessions and calls.
+    let page = ws.dir.path().join("parent.html");
+    let out = ws.reloop(&["view", "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#""tool_use_id":"toolu_agent_reader","agent_type":"reader""#), "the page names the reader");
+    assert!(html.contains(r#""tool_use_id":"toolu_agent_looper","agent_type":"looper""#), "the page names the looper");
+
+    let why = ws.why();
+    let mut settings = common::settings();
+    settings.add_filter(r"\b[0-9a-f]{8}\b", "[ID]");
+    settings.add_filter(r"\$[0-9]+\.[0-9]{4}", "[$]");
+    settings.bind(|| insta::assert_snapshot!("agents_why", why));
+}
+
+#[test]
+fn a_crash_inside_a_child_resumes_the_child_then_the_parent_with_no_tool_run_twice() {
+    let ws = scene();
+    // The reader's step 8 is the first streamed step of its second answer: its Read and its
+    // Bash note are done; the looper ended long before.
+    let out = run_tree(&ws, &[("RELOOP_CRASH_AFTER_AGENT_STEP", "8")]);
+    assert_eq!(out.status.code(), None, "the process was killed: {}{}", stdout(&out), stderr(&out));
+    let before = sessions(&ws);
+    let reader_id = child(&before, "toolu_agent_reader")["id"].as_str().unwrap().to_string();
+    assert!(before.iter().all(|s| s["terminal_reason"].is_null() || s["agent"]["agent_type"] == "looper"));
+
+    // The child goes on under its journaled header, even with its definition gone since.
+    std::fs::remove_file(ws.cwd().join(".claude/agents/reader.md")).unwrap();
+    let out = ws.reloop(&["resume", "last", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(result["result"].as_str().unwrap().contains("ran out of turns"), "{result}");
+
+    let after = sessions(&ws);
+    assert_eq!(after.len(), 3, "the resume made no new child: {after:#?}");
+    assert!(after.iter().all(|s| !s["terminal_reason"].is_null()), "{after:#?}");
+    assert_eq!(child(&after, "toolu_agent_reader")["terminal_reason"], "completed");
+    // Every call of the tree was answered once, and the Bash note was written once.
+    for session in &after {
+        let done = outcomes(&ws, session["id"].as_str().unwrap());
+        let mut ids: Vec<&str> = done.iter().map(|o| o["tool_use_id"].as_str().unwrap()).collect();
+        let count = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), count, "a call answered twice in {}: {done:?}", session["id"]);
+    }
+    assert_eq!(outcomes(&ws, &reader_id).len(), 2);
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n");
+    let parent = after.iter().find(|s| s["agent"].is_null()).unwrap()["id"].as_str().unwrap().to_string();
+    let answers = outcomes(&ws, &parent);
+    assert!(
+        text_of(&answers[0]).contains("login.ts checks only") || text_of(&answers[1]).contains("login.ts checks only")
+    );
+    let out = ws.reloop(&["replay", &parent]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn no_type_runs_general_purpose_and_an_unknown_type_is_a_tool_error() {
+    let ws = scene();
+    let responses = vec![
+        common::response(
+            "msg_1",
+            serde_json::json!([
+                common::call("toolu_gp", "Agent", serde_json::json!({"description": "Say hi", "prompt": "Say hi."})),
+                common::call(
+                    "toolu_nope",
+                    "Agent",
+                    serde_json::json!({"description": "Nothing", "prompt": "x", "subagent_type": "nope"})
+                ),
+            ]),
+            "tool_use",
+            20,
+        ),
+        common::response("msg_2", common::text("hi from the general-purpose agent"), "end_turn", 5),
+        common::response("msg_3", common::text("done"), "end_turn", 5),
+    ];
+    let out = ws.run_responses("go", responses, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let all = sessions(&ws);
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap()["id"].as_str().unwrap().to_string();
+    let answers = outcomes(&ws, &parent);
+    assert_eq!(all.len(), 2, "only the known type ran: {answers:#?}");
+    assert_eq!(child(&all, "toolu_gp")["agent"]["agent_type"], "general-purpose");
+    let nope = answers.iter().find(|o| o["tool_use_id"] == "toolu_nope").unwrap();
+    assert_eq!(nope["is_error"], true);
+    assert_eq!(
+        text_of(nope),
+        "<tool_use_error>Agent type 'nope' not found. Available agents: general-purpose, looper, reader</tool_use_error>"
+    );
+    let gp = answers.iter().find(|o| o["tool_use_id"] == "toolu_gp").unwrap();
+    assert!(text_of(gp).starts_with("hi from the general-purpose agent"), "{gp}");
+}
+
+#[test]
+fn a_fork_of_the_parent_before_the_call_runs_new_children() {
+    let ws = scene();
+    assert_eq!(run_tree(&ws, &[]).status.code(), Some(0));
+    std::fs::remove_file(ws.cwd().join("notes.txt")).unwrap();
+    let out = ws.reloop(&["fork", "last", "--at", "1", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let fork: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let all = sessions(&ws);
+    assert_eq!(all.len(), 6, "{all:#?}");
+    let children: Vec<&Value> = all.iter().filter(|s| s["agent"]["parent"] == fork["session_id"]).collect();
+    assert_eq!(children.len(), 2, "{all:#?}");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n");
+}
+
+/// A cassette response of `input`/`output` tokens on claude-sonnet-4-6 ($3 and $15 a million).
+fn priced(id: &str, content: Value, stop_reason: &str, input: u64, output: u64) -> Value {
+    serde_json::json!({"message": {
+        "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        "content": content, "stop_reason": stop_reason,
+        "usage": {"input_tokens": input, "output_tokens": output}
+    }})
+}
+
+fn reader_call(id: &str) -> Value {
+    common::call(
+        id,
+        "Agent",
+        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader"}),
+    )
+}
+
+#[test]
+fn a_child_over_the_budget_ends_with_a_tool_error_and_its_cost_stops_the_parent() {
+    let ws = scene();
+    let responses = vec![
+        // The parent spends $0.0045 of $0.006 ...
+        priced("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 1000, 100),
+        // ... and the child $0.0045 of the $0.0015 left: it stops before its next request.
+        priced(
+            "msg_c1",
+            serde_json::json!([common::call("toolu_read", "Read", serde_json::json!({"file_path": "README.md"}))]),
+            "tool_use",
+            1000,
+            100,
+        ),
+        priced("msg_unused", common::text("never asked"), "end_turn", 1, 1),
+    ];
+    let out = ws.run_responses("go", responses, &["--model", "claude-sonnet-4-6", "--max-budget-usd", "0.006"]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let all = sessions(&ws);
+    let child_session = child(&all, "toolu_agent");
+    assert_eq!(child_session["terminal_reason"], "max_budget_usd");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "max_budget_usd", "the child's cost counts toward the parent's budget");
+    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    assert_eq!(answer["is_error"], true);
+    assert!(text_of(&answer).starts_with("<tool_use_error>Agent 'reader' stopped before it finished (max_budget_usd)"));
+    assert!((answer["agent_usage"]["cost_usd"].as_f64().unwrap() - 0.0045).abs() < 1e-9, "{answer}");
+}
+
+#[test]
+fn a_child_whose_model_fails_ends_with_a_tool_error_and_the_parent_goes_on() {
+    let ws = scene();
+    let failed = serde_json::json!({"error": {"status": 400, "body": {"type": "error",
+        "error": {"type": "invalid_request_error", "message": "the child's request is malformed"}}}});
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
+        failed,
+        common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10),
+    ];
+    let out = ws.run_responses("go", responses, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let all = sessions(&ws);
+    assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "model_error");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "completed");
+    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    assert_eq!(answer["is_error"], true);
+    let text = text_of(&answer);
+    assert!(text.starts_with("<tool_use_error>Agent 'reader' stopped before it finished (model_error)"), "{text}");
+    assert!(text.contains("the child's request is malformed"), "{text}");
+}
+
+#[test]
+fn an_abort_of_the_parent_aborts_its_running_child() {
+    let ws = scene();
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
+        // The child's answer takes long enough for the parent to be interrupted first.
+        serde_json::json!({"delay_ms": 30000, "message": {"id": "msg_c1", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "late"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ];
+    let cassette = ws.dir.path().join("slow-child.json");
+    std::fs::write(&cassette, serde_json::json!({ "responses": responses }).to_string()).unwrap();
+    let cwd = ws.cwd();
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+        .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the child has asked the model (its first request is journaled).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "the child never started");
+        if !ws.journal().exists() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
+        // A listing that meets the journal while the run creates it fails; the next one reads it.
+        let listing = ws.reloop(&["sessions", "--json"]);
+        let all: Vec<Value> = serde_json::from_slice(&listing.stdout).unwrap_or_default();
+        if all.iter().any(|s| !s["agent"].is_null() && s["steps"].as_u64() >= Some(1)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::process::Command::new("kill").args(["-INT", &run.id().to_string()]).status().unwrap();
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let all = sessions(&ws);
+    assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "aborted_streaming", "{all:#?}");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    assert_eq!(parent["terminal_reason"], "aborted_tools");
+}
