@@ -121,7 +121,7 @@ fn two_agents_in_one_message_run_as_child_sessions_of_the_same_journal() {
     assert_eq!(read_answer["agent_usage"]["model_usage"].as_object().unwrap().len(), 1, "{read_answer}");
 
     // They ran together: the looper started while the reader still waited for its first answer
-    // (which the cassette delays by 400 ms).
+    // (which the cassette delays by 1.5 s, a margin for a loaded machine).
     let (reader_steps, looper_steps) =
         (steps(&ws, reader["id"].as_str().unwrap()), steps(&ws, looper["id"].as_str().unwrap()));
     let reader_answered = reader_steps.iter().find(|s| s["event"]["kind"] == "model_done").unwrap()["at_ms"].as_u64();
