@@ -329,11 +329,22 @@ async fn run_call(
     }
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag;
-    let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
-    let output = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-        Ok(output) => (output.content, output.is_error),
-        // A tool that panicked is answered, so its call never stays open.
-        Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+    let output = if env.registry.is_instant(&call.name, &input) {
+        // Answered from memory: run here rather than hand the call to the blocking pool and back.
+        let run = std::panic::AssertUnwindSafe(|| env.registry.execute(&call.name, &input, &ctx));
+        match std::panic::catch_unwind(run) {
+            Ok(output) => (output.content, output.is_error),
+            Err(_) => {
+                ("<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>".into(), true)
+            }
+        }
+    } else {
+        let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
+        match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+            Ok(output) => (output.content, output.is_error),
+            // A tool that panicked is answered, so its call never stays open.
+            Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+        }
     };
     let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
     if !post.is_empty() {
