@@ -1,5 +1,6 @@
-//! A tool that says it answers at once runs on the loop's own thread, not in the blocking pool;
-//! it is answered all the same when it panics, and its session replays.
+//! A tool that says it answers at once runs on the loop's own thread, not in the blocking pool
+//! (and, started while the model streams, without a task of its own); it is answered all the
+//! same when it panics, and its session replays.
 
 use std::sync::{Arc, Mutex};
 
@@ -28,8 +29,10 @@ impl Tool for Instant {
     fn is_read_only(&self, _: &Value) -> bool {
         true
     }
-    fn is_concurrency_safe(&self, _: &Value) -> bool {
-        true
+    /// A safe call is answered as soon as its block arrives, while the model streams; the
+    /// other waits for the response's end and runs in the call's task: both paths are taken.
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        input["panic"] != true
     }
     fn is_instant(&self, _: &Value) -> bool {
         true
