@@ -42,6 +42,7 @@ pub mod context;
 pub mod effect;
 mod end_of_turn;
 pub mod event;
+mod event_json;
 pub mod flags;
 pub mod history;
 pub mod hook;

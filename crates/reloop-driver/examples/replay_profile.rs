@@ -1,4 +1,5 @@
-//! Profiling aid: `replay_profile record FILE TURNS` records a scripted session into FILE;
+//! Profiling aid: `replay_profile record FILE TURNS` records a scripted session into FILE
+//! (`record-off` runs the same session with no journal, for the loop's own cost);
 //! `replay_profile replay FILE N` replays its last session N times from memory, so a profiler
 //! sees replay alone; `replay_profile stream FILE N` replays it N times streamed from SQLite, as
 //! `reloop replay` does.
@@ -15,9 +16,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::PathBuf::from(&args[2]);
     let n: usize = args[3].parse().expect("a number");
-    if args[1] == "record" {
+    if args[1] == "record" || args[1] == "record-off" {
         let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-        let (figures, _) = run_session(&rt, n, Some(Journal::create_or_open(&path).expect("journal")));
+        let journal = (args[1] == "record").then(|| Journal::create_or_open(&path).expect("journal"));
+        let (figures, _) = run_session(&rt, n, journal);
         println!("recorded {n} turns in {:.0} ms", figures.seconds * 1e3);
         return;
     }

@@ -13,7 +13,7 @@
 //!
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
-use reloop_core::{flags, transition, Ignored, Reason, State};
+use reloop_core::{flags, transition, Event, Ignored, Reason, State};
 use reloop_journal::{JournalError, SessionHeader, StepRecord, StepRow};
 use serde::Serialize;
 use serde_json::Value;
@@ -134,7 +134,7 @@ impl Replayer {
     pub fn feed_row(&mut self, row: &StepRow<'_>, session: &str) -> Result<bool, JournalError> {
         let Some(state) = self.state.take() else { return Ok(false) };
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
-        let event = serde_json::from_str(row.event).map_err(|e| decode("event", e))?;
+        let event = Event::from_json(row.event).map_err(|e| decode("event", e))?;
         let step = transition(state, event);
         let ignored_row = row.reason_kind == Some("ignored");
         let same = step.state.digest() == row.digest

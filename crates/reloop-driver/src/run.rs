@@ -9,7 +9,7 @@ use reloop_core::{
     transition, Command, Config, ContentBlock, Effect, Event, ModelCall, ModelError, State, ToolOutcome,
 };
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
-use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{Journal, NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent, SystemBlock};
 use reloop_tools::{PermissionContext, ToolContext, ToolRegistry};
 use tokio::sync::mpsc;
@@ -553,36 +553,35 @@ impl Runner {
         let event = self.bounds.bound(event);
         let step = transition(state, event.clone());
         self.bounds.after(&step.effects);
-        // The event moves into the record and back out: one copy per step (the core's), not two.
-        let event = match self.journal.as_mut() {
-            Some(journal) => {
-                let record = StepRecord::of(self.seq, now_ms(), event, from_phase, turn_before, &step);
-                let due = self.deferred_since.is_some_and(|t| t.elapsed() >= GROUP_COMMIT_INTERVAL);
-                let scheduler = &self.tools_in_flight;
-                let kind = durability(&record.event, &step, |calls| scheduler.runs_quietly(calls));
-                let written = match (self.pending_header.take(), kind) {
-                    (Some(header), _) => journal.create_session_with_steps(&header, std::slice::from_ref(&record)),
-                    (None, Durability::Deferred) if !due => {
-                        self.deferred_since.get_or_insert_with(Instant::now);
-                        journal.append_deferred(&self.session_id, &record)
-                    }
-                    (None, Durability::Deferred | Durability::Committed) => {
-                        self.deferred_since = None;
-                        journal.append(&self.session_id, &record)
-                    }
-                    (None, Durability::Synced) => {
-                        self.deferred_since = None;
-                        journal.append_synced(&self.session_id, &record)
-                    }
-                };
-                if let Err(e) = written {
-                    self.state = Some(step.state);
-                    return Err(e.into());
+        if let Some(journal) = self.journal.as_mut() {
+            // The row is encoded from the step as the core returned it: nothing is copied.
+            let record = NewStep::of(self.seq, now_ms(), &event, from_phase, turn_before, &step);
+            let due = self.deferred_since.is_some_and(|t| t.elapsed() >= GROUP_COMMIT_INTERVAL);
+            let scheduler = &self.tools_in_flight;
+            let kind = durability(&event, &step, |calls| scheduler.runs_quietly(calls));
+            let written = match (self.pending_header.take(), kind) {
+                (Some(header), _) => {
+                    let first = StepRecord::of(self.seq, record.at_ms, event.clone(), from_phase, turn_before, &step);
+                    journal.create_session_with_steps(&header, std::slice::from_ref(&first))
                 }
-                record.event
+                (None, Durability::Deferred) if !due => {
+                    self.deferred_since.get_or_insert_with(Instant::now);
+                    journal.append_deferred(&self.session_id, record)
+                }
+                (None, Durability::Deferred | Durability::Committed) => {
+                    self.deferred_since = None;
+                    journal.append(&self.session_id, record)
+                }
+                (None, Durability::Synced) => {
+                    self.deferred_since = None;
+                    journal.append_synced(&self.session_id, record)
+                }
+            };
+            if let Err(e) = written {
+                self.state = Some(step.state);
+                return Err(e.into());
             }
-            None => event,
-        };
+        }
         if self.crash_after_step == Some(self.seq) {
             std::process::abort();
         }

@@ -55,6 +55,14 @@ pub(crate) struct ToolEnv {
 /// outcome, so a replay never asks it again.
 pub type CanUseTool = Arc<dyn Fn(&str, &serde_json::Value) -> Option<Decision> + Send + Sync>;
 
+/// A call started while the model streamed.
+enum Early {
+    /// Running in its own task.
+    Running(JoinHandle<Vec<Event>>),
+    /// An instant call with nothing to await, answered on the spot ([`answer_now`]).
+    Answered(Vec<Event>),
+}
+
 /// The calls of the current assistant message, started early or on `run_tools`.
 type ReadStamps = Arc<Mutex<HashMap<PathBuf, reloop_tools::ReadStamp>>>;
 
@@ -62,7 +70,7 @@ pub(crate) struct ToolScheduler {
     env: ToolEnv,
     /// Calls started while the model streamed, by id, with their cancel flags; their events wait
     /// for `run_tools`.
-    early: HashMap<String, (JoinHandle<Vec<Event>>, Arc<AtomicBool>)>,
+    early: HashMap<String, (Early, Arc<AtomicBool>)>,
     /// Files the early calls read. Kept apart until their response completes, so a read of an
     /// abandoned attempt never satisfies Edit's read-first rule.
     early_reads: Arc<Mutex<HashSet<PathBuf>>>,
@@ -120,9 +128,13 @@ impl ToolScheduler {
             .get_or_insert_with(|| Arc::new(Mutex::new(main_stamps.lock().unwrap_or_else(|p| p.into_inner()).clone())))
             .clone();
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
+        if let Some(events) = answer_now(call, &env, &flag) {
+            self.early.insert(call.id.clone(), (Early::Answered(events), flag));
+            return;
+        }
         let task_flag = flag.clone();
         let task = tokio::spawn(async move { run_call(call_owned, request, env, task_flag, token, None).await });
-        self.early.insert(call.id.clone(), (task, flag));
+        self.early.insert(call.id.clone(), (Early::Running(task), flag));
     }
 
     /// The history was compacted: the earlier Read results a "file unchanged" answer would
@@ -133,10 +145,12 @@ impl ToolScheduler {
 
     /// The response in flight was abandoned or completed: forget what streaming started.
     pub(crate) fn new_response(&mut self) {
-        for (_, (task, flag)) in self.early.drain() {
+        for (_, (early, flag)) in self.early.drain() {
             // The blocking tool itself stops on its flag; aborting the task only drops its result.
             flag.store(true, Ordering::SeqCst);
-            task.abort();
+            if let Early::Running(task) = early {
+                task.abort();
+            }
         }
         self.early_reads = Arc::new(Mutex::new(HashSet::new()));
         self.early_stamps = None;
@@ -172,8 +186,13 @@ impl ToolScheduler {
                     let (reads, stamps) = (reads.clone(), stamps.clone());
                     async move {
                         let events = match started {
-                            Some(task) => {
-                                let events = task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())]);
+                            Some(early) => {
+                                let events = match early {
+                                    Early::Running(task) => {
+                                        task.await.unwrap_or_else(|e| vec![panicked(&call.id, &e.to_string())])
+                                    }
+                                    Early::Answered(events) => events,
+                                };
                                 let read = reads.lock().unwrap_or_else(|p| p.into_inner()).clone();
                                 env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
                                 if let Some(stamps) = stamps {
@@ -270,6 +289,39 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
                 ctx.mark_read(&ctx.cwd.join(path));
             }
         }
+    }
+}
+
+/// The events of `call` when it can be answered on the spot, as [`run_call`] would answer it:
+/// an instant, read-only tool with no hook, no caller callback, and a permission check (if any)
+/// that allows it, so nothing would be awaited. Spares such a call its own task. `None`: run it.
+fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<Vec<Event>> {
+    let quiet = env.registry.is_instant(&call.name, &call.input)
+        && env.registry.is_read_only(&call.name, &call.input)
+        && env.can_use_tool.is_none()
+        && env.hooks.matching(HookEventName::PreToolUse, Some(&call.name)).is_empty()
+        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty()
+        && env.permissions.as_ref().is_none_or(|p| p.verdict(&env.registry, &call.name, &call.input) == Verdict::Allow);
+    if !quiet {
+        return None;
+    }
+    let mut ctx = env.ctx.clone();
+    ctx.cancel = flag.clone();
+    let (content, is_error) = execute_instant(&env.registry, call, &call.input, &ctx);
+    Some(vec![done(&call.id, content, is_error, false)])
+}
+
+/// Runs an instant call here; a panic is answered as a tool error, as the blocking pool would.
+fn execute_instant(
+    registry: &ToolRegistry,
+    call: &ToolUse,
+    input: &serde_json::Value,
+    ctx: &ToolContext,
+) -> (String, bool) {
+    let run = std::panic::AssertUnwindSafe(|| registry.execute(&call.name, input, ctx));
+    match std::panic::catch_unwind(run) {
+        Ok(output) => (output.content, output.is_error),
+        Err(_) => ("<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>".into(), true),
     }
 }
 
@@ -402,11 +454,18 @@ async fn run_call(
         _ => {
             let mut ctx = env.ctx.clone();
             ctx.cancel = flag;
-            let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
-            match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-                Ok(output) => (output.content, output.is_error),
-                // A tool that panicked is answered, so its call never stays open.
-                Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+            if env.registry.is_instant(&call.name, &input) {
+                // Answered from memory: run here rather than hand the call to the blocking pool and back.
+                execute_instant(&env.registry, &call, &input, &ctx)
+            } else {
+                let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
+                match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+                    Ok(output) => (output.content, output.is_error),
+                    // A tool that panicked is answered, so its call never stays open.
+                    Err(e) => {
+                        (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true)
+                    }
+                }
             }
         }
     };

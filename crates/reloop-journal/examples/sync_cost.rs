@@ -34,9 +34,9 @@ fn main() {
     println!("journal writes on {} ({STEPS} steps each)\n", dir.path().display());
     type Write = fn(&mut Journal, &str, &StepRecord) -> Result<(), reloop_journal::JournalError>;
     let kinds: [(&str, Write); 3] = [
-        ("deferred (one group)", Journal::append_deferred),
-        ("committed (NORMAL)", Journal::append),
-        ("synced (FULL)", Journal::append_synced),
+        ("deferred (one group)", |j, s, r| j.append_deferred(s, r)),
+        ("committed (NORMAL)", |j, s, r| j.append(s, r)),
+        ("synced (FULL)", |j, s, r| j.append_synced(s, r)),
     ];
     for (name, write) in kinds {
         let start = Instant::now();

@@ -173,7 +173,7 @@ impl Journal {
         crate::store::insert_header(&tx, &header)?;
         let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
         for step in &steps {
-            crate::rows::insert_step(&tx, number, &header.id, step)?;
+            crate::rows::insert_step(&tx, &mut self.buf.borrow_mut(), number, &header.id, &step.into())?;
         }
         tx.commit()?;
         Ok(header.id)
@@ -193,7 +193,7 @@ impl Journal {
         crate::store::insert_header(&tx, header)?;
         let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
         for step in steps {
-            crate::rows::insert_step(&tx, number, &header.id, step)?;
+            crate::rows::insert_step(&tx, &mut self.buf.borrow_mut(), number, &header.id, &step.into())?;
         }
         crate::lock::take_lock_on(&tx, &header.id)?;
         tx.commit()?;

@@ -30,6 +30,6 @@ pub use agents::Subagent;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
-pub use rows::StepRow;
+pub use rows::{EffectsRef, NewStep, StepRow};
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};

@@ -4,7 +4,7 @@
 //! rows are kept small (a session number, phase numbers, an integer digest, no empty effects)
 //! and read without intermediate copies.
 
-use reloop_core::Reason;
+use reloop_core::{Effect, Event, Ignored, Reason};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
@@ -17,10 +17,10 @@ use crate::store::{check_row, Journal, StepRecord};
 const PHASES: [&str; 7] =
     ["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
 
-pub(crate) const INSERT_STEP: &str =
-    "INSERT INTO steps (key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
-                        reason_kind, reason, reason_json, effects, digest)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+/// The columns in table order (key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
+/// reason_kind, reason, reason_json, effects, digest; the generated ones are left out): the
+/// statement cache hashes this text on every step, so it is kept short.
+pub(crate) const INSERT_STEP: &str = "INSERT INTO steps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
 
 /// Steps of one session a row key has room for: its low 32 bits hold the step's number.
 const SEQ_BITS: u32 = 32;
@@ -56,33 +56,133 @@ pub(crate) fn session_number(conn: &Connection, id: &str) -> Result<Option<i64>,
     Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
 }
 
-/// Writes one step's row under session number `number` (`session` names it in errors).
+/// Text to bind, or NULL for none.
+fn text_or_null(bytes: &[u8]) -> Option<ToSqlOutput<'_>> {
+    (!bytes.is_empty()).then_some(ToSqlOutput::Borrowed(ValueRef::Text(bytes)))
+}
+
+/// A step's effects as they are at hand: the core's own (the live driver) or JSON read back
+/// (fork, import). Both are written as the same text.
+#[derive(Debug, Clone, Copy)]
+pub enum EffectsRef<'a> {
+    Core(&'a [Effect]),
+    Json(&'a Value),
+}
+
+impl EffectsRef<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            EffectsRef::Core(effects) => effects.is_empty(),
+            EffectsRef::Json(value) => value.as_array().is_some_and(Vec::is_empty),
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            EffectsRef::Core(effects) => serde_json::to_writer(out, effects),
+            EffectsRef::Json(value) => serde_json::to_writer(out, value),
+        }
+    }
+}
+
+/// One step to be written, borrowed from wherever it is: the live driver hands the core's
+/// [`reloop_core::Step`] as it is ([`NewStep::of`]), so a journaled step costs no copy of its
+/// event, no `serde_json::Value` of its effects and no clone of its reason; a
+/// [`StepRecord`] converts with `From`.
+#[derive(Debug, Clone, Copy)]
+pub struct NewStep<'a> {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: &'a Event,
+    pub from_phase: &'a str,
+    pub to_phase: &'a str,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    pub reason: Option<&'a Reason>,
+    pub ignored: Option<&'a Ignored>,
+    pub effects: EffectsRef<'a>,
+    pub digest: u64,
+}
+
+impl<'a> NewStep<'a> {
+    /// The record of `event` applied to a state that was in `from_phase` at `turn_before`,
+    /// giving `step`: the same row [`StepRecord::of`] would write.
+    pub fn of(
+        seq: u64,
+        at_ms: u64,
+        event: &'a Event,
+        from_phase: &'a str,
+        turn_before: u32,
+        step: &'a reloop_core::Step,
+    ) -> Self {
+        NewStep {
+            seq,
+            at_ms,
+            event,
+            from_phase,
+            to_phase: step.state.phase(),
+            turn_before,
+            turn_after: step.state.context().turn_count(),
+            reason: step.reason.as_ref(),
+            ignored: step.ignored.as_ref(),
+            effects: EffectsRef::Core(&step.effects),
+            digest: step.state.digest(),
+        }
+    }
+}
+
+impl<'a> From<&'a StepRecord> for NewStep<'a> {
+    fn from(r: &'a StepRecord) -> Self {
+        NewStep {
+            seq: r.seq,
+            at_ms: r.at_ms,
+            event: &r.event,
+            from_phase: &r.from_phase,
+            to_phase: &r.to_phase,
+            turn_before: r.turn_before,
+            turn_after: r.turn_after,
+            reason: r.reason.as_ref(),
+            ignored: r.ignored.as_ref(),
+            effects: EffectsRef::Json(&r.effects),
+            digest: r.digest,
+        }
+    }
+}
+
+/// Writes one step's row under session number `number` (`session` names it in errors). The
+/// event, effects and reason are encoded one after another into `buf` (kept by the journal, so
+/// a step allocates nothing for its text) and bound from there.
 pub(crate) fn insert_step(
     conn: &Connection,
+    buf: &mut Vec<u8>,
     number: i64,
     session: &str,
-    step: &StepRecord,
+    step: &NewStep<'_>,
 ) -> Result<(), JournalError> {
-    let event = serde_json::to_string(&step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
-    let no_effects = step.effects.as_array().is_some_and(Vec::is_empty);
-    let effects = (!no_effects)
-        .then(|| serde_json::to_string(&step.effects))
-        .transpose()
-        .map_err(|source| JournalError::Encode { what: "effects", source })?;
-    // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
-    let reason_json = match (&step.reason, &step.ignored) {
-        (Some(reason), _) => Some(serde_json::to_string(reason)),
-        (None, Some(ignored)) => Some(serde_json::to_string(ignored)),
-        (None, None) => None,
+    buf.clear();
+    // A rare huge step (a long tool result) does not keep its buffer for the session's life.
+    buf.shrink_to(64 * 1024);
+    serde_json::to_writer(&mut *buf, step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
+    let event_end = buf.len();
+    if !step.effects.is_empty() {
+        step.effects.write(buf).map_err(|source| JournalError::Encode { what: "effects", source })?;
     }
-    .transpose()
+    let effects_end = buf.len();
+    // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
+    match (step.reason, step.ignored) {
+        (Some(reason), _) => serde_json::to_writer(&mut *buf, reason),
+        (None, Some(ignored)) => serde_json::to_writer(&mut *buf, ignored),
+        (None, None) => Ok(()),
+    }
     .map_err(|source| JournalError::Encode { what: "reason", source })?;
-    let (reason_kind, reason_name) = match (&step.reason, &step.ignored) {
+    let (reason_kind, reason_name) = match (step.reason, step.ignored) {
         (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
         (None, Some(i)) => (Some("ignored"), Some(i.name())),
         (None, None) => (None, None),
     };
-    let bytes = event.len() + effects.as_ref().map_or(2, String::len) + reason_json.as_ref().map_or(0, String::len);
+    let (event, effects, reason_json) = (&buf[..event_end], &buf[event_end..effects_end], &buf[effects_end..]);
+    // No effects count as the `[]` they read back as.
+    let bytes = event.len() + if effects.is_empty() { 2 } else { effects.len() } + reason_json.len();
     check_row(session, step.seq, bytes)?;
     let key = step_key(number, step.seq)
         .ok_or_else(|| JournalError::TooManySteps { session: session.to_string(), seq: step.seq })?;
@@ -90,18 +190,18 @@ pub(crate) fn insert_step(
     insert.execute(params![
         key,
         step.at_ms as i64,
-        event,
-        phase_sql(&step.from_phase),
-        phase_sql(&step.to_phase),
+        ToSqlOutput::Borrowed(ValueRef::Text(event)),
+        phase_sql(step.from_phase),
+        phase_sql(step.to_phase),
         step.turn_before,
         step.turn_after,
         reason_kind,
         reason_name,
-        reason_json,
-        effects,
+        text_or_null(reason_json),
+        text_or_null(effects),
         step.digest as i64,
     ])?;
-    if let Some(reason) = step.reason.as_ref().and_then(Reason::terminal_reason) {
+    if let Some(reason) = step.reason.and_then(Reason::terminal_reason) {
         let mut end = conn.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
         end.execute(params![session, reason.as_str()])?;
     }
@@ -146,7 +246,7 @@ impl StepRow<'_> {
         Ok(StepRecord {
             seq,
             at_ms: self.at_ms,
-            event: serde_json::from_str(self.event).map_err(|e| decode("event", e))?,
+            event: Event::from_json(self.event).map_err(|e| decode("event", e))?,
             from_phase: phase_name(self.from_phase)?,
             to_phase: phase_name(self.to_phase)?,
             turn_before: self.turn_before,

@@ -3,7 +3,8 @@
 //! The contract:
 //!
 //! * A [`Tool`] is synchronous. The driver is the only thing that awaits; it runs each call inside
-//!   `tokio::task::spawn_blocking`, and asks a running call to stop by setting
+//!   `tokio::task::spawn_blocking` (a tool that says it answers from memory,
+//!   [`Tool::is_instant`], on the loop's own thread), and asks a running call to stop by setting
 //!   [`ToolContext::cancel`], which long tools (Bash, Grep, Glob) poll.
 //! * Every call goes through [`ToolRegistry::execute`], which validates the input against the
 //!   tool's JSON schema first. An unknown tool, an invalid input, or an input whose JSON never

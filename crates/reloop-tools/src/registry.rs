@@ -115,6 +115,12 @@ impl ToolRegistry {
         self.valid(name, input).is_some_and(|tool| tool.is_read_only(input))
     }
 
+    /// Whether the call answers at once ([`crate::Tool::is_instant`]); false for an unknown tool
+    /// or an invalid input.
+    pub fn is_instant(&self, name: &str, input: &Value) -> bool {
+        self.valid(name, input).is_some_and(|tool| tool.is_instant(input))
+    }
+
     /// Validates, then calls. An unknown tool, an invalid input and an input that never parsed
     /// (a `Value::String` of the raw text) become error outputs and the tool does not run.
     pub fn execute(&self, name: &str, input: &Value, ctx: &ToolContext) -> ToolOutput {

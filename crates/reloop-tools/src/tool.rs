@@ -195,5 +195,12 @@ pub trait Tool: Send + Sync {
     fn is_read_only(&self, input: &Value) -> bool;
     /// Whether the call may run in parallel with other safe calls.
     fn is_concurrency_safe(&self, input: &Value) -> bool;
+    /// Whether the call answers at once from memory, with nothing that can block (no file, no
+    /// process, no network): the driver then runs it on the loop's own thread, sparing it the
+    /// round trip through the blocking pool. No built-in tool says so (a file read can stall on
+    /// a slow disk); in-memory tools and test doubles may.
+    fn is_instant(&self, _input: &Value) -> bool {
+        false
+    }
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
 }

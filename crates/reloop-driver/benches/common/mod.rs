@@ -32,6 +32,9 @@ impl Tool for Instant0 {
     fn is_concurrency_safe(&self, _: &Value) -> bool {
         true
     }
+    fn is_instant(&self, _: &Value) -> bool {
+        true
+    }
     fn call(&self, input: &Value, _: &ToolContext) -> ToolOutput {
         ToolOutput::ok(format!("ok {}", input["n"]))
     }
