@@ -95,6 +95,13 @@ impl PgJournal {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("reloop");
+        // A writer cut off from the database for longer than its lease has lost it anyway: a
+        // dead peer ends the call then instead of hanging it (TCP only; sockets fail at once).
+        config.keepalives(true).keepalives_idle(Duration::from_secs(10));
+        #[cfg(target_os = "linux")]
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(times.ttl);
+        }
         let place = describe(&config);
         let holder = holder_name();
         let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), JournalError>>(1);

@@ -110,7 +110,10 @@ fn selectors_resolve_and_sessions_list(open: Open) {
     assert_eq!(j.imports_of("/t.jsonl").unwrap(), vec![("abd456".to_string(), imported.run_config.clone())]);
     assert!(j.imports_of("/other.jsonl").unwrap().is_empty());
     assert!(matches!(j.header("nope"), Err(JournalError::NoSuchSession(_))));
-    assert!(matches!(j.create_session(&header("abc123"), &[]), Err(_)), "an id is journaled once");
+    assert!(
+        matches!(j.create_session(&header("abc123"), &[]), Err(JournalError::Duplicate(_))),
+        "an id is journaled once"
+    );
 }
 
 fn a_fork_reads_as_its_parents_prefix_and_its_own_steps(open: Open) {

@@ -7,6 +7,9 @@
 //! `RELOOP_REQUIRE_PG=1` (set by `scripts/test.sh`), when it fails. Run as root, the server runs
 //! as the `postgres` user (or `nobody`), as PostgreSQL refuses to run as root.
 
+// Shared by the tests and the bench, which each use part of it.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,10 +45,15 @@ impl TestDb {
                 return None;
             }
         };
+        Some(TestDb::on(cluster))
+    }
+
+    /// A fresh database on `cluster`.
+    pub fn on(cluster: Arc<Cluster>) -> TestDb {
         let name = format!("t{}_{}", std::process::id(), DATABASES.fetch_add(1, Ordering::Relaxed));
         let mut admin = cluster.client("postgres");
         admin.batch_execute(&format!("CREATE DATABASE {name}")).expect("create a test database");
-        Some(TestDb { url: cluster.url(&name), _cluster: cluster })
+        TestDb { url: cluster.url(&name), _cluster: cluster }
     }
 
     /// A plain client on the test's database, to look at what the journal stored.
@@ -59,7 +67,8 @@ fn shared_cluster() -> Result<Arc<Cluster>, String> {
     if let Some(cluster) = slot.upgrade() {
         return Ok(cluster);
     }
-    let cluster = Arc::new(Cluster::start()?);
+    // Tests need no durability across a server crash: fsync off keeps them quick.
+    let cluster = Arc::new(Cluster::start("-c fsync=off")?);
     *slot = Arc::downgrade(&cluster);
     Ok(cluster)
 }
@@ -97,7 +106,12 @@ fn server_user() -> Option<String> {
 }
 
 impl Cluster {
-    fn start() -> Result<Cluster, String> {
+    /// Starts a server of its own with `settings` (`-c name=value ...`), for benchmarks.
+    pub fn own(settings: &str) -> Result<Arc<Cluster>, String> {
+        Cluster::start(settings).map(Arc::new)
+    }
+
+    fn start(settings: &str) -> Result<Cluster, String> {
         let bin = binaries()?;
         let user = server_user();
         let dir = tempfile::Builder::new().prefix("reloop-pg-").tempdir().map_err(|e| e.to_string())?;
@@ -113,7 +127,7 @@ impl Cluster {
             "initdb",
             &["-D", &data, "-U", "reloop", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"],
         )?;
-        let options = format!("-k {} -c listen_addresses='' -c fsync=off", cluster.dir.path().display());
+        let options = format!("-k {} -c listen_addresses='' {settings}", cluster.dir.path().display());
         let log = format!("{}/server.log", cluster.dir.path().display());
         cluster.run("pg_ctl", &["-D", &data, "-o", &options, "-l", &log, "-w", "-t", "60", "start"])?;
         Ok(cluster)
