@@ -235,6 +235,10 @@ fn heartbeats_keep_an_idle_writers_lease() {
     let mut other = pg(&db);
     assert!(matches!(other.lock_session("s"), Err(JournalError::Leased { .. })), "the lease was renewed");
     writer.append("s", &said(1, "after a long tool")).unwrap();
+    // A writer that ends (drop) gives its sessions up at once, without waiting out the lease.
+    drop(writer);
+    other.lock_session("s").unwrap();
+    assert_eq!(other.live_writer("s").unwrap(), Some(format!("{} (epoch 2)", other.holder())));
 }
 
 #[test]
