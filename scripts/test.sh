@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs what the tests need beyond
 # Rust (the Grep parity test also compares live with the real `rg` when it is there; the SDK
-# tests run the official Claude Agent SDKs), runs every test of the workspace, then walks the
-# newcomer's path (scripts/newcomer.sh: clone, build, install, run, why, replay).
+# tests run the official Claude Agent SDKs; the journal tests start a real PostgreSQL server),
+# runs every test of the workspace, then walks the newcomer's path
+# (scripts/newcomer.sh: clone, build, install, run, why, replay).
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,12 @@ export RELOOP_REQUIRE_BROWSER=1
 bash scripts/sdk-setup.sh
 export RELOOP_SDK_DIR="$PWD/target/sdk"
 export RELOOP_REQUIRE_SDK=1
+
+# The journal contract tests (crates/reloop-journal-pg/tests) run on a real PostgreSQL server they
+# start themselves; its binaries are installed here when missing, and required.
+RELOOP_PG_BIN="$(bash scripts/pg-setup.sh)"
+export RELOOP_PG_BIN
+export RELOOP_REQUIRE_PG=1
 
 # Every crate of the lockfile, for every platform, before the tests run offline (the rust-version
 # test reads them with `cargo metadata --offline`).

@@ -119,8 +119,14 @@ impl SessionDump {
 impl Journal {
     /// The session as a dump.
     pub fn dump_session(&self, id: &str) -> Result<SessionDump, JournalError> {
-        let header = self.header(id)?;
-        let steps = self.steps(id)?;
+        SessionDump::of(self.header(id)?, self.steps(id)?)
+    }
+}
+
+impl SessionDump {
+    /// A session's header and steps as a dump: every backend dumps through here, so a dump
+    /// reads the same whichever journal it came from.
+    pub fn of(header: SessionHeader, steps: Vec<StepRecord>) -> Result<Self, JournalError> {
         let encode = |what, source| JournalError::Encode { what, source };
         Ok(SessionDump {
             format: DUMP_FORMAT.to_string(),
@@ -163,7 +169,9 @@ impl Journal {
                 .collect::<Result<_, JournalError>>()?,
         })
     }
+}
 
+impl Journal {
     /// Writes a dumped session into this journal, verbatim, in one transaction. Its header keeps
     /// its id; a journal that already holds that id is left unchanged.
     pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {

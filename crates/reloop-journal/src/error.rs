@@ -36,6 +36,18 @@ pub enum JournalError {
     RowTooLarge { session: String, seq: u64, bytes: usize, limit: usize },
     #[error("session {session}, step {seq}: a session holds at most 4294967295 steps; nothing was written")]
     TooManySteps { session: String, seq: u64 },
+    #[error("{place} was written by a newer reloop (journal schema {found}, this build reads up to {supported}); upgrade reloop to use it — it was left untouched")]
+    SchemaTooNew { place: String, found: i64, supported: i64 },
+    #[error(
+        "session {session} is being written by {holder} (its lease runs {expires_in_ms} ms more without a heartbeat); wait for it to end or stop it first"
+    )]
+    Leased { session: String, holder: String, expires_in_ms: i64 },
+    #[error(
+        "session {session}: this writer's lease (epoch {epoch}) was taken over by another writer; nothing more was written, and the session continues where the new writer is"
+    )]
+    LeaseLost { session: String, epoch: i64 },
+    #[error("journal database error ({place}): {detail}")]
+    Database { place: String, detail: String },
     #[error("{}", sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]

@@ -15,9 +15,13 @@
 //! * One process writes a session at a time (`session_locks`); a crashed writer's row is stale
 //!   and taken over, so a crash never blocks a resume.
 //!
+//! * [`JournalBackend`] is what any journal does; [`Journal`] is the SQLite one, and
+//!   `reloop-journal-pg` a PostgreSQL one many machines share.
+//!
 //! This crate knows nothing of HTTP, processes or tokio.
 
 mod agents;
+mod backend;
 mod dump;
 mod error;
 mod listing;
@@ -27,6 +31,7 @@ mod schema;
 mod store;
 
 pub use agents::Subagent;
+pub use backend::JournalBackend;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;

@@ -44,6 +44,25 @@ impl Journal {
         Ok(pid.map(|p| p as u32).filter(|&p| p == std::process::id() || alive(p)))
     }
 
+    /// Stops being the session's writer (a worker done with one session of many); releasing a
+    /// session this journal does not write is a no-op.
+    pub fn unlock_session(&mut self, session: &str) -> Result<(), JournalError> {
+        self.commit()?;
+        let held = {
+            let mut locked = self.locked.borrow_mut();
+            let before = locked.len();
+            locked.retain(|s| s != session);
+            locked.len() != before
+        };
+        if held {
+            self.conn.execute(
+                "DELETE FROM session_locks WHERE session_id = ?1 AND pid = ?2",
+                params![session, i64::from(std::process::id())],
+            )?;
+        }
+        Ok(())
+    }
+
     fn release_locks(&self) {
         for session in self.locked.borrow_mut().drain(..) {
             // Best effort: a row left behind names a dead pid and is taken over later.

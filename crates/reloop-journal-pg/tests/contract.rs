@@ -1,0 +1,355 @@
+//! The journal contract, as any backend must keep it, checked on SQLite and on a real
+//! PostgreSQL server; then what only a shared database has to promise (leases, fencing,
+//! content-addressed payloads, refusing a newer schema).
+
+mod support;
+
+use std::time::Duration;
+
+use reloop_core::{Config, ContentBlock, Event, Reason, Stop};
+use reloop_journal::{Journal, JournalBackend, JournalError, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal_pg::{LeaseTimes, PgJournal, BLOB_MIN_BYTES, SCHEMA_VERSION};
+use support::TestDb;
+
+type Open<'a> = &'a dyn Fn() -> Box<dyn JournalBackend>;
+
+fn header(id: &str) -> SessionHeader {
+    SessionHeader {
+        id: id.into(),
+        created_at_ms: 1_700_000_000_000,
+        engine_version: ENGINE_VERSION.into(),
+        core_config: Config::default().with_max_turns(Some(3)),
+        run_config: serde_json::json!({"provider": "scripted", "model": "m", "cwd": "/w"}),
+        parent: None,
+    }
+}
+
+fn said(seq: u64, text: &str) -> StepRecord {
+    StepRecord {
+        seq,
+        at_ms: 1_700_000_000_000 + seq,
+        event: Event::UserInput { content: vec![ContentBlock::text(text)] },
+        from_phase: "idle".into(),
+        to_phase: "awaiting_model".into(),
+        turn_before: seq as u32,
+        turn_after: seq as u32 + 1,
+        reason: None,
+        ignored: None,
+        effects: serde_json::json!([{"effect": "cancel_model"}]),
+        digest: 0xfeed_0000_0000_0000 | seq,
+    }
+}
+
+fn ended(seq: u64) -> StepRecord {
+    let mut step = said(seq, "bye");
+    step.to_phase = "done".into();
+    step.reason = Some(Reason::Terminal(Stop::MaxTurns { max_turns: 3, turn_count: 4 }));
+    step.effects = serde_json::json!([]);
+    step
+}
+
+// ---- the contract, for any backend ----
+
+fn steps_read_back_as_written(open: Open) {
+    let mut j = open();
+    j.create_session(&header("s-round"), &[said(1, "first")]).unwrap();
+    j.append("s-round", &said(2, "second")).unwrap();
+    j.append_synced("s-round", &said(3, "a write tool starts")).unwrap();
+    j.append("s-round", &ended(4)).unwrap();
+    let written = vec![said(1, "first"), said(2, "second"), said(3, "a write tool starts"), ended(4)];
+    // Another handle, as another process would read it.
+    let reader = open();
+    assert_eq!(reader.steps("s-round").unwrap(), written);
+    assert_eq!(reader.header("s-round").unwrap(), header("s-round"));
+    let listed = reader.sessions().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].steps, listed[0].terminal_reason.as_deref()), (4, Some("max_turns")));
+    // A walk stopped early hands no more.
+    let mut seen = vec![];
+    let handed = reader
+        .visit_steps("s-round", &mut |s| {
+            seen.push(s.seq);
+            Ok(s.seq < 2)
+        })
+        .unwrap();
+    assert_eq!((handed, seen), (2, vec![1, 2]));
+}
+
+fn a_deferred_group_is_committed_by_the_next_append_or_commit(open: Open) {
+    let mut j = open();
+    j.create_session(&header("s-group"), &[]).unwrap();
+    for seq in 1..=3 {
+        j.append_deferred("s-group", &said(seq, "delta")).unwrap();
+    }
+    assert_eq!(j.deferred(), 3);
+    j.append("s-group", &said(4, "block")).unwrap();
+    assert_eq!(j.deferred(), 0, "a durable append commits the group before it");
+    assert_eq!(open().steps("s-group").unwrap().len(), 4);
+    j.append_deferred("s-group", &said(5, "delta")).unwrap();
+    j.commit().unwrap();
+    assert_eq!(open().steps("s-group").unwrap().len(), 5);
+    j.append_deferred("s-group", &said(6, "delta")).unwrap();
+    drop(j);
+    assert_eq!(open().steps("s-group").unwrap().len(), 6, "dropping the writer commits what it deferred");
+}
+
+fn selectors_resolve_and_sessions_list(open: Open) {
+    let mut j = open();
+    assert!(matches!(j.resolve("last"), Err(JournalError::Empty)));
+    j.create_session(&header("abc123"), &[]).unwrap();
+    let mut imported = header("abd456");
+    imported.run_config = serde_json::json!({"provider": "import", "file": "/t.jsonl"});
+    j.create_session(&imported, &[]).unwrap();
+    assert_eq!(j.resolve("abc").unwrap(), "abc123");
+    assert_eq!(j.resolve("abc123").unwrap(), "abc123");
+    assert!(matches!(j.resolve("ab"), Err(JournalError::AmbiguousSession { count: 2, .. })));
+    assert!(matches!(j.resolve("zz"), Err(JournalError::NoSuchSession(_))));
+    assert_eq!(j.resolve("last").unwrap(), "abd456");
+    let ids: Vec<String> = j.sessions().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, ["abc123", "abd456"]);
+    assert_eq!(j.imports_of("/t.jsonl").unwrap(), vec![("abd456".to_string(), imported.run_config.clone())]);
+    assert!(j.imports_of("/other.jsonl").unwrap().is_empty());
+    assert!(matches!(j.header("nope"), Err(JournalError::NoSuchSession(_))));
+    assert!(
+        matches!(j.create_session(&header("abc123"), &[]), Err(JournalError::Duplicate(_))),
+        "an id is journaled once"
+    );
+}
+
+fn a_fork_reads_as_its_parents_prefix_and_its_own_steps(open: Open) {
+    let mut j = open();
+    j.create_session(&header("parent"), &[said(1, "a"), said(2, "b")]).unwrap();
+    j.append("parent", &said(3, "c")).unwrap();
+    let mut fork = header("fork");
+    fork.parent = Some(("parent".into(), 2));
+    j.create_session(&fork, &[said(1, "a"), said(2, "b"), said(3, "other c")]).unwrap();
+    assert_eq!(j.steps("fork").unwrap(), vec![said(1, "a"), said(2, "b"), said(3, "other c")]);
+    assert_eq!(j.steps("parent").unwrap(), vec![said(1, "a"), said(2, "b"), said(3, "c")]);
+    j.append("fork", &said(4, "d")).unwrap();
+    let summary = j.sessions().unwrap().into_iter().find(|s| s.id == "fork").unwrap();
+    assert_eq!((summary.steps, summary.parent), (4, Some(("parent".to_string(), 2))));
+}
+
+fn a_dump_moves_a_session_verbatim(open: Open) {
+    let mut j = open();
+    j.create_session(&header("moved"), &[said(1, "x")]).unwrap();
+    j.append("moved", &ended(2)).unwrap();
+    let dump = j.dump_session("moved").unwrap();
+    let text = dump.to_json().unwrap();
+    let mut other = Journal::in_memory().unwrap();
+    assert_eq!(
+        JournalBackend::import_session(&mut other, &reloop_journal::SessionDump::from_json(&text).unwrap()).unwrap(),
+        "moved"
+    );
+    assert_eq!(JournalBackend::steps(&other, "moved").unwrap(), j.steps("moved").unwrap());
+    // And back into the backend under test, from SQLite's dump.
+    let mut fresh = header("moved");
+    fresh.id = "moved-again".into();
+    let mut again = other.dump_session("moved").unwrap();
+    again.header.id = fresh.id.clone();
+    assert_eq!(j.import_session(&again).unwrap(), "moved-again");
+    assert_eq!(j.steps("moved-again").unwrap(), j.steps("moved").unwrap());
+    assert!(matches!(j.import_session(&again), Err(JournalError::Duplicate(_))));
+}
+
+fn a_step_over_the_row_cap_is_refused_and_nothing_written(open: Open) {
+    let mut j = open();
+    j.create_session(&header("big"), &[said(1, "ok")]).unwrap();
+    let huge = said(2, &"x".repeat(reloop_journal::MAX_ROW_BYTES));
+    assert!(matches!(j.append("big", &huge), Err(JournalError::RowTooLarge { seq: 2, .. })));
+    assert!(matches!(j.append_deferred("big", &huge), Err(JournalError::RowTooLarge { seq: 2, .. })));
+    j.commit().unwrap();
+    assert_eq!(open().steps("big").unwrap(), vec![said(1, "ok")]);
+}
+
+macro_rules! contract {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $scenario() {
+                    let dir = tempfile::tempdir().unwrap();
+                    let path = dir.path().join("journal.db");
+                    super::$scenario(&|| Box::new(reloop_journal::Journal::create_or_open(&path).unwrap()));
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $scenario() {
+                    let Some(db) = super::TestDb::new(stringify!($scenario)) else { return };
+                    super::$scenario(&|| Box::new(super::pg(&db)));
+                }
+            )*
+        }
+    };
+}
+
+contract!(
+    steps_read_back_as_written,
+    a_deferred_group_is_committed_by_the_next_append_or_commit,
+    selectors_resolve_and_sessions_list,
+    a_fork_reads_as_its_parents_prefix_and_its_own_steps,
+    a_dump_moves_a_session_verbatim,
+    a_step_over_the_row_cap_is_refused_and_nothing_written,
+);
+
+// ---- what a shared database promises beyond ----
+
+fn pg(db: &TestDb) -> PgJournal {
+    PgJournal::connect(&db.url, LeaseTimes::default()).unwrap()
+}
+
+fn pg_with(db: &TestDb, ttl_ms: u64, heartbeat_ms: Option<u64>) -> PgJournal {
+    let times = LeaseTimes { ttl: Duration::from_millis(ttl_ms), heartbeat: heartbeat_ms.map(Duration::from_millis) };
+    PgJournal::connect(&db.url, times).unwrap()
+}
+
+#[test]
+fn a_second_writer_is_refused_while_the_lease_is_live() {
+    let Some(db) = TestDb::new("a_second_writer_is_refused_while_the_lease_is_live") else { return };
+    let mut first = pg(&db);
+    first.create_session(&header("s"), &[said(1, "hi")]).unwrap();
+    let mut second = pg(&db);
+    let err = second.lock_session("s").unwrap_err();
+    assert!(matches!(&err, JournalError::Leased { holder, .. } if holder.starts_with(first.holder())), "{err}");
+    assert!(err.to_string().contains("is being written by"), "{err}");
+    assert!(second.append("s", &said(2, "mine")).is_err(), "a journal that is not the writer cannot append");
+    assert_eq!(second.live_writer("s").unwrap(), Some(format!("{} (epoch 1)", first.holder())));
+    first.append("s", &said(2, "still mine")).unwrap();
+    // Giving the session up lets the next writer in at once, with a higher epoch.
+    first.release_session("s").unwrap();
+    second.lock_session("s").unwrap();
+    assert_eq!(second.live_writer("s").unwrap(), Some(format!("{} (epoch 2)", second.holder())));
+    second.append("s", &said(3, "now mine")).unwrap();
+    assert_eq!(second.steps("s").unwrap().len(), 3);
+}
+
+#[test]
+fn heartbeats_keep_an_idle_writers_lease() {
+    let Some(db) = TestDb::new("heartbeats_keep_an_idle_writers_lease") else { return };
+    let mut writer = pg_with(&db, 800, Some(150));
+    writer.create_session(&header("s"), &[]).unwrap();
+    std::thread::sleep(Duration::from_millis(2_000));
+    let mut other = pg(&db);
+    assert!(matches!(other.lock_session("s"), Err(JournalError::Leased { .. })), "the lease was renewed");
+    writer.append("s", &said(1, "after a long tool")).unwrap();
+    // A writer that ends (drop) gives its sessions up at once, without waiting out the lease.
+    drop(writer);
+    other.lock_session("s").unwrap();
+    assert_eq!(other.live_writer("s").unwrap(), Some(format!("{} (epoch 2)", other.holder())));
+}
+
+#[test]
+fn an_expired_lease_is_taken_over_and_the_old_writer_is_fenced_off() {
+    let Some(db) = TestDb::new("an_expired_lease_is_taken_over_and_the_old_writer_is_fenced_off") else { return };
+    // A writer that stops renewing (paused, partitioned): no heartbeat, a short lease.
+    let mut old = pg_with(&db, 300, None);
+    old.create_session(&header("s"), &[said(1, "a")]).unwrap();
+    old.append_deferred("s", &said(2, "b, deferred")).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let mut new = pg(&db);
+    assert_eq!(new.live_writer("s").unwrap(), None, "an expired lease names no writer");
+    new.lock_session("s").unwrap();
+    new.append("s", &said(2, "b, by the new writer")).unwrap();
+    // The old writer wakes up: its epoch is stale, so nothing it writes lands.
+    let err = old.append("s", &said(3, "c, too late")).unwrap_err();
+    assert!(matches!(err, JournalError::LeaseLost { epoch: 1, .. }), "{err}");
+    assert!(err.to_string().contains("taken over"), "{err}");
+    assert!(matches!(old.commit(), Ok(())), "the refused group was dropped with its append");
+    assert!(matches!(old.lock_session("s"), Ok(())), "it still believes it holds the lease...");
+    assert!(matches!(old.append("s", &said(3, "c")), Err(JournalError::LeaseLost { .. })), "...and is refused");
+    drop(old);
+    assert_eq!(new.steps("s").unwrap(), vec![said(1, "a"), said(2, "b, by the new writer")]);
+    assert_eq!(new.live_writer("s").unwrap(), Some(format!("{} (epoch 2)", new.holder())));
+}
+
+#[test]
+fn a_database_from_a_newer_reloop_is_refused_clearly_and_left_untouched() {
+    let Some(db) = TestDb::new("a_database_from_a_newer_reloop_is_refused_clearly_and_left_untouched") else { return };
+    drop(pg(&db));
+    let mut raw = db.client();
+    raw.execute(
+        "INSERT INTO reloop.schema_migrations (version, engine_version) VALUES ($1, '99.0.0')",
+        &[&(SCHEMA_VERSION + 1)],
+    )
+    .unwrap();
+    let err = PgJournal::connect(&db.url, LeaseTimes::default()).unwrap_err();
+    assert!(
+        matches!(err, JournalError::SchemaTooNew { found, supported, .. } if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
+        "{err}"
+    );
+    assert!(err.to_string().contains("written by a newer reloop"), "{err}");
+    let versions: i64 = raw.query_one("SELECT count(*) FROM reloop.schema_migrations", &[]).unwrap().get(0);
+    assert_eq!(versions, 2, "nothing was migrated");
+}
+
+#[test]
+fn a_repeated_payload_is_stored_once() {
+    let Some(db) = TestDb::new("a_repeated_payload_is_stored_once") else { return };
+    let mut j = pg(&db);
+    let result = "a tool result that repeats. ".repeat(BLOB_MIN_BYTES / 10);
+    j.create_session(&header("one"), &[said(1, &result)]).unwrap();
+    j.append("one", &said(2, &result)).unwrap();
+    j.append("one", &said(3, "small")).unwrap();
+    j.create_session(&header("two"), &[said(1, &result)]).unwrap();
+    let mut raw = db.client();
+    let blobs: i64 = raw.query_one("SELECT count(*) FROM reloop.blobs", &[]).unwrap().get(0);
+    assert_eq!(blobs, 1, "three steps, one stored payload");
+    let inline: i64 = raw.query_one("SELECT count(*) FROM reloop.steps WHERE event IS NOT NULL", &[]).unwrap().get(0);
+    assert_eq!(inline, 1, "a small payload stays in its row");
+    assert_eq!(j.steps("one").unwrap(), vec![said(1, &result), said(2, &result), said(3, "small")]);
+    assert_eq!(j.steps("two").unwrap(), vec![said(1, &result)]);
+}
+
+#[test]
+fn a_fork_stores_only_its_own_steps() {
+    let Some(db) = TestDb::new("a_fork_stores_only_its_own_steps") else { return };
+    let mut j = pg(&db);
+    j.create_session(&header("parent"), &[said(1, "a"), said(2, "b"), said(3, "c")]).unwrap();
+    let mut fork = header("fork");
+    fork.parent = Some(("parent".into(), 2));
+    j.create_session(&fork, &[said(1, "a"), said(2, "b"), said(3, "other")]).unwrap();
+    let mut fork2 = header("fork2");
+    fork2.parent = Some(("fork".into(), 3));
+    j.create_session(&fork2, &[said(1, "a"), said(2, "b"), said(3, "other")]).unwrap();
+    let mut raw = db.client();
+    let own = |raw: &mut ::postgres::Client, id: &str| -> i64 {
+        raw.query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1", &[&id]).unwrap().get(0)
+    };
+    assert_eq!((own(&mut raw, "fork"), own(&mut raw, "fork2")), (1, 0));
+    assert_eq!(j.steps("fork2").unwrap(), vec![said(1, "a"), said(2, "b"), said(3, "other")]);
+    // A "fork" whose steps differ from its parent's is stored whole.
+    let mut rewritten = header("rewritten");
+    rewritten.parent = Some(("parent".into(), 2));
+    j.create_session(&rewritten, &[said(1, "A"), said(2, "b")]).unwrap();
+    assert_eq!(own(&mut raw, "rewritten"), 2);
+    assert_eq!(j.steps("rewritten").unwrap(), vec![said(1, "A"), said(2, "b")]);
+}
+
+/// The driver calls the journal from tokio tasks: the journal must work there, on both kinds
+/// of runtime, without entering a runtime of its own on the caller's thread.
+async fn used_from_a_task(url: String, id: &'static str) {
+    let mut j = PgJournal::connect(&url, LeaseTimes::default()).unwrap();
+    j.create_session(&header(id), &[said(1, "in a task")]).unwrap();
+    j.append(id, &said(2, "still")).unwrap();
+    tokio::task::yield_now().await;
+    assert_eq!(j.steps(id).unwrap().len(), 2);
+}
+
+#[test]
+fn it_works_inside_a_multi_threaded_tokio_runtime() {
+    // The test's database is made before the runtime: the test's own admin client is the
+    // synchronous one that must not run on a runtime's thread.
+    let Some(db) = TestDb::new("it_works_inside_a_multi_threaded_tokio_runtime") else { return };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async { tokio::spawn(used_from_a_task(db.url.clone(), "mt")).await.unwrap() });
+}
+
+#[test]
+fn it_works_inside_a_current_thread_tokio_runtime() {
+    let Some(db) = TestDb::new("it_works_inside_a_current_thread_tokio_runtime") else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(used_from_a_task(db.url.clone(), "ct"));
+}

@@ -1,0 +1,170 @@
+//! What any journal does, whatever stores it: the operations the driver, replay, `why`, `show`,
+//! `diff`, import and export need, as one object-safe trait.
+//!
+//! [`Journal`] (SQLite, embedded, one machine) implements it by delegating to its own methods;
+//! `reloop-journal-pg` implements it on a PostgreSQL database many machines share. The contract
+//! is the same for both: an append returns only once its step is committed; deferred steps are
+//! committed together by the next durable append, [`JournalBackend::commit`] or drop; one writer
+//! per session at a time. Calls are synchronous, as the driver makes them today.
+
+use serde_json::Value;
+
+use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionSummary, StepRecord};
+
+/// A session journal: SQLite or a shared database.
+pub trait JournalBackend {
+    /// Where the journal is, for messages: a path, or a database address without its password.
+    fn location(&self) -> String;
+
+    /// Journals a new session's header and its first steps (none, or a fork's copied prefix) in
+    /// one transaction; this journal becomes the session's one writer.
+    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError>;
+
+    /// Writes a dumped session verbatim (`reloop import journal`), without becoming its writer.
+    /// A journal that already holds its id is left unchanged ([`JournalError::Duplicate`]).
+    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError>;
+
+    /// Writes one step, committed (with the deferred steps before it) when this returns.
+    fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError>;
+
+    /// Writes one step without committing it yet: a crash may lose it, so only for steps whose
+    /// effects nothing outside the process has seen.
+    fn append_deferred(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError>;
+
+    /// Like [`JournalBackend::append`], and durable against a power loss too: for the step that
+    /// guards a side effect (a write tool's start), so no resume runs it twice.
+    fn append_synced(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError>;
+
+    /// Steps deferred and not committed yet.
+    fn deferred(&self) -> usize;
+
+    /// Commits the deferred steps, if any.
+    fn commit(&mut self) -> Result<(), JournalError>;
+
+    /// Makes this journal the session's one writer (`resume`), or says who already is.
+    fn lock_session(&mut self, session: &str) -> Result<(), JournalError>;
+
+    /// Stops being the session's writer, committing what was deferred first.
+    fn release_session(&mut self, session: &str) -> Result<(), JournalError>;
+
+    /// Who writes the session now, if anyone does (a pid, or a lease holder), for listings.
+    fn live_writer(&self, session: &str) -> Result<Option<String>, JournalError>;
+
+    /// What the session was started with.
+    fn header(&self, id: &str) -> Result<SessionHeader, JournalError>;
+
+    /// A full id, a unique id prefix, or `last` (the session written last), as an id.
+    fn resolve(&self, selector: &str) -> Result<String, JournalError>;
+
+    /// Every session, oldest first.
+    fn sessions(&self) -> Result<Vec<SessionSummary>, JournalError>;
+
+    /// Sessions imported from `file` with their run configs, oldest first.
+    fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError>;
+
+    /// Hands the session's steps to `visit` in order, holding a bounded number in memory;
+    /// `visit` returns `false` to stop, or an error that stops the walk and is returned.
+    /// Returns how many steps it was handed.
+    fn visit_steps(
+        &self,
+        id: &str,
+        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError>;
+
+    /// Every step of a session, in order.
+    fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
+        let mut out = Vec::new();
+        self.visit_steps(id, &mut |step| {
+            out.push(step);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// The session as a dump (`reloop export --format journal`).
+    fn dump_session(&self, id: &str) -> Result<SessionDump, JournalError> {
+        SessionDump::of(self.header(id)?, self.steps(id)?)
+    }
+}
+
+impl JournalBackend for Journal {
+    fn location(&self) -> String {
+        self.path().display().to_string()
+    }
+
+    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError> {
+        if steps.is_empty() {
+            Journal::create_session(self, header)
+        } else {
+            self.create_session_with_steps(header, steps)
+        }
+    }
+
+    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
+        self.load_session(dump)
+    }
+
+    fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        Journal::append(self, session, step)
+    }
+
+    fn append_deferred(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        Journal::append_deferred(self, session, step)
+    }
+
+    fn append_synced(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {
+        Journal::append_synced(self, session, step)
+    }
+
+    fn deferred(&self) -> usize {
+        Journal::deferred(self)
+    }
+
+    fn commit(&mut self) -> Result<(), JournalError> {
+        Journal::commit(self)
+    }
+
+    fn lock_session(&mut self, session: &str) -> Result<(), JournalError> {
+        Journal::lock_session(self, session)
+    }
+
+    fn release_session(&mut self, session: &str) -> Result<(), JournalError> {
+        self.unlock_session(session)
+    }
+
+    fn live_writer(&self, session: &str) -> Result<Option<String>, JournalError> {
+        Ok(self.writer(session)?.map(|pid| format!("pid {pid}")))
+    }
+
+    fn header(&self, id: &str) -> Result<SessionHeader, JournalError> {
+        Journal::header(self, id)
+    }
+
+    fn resolve(&self, selector: &str) -> Result<String, JournalError> {
+        Journal::resolve(self, selector)
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionSummary>, JournalError> {
+        Journal::sessions(self)
+    }
+
+    fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError> {
+        Journal::imports_of(self, file)
+    }
+
+    fn visit_steps(
+        &self,
+        id: &str,
+        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        self.visit_rows(id, |row| visit(row.record(id)?))
+    }
+
+    fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
+        Journal::steps(self, id)
+    }
+
+    fn dump_session(&self, id: &str) -> Result<SessionDump, JournalError> {
+        Journal::dump_session(self, id)
+    }
+}
