@@ -15,6 +15,7 @@ import sys
 import time
 
 from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ResourceLink, TextContent, ToolAnnotations
 
 # A 1x1 PNG.
@@ -50,7 +51,7 @@ def build() -> MCPServer:
     @mcp.tool()
     def fail(reason: str) -> str:
         """Always fails."""
-        raise ValueError(f"refused: {reason}")
+        raise ToolError(f"refused: {reason}")
 
     @mcp.tool()
     def slow(seconds: float) -> str:
