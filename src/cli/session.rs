@@ -228,7 +228,10 @@ pub(crate) fn session_with(
     let spec = run.permissions.clone().unwrap_or_else(|| PermissionSpec::new("default"));
     let permissions = spec.context(&run.cwd).map_err(|e| CliError::Usage(format!("session {}: {e}", header.id)))?;
     let settings_path = settings.map(Path::to_path_buf).or_else(|| run.settings.clone());
-    let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run)
+    let mut tools = ToolRegistry::builtin();
+    // MCP tools are offered as recorded; their servers are not started again.
+    crate::mcp::register_recorded(&run.mcp_servers, &mut tools);
+    let mut session = Session::new(provider, tools, Some(journal), header.core_config.clone(), run)
         .with_permissions(Some(permissions));
     if let Some(path) = settings_path {
         let settings = Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?;

@@ -41,7 +41,8 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
                 Some(prompt) => prompt,
                 None => read_prompt()?,
             };
-            let setup = Setup { args, cwd, init: Initialize::default() };
+            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+            let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
@@ -99,6 +100,8 @@ struct Setup {
     args: PrintArgs,
     cwd: PathBuf,
     init: Initialize,
+    /// The MCP servers, started before the session.
+    servers: reloop_mcp::McpSet,
 }
 
 impl Setup {
@@ -118,6 +121,7 @@ impl Setup {
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut tools = ToolRegistry::builtin();
         tools.retain(|name| self.args.offered(name));
+        crate::mcp::register(&self.servers, &mut tools);
         let kind = self.args.provider.unwrap_or(if self.args.script.is_some() {
             ProviderKind::Scripted
         } else {
@@ -133,6 +137,7 @@ impl Setup {
             settings_path,
             tools,
         )?;
+        session.run = session.run.with_mcp_servers(crate::mcp::records(&self.servers));
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
         if self.args.permission_prompt_tool.as_deref() == Some("stdio") {
             session = session.with_prompt(Arc::new(SdkPrompt(wire.clone())));
@@ -295,7 +300,8 @@ async fn stream_session(
         args.permission_mode = Some(mode);
     }
     let prompt_text = crate::cli::run::text_of(&first);
-    let setup = Setup { args, cwd, init };
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+    let setup = Setup { args, cwd, init, servers };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages);

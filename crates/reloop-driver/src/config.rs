@@ -45,6 +45,14 @@ pub struct RunConfig {
     /// The system context gathered at start, appended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_context: Option<String>,
+    /// The definitions of the offered tools that are not built in (MCP servers' tools), so a
+    /// rebuilt request and a resumed session offer them as they were, with no server running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_specs: Vec<reloop_core::ToolSpec>,
+    /// The MCP servers' starts (name, transport, connected or failed and why, tools), as the
+    /// caller that started them recorded them: the driver keeps them, it does not read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<serde_json::Value>,
 }
 
 fn yes() -> bool {
@@ -67,7 +75,15 @@ impl RunConfig {
             settings: None,
             permissions: None,
             system_context: None,
+            tool_specs: Vec::new(),
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// Records the MCP servers' starts in the header.
+    pub fn with_mcp_servers(mut self, records: Vec<serde_json::Value>) -> Self {
+        self.mcp_servers = records;
+        self
     }
 
     pub fn with_base_url(mut self, url: Option<String>) -> Self {

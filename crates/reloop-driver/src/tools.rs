@@ -330,10 +330,12 @@ async fn run_call(
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag;
     let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
-    let output = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-        Ok(output) => (output.content, output.is_error),
+    let (output, blocks) = match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
+        Ok(output) => ((output.content, output.is_error), output.blocks),
         // A tool that panicked is answered, so its call never stays open.
-        Err(e) => (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true),
+        Err(e) => {
+            ((format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true), Vec::new())
+        }
     };
     let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
     if !post.is_empty() {
@@ -347,7 +349,12 @@ async fn run_call(
             request,
         });
     }
-    events.push(done(&call.id, output.0, output.1, false));
+    let mut finished = done(&call.id, output.0, output.1, false);
+    if let (false, Event::ToolDone(outcome)) = (blocks.is_empty(), &mut finished) {
+        // Text and images (an MCP tool's answer) go back as blocks.
+        outcome.content = ToolResultContent::Blocks(blocks);
+    }
+    events.push(finished);
     events
 }
 

@@ -17,12 +17,20 @@ const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/we
 pub struct CallOutput {
     pub blocks: Vec<Value>,
     pub is_error: bool,
+    /// The server itself failed (no answer in time, connection lost, garbage, not connected),
+    /// as opposed to a tool that answered with an error: the user is told too.
+    pub server_failed: bool,
 }
 
 impl CallOutput {
     /// A failure told to the model as one text block.
     pub fn error(text: impl Into<String>) -> Self {
-        CallOutput { blocks: vec![json!({"type": "text", "text": text.into()})], is_error: true }
+        CallOutput { blocks: vec![json!({"type": "text", "text": text.into()})], is_error: true, server_failed: false }
+    }
+
+    /// The server failed the call; the model and the user are told `text`.
+    pub fn server_failure(text: impl Into<String>) -> Self {
+        CallOutput { server_failed: true, ..CallOutput::error(text) }
     }
 
     /// The text blocks joined by newlines (images left out).
@@ -58,9 +66,11 @@ pub fn map_result(server: &str, result: &Value, max_tokens: usize) -> CallOutput
         }
     }
     if blocks.is_empty() && !result.is_object() {
-        return CallOutput::error(format!("MCP server {server:?} answered with something that is not a tool result"));
+        return CallOutput::server_failure(format!(
+            "MCP server {server:?} answered with something that is not a tool result"
+        ));
     }
-    CallOutput { blocks: cap(blocks, max_tokens), is_error }
+    CallOutput { blocks: cap(blocks, max_tokens), is_error, server_failed: false }
 }
 
 fn text_block(text: String) -> Value {

@@ -194,12 +194,12 @@ impl Server {
                     CallOutput::error(format!("MCP server {:?} answered a result reloop cannot read: {e}", self.name))
                 }
             },
-            Ok(Err(e)) => CallOutput::error(format!(
+            Ok(Err(e)) => CallOutput::server_failure(format!(
                 "MCP server {:?} failed the call to {tool}: {e}{}",
                 self.name,
                 self.stderr.suffix()
             )),
-            Err(_) => CallOutput::error(format!(
+            Err(_) => CallOutput::server_failure(format!(
                 "MCP server {:?} did not answer {tool} within {} ms (MCP_TOOL_TIMEOUT)",
                 self.name,
                 self.options.call_timeout.as_millis()

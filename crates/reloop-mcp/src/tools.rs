@@ -145,7 +145,7 @@ impl McpTool {
         }
         match &self.server {
             Some(server) => server.call(&self.record.server_tool, input).await,
-            None => CallOutput::error(format!(
+            None => CallOutput::server_failure(format!(
                 "MCP server {:?} is not connected: {} cannot be called",
                 self.server_name, self.record.name
             )),
