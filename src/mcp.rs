@@ -59,6 +59,21 @@ pub(crate) fn records(set: &McpSet) -> Vec<Value> {
     set.records().iter().filter_map(|r| serde_json::to_value(r).ok()).collect()
 }
 
+/// The servers as the Agent SDK sees them (`system/init`'s `mcp_servers`, `mcp_status`):
+/// `{"name", "status"}`, with `error` for a server that failed.
+pub(crate) fn status(set: &McpSet) -> Vec<Value> {
+    set.records()
+        .iter()
+        .map(|r| {
+            let mut line = serde_json::json!({"name": r.name, "status": r.status});
+            if let Some(error) = &r.error {
+                line["error"] = Value::String(error.clone());
+            }
+            line
+        })
+        .collect()
+}
+
 /// The tools a session's header recorded, with no server behind them (`reloop resume`, `fork`):
 /// offered as they were; a call answers that the server is not connected.
 pub(crate) fn register_recorded(recorded: &[Value], tools: &mut ToolRegistry) {

@@ -193,7 +193,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         });
     }
 
-    let mut printer = Printer::new(args.output_format, args.demo).live();
+    let mut printer = Printer::new(args.output_format, args.demo).live().with_mcp_servers(crate::mcp::status(&servers));
     if args.demo {
         printer.banner(&cwd, &prompt);
     }

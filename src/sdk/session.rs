@@ -46,7 +46,8 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-                .with_output(setup.args.output_format);
+                .with_output(setup.args.output_format)
+                .with_mcp_servers(crate::mcp::status(&setup.servers));
             let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
@@ -248,6 +249,9 @@ async fn stream_session(
     wire: Wire,
     signals: crate::cli::signals::Signals,
 ) -> Result<ExitCode, CliError> {
+    // The servers start before the SDK's first request, so `mcp_status` can answer for them.
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+    let mcp_status = crate::mcp::status(&servers);
     let mut incoming = protocol::read_stdin();
     let mut init = Initialize::default();
     let mut early = Early::default();
@@ -281,7 +285,7 @@ async fn stream_session(
                     Err(e) => wire.respond(&id, Err(e)),
                 },
                 "interrupt" => wire.respond(&id, Ok(Value::Null)),
-                other => wire.respond(&id, common_request(other, &model_name, None)),
+                other => wire.respond(&id, common_request(other, &model_name, None, &mcp_status)),
             },
             Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
             Some(Incoming::Cancel { id }) => wire.cancelled(&id),
@@ -300,11 +304,11 @@ async fn stream_session(
         args.permission_mode = Some(mode);
     }
     let prompt_text = crate::cli::run::text_of(&first);
-    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
     let setup = Setup { args, cwd, init, servers };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
-    let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages);
+    let mut stream =
+        SdkStream::new(wire.clone(), model, setup.args.include_partial_messages).with_mcp_servers(mcp_status);
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -381,7 +385,7 @@ async fn serve(
                             json!({"mode": mode.as_str()})
                         }),
                         "initialize" => Err("initialize: the session is already initialized".into()),
-                        other => common_request(other, stream.model(), Some(stream)),
+                        other => common_request(other, stream.model(), Some(stream), &crate::mcp::status(&setup.servers)),
                     };
                     wire.respond(&id, answer);
                 }
@@ -428,9 +432,9 @@ fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, S
 }
 
 /// Requests answered the same before and during the session.
-fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Result<Value, String> {
+fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>, mcp: &[Value]) -> Result<Value, String> {
     match subtype {
-        "mcp_status" => Ok(json!({"mcpServers": []})),
+        "mcp_status" => Ok(json!({"mcpServers": mcp})),
         "get_context_usage" => {
             let window = crate::models::context_window(model);
             let used = stream.map_or(0, SdkStream::context_tokens);
@@ -441,7 +445,8 @@ fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Res
             }))
         }
         "mcp_message" => {
-            Err("mcp_message: reloop runs no MCP servers (the SDK's in-process servers are not supported yet)".into())
+            Err("mcp_message: the SDK's in-process MCP servers are not supported yet (servers from --mcp-config are)"
+                .into())
         }
         "" => Err("a control_request without a subtype".into()),
         other => Err(format!("Unsupported control request subtype: {other}")),

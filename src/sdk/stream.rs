@@ -59,6 +59,8 @@ pub struct SdkStream {
     notified: bool,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
+    /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
+    mcp_servers: Vec<Value>,
 }
 
 impl crate::cli::session::ShowEvents for SdkStream {
@@ -88,7 +90,14 @@ impl SdkStream {
             resumes: 0,
             notified: false,
             tool_names: std::collections::HashMap::new(),
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// The MCP servers `system/init` lists.
+    pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
+        self.mcp_servers = servers;
+        self
     }
 
     /// Prints what `--output-format` asks for.
@@ -181,7 +190,7 @@ impl SdkStream {
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
-                    "tools": tools, "mcp_servers": [], "model": model, "permissionMode": permission_mode,
+                    "tools": tools, "mcp_servers": self.mcp_servers, "model": model, "permissionMode": permission_mode,
                     "slash_commands": [], "apiKeySource": api_key_source,
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
                     "agents": [], "skills": [], "plugins": [],

@@ -43,7 +43,7 @@ impl ServerConfig {
 #[serde(rename_all = "camelCase")]
 struct File {
     #[serde(default)]
-    mcp_servers: BTreeMap<String, Value>,
+    mcp_servers: serde_json::Map<String, Value>,
 }
 
 #[derive(Deserialize)]

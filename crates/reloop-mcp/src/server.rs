@@ -55,30 +55,43 @@ impl Options {
     }
 }
 
-/// The last bytes a stdio server wrote to stderr.
+/// The last bytes a stdio server wrote to stderr, and how many it wrote in all.
 #[derive(Clone, Default)]
-struct StderrTail(Arc<Mutex<Vec<u8>>>);
+struct StderrTail(Arc<Mutex<(Vec<u8>, u64)>>);
 
 impl StderrTail {
     fn push(&self, bytes: &[u8]) {
-        let mut tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (tail, total) = &mut *guard;
         tail.extend_from_slice(bytes);
+        *total += bytes.len() as u64;
         if tail.len() > STDERR_TAIL_BYTES {
             let drop = tail.len() - STDERR_TAIL_BYTES;
             tail.drain(..drop);
         }
     }
 
-    /// ` (stderr: …)` when the server wrote anything.
-    fn suffix(&self) -> String {
-        let tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let text = String::from_utf8_lossy(&tail);
+    /// How many bytes the server has written so far.
+    fn mark(&self) -> u64 {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).1
+    }
+
+    /// ` (stderr: …)` with what the server wrote since `mark`, when it wrote anything.
+    fn suffix_since(&self, mark: u64) -> String {
+        let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (tail, total) = &*guard;
+        let new = usize::try_from(total.saturating_sub(mark)).unwrap_or(usize::MAX).min(tail.len());
+        let text = String::from_utf8_lossy(&tail[tail.len() - new..]);
         let text = text.trim();
         if text.is_empty() {
             String::new()
         } else {
             format!(" (stderr: {text})")
         }
+    }
+
+    fn suffix(&self) -> String {
+        self.suffix_since(0)
     }
 }
 
@@ -186,6 +199,7 @@ impl Server {
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
+        let mark = self.stderr.mark();
         let call = self.service.peer().call_tool(params);
         match tokio::time::timeout(self.options.call_timeout, call).await {
             Ok(Ok(result)) => match serde_json::to_value(&result) {
@@ -195,9 +209,9 @@ impl Server {
                 }
             },
             Ok(Err(e)) => CallOutput::server_failure(format!(
-                "MCP server {:?} failed the call to {tool}: {e}{}",
+                "MCP server {:?} failed the call to {tool} ({e}): the server may have stopped{}",
                 self.name,
-                self.stderr.suffix()
+                self.stderr.suffix_since(mark)
             )),
             Err(_) => CallOutput::server_failure(format!(
                 "MCP server {:?} did not answer {tool} within {} ms (MCP_TOOL_TIMEOUT)",

@@ -107,7 +107,11 @@ async fn a_stdio_server_lists_calls_and_fails_clearly() {
     let crash = tool(&set, "mcp__fix__crash").call(&json!({})).await;
     assert!(crash.is_error);
     assert!(crash.text().starts_with("MCP server \"fix\" failed the call to crash"), "{}", crash.text());
-    assert!(crash.text().contains("crashing on purpose"), "the server's stderr is shown: {}", crash.text());
+    assert!(
+        crash.text().ends_with("(stderr: fixture: crashing on purpose)"),
+        "what the server said during the call is shown: {}",
+        crash.text()
+    );
     // Later calls fail at once rather than hang.
     let after = tool(&set, "mcp__fix__echo").call(&json!({"text": "x"})).await;
     assert!(after.is_error, "{after:?}");
