@@ -390,3 +390,51 @@ fn print_mode_honours_mcp_config_and_reports_the_servers() {
     let results = results(&lines);
     assert_eq!(result_text(&results["toolu_mcp_01"]), "hello hello");
 }
+
+/// The seq of the first `model_done` step of the last session (the step that asks for the tools).
+fn first_model_done(ws: &Workspace) -> u64 {
+    let out = ws.reloop(&["export", "last", "--format", "journal"]);
+    let dump: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let steps = dump["steps"].as_array().unwrap();
+    let step = steps.iter().find(|s| s["event"]["kind"] == "model_done").unwrap_or_else(|| panic!("{dump}"));
+    step["seq"].as_u64().unwrap()
+}
+
+#[test]
+fn a_crash_before_an_mcp_call_resumes_with_the_server_started_again_or_says_it_is_not_connected() {
+    let Some(py) = python() else { return };
+    let ws = Workspace::seed();
+    let server = server_copy(&ws);
+    let config = json!({"mcpServers": {"fix": {"command": py, "args": [server, "stdio"]}}}).to_string();
+    let responses = vec![
+        common::response("m1", json!([common::call("t1", "mcp__fix__echo", json!({"text": "again"}))]), "tool_use", 10),
+        common::response("m2", common::text("Echoed."), "end_turn", 10),
+    ];
+    let flags = ["--mcp-config", config.as_str(), "--allowed-tools", "mcp__fix"];
+    let first = run_responses(&ws, "echo", responses.clone(), &flags, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let crash_at = first_model_done(&ws).to_string();
+
+    let mut crashing = flags.to_vec();
+    crashing.extend(["--crash-after-step", crash_at.as_str()]);
+    for (resume_flags, expected) in [
+        (vec!["--mcp-config", config.as_str()], "again"),
+        (vec![], "MCP server \"fix\" is not connected: mcp__fix__echo cannot be called"),
+    ] {
+        let crashed = run_responses(&ws, "echo", responses.clone(), &crashing, &[]);
+        assert_ne!(crashed.status.code(), Some(0), "the run must stop at step {crash_at}");
+        let mut args = vec!["resume", "last", "--output-format", "stream-json"];
+        args.extend(resume_flags.iter().copied());
+        let resumed = ws.reloop(&args);
+        assert!(resumed.status.success(), "{}{}", stdout(&resumed), stderr(&resumed));
+        let results = results(&lines(&resumed));
+        assert_eq!(result_text(&results["t1"]), expected, "resumed with {resume_flags:?}");
+        // The resumed request offered the same tools as the first one.
+        let show = ws.reloop(&["show", "last", "--turn", "2"]);
+        let request: Value = serde_json::from_str(&stdout(&show)).unwrap();
+        let names: Vec<&str> =
+            request["body"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+        assert!(names.contains(&"mcp__fix__crash"), "{names:?}");
+        assert!(ws.replays_identical());
+    }
+}

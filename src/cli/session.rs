@@ -43,6 +43,14 @@ pub struct ResumeArgs {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+    /// The MCP servers to start again for a session that had some (as `reloop run` reads it);
+    /// the session's `.mcp.json` is read too unless --strict-mcp-config. Their configuration is
+    /// not journaled; without them the recorded tools answer that their server is not connected.
+    #[arg(long, value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the --mcp-config servers.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -105,9 +113,15 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     journal.lock_session(&id)?;
-    let session =
+    let mut session =
         session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
             .with_crash_after_step(args.crash_after_step);
+    if !session.run.mcp_servers.is_empty() {
+        // Live tools take the places of the recorded ones of the same name.
+        let cwd = session.run.cwd.clone();
+        let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+        crate::mcp::register(&servers, &mut session.tools);
+    }
     let handle = session.resume(&id)?;
     drive(handle, args.output_format).await
 }
