@@ -43,6 +43,9 @@ pub(crate) async fn start(flags: &[String], strict: bool, cwd: &Path) -> Result<
     for (_, error) in set.failures() {
         errln!("reloop: {error}");
     }
+    for warning in set.warnings() {
+        errln!("reloop: warning: {warning}");
+    }
     Ok(set)
 }
 

@@ -66,6 +66,11 @@ def build() -> MCPServer:
         sys.stderr.flush()
         os._exit(3)
 
+    @mcp.tool(name="a_tool_whose_name_is_far_too_long_to_be_offered_to_any_model_at_all")
+    def too_long() -> str:
+        """Never offered: mcp__fix__ plus this name passes 64 characters."""
+        return "unreachable"
+
     return mcp
 
 

@@ -52,7 +52,13 @@ pub struct McpSet {
     servers: Vec<Arc<Server>>,
     records: Vec<ServerRecord>,
     tools: Vec<McpTool>,
+    /// Tools left out, with why.
+    warnings: Vec<String>,
 }
+
+/// The longest tool name the model APIs take (`^[a-zA-Z0-9_-]{1,64}$`): a longer one would make
+/// every request of the session fail, so such a tool is not offered.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
 
 impl McpSet {
     /// Starts every configured server at once and lists its tools. A server that fails is
@@ -67,7 +73,12 @@ impl McpSet {
                     let server = Arc::new(server);
                     let mut records: Vec<ToolRecord> = Vec::new();
                     for record in listed.iter().filter_map(|t| record_of(&config.name, t)) {
-                        if !records.iter().any(|r| r.name == record.name) {
+                        if record.name.len() > MAX_TOOL_NAME_CHARS {
+                            set.warnings.push(format!(
+                                "MCP server {:?}: tool {:?} is left out: its name {} is longer than the {MAX_TOOL_NAME_CHARS} characters a model accepts",
+                                config.name, record.server_tool, record.name
+                            ));
+                        } else if !records.iter().any(|r| r.name == record.name) {
                             records.push(record);
                         }
                     }
@@ -101,7 +112,7 @@ impl McpSet {
             .iter()
             .flat_map(|server| server.tools.iter().map(|t| McpTool::new(t.clone(), &server.name, None)))
             .collect();
-        McpSet { servers: Vec::new(), records, tools }
+        McpSet { servers: Vec::new(), records, tools, warnings: Vec::new() }
     }
 
     /// Each server's start and tools, for the journal.
@@ -112,6 +123,11 @@ impl McpSet {
     /// The tools of the connected servers, server by server, in listing order.
     pub fn tools(&self) -> &[McpTool] {
         &self.tools
+    }
+
+    /// Tools that were listed but are not offered, with why.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The servers that failed to start, with why.

@@ -61,6 +61,9 @@ async fn check_tools(set: &McpSet) {
     {
         assert!(names.contains(&expected), "{names:?}");
     }
+    assert!(!names.iter().any(|n| n.contains("far_too_long")), "{names:?}");
+    assert_eq!(set.warnings().len(), 1, "{:?}", set.warnings());
+    assert!(set.warnings()[0].contains("longer than the 64 characters"), "{:?}", set.warnings());
     assert!(tool(set, "mcp__fix__echo").record.read_only);
     assert!(!tool(set, "mcp__fix__write_note").record.read_only);
     assert_eq!(tool(set, "mcp__fix__echo").record.input_schema["properties"]["text"]["type"], "string");
