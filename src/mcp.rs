@@ -25,15 +25,27 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// Starts the servers `--mcp-config` (and, unless `strict`, the project's `.mcp.json`)
 /// configure. A configuration that cannot be read is bad input; a server that fails to start is
 /// reported and recorded, and the session goes on without its tools, as in Claude Code.
-pub(crate) async fn start(flags: &[String], strict: bool, cwd: &Path) -> Result<McpSet, CliError> {
+pub(crate) async fn start(
+    flags: &[String],
+    strict: bool,
+    cwd: &Path,
+    settings: &serde_json::Map<String, Value>,
+) -> Result<McpSet, CliError> {
     // A file named on the command line is relative to where the command was typed.
     let here = std::env::current_dir().unwrap_or_else(|_| cwd.to_path_buf());
     let flags = flags
         .iter()
         .map(|f| if f.trim_start().starts_with('{') { f.clone() } else { here.join(f.trim()).display().to_string() })
         .collect();
-    let sources = Sources { flags, strict, project: cwd.to_path_buf() };
-    let configs = sources.load().map_err(|e| CliError::Usage(e.to_string()))?;
+    let approval = reloop_mcp::Approval::from_settings(settings);
+    let sources = Sources { flags, strict, project: cwd.to_path_buf(), approval };
+    let loaded = sources.load().map_err(|e| CliError::Usage(e.to_string()))?;
+    for name in &loaded.unapproved {
+        errln!(
+            "reloop: the project's .mcp.json server {name:?} is not started: approve it in the --settings file              (\"enabledMcpjsonServers\": [{name:?}] or \"enableAllProjectMcpServers\": true)"
+        );
+    }
+    let configs = loaded.servers;
     if configs.is_empty() {
         return Ok(McpSet::default());
     }

@@ -177,7 +177,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         None => Settings::empty(),
     };
     let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
-    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings.other).await?;
     let mut tools = ToolRegistry::builtin();
     crate::mcp::register(&servers, &mut tools);
     let (mut session, journal_path) =

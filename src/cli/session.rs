@@ -119,7 +119,11 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     if !session.run.mcp_servers.is_empty() {
         // Live tools take the places of the recorded ones of the same name.
         let cwd = session.run.cwd.clone();
-        let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+        let settings = match args.settings.clone().or_else(|| session.run.settings.clone()) {
+            Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
+            None => serde_json::Map::new(),
+        };
+        let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings).await?;
         crate::mcp::register(&servers, &mut session.tools);
     }
     let handle = session.resume(&id)?;

@@ -41,7 +41,8 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
                 Some(prompt) => prompt,
                 None => read_prompt()?,
             };
-            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+            let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
@@ -250,7 +251,8 @@ async fn stream_session(
     signals: crate::cli::signals::Signals,
 ) -> Result<ExitCode, CliError> {
     // The servers start before the SDK's first request, so `mcp_status` can answer for them.
-    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd).await?;
+    let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
     let mcp_status = crate::mcp::status(&servers);
     let mut incoming = protocol::read_stdin();
     let mut init = Initialize::default();

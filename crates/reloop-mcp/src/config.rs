@@ -69,13 +69,58 @@ pub struct Sources {
     pub strict: bool,
     /// The project folder whose `.mcp.json` is read.
     pub project: PathBuf,
+    /// Which `.mcp.json` servers the user approved: a repository's file alone never starts a
+    /// command (Claude Code asks first; reloop, headless, needs the settings to say so).
+    pub approval: Approval,
+}
+
+/// Claude Code's settings for project servers: `enableAllProjectMcpServers`,
+/// `enabledMcpjsonServers`, `disabledMcpjsonServers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Approval {
+    pub all: bool,
+    pub enabled: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
+impl Approval {
+    /// Reads the three keys from a settings object; anything else is ignored.
+    pub fn from_settings(settings: &serde_json::Map<String, Value>) -> Approval {
+        let names = |key: &str| -> Vec<String> {
+            settings
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        Approval {
+            all: settings.get("enableAllProjectMcpServers").and_then(Value::as_bool).unwrap_or(false),
+            enabled: names("enabledMcpjsonServers"),
+            disabled: names("disabledMcpjsonServers"),
+        }
+    }
+
+    fn approves(&self, name: &str) -> bool {
+        !self.disabled.iter().any(|d| d == name) && (self.all || self.enabled.iter().any(|e| e == name))
+    }
+}
+
+/// The servers to start, and the project servers left out for want of approval.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub servers: Vec<ServerConfig>,
+    pub unapproved: Vec<String>,
 }
 
 impl Sources {
     /// The configured servers. A later source replaces a server of the same name, as the flags
     /// override the project in Claude Code. A source that cannot be read or parsed is an error:
     /// the user asked for it.
-    pub fn load(&self) -> Result<Vec<ServerConfig>, McpError> {
+    pub fn load(&self) -> Result<Loaded, McpError> {
+        let mut unapproved = Vec::new();
         let mut servers: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         let mut add = |list: Vec<ServerConfig>| {
@@ -89,7 +134,10 @@ impl Sources {
         if !self.strict {
             let project = self.project.join(".mcp.json");
             if project.is_file() {
-                add(parse_file(&project)?);
+                let (approved, left): (Vec<_>, Vec<_>) =
+                    parse_file(&project)?.into_iter().partition(|s| self.approval.approves(&s.name));
+                unapproved.extend(left.into_iter().map(|s| s.name));
+                add(approved);
             }
         }
         for flag in &self.flags {
@@ -100,7 +148,8 @@ impl Sources {
                 add(parse_file(&self.project.join(text))?);
             }
         }
-        Ok(order.into_iter().filter_map(|name| servers.remove(&name)).collect())
+        let servers = order.into_iter().filter_map(|name| servers.remove(&name)).collect();
+        Ok(Loaded { servers, unapproved })
     }
 
     /// The `--mcp-config` files (absolute), without inline JSON: what a resume may read again.
@@ -248,12 +297,38 @@ mod tests {
         )
         .unwrap();
         let flag = r#"{"mcpServers": {"a": {"command": "from-flag"}}}"#.to_string();
-        let sources = Sources { flags: vec![flag.clone()], strict: false, project: dir.path().to_path_buf() };
-        let servers = sources.load().unwrap();
+        let approval = Approval { all: true, ..Approval::default() };
+        let sources = Sources { flags: vec![flag.clone()], strict: false, project: dir.path().to_path_buf(), approval };
+        let servers = sources.load().unwrap().servers;
         let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(matches!(&servers[0].transport, Transport::Stdio { command, .. } if command == "from-flag"));
-        let strict = Sources { flags: vec![flag], strict: true, project: dir.path().to_path_buf() };
-        assert_eq!(strict.load().unwrap().len(), 1);
+        let strict = Sources { strict: true, ..sources.clone() };
+        assert_eq!(strict.load().unwrap().servers.len(), 1);
+    }
+
+    #[test]
+    fn project_servers_start_only_when_the_settings_approve_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            r#"{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}, "c": {"command": "c"}}}"#,
+        )
+        .unwrap();
+        let load = |settings: serde_json::Value| {
+            let approval = Approval::from_settings(settings.as_object().unwrap());
+            let loaded =
+                Sources { flags: vec![], strict: false, project: dir.path().to_path_buf(), approval }.load().unwrap();
+            (loaded.servers.into_iter().map(|s| s.name).collect::<Vec<_>>(), loaded.unapproved)
+        };
+        assert_eq!(load(serde_json::json!({})), (vec![], vec!["a".into(), "b".into(), "c".into()]));
+        assert_eq!(
+            load(serde_json::json!({"enabledMcpjsonServers": ["b"]})),
+            (vec!["b".to_string()], vec!["a".into(), "c".into()])
+        );
+        assert_eq!(
+            load(serde_json::json!({"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["c"]})),
+            (vec!["a".to_string(), "b".into()], vec!["c".into()])
+        );
     }
 }

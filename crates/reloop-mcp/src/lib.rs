@@ -27,7 +27,7 @@ mod tools;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use config::{parse as parse_config, ServerConfig, Sources, Transport};
+pub use config::{parse as parse_config, Approval, Loaded, ServerConfig, Sources, Transport};
 pub use content::{
     map_result, max_output_tokens, truncated_note, CallOutput, MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS_ENV,
 };
