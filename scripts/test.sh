@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs what the tests need beyond
 # Rust (the Grep parity test also compares live with the real `rg` when it is there; the SDK
-# tests run the official Claude Agent SDKs; the journal tests start a real PostgreSQL server),
-# runs every test of the workspace, then walks the newcomer's path
-# (scripts/newcomer.sh: clone, build, install, run, why, replay).
+# tests run the official Claude Agent SDKs; the MCP tests, servers of the official MCP Python
+# SDK; the journal tests start a real PostgreSQL server), runs every test of the workspace, then
+# walks the newcomer's path (scripts/newcomer.sh: clone, build, install, run, why, replay).
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,12 @@ export RELOOP_REQUIRE_SDK=1
 RELOOP_PG_BIN="$(bash scripts/pg-setup.sh)"
 export RELOOP_PG_BIN
 export RELOOP_REQUIRE_PG=1
+
+# The MCP tests (tests/mcp.rs, crates/reloop-mcp/tests/servers.rs) run real MCP servers written
+# with the official MCP Python SDK; installed once into target/mcp and required here.
+bash scripts/mcp-setup.sh
+export RELOOP_MCP_PY="$PWD/target/mcp/venv/bin/python"
+export RELOOP_REQUIRE_MCP=1
 
 # Every crate of the lockfile, for every platform, before the tests run offline (the rust-version
 # test reads them with `cargo metadata --offline`).

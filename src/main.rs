@@ -6,6 +6,7 @@
 mod budget;
 mod cli;
 mod demo;
+mod mcp;
 mod models;
 mod output;
 mod pager;

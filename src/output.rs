@@ -20,6 +20,8 @@ pub struct Printer {
     spinner: Spinner,
     /// The tool calls asked for and not finished yet: (id, name).
     running: Vec<(String, String)>,
+    /// The MCP servers `system/init` lists (the key is left out when there are none).
+    mcp_servers: Vec<serde_json::Value>,
 }
 
 impl Printer {
@@ -31,11 +33,18 @@ impl Printer {
             mid_line: false,
             spinner: Spinner::off(),
             running: Vec::new(),
+            mcp_servers: Vec::new(),
         }
     }
 
     /// The same printer for a live run: in text mode, with a spinner on a terminal's stderr
     /// while the run waits for the model or a tool.
+    /// The MCP servers `system/init` lists.
+    pub fn with_mcp_servers(mut self, servers: Vec<serde_json::Value>) -> Self {
+        self.mcp_servers = servers;
+        self
+    }
+
     pub fn live(mut self) -> Self {
         self.spinner = Spinner::new(self.format == OutputFormat::Text);
         self
@@ -234,10 +243,14 @@ impl Printer {
                 // Where the key came from; never the key.
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 self.session_id = session_id.clone();
-                json!({
+                let mut init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd, "session_id": session_id,
                     "tools": tools, "model": model, "permissionMode": permission_mode, "apiKeySource": api_key_source,
-                })
+                });
+                if !self.mcp_servers.is_empty() {
+                    init["mcp_servers"] = serde_json::Value::Array(self.mcp_servers.clone());
+                }
+                init
             }
             RunEvent::Message(message) => message_line(message, &self.session_id),
             RunEvent::Retry(wait) => json!({

@@ -117,6 +117,13 @@ pub struct RunArgs {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+    /// MCP servers: a file or inline JSON `{"mcpServers": {...}}`, as Claude Code reads it
+    /// (repeatable); the project's `.mcp.json` is read too unless --strict-mcp-config.
+    #[arg(long, value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the --mcp-config servers: the project's `.mcp.json` is not read.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
     /// Whose loop rules to follow: claude-code-2.1.332, claude-code-2.1.197, or reloop (reloop's
     /// rules before profiles). Recorded in the journal; replay and resume use the recorded one.
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
@@ -170,8 +177,12 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         None => Settings::empty(),
     };
     let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
-    let (session, journal_path) =
-        build_session(&args, kind, &cwd, &journal_base, &prompt, settings, settings_path, ToolRegistry::builtin())?;
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings.other).await?;
+    let mut tools = ToolRegistry::builtin();
+    crate::mcp::register(&servers, &mut tools);
+    let (mut session, journal_path) =
+        build_session(&args, kind, &cwd, &journal_base, &prompt, settings, settings_path, tools)?;
+    session.run = session.run.with_mcp_servers(crate::mcp::records(&servers));
     let handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     if let Some(mut rx) = stdin_messages {
         let sender = handle.abort_handle();
@@ -182,7 +193,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         });
     }
 
-    let mut printer = Printer::new(args.output_format, args.demo).live();
+    let mut printer = Printer::new(args.output_format, args.demo).live().with_mcp_servers(crate::mcp::status(&servers));
     if args.demo {
         printer.banner(&cwd, &prompt);
     }

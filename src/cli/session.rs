@@ -43,6 +43,14 @@ pub struct ResumeArgs {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+    /// The MCP servers to start again for a session that had some (as `reloop run` reads it);
+    /// the session's `.mcp.json` is read too unless --strict-mcp-config. Their configuration is
+    /// not journaled; without them the recorded tools answer that their server is not connected.
+    #[arg(long, value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the --mcp-config servers.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -105,9 +113,19 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     journal.lock_session(&id)?;
-    let session =
+    let mut session =
         session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
             .with_crash_after_step(args.crash_after_step);
+    if !session.run.mcp_servers.is_empty() {
+        // Live tools take the places of the recorded ones of the same name.
+        let cwd = session.run.cwd.clone();
+        let settings = match args.settings.clone().or_else(|| session.run.settings.clone()) {
+            Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
+            None => serde_json::Map::new(),
+        };
+        let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings).await?;
+        crate::mcp::register(&servers, &mut session.tools);
+    }
     let handle = session.resume(&id)?;
     drive(handle, args.output_format).await
 }
@@ -248,7 +266,10 @@ pub(crate) fn session_with(
     let spec = run.permissions.clone().unwrap_or_else(|| PermissionSpec::new("default"));
     let permissions = spec.context(&run.cwd).map_err(|e| CliError::Usage(format!("session {}: {e}", header.id)))?;
     let settings_path = settings.map(Path::to_path_buf).or_else(|| run.settings.clone());
-    let mut session = Session::new(provider, ToolRegistry::builtin(), Some(journal), header.core_config.clone(), run)
+    let mut tools = ToolRegistry::builtin();
+    // MCP tools are offered as recorded; their servers are not started again.
+    crate::mcp::register_recorded(&run.mcp_servers, &mut tools);
+    let mut session = Session::new(provider, tools, Some(journal), header.core_config.clone(), run)
         .with_permissions(Some(permissions))
         .with_agents(super::agents::for_journaled(&header.run_config));
     if let Some(path) = settings_path {

@@ -137,13 +137,14 @@ pub struct PrintArgs {
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
     pub compat: String,
 
-    // Accepted, not honoured yet: each one given is named in a warning.
-    /// MCP server configuration (not supported yet: warned).
+    /// MCP servers: a file or inline JSON `{"mcpServers": {...}}` (repeatable).
     #[arg(long, num_args = 1..)]
     pub mcp_config: Vec<String>,
-    /// Use only --mcp-config servers (reloop loads no others).
+    /// Use only --mcp-config servers: the project's `.mcp.json` is not read.
     #[arg(long)]
     pub strict_mcp_config: bool,
+
+    // Accepted, not honoured yet: each one given is named in a warning.
     /// A JSON schema for structured output (not supported yet: warned).
     #[arg(long)]
     pub json_schema: Option<String>,
@@ -278,7 +279,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--fork-session", Status::Supported),
     ("--resume-session-at", Status::Supported),
     ("--dangerously-skip-permissions", Status::Supported),
-    ("--mcp-config", Status::Warned),
+    ("--mcp-config", Status::Supported),
     ("--strict-mcp-config", Status::Supported),
     ("--json-schema", Status::Warned),
     ("--betas", Status::Warned),
@@ -318,11 +319,6 @@ impl PrintArgs {
                 out.push((flag, why));
             }
         };
-        warn(
-            !self.mcp_config.is_empty(),
-            "--mcp-config",
-            "MCP servers are not supported yet; their tools are not offered",
-        );
         warn(
             self.json_schema.is_some(),
             "--json-schema",
@@ -431,6 +427,8 @@ impl PrintArgs {
             max_budget_usd: self.max_budget_usd,
             crash_after_step: None,
             compat: self.compat.clone(),
+            mcp_config: self.mcp_config.clone(),
+            strict_mcp_config: self.strict_mcp_config,
         }
     }
 
@@ -518,7 +516,7 @@ mod tests {
     fn every_unhonoured_flag_given_is_named_once() {
         let args = parse(&["--json-schema", "{}", "--mcp-config", "{}", "--setting-sources=user,project"]);
         let named: Vec<_> = args.unhonoured().into_iter().map(|(flag, _)| flag).collect();
-        assert_eq!(named, vec!["--mcp-config", "--json-schema", "--setting-sources"]);
+        assert_eq!(named, vec!["--json-schema", "--setting-sources"]);
         for flag in named {
             assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned || flag == "--setting-sources"));
         }

@@ -108,7 +108,7 @@ impl Initialize {
         }
         for (key, what) in [
             ("agents", "initialize: agents (subagents are not supported yet)"),
-            ("sdkMcpServers", "initialize: sdkMcpServers (MCP is not supported yet)"),
+            ("sdkMcpServers", "initialize: sdkMcpServers (the SDK's in-process MCP servers are not supported yet)"),
             ("jsonSchema", "initialize: jsonSchema (structured output is not supported yet)"),
         ] {
             if request.get(key).is_some_and(|v| !v.is_null() && v != &json!({}) && v != &json!([])) {

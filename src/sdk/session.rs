@@ -41,12 +41,15 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
                 Some(prompt) => prompt,
                 None => read_prompt()?,
             };
-            let setup = Setup { args, cwd, init: Initialize::default() };
+            let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
+            let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
                 .with_output(setup.args.output_format)
-                .with_gateway(setup.args.gateway());
+                .with_gateway(setup.args.gateway())
+                .with_mcp_servers(crate::mcp::status(&setup.servers));
             let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
@@ -100,6 +103,8 @@ struct Setup {
     args: PrintArgs,
     cwd: PathBuf,
     init: Initialize,
+    /// The MCP servers, started before the session.
+    servers: reloop_mcp::McpSet,
 }
 
 impl Setup {
@@ -119,6 +124,7 @@ impl Setup {
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut tools = ToolRegistry::builtin();
         tools.retain(|name| self.args.offered(name));
+        crate::mcp::register(&self.servers, &mut tools);
         let kind = self.args.provider.unwrap_or(if self.args.script.is_some() {
             ProviderKind::Scripted
         } else {
@@ -134,6 +140,7 @@ impl Setup {
             settings_path,
             tools,
         )?;
+        session.run = session.run.with_mcp_servers(crate::mcp::records(&self.servers));
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
         // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
         if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {
@@ -248,6 +255,10 @@ async fn stream_session(
     wire: Wire,
     signals: crate::cli::signals::Signals,
 ) -> Result<ExitCode, CliError> {
+    // The servers start before the SDK's first request, so `mcp_status` can answer for them.
+    let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
+    let mcp_status = crate::mcp::status(&servers);
     let mut incoming = protocol::read_stdin();
     let mut init = Initialize::default();
     let mut early = Early::default();
@@ -281,7 +292,7 @@ async fn stream_session(
                     Err(e) => wire.respond(&id, Err(e)),
                 },
                 "interrupt" => wire.respond(&id, Ok(Value::Null)),
-                other => wire.respond(&id, common_request(other, &model_name, None)),
+                other => wire.respond(&id, common_request(other, &model_name, None, &mcp_status)),
             },
             Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
             Some(Incoming::Cancel { id }) => wire.cancelled(&id),
@@ -300,11 +311,12 @@ async fn stream_session(
         args.permission_mode = Some(mode);
     }
     let prompt_text = crate::cli::run::text_of(&first);
-    let setup = Setup { args, cwd, init };
+    let setup = Setup { args, cwd, init, servers };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
-    let mut stream =
-        SdkStream::new(wire.clone(), model, setup.args.include_partial_messages).with_gateway(setup.args.gateway());
+    let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
+        .with_gateway(setup.args.gateway())
+        .with_mcp_servers(mcp_status);
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -381,7 +393,7 @@ async fn serve(
                             json!({"mode": mode.as_str()})
                         }),
                         "initialize" => Err("initialize: the session is already initialized".into()),
-                        other => common_request(other, stream.model(), Some(stream)),
+                        other => common_request(other, stream.model(), Some(stream), &crate::mcp::status(&setup.servers)),
                     };
                     wire.respond(&id, answer);
                 }
@@ -428,9 +440,9 @@ fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, S
 }
 
 /// Requests answered the same before and during the session.
-fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Result<Value, String> {
+fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>, mcp: &[Value]) -> Result<Value, String> {
     match subtype {
-        "mcp_status" => Ok(json!({"mcpServers": []})),
+        "mcp_status" => Ok(json!({"mcpServers": mcp})),
         "get_context_usage" => {
             let window = crate::models::context_window(model);
             let used = stream.map_or(0, SdkStream::context_tokens);
@@ -441,7 +453,8 @@ fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>) -> Res
             }))
         }
         "mcp_message" => {
-            Err("mcp_message: reloop runs no MCP servers (the SDK's in-process servers are not supported yet)".into())
+            Err("mcp_message: the SDK's in-process MCP servers are not supported yet (servers from --mcp-config are)"
+                .into())
         }
         "" => Err("a control_request without a subtype".into()),
         other => Err(format!("Unsupported control request subtype: {other}")),

@@ -66,6 +66,8 @@ pub struct SdkStream {
     response_text: String,
     /// The uuid of a retracted line the next assistant line supersedes.
     supersedes: Option<String>,
+    /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
+    mcp_servers: Vec<Value>,
 }
 
 impl crate::cli::session::ShowEvents for SdkStream {
@@ -98,12 +100,19 @@ impl SdkStream {
             gateway: None,
             response_text: String::new(),
             supersedes: None,
+            mcp_servers: Vec::new(),
         }
     }
 
     /// Names the model server a server-side error's text points at.
     pub fn with_gateway(mut self, gateway: Option<String>) -> Self {
         self.gateway = gateway;
+        self
+    }
+
+    /// The MCP servers `system/init` lists.
+    pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
+        self.mcp_servers = servers;
         self
     }
 
@@ -205,7 +214,7 @@ impl SdkStream {
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
-                    "tools": tools, "mcp_servers": [], "model": shown_id(*profile, model), "permissionMode": permission_mode,
+                    "tools": tools, "mcp_servers": self.mcp_servers, "model": shown_id(*profile, model), "permissionMode": permission_mode,
                     "slash_commands": [], "apiKeySource": api_key_source,
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
                     "agents": [], "skills": [], "plugins": [],

@@ -49,6 +49,14 @@ pub struct RunConfig {
     /// lives in the header, so a child is never journaled without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentLink>,
+    /// The definitions of the offered tools that are not built in (MCP servers' tools), so a
+    /// rebuilt request and a resumed session offer them as they were, with no server running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_specs: Vec<reloop_core::ToolSpec>,
+    /// The MCP servers' starts (name, transport, connected or failed and why, tools), as the
+    /// caller that started them recorded them: the driver keeps them, it does not read them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<serde_json::Value>,
 }
 
 /// Which call of which session a subagent's session answers.
@@ -83,7 +91,15 @@ impl RunConfig {
             permissions: None,
             system_context: None,
             agent: None,
+            tool_specs: Vec::new(),
+            mcp_servers: Vec::new(),
         }
+    }
+
+    /// Records the MCP servers' starts in the header.
+    pub fn with_mcp_servers(mut self, records: Vec<serde_json::Value>) -> Self {
+        self.mcp_servers = records;
+        self
     }
 
     pub fn with_base_url(mut self, url: Option<String>) -> Self {

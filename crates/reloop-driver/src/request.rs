@@ -70,7 +70,8 @@ fn matches_at(call: &ModelCall, at: RequestAt) -> bool {
 }
 
 /// The request as the driver's run loop assembles it: the same system prompt, system context,
-/// tools (the builtin registry's, in its order, limited to those the session offered), model,
+/// tools (the builtin registry's, in its order, limited to those the session offered, then the
+/// recorded others), model,
 /// limit and thinking.
 fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &State) -> ModelRequest {
     let mut system = run.and_then(|r| r.system_prompt.clone()).unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
@@ -88,7 +89,9 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
         (n, _) => n,
     };
     let offered: Vec<String> = run.map(|r| r.tools.clone()).unwrap_or_default();
-    let tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
+    let mut tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
+    // Tools that are not built in (MCP servers') were offered after them, as recorded.
+    tools.extend(run.iter().flat_map(|r| r.tool_specs.iter().filter(|s| offered.contains(&s.name)).cloned()));
     let style = wire_style(state.context().config.rules(), &model, call.stream);
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)

@@ -163,6 +163,8 @@ impl Session {
             self.tools.register(agents.catalog.tool());
         }
         self.run.tools = self.tools.specs().into_iter().map(|s| s.name).collect();
+        let builtin = ToolRegistry::builtin();
+        self.run.tool_specs = self.tools.specs().into_iter().filter(|s| builtin.get(&s.name).is_none()).collect();
         let header = self.journal.is_some().then(|| SessionHeader {
             id: session_id.clone(),
             created_at_ms: now_ms(),

@@ -443,27 +443,28 @@ async fn run_call(
         }
     }
     let mut agent_outcome = None;
-    let output = match (env.agents.clone(), agent_turn) {
+    let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..call.clone() };
             let outcome = agents.answer(asked, env.permissions.clone(), token.clone(), turn).await;
             let output = (outcome.content.as_text(), outcome.is_error);
             agent_outcome = Some(outcome);
-            output
+            (output, Vec::new())
         }
         _ => {
             let mut ctx = env.ctx.clone();
             ctx.cancel = flag;
             if env.registry.is_instant(&call.name, &input) {
                 // Answered from memory: run here rather than hand the call to the blocking pool and back.
-                execute_instant(&env.registry, &call, &input, &ctx)
+                (execute_instant(&env.registry, &call, &input, &ctx), Vec::new())
             } else {
                 let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
                 match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-                    Ok(output) => (output.content, output.is_error),
+                    Ok(output) => ((output.content, output.is_error), output.blocks),
                     // A tool that panicked is answered, so its call never stays open.
                     Err(e) => {
-                        (format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>"), true)
+                        let text = format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>");
+                        ((text, true), Vec::new())
                     }
                 }
             }
@@ -483,7 +484,14 @@ async fn run_call(
     }
     match agent_outcome {
         Some(outcome) => events.push(Event::ToolDone(outcome)),
-        None => events.push(done(&call.id, output.0, output.1, false)),
+        None => {
+            let mut finished = done(&call.id, output.0, output.1, false);
+            if let (false, Event::ToolDone(outcome)) = (blocks.is_empty(), &mut finished) {
+                // Text and images (an MCP tool's answer) go back as blocks.
+                outcome.content = ToolResultContent::Blocks(blocks);
+            }
+            events.push(finished);
+        }
     }
     events
 }

@@ -410,7 +410,9 @@ impl PermissionContext {
         if tool == "Bash" && !self.bash_reads_inside(&call) {
             return self.asking(&call);
         }
-        if registry.is_read_only(tool, input) {
+        // An MCP tool asks even when its server says it only reads, as in Claude Code: the hint
+        // comes from the server, not from reloop.
+        if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") {
             return Verdict::Allow;
         }
         match self.mode {

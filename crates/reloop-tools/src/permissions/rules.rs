@@ -44,7 +44,9 @@ impl Rule {
         if tool.is_empty() {
             return Err(invalid(RuleProblem::MissingTool));
         }
-        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        // `mcp__server__*` names every tool of a server, as in Claude Code.
+        let name = if tool.starts_with("mcp__") { tool.strip_suffix("__*").unwrap_or(tool) } else { tool };
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(invalid(RuleProblem::BadToolName));
         }
         let specifier = match specifier.map(str::trim) {
@@ -52,7 +54,7 @@ impl Rule {
             Some("*") | None => None,
             Some(spec) => Some(spec.to_string()),
         };
-        Ok(Rule { tool: tool.to_string(), specifier })
+        Ok(Rule { tool: name.to_string(), specifier })
     }
 
     /// The tool the rule names (`Edit` also covers the other file-editing tools).
@@ -70,6 +72,7 @@ impl Rule {
         self.tool == tool
             || (self.tool == "Edit" && EDIT_TOOLS.contains(&tool))
             || (self.tool == "Read" && READ_TOOLS.contains(&tool))
+            || covers_mcp_server(&self.tool, tool)
     }
 
     /// Whether this rule's Bash specifier matches one simple command's words.
@@ -104,6 +107,15 @@ impl Rule {
         let Some(domain) = spec.strip_prefix("domain:") else { return false };
         host(url).is_some_and(|h| h.eq_ignore_ascii_case(domain.trim()))
     }
+}
+
+/// Whether `rule` names a whole MCP server (`mcp__github`, written `mcp__github` or
+/// `mcp__github__*`) and `tool` is one of its tools (`mcp__github__create_issue`).
+fn covers_mcp_server(rule: &str, tool: &str) -> bool {
+    let Some(server) = rule.strip_prefix("mcp__") else { return false };
+    !server.is_empty()
+        && !server.contains("__")
+        && tool.strip_prefix(rule).and_then(|rest| rest.strip_prefix("__")).is_some_and(|t| !t.is_empty())
 }
 
 impl FromStr for Rule {

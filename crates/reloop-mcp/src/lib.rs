@@ -1,0 +1,143 @@
+//! # reloop-mcp: MCP servers' tools for reloop
+//!
+//! The contract:
+//!
+//! * This crate speaks MCP (through the official Rust SDK, `rmcp`) and nothing else of reloop: it
+//!   knows neither the core, nor the tool registry, nor the journal. It reads Claude Code's
+//!   configuration ([`Sources`]), starts every server at once ([`McpSet::start`]), and hands out
+//!   [`McpTool`]s: a name (`mcp__<server>__<tool>`), a description, an input schema, a read-only
+//!   hint, and an async [`McpTool::call`]. Whoever builds the session (the `reloop` binary) wraps
+//!   them as its own tools and decides what to journal.
+//! * What a session must keep is plain data: [`ServerRecord`] (the start, ok or failed, and the
+//!   tools offered), serializable, so a header can hold it and [`McpSet::from_records`] can offer
+//!   the same tools again with no server at all.
+//! * Nothing waits forever and nothing panics: starting is bounded by `MCP_TIMEOUT`, each call by
+//!   `MCP_TOOL_TIMEOUT` ([`Options::from_env`]); a server that fails to start is a
+//!   [`ServerRecord`] with `status: "failed"` and its error; a call that times out, loses its
+//!   server or gets garbage is a [`CallOutput`] with `is_error` and a sentence for the model.
+//! * Inputs are checked against the server's JSON schema (the `jsonschema` crate, no remote
+//!   `$ref`s) before the server sees them; results are mapped to Anthropic content blocks as
+//!   Claude Code maps them and capped at `MAX_MCP_OUTPUT_TOKENS`.
+
+mod config;
+mod content;
+mod server;
+mod tools;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use config::{parse as parse_config, Approval, Loaded, ServerConfig, Sources, Transport};
+pub use content::{
+    map_result, max_output_tokens, truncated_note, CallOutput, MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS_ENV,
+};
+pub use server::{connect, Options, Server, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
+pub use tools::{normalize, record_of, tool_name, McpTool, ServerRecord, ToolRecord, MAX_DESCRIPTION_CHARS};
+
+/// What can go wrong before a session starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// A configuration source cannot be read or is not a configuration.
+    #[error("MCP configuration {origin}: {problem}")]
+    Config { origin: String, problem: String },
+    /// A server did not start (spawn, initialize or tools/list failed, or took too long).
+    #[error("MCP server {server:?} failed to start: {problem}")]
+    Start { server: String, problem: String },
+}
+
+/// The servers of one session and their tools.
+#[derive(Debug, Default)]
+pub struct McpSet {
+    servers: Vec<Arc<Server>>,
+    records: Vec<ServerRecord>,
+    tools: Vec<McpTool>,
+    /// Tools left out, with why.
+    warnings: Vec<String>,
+}
+
+/// The longest tool name the model APIs take (`^[a-zA-Z0-9_-]{1,64}$`): a longer one would make
+/// every request of the session fail, so such a tool is not offered.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
+impl McpSet {
+    /// Starts every configured server at once and lists its tools. A server that fails is
+    /// recorded as failed (see [`McpSet::failures`]); the others go on.
+    pub async fn start(configs: &[ServerConfig], cwd: &Path, options: &Options) -> McpSet {
+        let starts = configs.iter().map(|config| connect(config, cwd, options));
+        let results = futures::future::join_all(starts).await;
+        let mut set = McpSet::default();
+        for (config, result) in configs.iter().zip(results) {
+            match result {
+                Ok((server, listed)) => {
+                    let server = Arc::new(server);
+                    let mut records: Vec<ToolRecord> = Vec::new();
+                    for record in listed.iter().filter_map(|t| record_of(&config.name, t)) {
+                        if record.name.len() > MAX_TOOL_NAME_CHARS {
+                            set.warnings.push(format!(
+                                "MCP server {:?}: tool {:?} is left out: its name {} is longer than the {MAX_TOOL_NAME_CHARS} characters a model accepts",
+                                config.name, record.server_tool, record.name
+                            ));
+                        } else if !records.iter().any(|r| r.name == record.name) {
+                            records.push(record);
+                        }
+                    }
+                    set.tools
+                        .extend(records.iter().map(|r| McpTool::new(r.clone(), &config.name, Some(server.clone()))));
+                    set.records.push(ServerRecord {
+                        name: config.name.clone(),
+                        transport: config.kind().to_string(),
+                        status: "connected".into(),
+                        error: None,
+                        tools: records,
+                    });
+                    set.servers.push(server);
+                }
+                Err(e) => set.records.push(ServerRecord {
+                    name: config.name.clone(),
+                    transport: config.kind().to_string(),
+                    status: "failed".into(),
+                    error: Some(e.to_string()),
+                    tools: Vec::new(),
+                }),
+            }
+        }
+        set
+    }
+
+    /// The tools `records` list, with no server behind them: offered as they were, and each call
+    /// answers that its server is not connected.
+    pub fn from_records(records: Vec<ServerRecord>) -> McpSet {
+        let tools = records
+            .iter()
+            .flat_map(|server| server.tools.iter().map(|t| McpTool::new(t.clone(), &server.name, None)))
+            .collect();
+        McpSet { servers: Vec::new(), records, tools, warnings: Vec::new() }
+    }
+
+    /// Each server's start and tools, for the journal.
+    pub fn records(&self) -> &[ServerRecord] {
+        &self.records
+    }
+
+    /// The tools of the connected servers, server by server, in listing order.
+    pub fn tools(&self) -> &[McpTool] {
+        &self.tools
+    }
+
+    /// Tools that were listed but are not offered, with why.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The servers that failed to start, with why.
+    pub fn failures(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.records.iter().filter_map(|r| r.error.as_deref().map(|e| (r.name.as_str(), e)))
+    }
+}
+
+/// HTTP servers go through rustls with ring as its crypto (the workspace's model providers
+/// already build ring); installed once per process, a second install is a no-op.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
