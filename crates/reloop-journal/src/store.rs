@@ -219,8 +219,13 @@ impl Journal {
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         if version < SCHEMA_VERSION {
-            let tx = conn.unchecked_transaction()?;
-            migrate(&tx, version)?;
+            // Another process may be creating or migrating the same file right now: take the
+            // write lock first (waiting for it), then look again at what there is to do.
+            let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+            let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if now < SCHEMA_VERSION {
+                migrate(&tx, now)?;
+            }
             tx.commit()?;
         }
         Ok(Journal {
@@ -476,6 +481,22 @@ mod tests {
             run_config: serde_json::json!({"model": "scripted"}),
             parent: None,
         }
+    }
+
+    #[test]
+    fn processes_creating_the_same_new_journal_at_once_all_open_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.db");
+        let opened: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Journal::create_or_open(&path).map(|_| ()))
+            })
+            .collect();
+        for handle in opened {
+            handle.join().unwrap().expect("every opener sees one journal, created once");
+        }
+        assert!(Journal::open_existing(&path).unwrap().sessions().unwrap().is_empty());
     }
 
     fn step(seq: u64) -> StepRecord {
