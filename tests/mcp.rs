@@ -68,21 +68,7 @@ fn run_cassette(ws: &Workspace, extra: &[&str], env: &[(&str, &str)]) -> Output 
 
 /// Writes `responses` as a cassette and runs `reloop run PROMPT` on it, stream-json.
 fn run_responses(ws: &Workspace, prompt: &str, responses: Vec<Value>, extra: &[&str], env: &[(&str, &str)]) -> Output {
-    let path = ws.dir.path().join("cassette.json");
-    std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
-    let cwd = ws.cwd();
-    let mut args = vec![
-        "run",
-        prompt,
-        "--script",
-        path.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--output-format",
-        "stream-json",
-    ];
-    args.extend_from_slice(extra);
-    ws.reloop_env(&args, env)
+    ws.run_responses_env(prompt, responses, extra, env)
 }
 
 fn lines(output: &Output) -> Vec<Value> {

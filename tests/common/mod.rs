@@ -122,6 +122,17 @@ pub fn text(t: &str) -> serde_json::Value {
 impl Workspace {
     /// Writes `responses` as a cassette and runs `reloop run PROMPT` on it with stream-json.
     pub fn run_responses(&self, prompt: &str, responses: Vec<serde_json::Value>, extra: &[&str]) -> Output {
+        self.run_responses_env(prompt, responses, extra, &[])
+    }
+
+    /// [`Workspace::run_responses`] with extra environment variables.
+    pub fn run_responses_env(
+        &self,
+        prompt: &str,
+        responses: Vec<serde_json::Value>,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
         let path = self.dir.path().join(format!("cassette-{}.json", responses.len()));
         std::fs::write(&path, serde_json::json!({ "responses": responses }).to_string()).unwrap();
         let cwd = self.cwd();
@@ -136,7 +147,7 @@ impl Workspace {
             "stream-json",
         ];
         args.extend_from_slice(extra);
-        self.reloop(&args)
+        self.reloop_env(&args, env)
     }
 
     /// Writes an executable hook script into the workspace and a settings file naming it.
