@@ -1,0 +1,111 @@
+//! The model requests of a live run: the main request of each turn and a compaction's summary
+//! request, assembled from the state and the run's config and streamed back as events.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use reloop_core::{ContentBlock, Event, ModelCall, ModelError, State};
+use reloop_model::{ModelRequest, StreamEvent, SystemBlock};
+
+use super::{Runner, DEFAULT_SYSTEM_PROMPT};
+
+impl Runner {
+    /// The system blocks of a request: the prompt and the gathered context; none at all when
+    /// both are empty (`--system-prompt ""`), as the API refuses an empty text block.
+    fn system_blocks(&self) -> Vec<SystemBlock> {
+        let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        if let Some(context) = self.run.system_context.as_ref().filter(|c| !c.is_empty()) {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(context);
+        }
+        if system.is_empty() {
+            Vec::new()
+        } else {
+            vec![SystemBlock::cached(system)]
+        }
+    }
+
+    /// The summary request of a compaction, to the same model: shaped as the profile says (the
+    /// main requests' tools too when it is shaped like them), its answer read as text only.
+    pub(super) fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
+        let ctx = state.context();
+        let rule = ctx.config.compact_rule();
+        let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, truncated, &rule);
+        let model =
+            if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
+        let mut model_request =
+            ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.system_blocks());
+        if rule.in_place {
+            let style = crate::request::wire_style(ctx.config.rules(), &model_request.model, true);
+            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
+        }
+        let mut stream = self.provider.stream(model_request);
+        let inbox = self.inbox.clone();
+        self.model_task = Some(tokio::spawn(async move {
+            let mut summary = String::new();
+            while let Some(item) = stream.next().await {
+                let event = match item {
+                    StreamEvent::Block { block: ContentBlock::Text(t), .. } => {
+                        summary.push_str(&t.text);
+                        continue;
+                    }
+                    StreamEvent::Done { usage, .. } => Event::CompactDone { summary, usage, request },
+                    StreamEvent::Failed(error) => Event::CompactFailed { error, request },
+                    _ => continue,
+                };
+                let _ = inbox.send(event);
+                return;
+            }
+            let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
+            let _ = inbox.send(Event::CompactFailed { error, request });
+        }));
+    }
+
+    pub(super) fn call_model(&mut self, call: &ModelCall, state: &State) {
+        // Whatever streaming started for an abandoned attempt is forgotten.
+        self.tools_in_flight.new_response();
+        let system = self.system_blocks();
+        let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
+        let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
+        let style = crate::request::wire_style(state.context().config.rules(), &model, call.stream);
+        let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
+            .with_stream(call.stream)
+            .with_style(style)
+            .with_system(system)
+            .with_tools(self.tool_specs.clone())
+            .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));
+        let mut stream = self.provider.stream(request);
+        let inbox = self.inbox.clone();
+        let request = call.request;
+        let api_ms = self.api_ms.clone();
+        self.model_task = Some(tokio::spawn(async move {
+            let asked = Instant::now();
+            let waited = move || {
+                let ms = u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX);
+                api_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+            };
+            while let Some(item) = stream.next().await {
+                let (event, last) = match item {
+                    StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
+                    StreamEvent::Block { index, block } => (Event::ModelBlock { index, block, request }, false),
+                    StreamEvent::Done { id, model, stop_reason, usage } => {
+                        (Event::ModelDone { id, model, stop_reason, usage, request }, true)
+                    }
+                    StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
+                    _ => continue,
+                };
+                if last {
+                    waited();
+                }
+                if inbox.send(event).is_err() || last {
+                    return;
+                }
+            }
+            waited();
+            let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
+            let _ = inbox.send(Event::ModelFailed { error, request });
+        }));
+    }
+}
