@@ -130,6 +130,16 @@ impl History {
         }
     }
 
+    /// The first `n` messages, sharing everything with this history (nothing is cloned); all of
+    /// it when `n` is at least its length.
+    pub fn prefix(&self, n: usize) -> History {
+        let mut node = self.head.as_ref();
+        while let Some(m) = node.filter(|m| m.len > n) {
+            node = m.prev.as_ref();
+        }
+        History { head: node.cloned() }
+    }
+
     /// The messages, oldest first. O(n) in references; nothing is cloned.
     pub fn messages(&self) -> Vec<&Message> {
         let mut out = Vec::with_capacity(self.len());
@@ -225,6 +235,18 @@ mod tests {
         assert_eq!(b.messages()[0].text(), "one");
         assert_eq!(b.tail(1)[0].text(), "two");
         assert_ne!(a.digest(), b.digest());
+    }
+
+    #[test]
+    fn a_prefix_is_the_same_nodes_not_a_copy() {
+        let h: History = ["a", "b", "c"].into_iter().map(Message::user_text).collect();
+        let two = h.prefix(2);
+        assert_eq!(two.messages().iter().map(|m| m.text()).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(std::ptr::eq(two.messages()[1], h.messages()[1]), "shared, not cloned");
+        let shorter: History = ["a", "b"].into_iter().map(Message::user_text).collect();
+        assert_eq!(two.digest(), shorter.digest());
+        assert_eq!(h.prefix(9).len(), 3);
+        assert!(h.prefix(0).is_empty());
     }
 
     #[test]

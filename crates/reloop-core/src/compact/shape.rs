@@ -34,25 +34,29 @@ pub const REATTACH_MAX_BYTES: usize = 20_000;
 /// marker, the date and the last exchange of them), the instruction appended to the last user
 /// message (`rule.in_place`) or sent as a user message of its own.
 pub fn summary_request(history: &History, summarize: usize, truncated: bool, rule: &CompactRule) -> History {
-    let messages = history.messages();
-    let prefix = &messages[..summarize.min(messages.len())];
-    let mut out: Vec<Message> = if truncated {
+    let mut out = if truncated {
+        let messages = history.messages();
+        let prefix = &messages[..summarize.min(messages.len())];
         let mut head = vec![Message::user_text(TRUNCATED_HEAD)];
         if let Some(date) = today(&messages) {
             head.push(Message::system_text(format!("{DATE_OPENING}{date}.")));
         }
         head.extend(last_exchange(prefix).iter().map(|m| (*m).clone()));
-        head
+        head.into_iter().collect()
     } else {
-        prefix.iter().map(|m| (*m).clone()).collect()
+        // The summarised messages are shared with the session's history, not copied.
+        history.prefix(summarize)
     };
-    match out.last_mut() {
+    match out.last() {
         Some(last) if rule.in_place && last.role == Role::User => {
-            last.content.push(ContentBlock::text(rule.instruction))
+            if let Some(mut last) = out.pop() {
+                last.content.push(ContentBlock::text(rule.instruction));
+                out.push(last);
+            }
         }
         _ => out.push(Message::user_text(rule.instruction)),
     }
-    out.into_iter().collect()
+    out
 }
 
 /// The last assistant message of `prefix` with the user message answering it, or its last
