@@ -223,9 +223,9 @@ impl SdkStream {
                 self.init = Some(line.clone());
                 self.emit(line, false);
             }
-            RunEvent::TextDelta { text, .. } if !self.partial => self.response_text.push_str(text),
+            RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
-                self.response_text.push_str(text);
+                self.keep_for_retraction(text);
                 if !self.streaming {
                     self.streaming = true;
                     self.stream_event(json!({"type": "message_start", "message": {
@@ -367,6 +367,13 @@ impl SdkStream {
         let mut tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isSynthetic", json!(true))];
         tail.extend(retracted.map(|uuid| ("retracted_message_uuids", json!([uuid]))));
         self.emit_with_tail(line, true, tail);
+    }
+
+    /// The streamed text is kept only where the profile may show it again as a retracted line.
+    fn keep_for_retraction(&mut self, text: &str) {
+        if self.profile.profile().malformed.retract {
+            self.response_text.push_str(text);
+        }
     }
 
     /// 2.1.332 drops a response that asked for a tool without calling one: the stream shows it,

@@ -90,8 +90,8 @@ pub fn step_outputs(
         }
     }
     // A summary request's failure that was acted on (not a stale answer) and not retried.
-    let retried = effects.iter().any(|e| matches!(e, Effect::Notice(Notice::CompactionRetried { .. })));
-    if matches!(event, Event::CompactFailed { .. }) && !retried && (reason.is_some() || !effects.is_empty()) {
+    let retried = || effects.iter().any(|e| matches!(e, Effect::Notice(Notice::CompactionRetried { .. })));
+    if matches!(event, Event::CompactFailed { .. }) && (reason.is_some() || !effects.is_empty()) && !retried() {
         out.push(RunEvent::CompactStatus(CompactStatus::Failed));
     }
     if let (Some(Reason::Terminal(_)), ctx) = (reason, after.context()) {
