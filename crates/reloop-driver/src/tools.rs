@@ -63,20 +63,19 @@ enum Early {
     Answered(Vec<Event>),
 }
 
-/// The calls of the current assistant message, started early or on `run_tools`.
-type ReadStamps = Arc<Mutex<HashMap<PathBuf, reloop_tools::ReadStamp>>>;
+/// What a session read ([`ToolContext::files_read`]).
+type FilesRead = Arc<Mutex<HashMap<PathBuf, Option<reloop_tools::ReadStamp>>>>;
 
+/// The calls of the current assistant message, started early or on `run_tools`.
 pub(crate) struct ToolScheduler {
     env: ToolEnv,
     /// Calls started while the model streamed, by id, with their cancel flags; their events wait
     /// for `run_tools`.
     early: HashMap<String, (Early, Arc<AtomicBool>)>,
-    /// Files the early calls read. Kept apart until their response completes, so a read of an
-    /// abandoned attempt never satisfies Edit's read-first rule.
-    early_reads: Arc<Mutex<HashSet<PathBuf>>>,
-    /// Likewise the read stamps early calls leave (begun as a copy of the session's), so an
-    /// abandoned attempt's Read never makes a later one "unchanged".
-    early_stamps: Option<ReadStamps>,
+    /// What the early calls read, begun as a copy of what the session read. Kept apart until
+    /// their response completes, so a read of an abandoned attempt never satisfies Edit's
+    /// read-first rule nor makes a later Read "unchanged".
+    early_reads: Option<FilesRead>,
     /// An unsafe call was seen in the response: later calls must wait for it.
     early_closed: bool,
     /// Every cancel flag handed out since the last reset; an abort raises them all.
@@ -90,8 +89,7 @@ impl ToolScheduler {
         ToolScheduler {
             env,
             early: HashMap::new(),
-            early_reads: Arc::new(Mutex::new(HashSet::new())),
-            early_stamps: None,
+            early_reads: None,
             early_closed: false,
             flags: Arc::new(Mutex::new(Vec::new())),
             hooks_cancel: CancellationToken::new(),
@@ -121,11 +119,10 @@ impl ToolScheduler {
             return;
         }
         let (mut env, call_owned) = (self.env.clone(), call.clone());
-        env.ctx.files_read = self.early_reads.clone();
-        let main_stamps = &self.env.ctx.read_stamps;
-        env.ctx.read_stamps = self
-            .early_stamps
-            .get_or_insert_with(|| Arc::new(Mutex::new(main_stamps.lock().unwrap_or_else(|p| p.into_inner()).clone())))
+        let session_read = &self.env.ctx.files_read;
+        env.ctx.files_read = self
+            .early_reads
+            .get_or_insert_with(|| Arc::new(Mutex::new(session_read.lock().unwrap_or_else(|p| p.into_inner()).clone())))
             .clone();
         let (flag, token) = (self.flag(), self.hooks_cancel.clone());
         if let Some(events) = answer_now(call, &env, &flag) {
@@ -140,7 +137,7 @@ impl ToolScheduler {
     /// The history was compacted: the earlier Read results a "file unchanged" answer would
     /// point at are gone from the model's view.
     pub(crate) fn forget_read_stamps(&self) {
-        self.env.ctx.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        self.env.ctx.forget_read_stamps();
     }
 
     /// The response in flight was abandoned or completed: forget what streaming started.
@@ -152,8 +149,7 @@ impl ToolScheduler {
                 task.abort();
             }
         }
-        self.early_reads = Arc::new(Mutex::new(HashSet::new()));
-        self.early_stamps = None;
+        self.early_reads = None;
         self.early_closed = false;
     }
 
@@ -164,8 +160,7 @@ impl ToolScheduler {
         let mut early = std::mem::take(&mut self.early);
         self.early_closed = false;
         // The response completed: what its early calls read counts once each of them finishes.
-        let reads = std::mem::replace(&mut self.early_reads, Arc::new(Mutex::new(HashSet::new())));
-        let stamps = self.early_stamps.take();
+        let reads = self.early_reads.take();
         // Flags of calls that are over are dropped, so the list does not grow with the session.
         self.flags.lock().unwrap_or_else(|p| p.into_inner()).retain(|f| Arc::strong_count(f) > 1);
         let env = self.env.clone();
@@ -183,7 +178,7 @@ impl ToolScheduler {
                 let runs = batch.into_iter().zip(started).map(|(call, started)| {
                     let started = started.map(|(task, _)| task);
                     let (env, flag, token, errored) = (env.clone(), flag.clone(), token.clone(), errored.clone());
-                    let (reads, stamps) = (reads.clone(), stamps.clone());
+                    let reads = reads.clone();
                     async move {
                         let events = match started {
                             Some(early) => {
@@ -193,11 +188,9 @@ impl ToolScheduler {
                                     }
                                     Early::Answered(events) => events,
                                 };
-                                let read = reads.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                                env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
-                                if let Some(stamps) = stamps {
-                                    let early = stamps.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                                    env.ctx.read_stamps.lock().unwrap_or_else(|p| p.into_inner()).extend(early);
+                                if let Some(reads) = reads {
+                                    let read = reads.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                                    env.ctx.files_read.lock().unwrap_or_else(|p| p.into_inner()).extend(read);
                                 }
                                 events
                             }
@@ -286,7 +279,7 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
                     .any(|b| matches!(b, reloop_core::ContentBlock::ToolResult(r) if r.tool_use_id == call.id && !r.is_error))
             });
             if let (true, Some(path)) = (ok, call.input.get("file_path").and_then(|p| p.as_str())) {
-                ctx.mark_read(&ctx.cwd.join(path));
+                ctx.mark_read(&ctx.cwd.join(path), None);
             }
         }
     }

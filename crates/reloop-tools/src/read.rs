@@ -102,7 +102,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
         return Err(ToolError::BinaryFile { extension: extension(&path) });
     }
     if head.is_empty() {
-        ctx.mark_read(&path);
+        ctx.mark_read(&path, None);
         return Ok("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into());
     }
     // Claude Code treats offset 0 like 1: both mean "from the first line".
@@ -113,7 +113,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
         _ => ToolError::io("cannot read", &path, err),
     })?;
     if first > total_lines {
-        ctx.mark_read(&path);
+        ctx.mark_read(&path, None);
         return Ok(format!(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
             offset.unwrap_or(1),
@@ -124,10 +124,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if tokens > MAX_OUTPUT_TOKENS {
         return Err(ToolError::TooManyTokens { tokens });
     }
-    ctx.mark_read(&path);
-    if let Some(stamp) = stamp {
-        ctx.stamp_read(&path, stamp);
-    }
+    ctx.mark_read(&path, stamp);
     Ok(shown.lines.join("\n"))
 }
 

@@ -1,6 +1,6 @@
 //! The tool contract the driver codes against: a context, an output, and the [`Tool`] trait.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,8 +17,10 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Set by the driver on abort; long tools (Bash, big greps) poll it and stop early.
     pub cancel: Arc<AtomicBool>,
-    /// Canonical paths of files Read in this session, for Write/Edit's read-first rule.
-    pub files_read: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Canonical paths of the files this session read, for Write/Edit's read-first rule, each
+    /// with how its last Read saw it when the profile answers unchanged reads
+    /// ([`ToolContext::unchanged_read`]; `None`: no such stamp, or the file was written since).
+    pub files_read: Arc<Mutex<HashMap<PathBuf, Option<ReadStamp>>>>,
     /// Files a Read deny rule hides: Grep does not search them and Glob does not list them.
     pub hidden: Option<PathFilter>,
     /// What the processes tools start (Bash) may inherit of reloop's environment.
@@ -29,8 +31,6 @@ pub struct ToolContext {
     /// The answer to a Read of a file unchanged since this session last read the same part of
     /// it (Claude Code 2.1.197's "Wasted call"); `None`: the content again.
     pub unchanged_read: Option<&'static str>,
-    /// Each file as the session last read it, for [`ToolContext::unchanged_read`].
-    pub read_stamps: Arc<Mutex<HashMap<PathBuf, ReadStamp>>>,
 }
 
 /// A file as a Read saw it: the part read (offset, limit as given), its length and its
@@ -114,26 +114,27 @@ impl ToolContext {
         ToolContext {
             cwd,
             cancel: Arc::new(AtomicBool::new(false)),
-            files_read: Arc::new(Mutex::new(HashSet::new())),
+            files_read: Arc::new(Mutex::new(HashMap::new())),
             hidden: None,
             env: ToolEnvPolicy::default(),
             require_read: true,
             unchanged_read: None,
-            read_stamps: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
     /// Whether the session last read this very part of `path`, and the file has not changed
     /// since (its length and modification time are the same).
     pub fn read_unchanged(&self, path: &Path, stamp: &ReadStamp) -> bool {
-        let stamps = self.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        stamp.modified.is_some() && stamps.get(path) == Some(stamp)
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        stamp.modified.is_some() && read.get(&canonical).is_some_and(|last| last.as_ref() == Some(stamp))
     }
 
-    /// Records how `path` looked when it was read.
-    pub fn stamp_read(&self, path: &Path, stamp: ReadStamp) {
-        let mut stamps = self.read_stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        stamps.insert(path.to_path_buf(), stamp);
+    /// Forgets how files looked when read (they still count as read): after a compaction the
+    /// earlier results an "unchanged" answer would point at are out of the model's view.
+    pub fn forget_read_stamps(&self) {
+        let mut read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        read.values_mut().for_each(|stamp| *stamp = None);
     }
 
     /// Whether the driver has asked the running call to stop.
@@ -141,12 +142,13 @@ impl ToolContext {
         self.cancel.load(Ordering::SeqCst)
     }
 
-    /// Records that `path` (canonicalized when possible) was read, so Write/Edit may touch it.
-    pub fn mark_read(&self, path: &std::path::Path) {
+    /// Records that `path` (canonicalized when possible) was read, so Write/Edit may touch it,
+    /// and how the read saw it (`None` after a write, whose content the model wrote itself).
+    pub fn mark_read(&self, path: &std::path::Path, stamp: Option<ReadStamp>) {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        // A poisoned lock only means another call panicked mid-insert; the set is still usable.
-        let mut set = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        set.insert(canonical);
+        // A poisoned lock only means another call panicked mid-insert; the map is still usable.
+        let mut read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        read.insert(canonical, stamp);
     }
 
     /// Whether `path` (canonicalized when possible) was read in this session.
@@ -155,8 +157,8 @@ impl ToolContext {
             return true;
         }
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let set = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        set.contains(&canonical)
+        let read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        read.contains_key(&canonical)
     }
 }
 

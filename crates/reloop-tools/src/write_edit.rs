@@ -124,7 +124,7 @@ fn store(path: &Path, content: &str, ctx: &ToolContext) -> Result<(), ToolError>
     }
     let mut file = create_regular(path)?;
     file.write_all(content.as_bytes()).map_err(|err| ToolError::io("cannot write", path, err))?;
-    ctx.mark_read(path);
+    ctx.mark_read(path, None);
     Ok(())
 }
 
