@@ -96,6 +96,23 @@ impl RunConfig {
         }
     }
 
+    /// The system blocks of every request: the prompt and the gathered context; none at all
+    /// when both are empty (`--system-prompt ""`), as the API refuses an empty text block.
+    pub fn system_blocks(&self) -> Vec<reloop_model::SystemBlock> {
+        let mut system = self.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+        if let Some(context) = self.system_context.as_ref().filter(|c| !c.is_empty()) {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(context);
+        }
+        if system.is_empty() {
+            Vec::new()
+        } else {
+            vec![reloop_model::SystemBlock::cached(system)]
+        }
+    }
+
     /// Records the MCP servers' starts in the header.
     pub fn with_mcp_servers(mut self, records: Vec<serde_json::Value>) -> Self {
         self.mcp_servers = records;

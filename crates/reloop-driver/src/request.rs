@@ -74,11 +74,7 @@ fn matches_at(call: &ModelCall, at: RequestAt) -> bool {
 /// recorded others), model,
 /// limit and thinking.
 fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &State) -> ModelRequest {
-    let mut system = run.and_then(|r| r.system_prompt.clone()).unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
-    if let Some(context) = run.and_then(|r| r.system_context.as_ref()) {
-        system.push_str("\n\n");
-        system.push_str(context);
-    }
+    let system = run.map_or_else(|| vec![SystemBlock::cached(DEFAULT_SYSTEM_PROMPT)], RunConfig::system_blocks);
     let model = match (call.model.is_empty(), run) {
         (false, _) => call.model.clone(),
         (true, Some(r)) => r.model.clone(),
@@ -96,7 +92,7 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)
         .with_style(style)
-        .with_system(vec![SystemBlock::cached(system)])
+        .with_system(system)
         .with_tools(tools)
         .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
 }

@@ -5,28 +5,11 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use reloop_core::{ContentBlock, Event, ModelCall, ModelError, State};
-use reloop_model::{ModelRequest, StreamEvent, SystemBlock};
+use reloop_model::{ModelRequest, StreamEvent};
 
-use super::{Runner, DEFAULT_SYSTEM_PROMPT};
+use super::Runner;
 
 impl Runner {
-    /// The system blocks of a request: the prompt and the gathered context; none at all when
-    /// both are empty (`--system-prompt ""`), as the API refuses an empty text block.
-    fn system_blocks(&self) -> Vec<SystemBlock> {
-        let mut system = self.run.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
-        if let Some(context) = self.run.system_context.as_ref().filter(|c| !c.is_empty()) {
-            if !system.is_empty() {
-                system.push_str("\n\n");
-            }
-            system.push_str(context);
-        }
-        if system.is_empty() {
-            Vec::new()
-        } else {
-            vec![SystemBlock::cached(system)]
-        }
-    }
-
     /// The summary request of a compaction, to the same model: shaped as the profile says (the
     /// main requests' tools too when it is shaped like them), its answer read as text only.
     pub(super) fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
@@ -36,7 +19,7 @@ impl Runner {
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
         let mut model_request =
-            ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.system_blocks());
+            ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.run.system_blocks());
         if rule.in_place {
             let style = crate::request::wire_style(ctx.config.rules(), &model_request.model, true);
             model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
@@ -66,7 +49,7 @@ impl Runner {
     pub(super) fn call_model(&mut self, call: &ModelCall, state: &State) {
         // Whatever streaming started for an abandoned attempt is forgotten.
         self.tools_in_flight.new_response();
-        let system = self.system_blocks();
+        let system = self.run.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let style = crate::request::wire_style(state.context().config.rules(), &model, call.stream);
