@@ -100,11 +100,12 @@ pub fn replay(
     }
     if format.is_none() {
         // Streamed from the journal a step at a time: memory stays flat however long the session.
-        let journal = open(journal)?;
+        // Rows are read and decoded on a second thread while this one steps the core.
+        let mut journal = open(journal)?;
         let id = journal.resolve(selector)?;
         let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
-        journal.visit_rows(&id, |row| replayer.feed_row(row, &id))?;
+        reloop_driver::replay_journal(&mut journal, &id, &mut replayer)?;
         let code = print_replay(&replayer.finish(), json)?;
         if json {
             return Ok(code);
@@ -114,7 +115,7 @@ pub fn replay(
         for (depth, sub) in super::tree::subagents(&journal, &id)? {
             let header = journal.header(&sub.id)?;
             let mut replayer = reloop_driver::Replayer::new(&header, flips);
-            journal.visit_rows(&sub.id, |row| replayer.feed_row(row, &sub.id))?;
+            reloop_driver::replay_journal(&mut journal, &sub.id, &mut replayer)?;
             let report = replayer.finish();
             let what = match &report.divergence {
                 None => format!("replayed {} steps: identical", report.steps),

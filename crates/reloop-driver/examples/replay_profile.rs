@@ -26,6 +26,19 @@ fn main() {
     let journal = Journal::open_existing(&path).expect("journal");
     let id = journal.resolve("last").expect("session");
     let header = journal.header(&id).expect("header");
+    if args[1] == "pipe" {
+        let mut journal = journal;
+        let start = Instant::now();
+        let mut steps = 0;
+        for _ in 0..n {
+            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
+            steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
+            assert!(replayer.finish().divergence.is_none());
+        }
+        let per = start.elapsed().as_secs_f64() / n as f64;
+        println!("{steps} steps streamed on two threads in {:.1} ms: {:.0} steps/s", per * 1e3, steps as f64 / per);
+        return;
+    }
     if args[1] == "stream" {
         let start = Instant::now();
         let mut steps = 0;

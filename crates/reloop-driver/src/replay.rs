@@ -132,9 +132,20 @@ impl Replayer {
     /// decided on the decoded step, as [`Replayer::feed`] does (the same values may be spelled
     /// otherwise, by an older writer). `session` names the session in errors.
     pub fn feed_row(&mut self, row: &StepRow<'_>, session: &str) -> Result<bool, JournalError> {
+        self.feed_decoded(row, Event::from_json(row.event), session)
+    }
+
+    /// Like [`Replayer::feed_row`], with the row's event already decoded (on another thread, by
+    /// [`replay_rows`]).
+    pub fn feed_decoded(
+        &mut self,
+        row: &StepRow<'_>,
+        event: Result<Event, serde_json::Error>,
+        session: &str,
+    ) -> Result<bool, JournalError> {
         let Some(state) = self.state.take() else { return Ok(false) };
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
-        let event = Event::from_json(row.event).map_err(|e| decode("event", e))?;
+        let event = event.map_err(|e| decode("event", e))?;
         let step = transition(state, event);
         let ignored_row = row.reason_kind == Some("ignored");
         let same = step.state.digest() == row.digest

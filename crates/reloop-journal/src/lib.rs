@@ -22,6 +22,7 @@
 
 mod agents;
 mod backend;
+mod batch;
 mod dump;
 mod error;
 mod listing;
@@ -32,6 +33,7 @@ mod store;
 
 pub use agents::Subagent;
 pub use backend::JournalBackend;
+pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;

@@ -216,8 +216,8 @@ pub struct StepRow<'a> {
     pub at_ms: u64,
     /// The event as JSON.
     pub event: &'a str,
-    from_phase: ValueRef<'a>,
-    to_phase: ValueRef<'a>,
+    pub(crate) from_phase: ValueRef<'a>,
+    pub(crate) to_phase: ValueRef<'a>,
     pub turn_before: u32,
     pub turn_after: u32,
     /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.

@@ -1,0 +1,210 @@
+//! A journal replayed on two threads: one reads rows and decodes their events, the other steps
+//! the core and compares. Reading and decoding cost about as much as stepping and comparing, so
+//! on two cores a replay takes about half the time; in memory it holds at most a few batches of
+//! rows ([`RowBatch`], bounded in rows and in bytes) whatever the session's length.
+
+use std::sync::mpsc;
+
+use reloop_core::Event;
+use reloop_journal::{Journal, JournalError, RowBatch, StepRow};
+
+use crate::Replayer;
+
+/// Batches in flight between the threads, besides the two being filled and replayed: enough
+/// that neither thread waits on the other while both keep pace.
+const IN_FLIGHT: usize = 2;
+
+/// A batch of rows with their events decoded.
+#[derive(Default)]
+struct Decoded {
+    rows: RowBatch,
+    events: Vec<Result<Event, serde_json::Error>>,
+}
+
+impl Decoded {
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.events.clear();
+    }
+}
+
+/// Replays the rows `read` hands over (`read` calls its argument once per row, in order, and
+/// stops when it returns `false`) through `replayer`. `read` runs on a thread of its own, so it
+/// must be `Send`: a SQLite journal is, moved in by `&mut`. Returns how many rows were replayed;
+/// the verdict is `replayer`'s. An error reading a row, or a row that cannot be decoded, stops
+/// the replay and is returned.
+pub fn replay_rows<R>(replayer: &mut Replayer, session: &str, read: R) -> Result<usize, JournalError>
+where
+    R: FnOnce(&mut dyn FnMut(&StepRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
+{
+    replay_in_batches(replayer, session, RowBatch::ROWS, read)
+}
+
+/// [`replay_rows`] with batches of at most `rows_per_batch` rows (tests cross many batches with
+/// a short session).
+fn replay_in_batches<R>(
+    replayer: &mut Replayer,
+    session: &str,
+    rows_per_batch: usize,
+    read: R,
+) -> Result<usize, JournalError>
+where
+    R: FnOnce(&mut dyn FnMut(&StepRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
+{
+    let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(IN_FLIGHT);
+    let (empty_tx, empty_rx) = mpsc::channel::<Decoded>();
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut batch = Decoded::default();
+            let hand_on = |batch: &mut Decoded| -> bool {
+                let next = empty_rx.try_recv().unwrap_or_default();
+                full_tx.send(std::mem::replace(batch, next)).is_ok()
+            };
+            let read_rows = read(&mut |row| {
+                batch.events.push(Event::from_json(row.event));
+                batch.rows.push(row);
+                // The replay stopped (it diverged, or failed): so does the reading.
+                let full = batch.rows.is_full() || batch.rows.len() >= rows_per_batch;
+                Ok(!full || hand_on(&mut batch))
+            });
+            if !batch.rows.is_empty() {
+                hand_on(&mut batch);
+            }
+            read_rows
+        });
+        let mut replayed = 0;
+        let mut stepped: Result<(), JournalError> = Ok(());
+        'batches: for mut batch in full_rx.iter() {
+            for (i, event) in batch.events.drain(..).enumerate() {
+                let Some(row) = batch.rows.row(i) else { break };
+                match replayer.feed_decoded(&row, event, session) {
+                    Ok(true) => replayed += 1,
+                    Ok(false) => break 'batches,
+                    Err(e) => {
+                        stepped = Err(e);
+                        break 'batches;
+                    }
+                }
+            }
+            batch.clear();
+            // The reader may have stopped already; then the batch is simply dropped.
+            let _ = empty_tx.send(batch);
+        }
+        // Dropping the receiver tells a reader still reading that nobody listens any more.
+        drop(full_rx);
+        let read = reader.join().map_err(|_| JournalError::Database {
+            place: "replay".into(),
+            detail: "the thread reading the journal stopped unexpectedly".into(),
+        })?;
+        stepped?;
+        read?;
+        Ok(replayed)
+    })
+}
+
+/// Replays `session` from a SQLite journal through `replayer` with [`replay_rows`]: the journal
+/// is lent to the reading thread for the replay's length.
+pub fn replay_journal(journal: &mut Journal, session: &str, replayer: &mut Replayer) -> Result<usize, JournalError> {
+    replay_rows(replayer, session, move |visit| journal.visit_rows(session, visit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_journal::SessionDump;
+
+    /// Every journal of the corpus, each loaded into a journal of its own.
+    fn corpus() -> Vec<(tempfile::TempDir, Journal, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let path = entry.expect("entry").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
+            let id = journal.load_session(&dump).expect("load");
+            out.push((tmp, journal, id));
+        }
+        assert!(out.len() >= 10, "the corpus holds sessions");
+        out
+    }
+
+    fn one_thread(journal: &Journal, id: &str) -> crate::ReplayReport {
+        let header = journal.header(id).expect("header");
+        let mut replayer = Replayer::new(&header, &[]);
+        journal.visit_rows(id, |row| replayer.feed_row(row, id)).expect("rows");
+        replayer.finish()
+    }
+
+    fn two_threads(journal: &mut Journal, id: &str, rows_per_batch: usize, flips: &[u32]) -> crate::ReplayReport {
+        let header = journal.header(id).expect("header");
+        let mut replayer = Replayer::new(&header, flips);
+        replay_in_batches(&mut replayer, id, rows_per_batch, move |visit| journal.visit_rows(id, visit)).expect("rows");
+        replayer.finish()
+    }
+
+    #[test]
+    fn two_threads_replay_every_corpus_session_as_one_does() {
+        for (_tmp, mut journal, id) in corpus() {
+            let expected = one_thread(&journal, &id);
+            assert!(expected.divergence.is_none(), "{id} replays identical");
+            for rows_per_batch in [1, 3, RowBatch::ROWS] {
+                assert_eq!(two_threads(&mut journal, &id, rows_per_batch, &[]), expected, "{id}, {rows_per_batch}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_divergence_stops_both_threads_at_the_same_step_as_one_thread() {
+        let mut diverged = 0;
+        for (_tmp, mut journal, id) in corpus() {
+            let header = journal.header(&id).expect("header");
+            // Flipping a flag the session was recorded with makes most sessions diverge somewhere.
+            let Some(flag) = header.core_config.flags.numbers().next() else { continue };
+            let mut replayer = Replayer::new(&header, &[flag]);
+            journal.visit_rows(&id, |row| replayer.feed_row(row, &id)).expect("rows");
+            let expected = replayer.finish();
+            if expected.divergence.is_some() {
+                diverged += 1;
+            }
+            for rows_per_batch in [1, 2, 7] {
+                assert_eq!(two_threads(&mut journal, &id, rows_per_batch, &[flag]), expected, "{id}, {rows_per_batch}");
+            }
+        }
+        assert!(diverged > 0, "some flipped replay diverges, so the stop is exercised");
+    }
+
+    #[test]
+    fn a_row_that_cannot_be_decoded_and_a_failing_reader_are_errors() {
+        let (_tmp, mut journal, id) = corpus().into_iter().next().expect("a session");
+        let header = journal.header(&id).expect("header");
+        let mut replayer = Replayer::new(&header, &[]);
+        let id = id.as_str();
+        let lent = &mut journal;
+        let garbled = replay_in_batches(&mut replayer, id, 2, move |visit| {
+            lent.visit_rows(id, |row| {
+                let mut garbled = *row;
+                garbled.event = "{not json";
+                visit(&garbled)
+            })
+        });
+        assert!(matches!(garbled, Err(JournalError::Decode { what: "event", .. })), "{garbled:?}");
+
+        let mut replayer = Replayer::new(&header, &[]);
+        let lent = &mut journal;
+        let failing = replay_in_batches(&mut replayer, id, 2, move |visit| {
+            let mut seen = 0;
+            lent.visit_rows(id, |row| {
+                seen += 1;
+                if seen == 4 {
+                    return Err(JournalError::Empty);
+                }
+                visit(row)
+            })
+        });
+        assert!(matches!(failing, Err(JournalError::Empty)), "{failing:?}");
+    }
+}

@@ -1,0 +1,213 @@
+//! Rows copied out of SQLite so another thread can read them: `reloop replay` reads and decodes
+//! rows on one thread while another steps the core, and a [`StepRow`] borrows from the statement
+//! that produced it, so it cannot cross. A batch keeps its rows' text in one buffer it reuses, so
+//! a replay that recycles its batches allocates nothing per row for text.
+
+use std::ops::Range;
+
+use rusqlite::types::ValueRef;
+
+use crate::StepRow;
+
+/// Up to [`RowBatch::ROWS`] rows, or about [`RowBatch::BYTES`] of their text, owned.
+#[derive(Debug, Default)]
+pub struct RowBatch {
+    text: String,
+    rows: Vec<OwnedRow>,
+}
+
+#[derive(Debug)]
+struct OwnedRow {
+    seq: u64,
+    at_ms: u64,
+    event: Range<usize>,
+    from_phase: OwnedPhase,
+    to_phase: OwnedPhase,
+    turn_before: u32,
+    turn_after: u32,
+    reason_kind: Option<Range<usize>>,
+    reason_json: Option<Range<usize>>,
+    effects: Range<usize>,
+    digest: u64,
+}
+
+/// A stored phase: its number, its name (a phase this journal's reader does not number), or a
+/// value of another type, kept so the reader reports it as [`StepRow::to_phase`] does.
+#[derive(Debug)]
+enum OwnedPhase {
+    Number(i64),
+    Text(Range<usize>),
+    Null,
+    Real(f64),
+    Blob(Range<usize>),
+}
+
+impl RowBatch {
+    /// Rows per batch: enough that handing a batch between threads costs nothing per row.
+    pub const ROWS: usize = 512;
+    /// Text per batch before it is handed on early: a batch of huge rows (a long tool result
+    /// each) stays bounded in memory.
+    pub const BYTES: usize = 1 << 20;
+
+    /// Copies `row` in.
+    pub fn push(&mut self, row: &StepRow<'_>) {
+        let event = self.keep(row.event);
+        let from_phase = self.phase(row.from_phase);
+        let to_phase = self.phase(row.to_phase);
+        let reason_kind = row.reason_kind.map(|k| self.keep(k));
+        let reason_json = row.reason_json.map(|j| self.keep(j));
+        let effects = self.keep(row.effects);
+        self.rows.push(OwnedRow {
+            seq: row.seq,
+            at_ms: row.at_ms,
+            event,
+            from_phase,
+            to_phase,
+            turn_before: row.turn_before,
+            turn_after: row.turn_after,
+            reason_kind,
+            reason_json,
+            effects,
+            digest: row.digest,
+        });
+    }
+
+    /// Whether the batch should be handed on.
+    pub fn is_full(&self) -> bool {
+        self.rows.len() >= Self::ROWS || self.text.len() >= Self::BYTES
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Empties the batch for reuse; a buffer a huge row grew is given back.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.text.shrink_to(Self::BYTES * 2);
+        self.rows.clear();
+    }
+
+    /// Row `i`, as the journal handed it.
+    pub fn row(&self, i: usize) -> Option<StepRow<'_>> {
+        let r = self.rows.get(i)?;
+        Some(StepRow {
+            seq: r.seq,
+            at_ms: r.at_ms,
+            event: &self.text[r.event.clone()],
+            from_phase: self.value(&r.from_phase),
+            to_phase: self.value(&r.to_phase),
+            turn_before: r.turn_before,
+            turn_after: r.turn_after,
+            reason_kind: r.reason_kind.clone().map(|k| &self.text[k]),
+            reason_json: r.reason_json.clone().map(|j| &self.text[j]),
+            effects: &self.text[r.effects.clone()],
+            digest: r.digest,
+        })
+    }
+
+    fn keep(&mut self, text: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(text);
+        start..self.text.len()
+    }
+
+    fn phase(&mut self, value: ValueRef<'_>) -> OwnedPhase {
+        match value {
+            ValueRef::Integer(n) => OwnedPhase::Number(n),
+            ValueRef::Null => OwnedPhase::Null,
+            ValueRef::Real(x) => OwnedPhase::Real(x),
+            // Text is UTF-8 by the time SQLite hands it over as a phase name; anything else is
+            // kept as bytes, so the reader's error names it as it would have.
+            ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => OwnedPhase::Text(self.keep(text)),
+                Err(_) => OwnedPhase::Blob(self.keep_bytes(bytes)),
+            },
+            ValueRef::Blob(bytes) => OwnedPhase::Blob(self.keep_bytes(bytes)),
+        }
+    }
+
+    /// Bytes that are not text are kept hex-encoded (they only ever reach an error message).
+    fn keep_bytes(&mut self, bytes: &[u8]) -> Range<usize> {
+        let start = self.text.len();
+        for b in bytes {
+            self.text.push_str(&format!("{b:02x}"));
+        }
+        start..self.text.len()
+    }
+
+    fn value(&self, phase: &OwnedPhase) -> ValueRef<'_> {
+        match phase {
+            OwnedPhase::Number(n) => ValueRef::Integer(*n),
+            OwnedPhase::Text(r) => ValueRef::Text(self.text[r.clone()].as_bytes()),
+            OwnedPhase::Null => ValueRef::Null,
+            OwnedPhase::Real(x) => ValueRef::Real(*x),
+            OwnedPhase::Blob(r) => ValueRef::Blob(self.text[r.clone()].as_bytes()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_hands_back_each_row_as_it_was_read() {
+        let row = StepRow {
+            seq: 7,
+            at_ms: 1_700,
+            event: r#"{"kind":"text_delta","request":1,"text":"héllo"}"#,
+            from_phase: ValueRef::Integer(1),
+            to_phase: ValueRef::Text(b"some_new_phase"),
+            turn_before: 2,
+            turn_after: 3,
+            reason_kind: Some("continue"),
+            reason_json: Some(r#"{"kind":"next_turn"}"#),
+            effects: "[]",
+            digest: u64::MAX,
+        };
+        let mut batch = RowBatch::default();
+        batch.push(&row);
+        batch.push(&StepRow { seq: 8, reason_kind: None, reason_json: None, ..row });
+        let first = batch.row(0).expect("row 0");
+        assert_eq!(format!("{first:?}"), format!("{row:?}"));
+        assert_eq!(first.to_phase().expect("phase"), "some_new_phase");
+        let second = batch.row(1).expect("row 1");
+        assert_eq!((second.seq, second.reason_kind, second.reason_json), (8, None, None));
+        assert!(batch.row(2).is_none());
+        batch.clear();
+        assert!(batch.is_empty());
+    }
+
+    #[test]
+    fn a_batch_is_full_by_rows_or_by_bytes() {
+        let big = "x".repeat(RowBatch::BYTES);
+        let row = StepRow {
+            seq: 1,
+            at_ms: 0,
+            event: &big,
+            from_phase: ValueRef::Integer(0),
+            to_phase: ValueRef::Integer(1),
+            turn_before: 0,
+            turn_after: 0,
+            reason_kind: None,
+            reason_json: None,
+            effects: "[]",
+            digest: 0,
+        };
+        let mut batch = RowBatch::default();
+        batch.push(&row);
+        assert!(batch.is_full(), "one row of a megabyte fills a batch");
+        let mut small = RowBatch::default();
+        for _ in 0..RowBatch::ROWS - 1 {
+            small.push(&StepRow { event: "{}", ..row });
+        }
+        assert!(!small.is_full());
+        small.push(&StepRow { event: "{}", ..row });
+        assert!(small.is_full());
+    }
+}
