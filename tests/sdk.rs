@@ -537,6 +537,7 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
     send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": null}}));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let mut lines = Vec::new();
+    let mut seen: Vec<Value> = Vec::new();
     while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
         if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
             send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": "use calc"},
@@ -544,6 +545,7 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
         }
         if line["type"] == "control_request" && line["request"]["subtype"] == "mcp_message" {
             assert_eq!(line["request"]["server_name"], "calc");
+            seen.push(line["request"]["message"].clone());
             let request_id = line["request_id"].as_str().unwrap();
             if let Some(answer) = hostile_sdk_answer(request_id, &line["request"]["message"]) {
                 send(answer);
@@ -581,8 +583,20 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
     assert!(failed && said.contains("handler blew up"), "{said}");
     assert_eq!(shown(3), (false, "\"echo: fine\"".to_string()));
     assert!(err.contains("did not answer echo within 1000 ms"), "the user is told too:\n{err}");
+    // The call given up on is cancelled on the server, as MCP says.
+    let silent = seen.iter().find(|m| m["params"]["arguments"]["text"] == "silent").unwrap();
+    let cancelled = seen.iter().find(|m| m["method"] == "notifications/cancelled");
+    assert_eq!(cancelled.map(|m| &m["params"]["requestId"]), Some(&silent["id"]), "{seen:?}");
 
     let session = result["session_id"].as_str().unwrap();
     let replay = ws.reloop(&["replay", session]);
     assert!(common::stdout(&replay).contains("identical"), "{}\n{}", common::stdout(&replay), common::stderr(&replay));
+    let export = ws.reloop(&["export", session, "--format", "journal"]);
+    let header = &serde_json::from_str::<Value>(&common::stdout(&export)).unwrap()["header"];
+    let server = &header["run_config"]["mcp_servers"][0];
+    assert_eq!(
+        (&server["name"], &server["transport"], &server["status"]),
+        (&json!("calc"), &json!("sdk"), &json!("connected"))
+    );
+    assert_eq!(server["tools"][0]["name"], "mcp__calc__echo", "{server}");
 }
