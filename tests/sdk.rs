@@ -494,37 +494,31 @@ fn hostile_sdk_answer(request_id: &str, message: &Value) -> Option<Value> {
     }
 }
 
-/// reloop's MCP client over the control channel, against a "SDK" that never answers one call,
-/// garbles one and fails one: each is a bounded `is_error` result, the next call still works,
-/// nothing hangs, and the session replays with nobody on the channel.
-#[test]
-fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
+/// What the scripted "SDK" saw and reloop printed.
+struct Driven {
+    /// reloop's stdout lines up to the first result.
+    lines: Vec<Value>,
+    /// The JSON-RPC messages of reloop's `mcp_message` requests, in order.
+    seen: Vec<Value>,
+    stderr: String,
+}
+
+/// Runs the print mode with `args` and `env` as an SDK would, sending `initialize` (with `init`'s
+/// fields), one prompt once it is answered, and `answer`'s replies to reloop's `mcp_message`s;
+/// closes stdin after the first result. Bounded: past 60 s the test fails.
+fn drive_with_scripted_sdk(
+    ws: &common::Workspace,
+    args: &[&str],
+    env: &[(&str, &str)],
+    init: Value,
+    answer: impl Fn(&str, &Value) -> Option<Value>,
+) -> Driven {
     use std::io::{BufRead, Write};
-    let ws = common::Workspace::seed();
-    let cassette = ws.dir.path().join("cassette.json");
-    let calls: Vec<Value> = ["silent", "garbage", "refused", "fine"]
-        .iter()
-        .enumerate()
-        .map(|(n, t)| call(&format!("toolu_0{n}"), "mcp__calc__echo", json!({"text": t})))
-        .collect();
-    let responses = json!({"responses": [common::response("m1", Value::Array(calls), "tool_use", 5),
-                                         common::response("m2", text("done"), "end_turn", 2)]});
-    std::fs::write(&cassette, responses.to_string()).unwrap();
-    let config = r#"{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}"#;
-    let args = [
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--input-format",
-        "stream-json",
-        "--script",
-        cassette.to_str().unwrap(),
-        "--mcp-config",
-        config,
-        "--allowedTools",
-        "mcp__calc__echo",
-    ];
-    let mut child = ws.command(&args).env("MCP_TOOL_TIMEOUT", "1000").env("MCP_TIMEOUT", "5000").spawn().unwrap();
+    let mut all = vec!["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    all.extend_from_slice(args);
+    let mut cmd = ws.command(&all);
+    cmd.envs(env.iter().copied());
+    let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<Value>();
     let stdout = child.stdout.take().unwrap();
@@ -534,10 +528,11 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
         }
     });
     let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
-    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": null}}));
+    let mut initialize = json!({"subtype": "initialize", "hooks": null});
+    initialize.as_object_mut().unwrap().extend(init.as_object().cloned().unwrap_or_default());
+    send(json!({"type": "control_request", "request_id": "init", "request": initialize}));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let mut lines = Vec::new();
-    let mut seen: Vec<Value> = Vec::new();
+    let (mut lines, mut seen) = (Vec::new(), Vec::new());
     while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
         if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
             send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": "use calc"},
@@ -546,23 +541,51 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
         if line["type"] == "control_request" && line["request"]["subtype"] == "mcp_message" {
             assert_eq!(line["request"]["server_name"], "calc");
             seen.push(line["request"]["message"].clone());
-            let request_id = line["request_id"].as_str().unwrap();
-            if let Some(answer) = hostile_sdk_answer(request_id, &line["request"]["message"]) {
-                send(answer);
+            if let Some(reply) = answer(line["request_id"].as_str().unwrap(), &line["request"]["message"]) {
+                send(reply);
             }
         }
-        if line["type"] == "result" {
-            lines.push(line);
+        let done = line["type"] == "result";
+        lines.push(line);
+        if done {
             break;
         }
-        lines.push(line);
     }
     drop(stdin);
     let status = child.wait().unwrap();
     reader.join().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(status.success(), "reloop failed:\n{err}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "reloop failed:\n{stderr}");
+    assert_eq!(lines.last().map(|l| &l["type"]), Some(&json!("result")), "no result within 60 s:\n{stderr}");
+    Driven { lines, seen, stderr }
+}
+
+/// A cassette in `ws` where the model calls `mcp__calc__echo` with each text, then says "done".
+fn echo_cassette(ws: &common::Workspace, texts: &[&str]) -> String {
+    let cassette = ws.dir.path().join("cassette.json");
+    let calls: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(n, t)| call(&format!("toolu_0{n}"), "mcp__calc__echo", json!({"text": t})))
+        .collect();
+    let responses = json!({"responses": [common::response("m1", Value::Array(calls), "tool_use", 5),
+                                         common::response("m2", text("done"), "end_turn", 2)]});
+    std::fs::write(&cassette, responses.to_string()).unwrap();
+    cassette.to_str().unwrap().to_string()
+}
+
+/// reloop's MCP client over the control channel, against a "SDK" that never answers one call,
+/// garbles one and fails one: each is a bounded `is_error` result, the next call still works,
+/// nothing hangs, and the session replays with nobody on the channel.
+#[test]
+fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
+    let ws = common::Workspace::seed();
+    let cassette = echo_cassette(&ws, &["silent", "garbage", "refused", "fine"]);
+    let config = r#"{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}"#;
+    let args = ["--script", &cassette, "--mcp-config", config, "--allowedTools", "mcp__calc__echo"];
+    let env = [("MCP_TOOL_TIMEOUT", "1000"), ("MCP_TIMEOUT", "5000")];
+    let Driven { lines, seen, stderr: err } = drive_with_scripted_sdk(&ws, &args, &env, json!({}), hostile_sdk_answer);
     let result = lines.last().unwrap();
     assert_eq!((&result["type"], &result["result"]), (&json!("result"), &json!("done")), "{lines:?}\n{err}");
     let init = lines.iter().find(|l| l["subtype"] == "init").unwrap();
@@ -599,4 +622,30 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
         (&json!("calc"), &json!("sdk"), &json!("connected"))
     );
     assert_eq!(server["tools"][0]["name"], "mcp__calc__echo", "{server}");
+}
+
+/// A server named the TypeScript SDK's way (`sdkMcpServers` in `initialize`) whose SDK never
+/// answers the handshake: it fails within `MCP_TIMEOUT`, is said on stderr and in `system/init`,
+/// its tool is not offered, and the session goes on.
+#[test]
+fn an_in_process_server_silent_at_start_fails_within_mcp_timeout_and_the_session_goes_on() {
+    let ws = common::Workspace::seed();
+    let cassette = echo_cassette(&ws, &["anyone?"]);
+    let args = ["--script", &cassette, "--allowedTools", "mcp__calc__echo"];
+    let started = std::time::Instant::now();
+    let init = json!({"sdkMcpServers": ["calc"]});
+    let driven = drive_with_scripted_sdk(&ws, &args, &[("MCP_TIMEOUT", "500")], init, |_, _| None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert_eq!(driven.seen[0]["method"], "initialize", "{:?}", driven.seen);
+    let init = driven.lines.iter().find(|l| l["subtype"] == "init").unwrap();
+    let server = &init["mcp_servers"][0];
+    assert_eq!((&server["name"], &server["status"]), (&json!("calc"), &json!("failed")), "{server}");
+    let error = server["error"].as_str().unwrap();
+    assert_eq!(error, "MCP server \"calc\" failed to start: no answer within 500 ms (MCP_TIMEOUT)");
+    assert!(driven.stderr.contains(&format!("reloop: {error}")), "{}", driven.stderr);
+    assert!(!init["tools"].as_array().unwrap().iter().any(|t| t == "mcp__calc__echo"), "{}", init["tools"]);
+    let refused = driven.lines.iter().find(|l| l["type"] == "user").unwrap()["message"]["content"][0].clone();
+    assert_eq!(refused["is_error"], true);
+    assert!(refused["content"].to_string().contains("No such tool available: mcp__calc__echo"), "{refused}");
+    assert_eq!(driven.lines.last().unwrap()["result"], "done");
 }
