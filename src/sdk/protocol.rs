@@ -216,8 +216,17 @@ impl Wire {
             Some(tx) => {
                 let _ = tx.send(answer);
             }
+            // A late answer to a request of reloop's that was given up on (a call past its
+            // timeout, an aborted prompt) is expected; one to a request never made is reported.
+            None if self.issued(id) => {}
             None => crate::term::errln!("reloop: a control_response for {id}, which no request awaits; ignored"),
         }
+    }
+
+    /// Whether `id` names a request reloop has sent.
+    fn issued(&self, id: &str) -> bool {
+        let sent = self.next.load(Ordering::Relaxed);
+        id.strip_prefix("reloop_req_").and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n >= 1 && n <= sent)
     }
 
     /// The SDK withdrew a request of its own or answered "cancel" for one of reloop's: a request
@@ -287,6 +296,7 @@ mod tests {
         drop(given_up);
         assert_eq!(waiting(&wire), 0);
         wire.answered("reloop_req_1", Ok(json!({})));
+        assert!(wire.issued("reloop_req_1") && !wire.issued("reloop_req_2") && !wire.issued("nobody"));
         let answered = wire.send_request(json!({"subtype": "mcp_message"}));
         wire.answered("reloop_req_2", Ok(json!({"mcp_response": {}})));
         assert_eq!(answered.await, Ok(json!({"mcp_response": {}})));
