@@ -72,13 +72,28 @@ pub(crate) async fn start_deferring_sdk(
     Ok((set, sdk))
 }
 
-/// Starts the Agent SDK's in-process servers `names` over its control channel; failures are
+/// Starts the Agent SDK's in-process servers `names` over its control channel, a server's calls
+/// bounded by its `timeouts` entry if the SDK gave one, else `MCP_TOOL_TIMEOUT`; failures are
 /// reported and recorded as for any server.
-pub(crate) async fn start_sdk(names: &[String], channel: Arc<dyn SdkChannel>) -> McpSet {
+pub(crate) async fn start_sdk(
+    names: &[String],
+    timeouts: &[(String, Duration)],
+    channel: Arc<dyn SdkChannel>,
+) -> McpSet {
     if names.is_empty() {
         return McpSet::default();
     }
-    let set = McpSet::start_sdk(names, channel, &Options::from_env()).await;
+    let servers: Vec<(String, Options)> = names
+        .iter()
+        .map(|name| {
+            let mut options = Options::from_env();
+            if let Some((_, timeout)) = timeouts.iter().find(|(n, _)| n == name) {
+                options.call_timeout = *timeout;
+            }
+            (name.clone(), options)
+        })
+        .collect();
+    let set = McpSet::start_sdk(&servers, channel).await;
     report(&set);
     set
 }

@@ -584,8 +584,11 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
     let cassette = echo_cassette(&ws, &["silent", "garbage", "refused", "fine"]);
     let config = r#"{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}"#;
     let args = ["--script", &cassette, "--mcp-config", config, "--allowedTools", "mcp__calc__echo"];
-    let env = [("MCP_TOOL_TIMEOUT", "1000"), ("MCP_TIMEOUT", "5000")];
-    let Driven { lines, seen, stderr: err } = drive_with_scripted_sdk(&ws, &args, &env, json!({}), hostile_sdk_answer);
+    // The server's own timeout (the TypeScript SDK's `createSdkMcpServer({timeout})`) wins over
+    // MCP_TOOL_TIMEOUT.
+    let env = [("MCP_TOOL_TIMEOUT", "20000"), ("MCP_TIMEOUT", "5000")];
+    let init = json!({"sdkMcpServerConfigs": {"calc": {"timeout": 1000}}});
+    let Driven { lines, seen, stderr: err } = drive_with_scripted_sdk(&ws, &args, &env, init, hostile_sdk_answer);
     let result = lines.last().unwrap();
     assert_eq!((&result["type"], &result["result"]), (&json!("result"), &json!("done")), "{lines:?}\n{err}");
     let init = lines.iter().find(|l| l["subtype"] == "init").unwrap();

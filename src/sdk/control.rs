@@ -111,6 +111,9 @@ pub struct Initialize {
     /// The TypeScript SDK's in-process MCP servers (`sdkMcpServers`, names); the Python SDK
     /// names its own in `--mcp-config` (`"type": "sdk"`).
     pub sdk_mcp_servers: Vec<String>,
+    /// A call timeout the TypeScript SDK set for one of them (`sdkMcpServerConfigs`, `timeout`
+    /// in milliseconds, its `createSdkMcpServer` option); the others use `MCP_TOOL_TIMEOUT`.
+    pub sdk_mcp_timeouts: Vec<(String, Duration)>,
     /// Fields reloop cannot honour, for a warning each.
     pub unhonoured: Vec<&'static str>,
 }
@@ -167,6 +170,14 @@ impl Initialize {
                 }
             }
             Some(_) => return Err("initialize: sdkMcpServers must be a list of names".into()),
+        }
+        if let Some(Value::Object(configs)) = request.get("sdkMcpServerConfigs") {
+            for (name, config) in configs.iter().take(MAX_SDK_SERVERS) {
+                let ms = config.get("timeout").and_then(Value::as_f64).filter(|ms| ms.is_finite() && *ms >= 1.0);
+                if let Some(timeout) = ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()) {
+                    init.sdk_mcp_timeouts.push((name.clone(), timeout));
+                }
+            }
         }
         for (key, what) in [
             ("agents", "initialize: agents (subagents are not supported yet)"),
@@ -238,8 +249,11 @@ mod tests {
 
     #[test]
     fn initialize_names_the_typescript_sdk_s_in_process_servers_and_refuses_bad_lists() {
-        let init = Initialize::parse(&json!({"sdkMcpServers": ["calc", "notes", "calc"]})).unwrap();
+        let init = Initialize::parse(&json!({"sdkMcpServers": ["calc", "notes", "calc"],
+            "sdkMcpServerConfigs": {"calc": {"timeout": 1500}, "notes": {"timeout": "soon"}}}))
+        .unwrap();
         assert_eq!(init.sdk_mcp_servers, ["calc", "notes"]);
+        assert_eq!(init.sdk_mcp_timeouts, [("calc".to_string(), Duration::from_millis(1500))]);
         assert!(init.unhonoured.is_empty());
         for bad in [json!({"sdkMcpServers": "calc"}), json!({"sdkMcpServers": [""]}), json!({"sdkMcpServers": [1]})] {
             assert!(Initialize::parse(&bad).is_err(), "{bad}");

@@ -271,7 +271,7 @@ async fn stream_session(
         match incoming.recv().await {
             Some(Incoming::User(content)) => {
                 if let Some(names) = sdk_servers.take() {
-                    servers.extend(crate::mcp::start_sdk(&names, Arc::new(SdkMcp(wire.clone()))).await);
+                    servers.extend(crate::mcp::start_sdk(&names, &[], Arc::new(SdkMcp(wire.clone()))).await);
                 }
                 break content;
             }
@@ -290,7 +290,8 @@ async fn stream_session(
                             }
                             // The SDK answers these while this waits: its answers reach the wire
                             // from the stdin reader.
-                            servers.extend(crate::mcp::start_sdk(&names, Arc::new(SdkMcp(wire.clone()))).await);
+                            let channel = Arc::new(SdkMcp(wire.clone()));
+                            servers.extend(crate::mcp::start_sdk(&names, &parsed.sdk_mcp_timeouts, channel).await);
                         }
                         init = parsed;
                     }

@@ -77,13 +77,14 @@ impl McpSet {
         set
     }
 
-    /// Starts the host's in-process servers `names` (the Agent SDK's `"type": "sdk"` servers) at
-    /// once over `channel`, as [`McpSet::start`] starts the others.
-    pub async fn start_sdk(names: &[String], channel: Arc<dyn SdkChannel>, options: &Options) -> McpSet {
-        let starts = names.iter().map(|name| connect_sdk(name, channel.clone(), options));
+    /// Starts the host's in-process servers (the Agent SDK's `"type": "sdk"` servers), each named
+    /// with its own options (the SDK may set a server's call timeout), at once over `channel`, as
+    /// [`McpSet::start`] starts the others.
+    pub async fn start_sdk(servers: &[(String, Options)], channel: Arc<dyn SdkChannel>) -> McpSet {
+        let starts = servers.iter().map(|(name, options)| connect_sdk(name, channel.clone(), options));
         let results = futures::future::join_all(starts).await;
         let mut set = McpSet::default();
-        for (name, result) in names.iter().zip(results) {
+        for ((name, _), result) in servers.iter().zip(results) {
             set.add(name, "sdk", result);
         }
         set

@@ -88,8 +88,8 @@ fn options(ms: u64) -> Options {
 }
 
 async fn start(host: &Arc<Host>, names: &[&str], ms: u64) -> McpSet {
-    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    McpSet::start_sdk(&names, host.clone(), &options(ms)).await
+    let servers: Vec<(String, Options)> = names.iter().map(|n| (n.to_string(), options(ms))).collect();
+    McpSet::start_sdk(&servers, host.clone()).await
 }
 
 fn call_of(text: &str) -> impl Fn(&Value) -> bool + '_ {
