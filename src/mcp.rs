@@ -1,7 +1,8 @@
 //! MCP servers' tools in a session: where `reloop-mcp` (which speaks MCP) meets `reloop-tools`
 //! (which runs tools), neither knowing the other.
 //!
-//! The servers are started before the session, each failure said once on stderr; their tools are
+//! The servers are started before the session (the Agent SDK's in-process ones once its control
+//! channel is up, before the first prompt), each failure said once on stderr; their tools are
 //! registered after the built-in ones; their starts and tool lists go into the session header
 //! (`run_config.mcp_servers`, `run_config.tool_specs`), so a replay, `why` and `show` need no
 //! server, and a resumed session offers the same tools.
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reloop_core::ContentBlock;
-use reloop_mcp::{CallOutput, McpSet, McpTool, Options, ServerRecord, Sources};
+use reloop_mcp::{CallOutput, McpSet, McpTool, Options, SdkChannel, ServerRecord, Sources};
 use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
@@ -31,6 +32,19 @@ pub(crate) async fn start(
     cwd: &Path,
     settings: &serde_json::Map<String, Value>,
 ) -> Result<McpSet, CliError> {
+    Ok(start_deferring_sdk(flags, strict, cwd, settings, false).await?.0)
+}
+
+/// As [`start`]; with `defer_sdk` the Agent SDK's in-process servers (`"type": "sdk"`) are not
+/// started but named, for [`start_sdk`] once the SDK's control channel is up. Without it they
+/// fail to start like any unreachable server.
+pub(crate) async fn start_deferring_sdk(
+    flags: &[String],
+    strict: bool,
+    cwd: &Path,
+    settings: &serde_json::Map<String, Value>,
+    defer_sdk: bool,
+) -> Result<(McpSet, Vec<String>), CliError> {
     // A file named on the command line is relative to where the command was typed.
     let here = std::env::current_dir().unwrap_or_else(|_| cwd.to_path_buf());
     let flags = flags
@@ -45,20 +59,53 @@ pub(crate) async fn start(
             "reloop: the project's .mcp.json server {name:?} is not started: approve it in the --settings file              (\"enabledMcpjsonServers\": [{name:?}] or \"enableAllProjectMcpServers\": true)"
         );
     }
-    let configs = loaded.servers;
+    let (sdk, configs): (Vec<_>, Vec<_>) =
+        loaded.servers.into_iter().partition(|c| defer_sdk && c.transport == reloop_mcp::Transport::Sdk);
+    let sdk = sdk.into_iter().map(|c| c.name).collect();
     if configs.is_empty() {
-        return Ok(McpSet::default());
+        return Ok((McpSet::default(), sdk));
     }
     let mut options = Options::from_env();
     options.removed_env = reloop_tools::CREDENTIAL_VARS.iter().map(|v| v.to_string()).collect();
     let set = McpSet::start(&configs, cwd, &options).await;
+    report(&set);
+    Ok((set, sdk))
+}
+
+/// Starts the Agent SDK's in-process servers `names` over its control channel, a server's calls
+/// bounded by its `timeouts` entry if the SDK gave one, else `MCP_TOOL_TIMEOUT`; failures are
+/// reported and recorded as for any server.
+pub(crate) async fn start_sdk(
+    names: &[String],
+    timeouts: &[(String, Duration)],
+    channel: Arc<dyn SdkChannel>,
+) -> McpSet {
+    if names.is_empty() {
+        return McpSet::default();
+    }
+    let servers: Vec<(String, Options)> = names
+        .iter()
+        .map(|name| {
+            let mut options = Options::from_env();
+            if let Some((_, timeout)) = timeouts.iter().find(|(n, _)| n == name) {
+                options.call_timeout = *timeout;
+            }
+            (name.clone(), options)
+        })
+        .collect();
+    let set = McpSet::start_sdk(&servers, channel).await;
+    report(&set);
+    set
+}
+
+/// Says on stderr which servers failed and which tools are left out.
+fn report(set: &McpSet) {
     for (_, error) in set.failures() {
         errln!("reloop: {error}");
     }
     for warning in set.warnings() {
         errln!("reloop: warning: {warning}");
     }
-    Ok(set)
 }
 
 /// Adds the servers' tools to `tools`, after the ones already there.

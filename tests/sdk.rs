@@ -13,376 +13,14 @@
 //! (set by scripts/test.sh), which makes them fail.
 
 mod common;
+#[path = "sdk/harness.rs"]
+mod harness;
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
-use common::{call, response, stderr, stdout, text, Workspace};
+use common::{call, text};
+use harness::*;
 use serde_json::{json, Value};
-
-/// Past this the driver (which has its own 60 s timeout) and everything it started are killed.
-const DRIVER_DEADLINE: Duration = Duration::from_secs(120);
-const A_TXT: &str = "hello from a.txt\n";
-
-#[derive(Clone, Copy, Debug)]
-enum Sdk {
-    Python,
-    Ts,
-}
-
-/// Where the SDKs are installed, or `None` (after a notice on stderr) when they are not and not required.
-fn sdk_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RELOOP_SDK_DIR").map(PathBuf::from);
-    let installed = dir.as_ref().filter(|d| {
-        d.join("venv/bin/python").exists()
-            && d.join("node/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs").exists()
-    });
-    match installed {
-        Some(d) => Some(d.clone()),
-        None if std::env::var("RELOOP_REQUIRE_SDK").as_deref() == Ok("1") => panic!(
-            "the Claude Agent SDKs are not installed (RELOOP_SDK_DIR={dir:?}): run `bash scripts/sdk-setup.sh` \
-             and set RELOOP_SDK_DIR=$PWD/target/sdk (scripts/test.sh does both)"
-        ),
-        None => {
-            eprintln!(
-                "notice: SDK test skipped, the Claude Agent SDKs are not installed \
-                 (run `bash scripts/sdk-setup.sh` and set RELOOP_SDK_DIR=$PWD/target/sdk)"
-            );
-            None
-        }
-    }
-}
-
-/// A workspace holding `a.txt`, a fake model server, and the SDK install.
-struct Scenario {
-    ws: Workspace,
-    server: FakeServer,
-    sdk_dir: PathBuf,
-}
-
-impl Scenario {
-    /// The fake server answers with `answers(workspace path of a file)`, in order. `None` when the
-    /// SDKs are absent and not required (the test then returns).
-    fn start(answers: impl FnOnce(&dyn Fn(&str) -> String) -> Vec<Canned>) -> Option<Scenario> {
-        let sdk_dir = sdk_dir()?;
-        let ws = Workspace::seed();
-        std::fs::write(ws.cwd().join("a.txt"), A_TXT).unwrap();
-        std::fs::create_dir_all(ws.dir.path().join("home")).unwrap();
-        let cwd = ws.cwd();
-        let server = FakeServer::start(answers(&|name: &str| cwd.join(name).to_str().unwrap().to_string()));
-        Some(Scenario { ws, server, sdk_dir })
-    }
-
-    fn cwd(&self) -> String {
-        self.ws.cwd().to_str().unwrap().to_string()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.ws.cwd().join(name).to_str().unwrap().to_string()
-    }
-
-    /// Runs the driver's scenario `name` and parses what it printed.
-    fn run(&self, sdk: Sdk, name: &str) -> Run {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut cmd = match sdk {
-            Sdk::Python => {
-                let mut c = Command::new(self.sdk_dir.join("venv/bin/python"));
-                c.arg(root.join("tests/sdk/scenario.py"));
-                c
-            }
-            Sdk::Ts => {
-                let mut c = Command::new("node");
-                c.arg(root.join("tests/sdk/scenario.mjs"));
-                c
-            }
-        };
-        cmd.arg(name)
-            .env("RELOOP_BIN", env!("CARGO_BIN_EXE_reloop"))
-            .env("RELOOP_SDK_DIR", &self.sdk_dir)
-            .env("WORKDIR", self.ws.cwd())
-            .env("RELOOP_JOURNAL", self.ws.journal())
-            .env("ANTHROPIC_BASE_URL", &self.server.url)
-            .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
-            .env("HOME", self.ws.dir.path().join("home"))
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("PYTHONUNBUFFERED", "1");
-        for var in ["ANTHROPIC_MODEL", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CLAUDECODE", "CLAUDE_CONFIG_DIR"] {
-            cmd.env_remove(var);
-        }
-        cmd.current_dir(self.ws.dir.path());
-        let run = spawn_with_deadline(cmd);
-        let lines = run
-            .stdout
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("driver printed a non-JSON line ({e}): {l}")))
-            .collect();
-        Run { sdk, name: name.to_string(), status: run.status, stdout: run.stdout, stderr: run.stderr, lines }
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.server.requests()
-    }
-
-    /// `reloop replay` reproduces the session identically and `reloop why` explains it.
-    fn assert_replays_and_explains(&self, session_id: &str) {
-        let journal = self.ws.journal();
-        let journal = journal.to_str().unwrap();
-        let replay = self.ws.reloop(&["replay", session_id, "--journal", journal]);
-        assert_eq!(
-            replay.status.code(),
-            Some(0),
-            "reloop replay {session_id} failed:\n{}\n{}",
-            stdout(&replay),
-            stderr(&replay)
-        );
-        assert!(stdout(&replay).contains("identical"), "replay not identical:\n{}", stdout(&replay));
-        let why = self.ws.reloop(&["why", session_id, "--journal", journal]);
-        assert_eq!(why.status.code(), Some(0), "reloop why {session_id} failed:\n{}", stderr(&why));
-        assert!(!stdout(&why).trim().is_empty(), "reloop why printed nothing");
-    }
-}
-
-struct Finished {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `cmd` in its own process group; past the deadline the whole group (the driver and the
-/// CLI it started) is killed, so a hung CLI fails the test instead of hanging it.
-fn spawn_with_deadline(mut cmd: Command) -> Finished {
-    use std::os::unix::process::CommandExt;
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start the scenario driver {cmd:?}: {e}"));
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = String::new();
-            let _ = pipe.read_to_string(&mut buf);
-            buf
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DRIVER_DEADLINE {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    // The CLI may outlive the driver briefly while holding its stderr: end the group.
-    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).stderr(Stdio::null()).status();
-    Finished { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
-}
-
-/// What a driver printed: the SDK's messages, callback events, maybe an error.
-struct Run {
-    sdk: Sdk,
-    name: String,
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    lines: Vec<Value>,
-}
-
-impl Run {
-    fn dump(&self) -> String {
-        format!(
-            "{:?} scenario {} exited with {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.sdk, self.name, self.status, self.stdout, self.stderr
-        )
-    }
-
-    /// The scenario finished without the SDK raising.
-    fn ok(self) -> Run {
-        assert!(self.status.success() && self.error().is_none(), "the SDK failed:\n{}", self.dump());
-        self
-    }
-
-    /// The driver's `{"error": ...}` line (messages, which may carry an `error` field, have a `type`).
-    fn error(&self) -> Option<&Value> {
-        self.lines.iter().find(|l| l.get("error").is_some() && l.get("type").is_none())
-    }
-
-    fn messages(&self) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l.get("type").is_some()).collect()
-    }
-
-    fn of_type(&self, kind: &str) -> Vec<&Value> {
-        self.messages().into_iter().filter(|m| m["type"] == kind).collect()
-    }
-
-    fn events(&self, name: &str) -> Vec<&Value> {
-        self.lines.iter().filter(|l| l["event"] == name).collect()
-    }
-
-    fn inits(&self) -> Vec<&Value> {
-        self.of_type("system").into_iter().filter(|m| m["subtype"] == "init").collect()
-    }
-
-    fn results(&self) -> Vec<&Value> {
-        self.of_type("result")
-    }
-
-    fn result(&self) -> &Value {
-        let results = self.results();
-        assert_eq!(results.len(), 1, "expected one result message:\n{}", self.dump());
-        results[0]
-    }
-
-    /// The message types in order, system lines other than `init` left out.
-    fn kinds(&self) -> Vec<String> {
-        self.messages()
-            .into_iter()
-            .filter(|m| m["type"] != "system" || m["subtype"] == "init")
-            .map(|m| m["type"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    /// Every content block of the messages of `kind` (`assistant` or `user`), in order.
-    fn blocks(&self, kind: &str) -> Vec<Value> {
-        self.of_type(kind).into_iter().flat_map(|m| content(m).as_array().cloned().unwrap_or_default()).collect()
-    }
-
-    fn tool_results(&self) -> Vec<Value> {
-        self.blocks("user").into_iter().filter(|b| b["type"] == "tool_result").collect()
-    }
-
-    fn assistant_texts(&self) -> Vec<String> {
-        self.blocks("assistant")
-            .into_iter()
-            .filter(|b| b["type"] == "text")
-            .map(|b| b["text"].as_str().unwrap_or_default().to_string())
-            .collect()
-    }
-
-    /// The session id every message carries; checks it is one UUID throughout.
-    fn session_id(&self) -> String {
-        let inits = self.inits();
-        assert!(!inits.is_empty(), "no system/init message:\n{}", self.dump());
-        let id = inits[0]["session_id"].as_str().unwrap_or_default().to_string();
-        assert!(is_uuid(&id), "session_id {id:?} is not a UUID");
-        for m in self.messages() {
-            if let Some(other) = m.get("session_id").filter(|v| !v.is_null()) {
-                assert_eq!(other, &json!(id), "a {} message carries another session id", m["type"]);
-            }
-        }
-        id
-    }
-}
-
-/// A message's content: the Python driver prints parsed messages (`content`), the TS SDK hands
-/// over the raw line (`message.content`).
-fn content(m: &Value) -> &Value {
-    m.get("content").unwrap_or(&m["message"]["content"])
-}
-
-fn model_usage(result: &Value) -> &Value {
-    result.get("model_usage").unwrap_or(&result["modelUsage"])
-}
-
-fn is_uuid(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
-/// The fake server's answer: `content` as one streamed Messages API response.
-fn answer(id: &str, content: Value, stop_reason: &str, output_tokens: u64) -> Canned {
-    Canned::Sse(sse_from_message(&response(id, content, stop_reason, output_tokens)["message"]))
-}
-
-/// A reply that starts streaming (message_start) and then never finishes.
-fn stalled_answer() -> Canned {
-    let full = sse_from_message(&response("msg_stall", text("never finished"), "end_turn", 1)["message"]);
-    let end = full.find("\n\n").unwrap() + 2;
-    Canned::Stall(full[..end].to_string())
-}
-
-fn tool_names(request: &Recorded) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect())
-        .unwrap_or_default()
-}
-
-fn system_text(request: &Recorded) -> String {
-    match &request.body["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => {
-            blocks.iter().map(|b| b["text"].as_str().unwrap_or_default()).collect::<Vec<_>>().join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
-/// The request's conversation, as JSON text, for "contains these in this order" checks.
-fn transcript(request: &Recorded) -> String {
-    request.body["messages"].to_string()
-}
-
-fn assert_in_order(haystack: &str, needles: &[&str]) {
-    let mut from = 0;
-    for needle in needles {
-        match haystack[from..].find(needle) {
-            Some(at) => from += at + needle.len(),
-            None => panic!("{needle:?} missing (or out of order) in {haystack}"),
-        }
-    }
-}
-
-/// What Claude Code's system/init carries (the TS SDK's `SDKSystemMessage` fields).
-fn assert_init(run: &Run, init: &Value, cwd: &str) {
-    for field in [
-        "session_id",
-        "cwd",
-        "tools",
-        "mcp_servers",
-        "model",
-        "permissionMode",
-        "slash_commands",
-        "apiKeySource",
-        "claude_code_version",
-        "output_style",
-        "skills",
-        "plugins",
-        "uuid",
-    ] {
-        assert!(init.get(field).is_some_and(|v| !v.is_null()), "system/init lacks {field}:\n{}", run.dump());
-    }
-    assert_eq!(init["cwd"], cwd);
-    assert!(init["tools"].as_array().unwrap().iter().any(|t| t == "Read"), "init tools lack Read: {}", init["tools"]);
-    let version = init["claude_code_version"].as_str().unwrap();
-    assert!(
-        version.split('.').take(3).filter(|p| p.parse::<u32>().is_ok()).count() == 3,
-        "claude_code_version {version:?} is not x.y.z (the Python SDK warns on it)"
-    );
-}
-
-/// The result fields every successful turn carries, as Claude Code prints them.
-fn assert_success(run: &Run, result: &Value, session_id: &str, num_turns: u64, text: &str) {
-    assert_eq!(result["subtype"], "success", "{}", run.dump());
-    assert_eq!(result["is_error"], false);
-    assert_eq!(result["num_turns"], num_turns);
-    assert_eq!(result["result"], text);
-    assert_eq!(result["session_id"], session_id);
-    assert!(result["duration_ms"].is_number() && result["duration_api_ms"].is_number());
-    assert!(result["total_cost_usd"].as_f64().is_some_and(|c| c > 0.0), "total_cost_usd: {}", result["total_cost_usd"]);
-    assert!(
-        result["usage"]["input_tokens"].is_u64() && result["usage"]["output_tokens"].is_u64(),
-        "usage: {}",
-        result["usage"]
-    );
-    assert!(model_usage(result).as_object().is_some_and(|m| !m.is_empty()), "modelUsage: {}", model_usage(result));
-    assert!(result["permission_denials"].is_array(), "permission_denials: {}", result["permission_denials"]);
-}
 
 // --- scenarios shared by both SDKs ------------------------------------------------------------
 
@@ -567,6 +205,59 @@ fn hook_pretooluse(sdk: Sdk) {
     s.assert_replays_and_explains(&session_id);
 }
 
+/// The SDK's in-process MCP server: the model calls its `echo` (which answers from inside the SDK
+/// process) and its `explode` (which raises); both results reach the next model request, and the
+/// session replays with the SDK gone.
+fn sdk_mcp(sdk: Sdk) {
+    let Some(s) = Scenario::start(|_| {
+        vec![
+            answer(
+                "msg_1",
+                json!([
+                    call("toolu_01ECHO", "mcp__calc__echo", json!({"text": "hello"})),
+                    call("toolu_02BOOM", "mcp__calc__explode", json!({"why": "on purpose"})),
+                ]),
+                "tool_use",
+                9,
+            ),
+            answer("msg_2", text("calc said hello"), "end_turn", 4),
+        ]
+    }) else {
+        return;
+    };
+    let run = s.run(sdk, "sdk_mcp").ok();
+    let session_id = run.session_id();
+
+    let servers = &run.inits()[0]["mcp_servers"];
+    assert_eq!(servers, &json!([{"name": "calc", "status": "connected"}]), "{}", run.dump());
+    let ran = run.events("tool_ran");
+    assert_eq!(ran.len(), 2, "both tools ran in the SDK process:\n{}", run.dump());
+    assert_eq!((&ran[0]["tool"], &ran[0]["args"]), (&json!("echo"), &json!({"text": "hello"})));
+    assert_eq!((&ran[1]["tool"], &ran[1]["args"]), (&json!("explode"), &json!({"why": "on purpose"})));
+    let echoed = format!("sdk-echo[{}]: hello", ran[0]["pid"]);
+
+    let results = run.tool_results();
+    assert_eq!(results.len(), 2, "{}", run.dump());
+    assert_eq!(results[0]["tool_use_id"], "toolu_01ECHO");
+    assert!(results[0]["content"].to_string().contains(&echoed), "{} lacks {echoed}", results[0]);
+    assert_ne!(results[0]["is_error"], true);
+    assert_eq!(results[1]["tool_use_id"], "toolu_02BOOM");
+    assert_eq!(results[1]["is_error"], true, "{}", results[1]);
+    assert!(results[1]["content"].to_string().contains("exploded: on purpose"), "{}", results[1]);
+    assert_success(&run, run.result(), &session_id, 2, "calc said hello");
+
+    let requests = s.requests();
+    assert_eq!(requests.len(), 2);
+    let offered = &requests[0].body["tools"];
+    let echo = offered.as_array().unwrap().iter().find(|t| t["name"] == "mcp__calc__echo");
+    let echo = echo.unwrap_or_else(|| panic!("mcp__calc__echo not offered: {:?}", tool_names(&requests[0])));
+    assert_eq!(echo["description"], "Echoes its text from inside the SDK process");
+    assert_eq!(echo["input_schema"]["properties"]["text"]["type"], "string", "{echo}");
+    assert!(tool_names(&requests[0]).contains(&"mcp__calc__explode".to_string()));
+    assert_in_order(&transcript(&requests[1]), &["toolu_01ECHO", &echoed, "toolu_02BOOM", "exploded: on purpose"]);
+    s.assert_replays_and_explains(&session_id);
+}
+
 // --- Python SDK ---------------------------------------------------------------------------------
 
 #[test]
@@ -716,6 +407,11 @@ fn python_resume_continues_the_first_session_with_its_history() {
 }
 
 #[test]
+fn python_in_process_mcp_server_tools_run_in_the_sdk_and_replay_without_it() {
+    sdk_mcp(Sdk::Python);
+}
+
+#[test]
 fn python_max_turns_ends_with_error_max_turns_and_the_sdk_raises() {
     let Some(s) = Scenario::start(|path| {
         vec![
@@ -765,4 +461,194 @@ fn ts_can_use_tool_allows_one_write_and_denies_another() {
 #[test]
 fn ts_pretooluse_hook_callback_denies_the_read() {
     hook_pretooluse(Sdk::Ts);
+}
+
+#[test]
+fn ts_in_process_mcp_server_tools_run_in_the_sdk_and_replay_without_it() {
+    sdk_mcp(Sdk::Ts);
+}
+
+// --- no SDK: reloop's side of `mcp_message` against a hostile control channel ----------------
+
+/// What the scripted "SDK" below answers to one `mcp_message`: `None` is no answer at all.
+fn hostile_sdk_answer(request_id: &str, message: &Value) -> Option<Value> {
+    let id = &message["id"];
+    let success = |response: Value| {
+        Some(json!({"type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": response}}))
+    };
+    let reply = |result: Value| success(json!({"mcp_response": {"jsonrpc": "2.0", "id": id, "result": result}}));
+    match message["method"].as_str() {
+        Some("initialize") => reply(json!({"protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "calc", "version": "1.0.0"}})),
+        Some("tools/list") => reply(json!({"tools": [{"name": "echo", "inputSchema": {"type": "object",
+            "properties": {"text": {"type": "string"}}, "required": ["text"]}}]})),
+        Some("tools/call") => match message["params"]["arguments"]["text"].as_str() {
+            Some("silent") => None,
+            Some("garbage") => success(json!({"mcp_response": "<html>not JSON-RPC</html>"})),
+            Some("refused") => Some(json!({"type": "control_response",
+                "response": {"subtype": "error", "request_id": request_id, "error": "handler blew up"}})),
+            other => reply(json!({"content": [{"type": "text", "text": format!("echo: {}", other.unwrap_or(""))}]})),
+        },
+        _ => success(json!({"mcp_response": {"jsonrpc": "2.0", "result": {}}})),
+    }
+}
+
+/// What the scripted "SDK" saw and reloop printed.
+struct Driven {
+    /// reloop's stdout lines up to the first result.
+    lines: Vec<Value>,
+    /// The JSON-RPC messages of reloop's `mcp_message` requests, in order.
+    seen: Vec<Value>,
+    stderr: String,
+}
+
+/// Runs the print mode with `args` and `env` as an SDK would, sending `initialize` (with `init`'s
+/// fields), one prompt once it is answered, and `answer`'s replies to reloop's `mcp_message`s;
+/// closes stdin after the first result. Bounded: past 60 s the test fails.
+fn drive_with_scripted_sdk(
+    ws: &common::Workspace,
+    args: &[&str],
+    env: &[(&str, &str)],
+    init: Value,
+    answer: impl Fn(&str, &Value) -> Option<Value>,
+) -> Driven {
+    use std::io::{BufRead, Write};
+    let mut all = vec!["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    all.extend_from_slice(args);
+    let mut cmd = ws.command(&all);
+    cmd.envs(env.iter().copied());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    let mut initialize = json!({"subtype": "initialize", "hooks": null});
+    initialize.as_object_mut().unwrap().extend(init.as_object().cloned().unwrap_or_default());
+    send(json!({"type": "control_request", "request_id": "init", "request": initialize}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut lines, mut seen) = (Vec::new(), Vec::new());
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
+            send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": "use calc"},
+                "parent_tool_use_id": null}));
+        }
+        if line["type"] == "control_request" && line["request"]["subtype"] == "mcp_message" {
+            assert_eq!(line["request"]["server_name"], "calc");
+            seen.push(line["request"]["message"].clone());
+            if let Some(reply) = answer(line["request_id"].as_str().unwrap(), &line["request"]["message"]) {
+                send(reply);
+            }
+        }
+        let done = line["type"] == "result";
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "reloop failed:\n{stderr}");
+    assert_eq!(lines.last().map(|l| &l["type"]), Some(&json!("result")), "no result within 60 s:\n{stderr}");
+    Driven { lines, seen, stderr }
+}
+
+/// A cassette in `ws` where the model calls `mcp__calc__echo` with each text, then says "done".
+fn echo_cassette(ws: &common::Workspace, texts: &[&str]) -> String {
+    let cassette = ws.dir.path().join("cassette.json");
+    let calls: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(n, t)| call(&format!("toolu_0{n}"), "mcp__calc__echo", json!({"text": t})))
+        .collect();
+    let responses = json!({"responses": [common::response("m1", Value::Array(calls), "tool_use", 5),
+                                         common::response("m2", text("done"), "end_turn", 2)]});
+    std::fs::write(&cassette, responses.to_string()).unwrap();
+    cassette.to_str().unwrap().to_string()
+}
+
+/// reloop's MCP client over the control channel, against a "SDK" that never answers one call,
+/// garbles one and fails one: each is a bounded `is_error` result, the next call still works,
+/// nothing hangs, and the session replays with nobody on the channel.
+#[test]
+fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
+    let ws = common::Workspace::seed();
+    let cassette = echo_cassette(&ws, &["silent", "garbage", "refused", "fine"]);
+    let config = r#"{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}"#;
+    let args = ["--script", &cassette, "--mcp-config", config, "--allowedTools", "mcp__calc__echo"];
+    // The server's own timeout (the TypeScript SDK's `createSdkMcpServer({timeout})`) wins over
+    // MCP_TOOL_TIMEOUT.
+    let env = [("MCP_TOOL_TIMEOUT", "20000"), ("MCP_TIMEOUT", "5000")];
+    let init = json!({"sdkMcpServerConfigs": {"calc": {"timeout": 1000}}});
+    let Driven { lines, seen, stderr: err } = drive_with_scripted_sdk(&ws, &args, &env, init, hostile_sdk_answer);
+    let result = lines.last().unwrap();
+    assert_eq!((&result["type"], &result["result"]), (&json!("result"), &json!("done")), "{lines:?}\n{err}");
+    let init = lines.iter().find(|l| l["subtype"] == "init").unwrap();
+    assert_eq!(init["mcp_servers"], json!([{"name": "calc", "status": "connected"}]));
+    let results: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| l["message"]["content"].as_array().unwrap().iter())
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    let shown = |n: usize| (results[n]["is_error"] == true, results[n]["content"].to_string());
+    assert_eq!(results.len(), 4, "{results:?}");
+    let (failed, said) = shown(0);
+    assert!(failed && said.contains("did not answer echo within 1000 ms (MCP_TOOL_TIMEOUT)"), "{said}");
+    let (failed, said) = shown(1);
+    assert!(failed && said.contains("without an mcp_response object"), "{said}");
+    let (failed, said) = shown(2);
+    assert!(failed && said.contains("handler blew up"), "{said}");
+    assert_eq!(shown(3), (false, "\"echo: fine\"".to_string()));
+    assert!(err.contains("did not answer echo within 1000 ms"), "the user is told too:\n{err}");
+    // The call given up on is cancelled on the server, as MCP says.
+    let silent = seen.iter().find(|m| m["params"]["arguments"]["text"] == "silent").unwrap();
+    let cancelled = seen.iter().find(|m| m["method"] == "notifications/cancelled");
+    assert_eq!(cancelled.map(|m| &m["params"]["requestId"]), Some(&silent["id"]), "{seen:?}");
+
+    let session = result["session_id"].as_str().unwrap();
+    let replay = ws.reloop(&["replay", session]);
+    assert!(common::stdout(&replay).contains("identical"), "{}\n{}", common::stdout(&replay), common::stderr(&replay));
+    let export = ws.reloop(&["export", session, "--format", "journal"]);
+    let header = &serde_json::from_str::<Value>(&common::stdout(&export)).unwrap()["header"];
+    let server = &header["run_config"]["mcp_servers"][0];
+    assert_eq!(
+        (&server["name"], &server["transport"], &server["status"]),
+        (&json!("calc"), &json!("sdk"), &json!("connected"))
+    );
+    assert_eq!(server["tools"][0]["name"], "mcp__calc__echo", "{server}");
+}
+
+/// A server named the TypeScript SDK's way (`sdkMcpServers` in `initialize`) whose SDK never
+/// answers the handshake: it fails within `MCP_TIMEOUT`, is said on stderr and in `system/init`,
+/// its tool is not offered, and the session goes on.
+#[test]
+fn an_in_process_server_silent_at_start_fails_within_mcp_timeout_and_the_session_goes_on() {
+    let ws = common::Workspace::seed();
+    let cassette = echo_cassette(&ws, &["anyone?"]);
+    let args = ["--script", &cassette, "--allowedTools", "mcp__calc__echo"];
+    let started = std::time::Instant::now();
+    let init = json!({"sdkMcpServers": ["calc"]});
+    let driven = drive_with_scripted_sdk(&ws, &args, &[("MCP_TIMEOUT", "500")], init, |_, _| None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert_eq!(driven.seen[0]["method"], "initialize", "{:?}", driven.seen);
+    let init = driven.lines.iter().find(|l| l["subtype"] == "init").unwrap();
+    let server = &init["mcp_servers"][0];
+    assert_eq!((&server["name"], &server["status"]), (&json!("calc"), &json!("failed")), "{server}");
+    let error = server["error"].as_str().unwrap();
+    assert_eq!(error, "MCP server \"calc\" failed to start: no answer within 500 ms (MCP_TIMEOUT)");
+    assert!(driven.stderr.contains(&format!("reloop: {error}")), "{}", driven.stderr);
+    assert!(!init["tools"].as_array().unwrap().iter().any(|t| t == "mcp__calc__echo"), "{}", init["tools"]);
+    let refused = driven.lines.iter().find(|l| l["type"] == "user").unwrap()["message"]["content"][0].clone();
+    assert_eq!(refused["is_error"], true);
+    assert!(refused["content"].to_string().contains("No such tool available: mcp__calc__echo"), "{refused}");
+    assert_eq!(driven.lines.last().unwrap()["result"], "done");
 }

@@ -1,9 +1,11 @@
 //! The control protocol's requests, both ways.
 //!
-//! From the SDK: `initialize` (hook callbacks, the system prompt), `interrupt`, `set_model`,
-//! `set_permission_mode`, `get_context_usage`, `mcp_status`; any other subtype is answered with
-//! an error naming it. To the SDK: `can_use_tool` where the permission rules would ask
-//! ([`SdkPrompt`]) and `hook_callback` for the hooks `initialize` registered ([`SdkHooks`]).
+//! From the SDK: `initialize` (hook callbacks, the system prompt, in-process MCP servers),
+//! `interrupt`, `set_model`, `set_permission_mode`, `get_context_usage`, `mcp_status`,
+//! `mcp_message` (a server's notification); any other subtype is answered with an error naming
+//! it. To the SDK: `can_use_tool` where the permission rules would ask ([`SdkPrompt`]),
+//! `hook_callback` for the hooks `initialize` registered ([`SdkHooks`]) and `mcp_message` for
+//! its in-process MCP servers ([`SdkMcp`]).
 //! Their answers come back as events (a `PermissionRequest` or tool hook run), so they are
 //! journaled and a replay needs no SDK.
 
@@ -14,6 +16,7 @@ use futures::future::BoxFuture;
 use reloop_core::hook::HookEventName;
 use reloop_driver::{PermissionPrompt, PromptRequest};
 use reloop_hooks::{HookCallbacks, HookCommand, HookInput, HooksConfig, Matcher, MatcherGroup};
+use reloop_mcp::SdkChannel;
 use serde_json::{json, Value};
 
 use super::protocol::Wire;
@@ -59,6 +62,44 @@ impl HookCallbacks for SdkHooks {
     }
 }
 
+/// Carries the MCP messages of the SDK's in-process servers: each is an `mcp_message` request
+/// whose answer holds the server's reply in `mcp_response`. The MCP client is rmcp's
+/// (`reloop_mcp::McpSet::start_sdk`); what it learns is journaled like any server's.
+pub struct SdkMcp(pub Wire);
+
+impl SdkChannel for SdkMcp {
+    fn exchange(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let answer = self.0.send_request(json!({"subtype": "mcp_message", "server_name": server, "message": message}));
+        Box::pin(async move {
+            match answer.await? {
+                Value::Object(mut response) => match response.remove("mcp_response") {
+                    Some(reply @ Value::Object(_)) => Ok(reply),
+                    _ => Err("the SDK answered mcp_message without an mcp_response object".into()),
+                },
+                _ => Err("the SDK answered mcp_message without an mcp_response object".into()),
+            }
+        })
+    }
+}
+
+/// The answer to an `mcp_message` the SDK sends reloop (an in-process server's own notification,
+/// such as `notifications/tools/list_changed`): reloop keeps the tool list it listed at start, so a
+/// notification is acknowledged as the SDKs acknowledge one, and a request is refused.
+pub fn mcp_message_from_sdk(request: &Value) -> Result<Value, String> {
+    let message = request.get("message").filter(|m| m.is_object()).ok_or("mcp_message: no message object")?;
+    let reply = match message.get("id").filter(|id| !id.is_null() && message.get("method").is_some()) {
+        Some(id) => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32601, "message": "reloop serves no requests from an SDK MCP server"}}),
+        None => json!({"jsonrpc": "2.0", "result": {}, "id": 0}),
+    };
+    Ok(json!({"mcp_response": reply}))
+}
+
+/// The most in-process servers `initialize` may name: each is started and journaled.
+pub const MAX_SDK_SERVERS: usize = 64;
+/// The longest in-process server name taken (it becomes part of tool names, at most 64 long).
+const MAX_SDK_SERVER_NAME: usize = 256;
+
 /// What `initialize` asked for.
 #[derive(Default)]
 pub struct Initialize {
@@ -67,6 +108,12 @@ pub struct Initialize {
     pub append_system_prompt: Option<String>,
     /// Hook callbacks by event: (matcher, callback ids, timeout).
     pub hooks: Vec<(HookEventName, String, Vec<String>, Option<Duration>)>,
+    /// The TypeScript SDK's in-process MCP servers (`sdkMcpServers`, names); the Python SDK
+    /// names its own in `--mcp-config` (`"type": "sdk"`).
+    pub sdk_mcp_servers: Vec<String>,
+    /// A call timeout the TypeScript SDK set for one of them (`sdkMcpServerConfigs`, `timeout`
+    /// in milliseconds, its `createSdkMcpServer` option); the others use `MCP_TOOL_TIMEOUT`.
+    pub sdk_mcp_timeouts: Vec<(String, Duration)>,
     /// Fields reloop cannot honour, for a warning each.
     pub unhonoured: Vec<&'static str>,
 }
@@ -106,9 +153,34 @@ impl Initialize {
                 }
             }
         }
+        match request.get("sdkMcpServers") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(names)) => {
+                for name in names {
+                    let name = name
+                        .as_str()
+                        .filter(|n| !n.is_empty() && n.len() <= MAX_SDK_SERVER_NAME)
+                        .ok_or("initialize: sdkMcpServers must list server names")?;
+                    if !init.sdk_mcp_servers.iter().any(|n| n == name) {
+                        init.sdk_mcp_servers.push(name.to_string());
+                    }
+                }
+                if init.sdk_mcp_servers.len() > MAX_SDK_SERVERS {
+                    return Err(format!("initialize: more than {MAX_SDK_SERVERS} sdkMcpServers"));
+                }
+            }
+            Some(_) => return Err("initialize: sdkMcpServers must be a list of names".into()),
+        }
+        if let Some(Value::Object(configs)) = request.get("sdkMcpServerConfigs") {
+            for (name, config) in configs.iter().take(MAX_SDK_SERVERS) {
+                let ms = config.get("timeout").and_then(Value::as_f64).filter(|ms| ms.is_finite() && *ms >= 1.0);
+                if let Some(timeout) = ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()) {
+                    init.sdk_mcp_timeouts.push((name.clone(), timeout));
+                }
+            }
+        }
         for (key, what) in [
             ("agents", "initialize: agents (subagents are not supported yet)"),
-            ("sdkMcpServers", "initialize: sdkMcpServers (the SDK's in-process MCP servers are not supported yet)"),
             ("jsonSchema", "initialize: jsonSchema (structured output is not supported yet)"),
         ] {
             if request.get(key).is_some_and(|v| !v.is_null() && v != &json!({}) && v != &json!([])) {
@@ -173,6 +245,37 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].command, "callback:hook_0");
         assert!(hooks.matching(HookEventName::PreToolUse, Some("Bash")).is_empty());
+    }
+
+    #[test]
+    fn initialize_names_the_typescript_sdk_s_in_process_servers_and_refuses_bad_lists() {
+        let init = Initialize::parse(&json!({"sdkMcpServers": ["calc", "notes", "calc"],
+            "sdkMcpServerConfigs": {"calc": {"timeout": 1500}, "notes": {"timeout": "soon"}}}))
+        .unwrap();
+        assert_eq!(init.sdk_mcp_servers, ["calc", "notes"]);
+        assert_eq!(init.sdk_mcp_timeouts, [("calc".to_string(), Duration::from_millis(1500))]);
+        assert!(init.unhonoured.is_empty());
+        for bad in [json!({"sdkMcpServers": "calc"}), json!({"sdkMcpServers": [""]}), json!({"sdkMcpServers": [1]})] {
+            assert!(Initialize::parse(&bad).is_err(), "{bad}");
+        }
+        let many: Vec<String> = (0..=MAX_SDK_SERVERS).map(|n| format!("s{n}")).collect();
+        assert!(Initialize::parse(&json!({"sdkMcpServers": many})).is_err());
+    }
+
+    #[test]
+    fn a_server_s_own_mcp_message_is_acknowledged_and_its_requests_refused() {
+        let note = json!({"subtype": "mcp_message", "server_name": "calc",
+            "message": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}});
+        assert_eq!(
+            mcp_message_from_sdk(&note).unwrap(),
+            json!({"mcp_response": {"jsonrpc": "2.0", "result": {}, "id": 0}})
+        );
+        let ask = json!({"subtype": "mcp_message", "server_name": "calc",
+            "message": {"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage"}});
+        let refused = mcp_message_from_sdk(&ask).unwrap();
+        assert_eq!(refused["mcp_response"]["id"], 7);
+        assert_eq!(refused["mcp_response"]["error"]["code"], -32601);
+        assert!(mcp_message_from_sdk(&json!({"subtype": "mcp_message"})).is_err());
     }
 
     #[test]

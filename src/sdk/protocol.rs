@@ -7,6 +7,7 @@
 //! for the SDK's answer then fails, so nothing waits forever.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::BufRead;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,9 +31,11 @@ pub enum Incoming {
     Cancel { id: String },
 }
 
-/// Reads stdin on a thread of its own and hands each line over, parsed. The channel closes at
-/// end of input (or a read error).
-pub fn read_stdin() -> mpsc::UnboundedReceiver<Incoming> {
+/// Reads stdin on a thread of its own and hands each line over, parsed. The SDK's answers to
+/// reloop's requests (and its cancels) go straight to `wire`, so a request is answered even while
+/// the session is busy waiting on another (starting the SDK's in-process MCP servers before the
+/// first prompt). The channel closes at end of input (or a read error), after `wire` is closed.
+pub fn read_stdin(wire: Wire) -> mpsc::UnboundedReceiver<Incoming> {
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
@@ -54,6 +57,8 @@ pub fn read_stdin() -> mpsc::UnboundedReceiver<Incoming> {
                 continue;
             }
             match parse(&line) {
+                Ok(Incoming::Response { id, answer }) => wire.answered(&id, answer),
+                Ok(Incoming::Cancel { id }) => wire.cancelled(&id),
                 Ok(incoming) => {
                     if tx.send(incoming).is_err() {
                         break;
@@ -62,6 +67,7 @@ pub fn read_stdin() -> mpsc::UnboundedReceiver<Incoming> {
                 Err(e) => crate::term::errln!("reloop: stdin line {number}: {e}; skipped"),
             }
         }
+        wire.close();
     });
     rx
 }
@@ -173,17 +179,34 @@ impl Wire {
 
     /// Sends a request to the SDK and waits for its answer (or for stdin to close).
     pub async fn request(&self, request: Value) -> Result<Value, String> {
+        self.send_request(request).await
+    }
+
+    /// Writes the request now and returns the wait for its answer, so requests leave in the order
+    /// they are made. Dropping the wait forgets the request: a late answer is reported, not kept.
+    pub fn send_request(&self, request: Value) -> impl Future<Output = Result<Value, String>> + Send + 'static {
         let id = format!("reloop_req_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let (tx, rx) = oneshot::channel();
-        {
+        let registered = {
             let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            if self.closed.load(Ordering::SeqCst) {
+            let open = !self.closed.load(Ordering::SeqCst);
+            if open {
+                pending.insert(id.clone(), tx);
+            }
+            open
+        };
+        if registered {
+            self.line(&json!({"type": "control_request", "request_id": id, "request": request}));
+        }
+        let forget = Forget { pending: self.pending.clone(), id };
+        async move {
+            if !registered {
                 return Err("the SDK closed reloop's stdin; nobody can answer".into());
             }
-            pending.insert(id.clone(), tx);
+            let answer = rx.await.unwrap_or_else(|_| Err("the SDK closed reloop's stdin before answering".into()));
+            drop(forget);
+            answer
         }
-        self.line(&json!({"type": "control_request", "request_id": id, "request": request}));
-        rx.await.unwrap_or_else(|_| Err("the SDK closed reloop's stdin before answering".into()))
     }
 
     /// The SDK answered one of reloop's requests; an answer to no request is reported.
@@ -193,8 +216,17 @@ impl Wire {
             Some(tx) => {
                 let _ = tx.send(answer);
             }
+            // A late answer to a request of reloop's that was given up on (a call past its
+            // timeout, an aborted prompt) is expected; one to a request never made is reported.
+            None if self.issued(id) => {}
             None => crate::term::errln!("reloop: a control_response for {id}, which no request awaits; ignored"),
         }
+    }
+
+    /// Whether `id` names a request reloop has sent.
+    fn issued(&self, id: &str) -> bool {
+        let sent = self.next.load(Ordering::Relaxed);
+        id.strip_prefix("reloop_req_").and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n >= 1 && n <= sent)
     }
 
     /// The SDK withdrew a request of its own or answered "cancel" for one of reloop's: a request
@@ -210,6 +242,18 @@ impl Wire {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         self.closed.store(true, Ordering::SeqCst);
         pending.clear();
+    }
+}
+
+/// Removes a request nobody waits for any more from the waiting ones.
+struct Forget {
+    pending: Arc<Mutex<Waiting>>,
+    id: String,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.id);
     }
 }
 
@@ -241,6 +285,22 @@ mod tests {
         assert_eq!(read_bounded_line(&mut reader).unwrap(), Some(Err(MAX_LINE_BYTES + 10)));
         assert_eq!(read_bounded_line(&mut reader).unwrap(), Some(Ok("{\"ok\":1}".to_string())));
         assert_eq!(read_bounded_line(&mut reader).unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_request_nobody_waits_for_is_forgotten_and_its_late_answer_goes_nowhere() {
+        let wire = Wire::default();
+        let waiting = |wire: &Wire| wire.pending.lock().unwrap().len();
+        let given_up = wire.send_request(json!({"subtype": "mcp_message"}));
+        assert_eq!(waiting(&wire), 1, "the request is out before anyone polls it");
+        drop(given_up);
+        assert_eq!(waiting(&wire), 0);
+        wire.answered("reloop_req_1", Ok(json!({})));
+        assert!(wire.issued("reloop_req_1") && !wire.issued("reloop_req_2") && !wire.issued("nobody"));
+        let answered = wire.send_request(json!({"subtype": "mcp_message"}));
+        wire.answered("reloop_req_2", Ok(json!({"mcp_response": {}})));
+        assert_eq!(answered.await, Ok(json!({"mcp_response": {}})));
+        assert_eq!(waiting(&wire), 0);
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use reloop_tools::{PermissionMode, ToolRegistry};
 use serde_json::{json, Value};
 
 use super::args::PrintArgs;
-use super::control::{self, Initialize, SdkPrompt};
+use super::control::{self, Initialize, SdkMcp, SdkPrompt};
 use super::protocol::{self, Incoming, Wire};
 use super::stream::SdkStream;
 use crate::cli::run::{InputFormat, ProviderKind};
@@ -255,25 +255,45 @@ async fn stream_session(
     wire: Wire,
     signals: crate::cli::signals::Signals,
 ) -> Result<ExitCode, CliError> {
-    // The servers start before the SDK's first request, so `mcp_status` can answer for them.
+    // The servers start before the SDK's first request, so `mcp_status` can answer for them; the
+    // SDK's in-process ones need its control channel, so they start once `initialize` has named
+    // them all (the Python SDK in `--mcp-config`, the TypeScript SDK in `initialize`), or at the
+    // first prompt if no `initialize` comes.
     let project = settings(args.settings.as_deref(), &cwd)?.0.other;
-    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
-    let mcp_status = crate::mcp::status(&servers);
-    let mut incoming = protocol::read_stdin();
+    let (mut servers, flagged) =
+        crate::mcp::start_deferring_sdk(&args.mcp_config, args.strict_mcp_config, &cwd, &project, true).await?;
+    let mut sdk_servers = Some(flagged);
+    let mut incoming = protocol::read_stdin(wire.clone());
     let mut init = Initialize::default();
     let mut early = Early::default();
     let model_name = args.model_name();
     let first = loop {
         match incoming.recv().await {
-            Some(Incoming::User(content)) => break content,
+            Some(Incoming::User(content)) => {
+                if let Some(names) = sdk_servers.take() {
+                    servers.extend(crate::mcp::start_sdk(&names, &[], Arc::new(SdkMcp(wire.clone()))).await);
+                }
+                break content;
+            }
             Some(Incoming::Request { id, request }) => match subtype(&request) {
                 "initialize" => match Initialize::parse(&request) {
                     Ok(parsed) => {
                         for what in &parsed.unhonoured {
                             errln!("reloop: warning: {what} is accepted but not honoured");
                         }
-                        init = parsed;
                         wire.respond(&id, Ok(control::initialize_response(&model_name)));
+                        if let Some(mut names) = sdk_servers.take() {
+                            for name in &parsed.sdk_mcp_servers {
+                                if !names.contains(name) {
+                                    names.push(name.clone());
+                                }
+                            }
+                            // The SDK answers these while this waits: its answers reach the wire
+                            // from the stdin reader.
+                            let channel = Arc::new(SdkMcp(wire.clone()));
+                            servers.extend(crate::mcp::start_sdk(&names, &parsed.sdk_mcp_timeouts, channel).await);
+                        }
+                        init = parsed;
                     }
                     Err(e) => wire.respond(&id, Err(e)),
                 },
@@ -292,10 +312,12 @@ async fn stream_session(
                     Err(e) => wire.respond(&id, Err(e)),
                 },
                 "interrupt" => wire.respond(&id, Ok(Value::Null)),
-                other => wire.respond(&id, common_request(other, &model_name, None, &mcp_status)),
+                other => {
+                    wire.respond(&id, common_request(other, &request, &model_name, None, &crate::mcp::status(&servers)))
+                }
             },
-            Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
-            Some(Incoming::Cancel { id }) => wire.cancelled(&id),
+            // The stdin reader hands these to the wire itself.
+            Some(Incoming::Response { .. } | Incoming::Cancel { .. }) => {}
             None => {
                 return Err(CliError::Usage(
                     "Input must be provided either through stdin or as a prompt argument when using --print".into(),
@@ -316,7 +338,7 @@ async fn stream_session(
     let model = setup.args.model.clone().unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
-        .with_mcp_servers(mcp_status);
+        .with_mcp_servers(crate::mcp::status(&setup.servers));
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -393,12 +415,18 @@ async fn serve(
                             json!({"mode": mode.as_str()})
                         }),
                         "initialize" => Err("initialize: the session is already initialized".into()),
-                        other => common_request(other, stream.model(), Some(stream), &crate::mcp::status(&setup.servers)),
+                        other => common_request(
+                            other,
+                            &request,
+                            stream.model(),
+                            Some(stream),
+                            &crate::mcp::status(&setup.servers),
+                        ),
                     };
                     wire.respond(&id, answer);
                 }
-                Some(Incoming::Response { id, answer }) => wire.answered(&id, answer),
-                Some(Incoming::Cancel { id }) => wire.cancelled(&id),
+                // The stdin reader hands these to the wire itself.
+                Some(Incoming::Response { .. } | Incoming::Cancel { .. }) => {}
                 None => {
                     stdin_open = false;
                     wire.close();
@@ -440,7 +468,13 @@ fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, S
 }
 
 /// Requests answered the same before and during the session.
-fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>, mcp: &[Value]) -> Result<Value, String> {
+fn common_request(
+    subtype: &str,
+    request: &Value,
+    model: &str,
+    stream: Option<&SdkStream>,
+    mcp: &[Value],
+) -> Result<Value, String> {
     match subtype {
         "mcp_status" => Ok(json!({"mcpServers": mcp})),
         "get_context_usage" => {
@@ -452,10 +486,7 @@ fn common_request(subtype: &str, model: &str, stream: Option<&SdkStream>, mcp: &
                 "percentage": percentage, "model": model, "categories": [],
             }))
         }
-        "mcp_message" => {
-            Err("mcp_message: the SDK's in-process MCP servers are not supported yet (servers from --mcp-config are)"
-                .into())
-        }
+        "mcp_message" => control::mcp_message_from_sdk(request),
         "" => Err("a control_request without a subtype".into()),
         other => Err(format!("Unsupported control request subtype: {other}")),
     }

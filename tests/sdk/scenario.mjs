@@ -11,6 +11,7 @@
 // lines for callbacks the SDK invoked, and `{"error": ...}` if the SDK threw (exit 1). Every scenario
 // has a hard timeout, so a CLI that hangs fails the test instead of hanging it.
 
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -83,6 +84,25 @@ const scenarios = {
       return allow ? { behavior: "allow", updatedInput: input } : { behavior: "deny", message: "nope-from-sdk" };
     };
     await runQuery(query, "write out.txt and denied.txt", { canUseTool });
+  },
+
+  // An in-process MCP server: `echo` answers with what only this process knows (its pid),
+  // `explode` throws.
+  async sdk_mcp({ query, tool, createSdkMcpServer }) {
+    const { z } = await import(pathToFileURL(createRequire(sdkEntry).resolve("zod")).href);
+    const echo = tool("echo", "Echoes its text from inside the SDK process", { text: z.string() }, async (args) => {
+      emit({ event: "tool_ran", tool: "echo", args, pid: process.pid });
+      return { content: [{ type: "text", text: `sdk-echo[${process.pid}]: ${args.text}` }] };
+    });
+    const explode = tool("explode", "Always raises", { why: z.string() }, async (args) => {
+      emit({ event: "tool_ran", tool: "explode", args });
+      throw new Error(`exploded: ${args.why}`);
+    });
+    const calc = createSdkMcpServer({ name: "calc", tools: [echo, explode] });
+    await runQuery(query, "use the calc tools", {
+      mcpServers: { calc },
+      allowedTools: ["mcp__calc__echo", "mcp__calc__explode"],
+    });
   },
 
   async hook_pretooluse({ query }) {

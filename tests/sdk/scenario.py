@@ -34,7 +34,9 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 TIMEOUT_S = float(os.environ.get("SDK_SCENARIO_TIMEOUT", "60"))
@@ -210,6 +212,28 @@ async def max_turns():
     await run_query("keep reading", max_turns=2)
 
 
+async def sdk_mcp():
+    """An in-process MCP server: `echo` answers with what only this process knows (its pid),
+    `explode` raises."""
+
+    @tool("echo", "Echoes its text from inside the SDK process", {"text": str})
+    async def echo(args):
+        emit({"event": "tool_ran", "tool": "echo", "args": args, "pid": os.getpid()})
+        return {"content": [{"type": "text", "text": f"sdk-echo[{os.getpid()}]: {args['text']}"}]}
+
+    @tool("explode", "Always raises", {"why": str})
+    async def explode(args):
+        emit({"event": "tool_ran", "tool": "explode", "args": args})
+        raise RuntimeError(f"exploded: {args['why']}")
+
+    calc = create_sdk_mcp_server("calc", tools=[echo, explode])
+    await run_query(
+        "use the calc tools",
+        mcp_servers={"calc": calc},
+        allowed_tools=["mcp__calc__echo", "mcp__calc__explode"],
+    )
+
+
 SCENARIOS = {
     "oneshot_tool": oneshot_tool,
     "options": options_scenario,
@@ -220,6 +244,7 @@ SCENARIOS = {
     "set_model_and_mode": set_model_and_mode,
     "resume": resume,
     "max_turns": max_turns,
+    "sdk_mcp": sdk_mcp,
 }
 
 

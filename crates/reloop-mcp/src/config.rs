@@ -17,6 +17,9 @@ pub enum Transport {
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
     /// A streamable-HTTP endpoint.
     Http { url: String, headers: BTreeMap<String, String> },
+    /// A server inside the Agent SDK's process (`"type": "sdk"`), reached through the SDK's
+    /// control channel under the entry's name.
+    Sdk,
 }
 
 /// One configured server.
@@ -30,11 +33,12 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// `stdio` or `http`.
+    /// `stdio`, `http` or `sdk`.
     pub fn kind(&self) -> &'static str {
         match self.transport {
             Transport::Stdio { .. } => "stdio",
             Transport::Http { .. } => "http",
+            Transport::Sdk => "sdk",
         }
     }
 }
@@ -200,6 +204,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<ServerConfig>, McpError> {
                 url: expand(&url),
                 headers: entry.headers.iter().map(|(k, v)| (k.clone(), expand(v))).collect(),
             },
+            (Some("sdk"), _, _) => Transport::Sdk,
             (Some("sse"), _, _) => {
                 return Err(bad(format!("server {name:?}: SSE servers are not supported (use \"type\": \"http\")")))
             }
@@ -267,6 +272,9 @@ mod tests {
             }
         );
         assert_eq!(servers[1].kind(), "http");
+        // The Python Agent SDK names its in-process servers so; only the name matters.
+        let sdk = parse(r#"{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}"#, "--mcp-config").unwrap();
+        assert_eq!((sdk[0].name.as_str(), &sdk[0].transport, sdk[0].kind()), ("calc", &Transport::Sdk, "sdk"));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! * This crate speaks MCP (through the official Rust SDK, `rmcp`) and nothing else of reloop: it
 //!   knows neither the core, nor the tool registry, nor the journal. It reads Claude Code's
-//!   configuration ([`Sources`]), starts every server at once ([`McpSet::start`]), and hands out
+//!   configuration ([`Sources`]), starts every server at once ([`McpSet::start`]; the Agent SDK's
+//!   in-process servers with [`McpSet::start_sdk`] over the [`SdkChannel`] the caller provides,
+//!   the same rmcp client over another transport), and hands out
 //!   [`McpTool`]s: a name (`mcp__<server>__<tool>`), a description, an input schema, a read-only
 //!   hint, and an async [`McpTool::call`]. Whoever builds the session (the `reloop` binary) wraps
 //!   them as its own tools and decides what to journal.
@@ -19,6 +21,7 @@
 //!   `$ref`s) before the server sees them; results are mapped to Anthropic content blocks as
 //!   Claude Code maps them and capped at `MAX_MCP_OUTPUT_TOKENS`.
 
+mod channel;
 mod config;
 mod content;
 mod server;
@@ -27,11 +30,12 @@ mod tools;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use channel::{ChannelError, SdkChannel};
 pub use config::{parse as parse_config, Approval, Loaded, ServerConfig, Sources, Transport};
 pub use content::{
     map_result, max_output_tokens, truncated_note, CallOutput, MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS_ENV,
 };
-pub use server::{connect, Options, Server, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
+pub use server::{connect, connect_sdk, Options, Server, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
 pub use tools::{normalize, record_of, tool_name, McpTool, ServerRecord, ToolRecord, MAX_DESCRIPTION_CHARS};
 
 /// What can go wrong before a session starts.
@@ -68,41 +72,68 @@ impl McpSet {
         let results = futures::future::join_all(starts).await;
         let mut set = McpSet::default();
         for (config, result) in configs.iter().zip(results) {
-            match result {
-                Ok((server, listed)) => {
-                    let server = Arc::new(server);
-                    let mut records: Vec<ToolRecord> = Vec::new();
-                    for record in listed.iter().filter_map(|t| record_of(&config.name, t)) {
-                        if record.name.len() > MAX_TOOL_NAME_CHARS {
-                            set.warnings.push(format!(
-                                "MCP server {:?}: tool {:?} is left out: its name {} is longer than the {MAX_TOOL_NAME_CHARS} characters a model accepts",
-                                config.name, record.server_tool, record.name
-                            ));
-                        } else if !records.iter().any(|r| r.name == record.name) {
-                            records.push(record);
-                        }
-                    }
-                    set.tools
-                        .extend(records.iter().map(|r| McpTool::new(r.clone(), &config.name, Some(server.clone()))));
-                    set.records.push(ServerRecord {
-                        name: config.name.clone(),
-                        transport: config.kind().to_string(),
-                        status: "connected".into(),
-                        error: None,
-                        tools: records,
-                    });
-                    set.servers.push(server);
-                }
-                Err(e) => set.records.push(ServerRecord {
-                    name: config.name.clone(),
-                    transport: config.kind().to_string(),
+            set.add(&config.name, config.kind(), result);
+        }
+        set
+    }
+
+    /// Starts the host's in-process servers (the Agent SDK's `"type": "sdk"` servers), each named
+    /// with its own options (the SDK may set a server's call timeout), at once over `channel`, as
+    /// [`McpSet::start`] starts the others.
+    pub async fn start_sdk(servers: &[(String, Options)], channel: Arc<dyn SdkChannel>) -> McpSet {
+        let starts = servers.iter().map(|(name, options)| connect_sdk(name, channel.clone(), options));
+        let results = futures::future::join_all(starts).await;
+        let mut set = McpSet::default();
+        for ((name, _), result) in servers.iter().zip(results) {
+            set.add(name, "sdk", result);
+        }
+        set
+    }
+
+    /// Adds `other`'s servers and tools after this set's.
+    pub fn extend(&mut self, other: McpSet) {
+        self.servers.extend(other.servers);
+        self.records.extend(other.records);
+        self.tools.extend(other.tools);
+        self.warnings.extend(other.warnings);
+    }
+
+    /// Records one server's start and offers its tools (those a model can take, once each).
+    fn add(&mut self, name: &str, transport: &str, result: Result<(Server, Vec<serde_json::Value>), McpError>) {
+        let (server, listed) = match result {
+            Ok(started) => started,
+            Err(e) => {
+                self.records.push(ServerRecord {
+                    name: name.to_string(),
+                    transport: transport.to_string(),
                     status: "failed".into(),
                     error: Some(e.to_string()),
                     tools: Vec::new(),
-                }),
+                });
+                return;
+            }
+        };
+        let server = Arc::new(server);
+        let mut records: Vec<ToolRecord> = Vec::new();
+        for record in listed.iter().filter_map(|t| record_of(name, t)) {
+            if record.name.len() > MAX_TOOL_NAME_CHARS {
+                self.warnings.push(format!(
+                    "MCP server {name:?}: tool {:?} is left out: its name {} is longer than the {MAX_TOOL_NAME_CHARS} characters a model accepts",
+                    record.server_tool, record.name
+                ));
+            } else if !records.iter().any(|r| r.name == record.name) {
+                records.push(record);
             }
         }
-        set
+        self.tools.extend(records.iter().map(|r| McpTool::new(r.clone(), name, Some(server.clone()))));
+        self.records.push(ServerRecord {
+            name: name.to_string(),
+            transport: transport.to_string(),
+            status: "connected".into(),
+            error: None,
+            tools: records,
+        });
+        self.servers.push(server);
     }
 
     /// The tools `records` list, with no server behind them: offered as they were, and each call

@@ -12,6 +12,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
+use crate::channel::{ChannelTransport, SdkChannel};
 use crate::config::{ServerConfig, Transport};
 use crate::content::{map_result, CallOutput};
 use crate::McpError;
@@ -159,6 +160,7 @@ pub async fn connect(
                 let transport = StreamableHttpClientTransport::from_config(config);
                 ().serve(transport).await.map_err(|e| failed(format!("initialize failed: {e}")))?
             }
+            Transport::Sdk => return Err(failed(NO_SDK_CHANNEL.into())),
         };
         let tools = service.peer().list_all_tools().await.map_err(|e| failed(format!("tools/list failed: {e}")))?;
         let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
@@ -179,6 +181,33 @@ pub async fn connect(
         }
     };
     Ok((Server { name: config.name.clone(), service, stderr, options: options.clone() }, tools))
+}
+
+/// Why an in-process server cannot start where no Agent SDK carries its messages.
+const NO_SDK_CHANNEL: &str = "an in-process server of the Agent SDK (\"type\": \"sdk\") is reachable only when the SDK runs reloop (print mode with --input-format stream-json)";
+
+/// Starts the in-process server `name` over the host's `channel` and lists its tools, all within
+/// [`Options::startup_timeout`]; a call is bounded by [`Options::call_timeout`] as for any server.
+pub async fn connect_sdk(
+    name: &str,
+    channel: Arc<dyn SdkChannel>,
+    options: &Options,
+) -> Result<(Server, Vec<Value>), McpError> {
+    let failed = |problem: String| McpError::Start { server: name.to_string(), problem };
+    // Past the callers' own timeouts (which word the failure), only to forget a lost request.
+    let bound = options.startup_timeout.max(options.call_timeout) + Duration::from_secs(1);
+    let start = async {
+        let transport = ChannelTransport::new(name, channel, bound);
+        let service = ().serve(transport).await.map_err(|e| failed(format!("initialize failed: {e}")))?;
+        let tools = service.peer().list_all_tools().await.map_err(|e| failed(format!("tools/list failed: {e}")))?;
+        let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+        Ok::<_, McpError>((service, tools))
+    };
+    let (service, tools) = tokio::time::timeout(options.startup_timeout, start)
+        .await
+        .map_err(|_| failed(format!("no answer within {} ms (MCP_TIMEOUT)", options.startup_timeout.as_millis())))??;
+    let server = Server { name: name.to_string(), service, stderr: StderrTail::default(), options: options.clone() };
+    Ok((server, tools))
 }
 
 fn reqwest_header_name(name: &str) -> Option<http::HeaderName> {

@@ -16,7 +16,7 @@ pub const MAX_DESCRIPTION_CHARS: usize = 2048;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerRecord {
     pub name: String,
-    /// `stdio` or `http`.
+    /// `stdio`, `http` or `sdk` (a server inside the Agent SDK's process).
     pub transport: String,
     /// `connected` or `failed`.
     pub status: String,
