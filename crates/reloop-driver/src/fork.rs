@@ -72,6 +72,10 @@ impl ModelProvider for OffsetProvider {
         self.inner.name()
     }
 
+    fn in_process(&self) -> bool {
+        self.inner.in_process()
+    }
+
     fn stream(&self, mut request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         request.request_number = request.request_number.saturating_sub(self.offset);
         self.inner.stream(request)

@@ -43,6 +43,10 @@ impl ModelProvider for SessionView {
         self.order.inner.name()
     }
 
+    fn in_process(&self) -> bool {
+        self.order.inner.in_process()
+    }
+
     fn stream(&self, mut request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let number = self.order.made.fetch_add(1, Ordering::SeqCst).saturating_add(1);
         if self.order.renumber {

@@ -7,6 +7,8 @@ use reloop_core::hook::HookEventName;
 use reloop_core::{transition, Command, Config, ContentBlock, Effect, Event, State, ToolOutcome};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_journal::{Journal, NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
+
+use self::journaling::Journaling;
 use reloop_model::ModelProvider;
 use reloop_tools::{PermissionContext, ToolContext, ToolRegistry};
 use tokio::sync::mpsc;
@@ -21,6 +23,7 @@ use crate::ids::{new_session_id, now_ms};
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
 
+mod journaling;
 mod model;
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
@@ -231,9 +234,13 @@ impl Session {
     ) -> RunHandle {
         let (out, events) = mpsc::unbounded_channel();
         let (abort, abort_rx) = mpsc::unbounded_channel();
-        let mut runner = Runner::new(self, session_id.clone(), out, state, seq);
-        runner.pending_header = header;
-        let task = tokio::spawn(runner.run(first, abort_rx));
+        let task = match Runner::new(self, session_id.clone(), out, state, seq) {
+            Ok(mut runner) => {
+                runner.pending_header = header;
+                tokio::spawn(runner.run(first, abort_rx))
+            }
+            Err(e) => tokio::spawn(async move { Err(e) }),
+        };
         RunHandle { session_id, events, abort, task }
     }
 }
@@ -246,7 +253,10 @@ struct Runner {
     tools: ToolRegistry,
     /// Sent with every request; computed once.
     tool_specs: std::sync::Arc<[reloop_core::ToolSpec]>,
-    journal: Option<Journal>,
+    /// The session's journal, written on its own thread.
+    journal: Option<Journaling>,
+    /// Woken when the journal commits (held outputs may go out).
+    commit_signal: Option<Arc<tokio::sync::Notify>>,
     run: RunConfig,
     state: Option<State>,
     seq: u64,
@@ -267,8 +277,6 @@ struct Runner {
     pending_header: Option<SessionHeader>,
     /// Keeps every step under the journal's row cap.
     bounds: crate::bounds::StepBounds,
-    /// When the oldest step still deferred (uncommitted) was journaled.
-    deferred_since: Option<Instant>,
     /// Stay up between queries (see [`Session::keep_alive`]).
     keep_alive: bool,
     /// Milliseconds spent waiting for the model, summed by the model tasks.
@@ -277,58 +285,14 @@ struct Runner {
     api_ms_at_query: u64,
 }
 
-/// The longest a streamed step waits for the commit of its group: a crash loses at most this
-/// much of a response's streamed text (never a step whose effects ran).
-pub const GROUP_COMMIT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// How a step is journaled, by what its effects can show outside the process.
-enum Durability {
-    /// A streamed delta or block, or a response whose tools run quietly: it joins the open group.
-    Deferred,
-    /// Committed before any effect runs (every other step).
-    Committed,
-    /// A write tool's start: committed and synced, so not even a power loss can lose it and let
-    /// a resume run the write twice.
-    Synced,
-}
-
-/// When the open group of deferred steps is due.
-async fn group_deadline(since: Option<Instant>) {
-    if let Some(since) = since {
-        tokio::time::sleep_until(tokio::time::Instant::from_std(since + GROUP_COMMIT_INTERVAL)).await;
-    }
-}
-
-/// How a step is journaled. `quiet(calls)` says whether running those tool calls shows
-/// nothing outside the process (read-only, no hooks, no caller callback): a crash before their
-/// commit makes a resume ask the model again, and read-only calls may run twice.
-fn durability(event: &Event, step: &reloop_core::Step, quiet: impl Fn(&[reloop_core::ToolUse]) -> bool) -> Durability {
-    if matches!(event, Event::ToolStarted { .. }) {
-        return Durability::Synced;
-    }
-    let outward = step.effects.iter().filter_map(Effect::command).any(|command| match command {
-        Command::RunTools { calls } => !quiet(calls),
-        Command::CallModel(_)
-        | Command::ResumeTools { .. }
-        | Command::Summarize { .. }
-        | Command::RunStopHooks { .. }
-        | Command::CancelHooks
-        | Command::CancelModel
-        | Command::CancelTools
-        | Command::WaitRetry(_) => true,
-    });
-    // The end of the run and every decision are committed: the caller acts on them.
-    if outward || step.reason.is_some() || step.state.is_done() {
-        return Durability::Committed;
-    }
-    match event {
-        Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } => Durability::Deferred,
-        _ => Durability::Committed,
-    }
-}
-
 impl Runner {
-    fn new(session: Session, session_id: String, out: mpsc::UnboundedSender<RunEvent>, state: State, seq: u64) -> Self {
+    fn new(
+        session: Session,
+        session_id: String,
+        out: mpsc::UnboundedSender<RunEvent>,
+        state: State,
+        seq: u64,
+    ) -> Result<Self, DriverError> {
         let (inbox, inbox_rx) = mpsc::unbounded_channel();
         let mut tool_ctx = ToolContext::new(session.run.cwd.clone());
         // Grep and Glob hide what Read deny rules name; tool processes lose the credentials.
@@ -368,13 +332,19 @@ impl Runner {
             read_check_first: rules.tools.read_check_first,
             can_use_tool: session.can_use_tool.clone(),
         });
+        // From here on the journal is written on its own thread.
+        let journal = match session.journal {
+            Some(journal) => Some(Journaling::start(journal, &session_id)?),
+            None => None,
+        };
         let mut runner = Runner {
             session_id,
             provider,
             agents,
             tool_specs: session.tools.specs().into(),
             tools: session.tools,
-            journal: session.journal,
+            commit_signal: journal.as_ref().map(|j| j.committed.clone()),
+            journal,
             run: session.run,
             state: Some(state),
             seq,
@@ -392,7 +362,6 @@ impl Runner {
             crash_after_step: session.crash_after_step,
             pending_header: None,
             bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
-            deferred_since: None,
             keep_alive: session.keep_alive,
             api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             api_ms_at_query: 0,
@@ -401,7 +370,7 @@ impl Runner {
         if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().session.permission_mode.clone()) {
             runner.switch_permission_mode(&mode);
         }
-        runner
+        Ok(runner)
     }
 
     /// The caller switched the permission mode: tools and hooks see it from now on. A name
@@ -459,11 +428,10 @@ impl Runner {
                         start_ack = Some(ack);
                         Event::ToolStarted { tool_use_id: id, request }
                     }
-                    // A stream that went quiet does not keep its streamed steps uncommitted.
-                    () = group_deadline(self.deferred_since), if self.deferred_since.is_some() => {
-                        if let Err(e) = self.commit_deferred() {
-                            self.cancel_all();
-                            return Err(e);
+                    // The journal committed steps whose outputs wait for it.
+                    () = committed(self.commit_signal.clone()), if self.journal.as_ref().is_some_and(Journaling::holds) => {
+                        if let Some(journal) = self.journal.as_mut() {
+                            journal.release(&self.out);
                         }
                         continue;
                     }
@@ -532,15 +500,6 @@ impl Runner {
         }
     }
 
-    /// Commits the streamed steps still deferred.
-    fn commit_deferred(&mut self) -> Result<(), DriverError> {
-        self.deferred_since = None;
-        match self.journal.as_ref() {
-            Some(journal) => journal.commit().map_err(DriverError::from),
-            None => Ok(()),
-        }
-    }
-
     /// Steps the core with one event, journals the step, then executes its effects. Returns
     /// whether the event was applied (`false`: the core ignored it).
     fn apply(&mut self, event: Event) -> Result<bool, DriverError> {
@@ -554,40 +513,31 @@ impl Runner {
         let event = self.bounds.bound(event);
         let step = transition(state, event.clone());
         self.bounds.after(&step.effects);
+        let outputs = step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref());
         if let Some(journal) = self.journal.as_mut() {
             // The row is encoded from the step as the core returned it: nothing is copied.
             let record = NewStep::of(self.seq, now_ms(), &event, from_phase, turn_before, &step);
-            let due = self.deferred_since.is_some_and(|t| t.elapsed() >= GROUP_COMMIT_INTERVAL);
             let scheduler = &self.tools_in_flight;
-            let kind = durability(&event, &step, |calls| scheduler.runs_quietly(calls));
-            let written = match (self.pending_header.take(), kind) {
-                (Some(header), _) => {
-                    let first = StepRecord::of(self.seq, record.at_ms, event.clone(), from_phase, turn_before, &step);
-                    journal.create_session_with_steps(&header, std::slice::from_ref(&first))
-                }
-                (None, Durability::Deferred) if !due => {
-                    self.deferred_since.get_or_insert_with(Instant::now);
-                    journal.append_deferred(&self.session_id, record)
-                }
-                (None, Durability::Deferred | Durability::Committed) => {
-                    self.deferred_since = None;
-                    journal.append(&self.session_id, record)
-                }
-                (None, Durability::Synced) => {
-                    self.deferred_since = None;
-                    journal.append_synced(&self.session_id, record)
-                }
-            };
+            let plan =
+                journaling::plan(&event, &step, |calls| scheduler.runs_quietly(calls), self.provider.in_process());
+            let first = || StepRecord::of(self.seq, record.at_ms, event.clone(), from_phase, turn_before, &step);
+            let written = journal.write(self.pending_header.take(), &record, first, plan);
             if let Err(e) = written {
                 self.state = Some(step.state);
-                return Err(e.into());
+                return Err(e);
             }
-        }
-        if self.crash_after_step == Some(self.seq) {
-            std::process::abort();
-        }
-        for output in step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref()) {
-            let _ = self.out.send(output);
+            // As a `kill -9` would: what the writer has not committed yet is lost.
+            if self.crash_after_step == Some(self.seq) {
+                std::process::abort();
+            }
+            journal.show(self.seq, plan, outputs, &self.out);
+        } else {
+            if self.crash_after_step == Some(self.seq) {
+                std::process::abort();
+            }
+            for output in outputs {
+                let _ = self.out.send(output);
+            }
         }
         // A safe call may start while the model still streams.
         if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), request, .. }, State::AwaitingModel(..), None) =
@@ -701,5 +651,13 @@ impl Runner {
         let api_ms = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
         result.duration_api_ms = api_ms.saturating_sub(self.api_ms_at_query);
         result
+    }
+}
+
+/// Resolves when the journal has committed something (never without a journal).
+async fn committed(signal: Option<Arc<tokio::sync::Notify>>) {
+    match signal {
+        Some(signal) => signal.notified().await,
+        None => std::future::pending().await,
     }
 }

@@ -1,11 +1,12 @@
 //! # reloop-journal: every event and transition of a session, in SQLite
 //!
 //! The contract:
-//! * A step (one event and the transition it caused) is one row of `steps`, and the driver
-//!   writes it *before* it executes the step's effects: committed at once, or deferred into a
-//!   group committed before anything leaves the process (see `docs/journal.md`). Everything
-//!   committed is durable across a `kill -9` (WAL with `synchronous=NORMAL`); a write tool's
-//!   start is synced, so not even a power loss loses it.
+//! * A step (one event and the transition it caused) is one row of `steps`, committed before
+//!   any of its effects can be seen outside the process: the driver hands rows to a
+//!   [`JournalWriter`] (the journal on a thread of its own, commits grouped) and waits for a
+//!   step's commit before an outward effect (see `docs/journal.md`). Everything committed is
+//!   durable across a `kill -9` (WAL with `synchronous=NORMAL`); a write tool's start is synced,
+//!   so not even a power loss loses it.
 //! * Rows hold what happened, never a copy of the whole state: journal size grows linearly with
 //!   the number of events.
 //! * The schema is plain SQL over JSON text, readable with `sqlite3` (see `docs/journal.md`).
@@ -30,6 +31,7 @@ mod lock;
 mod rows;
 mod schema;
 mod store;
+mod writer;
 
 pub use agents::Subagent;
 pub use backend::JournalBackend;
@@ -37,6 +39,7 @@ pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
-pub use rows::{EffectsRef, NewStep, StepRow};
+pub use rows::{EffectsRef, EncodedStep, NewStep, StepRow};
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
+pub use writer::{Durability, JournalWriter, GROUP_COMMIT_INTERVAL};

@@ -149,9 +149,137 @@ impl<'a> From<&'a StepRecord> for NewStep<'a> {
     }
 }
 
+/// A step encoded for its row and owning its text: what [`crate::JournalWriter`] hands to the
+/// journal's own thread, so the loop's step can go on while SQLite writes it. The event, the
+/// effects and the reason lie one after another in one buffer, reused from step to step.
+#[derive(Debug)]
+pub struct EncodedStep {
+    pub(crate) seq: u64,
+    at_ms: u64,
+    text: Vec<u8>,
+    event_end: usize,
+    effects_end: usize,
+    from_phase: StoredPhase,
+    to_phase: StoredPhase,
+    turn_before: u32,
+    turn_after: u32,
+    reason_kind: Option<&'static str>,
+    reason_name: Option<&'static str>,
+    terminal: Option<&'static str>,
+    digest: u64,
+}
+
+/// A phase as a row stores it, owned.
+#[derive(Debug)]
+enum StoredPhase {
+    Number(i64),
+    Name(String),
+}
+
+impl StoredPhase {
+    fn of(name: &str) -> Self {
+        match PHASES.iter().position(|p| *p == name) {
+            Some(n) => StoredPhase::Number(n as i64),
+            None => StoredPhase::Name(name.to_string()),
+        }
+    }
+
+    fn sql(&self) -> ToSqlOutput<'_> {
+        match self {
+            StoredPhase::Number(n) => ToSqlOutput::Owned(SqlValue::Integer(*n)),
+            StoredPhase::Name(name) => ToSqlOutput::Borrowed(ValueRef::Text(name.as_bytes())),
+        }
+    }
+}
+
+impl EncodedStep {
+    /// Encodes `step` into `buf` (cleared first; [`EncodedStep::into_buffer`] gives it back), and
+    /// refuses a row over [`crate::MAX_ROW_BYTES`] before anything is written. `session` names
+    /// the session in errors.
+    pub fn encode(step: &NewStep<'_>, session: &str, mut buf: Vec<u8>) -> Result<Self, JournalError> {
+        buf.clear();
+        // A rare huge step (a long tool result) does not keep its buffer for the session's life.
+        buf.shrink_to(64 * 1024);
+        serde_json::to_writer(&mut buf, step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
+        let event_end = buf.len();
+        if !step.effects.is_empty() {
+            step.effects.write(&mut buf).map_err(|source| JournalError::Encode { what: "effects", source })?;
+        }
+        let effects_end = buf.len();
+        // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
+        match (step.reason, step.ignored) {
+            (Some(reason), _) => serde_json::to_writer(&mut buf, reason),
+            (None, Some(ignored)) => serde_json::to_writer(&mut buf, ignored),
+            (None, None) => Ok(()),
+        }
+        .map_err(|source| JournalError::Encode { what: "reason", source })?;
+        let (reason_kind, reason_name) = match (step.reason, step.ignored) {
+            (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
+            (None, Some(i)) => (Some("ignored"), Some(i.name())),
+            (None, None) => (None, None),
+        };
+        // No effects count as the `[]` they read back as.
+        let bytes = buf.len() + if effects_end == event_end { 2 } else { 0 };
+        check_row(session, step.seq, bytes)?;
+        Ok(EncodedStep {
+            seq: step.seq,
+            at_ms: step.at_ms,
+            text: buf,
+            event_end,
+            effects_end,
+            from_phase: StoredPhase::of(step.from_phase),
+            to_phase: StoredPhase::of(step.to_phase),
+            turn_before: step.turn_before,
+            turn_after: step.turn_after,
+            reason_kind,
+            reason_name,
+            terminal: step.reason.and_then(Reason::terminal_reason).map(|r| r.as_str()),
+            digest: step.digest,
+        })
+    }
+
+    /// The step's number in its session.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The buffer, for the next step.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.text
+    }
+
+    /// Writes the row under session number `number` (`session` names it in errors).
+    pub(crate) fn insert(&self, conn: &Connection, number: i64, session: &str) -> Result<(), JournalError> {
+        let text = &self.text;
+        let (event, effects, reason_json) =
+            (&text[..self.event_end], &text[self.event_end..self.effects_end], &text[self.effects_end..]);
+        let key = step_key(number, self.seq)
+            .ok_or_else(|| JournalError::TooManySteps { session: session.to_string(), seq: self.seq })?;
+        let mut insert = conn.prepare_cached(INSERT_STEP)?;
+        insert.execute(params![
+            key,
+            self.at_ms as i64,
+            ToSqlOutput::Borrowed(ValueRef::Text(event)),
+            self.from_phase.sql(),
+            self.to_phase.sql(),
+            self.turn_before,
+            self.turn_after,
+            self.reason_kind,
+            self.reason_name,
+            text_or_null(reason_json),
+            text_or_null(effects),
+            self.digest as i64,
+        ])?;
+        if let Some(reason) = self.terminal {
+            let mut end = conn.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
+            end.execute(params![session, reason])?;
+        }
+        Ok(())
+    }
+}
+
 /// Writes one step's row under session number `number` (`session` names it in errors). The
-/// event, effects and reason are encoded one after another into `buf` (kept by the journal, so
-/// a step allocates nothing for its text) and bound from there.
+/// row is encoded into `buf` (kept by the journal, so a step allocates nothing for its text).
 pub(crate) fn insert_step(
     conn: &Connection,
     buf: &mut Vec<u8>,
@@ -159,53 +287,10 @@ pub(crate) fn insert_step(
     session: &str,
     step: &NewStep<'_>,
 ) -> Result<(), JournalError> {
-    buf.clear();
-    // A rare huge step (a long tool result) does not keep its buffer for the session's life.
-    buf.shrink_to(64 * 1024);
-    serde_json::to_writer(&mut *buf, step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
-    let event_end = buf.len();
-    if !step.effects.is_empty() {
-        step.effects.write(buf).map_err(|source| JournalError::Encode { what: "effects", source })?;
-    }
-    let effects_end = buf.len();
-    // An ignored step keeps its why where a reason would be: `reason_kind` 'ignored'.
-    match (step.reason, step.ignored) {
-        (Some(reason), _) => serde_json::to_writer(&mut *buf, reason),
-        (None, Some(ignored)) => serde_json::to_writer(&mut *buf, ignored),
-        (None, None) => Ok(()),
-    }
-    .map_err(|source| JournalError::Encode { what: "reason", source })?;
-    let (reason_kind, reason_name) = match (step.reason, step.ignored) {
-        (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name())),
-        (None, Some(i)) => (Some("ignored"), Some(i.name())),
-        (None, None) => (None, None),
-    };
-    let (event, effects, reason_json) = (&buf[..event_end], &buf[event_end..effects_end], &buf[effects_end..]);
-    // No effects count as the `[]` they read back as.
-    let bytes = event.len() + if effects.is_empty() { 2 } else { effects.len() } + reason_json.len();
-    check_row(session, step.seq, bytes)?;
-    let key = step_key(number, step.seq)
-        .ok_or_else(|| JournalError::TooManySteps { session: session.to_string(), seq: step.seq })?;
-    let mut insert = conn.prepare_cached(INSERT_STEP)?;
-    insert.execute(params![
-        key,
-        step.at_ms as i64,
-        ToSqlOutput::Borrowed(ValueRef::Text(event)),
-        phase_sql(step.from_phase),
-        phase_sql(step.to_phase),
-        step.turn_before,
-        step.turn_after,
-        reason_kind,
-        reason_name,
-        text_or_null(reason_json),
-        text_or_null(effects),
-        step.digest as i64,
-    ])?;
-    if let Some(reason) = step.reason.and_then(Reason::terminal_reason) {
-        let mut end = conn.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
-        end.execute(params![session, reason.as_str()])?;
-    }
-    Ok(())
+    let encoded = EncodedStep::encode(step, session, std::mem::take(buf))?;
+    let written = encoded.insert(conn, number, session);
+    *buf = encoded.into_buffer();
+    written
 }
 
 /// One step as stored, borrowed from its row: the JSON is left as text, so a reader that only

@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::JournalError;
-use crate::rows::{insert_step, session_number, NewStep};
+use crate::rows::{insert_step, session_number, EncodedStep, NewStep};
 use crate::schema::{migrate, APPLICATION_ID, SCHEMA_VERSION};
 
 pub use reloop_core::ENGINE_VERSION;
@@ -340,6 +340,30 @@ impl Journal {
         self.commit()?;
         self.conn.pragma_update(None, "synchronous", "FULL")?;
         let written = self.append(session, step);
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        written
+    }
+
+    /// Writes a step encoded elsewhere ([`crate::JournalWriter`]) into the open group, without
+    /// committing it.
+    pub(crate) fn append_encoded(&mut self, session: &str, step: &EncodedStep) -> Result<(), JournalError> {
+        let number = self.number(session)?;
+        self.in_group(|conn| step.insert(conn, number, session))
+    }
+
+    /// Writes a step encoded elsewhere alone and commits it synced, as
+    /// [`Journal::append_synced`] does (the open group is committed first, unsynced).
+    pub(crate) fn append_encoded_synced(&mut self, session: &str, step: &EncodedStep) -> Result<(), JournalError> {
+        self.commit()?;
+        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        let written = self.append_encoded(session, step).and_then(|()| match self.commit() {
+            Err(e) => {
+                let _ = self.sql("ROLLBACK");
+                self.deferred.set(0);
+                Err(e)
+            }
+            done => done,
+        });
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         written
     }

@@ -144,4 +144,11 @@ pub trait ModelProvider: Send + Sync {
     /// Starts the request. Dropping the stream cancels it promptly (the HTTP response is dropped
     /// with it).
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent>;
+
+    /// Whether a request is seen by nothing outside this process (a scripted model): the
+    /// journal's write-ahead rule then lets the driver ask before the step that asks is
+    /// committed, since a crash in between leaves nothing outside to disagree with the journal.
+    fn in_process(&self) -> bool {
+        false
+    }
 }

@@ -130,6 +130,11 @@ impl ScriptedProvider {
 }
 
 impl ModelProvider for ScriptedProvider {
+    /// The script is this process's memory: a request shows nothing outside it.
+    fn in_process(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "scripted"
     }

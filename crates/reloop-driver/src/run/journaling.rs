@@ -1,0 +1,151 @@
+//! How the live run journals its steps: on the journal's own thread ([`JournalWriter`]), with
+//! the write-ahead rule kept where effects leave the process.
+//!
+//! Each step is handed to the writer and the loop goes on. It waits for the step's commit only
+//! when the step's effects can be seen outside the process (a request to a model server, a tool
+//! that may change something or asks a hook or the caller, a hook, the end of the run) or when
+//! the step sets nothing in motion here. A committed step's outputs (the lines the caller
+//! prints) are held until the writer has committed it, so the caller never sees a step a crash
+//! could still lose; streamed text is shown at once, as before, since a resume asks for it again.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use reloop_core::{Command, Effect, Event, Step, ToolUse};
+use reloop_journal::{Durability, Journal, JournalWriter, NewStep, SessionHeader, StepRecord};
+use tokio::sync::{mpsc, Notify};
+
+use crate::error::DriverError;
+use crate::RunEvent;
+
+/// The session's journal writer and the outputs waiting for its commits.
+pub(super) struct Journaling {
+    writer: JournalWriter,
+    /// Outputs of steps not committed yet, in order, each with its step.
+    held: VecDeque<(u64, RunEvent)>,
+    /// Woken after each commit, so held outputs go out while the loop waits for events.
+    pub(super) committed: Arc<Notify>,
+}
+
+/// How a step is journaled: its durability, and whether the loop waits for its commit before
+/// carrying out its effects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub durability: Durability,
+    pub wait: bool,
+}
+
+impl Journaling {
+    /// Moves `journal` to a writer thread for `session`.
+    pub(super) fn start(journal: Journal, session: &str) -> Result<Self, DriverError> {
+        let committed = Arc::new(Notify::new());
+        let wake = committed.clone();
+        let writer = JournalWriter::spawn(journal, session, move || wake.notify_one())?;
+        Ok(Journaling { writer, held: VecDeque::new(), committed })
+    }
+
+    /// Journals a step as `plan` says; a new session's `header` goes with its first step.
+    pub(super) fn write(
+        &mut self,
+        header: Option<SessionHeader>,
+        step: &NewStep<'_>,
+        first: impl FnOnce() -> StepRecord,
+        plan: Plan,
+    ) -> Result<(), DriverError> {
+        match header {
+            // Nothing is asked before the session exists in the journal.
+            Some(header) => {
+                self.writer.create(header, first())?;
+                self.writer.wait_committed(step.seq)?;
+            }
+            None => {
+                self.writer.append(step, plan.durability)?;
+                if plan.wait {
+                    self.writer.wait_committed(step.seq)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows step `seq`'s outputs: at once when the step is committed (the loop waited) or is
+    /// streamed text with nothing held before it; else once the writer has committed it.
+    pub(super) fn show(
+        &mut self,
+        seq: u64,
+        plan: Plan,
+        outputs: impl IntoIterator<Item = RunEvent>,
+        out: &mpsc::UnboundedSender<RunEvent>,
+    ) {
+        self.release(out);
+        let at_once = plan.wait || (plan.durability == Durability::Deferred && self.held.is_empty());
+        for output in outputs {
+            if at_once {
+                let _ = out.send(output);
+            } else {
+                self.held.push_back((seq, output));
+            }
+        }
+    }
+
+    /// Sends the held outputs of every step committed by now.
+    pub(super) fn release(&mut self, out: &mpsc::UnboundedSender<RunEvent>) {
+        if self.held.is_empty() {
+            return;
+        }
+        let committed = self.writer.committed();
+        while let Some((seq, _)) = self.held.front() {
+            if *seq > committed {
+                break;
+            }
+            if let Some((_, output)) = self.held.pop_front() {
+                let _ = out.send(output);
+            }
+        }
+    }
+
+    /// Whether outputs wait for a commit.
+    pub(super) fn holds(&self) -> bool {
+        !self.held.is_empty()
+    }
+}
+
+/// How a step is journaled, by what its effects can show outside the process. `quiet(calls)`
+/// says whether running those calls shows nothing outside (read-only, no hooks, no caller
+/// callback); `model_in_process` whether the model is this process's own (a script).
+pub(super) fn plan(event: &Event, step: &Step, quiet: impl Fn(&[ToolUse]) -> bool, model_in_process: bool) -> Plan {
+    // A write tool's start: synced, so not even a power loss can lose it and let a resume run
+    // the write twice.
+    if matches!(event, Event::ToolStarted { .. }) {
+        return Plan { durability: Durability::Synced, wait: true };
+    }
+    let (mut outward, mut inward) = (false, false);
+    for command in step.effects.iter().filter_map(Effect::command) {
+        let seen_outside = match command {
+            Command::RunTools { calls } => !quiet(calls),
+            Command::CallModel(_) | Command::Summarize { .. } => !model_in_process,
+            Command::ResumeTools { .. }
+            | Command::RunStopHooks { .. }
+            | Command::CancelHooks
+            | Command::CancelModel
+            | Command::CancelTools
+            | Command::WaitRetry(_) => true,
+        };
+        outward |= seen_outside;
+        inward |= !seen_outside;
+    }
+    let done = step.state.is_done();
+    // The end of the run and every decision are committed: the caller acts on them.
+    let durability = if outward || step.reason.is_some() || done {
+        Durability::Committed
+    } else {
+        match event {
+            Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } => Durability::Deferred,
+            _ => Durability::Committed,
+        }
+    };
+    // Without an effect here to bring the next event, the loop would sit on a step not yet
+    // committed: it waits instead (a queued input, a setting, the end of a query).
+    let wait = durability != Durability::Deferred && (outward || done || !inward);
+    Plan { durability, wait }
+}

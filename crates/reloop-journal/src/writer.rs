@@ -1,0 +1,450 @@
+//! One session's journal written on a thread of its own: the loop encodes each step
+//! ([`EncodedStep`]) and hands it over, and SQLite's insert and commit run beside the loop
+//! instead of inside its step. The write-ahead rule moves with them to where it belongs: the
+//! loop waits for a step's commit ([`JournalWriter::wait_committed`]) only before an effect
+//! that leaves the process, and shows a committed step's outputs only once
+//! [`JournalWriter::committed`] has passed it.
+//!
+//! Commits are grouped: the writer commits after it has written everything queued, so a loop
+//! that steps faster than one commit shares a commit among many steps. Deferred steps (streamed
+//! text) wait for the next committed step, or [`GROUP_COMMIT_INTERVAL`]. A synced step (a write
+//! tool's start) is committed with `synchronous=FULL`, alone.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::rows::EncodedStep;
+use crate::{Journal, JournalError, NewStep, SessionHeader, StepRecord};
+
+/// The longest a deferred step waits for the commit of its group: a crash loses at most this
+/// much of a response's streamed text (never a step whose effects were seen).
+pub const GROUP_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Steps queued for the writer before the loop waits for it: a disk that cannot keep up slows
+/// the loop down instead of letting the queue grow without bound.
+const QUEUE: usize = 1024;
+
+/// How a step is written, by what its effects can show outside the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Joins the open group; committed with the next committed step or after
+    /// [`GROUP_COMMIT_INTERVAL`].
+    Deferred,
+    /// Committed as soon as the writer has written what is queued before it.
+    Committed,
+    /// Committed and synced to stable storage before anything after it: a power loss cannot
+    /// lose it either.
+    Synced,
+}
+
+enum Job {
+    /// A new session's header with its first step, in one transaction.
+    Create(Box<(SessionHeader, StepRecord)>),
+    Step(EncodedStep, Durability),
+}
+
+/// What the writer has done, shared with the loop.
+#[derive(Default)]
+struct Progress {
+    /// The last step written (committed or deferred).
+    written: u64,
+    /// The last step committed: every step up to it is durable against a process crash.
+    committed: u64,
+    /// The writer's failure; it stops writing at the first.
+    failed: Option<String>,
+    /// The failure itself, for the first caller to see it.
+    error: Option<JournalError>,
+    stopped: bool,
+}
+
+struct Shared {
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    /// Called after every commit: the loop's wake-up for outputs waiting on it.
+    on_commit: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A session's journal on its own thread. Dropping it commits what is queued and hands the
+/// journal back to be dropped on the writer thread (which releases the session's lock).
+pub struct JournalWriter {
+    session: String,
+    jobs: Option<SyncSender<Job>>,
+    spare: Receiver<Vec<u8>>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl JournalWriter {
+    /// Moves `journal` to a new thread that writes `session`'s steps; `on_commit` runs on that
+    /// thread after each commit.
+    pub fn spawn(
+        journal: Journal,
+        session: &str,
+        on_commit: impl Fn() + Send + Sync + 'static,
+    ) -> Result<Self, JournalError> {
+        Self::spawn_grouping(journal, session, GROUP_COMMIT_INTERVAL, on_commit)
+    }
+
+    /// [`JournalWriter::spawn`] with deferred steps grouped for `interval`.
+    fn spawn_grouping(
+        journal: Journal,
+        session: &str,
+        interval: Duration,
+        on_commit: impl Fn() + Send + Sync + 'static,
+    ) -> Result<Self, JournalError> {
+        let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        let (give_back, spare) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            progress: Mutex::new(Progress::default()),
+            changed: Condvar::new(),
+            on_commit: Box::new(on_commit),
+        });
+        let writer = Writer { journal, session: session.to_string(), interval, shared: shared.clone(), give_back };
+        let thread = std::thread::Builder::new()
+            .name("reloop-journal".into())
+            .spawn(move || writer.run(queue))
+            .map_err(|e| JournalError::Database { place: "journal writer".into(), detail: e.to_string() })?;
+        Ok(JournalWriter { session: session.to_string(), jobs: Some(jobs), spare, shared, thread: Some(thread) })
+    }
+
+    /// Journals the session's header with its first step.
+    pub fn create(&mut self, header: SessionHeader, first: StepRecord) -> Result<(), JournalError> {
+        self.send(Job::Create(Box::new((header, first))))
+    }
+
+    /// Encodes `step` here and queues it; returns at once (or when the queue has room).
+    pub fn append(&mut self, step: &NewStep<'_>, durability: Durability) -> Result<(), JournalError> {
+        let buf = self.spare.try_recv().unwrap_or_default();
+        let encoded = EncodedStep::encode(step, &self.session, buf)?;
+        self.send(Job::Step(encoded, durability))
+    }
+
+    /// The last step committed.
+    pub fn committed(&self) -> u64 {
+        self.shared.lock().committed
+    }
+
+    /// Waits until step `seq` is committed, or the writer failed.
+    pub fn wait_committed(&mut self, seq: u64) -> Result<(), JournalError> {
+        self.wait(|p| p.committed >= seq)
+    }
+
+    /// Waits until step `seq` is written as its durability says (a deferred step: inserted, not
+    /// committed): where the journal stands when an append returned before this writer existed.
+    pub fn wait_written(&mut self, seq: u64) -> Result<(), JournalError> {
+        self.wait(|p| p.written >= seq)
+    }
+
+    fn wait(&mut self, done: impl Fn(&Progress) -> bool) -> Result<(), JournalError> {
+        let mut progress = self.shared.lock();
+        loop {
+            if let Some(e) = failure(&mut progress) {
+                return Err(e);
+            }
+            if done(&progress) {
+                return Ok(());
+            }
+            if progress.stopped {
+                return Err(JournalError::Database {
+                    place: "journal writer".into(),
+                    detail: "the writer stopped before the step was written".into(),
+                });
+            }
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    fn send(&mut self, job: Job) -> Result<(), JournalError> {
+        if let Some(e) = failure(&mut self.shared.lock()) {
+            return Err(e);
+        }
+        let sent = self.jobs.as_ref().map(|jobs| jobs.send(job).is_ok()).unwrap_or(false);
+        if sent {
+            return Ok(());
+        }
+        Err(failure(&mut self.shared.lock()).unwrap_or_else(|| JournalError::Database {
+            place: "journal writer".into(),
+            detail: "the writer is no longer running".into(),
+        }))
+    }
+}
+
+/// The writer's failure: the error itself the first time it is asked for, its text after.
+fn failure(progress: &mut Progress) -> Option<JournalError> {
+    if let Some(e) = progress.error.take() {
+        return Some(e);
+    }
+    progress
+        .failed
+        .as_ref()
+        .map(|detail| JournalError::Database { place: "journal writer".into(), detail: detail.clone() })
+}
+
+impl Drop for JournalWriter {
+    fn drop(&mut self) {
+        // Closing the queue tells the writer to commit what it has and stop.
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread's side.
+struct Writer {
+    journal: Journal,
+    session: String,
+    /// How long deferred steps wait for a commit ([`GROUP_COMMIT_INTERVAL`]).
+    interval: Duration,
+    shared: Arc<Shared>,
+    give_back: mpsc::Sender<Vec<u8>>,
+}
+
+impl Writer {
+    fn run(mut self, queue: Receiver<Job>) {
+        let mut group_since: Option<Instant> = None;
+        loop {
+            let next = match group_since {
+                None => queue.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(since) => queue.recv_timeout(self.interval.saturating_sub(since.elapsed())),
+            };
+            let first = match next {
+                Ok(job) => Some(job),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            // Everything queued by now is written before the commit it shares.
+            let (mut to_commit, mut written) = (false, None);
+            for job in first.into_iter().chain(std::iter::from_fn(|| queue.try_recv().ok())) {
+                match self.write(job, &mut to_commit) {
+                    Ok(seq) => written = Some(seq),
+                    Err(e) => return self.fail(e),
+                }
+            }
+            if group_since.is_none() && self.journal.deferred() > 0 {
+                group_since = Some(Instant::now());
+            }
+            let due = group_since.is_some_and(|since| since.elapsed() >= self.interval);
+            if to_commit || due {
+                if let Err(e) = self.journal.commit() {
+                    return self.fail(e);
+                }
+            }
+            if self.journal.deferred() == 0 {
+                group_since = None;
+            }
+            self.progressed(written, self.journal.deferred() == 0);
+        }
+        if let Err(e) = self.journal.commit() {
+            return self.fail(e);
+        }
+        self.progressed(None, true);
+        self.stop();
+    }
+
+    /// Writes one job; returns the step it wrote.
+    fn write(&mut self, job: Job, to_commit: &mut bool) -> Result<u64, JournalError> {
+        match job {
+            Job::Create(boxed) => {
+                let (header, first) = *boxed;
+                self.journal.create_session_with_steps(&header, std::slice::from_ref(&first))?;
+                // Committed in its own transaction.
+                self.progressed(Some(first.seq), true);
+                Ok(first.seq)
+            }
+            Job::Step(step, durability) => {
+                let seq = step.seq;
+                match durability {
+                    Durability::Deferred => self.journal.append_encoded(&self.session, &step)?,
+                    Durability::Committed => {
+                        self.journal.append_encoded(&self.session, &step)?;
+                        *to_commit = true;
+                    }
+                    Durability::Synced => {
+                        self.journal.append_encoded_synced(&self.session, &step)?;
+                        // Committed on its own: the steps after it start a new group.
+                        self.progressed(Some(seq), true);
+                    }
+                }
+                let _ = self.give_back.send(step.into_buffer());
+                Ok(seq)
+            }
+        }
+    }
+
+    fn progressed(&self, written: Option<u64>, committed: bool) {
+        {
+            let mut progress = self.shared.lock();
+            if let Some(seq) = written {
+                progress.written = progress.written.max(seq);
+            }
+            if committed {
+                progress.committed = progress.written;
+            }
+        }
+        if committed {
+            (self.shared.on_commit)();
+        }
+        self.shared.changed.notify_all();
+    }
+
+    fn fail(self, e: JournalError) {
+        {
+            let mut progress = self.shared.lock();
+            progress.failed = Some(e.to_string());
+            progress.error = Some(e);
+        }
+        self.stop();
+    }
+
+    fn stop(self) {
+        self.shared.lock().stopped = true;
+        self.shared.changed.notify_all();
+        (self.shared.on_commit)();
+        // The journal is dropped here, on its own thread: that releases the session's lock.
+        drop(self.journal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use reloop_core::{Config, ContentBlock, Event};
+
+    use super::*;
+    use crate::ENGINE_VERSION;
+
+    fn header(id: &str) -> SessionHeader {
+        SessionHeader {
+            id: id.into(),
+            created_at_ms: 1,
+            engine_version: ENGINE_VERSION.into(),
+            core_config: Config::default(),
+            run_config: serde_json::json!({"model": "scripted"}),
+            parent: None,
+        }
+    }
+
+    fn step(seq: u64) -> StepRecord {
+        StepRecord {
+            seq,
+            at_ms: 10,
+            event: Event::UserInput { content: vec![ContentBlock::text(format!("step {seq}"))] },
+            from_phase: "idle".into(),
+            to_phase: "awaiting_model".into(),
+            turn_before: 1,
+            turn_after: 1,
+            reason: None,
+            ignored: None,
+            effects: serde_json::json!([]),
+            digest: seq,
+        }
+    }
+
+    /// A writer for session `s` in a new journal at `path`, counting its commits; deferred steps
+    /// wait an hour for their group (a test machine's load never commits them by the clock).
+    fn writer(path: &std::path::Path) -> (JournalWriter, Arc<AtomicUsize>) {
+        let commits = Arc::new(AtomicUsize::new(0));
+        let counted = commits.clone();
+        let journal = Journal::create_or_open(path).expect("journal");
+        let writer = JournalWriter::spawn_grouping(journal, "s", Duration::from_secs(3600), move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+        })
+        .expect("spawn");
+        (writer, commits)
+    }
+
+    #[test]
+    fn every_step_handed_over_is_in_the_journal_in_order_once_the_writer_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let (mut w, _) = writer(&path);
+        w.create(header("s"), step(1)).expect("create");
+        w.wait_committed(1).expect("created");
+        let records: Vec<StepRecord> = (2..=300).map(step).collect();
+        for (i, record) in records.iter().enumerate() {
+            let durability = [Durability::Deferred, Durability::Committed, Durability::Deferred][i % 3];
+            w.append(&NewStep::from(record), durability).expect("append");
+        }
+        drop(w);
+        let steps = Journal::open_existing(&path).expect("reopen").steps("s").expect("steps");
+        assert_eq!(steps.len(), 300);
+        assert_eq!(steps[1..], records[..]);
+    }
+
+    #[test]
+    fn a_committed_step_is_durable_when_the_wait_returns_and_deferred_ones_only_with_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let (mut w, commits) = writer(&path);
+        w.create(header("s"), step(1)).expect("create");
+        w.append(&NewStep::from(&step(2)), Durability::Deferred).expect("deferred");
+        w.wait_written(2).expect("written");
+        // Another connection sees only what is committed.
+        let reader = Journal::open_for_reading(&path).expect("reader");
+        assert_eq!(reader.steps("s").expect("steps").len(), 1, "a deferred step waits for its group");
+        assert!(w.committed() >= 1 && w.committed() < 2);
+        w.append(&NewStep::from(&step(3)), Durability::Committed).expect("committed");
+        w.wait_committed(3).expect("commit");
+        assert_eq!(reader.steps("s").expect("steps").len(), 3, "the commit takes the deferred step with it");
+        assert!(commits.load(Ordering::SeqCst) >= 2, "each commit is signalled");
+        w.append(&NewStep::from(&step(4)), Durability::Synced).expect("synced");
+        w.wait_committed(4).expect("sync");
+        assert_eq!(reader.steps("s").expect("steps").len(), 4);
+    }
+
+    #[test]
+    fn a_deferred_step_alone_is_committed_after_the_group_interval() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let journal = Journal::create_or_open(&path).expect("journal");
+        let mut w = JournalWriter::spawn_grouping(journal, "s", Duration::from_millis(20), || {}).expect("spawn");
+        w.create(header("s"), step(1)).expect("create");
+        w.append(&NewStep::from(&step(2)), Durability::Deferred).expect("deferred");
+        // No further step comes: the writer's own clock commits the group.
+        w.wait_committed(2).expect("committed by the interval");
+        let reader = Journal::open_for_reading(&path).expect("reader");
+        assert_eq!(reader.steps("s").expect("steps").len(), 2);
+    }
+
+    #[test]
+    fn a_failed_write_is_reported_to_the_loop_and_nothing_after_it_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let (mut w, _) = writer(&path);
+        // No session `s` was created: the writer's insert fails.
+        w.append(&NewStep::from(&step(1)), Durability::Committed).expect("queued");
+        let failed = w.wait_committed(1);
+        assert!(matches!(failed, Err(JournalError::NoSuchSession(_))), "{failed:?}");
+        // Later calls keep failing, with the same words, instead of hanging.
+        let again = w.append(&NewStep::from(&step(2)), Durability::Committed);
+        assert!(
+            matches!(&again, Err(JournalError::Database { detail, .. }) if detail.contains("no session")),
+            "{again:?}"
+        );
+        assert!(w.wait_committed(2).is_err());
+    }
+
+    #[test]
+    fn a_row_over_the_cap_is_refused_on_the_loop_before_it_is_queued() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let (mut w, _) = writer(&path);
+        w.create(header("s"), step(1)).expect("create");
+        let mut huge = step(2);
+        huge.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(crate::MAX_ROW_BYTES))] };
+        let refused = w.append(&NewStep::from(&huge), Durability::Committed);
+        assert!(matches!(refused, Err(JournalError::RowTooLarge { seq: 2, .. })), "{refused:?}");
+        w.append(&NewStep::from(&step(2)), Durability::Committed).expect("the next row goes in");
+        w.wait_committed(2).expect("committed");
+    }
+}
