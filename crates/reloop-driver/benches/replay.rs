@@ -63,8 +63,13 @@ fn main() {
     );
     for turns in [1_000usize, 10_000] {
         let path = dir.path().join(format!("replay-{turns}.db"));
+        reset_peak();
         let (recorded, id) = run_session(&rt, turns, Some(Journal::create_or_open(&path).expect("journal")));
-        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
+        println!(
+            "        (recorded {turns} turns live in {:.0} ms; the process's peak while recording: {} KiB, bar 40 MB)",
+            recorded.seconds * 1e3,
+            kib("VmHWM:")
+        );
         let id = id.expect("session id");
         let journal = Journal::open_existing(&path).expect("reopen");
         let header = journal.header(&id).expect("header");

@@ -149,3 +149,36 @@ pub(super) fn plan(event: &Event, step: &Step, quiet: impl Fn(&[ToolUse]) -> boo
     let wait = durability != Durability::Deferred && (outward || done || !inward);
     Plan { durability, wait }
 }
+
+#[cfg(test)]
+mod tests {
+    use reloop_core::{transition, Config, ContentBlock, State};
+
+    use super::*;
+
+    fn asked() -> (Event, Step) {
+        let event = Event::UserInput { content: vec![ContentBlock::text("hi")] };
+        let step = transition(State::new(Config::default()), event.clone());
+        assert!(step.effects.iter().filter_map(Effect::command).any(|c| matches!(c, Command::CallModel(_))));
+        (event, step)
+    }
+
+    #[test]
+    fn a_request_to_a_model_server_waits_for_its_commit_and_one_to_the_script_does_not() {
+        let (event, step) = asked();
+        let remote = plan(&event, &step, |_| true, false);
+        assert_eq!(remote, Plan { durability: Durability::Committed, wait: true });
+        let scripted = plan(&event, &step, |_| true, true);
+        assert_eq!(scripted, Plan { durability: Durability::Committed, wait: false });
+    }
+
+    #[test]
+    fn the_end_of_the_run_and_a_write_tools_start_always_wait() {
+        let (_, step) = asked();
+        let ended = transition(step.state, Event::Abort);
+        assert!(ended.state.is_done());
+        assert!(plan(&Event::Abort, &ended, |_| true, true).wait);
+        let start = Event::ToolStarted { tool_use_id: "t".into(), request: 1 };
+        assert_eq!(plan(&start, &ended, |_| true, true), Plan { durability: Durability::Synced, wait: true });
+    }
+}
