@@ -5,15 +5,26 @@ use std::process::ExitCode;
 use reloop_core::{transition, ContentBlock, Role, State};
 use reloop_driver::explain::{why as why_lines, WhyFilter};
 use reloop_driver::timeline::Facts;
-use reloop_journal::{Journal, SessionHeader, StepRecord};
+use reloop_driver::SessionJournal;
+use reloop_journal::{SessionHeader, StepRecord};
 use serde_json::json;
 
 use super::{current_dir, CliError, JournalArg};
 use crate::term::{errln, out, outln};
 
 /// Opens the journal to read it: every command of this file only reads.
-fn open(journal: &JournalArg) -> Result<Journal, CliError> {
-    Ok(Journal::open_for_reading(&journal.path(&current_dir()?))?)
+fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
+    journal.open(&current_dir()?, super::journal::Open::Reading)
+}
+
+/// Feeds a session's steps to `replayer`: SQLite's rows undecoded (the fast path), any other
+/// journal's steps as records.
+fn feed(journal: &SessionJournal, id: &str, replayer: &mut reloop_driver::Replayer) -> Result<(), CliError> {
+    match journal.as_sqlite() {
+        Some(sqlite) => sqlite.visit_rows(id, |row| replayer.feed_row(row, id))?,
+        None => journal.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
+    };
+    Ok(())
 }
 
 pub(crate) fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
@@ -104,7 +115,7 @@ pub fn replay(
         let id = journal.resolve(selector)?;
         let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
-        journal.visit_rows(&id, |row| replayer.feed_row(row, &id))?;
+        feed(&journal, &id, &mut replayer)?;
         let code = print_replay(&replayer.finish(), json)?;
         if json {
             return Ok(code);
@@ -114,7 +125,7 @@ pub fn replay(
         for (depth, sub) in super::tree::subagents(&journal, &id)? {
             let header = journal.header(&sub.id)?;
             let mut replayer = reloop_driver::Replayer::new(&header, flips);
-            journal.visit_rows(&sub.id, |row| replayer.feed_row(row, &sub.id))?;
+            feed(&journal, &sub.id, &mut replayer)?;
             let report = replayer.finish();
             let what = match &report.divergence {
                 None => format!("replayed {} steps: identical", report.steps),
@@ -311,8 +322,8 @@ pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> 
         std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
     let dump = reloop_journal::SessionDump::from_json(&text)
         .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
-    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
-    let id = journal.load_session(&dump)?;
+    let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
+    let id = journal.import_session(&dump)?;
     if json {
         print_json(&json!({"session_id": id, "steps": dump.steps.len()}))?;
     } else {

@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use reloop_journal::{
-    JournalBackend, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
+    JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
 };
 use serde_json::Value;
 
@@ -233,8 +233,9 @@ impl Drop for PgJournal {
 }
 
 impl JournalBackend for PgJournal {
-    fn open_again(&self) -> Result<Box<dyn JournalBackend + Send>, JournalError> {
-        Ok(Box::new(PgJournal::connect(&self.url, self.times)?))
+    fn reopener(&self) -> Reopen {
+        let (url, times) = (self.url.clone(), self.times);
+        std::sync::Arc::new(move || Ok(Box::new(PgJournal::connect(&url, times)?) as Box<dyn JournalBackend + Send>))
     }
 
     fn location(&self) -> String {

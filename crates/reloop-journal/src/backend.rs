@@ -7,17 +7,23 @@
 //! committed together by the next durable append, [`JournalBackend::commit`] or drop; one writer
 //! per session at a time. Calls are synchronous, as the driver makes them today.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::{
     Journal, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
 };
 
+/// Opens another connection to a journal: see [`JournalBackend::reopener`].
+pub type Reopen = Arc<dyn Fn() -> Result<Box<dyn JournalBackend + Send>, JournalError> + Send + Sync>;
+
 /// A session journal: SQLite or a shared database.
 pub trait JournalBackend {
-    /// Another connection to the same journal, for a session of its own (a subagent's child
-    /// writes while its parent does; one writer per session, not per journal).
-    fn open_again(&self) -> Result<Box<dyn JournalBackend + Send>, JournalError>;
+    /// How to open more connections to the same journal, each for a session of its own (a
+    /// subagent's child writes while its parent does; one writer per session, not per journal).
+    /// Nothing is opened until it is called.
+    fn reopener(&self) -> Reopen;
 
     /// The SQLite journal behind this one, for its faster paths (rows read undecoded).
     fn as_sqlite(&self) -> Option<&Journal> {
@@ -123,8 +129,9 @@ pub trait JournalBackend {
 }
 
 impl JournalBackend for Journal {
-    fn open_again(&self) -> Result<Box<dyn JournalBackend + Send>, JournalError> {
-        Ok(Box::new(Journal::open_for_reading(self.path())?))
+    fn reopener(&self) -> Reopen {
+        let path = self.path().to_path_buf();
+        Arc::new(move || Ok(Box::new(Journal::open_for_reading(&path)?) as Box<dyn JournalBackend + Send>))
     }
 
     fn as_sqlite(&self) -> Option<&Journal> {

@@ -31,7 +31,7 @@ mod schema;
 mod store;
 
 pub use agents::Subagent;
-pub use backend::JournalBackend;
+pub use backend::{JournalBackend, Reopen};
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
