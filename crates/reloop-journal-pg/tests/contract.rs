@@ -223,7 +223,7 @@ contract!(
 #[test]
 fn sqlite_has_no_queue_and_says_so() {
     let mut j = Journal::in_memory().unwrap();
-    j.create_session(&header("s"), &[said(1, "hi")]).unwrap();
+    JournalBackend::create_session(&mut j, &header("s"), &[said(1, "hi")]).unwrap();
     let err = JournalBackend::enqueue(&mut j, "s").unwrap_err();
     assert!(matches!(err, JournalError::NeedsShared { .. }), "{err}");
     assert!(err.to_string().contains("postgres://"), "{err}");
