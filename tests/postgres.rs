@@ -131,7 +131,7 @@ fn scratch_cassette(dir: &std::path::Path) -> std::path::PathBuf {
     let cassette = serde_json::json!({"responses": [
         {"message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
             "content": [{"type": "tool_use", "id": "toolu_w", "name": "Bash",
-                "input": {"command": "sleep 0.05; echo ran >> scratch.txt", "description": "side effect"}}],
+                "input": {"command": "sleep 0.2; echo ran >> scratch.txt", "description": "side effect"}}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}},
         {"message": {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
             "content": [{"type": "text", "text": "done"}],
@@ -169,6 +169,7 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
     const SESSIONS: usize = 200;
     let dirs: Vec<_> = (0..SESSIONS).map(|i| ws.dir.path().join(format!("s{i:03}"))).collect();
     // Enqueued from four threads at once, as several producers would.
+    let enqueued = Instant::now();
     let ids: Vec<String> = std::thread::scope(|scope| {
         let chunks: Vec<_> = dirs
             .chunks(SESSIONS / 4)
@@ -203,6 +204,7 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
         chunks.into_iter().flat_map(|c| c.join().unwrap()).collect()
     });
     assert_eq!(ids.len(), SESSIONS);
+    eprintln!("enqueued {SESSIONS} sessions in {:.1?}", enqueued.elapsed());
     let mut client = db.client();
     let started = Instant::now();
     let mut workers: Vec<Child> = (0..3).map(|_| spawn_worker(&ws, &db)).collect();
@@ -252,9 +254,12 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
         assert_eq!(*ends, 1, "session {id} ended once");
         assert!(*starts <= 1, "session {id} started its write {starts} times");
     }
+    // Epoch 1 was the enqueuer's, 2 the first claim's: more is a takeover from the dead worker.
     let taken_over: i64 = client.query_one("SELECT count(*) FROM reloop.leases WHERE epoch > 2", &[]).unwrap().get(0);
+    assert!(taken_over >= 1, "the killed worker's sessions in flight were taken over");
     eprintln!("{SESSIONS} sessions on 3 workers (one killed) in {elapsed:.1?}; {taken_over} taken over from the dead one");
     // Every session replays identical, whichever workers wrote it.
+    let replayed = Instant::now();
     std::thread::scope(|scope| {
         for chunk in ids.chunks(SESSIONS / 4) {
             let (ws, db) = (&ws, &db);
@@ -266,6 +271,7 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
             });
         }
     });
+    eprintln!("replayed {SESSIONS} sessions in {:.1?}", replayed.elapsed());
 }
 
 #[test]
