@@ -41,7 +41,16 @@ fn every_command_works_on_a_postgres_journal() {
     let run = reloop_pg(
         &ws,
         &db,
-        &["run", "tidy up", "--script", crash.to_str().unwrap(), "--cwd", cwd.to_str().unwrap(), "--allowed-tools", "Edit,Bash"],
+        &[
+            "run",
+            "tidy up",
+            "--script",
+            crash.to_str().unwrap(),
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--allowed-tools",
+            "Edit,Bash",
+        ],
     );
     ok(&run);
     let listed: Value = serde_json::from_str(&ok(&reloop_pg(&ws, &db, &["sessions", "--json"]))).unwrap();
@@ -63,8 +72,9 @@ fn every_command_works_on_a_postgres_journal() {
     let fork = reloop_pg(&ws, &db, &["fork", &id, "--at", "3", "--script", crash.to_str().unwrap()]);
     ok(&fork);
     let listed: Value = serde_json::from_str(&ok(&reloop_pg(&ws, &db, &["sessions", "--json"]))).unwrap();
-    let fork_id = listed.as_array().unwrap().iter().find(|s| s["parent"] == id).unwrap()["id"].as_str().unwrap().to_string();
-    assert_eq!(ok(&reloop_pg(&ws, &db, &["replay", &fork_id])).contains("identical"), true);
+    let fork_id =
+        listed.as_array().unwrap().iter().find(|s| s["parent"] == id).unwrap()["id"].as_str().unwrap().to_string();
+    assert!(ok(&reloop_pg(&ws, &db, &["replay", &fork_id])).contains("identical"));
     let diff = reloop_pg(&ws, &db, &["diff", &id, &fork_id]);
     assert!(matches!(diff.status.code(), Some(0 | 1)), "{}", stderr(&diff));
 
@@ -257,7 +267,9 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
     // Epoch 1 was the enqueuer's, 2 the first claim's: more is a takeover from the dead worker.
     let taken_over: i64 = client.query_one("SELECT count(*) FROM reloop.leases WHERE epoch > 2", &[]).unwrap().get(0);
     assert!(taken_over >= 1, "the killed worker's sessions in flight were taken over");
-    eprintln!("{SESSIONS} sessions on 3 workers (one killed) in {elapsed:.1?}; {taken_over} taken over from the dead one");
+    eprintln!(
+        "{SESSIONS} sessions on 3 workers (one killed) in {elapsed:.1?}; {taken_over} taken over from the dead one"
+    );
     // Every session replays identical, whichever workers wrote it.
     let replayed = Instant::now();
     std::thread::scope(|scope| {

@@ -35,12 +35,10 @@ pub fn is_shared(journal: &Path) -> bool {
 /// heartbeats three times as often.
 pub fn lease_times() -> Result<LeaseTimes, CliError> {
     let Ok(text) = std::env::var(LEASE_TTL_ENV) else { return Ok(LeaseTimes::default()) };
-    let ms: u64 = text
-        .trim()
-        .parse()
-        .ok()
-        .filter(|ms| (100..=86_400_000).contains(ms))
-        .ok_or_else(|| CliError::Usage(format!("{LEASE_TTL_ENV}={text:?}: give milliseconds, from 100 to 86400000")))?;
+    let ms: u64 =
+        text.trim().parse().ok().filter(|ms| (100..=86_400_000).contains(ms)).ok_or_else(|| {
+            CliError::Usage(format!("{LEASE_TTL_ENV}={text:?}: give milliseconds, from 100 to 86400000"))
+        })?;
     let ttl = Duration::from_millis(ms);
     Ok(LeaseTimes { ttl, heartbeat: Some(ttl / 3) })
 }

@@ -185,8 +185,8 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
     }
     let id = reloop_driver::new_session_id();
     let created = imported.at_ms.first().copied().unwrap_or(0);
-    let report =
-        reloop_import::import_into(&mut **journal, &imported, &id, created).map_err(|e| CliError::Usage(e.to_string()))?;
+    let report = reloop_import::import_into(&mut **journal, &imported, &id, created)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let replaces = earlier.last().map(|(id, _)| id.clone());
     let profile = imported.core_config.profile.name();
     let version = imported.version.clone();

@@ -14,8 +14,8 @@ pub(crate) mod signals;
 mod tree;
 mod view;
 mod what_if;
-mod worker;
 pub(crate) mod wire;
+mod worker;
 
 pub use signals::ending;
 

@@ -181,7 +181,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     };
     let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
     if args.enqueue && args.journal.shared_url().is_none() {
-        return Err(CliError::Usage("--enqueue puts the session in a shared journal's queue: --journal postgres://...".into()));
+        return Err(CliError::Usage(
+            "--enqueue puts the session in a shared journal's queue: --journal postgres://...".into(),
+        ));
     }
     let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings.other).await?;
     let mut tools = ToolRegistry::builtin();

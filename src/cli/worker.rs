@@ -51,7 +51,9 @@ enum Ended {
 
 pub async fn worker(args: WorkerArgs) -> Result<ExitCode, CliError> {
     let Some(url) = args.journal.shared_url().map(str::to_string) else {
-        return Err(CliError::Usage("reloop worker takes sessions from a shared journal: --journal postgres://...".into()));
+        return Err(CliError::Usage(
+            "reloop worker takes sessions from a shared journal: --journal postgres://...".into(),
+        ));
     };
     let mut stops = Vec::new();
     for kind in [SignalKind::terminate(), SignalKind::interrupt(), SignalKind::hangup()] {

@@ -15,6 +15,8 @@ use crate::ids::now_ms;
 use crate::run::Session;
 
 /// A session's journal.
+// One per session, never in a collection: boxing SQLite's would put a pointer in its hot path.
+#[allow(clippy::large_enum_variant)]
 pub enum SessionJournal {
     /// The embedded SQLite journal.
     Sqlite(Journal),

@@ -335,7 +335,10 @@ fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOu
 
 /// Model requests the tree of `session` (from its root down) has completed, by its journal:
 /// where a resumed tree's request count goes on.
-pub fn tree_requests_completed(journal: &dyn JournalBackend, session: &str) -> Result<u32, reloop_journal::JournalError> {
+pub fn tree_requests_completed(
+    journal: &dyn JournalBackend,
+    session: &str,
+) -> Result<u32, reloop_journal::JournalError> {
     let mut root = session.to_string();
     for _ in 0..64 {
         let header = journal.header(&root)?;

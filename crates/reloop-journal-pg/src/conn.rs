@@ -490,7 +490,13 @@ impl Conn {
     }
 
     /// A session's steps (through its parents) with `after < seq <= upto`, at most `limit`.
-    pub(crate) fn read_steps(&mut self, id: &str, after: u64, upto: u64, limit: usize) -> Result<Vec<StepRecord>, JournalError> {
+    pub(crate) fn read_steps(
+        &mut self,
+        id: &str,
+        after: u64,
+        upto: u64,
+        limit: usize,
+    ) -> Result<Vec<StepRecord>, JournalError> {
         let mut out = Vec::new();
         let (after, upto) = (after as i64, i64::try_from(upto).unwrap_or(i64::MAX));
         for seg in self.segments(id)? {

@@ -30,7 +30,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use reloop_journal::{
-    JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
+    JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord,
+    Subagent,
 };
 use serde_json::Value;
 

@@ -38,7 +38,10 @@ impl Conn {
     /// Puts `session` in the queue (it must exist).
     pub(crate) fn enqueue(&mut self, session: &str) -> Result<(), JournalError> {
         self.client
-            .execute("INSERT INTO reloop.queue (session_id) VALUES ($1) ON CONFLICT (session_id) DO NOTHING", &[&session])
+            .execute(
+                "INSERT INTO reloop.queue (session_id) VALUES ($1) ON CONFLICT (session_id) DO NOTHING",
+                &[&session],
+            )
             .map_err(|e| database_error(&self.place, &e))?;
         Ok(())
     }

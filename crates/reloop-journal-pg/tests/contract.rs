@@ -166,7 +166,8 @@ fn listings_show_prompts_usage_and_subagents(open: Open) {
     let mut j = open();
     j.create_session(&header("parent"), &[said(1, "the first prompt"), said(2, "later")]).unwrap();
     let mut child = header("child");
-    child.run_config["agent"] = serde_json::json!({"parent": "parent", "tool_use_id": "toolu_1", "agent_type": "explore"});
+    child.run_config["agent"] =
+        serde_json::json!({"parent": "parent", "tool_use_id": "toolu_1", "agent_type": "explore"});
     j.create_session(&child, &[said(1, "look around")]).unwrap();
     let mut fork = header("fork");
     fork.parent = Some(("parent".into(), 1));
@@ -182,7 +183,10 @@ fn listings_show_prompts_usage_and_subagents(open: Open) {
     assert!(by_id("parent").responses.is_empty());
     let subs = j.subagents_of("parent").unwrap();
     assert_eq!(subs.len(), 1);
-    assert_eq!((subs[0].id.as_str(), subs[0].tool_use_id.as_str(), subs[0].agent_type.as_str()), ("child", "toolu_1", "explore"));
+    assert_eq!(
+        (subs[0].id.as_str(), subs[0].tool_use_id.as_str(), subs[0].agent_type.as_str()),
+        ("child", "toolu_1", "explore")
+    );
     assert!(j.subagents_of("child").unwrap().is_empty());
 }
 
@@ -272,7 +276,7 @@ fn queued_sessions_are_claimed_once_each_and_a_dead_claimers_come_back() {
     // Lapsed leases only come back after their ttl; a live default lease is 30 s.
     let mut raw = db.client();
     raw.execute("UPDATE reloop.leases SET expires_at = clock_timestamp() WHERE session_id <> $1", &[&done]).unwrap();
-    let mut again = vec![next.claim().unwrap().unwrap(), next.claim().unwrap().unwrap()];
+    let mut again = [next.claim().unwrap().unwrap(), next.claim().unwrap().unwrap()];
     again.sort();
     assert!(!again.contains(&done), "a finished session is never claimed again");
     assert_eq!(next.claim().unwrap(), None);
@@ -284,8 +288,7 @@ fn queued_sessions_are_claimed_once_each_and_a_dead_claimers_come_back() {
         .collect();
     // Epoch 1 was the producer's, 2 the dead claimers', 3 the takeovers'.
     assert_eq!(epochs, [3, 3], "each takeover fences the dead claimer off");
-    let attempts: i32 =
-        raw.query_one("SELECT max(attempts) FROM reloop.queue", &[]).unwrap().get(0);
+    let attempts: i32 = raw.query_one("SELECT max(attempts) FROM reloop.queue", &[]).unwrap().get(0);
     assert_eq!(attempts, 2);
 }
 

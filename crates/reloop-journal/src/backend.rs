@@ -11,9 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::{
-    Journal, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
-};
+use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent};
 
 /// Opens another connection to a journal: see [`JournalBackend::reopener`].
 pub type Reopen = Arc<dyn Fn() -> Result<Box<dyn JournalBackend + Send>, JournalError> + Send + Sync>;
