@@ -298,3 +298,106 @@ fn enqueue_and_worker_refuse_a_sqlite_journal() {
     assert!(stderr(&out).contains("postgres://"), "{}", stderr(&out));
     assert!(!ws.journal().exists(), "nothing was written");
 }
+
+const READER: &str = "---\nname: reader\ndescription: Reads files and reports what they say\n\
+tools: Read, Bash\n---\nYou read the files you are asked about and answer in one line.\n";
+const LOOPER: &str = "---\nname: looper\ndescription: Looks around the project without end\n\
+tools: Glob\nmaxTurns: 1\n---\nYou look around.\n";
+
+#[test]
+fn subagents_write_child_sessions_of_their_own_on_postgres() {
+    let Some(db) = TestDb::new("subagents_write_child_sessions_of_their_own_on_postgres") else { return };
+    let ws = Workspace::seed();
+    let agents = ws.cwd().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("reader.md"), READER).unwrap();
+    std::fs::write(agents.join("looper.md"), LOOPER).unwrap();
+    let (cassette, cwd) = (cassette_path("agents_tree.json"), ws.cwd());
+    let run = reloop_pg(
+        &ws,
+        &db,
+        &[
+            "run",
+            "check the login module with two agents",
+            "--script",
+            cassette.to_str().unwrap(),
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--allowed-tools",
+            "Bash",
+        ],
+    );
+    ok(&run);
+    let listed: Value = serde_json::from_str(&ok(&reloop_pg(&ws, &db, &["sessions", "--json"]))).unwrap();
+    let children = listed.as_array().unwrap().iter().filter(|s| !s["agent"].is_null()).count();
+    assert_eq!(children, 2, "each Agent call is a child session in the database: {listed}");
+    let replayed = ok(&reloop_pg(&ws, &db, &["replay", "last"]));
+    assert_eq!(replayed.matches("identical").count(), 3, "{replayed}");
+    assert!(replayed.contains("agent reader for toolu_agent_reader"), "{replayed}");
+}
+
+#[test]
+fn a_worker_told_to_stop_leaves_its_sessions_for_the_next_one() {
+    let Some(db) = TestDb::new("a_worker_told_to_stop_leaves_its_sessions_for_the_next_one") else { return };
+    let ws = Workspace::seed();
+    let cassette = scratch_cassette(ws.dir.path());
+    let slow = std::fs::read_to_string(&cassette).unwrap().replace("sleep 0.2", "sleep 2");
+    std::fs::write(&cassette, slow).unwrap();
+    let dirs: Vec<_> = (0..3).map(|i| ws.dir.path().join(format!("t{i}"))).collect();
+    let mut ids = Vec::new();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).unwrap();
+        let args = [
+            "run",
+            "mark",
+            "--enqueue",
+            "--script",
+            cassette.to_str().unwrap(),
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--allowed-tools",
+            "Bash",
+        ];
+        ids.push(ok(&reloop_pg(&ws, &db, &args)).trim().to_string());
+    }
+    let mut client = db.client();
+    let worker = spawn_worker(&ws, &db);
+    // Once every session's write is under way, the worker is told to stop.
+    let started = Instant::now();
+    loop {
+        let running: i64 =
+            client.query_one("SELECT count(*) FROM reloop.steps WHERE kind = 'tool_started'", &[]).unwrap().get(0);
+        if running == 3 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the worker started {running} writes");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill with a pid of our own child and a valid signal has no preconditions.
+    unsafe { libc::kill(worker.id() as i32, libc::SIGTERM) };
+    let stopping = Instant::now();
+    let out = worker.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stopping.elapsed() < Duration::from_secs(5), "the worker stopped at once: {:.1?}", stopping.elapsed());
+    assert!(outcomes(&mut client).is_empty(), "no session was ended by the stop");
+    let live: i64 = client
+        .query_one("SELECT count(*) FROM reloop.leases WHERE expires_at > clock_timestamp()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(live, 0, "the stopped worker gave every lease up");
+    // The next worker resumes them at once, without waiting out a lease, and stops when idle.
+    let next = ws.command(&["worker", "--journal", &db.uri, "--poll-ms", "50", "--exit-when-idle"]).output().unwrap();
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    let done = outcomes(&mut client);
+    for (id, dir) in ids.iter().zip(&dirs) {
+        assert_eq!(done.get(id).map(String::as_str), Some("completed"), "session {id}");
+        let marks = std::fs::read_to_string(dir.join("scratch.txt")).unwrap_or_default();
+        assert!(marks.lines().count() <= 1, "session {id}: the write ran twice");
+        let starts: i64 = client
+            .query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1 AND kind = 'tool_started'", &[id])
+            .unwrap()
+            .get(0);
+        assert_eq!(starts, 1, "session {id}: the interrupted write was not started again");
+        assert!(ok(&reloop_pg(&ws, &db, &["replay", id])).contains("identical"));
+    }
+}

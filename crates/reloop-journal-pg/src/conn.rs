@@ -380,7 +380,10 @@ impl Conn {
             let row = self
                 .client
                 .query_opt(
-                    "SELECT id FROM reloop.sessions ORDER BY last_written_at DESC, created_order DESC LIMIT 1",
+                    // A subagent's session is never `last`, as in SQLite: its parent is what a
+                    // person ran, and resuming or replaying it covers the child.
+                    "SELECT id FROM reloop.sessions WHERE run_config::jsonb -> 'agent' IS NULL
+                     ORDER BY last_written_at DESC, created_order DESC LIMIT 1",
                     &[],
                 )
                 .map_err(db)?;

@@ -162,6 +162,12 @@ fn a_step_over_the_row_cap_is_refused_and_nothing_written(open: Open) {
     assert_eq!(open().steps("big").unwrap(), vec![said(1, "ok")]);
 }
 
+fn child_of(parent: &str, id: &str) -> SessionHeader {
+    let mut child = header(id);
+    child.run_config["agent"] = serde_json::json!({"parent": parent, "tool_use_id": id, "agent_type": "explore"});
+    child
+}
+
 fn listings_show_prompts_usage_and_subagents(open: Open) {
     let mut j = open();
     j.create_session(&header("parent"), &[said(1, "the first prompt"), said(2, "later")]).unwrap();
@@ -188,6 +194,8 @@ fn listings_show_prompts_usage_and_subagents(open: Open) {
         ("child", "toolu_1", "explore")
     );
     assert!(j.subagents_of("child").unwrap().is_empty());
+    j.create_session(&child_of("parent", "late-child"), &[said(1, "after the fork")]).unwrap();
+    assert_eq!(j.resolve("last").unwrap(), "fork", "a subagent's session is never `last`");
 }
 
 macro_rules! contract {
