@@ -76,11 +76,24 @@ pub async fn worker(args: WorkerArgs) -> Result<ExitCode, CliError> {
     while !stop.is_cancelled() {
         let mut claimed_none = false;
         while running.len() < args.concurrency as usize && !stop.is_cancelled() {
+            // A database that cannot be reached now is tried again at the next poll: a restart
+            // of the server must not end the fleet's workers.
             let journal = match spare.take() {
-                Some(j) => j,
-                None => open(&url).await?,
+                Some(j) => Ok(j),
+                None => open(&url).await,
             };
-            let (journal, claimed) = claim(journal).await?;
+            let claimed = match journal {
+                Ok(journal) => claim(journal).await,
+                Err(e) => Err(e),
+            };
+            let (journal, claimed) = match claimed {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    errln!("reloop worker: cannot claim a session now: {e}");
+                    claimed_none = true;
+                    break;
+                }
+            };
             match claimed {
                 Some(id) => {
                     let stop = stop.clone();
@@ -124,6 +137,7 @@ async fn open(url: &str) -> Result<PgJournal, CliError> {
 }
 
 /// Claims a queued session on `journal`, which becomes its writer.
+/// A connection whose claim failed is dropped: the next claim connects anew.
 async fn claim(mut journal: PgJournal) -> Result<(PgJournal, Option<String>), CliError> {
     tokio::task::spawn_blocking(move || {
         let claimed = journal.claim();
