@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use reloop_core::{Event, State};
-use reloop_journal::Journal;
 
 use super::session::{drive, fork_header, provider_for, session_with};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
@@ -32,7 +31,7 @@ pub struct CompactArgs {
 
 pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
-    let mut journal = Journal::open_existing(&args.journal.path(&invoked_from))?;
+    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
     let steps = journal.steps(&parent_id)?;

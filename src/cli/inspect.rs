@@ -5,15 +5,28 @@ use std::process::ExitCode;
 use reloop_core::{transition, ContentBlock, Role, State};
 use reloop_driver::explain::{why as why_lines, WhyFilter};
 use reloop_driver::timeline::Facts;
-use reloop_journal::{Journal, SessionHeader, StepRecord};
+use reloop_driver::SessionJournal;
+use reloop_journal::{SessionHeader, StepRecord};
 use serde_json::json;
 
 use super::{current_dir, CliError, JournalArg};
 use crate::term::{errln, out, outln};
 
 /// Opens the journal to read it: every command of this file only reads.
-fn open(journal: &JournalArg) -> Result<Journal, CliError> {
-    Ok(Journal::open_for_reading(&journal.path(&current_dir()?))?)
+fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
+    journal.open(&current_dir()?, super::journal::Open::Reading)
+}
+
+/// Feeds a session's steps to `replayer`: SQLite's rows undecoded (the fast path), any other
+/// journal's steps as records.
+/// Replays `id` through `replayer`: SQLite's rows are read and decoded on a second thread while
+/// this one steps the core; another journal hands its steps decoded.
+fn feed(journal: &mut SessionJournal, id: &str, replayer: &mut reloop_driver::Replayer) -> Result<(), CliError> {
+    match journal {
+        SessionJournal::Sqlite(sqlite) => reloop_driver::replay_journal(sqlite, id, replayer)?,
+        SessionJournal::Shared(shared) => shared.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
+    };
+    Ok(())
 }
 
 pub(crate) fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
@@ -105,7 +118,7 @@ pub fn replay(
         let id = journal.resolve(selector)?;
         let header = journal.header(&id)?;
         let mut replayer = reloop_driver::Replayer::new(&header, flips);
-        reloop_driver::replay_journal(&mut journal, &id, &mut replayer)?;
+        feed(&mut journal, &id, &mut replayer)?;
         let code = print_replay(&replayer.finish(), json)?;
         if json {
             return Ok(code);
@@ -115,7 +128,7 @@ pub fn replay(
         for (depth, sub) in super::tree::subagents(&journal, &id)? {
             let header = journal.header(&sub.id)?;
             let mut replayer = reloop_driver::Replayer::new(&header, flips);
-            reloop_driver::replay_journal(&mut journal, &sub.id, &mut replayer)?;
+            feed(&mut journal, &sub.id, &mut replayer)?;
             let report = replayer.finish();
             let what = match &report.divergence {
                 None => format!("replayed {} steps: identical", report.steps),
@@ -312,8 +325,8 @@ pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> 
         std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
     let dump = reloop_journal::SessionDump::from_json(&text)
         .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
-    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
-    let id = journal.load_session(&dump)?;
+    let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
+    let id = journal.import_session(&dump)?;
     if json {
         print_json(&json!({"session_id": id, "steps": dump.steps.len()}))?;
     } else {

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use reloop_journal::{Journal, SessionOverview};
+use reloop_driver::SessionJournal;
+use reloop_journal::SessionOverview;
 use serde_json::{json, Value};
 
 use super::{current_dir, CliError, JournalArg};
@@ -53,9 +54,9 @@ impl Row {
         Row { overview, prompt, model, source, cost_usd }
     }
 
-    fn end(&self, journal: &Journal) -> Result<String, CliError> {
-        Ok(match (&self.overview.terminal_reason, journal.writer(&self.overview.id)?) {
-            (_, Some(pid)) => format!("(running, pid {pid})"),
+    fn end(&self, journal: &SessionJournal) -> Result<String, CliError> {
+        Ok(match (&self.overview.terminal_reason, journal.live_writer(&self.overview.id)?) {
+            (_, Some(writer)) => format!("(running, {writer})"),
             (Some(reason), None) => reason.clone(),
             (None, None) => "(unfinished)".to_string(),
         })
@@ -79,7 +80,7 @@ pub(crate) fn local_time(ms: u64) -> String {
 }
 
 pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> {
-    let journal = Journal::open_for_reading(&journal.path(&current_dir()?))?;
+    let journal = journal.open(&current_dir()?, super::journal::Open::Reading)?;
     let mut rows: Vec<Row> = journal.overview()?.into_iter().map(Row::of).collect();
     // `last` is the session written most recently: the overview's last row.
     let last = rows.iter().rev().find(|r| r.overview.run_config.get("agent").is_none()).map(|r| r.overview.id.clone());
@@ -99,7 +100,8 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
                     "fork_seq": o.parent.as_ref().map(|(_, seq)| seq),
                     "source": r.source, "file": o.run_config.get("file"),
                     "model": r.model, "first_prompt": r.prompt, "cost_usd": r.cost_usd,
-                    "writer_pid": journal.writer(&o.id)?,
+                    "writer_pid": journal.as_sqlite().map(|j| j.writer(&o.id)).transpose()?.flatten(),
+                    "writer": journal.live_writer(&o.id)?,
                     "agent": o.run_config.get("agent"),
                 }))
             })
@@ -166,7 +168,7 @@ enum Outcome {
 
 /// Imports one transcript, unless the same conversation of the same file is already in the
 /// journal: a second import of an unchanged file is refused, never a silent duplicate.
-fn import_one(journal: &mut Journal, file: &Path, leaf: Option<String>) -> Result<Outcome, CliError> {
+fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -> Result<Outcome, CliError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
     let options = reloop_import::ImportOptions::default().with_leaf(leaf);
@@ -183,8 +185,8 @@ fn import_one(journal: &mut Journal, file: &Path, leaf: Option<String>) -> Resul
     }
     let id = reloop_driver::new_session_id();
     let created = imported.at_ms.first().copied().unwrap_or(0);
-    let report =
-        reloop_import::import_into(journal, &imported, &id, created).map_err(|e| CliError::Usage(e.to_string()))?;
+    let report = reloop_import::import_into(&mut **journal, &imported, &id, created)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let replaces = earlier.last().map(|(id, _)| id.clone());
     let profile = imported.core_config.profile.name();
     let version = imported.version.clone();
@@ -194,7 +196,7 @@ fn import_one(journal: &mut Journal, file: &Path, leaf: Option<String>) -> Resul
 /// `reloop import claude-code FILE|DIR`: a transcript, or every transcript of a Claude Code
 /// project folder (`~/.claude/projects/<project>/`).
 pub fn import(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bool) -> Result<ExitCode, CliError> {
-    let mut journal = Journal::create_or_open(&journal.path(&current_dir()?))?;
+    let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
     if !path.is_dir() {
         return match import_one(&mut journal, path, leaf)? {
             Outcome::AlreadyImported { id } => Err(CliError::Usage(format!(

@@ -5,6 +5,7 @@ mod check;
 mod compact;
 mod help;
 mod inspect;
+pub(crate) mod journal;
 mod listing;
 mod rerun;
 pub(crate) mod run;
@@ -14,6 +15,7 @@ mod tree;
 mod view;
 mod what_if;
 pub(crate) mod wire;
+mod worker;
 
 pub use signals::ending;
 
@@ -43,6 +45,9 @@ pub enum Command {
     Resume(session::ResumeArgs),
     /// Start a new session from a step of another: same history up to it, then its own way.
     Fork(session::ForkArgs),
+    /// Run queued sessions (`reloop run --enqueue`) from a shared journal until SIGTERM; several
+    /// workers share the queue, one writer per session by lease.
+    Worker(worker::WorkerArgs),
     /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
     Compact(compact::CompactArgs),
     /// List the sessions of a journal: date, source, steps, cost, how each ended, first prompt.
@@ -189,7 +194,8 @@ pub enum Command {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct JournalArg {
-    /// The journal database [default: .reloop/journal.db under the working directory].
+    /// The journal: a SQLite file [default: .reloop/journal.db under the working directory], or
+    /// a PostgreSQL database many machines share (postgres://user@host/db).
     #[arg(long, env = "RELOOP_JOURNAL")]
     pub journal: Option<PathBuf>,
 }
@@ -266,6 +272,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Resume(args) => session::resume(args).await,
         Command::Fork(args) => session::fork(args).await,
         Command::Compact(args) => compact::compact(args).await,
+        Command::Worker(args) => worker::worker(args).await,
         Command::Sessions { journal, json } => listing::sessions(&journal, json),
         Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, turn: Some(n), journal, .. } => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_driver::RunEvent;
-use reloop_journal::{Journal, SessionHeader, ENGINE_VERSION};
+use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::output::Printer;
@@ -51,7 +51,7 @@ pub struct RerunArgs {
 pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
     let signals = super::signals::Signals::install()?;
     let invoked_from = current_dir()?;
-    let journal = Journal::open_existing(&args.journal.path(&invoked_from))?;
+    let journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let recorded_id = journal.resolve(&args.session)?;
     let recorded = journal.header(&recorded_id)?;
     let steps = journal.steps(&recorded_id)?;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use reloop_core::{Config, ContentBlock};
 use reloop_driver::{PermissionSpec, RunConfig, Session};
 use reloop_hooks::Settings;
-use reloop_journal::Journal;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
 use reloop_tools::{PermissionError, PermissionMode, ToolRegistry};
 
@@ -128,6 +127,10 @@ pub struct RunArgs {
     /// rules before profiles). Recorded in the journal; replay and resume use the recorded one.
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
     pub compat: String,
+    /// Journal the session with its prompt as queued, print its id and return: a `reloop
+    /// worker` on the same shared journal (--journal postgres://...) runs it.
+    #[arg(long, conflicts_with_all = ["demo", "input_format"])]
+    pub enqueue: bool,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,12 +180,22 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         None => Settings::empty(),
     };
     let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
+    if args.enqueue && args.journal.shared_url().is_none() {
+        return Err(CliError::Usage(
+            "--enqueue puts the session in a shared journal's queue: --journal postgres://...".into(),
+        ));
+    }
     let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings.other).await?;
     let mut tools = ToolRegistry::builtin();
     crate::mcp::register(&servers, &mut tools);
     let (mut session, journal_path) =
         build_session(&args, kind, &cwd, &journal_base, &prompt, settings, settings_path, tools)?;
     session.run = session.run.with_mcp_servers(crate::mcp::records(&servers));
+    if args.enqueue {
+        let id = session.enqueue(vec![ContentBlock::text(prompt)])?;
+        crate::term::outln!("{id}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     if let Some(mut rx) = stdin_messages {
         let sender = handle.abort_handle();
@@ -230,7 +243,7 @@ pub(crate) fn build_session(
     let fallback_max_output_tokens = args.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
     let provider = provider(args, kind, cwd)?;
     let journal_path = args.journal.path(journal_base);
-    let journal = Journal::create_or_open(&journal_path)?;
+    let journal = args.journal.open(journal_base, super::journal::Open::Create)?;
 
     let system_prompt = match (&args.system_prompt, &args.append_system_prompt) {
         (Some(s), Some(a)) => Some(format!("{s}\n\n{a}")),

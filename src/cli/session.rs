@@ -11,9 +11,10 @@ use std::sync::Arc;
 use futures::StreamExt;
 use reloop_core::{transition, ContentBlock, Event, State};
 use reloop_driver::PermissionSpec;
+use reloop_driver::SessionJournal;
 use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
-use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
 use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
@@ -96,7 +97,7 @@ fn rebuild(core: &reloop_core::Config, steps: &[StepRecord]) -> State {
 }
 
 pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
-    let mut journal = Journal::open_existing(&args.journal.path(&current_dir()?))?;
+    let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
     let id = unfinished_root(&journal, &journal.resolve(&args.session)?)?;
     let header = journal.header(&id)?;
     let steps = journal.steps(&id)?;
@@ -132,7 +133,7 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
 
 pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
-    let mut journal = Journal::open_existing(&args.journal.path(&invoked_from))?;
+    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
     let parent_steps = journal.steps(&parent_id)?;
@@ -177,7 +178,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
         let step = transition(prefix.state, event.clone());
         let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
-        journal.append(&id, &record)?;
+        journal.append(&id, NewStep::from(&record))?;
     }
     if args.output_format == OutputFormat::Text {
         outln!("forked {parent_id} at step {} as session {id}", args.at);
@@ -190,7 +191,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
 
 /// The session to resume for `id`: a subagent's unfinished parent (and its parent, up the tree)
 /// goes on instead, and resumes the child itself, so the whole tree completes.
-fn unfinished_root(journal: &Journal, id: &str) -> Result<String, CliError> {
+pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<String, CliError> {
     let mut id = id.to_string();
     for _ in 0..64 {
         let header = journal.header(&id)?;
@@ -208,7 +209,7 @@ fn unfinished_root(journal: &Journal, id: &str) -> Result<String, CliError> {
 
 fn session_for(
     header: &SessionHeader,
-    journal: Journal,
+    journal: SessionJournal,
     base_url: Option<&str>,
     timeouts: reloop_model::Timeouts,
     settings: Option<&Path>,
@@ -256,7 +257,7 @@ pub(crate) fn fork_header(
 pub(crate) fn session_with(
     provider: Arc<dyn ModelProvider>,
     header: &SessionHeader,
-    journal: Journal,
+    journal: SessionJournal,
     settings: Option<&Path>,
 ) -> Result<Session, CliError> {
     let run: RunConfig = serde_json::from_value(header.run_config.clone())

@@ -2,13 +2,14 @@
 //! each child with the call it answered and how it ended.
 
 use reloop_core::{transition, State};
-use reloop_journal::{Journal, Subagent};
+use reloop_driver::SessionJournal;
+use reloop_journal::Subagent;
 
 use super::listing::short;
 use super::CliError;
 
 /// The subagents under `id`, depth first, with their depth (1 for `id`'s own).
-pub(crate) fn subagents(journal: &Journal, id: &str) -> Result<Vec<(usize, Subagent)>, CliError> {
+pub(crate) fn subagents(journal: &SessionJournal, id: &str) -> Result<Vec<(usize, Subagent)>, CliError> {
     let mut out = Vec::new();
     let mut stack: Vec<(usize, Subagent)> = journal.subagents_of(id)?.into_iter().rev().map(|s| (1, s)).collect();
     while let Some((depth, sub)) = stack.pop() {
@@ -23,7 +24,7 @@ pub(crate) fn subagents(journal: &Journal, id: &str) -> Result<Vec<(usize, Subag
 }
 
 /// One line per subagent: `toolu_… -> agent TYPE  SESSION  how it ended, turns, cost`.
-pub(crate) fn lines(journal: &Journal, id: &str) -> Result<Vec<String>, CliError> {
+pub(crate) fn lines(journal: &SessionJournal, id: &str) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     for (depth, sub) in subagents(journal, id)? {
         let header = journal.header(&sub.id)?;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use reloop_driver::explain::{why, WhyFilter};
-use reloop_journal::Journal;
 use serde_json::{json, Value};
 
 use super::{current_dir, CliError, JournalArg};
@@ -15,7 +14,7 @@ use crate::term::outln;
 const TEMPLATE: &str = include_str!("view.html");
 
 pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let journal = Journal::open_for_reading(&journal.path(&current_dir()?))?;
+    let journal = journal.open(&current_dir()?, super::journal::Open::Reading)?;
     let id = journal.resolve(selector)?;
     let header = journal.header(&id)?;
     let steps = journal.steps(&id)?;

@@ -427,6 +427,7 @@ impl PrintArgs {
             max_budget_usd: self.max_budget_usd,
             crash_after_step: None,
             compat: self.compat.clone(),
+            enqueue: false,
             mcp_config: self.mcp_config.clone(),
             strict_mcp_config: self.strict_mcp_config,
         }

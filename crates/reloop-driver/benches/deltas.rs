@@ -63,7 +63,7 @@ fn sse(turn: usize, deltas: usize, last: bool) -> String {
 fn run(rt: &tokio::runtime::Runtime, cassette: &str, journal: Option<Journal>) -> f64 {
     let provider = Arc::new(ScriptedProvider::from_json(cassette).expect("bench cassette"));
     let run = RunConfig::new("scripted", "bench", std::env::temp_dir());
-    let session = Session::new(provider, common::tools(), journal, Config::default(), run);
+    let session = Session::new(provider, common::tools(), journal.map(Into::into), Config::default(), run);
     // The clock stops when the result arrives, before the journal is closed.
     rt.block_on(async move {
         let handle = session.start(vec![ContentBlock::text("go")]).expect("start");

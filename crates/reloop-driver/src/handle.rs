@@ -159,6 +159,15 @@ impl RunHandle {
         AbortHandle(self.abort.clone())
     }
 
+    /// Stops the loop where it is without journaling anything more, as a crash would, and
+    /// waits until it is gone: its journal is dropped (committing what was deferred, giving up
+    /// its writer's lease), so the session is left to `resume` on any machine. A worker told to
+    /// stop does this rather than [`RunHandle::abort`], which would end the session for good.
+    pub async fn halt(self) {
+        self.task.abort();
+        let _ = self.task.await;
+    }
+
     /// Drains the remaining events and returns the result.
     pub async fn finish(mut self) -> Result<RunResult, DriverError> {
         while self.events.recv().await.is_some() {}

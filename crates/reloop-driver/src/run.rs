@@ -6,7 +6,7 @@ use std::time::Instant;
 use reloop_core::hook::HookEventName;
 use reloop_core::{transition, Command, Config, ContentBlock, Effect, Event, State, ToolOutcome};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
-use reloop_journal::{Journal, NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
 
 use self::journaling::Journaling;
 use reloop_model::ModelProvider;
@@ -20,6 +20,7 @@ use crate::error::DriverError;
 use crate::handle::Control;
 pub use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::ids::{new_session_id, now_ms};
+use crate::journal::SessionJournal;
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
 
@@ -30,7 +31,7 @@ mod model;
 pub struct Session {
     pub provider: Arc<dyn ModelProvider>,
     pub tools: ToolRegistry,
-    pub journal: Option<Journal>,
+    pub journal: Option<SessionJournal>,
     pub core: Config,
     pub run: RunConfig,
     /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
@@ -67,7 +68,7 @@ impl Session {
     pub fn new(
         provider: Arc<dyn ModelProvider>,
         tools: ToolRegistry,
-        journal: Option<Journal>,
+        journal: Option<SessionJournal>,
         core: Config,
         run: RunConfig,
     ) -> Self {
@@ -154,6 +155,13 @@ impl Session {
     /// Starts the loop on the current tokio runtime. The session's header is journaled together
     /// with its first step, in one transaction: a session never exists without its prompt.
     pub fn start(mut self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
+        let (session_id, content, header) = self.prepare(prompt);
+        let state = State::new(self.core.clone());
+        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content }], header))
+    }
+
+    /// The new session's id, its first prompt and its header (when it is journaled).
+    pub(crate) fn prepare(&mut self, prompt: Vec<ContentBlock>) -> (String, Vec<ContentBlock>, Option<SessionHeader>) {
         let session_id = self.session_id.take().unwrap_or_else(new_session_id);
         let mut content = Vec::with_capacity(prompt.len() + 1);
         if self.run.gather_context {
@@ -175,8 +183,7 @@ impl Session {
             run_config: serde_json::to_value(&self.run).unwrap_or_default(),
             parent: self.parent.take(),
         });
-        let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content }], header))
+        (session_id, content, header)
     }
 
     /// Continues a journaled session after its process stopped: the state is rebuilt from the
@@ -205,7 +212,7 @@ impl Session {
         }
         if let Some(agents) = &self.agents {
             self.tools.register(agents.catalog.tool());
-            self.request_base = crate::subagent::tree_requests_completed(journal, session_id)?;
+            self.request_base = crate::subagent::tree_requests_completed(&**journal, session_id)?;
         }
         // The session goes on offering the tools it offered (an old header lists none: all).
         if !self.run.tools.is_empty() {
@@ -309,7 +316,7 @@ impl Runner {
         crate::tools::files_read_from(&state, &tool_ctx);
         let hook_common = HookCommon {
             session_id: session_id.clone(),
-            transcript_path: session.journal.as_ref().map(|j| j.path().display().to_string()).unwrap_or_default(),
+            transcript_path: session.journal.as_ref().map(|j| j.location()).unwrap_or_default(),
             cwd: session.run.cwd.display().to_string(),
             permission_mode: session
                 .permissions

@@ -18,7 +18,7 @@ use reloop_core::{
     transition, AgentUsage, Config, ContentBlock, Event, Price, State, ToolOutcome, ToolResultContent, ToolUse,
 };
 use reloop_hooks::HooksConfig;
-use reloop_journal::Journal;
+use reloop_journal::{Journal, JournalBackend, Reopen};
 use reloop_tools::{PermissionContext, ToolRegistry};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::{AgentCatalog, AgentDefinition};
 use crate::config::{AgentLink, RunConfig};
 use crate::handle::RunResult;
+use crate::journal::SessionJournal;
 use crate::order::RequestOrder;
 use crate::run::Session;
 
@@ -51,7 +52,7 @@ pub struct AgentSetup {
 pub(crate) struct Subagents {
     pub setup: AgentSetup,
     pub order: Arc<RequestOrder>,
-    pub journal_path: Option<PathBuf>,
+    pub journals: ChildJournals,
     pub parent: String,
     /// The parent's tools: each child gets those its definition allows, never `Agent`.
     pub tools: ToolRegistry,
@@ -69,6 +70,40 @@ pub(crate) struct Subagents {
     pub start_gate: Arc<tokio::sync::Mutex<()>>,
     /// The tasks following live children, so the parent can wait for an aborted child's end.
     pub live: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Where children's sessions are journaled: each child writes through a connection of its own.
+pub(crate) enum ChildJournals {
+    /// The parent journals nothing: neither do its children.
+    None,
+    /// The SQLite file, opened anew for each child.
+    Sqlite(PathBuf),
+    /// A shared journal: each child connects anew.
+    Shared(Reopen),
+}
+
+impl ChildJournals {
+    fn of(journal: Option<&SessionJournal>) -> Self {
+        match journal {
+            None => ChildJournals::None,
+            Some(SessionJournal::Sqlite(j)) => ChildJournals::Sqlite(j.path().to_path_buf()),
+            Some(shared) => ChildJournals::Shared(shared.reopener()),
+        }
+    }
+
+    /// A journal for one child, or none when the parent has none.
+    fn open(&self) -> Result<Option<SessionJournal>, String> {
+        let failed = |e: String| format!("cannot open the journal: {e}");
+        match self {
+            ChildJournals::None => Ok(None),
+            ChildJournals::Sqlite(path) => {
+                Journal::open_for_reading(path).map(|j| Some(j.into())).map_err(|e| failed(e.to_string()))
+            }
+            ChildJournals::Shared(reopen) => {
+                reopen().map(|j| Some(SessionJournal::Shared(j))).map_err(|e| failed(e.to_string()))
+            }
+        }
+    }
 }
 
 /// Sends the child an abort when the parent's call is dropped (the parent was aborted).
@@ -94,7 +129,7 @@ impl Subagents {
         let subagents = Subagents {
             setup,
             order: order.clone(),
-            journal_path: session.journal.as_ref().map(|j| j.path().to_path_buf()),
+            journals: ChildJournals::of(session.journal.as_ref()),
             parent: session_id.to_string(),
             tools: session.tools.clone(),
             core: session.core.clone(),
@@ -140,10 +175,7 @@ impl Subagents {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
         let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
-        let journal = match &self.journal_path {
-            Some(path) => Some(Journal::open_for_reading(path).map_err(|e| format!("cannot open the journal: {e}"))?),
-            None => None,
-        };
+        let journal = self.journals.open()?;
         let existing = match &journal {
             Some(j) => j.subagent_for(&self.parent, &call.id).map_err(|e| e.to_string())?,
             None => None,
@@ -205,7 +237,7 @@ impl Subagents {
         tool_use_id: &str,
         definition: &AgentDefinition,
         provider: Arc<dyn reloop_model::ModelProvider>,
-        journal: Option<Journal>,
+        journal: Option<SessionJournal>,
         permissions: Option<Arc<PermissionContext>>,
     ) -> Session {
         let mut tools = self.tools.clone();
@@ -255,7 +287,7 @@ impl Subagents {
 }
 
 /// The result of a child that already ended, rebuilt from its journaled steps.
-fn finished_result(journal: &Journal, id: &str) -> Result<Option<RunResult>, String> {
+fn finished_result(journal: &SessionJournal, id: &str) -> Result<Option<RunResult>, String> {
     let header = journal.header(id).map_err(|e| e.to_string())?;
     let steps = journal.steps(id).map_err(|e| e.to_string())?;
     let mut state = State::new(header.core_config);
@@ -303,7 +335,10 @@ fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOu
 
 /// Model requests the tree of `session` (from its root down) has completed, by its journal:
 /// where a resumed tree's request count goes on.
-pub fn tree_requests_completed(journal: &Journal, session: &str) -> Result<u32, reloop_journal::JournalError> {
+pub fn tree_requests_completed(
+    journal: &dyn JournalBackend,
+    session: &str,
+) -> Result<u32, reloop_journal::JournalError> {
     let mut root = session.to_string();
     for _ in 0..64 {
         let header = journal.header(&root)?;

@@ -30,7 +30,7 @@ async fn the_callback_refuses_a_write_and_the_refusal_replays() {
     let session = Session::new(
         Arc::new(ScriptedProvider::from_json(&cassette.to_string()).unwrap()),
         ToolRegistry::builtin(),
-        Some(Journal::create_or_open(&journal_path).unwrap()),
+        Some(Journal::create_or_open(&journal_path).unwrap().into()),
         Config::default(),
         RunConfig::new("scripted", "m", cwd.clone()).with_gather_context(false),
     )

@@ -69,7 +69,7 @@ async fn an_instant_tool_runs_outside_the_blocking_pool_and_a_panic_is_answered(
     let session = Session::new(
         Arc::new(ScriptedProvider::from_json(&cassette.to_string()).unwrap()),
         tools,
-        Some(Journal::create_or_open(&path).unwrap()),
+        Some(Journal::create_or_open(&path).unwrap().into()),
         Config::default(),
         RunConfig::new("scripted", "m", dir.path().to_path_buf()).with_gather_context(false),
     );

@@ -33,7 +33,7 @@ async fn a_result_over_the_share_is_cut_journaled_once_and_the_session_finishes(
     let session = Session::new(
         Arc::new(ScriptedProvider::from_json(&cassette.to_string()).unwrap()),
         ToolRegistry::builtin(),
-        Some(Journal::create_or_open(&journal_path).unwrap()),
+        Some(Journal::create_or_open(&journal_path).unwrap().into()),
         Config::default(),
         RunConfig::new("scripted", "m", cwd.clone()).with_gather_context(false),
     )

@@ -29,7 +29,7 @@ mod transcript;
 use std::collections::{BTreeMap, HashSet};
 
 use reloop_core::{transition, Config, Event, State};
-use reloop_journal::{Journal, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{JournalBackend, SessionHeader, StepRecord, ENGINE_VERSION};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -227,7 +227,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
 /// step is computed (and every event checked to be accepted) before anything is written, so a
 /// refused import leaves no partial session behind.
 pub fn import_into(
-    journal: &mut Journal,
+    journal: &mut dyn JournalBackend,
     imported: &Imported,
     session_id: &str,
     created_at_ms: u64,
@@ -251,17 +251,16 @@ pub fn import_into(
         records.push(StepRecord::of(i as u64 + 1, at_ms, event.clone(), from_phase, turn_before, &step));
         state = step.state;
     }
-    journal.create_session(&SessionHeader {
+    let header = SessionHeader {
         id: session_id.to_string(),
         created_at_ms,
         engine_version: ENGINE_VERSION.to_string(),
         core_config: imported.core_config.clone(),
         run_config: imported.header_run_config.clone(),
         parent: None,
-    })?;
-    for record in &records {
-        journal.append(session_id, record)?;
-    }
+    };
+    // Header and steps in one transaction: an import is there whole or not at all.
+    journal.create_session(&header, &records)?;
     Ok(ImportReport {
         session_id: session_id.to_string(),
         steps: records.len(),

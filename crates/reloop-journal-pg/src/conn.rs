@@ -44,7 +44,7 @@ pub(crate) struct Conn {
 
 const FENCE: &str = "UPDATE reloop.leases SET expires_at = clock_timestamp() + $4::bigint * interval '1 millisecond'
      WHERE session_id = $1 AND epoch = $2 AND holder = $3";
-const TAKE: &str = "INSERT INTO reloop.leases (session_id, epoch, holder, acquired_at, expires_at)
+pub(crate) const TAKE: &str = "INSERT INTO reloop.leases (session_id, epoch, holder, acquired_at, expires_at)
      VALUES ($1, 1, $2, clock_timestamp(), clock_timestamp() + $3::bigint * interval '1 millisecond')
      ON CONFLICT (session_id) DO UPDATE
          SET epoch = reloop.leases.epoch + 1, holder = EXCLUDED.holder,
@@ -166,12 +166,12 @@ impl Conn {
         |e| database_error(&self.place, &e)
     }
 
-    fn ttl_ms(&self) -> i64 {
+    pub(crate) fn ttl_ms(&self) -> i64 {
         i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX)
     }
 
     /// A statement prepared once per connection.
-    fn stmt(&mut self, sql: &'static str) -> Result<Statement, JournalError> {
+    pub(crate) fn stmt(&mut self, sql: &'static str) -> Result<Statement, JournalError> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
@@ -380,7 +380,10 @@ impl Conn {
             let row = self
                 .client
                 .query_opt(
-                    "SELECT id FROM reloop.sessions ORDER BY last_written_at DESC, created_order DESC LIMIT 1",
+                    // A subagent's session is never `last`, as in SQLite: its parent is what a
+                    // person ran, and resuming or replaying it covers the child.
+                    "SELECT id FROM reloop.sessions WHERE run_config::jsonb -> 'agent' IS NULL
+                     ORDER BY last_written_at DESC, created_order DESC LIMIT 1",
                     &[],
                 )
                 .map_err(db)?;
@@ -490,7 +493,13 @@ impl Conn {
     }
 
     /// A session's steps (through its parents) with `after < seq <= upto`, at most `limit`.
-    fn read_steps(&mut self, id: &str, after: u64, upto: u64, limit: usize) -> Result<Vec<StepRecord>, JournalError> {
+    pub(crate) fn read_steps(
+        &mut self,
+        id: &str,
+        after: u64,
+        upto: u64,
+        limit: usize,
+    ) -> Result<Vec<StepRecord>, JournalError> {
         let mut out = Vec::new();
         let (after, upto) = (after as i64, i64::try_from(upto).unwrap_or(i64::MAX));
         for seg in self.segments(id)? {

@@ -19,6 +19,8 @@
 //! The schema is documented in `docs/journal.md` for people who query it with `psql`.
 
 mod conn;
+mod listing;
+mod queue;
 mod schema;
 
 use std::str::FromStr;
@@ -27,7 +29,10 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use reloop_journal::{JournalBackend, JournalError, SessionDump, SessionHeader, SessionSummary, StepRecord};
+use reloop_journal::{
+    JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord,
+    Subagent,
+};
 use serde_json::Value;
 
 pub use conn::BLOB_MIN_BYTES;
@@ -61,6 +66,9 @@ pub struct PgJournal {
     thread: Option<JoinHandle<()>>,
     place: String,
     holder: String,
+    /// The address and lease times it was opened with, to open another connection alike.
+    url: String,
+    times: LeaseTimes,
     /// Deferred steps, by session, in order: written in one transaction by the next commit.
     deferred: Vec<(String, StepRecord)>,
 }
@@ -128,7 +136,15 @@ impl PgJournal {
         let ready = ready_rx.recv().unwrap_or_else(|_| {
             Err(JournalError::Database { place: place.clone(), detail: "the connection thread ended".into() })
         });
-        let journal = PgJournal { jobs: Some(jobs), thread: Some(thread), place, holder, deferred: Vec::new() };
+        let journal = PgJournal {
+            jobs: Some(jobs),
+            thread: Some(thread),
+            place,
+            holder,
+            url: url.to_string(),
+            times,
+            deferred: Vec::new(),
+        };
         ready.map(|()| journal)
     }
 
@@ -218,6 +234,11 @@ impl Drop for PgJournal {
 }
 
 impl JournalBackend for PgJournal {
+    fn reopener(&self) -> Reopen {
+        let (url, times) = (self.url.clone(), self.times);
+        std::sync::Arc::new(move || Ok(Box::new(PgJournal::connect(&url, times)?) as Box<dyn JournalBackend + Send>))
+    }
+
     fn location(&self) -> String {
         self.place.clone()
     }
@@ -290,6 +311,33 @@ impl JournalBackend for PgJournal {
     fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError> {
         let file = file.to_string();
         self.call(move |conn| conn.imports_of(&file))
+    }
+
+    fn overview(&self) -> Result<Vec<SessionOverview>, JournalError> {
+        self.call(|conn| conn.overview())
+    }
+
+    fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError> {
+        let parent = parent.to_string();
+        self.call(move |conn| conn.subagents_of(&parent))
+    }
+
+    fn enqueue(&mut self, session: &str) -> Result<(), JournalError> {
+        self.flush(None)?;
+        let session = session.to_string();
+        self.call(move |conn| {
+            conn.enqueue(&session)?;
+            conn.release(&session)
+        })
+    }
+
+    fn claim(&mut self) -> Result<Option<String>, JournalError> {
+        self.call(|conn| conn.claim())
+    }
+
+    fn finish_queued(&mut self, session: &str, outcome: &str) -> Result<(), JournalError> {
+        let (session, outcome) = (session.to_string(), outcome.to_string());
+        self.call(move |conn| conn.finish_queued(&session, &outcome))
     }
 
     fn visit_steps(

@@ -10,7 +10,7 @@ use postgres::Client;
 use reloop_journal::JournalError;
 
 /// The schema version this build writes. Each bump appends to [`MIGRATIONS`]; none is edited.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock key migrations serialize on: "RLOP", as SQLite's application id.
 const MIGRATION_LOCK: i64 = 0x524C_4F50;
@@ -72,8 +72,20 @@ CREATE VIEW reloop.step_bodies AS
     LEFT JOIN reloop.blobs f ON f.hash = s.effects_hash;
 ";
 
+/// The work queue of `reloop run --enqueue` and `reloop worker`.
+const V2: &str = "
+CREATE TABLE reloop.queue (
+    session_id  text PRIMARY KEY REFERENCES reloop.sessions(id),
+    enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    attempts    integer NOT NULL DEFAULT 0,  -- claims so far; a session failing every time stops at 5
+    finished_at timestamptz,                 -- set when a worker's run of it ended
+    outcome     text                         -- how that run ended: a terminal reason, or the error
+);
+CREATE INDEX queue_waiting ON reloop.queue(enqueued_at) WHERE finished_at IS NULL;
+";
+
 /// Every version's SQL, in order: version n is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2];
 
 /// Brings the database up to [`SCHEMA_VERSION`], or refuses one a newer reloop wrote. `place`
 /// names the database in errors.

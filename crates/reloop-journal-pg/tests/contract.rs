@@ -162,6 +162,42 @@ fn a_step_over_the_row_cap_is_refused_and_nothing_written(open: Open) {
     assert_eq!(open().steps("big").unwrap(), vec![said(1, "ok")]);
 }
 
+fn child_of(parent: &str, id: &str) -> SessionHeader {
+    let mut child = header(id);
+    child.run_config["agent"] = serde_json::json!({"parent": parent, "tool_use_id": id, "agent_type": "explore"});
+    child
+}
+
+fn listings_show_prompts_usage_and_subagents(open: Open) {
+    let mut j = open();
+    j.create_session(&header("parent"), &[said(1, "the first prompt"), said(2, "later")]).unwrap();
+    let mut child = header("child");
+    child.run_config["agent"] =
+        serde_json::json!({"parent": "parent", "tool_use_id": "toolu_1", "agent_type": "explore"});
+    j.create_session(&child, &[said(1, "look around")]).unwrap();
+    let mut fork = header("fork");
+    fork.parent = Some(("parent".into(), 1));
+    j.create_session(&fork, &[said(1, "the first prompt")]).unwrap();
+    let listed = j.overview().unwrap();
+    let by_id = |id: &str| listed.iter().find(|o| o.id == id).unwrap().clone();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(by_id("parent").steps, 2);
+    assert_eq!(by_id("parent").first_prompt, Some(said(1, "the first prompt").event));
+    assert_eq!(by_id("fork").first_prompt, Some(said(1, "the first prompt").event), "a fork's prompt is its parent's");
+    assert_eq!(by_id("fork").parent, Some(("parent".into(), 1)));
+    assert_eq!(by_id("child").run_config["agent"]["agent_type"], "explore");
+    assert!(by_id("parent").responses.is_empty());
+    let subs = j.subagents_of("parent").unwrap();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(
+        (subs[0].id.as_str(), subs[0].tool_use_id.as_str(), subs[0].agent_type.as_str()),
+        ("child", "toolu_1", "explore")
+    );
+    assert!(j.subagents_of("child").unwrap().is_empty());
+    j.create_session(&child_of("parent", "late-child"), &[said(1, "after the fork")]).unwrap();
+    assert_eq!(j.resolve("last").unwrap(), "fork", "a subagent's session is never `last`");
+}
+
 macro_rules! contract {
     ($($scenario:ident),* $(,)?) => {
         mod sqlite {
@@ -193,7 +229,76 @@ contract!(
     a_fork_reads_as_its_parents_prefix_and_its_own_steps,
     a_dump_moves_a_session_verbatim,
     a_step_over_the_row_cap_is_refused_and_nothing_written,
+    listings_show_prompts_usage_and_subagents,
 );
+
+#[test]
+fn sqlite_has_no_queue_and_says_so() {
+    let mut j = Journal::in_memory().unwrap();
+    JournalBackend::create_session(&mut j, &header("s"), &[said(1, "hi")]).unwrap();
+    let err = JournalBackend::enqueue(&mut j, "s").unwrap_err();
+    assert!(matches!(err, JournalError::NeedsShared { .. }), "{err}");
+    assert!(err.to_string().contains("postgres://"), "{err}");
+    assert!(matches!(JournalBackend::claim(&mut j), Err(JournalError::NeedsShared { .. })));
+}
+
+#[test]
+fn queued_sessions_are_claimed_once_each_and_a_dead_claimers_come_back() {
+    let Some(db) = TestDb::new("queued_sessions_are_claimed_once_each_and_a_dead_claimers_come_back") else { return };
+    let mut producer = pg(&db);
+    for id in ["q1", "q2", "q3"] {
+        producer.create_session(&header(id), &[said(1, "work")]).unwrap();
+        producer.enqueue(id).unwrap();
+    }
+    assert_eq!(producer.live_writer("q1").unwrap(), None, "enqueueing gives the session up");
+    // Three claimers at once: each session goes to exactly one.
+    let claims: Vec<_> = (0..3)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || {
+                let times = LeaseTimes { ttl: Duration::from_secs(30), heartbeat: None };
+                let mut j = PgJournal::connect(&url, times).unwrap();
+                let id = j.claim().unwrap().unwrap();
+                (j, id)
+            })
+        })
+        .collect();
+    let mut claimed: Vec<(PgJournal, String)> = claims.into_iter().map(|t| t.join().unwrap()).collect();
+    let mut ids: Vec<&str> = claimed.iter().map(|(_, id)| id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["q1", "q2", "q3"]);
+    let mut idle = pg(&db);
+    assert_eq!(idle.claim().unwrap(), None, "every queued session has a live writer");
+    // A claimer appends as the writer; finishing takes the session out of the queue for good.
+    let (first, id) = &mut claimed[0];
+    first.append(id, &said(2, "done")).unwrap();
+    first.finish_queued(id, "completed").unwrap();
+    let done = id.clone();
+    // The claimers of the others die without a word (their leases lapse): the sessions return.
+    let (finisher, _) = claimed.remove(0);
+    drop(finisher);
+    for (j, _) in claimed {
+        std::mem::forget(j);
+    }
+    let mut next = pg_with(&db, 500, None);
+    // Lapsed leases only come back after their ttl; a live default lease is 30 s.
+    let mut raw = db.client();
+    raw.execute("UPDATE reloop.leases SET expires_at = clock_timestamp() WHERE session_id <> $1", &[&done]).unwrap();
+    let mut again = [next.claim().unwrap().unwrap(), next.claim().unwrap().unwrap()];
+    again.sort();
+    assert!(!again.contains(&done), "a finished session is never claimed again");
+    assert_eq!(next.claim().unwrap(), None);
+    let epochs: Vec<i64> = raw
+        .query("SELECT epoch FROM reloop.leases WHERE session_id <> $1", &[&done])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    // Epoch 1 was the producer's, 2 the dead claimers', 3 the takeovers'.
+    assert_eq!(epochs, [3, 3], "each takeover fences the dead claimer off");
+    let attempts: i32 = raw.query_one("SELECT max(attempts) FROM reloop.queue", &[]).unwrap().get(0);
+    assert_eq!(attempts, 2);
+}
 
 // ---- what a shared database promises beyond ----
 
@@ -282,7 +387,7 @@ fn a_database_from_a_newer_reloop_is_refused_clearly_and_left_untouched() {
     );
     assert!(err.to_string().contains("written by a newer reloop"), "{err}");
     let versions: i64 = raw.query_one("SELECT count(*) FROM reloop.schema_migrations", &[]).unwrap().get(0);
-    assert_eq!(versions, 2, "nothing was migrated");
+    assert_eq!(versions, SCHEMA_VERSION + 1, "nothing was migrated");
 }
 
 #[test]

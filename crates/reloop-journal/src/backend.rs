@@ -7,12 +7,27 @@
 //! committed together by the next durable append, [`JournalBackend::commit`] or drop; one writer
 //! per session at a time. Calls are synchronous, as the driver makes them today.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionSummary, StepRecord};
+use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent};
+
+/// Opens another connection to a journal: see [`JournalBackend::reopener`].
+pub type Reopen = Arc<dyn Fn() -> Result<Box<dyn JournalBackend + Send>, JournalError> + Send + Sync>;
 
 /// A session journal: SQLite or a shared database.
 pub trait JournalBackend {
+    /// How to open more connections to the same journal, each for a session of its own (a
+    /// subagent's child writes while its parent does; one writer per session, not per journal).
+    /// Nothing is opened until it is called.
+    fn reopener(&self) -> Reopen;
+
+    /// The SQLite journal behind this one, for its faster paths (rows read undecoded).
+    fn as_sqlite(&self) -> Option<&Journal> {
+        None
+    }
+
     /// Where the journal is, for messages: a path, or a database address without its password.
     fn location(&self) -> String;
 
@@ -62,6 +77,30 @@ pub trait JournalBackend {
     /// Sessions imported from `file` with their run configs, oldest first.
     fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError>;
 
+    /// Every session with what a listing shows of it, oldest written first.
+    fn overview(&self) -> Result<Vec<SessionOverview>, JournalError>;
+
+    /// The subagents `parent` started, in creation order.
+    fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError>;
+
+    /// Puts a session this journal created (and writes) in the work queue, and gives it up:
+    /// a worker ([`JournalBackend::claim`]) runs it from there.
+    fn enqueue(&mut self, _session: &str) -> Result<(), JournalError> {
+        Err(JournalError::NeedsShared { place: self.location(), what: "a queue of sessions" })
+    }
+
+    /// Takes the oldest queued session nobody writes (never claimed, or whose writer's lease
+    /// expired) and becomes its writer; `None` when there is none.
+    fn claim(&mut self) -> Result<Option<String>, JournalError> {
+        Err(JournalError::NeedsShared { place: self.location(), what: "a worker" })
+    }
+
+    /// Marks a queued session as done with (`outcome`: how its run ended), so no worker claims
+    /// it again.
+    fn finish_queued(&mut self, _session: &str, _outcome: &str) -> Result<(), JournalError> {
+        Err(JournalError::NeedsShared { place: self.location(), what: "a queue of sessions" })
+    }
+
     /// Hands the session's steps to `visit` in order, holding a bounded number in memory;
     /// `visit` returns `false` to stop, or an error that stops the walk and is returned.
     /// Returns how many steps it was handed.
@@ -88,6 +127,15 @@ pub trait JournalBackend {
 }
 
 impl JournalBackend for Journal {
+    fn reopener(&self) -> Reopen {
+        let path = self.path().to_path_buf();
+        Arc::new(move || Ok(Box::new(Journal::open_for_reading(&path)?) as Box<dyn JournalBackend + Send>))
+    }
+
+    fn as_sqlite(&self) -> Option<&Journal> {
+        Some(self)
+    }
+
     fn location(&self) -> String {
         self.path().display().to_string()
     }
@@ -150,6 +198,14 @@ impl JournalBackend for Journal {
 
     fn imports_of(&self, file: &str) -> Result<Vec<(String, Value)>, JournalError> {
         Journal::imports_of(self, file)
+    }
+
+    fn overview(&self) -> Result<Vec<SessionOverview>, JournalError> {
+        Journal::overview(self)
+    }
+
+    fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError> {
+        Journal::subagents_of(self, parent)
     }
 
     fn visit_steps(

@@ -46,6 +46,8 @@ pub enum JournalError {
         "session {session}: this writer's lease (epoch {epoch}) was taken over by another writer; nothing more was written, and the session continues where the new writer is"
     )]
     LeaseLost { session: String, epoch: i64 },
+    #[error("{place}: {what} needs a journal many workers share (--journal postgres://...)")]
+    NeedsShared { place: String, what: &'static str },
     #[error("journal database error ({place}): {detail}")]
     Database { place: String, detail: String },
     #[error("{}", sqlite_message(.0))]

@@ -34,7 +34,7 @@ mod store;
 mod writer;
 
 pub use agents::Subagent;
-pub use backend::JournalBackend;
+pub use backend::{JournalBackend, Reopen};
 pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;

@@ -16,7 +16,6 @@ pub(crate) const LAST_WRITTEN: &str = "SELECT s.id FROM sessions s LEFT JOIN ses
 
 /// What a listing shows of one session.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct SessionOverview {
     pub id: String,
     pub created_at_ms: u64,

@@ -77,7 +77,7 @@ pub fn run_session(rt: &tokio::runtime::Runtime, turns: usize, journal: Option<J
     let session = Session::new(
         provider,
         tools(),
-        journal,
+        journal.map(Into::into),
         Config::default(),
         RunConfig::new("scripted", "bench", std::env::temp_dir()),
     );

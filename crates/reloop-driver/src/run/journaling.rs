@@ -7,24 +7,36 @@
 //! the step sets nothing in motion here. A committed step's outputs (the lines the caller
 //! prints) are held until the writer has committed it, so the caller never sees a step a crash
 //! could still lose; streamed text is shown at once, as before, since a resume asks for it again.
+//!
+//! A shared journal (PostgreSQL) keeps its own connection thread and is written synchronously,
+//! as before: a step is committed when its write returns, deferred ones with the next one.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use reloop_core::{Command, Effect, Event, Step, ToolUse};
-use reloop_journal::{Durability, Journal, JournalWriter, NewStep, SessionHeader, StepRecord};
+use reloop_journal::{Durability, JournalWriter, NewStep, SessionHeader, StepRecord, GROUP_COMMIT_INTERVAL};
 use tokio::sync::{mpsc, Notify};
 
 use crate::error::DriverError;
-use crate::RunEvent;
+use crate::{RunEvent, SessionJournal};
 
 /// The session's journal writer and the outputs waiting for its commits.
 pub(super) struct Journaling {
-    writer: JournalWriter,
+    writer: Writer,
     /// Outputs of steps not committed yet, in order, each with its step.
     held: VecDeque<(u64, RunEvent)>,
     /// Woken after each commit, so held outputs go out while the loop waits for events.
     pub(super) committed: Arc<Notify>,
+}
+
+/// Where the steps go.
+enum Writer {
+    /// SQLite, on a thread of its own.
+    Thread(JournalWriter),
+    /// A shared journal, written here; `deferred_since` is when its open group began.
+    Direct { journal: SessionJournal, session: String, committed: u64, deferred_since: Option<Instant> },
 }
 
 /// How a step is journaled: its durability, and whether the loop waits for its commit before
@@ -36,11 +48,16 @@ pub(super) struct Plan {
 }
 
 impl Journaling {
-    /// Moves `journal` to a writer thread for `session`.
-    pub(super) fn start(journal: Journal, session: &str) -> Result<Self, DriverError> {
+    /// Moves a SQLite `journal` to a writer thread for `session`; a shared one stays here.
+    pub(super) fn start(journal: SessionJournal, session: &str) -> Result<Self, DriverError> {
         let committed = Arc::new(Notify::new());
         let wake = committed.clone();
-        let writer = JournalWriter::spawn(journal, session, move || wake.notify_one())?;
+        let writer = match journal {
+            SessionJournal::Sqlite(journal) => {
+                Writer::Thread(JournalWriter::spawn(journal, session, move || wake.notify_one())?)
+            }
+            journal => Writer::Direct { journal, session: session.to_string(), committed: 0, deferred_since: None },
+        };
         Ok(Journaling { writer, held: VecDeque::new(), committed })
     }
 
@@ -52,20 +69,35 @@ impl Journaling {
         first: impl FnOnce() -> StepRecord,
         plan: Plan,
     ) -> Result<(), DriverError> {
+        let writer = match &mut self.writer {
+            Writer::Thread(writer) => writer,
+            Writer::Direct { journal, session, committed, deferred_since } => {
+                let open = deferred_since;
+                return write_direct(journal, session, committed, open, header, step, first, plan);
+            }
+        };
         match header {
             // Nothing is asked before the session exists in the journal.
             Some(header) => {
-                self.writer.create(header, first())?;
-                self.writer.wait_committed(step.seq)?;
+                writer.create(header, first())?;
+                writer.wait_committed(step.seq)?;
             }
             None => {
-                self.writer.append(step, plan.durability)?;
+                writer.append(step, plan.durability)?;
                 if plan.wait {
-                    self.writer.wait_committed(step.seq)?;
+                    writer.wait_committed(step.seq)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// The last step committed.
+    fn committed(&self) -> u64 {
+        match &self.writer {
+            Writer::Thread(writer) => writer.committed(),
+            Writer::Direct { committed, .. } => *committed,
+        }
     }
 
     /// Shows step `seq`'s outputs: at once when the step is committed (the loop waited) or is
@@ -78,7 +110,7 @@ impl Journaling {
         out: &mpsc::UnboundedSender<RunEvent>,
     ) {
         self.release(out);
-        let at_once = plan.wait || (plan.durability == Durability::Deferred && self.held.is_empty());
+        let at_once = self.committed() >= seq || (plan.durability == Durability::Deferred && self.held.is_empty());
         for output in outputs {
             if at_once {
                 let _ = out.send(output);
@@ -93,7 +125,7 @@ impl Journaling {
         if self.held.is_empty() {
             return;
         }
-        let committed = self.writer.committed();
+        let committed = self.committed();
         while let Some((seq, _)) = self.held.front() {
             if *seq > committed {
                 break;
@@ -108,6 +140,34 @@ impl Journaling {
     pub(super) fn holds(&self) -> bool {
         !self.held.is_empty()
     }
+}
+
+/// Writes a step to a shared journal, committed when this returns (a deferred one joins the open
+/// group, committed with the next step or once the group is [`GROUP_COMMIT_INTERVAL`] old).
+#[allow(clippy::too_many_arguments)]
+fn write_direct(
+    journal: &mut SessionJournal,
+    session: &str,
+    committed: &mut u64,
+    deferred_since: &mut Option<Instant>,
+    header: Option<SessionHeader>,
+    step: &NewStep<'_>,
+    first: impl FnOnce() -> StepRecord,
+    plan: Plan,
+) -> Result<(), DriverError> {
+    let due = deferred_since.is_some_and(|since| since.elapsed() >= GROUP_COMMIT_INTERVAL);
+    match (header, plan.durability) {
+        (Some(header), _) => journal.create_session_with_steps(&header, std::slice::from_ref(&first()))?,
+        (None, Durability::Deferred) if !due => {
+            deferred_since.get_or_insert_with(Instant::now);
+            return Ok(journal.append_deferred(session, *step)?);
+        }
+        (None, Durability::Deferred | Durability::Committed) => journal.append(session, *step)?,
+        (None, Durability::Synced) => journal.append_synced(session, *step)?,
+    }
+    *deferred_since = None;
+    *committed = step.seq;
+    Ok(())
 }
 
 /// How a step is journaled, by what its effects can show outside the process. `quiet(calls)`

@@ -1,6 +1,7 @@
 //! A throwaway PostgreSQL server for the tests: `initdb` into a temporary directory, started
 //! with `pg_ctl` listening only on a Unix socket there, stopped when the last test using it
-//! ends. Each test gets a database of its own.
+//! ends. Each test gets a database of its own. The root crate's tests use it too (by `#[path]`),
+//! so there is one harness.
 //!
 //! The server's binaries come from `RELOOP_PG_BIN`, else Debian's `/usr/lib/postgresql/*/bin`,
 //! else `initdb` on the `PATH`. Without them a test is skipped with a note — unless
@@ -28,7 +29,10 @@ static DATABASES: AtomicU64 = AtomicU64::new(0);
 /// A database of its own for one test, on the shared server.
 pub struct TestDb {
     _cluster: Arc<Cluster>,
+    /// Key-value form (`host=... user=... dbname=...`).
     pub url: String,
+    /// The same database as a `postgresql://` address, as `--journal` takes it.
+    pub uri: String,
 }
 
 impl TestDb {
@@ -53,7 +57,7 @@ impl TestDb {
         let name = format!("t{}_{}", std::process::id(), DATABASES.fetch_add(1, Ordering::Relaxed));
         let mut admin = cluster.client("postgres");
         admin.batch_execute(&format!("CREATE DATABASE {name}")).expect("create a test database");
-        TestDb { url: cluster.url(&name), _cluster: cluster }
+        TestDb { url: cluster.url(&name), uri: cluster.uri(&name), _cluster: cluster }
     }
 
     /// A plain client on the test's database, to look at what the journal stored.
@@ -161,6 +165,11 @@ impl Cluster {
 
     pub fn url(&self, database: &str) -> String {
         format!("host={} user=reloop dbname={database}", self.dir.path().display())
+    }
+
+    /// `database` as a `postgresql://` address: the socket's folder goes in `host=`.
+    pub fn uri(&self, database: &str) -> String {
+        format!("postgresql://reloop@localhost/{database}?host={}", self.dir.path().display())
     }
 
     fn client(&self, database: &str) -> postgres::Client {
