@@ -295,3 +295,41 @@ fn an_interrupt_ends_the_query_and_the_session_takes_the_next_message() {
     let replay = ws.reloop(&["replay", "last"]);
     assert!(stdout(&replay).contains("identical"), "{}", stdout(&replay));
 }
+
+/// The journal is written beside the loop and a step's lines wait for its commit: however the
+/// writer keeps pace, the caller gets every line once, in the order of the steps.
+#[test]
+fn lines_held_for_the_journals_commits_come_out_in_step_order() {
+    let ws = Workspace::seed();
+    let turns = 400;
+    let mut responses: Vec<Value> = (1..turns)
+        .map(|i| {
+            let content = json!([call(&format!("toolu_{i}"), "Read", json!({"file_path": "README.md"}))]);
+            response(&format!("m{i}"), content, "tool_use", 5)
+        })
+        .collect();
+    responses.push(response("mlast", text("done"), "end_turn", 2));
+    let script = cassette(&ws, responses);
+    let out = print_mode(
+        &ws,
+        &["-p", "read it", "--script", &script, "--output-format", "stream-json", "--verbose", "--max-turns", "1000"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let calls: Vec<u64> = of_type(&lines, "assistant")
+        .iter()
+        .filter_map(|l| l["message"]["content"][0]["id"].as_str())
+        .filter_map(|id| id.strip_prefix("toolu_")?.parse().ok())
+        .collect();
+    let results: Vec<u64> = of_type(&lines, "user")
+        .iter()
+        .filter_map(|l| l["message"]["content"][0]["tool_use_id"].as_str())
+        .filter_map(|id| id.strip_prefix("toolu_")?.parse().ok())
+        .collect();
+    let expected: Vec<u64> = (1..turns as u64).collect();
+    assert_eq!(calls, expected, "every call once, in order");
+    assert_eq!(results, expected, "every result once, in order");
+    let result = lines.last().expect("a result line");
+    assert_eq!((result["type"].as_str(), result["num_turns"].as_u64()), (Some("result"), Some(turns as u64)));
+}

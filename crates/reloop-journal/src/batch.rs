@@ -43,11 +43,12 @@ enum OwnedPhase {
 }
 
 impl RowBatch {
-    /// Rows per batch: enough that handing a batch between threads costs nothing per row.
-    pub const ROWS: usize = 512;
+    /// Rows per batch: enough that handing a batch between threads costs nothing per row, few
+    /// enough that the batches in flight stay small next to the replayed state.
+    pub const ROWS: usize = 128;
     /// Text per batch before it is handed on early: a batch of huge rows (a long tool result
     /// each) stays bounded in memory.
-    pub const BYTES: usize = 1 << 20;
+    pub const BYTES: usize = 256 << 10;
 
     /// Copies `row` in.
     pub fn push(&mut self, row: &StepRow<'_>) {

@@ -109,8 +109,11 @@ impl Journaling {
         outputs: impl IntoIterator<Item = RunEvent>,
         out: &mpsc::UnboundedSender<RunEvent>,
     ) {
-        self.release(out);
-        let at_once = self.committed() >= seq || (plan.durability == Durability::Deferred && self.held.is_empty());
+        // One reading of the writer's progress for both: read twice, a commit in between could
+        // let this step's lines overtake held ones.
+        let committed = self.committed();
+        self.release_to(committed, out);
+        let at_once = self.held.is_empty() && (committed >= seq || plan.durability == Durability::Deferred);
         for output in outputs {
             if at_once {
                 let _ = out.send(output);
@@ -122,10 +125,13 @@ impl Journaling {
 
     /// Sends the held outputs of every step committed by now.
     pub(super) fn release(&mut self, out: &mpsc::UnboundedSender<RunEvent>) {
-        if self.held.is_empty() {
-            return;
+        if !self.held.is_empty() {
+            self.release_to(self.committed(), out);
         }
-        let committed = self.committed();
+    }
+
+    /// Sends the held outputs of steps up to `committed`, in order.
+    fn release_to(&mut self, committed: u64, out: &mpsc::UnboundedSender<RunEvent>) {
         while let Some((seq, _)) = self.held.front() {
             if *seq > committed {
                 break;
