@@ -409,6 +409,14 @@ impl Runner {
         let mut start_ack: Option<tokio::sync::oneshot::Sender<()>> = None;
         let mut closing = false;
         loop {
+            if pending.is_empty() {
+                // Before waiting: the steps to be committed go to the journal's writer now.
+                if let Some(Err(e)) = self.journal.as_mut().map(Journaling::before_idle) {
+                    self.cancel_all();
+                    return Err(e);
+                }
+            }
+            let group_since = self.journal.as_ref().and_then(Journaling::group_since);
             let event = match pending.pop_front() {
                 Some(event) => event,
                 None => tokio::select! {
@@ -434,6 +442,14 @@ impl Runner {
                     Some((id, request, ack)) = self.starts_rx.recv() => {
                         start_ack = Some(ack);
                         Event::ToolStarted { tool_use_id: id, request }
+                    }
+                    // A stream that went quiet does not keep its streamed steps uncommitted.
+                    () = group_deadline(group_since), if group_since.is_some() => {
+                        if let Some(Err(e)) = self.journal.as_mut().map(Journaling::commit_group) {
+                            self.cancel_all();
+                            return Err(e);
+                        }
+                        continue;
                     }
                     // The journal committed steps whose outputs wait for it.
                     () = committed(self.commit_signal.clone()), if self.journal.as_ref().is_some_and(Journaling::holds) => {
@@ -666,5 +682,13 @@ async fn committed(signal: Option<Arc<tokio::sync::Notify>>) {
     match signal {
         Some(signal) => signal.notified().await,
         None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the open group of deferred steps is due ([`reloop_journal::GROUP_COMMIT_INTERVAL`]).
+async fn group_deadline(since: Option<Instant>) {
+    if let Some(since) = since {
+        let due = since + reloop_journal::GROUP_COMMIT_INTERVAL;
+        tokio::time::sleep_until(tokio::time::Instant::from_std(due)).await;
     }
 }

@@ -43,7 +43,13 @@ enum Job {
     /// A new session's header with its first step, in one transaction.
     Create(Box<(SessionHeader, StepRecord)>),
     Step(EncodedStep, Durability),
+    /// Steps handed over together (one wake-up of the writer); `true`: commit them now, deferred
+    /// ones included (their group's time is up).
+    Batch(Vec<Job>, bool),
 }
+
+/// Steps the loop gathers before it hands them over anyway.
+const BATCH: usize = 256;
 
 /// What the writer has done, shared with the loop.
 #[derive(Default)]
@@ -76,6 +82,13 @@ impl Shared {
 /// journal back to be dropped on the writer thread (which releases the session's lock).
 pub struct JournalWriter {
     session: String,
+    /// Steps not handed over yet: the loop hands them over in one go before it waits for a
+    /// commit or for its next event, so a fast loop wakes the writer once per wait, not per step.
+    pending: Vec<Job>,
+    /// Whether a pending step is to be committed (not only deferred).
+    pending_commit: bool,
+    /// When the oldest pending deferred step was written.
+    pending_since: Option<Instant>,
     jobs: Option<SyncSender<Job>>,
     spare: Receiver<Vec<u8>>,
     shared: Arc<Shared>,
@@ -112,19 +125,70 @@ impl JournalWriter {
             .name("reloop-journal".into())
             .spawn(move || writer.run(queue))
             .map_err(|e| JournalError::Database { place: "journal writer".into(), detail: e.to_string() })?;
-        Ok(JournalWriter { session: session.to_string(), jobs: Some(jobs), spare, shared, thread: Some(thread) })
+        Ok(JournalWriter {
+            session: session.to_string(),
+            pending: Vec::new(),
+            pending_commit: false,
+            pending_since: None,
+            jobs: Some(jobs),
+            spare,
+            shared,
+            thread: Some(thread),
+        })
     }
 
     /// Journals the session's header with its first step.
     pub fn create(&mut self, header: SessionHeader, first: StepRecord) -> Result<(), JournalError> {
+        self.flush(false)?;
         self.send(Job::Create(Box::new((header, first))))
     }
 
-    /// Encodes `step` here and queues it; returns at once (or when the queue has room).
+    /// Encodes `step` here and queues it; returns at once. It reaches the writer with the next
+    /// [`JournalWriter::flush`] (or wait), or once [`BATCH`] steps are pending.
     pub fn append(&mut self, step: &NewStep<'_>, durability: Durability) -> Result<(), JournalError> {
+        // A writer that failed says so at once, not only at the next wait.
+        if let Some(e) = failure(&mut self.shared.lock()) {
+            return Err(e);
+        }
         let buf = self.spare.try_recv().unwrap_or_default();
         let encoded = EncodedStep::encode(step, &self.session, buf)?;
-        self.send(Job::Step(encoded, durability))
+        if durability == Durability::Deferred {
+            self.pending_since.get_or_insert_with(Instant::now);
+        } else {
+            self.pending_commit = true;
+        }
+        self.pending.push(Job::Step(encoded, durability));
+        if self.pending.len() >= BATCH {
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
+    /// Hands the pending steps to the writer, to be committed now if `commit` (deferred ones
+    /// included), else as their durability says.
+    pub fn flush(&mut self, commit: bool) -> Result<(), JournalError> {
+        if self.pending.is_empty() && !commit {
+            return Ok(());
+        }
+        let jobs = std::mem::take(&mut self.pending);
+        self.pending_commit = false;
+        self.pending_since = None;
+        self.send(Job::Batch(jobs, commit))
+    }
+
+    /// Before the loop waits for its next event: hands over pending steps that are to be
+    /// committed (deferred ones alone wait for [`JournalWriter::group_since`]'s deadline).
+    pub fn flush_before_idle(&mut self) -> Result<(), JournalError> {
+        if self.pending_commit {
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
+    /// When the oldest deferred step still held here was written: [`GROUP_COMMIT_INTERVAL`]
+    /// after it, the loop calls `flush(true)`.
+    pub fn group_since(&self) -> Option<Instant> {
+        self.pending_since
     }
 
     /// The last step committed.
@@ -144,6 +208,7 @@ impl JournalWriter {
     }
 
     fn wait(&mut self, done: impl Fn(&Progress) -> bool) -> Result<(), JournalError> {
+        self.flush(false)?;
         let mut progress = self.shared.lock();
         loop {
             if let Some(e) = failure(&mut progress) {
@@ -191,6 +256,7 @@ fn failure(progress: &mut Progress) -> Option<JournalError> {
 impl Drop for JournalWriter {
     fn drop(&mut self) {
         // Closing the queue tells the writer to commit what it has and stop.
+        let _ = self.flush(false);
         self.jobs = None;
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -225,7 +291,7 @@ impl Writer {
             let (mut to_commit, mut written) = (false, None);
             for job in first.into_iter().chain(std::iter::from_fn(|| queue.try_recv().ok())) {
                 match self.write(job, &mut to_commit) {
-                    Ok(seq) => written = Some(seq),
+                    Ok(seq) => written = seq.or(written),
                     Err(e) => return self.fail(e),
                 }
             }
@@ -250,15 +316,23 @@ impl Writer {
         self.stop();
     }
 
-    /// Writes one job; returns the step it wrote.
-    fn write(&mut self, job: Job, to_commit: &mut bool) -> Result<u64, JournalError> {
+    /// Writes one job; returns the last step it wrote.
+    fn write(&mut self, job: Job, to_commit: &mut bool) -> Result<Option<u64>, JournalError> {
         match job {
+            Job::Batch(jobs, commit) => {
+                let mut last = None;
+                for job in jobs {
+                    last = self.write(job, to_commit)?.or(last);
+                }
+                *to_commit |= commit;
+                Ok(last)
+            }
             Job::Create(boxed) => {
                 let (header, first) = *boxed;
                 self.journal.create_session_with_steps(&header, std::slice::from_ref(&first))?;
                 // Committed in its own transaction.
                 self.progressed(Some(first.seq), true);
-                Ok(first.seq)
+                Ok(Some(first.seq))
             }
             Job::Step(step, durability) => {
                 let seq = step.seq;
@@ -275,7 +349,7 @@ impl Writer {
                     }
                 }
                 let _ = self.give_back.send(step.into_buffer());
-                Ok(seq)
+                Ok(Some(seq))
             }
         }
     }

@@ -36,7 +36,7 @@ enum Writer {
     /// SQLite, on a thread of its own.
     Thread(JournalWriter),
     /// A shared journal, written here; `deferred_since` is when its open group began.
-    Direct { journal: SessionJournal, session: String, committed: u64, deferred_since: Option<Instant> },
+    Direct { journal: SessionJournal, session: String, written: u64, committed: u64, deferred_since: Option<Instant> },
 }
 
 /// How a step is journaled: its durability, and whether the loop waits for its commit before
@@ -56,7 +56,9 @@ impl Journaling {
             SessionJournal::Sqlite(journal) => {
                 Writer::Thread(JournalWriter::spawn(journal, session, move || wake.notify_one())?)
             }
-            journal => Writer::Direct { journal, session: session.to_string(), committed: 0, deferred_since: None },
+            journal => {
+                Writer::Direct { journal, session: session.to_string(), written: 0, committed: 0, deferred_since: None }
+            }
         };
         Ok(Journaling { writer, held: VecDeque::new(), committed })
     }
@@ -71,7 +73,8 @@ impl Journaling {
     ) -> Result<(), DriverError> {
         let writer = match &mut self.writer {
             Writer::Thread(writer) => writer,
-            Writer::Direct { journal, session, committed, deferred_since } => {
+            Writer::Direct { journal, session, written, committed, deferred_since } => {
+                *written = step.seq;
                 let open = deferred_since;
                 return write_direct(journal, session, committed, open, header, step, first, plan);
             }
@@ -86,6 +89,37 @@ impl Journaling {
                 writer.append(step, plan.durability)?;
                 if plan.wait {
                     writer.wait_committed(step.seq)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Before the loop waits for its next event: steps to be committed go to the writer now
+    /// (one wake-up for all the steps since the last wait).
+    pub(super) fn before_idle(&mut self) -> Result<(), DriverError> {
+        if let Writer::Thread(writer) = &mut self.writer {
+            writer.flush_before_idle()?;
+        }
+        Ok(())
+    }
+
+    /// When the oldest deferred step not handed to the writer yet was written.
+    pub(super) fn group_since(&self) -> Option<Instant> {
+        match &self.writer {
+            Writer::Thread(writer) => writer.group_since(),
+            Writer::Direct { deferred_since, .. } => *deferred_since,
+        }
+    }
+
+    /// The open group's time is up: its steps are committed now.
+    pub(super) fn commit_group(&mut self) -> Result<(), DriverError> {
+        match &mut self.writer {
+            Writer::Thread(writer) => writer.flush(true)?,
+            Writer::Direct { journal, written, committed, deferred_since, .. } => {
+                if deferred_since.take().is_some() {
+                    journal.commit()?;
+                    *committed = *written;
                 }
             }
         }
