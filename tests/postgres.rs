@@ -401,3 +401,51 @@ fn a_worker_told_to_stop_leaves_its_sessions_for_the_next_one() {
         assert!(ok(&reloop_pg(&ws, &db, &["replay", id])).contains("identical"));
     }
 }
+
+/// A session nobody queued whose process died (a plain `reloop run` killed mid-write) is taken
+/// over by a worker once its lease expires, run to its end once, and replays identical; a run
+/// that ended is left alone.
+#[test]
+fn a_worker_takes_over_a_plain_run_whose_writer_died() {
+    let Some(db) = TestDb::new("a_worker_takes_over_a_plain_run_whose_writer_died") else { return };
+    let ws = Workspace::seed();
+    let cassette = scratch_cassette(ws.dir.path());
+    let (died, ended) = (ws.dir.path().join("died"), ws.dir.path().join("ended"));
+    let run = |dir: &std::path::Path, extra: &[&str]| {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut args = vec!["run", "mark", "--script", cassette.to_str().unwrap(), "--cwd", dir.to_str().unwrap()];
+        args.extend(["--allowed-tools", "Bash"]);
+        args.extend(extra);
+        reloop_pg(&ws, &db, &args)
+    };
+    ok(&run(&ended, &[]));
+    // Killed right after the Bash call's start was journaled: the write may or may not have run.
+    let killed = run(&died, &["--crash-after-step", "4"]);
+    assert_ne!(killed.status.code(), Some(0), "the run was killed");
+    let mut client = db.client();
+    let id: String =
+        client.query_one("SELECT id FROM reloop.sessions WHERE terminal_reason IS NULL", &[]).unwrap().get(0);
+    let starts = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1 AND kind = 'tool_started'", &[&id])
+            .unwrap()
+            .get(0)
+    };
+    let started_before = starts(&mut client);
+    // Nothing for a worker while the dead writer's lease runs; after it, the session is taken.
+    std::thread::sleep(Duration::from_millis(1_200));
+    let worker = ws
+        .command(&["worker", "--journal", &db.uri, "--poll-ms", "50", "--exit-when-idle"])
+        .env("RELOOP_LEASE_TTL_MS", LEASE_TTL_MS)
+        .output()
+        .unwrap();
+    assert_eq!(worker.status.code(), Some(0), "{}", stderr(&worker));
+    let done = outcomes(&mut client);
+    assert_eq!(done.get(&id).map(String::as_str), Some("completed"), "{done:?}");
+    assert_eq!(done.len(), 1, "the run that had ended was left alone: {done:?}");
+    assert_eq!(starts(&mut client), started_before.max(1), "no write was started twice");
+    let marks = std::fs::read_to_string(died.join("scratch.txt")).unwrap_or_default();
+    assert!(marks.lines().count() <= 1, "the write ran twice: {marks:?}");
+    let replay = ok(&reloop_pg(&ws, &db, &["replay", &id]));
+    assert!(replay.contains("identical"), "{replay}");
+}

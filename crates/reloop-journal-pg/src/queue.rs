@@ -27,6 +27,18 @@ const CLAIM: &str = "SELECT q.session_id, s.terminal_reason FROM reloop.queue q
      FOR UPDATE OF q SKIP LOCKED";
 
 /// What one claiming round found.
+/// A session no worker queued whose writer died: it had a lease that expired, it has not ended,
+/// and it is nobody's subagent (a parent's resume goes on with its children). The lease row is
+/// locked, so two claimers never take the same one.
+const ORPHAN: &str = "SELECT s.id FROM reloop.sessions s
+     JOIN reloop.leases l ON l.session_id = s.id
+     WHERE s.terminal_reason IS NULL AND l.expires_at <= clock_timestamp()
+       AND s.run_config::jsonb -> 'agent' IS NULL
+       AND NOT EXISTS (SELECT 1 FROM reloop.queue q WHERE q.session_id = s.id)
+     ORDER BY l.expires_at, s.id
+     LIMIT 1
+     FOR UPDATE OF l SKIP LOCKED";
+
 enum Claim {
     Taken(String),
     None,
@@ -53,7 +65,7 @@ impl Conn {
         for _ in 0..1_000 {
             match self.claim_one()? {
                 Claim::Taken(session) => return Ok(Some(session)),
-                Claim::None => return Ok(None),
+                Claim::None => return self.claim_orphan(),
                 Claim::Ended => {}
             }
         }
@@ -87,6 +99,25 @@ impl Conn {
     }
 
     /// Marks a queued session done with; it is never claimed again.
+    /// Takes over a session whose writer died outside any queue ([`ORPHAN`]); it joins the queue
+    /// as claimed once, so its end is recorded and a session failing every time stops at
+    /// [`MAX_ATTEMPTS`] like a queued one.
+    fn claim_orphan(&mut self) -> Result<Option<String>, JournalError> {
+        let (orphan, take) = (self.stmt(ORPHAN)?, self.stmt(TAKE)?);
+        let (ttl, holder, place) = (self.ttl_ms(), self.holder.clone(), self.place.clone());
+        let db = |e: postgres::Error| database_error(&place, &e);
+        let mut tx = self.client.transaction().map_err(db)?;
+        let Some(row) = tx.query_opt(&orphan, &[]).map_err(db)? else { return Ok(None) };
+        let session: String = row.get(0);
+        let Some(lease) = tx.query_opt(&take, &[&session, &holder, &ttl]).map_err(db)? else { return Ok(None) };
+        tx.execute("INSERT INTO reloop.queue (session_id, attempts) VALUES ($1, 1)", &[&session]).map_err(db)?;
+        tx.execute("UPDATE reloop.sessions SET last_written_at = clock_timestamp() WHERE id = $1", &[&session])
+            .map_err(db)?;
+        tx.commit().map_err(db)?;
+        self.leases.insert(session.clone(), lease.get(0));
+        Ok(Some(session))
+    }
+
     pub(crate) fn finish_queued(&mut self, session: &str, outcome: &str) -> Result<(), JournalError> {
         self.client
             .execute(
