@@ -123,7 +123,11 @@ impl JournalWriter {
         let writer = Writer { journal, session: session.to_string(), interval, shared: shared.clone(), give_back };
         let thread = std::thread::Builder::new()
             .name("reloop-journal".into())
-            .spawn(move || writer.run(queue))
+            .spawn(move || {
+                // However the writer ends, even by a panic, the loop's waits end with it.
+                let _stopped = Stopped(writer.shared.clone());
+                writer.run(queue)
+            })
             .map_err(|e| JournalError::Database { place: "journal writer".into(), detail: e.to_string() })?;
         Ok(JournalWriter {
             session: session.to_string(),
@@ -261,6 +265,24 @@ impl Drop for JournalWriter {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+/// Marks the writer stopped when its thread ends, however it ends: a loop waiting for a commit
+/// then gets an error instead of waiting forever.
+struct Stopped(Arc<Shared>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let mut progress = self.0.lock();
+        if !progress.stopped {
+            progress.stopped = true;
+            if progress.failed.is_none() {
+                progress.failed = Some("the journal's writer thread stopped unexpectedly".into());
+            }
+        }
+        drop(progress);
+        self.0.changed.notify_all();
     }
 }
 
@@ -520,5 +542,41 @@ mod tests {
         assert!(matches!(refused, Err(JournalError::RowTooLarge { seq: 2, .. })), "{refused:?}");
         w.append(&NewStep::from(&step(2)), Durability::Committed).expect("the next row goes in");
         w.wait_committed(2).expect("committed");
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn a_writer_that_panics_ends_the_loops_wait_with_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journal = Journal::create_or_open(&dir.path().join("j.db")).expect("journal");
+        // The commit signal panics on the writer's thread: the loop must not wait forever.
+        let mut w = JournalWriter::spawn(journal, "s", || panic!("signal failed")).expect("spawn");
+        let header = SessionHeader {
+            id: "s".into(),
+            created_at_ms: 1,
+            engine_version: crate::ENGINE_VERSION.into(),
+            core_config: reloop_core::Config::default(),
+            run_config: serde_json::json!({}),
+            parent: None,
+        };
+        let first = StepRecord {
+            seq: 1,
+            at_ms: 1,
+            event: reloop_core::Event::Abort,
+            from_phase: "idle".into(),
+            to_phase: "done".into(),
+            turn_before: 0,
+            turn_after: 0,
+            reason: None,
+            ignored: None,
+            effects: serde_json::json!([]),
+            digest: 1,
+        };
+        let created = w.create(header, first).and_then(|()| w.wait_committed(2));
+        assert!(created.is_err(), "{created:?}");
     }
 }
