@@ -14,7 +14,7 @@ use reloop_driver::PermissionSpec;
 use reloop_driver::SessionJournal;
 use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
-use reloop_journal::{NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
 use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
@@ -178,7 +178,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
         let step = transition(prefix.state, event.clone());
         let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
-        journal.append(&id, NewStep::from(&record))?;
+        journal.append(&id, &record)?;
     }
     if args.output_format == OutputFormat::Text {
         outln!("forked {parent_id} at step {} as session {id}", args.at);

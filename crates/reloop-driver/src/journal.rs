@@ -1,9 +1,10 @@
 //! The journal a session writes: SQLite on this machine, or a journal many machines share.
 //!
-//! Every journal call of the loop (run, resume, subagents) goes through [`SessionJournal`], so
-//! the loop does not care which it writes. The SQLite arm keeps its fast path: a step is encoded
-//! straight from the core's [`reloop_core::Step`] ([`NewStep`]) with no [`StepRecord`] copy; a
-//! shared journal (`reloop-journal-pg`) is reached through [`JournalBackend`] and takes records.
+//! Every journal the loop is given (run, resume, subagents) is a [`SessionJournal`], so the loop
+//! does not care which it writes. The live run writes the SQLite arm on the journal's own writer
+//! thread, each step encoded straight from the core's [`reloop_core::Step`] ([`NewStep`]) with
+//! no [`StepRecord`] copy; a shared journal (`reloop-journal-pg`) is reached through
+//! [`JournalBackend`] and takes records ([`record_of`]).
 
 use std::ops::{Deref, DerefMut};
 
@@ -63,7 +64,7 @@ impl DerefMut for SessionJournal {
 }
 
 /// A step as a record, for a backend that takes records: the one copy SQLite's path avoids.
-fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> {
+pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> {
     let effects = match step.effects {
         EffectsRef::Core(effects) => {
             serde_json::to_value(effects).map_err(|source| JournalError::Encode { what: "effects", source })?
@@ -107,30 +108,6 @@ impl SessionJournal {
         }
     }
 
-    /// Writes one step, committed when this returns.
-    pub fn append(&mut self, session: &str, step: NewStep<'_>) -> Result<(), JournalError> {
-        match self {
-            SessionJournal::Sqlite(j) => j.append(session, step),
-            SessionJournal::Shared(j) => j.append(session, &record_of(&step)?),
-        }
-    }
-
-    /// Writes one step to be committed with the next durable write.
-    pub fn append_deferred(&mut self, session: &str, step: NewStep<'_>) -> Result<(), JournalError> {
-        match self {
-            SessionJournal::Sqlite(j) => j.append_deferred(session, step),
-            SessionJournal::Shared(j) => j.append_deferred(session, &record_of(&step)?),
-        }
-    }
-
-    /// Writes one step durable against a power loss too: a write tool's start.
-    pub fn append_synced(&mut self, session: &str, step: NewStep<'_>) -> Result<(), JournalError> {
-        match self {
-            SessionJournal::Sqlite(j) => j.append_synced(session, step),
-            SessionJournal::Shared(j) => j.append_synced(session, &record_of(&step)?),
-        }
-    }
-
     /// The session that answers `parent`'s call `tool_use_id`, if one was started.
     pub fn subagent_for(&self, parent: &str, tool_use_id: &str) -> Result<Option<String>, JournalError> {
         Ok(self.subagents_of(parent)?.into_iter().find(|s| s.tool_use_id == tool_use_id).map(|s| s.id))
@@ -171,7 +148,7 @@ mod tests {
         let event = Event::UserInput { content: vec![ContentBlock::text("hi")] };
         let step = transition(State::new(Config::default()), event.clone());
         let new = NewStep::of(1, 7, &event, "idle", 0, &step);
-        let mut sqlite = SessionJournal::from(Journal::in_memory().unwrap());
+        let mut sqlite = Journal::in_memory().unwrap();
         let header = SessionHeader {
             id: "s".into(),
             created_at_ms: 1,

@@ -16,10 +16,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use reloop_core::{Command, Effect, Event, Step, ToolUse};
-use reloop_journal::{Durability, JournalWriter, NewStep, SessionHeader, StepRecord, GROUP_COMMIT_INTERVAL};
+use reloop_journal::{
+    Durability, JournalBackend, JournalWriter, NewStep, SessionHeader, StepRecord, GROUP_COMMIT_INTERVAL,
+};
 use tokio::sync::{mpsc, Notify};
 
 use crate::error::DriverError;
+use crate::journal::record_of;
 use crate::{RunEvent, SessionJournal};
 
 /// The session's journal writer and the outputs waiting for its commits.
@@ -35,8 +38,19 @@ pub(super) struct Journaling {
 enum Writer {
     /// SQLite, on a thread of its own.
     Thread(JournalWriter),
-    /// A shared journal, written here; `deferred_since` is when its open group began.
-    Direct { journal: SessionJournal, session: String, written: u64, committed: u64, deferred_since: Option<Instant> },
+    /// A shared journal, written here.
+    Direct(Direct),
+}
+
+/// A shared journal written on the loop: its backend has a connection thread of its own.
+struct Direct {
+    journal: Box<dyn JournalBackend + Send>,
+    session: String,
+    /// The last step written, and the last committed.
+    written: u64,
+    committed: u64,
+    /// When the open group of deferred steps began.
+    deferred_since: Option<Instant>,
 }
 
 /// How a step is journaled: its durability, and whether the loop waits for its commit before
@@ -56,9 +70,13 @@ impl Journaling {
             SessionJournal::Sqlite(journal) => {
                 Writer::Thread(JournalWriter::spawn(journal, session, move || wake.notify_one())?)
             }
-            journal => {
-                Writer::Direct { journal, session: session.to_string(), written: 0, committed: 0, deferred_since: None }
-            }
+            SessionJournal::Shared(journal) => Writer::Direct(Direct {
+                journal,
+                session: session.to_string(),
+                written: 0,
+                committed: 0,
+                deferred_since: None,
+            }),
         };
         Ok(Journaling { writer, held: VecDeque::new(), committed })
     }
@@ -73,11 +91,7 @@ impl Journaling {
     ) -> Result<(), DriverError> {
         let writer = match &mut self.writer {
             Writer::Thread(writer) => writer,
-            Writer::Direct { journal, session, written, committed, deferred_since } => {
-                *written = step.seq;
-                let open = deferred_since;
-                return write_direct(journal, session, committed, open, header, step, first, plan);
-            }
+            Writer::Direct(direct) => return direct.write(header, step, first, plan),
         };
         match header {
             // Nothing is asked before the session exists in the journal.
@@ -108,7 +122,7 @@ impl Journaling {
     pub(super) fn group_since(&self) -> Option<Instant> {
         match &self.writer {
             Writer::Thread(writer) => writer.group_since(),
-            Writer::Direct { deferred_since, .. } => *deferred_since,
+            Writer::Direct(direct) => direct.deferred_since,
         }
     }
 
@@ -116,10 +130,10 @@ impl Journaling {
     pub(super) fn commit_group(&mut self) -> Result<(), DriverError> {
         match &mut self.writer {
             Writer::Thread(writer) => writer.flush(true)?,
-            Writer::Direct { journal, written, committed, deferred_since, .. } => {
-                if deferred_since.take().is_some() {
-                    journal.commit()?;
-                    *committed = *written;
+            Writer::Direct(direct) => {
+                if direct.deferred_since.take().is_some() {
+                    direct.journal.commit()?;
+                    direct.committed = direct.written;
                 }
             }
         }
@@ -130,7 +144,7 @@ impl Journaling {
     fn committed(&self) -> u64 {
         match &self.writer {
             Writer::Thread(writer) => writer.committed(),
-            Writer::Direct { committed, .. } => *committed,
+            Writer::Direct(direct) => direct.committed,
         }
     }
 
@@ -182,32 +196,32 @@ impl Journaling {
     }
 }
 
-/// Writes a step to a shared journal, committed when this returns (a deferred one joins the open
-/// group, committed with the next step or once the group is [`GROUP_COMMIT_INTERVAL`] old).
-#[allow(clippy::too_many_arguments)]
-fn write_direct(
-    journal: &mut SessionJournal,
-    session: &str,
-    committed: &mut u64,
-    deferred_since: &mut Option<Instant>,
-    header: Option<SessionHeader>,
-    step: &NewStep<'_>,
-    first: impl FnOnce() -> StepRecord,
-    plan: Plan,
-) -> Result<(), DriverError> {
-    let due = deferred_since.is_some_and(|since| since.elapsed() >= GROUP_COMMIT_INTERVAL);
-    match (header, plan.durability) {
-        (Some(header), _) => journal.create_session_with_steps(&header, std::slice::from_ref(&first()))?,
-        (None, Durability::Deferred) if !due => {
-            deferred_since.get_or_insert_with(Instant::now);
-            return Ok(journal.append_deferred(session, *step)?);
+impl Direct {
+    /// Writes a step, committed when this returns (a deferred one joins the open group,
+    /// committed with the next step or once the group is [`GROUP_COMMIT_INTERVAL`] old).
+    fn write(
+        &mut self,
+        header: Option<SessionHeader>,
+        step: &NewStep<'_>,
+        first: impl FnOnce() -> StepRecord,
+        plan: Plan,
+    ) -> Result<(), DriverError> {
+        self.written = step.seq;
+        let due = self.deferred_since.is_some_and(|since| since.elapsed() >= GROUP_COMMIT_INTERVAL);
+        let (journal, session) = (&mut self.journal, self.session.as_str());
+        match (header, plan.durability) {
+            (Some(header), _) => journal.create_session(&header, std::slice::from_ref(&first()))?,
+            (None, Durability::Deferred) if !due => {
+                self.deferred_since.get_or_insert_with(Instant::now);
+                return Ok(journal.append_deferred(session, &record_of(step)?)?);
+            }
+            (None, Durability::Deferred | Durability::Committed) => journal.append(session, &record_of(step)?)?,
+            (None, Durability::Synced) => journal.append_synced(session, &record_of(step)?)?,
         }
-        (None, Durability::Deferred | Durability::Committed) => journal.append(session, *step)?,
-        (None, Durability::Synced) => journal.append_synced(session, *step)?,
+        self.deferred_since = None;
+        self.committed = step.seq;
+        Ok(())
     }
-    *deferred_since = None;
-    *committed = step.seq;
-    Ok(())
 }
 
 /// How a step is journaled, by what its effects can show outside the process. `quiet(calls)`
