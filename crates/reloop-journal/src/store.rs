@@ -492,11 +492,12 @@ impl Journal {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use reloop_core::{ContentBlock, Effect};
 
-    fn header(id: &str) -> SessionHeader {
+    /// A session header for tests (the writer's too).
+    pub(crate) fn header(id: &str) -> SessionHeader {
         SessionHeader {
             id: id.into(),
             created_at_ms: 1,
@@ -523,7 +524,8 @@ mod tests {
         assert!(Journal::open_existing(&path).unwrap().sessions().unwrap().is_empty());
     }
 
-    fn step(seq: u64) -> StepRecord {
+    /// Step `seq` of a test session.
+    pub(crate) fn step(seq: u64) -> StepRecord {
         StepRecord {
             seq,
             at_ms: 10,

@@ -205,9 +205,10 @@ impl JournalWriter {
         self.wait(|p| p.committed >= seq)
     }
 
-    /// Waits until step `seq` is written as its durability says (a deferred step: inserted, not
-    /// committed): where the journal stands when an append returned before this writer existed.
-    pub fn wait_written(&mut self, seq: u64) -> Result<(), JournalError> {
+    /// Waits until step `seq` is written (a deferred step: inserted, not committed yet): tests
+    /// look between the two.
+    #[cfg(test)]
+    fn wait_written(&mut self, seq: u64) -> Result<(), JournalError> {
         self.wait(|p| p.written >= seq)
     }
 
@@ -414,37 +415,10 @@ impl Writer {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use reloop_core::{Config, ContentBlock, Event};
+    use reloop_core::{ContentBlock, Event};
 
     use super::*;
-    use crate::ENGINE_VERSION;
-
-    fn header(id: &str) -> SessionHeader {
-        SessionHeader {
-            id: id.into(),
-            created_at_ms: 1,
-            engine_version: ENGINE_VERSION.into(),
-            core_config: Config::default(),
-            run_config: serde_json::json!({"model": "scripted"}),
-            parent: None,
-        }
-    }
-
-    fn step(seq: u64) -> StepRecord {
-        StepRecord {
-            seq,
-            at_ms: 10,
-            event: Event::UserInput { content: vec![ContentBlock::text(format!("step {seq}"))] },
-            from_phase: "idle".into(),
-            to_phase: "awaiting_model".into(),
-            turn_before: 1,
-            turn_after: 1,
-            reason: None,
-            ignored: None,
-            effects: serde_json::json!([]),
-            digest: seq,
-        }
-    }
+    use crate::store::tests::{header, step};
 
     /// A writer for session `s` in a new journal at `path`, counting its commits; deferred steps
     /// wait an hour for their group (a test machine's load never commits them by the clock).
@@ -543,11 +517,6 @@ mod tests {
         w.append(&NewStep::from(&step(2)), Durability::Committed).expect("the next row goes in");
         w.wait_committed(2).expect("committed");
     }
-}
-
-#[cfg(test)]
-mod stop_tests {
-    use super::*;
 
     #[test]
     fn a_writer_that_panics_ends_the_loops_wait_with_an_error() {
@@ -555,28 +524,7 @@ mod stop_tests {
         let journal = Journal::create_or_open(&dir.path().join("j.db")).expect("journal");
         // The commit signal panics on the writer's thread: the loop must not wait forever.
         let mut w = JournalWriter::spawn(journal, "s", || panic!("signal failed")).expect("spawn");
-        let header = SessionHeader {
-            id: "s".into(),
-            created_at_ms: 1,
-            engine_version: crate::ENGINE_VERSION.into(),
-            core_config: reloop_core::Config::default(),
-            run_config: serde_json::json!({}),
-            parent: None,
-        };
-        let first = StepRecord {
-            seq: 1,
-            at_ms: 1,
-            event: reloop_core::Event::Abort,
-            from_phase: "idle".into(),
-            to_phase: "done".into(),
-            turn_before: 0,
-            turn_after: 0,
-            reason: None,
-            ignored: None,
-            effects: serde_json::json!([]),
-            digest: 1,
-        };
-        let created = w.create(header, first).and_then(|()| w.wait_committed(2));
+        let created = w.create(header("s"), step(1)).and_then(|()| w.wait_committed(2));
         assert!(created.is_err(), "{created:?}");
     }
 }
