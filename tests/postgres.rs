@@ -27,6 +27,31 @@ fn reloop_pg(ws: &Workspace, db: &TestDb, args: &[&str]) -> Output {
     ws.reloop_env(&all, &[("RELOOP_LEASE_TTL_MS", LEASE_TTL_MS)])
 }
 
+/// `reloop run PROMPT` on the database, scripted by `cassette`, in `cwd`, with `tools` allowed
+/// and `extra` arguments after.
+fn run_scripted(
+    ws: &Workspace,
+    db: &TestDb,
+    prompt: &str,
+    cassette: &std::path::Path,
+    cwd: &std::path::Path,
+    tools: &str,
+    extra: &[&str],
+) -> Output {
+    let (cassette, cwd) = (cassette.to_str().unwrap(), cwd.to_str().unwrap());
+    let mut args = vec!["run", prompt, "--script", cassette, "--cwd", cwd, "--allowed-tools", tools];
+    args.extend(extra);
+    reloop_pg(ws, db, &args)
+}
+
+/// How many write starts session `id` journaled.
+fn write_starts(client: &mut postgres::Client, id: &str) -> i64 {
+    client
+        .query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1 AND kind = 'tool_started'", &[&id])
+        .unwrap()
+        .get(0)
+}
+
 fn ok(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "stdout: {}\nstderr: {}", stdout(out), stderr(out));
     stdout(out)
@@ -38,21 +63,7 @@ fn every_command_works_on_a_postgres_journal() {
     let ws = Workspace::seed();
     let cwd = ws.cwd();
     let crash = cassette_path("crash.json");
-    let run = reloop_pg(
-        &ws,
-        &db,
-        &[
-            "run",
-            "tidy up",
-            "--script",
-            crash.to_str().unwrap(),
-            "--cwd",
-            cwd.to_str().unwrap(),
-            "--allowed-tools",
-            "Edit,Bash",
-        ],
-    );
-    ok(&run);
+    ok(&run_scripted(&ws, &db, "tidy up", &crash, &cwd, "Edit,Bash", &[]));
     let listed: Value = serde_json::from_str(&ok(&reloop_pg(&ws, &db, &["sessions", "--json"]))).unwrap();
     let id = listed[0]["id"].as_str().unwrap().to_string();
     assert_eq!(listed[0]["terminal_reason"], "completed");
@@ -95,22 +106,9 @@ fn a_killed_run_is_resumed_from_another_process_after_its_lease_expires() {
     let crash = cassette_path("crash.json");
     // Killed right after journaling steps of every kind: before and after the write tools.
     for at in [2u64, 5, 9] {
-        let run = reloop_pg(
-            &ws,
-            &db,
-            &[
-                "run",
-                "tidy the README and count",
-                "--script",
-                crash.to_str().unwrap(),
-                "--cwd",
-                cwd.to_str().unwrap(),
-                "--allowed-tools",
-                "Edit,Bash",
-                "--crash-after-step",
-                &at.to_string(),
-            ],
-        );
+        let at_step = at.to_string();
+        let crash_at = ["--crash-after-step", at_step.as_str()];
+        let run = run_scripted(&ws, &db, "tidy the README and count", &crash, &cwd, "Edit,Bash", &crash_at);
         assert_ne!(run.status.code(), Some(0), "the run was killed at step {at}");
         // The dead writer's lease is live for a second more: a resume now is refused...
         let early = reloop_pg(&ws, &db, &["resume", "last"]);
@@ -190,21 +188,7 @@ fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
                         .iter()
                         .map(|dir| {
                             std::fs::create_dir_all(dir).unwrap();
-                            let out = reloop_pg(
-                                ws,
-                                db,
-                                &[
-                                    "run",
-                                    "make a mark",
-                                    "--enqueue",
-                                    "--script",
-                                    cassette.to_str().unwrap(),
-                                    "--cwd",
-                                    dir.to_str().unwrap(),
-                                    "--allowed-tools",
-                                    "Bash",
-                                ],
-                            );
+                            let out = run_scripted(ws, db, "make a mark", cassette, dir, "Bash", &["--enqueue"]);
                             ok(&out).trim().to_string()
                         })
                         .collect::<Vec<_>>()
@@ -313,21 +297,7 @@ fn subagents_write_child_sessions_of_their_own_on_postgres() {
     std::fs::write(agents.join("reader.md"), READER).unwrap();
     std::fs::write(agents.join("looper.md"), LOOPER).unwrap();
     let (cassette, cwd) = (cassette_path("agents_tree.json"), ws.cwd());
-    let run = reloop_pg(
-        &ws,
-        &db,
-        &[
-            "run",
-            "check the login module with two agents",
-            "--script",
-            cassette.to_str().unwrap(),
-            "--cwd",
-            cwd.to_str().unwrap(),
-            "--allowed-tools",
-            "Bash",
-        ],
-    );
-    ok(&run);
+    ok(&run_scripted(&ws, &db, "check the login module with two agents", &cassette, &cwd, "Bash", &[]));
     let listed: Value = serde_json::from_str(&ok(&reloop_pg(&ws, &db, &["sessions", "--json"]))).unwrap();
     let children = listed.as_array().unwrap().iter().filter(|s| !s["agent"].is_null()).count();
     assert_eq!(children, 2, "each Agent call is a child session in the database: {listed}");
@@ -347,18 +317,7 @@ fn a_worker_told_to_stop_leaves_its_sessions_for_the_next_one() {
     let mut ids = Vec::new();
     for dir in &dirs {
         std::fs::create_dir_all(dir).unwrap();
-        let args = [
-            "run",
-            "mark",
-            "--enqueue",
-            "--script",
-            cassette.to_str().unwrap(),
-            "--cwd",
-            dir.to_str().unwrap(),
-            "--allowed-tools",
-            "Bash",
-        ];
-        ids.push(ok(&reloop_pg(&ws, &db, &args)).trim().to_string());
+        ids.push(ok(&run_scripted(&ws, &db, "mark", &cassette, dir, "Bash", &["--enqueue"])).trim().to_string());
     }
     let mut client = db.client();
     let worker = spawn_worker(&ws, &db);
@@ -393,11 +352,7 @@ fn a_worker_told_to_stop_leaves_its_sessions_for_the_next_one() {
         assert_eq!(done.get(id).map(String::as_str), Some("completed"), "session {id}");
         let marks = std::fs::read_to_string(dir.join("scratch.txt")).unwrap_or_default();
         assert!(marks.lines().count() <= 1, "session {id}: the write ran twice");
-        let starts: i64 = client
-            .query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1 AND kind = 'tool_started'", &[id])
-            .unwrap()
-            .get(0);
-        assert_eq!(starts, 1, "session {id}: the interrupted write was not started again");
+        assert_eq!(write_starts(&mut client, id), 1, "session {id}: the interrupted write was not started again");
         assert!(ok(&reloop_pg(&ws, &db, &["replay", id])).contains("identical"));
     }
 }
@@ -413,10 +368,7 @@ fn a_worker_takes_over_a_plain_run_whose_writer_died() {
     let (died, ended) = (ws.dir.path().join("died"), ws.dir.path().join("ended"));
     let run = |dir: &std::path::Path, extra: &[&str]| {
         std::fs::create_dir_all(dir).unwrap();
-        let mut args = vec!["run", "mark", "--script", cassette.to_str().unwrap(), "--cwd", dir.to_str().unwrap()];
-        args.extend(["--allowed-tools", "Bash"]);
-        args.extend(extra);
-        reloop_pg(&ws, &db, &args)
+        run_scripted(&ws, &db, "mark", &cassette, dir, "Bash", extra)
     };
     ok(&run(&ended, &[]));
     // Killed right after the Bash call's start was journaled: the write may or may not have run.
@@ -425,13 +377,7 @@ fn a_worker_takes_over_a_plain_run_whose_writer_died() {
     let mut client = db.client();
     let id: String =
         client.query_one("SELECT id FROM reloop.sessions WHERE terminal_reason IS NULL", &[]).unwrap().get(0);
-    let starts = |client: &mut postgres::Client| -> i64 {
-        client
-            .query_one("SELECT count(*) FROM reloop.steps WHERE session_id = $1 AND kind = 'tool_started'", &[&id])
-            .unwrap()
-            .get(0)
-    };
-    let started_before = starts(&mut client);
+    let started_before = write_starts(&mut client, &id);
     // Nothing for a worker while the dead writer's lease runs; after it, the session is taken.
     std::thread::sleep(Duration::from_millis(1_200));
     let worker = ws
@@ -443,7 +389,7 @@ fn a_worker_takes_over_a_plain_run_whose_writer_died() {
     let done = outcomes(&mut client);
     assert_eq!(done.get(&id).map(String::as_str), Some("completed"), "{done:?}");
     assert_eq!(done.len(), 1, "the run that had ended was left alone: {done:?}");
-    assert_eq!(starts(&mut client), started_before.max(1), "no write was started twice");
+    assert_eq!(write_starts(&mut client, &id), started_before.max(1), "no write was started twice");
     let marks = std::fs::read_to_string(died.join("scratch.txt")).unwrap_or_default();
     assert!(marks.lines().count() <= 1, "the write ran twice: {marks:?}");
     let replay = ok(&reloop_pg(&ws, &db, &["replay", &id]));
