@@ -23,6 +23,10 @@ use reloop_model::{ModelProvider, ModelRequest, ScriptedProvider, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{json, Value};
 
+/// The allocator the `reloop` binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SLEEP: Duration = Duration::from_millis(100);
 const BAR_MS: f64 = 150.0;
 const STREAM_TAIL: Duration = Duration::from_millis(300);

@@ -13,6 +13,10 @@ use reloop_model::ScriptedProvider;
 use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{json, Value};
 
+/// The allocator the `reloop` binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A tool that answers at once, so the figures are the loop's own.
 pub struct Instant0;
 
