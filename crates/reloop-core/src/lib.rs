@@ -36,6 +36,7 @@
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 mod abort;
+mod block_json;
 pub mod compact;
 pub mod config;
 pub mod context;

@@ -126,8 +126,8 @@ pub struct ToolResult {
     pub extra: Map<String, Value>,
 }
 
-/// A tool result is a string or a list of blocks (text, image).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A tool result is a string or a list of blocks (text, image). Read by `crate::block_json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
     /// Plain text.
@@ -256,31 +256,7 @@ impl Serialize for ContentBlock {
     }
 }
 
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let mut map = Map::<String, Value>::deserialize(d)?;
-        let tag = match map.get("type") {
-            Some(Value::String(t)) => t.clone(),
-            _ => return Err(D::Error::custom("content block without a string `type`")),
-        };
-        fn body<T: serde::de::DeserializeOwned, E: Error>(map: Map<String, Value>) -> Result<T, E> {
-            serde_json::from_value(Value::Object(map)).map_err(E::custom)
-        }
-        let known = matches!(tag.as_str(), "text" | "tool_use" | "tool_result" | "thinking" | "redacted_thinking");
-        if known {
-            map.remove("type");
-        }
-        Ok(match tag.as_str() {
-            "text" => ContentBlock::Text(body(map)?),
-            "tool_use" => ContentBlock::ToolUse(body(map)?),
-            "tool_result" => ContentBlock::ToolResult(body(map)?),
-            "thinking" => ContentBlock::Thinking(body(map)?),
-            "redacted_thinking" => ContentBlock::RedactedThinking(body(map)?),
-            _ => ContentBlock::Other(map),
-        })
-    }
-}
+// Reading a block: `crate::block_json`.
 
 /// Token usage as the API reports it. Unknown counters are kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
