@@ -59,6 +59,10 @@ const SCENARIOS: &[Scenario] = &[
     Scenario { name: "anthropic_seed", reasons: &["next_turn", "completed"], record: anthropic },
     Scenario { name: "openai_parallel_tools", reasons: &["next_turn", "completed"], record: openai },
     Scenario { name: "scripted_agents", reasons: &["next_turn", "completed"], record: agents },
+    // Digest version 3 (XXH3, usage as numbers): a plain session, and one whose history is
+    // rebuilt by a compaction, which must keep the version.
+    Scenario { name: "digest_v3_seed", reasons: &["next_turn", "completed"], record: seed },
+    Scenario { name: "digest_v3_auto_compact", reasons: &["next_turn", "completed"], record: auto_compact },
 ];
 
 fn corpus_dir() -> PathBuf {

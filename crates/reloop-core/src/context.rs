@@ -172,8 +172,8 @@ impl Loop {
     /// A fresh session under `config`.
     pub fn new(config: Config) -> Self {
         Loop {
+            messages: History::with_digest_version(config.digest_version),
             config: Arc::new(config),
-            messages: History::new(),
             session: Session::default(),
             query: Query::default(),
             turn: Turn::default(),
@@ -261,7 +261,7 @@ impl Loop {
         d.json(&i.max_output_tokens_override);
         d.u64(u64::from(t.stop_hook_active));
         d.u64(u64::from(s.requests));
-        d.json(&s.usage);
+        usage_into(d, &s.usage);
         d.u64(u64::from(r.retry_attempt));
         d.u64(u64::from(r.consecutive_overloaded));
         d.u64(u64::from(s.fallback_active));
@@ -284,7 +284,15 @@ impl Loop {
             d.json(&q.consumed_inputs);
         }
         d.u64(s.cost_usd.to_bits());
-        d.json(&s.model_usage);
+        if d.is_typed() {
+            d.u64(s.model_usage.len() as u64);
+            for (model, usage) in &s.model_usage {
+                d.str(model);
+                usage_into(d, usage);
+            }
+        } else {
+            d.json(&s.model_usage);
+        }
         // Added after journals existed, and only ever set under profiles that have the rule.
         if q.nudge_turns != 0 {
             d.u64(u64::from(q.nudge_turns));
@@ -298,5 +306,18 @@ impl Loop {
             d.json(&s.model);
             d.json(&s.permission_mode);
         }
+    }
+}
+
+/// Usage as numbers from digest version 3 (it changes with every response, and its JSON cost
+/// more to write than the rest of the digest), as JSON before.
+fn usage_into(d: &mut Digest, usage: &Usage) {
+    if d.is_typed() {
+        d.u64(usage.input_tokens);
+        d.u64(usage.output_tokens);
+        d.u64(usage.cache_creation_input_tokens);
+        d.u64(usage.cache_read_input_tokens);
+    } else {
+        d.json(usage);
     }
 }

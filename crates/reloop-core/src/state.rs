@@ -177,7 +177,7 @@ impl State {
     /// A digest of everything that decides the loop's future. Replay compares it step by step;
     /// it costs O(1) in the length of the history.
     pub fn digest(&self) -> u64 {
-        let mut d = Digest::default();
+        let mut d = Digest::for_version(self.context().config.digest_version);
         d.bytes(self.phase().as_bytes());
         self.context().digest_into(&mut d);
         match self {

@@ -42,7 +42,7 @@ pub fn summary_request(history: &History, summarize: usize, truncated: bool, rul
             head.push(Message::system_text(format!("{DATE_OPENING}{date}.")));
         }
         head.extend(last_exchange(prefix).iter().map(|m| (*m).clone()));
-        head.into_iter().collect()
+        history.empty_like().extended(head)
     } else {
         // The summarised messages are shared with the session's history, not copied.
         history.prefix(summarize)
@@ -116,7 +116,7 @@ pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &Comp
             }
         }
     }
-    out.into_iter().collect()
+    history.empty_like().extended(out)
 }
 
 /// The summary message's text.
