@@ -339,8 +339,15 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
                     .map_err(|e| CliError::Usage(format!("cannot read the script {}: {e}", script.display())))?;
                 (text, script.display().to_string())
             };
-            let provider = ScriptedProvider::from_json(&substitute_cwd(&text, cwd))
-                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
+            let provider = match &args.script {
+                // Read again from the file one response at a time, rather than held: unless the
+                // working directory goes into it.
+                Some(script) if !args.demo && !text.contains(CWD_PLACEHOLDER) => {
+                    ScriptedProvider::from_file_text(&text, script)
+                }
+                _ => ScriptedProvider::from_json(&substitute_cwd(&text, cwd)),
+            };
+            let provider = provider.map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderKind::Anthropic => {
@@ -442,8 +449,11 @@ fn resolve_cwd(given: Option<&PathBuf>, invoked_from: &std::path::Path) -> Resul
 fn substitute_cwd(cassette: &str, cwd: &std::path::Path) -> String {
     let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
     let inner = quoted.trim_matches('"');
-    cassette.replace("{{cwd}}", inner)
+    cassette.replace(CWD_PLACEHOLDER, inner)
 }
+
+/// What a cassette writes for the working directory.
+const CWD_PLACEHOLDER: &str = "{{cwd}}";
 
 /// User messages read from stdin, one stream-json object a line, in order. A line that is not a
 /// user message is reported on stderr and skipped; nothing else is lost.

@@ -6,11 +6,16 @@
 //! or forked session pick up where it was. R is one of
 //! `{"message": <Messages API response>}`, `{"error": {"status", "headers"?, "body"?}}` or
 //! `{"sse": "<raw SSE body>"}`, each with an optional `"delay_ms"`. Every response is validated
-//! when the cassette is loaded (an error names the response at fault), but kept as its JSON text
-//! and turned into stream events only when its request comes: a 10,000-response cassette costs
-//! its text, not its parsed values and events.
+//! when the cassette is loaded (an error names the response at fault), but turned into stream
+//! events only when its request comes. A cassette loaded from a regular file keeps only where
+//! each response lies in it and reads the response again then: a 10,000-response cassette costs
+//! 16 bytes a response, not its text (3.4 MB) nor its parsed values. A cassette given as text,
+//! or read from a pipe, keeps each response's text.
 
-use std::path::Path;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
@@ -33,8 +38,45 @@ struct Scripted {
 /// Answers model requests from a cassette.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
-    /// Each response's JSON text, validated.
-    responses: Vec<Box<RawValue>>,
+    responses: Responses,
+}
+
+/// Where the validated responses are.
+#[derive(Debug, Clone)]
+enum Responses {
+    /// Each response's JSON text.
+    Text(Vec<Box<RawValue>>),
+    /// Each response's place in a regular file (offset, length in bytes), read when its request
+    /// comes.
+    File { path: PathBuf, file: Arc<Mutex<File>>, spans: Vec<(u64, u32)> },
+}
+
+impl Responses {
+    fn len(&self) -> usize {
+        match self {
+            Responses::Text(texts) => texts.len(),
+            Responses::File { spans, .. } => spans.len(),
+        }
+    }
+
+    /// Response `i`'s JSON text; `None` past the end. A file that changed or went away since the
+    /// cassette was loaded is an error, reported as the response's.
+    fn text(&self, i: usize) -> Option<Result<String, String>> {
+        match self {
+            Responses::Text(texts) => texts.get(i).map(|raw| Ok(raw.get().to_string())),
+            Responses::File { path, file, spans } => {
+                let &(offset, len) = spans.get(i)?;
+                let read = || -> std::io::Result<String> {
+                    let mut file = file.lock().map_err(|_| std::io::Error::other("the cassette's lock is poisoned"))?;
+                    file.seek(SeekFrom::Start(offset))?;
+                    let mut bytes = vec![0; len as usize];
+                    file.read_exact(&mut bytes)?;
+                    String::from_utf8(bytes).map_err(std::io::Error::other)
+                };
+                Some(read().map_err(|e| format!("reading it again from {}: {e}", path.display())))
+            }
+        }
+    }
 }
 
 /// A Messages API response object (non-streaming shape).
@@ -71,15 +113,51 @@ struct ErrorResponse {
 impl ScriptedProvider {
     /// Loads a cassette from text. Errors name the response at fault.
     pub fn from_json(text: &str) -> Result<Self, ScriptError> {
-        Self::parse(text, "cassette")
+        let raws = Self::parse(text, "cassette")?;
+        Ok(ScriptedProvider { responses: Responses::Text(raws.into_iter().map(RawValue::to_owned).collect()) })
     }
 
     /// Loads a cassette file. Errors name the file, and for bad JSON the line and column.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ScriptError::Read { path: path.to_path_buf(), source })?;
-        Self::parse(&text, "cassette").map_err(|err| err.in_file(path))
+        let read_error = |source| ScriptError::Read { path: path.to_path_buf(), source };
+        let mut file = File::open(path).map_err(read_error)?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(read_error)?;
+        Self::from_text_of(&text, path, file).map_err(|err| err.in_file(path))
+    }
+
+    /// Loads a cassette whose text was just read from the file `path`: validated as
+    /// [`ScriptedProvider::from_json`] validates it (with its errors), but a regular file is
+    /// read again for each response when its request comes rather than kept (see the module
+    /// docs). If the file changes meanwhile, the responses it no longer holds answer with an
+    /// error.
+    pub fn from_file_text(text: &str, path: &Path) -> Result<Self, ScriptError> {
+        match File::open(path) {
+            Ok(file) => Self::from_text_of(text, path, file),
+            Err(_) => Self::from_json(text),
+        }
+    }
+
+    fn from_text_of(text: &str, path: &Path, file: File) -> Result<Self, ScriptError> {
+        let raws = Self::parse(text, "cassette")?;
+        let kept = |raws: Vec<&RawValue>| Responses::Text(raws.into_iter().map(RawValue::to_owned).collect());
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            // A pipe cannot be read again.
+            return Ok(ScriptedProvider { responses: kept(raws) });
+        }
+        // A response's text is a slice of `text`: its place in the file is its offset.
+        let spans = raws
+            .iter()
+            .map(|raw| (raw.get().as_ptr() as usize - text.as_ptr() as usize, raw.get().len()))
+            .map(|(offset, len)| Some((u64::try_from(offset).ok()?, u32::try_from(len).ok()?)))
+            .collect::<Option<Vec<_>>>();
+        let responses = match spans {
+            Some(spans) => Responses::File { path: path.to_path_buf(), file: Arc::new(Mutex::new(file)), spans },
+            // A response over 4 GiB: kept as text.
+            None => kept(raws),
+        };
+        Ok(ScriptedProvider { responses })
     }
 
     /// How many responses the cassette holds.
@@ -88,10 +166,11 @@ impl ScriptedProvider {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.responses.is_empty()
+        self.responses.len() == 0
     }
 
-    fn parse(text: &str, origin: &str) -> Result<Self, ScriptError> {
+    /// The validated responses of a cassette's text, as slices of it.
+    fn parse<'t>(text: &'t str, origin: &str) -> Result<Vec<&'t RawValue>, ScriptError> {
         let json_error = |err: serde_json::Error| ScriptError::Json {
             origin: origin.to_string(),
             line: err.line(),
@@ -113,19 +192,14 @@ impl ScriptedProvider {
         let Ok(responses) = serde_json::from_str::<Vec<&RawValue>>(responses.get()) else {
             return Err(shape("expected a \"responses\" array"));
         };
-        let responses = responses
-            .into_iter()
-            .enumerate()
-            .map(|(i, raw)| {
-                // Validated now, one at a time, and dropped: the events are built again when the
-                // response's request comes.
-                let error = |message| ScriptError::Response { origin: origin.to_string(), response: i + 1, message };
-                let value: Value = serde_json::from_str(raw.get()).map_err(|e| error(e.to_string()))?;
-                parse_response(value).map_err(error)?;
-                Ok(raw.to_owned())
-            })
-            .collect::<Result<_, ScriptError>>()?;
-        Ok(ScriptedProvider { responses })
+        for (i, raw) in responses.iter().enumerate() {
+            // Validated now, one at a time, and dropped: the events are built again when the
+            // response's request comes.
+            let error = |message| ScriptError::Response { origin: origin.to_string(), response: i + 1, message };
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| error(e.to_string()))?;
+            parse_response(value).map_err(error)?;
+        }
+        Ok(responses)
     }
 }
 
@@ -141,9 +215,11 @@ impl ModelProvider for ScriptedProvider {
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         let number = request.request_number;
-        let found = usize::try_from(number).ok().and_then(|k| k.checked_sub(1)).and_then(|i| self.responses.get(i));
-        let response = found
-            .map(|raw| serde_json::from_str::<Value>(raw.get()).map_err(|e| e.to_string()).and_then(parse_response));
+        let found = usize::try_from(number).ok().and_then(|k| k.checked_sub(1)).and_then(|i| self.responses.text(i));
+        let response = found.map(|text| {
+            text.and_then(|text| serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()))
+                .and_then(parse_response)
+        });
         let response = match response {
             Some(Ok(response)) => Some(response),
             // Validated when the cassette was loaded; answered, never a panic, all the same.

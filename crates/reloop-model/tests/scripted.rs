@@ -205,3 +205,46 @@ fn file_errors_name_the_file() {
     assert_eq!(ScriptedProvider::from_file(&good).expect("good").len(), 1);
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+/// A cassette file's responses are read from it when their requests come, in any order, with
+/// escapes and multi-byte text intact; a file changed since loading answers with an error for
+/// the response, not a panic nor a wrong answer.
+#[tokio::test]
+async fn a_cassette_file_is_read_one_response_at_a_time() {
+    let dir = std::env::temp_dir().join(format!("reloop-model-lazy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("c.json");
+    let text = "{\"responses\": [\n  {\"message\": {\"content\": \"检查 \\\"one\\\"\"}},\n  {\"message\": {\"content\": \"two\"}}\n]}";
+    std::fs::write(&path, text).expect("write");
+    let provider = ScriptedProvider::from_file(&path).expect("loads");
+    for (number, expected) in [(2, "two"), (1, "检查 \"one\""), (2, "two")] {
+        let events = collect(&provider, simple_request(number)).await;
+        assert_eq!(events[1], StreamEvent::Block { index: 0, block: ContentBlock::text(expected) }, "{number}");
+    }
+    std::fs::write(&path, "{}").expect("truncate");
+    let events = collect(&provider, simple_request(2)).await;
+    assert!(
+        matches!(&events[..], [StreamEvent::Failed(e)] if e.error_type == "invalid_stream" && e.message.contains("response 2 of the script is invalid")),
+        "{events:?}"
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+/// A cassette from a pipe cannot be read again: its responses are kept as text.
+#[tokio::test]
+async fn a_cassette_from_a_pipe_is_kept_as_text() {
+    let dir = std::env::temp_dir().join(format!("reloop-model-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let fifo = dir.join("c.fifo");
+    let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, r#"{"responses": [{"message": {"content": "piped"}}]}"#))
+    };
+    let provider = ScriptedProvider::from_file(&fifo).expect("loads from a pipe");
+    writer.join().expect("writer").expect("written");
+    let events = collect(&provider, simple_request(1)).await;
+    assert_eq!(events[1], StreamEvent::Block { index: 0, block: ContentBlock::text("piped") });
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
