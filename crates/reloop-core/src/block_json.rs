@@ -106,13 +106,13 @@ fn from_entries(mut entries: Entries<'_>) -> Result<ContentBlock, String> {
     Ok(match tag.as_str() {
         "text" => {
             let text = string(take(&mut entries, "text"), "text")?;
-            ContentBlock::Text(Text { text, extra: into_map(entries) })
+            ContentBlock::Text(Text { text, extra: into_map(entries).into() })
         }
         "tool_use" => {
             let id = string(take(&mut entries, "id"), "id")?;
             let name = string(take(&mut entries, "name"), "name")?;
             let input = take(&mut entries, "input").ok_or("missing field `input`")?;
-            ContentBlock::ToolUse(ToolUse { id, name, input, extra: into_map(entries) })
+            ContentBlock::ToolUse(ToolUse { id, name, input, extra: into_map(entries).into() })
         }
         "tool_result" => {
             let tool_use_id = string(take(&mut entries, "tool_use_id"), "tool_use_id")?;
@@ -125,7 +125,7 @@ fn from_entries(mut entries: Entries<'_>) -> Result<ContentBlock, String> {
                 Some(Value::Bool(b)) => b,
                 Some(other) => return Err(format!("invalid type: {}, expected a boolean", kind(&other))),
             };
-            ContentBlock::ToolResult(ToolResult { tool_use_id, content, is_error, extra: into_map(entries) })
+            ContentBlock::ToolResult(ToolResult { tool_use_id, content, is_error, extra: into_map(entries).into() })
         }
         "thinking" => {
             let thinking = string(take(&mut entries, "thinking"), "thinking")?;
@@ -134,11 +134,11 @@ fn from_entries(mut entries: Entries<'_>) -> Result<ContentBlock, String> {
                 Some(Value::String(s)) => Some(s),
                 Some(other) => return Err(format!("invalid type: {}, expected a string", kind(&other))),
             };
-            ContentBlock::Thinking(Thinking { thinking, signature, extra: into_map(entries) })
+            ContentBlock::Thinking(Thinking { thinking, signature, extra: into_map(entries).into() })
         }
         _ => {
             let data = string(take(&mut entries, "data"), "data")?;
-            ContentBlock::RedactedThinking(RedactedThinking { data, extra: into_map(entries) })
+            ContentBlock::RedactedThinking(RedactedThinking { data, extra: into_map(entries).into() })
         }
     })
 }

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::message::Message;
+use serde_json::{Map, Value};
+
+use crate::message::{ContentBlock, Message, ToolResultContent};
 
 /// The digest replay compares, in the form the session's digest version fixes: FNV-1a over
 /// bytes up to version 2, XXH3 from version 3. Both are stable across platforms and releases and
@@ -173,6 +175,7 @@ impl History {
         // Kept for the session's life: spare capacity left by building the blocks would be held
         // as long (a long session's memory is mostly its history).
         message.content.shrink_to_fit();
+        message.content.iter_mut().for_each(shrink_block);
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
         digest.json(&message);
@@ -236,6 +239,42 @@ impl History {
     /// The messages, oldest first, copied out.
     pub fn to_vec(&self) -> Vec<Message> {
         self.messages().into_iter().cloned().collect()
+    }
+}
+
+/// Gives back a block's spare capacity: a tool's output is built by appending, and a parsed
+/// object's map keeps room for three entries where the usual tool input has one or two (a
+/// third of a tool turn's memory, measured).
+fn shrink_block(block: &mut ContentBlock) {
+    match block {
+        ContentBlock::Text(t) => t.text.shrink_to_fit(),
+        ContentBlock::ToolUse(t) => shrink_value(&mut t.input),
+        ContentBlock::ToolResult(r) => match &mut r.content {
+            ToolResultContent::Text(text) => text.shrink_to_fit(),
+            ToolResultContent::Blocks(blocks) => {
+                blocks.shrink_to_fit();
+                blocks.iter_mut().for_each(shrink_block);
+            }
+        },
+        _ => {}
+    }
+}
+
+fn shrink_value(value: &mut Value) {
+    match value {
+        Value::String(s) => s.shrink_to_fit(),
+        Value::Array(items) => {
+            items.shrink_to_fit();
+            items.iter_mut().for_each(shrink_value);
+        }
+        Value::Object(map) => {
+            // A map has no `shrink_to_fit`; collected anew it is sized to what it holds, in the
+            // same order.
+            let mut exact: Map<String, Value> = std::mem::take(map).into_iter().collect();
+            exact.values_mut().for_each(shrink_value);
+            *map = exact;
+        }
+        _ => {}
     }
 }
 

@@ -44,6 +44,7 @@ pub mod effect;
 mod end_of_turn;
 pub mod event;
 mod event_json;
+mod extra;
 pub mod flags;
 pub mod history;
 pub mod hook;
@@ -68,7 +69,9 @@ pub use end_of_turn::DIMINISHING_TOKENS;
 pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome, EVENT_KINDS};
 pub use flags::{Flag, Flags};
 pub use history::History;
-pub use message::{AgentUsage, ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage};
+pub use message::{
+    AgentUsage, ContentBlock, Extra, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage,
+};
 pub use reason::{
     CompactionFailure, Completion, Continue, ContinueReason, Evidence, Failure, HookPrevented, ModelFailure, Reason,
     Stop, TerminalReason, TooLong, ToolRef,

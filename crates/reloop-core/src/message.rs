@@ -6,6 +6,8 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+pub use crate::extra::Extra;
+
 /// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -29,18 +31,18 @@ pub struct Message {
     pub content: Vec<ContentBlock>,
     /// Fields reloop does not interpret (e.g. `id`, `model`, `stop_reason` on a response object).
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl Message {
     /// A system message of one text block (an injected reminder).
     pub fn system_text(text: impl Into<String>) -> Self {
-        Message { role: Role::System, content: vec![ContentBlock::text(text)], extra: Map::new() }
+        Message { role: Role::System, content: vec![ContentBlock::text(text)], extra: Extra::new() }
     }
 
     /// A user message of these blocks.
     pub fn user(content: Vec<ContentBlock>) -> Self {
-        Message { role: Role::User, content, extra: Map::new() }
+        Message { role: Role::User, content, extra: Extra::new() }
     }
 
     /// A user message of one text block.
@@ -50,7 +52,7 @@ impl Message {
 
     /// An assistant message of these blocks.
     pub fn assistant(content: Vec<ContentBlock>) -> Self {
-        Message { role: Role::Assistant, content, extra: Map::new() }
+        Message { role: Role::Assistant, content, extra: Extra::new() }
     }
 
     /// The `tool_use` blocks of this message, in order.
@@ -94,7 +96,7 @@ pub struct Text {
     pub text: String,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A tool call the model asks for.
@@ -108,7 +110,7 @@ pub struct ToolUse {
     pub input: Value,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// The answer to a tool call.
@@ -123,7 +125,7 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A tool result is a string or a list of blocks (text, image). Read by `crate::block_json`.
@@ -165,7 +167,7 @@ pub struct Thinking {
     pub signature: Option<String>,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// Thinking the API redacted.
@@ -175,7 +177,7 @@ pub struct RedactedThinking {
     pub data: String,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 /// A content block. Known types are typed; anything else (server tool use, web search results,
@@ -199,12 +201,12 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text(Text { text: text.into(), extra: Map::new() })
+        ContentBlock::Text(Text { text: text.into(), extra: Extra::new() })
     }
 
     /// A tool call block.
     pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        ContentBlock::ToolUse(ToolUse { id: id.into(), name: name.into(), input, extra: Map::new() })
+        ContentBlock::ToolUse(ToolUse { id: id.into(), name: name.into(), input, extra: Extra::new() })
     }
 
     /// A tool result block of text.
@@ -213,7 +215,7 @@ impl ContentBlock {
             tool_use_id: tool_use_id.into(),
             content: ToolResultContent::Text(content.into()),
             is_error,
-            extra: Map::new(),
+            extra: Extra::new(),
         })
     }
 

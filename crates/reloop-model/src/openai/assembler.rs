@@ -202,7 +202,10 @@ impl OpenAiAssembler {
         self.ended = true;
         let mut blocks: Vec<(usize, ContentBlock)> = Vec::new();
         if let Some((index, thinking)) = self.thinking.take() {
-            blocks.push((index, ContentBlock::Thinking(Thinking { thinking, signature: None, extra: Map::new() })));
+            blocks.push((
+                index,
+                ContentBlock::Thinking(Thinking { thinking, signature: None, extra: Default::default() }),
+            ));
         }
         if let Some((index, text)) = self.text.take() {
             blocks.push((index, ContentBlock::text(text)));
