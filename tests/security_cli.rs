@@ -383,3 +383,16 @@ fn a_session_id_from_an_imported_dump_is_listed_visibly() {
         assert_eq!(raw_controls(&text), Vec::<char>::new(), "{text}");
     }
 }
+
+/// A cassette path to an endless file is refused with a clear error, in bounded time and
+/// memory, instead of being read until memory runs out.
+#[test]
+fn an_endless_cassette_is_refused_not_read_forever() {
+    let ws = Workspace::seed();
+    let started = Instant::now();
+    let out = ws.reloop(&["run", "go", "--script", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    let err = common::stderr(&out);
+    assert!(err.contains("cannot read the script /dev/zero") && err.contains("at most 128 MiB"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(60), "bounded");
+}

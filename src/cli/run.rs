@@ -335,19 +335,13 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
                 let Some(script) = &args.script else {
                     return Err(CliError::Usage("--provider scripted needs --script FILE (a cassette)".into()));
                 };
-                let text = std::fs::read_to_string(script)
+                let text = reloop_model::read_cassette(script)
                     .map_err(|e| CliError::Usage(format!("cannot read the script {}: {e}", script.display())))?;
                 (text, script.display().to_string())
             };
-            let provider = match &args.script {
-                // Read again from the file one response at a time, rather than held: unless the
-                // working directory goes into it.
-                Some(script) if !args.demo && !text.contains(CWD_PLACEHOLDER) => {
-                    ScriptedProvider::from_file_text(&text, script)
-                }
-                _ => ScriptedProvider::from_json(&substitute_cwd(&text, cwd)),
-            };
-            let provider = provider.map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
+            let file = args.script.as_deref().filter(|_| !args.demo);
+            let provider =
+                scripted_provider(&text, file, cwd).map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderKind::Anthropic => {
@@ -443,6 +437,19 @@ fn resolve_cwd(given: Option<&PathBuf>, invoked_from: &std::path::Path) -> Resul
     let dir = given.map_or_else(|| invoked_from.to_path_buf(), |d| invoked_from.join(d));
     std::fs::canonicalize(&dir)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
+}
+
+/// The scripted provider of a cassette's `text`, read from `file` if it was: read again from
+/// the file one response at a time rather than held, unless the working directory goes into it.
+pub(crate) fn scripted_provider(
+    text: &str,
+    file: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+) -> Result<ScriptedProvider, reloop_model::ScriptError> {
+    match file {
+        Some(file) if !text.contains(CWD_PLACEHOLDER) => ScriptedProvider::from_file_text(text, file),
+        _ => ScriptedProvider::from_json(&substitute_cwd(text, cwd)),
+    }
 }
 
 /// Cassettes name files by absolute path; `{{cwd}}` lets one cassette serve any workspace.

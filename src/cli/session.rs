@@ -15,7 +15,7 @@ use reloop_driver::SessionJournal;
 use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
 use reloop_journal::{SessionHeader, StepRecord, ENGINE_VERSION};
-use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
+use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
 
@@ -306,15 +306,16 @@ pub(crate) fn provider_for(
     };
     let inner: Arc<dyn ModelProvider> = match text("provider").as_deref() {
         Some("scripted") => {
-            let (cassette, origin) = match text("script") {
+            let script = text("script");
+            let (cassette, origin) = match &script {
                 Some(path) => {
-                    let cassette = std::fs::read_to_string(&path)
+                    let cassette = reloop_model::read_cassette(Path::new(path))
                         .map_err(|e| CliError::Usage(format!("cannot read the session's script {path}: {e}")))?;
-                    (cassette, path)
+                    (cassette, path.clone())
                 }
                 None => (crate::demo::CASSETTE.to_string(), "the bundled cassette".to_string()),
             };
-            let provider = ScriptedProvider::from_json(&substitute_cwd(&cassette, &cwd))
+            let provider = super::run::scripted_provider(&cassette, script.as_deref().map(Path::new), &cwd)
                 .map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
             Arc::new(provider)
         }
@@ -426,12 +427,6 @@ pub(crate) fn live_exit_code(watch: &super::signals::Watch, reader_gone: bool, i
 
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-/// Cassettes name files by absolute path; `{{cwd}}` lets one cassette serve any workspace.
-fn substitute_cwd(cassette: &str, cwd: &Path) -> String {
-    let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
-    cassette.replace("{{cwd}}", quoted.trim_matches('"'))
 }
 
 fn now_ms() -> u64 {

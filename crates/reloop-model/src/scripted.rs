@@ -35,6 +35,28 @@ struct Scripted {
     events: Vec<StreamEvent>,
 }
 
+/// The largest cassette reloop reads: about 400,000 scripted turns. A path to an endless or
+/// enormous file (`/dev/zero`) is refused with an error instead of filling memory.
+pub const MAX_CASSETTE_BYTES: u64 = 128 << 20;
+
+/// A cassette file's text, refused past [`MAX_CASSETTE_BYTES`] (an error of kind `InvalidData`
+/// that says so).
+pub fn read_cassette(path: &Path) -> std::io::Result<String> {
+    read_capped(File::open(path)?)
+}
+
+fn read_capped(file: File) -> std::io::Result<String> {
+    let mut text = String::new();
+    file.take(MAX_CASSETTE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CASSETTE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a cassette is at most {} MiB; this one is longer", MAX_CASSETTE_BYTES >> 20),
+        ));
+    }
+    Ok(text)
+}
+
 /// Answers model requests from a cassette.
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
@@ -121,9 +143,8 @@ impl ScriptedProvider {
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
         let read_error = |source| ScriptError::Read { path: path.to_path_buf(), source };
-        let mut file = File::open(path).map_err(read_error)?;
-        let mut text = String::new();
-        file.read_to_string(&mut text).map_err(read_error)?;
+        let file = File::open(path).map_err(read_error)?;
+        let text = read_capped(file.try_clone().map_err(read_error)?).map_err(read_error)?;
         Self::from_text_of(&text, path, file).map_err(|err| err.in_file(path))
     }
 

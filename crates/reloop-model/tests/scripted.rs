@@ -248,3 +248,9 @@ async fn a_cassette_from_a_pipe_is_kept_as_text() {
     assert_eq!(events[1], StreamEvent::Block { index: 0, block: ContentBlock::text("piped") });
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+#[test]
+fn an_endless_cassette_file_is_refused() {
+    let err = ScriptedProvider::from_file("/dev/zero").expect_err("endless").to_string();
+    assert!(err.starts_with("cannot read cassette /dev/zero") && err.contains("at most 128 MiB"), "{err}");
+}
