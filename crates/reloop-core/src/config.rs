@@ -81,8 +81,9 @@ fn is_reloop_profile(profile: &crate::profile::ProfileId) -> bool {
 ///   events carry no correlation ids; an ignored event is not recorded.
 /// * 2: every field is digested always; completion events carry the number of what they
 ///   complete and a stale one is [`crate::Ignored`]; ignored events are journaled and compared.
-/// * 3: the same fields, digested with XXH3 instead of FNV-1a, usage as numbers instead of JSON
-///   ([`crate::history::Digest`]): a fifth of a replay's time was FNV taking one byte at a time.
+/// * 3: the same fields, FNV-1a's fold taken over 64-bit words instead of bytes (with a
+///   finalizer), usage as numbers instead of JSON ([`crate::history::Digest`]): a fifth of a
+///   replay's time was FNV taking one byte at a time.
 pub const DIGEST_VERSION: u32 = 3;
 
 fn legacy_digest_version() -> u32 {

