@@ -40,6 +40,7 @@ mod block_json;
 pub mod compact;
 pub mod config;
 pub mod context;
+mod digest;
 pub mod effect;
 mod end_of_turn;
 pub mod event;

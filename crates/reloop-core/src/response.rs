@@ -32,7 +32,9 @@ pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step 
     // The request succeeded: its retry chain is over (it cannot follow a compaction any more,
     // the request that did took that mark when it was sent).
     ctx.request = Request { just_compacted: ctx.request.just_compacted, ..Request::default() };
-    let mut assistant = Message::assistant(streaming.blocks);
+    let streamed = streaming.streamed;
+    let (blocks, content_json) = streaming.into_blocks();
+    let mut assistant = Message::assistant(blocks);
     if let Some(id) = meta.id {
         assistant.extra.insert("id".into(), id.into());
     }
@@ -47,12 +49,15 @@ pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step 
     // measured afresh); later messages are estimated.
     crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
-        ctx.messages.push(assistant);
+        match content_json {
+            Some(json) => ctx.messages.push_with_content_json(assistant, &json),
+            None => ctx.messages.push(assistant),
+        }
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(State::RunningTools(ctx, Tools::new(calls)), effects);
     }
     match meta.stop_reason {
-        Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streaming.streamed),
+        Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streamed),
         Some(StopReason::ToolUse) => malformed_tool_call(ctx, assistant),
         stop_reason => end_of_turn(ctx, assistant, stop_reason),
     }

@@ -58,10 +58,11 @@ pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> 
         ctx.session.fallback_active = true;
         ctx.request.retry_attempt = 0;
         ctx.request.consecutive_overloaded = 0;
-        let partial = Message::assistant(streaming.blocks);
+        let streamed = streaming.streamed;
+        let partial = Message::assistant(streaming.into_blocks().0);
         let orphans: Vec<String> = partial.tool_uses().map(|t| t.id.clone()).collect();
         if orphans.is_empty() {
-            if streaming.streamed {
+            if streamed {
                 effects.push(Notice::Withdraw.into());
             }
         } else {

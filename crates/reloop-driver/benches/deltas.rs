@@ -3,7 +3,10 @@
 //! one text only), run with no journal, an in-memory journal and an on-disk journal. The
 //! journal stays open for the session, as in a real run, so the figure per response is what the
 //! deltas cost, not opening or closing the file. With group commit a response's deltas share one
-//! transaction. Prints figures; asserts nothing.
+//! transaction. A second table streams the same deltas after a completed thinking block, as
+//! Claude's responses do: every step while a response streams digests the blocks completed so
+//! far, so a long thinking block must not make each later delta cost its length. Prints
+//! figures; asserts nothing.
 //!
 //! `cargo bench -p reloop-driver --bench deltas`
 
@@ -20,7 +23,10 @@ mod common;
 
 const TURNS: usize = 20;
 
-fn sse(turn: usize, deltas: usize, last: bool) -> String {
+/// The bytes of the thinking block before the deltas in the second table.
+const THINKING_BYTES: usize = 8 << 10;
+
+fn sse(turn: usize, deltas: usize, last: bool, thinking: usize) -> String {
     let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let mut body = event(
         "message_start",
@@ -28,28 +34,46 @@ fn sse(turn: usize, deltas: usize, last: bool) -> String {
             "role": "assistant", "model": "bench", "content": [], "stop_reason": null,
             "usage": {"input_tokens": 10, "output_tokens": 1}}}),
     );
+    let mut index = 0;
+    if thinking > 0 {
+        body.push_str(&event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ));
+        let text = "Let me think about the \"next\" step.\n".repeat(thinking / 36 + 1);
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": &text[..thinking]}}),
+        ));
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}}),
+        ));
+        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+        index = 1;
+    }
     body.push_str(&event(
         "content_block_start",
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
     ));
     for i in 0..deltas {
         body.push_str(&event(
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("word{i} ")}}),
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": format!("word{i} ")}}),
         ));
     }
-    body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+    body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
     if !last {
         body.push_str(&event(
             "content_block_start",
-            json!({"type": "content_block_start", "index": 1, "content_block":
+            json!({"type": "content_block_start", "index": index + 1, "content_block":
                 {"type": "tool_use", "id": format!("toolu_{turn}"), "name": "Noop", "input": {}}}),
         ));
         body.push_str(&event(
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+            json!({"type": "content_block_delta", "index": index + 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
         ));
-        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 1})));
+        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index + 1})));
     }
     let stop = if last { "end_turn" } else { "tool_use" };
     body.push_str(&event(
@@ -84,26 +108,37 @@ fn median(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    println!("journal cost per streamed response ({TURNS}-turn sessions, median of 7 runs)\n");
-    println!("{:>7}  {:>14}  {:>14}  {:>14}  {:>18}", "deltas", "no journal", "in memory", "on disk", "disk - memory");
-    for deltas in [1usize, 100, 500, 2000] {
-        let responses: Vec<Value> = (1..=TURNS).map(|t| json!({"sse": sse(t, deltas, t == TURNS)})).collect();
-        let cassette = json!({ "responses": responses }).to_string();
-        let _ = run(&rt, &cassette, None);
-        let per = |seconds: f64| seconds * 1e3 / TURNS as f64;
-        let none = median(7, || run(&rt, &cassette, None));
-        let memory = median(7, || run(&rt, &cassette, Some(Journal::in_memory().expect("journal"))));
-        let path = dir.path().join(format!("d{deltas}.db"));
-        drop(Journal::create_or_open(&path).expect("journal"));
-        let disk = median(7, || run(&rt, &cassette, Some(Journal::open_existing(&path).expect("journal"))));
+    println!("journal cost per streamed response ({TURNS}-turn sessions, median of 7 runs)");
+    for thinking in [0, THINKING_BYTES] {
+        if thinking == 0 {
+            println!("\ntext deltas alone\n");
+        } else {
+            println!("\nthe same deltas after a {} KiB thinking block\n", thinking >> 10);
+        }
         println!(
-            "{:>7}  {:>11.3} ms  {:>11.3} ms  {:>11.3} ms  {:>15.3} ms",
-            deltas,
-            per(none),
-            per(memory),
-            per(disk),
-            per(disk - memory)
+            "{:>7}  {:>14}  {:>14}  {:>14}  {:>18}",
+            "deltas", "no journal", "in memory", "on disk", "disk - memory"
         );
+        for deltas in [1usize, 100, 500, 2000] {
+            let responses: Vec<Value> =
+                (1..=TURNS).map(|t| json!({"sse": sse(t, deltas, t == TURNS, thinking)})).collect();
+            let cassette = json!({ "responses": responses }).to_string();
+            let _ = run(&rt, &cassette, None);
+            let per = |seconds: f64| seconds * 1e3 / TURNS as f64;
+            let none = median(7, || run(&rt, &cassette, None));
+            let memory = median(7, || run(&rt, &cassette, Some(Journal::in_memory().expect("journal"))));
+            let path = dir.path().join(format!("d{deltas}-{thinking}.db"));
+            drop(Journal::create_or_open(&path).expect("journal"));
+            let disk = median(7, || run(&rt, &cassette, Some(Journal::open_existing(&path).expect("journal"))));
+            println!(
+                "{:>7}  {:>11.3} ms  {:>11.3} ms  {:>11.3} ms  {:>15.3} ms",
+                deltas,
+                per(none),
+                per(memory),
+                per(disk),
+                per(disk - memory)
+            );
+        }
     }
     println!("\nper response; bar: 500 deltas add <= 1 ms of journal time on disk over the in-memory journal");
 }

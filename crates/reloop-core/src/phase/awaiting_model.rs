@@ -17,7 +17,7 @@ pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
             Step::stay(State::AwaitingModel(ctx, streaming))
         }
         Event::ModelBlock { block, request, .. } if ctx.is_current(request) => {
-            streaming.blocks.push(block);
+            streaming.push(block);
             streaming.streamed = true;
             Step::stay(State::AwaitingModel(ctx, streaming))
         }
@@ -32,8 +32,8 @@ pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
         Event::Abort => {
             let mut ctx = ctx;
             let mut answered = Vec::new();
-            if !streaming.blocks.is_empty() {
-                let assistant = Message::assistant(streaming.blocks);
+            if !streaming.blocks().is_empty() {
+                let assistant = Message::assistant(streaming.into_blocks().0);
                 answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
                 ctx.messages.push(assistant);
             }
