@@ -31,10 +31,11 @@ pub(crate) fn streaming(mut ctx: Loop, ids: Vec<String>, cancel: Option<Command>
 
 /// Ends the run on an abort while tools run: finished calls keep their results, the others are
 /// answered as interrupted.
-pub(crate) fn tools(mut ctx: Loop, tools: Tools) -> Step {
+pub(crate) fn tools(mut ctx: Loop, mut tools: Tools) -> Step {
     let mut interrupted_ids = Vec::new();
     let mut content = Vec::with_capacity(tools.calls.len() + 1);
-    for (call, outcome) in tools.calls.iter().zip(tools.outcomes) {
+    let outcomes = tools.take_outcomes();
+    for (call, outcome) in tools.calls.iter().zip(outcomes) {
         let outcome = outcome.unwrap_or_else(|| {
             interrupted_ids.push(call.id.clone());
             ToolOutcome::error(&call.id, INTERRUPTED_TOOL_RESULT)

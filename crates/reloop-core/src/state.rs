@@ -70,7 +70,13 @@ pub struct Tools {
     /// The calls, in the order the model asked for them.
     pub calls: Vec<ToolUse>,
     /// Each call's outcome, once it arrived.
-    pub outcomes: Vec<Option<ToolOutcome>>,
+    outcomes: Vec<Option<ToolOutcome>>,
+    /// Each arrived outcome's JSON, written once as it arrives: every later step of the batch
+    /// digests the outcomes again, and a tool's output can be long (a file read whole).
+    outcomes_json: Vec<Option<Vec<u8>>>,
+    /// An outcome could not be serialized (none of ours fails): the digest then serializes the
+    /// outcomes as it always did.
+    unserializable: bool,
     /// PostToolUse feedback for the model, by call index.
     pub feedback: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
@@ -83,12 +89,60 @@ impl Tools {
     /// The calls of a response, none answered.
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
+        let outcomes_json = vec![None; calls.len()];
+        Tools {
+            calls,
+            outcomes,
+            outcomes_json,
+            unserializable: false,
+            feedback: Vec::new(),
+            stopped_by: None,
+            started: Vec::new(),
+        }
+    }
+
+    /// Each call's outcome, once it arrived.
+    pub fn outcomes(&self) -> &[Option<ToolOutcome>] {
+        &self.outcomes
+    }
+
+    /// The outcome of call `i` arrived.
+    pub(crate) fn answer(&mut self, i: usize, outcome: ToolOutcome) {
+        let Some(slot) = self.outcomes.get_mut(i) else { return };
+        let mut json = Vec::new();
+        if serde_json::to_writer(&mut json, &outcome).is_err() {
+            self.unserializable = true;
+        }
+        self.outcomes_json[i] = Some(json);
+        *slot = Some(outcome);
+    }
+
+    /// Takes the outcomes, in the calls' order, leaving none answered.
+    pub(crate) fn take_outcomes(&mut self) -> Vec<Option<ToolOutcome>> {
+        self.outcomes_json.iter_mut().for_each(|json| *json = None);
+        let none = vec![None; self.outcomes.len()];
+        std::mem::replace(&mut self.outcomes, none)
     }
 
     /// Every call is answered.
     pub fn is_complete(&self) -> bool {
         self.outcomes.iter().all(Option::is_some)
+    }
+
+    /// Mixes the outcomes into a digest, as their JSON array.
+    fn digest_outcomes(&self, d: &mut Digest) {
+        if self.unserializable {
+            d.json(&self.outcomes);
+            return;
+        }
+        d.bytes(b"[");
+        for (i, json) in self.outcomes_json.iter().enumerate() {
+            if i > 0 {
+                d.bytes(b",");
+            }
+            d.bytes(json.as_deref().unwrap_or(b"null"));
+        }
+        d.bytes(b"]");
     }
 }
 
@@ -233,7 +287,7 @@ impl State {
             }
             State::RunningTools(_, t) => {
                 d.json(&t.calls);
-                d.json(&t.outcomes);
+                t.digest_outcomes(&mut d);
                 d.json(&t.feedback);
                 d.json(&t.stopped_by.as_ref().map(HookPrevented::evidence));
                 // Added after journals existed: digest version 1 counts it only when set.
@@ -332,6 +386,33 @@ mod tests {
             by_value.push(message);
             prop_assert_eq!(by_bytes.digest(), by_value.digest());
             prop_assert_eq!(by_bytes, by_value);
+        }
+
+        /// The same for the outcomes of a batch of tool calls, answered in any order.
+        #[test]
+        fn the_outcomes_json_kept_as_they_arrive_digests_as_the_outcomes_at_once(
+            order in Just((0..5usize).collect::<Vec<_>>()).prop_shuffle(),
+            answered in 0..=5usize,
+            version in 1u32..=3,
+        ) {
+            let calls: Vec<ToolUse> = (0..5)
+                .map(|i| ToolUse { id: format!("toolu_{i}"), name: "Read".into(), input: Value::Null, extra: Default::default() })
+                .collect();
+            let mut tools = Tools::new(calls);
+            for &i in &order[..answered] {
+                let text = format!("{i}\t\"line\"\n é {}", "x".repeat(i * 40));
+                let mut outcome = ToolOutcome::error(&format!("toolu_{i}"), &text);
+                outcome.is_error = i % 2 == 0;
+                outcome.request = 7;
+                tools.answer(i, outcome);
+            }
+            prop_assert_eq!(
+                digests(version, |d| tools.digest_outcomes(d)),
+                digests(version, |d| d.json(&tools.outcomes()))
+            );
+            let taken = tools.take_outcomes();
+            prop_assert_eq!(taken.iter().flatten().count(), answered);
+            prop_assert_eq!(digests(version, |d| tools.digest_outcomes(d)), digests(version, |d| d.json(&tools.outcomes())));
         }
     }
 }

@@ -78,7 +78,7 @@ impl Emitter {
     fn open_calls(&self) -> Vec<(String, bool)> {
         match &self.state {
             Some(State::RunningTools(_, tools)) => {
-                tools.calls.iter().zip(&tools.outcomes).map(|(c, o)| (c.id.clone(), o.is_some())).collect()
+                tools.calls.iter().zip(tools.outcomes()).map(|(c, o)| (c.id.clone(), o.is_some())).collect()
             }
             _ => Vec::new(),
         }

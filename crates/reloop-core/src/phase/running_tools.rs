@@ -46,7 +46,7 @@ pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
         // Calls that were unanswered when the process stopped are asked for again.
         Event::Resumed => {
             let pending: Vec<_> =
-                tools.calls.iter().zip(&tools.outcomes).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
+                tools.calls.iter().zip(tools.outcomes()).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
             let started = pending.iter().filter(|c| tools.started.contains(&c.id)).map(|c| c.id.clone()).collect();
             let effects = vec![Command::ResumeTools { calls: pending, started }.into()];
             Step::with(State::RunningTools(ctx, tools), effects)
@@ -73,7 +73,7 @@ pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
 /// Files an outcome under the first unanswered call with its id: a response may repeat an id,
 /// and each of its calls still needs its own result or the loop would wait forever.
 fn tool_done(mut ctx: Loop, mut tools: Tools, outcome: ToolOutcome) -> Step {
-    let slot = tools.calls.iter().zip(&tools.outcomes).position(|(c, o)| c.id == outcome.tool_use_id && o.is_none());
+    let slot = tools.calls.iter().zip(tools.outcomes()).position(|(c, o)| c.id == outcome.tool_use_id && o.is_none());
     let Some(i) = slot else {
         let tool_use_id = outcome.tool_use_id.clone();
         let why = if tools.calls.iter().any(|c| c.id == tool_use_id) {
@@ -94,7 +94,7 @@ fn tool_done(mut ctx: Loop, mut tools: Tools, outcome: ToolOutcome) -> Step {
     if let Some(spent) = &outcome.agent_usage {
         ctx.account_agent(spent);
     }
-    tools.outcomes[i] = Some(outcome);
+    tools.answer(i, outcome);
     if tools.is_complete() {
         tools_done(ctx, tools)
     } else {
@@ -122,10 +122,11 @@ fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: 
 
 /// Every call is answered: the results go back to the model in the next turn, unless a hook
 /// stopped the loop or the next turn would exceed `--max-turns`.
-fn tools_done(mut ctx: Loop, tools: Tools) -> Step {
+fn tools_done(mut ctx: Loop, mut tools: Tools) -> Step {
     let requested: Vec<ToolRef> =
         tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
-    let mut content: Vec<ContentBlock> = tools.outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();
+    let mut content: Vec<ContentBlock> =
+        tools.take_outcomes().into_iter().flatten().map(ToolOutcome::into_block).collect();
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()) {
         let reminder = total.reminder(total.budget.saturating_sub(ctx.session.usage_tokens));
         for block in &mut content {
