@@ -44,6 +44,9 @@ enum Claim {
     None,
     /// A session that had ended, now marked finished.
     Ended,
+    /// Another claimer took the session between our look and our lease: its claim committed
+    /// after our statement's snapshot, so the row read as free. Others may still be queued.
+    Lost,
 }
 
 impl Conn {
@@ -60,13 +63,13 @@ impl Conn {
 
     /// Claims the oldest queued session nobody writes, taking its lease; `None` when none waits.
     pub(crate) fn claim(&mut self) -> Result<Option<String>, JournalError> {
-        // Each round either claims, finds nothing, or marks one ended session: bounded by the
-        // queue, and by this cap per call.
+        // Each round either claims, finds nothing, marks one ended session, or loses a race for
+        // one to another claimer: bounded by the queue, and by this cap per call.
         for _ in 0..1_000 {
             match self.claim_one()? {
                 Claim::Taken(session) => return Ok(Some(session)),
                 Claim::None => return self.claim_orphan(),
-                Claim::Ended => {}
+                Claim::Ended | Claim::Lost => {}
             }
         }
         Ok(None)
@@ -88,8 +91,10 @@ impl Conn {
             tx.commit().map_err(db)?;
             return Ok(Claim::Ended);
         }
-        // The lease decides: a writer that took the session between our look and now keeps it.
-        let Some(lease) = tx.query_opt(&take, &[&session, &holder, &ttl]).map_err(db)? else { return Ok(Claim::None) };
+        // The lease decides: a writer that took the session between our look and now keeps it,
+        // and we look again (answering "nothing queued" here left a queue of three sessions
+        // with a claimer of three that found none).
+        let Some(lease) = tx.query_opt(&take, &[&session, &holder, &ttl]).map_err(db)? else { return Ok(Claim::Lost) };
         tx.execute("UPDATE reloop.queue SET attempts = attempts + 1 WHERE session_id = $1", &[&session]).map_err(db)?;
         tx.execute("UPDATE reloop.sessions SET last_written_at = clock_timestamp() WHERE id = $1", &[&session])
             .map_err(db)?;
