@@ -71,8 +71,9 @@ pub struct Tools {
     pub calls: Vec<ToolUse>,
     /// Each call's outcome, once it arrived.
     outcomes: Vec<Option<ToolOutcome>>,
-    /// Each arrived outcome's JSON, written once as it arrives: every later step of the batch
-    /// digests the outcomes again, and a tool's output can be long (a file read whole).
+    /// Each arrived outcome's JSON, written once as it arrives (empty until one is): every
+    /// later step of the batch digests the outcomes again, and a tool's output can be long (a
+    /// file read whole).
     outcomes_json: Vec<Option<Vec<u8>>>,
     /// An outcome could not be serialized (none of ours fails): the digest then serializes the
     /// outcomes as it always did.
@@ -89,11 +90,10 @@ impl Tools {
     /// The calls of a response, none answered.
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        let outcomes_json = vec![None; calls.len()];
         Tools {
             calls,
             outcomes,
-            outcomes_json,
+            outcomes_json: Vec::new(),
             unserializable: false,
             feedback: Vec::new(),
             stopped_by: None,
@@ -109,19 +109,25 @@ impl Tools {
     /// The outcome of call `i` arrived.
     pub(crate) fn answer(&mut self, i: usize, outcome: ToolOutcome) {
         let Some(slot) = self.outcomes.get_mut(i) else { return };
+        *slot = Some(outcome);
+        // The last answer usually ends the batch, and a batch of one call (the most common) is
+        // never digested with an answer: its JSON is written only if a later step may need it
+        // (the digest writes an outcome without it itself).
+        if self.is_complete() {
+            return;
+        }
         let mut json = Vec::new();
-        if serde_json::to_writer(&mut json, &outcome).is_err() {
+        if serde_json::to_writer(&mut json, &self.outcomes[i]).is_err() {
             self.unserializable = true;
         }
+        self.outcomes_json.resize(self.outcomes.len(), None);
         self.outcomes_json[i] = Some(json);
-        *slot = Some(outcome);
     }
 
-    /// Takes the outcomes, in the calls' order, leaving none answered.
+    /// Takes the outcomes, in the calls' order, leaving none.
     pub(crate) fn take_outcomes(&mut self) -> Vec<Option<ToolOutcome>> {
-        self.outcomes_json.iter_mut().for_each(|json| *json = None);
-        let none = vec![None; self.outcomes.len()];
-        std::mem::replace(&mut self.outcomes, none)
+        self.outcomes_json.clear();
+        std::mem::take(&mut self.outcomes)
     }
 
     /// Every call is answered.
@@ -136,11 +142,15 @@ impl Tools {
             return;
         }
         d.bytes(b"[");
-        for (i, json) in self.outcomes_json.iter().enumerate() {
+        for (i, outcome) in self.outcomes.iter().enumerate() {
             if i > 0 {
                 d.bytes(b",");
             }
-            d.bytes(json.as_deref().unwrap_or(b"null"));
+            match (outcome, self.outcomes_json.get(i).and_then(Option::as_deref)) {
+                (Some(_), Some(json)) => d.bytes(json),
+                (Some(outcome), None) => d.json(outcome),
+                (None, _) => d.bytes(b"null"),
+            }
         }
         d.bytes(b"]");
     }
@@ -412,6 +422,7 @@ mod tests {
             );
             let taken = tools.take_outcomes();
             prop_assert_eq!(taken.iter().flatten().count(), answered);
+            prop_assert!(tools.outcomes().is_empty());
             prop_assert_eq!(digests(version, |d| tools.digest_outcomes(d)), digests(version, |d| d.json(&tools.outcomes())));
         }
     }
