@@ -186,6 +186,56 @@ pub fn json_line(value: &impl serde::Serialize, pretty: bool) -> Result<(), serd
     Ok(())
 }
 
+/// [`json_line`] written as it is serialized, a chunk at a time, so a long value (a session's
+/// whole conversation) is never held as one string. The bytes are the same.
+pub fn json_line_streamed(value: &impl serde::Serialize, pretty: bool) -> Result<(), serde_json::Error> {
+    let mut out = JsonStdout(Vec::with_capacity(JsonStdout::CHUNK));
+    if pretty {
+        serde_json::to_writer_pretty(&mut out, value)?;
+    } else {
+        serde_json::to_writer(&mut out, value)?;
+    }
+    out.0.push(b'\n');
+    out.drain(true);
+    Ok(())
+}
+
+/// Gathers JSON bytes and hands them to stdout through [`json_safe`] in chunks ending on a
+/// character boundary; a write to a closed stdout stops the serialization.
+struct JsonStdout(Vec<u8>);
+
+impl JsonStdout {
+    const CHUNK: usize = 64 << 10;
+
+    fn drain(&mut self, all: bool) {
+        let valid = match std::str::from_utf8(&self.0) {
+            Ok(text) => text.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        let end = if all { self.0.len() } else { valid };
+        let text = String::from_utf8_lossy(&self.0[..end]);
+        write_stdout(&json_safe(&text), false);
+        self.0.drain(..end);
+    }
+}
+
+impl Write for JsonStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if stdout_closed() {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"));
+        }
+        self.0.extend_from_slice(buf);
+        if self.0.len() >= Self::CHUNK {
+            self.drain(false);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `println!` for human-readable text: made [`visible`], never panics on a closed stdout.
 macro_rules! outln {
     () => { $crate::term::write_stdout("\n", false) };

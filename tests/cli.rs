@@ -85,6 +85,7 @@ fn every_inspect_command_ends_quietly_with_exit_0_when_its_reader_goes_away() {
         &["show", "last"],
         &["show", "last", "--json"],
         &["show", "last", "--steps"],
+        &["show", "last", "--steps", "--json"],
         &["show", "last", "--turn", "1"],
         &["why", "last"],
         &["why", "last", "--dot"],

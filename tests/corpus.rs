@@ -59,8 +59,8 @@ const SCENARIOS: &[Scenario] = &[
     Scenario { name: "anthropic_seed", reasons: &["next_turn", "completed"], record: anthropic },
     Scenario { name: "openai_parallel_tools", reasons: &["next_turn", "completed"], record: openai },
     Scenario { name: "scripted_agents", reasons: &["next_turn", "completed"], record: agents },
-    // Digest version 3 (XXH3, usage as numbers): a plain session, and one whose history is
-    // rebuilt by a compaction, which must keep the version.
+    // Digest version 3 (FNV-1a's fold over 64-bit words, usage as numbers): a plain session, and
+    // one whose history is rebuilt by a compaction, which must keep the version.
     Scenario { name: "digest_v3_seed", reasons: &["next_turn", "completed"], record: seed },
     Scenario { name: "digest_v3_auto_compact", reasons: &["next_turn", "completed"], record: auto_compact },
 ];
@@ -106,6 +106,36 @@ fn every_recorded_session_replays_identically() {
         assert_eq!(replay.status.code(), Some(0), "{} diverged:\n{}", scenario.name, stdout(&replay));
         assert!(stdout(&replay).contains("identical"), "{}", scenario.name);
     }
+}
+
+/// `show --json` and `show --steps --json` write what they print as they walk the journal (a
+/// session of any length is shown in the memory of its state, or of one step): the text is still
+/// exactly the pretty JSON of what it holds, one element per step, on every corpus session.
+#[test]
+fn shown_sessions_print_the_pretty_json_they_hold_one_element_per_step() {
+    let ws = Workspace::seed();
+    let mut shown = 0;
+    for entry in std::fs::read_dir(corpus_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let import = ws.reloop(&["import", "journal", path.to_str().unwrap(), "--json"]);
+        let id = serde_json::from_str::<Value>(&stdout(&import)).unwrap()["session_id"].as_str().unwrap().to_string();
+        let pretty = |text: &str| {
+            let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(text, format!("{}\n", serde_json::to_string_pretty(&value).unwrap()), "{}", path.display());
+            value
+        };
+        let session = pretty(&stdout(&ws.reloop(&["show", &id, "--json"])));
+        let steps = pretty(&stdout(&ws.reloop(&["show", &id, "--steps", "--json"])));
+        let seqs: Vec<u64> = steps.as_array().unwrap().iter().map(|s| s["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{}", path.display());
+        assert_eq!(Some(seqs.len() as u64), session["steps"].as_u64(), "{}", path.display());
+        assert!(!session["messages"].as_array().unwrap().is_empty(), "{}", path.display());
+        shown += 1;
+    }
+    assert!(shown >= 20, "the corpus holds its sessions");
 }
 
 /// Writes a cassette into the workspace's folder and runs it.

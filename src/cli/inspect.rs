@@ -39,31 +39,57 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
-/// Rebuilds the final state by replaying the journal's events.
-fn rebuild(header: &SessionHeader, steps: &[StepRecord]) -> State {
-    steps.iter().fold(State::new(header.core_config.clone()), |s, r| transition(s, r.event.clone()).state)
+/// The session's final state, its events replayed as the journal hands them over one at a time
+/// (the memory of the state, not of every step), and how many steps it has.
+fn rebuild_streamed(journal: &SessionJournal, header: &SessionHeader) -> Result<(State, usize), CliError> {
+    let mut state = Some(State::new(header.core_config.clone()));
+    let steps = journal.visit_steps(&header.id, &mut |record| {
+        state = state.take().map(|s| transition(s, record.event).state);
+        Ok(true)
+    })?;
+    Ok((state.unwrap_or_else(|| State::new(header.core_config.clone())), steps))
 }
 
 pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
-    let (header, steps) = load(journal, selector)?;
-    let state = rebuild(&header, &steps);
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
+    let (state, steps) = rebuild_streamed(&opened, &header)?;
+    drop(opened);
     if json {
-        print_json(&json!({
-            "id": header.id,
-            "engine_version": header.engine_version,
-            "core_config": header.core_config,
-            "run_config": header.run_config,
-            "steps": steps.len(),
-            "terminal": state.terminal(),
-            "messages": state.messages(),
-        }))?;
+        /// The session as `show --json` prints it, serialized straight to stdout: a long
+        /// conversation is never copied into a JSON value or a string first.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            id: &'a str,
+            engine_version: &'a str,
+            core_config: &'a reloop_core::Config,
+            run_config: &'a serde_json::Value,
+            steps: usize,
+            terminal: Option<&'a reloop_core::Terminal>,
+            messages: &'a reloop_core::history::History,
+        }
+        let shown = Shown {
+            id: &header.id,
+            engine_version: &header.engine_version,
+            core_config: &header.core_config,
+            run_config: &header.run_config,
+            steps,
+            terminal: state.terminal(),
+            messages: state.messages(),
+        };
+        match crate::term::json_line_streamed(&shown, true) {
+            // A closed stdout ends the serialization with an error: the reader went away, which
+            // is a normal end.
+            Err(_) if crate::term::stdout_closed() => {}
+            written => written.map_err(|e| CliError::Io(e.to_string()))?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
         "session {}  (engine {}, {} steps, rules {})",
         header.id,
         header.engine_version,
-        steps.len(),
+        steps,
         header.core_config.profile.name()
     );
     if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
@@ -147,23 +173,35 @@ pub fn replay(
         }
         return Ok(if diverged { ExitCode::from(3) } else { ExitCode::SUCCESS });
     }
-    let (header, steps) = load(journal, selector)?;
-    let report = reloop_driver::replay_with_flips(&header, &steps, flips);
-    if let Some(format) = format {
-        // The stream first, as the live run printed it; a divergence is still reported.
-        let mut printer = crate::output::Printer::new(format, false);
-        for event in reloop_driver::outputs::replay_outputs(&header, &steps) {
+    // The stream first, as the live run printed it, then a divergence if there is one. Two
+    // walks over the journal, each holding one step and one state: the replay that compares, and
+    // the stream (shown as the journal's engine-independent events drive today's core, whatever
+    // flags were flipped).
+    let mut journal = open(journal)?;
+    let id = journal.resolve(selector)?;
+    let header = journal.header(&id)?;
+    let mut replayer = reloop_driver::Replayer::new(&header, flips);
+    feed(&mut journal, &id, &mut replayer)?;
+    let report = replayer.finish();
+    let mut printer = crate::output::Printer::new(format.unwrap_or(super::OutputFormat::Text), false);
+    let (mut outputs, started) = reloop_driver::outputs::OutputReplay::new(&header);
+    printer.on_event(&started);
+    journal.visit_steps(&id, &mut |record| {
+        for event in outputs.step(record.seq, record.at_ms, record.event) {
             if crate::term::stdout_closed() {
-                break;
+                return Ok(false);
             }
             printer.on_event(&event);
         }
-        if let Some(d) = &report.divergence {
-            errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
-        }
-        return Ok(exit_of(&report));
+        Ok(true)
+    })?;
+    if let Some(finished) = outputs.finish().filter(|_| !crate::term::stdout_closed()) {
+        printer.on_event(&finished);
     }
-    print_replay(&report, json)
+    if let Some(d) = &report.divergence {
+        errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+    }
+    Ok(exit_of(&report))
 }
 
 fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
@@ -270,27 +308,36 @@ pub fn diff(journal: &JournalArg, a: &str, b: &str, json: bool) -> Result<ExitCo
 }
 
 pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
-    let (_, steps) = load(journal, selector)?;
+    let journal = open(journal)?;
+    let id = journal.resolve(selector)?;
+    // Streamed a step at a time, so a session of any length is shown in the memory of one step.
+    // The JSON is the array `serde_json` pretty-prints, written an element at a time.
+    let mut first = true;
+    journal.visit_steps(&id, &mut |s| {
+        if crate::term::stdout_closed() {
+            return Ok(false);
+        }
+        if !json {
+            outln!("{}", reloop_driver::explain::trace_line(&s));
+            return Ok(true);
+        }
+        let mut row = json!({
+            "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
+            "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
+        });
+        // Only an ignored step says why it was ignored.
+        if let Some(ignored) = &s.ignored {
+            row["ignored"] = json!(ignored);
+        }
+        let element = serde_json::to_string_pretty(&row)
+            .map_err(|e| reloop_journal::JournalError::Encode { what: "a step", source: e })?;
+        let indented = element.lines().map(|line| format!("  {line}")).collect::<Vec<_>>().join("\n");
+        let open = if std::mem::take(&mut first) { "[\n" } else { ",\n" };
+        crate::term::write_stdout(&format!("{open}{}", crate::term::json_safe(&indented)), false);
+        Ok(true)
+    })?;
     if json {
-        let rows: Vec<_> = steps
-            .iter()
-            .map(|s| {
-                let mut row = json!({
-                    "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
-                    "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
-                });
-                // Only an ignored step says why it was ignored.
-                if let Some(ignored) = &s.ignored {
-                    row["ignored"] = json!(ignored);
-                }
-                row
-            })
-            .collect();
-        print_json(&rows)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    for s in steps.iter().take_while(|_| !crate::term::stdout_closed()) {
-        outln!("{}", reloop_driver::explain::trace_line(s));
+        crate::term::write_stdout(if first { "[]\n" } else { "\n]\n" }, false);
     }
     Ok(ExitCode::SUCCESS)
 }
