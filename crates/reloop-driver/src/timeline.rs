@@ -97,6 +97,12 @@ pub struct Facts {
     pub prompt_of: Vec<u32>,
     /// Steps the importer inferred (no line of the transcript held them), with what it did.
     pub inferred: BTreeMap<u64, String>,
+    /// Where the first call of each id is in `tools`, and each turn in `turns`: `why` looks one
+    /// up per line, and a search through them made it quadratic in the session's length.
+    #[serde(skip)]
+    tool_at: BTreeMap<String, usize>,
+    #[serde(skip)]
+    turn_at: BTreeMap<(u32, u32), usize>,
 }
 
 impl Facts {
@@ -108,6 +114,12 @@ impl Facts {
         let mut tool_index: BTreeMap<String, usize> = BTreeMap::new();
         let mut request_index: BTreeMap<u32, usize> = BTreeMap::new();
         let mut tools_started: BTreeMap<String, u64> = BTreeMap::new();
+        // When each step was journaled (the first of a repeated number), for a request's
+        // duration: looked up by scanning the steps, it made `why` quadratic in the session.
+        let mut at_of: BTreeMap<u64, u64> = BTreeMap::new();
+        for step in steps {
+            at_of.entry(step.seq).or_insert(step.at_ms);
+        }
         for step in steps {
             if let Event::UserInput { content } = &step.event {
                 if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
@@ -178,7 +190,7 @@ impl Facts {
                 }
                 r.outcome = outcome;
                 r.done_seq = Some(step.seq);
-                r.duration_ms = step.at_ms.checked_sub(steps_at(steps, r.seq));
+                r.duration_ms = step.at_ms.checked_sub(at_of.get(&r.seq).copied().unwrap_or(0));
             };
             match &step.event {
                 Event::ModelDone { model, stop_reason, usage, request, .. } => {
@@ -191,6 +203,7 @@ impl Facts {
                 Event::CompactDone { usage, request, .. } => answer(*request, "summary".to_string(), Some(usage), None),
                 Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
                     tool_index.insert(call.id.clone(), facts.tools.len());
+                    facts.tool_at.entry(call.id.clone()).or_insert(facts.tools.len());
                     facts.tools.push(ToolCallFacts {
                         id: call.id.clone(),
                         name: call.name.clone(),
@@ -220,12 +233,15 @@ impl Facts {
             }
         }
         facts.turns = turns(steps, &facts);
+        for (i, t) in facts.turns.iter().enumerate() {
+            facts.turn_at.entry((t.prompt, t.turn)).or_insert(i);
+        }
         facts
     }
 
     /// The tool call with this id.
     pub fn tool(&self, id: &str) -> Option<&ToolCallFacts> {
-        self.tools.iter().find(|t| t.id == id)
+        self.tool_at.get(id).and_then(|&i| self.tools.get(i))
     }
 
     /// The prompt the step at `seq` belongs to.
@@ -235,7 +251,7 @@ impl Facts {
 
     /// The turn facts of one prompt's turn.
     pub fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
-        self.turns.iter().find(|t| t.prompt == prompt && t.turn == turn)
+        self.turn_at.get(&(prompt, turn)).and_then(|&i| self.turns.get(i))
     }
 
     /// Tokens and cost of the whole session.
@@ -250,25 +266,24 @@ impl Facts {
     }
 }
 
-fn steps_at(steps: &[StepRecord], seq: u64) -> u64 {
-    steps.iter().find(|s| s.seq == seq).map_or(0, |s| s.at_ms)
-}
-
 /// Turns in order of their first step; a turn is the steps of one prompt with one `turn_before`.
 fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
     let mut out: Vec<TurnFacts> = Vec::new();
     let mut first_at: Vec<u64> = Vec::new();
+    let mut index: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    let prompt_seqs: std::collections::BTreeSet<u64> = facts.prompts.iter().map(|p| p.seq).collect();
     for (i, step) in steps.iter().enumerate() {
         let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
         // A new prompt's step starts its first turn; it does not end the last query's.
-        let starts_prompt = facts.prompts.iter().any(|p| p.seq == step.seq);
+        let starts_prompt = prompt_seqs.contains(&step.seq);
         let turn = if starts_prompt { step.turn_after } else { step.turn_before };
-        match out.iter().position(|t| t.prompt == prompt && t.turn == turn) {
+        match index.get(&(prompt, turn)).copied() {
             Some(at) => {
                 out[at].last_seq = step.seq;
                 out[at].duration_ms = step.at_ms.saturating_sub(first_at[at]);
             }
             None => {
+                index.insert((prompt, turn), out.len());
                 out.push(TurnFacts { prompt, turn, first_seq: step.seq, last_seq: step.seq, ..TurnFacts::default() });
                 first_at.push(step.at_ms);
             }
@@ -276,7 +291,8 @@ fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
     }
     for r in &facts.requests {
         let asked_again = r.outcome.starts_with("asked again");
-        if let Some(t) = out.iter_mut().find(|t| t.prompt == r.prompt && t.turn == r.turn && !asked_again) {
+        let at = index.get(&(r.prompt, r.turn)).copied().filter(|_| !asked_again);
+        if let Some(t) = at.and_then(|at| out.get_mut(at)) {
             t.requests += 1;
             t.failed += u32::from(r.outcome.starts_with("failed"));
             t.input_tokens +=
