@@ -108,9 +108,10 @@ fn every_recorded_session_replays_identically() {
     }
 }
 
-/// `show --json` and `show --steps --json` write what they print as they walk the journal (a
-/// session of any length is shown in the memory of its state, or of one step): the text is still
-/// exactly the pretty JSON of what it holds, one element per step, on every corpus session.
+/// `show --json`, `show --steps --json` and `export` write what they print as they walk the
+/// journal (a session of any length is shown in the memory of its state, or of one step): the
+/// text is still exactly the pretty JSON of what it holds, one element per step, and an export is
+/// what the library writes from all the steps at once, on every corpus session.
 #[test]
 fn shown_sessions_print_the_pretty_json_they_hold_one_element_per_step() {
     let ws = Workspace::seed();
@@ -133,6 +134,21 @@ fn shown_sessions_print_the_pretty_json_they_hold_one_element_per_step() {
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{}", path.display());
         assert_eq!(Some(seqs.len() as u64), session["steps"].as_u64(), "{}", path.display());
         assert!(!session["messages"].as_array().unwrap().is_empty(), "{}", path.display());
+        let journal = reloop_journal::Journal::open_for_reading(&ws.journal()).unwrap();
+        let (header, all) = (journal.header(&id).unwrap(), journal.steps(&id).unwrap());
+        drop(journal);
+        for (flag, format) in [
+            ("messages", reloop_import::ExportFormat::Messages),
+            ("stream-json", reloop_import::ExportFormat::StreamJson),
+            ("claude-jsonl", reloop_import::ExportFormat::ClaudeJsonl),
+        ] {
+            let mut expected = reloop_import::export(format, &header, &all).unwrap();
+            if !expected.ends_with('\n') {
+                expected.push('\n');
+            }
+            let printed = stdout(&ws.reloop(&["export", &id, "--format", flag]));
+            assert_eq!(printed, expected, "{} as {flag}", path.display());
+        }
         shown += 1;
     }
     assert!(shown >= 20, "the corpus holds its sessions");

@@ -350,17 +350,41 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
         crate::term::write_stdout(&format!("{}\n", crate::term::json_safe(&text)), false);
         return Ok(ExitCode::SUCCESS);
     }
-    let (header, steps) = load(journal, selector)?;
     let format = match kind {
         super::ExportKind::Journal => return Ok(ExitCode::SUCCESS),
         super::ExportKind::Messages => reloop_import::ExportFormat::Messages,
         super::ExportKind::StreamJson => reloop_import::ExportFormat::StreamJson,
         super::ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,
     };
-    let text = reloop_import::export(format, &header, &steps).map_err(|e| CliError::Io(e.to_string()))?;
-    // Every export format is JSON or JSON lines: the same values, with nothing a terminal acts on.
-    crate::term::write_stdout(&crate::term::json_safe(&text), false);
-    if !text.ends_with('\n') {
+    let journal = open(journal)?;
+    let header = journal.header(&journal.resolve(selector)?)?;
+    // Written as the journal is walked, a step at a time: a session of any length is exported in
+    // the memory of its state. Every format is JSON or JSON lines: the same values, with nothing
+    // a terminal acts on.
+    // As before, an export that wrote nothing still ends its (empty) line.
+    let mut ends_line = false;
+    let mut write = |text: &str| {
+        if !text.is_empty() {
+            ends_line = text.ends_with('\n');
+            crate::term::write_stdout(&crate::term::json_safe(text), false);
+        }
+    };
+    let failed = |e: reloop_import::ExportError| CliError::Io(e.to_string());
+    let mut exporter = reloop_import::Exporter::new(format, &header, &mut write).map_err(failed)?;
+    let mut error = None;
+    journal.visit_steps(&header.id, &mut |record| match exporter.step(&record, &mut write) {
+        _ if crate::term::stdout_closed() => Ok(false),
+        Ok(()) => Ok(true),
+        Err(e) => {
+            error = Some(e);
+            Ok(false)
+        }
+    })?;
+    if let Some(e) = error {
+        return Err(failed(e));
+    }
+    exporter.finish(&mut write).map_err(failed)?;
+    if !ends_line {
         outln!();
     }
     Ok(ExitCode::SUCCESS)

@@ -52,56 +52,144 @@ fn line(value: &Value) -> Result<String, ExportError> {
 
 /// Writes a session in the given format.
 pub fn export(format: ExportFormat, header: &SessionHeader, steps: &[StepRecord]) -> Result<String, ExportError> {
-    match format {
-        ExportFormat::Messages => {
-            let state = replay(header, steps, |_, _, _| Ok(()))?;
-            let messages = encode("messages", &state.messages().to_vec())?;
-            serde_json::to_string_pretty(&messages).map_err(|source| ExportError::Encode { what: "messages", source })
+    let mut text = String::new();
+    let mut write = |chunk: &str| text.push_str(chunk);
+    let mut exporter = Exporter::new(format, header, &mut write)?;
+    for record in steps {
+        exporter.step(record, &mut write)?;
+    }
+    exporter.finish(&mut write)?;
+    Ok(text)
+}
+
+/// [`export`] a step at a time, so a session of any length is written in the memory of its
+/// state, not of all its steps: `write` is handed the text as it is ready (`reloop export`
+/// streams the journal through it to stdout). The text is the same.
+pub struct Exporter<'a> {
+    format: ExportFormat,
+    header: &'a SessionHeader,
+    state: Option<State>,
+    /// When the first and the last step were journaled: the run's duration.
+    span: Option<(u64, u64)>,
+    jsonl: JsonlWriter<'a>,
+}
+
+impl<'a> Exporter<'a> {
+    /// An export of the session `header` describes; what comes before any step is written now.
+    pub fn new(
+        format: ExportFormat,
+        header: &'a SessionHeader,
+        write: &mut dyn FnMut(&str),
+    ) -> Result<Self, ExportError> {
+        if format == ExportFormat::StreamJson {
+            write(&line(&json!({
+                "type": "system",
+                "subtype": "init",
+                "session_id": header.id,
+                "cwd": run_str(header, "cwd"),
+                "model": run_str(header, "model"),
+                "tools": [],
+                "reloop_engine_version": header.engine_version,
+            }))?);
+            write("\n");
         }
-        ExportFormat::StreamJson => stream_json(header, steps),
-        ExportFormat::ClaudeJsonl => claude_jsonl(header, steps),
+        let jsonl = JsonlWriter {
+            header,
+            cwd: run_str(header, "cwd").unwrap_or(""),
+            version: run_str(header, "version").unwrap_or(&header.engine_version),
+            parent: None,
+            lines: 0,
+        };
+        Ok(Exporter { format, header, state: Some(State::new(header.core_config.clone())), span: None, jsonl })
+    }
+
+    /// Replays one step, writing what it adds (a transcript's lines; the other formats are
+    /// written from the final state).
+    pub fn step(&mut self, record: &StepRecord, write: &mut dyn FnMut(&str)) -> Result<(), ExportError> {
+        let Some(state) = self.state.take() else { return Ok(()) };
+        self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
+        let before = state.messages().len();
+        let state = self.state.insert(transition(state, record.event.clone()).state);
+        if self.format == ExportFormat::ClaudeJsonl {
+            let added = state.messages().len().saturating_sub(before);
+            transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, write)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what comes after the last step.
+    pub fn finish(self, write: &mut dyn FnMut(&str)) -> Result<(), ExportError> {
+        let Some(state) = self.state else { return Ok(()) };
+        match self.format {
+            ExportFormat::Messages => {
+                // Serialized straight from the history, in chunks: never a copy of the whole
+                // conversation as a JSON value or one string.
+                let mut chunks = Chunks { bytes: Vec::new(), write };
+                serde_json::to_writer_pretty(&mut chunks, state.messages())
+                    .map_err(|source| ExportError::Encode { what: "messages", source })?;
+                chunks.drain(true);
+            }
+            ExportFormat::StreamJson => stream_json_tail(self.header, &state, self.span, write)?,
+            ExportFormat::ClaudeJsonl => {}
+        }
+        Ok(())
     }
 }
 
-/// Replays the steps, calling `each(record, messages added by its step, state after)`.
-fn replay(
-    header: &SessionHeader,
-    steps: &[StepRecord],
-    mut each: impl FnMut(&StepRecord, Vec<&Message>, &State) -> Result<(), ExportError>,
-) -> Result<State, ExportError> {
-    let mut state = State::new(header.core_config.clone());
-    for record in steps {
-        let before = state.messages().len();
-        state = transition(state, record.event.clone()).state;
-        let added = state.messages().len().saturating_sub(before);
-        each(record, state.messages().tail(added), &state)?;
+/// Serialized bytes handed on as text in chunks that end on a character boundary.
+struct Chunks<'w> {
+    bytes: Vec<u8>,
+    write: &'w mut dyn FnMut(&str),
+}
+
+impl Chunks<'_> {
+    const SIZE: usize = 64 << 10;
+
+    fn drain(&mut self, all: bool) {
+        let end = match std::str::from_utf8(&self.bytes) {
+            Ok(_) => self.bytes.len(),
+            Err(_) if all => self.bytes.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        (self.write)(&String::from_utf8_lossy(&self.bytes[..end]));
+        self.bytes.drain(..end);
     }
-    Ok(state)
+}
+
+impl std::io::Write for Chunks<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(buf);
+        if self.bytes.len() >= Self::SIZE {
+            self.drain(false);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn run_str<'a>(header: &'a SessionHeader, key: &str) -> Option<&'a str> {
     header.run_config.get(key).and_then(Value::as_str)
 }
 
-fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, ExportError> {
-    let state = replay(header, steps, |_, _, _| Ok(()))?;
-    let mut out = vec![line(&json!({
-        "type": "system",
-        "subtype": "init",
-        "session_id": header.id,
-        "cwd": run_str(header, "cwd"),
-        "model": run_str(header, "model"),
-        "tools": [],
-        "reloop_engine_version": header.engine_version,
-    }))?];
+/// The stream-json lines after `init`: one per message of the final history, and the result.
+fn stream_json_tail(
+    header: &SessionHeader,
+    state: &State,
+    span: Option<(u64, u64)>,
+    write: &mut dyn FnMut(&str),
+) -> Result<(), ExportError> {
     for message in state.messages().messages() {
         let role = if message.role == Role::User { "user" } else { "assistant" };
-        out.push(line(&json!({
+        write(&line(&json!({
             "type": role,
             "message": encode("message", message)?,
             "parent_tool_use_id": null,
             "session_id": header.id,
         }))?);
+        write("\n");
     }
     if let Some(terminal) = state.terminal() {
         let is_error = terminal.reason().is_error();
@@ -116,8 +204,8 @@ fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, E
                 .map(Message::text)
                 .unwrap_or_default(),
         };
-        let (first, last) = (steps.first().map_or(0, |s| s.at_ms), steps.last().map_or(0, |s| s.at_ms));
-        out.push(line(&json!({
+        let (first, last) = span.unwrap_or((0, 0));
+        write(&line(&json!({
             "type": "result",
             "subtype": if is_error { "error_during_execution" } else { "success" },
             "is_error": is_error,
@@ -128,8 +216,9 @@ fn stream_json(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, E
             "usage": encode("usage", &state.context().session.usage)?,
             "terminal_reason": terminal.reason().as_str(),
         }))?);
+        write("\n");
     }
-    Ok(out.join("\n") + "\n")
+    Ok(())
 }
 
 /// A uuid-shaped id that depends only on the session id and the line's index, so exporting the
@@ -161,12 +250,20 @@ struct JsonlWriter<'a> {
     cwd: &'a str,
     version: &'a str,
     parent: Option<String>,
-    out: Vec<String>,
+    /// Lines written so far: the next line's index.
+    lines: usize,
 }
 
 impl JsonlWriter<'_> {
-    fn push(&mut self, kind: &str, message: Value, at_ms: u64, flags: &[&str]) -> Result<(), ExportError> {
-        let uuid = line_uuid(&self.header.id, self.out.len());
+    fn push(
+        &mut self,
+        kind: &str,
+        message: Value,
+        at_ms: u64,
+        flags: &[&str],
+        write: &mut dyn FnMut(&str),
+    ) -> Result<(), ExportError> {
+        let uuid = line_uuid(&self.header.id, self.lines);
         let mut obj = Map::new();
         obj.insert("parentUuid".into(), self.parent.clone().map_or(Value::Null, Value::String));
         obj.insert("isSidechain".into(), Value::Bool(false));
@@ -181,65 +278,58 @@ impl JsonlWriter<'_> {
         }
         obj.insert("uuid".into(), Value::String(uuid.clone()));
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
-        self.out.push(line(&Value::Object(obj))?);
+        write(&line(&Value::Object(obj))?);
+        write("\n");
+        self.lines += 1;
         self.parent = Some(uuid);
         Ok(())
     }
 }
 
-fn claude_jsonl(header: &SessionHeader, steps: &[StepRecord]) -> Result<String, ExportError> {
-    let mut w = JsonlWriter {
-        header,
-        cwd: run_str(header, "cwd").unwrap_or(""),
-        version: run_str(header, "version").unwrap_or(&header.engine_version),
-        parent: None,
-        out: Vec::new(),
-    };
-    replay(header, steps, |record, added, state| {
-        for message in added {
-            let mut value = encode("message", message)?;
-            match message.role {
-                Role::Assistant => {
-                    if let (Value::Object(obj), Event::ModelDone { stop_reason, usage, .. }) =
-                        (&mut value, &record.event)
-                    {
-                        obj.insert("type".into(), Value::String("message".into()));
-                        obj.insert("stop_reason".into(), encode("stop reason", stop_reason)?);
-                        obj.insert("stop_sequence".into(), Value::Null);
-                        obj.insert("usage".into(), encode("usage", usage)?);
-                    }
-                    w.push("assistant", value, record.at_ms, &[])?;
+/// The transcript lines of one step: the messages it added, and a failed request's error line.
+fn transcript_lines(
+    w: &mut JsonlWriter<'_>,
+    record: &StepRecord,
+    added: Vec<&Message>,
+    state: &State,
+    write: &mut dyn FnMut(&str),
+) -> Result<(), ExportError> {
+    for message in added {
+        let mut value = encode("message", message)?;
+        match message.role {
+            Role::Assistant => {
+                if let (Value::Object(obj), Event::ModelDone { stop_reason, usage, .. }) = (&mut value, &record.event) {
+                    obj.insert("type".into(), Value::String("message".into()));
+                    obj.insert("stop_reason".into(), encode("stop reason", stop_reason)?);
+                    obj.insert("stop_sequence".into(), Value::Null);
+                    obj.insert("usage".into(), encode("usage", usage)?);
                 }
-                // An injected reminder: meta, as Claude Code marks what the user did not type.
-                Role::System => w.push("user", value, record.at_ms, &["isMeta"])?,
-                Role::User => {
-                    let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
-                        || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
-                    let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
-                    w.push("user", value, record.at_ms, flags)?;
-                }
+                w.push("assistant", value, record.at_ms, &[], write)?;
+            }
+            // An injected reminder: meta, as Claude Code marks what the user did not type.
+            Role::System => w.push("user", value, record.at_ms, &["isMeta"], write)?,
+            Role::User => {
+                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
+                    || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
+                w.push("user", value, record.at_ms, flags, write)?;
             }
         }
-        if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
-            let message = json!({
-                "id": format!("msg_api_error_{}", record.seq),
-                "type": "message",
-                "role": "assistant",
-                "model": "<synthetic>",
-                "content": [{"type": "text", "text": api_error_text(error)}],
-                "stop_reason": "stop_sequence",
-                "stop_sequence": "",
-                "usage": {"input_tokens": 0, "output_tokens": 0},
-            });
-            w.push("assistant", message, record.at_ms, &["isApiErrorMessage"])?;
-        }
-        Ok(())
-    })?;
-    let mut text = w.out.join("\n");
-    if !text.is_empty() {
-        text.push('\n');
     }
-    Ok(text)
+    if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
+        let message = json!({
+            "id": format!("msg_api_error_{}", record.seq),
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": api_error_text(error)}],
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        });
+        w.push("assistant", message, record.at_ms, &["isApiErrorMessage"], write)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use error::{ExportError, ImportError};
-pub use export::{export, ExportFormat};
+pub use export::{export, ExportFormat, Exporter};
 pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
 
 /// How to import.
