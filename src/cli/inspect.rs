@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Role, State};
-use reloop_driver::explain::{why as why_lines, WhyFilter};
+use reloop_driver::explain::{why_step, WhyFilter};
 use reloop_driver::timeline::Facts;
 use reloop_driver::SessionJournal;
 use reloop_journal::{SessionHeader, StepRecord};
@@ -256,16 +256,39 @@ pub fn why(
     json: bool,
     dot: bool,
 ) -> Result<ExitCode, CliError> {
-    let (header, steps) = load(journal, selector)?;
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
     if dot {
+        // Only the steps of the turn asked for are kept.
         let turn = filter.turn;
-        let steps: Vec<StepRecord> =
-            steps.into_iter().filter(|s| turn.is_none_or(|t| s.turn_before == t || s.turn_after == t)).collect();
+        let mut steps: Vec<StepRecord> = Vec::new();
+        opened.visit_steps(&header.id, &mut |s| {
+            if turn.is_none_or(|t| s.turn_before == t || s.turn_after == t) {
+                steps.push(s);
+            }
+            Ok(true)
+        })?;
         out!("{}", reloop_driver::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
-    let facts = facts(&header, &steps);
-    let lines = why_lines(&steps, &facts, &filter);
+    // Two walks over the journal, each holding one step: the facts of the whole session, then
+    // the decisions, which read them.
+    let price = price(&header);
+    let mut gatherer = reloop_driver::timeline::FactsGatherer::new(&header, &price);
+    let steps = opened.visit_steps(&header.id, &mut |s| {
+        gatherer.step(&s);
+        Ok(true)
+    })?;
+    let facts = gatherer.finish();
+    let mut lines = Vec::new();
+    let mut i = 0;
+    // A session still being written may have more steps now: the facts cover the first ones.
+    opened.visit_steps(&header.id, &mut |s| {
+        lines.extend(why_step(i, &s, &facts, &filter));
+        i += 1;
+        Ok(i < steps)
+    })?;
+    drop(opened);
     if json {
         print_json(&lines)?;
     } else if lines.is_empty() {

@@ -78,36 +78,39 @@ pub struct WhyFilter {
 
 /// The decisions of a session, as `filter` keeps them.
 pub fn why(steps: &[StepRecord], facts: &Facts, filter: &WhyFilter) -> Vec<WhyLine> {
-    steps
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| filter.turn.is_none_or(|t| s.turn_before == t))
-        .filter(|(i, _)| filter.prompt.is_none_or(|p| facts.prompt_of.get(*i) == Some(&p)))
-        .flat_map(|(i, s)| {
-            let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
-            let mut lines = step_lines(s, facts, filter.ignored);
-            let inferred = facts.inferred.get(&s.seq);
-            for line in &mut lines {
-                line.prompt = prompt;
-                if line.kind == "caller" && line.reason == "prompt" {
-                    line.turn = line.next_turn;
-                }
-                line.inferred = inferred.cloned();
-            }
-            if let (Some(what), true) = (inferred, lines.is_empty()) {
-                lines.push(WhyLine {
-                    prompt,
-                    kind: "inferred",
-                    reason: "inferred",
-                    explanation: what.clone(),
-                    inferred: Some(what.clone()),
-                    ..line_of(s)
-                });
-            }
-            lines
-        })
-        .filter(|l| filter.reason.as_deref().is_none_or(|r| l.reason == r || l.kind == r))
-        .collect()
+    steps.iter().enumerate().flat_map(|(i, s)| why_step(i, s, facts, filter)).collect()
+}
+
+/// [`why`] of the session's step `s`, the `i`th (counted from 0): `why` reads a long session a
+/// step at a time through it.
+pub fn why_step(i: usize, s: &StepRecord, facts: &Facts, filter: &WhyFilter) -> Vec<WhyLine> {
+    let in_turn = filter.turn.is_none_or(|t| s.turn_before == t);
+    let in_prompt = filter.prompt.is_none_or(|p| facts.prompt_of.get(i) == Some(&p));
+    if !(in_turn && in_prompt) {
+        return Vec::new();
+    }
+    let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
+    let mut lines = step_lines(s, facts, filter.ignored);
+    let inferred = facts.inferred.get(&s.seq);
+    for line in &mut lines {
+        line.prompt = prompt;
+        if line.kind == "caller" && line.reason == "prompt" {
+            line.turn = line.next_turn;
+        }
+        line.inferred = inferred.cloned();
+    }
+    if let (Some(what), true) = (inferred, lines.is_empty()) {
+        lines.push(WhyLine {
+            prompt,
+            kind: "inferred",
+            reason: "inferred",
+            explanation: what.clone(),
+            inferred: Some(what.clone()),
+            ..line_of(s)
+        });
+    }
+    lines.retain(|l| filter.reason.as_deref().is_none_or(|r| l.reason == r || l.kind == r));
+    lines
 }
 
 /// A line for `step` with nothing said yet.

@@ -108,135 +108,11 @@ pub struct Facts {
 impl Facts {
     /// Gathers the facts of `steps` (a whole session, in order).
     pub fn gather(header: &SessionHeader, steps: &[StepRecord], price: PriceFn<'_>) -> Facts {
-        let mut facts = Facts { inferred: inferred_steps(header), ..Facts::default() };
-        let cwd = header.run_config.get("cwd").and_then(Value::as_str).unwrap_or_default();
-        let mut prompt = 0u32;
-        let mut tool_index: BTreeMap<String, usize> = BTreeMap::new();
-        let mut request_index: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut tools_started: BTreeMap<String, u64> = BTreeMap::new();
-        // When each step was journaled (the first of a repeated number), for a request's
-        // duration: looked up by scanning the steps, it made `why` quadratic in the session.
-        let mut at_of: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut gatherer = FactsGatherer::new(header, price);
         for step in steps {
-            at_of.entry(step.seq).or_insert(step.at_ms);
+            gatherer.step(step);
         }
-        for step in steps {
-            if let Event::UserInput { content } = &step.event {
-                if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
-                    prompt += 1;
-                    facts.prompts.push(PromptFacts { number: prompt, seq: step.seq, text: text_of(content) });
-                }
-            }
-            facts.prompt_of.push(prompt);
-            let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).unwrap_or_default();
-            for effect in &effects {
-                match effect {
-                    Effect::Command(Command::CallModel(call)) => {
-                        // A request asked again after a restart (a resume, a fork point) is
-                        // the same request: the earlier asking was never answered.
-                        if let Some(earlier) = request_index.get(&call.request).and_then(|&i| facts.requests.get_mut(i))
-                        {
-                            earlier.outcome = format!("asked again at #{}", step.seq);
-                        }
-                        request_index.insert(call.request, facts.requests.len());
-                        facts.requests.push(RequestFacts {
-                            number: call.request,
-                            prompt,
-                            turn: call.turn,
-                            seq: step.seq,
-                            model: if call.model.is_empty() {
-                                header.core_config.model.clone()
-                            } else {
-                                call.model.clone()
-                            },
-                            message_count: call.message_count,
-                            max_tokens: call.max_tokens,
-                            outcome: "in flight".to_string(),
-                            ..RequestFacts::default()
-                        });
-                    }
-                    Effect::Command(Command::Summarize { request, .. }) => {
-                        request_index.insert(*request, facts.requests.len());
-                        facts.requests.push(RequestFacts {
-                            number: *request,
-                            prompt,
-                            turn: step.turn_after,
-                            seq: step.seq,
-                            model: header.core_config.model.clone(),
-                            outcome: "in flight".to_string(),
-                            summary: true,
-                            ..RequestFacts::default()
-                        });
-                    }
-                    Effect::Command(Command::RunTools { calls } | Command::ResumeTools { calls, .. }) => {
-                        for call in calls {
-                            tools_started.insert(call.id.clone(), step.at_ms);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if step.ignored.is_some() {
-                continue;
-            }
-            let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
-                let Some(r) = request_index.get(&request).and_then(|&i| facts.requests.get_mut(i)) else { return };
-                if let Some(model) = model {
-                    r.model = model.clone();
-                }
-                if let Some(usage) = usage {
-                    r.usage = usage.clone();
-                    r.cost_usd = price(&r.model, usage);
-                }
-                r.outcome = outcome;
-                r.done_seq = Some(step.seq);
-                r.duration_ms = step.at_ms.checked_sub(at_of.get(&r.seq).copied().unwrap_or(0));
-            };
-            match &step.event {
-                Event::ModelDone { model, stop_reason, usage, request, .. } => {
-                    let outcome = stop_reason.as_ref().map_or("done".to_string(), |s| s.as_str().to_string());
-                    answer(*request, outcome, Some(usage), model.as_ref());
-                }
-                Event::ModelFailed { error, request } | Event::CompactFailed { error, request } => {
-                    answer(*request, format!("failed: {}", error.error_type), None, None);
-                }
-                Event::CompactDone { usage, request, .. } => answer(*request, "summary".to_string(), Some(usage), None),
-                Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
-                    tool_index.insert(call.id.clone(), facts.tools.len());
-                    facts.tool_at.entry(call.id.clone()).or_insert(facts.tools.len());
-                    facts.tools.push(ToolCallFacts {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        key: relative(&tool_key(&call.name, &call.input), cwd),
-                        input: call.input.clone(),
-                        prompt,
-                        turn: step.turn_before,
-                        seq: step.seq,
-                        done_seq: None,
-                        result: None,
-                        is_error: false,
-                        denied: false,
-                        duration_ms: None,
-                    });
-                }
-                Event::ToolDone(outcome) => {
-                    if let Some(t) = tool_index.get(&outcome.tool_use_id).and_then(|&i| facts.tools.get_mut(i)) {
-                        t.done_seq = Some(step.seq);
-                        t.result = Some(outcome.content.as_text());
-                        t.is_error = outcome.is_error;
-                        t.denied = outcome.denied;
-                        t.duration_ms =
-                            tools_started.get(&outcome.tool_use_id).and_then(|start| step.at_ms.checked_sub(*start));
-                    }
-                }
-                _ => {}
-            }
-        }
-        facts.turns = turns(steps, &facts);
-        for (i, t) in facts.turns.iter().enumerate() {
-            facts.turn_at.entry((t.prompt, t.turn)).or_insert(i);
-        }
-        facts
+        gatherer.finish()
     }
 
     /// The tool call with this id.
@@ -266,8 +142,185 @@ impl Facts {
     }
 }
 
+/// [`Facts::gather`] a step at a time, so `why` reads a session of any length without holding
+/// its steps: what it keeps of each step is a few numbers (its prompt and turn).
+pub struct FactsGatherer<'a> {
+    facts: Facts,
+    header: &'a SessionHeader,
+    cwd: &'a str,
+    price: PriceFn<'a>,
+    prompt: u32,
+    tool_index: BTreeMap<String, usize>,
+    request_index: BTreeMap<u32, usize>,
+    tools_started: BTreeMap<String, u64>,
+    /// When each request was asked, by the asking step: for its duration.
+    asked_at: BTreeMap<u64, u64>,
+    turn_rows: Vec<TurnRow>,
+}
+
+/// What the turns are made of, of one step.
+struct TurnRow {
+    seq: u64,
+    before: u32,
+    after: u32,
+    at_ms: u64,
+}
+
+impl<'a> FactsGatherer<'a> {
+    /// A gathering of the facts of the session `header` describes, priced by `price`.
+    pub fn new(header: &'a SessionHeader, price: PriceFn<'a>) -> Self {
+        FactsGatherer {
+            facts: Facts { inferred: inferred_steps(header), ..Facts::default() },
+            header,
+            cwd: header.run_config.get("cwd").and_then(Value::as_str).unwrap_or_default(),
+            price,
+            prompt: 0,
+            tool_index: BTreeMap::new(),
+            request_index: BTreeMap::new(),
+            tools_started: BTreeMap::new(),
+            asked_at: BTreeMap::new(),
+            turn_rows: Vec::new(),
+        }
+    }
+
+    /// The next step of the session, in order.
+    pub fn step(&mut self, step: &StepRecord) {
+        if let Event::UserInput { content } = &step.event {
+            if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
+                self.prompt += 1;
+                self.facts.prompts.push(PromptFacts { number: self.prompt, seq: step.seq, text: text_of(content) });
+            }
+        }
+        self.facts.prompt_of.push(self.prompt);
+        self.turn_rows.push(TurnRow {
+            seq: step.seq,
+            before: step.turn_before,
+            after: step.turn_after,
+            at_ms: step.at_ms,
+        });
+        let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).unwrap_or_default();
+        for effect in &effects {
+            match effect {
+                Effect::Command(Command::CallModel(call)) => {
+                    // A request asked again after a restart (a resume, a fork point) is
+                    // the same request: the earlier asking was never answered.
+                    if let Some(earlier) =
+                        self.request_index.get(&call.request).and_then(|&i| self.facts.requests.get_mut(i))
+                    {
+                        earlier.outcome = format!("asked again at #{}", step.seq);
+                    }
+                    self.request_index.insert(call.request, self.facts.requests.len());
+                    self.asked_at.entry(step.seq).or_insert(step.at_ms);
+                    self.facts.requests.push(RequestFacts {
+                        number: call.request,
+                        prompt: self.prompt,
+                        turn: call.turn,
+                        seq: step.seq,
+                        model: if call.model.is_empty() {
+                            self.header.core_config.model.clone()
+                        } else {
+                            call.model.clone()
+                        },
+                        message_count: call.message_count,
+                        max_tokens: call.max_tokens,
+                        outcome: "in flight".to_string(),
+                        ..RequestFacts::default()
+                    });
+                }
+                Effect::Command(Command::Summarize { request, .. }) => {
+                    self.request_index.insert(*request, self.facts.requests.len());
+                    self.asked_at.entry(step.seq).or_insert(step.at_ms);
+                    self.facts.requests.push(RequestFacts {
+                        number: *request,
+                        prompt: self.prompt,
+                        turn: step.turn_after,
+                        seq: step.seq,
+                        model: self.header.core_config.model.clone(),
+                        outcome: "in flight".to_string(),
+                        summary: true,
+                        ..RequestFacts::default()
+                    });
+                }
+                Effect::Command(Command::RunTools { calls } | Command::ResumeTools { calls, .. }) => {
+                    for call in calls {
+                        self.tools_started.insert(call.id.clone(), step.at_ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if step.ignored.is_some() {
+            return;
+        }
+        let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
+            let Some(r) = self.request_index.get(&request).and_then(|&i| self.facts.requests.get_mut(i)) else {
+                return;
+            };
+            if let Some(model) = model {
+                r.model = model.clone();
+            }
+            if let Some(usage) = usage {
+                r.usage = usage.clone();
+                r.cost_usd = (self.price)(&r.model, usage);
+            }
+            r.outcome = outcome;
+            r.done_seq = Some(step.seq);
+            r.duration_ms = step.at_ms.checked_sub(self.asked_at.get(&r.seq).copied().unwrap_or(0));
+        };
+        match &step.event {
+            Event::ModelDone { model, stop_reason, usage, request, .. } => {
+                let outcome = stop_reason.as_ref().map_or("done".to_string(), |s| s.as_str().to_string());
+                answer(*request, outcome, Some(usage), model.as_ref());
+            }
+            Event::ModelFailed { error, request } | Event::CompactFailed { error, request } => {
+                answer(*request, format!("failed: {}", error.error_type), None, None);
+            }
+            Event::CompactDone { usage, request, .. } => answer(*request, "summary".to_string(), Some(usage), None),
+            Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
+                self.tool_index.insert(call.id.clone(), self.facts.tools.len());
+                self.facts.tool_at.entry(call.id.clone()).or_insert(self.facts.tools.len());
+                self.facts.tools.push(ToolCallFacts {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    key: relative(&tool_key(&call.name, &call.input), self.cwd),
+                    input: call.input.clone(),
+                    prompt: self.prompt,
+                    turn: step.turn_before,
+                    seq: step.seq,
+                    done_seq: None,
+                    result: None,
+                    is_error: false,
+                    denied: false,
+                    duration_ms: None,
+                });
+            }
+            Event::ToolDone(outcome) => {
+                if let Some(t) = self.tool_index.get(&outcome.tool_use_id).and_then(|&i| self.facts.tools.get_mut(i)) {
+                    t.done_seq = Some(step.seq);
+                    t.result = Some(outcome.content.as_text());
+                    t.is_error = outcome.is_error;
+                    t.denied = outcome.denied;
+                    t.duration_ms =
+                        self.tools_started.get(&outcome.tool_use_id).and_then(|start| step.at_ms.checked_sub(*start));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The facts of every step given.
+    pub fn finish(self) -> Facts {
+        let mut facts = self.facts;
+        facts.turns = turns(&self.turn_rows, &facts);
+        for (i, t) in facts.turns.iter().enumerate() {
+            facts.turn_at.entry((t.prompt, t.turn)).or_insert(i);
+        }
+        facts
+    }
+}
+
 /// Turns in order of their first step; a turn is the steps of one prompt with one `turn_before`.
-fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
+fn turns(steps: &[TurnRow], facts: &Facts) -> Vec<TurnFacts> {
     let mut out: Vec<TurnFacts> = Vec::new();
     let mut first_at: Vec<u64> = Vec::new();
     let mut index: BTreeMap<(u32, u32), usize> = BTreeMap::new();
@@ -276,7 +329,7 @@ fn turns(steps: &[StepRecord], facts: &Facts) -> Vec<TurnFacts> {
         let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
         // A new prompt's step starts its first turn; it does not end the last query's.
         let starts_prompt = prompt_seqs.contains(&step.seq);
-        let turn = if starts_prompt { step.turn_after } else { step.turn_before };
+        let turn = if starts_prompt { step.after } else { step.before };
         match index.get(&(prompt, turn)).copied() {
             Some(at) => {
                 out[at].last_seq = step.seq;
