@@ -431,8 +431,17 @@ pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> 
 
 /// `reloop show SESSION --turn N`: the request as the provider sent it, as JSON.
 pub fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -> Result<ExitCode, CliError> {
-    let (header, steps) = load(journal, selector)?;
-    let Some(rebuilt) = reloop_driver::request_at(&header, &steps, at) else {
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
+    // The steps are read up to the one that sent the request, a step at a time.
+    let mut finder = reloop_driver::RequestFinder::new(&header, at);
+    let mut found = None;
+    opened.visit_steps(&header.id, &mut |record| {
+        found = finder.step(&record);
+        Ok(found.is_none())
+    })?;
+    drop(opened);
+    let Some(rebuilt) = found else {
         let what = match at {
             reloop_driver::RequestAt::Turn(n) => format!("at turn {n}"),
             reloop_driver::RequestAt::Number(n) => format!("number {n}"),

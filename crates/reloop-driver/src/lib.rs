@@ -44,7 +44,7 @@ pub use journal::SessionJournal;
 pub use prompt::{PermissionPrompt, PromptRequest};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};
 pub use replay_stream::{replay_journal, replay_rows};
-pub use request::{request_at, RebuiltRequest, RequestAt};
+pub use request::{request_at, RebuiltRequest, RequestAt, RequestFinder};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
 pub use subagent::AgentSetup;
 pub use tools::CanUseTool;

@@ -40,26 +40,46 @@ pub struct RebuiltRequest {
 
 /// Rebuilds the request, or `None` when the session sent no such request.
 pub fn request_at(header: &SessionHeader, steps: &[StepRecord], at: RequestAt) -> Option<RebuiltRequest> {
-    let run: Option<RunConfig> = serde_json::from_value(header.run_config.clone()).ok();
-    let mut state = State::new(header.core_config.clone());
-    for record in steps {
-        let step = transition(state, record.event.clone());
+    let mut finder = RequestFinder::new(header, at);
+    steps.iter().find_map(|record| finder.step(record))
+}
+
+/// [`request_at`] a step at a time, so `show --turn` reads a session of any length in the
+/// memory of its state: feed the steps in order until one gives the request.
+pub struct RequestFinder<'a> {
+    header: &'a SessionHeader,
+    run: Option<RunConfig>,
+    at: RequestAt,
+    state: Option<State>,
+}
+
+impl<'a> RequestFinder<'a> {
+    /// A search for the request `at` of the session `header` describes.
+    pub fn new(header: &'a SessionHeader, at: RequestAt) -> Self {
+        let run = serde_json::from_value(header.run_config.clone()).ok();
+        RequestFinder { header, run, at, state: Some(State::new(header.core_config.clone())) }
+    }
+
+    /// The request, if the step `record` (the next, in order) sent it.
+    pub fn step(&mut self, record: &StepRecord) -> Option<RebuiltRequest> {
+        let step = transition(self.state.take()?, record.event.clone());
         let call = step.effects.iter().find_map(|e| match e {
-            Effect::Command(Command::CallModel(c)) if matches_at(c, at) => Some(c.clone()),
+            Effect::Command(Command::CallModel(c)) if matches_at(c, self.at) => Some(c.clone()),
             _ => None,
         });
-        if let Some(call) = call {
-            let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
-            let request = build(run.as_ref(), &header.core_config.model, &call, &step.state);
-            let (format, body) = match provider {
-                "openai" => ("openai", reloop_model::openai_request_body(&request)),
-                _ => ("anthropic", reloop_model::request_body(&request)),
-            };
-            return Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body });
-        }
-        state = step.state;
+        let Some(call) = call else {
+            self.state = Some(step.state);
+            return None;
+        };
+        let header = self.header;
+        let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
+        let request = build(self.run.as_ref(), &header.core_config.model, &call, &step.state);
+        let (format, body) = match provider {
+            "openai" => ("openai", reloop_model::openai_request_body(&request)),
+            _ => ("anthropic", reloop_model::request_body(&request)),
+        };
+        Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
     }
-    None
 }
 
 fn matches_at(call: &ModelCall, at: RequestAt) -> bool {
