@@ -170,6 +170,40 @@ fn a_reader_meeting_garbled_pages_says_the_journal_is_damaged() {
     assert!(!err.contains("panicked"));
 }
 
+/// Reading commands walk the journal a step at a time: one that meets a step it cannot read has
+/// shown only what came before it, and says which step, with exit 2.
+#[test]
+fn a_step_that_cannot_be_read_ends_every_reading_command_naming_it() {
+    let ws = Workspace::seed();
+    assert_eq!(ws.run("检查登录模块", "seed.json", &[]).status.code(), Some(0));
+    let conn = rusqlite::Connection::open(ws.journal()).unwrap();
+    let changed = conn.execute("UPDATE steps SET event = '{not json' WHERE key & 4294967295 = 3", []).unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    for args in [
+        &["show", "last"][..],
+        &["show", "last", "--json"],
+        &["show", "last", "--steps"],
+        &["show", "last", "--steps", "--json"],
+        &["show", "last", "--turn", "2"],
+        &["why", "last"],
+        &["export", "last"],
+        &["export", "last", "--format", "claude-jsonl"],
+        &["replay", "last"],
+        &["replay", "last", "--output-format", "stream-json"],
+    ] {
+        let out = ws.reloop(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("step 3") && err.contains("cannot be read"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // The steps before it were shown, and nothing after.
+    let steps = stdout(&ws.reloop(&["show", "last", "--steps"]));
+    assert_eq!(steps.lines().count(), 2, "{steps}");
+    assert!(steps.starts_with("#1 ") && steps.lines().nth(1).unwrap().starts_with("#2 "), "{steps}");
+}
+
 #[test]
 fn a_truncated_journal_is_refused_clearly_and_never_overwritten() {
     let ws = Workspace::seed();
