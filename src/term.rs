@@ -189,33 +189,49 @@ pub fn json_line(value: &impl serde::Serialize, pretty: bool) -> Result<(), serd
 /// [`json_line`] written as it is serialized, a chunk at a time, so a long value (a session's
 /// whole conversation) is never held as one string. The bytes are the same.
 pub fn json_line_streamed(value: &impl serde::Serialize, pretty: bool) -> Result<(), serde_json::Error> {
-    let mut out = JsonStdout(Vec::with_capacity(JsonStdout::CHUNK));
+    let mut out = JsonStdout::default();
     if pretty {
         serde_json::to_writer_pretty(&mut out, value)?;
     } else {
         serde_json::to_writer(&mut out, value)?;
     }
-    out.0.push(b'\n');
-    out.drain(true);
+    out.write_all(b"\n").map_err(serde_json::Error::io)?;
+    out.finish();
     Ok(())
 }
 
-/// Gathers JSON bytes and hands them to stdout through [`json_safe`] in chunks ending on a
-/// character boundary; a write to a closed stdout stops the serialization.
-struct JsonStdout(Vec<u8>);
+/// Stdout for JSON written as it is made: the bytes are gathered and handed to stdout through
+/// [`json_safe`] in chunks that end on a character boundary. A write to a closed stdout fails,
+/// which stops whatever is writing. [`JsonStdout::finish`] writes what is left.
+#[derive(Default)]
+pub struct JsonStdout {
+    pending: Vec<u8>,
+    /// The last byte written, to tell whether the output ends its line.
+    last: Option<u8>,
+}
 
 impl JsonStdout {
     const CHUNK: usize = 64 << 10;
 
+    /// Whether what was written so far ends with a newline (nothing written: no).
+    pub fn ends_line(&self) -> bool {
+        self.last == Some(b'\n')
+    }
+
+    /// Writes what is left.
+    pub fn finish(mut self) {
+        self.drain(true);
+    }
+
     fn drain(&mut self, all: bool) {
-        let valid = match std::str::from_utf8(&self.0) {
+        let valid = match std::str::from_utf8(&self.pending) {
             Ok(text) => text.len(),
             Err(e) => e.valid_up_to(),
         };
-        let end = if all { self.0.len() } else { valid };
-        let text = String::from_utf8_lossy(&self.0[..end]);
+        let end = if all { self.pending.len() } else { valid };
+        let text = String::from_utf8_lossy(&self.pending[..end]);
         write_stdout(&json_safe(&text), false);
-        self.0.drain(..end);
+        self.pending.drain(..end);
     }
 }
 
@@ -224,8 +240,9 @@ impl Write for JsonStdout {
         if stdout_closed() {
             return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"));
         }
-        self.0.extend_from_slice(buf);
-        if self.0.len() >= Self::CHUNK {
+        self.pending.extend_from_slice(buf);
+        self.last = buf.last().copied().or(self.last);
+        if self.pending.len() >= Self::CHUNK {
             self.drain(false);
         }
         Ok(buf.len())

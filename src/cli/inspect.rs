@@ -187,7 +187,7 @@ pub fn replay(
     let (mut outputs, started) = reloop_driver::outputs::OutputReplay::new(&header);
     printer.on_event(&started);
     journal.visit_steps(&id, &mut |record| {
-        for event in outputs.step(record.seq, record.at_ms, record.event) {
+        for event in outputs.step(record.seq, record.at_ms, &record.event) {
             if crate::term::stdout_closed() {
                 return Ok(false);
             }
@@ -384,29 +384,29 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
     // Written as the journal is walked, a step at a time: a session of any length is exported in
     // the memory of its state. Every format is JSON or JSON lines: the same values, with nothing
     // a terminal acts on.
-    // As before, an export that wrote nothing still ends its (empty) line.
-    let mut ends_line = false;
-    let mut write = |text: &str| {
-        if !text.is_empty() {
-            ends_line = text.ends_with('\n');
-            crate::term::write_stdout(&crate::term::json_safe(text), false);
+    let mut out = crate::term::JsonStdout::default();
+    let mut exported = reloop_import::Exporter::new(format, &header, &mut out);
+    if let Ok(exporter) = &mut exported {
+        let mut failed = None;
+        journal.visit_steps(&header.id, &mut |record| match exporter.step(&record, &mut out) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        })?;
+        if let Some(e) = failed {
+            exported = Err(e);
         }
-    };
-    let failed = |e: reloop_import::ExportError| CliError::Io(e.to_string());
-    let mut exporter = reloop_import::Exporter::new(format, &header, &mut write).map_err(failed)?;
-    let mut error = None;
-    journal.visit_steps(&header.id, &mut |record| match exporter.step(&record, &mut write) {
-        _ if crate::term::stdout_closed() => Ok(false),
-        Ok(()) => Ok(true),
-        Err(e) => {
-            error = Some(e);
-            Ok(false)
-        }
-    })?;
-    if let Some(e) = error {
-        return Err(failed(e));
     }
-    exporter.finish(&mut write).map_err(failed)?;
+    match exported.and_then(|exporter| exporter.finish(&mut out)) {
+        // The reader went away: a normal end.
+        Err(_) if crate::term::stdout_closed() => return Ok(ExitCode::SUCCESS),
+        failed => failed.map_err(|e| CliError::Io(e.to_string()))?,
+    }
+    // As before, an export that wrote nothing still ends its (empty) line.
+    let ends_line = out.ends_line();
+    out.finish();
     if !ends_line {
         outln!();
     }

@@ -158,7 +158,7 @@ pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEv
     let (mut replay, started) = OutputReplay::new(header);
     let mut out = vec![started];
     for record in steps {
-        out.extend(replay.step(record.seq, record.at_ms, record.event.clone()));
+        out.extend(replay.step(record.seq, record.at_ms, &record.event));
     }
     out.extend(replay.finish());
     out
@@ -200,12 +200,12 @@ impl OutputReplay {
     }
 
     /// What the caller saw of the step journaled at `seq` (at `at_ms`) with `event`.
-    pub fn step(&mut self, seq: u64, at_ms: u64, event: Event) -> Vec<RunEvent> {
+    pub fn step(&mut self, seq: u64, at_ms: u64, event: &Event) -> Vec<RunEvent> {
         let Some(state) = self.state.take() else { return Vec::new() };
         self.span = Some((self.span.map_or(at_ms, |(first, _)| first), at_ms));
         let len_before = state.messages().len();
         let step = reloop_core::transition(state, event.clone());
-        let out = step_outputs(seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref());
+        let out = step_outputs(seq, event, len_before, &step.state, &step.effects, step.reason.as_ref());
         self.state = Some(step.state);
         out
     }

@@ -35,4 +35,7 @@ pub enum ImportError {
 pub enum ExportError {
     #[error("cannot encode {what}: {source}")]
     Encode { what: &'static str, source: serde_json::Error },
+    /// The output would not take the text (a closed pipe, a full disk).
+    #[error("cannot write the export: {0}")]
+    Write(#[from] std::io::Error),
 }

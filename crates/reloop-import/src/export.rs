@@ -12,9 +12,12 @@
 //!   marked `isMeta`, as Claude Code marks it. Importing it gives back the same events, except for
 //!   a response cut off by an abort, which the transcript cannot tell from a finished one.
 
+use std::io::Write;
+
 use reloop_core::history::Digest;
 use reloop_core::{transition, ContentBlock, Event, Message, Role, State};
 use reloop_journal::{SessionHeader, StepRecord};
+
 use serde_json::{json, Map, Value};
 
 use crate::error::ExportError;
@@ -46,25 +49,45 @@ fn encode<T: serde::Serialize>(what: &'static str, value: &T) -> Result<Value, E
     serde_json::to_value(value).map_err(|source| ExportError::Encode { what, source })
 }
 
-fn line(value: &Value) -> Result<String, ExportError> {
-    serde_json::to_string(value).map_err(|source| ExportError::Encode { what: "line", source })
+/// A value written to `out` as JSON: a failure to write is the output's, any other the value's.
+fn write_json(
+    out: &mut dyn Write,
+    what: &'static str,
+    value: &impl serde::Serialize,
+    pretty: bool,
+) -> Result<(), ExportError> {
+    let written =
+        if pretty { serde_json::to_writer_pretty(&mut *out, value) } else { serde_json::to_writer(&mut *out, value) };
+    written.map_err(|source| {
+        if source.is_io() {
+            ExportError::Write(source.into())
+        } else {
+            ExportError::Encode { what, source }
+        }
+    })
+}
+
+/// One JSON line.
+fn write_line(out: &mut dyn Write, value: &Value) -> Result<(), ExportError> {
+    write_json(out, "line", value, false)?;
+    Ok(out.write_all(b"\n")?)
 }
 
 /// Writes a session in the given format.
 pub fn export(format: ExportFormat, header: &SessionHeader, steps: &[StepRecord]) -> Result<String, ExportError> {
-    let mut text = String::new();
-    let mut write = |chunk: &str| text.push_str(chunk);
-    let mut exporter = Exporter::new(format, header, &mut write)?;
+    let mut out = Vec::new();
+    let mut exporter = Exporter::new(format, header, &mut out)?;
     for record in steps {
-        exporter.step(record, &mut write)?;
+        exporter.step(record, &mut out)?;
     }
-    exporter.finish(&mut write)?;
-    Ok(text)
+    exporter.finish(&mut out)?;
+    // Every piece written is JSON text serde wrote, or a newline.
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// [`export`] a step at a time, so a session of any length is written in the memory of its
-/// state, not of all its steps: `write` is handed the text as it is ready (`reloop export`
-/// streams the journal through it to stdout). The text is the same.
+/// state, not of all its steps: the text goes to `out` as it is ready (`reloop export` streams
+/// the journal through it to stdout). The text is the same.
 pub struct Exporter<'a> {
     format: ExportFormat,
     header: &'a SessionHeader,
@@ -76,22 +99,20 @@ pub struct Exporter<'a> {
 
 impl<'a> Exporter<'a> {
     /// An export of the session `header` describes; what comes before any step is written now.
-    pub fn new(
-        format: ExportFormat,
-        header: &'a SessionHeader,
-        write: &mut dyn FnMut(&str),
-    ) -> Result<Self, ExportError> {
+    pub fn new(format: ExportFormat, header: &'a SessionHeader, out: &mut dyn Write) -> Result<Self, ExportError> {
         if format == ExportFormat::StreamJson {
-            write(&line(&json!({
-                "type": "system",
-                "subtype": "init",
-                "session_id": header.id,
-                "cwd": run_str(header, "cwd"),
-                "model": run_str(header, "model"),
-                "tools": [],
-                "reloop_engine_version": header.engine_version,
-            }))?);
-            write("\n");
+            write_line(
+                out,
+                &json!({
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": header.id,
+                    "cwd": run_str(header, "cwd"),
+                    "model": run_str(header, "model"),
+                    "tools": [],
+                    "reloop_engine_version": header.engine_version,
+                }),
+            )?;
         }
         let jsonl = JsonlWriter {
             header,
@@ -105,67 +126,28 @@ impl<'a> Exporter<'a> {
 
     /// Replays one step, writing what it adds (a transcript's lines; the other formats are
     /// written from the final state).
-    pub fn step(&mut self, record: &StepRecord, write: &mut dyn FnMut(&str)) -> Result<(), ExportError> {
+    pub fn step(&mut self, record: &StepRecord, out: &mut dyn Write) -> Result<(), ExportError> {
         let Some(state) = self.state.take() else { return Ok(()) };
         self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
         let before = state.messages().len();
         let state = self.state.insert(transition(state, record.event.clone()).state);
         if self.format == ExportFormat::ClaudeJsonl {
             let added = state.messages().len().saturating_sub(before);
-            transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, write)?;
+            transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, out)?;
         }
         Ok(())
     }
 
     /// Writes what comes after the last step.
-    pub fn finish(self, write: &mut dyn FnMut(&str)) -> Result<(), ExportError> {
+    pub fn finish(self, out: &mut dyn Write) -> Result<(), ExportError> {
         let Some(state) = self.state else { return Ok(()) };
         match self.format {
-            ExportFormat::Messages => {
-                // Serialized straight from the history, in chunks: never a copy of the whole
-                // conversation as a JSON value or one string.
-                let mut chunks = Chunks { bytes: Vec::new(), write };
-                serde_json::to_writer_pretty(&mut chunks, state.messages())
-                    .map_err(|source| ExportError::Encode { what: "messages", source })?;
-                chunks.drain(true);
-            }
-            ExportFormat::StreamJson => stream_json_tail(self.header, &state, self.span, write)?,
+            // Serialized straight from the history: never a copy of the whole conversation as a
+            // JSON value or one string.
+            ExportFormat::Messages => write_json(out, "messages", state.messages(), true)?,
+            ExportFormat::StreamJson => stream_json_tail(self.header, &state, self.span, out)?,
             ExportFormat::ClaudeJsonl => {}
         }
-        Ok(())
-    }
-}
-
-/// Serialized bytes handed on as text in chunks that end on a character boundary.
-struct Chunks<'w> {
-    bytes: Vec<u8>,
-    write: &'w mut dyn FnMut(&str),
-}
-
-impl Chunks<'_> {
-    const SIZE: usize = 64 << 10;
-
-    fn drain(&mut self, all: bool) {
-        let end = match std::str::from_utf8(&self.bytes) {
-            Ok(_) => self.bytes.len(),
-            Err(_) if all => self.bytes.len(),
-            Err(e) => e.valid_up_to(),
-        };
-        (self.write)(&String::from_utf8_lossy(&self.bytes[..end]));
-        self.bytes.drain(..end);
-    }
-}
-
-impl std::io::Write for Chunks<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.bytes.extend_from_slice(buf);
-        if self.bytes.len() >= Self::SIZE {
-            self.drain(false);
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }
@@ -179,17 +161,19 @@ fn stream_json_tail(
     header: &SessionHeader,
     state: &State,
     span: Option<(u64, u64)>,
-    write: &mut dyn FnMut(&str),
+    out: &mut dyn Write,
 ) -> Result<(), ExportError> {
     for message in state.messages().messages() {
         let role = if message.role == Role::User { "user" } else { "assistant" };
-        write(&line(&json!({
-            "type": role,
-            "message": encode("message", message)?,
-            "parent_tool_use_id": null,
-            "session_id": header.id,
-        }))?);
-        write("\n");
+        write_line(
+            out,
+            &json!({
+                "type": role,
+                "message": encode("message", message)?,
+                "parent_tool_use_id": null,
+                "session_id": header.id,
+            }),
+        )?;
     }
     if let Some(terminal) = state.terminal() {
         let is_error = terminal.reason().is_error();
@@ -205,18 +189,20 @@ fn stream_json_tail(
                 .unwrap_or_default(),
         };
         let (first, last) = span.unwrap_or((0, 0));
-        write(&line(&json!({
-            "type": "result",
-            "subtype": if is_error { "error_during_execution" } else { "success" },
-            "is_error": is_error,
-            "duration_ms": last.saturating_sub(first),
-            "num_turns": state.context().turn_count(),
-            "result": result,
-            "session_id": header.id,
-            "usage": encode("usage", &state.context().session.usage)?,
-            "terminal_reason": terminal.reason().as_str(),
-        }))?);
-        write("\n");
+        write_line(
+            out,
+            &json!({
+                "type": "result",
+                "subtype": if is_error { "error_during_execution" } else { "success" },
+                "is_error": is_error,
+                "duration_ms": last.saturating_sub(first),
+                "num_turns": state.context().turn_count(),
+                "result": result,
+                "session_id": header.id,
+                "usage": encode("usage", &state.context().session.usage)?,
+                "terminal_reason": terminal.reason().as_str(),
+            }),
+        )?;
     }
     Ok(())
 }
@@ -261,7 +247,7 @@ impl JsonlWriter<'_> {
         message: Value,
         at_ms: u64,
         flags: &[&str],
-        write: &mut dyn FnMut(&str),
+        out: &mut dyn Write,
     ) -> Result<(), ExportError> {
         let uuid = line_uuid(&self.header.id, self.lines);
         let mut obj = Map::new();
@@ -278,8 +264,7 @@ impl JsonlWriter<'_> {
         }
         obj.insert("uuid".into(), Value::String(uuid.clone()));
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
-        write(&line(&Value::Object(obj))?);
-        write("\n");
+        write_line(out, &Value::Object(obj))?;
         self.lines += 1;
         self.parent = Some(uuid);
         Ok(())
@@ -292,7 +277,7 @@ fn transcript_lines(
     record: &StepRecord,
     added: Vec<&Message>,
     state: &State,
-    write: &mut dyn FnMut(&str),
+    out: &mut dyn Write,
 ) -> Result<(), ExportError> {
     for message in added {
         let mut value = encode("message", message)?;
@@ -304,15 +289,15 @@ fn transcript_lines(
                     obj.insert("stop_sequence".into(), Value::Null);
                     obj.insert("usage".into(), encode("usage", usage)?);
                 }
-                w.push("assistant", value, record.at_ms, &[], write)?;
+                w.push("assistant", value, record.at_ms, &[], out)?;
             }
             // An injected reminder: meta, as Claude Code marks what the user did not type.
-            Role::System => w.push("user", value, record.at_ms, &["isMeta"], write)?,
+            Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
             Role::User => {
                 let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
                     || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
                 let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
-                w.push("user", value, record.at_ms, flags, write)?;
+                w.push("user", value, record.at_ms, flags, out)?;
             }
         }
     }
@@ -327,7 +312,7 @@ fn transcript_lines(
             "stop_sequence": "",
             "usage": {"input_tokens": 0, "output_tokens": 0},
         });
-        w.push("assistant", message, record.at_ms, &["isApiErrorMessage"], write)?;
+        w.push("assistant", message, record.at_ms, &["isApiErrorMessage"], out)?;
     }
     Ok(())
 }
