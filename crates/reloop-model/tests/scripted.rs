@@ -180,8 +180,8 @@ fn bad_cassettes_are_rejected_with_the_place_and_the_reason() {
 
 #[test]
 fn file_errors_name_the_file() {
-    let dir = std::env::temp_dir().join(format!("reloop-model-scripted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
     let bad = dir.join("bad.json");
     std::fs::write(&bad, "{\"responses\": [}").expect("write");
     let err = ScriptedProvider::from_file(&bad).expect_err("bad JSON");
@@ -203,7 +203,6 @@ fn file_errors_name_the_file() {
     let good = dir.join("good.json");
     std::fs::write(&good, r#"{"responses": [{"message": {"content": "hi"}}]}"#).expect("write");
     assert_eq!(ScriptedProvider::from_file(&good).expect("good").len(), 1);
-    std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
 /// A cassette file's responses are read from it when their requests come, in any order, with
@@ -211,8 +210,8 @@ fn file_errors_name_the_file() {
 /// the response, not a panic nor a wrong answer.
 #[tokio::test]
 async fn a_cassette_file_is_read_one_response_at_a_time() {
-    let dir = std::env::temp_dir().join(format!("reloop-model-lazy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
     let path = dir.join("c.json");
     let text = "{\"responses\": [\n  {\"message\": {\"content\": \"检查 \\\"one\\\"\"}},\n  {\"message\": {\"content\": \"two\"}}\n]}";
     std::fs::write(&path, text).expect("write");
@@ -227,14 +226,13 @@ async fn a_cassette_file_is_read_one_response_at_a_time() {
         matches!(&events[..], [StreamEvent::Failed(e)] if e.error_type == "invalid_stream" && e.message.contains("response 2 of the script is invalid")),
         "{events:?}"
     );
-    std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
 /// A cassette from a pipe cannot be read again: its responses are kept as text.
 #[tokio::test]
 async fn a_cassette_from_a_pipe_is_kept_as_text() {
-    let dir = std::env::temp_dir().join(format!("reloop-model-fifo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
     let fifo = dir.join("c.fifo");
     let status = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(status.success());
@@ -246,7 +244,6 @@ async fn a_cassette_from_a_pipe_is_kept_as_text() {
     writer.join().expect("writer").expect("written");
     let events = collect(&provider, simple_request(1)).await;
     assert_eq!(events[1], StreamEvent::Block { index: 0, block: ContentBlock::text("piped") });
-    std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
 #[test]
