@@ -24,7 +24,7 @@ use crate::message::{ContentBlock, RedactedThinking, Text, Thinking, ToolResult,
 const SHORT: usize = 32;
 
 /// A key, borrowed from the input when it holds no escape.
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> de::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
