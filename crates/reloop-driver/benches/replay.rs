@@ -91,7 +91,7 @@ fn main() {
         // On one thread, a row at a time.
         let (one_thread, _) = fastest(|| {
             let mut replayer = Replayer::new(&header, &[]);
-            let steps = journal.visit_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
+            let steps = journal.visit_replay_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
             assert!(replayer.finish().divergence.is_none());
             steps
         });

@@ -44,7 +44,7 @@ fn main() {
         let mut steps = 0;
         for _ in 0..n {
             let mut replayer = reloop_driver::Replayer::new(&header, &[]);
-            steps = journal.visit_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
+            steps = journal.visit_replay_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
             assert!(replayer.finish().divergence.is_none());
         }
         let per = start.elapsed().as_secs_f64() / n as f64;

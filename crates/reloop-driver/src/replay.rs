@@ -14,7 +14,9 @@
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
 use reloop_core::{flags, transition, Event, Ignored, Reason, State};
-use reloop_journal::{JournalError, SessionHeader, StepRecord, StepRow};
+use std::borrow::Cow;
+
+use reloop_journal::{JournalError, ReplayRow, RowOutcome, SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -123,7 +125,16 @@ impl Replayer {
     pub fn feed(&mut self, record: &StepRecord) -> bool {
         let Some(state) = self.state.take() else { return false };
         let step = transition(state, record.event.clone());
-        self.check(step, record)
+        let journaled = Journaled {
+            seq: record.seq,
+            event_kind: record.event.kind(),
+            to_phase: Cow::Borrowed(&record.to_phase),
+            reason: Cow::Borrowed(&record.reason),
+            ignored: Cow::Borrowed(&record.ignored),
+            effects: Cow::Borrowed(&record.effects),
+            digest: record.digest,
+        };
+        self.check(step, journaled)
     }
 
     /// Replays one step read as its row (`reloop replay` streams them): the row's effects and
@@ -131,7 +142,7 @@ impl Replayer {
     /// same way, so the common case decodes only the event. A difference in the text is then
     /// decided on the decoded step, as [`Replayer::feed`] does (the same values may be spelled
     /// otherwise, by an older writer). `session` names the session in errors.
-    pub fn feed_row(&mut self, row: &StepRow<'_>, session: &str) -> Result<bool, JournalError> {
+    pub fn feed_row(&mut self, row: &ReplayRow<'_>, session: &str) -> Result<bool, JournalError> {
         self.feed_decoded(row, Event::from_json(row.event), session)
     }
 
@@ -139,26 +150,37 @@ impl Replayer {
     /// [`replay_rows`]).
     pub fn feed_decoded(
         &mut self,
-        row: &StepRow<'_>,
+        row: &ReplayRow<'_>,
         event: Result<Event, serde_json::Error>,
         session: &str,
     ) -> Result<bool, JournalError> {
         let Some(state) = self.state.take() else { return Ok(false) };
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
         let event = event.map_err(|e| decode("event", e))?;
+        let event_kind = event.kind();
         let step = transition(state, event);
         let ignored_row = row.reason_kind == Some("ignored");
         let same = step.state.digest() == row.digest
             && self.same_json(&step.effects, Some(row.effects))
             && self.same_json(&step.reason, row.reason_json.filter(|_| !ignored_row))
             && (!self.compare_ignored || self.same_json(&step.ignored, row.reason_json.filter(|_| ignored_row)))
-            && row.to_phase()? == step.state.phase();
+            && row.ends_in(step.state.phase())?;
         if same {
             self.steps += 1;
             self.state = Some(step.state);
             return Ok(true);
         }
-        Ok(self.check(step, &row.record(session)?))
+        let RowOutcome { reason, ignored, effects } = row.outcome(session)?;
+        let journaled = Journaled {
+            seq: row.seq,
+            event_kind,
+            to_phase: Cow::Owned(row.to_phase()?),
+            reason: Cow::Owned(reason),
+            ignored: Cow::Owned(ignored),
+            effects: Cow::Owned(effects),
+            digest: row.digest,
+        };
+        Ok(self.check(step, journaled))
     }
 
     /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
@@ -174,16 +196,16 @@ impl Replayer {
     }
 
     /// Compares a step the engine took with the journaled one.
-    fn check(&mut self, step: reloop_core::Step, record: &StepRecord) -> bool {
+    fn check(&mut self, step: reloop_core::Step, journaled: Journaled<'_>) -> bool {
         let compare_ignored = self.compare_ignored;
         let effects = serde_json::to_value(&step.effects).unwrap_or_default();
         let digest = step.state.digest();
         // The common case, compared without building the views a divergence report needs.
-        let same = effects == record.effects
-            && step.reason == record.reason
-            && (!compare_ignored || step.ignored == record.ignored)
-            && digest == record.digest
-            && step.state.phase() == record.to_phase;
+        let same = effects == *journaled.effects
+            && step.reason == *journaled.reason
+            && (!compare_ignored || step.ignored == *journaled.ignored)
+            && digest == journaled.digest
+            && step.state.phase() == journaled.to_phase;
         if !same {
             let actual = StepView {
                 to_phase: step.state.phase().to_string(),
@@ -193,13 +215,13 @@ impl Replayer {
                 digest: format!("{digest:016x}"),
             };
             let expected = StepView {
-                to_phase: record.to_phase.clone(),
-                reason: record.reason.clone(),
-                ignored: record.ignored.clone().filter(|_| compare_ignored),
-                effects: record.effects.clone(),
-                digest: format!("{:016x}", record.digest),
+                to_phase: journaled.to_phase.into_owned(),
+                reason: journaled.reason.into_owned(),
+                ignored: journaled.ignored.into_owned().filter(|_| compare_ignored),
+                effects: journaled.effects.into_owned(),
+                digest: format!("{:016x}", journaled.digest),
             };
-            if let Some(divergence) = compare(record, expected, actual) {
+            if let Some(divergence) = compare(journaled.seq, journaled.event_kind, expected, actual) {
                 self.divergence = Some(divergence);
                 return false;
             }
@@ -235,7 +257,18 @@ fn unknown_flags(header: &SessionHeader, unknown: &[u32]) -> Divergence {
     }
 }
 
-fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<Divergence> {
+/// What the journal says a step did, borrowed from a step in memory or decoded from its row.
+struct Journaled<'r> {
+    seq: u64,
+    event_kind: &'static str,
+    to_phase: Cow<'r, str>,
+    reason: Cow<'r, Option<Reason>>,
+    ignored: Cow<'r, Option<Ignored>>,
+    effects: Cow<'r, Value>,
+    digest: u64,
+}
+
+fn compare(seq: u64, event_kind: &str, expected: StepView, actual: StepView) -> Option<Divergence> {
     let name = |r: &Option<Reason>| r.as_ref().map_or("none", Reason::name);
     let (code, reason, mut diff) = if actual.effects != expected.effects {
         ("RELOOP-D001", "the effects differ".to_string(), Vec::new())
@@ -273,15 +306,7 @@ fn compare(record: &StepRecord, expected: StepView, actual: StepView) -> Option<
         diff.push(format!("+ digest: {}", actual.digest));
     }
     diff.truncate(MAX_DIFF_LINES);
-    Some(Divergence {
-        code,
-        seq: record.seq,
-        event_kind: record.event.kind().to_string(),
-        reason,
-        expected,
-        actual,
-        diff,
-    })
+    Some(Divergence { code, seq, event_kind: event_kind.to_string(), reason, expected, actual, diff })
 }
 
 const MAX_DIFF_LINES: usize = 16;

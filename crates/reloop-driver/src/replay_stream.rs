@@ -6,7 +6,7 @@
 use std::sync::mpsc;
 
 use reloop_core::Event;
-use reloop_journal::{Journal, JournalError, RowBatch, StepRow};
+use reloop_journal::{Journal, JournalError, ReplayRow, RowBatch};
 
 use crate::Replayer;
 
@@ -35,7 +35,7 @@ impl Decoded {
 /// the replay and is returned.
 pub fn replay_rows<R>(replayer: &mut Replayer, session: &str, read: R) -> Result<usize, JournalError>
 where
-    R: FnOnce(&mut dyn FnMut(&StepRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
+    R: FnOnce(&mut dyn FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
 {
     replay_in_batches(replayer, session, RowBatch::ROWS, read)
 }
@@ -49,7 +49,7 @@ fn replay_in_batches<R>(
     read: R,
 ) -> Result<usize, JournalError>
 where
-    R: FnOnce(&mut dyn FnMut(&StepRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
+    R: FnOnce(&mut dyn FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>) -> Result<usize, JournalError> + Send,
 {
     let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::channel::<Decoded>();
@@ -105,7 +105,7 @@ where
 /// Replays `session` from a SQLite journal through `replayer` with [`replay_rows`]: the journal
 /// is lent to the reading thread for the replay's length.
 pub fn replay_journal(journal: &mut Journal, session: &str, replayer: &mut Replayer) -> Result<usize, JournalError> {
-    replay_rows(replayer, session, move |visit| journal.visit_rows(session, visit))
+    replay_rows(replayer, session, move |visit| journal.visit_replay_rows(session, visit))
 }
 
 #[cfg(test)]
@@ -135,14 +135,15 @@ mod tests {
     fn one_thread(journal: &Journal, id: &str) -> crate::ReplayReport {
         let header = journal.header(id).expect("header");
         let mut replayer = Replayer::new(&header, &[]);
-        journal.visit_rows(id, |row| replayer.feed_row(row, id)).expect("rows");
+        journal.visit_replay_rows(id, |row| replayer.feed_row(row, id)).expect("rows");
         replayer.finish()
     }
 
     fn two_threads(journal: &mut Journal, id: &str, rows_per_batch: usize, flips: &[u32]) -> crate::ReplayReport {
         let header = journal.header(id).expect("header");
         let mut replayer = Replayer::new(&header, flips);
-        replay_in_batches(&mut replayer, id, rows_per_batch, move |visit| journal.visit_rows(id, visit)).expect("rows");
+        replay_in_batches(&mut replayer, id, rows_per_batch, move |visit| journal.visit_replay_rows(id, visit))
+            .expect("rows");
         replayer.finish()
     }
 
@@ -165,7 +166,7 @@ mod tests {
             // Flipping a flag the session was recorded with makes most sessions diverge somewhere.
             let Some(flag) = header.core_config.flags.numbers().next() else { continue };
             let mut replayer = Replayer::new(&header, &[flag]);
-            journal.visit_rows(&id, |row| replayer.feed_row(row, &id)).expect("rows");
+            journal.visit_replay_rows(&id, |row| replayer.feed_row(row, &id)).expect("rows");
             let expected = replayer.finish();
             if expected.divergence.is_some() {
                 diverged += 1;
@@ -185,7 +186,7 @@ mod tests {
         let id = id.as_str();
         let lent = &mut journal;
         let garbled = replay_in_batches(&mut replayer, id, 2, move |visit| {
-            lent.visit_rows(id, |row| {
+            lent.visit_replay_rows(id, |row| {
                 let mut garbled = *row;
                 garbled.event = "{not json";
                 visit(&garbled)
@@ -197,7 +198,7 @@ mod tests {
         let lent = &mut journal;
         let failing = replay_in_batches(&mut replayer, id, 2, move |visit| {
             let mut seen = 0;
-            lent.visit_rows(id, |row| {
+            lent.visit_replay_rows(id, |row| {
                 seen += 1;
                 if seen == 4 {
                     return Err(JournalError::Empty);

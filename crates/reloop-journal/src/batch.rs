@@ -1,5 +1,5 @@
 //! Rows copied out of SQLite so another thread can read them: `reloop replay` reads and decodes
-//! rows on one thread while another steps the core, and a [`StepRow`] borrows from the statement
+//! rows on one thread while another steps the core, and a [`ReplayRow`] borrows from the statement
 //! that produced it, so it cannot cross. A batch keeps its rows' text in one buffer it reuses, so
 //! a replay that recycles its batches allocates nothing per row for text.
 
@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rusqlite::types::ValueRef;
 
-use crate::StepRow;
+use crate::ReplayRow;
 
 /// Up to [`RowBatch::ROWS`] rows, or about [`RowBatch::BYTES`] of their text, owned.
 #[derive(Debug, Default)]
@@ -19,12 +19,8 @@ pub struct RowBatch {
 #[derive(Debug)]
 struct OwnedRow {
     seq: u64,
-    at_ms: u64,
     event: Range<usize>,
-    from_phase: OwnedPhase,
     to_phase: OwnedPhase,
-    turn_before: u32,
-    turn_after: u32,
     reason_kind: Option<Range<usize>>,
     reason_json: Option<Range<usize>>,
     effects: Range<usize>,
@@ -32,7 +28,7 @@ struct OwnedRow {
 }
 
 /// A stored phase: its number, its name (a phase this journal's reader does not number), or a
-/// value of another type, kept so the reader reports it as [`StepRow::to_phase`] does.
+/// value of another type, kept so the reader reports it as [`ReplayRow::to_phase`] does.
 #[derive(Debug)]
 enum OwnedPhase {
     Number(i64),
@@ -51,21 +47,16 @@ impl RowBatch {
     pub const BYTES: usize = 256 << 10;
 
     /// Copies `row` in.
-    pub fn push(&mut self, row: &StepRow<'_>) {
+    pub fn push(&mut self, row: &ReplayRow<'_>) {
         let event = self.keep(row.event);
-        let from_phase = self.phase(row.from_phase);
         let to_phase = self.phase(row.to_phase);
         let reason_kind = row.reason_kind.map(|k| self.keep(k));
         let reason_json = row.reason_json.map(|j| self.keep(j));
         let effects = self.keep(row.effects);
         self.rows.push(OwnedRow {
             seq: row.seq,
-            at_ms: row.at_ms,
             event,
-            from_phase,
             to_phase,
-            turn_before: row.turn_before,
-            turn_after: row.turn_after,
             reason_kind,
             reason_json,
             effects,
@@ -94,16 +85,12 @@ impl RowBatch {
     }
 
     /// Row `i`, as the journal handed it.
-    pub fn row(&self, i: usize) -> Option<StepRow<'_>> {
+    pub fn row(&self, i: usize) -> Option<ReplayRow<'_>> {
         let r = self.rows.get(i)?;
-        Some(StepRow {
+        Some(ReplayRow {
             seq: r.seq,
-            at_ms: r.at_ms,
             event: &self.text[r.event.clone()],
-            from_phase: self.value(&r.from_phase),
             to_phase: self.value(&r.to_phase),
-            turn_before: r.turn_before,
-            turn_after: r.turn_after,
             reason_kind: r.reason_kind.clone().map(|k| &self.text[k]),
             reason_json: r.reason_json.clone().map(|j| &self.text[j]),
             effects: &self.text[r.effects.clone()],
@@ -158,14 +145,10 @@ mod tests {
 
     #[test]
     fn a_batch_hands_back_each_row_as_it_was_read() {
-        let row = StepRow {
+        let row = ReplayRow {
             seq: 7,
-            at_ms: 1_700,
             event: r#"{"kind":"text_delta","request":1,"text":"héllo"}"#,
-            from_phase: ValueRef::Integer(1),
             to_phase: ValueRef::Text(b"some_new_phase"),
-            turn_before: 2,
-            turn_after: 3,
             reason_kind: Some("continue"),
             reason_json: Some(r#"{"kind":"next_turn"}"#),
             effects: "[]",
@@ -173,7 +156,7 @@ mod tests {
         };
         let mut batch = RowBatch::default();
         batch.push(&row);
-        batch.push(&StepRow { seq: 8, reason_kind: None, reason_json: None, ..row });
+        batch.push(&ReplayRow { seq: 8, reason_kind: None, reason_json: None, ..row });
         let first = batch.row(0).expect("row 0");
         assert_eq!(format!("{first:?}"), format!("{row:?}"));
         assert_eq!(first.to_phase().expect("phase"), "some_new_phase");
@@ -187,14 +170,10 @@ mod tests {
     #[test]
     fn a_batch_is_full_by_rows_or_by_bytes() {
         let big = "x".repeat(RowBatch::BYTES);
-        let row = StepRow {
+        let row = ReplayRow {
             seq: 1,
-            at_ms: 0,
             event: &big,
-            from_phase: ValueRef::Integer(0),
             to_phase: ValueRef::Integer(1),
-            turn_before: 0,
-            turn_after: 0,
             reason_kind: None,
             reason_json: None,
             effects: "[]",
@@ -205,10 +184,10 @@ mod tests {
         assert!(batch.is_full(), "one row of a megabyte fills a batch");
         let mut small = RowBatch::default();
         for _ in 0..RowBatch::ROWS - 1 {
-            small.push(&StepRow { event: "{}", ..row });
+            small.push(&ReplayRow { event: "{}", ..row });
         }
         assert!(!small.is_full());
-        small.push(&StepRow { event: "{}", ..row });
+        small.push(&ReplayRow { event: "{}", ..row });
         assert!(small.is_full());
     }
 }

@@ -39,7 +39,7 @@ pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
-pub use rows::{EffectsRef, EncodedStep, NewStep, StepRow};
+pub use rows::{EffectsRef, EncodedStep, NewStep, ReplayRow, RowOutcome, StepRow};
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
 pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
 pub use writer::{Durability, JournalWriter, GROUP_COMMIT_INTERVAL};
