@@ -314,14 +314,24 @@ fn print_subagents(journal: &JournalArg, id: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways.
+/// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways. Both sessions are
+/// walked a step at a time (A twice), so sessions of any length compare in the memory of a hash
+/// a compared step.
 pub fn diff(journal: &JournalArg, a: &str, b: &str, json: bool) -> Result<ExitCode, CliError> {
-    let (header_a, steps_a) = load(journal, a)?;
-    let (header_b, steps_b) = load(journal, b)?;
-    let (facts_a, facts_b) = (facts(&header_a, &steps_a), facts(&header_b, &steps_b));
-    let side_a = reloop_driver::diff::Side { header: &header_a, steps: &steps_a, facts: &facts_a };
-    let side_b = reloop_driver::diff::Side { header: &header_b, steps: &steps_b, facts: &facts_b };
-    let d = reloop_driver::diff::diff(&side_a, &side_b);
+    let opened = open(journal)?;
+    let (id_a, id_b) = (opened.resolve(a)?, opened.resolve(b)?);
+    let (header_a, header_b) = (opened.header(&id_a)?, opened.header(&id_b)?);
+    let (price_a, price_b) = (price(&header_a), price(&header_b));
+    let walker = |id: &str| {
+        let (opened, id) = (&opened, id.to_string());
+        move |visit: &mut dyn FnMut(&StepRecord) -> bool| {
+            opened.visit_steps(&id, &mut |step| Ok(visit(&step))).map(|_| ())
+        }
+    };
+    let (mut walk_a, mut walk_b) = (walker(&id_a), walker(&id_b));
+    let mut side_a = reloop_driver::diff::Side { header: &header_a, price: &price_a, walk: &mut walk_a };
+    let mut side_b = reloop_driver::diff::Side { header: &header_b, price: &price_b, walk: &mut walk_b };
+    let d = reloop_driver::diff::diff(&mut side_a, &mut side_b)?;
     if json {
         print_json(&d)?;
     } else {

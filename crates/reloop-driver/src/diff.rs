@@ -6,13 +6,14 @@
 //! Code transcript (which has neither) lines up with a reloop run of the same prompt. A fork is
 //! compared from its fork point: the steps before it are its parent's by construction.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use reloop_core::{Command, ContentBlock, Effect, Event};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 
-use crate::timeline::{shorten, tool_key, Facts};
+use crate::timeline::{shorten, tool_key, PriceFn};
 
 /// One step as the comparison sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,27 +64,87 @@ pub struct SessionDiff {
     pub after_b: After,
 }
 
-/// One side of a comparison: a session's header, steps and facts.
-pub struct Side<'a> {
+/// One side of a comparison: a session's header, how its usage is priced, and a walk over its
+/// steps in order (it hands each to its argument until that returns `false`). The comparison
+/// walks a side once or twice and keeps neither side's steps: a fixed-size hash of each
+/// compared step of one side, and what the other did after the difference, summed.
+pub struct Side<'a, E> {
     pub header: &'a SessionHeader,
-    pub steps: &'a [StepRecord],
-    pub facts: &'a Facts,
+    pub price: PriceFn<'a>,
+    pub walk: &'a mut Walk<'a, E>,
 }
 
-/// Compares `a` with `b`.
-pub fn diff(a: &Side<'_>, b: &Side<'_>) -> SessionDiff {
+/// A walk over a session's steps: it hands each to its argument, in order, until that returns
+/// `false`.
+pub type Walk<'a, E> = dyn FnMut(&mut dyn FnMut(&StepRecord) -> bool) -> Result<(), E> + 'a;
+
+/// Compares `a` with `b`, walking `a` twice and `b` once.
+///
+/// Compared steps are matched by a 64-bit hash under keys drawn for this comparison: two
+/// different steps would be taken as the same with odds of one in 2^64, and nobody can build a
+/// session that makes them so.
+pub fn diff<E>(a: &mut Side<'_, E>, b: &mut Side<'_, E>) -> Result<SessionDiff, E> {
     let fork_point = match (&a.header.parent, &b.header.parent) {
         (_, Some((parent, seq))) if *parent == a.header.id => Some(*seq),
         (Some((parent, seq)), _) if *parent == b.header.id => Some(*seq),
         _ => None,
     };
     let from = fork_point.unwrap_or(0);
-    let view_a = views(a, from);
-    let view_b = views(b, from);
-    let same = view_a.iter().zip(&view_b).take_while(|(x, y)| same_step(x, y)).count();
-    let first_difference = (same < view_a.len().max(view_b.len())).then(|| {
-        let (x, y) = (view_a.get(same).cloned(), view_b.get(same).cloned());
-        let differs = match (&x, &y) {
+    let keys = RandomState::new();
+    let hash = |v: &StepView| keys.hash_one((&v.event, &v.request, &v.reason));
+
+    // A's compared steps, as hashes.
+    let mut hashes_a = Vec::new();
+    let mut viewer = Viewer::new(a.header, from);
+    (a.walk)(&mut |step| {
+        if let Some(view) = viewer.view(step) {
+            hashes_a.push(hash(&view));
+        }
+        true
+    })?;
+
+    // B's against them, up to the first that differs, and what B did from there.
+    let mut viewer = Viewer::new(b.header, from);
+    let mut after_b = AfterGatherer::new(b.header, b.price);
+    let (mut same, mut view_b, mut parted) = (0, None, false);
+    (b.walk)(&mut |step| {
+        if !parted {
+            if let Some(view) = viewer.view(step) {
+                if hashes_a.get(same) == Some(&hash(&view)) {
+                    same += 1;
+                } else {
+                    parted = true;
+                    after_b.from = view.seq;
+                    view_b = Some(view);
+                }
+            }
+        }
+        after_b.step(step);
+        true
+    })?;
+    // B ended first: A's next compared step, if it has one, is where they part.
+    let parted = parted || same < hashes_a.len();
+
+    // A's step where they part, and what A did from there.
+    let mut viewer = Viewer::new(a.header, from);
+    let mut after_a = AfterGatherer::new(a.header, a.price);
+    let (mut seen, mut view_a) = (0, None);
+    (a.walk)(&mut |step| {
+        if parted && view_a.is_none() {
+            if let Some(view) = viewer.view(step) {
+                if seen == same {
+                    after_a.from = view.seq;
+                    view_a = Some(view);
+                }
+                seen += 1;
+            }
+        }
+        after_a.step(step);
+        true
+    })?;
+
+    let first_difference = parted.then(|| {
+        let differs = match (&view_a, &view_b) {
             (Some(x), Some(y)) => {
                 [("event", x.event != y.event), ("request", x.request != y.request), ("reason", x.reason != y.reason)]
                     .into_iter()
@@ -92,47 +153,66 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>) -> SessionDiff {
             }
             _ => vec!["missing"],
         };
-        FirstDifference { a: x, b: y, differs }
+        FirstDifference { a: view_a, b: view_b, differs }
     });
-    // What each did from the difference on (or nothing, when they agree throughout).
-    let after_seq = |views: &[StepView]| views.get(same).map_or(u64::MAX, |v| v.seq);
-    SessionDiff {
+    Ok(SessionDiff {
         a: a.header.id.clone(),
         b: b.header.id.clone(),
         fork_point,
         same_steps: same,
-        after_a: after(a, after_seq(&view_a)),
-        after_b: after(b, after_seq(&view_b)),
+        after_a: after_a.finish(),
+        after_b: after_b.finish(),
         first_difference,
+    })
+}
+
+/// Turns a side's steps, in order, into the compared steps after step `from`. It names the tool
+/// a `tool_done` answers by the call with that id: only calls not answered yet are kept.
+struct Viewer<'a> {
+    from: u64,
+    cwd: &'a str,
+    in_flight: HashMap<String, String>,
+}
+
+impl<'a> Viewer<'a> {
+    fn new(header: &'a SessionHeader, from: u64) -> Self {
+        let cwd = header.run_config.get("cwd").and_then(serde_json::Value::as_str).unwrap_or_default();
+        Viewer { from, cwd, in_flight: HashMap::new() }
+    }
+
+    /// The next step of the side: its compared view, if it is one.
+    fn view(&mut self, step: &StepRecord) -> Option<StepView> {
+        if step.ignored.is_some() {
+            return None;
+        }
+        if let Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } = &step.event {
+            self.in_flight.insert(call.id.clone(), call.name.clone());
+        }
+        let view = (step.seq > self.from).then(|| self.words(step)).flatten();
+        if let Event::ToolDone(outcome) = &step.event {
+            self.in_flight.remove(&outcome.tool_use_id);
+        }
+        view
+    }
+
+    fn words(&self, step: &StepRecord) -> Option<StepView> {
+        let event = event_words(&step.event, &self.in_flight)?;
+        let event = if self.cwd.is_empty() {
+            event
+        } else {
+            event.replace(&format!("{}/", self.cwd.trim_end_matches('/')), "")
+        };
+        Some(StepView {
+            seq: step.seq,
+            event,
+            request: request_words(step),
+            reason: step.reason.as_ref().map(|r| r.name().to_string()),
+        })
     }
 }
 
-fn same_step(x: &StepView, y: &StepView) -> bool {
-    x.event == y.event && x.request == y.request && x.reason == y.reason
-}
-
-/// The compared steps of a side after step `from`.
-fn views(side: &Side<'_>, from: u64) -> Vec<StepView> {
-    let cwd = side.header.run_config.get("cwd").and_then(serde_json::Value::as_str).unwrap_or_default();
-    side.steps
-        .iter()
-        .filter(|s| s.seq > from && s.ignored.is_none())
-        .filter_map(|s| {
-            let event = event_words(&s.event, side.facts)?;
-            let event =
-                if cwd.is_empty() { event } else { event.replace(&format!("{}/", cwd.trim_end_matches('/')), "") };
-            Some(StepView {
-                seq: s.seq,
-                event,
-                request: request_words(s),
-                reason: s.reason.as_ref().map(|r| r.name().to_string()),
-            })
-        })
-        .collect()
-}
-
 /// The event in words that two sessions doing the same thing share: no ids, usage or timing.
-fn event_words(event: &Event, facts: &Facts) -> Option<String> {
+fn event_words(event: &Event, tools: &HashMap<String, String>) -> Option<String> {
     Some(match event {
         // Streaming granularity, a call's start mark and a restart after a crash or at a fork
         // point are how a session was driven, not what it did.
@@ -148,7 +228,7 @@ fn event_words(event: &Event, facts: &Facts) -> Option<String> {
         }
         Event::ModelFailed { error, .. } => format!("model_failed {}", error.error_type),
         Event::ToolDone(outcome) => {
-            let name = facts.tool(&outcome.tool_use_id).map_or("?", |t| t.name.as_str());
+            let name = tools.get(&outcome.tool_use_id).map_or("?", String::as_str);
             let error = if outcome.is_error { " error" } else { "" };
             format!("tool_done {name}{error} {:?}", shorten(&outcome.content.as_text(), 50))
         }
@@ -170,29 +250,78 @@ fn request_words(step: &StepRecord) -> Option<String> {
     })
 }
 
-/// What a side did from step `seq` on.
-fn after(side: &Side<'_>, seq: u64) -> After {
-    let mut out = After {
-        steps: side.steps.iter().filter(|s| s.seq >= seq).count(),
-        terminal_reason: side
-            .steps
-            .iter()
-            .rev()
-            .find_map(|s| s.reason.as_ref().filter(|r| r.is_terminal()))
-            .map(|r| r.name().to_string()),
-        ..After::default()
-    };
-    for r in side.facts.requests.iter().filter(|r| r.seq >= seq) {
-        out.requests += 1;
-        out.input_tokens +=
-            r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens;
-        out.output_tokens += r.usage.output_tokens;
-        out.cost_usd += r.cost_usd;
+/// What a side did from step `from` on, summed as its steps go by: the steps, the requests
+/// asked from there with their usage and cost once answered, and the tools called. How the
+/// side ended is taken from all its steps. What [`crate::timeline::Facts`] gathers, without
+/// keeping it.
+struct AfterGatherer<'a> {
+    /// The first step counted (none until it is known).
+    from: u64,
+    header: &'a SessionHeader,
+    price: PriceFn<'a>,
+    after: After,
+    /// Requests asked from `from` on and not answered yet, by number, with their model.
+    asked: HashMap<u32, String>,
+}
+
+impl<'a> AfterGatherer<'a> {
+    fn new(header: &'a SessionHeader, price: PriceFn<'a>) -> Self {
+        AfterGatherer { from: u64::MAX, header, price, after: After::default(), asked: HashMap::new() }
     }
-    for t in side.facts.tools.iter().filter(|t| t.seq >= seq) {
-        *out.tools.entry(t.name.clone()).or_default() += 1;
+
+    fn step(&mut self, step: &StepRecord) {
+        if let Some(reason) = step.reason.as_ref().filter(|r| r.is_terminal()) {
+            self.after.terminal_reason = Some(reason.name().to_string());
+        }
+        if step.seq < self.from {
+            return;
+        }
+        self.after.steps += 1;
+        if let Some(effects) = step.effects.as_array().filter(|e| !e.is_empty()) {
+            let effects: Vec<Effect> =
+                serde_json::from_value(serde_json::Value::Array(effects.clone())).unwrap_or_default();
+            for effect in effects {
+                // A request asked again (after a restart) is counted again; its answer is the
+                // newest asking's.
+                match effect {
+                    Effect::Command(Command::CallModel(call)) => {
+                        let model =
+                            if call.model.is_empty() { self.header.core_config.model.clone() } else { call.model };
+                        self.asked.insert(call.request, model);
+                        self.after.requests += 1;
+                    }
+                    Effect::Command(Command::Summarize { request, .. }) => {
+                        self.asked.insert(request, self.header.core_config.model.clone());
+                        self.after.requests += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if step.ignored.is_some() {
+            return;
+        }
+        let (request, usage, model) = match &step.event {
+            Event::ModelDone { model, usage, request, .. } => (*request, usage, model.as_ref()),
+            Event::CompactDone { usage, request, .. } => (*request, usage, None),
+            Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
+                *self.after.tools.entry(call.name.clone()).or_default() += 1;
+                return;
+            }
+            _ => return,
+        };
+        // The core answers an asking once: a later answer to the same request is ignored.
+        let Some(asked_model) = self.asked.remove(&request) else { return };
+        let model = model.cloned().unwrap_or(asked_model);
+        self.after.input_tokens +=
+            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+        self.after.output_tokens += usage.output_tokens;
+        self.after.cost_usd += (self.price)(&model, usage);
     }
-    out
+
+    fn finish(self) -> After {
+        self.after
+    }
 }
 
 /// The comparison for a person: the first difference side by side, then the rest.
@@ -267,3 +396,134 @@ pub fn text(d: &SessionDiff) -> String {
 
 /// One field of a step's view, as a column of the side-by-side table.
 type Field = fn(&StepView) -> Option<String>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_journal::{Journal, SessionDump};
+
+    /// A session: its header and steps.
+    #[derive(Clone)]
+    struct Session {
+        header: SessionHeader,
+        steps: Vec<StepRecord>,
+    }
+
+    /// Every session of the replay corpus, as a journal hands it back.
+    fn corpus() -> Vec<Session> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let path = entry.expect("entry").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
+            let id = journal.load_session(&dump).expect("load");
+            out.push(Session {
+                header: journal.header(&id).expect("header"),
+                steps: journal.steps(&id).expect("steps"),
+            });
+        }
+        assert!(out.len() >= 10, "the corpus holds sessions");
+        out
+    }
+
+    /// Diffs `a` and `b` held in memory, counting how often each is walked.
+    fn diffed(a: &Session, b: &Session) -> (SessionDiff, usize, usize) {
+        let price = |_: &str, u: &reloop_core::Usage| (u.input_tokens + u.output_tokens) as f64 * 1e-6;
+        let (mut walks_a, mut walks_b) = (0, 0);
+        let mut walk_a = |visit: &mut dyn FnMut(&StepRecord) -> bool| -> Result<(), ()> {
+            walks_a += 1;
+            a.steps.iter().take_while(|s| visit(s)).for_each(drop);
+            Ok(())
+        };
+        let mut walk_b = |visit: &mut dyn FnMut(&StepRecord) -> bool| -> Result<(), ()> {
+            walks_b += 1;
+            b.steps.iter().take_while(|s| visit(s)).for_each(drop);
+            Ok(())
+        };
+        let d = diff(
+            &mut Side { header: &a.header, price: &price, walk: &mut walk_a },
+            &mut Side { header: &b.header, price: &price, walk: &mut walk_b },
+        )
+        .expect("in memory");
+        (d, walks_a, walks_b)
+    }
+
+    fn compared_steps(session: &Session) -> Vec<u64> {
+        let mut viewer = Viewer::new(&session.header, 0);
+        session.steps.iter().filter_map(|s| viewer.view(s)).map(|v| v.seq).collect()
+    }
+
+    #[test]
+    fn a_session_takes_the_same_steps_as_itself_and_parts_from_its_prefix_where_the_prefix_ends() {
+        for session in corpus() {
+            let compared = compared_steps(&session);
+            let (same, walks_a, walks_b) = diffed(&session, &session);
+            assert_eq!((walks_a, walks_b), (2, 1), "A is walked twice, B once");
+            assert_eq!(same.first_difference, None, "{}", session.header.id);
+            assert_eq!(same.same_steps, compared.len());
+            assert_eq!(same.after_a.steps, 0, "nothing comes after no difference");
+
+            // B stops halfway through A's compared steps: they part at A's next one, B missing.
+            let Some(&cut) = compared.get(compared.len() / 2) else { continue };
+            let mut prefix = session.clone();
+            prefix.steps.retain(|s| s.seq < cut);
+            let (parted, _, _) = diffed(&session, &prefix);
+            let first = parted.first_difference.expect("the prefix ends first");
+            assert_eq!(first.differs, vec!["missing"]);
+            assert_eq!((first.a.map(|v| v.seq), first.b), (Some(cut), None));
+            assert_eq!(parted.same_steps, compared.len() / 2);
+            assert_eq!(parted.after_a.steps, session.steps.iter().filter(|s| s.seq >= cut).count());
+            assert_eq!(parted.after_b, After::default().with_end(&prefix));
+        }
+    }
+
+    impl After {
+        /// Nothing done, ending as `session` ended.
+        fn with_end(mut self, session: &Session) -> After {
+            self.terminal_reason = session
+                .steps
+                .iter()
+                .rev()
+                .find_map(|s| s.reason.as_ref().filter(|r| r.is_terminal()))
+                .map(|r| r.name().to_string());
+            self
+        }
+    }
+
+    #[test]
+    fn what_each_did_after_the_difference_counts_its_requests_tools_and_tokens_from_there() {
+        for session in corpus() {
+            // A changed tool result in B: both part at it, and each counts from there.
+            let Some(at) =
+                session.steps.iter().position(|s| matches!(s.event, Event::ToolDone(_)) && s.ignored.is_none())
+            else {
+                continue;
+            };
+            let mut other = session.clone();
+            if let Event::ToolDone(outcome) = &mut other.steps[at].event {
+                outcome.content = reloop_core::ToolResultContent::Text("something else".into());
+            }
+            let (d, _, _) = diffed(&session, &other);
+            let first = d.first_difference.expect("they part");
+            assert_eq!(first.differs, vec!["event"]);
+            let seq = session.steps[at].seq;
+            assert_eq!(first.a.as_ref().map(|v| v.seq), Some(seq));
+            assert!(first.a.expect("a").event.starts_with("tool_done "), "the tool is named");
+            // Counted the way the timeline's facts count them.
+            let price = |_: &str, u: &reloop_core::Usage| (u.input_tokens + u.output_tokens) as f64 * 1e-6;
+            let facts = crate::timeline::Facts::gather(&session.header, &session.steps, &price);
+            let requests: Vec<_> = facts.requests.iter().filter(|r| r.seq >= seq).collect();
+            assert_eq!(d.after_a.requests, requests.len(), "{}", session.header.id);
+            assert_eq!(d.after_a.output_tokens, requests.iter().map(|r| r.usage.output_tokens).sum::<u64>());
+            let cost: f64 = requests.iter().map(|r| r.cost_usd).sum();
+            assert!((d.after_a.cost_usd - cost).abs() < 1e-12, "{} vs {cost}", d.after_a.cost_usd);
+            let tools = facts.tools.iter().filter(|t| t.seq >= seq).count();
+            assert_eq!(d.after_a.tools.values().sum::<usize>(), tools);
+        }
+    }
+}

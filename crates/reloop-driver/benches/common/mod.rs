@@ -44,19 +44,40 @@ impl Tool for Instant0 {
     }
 }
 
+/// Tokens a response reports to make the next request cross the default auto-compact
+/// threshold (167,000 of a 200,000-token window).
+pub const PAST_THRESHOLD: usize = 170_000;
+
+/// A session of `turns` tool turns (the last one answers without a tool), whose usage stays
+/// small: it never compacts, so its whole history stays live.
 pub fn cassette(turns: usize) -> String {
-    let mut responses: Vec<Value> = (1..turns)
-        .map(|i| {
-            json!({"message": {
-                "id": format!("msg_{i}"), "type": "message", "role": "assistant", "model": "bench",
-                "content": [
-                    {"type": "text", "text": "Checking the next file."},
-                    {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Noop", "input": {"n": i}}
-                ],
-                "stop_reason": "tool_use", "usage": {"input_tokens": 1000 + i, "output_tokens": 20}
-            }})
-        })
-        .collect();
+    cassette_compacting(turns, None)
+}
+
+/// Like [`cassette`], but with `every` set, every `every`-th response reports
+/// [`PAST_THRESHOLD`] tokens, so the next request compacts first (the next response is its
+/// summary): as a real session does when its context fills, and what bounds its history.
+pub fn cassette_compacting(turns: usize, every: Option<usize>) -> String {
+    let mut responses: Vec<Value> = Vec::with_capacity(turns + turns / every.unwrap_or(turns).max(1));
+    for i in 1..turns {
+        let fills = every.is_some_and(|every| i % every == 0);
+        let input_tokens = if fills { PAST_THRESHOLD } else { 1000 + i };
+        responses.push(json!({"message": {
+            "id": format!("msg_{i}"), "type": "message", "role": "assistant", "model": "bench",
+            "content": [
+                {"type": "text", "text": "Checking the next file."},
+                {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Noop", "input": {"n": i}}
+            ],
+            "stop_reason": "tool_use", "usage": {"input_tokens": input_tokens, "output_tokens": 20}
+        }}));
+        if fills {
+            responses.push(json!({"message": {
+                "id": format!("msg_summary_{i}"), "type": "message", "role": "assistant", "model": "bench",
+                "content": [{"type": "text", "text": format!("<summary>Checked {i} files; all answered ok.</summary>")}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": PAST_THRESHOLD, "output_tokens": 40}
+            }}));
+        }
+    }
     responses.push(json!({"message": {
         "id": "msg_last", "type": "message", "role": "assistant", "model": "bench",
         "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
@@ -77,7 +98,17 @@ pub struct Figures {
 }
 
 pub fn run_session(rt: &tokio::runtime::Runtime, turns: usize, journal: Option<Journal>) -> (Figures, Option<String>) {
-    let provider = Arc::new(ScriptedProvider::from_json(&cassette(turns)).expect("bench cassette"));
+    run_session_compacting(rt, turns, None, journal)
+}
+
+/// [`run_session`] on [`cassette_compacting`].
+pub fn run_session_compacting(
+    rt: &tokio::runtime::Runtime,
+    turns: usize,
+    every: Option<usize>,
+    journal: Option<Journal>,
+) -> (Figures, Option<String>) {
+    let provider = Arc::new(ScriptedProvider::from_json(&cassette_compacting(turns, every)).expect("bench cassette"));
     let session = Session::new(
         provider,
         tools(),
