@@ -4,7 +4,9 @@
 //! memory. Prints steps per second, and the peak memory of a whole process that replays the
 //! journal as `reloop replay` does (this bench run again as a child: in this process, memory the
 //! allocator kept from the recording would hide the replay's). Times are the fastest of three
-//! runs. Prints figures; asserts nothing.
+//! runs. A second table replays sessions of 10,000 and 100,000 turns that compact every 500
+//! turns, as a real session does when its context window fills: their replay's memory stays the
+//! same whatever their length. Prints figures; asserts nothing.
 //!
 //! `cargo bench -p reloop-driver --bench replay`
 
@@ -14,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use common::run_session;
+use common::{run_session, run_session_compacting};
 use reloop_driver::Replayer;
 use reloop_journal::Journal;
 
@@ -114,6 +116,31 @@ fn main() {
             one_thread * 1e3,
             in_memory * 1e3,
             steps as f64 / in_memory
+        );
+    }
+    println!("\nsessions that compact every 500 turns (their history is what their context window holds)\n");
+    println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
+    for turns in [10_000usize, 100_000] {
+        let path = dir.path().join(format!("compacting-{turns}.db"));
+        let journal = Journal::create_or_open(&path).expect("journal");
+        let (recorded, id) = run_session_compacting(&rt, turns, Some(500), Some(journal));
+        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
+        let id = id.expect("session id");
+        let mut journal = Journal::open_existing(&path).expect("reopen");
+        let header = journal.header(&id).expect("header");
+        let (streamed, steps) = fastest(|| {
+            let mut replayer = Replayer::new(&header, &[]);
+            let steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
+            assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
+            steps
+        });
+        println!(
+            "{:>6}  {:>7}  {:>13.1} ms  {:>14.0}  {:>10} KiB",
+            turns,
+            steps,
+            streamed * 1e3,
+            steps as f64 / streamed,
+            process_peak(&path)
         );
     }
     println!("\nbars: >= 1,000,000 steps/s; a 10,000-turn journal in <= 100 ms; peak <= 30 MB at any length");
