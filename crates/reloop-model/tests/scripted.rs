@@ -251,3 +251,15 @@ fn an_endless_cassette_file_is_refused() {
     let err = ScriptedProvider::from_file("/dev/zero").expect_err("endless").to_string();
     assert!(err.starts_with("cannot read cassette /dev/zero") && err.contains("at most 128 MiB"), "{err}");
 }
+
+#[test]
+fn a_cassette_file_is_read_into_exactly_its_size() {
+    // Grown by doubling, a long cassette's text was held twice over while it moved.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let path = tmp.path().join("long.json");
+    let responses: Vec<Value> = (0..2000).map(|i| json!({"message": {"content": format!("answer {i}")}})).collect();
+    std::fs::write(&path, json!({ "responses": responses }).to_string()).expect("write");
+    let text = reloop_model::read_cassette(&path).expect("read");
+    assert_eq!(text.len() as u64, std::fs::metadata(&path).expect("metadata").len());
+    assert_eq!(text.capacity(), text.len(), "no spare room");
+}
