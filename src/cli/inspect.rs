@@ -274,7 +274,8 @@ pub fn why(
     // Two walks over the journal, each holding one step: the facts of the whole session, then
     // the decisions, which read them.
     let price = price(&header);
-    let mut gatherer = reloop_driver::timeline::FactsGatherer::new(&header, &price);
+    // `why` names calls but shows no input or output: the facts need not hold every output.
+    let mut gatherer = reloop_driver::timeline::FactsGatherer::new(&header, &price).without_payloads();
     let steps = opened.visit_steps(&header.id, &mut |s| {
         gatherer.step(&s);
         Ok(true)

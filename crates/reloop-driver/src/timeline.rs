@@ -156,6 +156,8 @@ pub struct FactsGatherer<'a> {
     /// When each request was asked, by the asking step: for its duration.
     asked_at: BTreeMap<u64, u64>,
     turn_rows: Vec<TurnRow>,
+    /// Tool calls keep their input and result (see [`FactsGatherer::without_payloads`]).
+    payloads: bool,
 }
 
 /// What the turns are made of, of one step.
@@ -180,7 +182,16 @@ impl<'a> FactsGatherer<'a> {
             tools_started: BTreeMap::new(),
             asked_at: BTreeMap::new(),
             turn_rows: Vec::new(),
+            payloads: true,
         }
+    }
+
+    /// Tool calls keep neither their input nor their result (`input` is null, `result` none;
+    /// `done_seq` still says whether a call was answered): for a reader that names calls but
+    /// shows no payload (`why`), whose memory would otherwise hold every output of the session.
+    pub fn without_payloads(mut self) -> Self {
+        self.payloads = false;
+        self
     }
 
     /// The next step of the session, in order.
@@ -283,7 +294,7 @@ impl<'a> FactsGatherer<'a> {
                     id: call.id.clone(),
                     name: call.name.clone(),
                     key: relative(&tool_key(&call.name, &call.input), self.cwd),
-                    input: call.input.clone(),
+                    input: if self.payloads { call.input.clone() } else { Value::Null },
                     prompt: self.prompt,
                     turn: step.turn_before,
                     seq: step.seq,
@@ -297,7 +308,7 @@ impl<'a> FactsGatherer<'a> {
             Event::ToolDone(outcome) => {
                 if let Some(t) = self.tool_index.get(&outcome.tool_use_id).and_then(|&i| self.facts.tools.get_mut(i)) {
                     t.done_seq = Some(step.seq);
-                    t.result = Some(outcome.content.as_text());
+                    t.result = self.payloads.then(|| outcome.content.as_text());
                     t.is_error = outcome.is_error;
                     t.denied = outcome.denied;
                     t.duration_ms =
@@ -440,5 +451,40 @@ pub fn source(header: &SessionHeader) -> &'static str {
         "import"
     } else {
         "run"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reloop_journal::{Journal, SessionDump};
+
+    #[test]
+    fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
+        let price = |_: &str, u: &Usage| u.output_tokens as f64 * 1e-6;
+        let mut calls = 0;
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let path = entry.expect("entry").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
+            let id = journal.load_session(&dump).expect("load");
+            let (header, steps) = (journal.header(&id).expect("header"), journal.steps(&id).expect("steps"));
+            let mut lean = FactsGatherer::new(&header, &price).without_payloads();
+            steps.iter().for_each(|s| lean.step(s));
+            let lean = lean.finish();
+            let mut whole = Facts::gather(&header, &steps, &price);
+            assert!(lean.tools.iter().all(|t| t.input.is_null() && t.result.is_none()), "{id}");
+            calls += whole.tools.len();
+            for t in &mut whole.tools {
+                (t.input, t.result) = (Value::Null, None);
+            }
+            assert_eq!(lean, whole, "{id}");
+        }
+        assert!(calls > 10, "the corpus calls tools ({calls})");
     }
 }
