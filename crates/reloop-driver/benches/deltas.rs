@@ -21,68 +21,12 @@ use serde_json::{json, Value};
 
 mod common;
 
+use common::sse;
+
 const TURNS: usize = 20;
 
 /// The bytes of the thinking block before the deltas in the second table.
 const THINKING_BYTES: usize = 8 << 10;
-
-fn sse(turn: usize, deltas: usize, last: bool, thinking: usize) -> String {
-    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
-    let mut body = event(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message",
-            "role": "assistant", "model": "bench", "content": [], "stop_reason": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    );
-    let mut index = 0;
-    if thinking > 0 {
-        body.push_str(&event(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
-        ));
-        let text = "Let me think about the \"next\" step.\n".repeat(thinking / 36 + 1);
-        body.push_str(&event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": &text[..thinking]}}),
-        ));
-        body.push_str(&event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}}),
-        ));
-        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
-        index = 1;
-    }
-    body.push_str(&event(
-        "content_block_start",
-        json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
-    ));
-    for i in 0..deltas {
-        body.push_str(&event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": format!("word{i} ")}}),
-        ));
-    }
-    body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
-    if !last {
-        body.push_str(&event(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index + 1, "content_block":
-                {"type": "tool_use", "id": format!("toolu_{turn}"), "name": "Noop", "input": {}}}),
-        ));
-        body.push_str(&event(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": index + 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
-        ));
-        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index + 1})));
-    }
-    let stop = if last { "end_turn" } else { "tool_use" };
-    body.push_str(&event(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": deltas}}),
-    ));
-    body.push_str(&event("message_stop", json!({"type": "message_stop"})));
-    body
-}
 
 fn run(rt: &tokio::runtime::Runtime, cassette: &str, journal: Option<Journal>) -> f64 {
     let provider = Arc::new(ScriptedProvider::from_json(cassette).expect("bench cassette"));

@@ -6,7 +6,9 @@
 //! allocator kept from the recording would hide the replay's). Times are the fastest of three
 //! runs. A second table replays sessions of 10,000 and 100,000 turns that compact every 500
 //! turns, as a real session does when its context window fills: their replay's memory stays the
-//! same whatever their length. Prints figures; asserts nothing.
+//! same whatever their length. A third replays a session whose responses stream in 20 text
+//! deltas each, as Claude's do (most steps of a real session are deltas). Prints figures;
+//! asserts nothing.
 //!
 //! `cargo bench -p reloop-driver --bench replay`
 
@@ -16,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use common::{run_session, run_session_compacting};
+use common::{cassette_streamed, run_cassette, run_session, run_session_compacting};
 use reloop_driver::Replayer;
 use reloop_journal::Journal;
 
@@ -124,6 +126,31 @@ fn main() {
         let path = dir.path().join(format!("compacting-{turns}.db"));
         let journal = Journal::create_or_open(&path).expect("journal");
         let (recorded, id) = run_session_compacting(&rt, turns, Some(500), Some(journal));
+        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
+        let id = id.expect("session id");
+        let mut journal = Journal::open_existing(&path).expect("reopen");
+        let header = journal.header(&id).expect("header");
+        let (streamed, steps) = fastest(|| {
+            let mut replayer = Replayer::new(&header, &[]);
+            let steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
+            assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
+            steps
+        });
+        println!(
+            "{:>6}  {:>7}  {:>13.1} ms  {:>14.0}  {:>10} KiB",
+            turns,
+            steps,
+            streamed * 1e3,
+            steps as f64 / streamed,
+            process_peak(&path)
+        );
+    }
+    println!("\nsessions whose responses stream in 20 text deltas each\n");
+    println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
+    for turns in [1_000usize, 10_000] {
+        let path = dir.path().join(format!("streamed-{turns}.db"));
+        let journal = Journal::create_or_open(&path).expect("journal");
+        let (recorded, id) = run_cassette(&rt, turns, &cassette_streamed(turns, 20), Some(journal));
         println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
         let id = id.expect("session id");
         let mut journal = Journal::open_existing(&path).expect("reopen");

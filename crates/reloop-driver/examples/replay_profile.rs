@@ -1,6 +1,7 @@
 //! Profiling aid: `replay_profile record FILE TURNS` records a scripted session into FILE
 //! (`record-off` runs the same session with no journal, for the loop's own cost;
-//! `record-compacting` one that compacts every 500 turns, as a filling context makes it);
+//! `record-compacting` one that compacts every 500 turns, as a filling context makes it;
+//! `record-streamed` one whose responses stream in 20 text deltas each);
 //! `replay_profile replay FILE N` replays its last session N times from memory, so a profiler
 //! sees replay alone; `replay_profile stream FILE N` replays it N times streamed from SQLite, as
 //! `reloop replay` does.
@@ -10,13 +11,20 @@ mod common;
 
 use std::time::Instant;
 
-use common::{run_session, run_session_compacting};
+use common::{cassette_streamed, run_cassette, run_session, run_session_compacting};
 use reloop_journal::Journal;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::PathBuf::from(&args[2]);
     let n: usize = args[3].parse().expect("a number");
+    if args[1] == "record-streamed" {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+        let journal = Journal::create_or_open(&path).expect("journal");
+        let (figures, _) = run_cassette(&rt, n, &cassette_streamed(n, 20), Some(journal));
+        println!("recorded {n} turns in {:.0} ms", figures.seconds * 1e3);
+        return;
+    }
     if args[1] == "record-compacting" {
         let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
         let journal = Journal::create_or_open(&path).expect("journal");

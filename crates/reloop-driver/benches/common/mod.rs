@@ -86,6 +86,73 @@ pub fn cassette_compacting(turns: usize, every: Option<usize>) -> String {
     json!({ "responses": responses }).to_string()
 }
 
+/// A response as the Anthropic API streams it (SSE): an optional thinking block of `thinking`
+/// bytes, a text block in `deltas` text deltas, then (unless `last`) a call to the instant tool.
+pub fn sse(turn: usize, deltas: usize, last: bool, thinking: usize) -> String {
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let mut body = event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message",
+            "role": "assistant", "model": "bench", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    );
+    let mut index = 0;
+    if thinking > 0 {
+        body.push_str(&event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ));
+        let text = "Let me think about the \"next\" step.\n".repeat(thinking / 36 + 1);
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": &text[..thinking]}}),
+        ));
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}}),
+        ));
+        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+        index = 1;
+    }
+    body.push_str(&event(
+        "content_block_start",
+        json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+    ));
+    for i in 0..deltas {
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": format!("word{i} ")}}),
+        ));
+    }
+    body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
+    if !last {
+        body.push_str(&event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index + 1, "content_block":
+                {"type": "tool_use", "id": format!("toolu_{turn}"), "name": "Noop", "input": {}}}),
+        ));
+        body.push_str(&event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index + 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+        ));
+        body.push_str(&event("content_block_stop", json!({"type": "content_block_stop", "index": index + 1})));
+    }
+    let stop = if last { "end_turn" } else { "tool_use" };
+    body.push_str(&event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": deltas}}),
+    ));
+    body.push_str(&event("message_stop", json!({"type": "message_stop"})));
+    body
+}
+
+/// A session of `turns` turns, each response streamed in `deltas` text deltas before its tool
+/// call (the last one text only), as Claude streams its answers.
+pub fn cassette_streamed(turns: usize, deltas: usize) -> String {
+    let responses: Vec<Value> = (1..=turns).map(|t| json!({"sse": sse(t, deltas, t == turns, 0)})).collect();
+    json!({ "responses": responses }).to_string()
+}
+
 pub fn tools() -> ToolRegistry {
     let mut registry = ToolRegistry::empty();
     registry.register(Arc::new(Instant0));
@@ -101,14 +168,14 @@ pub fn run_session(rt: &tokio::runtime::Runtime, turns: usize, journal: Option<J
     run_session_compacting(rt, turns, None, journal)
 }
 
-/// [`run_session`] on [`cassette_compacting`].
-pub fn run_session_compacting(
+/// A session of `turns` turns on `cassette`, with the bench's tools.
+pub fn run_cassette(
     rt: &tokio::runtime::Runtime,
     turns: usize,
-    every: Option<usize>,
+    cassette: &str,
     journal: Option<Journal>,
 ) -> (Figures, Option<String>) {
-    let provider = Arc::new(ScriptedProvider::from_json(&cassette_compacting(turns, every)).expect("bench cassette"));
+    let provider = Arc::new(ScriptedProvider::from_json(cassette).expect("bench cassette"));
     let session = Session::new(
         provider,
         tools(),
@@ -124,4 +191,14 @@ pub fn run_session_compacting(
     let seconds = start.elapsed().as_secs_f64();
     assert_eq!(result.num_turns as usize, turns, "the bench session must run every turn");
     (Figures { seconds }, Some(result.session_id))
+}
+
+/// [`run_session`] on [`cassette_compacting`].
+pub fn run_session_compacting(
+    rt: &tokio::runtime::Runtime,
+    turns: usize,
+    every: Option<usize>,
+    journal: Option<Journal>,
+) -> (Figures, Option<String>) {
+    run_cassette(rt, turns, &cassette_compacting(turns, every), journal)
 }
