@@ -51,6 +51,42 @@ fn check_fails_naming_a_session_whose_journal_was_changed() {
     assert!(std::fs::read_to_string(junit).unwrap().contains("<failure message=\"RELOOP-D00"));
 }
 
+/// A journal is checked a session at a time, each replayed as `reloop replay` replays it: one
+/// whose recorded digest was changed diverges, one with a row that cannot be read fails naming
+/// the step, and the others pass.
+#[test]
+fn check_replays_every_session_of_a_journal_and_names_each_that_fails() {
+    let ws = Workspace::seed();
+    for _ in 0..3 {
+        assert_eq!(ws.run("检查登录模块", "seed.json", &[]).status.code(), Some(0));
+    }
+    let journal = ws.journal();
+    let out = ws.reloop(&["check", journal.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).ends_with("3 passed, 0 failed\n"), "{}", stdout(&out));
+
+    // Sessions are numbered 1, 2, 3 in the order they were run; a step's key is its session's
+    // number times 2^32 plus its seq.
+    let conn = rusqlite::Connection::open(&journal).unwrap();
+    assert_eq!(conn.execute("UPDATE steps SET digest = digest + 1 WHERE key = (1 << 32) + 4", []).unwrap(), 1);
+    assert_eq!(conn.execute("UPDATE steps SET event = '{not json' WHERE key = (3 << 32) + 2", []).unwrap(), 1);
+    drop(conn);
+    let junit = ws.dir.path().join("report.xml");
+    let out = ws.reloop(&["check", journal.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let said = stdout(&out);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 4, "{said}");
+    assert!(lines.iter().any(|l| l.starts_with("DIVERGED") && l.contains("RELOOP-D003 at step 4")), "{said}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("DIVERGED") && l.contains("step 2") && l.contains("cannot be read")),
+        "{said}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("ok        ") && l.contains("steps identical")), "{said}");
+    assert_eq!(lines[3], "1 passed, 2 failed");
+    assert!(std::fs::read_to_string(junit).unwrap().contains("failures=\"2\""));
+}
+
 /// Three tool turns, then an answer, recorded under the default profile.
 fn three_turns(ws: &Workspace) {
     let glob = |i: u32| {

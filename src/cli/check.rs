@@ -81,27 +81,48 @@ fn extension(path: &Path) -> &str {
 fn check_file(file: &Path) -> Vec<Case> {
     let name = file.display().to_string();
     let loaded = match extension(file) {
-        "db" => journal_sessions(file),
-        "jsonl" => transcript(file).map(|s| vec![s]),
-        _ => dump(file).map(|s| vec![s]),
+        "db" => return journal_cases(file, &name),
+        "jsonl" => transcript(file),
+        _ => dump(file),
     };
     match loaded {
-        Ok(sessions) if sessions.len() == 1 && extension(file) != "db" => {
-            let (header, steps) = &sessions[0];
-            vec![replayed(name, header, steps)]
-        }
-        Ok(sessions) => {
-            sessions.iter().map(|(header, steps)| replayed(format!("{name} {}", header.id), header, steps)).collect()
-        }
+        Ok((header, steps)) => vec![case(name, reloop_driver::replay(&header, &steps))],
         Err(why) => vec![Case { name, steps: 0, failure: Some(why) }],
     }
 }
 
-fn replayed(name: String, header: &SessionHeader, steps: &[StepRecord]) -> Case {
-    let report = reloop_driver::replay(header, steps);
+fn case(name: String, report: reloop_driver::ReplayReport) -> Case {
     let failure =
         report.divergence.map(|d| format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary()));
     Case { name, steps: report.steps, failure }
+}
+
+/// Every session of a journal, each replayed as `reloop replay` replays it (its rows read on a
+/// second thread, a step at a time): a journal of any size is checked in the memory of one
+/// session's state. A journal that cannot be opened is one failed case; a session that cannot
+/// be read is its own.
+fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
+    let failed = |name: String, why: String| Case { name, steps: 0, failure: Some(why) };
+    let opened = Journal::open_for_reading(file).and_then(|journal| Ok((journal.sessions()?, journal)));
+    let (summaries, mut journal) = match opened {
+        Ok(opened) => opened,
+        Err(e) => return vec![failed(name.to_string(), e.to_string())],
+    };
+    summaries
+        .iter()
+        .map(|summary| {
+            let name = format!("{name} {}", summary.id);
+            let header = match journal.header(&summary.id) {
+                Ok(header) => header,
+                Err(e) => return failed(name, e.to_string()),
+            };
+            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
+            match reloop_driver::replay_journal(&mut journal, &summary.id, &mut replayer) {
+                Ok(_) => case(name, replayer.finish()),
+                Err(e) => failed(name, e.to_string()),
+            }
+        })
+        .collect()
 }
 
 type Session = (SessionHeader, Vec<StepRecord>);
@@ -123,17 +144,6 @@ fn transcript(file: &Path) -> Result<Session, String> {
     let created = imported.at_ms.first().copied().unwrap_or(0);
     reloop_import::import_into(&mut journal, &imported, &id, created).map_err(|e| e.to_string())?;
     Ok((journal.header(&id).map_err(|e| e.to_string())?, journal.steps(&id).map_err(|e| e.to_string())?))
-}
-
-fn journal_sessions(file: &Path) -> Result<Vec<Session>, String> {
-    let journal = Journal::open_for_reading(file).map_err(|e| e.to_string())?;
-    let summaries = journal.sessions().map_err(|e| e.to_string())?;
-    summaries
-        .iter()
-        .map(|s| {
-            Ok((journal.header(&s.id).map_err(|e| e.to_string())?, journal.steps(&s.id).map_err(|e| e.to_string())?))
-        })
-        .collect()
 }
 
 /// A JUnit report: one suite, one case per session, a failure element for each divergence.
