@@ -25,14 +25,17 @@ struct Table {
     models: std::collections::BTreeMap<String, Entry>,
 }
 
-fn table() -> Option<Table> {
-    serde_json::from_str(TABLE).ok()
+/// The table, parsed once: a listing prices every response of every session, and parsing it
+/// for each took most of `reloop sessions`' time.
+fn table() -> Option<&'static Table> {
+    static TABLE_PARSED: std::sync::OnceLock<Option<Table>> = std::sync::OnceLock::new();
+    TABLE_PARSED.get_or_init(|| serde_json::from_str(TABLE).ok()).as_ref()
 }
 
 /// The entry for a model: an exact name, else the longest listed name it starts with (dated
 /// snapshots like `claude-sonnet-4-5-20250929`, `claude-opus-4-8[1m]`), else the default.
 fn entry(model: &str) -> Option<Entry> {
-    known(model).or_else(|| table().map(|t| t.default))
+    known(model).or_else(|| table().map(|t| t.default.clone()))
 }
 
 /// The entry the table lists for a model, if it lists one.
