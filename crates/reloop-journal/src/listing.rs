@@ -35,11 +35,14 @@ pub struct SessionOverview {
 impl Journal {
     /// Every session with what a listing shows of it, oldest written first.
     pub fn overview(&self) -> Result<Vec<SessionOverview>, JournalError> {
+        // A session's steps are the keys of its number (see `steps`): each query reads only its
+        // own range. Through the `events` view, each read every session's steps.
         let mut stmt = self.conn.prepare(
             "SELECT s.id, s.created_at_ms, coalesce(w.last_written_ms, s.created_at_ms), s.terminal_reason,
-                    s.parent_id, s.fork_seq, s.run_config,
-                    (SELECT count(*) FROM events e WHERE e.session_id = s.id)
+                    s.parent_id, s.fork_seq, s.run_config, n.n,
+                    (SELECT count(*) FROM steps st WHERE st.key >= n.n << 32 AND st.key < (n.n + 1) << 32)
              FROM sessions s LEFT JOIN session_writes w ON w.session_id = s.id
+                  LEFT JOIN session_numbers n ON n.id = s.id
              ORDER BY coalesce(w.last_written_ms, s.created_at_ms), s.rowid",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -51,26 +54,30 @@ impl Journal {
                 r.get::<_, Option<String>>(4)?,
                 r.get::<_, Option<i64>>(5)?,
                 r.get::<_, String>(6)?,
-                r.get::<_, i64>(7)?,
+                r.get::<_, Option<i64>>(7)?,
+                r.get::<_, i64>(8)?,
             ))
         })?;
         let rows: Vec<_> = rows.collect::<Result<_, _>>()?;
-        let mut prompt = self
-            .conn
-            .prepare("SELECT payload FROM events WHERE session_id = ?1 AND kind = 'user_input' ORDER BY seq LIMIT 1")?;
+        let mut prompt = self.conn.prepare(
+            "SELECT event FROM steps WHERE key >= ?1 << 32 AND key < (?1 + 1) << 32
+                 AND json_extract(event, '$.kind') = 'user_input' ORDER BY key LIMIT 1",
+        )?;
         let mut usage = self.conn.prepare(
-            "SELECT json_extract(payload, '$.model'), json_extract(payload, '$.usage') FROM events
-             WHERE session_id = ?1 AND kind IN ('model_done', 'compact_done') ORDER BY seq",
+            "SELECT json_extract(event, '$.model'), json_extract(event, '$.usage') FROM steps
+             WHERE key >= ?1 << 32 AND key < (?1 + 1) << 32
+                 AND json_extract(event, '$.kind') IN ('model_done', 'compact_done') ORDER BY key",
         )?;
         let mut out = Vec::with_capacity(rows.len());
-        for (id, created, written, terminal_reason, parent, fork_seq, run_config, steps) in rows {
+        for (id, created, written, terminal_reason, parent, fork_seq, run_config, number, steps) in rows {
             let decode = |what, source| JournalError::Decode { session: id.clone(), seq: 0, what, source };
-            let first: Option<String> = prompt.query_row(params![id], |r| r.get(0)).map(Some).or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
+            let first: Option<String> =
+                prompt.query_row(params![number], |r| r.get(0)).map(Some).or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })?;
             let responses = usage
-                .query_map(params![id], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)))?
+                .query_map(params![number], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)))?
                 .collect::<Result<Vec<_>, _>>()?
                 .into_iter()
                 .map(|(model, usage)| {
