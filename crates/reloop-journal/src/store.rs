@@ -182,16 +182,24 @@ impl Journal {
         // SQLite's own per-call mutex only costs: a lock and an unlock around every bind, step
         // and column read, about a tenth of a streamed replay.
         let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        // Another process may be creating the file this moment: wait out its commit rather than
+        // fail on its lock.
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // The three reads share one snapshot: read apart, a creator's commit between them showed
+        // its tables without its application id, a foreign file.
+        let snapshot = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Deferred)?;
         // Reading the header is the first thing that fails on a file that is not SQLite.
-        let app_id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| {
+        let app_id: i64 = snapshot.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(|e| {
             match e.sqlite_error_code() {
                 // A SQLite file whose pages are missing or garbled: ours or not, it is damaged.
                 Some(rusqlite::ErrorCode::DatabaseCorrupt) => damaged(e),
                 _ => foreign(e.to_string()),
             }
         })?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(damaged)?;
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(damaged)?;
+        let version: i64 = snapshot.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(damaged)?;
+        let tables: i64 =
+            snapshot.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(damaged)?;
+        snapshot.commit()?;
         if app_id != APPLICATION_ID && !(app_id == 0 && tables == 0) {
             return Err(foreign(format!("its application id is {app_id:#x}, and it holds {tables} tables")));
         }
@@ -214,10 +222,9 @@ impl Journal {
             // default 2 MiB page cache would only hold pages it is done with.
             Integrity::OnRead => conn.pragma_update(None, "cache_size", -256)?,
         }
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        use_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
         if version < SCHEMA_VERSION {
             // Another process may be creating or migrating the same file right now: take the
             // write lock first (waiting for it), then look again at what there is to do.
@@ -252,6 +259,27 @@ impl Journal {
         tx.commit()?;
         self.locked.borrow_mut().push(header.id.clone());
         Ok(())
+    }
+}
+
+/// Puts the file in WAL mode (a no-op once it is). Switching needs every other connection out
+/// of the file, and SQLite reports one that is not at once, without the busy timeout: a file
+/// several processes create at the same moment is retried here for as long as the timeout
+/// would wait.
+fn use_wal(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            done => return done,
+        }
     }
 }
 
