@@ -25,6 +25,11 @@ pub(crate) const INSERT_STEP: &str = "INSERT INTO steps VALUES (?1,?2,?3,?4,?5,?
 /// Steps of one session a row key has room for: its low 32 bits hold the step's number.
 const SEQ_BITS: u32 = 32;
 
+/// The seq a step's key holds.
+fn seq_of(key: i64) -> u64 {
+    (key & ((1 << SEQ_BITS) - 1)) as u64
+}
+
 /// The row key of step `seq` of session number `number`: the session's steps are adjacent and
 /// in order. `None` past 2^32 - 1 steps in one session.
 pub(crate) fn step_key(number: i64, seq: u64) -> Option<i64> {
@@ -429,19 +434,12 @@ impl Journal {
         id: &str,
         mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
-        let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
-                    reason_kind, reason_json, effects, digest
-             FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key",
-        )?;
-        let first = step_key(number, 0).unwrap_or(i64::MAX);
-        let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
-        let mut handed = 0;
-        while let Some(r) = rows.next()? {
+        let columns = "key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
+                       reason_kind, reason_json, effects, digest";
+        self.walk_session(id, columns, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
-            let row = StepRow {
-                seq: (r.get::<_, i64>(0)? & ((1 << SEQ_BITS) - 1)) as u64,
+            visit(&StepRow {
+                seq: seq_of(r.get(0)?),
                 at_ms: r.get::<_, i64>(1)? as u64,
                 event: text(2)?.unwrap_or_default(),
                 from_phase: r.get_ref(3)?,
@@ -452,13 +450,8 @@ impl Journal {
                 reason_json: text(8)?,
                 effects: text(9)?.unwrap_or("[]"),
                 digest: r.get::<_, i64>(10)? as u64,
-            };
-            handed += 1;
-            if !visit(&row)? {
-                break;
-            }
-        }
-        Ok(handed)
+            })
+        })
     }
 
     /// Like [`Journal::visit_rows`], reading only the columns replay compares.
@@ -467,27 +460,38 @@ impl Journal {
         id: &str,
         mut visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
-        let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT key, event, to_phase, reason_kind, reason_json, effects, digest
-             FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key",
-        )?;
-        let first = step_key(number, 0).unwrap_or(i64::MAX);
-        let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
-        let mut handed = 0;
-        while let Some(r) = rows.next()? {
+        let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest";
+        self.walk_session(id, columns, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
-            let row = ReplayRow {
-                seq: (r.get::<_, i64>(0)? & ((1 << SEQ_BITS) - 1)) as u64,
+            visit(&ReplayRow {
+                seq: seq_of(r.get(0)?),
                 event: text(1)?.unwrap_or_default(),
                 to_phase: r.get_ref(2)?,
                 reason_kind: text(3)?,
                 reason_json: text(4)?,
                 effects: text(5)?.unwrap_or("[]"),
                 digest: r.get::<_, i64>(6)? as u64,
-            };
+            })
+        })
+    }
+
+    /// Hands `each` the session's rows (`columns` of them, the key first) in order, until it
+    /// returns `false` or an error; returns how many it was handed.
+    fn walk_session(
+        &self,
+        id: &str,
+        columns: &str,
+        mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
+        let mut stmt =
+            self.conn.prepare_cached(&format!("SELECT {columns} FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key"))?;
+        let first = step_key(number, 0).unwrap_or(i64::MAX);
+        let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
+        let mut handed = 0;
+        while let Some(r) = rows.next()? {
             handed += 1;
-            if !visit(&row)? {
+            if !each(r)? {
                 break;
             }
         }
