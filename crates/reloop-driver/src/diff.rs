@@ -400,8 +400,6 @@ type Field = fn(&StepView) -> Option<String>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reloop_journal::{Journal, SessionDump};
-
     /// A session: its header and steps.
     #[derive(Clone)]
     struct Session {
@@ -409,26 +407,8 @@ mod tests {
         steps: Vec<StepRecord>,
     }
 
-    /// Every session of the replay corpus, as a journal hands it back.
     fn corpus() -> Vec<Session> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir).expect("corpus") {
-            let path = entry.expect("entry").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
-            let id = journal.load_session(&dump).expect("load");
-            out.push(Session {
-                header: journal.header(&id).expect("header"),
-                steps: journal.steps(&id).expect("steps"),
-            });
-        }
-        assert!(out.len() >= 10, "the corpus holds sessions");
-        out
+        crate::test_corpus::sessions().into_iter().map(|(header, steps)| Session { header, steps }).collect()
     }
 
     /// Diffs `a` and `b` held in memory, counting how often each is walked.

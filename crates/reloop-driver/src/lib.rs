@@ -32,6 +32,8 @@ pub mod request;
 pub mod rerun;
 mod run;
 pub mod subagent;
+#[cfg(test)]
+mod test_corpus;
 pub mod timeline;
 mod tools;
 

@@ -111,26 +111,7 @@ pub fn replay_journal(journal: &mut Journal, session: &str, replayer: &mut Repla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reloop_journal::SessionDump;
-
-    /// Every journal of the corpus, each loaded into a journal of its own.
-    fn corpus() -> Vec<(tempfile::TempDir, Journal, String)> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir).expect("corpus") {
-            let path = entry.expect("entry").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
-            let tmp = tempfile::tempdir().expect("tempdir");
-            let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
-            let id = journal.load_session(&dump).expect("load");
-            out.push((tmp, journal, id));
-        }
-        assert!(out.len() >= 10, "the corpus holds sessions");
-        out
-    }
+    use crate::test_corpus::journals as corpus;
 
     fn one_thread(journal: &Journal, id: &str) -> crate::ReplayReport {
         let header = journal.header(id).expect("header");

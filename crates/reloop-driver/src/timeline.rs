@@ -457,33 +457,21 @@ pub fn source(header: &SessionHeader) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reloop_journal::{Journal, SessionDump};
-
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let mut journal = Journal::create_or_open(&tmp.path().join("j.db")).expect("journal");
         let price = |_: &str, u: &Usage| u.output_tokens as f64 * 1e-6;
         let mut calls = 0;
-        for entry in std::fs::read_dir(dir).expect("corpus") {
-            let path = entry.expect("entry").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let dump = SessionDump::from_json(&std::fs::read_to_string(&path).expect("read")).expect("dump");
-            let id = journal.load_session(&dump).expect("load");
-            let (header, steps) = (journal.header(&id).expect("header"), journal.steps(&id).expect("steps"));
+        for (header, steps) in crate::test_corpus::sessions() {
             let mut lean = FactsGatherer::new(&header, &price).without_payloads();
             steps.iter().for_each(|s| lean.step(s));
             let lean = lean.finish();
             let mut whole = Facts::gather(&header, &steps, &price);
-            assert!(lean.tools.iter().all(|t| t.input.is_null() && t.result.is_none()), "{id}");
+            assert!(lean.tools.iter().all(|t| t.input.is_null() && t.result.is_none()), "{}", header.id);
             calls += whole.tools.len();
             for t in &mut whole.tools {
                 (t.input, t.result) = (Value::Null, None);
             }
-            assert_eq!(lean, whole, "{id}");
+            assert_eq!(lean, whole, "{}", header.id);
         }
         assert!(calls > 10, "the corpus calls tools ({calls})");
     }

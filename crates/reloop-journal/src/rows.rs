@@ -484,8 +484,9 @@ impl Journal {
         mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
-        let mut stmt =
-            self.conn.prepare_cached(&format!("SELECT {columns} FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key"))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {columns} FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key"))?;
         let first = step_key(number, 0).unwrap_or(i64::MAX);
         let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
         let mut handed = 0;
