@@ -18,9 +18,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use common::{cassette_streamed, run_cassette, run_session, run_session_compacting};
+use common::{cassette_compacting, cassette_streamed, run_cassette, run_session};
 use reloop_driver::Replayer;
-use reloop_journal::Journal;
+use reloop_journal::{Journal, SessionHeader};
 
 fn kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -63,6 +63,49 @@ fn process_peak(path: &Path) -> u64 {
     String::from_utf8_lossy(&out.stdout).trim().parse().expect("the child prints its peak")
 }
 
+/// The fastest of three replays of session `id`, as `reloop replay` does it (rows read and
+/// decoded on a second thread): its time and the steps replayed.
+fn streamed_replay(journal: &mut Journal, header: &SessionHeader, id: &str) -> (f64, usize) {
+    fastest(|| {
+        let mut replayer = Replayer::new(header, &[]);
+        let steps = reloop_driver::replay_journal(journal, id, &mut replayer).expect("steps");
+        assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
+        steps
+    })
+}
+
+/// A table of sessions of each of `turns` recorded live on `cassette(turns)`, then replayed as
+/// `reloop replay` does: steps, time, steps per second and the replaying process's peak.
+fn streamed_table(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    title: &str,
+    name: &str,
+    turns: &[usize],
+    cassette: &dyn Fn(usize) -> String,
+) {
+    println!("\n{title}\n");
+    println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
+    for &turns in turns {
+        let path = dir.join(format!("{name}-{turns}.db"));
+        let journal = Journal::create_or_open(&path).expect("journal");
+        let (recorded, id) = run_cassette(rt, turns, &cassette(turns), Some(journal));
+        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
+        let id = id.expect("session id");
+        let mut journal = Journal::open_existing(&path).expect("reopen");
+        let header = journal.header(&id).expect("header");
+        let (streamed, steps) = streamed_replay(&mut journal, &header, &id);
+        println!(
+            "{:>6}  {:>7}  {:>13.1} ms  {:>14.0}  {:>10} KiB",
+            turns,
+            steps,
+            streamed * 1e3,
+            steps as f64 / streamed,
+            process_peak(&path)
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--replay-child") {
@@ -84,14 +127,8 @@ fn main() {
         let journal = Journal::open_existing(&path).expect("reopen");
         let header = journal.header(&id).expect("header");
 
-        // As `reloop replay` does: read and decoded on a second thread.
         let mut journal = journal;
-        let (streamed, steps) = fastest(|| {
-            let mut replayer = Replayer::new(&header, &[]);
-            let steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
-            assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
-            steps
-        });
+        let (streamed, steps) = streamed_replay(&mut journal, &header, &id);
         // On one thread, a row at a time.
         let (one_thread, _) = fastest(|| {
             let mut replayer = Replayer::new(&header, &[]);
@@ -120,55 +157,10 @@ fn main() {
             steps as f64 / in_memory
         );
     }
-    println!("\nsessions that compact every 500 turns (their history is what their context window holds)\n");
-    println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
-    for turns in [10_000usize, 100_000] {
-        let path = dir.path().join(format!("compacting-{turns}.db"));
-        let journal = Journal::create_or_open(&path).expect("journal");
-        let (recorded, id) = run_session_compacting(&rt, turns, Some(500), Some(journal));
-        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
-        let id = id.expect("session id");
-        let mut journal = Journal::open_existing(&path).expect("reopen");
-        let header = journal.header(&id).expect("header");
-        let (streamed, steps) = fastest(|| {
-            let mut replayer = Replayer::new(&header, &[]);
-            let steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
-            assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
-            steps
-        });
-        println!(
-            "{:>6}  {:>7}  {:>13.1} ms  {:>14.0}  {:>10} KiB",
-            turns,
-            steps,
-            streamed * 1e3,
-            steps as f64 / streamed,
-            process_peak(&path)
-        );
-    }
-    println!("\nsessions whose responses stream in 20 text deltas each\n");
-    println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
-    for turns in [1_000usize, 10_000] {
-        let path = dir.path().join(format!("streamed-{turns}.db"));
-        let journal = Journal::create_or_open(&path).expect("journal");
-        let (recorded, id) = run_cassette(&rt, turns, &cassette_streamed(turns, 20), Some(journal));
-        println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
-        let id = id.expect("session id");
-        let mut journal = Journal::open_existing(&path).expect("reopen");
-        let header = journal.header(&id).expect("header");
-        let (streamed, steps) = fastest(|| {
-            let mut replayer = Replayer::new(&header, &[]);
-            let steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
-            assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
-            steps
-        });
-        println!(
-            "{:>6}  {:>7}  {:>13.1} ms  {:>14.0}  {:>10} KiB",
-            turns,
-            steps,
-            streamed * 1e3,
-            steps as f64 / streamed,
-            process_peak(&path)
-        );
-    }
+    let compacting = |turns| cassette_compacting(turns, Some(500));
+    let title = "sessions that compact every 500 turns (their history is what their context window holds)";
+    streamed_table(&rt, dir.path(), title, "compacting", &[10_000, 100_000], &compacting);
+    let title = "sessions whose responses stream in 20 text deltas each";
+    streamed_table(&rt, dir.path(), title, "streamed", &[1_000, 10_000], &|turns| cassette_streamed(turns, 20));
     println!("\nbars: >= 1,000,000 steps/s; a 10,000-turn journal in <= 100 ms; peak <= 30 MB at any length");
 }
