@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use reloop_core::{Command, ContentBlock, Effect, Event};
 use reloop_journal::{SessionHeader, StepRecord};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::timeline::{shorten, tool_key, PriceFn};
 
@@ -237,10 +237,15 @@ fn event_words(event: &Event, tools: &HashMap<String, String>) -> Option<String>
     })
 }
 
+/// A step's effects, read from its JSON in place (none when they cannot be read, as the
+/// timeline's facts take them).
+fn effects_of(step: &StepRecord) -> Vec<Effect> {
+    Vec::<Effect>::deserialize(&step.effects).unwrap_or_default()
+}
+
 /// The model request a step asks for, in words: turn, messages, model.
 fn request_words(step: &StepRecord) -> Option<String> {
-    let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).unwrap_or_default();
-    effects.iter().find_map(|e| match e {
+    effects_of(step).into_iter().find_map(|e| match e {
         Effect::Command(Command::CallModel(c)) => {
             let model = if c.model.is_empty() { String::new() } else { format!(", {}", c.model) };
             Some(format!("turn {}, {} messages{model}", c.turn, c.message_count))
@@ -277,25 +282,20 @@ impl<'a> AfterGatherer<'a> {
             return;
         }
         self.after.steps += 1;
-        if let Some(effects) = step.effects.as_array().filter(|e| !e.is_empty()) {
-            let effects: Vec<Effect> =
-                serde_json::from_value(serde_json::Value::Array(effects.clone())).unwrap_or_default();
-            for effect in effects {
-                // A request asked again (after a restart) is counted again; its answer is the
-                // newest asking's.
-                match effect {
-                    Effect::Command(Command::CallModel(call)) => {
-                        let model =
-                            if call.model.is_empty() { self.header.core_config.model.clone() } else { call.model };
-                        self.asked.insert(call.request, model);
-                        self.after.requests += 1;
-                    }
-                    Effect::Command(Command::Summarize { request, .. }) => {
-                        self.asked.insert(request, self.header.core_config.model.clone());
-                        self.after.requests += 1;
-                    }
-                    _ => {}
+        for effect in effects_of(step) {
+            // A request asked again (after a restart) is counted again; its answer is the
+            // newest asking's.
+            match effect {
+                Effect::Command(Command::CallModel(call)) => {
+                    let model = if call.model.is_empty() { self.header.core_config.model.clone() } else { call.model };
+                    self.asked.insert(call.request, model);
+                    self.after.requests += 1;
                 }
+                Effect::Command(Command::Summarize { request, .. }) => {
+                    self.asked.insert(request, self.header.core_config.model.clone());
+                    self.after.requests += 1;
+                }
+                _ => {}
             }
         }
         if step.ignored.is_some() {
