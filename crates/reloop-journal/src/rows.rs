@@ -48,11 +48,14 @@ pub(crate) fn phase_sql(name: &str) -> ToSqlOutput<'_> {
 /// A stored phase's name.
 fn phase_name(value: ValueRef<'_>) -> Result<String, rusqlite::Error> {
     match value {
-        ValueRef::Integer(n) => {
-            Ok(usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown").to_string())
-        }
+        ValueRef::Integer(n) => Ok(numbered_phase(n).to_string()),
         other => Ok(other.as_str().map_err(rusqlite::Error::from)?.to_string()),
     }
+}
+
+/// The phase stored as number `n` (`unknown` for a number no phase has).
+fn numbered_phase(n: i64) -> &'static str {
+    usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown")
 }
 
 /// The number a session's steps are stored under, if the session exists.
@@ -354,9 +357,7 @@ impl ReplayRow<'_> {
     /// Whether the step ended in `phase`; no name is built for a numbered phase.
     pub fn ends_in(&self, phase: &str) -> Result<bool, JournalError> {
         match self.to_phase {
-            ValueRef::Integer(n) => {
-                Ok(usize::try_from(n).ok().and_then(|n| PHASES.get(n)).copied().unwrap_or("unknown") == phase)
-            }
+            ValueRef::Integer(n) => Ok(numbered_phase(n) == phase),
             _ => Ok(self.to_phase()? == phase),
         }
     }
@@ -391,7 +392,7 @@ impl<'a> StepRow<'a> {
 
     /// The phase the step ended in.
     pub fn to_phase(&self) -> Result<String, JournalError> {
-        Ok(phase_name(self.to_phase)?)
+        self.compared().to_phase()
     }
 
     /// The step decoded; `session` names it in errors.
