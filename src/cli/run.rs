@@ -329,19 +329,14 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
     let config_error = |e: reloop_model::ConfigError| CliError::Usage(format!("cannot set up the provider: {e}"));
     match kind {
         ProviderKind::Scripted => {
-            let (text, origin) = if args.demo {
-                (demo::CASSETTE.to_string(), "the bundled cassette".to_string())
+            let provider = if args.demo {
+                scripted_text(demo::CASSETTE, cwd).map_err(|e| CliError::Usage(format!("the bundled cassette: {e}")))?
             } else {
                 let Some(script) = &args.script else {
                     return Err(CliError::Usage("--provider scripted needs --script FILE (a cassette)".into()));
                 };
-                let text = reloop_model::read_cassette(script)
-                    .map_err(|e| CliError::Usage(format!("cannot read the script {}: {e}", script.display())))?;
-                (text, script.display().to_string())
+                scripted_file(script, cwd, "the script")?
             };
-            let file = args.script.as_deref().filter(|_| !args.demo);
-            let provider =
-                scripted_provider(&text, file, cwd).map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderKind::Anthropic => {
@@ -439,24 +434,36 @@ fn resolve_cwd(given: Option<&PathBuf>, invoked_from: &std::path::Path) -> Resul
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
 }
 
-/// The scripted provider of a cassette's `text`, read from `file` if it was: read again from
-/// the file one response at a time rather than held, unless the working directory goes into it.
-pub(crate) fn scripted_provider(
-    text: &str,
-    file: Option<&std::path::Path>,
+/// The scripted provider of a cassette file, read from it one response at a time; `{{cwd}}`
+/// in it reads as the working directory. `what` names the file in a read error ("the script").
+pub(crate) fn scripted_file(
+    script: &std::path::Path,
     cwd: &std::path::Path,
-) -> Result<ScriptedProvider, reloop_model::ScriptError> {
-    match file {
-        Some(file) if !text.contains(CWD_PLACEHOLDER) => ScriptedProvider::from_file_text(text, file),
-        _ => ScriptedProvider::from_json(&substitute_cwd(text, cwd)),
-    }
+    what: &str,
+) -> Result<ScriptedProvider, CliError> {
+    let inner = cwd_in_json(cwd);
+    ScriptedProvider::from_file_replacing(script, Some((CWD_PLACEHOLDER, &inner))).map_err(|e| match e {
+        reloop_model::ScriptError::Read { source, .. } => {
+            CliError::Usage(format!("cannot read {what} {}: {source}", script.display()))
+        }
+        other => CliError::Usage(format!("{}: {other}", script.display())),
+    })
+}
+
+/// The scripted provider of a cassette's text, `{{cwd}}` read as the working directory.
+pub(crate) fn scripted_text(text: &str, cwd: &std::path::Path) -> Result<ScriptedProvider, reloop_model::ScriptError> {
+    ScriptedProvider::from_json(&substitute_cwd(text, cwd))
 }
 
 /// Cassettes name files by absolute path; `{{cwd}}` lets one cassette serve any workspace.
 fn substitute_cwd(cassette: &str, cwd: &std::path::Path) -> String {
+    cassette.replace(CWD_PLACEHOLDER, &cwd_in_json(cwd))
+}
+
+/// The working directory as the inside of a JSON string.
+fn cwd_in_json(cwd: &std::path::Path) -> String {
     let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
-    let inner = quoted.trim_matches('"');
-    cassette.replace(CWD_PLACEHOLDER, inner)
+    quoted.trim_matches('"').to_string()
 }
 
 /// What a cassette writes for the working directory.

@@ -306,17 +306,11 @@ pub(crate) fn provider_for(
     };
     let inner: Arc<dyn ModelProvider> = match text("provider").as_deref() {
         Some("scripted") => {
-            let script = text("script");
-            let (cassette, origin) = match &script {
-                Some(path) => {
-                    let cassette = reloop_model::read_cassette(Path::new(path))
-                        .map_err(|e| CliError::Usage(format!("cannot read the session's script {path}: {e}")))?;
-                    (cassette, path.clone())
-                }
-                None => (crate::demo::CASSETTE.to_string(), "the bundled cassette".to_string()),
+            let provider = match text("script") {
+                Some(path) => super::run::scripted_file(Path::new(&path), &cwd, "the session's script")?,
+                None => super::run::scripted_text(crate::demo::CASSETTE, &cwd)
+                    .map_err(|e| CliError::Usage(format!("the bundled cassette: {e}")))?,
             };
-            let provider = super::run::scripted_provider(&cassette, script.as_deref().map(Path::new), &cwd)
-                .map_err(|e| CliError::Usage(format!("{origin}: {e}")))?;
             Arc::new(provider)
         }
         Some("anthropic") => {

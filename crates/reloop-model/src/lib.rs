@@ -21,6 +21,7 @@
 //! [`AnthropicProvider`] (Messages API, SSE), [`OpenAiProvider`] (chat completions, SSE).
 
 pub mod anthropic;
+mod cassette_file;
 pub mod error;
 mod frame;
 mod http;
@@ -36,5 +37,5 @@ pub use http::{is_local_url, is_redacted_url, redact_url};
 pub use limits::{ResponseLimits, Timeouts, RESPONSE_TOO_LARGE};
 pub use openai::{openai_request_body, parse_openai_sse, OpenAiAssembler, OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelRequest, StreamEvent, SystemBlock, WireStyle};
-pub use scripted::{read_cassette, ScriptedProvider, MAX_CASSETTE_BYTES};
+pub use scripted::{ScriptedProvider, MAX_CASSETTE_BYTES};
 pub use sse::{sse_events, sse_events_with, SseAssembler};

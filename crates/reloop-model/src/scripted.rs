@@ -7,10 +7,11 @@
 //! `{"message": <Messages API response>}`, `{"error": {"status", "headers"?, "body"?}}` or
 //! `{"sse": "<raw SSE body>"}`, each with an optional `"delay_ms"`. Every response is validated
 //! when the cassette is loaded (an error names the response at fault), but turned into stream
-//! events only when its request comes. A cassette loaded from a regular file keeps only where
-//! each response lies in it and reads the response again then: a 10,000-response cassette costs
-//! 16 bytes a response, not its text (3.4 MB) nor its parsed values. A cassette given as text,
-//! or read from a pipe, keeps each response's text.
+//! events only when its request comes. A cassette loaded from a regular file is never held
+//! whole: it is streamed through at load, keeping only where each response lies in it, and the
+//! response is read again when its request comes. A 10,000-response cassette costs 16 bytes a
+//! response, neither its text (3.4 MB) nor its parsed values, at load or after. A cassette given
+//! as text, or read from a pipe, keeps each response's text.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -39,25 +40,68 @@ struct Scripted {
 /// enormous file (`/dev/zero`) is refused with an error instead of filling memory.
 pub const MAX_CASSETTE_BYTES: u64 = 128 << 20;
 
-/// A cassette file's text, refused past [`MAX_CASSETTE_BYTES`] (an error of kind `InvalidData`
-/// that says so).
-pub fn read_cassette(path: &Path) -> std::io::Result<String> {
-    read_capped(File::open(path)?)
+/// What an error says the cassette is; the caller names the file.
+pub(crate) const ORIGIN: &str = "cassette";
+
+/// A text replaced in every response before it is read (the CLI's `{{cwd}}`, the workspace's
+/// path as JSON string content).
+#[derive(Debug, Clone)]
+pub(crate) struct Replace {
+    from: String,
+    to: String,
 }
 
+impl Replace {
+    fn apply<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.from.is_empty() || !text.contains(&self.from) {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        std::borrow::Cow::Owned(text.replace(&self.from, &self.to))
+    }
+}
+
+/// A pipe's or a device's text, refused past [`MAX_CASSETTE_BYTES`] (an error of kind
+/// `InvalidData` that says so).
 fn read_capped(file: File) -> std::io::Result<String> {
-    // Room for the whole file at once: grown by doubling instead, the text of a long cassette
-    // was held twice over while it moved (a 34 MB cassette peaked at 115 MiB).
-    let size = file.metadata().map_or(0, |m| m.len()).min(MAX_CASSETTE_BYTES + 1);
-    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut text = String::new();
     file.take(MAX_CASSETTE_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_CASSETTE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("a cassette is at most {} MiB; this one is longer", MAX_CASSETTE_BYTES >> 20),
-        ));
+        return Err(too_long());
     }
     Ok(text)
+}
+
+fn too_long() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("a cassette is at most {} MiB; this one is longer", MAX_CASSETTE_BYTES >> 20),
+    )
+}
+
+/// A JSON error of the cassette file `path`: its line and column, or, for a failed read, the
+/// read's error.
+pub(crate) fn json_error(path: &Path, err: serde_json::Error) -> ScriptError {
+    match err.io_error_kind() {
+        Some(kind) => {
+            ScriptError::Read { path: path.to_path_buf(), source: std::io::Error::new(kind, err.to_string()) }
+        }
+        None => ScriptError::Json {
+            origin: ORIGIN.to_string(),
+            line: err.line(),
+            column: err.column(),
+            message: strip_position(&err.to_string()),
+        },
+    }
+}
+
+/// Whether one response's text (after `replace`) is a response the provider can give.
+pub(crate) fn validate_response(text: &str, replace: Option<&Replace>) -> Result<(), String> {
+    let text = match replace {
+        Some(replace) => replace.apply(text),
+        None => std::borrow::Cow::Borrowed(text),
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    parse_response(value).map(drop)
 }
 
 /// Answers model requests from a cassette.
@@ -73,7 +117,7 @@ enum Responses {
     Text(Vec<Box<RawValue>>),
     /// Each response's place in a regular file (offset, length in bytes), read when its request
     /// comes.
-    File { path: PathBuf, file: Arc<Mutex<File>>, spans: Vec<(u64, u32)> },
+    File { path: PathBuf, file: Arc<Mutex<File>>, spans: Vec<(u64, u32)>, replace: Option<Replace> },
 }
 
 impl Responses {
@@ -89,14 +133,18 @@ impl Responses {
     fn text(&self, i: usize) -> Option<Result<String, String>> {
         match self {
             Responses::Text(texts) => texts.get(i).map(|raw| Ok(raw.get().to_string())),
-            Responses::File { path, file, spans } => {
+            Responses::File { path, file, spans, replace } => {
                 let &(offset, len) = spans.get(i)?;
                 let read = || -> std::io::Result<String> {
                     let mut file = file.lock().map_err(|_| std::io::Error::other("the cassette's lock is poisoned"))?;
                     file.seek(SeekFrom::Start(offset))?;
                     let mut bytes = vec![0; len as usize];
                     file.read_exact(&mut bytes)?;
-                    String::from_utf8(bytes).map_err(std::io::Error::other)
+                    let text = String::from_utf8(bytes).map_err(std::io::Error::other)?;
+                    Ok(match replace.as_ref().map(|r| r.apply(&text)) {
+                        Some(std::borrow::Cow::Owned(replaced)) => replaced,
+                        _ => text,
+                    })
                 };
                 Some(read().map_err(|e| format!("reading it again from {}: {e}", path.display())))
             }
@@ -145,43 +193,35 @@ impl ScriptedProvider {
     /// Loads a cassette file. Errors name the file, and for bad JSON the line and column.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
+        Self::from_file_replacing(path, None).map_err(|err| err.in_file(path))
+    }
+
+    /// Loads a cassette file, with every `from` in a response's text read as `to` when
+    /// `replace` is `Some((from, to))`. Validated as [`ScriptedProvider::from_json`] validates
+    /// a text, with its errors (their origin is "cassette", for the caller to name the file;
+    /// a file that cannot be read is [`ScriptError::Read`]). A regular file is never held:
+    /// streamed through twice at load, then read again for each response when its request
+    /// comes (see the module docs). If the file changes meanwhile, the responses it no longer
+    /// holds answer with an error. A pipe or a device is read once, up to
+    /// [`MAX_CASSETTE_BYTES`], and its responses kept as text.
+    pub fn from_file_replacing(path: &Path, replace: Option<(&str, &str)>) -> Result<Self, ScriptError> {
         let read_error = |source| ScriptError::Read { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(read_error)?;
-        let text = read_capped(file.try_clone().map_err(read_error)?).map_err(read_error)?;
-        Self::from_text_of(&text, path, file).map_err(|err| err.in_file(path))
-    }
-
-    /// Loads a cassette whose text was just read from the file `path`: validated as
-    /// [`ScriptedProvider::from_json`] validates it (with its errors), but a regular file is
-    /// read again for each response when its request comes rather than kept (see the module
-    /// docs). If the file changes meanwhile, the responses it no longer holds answer with an
-    /// error.
-    pub fn from_file_text(text: &str, path: &Path) -> Result<Self, ScriptError> {
-        match File::open(path) {
-            Ok(file) => Self::from_text_of(text, path, file),
-            Err(_) => Self::from_json(text),
+        let replace = replace.map(|(from, to)| Replace { from: from.to_string(), to: to.to_string() });
+        let metadata = file.metadata().map_err(read_error)?;
+        if !metadata.is_file() {
+            let text = read_capped(file).map_err(read_error)?;
+            return match &replace {
+                Some(replace) => Self::from_json(&replace.apply(&text)),
+                None => Self::from_json(&text),
+            };
         }
-    }
-
-    fn from_text_of(text: &str, path: &Path, file: File) -> Result<Self, ScriptError> {
-        let raws = Self::parse(text, "cassette")?;
-        let kept = |raws: Vec<&RawValue>| Responses::Text(raws.into_iter().map(RawValue::to_owned).collect());
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
-            // A pipe cannot be read again.
-            return Ok(ScriptedProvider { responses: kept(raws) });
+        if metadata.len() > MAX_CASSETTE_BYTES {
+            return Err(read_error(too_long()));
         }
-        // A response's text is a slice of `text`: its place in the file is its offset.
-        let spans = raws
-            .iter()
-            .map(|raw| (raw.get().as_ptr() as usize - text.as_ptr() as usize, raw.get().len()))
-            .map(|(offset, len)| Some((u64::try_from(offset).ok()?, u32::try_from(len).ok()?)))
-            .collect::<Option<Vec<_>>>();
-        let responses = match spans {
-            Some(spans) => Responses::File { path: path.to_path_buf(), file: Arc::new(Mutex::new(file)), spans },
-            // A response over 4 GiB: kept as text.
-            None => kept(raws),
-        };
-        Ok(ScriptedProvider { responses })
+        let spans = crate::cassette_file::response_spans(path, &file, MAX_CASSETTE_BYTES, replace.as_ref())?;
+        let file = Arc::new(Mutex::new(file));
+        Ok(ScriptedProvider { responses: Responses::File { path: path.to_path_buf(), file, spans, replace } })
     }
 
     /// How many responses the cassette holds.
@@ -219,9 +259,11 @@ impl ScriptedProvider {
         for (i, raw) in responses.iter().enumerate() {
             // Validated now, one at a time, and dropped: the events are built again when the
             // response's request comes.
-            let error = |message| ScriptError::Response { origin: origin.to_string(), response: i + 1, message };
-            let value: Value = serde_json::from_str(raw.get()).map_err(|e| error(e.to_string()))?;
-            parse_response(value).map_err(error)?;
+            validate_response(raw.get(), None).map_err(|message| ScriptError::Response {
+                origin: origin.to_string(),
+                response: i + 1,
+                message,
+            })?;
         }
         Ok(responses)
     }

@@ -252,14 +252,61 @@ fn an_endless_cassette_file_is_refused() {
     assert!(err.starts_with("cannot read cassette /dev/zero") && err.contains("at most 128 MiB"), "{err}");
 }
 
-#[test]
-fn a_cassette_file_is_read_into_exactly_its_size() {
-    // Grown by doubling, a long cassette's text was held twice over while it moved.
+/// A cassette file is streamed, not held: whatever the whitespace between and around its
+/// responses, each is found where it lies and answers its request; a text replaced in a
+/// response is replaced when it is read; errors are those of the same text given whole.
+#[tokio::test]
+async fn a_cassette_file_answers_whatever_its_layout() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let path = tmp.path().join("long.json");
-    let responses: Vec<Value> = (0..2000).map(|i| json!({"message": {"content": format!("answer {i}")}})).collect();
-    std::fs::write(&path, json!({ "responses": responses }).to_string()).expect("write");
-    let text = reloop_model::read_cassette(&path).expect("read");
-    assert_eq!(text.len() as u64, std::fs::metadata(&path).expect("metadata").len());
-    assert_eq!(text.capacity(), text.len(), "no spare room");
+    let responses: Vec<String> = (0..40)
+        .map(|i| json!({"message": {"content": format!("answer {i} at {{{{cwd}}}} \u{e9}\"q\"")}}).to_string())
+        .collect();
+    let gaps = ["", " ", "\n", "\r\n\t ", "  \n\n  "];
+    for (k, gap) in gaps.iter().enumerate() {
+        let mut text = format!("{gap}{{{gap}\"responses\"{gap}:{gap}[{gap}");
+        for (i, r) in responses.iter().enumerate() {
+            if i > 0 {
+                text.push_str(&format!("{gap},{}", gaps[(i + k) % gaps.len()]));
+            }
+            text.push_str(r);
+        }
+        text.push_str(&format!("{gap}]{gap}}}{gap}"));
+        let path = tmp.path().join(format!("c{k}.json"));
+        std::fs::write(&path, &text).expect("write");
+        let provider = ScriptedProvider::from_file_replacing(&path, Some(("{{cwd}}", "/w \\\"x\\\""))).expect("loads");
+        assert_eq!(provider.len(), responses.len());
+        for number in [40, 1, 17, 2, 39] {
+            let events = collect(&provider, simple_request(number)).await;
+            let expected = format!("answer {} at /w \"x\" \u{e9}\"q\"", number - 1);
+            assert_eq!(
+                events[1],
+                StreamEvent::Block { index: 0, block: ContentBlock::text(expected) },
+                "{k}: {number}"
+            );
+        }
+        let whole = ScriptedProvider::from_json(&text).expect("the same text given whole");
+        assert_eq!(whole.len(), provider.len());
+    }
+    let cases = [
+        "{\"responses\": [\n  {\"message\": {\"content\": \"a\"}}\n  {\"message\": {}}\n]}",
+        "[]",
+        "{\"response\": []}",
+        "{\"responses\": {}}",
+        "{\"responses\": [], \"b\": 1, \"a\": 2}",
+        "{\"a\": 1}",
+        "3",
+        "{\"responses\": [{\"message\": {\"content\": \"a\"}}, {\"reply\": \"hi\"}]}",
+        "{\"responses\": [{\"reply\": \"hi\"}], \"responses\": [{\"message\": {\"content\": \"a\"}}]}",
+        "{\"responses\": [{\"message\": {\"content\": \"a\"}}], \"responses\": [1]}",
+        "{\"responses\": [{\"sse\": 3}]}",
+        "{\"responses\": []} x",
+        "",
+    ];
+    for (k, text) in cases.iter().enumerate() {
+        let path = tmp.path().join(format!("bad{k}.json"));
+        std::fs::write(&path, text).expect("write");
+        let streamed = ScriptedProvider::from_file_replacing(&path, None).map(|p| p.len()).map_err(|e| e.to_string());
+        let whole = ScriptedProvider::from_json(text).map(|p| p.len()).map_err(|e| e.to_string());
+        assert_eq!(streamed, whole, "{text}");
+    }
 }
