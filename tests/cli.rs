@@ -314,3 +314,19 @@ fn completions_and_the_man_page_come_from_clap() {
         }
     }
 }
+
+/// `why` writes its decisions as it finds them, never holding a session's lines: the JSON is
+/// still serde_json's pretty array byte for byte, and a filter that matches nothing still
+/// says so.
+#[test]
+fn why_written_as_found_is_the_same_output() {
+    let ws = big_session();
+    let json_text = stdout(&ws.reloop(&["why", "last", "--json"]));
+    let lines: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+    assert!(lines.as_array().is_some_and(|l| l.len() >= 2), "{json_text}");
+    assert_eq!(json_text, format!("{}\n", serde_json::to_string_pretty(&lines).unwrap()));
+    assert_eq!(stdout(&ws.reloop(&["why", "last", "--json", "--turn", "999"])), "[]\n");
+    assert_eq!(stdout(&ws.reloop(&["why", "last", "--turn", "999"])), "no decisions match\n");
+    let text = stdout(&ws.reloop(&["why", "last"]));
+    assert!(text.starts_with("rules: ") && text.contains("\nprompt 1 (#"), "{text}");
+}

@@ -1,5 +1,6 @@
 //! `reloop sessions`, `show`, `replay`, `why`: reading journals.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Role, State};
@@ -281,23 +282,39 @@ pub fn why(
         Ok(true)
     })?;
     let facts = gatherer.finish();
-    let mut lines = Vec::new();
+    // The decisions are written as the second walk finds them: a long session's lines are
+    // never held (they were most of `why`'s memory).
+    let mut written = 0usize;
+    let mut json_out = crate::term::JsonStdout::default();
+    let mut grouping = reloop_driver::explain::Grouping::default();
     let mut i = 0;
     // A session still being written may have more steps now: the facts cover the first ones.
     opened.visit_steps(&header.id, &mut |s| {
-        lines.extend(why_step(i, &s, &facts, &filter));
+        for line in why_step(i, &s, &facts, &filter) {
+            if json {
+                let element = serde_json::to_string_pretty(&line).unwrap_or_default();
+                let _ = json_out.write_all(if written == 0 { b"[\n  " } else { b",\n  " });
+                let _ = json_out.write_all(element.replace('\n', "\n  ").as_bytes());
+            } else {
+                if written == 0 {
+                    // Whose rules decided: the same events under another profile decide otherwise.
+                    outln!("rules: {}", header.core_config.profile.name());
+                }
+                crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);
+            }
+            written += 1;
+        }
         i += 1;
-        Ok(i < steps)
+        Ok(i < steps && !crate::term::stdout_closed())
     })?;
     drop(opened);
     if json {
-        print_json(&lines)?;
-    } else if lines.is_empty() {
+        // serde_json's pretty array, written an element at a time.
+        let _ = json_out.write_all(if written == 0 { b"[]\n" } else { b"\n]\n" });
+        json_out.finish();
+    } else if written == 0 {
         outln!("no decisions match");
     } else {
-        // Whose rules decided: the same events under another profile decide otherwise.
-        outln!("rules: {}", header.core_config.profile.name());
-        out!("{}", reloop_driver::explain::grouped_text(&lines, &facts));
         print_subagents(journal, &header.id)?;
     }
     Ok(ExitCode::SUCCESS)

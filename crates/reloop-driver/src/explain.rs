@@ -216,25 +216,38 @@ fn retry_lines(s: &StepRecord) -> Vec<WhyLine> {
 /// Why lines grouped for a person: a heading per prompt, a line per turn with its requests,
 /// tokens, cost and time, then the turn's decisions.
 pub fn grouped_text(lines: &[WhyLine], facts: &Facts) -> String {
-    let mut out = String::new();
-    let mut at: Option<(u32, u32)> = None;
-    for line in lines {
-        if at.map(|(p, _)| p) != Some(line.prompt) {
+    let mut grouping = Grouping::default();
+    lines.iter().map(|line| grouping.text(line, facts)).collect()
+}
+
+/// [`grouped_text`] a line at a time, for output written as the lines are found: each line's
+/// text, with the prompt and turn headings it opens.
+#[derive(Default)]
+pub struct Grouping {
+    at: Option<(u32, u32)>,
+    prompt: Option<u32>,
+}
+
+impl Grouping {
+    pub fn text(&mut self, line: &WhyLine, facts: &Facts) -> String {
+        let mut out = String::new();
+        if self.prompt != Some(line.prompt) {
             match facts.prompts.iter().find(|p| p.number == line.prompt) {
                 Some(p) => out.push_str(&format!("prompt {} (#{}): {}\n", p.number, p.seq, shorten(&p.text, 70))),
                 None => out.push_str("before any prompt\n"),
             }
-            at = None;
+            self.prompt = Some(line.prompt);
+            self.at = None;
         }
-        if at != Some((line.prompt, line.turn)) {
+        if self.at != Some((line.prompt, line.turn)) {
             if let Some(t) = facts.turn(line.prompt, line.turn) {
                 out.push_str(&format!("  {}\n", turn_words(t)));
             }
-            at = Some((line.prompt, line.turn));
+            self.at = Some((line.prompt, line.turn));
         }
         out.push_str(&format!("    {line}\n"));
+        out
     }
-    out
 }
 
 /// `turn 2: 1 request, 3,120 in / 85 out tokens, $0.0107, 1.4 s`
