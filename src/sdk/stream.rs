@@ -311,10 +311,11 @@ impl SdkStream {
                     self.stream_event(json!({"type": "message_stop"}));
                 }
                 // One line per content block, all with the response's id, as Claude Code prints.
-                let id = message.extra.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+                let kept = message.extra.to_map();
+                let id = kept.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
                     format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
                 });
-                let model = message.extra.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
+                let model = kept.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                 }

@@ -35,12 +35,9 @@ pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step 
     let streamed = streaming.streamed;
     let (blocks, content_json) = streaming.into_blocks();
     let mut assistant = Message::assistant(blocks);
-    if let Some(id) = meta.id {
-        assistant.extra.insert("id".into(), id.into());
-    }
-    if let Some(model) = meta.model {
-        assistant.extra.insert("model".into(), model.into());
-    }
+    let kept = [("id", meta.id.as_deref()), ("model", meta.model.as_deref())];
+    let kept: Vec<(&str, &str)> = kept.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
+    assistant.extra = crate::message::Extra::of_strings(&kept);
     // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says;
     // a complete tool_use in a response cut by max_tokens is an ordinary tool turn.
     let calls: Vec<_> = assistant.tool_uses().cloned().collect();

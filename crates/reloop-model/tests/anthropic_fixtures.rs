@@ -114,7 +114,7 @@ fn citations_deltas_are_collected_on_their_text_block() {
     let cited: usize = blocks(&events)
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::Text(t) => t.extra.get("citations").and_then(Value::as_array).map(Vec::len),
+            ContentBlock::Text(t) => t.extra.get("citations").as_ref().and_then(Value::as_array).map(Vec::len),
             _ => None,
         })
         .sum();

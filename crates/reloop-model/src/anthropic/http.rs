@@ -184,7 +184,7 @@ mod tests {
         let mut history = History::new();
         history.push(Message::user_text("hi"));
         let mut answer = Message::assistant(vec![ContentBlock::tool_use("t1", "Write", Value::String("{\"pa".into()))]);
-        answer.extra.insert("id".into(), json!("msg_1"));
+        answer.extra.insert("id", json!("msg_1"));
         history.push(answer);
         history.push(Message::user(vec![ContentBlock::tool_result("t1", "bad input", true)]));
         let request = ModelRequest::new("claude-x", 1024, history, 2)
