@@ -186,6 +186,28 @@ pub fn json_line(value: &impl serde::Serialize, pretty: bool) -> Result<(), serd
     Ok(())
 }
 
+/// The array `serde_json` pretty-prints, written an element at a time (with [`json_safe`]
+/// applied), so a command walking a session never holds the whole array: [`PrettyArray::push`]
+/// each element, then [`PrettyArray::end`].
+#[derive(Default)]
+pub struct PrettyArray {
+    pushed: bool,
+}
+
+impl PrettyArray {
+    pub fn push(&mut self, element: &impl serde::Serialize) -> Result<(), serde_json::Error> {
+        let element = serde_json::to_string_pretty(element)?;
+        let open = if std::mem::replace(&mut self.pushed, true) { ",\n  " } else { "[\n  " };
+        write_stdout(&format!("{open}{}", json_safe(&element.replace('\n', "\n  "))), false);
+        Ok(())
+    }
+
+    /// Closes the array and its line.
+    pub fn end(self) {
+        write_stdout(if self.pushed { "\n]\n" } else { "[]\n" }, false);
+    }
+}
+
 /// [`json_line`] written as it is serialized, a chunk at a time, so a long value (a session's
 /// whole conversation) is never held as one string. The bytes are the same.
 pub fn json_line_streamed(value: &impl serde::Serialize, pretty: bool) -> Result<(), serde_json::Error> {

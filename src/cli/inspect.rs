@@ -1,6 +1,5 @@
 //! `reloop sessions`, `show`, `replay`, `why`: reading journals.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Role, State};
@@ -285,16 +284,16 @@ pub fn why(
     // The decisions are written as the second walk finds them: a long session's lines are
     // never held (they were most of `why`'s memory).
     let mut written = 0usize;
-    let mut json_out = crate::term::JsonStdout::default();
+    let mut array = crate::term::PrettyArray::default();
     let mut grouping = reloop_driver::explain::Grouping::default();
     let mut i = 0;
     // A session still being written may have more steps now: the facts cover the first ones.
     opened.visit_steps(&header.id, &mut |s| {
         for line in why_step(i, &s, &facts, &filter) {
             if json {
-                let element = serde_json::to_string_pretty(&line).unwrap_or_default();
-                let _ = json_out.write_all(if written == 0 { b"[\n  " } else { b",\n  " });
-                let _ = json_out.write_all(element.replace('\n', "\n  ").as_bytes());
+                array
+                    .push(&line)
+                    .map_err(|e| reloop_journal::JournalError::Encode { what: "a decision", source: e })?;
             } else {
                 if written == 0 {
                     // Whose rules decided: the same events under another profile decide otherwise.
@@ -309,9 +308,7 @@ pub fn why(
     })?;
     drop(opened);
     if json {
-        // serde_json's pretty array, written an element at a time.
-        let _ = json_out.write_all(if written == 0 { b"[]\n" } else { b"\n]\n" });
-        json_out.finish();
+        array.end();
     } else if written == 0 {
         outln!("no decisions match");
     } else {
@@ -362,8 +359,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
     let journal = open(journal)?;
     let id = journal.resolve(selector)?;
     // Streamed a step at a time, so a session of any length is shown in the memory of one step.
-    // The JSON is the array `serde_json` pretty-prints, written an element at a time.
-    let mut first = true;
+    let mut array = crate::term::PrettyArray::default();
     journal.visit_steps(&id, &mut |s| {
         if crate::term::stdout_closed() {
             return Ok(false);
@@ -380,15 +376,11 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
         if let Some(ignored) = &s.ignored {
             row["ignored"] = json!(ignored);
         }
-        let element = serde_json::to_string_pretty(&row)
-            .map_err(|e| reloop_journal::JournalError::Encode { what: "a step", source: e })?;
-        let indented = element.lines().map(|line| format!("  {line}")).collect::<Vec<_>>().join("\n");
-        let open = if std::mem::take(&mut first) { "[\n" } else { ",\n" };
-        crate::term::write_stdout(&format!("{open}{}", crate::term::json_safe(&indented)), false);
+        array.push(&row).map_err(|e| reloop_journal::JournalError::Encode { what: "a step", source: e })?;
         Ok(true)
     })?;
     if json {
-        crate::term::write_stdout(if first { "[]\n" } else { "\n]\n" }, false);
+        array.end();
     }
     Ok(ExitCode::SUCCESS)
 }
