@@ -224,19 +224,18 @@ pub fn grouped_text(lines: &[WhyLine], facts: &Facts) -> String {
 /// text, with the prompt and turn headings it opens.
 #[derive(Default)]
 pub struct Grouping {
+    /// The prompt and turn of the last line.
     at: Option<(u32, u32)>,
-    prompt: Option<u32>,
 }
 
 impl Grouping {
     pub fn text(&mut self, line: &WhyLine, facts: &Facts) -> String {
         let mut out = String::new();
-        if self.prompt != Some(line.prompt) {
+        if self.at.map(|(prompt, _)| prompt) != Some(line.prompt) {
             match facts.prompts.iter().find(|p| p.number == line.prompt) {
                 Some(p) => out.push_str(&format!("prompt {} (#{}): {}\n", p.number, p.seq, shorten(&p.text, 70))),
                 None => out.push_str("before any prompt\n"),
             }
-            self.prompt = Some(line.prompt);
             self.at = None;
         }
         if self.at != Some((line.prompt, line.turn)) {
