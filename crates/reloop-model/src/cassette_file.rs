@@ -208,10 +208,16 @@ impl Window<'_> {
     }
 }
 
-/// What the first pass learned of the root.
+/// What the first pass learned of a value: of the root, its shape; of the root's
+/// `"responses"`, whether it is an array.
+enum Probed {
+    Object(Shape),
+    Array,
+    Other,
+}
+
 #[derive(Default)]
 struct Shape {
-    object: bool,
     /// How many `"responses"` keys it has (the last one counts, as in a map).
     responses: usize,
     /// The last `"responses"` is an array.
@@ -222,14 +228,13 @@ struct Shape {
 
 /// The first pass: syntax, then the root's shape, with the errors a cassette given as text has.
 fn root_shape(path: &Path, file: &File, limit: u64) -> Result<Shape, ScriptError> {
-    // By value: std reads a `BufReader` a byte at a time from its buffer without a call each.
     let mut de = serde_json::Deserializer::from_reader(rewound(path, file, limit)?);
-    let shape = (&mut de).deserialize_any(ShapeVisitor).and_then(|shape| de.end().map(|()| shape));
-    let shape = shape.map_err(|e| json_error(path, e))?;
+    let probed = Probe.deserialize(&mut de).and_then(|probed| de.end().map(|()| probed));
+    let probed = probed.map_err(|e| json_error(path, e))?;
     let error = |message: &str| ScriptError::Shape { origin: ORIGIN.to_string(), message: message.to_string() };
-    if !shape.object {
+    let Probed::Object(shape) = probed else {
         return Err(error("expected an object {\"responses\": [...]}"));
-    }
+    };
     if shape.responses == 0 {
         return Err(error("expected a \"responses\" array"));
     }
@@ -267,21 +272,30 @@ impl Read for Counted<'_> {
     }
 }
 
-struct ShapeVisitor;
+/// Reads a value through, learning what [`Probed`] says of it.
+struct Probe;
 
-impl<'de> Visitor<'de> for ShapeVisitor {
-    type Value = Shape;
+impl<'de> DeserializeSeed<'de> for Probe {
+    type Value = Probed;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Probed, D::Error> {
+        d.deserialize_any(Probe)
+    }
+}
+
+impl<'de> Visitor<'de> for Probe {
+    type Value = Probed;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-        let mut shape = Shape { object: true, ..Shape::default() };
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probed, A::Error> {
+        let mut shape = Shape::default();
         while let Some(key) = map.next_key::<String>()? {
             if key == "responses" {
                 shape.responses += 1;
-                shape.array = map.next_value_seed(IsArray)?;
+                shape.array = matches!(map.next_value_seed(Probe)?, Probed::Array);
             } else {
                 map.next_value::<IgnoredAny>()?;
                 if shape.unknown.as_ref().is_none_or(|first| key < *first) {
@@ -289,89 +303,36 @@ impl<'de> Visitor<'de> for ShapeVisitor {
                 }
             }
         }
-        Ok(shape)
+        Ok(Probed::Object(shape))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Probed, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Shape::default())
+        Ok(Probed::Array)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-        Ok(Shape::default())
+    fn visit_bool<E>(self, _: bool) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-        Ok(Shape::default())
+    fn visit_i64<E>(self, _: i64) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-        Ok(Shape::default())
+    fn visit_u64<E>(self, _: u64) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-        Ok(Shape::default())
+    fn visit_f64<E>(self, _: f64) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape::default())
+    fn visit_str<E>(self, _: &str) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 
-    fn visit_unit<E>(self) -> Result<Shape, E> {
-        Ok(Shape::default())
-    }
-}
-
-/// Whether a value is an array; it is read through either way.
-struct IsArray;
-
-impl<'de> DeserializeSeed<'de> for IsArray {
-    type Value = bool;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(IsArray)
-    }
-}
-
-impl<'de> Visitor<'de> for IsArray {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(true)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(false)
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(false)
+    fn visit_unit<E>(self) -> Result<Probed, E> {
+        Ok(Probed::Other)
     }
 }
 
