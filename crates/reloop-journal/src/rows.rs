@@ -252,6 +252,11 @@ impl EncodedStep {
     }
 
     /// The buffer, for the next step.
+    /// The bytes it holds (its event, effects and reason as text).
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
+    }
+
     pub fn into_buffer(self) -> Vec<u8> {
         self.text
     }

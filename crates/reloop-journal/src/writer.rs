@@ -22,9 +22,20 @@ use crate::{Journal, JournalError, NewStep, SessionHeader, StepRecord};
 /// much of a response's streamed text (never a step whose effects were seen).
 pub const GROUP_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Steps queued for the writer before the loop waits for it: a disk that cannot keep up slows
-/// the loop down instead of letting the queue grow without bound.
+/// Hand-overs queued for the writer before the loop waits for it: a disk that cannot keep up
+/// slows the loop down instead of letting the queue grow without bound.
 const QUEUE: usize = 1024;
+
+/// Bytes of encoded steps queued for the writer, or gathered for it, before the loop waits for
+/// it. A hand-over's count alone does not bound memory (one holds up to [`BATCH`] steps, and a
+/// step up to [`crate::MAX_ROW_BYTES`]): with a stalled disk, the loop holds at most this much
+/// of its journal, whatever its steps' sizes, plus one step. Large enough that a writer
+/// keeping pace never makes the loop wait.
+pub const QUEUE_BYTES: usize = 4 << 20;
+
+/// A step's buffer larger than this is not kept for reuse once written: one long tool output
+/// would otherwise stay allocated for the session's life.
+const SPARE_MAX: usize = 64 << 10;
 
 /// How a step is written, by what its effects can show outside the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +69,8 @@ struct Progress {
     written: u64,
     /// The last step committed: every step up to it is durable against a process crash.
     committed: u64,
+    /// Bytes handed over and not yet written ([`QUEUE_BYTES`]).
+    queued_bytes: usize,
     /// The writer's failure; it stops writing at the first.
     failed: Option<String>,
     /// The failure itself, for the first caller to see it.
@@ -85,11 +98,16 @@ pub struct JournalWriter {
     /// Steps not handed over yet: the loop hands them over in one go before it waits for a
     /// commit or for its next event, so a fast loop wakes the writer once per wait, not per step.
     pending: Vec<Job>,
+    /// The encoded size of the pending steps.
+    pending_bytes: usize,
     /// Whether a pending step is to be committed (not only deferred).
     pending_commit: bool,
     /// When the oldest pending deferred step was written.
     pending_since: Option<Instant>,
-    jobs: Option<SyncSender<Job>>,
+    /// Each hand-over with its bytes, which the writer gives back once written.
+    jobs: Option<SyncSender<(Job, usize)>>,
+    /// The most bytes handed over and not yet written ([`QUEUE_BYTES`]).
+    queue_bytes: usize,
     spare: Receiver<Vec<u8>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -103,14 +121,16 @@ impl JournalWriter {
         session: &str,
         on_commit: impl Fn() + Send + Sync + 'static,
     ) -> Result<Self, JournalError> {
-        Self::spawn_grouping(journal, session, GROUP_COMMIT_INTERVAL, on_commit)
+        Self::spawn_grouping(journal, session, GROUP_COMMIT_INTERVAL, QUEUE_BYTES, on_commit)
     }
 
-    /// [`JournalWriter::spawn`] with deferred steps grouped for `interval`.
+    /// [`JournalWriter::spawn`] with deferred steps grouped for `interval` and at most
+    /// `queue_bytes` queued.
     fn spawn_grouping(
         journal: Journal,
         session: &str,
         interval: Duration,
+        queue_bytes: usize,
         on_commit: impl Fn() + Send + Sync + 'static,
     ) -> Result<Self, JournalError> {
         let (jobs, queue) = mpsc::sync_channel(QUEUE);
@@ -132,9 +152,11 @@ impl JournalWriter {
         Ok(JournalWriter {
             session: session.to_string(),
             pending: Vec::new(),
+            pending_bytes: 0,
             pending_commit: false,
             pending_since: None,
             jobs: Some(jobs),
+            queue_bytes,
             spare,
             shared,
             thread: Some(thread),
@@ -144,7 +166,7 @@ impl JournalWriter {
     /// Journals the session's header with its first step.
     pub fn create(&mut self, header: SessionHeader, first: StepRecord) -> Result<(), JournalError> {
         self.flush(false)?;
-        self.send(Job::Create(Box::new((header, first))))
+        self.send(Job::Create(Box::new((header, first))), 0)
     }
 
     /// Encodes `step` here and queues it; returns at once. It reaches the writer with the next
@@ -161,8 +183,10 @@ impl JournalWriter {
         } else {
             self.pending_commit = true;
         }
+        self.pending_bytes += encoded.len();
         self.pending.push(Job::Step(encoded, durability));
-        if self.pending.len() >= BATCH {
+        // Gathered steps count toward the bound too: handed over while they fit in it.
+        if self.pending.len() >= BATCH || self.pending_bytes >= self.queue_bytes / 4 {
             self.flush(false)?;
         }
         Ok(())
@@ -175,9 +199,10 @@ impl JournalWriter {
             return Ok(());
         }
         let jobs = std::mem::take(&mut self.pending);
+        let bytes = std::mem::take(&mut self.pending_bytes);
         self.pending_commit = false;
         self.pending_since = None;
-        self.send(Job::Batch(jobs, commit))
+        self.send(Job::Batch(jobs, commit), bytes)
     }
 
     /// Before the loop waits for its next event: hands over pending steps that are to be
@@ -232,11 +257,24 @@ impl JournalWriter {
         }
     }
 
-    fn send(&mut self, job: Job) -> Result<(), JournalError> {
-        if let Some(e) = failure(&mut self.shared.lock()) {
-            return Err(e);
+    /// Hands `job` (`bytes` of encoded steps) to the writer, once the queue has room for its
+    /// bytes: a job alone in the queue always has, however large.
+    fn send(&mut self, job: Job, bytes: usize) -> Result<(), JournalError> {
+        let mut progress = self.shared.lock();
+        loop {
+            if let Some(e) = failure(&mut progress) {
+                return Err(e);
+            }
+            let fits = progress.queued_bytes == 0 || progress.queued_bytes.saturating_add(bytes) <= self.queue_bytes;
+            // A stopped writer frees nothing more: the send below reports it.
+            if fits || progress.stopped {
+                progress.queued_bytes = progress.queued_bytes.saturating_add(bytes);
+                break;
+            }
+            progress = self.shared.changed.wait(progress).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
-        let sent = self.jobs.as_ref().map(|jobs| jobs.send(job).is_ok()).unwrap_or(false);
+        drop(progress);
+        let sent = self.jobs.as_ref().map(|jobs| jobs.send((job, bytes)).is_ok()).unwrap_or(false);
         if sent {
             return Ok(());
         }
@@ -298,7 +336,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(mut self, queue: Receiver<Job>) {
+    fn run(mut self, queue: Receiver<(Job, usize)>) {
         let mut group_since: Option<Instant> = None;
         loop {
             let next = match group_since {
@@ -311,12 +349,20 @@ impl Writer {
                 Err(RecvTimeoutError::Disconnected) => break,
             };
             // Everything queued by now is written before the commit it shares.
-            let (mut to_commit, mut written) = (false, None);
-            for job in first.into_iter().chain(std::iter::from_fn(|| queue.try_recv().ok())) {
+            let (mut to_commit, mut written, mut bytes) = (false, None, 0);
+            for (job, size) in first.into_iter().chain(std::iter::from_fn(|| queue.try_recv().ok())) {
                 match self.write(job, &mut to_commit) {
                     Ok(seq) => written = seq.or(written),
                     Err(e) => return self.fail(e),
                 }
+                bytes += size;
+            }
+            // Written steps leave memory (their rows are SQLite's now): the loop may hand over more.
+            if bytes > 0 {
+                let mut progress = self.shared.lock();
+                progress.queued_bytes = progress.queued_bytes.saturating_sub(bytes);
+                drop(progress);
+                self.shared.changed.notify_all();
             }
             if group_since.is_none() && self.journal.deferred() > 0 {
                 group_since = Some(Instant::now());
@@ -371,7 +417,10 @@ impl Writer {
                         self.progressed(Some(seq), true);
                     }
                 }
-                let _ = self.give_back.send(step.into_buffer());
+                let buffer = step.into_buffer();
+                if buffer.capacity() <= SPARE_MAX {
+                    let _ = self.give_back.send(buffer);
+                }
                 Ok(Some(seq))
             }
         }
@@ -426,7 +475,7 @@ mod tests {
         let commits = Arc::new(AtomicUsize::new(0));
         let counted = commits.clone();
         let journal = Journal::create_or_open(path).expect("journal");
-        let writer = JournalWriter::spawn_grouping(journal, "s", Duration::from_secs(3600), move || {
+        let writer = JournalWriter::spawn_grouping(journal, "s", Duration::from_secs(3600), QUEUE_BYTES, move || {
             counted.fetch_add(1, Ordering::SeqCst);
         })
         .expect("spawn");
@@ -477,7 +526,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("j.db");
         let journal = Journal::create_or_open(&path).expect("journal");
-        let mut w = JournalWriter::spawn_grouping(journal, "s", Duration::from_millis(20), || {}).expect("spawn");
+        let mut w =
+            JournalWriter::spawn_grouping(journal, "s", Duration::from_millis(20), QUEUE_BYTES, || {}).expect("spawn");
         w.create(header("s"), step(1)).expect("create");
         w.append(&NewStep::from(&step(2)), Durability::Deferred).expect("deferred");
         // No further step comes: the writer's own clock commits the group.
@@ -516,6 +566,80 @@ mod tests {
         assert!(matches!(refused, Err(JournalError::RowTooLarge { seq: 2, .. })), "{refused:?}");
         w.append(&NewStep::from(&step(2)), Durability::Committed).expect("the next row goes in");
         w.wait_committed(2).expect("committed");
+    }
+
+    #[test]
+    fn a_stalled_writer_holds_the_loop_back_with_at_most_the_queues_bytes_in_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.db");
+        let journal = Journal::create_or_open(&path).expect("journal");
+        // The writer stalls in its first commit signal until the gate opens: a disk that stopped.
+        // The gate opens when the test ends however it ends, so a failure cannot hang it.
+        struct Gate(Mutex<bool>, Condvar);
+        struct Opens(Arc<Gate>);
+        impl Drop for Opens {
+            fn drop(&mut self) {
+                *self.0 .0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                self.0 .1.notify_all();
+            }
+        }
+        let gate = Opens(Arc::new(Gate(Mutex::new(false), Condvar::new())));
+        let held = gate.0.clone();
+        let cap = 64 << 10;
+        let mut w = JournalWriter::spawn_grouping(journal, "s", Duration::from_secs(3600), cap, move || {
+            let mut open = held.0.lock().unwrap_or_else(|p| p.into_inner());
+            while !*open {
+                open = held.1.wait(open).unwrap_or_else(|p| p.into_inner());
+            }
+        })
+        .expect("spawn");
+        let shared = w.shared.clone();
+        w.create(header("s"), step(1)).expect("create");
+        // Steps of about 10 KB each, 2 MB in all: thirty times what the queue may hold.
+        let records: Vec<StepRecord> = (2..=201)
+            .map(|seq| {
+                let mut record = step(seq);
+                record.event = Event::UserInput { content: vec![ContentBlock::text("y".repeat(10_000))] };
+                record
+            })
+            .collect();
+        let appended = Arc::new(AtomicUsize::new(0));
+        let counted = appended.clone();
+        let to_append = records.clone();
+        let appender = std::thread::spawn(move || {
+            for record in &to_append {
+                w.append(&NewStep::from(record), Durability::Committed).expect("append");
+                w.flush(false).expect("hand over");
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            w
+        });
+        // The loop goes as far as the queue's bytes let it, then waits, however long the stall.
+        let mut stalled_at = None;
+        for _ in 0..200 {
+            std::thread::sleep(Duration::from_millis(10));
+            let now = appended.load(Ordering::SeqCst);
+            if stalled_at == Some(now) {
+                break;
+            }
+            stalled_at = Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let stalled = appended.load(Ordering::SeqCst);
+        let queued = shared.lock().queued_bytes;
+        let still = appended.load(Ordering::SeqCst);
+        // The disk comes back (before any assertion: a failing one must not leave the writer
+        // stalled with the loop waiting to join it).
+        drop(gate);
+        let w = appender.join().expect("the loop goes on");
+        drop(w);
+        assert!(stalled < records.len(), "the loop waits for the stalled writer");
+        assert!(stalled >= 5, "it hands over what fits first ({stalled})");
+        assert!(queued <= cap, "{queued} bytes queued, over the {cap} allowed");
+        assert_eq!(stalled, still, "still waiting");
+        // Everything is written, in order.
+        let steps = Journal::open_existing(&path).expect("reopen").steps("s").expect("steps");
+        assert_eq!(steps[1..], records[..]);
     }
 
     #[test]
