@@ -20,7 +20,7 @@ pub const INTERRUPT_MESSAGE_FOR_TOOL_USE: &str = "[Request interrupted by user f
 /// Ends the run on an abort outside the tools phase. `ids` are the tool calls of a partial
 /// assistant message, each of which gets an "Interrupted by user" result; `cancel` stops what
 /// is in flight.
-pub(crate) fn streaming(mut ctx: Loop, ids: Vec<String>, cancel: Option<Command>) -> Step {
+pub(crate) fn streaming(mut ctx: Box<Loop>, ids: Vec<String>, cancel: Option<Command>) -> Step {
     let content: Vec<ContentBlock> =
         ids.iter().map(|id| ToolOutcome::error(id, INTERRUPTED_TOOL_RESULT).into_block()).collect();
     push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE);
@@ -31,7 +31,7 @@ pub(crate) fn streaming(mut ctx: Loop, ids: Vec<String>, cancel: Option<Command>
 
 /// Ends the run on an abort while tools run: finished calls keep their results, the others are
 /// answered as interrupted.
-pub(crate) fn tools(mut ctx: Loop, mut tools: Tools) -> Step {
+pub(crate) fn tools(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let mut interrupted_ids = Vec::new();
     let mut content = Vec::with_capacity(tools.calls.len() + 1);
     let outcomes = tools.take_outcomes();

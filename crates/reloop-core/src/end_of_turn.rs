@@ -15,7 +15,7 @@ use crate::step::{done, Step};
 pub const DIMINISHING_TOKENS: u64 = 500;
 
 /// Nothing held the turn open so far: queued input or the token budget may still go on.
-pub(crate) fn checks(mut ctx: Loop, stop_reason: Option<StopReason>) -> Step {
+pub(crate) fn checks(mut ctx: Box<Loop>, stop_reason: Option<StopReason>) -> Step {
     // The model finished while the user queued a message: it starts the next turn.
     if let Some((queued, ids)) = ctx.take_queued() {
         ctx.messages.push(Message::user(queued));

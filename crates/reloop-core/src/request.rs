@@ -14,7 +14,7 @@ use crate::step::{done, Step};
 /// Proceeds to the next request: stops at the cost budget, compacts first at the auto-compact
 /// threshold, refuses at the blocking limit, or sends it. `reason` is the continue that led
 /// here, if any.
-pub(crate) fn proceed(mut ctx: Loop, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+pub(crate) fn proceed(mut ctx: Box<Loop>, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
     if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.session.cost_usd >= *b) {
         let stop = Stop::MaxBudgetUsd { cost_usd: ctx.session.cost_usd, budget_usd };
         let terminal = Terminal::failed(stop, format!("Reached maximum budget (${budget_usd})"));
@@ -65,7 +65,7 @@ fn unstart_turn(ctx: &mut Loop, reason: Option<&Reason>) {
 }
 
 /// A continue: a new pass of the loop starts with this reason and asks the model again.
-pub(crate) fn continue_with(mut ctx: Loop, decision: Continue, effects_before: Vec<Effect>) -> Step {
+pub(crate) fn continue_with(mut ctx: Box<Loop>, decision: Continue, effects_before: Vec<Effect>) -> Step {
     let reason = decision.reason();
     let escalated =
         ctx.iteration.max_output_tokens_override.filter(|_| reason == ContinueReason::MaxOutputTokensEscalate);
@@ -81,7 +81,7 @@ pub(crate) fn continue_with(mut ctx: Loop, decision: Continue, effects_before: V
 
 /// Starts a compaction: its summary request is a model request of its own.
 pub(crate) fn begin_compaction(
-    mut ctx: Loop,
+    mut ctx: Box<Loop>,
     compaction: Compaction,
     mut effects: Vec<Effect>,
     reason: Option<Reason>,
@@ -102,7 +102,7 @@ pub(crate) fn begin_compaction(
 
 /// A new query: the prompt joins the history, the query's and the turn's guards start afresh,
 /// and the loop proceeds to its first request.
-pub(crate) fn start_query(mut ctx: Loop, mut content: Vec<crate::message::ContentBlock>) -> Step {
+pub(crate) fn start_query(mut ctx: Box<Loop>, mut content: Vec<crate::message::ContentBlock>) -> Step {
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
         content.push(crate::message::ContentBlock::text(total.reminder(total.budget)));
     }

@@ -26,7 +26,7 @@ pub(crate) struct Meta {
 }
 
 /// The response in flight is complete.
-pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step {
+pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> Step {
     ctx.account(&meta.usage);
     ctx.query.output_tokens = ctx.query.output_tokens.saturating_add(meta.usage.output_tokens);
     // The request succeeded: its retry chain is over (it cannot follow a compaction any more,
@@ -60,7 +60,7 @@ pub(crate) fn complete(mut ctx: Loop, streaming: Streaming, meta: Meta) -> Step 
     }
 }
 
-fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
+fn output_limit(mut ctx: Box<Loop>, assistant: Message, streamed: bool) -> Step {
     let limit = ctx.max_tokens();
     if ctx.config.escalate_max_tokens && ctx.iteration.max_output_tokens_override.is_none() {
         // The same request again with a higher limit: the cut response is dropped.
@@ -95,7 +95,7 @@ fn output_limit(mut ctx: Loop, assistant: Message, streamed: bool) -> Step {
 }
 
 /// The model said `tool_use` and sent no call: retry as the profile says, then give up.
-fn malformed_tool_call(mut ctx: Loop, assistant: Message) -> Step {
+fn malformed_tool_call(mut ctx: Box<Loop>, assistant: Message) -> Step {
     let rule = ctx.config.rules().malformed;
     // 2.1.332 retracts the bad message; older rules keep it (an empty one says nothing).
     if !rule.retract && !assistant.content.is_empty() {
@@ -140,7 +140,7 @@ fn append_to_last_user_message(ctx: &mut Loop, text: String) {
 
 /// The model asked for no tool: the Stop hooks, then the token budget, decide whether the loop
 /// stops.
-fn end_of_turn(mut ctx: Loop, assistant: Message, stop_reason: Option<StopReason>) -> Step {
+fn end_of_turn(mut ctx: Box<Loop>, assistant: Message, stop_reason: Option<StopReason>) -> Step {
     let last_assistant_message = assistant.text();
     // An empty message would make the next request (after a hook block, a queued message or a
     // budget continuation) invalid; it says nothing, so it is not kept.

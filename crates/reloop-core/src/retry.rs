@@ -29,7 +29,7 @@ pub const MAX_DELAY_MS: u64 = 32_000;
 pub const LOCAL_CONNECTION_RETRIES: u32 = 2;
 
 /// The request in flight failed.
-pub(crate) fn failed(mut ctx: Loop, streaming: Streaming, error: ModelError) -> Step {
+pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError) -> Step {
     let mut effects: Vec<Effect> = Vec::new();
     if error.is_prompt_too_long() {
         if streaming.streamed {
@@ -231,7 +231,7 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn give_up(ctx: Loop, error: ModelError, reason: TerminalReason, why: &str, effects: Vec<Effect>) -> Step {
+fn give_up(ctx: Box<Loop>, error: ModelError, reason: TerminalReason, why: &str, effects: Vec<Effect>) -> Step {
     let message = match (reason, error.status) {
         (TerminalReason::PromptTooLong, _) => "Prompt is too long".to_string(),
         (_, Some(status)) => format!("API Error: {status} {}", error.message),

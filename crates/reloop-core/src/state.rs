@@ -196,25 +196,25 @@ pub const PHASES: &[&str] =
 #[derive(Debug, Clone)]
 pub enum State {
     /// Waiting for the user's first input.
-    Idle(Loop),
+    Idle(Box<Loop>),
     /// A model request is in flight.
-    AwaitingModel(Loop, Streaming),
+    AwaitingModel(Box<Loop>, Streaming),
     /// The tools of the last assistant message are running.
-    RunningTools(Loop, Tools),
+    RunningTools(Box<Loop>, Tools),
     /// A request failed; the driver waits before the loop asks again.
-    WaitingRetry(Loop),
+    WaitingRetry(Box<Loop>),
     /// The history is being summarised; the request waits for the summary.
-    Compacting(Loop, crate::compact::Compaction),
+    Compacting(Box<Loop>, crate::compact::Compaction),
     /// The model asked for no tool; the Stop hooks decide whether the turn ends.
-    RunningStopHooks(Loop, Option<crate::event::StopReason>),
+    RunningStopHooks(Box<Loop>, Option<crate::event::StopReason>),
     /// The loop has stopped; nothing more happens.
-    Done(Loop, Terminal),
+    Done(Box<Loop>, Terminal),
 }
 
 impl State {
     /// A session that has not started, under `config`.
     pub fn new(config: Config) -> Self {
-        State::Idle(Loop::new(config))
+        State::Idle(Box::new(Loop::new(config)))
     }
 
     /// The loop-wide context, whatever the phase.

@@ -170,7 +170,7 @@ impl Step {
 }
 
 /// The loop stops with `terminal`.
-pub(crate) fn done(ctx: Loop, terminal: Terminal, effects: Vec<Effect>) -> Step {
+pub(crate) fn done(ctx: Box<Loop>, terminal: Terminal, effects: Vec<Effect>) -> Step {
     let reason = Reason::Terminal(terminal.stop.clone());
     Step::decided(State::Done(ctx, terminal), effects, Some(reason))
 }

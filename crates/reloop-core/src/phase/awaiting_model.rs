@@ -10,7 +10,7 @@ use crate::response::Meta;
 use crate::state::{State, Streaming};
 use crate::step::{queue, stale, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, mut streaming: Streaming, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step {
     match event {
         Event::TextDelta { request, .. } if ctx.is_current(request) => {
             streaming.streamed = true;

@@ -11,7 +11,7 @@ use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{State, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
     match event {
         Event::CompactDone { summary, usage, request } if ctx.is_current(request) => {
             summarized(ctx, compaction, &summary, &usage)
@@ -46,7 +46,7 @@ pub(crate) fn on(ctx: Loop, compaction: Compaction, event: Event) -> Step {
     }
 }
 
-fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
+fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
     ctx.account(usage);
     let rule = ctx.config.compact_rule();
     ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
@@ -70,7 +70,7 @@ fn summarized(mut ctx: Loop, compaction: Compaction, summary: &str, usage: &Usag
     }
 }
 
-fn failed(mut ctx: Loop, compaction: Compaction, error: ModelError) -> Step {
+fn failed(mut ctx: Box<Loop>, compaction: Compaction, error: ModelError) -> Step {
     // The summary request was itself too long: the profile may send it once more, head cut.
     if error.is_prompt_too_long() && ctx.config.compact_rule().truncated_retry && !compaction.truncated {
         let retry = Compaction { truncated: true, ..compaction };

@@ -8,7 +8,7 @@ use crate::request::{begin_compaction, start_query};
 use crate::state::{State, Terminal};
 use crate::step::{IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, terminal: Terminal, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
         // The caller changed a setting: recorded, whatever the phase.

@@ -6,7 +6,7 @@ use crate::request::start_query;
 use crate::state::State;
 use crate::step::{queue, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),

@@ -12,7 +12,7 @@ use crate::request::continue_with;
 use crate::state::{State, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, stop_reason: Option<StopReason>, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) -> Step {
     match event {
         Event::HookDone { hook_event: HookEventName::Stop, runs, request, .. } if ctx.is_current(request) => {
             stop_hooks_done(ctx, stop_reason, &runs)
@@ -51,7 +51,7 @@ pub(crate) fn on(ctx: Loop, stop_reason: Option<StopReason>, event: Event) -> St
     }
 }
 
-fn stop_hooks_done(mut ctx: Loop, stop_reason: Option<StopReason>, runs: &[HookRun]) -> Step {
+fn stop_hooks_done(mut ctx: Box<Loop>, stop_reason: Option<StopReason>, runs: &[HookRun]) -> Step {
     let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::Stop, r))).collect();
     let combined = combine(&verdicts);
     if let Some(prevented) = combined.prevent {

@@ -11,7 +11,7 @@ use crate::request::continue_with;
 use crate::state::{State, Terminal, Tools};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
     match event {
         Event::ToolStarted { ref tool_use_id, request } if ctx.is_current(request) => {
             let why = if !tools.calls.iter().any(|c| c.id == *tool_use_id) {
@@ -72,7 +72,7 @@ pub(crate) fn on(ctx: Loop, mut tools: Tools, event: Event) -> Step {
 
 /// Files an outcome under the first unanswered call with its id: a response may repeat an id,
 /// and each of its calls still needs its own result or the loop would wait forever.
-fn tool_done(mut ctx: Loop, mut tools: Tools, outcome: ToolOutcome) -> Step {
+fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step {
     let slot = tools.calls.iter().zip(tools.outcomes()).position(|(c, o)| c.id == outcome.tool_use_id && o.is_none());
     let Some(i) = slot else {
         let tool_use_id = outcome.tool_use_id.clone();
@@ -122,7 +122,7 @@ fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: 
 
 /// Every call is answered: the results go back to the model in the next turn, unless a hook
 /// stopped the loop or the next turn would exceed `--max-turns`.
-fn tools_done(mut ctx: Loop, mut tools: Tools) -> Step {
+fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let requested: Vec<ToolRef> =
         tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
     let mut content: Vec<ContentBlock> =

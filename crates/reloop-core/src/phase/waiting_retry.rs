@@ -7,7 +7,7 @@ use crate::request::proceed;
 use crate::state::State;
 use crate::step::{queue, IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Loop, event: Event) -> Step {
+pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
     match event {
         Event::RetryReady { attempt } if is_awaited(&ctx, attempt) => proceed(ctx, Vec::new(), None),
         Event::RetryReady { attempt } => {
