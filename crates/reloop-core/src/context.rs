@@ -255,10 +255,10 @@ impl Loop {
         d.u64(self.messages.digest());
         d.u64(self.messages.len() as u64);
         d.u64(u64::from(q.turn_count));
-        d.json(&i.transition);
+        d.json_option(&i.transition);
         d.u64(u64::from(q.max_output_tokens_recovery_count));
         d.u64(u64::from(t.has_attempted_reactive_compact));
-        d.json(&i.max_output_tokens_override);
+        d.json_option(&i.max_output_tokens_override);
         d.u64(u64::from(t.stop_hook_active));
         d.u64(u64::from(s.requests));
         usage_into(d, &s.usage);
@@ -273,15 +273,15 @@ impl Loop {
         d.u64(q.budget_last_deltas[1]);
         d.u64(q.budget_checked_at);
         d.u64(u64::from(q.stop_hook_blocks));
-        d.json(&s.permission_denials);
+        d.json_list(&s.permission_denials);
         d.u64(s.usage_tokens);
         d.u64(s.messages_at_usage as u64);
         d.u64(u64::from(s.compact_failures));
         d.u64(u64::from(s.compactions));
         d.u64(u64::from(r.just_compacted));
         if self.config.digest_version >= 2 || !q.queued.is_empty() || !q.consumed_inputs.is_empty() {
-            d.json(&q.queued);
-            d.json(&q.consumed_inputs);
+            d.json_list(&q.queued);
+            d.json_list(&q.consumed_inputs);
         }
         d.u64(s.cost_usd.to_bits());
         if d.is_typed() {

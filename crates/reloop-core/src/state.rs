@@ -298,11 +298,11 @@ impl State {
             State::RunningTools(_, t) => {
                 d.json(&t.calls);
                 t.digest_outcomes(&mut d);
-                d.json(&t.feedback);
-                d.json(&t.stopped_by.as_ref().map(HookPrevented::evidence));
+                d.json_list(&t.feedback);
+                d.json_option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {
-                    d.json(&t.started);
+                    d.json_list(&t.started);
                 }
             }
             State::Done(_, t) => d.json(t),

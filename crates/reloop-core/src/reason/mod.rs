@@ -199,8 +199,8 @@ fn mismatch(reason: &str, evidence: &Evidence) -> String {
 }
 
 /// A continue or terminal decision with its evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "ReasonWire", try_from = "ReasonWire")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "ReasonWire")]
 pub enum Reason {
     /// The loop asks the model again.
     Continue(Continue),
@@ -216,12 +216,15 @@ enum ReasonWire {
     Terminal { reason: TerminalReason, evidence: Evidence },
 }
 
-impl From<Reason> for ReasonWire {
-    fn from(reason: Reason) -> Self {
-        match reason {
+/// Written as its [`ReasonWire`], built from a borrow: serde's `into` would clone the whole
+/// reason first, and replay serializes a reason at every decision to compare it.
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let wire = match self {
             Reason::Continue(c) => ReasonWire::Continue { reason: c.reason(), evidence: c.evidence() },
             Reason::Terminal(s) => ReasonWire::Terminal { reason: s.reason(), evidence: s.evidence() },
-        }
+        };
+        wire.serialize(serializer)
     }
 }
 
