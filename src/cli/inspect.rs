@@ -13,7 +13,7 @@ use super::{current_dir, CliError, JournalArg};
 use crate::term::{errln, out, outln};
 
 /// Opens the journal to read it: every command of this file only reads.
-fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
+pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
     journal.open(&current_dir()?, super::journal::Open::Reading)
 }
 
@@ -21,18 +21,16 @@ fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
 /// journal's steps as records.
 /// Replays `id` through `replayer`: SQLite's rows are read and decoded on a second thread while
 /// this one steps the core; another journal hands its steps decoded.
-fn feed(journal: &mut SessionJournal, id: &str, replayer: &mut reloop_driver::Replayer) -> Result<(), CliError> {
+pub(crate) fn feed(
+    journal: &mut SessionJournal,
+    id: &str,
+    replayer: &mut reloop_driver::Replayer,
+) -> Result<(), CliError> {
     match journal {
         SessionJournal::Sqlite(sqlite) => reloop_driver::replay_journal(sqlite, id, replayer)?,
         SessionJournal::Shared(shared) => shared.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
     };
     Ok(())
-}
-
-pub(crate) fn load(journal: &JournalArg, selector: &str) -> Result<(SessionHeader, Vec<StepRecord>), CliError> {
-    let journal = open(journal)?;
-    let id = journal.resolve(selector)?;
-    Ok((journal.header(&id)?, journal.steps(&id)?))
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {

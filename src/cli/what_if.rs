@@ -35,12 +35,17 @@ pub fn replay(
     flips: &[u32],
     set: &[String],
 ) -> Result<ExitCode, CliError> {
-    let (mut header, steps) = super::inspect::load(journal, selector)?;
+    // Streamed as `replay` is: the steps are read a row at a time, never held.
+    let mut opened = super::inspect::open(journal)?;
+    let id = opened.resolve(selector)?;
+    let mut header = opened.header(&id)?;
     let recorded = header.core_config.clone();
     for change in set {
         apply(&mut header.core_config, change)?;
     }
-    let report = reloop_driver::replay_with_flips(&header, &steps, flips);
+    let mut replayer = reloop_driver::Replayer::new(&header, flips);
+    super::inspect::feed(&mut opened, &id, &mut replayer)?;
+    let report = replayer.finish();
     let changes = set.join(" ");
     let Some(d) = &report.divergence else {
         if json {
@@ -50,7 +55,14 @@ pub fn replay(
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let turn = steps.iter().find(|s| s.seq == d.seq).map_or(0, |s| s.turn_before);
+    // The turn the step was in: its row, walked to (nothing before it is kept).
+    let mut turn = 0;
+    opened.visit_steps(&id, &mut |s| {
+        if s.seq == d.seq {
+            turn = s.turn_before;
+        }
+        Ok(s.seq < d.seq)
+    })?;
     let would = would_have(&d.actual.reason, &d.expected.reason, &d.actual.effects, &d.expected.effects);
     if json {
         print(&json!({
