@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use reloop_core::{transition, ContentBlock, Role, State};
+use reloop_core::{ContentBlock, Role};
 use reloop_driver::explain::{why_step, WhyFilter};
 use reloop_driver::timeline::Facts;
 use reloop_driver::SessionJournal;
@@ -37,21 +37,10 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
-/// The session's final state, its events replayed as the journal hands them over one at a time
-/// (the memory of the state, not of every step), and how many steps it has.
-fn rebuild_streamed(journal: &SessionJournal, header: &SessionHeader) -> Result<(State, usize), CliError> {
-    let mut state = Some(State::new(header.core_config.clone()));
-    let steps = journal.visit_steps(&header.id, &mut |record| {
-        state = state.take().map(|s| transition(s, record.event).state);
-        Ok(true)
-    })?;
-    Ok((state.unwrap_or_else(|| State::new(header.core_config.clone())), steps))
-}
-
 pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
-    let (state, steps) = rebuild_streamed(&opened, &header)?;
+    let (state, steps, _) = reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
     drop(opened);
     if json {
         /// The session as `show --json` prints it, serialized straight to stdout: a long

@@ -92,19 +92,15 @@ pub struct ForkArgs {
     pub crash_after_step: Option<u64>,
 }
 
-fn rebuild(core: &reloop_core::Config, steps: &[StepRecord]) -> State {
-    steps.iter().fold(State::new(core.clone()), |s, r| transition(s, r.event.clone()).state)
-}
-
 pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
     let id = unfinished_root(&journal, &journal.resolve(&args.session)?)?;
     let header = journal.header(&id)?;
-    let steps = journal.steps(&id)?;
-    if steps.is_empty() {
+    // Folded a step at a time: resuming a long session holds its state, not its steps.
+    let (state, steps, _) = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
+    if steps == 0 {
         return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
     }
-    let state = rebuild(&header.core_config, &steps);
     if let Some(terminal) = state.terminal() {
         let result = reloop_driver::outputs::result_of(&id, &state, 0);
         match args.output_format {
@@ -199,7 +195,7 @@ pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<Stri
             break;
         };
         let parent_header = journal.header(parent)?;
-        if rebuild(&parent_header.core_config, &journal.steps(parent)?).is_done() {
+        if reloop_driver::rebuild(&**journal, parent, &parent_header.core_config)?.0.is_done() {
             break;
         }
         id = parent.to_string();

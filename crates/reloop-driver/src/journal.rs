@@ -86,6 +86,24 @@ pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> 
     })
 }
 
+/// The state a session's journaled events lead to, with how many steps it has and the last
+/// one's number: the events are folded through the core as the journal hands them over, so a
+/// session of any length costs the memory of its state, never of its steps.
+pub fn rebuild(
+    journal: &dyn JournalBackend,
+    id: &str,
+    core: &reloop_core::Config,
+) -> Result<(State, usize, u64), JournalError> {
+    let mut state = Some(State::new(core.clone()));
+    let mut last = 0;
+    let steps = journal.visit_steps(id, &mut |record| {
+        last = record.seq;
+        state = state.take().map(|s| transition(s, record.event).state);
+        Ok(true)
+    })?;
+    Ok((state.unwrap_or_else(|| State::new(core.clone())), steps, last))
+}
+
 impl SessionJournal {
     /// Another connection to the same journal, for a child session that writes while its parent
     /// does.

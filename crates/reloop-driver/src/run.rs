@@ -205,7 +205,6 @@ impl Session {
             return Err(DriverError::Task("resuming a session needs its journal".into()));
         };
         let header = journal.header(session_id)?;
-        let steps = journal.steps(session_id)?;
         self.core = header.core_config.clone();
         if let Ok(run) = serde_json::from_value::<RunConfig>(header.run_config.clone()) {
             self.run = run;
@@ -219,11 +218,7 @@ impl Session {
             let offered = self.run.tools.clone();
             self.tools.retain(|name| offered.iter().any(|o| o == name));
         }
-        let mut state = State::new(self.core.clone());
-        for record in &steps {
-            state = transition(state, record.event.clone()).state;
-        }
-        let seq = steps.last().map_or(0, |s| s.seq);
+        let (state, _, seq) = crate::journal::rebuild(&**journal, session_id, &self.core)?;
         if matches!(state, State::Idle(_)) {
             // The process stopped before the prompt was journaled: there is nothing to go on with.
             return Err(DriverError::NothingToResume(session_id.to_string()));
