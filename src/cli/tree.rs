@@ -1,7 +1,6 @@
 //! A session's subagents as `show`, `why` and `replay` print them: the tree under the session,
 //! each child with the call it answered and how it ended.
 
-use reloop_core::{transition, State};
 use reloop_driver::SessionJournal;
 use reloop_journal::Subagent;
 
@@ -28,10 +27,7 @@ pub(crate) fn lines(journal: &SessionJournal, id: &str) -> Result<Vec<String>, C
     let mut lines = Vec::new();
     for (depth, sub) in subagents(journal, id)? {
         let header = journal.header(&sub.id)?;
-        let state = journal
-            .steps(&sub.id)?
-            .into_iter()
-            .fold(State::new(header.core_config), |s, r| transition(s, r.event).state);
+        let (state, _, _) = reloop_driver::rebuild(&**journal, &sub.id, &header.core_config)?;
         let end = state.terminal().map_or("(unfinished)", |t| t.reason().as_str());
         let result = reloop_driver::outputs::result_of(&sub.id, &state, 0);
         lines.push(format!(
