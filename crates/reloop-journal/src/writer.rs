@@ -26,11 +26,12 @@ pub const GROUP_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
 /// slows the loop down instead of letting the queue grow without bound.
 const QUEUE: usize = 1024;
 
-/// Bytes of encoded steps queued for the writer, or gathered for it, before the loop waits for
-/// it. A hand-over's count alone does not bound memory (one holds up to [`BATCH`] steps, and a
-/// step up to [`crate::MAX_ROW_BYTES`]): with a stalled disk, the loop holds at most this much
-/// of its journal, whatever its steps' sizes, plus one step. Large enough that a writer
-/// keeping pace never makes the loop wait.
+/// Bytes of encoded steps queued for the writer before the loop waits for it. A hand-over's
+/// count alone does not bound memory (one holds up to [`BATCH`] steps, and a step up to
+/// [`crate::MAX_ROW_BYTES`]): with a stalled disk, the loop holds at most this much queued
+/// (or one larger hand-over alone) and a quarter of it gathered for the next hand-over, plus
+/// one step, whatever its steps' sizes. Large enough that a writer keeping pace never makes
+/// the loop wait.
 pub const QUEUE_BYTES: usize = 4 << 20;
 
 /// A step's buffer larger than this is not kept for reuse once written: one long tool output
