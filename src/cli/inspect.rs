@@ -40,7 +40,8 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 pub fn show(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
-    let (state, steps, _) = reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
+    let reloop_driver::Rebuilt { state, steps, .. } =
+        reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
     drop(opened);
     if json {
         /// The session as `show --json` prints it, serialized straight to stdout: a long

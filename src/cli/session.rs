@@ -97,7 +97,7 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     let id = unfinished_root(&journal, &journal.resolve(&args.session)?)?;
     let header = journal.header(&id)?;
     // Folded a step at a time: resuming a long session holds its state, not its steps.
-    let (state, steps, _) = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
+    let reloop_driver::Rebuilt { state, steps, .. } = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
     if steps == 0 {
         return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
     }
@@ -195,7 +195,7 @@ pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<Stri
             break;
         };
         let parent_header = journal.header(parent)?;
-        if reloop_driver::rebuild(&**journal, parent, &parent_header.core_config)?.0.is_done() {
+        if reloop_driver::rebuild(&**journal, parent, &parent_header.core_config)?.state.is_done() {
             break;
         }
         id = parent.to_string();

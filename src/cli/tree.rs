@@ -27,7 +27,7 @@ pub(crate) fn lines(journal: &SessionJournal, id: &str) -> Result<Vec<String>, C
     let mut lines = Vec::new();
     for (depth, sub) in subagents(journal, id)? {
         let header = journal.header(&sub.id)?;
-        let (state, _, _) = reloop_driver::rebuild(&**journal, &sub.id, &header.core_config)?;
+        let state = reloop_driver::rebuild(&**journal, &sub.id, &header.core_config)?.state;
         let end = state.terminal().map_or("(unfinished)", |t| t.reason().as_str());
         let result = reloop_driver::outputs::result_of(&sub.id, &state, 0);
         lines.push(format!(

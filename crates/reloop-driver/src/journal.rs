@@ -86,22 +86,29 @@ pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> 
     })
 }
 
-/// The state a session's journaled events lead to, with how many steps it has and the last
-/// one's number: the events are folded through the core as the journal hands them over, so a
-/// session of any length costs the memory of its state, never of its steps.
-pub fn rebuild(
-    journal: &dyn JournalBackend,
-    id: &str,
-    core: &reloop_core::Config,
-) -> Result<(State, usize, u64), JournalError> {
+/// A session's state rebuilt from its journal ([`rebuild`]).
+#[derive(Debug)]
+pub struct Rebuilt {
+    /// The state its journaled events lead to.
+    pub state: State,
+    /// How many steps it has.
+    pub steps: usize,
+    /// The last step's number (0 for none).
+    pub last_seq: u64,
+}
+
+/// Rebuilds session `id`'s state under `core`: the events are folded through the core as the
+/// journal hands them over, so a session of any length costs the memory of its state, never
+/// of its steps.
+pub fn rebuild(journal: &dyn JournalBackend, id: &str, core: &reloop_core::Config) -> Result<Rebuilt, JournalError> {
     let mut state = Some(State::new(core.clone()));
-    let mut last = 0;
+    let mut last_seq = 0;
     let steps = journal.visit_steps(id, &mut |record| {
-        last = record.seq;
+        last_seq = record.seq;
         state = state.take().map(|s| transition(s, record.event).state);
         Ok(true)
     })?;
-    Ok((state.unwrap_or_else(|| State::new(core.clone())), steps, last))
+    Ok(Rebuilt { state: state.unwrap_or_else(|| State::new(core.clone())), steps, last_seq })
 }
 
 impl SessionJournal {
@@ -160,6 +167,23 @@ impl Session {
 mod tests {
     use super::*;
     use reloop_core::{transition, Config, ContentBlock, Event, State};
+
+    #[test]
+    fn a_rebuilt_state_is_the_fold_of_the_sessions_steps() {
+        for (_tmp, journal, id) in crate::test_corpus::journals() {
+            let header = journal.header(&id).expect("header");
+            let steps = journal.steps(&id).expect("steps");
+            let folded =
+                steps.iter().fold(State::new(header.core_config.clone()), |s, r| transition(s, r.event.clone()).state);
+            let rebuilt = rebuild(&journal, &id, &header.core_config).expect("rebuilt");
+            assert_eq!(rebuilt.state.digest(), folded.digest(), "{id}");
+            assert_eq!(rebuilt.steps, steps.len(), "{id}");
+            assert_eq!(rebuilt.last_seq, steps.last().map_or(0, |s| s.seq), "{id}");
+        }
+        let (_tmp, journal, _) = crate::test_corpus::journals().into_iter().next().expect("a session");
+        let none = rebuild(&journal, "no-such-session", &Config::default()).expect("nothing to fold");
+        assert!(matches!(none.state, State::Idle(_)) && none.steps == 0 && none.last_seq == 0);
+    }
 
     #[test]
     fn a_record_made_for_a_shared_journal_is_the_one_sqlite_stores() {

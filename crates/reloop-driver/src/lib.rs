@@ -42,7 +42,7 @@ pub use error::DriverError;
 pub use fork::{fork_prefix, ForkError, ForkPrefix, OffsetProvider};
 pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
-pub use journal::{rebuild, SessionJournal};
+pub use journal::{rebuild, Rebuilt, SessionJournal};
 pub use prompt::{PermissionPrompt, PromptRequest};
 pub use replay::{replay, replay_with_flips, Divergence, ReplayReport, Replayer};
 pub use replay_stream::{replay_journal, replay_rows};
