@@ -34,11 +34,9 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
-    let steps = journal.steps(&parent_id)?;
-    let at = steps.last().map_or(0, |s| s.seq);
     let core = parent.core_config.clone();
-    let prefix = reloop_driver::fork_prefix(&steps, at, &core)
-        .map_err(|e| CliError::Usage(format!("cannot compact {parent_id}: {e}")))?;
+    let prefix = super::session::prefix_of(&journal, &parent_id, None, &core, "compact")?;
+    let at = prefix.steps.last().map_or(0, |s| s.seq);
     if !matches!(prefix.state, State::Done(..)) {
         return Err(CliError::Usage(format!(
             "session {parent_id} is still working ({}); resume it first, then compact it",

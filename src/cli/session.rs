@@ -127,12 +127,27 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     drive(handle, args.output_format).await
 }
 
+/// The first steps of a fork of `parent_id` up to `at` (its last step for `None`), read from
+/// the journal a step at a time. A fork point outside the session is bad input; a journal
+/// that cannot be read is the journal's error. `what` names the command in the message.
+pub(crate) fn prefix_of(
+    journal: &SessionJournal,
+    parent_id: &str,
+    at: Option<u64>,
+    core: &reloop_core::Config,
+    what: &str,
+) -> Result<reloop_driver::ForkPrefix, CliError> {
+    reloop_driver::fork_prefix_of(&**journal, parent_id, at, core).map_err(|e| match e {
+        reloop_driver::ForkError::Journal(e) => CliError::from(e),
+        e => CliError::Usage(format!("cannot {what} {parent_id}: {e}")),
+    })
+}
+
 pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
-    let parent_steps = journal.steps(&parent_id)?;
 
     let mut core = parent.core_config.clone();
     if let Some(model) = &args.model {
@@ -141,8 +156,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     if args.max_turns.is_some() {
         core = core.with_max_turns(args.max_turns);
     }
-    let prefix = reloop_driver::fork_prefix(&parent_steps, args.at, &core)
-        .map_err(|e| CliError::Usage(format!("cannot fork {parent_id}: {e}")))?;
+    let prefix = prefix_of(&journal, &parent_id, Some(args.at), &core, "fork")?;
     let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
     match (&args.prompt, stopped) {
         (None, true) => {

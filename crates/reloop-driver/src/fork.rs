@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use reloop_core::{transition, Config, State};
-use reloop_journal::StepRecord;
+use reloop_journal::{JournalBackend, JournalError, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
 /// Why a fork cannot be made.
@@ -22,6 +22,9 @@ use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 pub enum ForkError {
     #[error("--at {at} is outside the session's steps (1..={steps})")]
     OutOfRange { at: u64, steps: u64 },
+    /// The parent's steps could not be read.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
 }
 
 /// The fork's first steps and the state they lead to.
@@ -41,17 +44,67 @@ pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Resul
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
-    let mut state = State::new(core.clone());
-    let mut steps = Vec::with_capacity(at as usize);
-    for record in parent_steps.iter().take_while(|r| r.seq <= at) {
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let step = transition(state, record.event.clone());
-        steps.push(StepRecord::of(record.seq, record.at_ms, record.event.clone(), from_phase, turn_before, &step));
-        state = step.state;
+    let mut folding = Folding::new(core);
+    for r in parent_steps.iter().take_while(|r| r.seq <= at) {
+        folding.push(r.seq, r.at_ms, r.event.clone());
     }
-    let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
-    let requests_done = state.context().requests().saturating_sub(in_flight);
-    Ok(ForkPrefix { steps, state, requests_done })
+    Ok(folding.finish())
+}
+
+/// [`fork_prefix`] of session `id` read from `journal` a step at a time, up to step `at` (its
+/// last step for `None`): the kept steps are all it holds, where the session read whole was
+/// held twice, as the parent's steps and as their recomputed copies.
+pub fn fork_prefix_of(
+    journal: &dyn JournalBackend,
+    id: &str,
+    at: Option<u64>,
+    core: &Config,
+) -> Result<ForkPrefix, ForkError> {
+    let mut folding = Folding::new(core);
+    let mut total = 0u64;
+    journal.visit_steps(id, &mut |record| {
+        total += 1;
+        if at.is_none_or(|at| record.seq <= at) {
+            folding.push(record.seq, record.at_ms, record.event);
+        }
+        Ok(true)
+    })?;
+    let at = at.unwrap_or(folding.last_seq);
+    if at == 0 || at > total {
+        return Err(ForkError::OutOfRange { at, steps: total });
+    }
+    Ok(folding.finish())
+}
+
+/// The parent's steps recomputed one at a time.
+struct Folding {
+    /// Always set between steps; taken for the length of one.
+    state: Option<State>,
+    steps: Vec<StepRecord>,
+    last_seq: u64,
+    core: Config,
+}
+
+impl Folding {
+    fn new(core: &Config) -> Self {
+        Folding { state: Some(State::new(core.clone())), steps: Vec::new(), last_seq: 0, core: core.clone() }
+    }
+
+    fn push(&mut self, seq: u64, at_ms: u64, event: reloop_core::Event) {
+        let Some(state) = self.state.take() else { return };
+        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
+        let step = transition(state, event.clone());
+        self.steps.push(StepRecord::of(seq, at_ms, event, from_phase, turn_before, &step));
+        self.last_seq = seq;
+        self.state = Some(step.state);
+    }
+
+    fn finish(self) -> ForkPrefix {
+        let state = self.state.unwrap_or_else(|| State::new(self.core));
+        let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
+        let requests_done = state.context().requests().saturating_sub(in_flight);
+        ForkPrefix { steps: self.steps, state, requests_done }
+    }
 }
 
 /// A provider that numbers requests from a fork point: request `n` reaches the inner provider
@@ -79,5 +132,36 @@ impl ModelProvider for OffsetProvider {
     fn stream(&self, mut request: ModelRequest) -> BoxStream<'static, StreamEvent> {
         request.request_number = request.request_number.saturating_sub(self.offset);
         self.inner.stream(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_read_from_the_journal_is_the_prefix_of_the_steps_read_whole() {
+        for (_tmp, journal, id) in crate::test_corpus::journals() {
+            let header = journal.header(&id).expect("header");
+            let steps = journal.steps(&id).expect("steps");
+            let total = steps.len() as u64;
+            let core = &header.core_config;
+            for at in [1, total / 2, total].into_iter().filter(|&at| at > 0) {
+                let whole = fork_prefix(&steps, at, core).expect("whole");
+                let streamed = fork_prefix_of(&journal, &id, Some(at), core).expect("streamed");
+                assert_eq!(streamed.steps, whole.steps, "{id} at {at}");
+                assert_eq!(streamed.state.digest(), whole.state.digest(), "{id} at {at}");
+                assert_eq!(streamed.requests_done, whole.requests_done, "{id} at {at}");
+            }
+            let last = fork_prefix_of(&journal, &id, None, core).expect("to the last step");
+            assert_eq!(last.steps, fork_prefix(&steps, total, core).expect("whole").steps, "{id}");
+            for at in [0, total + 1] {
+                let refused = fork_prefix_of(&journal, &id, Some(at), core);
+                assert!(
+                    matches!(refused, Err(ForkError::OutOfRange { at: a, steps }) if a == at && steps == total),
+                    "{id} at {at}: {refused:?}"
+                );
+            }
+        }
     }
 }
