@@ -12,9 +12,11 @@
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
-use reloop_core::{transition, Config, State};
+use reloop_core::{Config, Event, State};
 use reloop_journal::{JournalBackend, JournalError, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
+
+use crate::journal::Fold;
 
 /// Why a fork cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -44,63 +46,59 @@ pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Resul
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
-    let mut folding = Folding::new(core);
+    let mut prefix = Prefix::new(core);
     for r in parent_steps.iter().take_while(|r| r.seq <= at) {
-        folding.push(r.seq, r.at_ms, r.event.clone());
+        prefix.push(r.seq, r.at_ms, r.event.clone());
     }
-    Ok(folding.finish())
+    Ok(prefix.finish())
 }
 
 /// [`fork_prefix`] of session `id` read from `journal` a step at a time, up to step `at` (its
 /// last step for `None`): the kept steps are all it holds, where the session read whole was
-/// held twice, as the parent's steps and as their recomputed copies.
+/// held twice, as the parent's steps and as their recomputed copies. Reading stops at the
+/// fork point; a point the session never reaches is read to the end, to say how long it is.
 pub fn fork_prefix_of(
     journal: &dyn JournalBackend,
     id: &str,
     at: Option<u64>,
     core: &Config,
 ) -> Result<ForkPrefix, ForkError> {
-    let mut folding = Folding::new(core);
+    let mut prefix = Prefix::new(core);
     let mut total = 0u64;
     journal.visit_steps(id, &mut |record| {
         total += 1;
         if at.is_none_or(|at| record.seq <= at) {
-            folding.push(record.seq, record.at_ms, record.event);
+            prefix.push(record.seq, record.at_ms, record.event);
         }
-        Ok(true)
+        Ok(at.is_none_or(|at| at == 0 || prefix.fold.last_seq < at))
     })?;
-    let at = at.unwrap_or(folding.last_seq);
+    let at = at.unwrap_or(prefix.fold.last_seq);
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
-    Ok(folding.finish())
+    Ok(prefix.finish())
 }
 
-/// The parent's steps recomputed one at a time.
-struct Folding {
-    /// Always set between steps; taken for the length of one.
-    state: Option<State>,
+/// The parent's steps recomputed one at a time, kept.
+struct Prefix {
+    fold: Fold,
     steps: Vec<StepRecord>,
-    last_seq: u64,
-    core: Config,
 }
 
-impl Folding {
+impl Prefix {
     fn new(core: &Config) -> Self {
-        Folding { state: Some(State::new(core.clone())), steps: Vec::new(), last_seq: 0, core: core.clone() }
+        Prefix { fold: Fold::new(core), steps: Vec::new() }
     }
 
-    fn push(&mut self, seq: u64, at_ms: u64, event: reloop_core::Event) {
-        let Some(state) = self.state.take() else { return };
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let step = transition(state, event.clone());
-        self.steps.push(StepRecord::of(seq, at_ms, event, from_phase, turn_before, &step));
-        self.last_seq = seq;
-        self.state = Some(step.state);
+    fn push(&mut self, seq: u64, at_ms: u64, event: Event) {
+        let steps = &mut self.steps;
+        self.fold.push(seq, event.clone(), |from_phase, turn_before, step| {
+            steps.push(StepRecord::of(seq, at_ms, event, from_phase, turn_before, step));
+        });
     }
 
     fn finish(self) -> ForkPrefix {
-        let state = self.state.unwrap_or_else(|| State::new(self.core));
+        let state = self.fold.into_state();
         let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
         let requests_done = state.context().requests().saturating_sub(in_flight);
         ForkPrefix { steps: self.steps, state, requests_done }
