@@ -159,3 +159,55 @@ fn an_imported_session_shows_each_prompt_retries_and_what_was_inferred() {
         r.dom.contains(">WebFetch<") && r.dom.contains("https://github.com/bradleygolden/claude-marketplace-elixir")
     );
 }
+
+/// The page's data: the JSON of its script element (whose `\u` escapes JSON reads back).
+fn data_of(html: &str) -> serde_json::Value {
+    let start = html.find(r#"<script id="data" type="application/json">"#).expect("the data element");
+    let rest = &html[start..];
+    let (open, close) = (rest.find('>').unwrap() + 1, rest.find("</script>").unwrap());
+    serde_json::from_str(&rest[open..close]).expect("the data is JSON")
+}
+
+#[test]
+fn the_page_holds_every_step_and_no_text_of_the_session_leaves_its_script_element() {
+    let ws = Workspace::seed();
+    let prompt = "find the bug </script><script>alert(1)</script> & <!-- here";
+    assert_eq!(ws.run(prompt, "seed.json", &[]).status.code(), Some(0));
+    let page = ws.dir.path().join("page.html");
+    let out = ws.reloop(&["view", "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("</script>").count(), 2, "the data's element and the page's own script end");
+    assert!(!html.contains("alert(1)</"), "the prompt's markup is escaped");
+
+    let data = data_of(&html);
+    let steps: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    let count = steps[0]["steps"].as_u64().unwrap();
+    assert_eq!(data["session"]["steps"].as_u64(), Some(count));
+    let seqs: Vec<u64> = data["steps"].as_array().unwrap().iter().map(|s| s["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=count).collect::<Vec<_>>(), "every step, in order");
+    assert_eq!(data["prompts"][0]["text"], prompt, "the prompt reads back whole");
+    let blocks = data["steps"][0]["event"]["content"].as_array().unwrap();
+    assert!(blocks.iter().any(|b| b["text"] == prompt), "the first step's event holds it: {blocks:?}");
+    assert_eq!(data["session"]["terminal"], "completed");
+    let keys: Vec<&str> = data.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["session", "prompts", "turns", "requests", "tools", "decisions", "steps"]);
+    assert!(data["decisions"].as_array().unwrap().iter().any(|d| d["reason"] == "completed"));
+}
+
+#[test]
+fn a_page_that_cannot_be_written_is_an_error_and_removes_nothing_it_did_not_write() {
+    let ws = Workspace::seed();
+    assert_eq!(ws.run("find the login bug", "seed.json", &[]).status.code(), Some(0));
+    // A device that refuses every write: the error names it, and the device stays.
+    let out = ws.reloop(&["view", "last", "-o", "/dev/full"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(common::stderr(&out).contains("cannot write /dev/full"), "{}", common::stderr(&out));
+    assert!(Path::new("/dev/full").exists(), "a device is never removed");
+
+    let missing = ws.dir.path().join("no/such/dir/page.html");
+    let out = ws.reloop(&["view", "last", "-o", missing.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(common::stderr(&out).contains("cannot write"), "{}", common::stderr(&out));
+    assert!(!missing.exists());
+}

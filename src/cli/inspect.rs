@@ -4,7 +4,6 @@ use std::process::ExitCode;
 
 use reloop_core::{ContentBlock, Role};
 use reloop_driver::explain::{why_step, WhyFilter};
-use reloop_driver::timeline::Facts;
 use reloop_driver::SessionJournal;
 use reloop_journal::{SessionHeader, StepRecord};
 use serde_json::json;
@@ -230,11 +229,6 @@ pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage
         Some(p) => p.cost(usage),
         None => crate::models::price(model).map_or(0.0, |p| p.cost(usage)),
     }
-}
-
-/// The facts `why`, `view` and `diff` read a session by.
-pub(crate) fn facts(header: &SessionHeader, steps: &[StepRecord]) -> Facts {
-    Facts::gather(header, steps, &price(header))
 }
 
 pub fn why(

@@ -1,81 +1,269 @@
 //! `reloop view SESSION`: the session as one self-contained HTML page, a timeline a person
 //! clicks through. Everything the page shows is embedded as JSON; the CSS and JS are inline
 //! (`view.html`), so the file opens anywhere with no network.
+//!
+//! The page is written as the journal is read, in three walks over the session's steps: its
+//! facts, its decisions (which read the facts), then the steps themselves, each written out as
+//! it is read. Only the facts and the decisions are held, so a long session's page costs the
+//! memory of those and not of a JSON tree of every step (a 10,000-turn page peaked at 803 MiB
+//! when it was built whole).
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use reloop_driver::explain::{why, WhyFilter};
+use reloop_core::{Event, Reason};
+use reloop_driver::explain::{why_step, WhyFilter, WhyLine};
+use reloop_driver::timeline::{Facts, FactsGatherer};
+use reloop_journal::{JournalError, SessionHeader, StepRecord};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{current_dir, CliError, JournalArg};
 use crate::term::outln;
+use reloop_driver::SessionJournal;
 
 const TEMPLATE: &str = include_str!("view.html");
+
+/// Where the template takes the session's data.
+const DATA: &str = "{{DATA}}";
 
 pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Result<ExitCode, CliError> {
     let journal = journal.open(&current_dir()?, super::journal::Open::Reading)?;
     let id = journal.resolve(selector)?;
     let header = journal.header(&id)?;
-    let steps = journal.steps(&id)?;
-    let facts = super::inspect::facts(&header, &steps);
-    let decisions = why(&steps, &facts, &WhyFilter { ignored: true, ..WhyFilter::default() });
-    let (input_tokens, output_tokens, cost_usd) = facts.totals();
-    let config = &header.run_config;
-    let step_rows: Vec<Value> = steps
-        .iter()
-        .map(|s| {
-            json!({
-                "seq": s.seq, "at_ms": s.at_ms, "kind": s.event.kind(), "event": s.event,
-                "from": s.from_phase, "to": s.to_phase, "turn_before": s.turn_before, "turn_after": s.turn_after,
-                "effects": s.effects, "reason": s.reason, "ignored": s.ignored,
-                "reason_name": s.reason.as_ref().map(reloop_core::Reason::name),
-                "terminal": s.reason.as_ref().map(reloop_core::Reason::is_terminal),
-                "explanation": s.reason.as_ref().map(reloop_core::Reason::explain),
-                "inferred": facts.inferred.get(&s.seq),
-            })
-        })
-        .collect();
-    let data = json!({
-        "session": {
-            "id": header.id,
-            "source": reloop_driver::timeline::source(&header),
-            "file": config.get("file"),
-            "provider": config.get("provider"),
-            "model": facts.requests.iter().rev().map(|r| r.model.as_str()).find(|m| !m.is_empty()).unwrap_or(&header.core_config.model),
-            "cwd": config.get("cwd"),
-            "created": super::listing::local_time(header.created_at_ms),
-            "engine_version": header.engine_version,
-            "parent": header.parent.as_ref().map(|(p, seq)| json!({"id": p, "seq": seq})),
-            // A subagent's call, and the session's own subagents: the tree around the page.
-            "agent": config.get("agent"),
-            "subagents": journal.subagents_of(&id)?.into_iter()
-                .map(|s| json!({"id": s.id, "tool_use_id": s.tool_use_id, "agent_type": s.agent_type}))
-                .collect::<Vec<_>>(),
-            "terminal": steps.iter().rev().find_map(|s| s.reason.as_ref().filter(|r| r.is_terminal()).map(reloop_core::Reason::name)),
-            "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost_usd,
-            "steps": steps.len(),
-        },
-        "prompts": facts.prompts,
-        "turns": facts.turns,
-        "requests": facts.requests,
-        "tools": facts.tools,
-        "decisions": decisions,
-        "steps": step_rows,
-    });
-    let page = page(&data, &header.id)?;
+    let price = super::inspect::price(&header);
+
+    // The facts, with every call's input and output: the page shows them.
+    let mut gatherer = FactsGatherer::new(&header, &price);
+    let mut terminal = None;
+    let steps = journal.visit_steps(&id, &mut |s| {
+        gatherer.step(&s);
+        if let Some(reason) = s.reason.as_ref().filter(|r| r.is_terminal()) {
+            terminal = Some(reason.name());
+        }
+        Ok(true)
+    })?;
+    let facts = gatherer.finish();
+
+    // A session still being written may have more steps by now: the page is of the first ones.
+    let filter = WhyFilter { ignored: true, ..WhyFilter::default() };
+    let mut decisions = Vec::new();
+    walk(&journal, &id, steps, &mut |i, s| {
+        decisions.extend(why_step(i, &s, &facts, &filter));
+        Ok(true)
+    })?;
+
+    let session = session_json(&journal, &header, &facts, terminal, steps)?;
     let path =
         output.unwrap_or_else(|| PathBuf::from(format!("reloop-{}.html", header.id.get(..8).unwrap_or(&header.id))));
-    std::fs::write(&path, page).map_err(|e| CliError::Io(format!("cannot write {}: {e}", path.display())))?;
-    outln!("wrote {} ({} steps); open it in a browser", path.display(), steps.len());
+    let parts = Parts { session: &session, facts: &facts, decisions: &decisions };
+    if let Err(e) = write_page(&path, &header.id, &parts, &journal, steps) {
+        // A page cut short would open as a broken timeline: better none.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
+            let _ = std::fs::remove_file(&path);
+        }
+        return Err(match e {
+            PageError::Journal(e) => e.into(),
+            PageError::Io(e) => CliError::Io(format!("cannot write {}: {e}", path.display())),
+        });
+    }
+    outln!("wrote {} ({} steps); open it in a browser", path.display(), steps);
     Ok(ExitCode::SUCCESS)
 }
 
-/// The page: the template with the session's data in a JSON script element. `<` is escaped so
-/// no text of the session can close the element or open another.
-fn page(data: &Value, id: &str) -> Result<String, CliError> {
-    let json = serde_json::to_string(data).map_err(|e| CliError::Io(e.to_string()))?;
-    let json = json.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026");
+/// Visits the session's first `steps` steps with their index, until `visit` says stop.
+fn walk(
+    journal: &SessionJournal,
+    id: &str,
+    steps: usize,
+    visit: &mut dyn FnMut(usize, StepRecord) -> Result<bool, JournalError>,
+) -> Result<(), JournalError> {
+    let mut i = 0;
+    if steps == 0 {
+        return Ok(());
+    }
+    journal.visit_steps(id, &mut |s| {
+        let go_on = visit(i, s)?;
+        i += 1;
+        Ok(go_on && i < steps)
+    })?;
+    Ok(())
+}
+
+/// The page's `session` object: who and what the session is, its totals and how it ended.
+fn session_json(
+    journal: &SessionJournal,
+    header: &SessionHeader,
+    facts: &Facts,
+    terminal: Option<&str>,
+    steps: usize,
+) -> Result<Value, CliError> {
+    let config = &header.run_config;
+    let (input_tokens, output_tokens, cost_usd) = facts.totals();
+    let model = facts.requests.iter().rev().map(|r| r.model.as_str()).find(|m| !m.is_empty());
+    Ok(json!({
+        "id": header.id,
+        "source": reloop_driver::timeline::source(header),
+        "file": config.get("file"),
+        "provider": config.get("provider"),
+        "model": model.unwrap_or(&header.core_config.model),
+        "cwd": config.get("cwd"),
+        "created": super::listing::local_time(header.created_at_ms),
+        "engine_version": header.engine_version,
+        "parent": header.parent.as_ref().map(|(p, seq)| json!({"id": p, "seq": seq})),
+        // A subagent's call, and the session's own subagents: the tree around the page.
+        "agent": config.get("agent"),
+        "subagents": journal.subagents_of(&header.id)?.into_iter()
+            .map(|s| json!({"id": s.id, "tool_use_id": s.tool_use_id, "agent_type": s.agent_type}))
+            .collect::<Vec<_>>(),
+        "terminal": terminal,
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost_usd,
+        "steps": steps,
+    }))
+}
+
+/// What the page holds besides its steps, in the order its JSON object lists them.
+struct Parts<'a> {
+    session: &'a Value,
+    facts: &'a Facts,
+    decisions: &'a [WhyLine],
+}
+
+/// One step as the page shows it.
+#[derive(Serialize)]
+struct StepRow<'a> {
+    seq: u64,
+    at_ms: u64,
+    kind: &'static str,
+    event: &'a Event,
+    from: &'a str,
+    to: &'a str,
+    turn_before: u32,
+    turn_after: u32,
+    effects: &'a Value,
+    reason: &'a Option<Reason>,
+    ignored: &'a Option<reloop_core::Ignored>,
+    reason_name: Option<&'static str>,
+    terminal: Option<bool>,
+    explanation: Option<String>,
+    inferred: Option<&'a String>,
+}
+
+impl<'a> StepRow<'a> {
+    fn of(s: &'a StepRecord, facts: &'a Facts) -> Self {
+        StepRow {
+            seq: s.seq,
+            at_ms: s.at_ms,
+            kind: s.event.kind(),
+            event: &s.event,
+            from: &s.from_phase,
+            to: &s.to_phase,
+            turn_before: s.turn_before,
+            turn_after: s.turn_after,
+            effects: &s.effects,
+            reason: &s.reason,
+            ignored: &s.ignored,
+            reason_name: s.reason.as_ref().map(Reason::name),
+            terminal: s.reason.as_ref().map(Reason::is_terminal),
+            explanation: s.reason.as_ref().map(Reason::explain),
+            inferred: facts.inferred.get(&s.seq),
+        }
+    }
+}
+
+enum PageError {
+    Journal(JournalError),
+    Io(io::Error),
+}
+
+impl From<io::Error> for PageError {
+    fn from(e: io::Error) -> Self {
+        PageError::Io(e)
+    }
+}
+
+impl From<serde_json::Error> for PageError {
+    fn from(e: serde_json::Error) -> Self {
+        PageError::Io(e.into())
+    }
+}
+
+/// Writes the page to `path`: the template with the session's data in a JSON script element,
+/// the steps read from the journal as they are written.
+fn write_page(
+    path: &Path,
+    id: &str,
+    parts: &Parts<'_>,
+    journal: &SessionJournal,
+    steps: usize,
+) -> Result<(), PageError> {
     let title: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-    Ok(TEMPLATE.replace("{{TITLE}}", &title).replace("{{DATA}}", &json))
+    let template = TEMPLATE.replace("{{TITLE}}", &title);
+    let (head, tail) = template.split_once(DATA).unwrap_or((&template, ""));
+    let mut out = BufWriter::new(File::create(path)?);
+    out.write_all(head.as_bytes())?;
+    let mut data = Escaped(&mut out);
+    // The keys in the order the page's data always had.
+    data.write_all(b"{\"session\":")?;
+    serde_json::to_writer(&mut data, parts.session)?;
+    field(&mut data, "prompts", &parts.facts.prompts)?;
+    field(&mut data, "turns", &parts.facts.turns)?;
+    field(&mut data, "requests", &parts.facts.requests)?;
+    field(&mut data, "tools", &parts.facts.tools)?;
+    field(&mut data, "decisions", &parts.decisions)?;
+    data.write_all(b",\"steps\":[")?;
+    let mut failed = None;
+    walk(journal, id, steps, &mut |i, s| {
+        let comma: &[u8] = if i > 0 { b"," } else { b"" };
+        let written = data
+            .write_all(comma)
+            .map_err(PageError::from)
+            .and_then(|()| serde_json::to_writer(&mut data, &StepRow::of(&s, parts.facts)).map_err(PageError::from));
+        // A failed write stops the walk; the failure is returned below.
+        failed = written.err();
+        Ok(failed.is_none())
+    })
+    .map_err(PageError::Journal)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    data.write_all(b"]}")?;
+    out.write_all(tail.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes `,"name":value`: a field after the first.
+fn field<T: Serialize + ?Sized>(data: &mut impl Write, name: &str, value: &T) -> Result<(), PageError> {
+    write!(data, ",\"{name}\":")?;
+    serde_json::to_writer(data, value)?;
+    Ok(())
+}
+
+/// Escapes `<`, `>` and `&` as JSON's `\u` escapes as the JSON passes, so no text of the session
+/// can close the script element or open another. JSON's own syntax holds none of them, so each
+/// one is inside a string, where the escape means the same character.
+struct Escaped<W: Write>(W);
+
+impl<W: Write> Write for Escaped<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut start = 0;
+        for at in memchr::memchr3_iter(b'<', b'>', b'&', buf) {
+            self.0.write_all(&buf[start..at])?;
+            self.0.write_all(match buf[at] {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                _ => b"\\u0026",
+            })?;
+            start = at + 1;
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
