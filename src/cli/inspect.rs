@@ -371,8 +371,23 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
     if kind == super::ExportKind::Journal {
         let journal = open(journal)?;
         let id = journal.resolve(selector)?;
-        let text = journal.dump_session(&id)?.to_json()?;
-        crate::term::write_stdout(&format!("{}\n", crate::term::json_safe(&text)), false);
+        // Written as the journal is walked, a step at a time, as the other formats are.
+        let mut out = crate::term::JsonStdout::default();
+        let written = (|| {
+            let mut writer = reloop_journal::DumpWriter::start(journal.header(&id)?, &mut out)?;
+            journal.visit_steps(&id, &mut |step| {
+                writer.step(step, &mut out)?;
+                Ok(true)
+            })?;
+            writer.finish(&mut out)
+        })();
+        match written {
+            // The reader went away: a normal end.
+            Err(_) if crate::term::stdout_closed() => return Ok(ExitCode::SUCCESS),
+            written => written?,
+        }
+        std::io::Write::write_all(&mut out, b"\n").map_err(|e| CliError::Io(e.to_string()))?;
+        out.finish();
         return Ok(ExitCode::SUCCESS);
     }
     let format = match kind {

@@ -5,6 +5,8 @@
 //! dump writes the rows verbatim — it does not re-run the core — so a replay of the loaded
 //! session checks today's engine against what the recording engine did.
 
+use std::io::Write;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -127,48 +129,90 @@ impl SessionDump {
     /// A session's header and steps as a dump: every backend dumps through here, so a dump
     /// reads the same whichever journal it came from.
     pub fn of(header: SessionHeader, steps: Vec<StepRecord>) -> Result<Self, JournalError> {
-        let encode = |what, source| JournalError::Encode { what, source };
         Ok(SessionDump {
             format: DUMP_FORMAT.to_string(),
-            header: DumpHeader {
-                id: header.id,
-                created_at_ms: header.created_at_ms,
-                engine_version: header.engine_version,
-                core_config: serde_json::to_value(&header.core_config).map_err(|e| encode("core config", e))?,
-                run_config: header.run_config,
-                parent_id: header.parent.as_ref().map(|p| p.0.clone()),
-                fork_seq: header.parent.as_ref().map(|p| p.1),
-            },
-            steps: steps
-                .into_iter()
-                .map(|s| {
-                    Ok(DumpStep {
-                        seq: s.seq,
-                        at_ms: s.at_ms,
-                        event: serde_json::to_value(&s.event).map_err(|e| encode("event", e))?,
-                        from_phase: s.from_phase,
-                        to_phase: s.to_phase,
-                        turn_before: s.turn_before,
-                        turn_after: s.turn_after,
-                        reason: s
-                            .reason
-                            .as_ref()
-                            .map(serde_json::to_value)
-                            .transpose()
-                            .map_err(|e| encode("reason", e))?,
-                        ignored: s
-                            .ignored
-                            .as_ref()
-                            .map(serde_json::to_value)
-                            .transpose()
-                            .map_err(|e| encode("ignored", e))?,
-                        effects: s.effects,
-                        digest: format!("{:016x}", s.digest),
-                    })
-                })
-                .collect::<Result<_, JournalError>>()?,
+            header: DumpHeader::of(header)?,
+            steps: steps.into_iter().map(DumpStep::of).collect::<Result<_, JournalError>>()?,
         })
     }
+}
+
+fn encode(what: &'static str, source: serde_json::Error) -> JournalError {
+    JournalError::Encode { what, source }
+}
+
+impl DumpHeader {
+    fn of(header: SessionHeader) -> Result<Self, JournalError> {
+        Ok(DumpHeader {
+            id: header.id,
+            created_at_ms: header.created_at_ms,
+            engine_version: header.engine_version,
+            core_config: serde_json::to_value(&header.core_config).map_err(|e| encode("core config", e))?,
+            run_config: header.run_config,
+            parent_id: header.parent.as_ref().map(|p| p.0.clone()),
+            fork_seq: header.parent.as_ref().map(|p| p.1),
+        })
+    }
+}
+
+impl DumpStep {
+    fn of(s: StepRecord) -> Result<Self, JournalError> {
+        Ok(DumpStep {
+            seq: s.seq,
+            at_ms: s.at_ms,
+            event: serde_json::to_value(&s.event).map_err(|e| encode("event", e))?,
+            from_phase: s.from_phase,
+            to_phase: s.to_phase,
+            turn_before: s.turn_before,
+            turn_after: s.turn_after,
+            reason: s.reason.as_ref().map(serde_json::to_value).transpose().map_err(|e| encode("reason", e))?,
+            ignored: s.ignored.as_ref().map(serde_json::to_value).transpose().map_err(|e| encode("ignored", e))?,
+            effects: s.effects,
+            digest: format!("{:016x}", s.digest),
+        })
+    }
+}
+
+/// A dump written as its steps are handed over, byte for byte what [`SessionDump::to_json`]
+/// writes of the whole session: `reloop export --format journal` holds one step at a time.
+pub struct DumpWriter {
+    steps: usize,
+}
+
+impl DumpWriter {
+    /// Writes the dump's opening and its header.
+    pub fn start(header: SessionHeader, out: &mut dyn Write) -> Result<Self, JournalError> {
+        let header = pretty(&DumpHeader::of(header)?, 1)?;
+        let format = serde_json::to_string(DUMP_FORMAT).map_err(|e| encode("session dump", e))?;
+        write(out, format!("{{\n  \"format\": {format},\n  \"header\": {header},\n  \"steps\": [").as_bytes())?;
+        Ok(DumpWriter { steps: 0 })
+    }
+
+    /// Writes the next step.
+    pub fn step(&mut self, step: StepRecord, out: &mut dyn Write) -> Result<(), JournalError> {
+        let step = pretty(&DumpStep::of(step)?, 2)?;
+        let comma = if self.steps == 0 { "" } else { "," };
+        write(out, format!("{comma}\n    {step}").as_bytes())?;
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Closes the steps and the dump (no newline after it, as [`SessionDump::to_json`]).
+    pub fn finish(self, out: &mut dyn Write) -> Result<(), JournalError> {
+        let close: &[u8] = if self.steps == 0 { b"]\n}" } else { b"\n  ]\n}" };
+        write(out, close)
+    }
+}
+
+/// `value` pretty-printed as it reads `depth` levels into a pretty-printed document: every line
+/// after its first indented by two spaces a level (strings hold no raw newline: JSON escapes it).
+fn pretty<T: Serialize>(value: &T, depth: usize) -> Result<String, JournalError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| encode("session dump", e))?;
+    Ok(text.replace('\n', &format!("\n{}", "  ".repeat(depth))))
+}
+
+fn write(out: &mut dyn Write, bytes: &[u8]) -> Result<(), JournalError> {
+    out.write_all(bytes).map_err(|e| encode("session dump", serde_json::Error::io(e)))
 }
 
 impl Journal {
@@ -207,5 +251,41 @@ impl Journal {
         tx.commit()?;
         self.locked.borrow_mut().push(header.id.clone());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every dump of the corpus, and one session with no step.
+    fn dumps() -> Vec<SessionDump> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
+        let mut out: Vec<SessionDump> = std::fs::read_dir(dir)
+            .expect("corpus")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .map(|p| SessionDump::from_json(&std::fs::read_to_string(p).expect("read")).expect("dump"))
+            .collect();
+        assert!(out.len() >= 10, "the corpus holds sessions");
+        let mut empty = out[0].clone();
+        empty.steps.clear();
+        out.push(empty);
+        out
+    }
+
+    #[test]
+    fn a_dump_written_a_step_at_a_time_is_the_dump_written_whole() {
+        for dump in dumps() {
+            let (header, steps) = dump.records().expect("records");
+            let whole = SessionDump::of(header.clone(), steps.clone()).expect("dump").to_json().expect("json");
+            let mut streamed = Vec::new();
+            let mut writer = DumpWriter::start(header, &mut streamed).expect("start");
+            for step in steps {
+                writer.step(step, &mut streamed).expect("step");
+            }
+            writer.finish(&mut streamed).expect("finish");
+            assert_eq!(String::from_utf8(streamed).expect("utf-8"), whole, "{}", dump.header.id);
+        }
     }
 }

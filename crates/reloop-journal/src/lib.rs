@@ -36,7 +36,7 @@ mod writer;
 pub use agents::Subagent;
 pub use backend::{JournalBackend, Reopen};
 pub use batch::RowBatch;
-pub use dump::{DumpHeader, DumpStep, SessionDump, DUMP_FORMAT};
+pub use dump::{DumpHeader, DumpStep, DumpWriter, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
 pub use listing::SessionOverview;
 pub use rows::{EffectsRef, EncodedStep, NewStep, ReplayRow, RowOutcome, StepRow};
