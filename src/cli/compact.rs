@@ -35,8 +35,8 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
     let core = parent.core_config.clone();
-    let prefix = super::session::prefix_of(&journal, &parent_id, None, &core, "compact")?;
-    let at = prefix.steps.last().map_or(0, |s| s.seq);
+    let prefix = super::session::fork_point(&journal, &parent_id, None, &core, "compact")?;
+    let at = prefix.at;
     if !matches!(prefix.state, State::Done(..)) {
         return Err(CliError::Usage(format!(
             "session {parent_id} is still working ({}); resume it first, then compact it",
@@ -52,7 +52,7 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     let header = fork_header(&parent, at, &core, None, script, prefix.requests_done)?;
     let id = header.id.clone();
     let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
-    journal.create_session_with_steps(&header, &prefix.steps)?;
+    super::session::write_fork(&mut journal, &header, &parent_id, at, &core)?;
     if args.output_format == OutputFormat::Text {
         crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");
     }

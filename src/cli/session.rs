@@ -127,20 +127,37 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     drive(handle, args.output_format).await
 }
 
-/// The first steps of a fork of `parent_id` up to `at` (its last step for `None`), read from
-/// the journal a step at a time. A fork point outside the session is bad input; a journal
-/// that cannot be read is the journal's error. `what` names the command in the message.
-pub(crate) fn prefix_of(
+/// Where a fork of `parent_id` at `at` (its last step for `None`) starts, read from the journal
+/// a step at a time. A fork point outside the session is bad input; a journal that cannot be
+/// read is the journal's error. `what` names the command in the message.
+pub(crate) fn fork_point(
     journal: &SessionJournal,
     parent_id: &str,
     at: Option<u64>,
     core: &reloop_core::Config,
     what: &str,
-) -> Result<reloop_driver::ForkPrefix, CliError> {
-    reloop_driver::fork_prefix_of(&**journal, parent_id, at, core).map_err(|e| match e {
+) -> Result<reloop_driver::ForkPoint, CliError> {
+    reloop_driver::fork_point_of(&**journal, parent_id, at, core).map_err(|e| match e {
         reloop_driver::ForkError::Journal(e) => CliError::from(e),
         e => CliError::Usage(format!("cannot {what} {parent_id}: {e}")),
     })
+}
+
+/// Journals the fork `header` of `parent_id` with its first steps, the parent's up to `at`
+/// recomputed under `core`: they are read through a second connection while this one writes
+/// them, a step at a time, in one transaction, so a fork of any length holds none of them.
+pub(crate) fn write_fork(
+    journal: &mut SessionJournal,
+    header: &SessionHeader,
+    parent_id: &str,
+    at: u64,
+    core: &reloop_core::Config,
+) -> Result<(), CliError> {
+    let parent = journal.open_again()?;
+    journal.create_session_from(header, reloop_journal::Writer::Take, &mut |sink| {
+        reloop_driver::fork_steps(&*parent, parent_id, at, core, sink)
+    })?;
+    Ok(())
 }
 
 pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
@@ -156,7 +173,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     if args.max_turns.is_some() {
         core = core.with_max_turns(args.max_turns);
     }
-    let prefix = prefix_of(&journal, &parent_id, Some(args.at), &core, "fork")?;
+    let prefix = fork_point(&journal, &parent_id, Some(args.at), &core, "fork")?;
     let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
     match (&args.prompt, stopped) {
         (None, true) => {
@@ -181,7 +198,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     let id = header.id.clone();
     // The provider is checked before anything is written, so a bad cassette leaves no fork.
     let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
-    journal.create_session_with_steps(&header, &prefix.steps)?;
+    write_fork(&mut journal, &header, &parent_id, args.at, &core)?;
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
         let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count());

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use reloop_core::{Config, Event, State};
-use reloop_journal::{JournalBackend, JournalError, StepRecord};
+use reloop_journal::{JournalBackend, JournalError, StepRecord, StepSink};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
 use crate::journal::Fold;
@@ -53,30 +53,77 @@ pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Resul
     Ok(prefix.finish())
 }
 
-/// [`fork_prefix`] of session `id` read from `journal` a step at a time, up to step `at` (its
-/// last step for `None`): the kept steps are all it holds, where the session read whole was
-/// held twice, as the parent's steps and as their recomputed copies. Reading stops at the
-/// fork point; a point the session never reaches is read to the end, to say how long it is.
-pub fn fork_prefix_of(
+/// Where a fork of session `id` at step `at` (its last step for `None`) starts, and what it starts
+/// from.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ForkPoint {
+    /// The parent's last step the fork keeps.
+    pub at: u64,
+    /// The state the kept steps lead to under the fork's config.
+    pub state: State,
+    /// Model requests the parent had completed (answered or failed) at the fork point.
+    pub requests_done: u32,
+}
+
+/// The [`ForkPoint`] of a fork of session `id` at step `at` (its last step for `None`) under
+/// `core`: the parent's steps folded as the journal hands them over, none kept. Reading stops
+/// at the fork point; a point the session never reaches is read to the end, to say how long it
+/// is. [`fork_steps`] then writes the kept steps.
+pub fn fork_point_of(
     journal: &dyn JournalBackend,
     id: &str,
     at: Option<u64>,
     core: &Config,
-) -> Result<ForkPrefix, ForkError> {
-    let mut prefix = Prefix::new(core);
+) -> Result<ForkPoint, ForkError> {
+    let mut fold = Fold::new(core);
     let mut total = 0u64;
     journal.visit_steps(id, &mut |record| {
         total += 1;
         if at.is_none_or(|at| record.seq <= at) {
-            prefix.push(record.seq, record.at_ms, record.event);
+            fold.push(record.seq, record.event, |_, _, _| {});
         }
-        Ok(at.is_none_or(|at| at == 0 || prefix.fold.last_seq < at))
+        Ok(at.is_none_or(|at| at == 0 || fold.last_seq < at))
     })?;
-    let at = at.unwrap_or(prefix.fold.last_seq);
+    let at = at.unwrap_or(fold.last_seq);
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
-    Ok(prefix.finish())
+    let state = fold.into_state();
+    let requests_done = requests_done(&state);
+    Ok(ForkPoint { at, state, requests_done })
+}
+
+/// The fork's first steps, [`fork_prefix`]'s, handed to `sink` one at a time as the journal
+/// hands the parent's steps over: the parent's steps `1..=at` recomputed under `core`, none
+/// held. An error from `sink` stops the reading and is returned.
+pub fn fork_steps(
+    journal: &dyn JournalBackend,
+    id: &str,
+    at: u64,
+    core: &Config,
+    sink: &mut StepSink<'_>,
+) -> Result<(), JournalError> {
+    let mut fold = Fold::new(core);
+    journal.visit_steps(id, &mut |record| {
+        if record.seq > at {
+            return Ok(false);
+        }
+        let (seq, at_ms) = (record.seq, record.at_ms);
+        let mut written = Ok(());
+        fold.push(seq, record.event.clone(), |from_phase, turn_before, step| {
+            written = sink(&StepRecord::of(seq, at_ms, record.event, from_phase, turn_before, step));
+        });
+        written?;
+        Ok(fold.last_seq < at)
+    })?;
+    Ok(())
+}
+
+/// Requests the parent had completed in `state`: one in flight is not.
+fn requests_done(state: &State) -> u32 {
+    let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
+    state.context().requests().saturating_sub(in_flight)
 }
 
 /// The parent's steps recomputed one at a time, kept.
@@ -99,8 +146,7 @@ impl Prefix {
 
     fn finish(self) -> ForkPrefix {
         let state = self.fold.into_state();
-        let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
-        let requests_done = state.context().requests().saturating_sub(in_flight);
+        let requests_done = requests_done(&state);
         ForkPrefix { steps: self.steps, state, requests_done }
     }
 }
@@ -136,9 +182,19 @@ impl ModelProvider for OffsetProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reloop_journal::Journal;
 
     #[test]
-    fn a_prefix_read_from_the_journal_is_the_prefix_of_the_steps_read_whole() {
+    fn a_fork_read_from_the_journal_is_the_prefix_of_the_steps_read_whole() {
+        let streamed = |journal: &Journal, id: &str, at: u64, core: &Config| {
+            let mut steps = Vec::new();
+            fork_steps(journal, id, at, core, &mut |s| {
+                steps.push(s.clone());
+                Ok(())
+            })
+            .expect("steps");
+            steps
+        };
         for (_tmp, journal, id) in crate::test_corpus::journals() {
             let header = journal.header(&id).expect("header");
             let steps = journal.steps(&id).expect("steps");
@@ -146,20 +202,34 @@ mod tests {
             let core = &header.core_config;
             for at in [1, total / 2, total].into_iter().filter(|&at| at > 0) {
                 let whole = fork_prefix(&steps, at, core).expect("whole");
-                let streamed = fork_prefix_of(&journal, &id, Some(at), core).expect("streamed");
-                assert_eq!(streamed.steps, whole.steps, "{id} at {at}");
-                assert_eq!(streamed.state.digest(), whole.state.digest(), "{id} at {at}");
-                assert_eq!(streamed.requests_done, whole.requests_done, "{id} at {at}");
+                let point = fork_point_of(&journal, &id, Some(at), core).expect("point");
+                assert_eq!(point.at, at);
+                assert_eq!(point.state.digest(), whole.state.digest(), "{id} at {at}");
+                assert_eq!(point.requests_done, whole.requests_done, "{id} at {at}");
+                assert_eq!(streamed(&journal, &id, at, core), whole.steps, "{id} at {at}");
             }
-            let last = fork_prefix_of(&journal, &id, None, core).expect("to the last step");
-            assert_eq!(last.steps, fork_prefix(&steps, total, core).expect("whole").steps, "{id}");
+            let last = fork_point_of(&journal, &id, None, core).expect("to the last step");
+            assert_eq!(last.at, total, "{id}");
             for at in [0, total + 1] {
-                let refused = fork_prefix_of(&journal, &id, Some(at), core);
+                let refused = fork_point_of(&journal, &id, Some(at), core);
                 assert!(
                     matches!(refused, Err(ForkError::OutOfRange { at: a, steps }) if a == at && steps == total),
                     "{id} at {at}: {refused:?}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_failing_sink_stops_the_fork_and_its_error_is_returned() {
+        let (_tmp, journal, id) = crate::test_corpus::journals().into_iter().next().expect("a session");
+        let header = journal.header(&id).expect("header");
+        let mut handed = 0;
+        let failed = fork_steps(&journal, &id, 3, &header.core_config, &mut |_| {
+            handed += 1;
+            Err(JournalError::Empty)
+        });
+        assert!(matches!(failed, Err(JournalError::Empty)), "{failed:?}");
+        assert_eq!(handed, 1, "the first failure stops the reading");
     }
 }

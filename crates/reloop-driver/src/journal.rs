@@ -87,7 +87,7 @@ pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> 
 }
 
 /// A session's events folded through the core one at a time: the state is all it holds, never
-/// the steps. [`rebuild`] and the fork's prefix ([`crate::fork_prefix_of`]) both fold with it.
+/// the steps. [`rebuild`] and the fork ([`crate::fork_point_of`], [`crate::fork_steps`]) fold with it.
 pub(crate) struct Fold {
     /// Always set between events; taken for the length of one.
     state: Option<State>,

@@ -30,8 +30,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use reloop_journal::{
-    JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord,
-    Subagent,
+    Fill, JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary,
+    StepRecord, Subagent, Writer,
 };
 use serde_json::Value;
 
@@ -247,6 +247,24 @@ impl JournalBackend for PgJournal {
         self.flush(None)?;
         let (header, steps) = (header.clone(), steps.to_vec());
         self.call(move |conn| conn.create_session(&header, &steps, true))
+    }
+
+    fn create_session_from(
+        &mut self,
+        header: &SessionHeader,
+        writer: Writer,
+        fill: &mut Fill<'_>,
+    ) -> Result<(), JournalError> {
+        // The transaction lives on the connection's thread, one job at a time: the steps are
+        // gathered here first, then written by one job.
+        let mut steps = Vec::new();
+        fill(&mut |step| {
+            steps.push(step.clone());
+            Ok(())
+        })?;
+        self.flush(None)?;
+        let header = header.clone();
+        self.call(move |conn| conn.create_session(&header, &steps, writer == Writer::Take))
     }
 
     fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use reloop_core::{Config, ContentBlock, Event, Reason, Stop};
-use reloop_journal::{Journal, JournalBackend, JournalError, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{Journal, JournalBackend, JournalError, SessionHeader, StepRecord, Writer, ENGINE_VERSION};
 use reloop_journal_pg::{LeaseTimes, PgJournal, BLOB_MIN_BYTES, SCHEMA_VERSION};
 use support::TestDb;
 
@@ -152,6 +152,28 @@ fn a_dump_moves_a_session_verbatim(open: Open) {
     assert!(matches!(j.import_session(&again), Err(JournalError::Duplicate(_))));
 }
 
+fn a_session_written_from_a_fill_is_there_whole_or_not_at_all(open: Open) {
+    let mut j = open();
+    let steps = [said(1, "a"), said(2, "b"), ended(3)];
+    // A fill that fails midway writes nothing, not even the header.
+    let failed = j.create_session_from(&header("half"), Writer::Take, &mut |sink| {
+        sink(&steps[0])?;
+        Err(JournalError::Empty)
+    });
+    assert!(matches!(failed, Err(JournalError::Empty)), "{failed:?}");
+    assert!(matches!(j.header("half"), Err(JournalError::NoSuchSession(_))));
+    // Taken: this journal writes on; left: any may.
+    j.create_session_from(&header("taken"), Writer::Take, &mut |sink| steps.iter().try_for_each(&mut *sink)).unwrap();
+    j.append("taken", &said(4, "more")).unwrap();
+    assert_eq!(j.steps("taken").unwrap().len(), 4);
+    j.create_session_from(&header("left"), Writer::Leave, &mut |sink| steps.iter().try_for_each(&mut *sink)).unwrap();
+    assert_eq!(j.steps("left").unwrap(), steps);
+    assert_eq!(j.live_writer("left").unwrap(), None);
+    let again = j.create_session_from(&header("left"), Writer::Leave, &mut |_| Ok(()));
+    assert!(matches!(again, Err(JournalError::Duplicate(_))), "{again:?}");
+    assert_eq!(j.steps("left").unwrap(), steps, "left unchanged");
+}
+
 fn a_step_over_the_row_cap_is_refused_and_nothing_written(open: Open) {
     let mut j = open();
     j.create_session(&header("big"), &[said(1, "ok")]).unwrap();
@@ -228,6 +250,7 @@ contract!(
     selectors_resolve_and_sessions_list,
     a_fork_reads_as_its_parents_prefix_and_its_own_steps,
     a_dump_moves_a_session_verbatim,
+    a_session_written_from_a_fill_is_there_whole_or_not_at_all,
     a_step_over_the_row_cap_is_refused_and_nothing_written,
     listings_show_prompts_usage_and_subagents,
 );

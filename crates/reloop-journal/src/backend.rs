@@ -16,6 +16,22 @@ use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionOverview, 
 /// Opens another connection to a journal: see [`JournalBackend::reopener`].
 pub type Reopen = Arc<dyn Fn() -> Result<Box<dyn JournalBackend + Send>, JournalError> + Send + Sync>;
 
+/// Whether a session written whole makes the journal that wrote it its writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// This journal goes on writing it (a fork, a compaction, a new session).
+    Take,
+    /// Written and left (an import): any journal may take it up later.
+    Leave,
+}
+
+/// Takes a new session's steps one at a time, in order, and writes each.
+pub type StepSink<'a> = dyn FnMut(&StepRecord) -> Result<(), JournalError> + 'a;
+
+/// Hands a new session's steps, in order, to the sink it is given; an error stops it, and is
+/// returned (see [`JournalBackend::create_session_from`]).
+pub type Fill<'a> = dyn FnMut(&mut StepSink<'_>) -> Result<(), JournalError> + 'a;
+
 /// A session journal: SQLite or a shared database.
 pub trait JournalBackend {
     /// How to open more connections to the same journal, each for a session of its own (a
@@ -34,6 +50,19 @@ pub trait JournalBackend {
     /// Journals a new session's header and its first steps (none, or a fork's copied prefix) in
     /// one transaction; this journal becomes the session's one writer.
     fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError>;
+
+    /// Journals a new session's header and the steps `fill` hands over (a fork's recomputed
+    /// prefix, an import's steps) in one transaction: the session is there whole or not at all,
+    /// and an error from `fill` writes nothing. A backend that can keep its transaction open
+    /// while `fill` runs writes each step as it is handed over, holding none (SQLite); one that
+    /// cannot gathers them first (PostgreSQL, whose connection runs on a thread of its own).
+    /// A journal that already holds the id is left unchanged ([`JournalError::Duplicate`]).
+    fn create_session_from(
+        &mut self,
+        header: &SessionHeader,
+        writer: Writer,
+        fill: &mut Fill<'_>,
+    ) -> Result<(), JournalError>;
 
     /// Writes a dumped session verbatim (`reloop import journal`), without becoming its writer.
     /// A journal that already holds its id is left unchanged ([`JournalError::Duplicate`]).
@@ -146,6 +175,15 @@ impl JournalBackend for Journal {
         } else {
             self.create_session_with_steps(header, steps)
         }
+    }
+
+    fn create_session_from(
+        &mut self,
+        header: &SessionHeader,
+        writer: Writer,
+        fill: &mut Fill<'_>,
+    ) -> Result<(), JournalError> {
+        Journal::create_session_from(self, header, writer, fill)
     }
 
     fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {

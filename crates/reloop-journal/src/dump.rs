@@ -10,6 +10,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::backend::{Fill, Writer};
 use crate::error::JournalError;
 use crate::store::{Journal, SessionHeader, StepRecord};
 
@@ -73,48 +74,50 @@ impl SessionDump {
 
     /// The header and steps the dump holds, decoded.
     pub fn records(&self) -> Result<(SessionHeader, Vec<StepRecord>), JournalError> {
-        let h = &self.header;
-        let bad = |what: &str, e: serde_json::Error| JournalError::Dump(format!("{what}: {e}"));
-        let header = SessionHeader {
-            id: h.id.clone(),
-            created_at_ms: h.created_at_ms,
-            engine_version: h.engine_version.clone(),
-            core_config: serde_json::from_value(h.core_config.clone()).map_err(|e| bad("core_config", e))?,
-            run_config: h.run_config.clone(),
-            parent: h.parent_id.clone().zip(h.fork_seq),
-        };
-        let steps = self
-            .steps
-            .iter()
-            .map(|s| {
-                let at = |what: &str| format!("step {} {what}", s.seq);
-                Ok(StepRecord {
-                    seq: s.seq,
-                    at_ms: s.at_ms,
-                    event: serde_json::from_value(s.event.clone()).map_err(|e| bad(&at("event"), e))?,
-                    from_phase: s.from_phase.clone(),
-                    to_phase: s.to_phase.clone(),
-                    turn_before: s.turn_before,
-                    turn_after: s.turn_after,
-                    reason: s
-                        .reason
-                        .clone()
-                        .map(serde_json::from_value)
-                        .transpose()
-                        .map_err(|e| bad(&at("reason"), e))?,
-                    ignored: s
-                        .ignored
-                        .clone()
-                        .map(serde_json::from_value)
-                        .transpose()
-                        .map_err(|e| bad(&at("ignored"), e))?,
-                    effects: s.effects.clone(),
-                    digest: u64::from_str_radix(&s.digest, 16)
-                        .map_err(|e| JournalError::Dump(format!("{}: {e}", at("digest"))))?,
-                })
-            })
-            .collect::<Result<_, JournalError>>()?;
-        Ok((header, steps))
+        let steps = self.steps.iter().map(DumpStep::record).collect::<Result<_, JournalError>>()?;
+        Ok((self.header.record()?, steps))
+    }
+}
+
+fn bad(what: &str, e: serde_json::Error) -> JournalError {
+    JournalError::Dump(format!("{what}: {e}"))
+}
+
+impl DumpHeader {
+    /// The header as the journal holds it.
+    pub fn record(&self) -> Result<SessionHeader, JournalError> {
+        Ok(SessionHeader {
+            id: self.id.clone(),
+            created_at_ms: self.created_at_ms,
+            engine_version: self.engine_version.clone(),
+            core_config: serde_json::from_value(self.core_config.clone()).map_err(|e| bad("core_config", e))?,
+            run_config: self.run_config.clone(),
+            parent: self.parent_id.clone().zip(self.fork_seq),
+        })
+    }
+}
+
+impl DumpStep {
+    /// The step as the journal holds it.
+    pub fn record(&self) -> Result<StepRecord, JournalError> {
+        let at = |what: &str| format!("step {} {what}", self.seq);
+        fn decode<T: serde::de::DeserializeOwned>(at: String, value: &Value) -> Result<T, JournalError> {
+            T::deserialize(value).map_err(|e| bad(&at, e))
+        }
+        Ok(StepRecord {
+            seq: self.seq,
+            at_ms: self.at_ms,
+            event: decode(at("event"), &self.event)?,
+            from_phase: self.from_phase.clone(),
+            to_phase: self.to_phase.clone(),
+            turn_before: self.turn_before,
+            turn_after: self.turn_after,
+            reason: self.reason.as_ref().map(|r| decode(at("reason"), r)).transpose()?,
+            ignored: self.ignored.as_ref().map(|i| decode(at("ignored"), i)).transpose()?,
+            effects: self.effects.clone(),
+            digest: u64::from_str_radix(&self.digest, 16)
+                .map_err(|e| JournalError::Dump(format!("{}: {e}", at("digest"))))?,
+        })
     }
 }
 
@@ -220,14 +223,7 @@ impl Journal {
     /// its id; a journal that already holds that id is left unchanged.
     pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
         let (header, steps) = dump.records()?;
-        self.commit()?;
-        let tx = self.conn.transaction()?;
-        crate::store::insert_header(&tx, &header)?;
-        let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
-        for step in &steps {
-            crate::rows::insert_step(&tx, &mut self.buf.borrow_mut(), number, &header.id, &step.into())?;
-        }
-        tx.commit()?;
+        self.create_session_from(&header, Writer::Leave, &mut |sink| steps.iter().try_for_each(sink))?;
         Ok(header.id)
     }
 
@@ -238,18 +234,35 @@ impl Journal {
         header: &SessionHeader,
         steps: &[StepRecord],
     ) -> Result<(), JournalError> {
+        self.create_session_from(header, Writer::Take, &mut |sink| steps.iter().try_for_each(sink))
+    }
+
+    /// Journals a new session's header and the steps `fill` hands to its sink, in order, in one
+    /// transaction: each step is written as it is handed over and none is held. Nothing is
+    /// written unless all is: an error from `fill` (or from writing a step) rolls it all back.
+    pub fn create_session_from(
+        &mut self,
+        header: &SessionHeader,
+        writer: Writer,
+        fill: &mut Fill<'_>,
+    ) -> Result<(), JournalError> {
         self.commit()?;
         // Immediate: the header's check reads before it writes, and a deferred transaction
         // could not then take the write lock from another writer of the journal (a subagent's).
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         crate::store::insert_header(&tx, header)?;
         let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
-        for step in steps {
-            crate::rows::insert_step(&tx, &mut self.buf.borrow_mut(), number, &header.id, &step.into())?;
+        {
+            let mut buf = self.buf.borrow_mut();
+            fill(&mut |step| crate::rows::insert_step(&tx, &mut buf, number, &header.id, &step.into()))?;
         }
-        crate::lock::take_lock_on(&tx, &header.id)?;
+        if writer == Writer::Take {
+            crate::lock::take_lock_on(&tx, &header.id)?;
+        }
         tx.commit()?;
-        self.locked.borrow_mut().push(header.id.clone());
+        if writer == Writer::Take {
+            self.locked.borrow_mut().push(header.id.clone());
+        }
         Ok(())
     }
 }

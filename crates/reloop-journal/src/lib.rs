@@ -34,7 +34,7 @@ mod store;
 mod writer;
 
 pub use agents::Subagent;
-pub use backend::{JournalBackend, Reopen};
+pub use backend::{Fill, JournalBackend, Reopen, StepSink, Writer};
 pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, DumpWriter, SessionDump, DUMP_FORMAT};
 pub use error::JournalError;
