@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -149,6 +150,18 @@ fn shown_sessions_print_the_pretty_json_they_hold_one_element_per_step() {
             let printed = stdout(&ws.reloop(&["export", &id, "--format", flag]));
             assert_eq!(printed, expected, "{} as {flag}", path.display());
         }
+        // The dump is written a step at a time too, and read back so through a pipe (which
+        // cannot be read twice, so it is spooled) into another journal, where it is the same.
+        let dump = reloop_journal::SessionDump::of(header, all).unwrap().to_json().unwrap();
+        let exported = stdout(&ws.reloop(&["export", &id, "--format", "journal"]));
+        assert_eq!(exported, format!("{dump}\n"), "{} as journal", path.display());
+        let other = ws.dir.path().join(format!("other-{shown}.db"));
+        let mut import = ws.command(&["import", "journal", "/dev/stdin", "--journal", other.to_str().unwrap()]);
+        let mut child = import.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(exported.as_bytes()).unwrap();
+        assert!(child.wait_with_output().unwrap().status.success(), "{}", path.display());
+        let again = stdout(&ws.reloop(&["export", &id, "--format", "journal", "--journal", other.to_str().unwrap()]));
+        assert_eq!(again, exported, "{} through a pipe", path.display());
         shown += 1;
     }
     assert!(shown >= 20, "the corpus holds its sessions");

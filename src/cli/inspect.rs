@@ -430,18 +430,37 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `reloop import journal FILE`: a session dump, written verbatim.
+/// `reloop import journal FILE`: a session dump, written verbatim. The dump is read twice, a
+/// step at a time: checked whole before the journal is opened, then written (see
+/// `reloop_journal::load_dump`). A dump that is not a file (a pipe, `<(...)`) cannot be read
+/// twice: it is copied to a temporary file first.
 pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> Result<ExitCode, CliError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
-    let dump = reloop_journal::SessionDump::from_json(&text)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
+    use std::io::{Seek, SeekFrom};
+    let cannot_read = |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
+    let bad = |e: reloop_journal::JournalError| match e {
+        reloop_journal::JournalError::Dump(_) => CliError::Usage(format!("{}: {e}", file.display())),
+        e => e.into(),
+    };
+    let dump = match std::fs::metadata(file).map_err(cannot_read)?.is_file() {
+        true => std::fs::File::open(file).map_err(cannot_read)?,
+        false => {
+            let mut spool =
+                tempfile::tempfile().map_err(|e| CliError::Io(format!("cannot make a temporary file: {e}")))?;
+            std::io::copy(&mut std::fs::File::open(file).map_err(cannot_read)?, &mut spool).map_err(cannot_read)?;
+            spool
+        }
+    };
+    let open = || -> Result<&std::fs::File, CliError> {
+        (&dump).seek(SeekFrom::Start(0)).map_err(cannot_read)?;
+        Ok(&dump)
+    };
+    let head = reloop_journal::DumpHead::read(open()?).map_err(bad)?;
     let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
-    let id = journal.import_session(&dump)?;
+    let id = reloop_journal::load_dump(&mut *journal, &head, open()?).map_err(bad)?;
     if json {
-        print_json(&json!({"session_id": id, "steps": dump.steps.len()}))?;
+        print_json(&json!({"session_id": id, "steps": head.steps}))?;
     } else {
-        outln!("imported {} as session {id}: {} steps", file.display(), dump.steps.len());
+        outln!("imported {} as session {id}: {} steps", file.display(), head.steps);
     }
     Ok(ExitCode::SUCCESS)
 }
