@@ -134,3 +134,28 @@ fn what_if_a_lower_max_turns_names_the_turn_and_the_reason_and_a_higher_budget_c
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("unknown setting; known: compat"), "{}", stderr(&bad));
 }
+
+/// A dump is replayed as it is read, a step at a time: through a pipe too (read once, held),
+/// and one cut short is a failed case that says it is not a dump, whatever it replayed first.
+#[test]
+fn a_dump_is_checked_through_a_pipe_and_a_cut_one_fails_as_not_a_dump() {
+    use std::io::Write;
+    let ws = Workspace::seed();
+    let text = std::fs::read_to_string(corpus().join("scripted_seed.json")).unwrap();
+    let mut child = ws
+        .command(&["check", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("/dev/stdin") && stdout(&out).contains("steps identical"), "{}", stdout(&out));
+
+    let cut = ws.dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() * 2 / 3]).unwrap();
+    let out = ws.reloop(&["check", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(stdout(&out).contains("not a session dump"), "{}", stdout(&out));
+}

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use reloop_journal::{Journal, SessionDump, SessionHeader, StepRecord};
+use reloop_journal::{DumpHead, Journal, SessionHeader, StepRecord};
 
 use super::CliError;
 use crate::term::outln;
@@ -83,7 +83,7 @@ fn check_file(file: &Path) -> Vec<Case> {
     let loaded = match extension(file) {
         "db" => return journal_cases(file, &name),
         "jsonl" => transcript(file),
-        _ => dump(file),
+        _ => return vec![dump_case(file, name)],
     };
     match loaded {
         Ok((header, steps)) => vec![case(name, reloop_driver::replay(&header, &steps))],
@@ -127,10 +127,30 @@ fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
 
 type Session = (SessionHeader, Vec<StepRecord>);
 
-fn dump(file: &Path) -> Result<Session, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
-    let dump = SessionDump::from_json(&text).map_err(|e| format!("not a session dump: {e}"))?;
-    dump.records().map_err(|e| e.to_string())
+/// A session dump, replayed a step at a time as it is read (twice: checked whole, then fed to
+/// the replay), so a dump of any length is checked in the memory of its state. One that is not
+/// a file (a pipe) cannot be read twice: its text is held.
+fn dump_case(file: &Path, name: String) -> Case {
+    let replayed = (|| {
+        let held = match std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?.is_file() {
+            true => None,
+            false => Some(std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?),
+        };
+        let open = || -> Result<Box<dyn std::io::Read + '_>, String> {
+            match &held {
+                Some(text) => Ok(Box::new(text.as_slice())),
+                None => Ok(Box::new(std::fs::File::open(file).map_err(|e| format!("cannot read it: {e}"))?)),
+            }
+        };
+        let head = DumpHead::read(open()?).map_err(|e| format!("not a session dump: {e}"))?;
+        let mut replayer = reloop_driver::Replayer::new(&head.header, &[]);
+        reloop_journal::visit_dump(open()?, &mut |step| Ok(replayer.feed(&step))).map_err(|e| e.to_string())?;
+        Ok::<_, String>(replayer.finish())
+    })();
+    match replayed {
+        Ok(report) => case(name, report),
+        Err(why) => Case { name, steps: 0, failure: Some(why) },
+    }
 }
 
 /// A Claude Code transcript, imported into a journal in memory.

@@ -13,10 +13,10 @@ use std::io::Read;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::backend::{JournalBackend, StepSink, Writer};
+use crate::backend::{JournalBackend, Writer};
 use crate::dump::{DumpHeader, DumpStep, DUMP_FORMAT};
 use crate::error::JournalError;
-use crate::store::SessionHeader;
+use crate::store::{SessionHeader, StepRecord};
 
 /// What a checked dump holds before its steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,9 +30,9 @@ pub struct DumpHead {
 impl DumpHead {
     /// Reads a whole dump from `reader` and checks it, a step at a time.
     pub fn read(reader: impl Read) -> Result<DumpHead, JournalError> {
-        let mut pass = Pass { sink: None, failure: None };
+        let mut pass = Pass { visit: None, failure: None, stopped: false };
         let parsed = parse(reader, &mut pass);
-        let parsed = pass.failure.map_or_else(|| parsed.map_err(|e| JournalError::Dump(e.to_string())), Err)?;
+        let parsed = pass.outcome(parsed)?.ok_or_else(|| JournalError::Dump("the check stopped".into()))?;
         let header = parsed.header.ok_or_else(|| JournalError::Dump("missing field `header`".into()))?;
         Ok(DumpHead { header: header.record()?, steps: parsed.steps })
     }
@@ -45,13 +45,11 @@ pub fn load_dump(journal: &mut dyn JournalBackend, head: &DumpHead, reader: impl
     let mut reader = Some(reader);
     journal.create_session_from(&head.header, Writer::Leave, &mut |sink| {
         let reader = reader.take().ok_or_else(|| JournalError::Dump("the dump was read already".into()))?;
-        let mut pass = Pass { sink: Some(sink), failure: None };
-        let parsed = parse(reader, &mut pass);
-        let parsed = pass.failure.map_or_else(|| parsed.map_err(|e| JournalError::Dump(e.to_string())), Err)?;
-        if parsed.steps != head.steps {
+        let steps = visit_dump(reader, &mut |step| sink(&step).map(|()| true))?;
+        if steps != head.steps {
             return Err(JournalError::Dump(format!(
-                "the dump changed while it was read ({} steps, then {})",
-                head.steps, parsed.steps
+                "the dump changed while it was read ({} steps, then {steps})",
+                head.steps
             )));
         }
         Ok(())
@@ -59,11 +57,43 @@ pub fn load_dump(journal: &mut dyn JournalBackend, head: &DumpHead, reader: impl
     Ok(head.header.id.clone())
 }
 
-/// Where a read's steps go: nowhere (the check) or to the journal's sink; and the journal's
-/// error that stopped it, which serde can only carry as text.
+/// Hands each step of the dump `reader` holds to `visit`, in order, decoded one at a time (its
+/// header is checked for presence, not read: [`DumpHead::read`] reads it). `visit` returns
+/// `false` to stop, or an error that stops the reading and is returned; a dump found bad after
+/// some steps were handed over is an error too. Returns how many steps were handed over.
+pub fn visit_dump(
+    reader: impl Read,
+    visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+) -> Result<usize, JournalError> {
+    let mut handed = 0;
+    let mut counted = |step| {
+        handed += 1;
+        visit(step)
+    };
+    let mut pass = Pass { visit: Some(&mut counted), failure: None, stopped: false };
+    let parsed = parse(reader, &mut pass);
+    pass.outcome(parsed)?;
+    Ok(handed)
+}
+
+/// Where a read's steps go: nowhere (the check) or to a visitor, which says whether to go on;
+/// and the error that stopped it, which serde can only carry as text.
 struct Pass<'s> {
-    sink: Option<&'s mut StepSink<'s>>,
+    visit: Option<&'s mut dyn FnMut(StepRecord) -> Result<bool, JournalError>>,
     failure: Option<JournalError>,
+    /// The visitor asked to stop.
+    stopped: bool,
+}
+
+impl Pass<'_> {
+    /// What a read came to: the visitor's error first, then serde's; a stop asked for is none.
+    fn outcome(self, parsed: Result<Parsed, serde_json::Error>) -> Result<Option<Parsed>, JournalError> {
+        match (self.failure, self.stopped) {
+            (Some(e), _) => Err(e),
+            (None, true) => Ok(None),
+            (None, false) => parsed.map(Some).map_err(|e| JournalError::Dump(e.to_string())),
+        }
+    }
 }
 
 /// What one read found.
@@ -93,7 +123,7 @@ impl<'de> Visitor<'de> for DumpVisitor<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
-        let checking = self.pass.sink.is_none();
+        let checking = self.pass.visit.is_none();
         let (mut format, mut header, mut steps) = (false, None, None);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -150,14 +180,21 @@ impl<'de> Visitor<'de> for StepsSeed<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
         let mut steps = 0;
         while let Some(step) = seq.next_element::<DumpStep>()? {
-            let handed = step.record().and_then(|record| match self.pass.sink.as_mut() {
-                Some(sink) => sink(&record),
-                None => Ok(()),
+            let handed = step.record().and_then(|record| match self.pass.visit.as_mut() {
+                Some(visit) => visit(record),
+                None => Ok(true),
             });
-            if let Err(e) = handed {
-                let said = e.to_string();
-                self.pass.failure = Some(e);
-                return Err(de::Error::custom(said));
+            match handed {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.pass.stopped = true;
+                    return Err(de::Error::custom("stopped"));
+                }
+                Err(e) => {
+                    let said = e.to_string();
+                    self.pass.failure = Some(e);
+                    return Err(de::Error::custom(said));
+                }
             }
             steps += 1;
         }
@@ -203,6 +240,23 @@ mod tests {
             // Loaded and left: any journal may take it up.
             assert_eq!(streamed.writer(&id).expect("writer"), None);
         }
+    }
+
+    #[test]
+    fn a_visit_stops_when_asked_and_a_visitors_error_is_returned() {
+        let text = corpus().remove(0);
+        let whole = SessionDump::from_json(&text).expect("dump").records().expect("records").1;
+        let mut seen = Vec::new();
+        let handed = visit_dump(text.as_bytes(), &mut |step| {
+            seen.push(step);
+            Ok(seen.len() < 2)
+        });
+        assert_eq!(handed.expect("stopped"), 2);
+        assert_eq!(seen, whole[..2]);
+        let failed = visit_dump(text.as_bytes(), &mut |_| Err(JournalError::Empty));
+        assert!(matches!(failed, Err(JournalError::Empty)), "{failed:?}");
+        let all = visit_dump(text.as_bytes(), &mut |_| Ok(true)).expect("all");
+        assert_eq!(all, whole.len());
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use agents::Subagent;
 pub use backend::{Fill, JournalBackend, Reopen, StepSink, Writer};
 pub use batch::RowBatch;
 pub use dump::{DumpHeader, DumpStep, DumpWriter, SessionDump, DUMP_FORMAT};
-pub use dump_stream::{load_dump, DumpHead};
+pub use dump_stream::{load_dump, visit_dump, DumpHead};
 pub use error::JournalError;
 pub use listing::SessionOverview;
 pub use rows::{EffectsRef, EncodedStep, NewStep, ReplayRow, RowOutcome, StepRow};
