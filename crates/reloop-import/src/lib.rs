@@ -29,7 +29,7 @@ mod transcript;
 use std::collections::{BTreeMap, HashSet};
 
 use reloop_core::{transition, Config, Event, State};
-use reloop_journal::{JournalBackend, SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{JournalBackend, SessionHeader, StepRecord, Writer, ENGINE_VERSION};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -223,9 +223,9 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
     })
 }
 
-/// Runs the events through the core and journals them as a new session `session_id`. Every
-/// step is computed (and every event checked to be accepted) before anything is written, so a
-/// refused import leaves no partial session behind.
+/// Runs the events through the core and journals them as a new session `session_id`, each step
+/// written as it is computed, all in one transaction: an event the core refuses stops the import
+/// and rolls it back, so a refused import leaves no partial session behind, and no step is held.
 pub fn import_into(
     journal: &mut dyn JournalBackend,
     imported: &Imported,
@@ -235,22 +235,6 @@ pub fn import_into(
     if imported.events.len() != imported.at_ms.len() {
         return Err(ImportError::TimesMismatch { events: imported.events.len(), times: imported.at_ms.len() });
     }
-    let mut state = State::new(imported.core_config.clone());
-    let mut records = Vec::with_capacity(imported.events.len());
-    for (i, (event, &at_ms)) in imported.events.iter().zip(&imported.at_ms).enumerate() {
-        let from_phase = state.phase();
-        let turn_before = state.context().turn_count();
-        let step = transition(state, event.clone());
-        if step.ignored.is_some() {
-            return Err(ImportError::RejectedEvent {
-                index: i,
-                kind: event.kind().to_string(),
-                phase: from_phase.to_string(),
-            });
-        }
-        records.push(StepRecord::of(i as u64 + 1, at_ms, event.clone(), from_phase, turn_before, &step));
-        state = step.state;
-    }
     let header = SessionHeader {
         id: session_id.to_string(),
         created_at_ms,
@@ -259,11 +243,35 @@ pub fn import_into(
         run_config: imported.header_run_config.clone(),
         parent: None,
     };
-    // Header and steps in one transaction: an import is there whole or not at all.
-    journal.create_session(&header, &records)?;
+    let mut state = Some(State::new(imported.core_config.clone()));
+    let mut refused = None;
+    let written = journal.create_session_from(&header, Writer::Take, &mut |sink| {
+        for (i, (event, &at_ms)) in imported.events.iter().zip(&imported.at_ms).enumerate() {
+            let Some(before) = state.take() else { break };
+            let (from_phase, turn_before) = (before.phase(), before.context().turn_count());
+            let step = transition(before, event.clone());
+            if step.ignored.is_some() {
+                refused = Some(ImportError::RejectedEvent {
+                    index: i,
+                    kind: event.kind().to_string(),
+                    phase: from_phase.to_string(),
+                });
+                // Any error rolls the session back; the refusal above is what is reported.
+                return Err(reloop_journal::JournalError::Empty);
+            }
+            sink(&StepRecord::of(i as u64 + 1, at_ms, event.clone(), from_phase, turn_before, &step))?;
+            state = Some(step.state);
+        }
+        Ok(())
+    });
+    if let Some(refused) = refused {
+        return Err(refused);
+    }
+    written?;
+    let state = state.ok_or_else(|| ImportError::Journal(reloop_journal::JournalError::Empty))?;
     Ok(ImportReport {
         session_id: session_id.to_string(),
-        steps: records.len(),
+        steps: imported.events.len(),
         messages: state.messages().len(),
         final_phase: state.phase().to_string(),
         terminal_reason: state.terminal().map(|t| t.reason().as_str().to_string()),

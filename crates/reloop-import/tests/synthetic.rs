@@ -213,3 +213,26 @@ fn messages_and_stream_json_exports_follow_the_history() {
     assert_eq!(result["result"], "all good");
     assert_eq!(result["num_turns"], 2);
 }
+
+/// Every step is written as the core takes it, in one transaction: an event the core refuses
+/// (here a tool result with no call in flight, added by hand) stops the import, names the
+/// event, and leaves no part of the session in the journal.
+#[test]
+fn an_event_the_core_refuses_writes_no_part_of_the_session() {
+    let mut imported = Writer::new().user("hi").text("m1", "hello").import();
+    let at = imported.events.len();
+    imported.events.push(Event::ToolDone(reloop_core::ToolOutcome::error("toolu_nowhere", "out")));
+    imported.at_ms.push(imported.at_ms.last().copied().unwrap_or(0));
+    let mut journal = reloop_journal::Journal::in_memory().unwrap();
+    let refused = reloop_import::import_into(&mut journal, &imported, "refused", 0);
+    match refused {
+        Err(ImportError::RejectedEvent { index, kind, .. }) => assert_eq!((index, kind.as_str()), (at, "tool_done")),
+        other => panic!("{other:?}"),
+    }
+    assert!(journal.sessions().unwrap().is_empty(), "nothing was written");
+    imported.events.pop();
+    imported.at_ms.pop();
+    let report = reloop_import::import_into(&mut journal, &imported, "whole", 0).unwrap();
+    assert_eq!(report.steps, imported.events.len());
+    assert_eq!(journal.steps("whole").unwrap().len(), imported.events.len());
+}
