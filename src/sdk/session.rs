@@ -10,7 +10,6 @@ use futures::StreamExt;
 use reloop_core::{ContentBlock, Event};
 use reloop_driver::{RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
-use reloop_journal::StepRecord;
 use reloop_tools::{PermissionMode, ToolRegistry};
 use serde_json::{json, Value};
 
@@ -171,16 +170,21 @@ impl Setup {
         };
         let id = journal.resolve(&target)?;
         let header = journal.header(&id)?;
-        let steps = journal.steps(&id)?;
-        let last = steps.last().map_or(0, |s| s.seq);
-        let at = match &self.args.resume_session_at {
-            Some(line) => seq_of_line(&id, &steps, line).ok_or_else(|| {
-                CliError::Usage(format!("--resume-session-at {line}: no line of session {id} has that uuid"))
-            })?,
-            None => last,
+        // The session is walked, never held: to find the line's step, then to fold it there.
+        let (at, last) = match &self.args.resume_session_at {
+            Some(line) => {
+                let (found, last) = step_of_line(journal, &id, line)?;
+                let found = found.ok_or_else(|| {
+                    CliError::Usage(format!("--resume-session-at {line}: no line of session {id} has that uuid"))
+                })?;
+                (Some(found), last)
+            }
+            None => (None, 0),
         };
-        let prefix = reloop_driver::fork_prefix(&steps, at, &header.core_config)
-            .map_err(|e| CliError::Usage(format!("cannot resume {id}: {e}")))?;
+        let prefix = crate::cli::session::fork_point(journal, &id, at, &header.core_config, "resume")?;
+        // With no line given, the fork point is the session's last step.
+        let last = if at.is_some() { last } else { prefix.at };
+        let at = prefix.at;
         if !prefix.state.is_done() {
             return Err(CliError::Usage(format!(
                 "session {id} was still working at step {at} ({}): only a finished query takes a new prompt; \
@@ -194,7 +198,7 @@ impl Setup {
             if let Some(given) = &self.args.session_id {
                 fork.id = given.clone();
             }
-            journal.create_session_with_steps(&fork, &prefix.steps)?;
+            crate::cli::session::write_fork(journal, &fork, &id, at, &header.core_config)?;
             fork.id
         } else {
             id
@@ -221,9 +225,22 @@ fn header_mode(header: &reloop_journal::SessionHeader) -> Option<String> {
     header.run_config.pointer("/permissions/mode").and_then(Value::as_str).map(str::to_string)
 }
 
-/// The step whose output carried the line `uuid` (line uuids are derived from the step).
-fn seq_of_line(session: &str, steps: &[StepRecord], uuid: &str) -> Option<u64> {
-    steps.iter().map(|s| s.seq).find(|seq| (0..64).any(|n| reloop_driver::line_uuid(session, *seq, n) == uuid))
+/// The step whose output carried the line `uuid` (line uuids are derived from the step), and
+/// the session's last step.
+fn step_of_line(
+    journal: &reloop_driver::SessionJournal,
+    session: &str,
+    uuid: &str,
+) -> Result<(Option<u64>, u64), CliError> {
+    let (mut found, mut last) = (None, 0);
+    journal.visit_steps(session, &mut |step| {
+        if found.is_none() && (0..64).any(|n| reloop_driver::line_uuid(session, step.seq, n) == uuid) {
+            found = Some(step.seq);
+        }
+        last = step.seq;
+        Ok(true)
+    })?;
+    Ok((found, last))
 }
 
 /// `--settings`: a file, or an inline JSON object (not re-read on `reloop resume`).
