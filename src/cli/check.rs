@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use reloop_journal::{DumpHead, Journal, SessionHeader, StepRecord};
+use reloop_journal::{DumpHead, Journal};
 
 use super::CliError;
 use crate::term::outln;
@@ -80,14 +80,10 @@ fn extension(path: &Path) -> &str {
 /// The verdicts of one file; a file that cannot be read is one failed case, naming why.
 fn check_file(file: &Path) -> Vec<Case> {
     let name = file.display().to_string();
-    let loaded = match extension(file) {
-        "db" => return journal_cases(file, &name),
-        "jsonl" => transcript(file),
-        _ => return vec![dump_case(file, name)],
-    };
-    match loaded {
-        Ok((header, steps)) => vec![case(name, reloop_driver::replay(&header, &steps))],
-        Err(why) => vec![Case { name, steps: 0, failure: Some(why) }],
+    match extension(file) {
+        "db" => journal_cases(file, &name),
+        "jsonl" => vec![transcript_case(file, name)],
+        _ => vec![dump_case(file, name)],
     }
 }
 
@@ -125,8 +121,6 @@ fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
         .collect()
 }
 
-type Session = (SessionHeader, Vec<StepRecord>);
-
 /// A session dump, replayed a step at a time as it is read (twice: checked whole, then fed to
 /// the replay), so a dump of any length is checked in the memory of its state. One that is not
 /// a file (a pipe) cannot be read twice: its text is held.
@@ -153,17 +147,29 @@ fn dump_case(file: &Path, name: String) -> Case {
     }
 }
 
-/// A Claude Code transcript, imported into a journal in memory.
-fn transcript(file: &Path) -> Result<Session, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
-    let options = reloop_import::ImportOptions::default();
-    let imported = reloop_import::parse_claude_code(&text, &file.display().to_string(), &options)
-        .map_err(|e| format!("not an importable transcript: {e}"))?;
-    let mut journal = Journal::in_memory().map_err(|e| e.to_string())?;
-    let id = reloop_driver::new_session_id();
-    let created = imported.at_ms.first().copied().unwrap_or(0);
-    reloop_import::import_into(&mut journal, &imported, &id, created).map_err(|e| e.to_string())?;
-    Ok((journal.header(&id).map_err(|e| e.to_string())?, journal.steps(&id).map_err(|e| e.to_string())?))
+/// A Claude Code transcript, imported into a journal in memory and replayed from it as a
+/// journal file is.
+fn transcript_case(file: &Path, name: String) -> Case {
+    let replayed = (|| {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
+        let options = reloop_import::ImportOptions::default();
+        let imported = reloop_import::parse_claude_code(&text, &file.display().to_string(), &options)
+            .map_err(|e| format!("not an importable transcript: {e}"))?;
+        drop(text);
+        let mut journal = Journal::in_memory().map_err(|e| e.to_string())?;
+        let id = reloop_driver::new_session_id();
+        let created = imported.at_ms.first().copied().unwrap_or(0);
+        reloop_import::import_into(&mut journal, &imported, &id, created).map_err(|e| e.to_string())?;
+        drop(imported);
+        let header = journal.header(&id).map_err(|e| e.to_string())?;
+        let mut replayer = reloop_driver::Replayer::new(&header, &[]);
+        reloop_driver::replay_journal(&mut journal, &id, &mut replayer).map_err(|e| e.to_string())?;
+        Ok::<_, String>(replayer.finish())
+    })();
+    match replayed {
+        Ok(report) => case(name, report),
+        Err(why) => Case { name, steps: 0, failure: Some(why) },
+    }
 }
 
 /// A JUnit report: one suite, one case per session, a failure element for each divergence.

@@ -14,9 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reloop_core::{
-    transition, AgentUsage, Config, ContentBlock, Event, Price, State, ToolOutcome, ToolResultContent, ToolUse,
-};
+use reloop_core::{AgentUsage, Config, ContentBlock, Event, Price, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::HooksConfig;
 use reloop_journal::{Journal, JournalBackend, Reopen};
 use reloop_tools::{PermissionContext, ToolRegistry};
@@ -289,11 +287,7 @@ impl Subagents {
 /// The result of a child that already ended, rebuilt from its journaled steps.
 fn finished_result(journal: &SessionJournal, id: &str) -> Result<Option<RunResult>, String> {
     let header = journal.header(id).map_err(|e| e.to_string())?;
-    let steps = journal.steps(id).map_err(|e| e.to_string())?;
-    let mut state = State::new(header.core_config);
-    for record in steps {
-        state = transition(state, record.event).state;
-    }
+    let state = crate::rebuild(&**journal, id, &header.core_config).map_err(|e| e.to_string())?.state;
     Ok(state.is_done().then(|| crate::outputs::result_of(id, &state, 0)))
 }
 
@@ -353,20 +347,18 @@ pub fn tree_requests_completed(
         if seen > 10_000 {
             break;
         }
-        let completed = journal
-            .steps(&id)?
-            .iter()
-            .filter(|s| s.ignored.is_none())
-            .filter(|s| {
-                matches!(
-                    s.event,
-                    Event::ModelDone { .. }
-                        | Event::ModelFailed { .. }
-                        | Event::CompactDone { .. }
-                        | Event::CompactFailed { .. }
-                )
-            })
-            .count();
+        let mut completed = 0usize;
+        journal.visit_steps(&id, &mut |s| {
+            let answered = matches!(
+                s.event,
+                Event::ModelDone { .. }
+                    | Event::ModelFailed { .. }
+                    | Event::CompactDone { .. }
+                    | Event::CompactFailed { .. }
+            );
+            completed += usize::from(answered && s.ignored.is_none());
+            Ok(true)
+        })?;
         total = total.saturating_add(u32::try_from(completed).unwrap_or(u32::MAX));
         pending.extend(journal.subagents_of(&id)?.into_iter().map(|s| s.id));
     }
