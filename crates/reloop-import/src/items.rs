@@ -7,7 +7,7 @@ use reloop_core::{ContentBlock, ModelError, StopReason, ToolOutcome, ToolResultC
 use serde_json::{Map, Value};
 
 use crate::error::ImportError;
-use crate::transcript::Line;
+use crate::transcript::{Fields, Line};
 
 /// Claude Code's marker after an interrupt while the model streamed.
 pub const INTERRUPT_TEXT: &str = "[Request interrupted by user]";
@@ -80,9 +80,10 @@ pub(crate) fn build(
         let malformed = |detail: String| ImportError::MalformedLine { file: file.to_string(), line: line.no, detail };
         match line.kind.as_str() {
             "assistant" => {
-                let message = line.message().ok_or_else(|| malformed("assistant line without a `message`".into()))?;
+                let fields = line.fields();
+                let message = fields.message().ok_or_else(|| malformed("assistant line without a `message`".into()))?;
                 let blocks = content(message).map_err(&malformed)?;
-                if line.flag("isApiErrorMessage") {
+                if fields.flag("isApiErrorMessage") {
                     let text: String = blocks
                         .iter()
                         .filter_map(|b| match b {
@@ -131,7 +132,8 @@ pub(crate) fn build(
                 response.last_at_ms = line.at_ms;
             }
             "user" => {
-                let message = line.message().ok_or_else(|| malformed("user line without a `message`".into()))?;
+                let fields = line.fields();
+                let message = fields.message().ok_or_else(|| malformed("user line without a `message`".into()))?;
                 let blocks = content(message).map_err(&malformed)?;
                 let (results, rest): (Vec<_>, Vec<_>) =
                     blocks.into_iter().partition(|b| matches!(b, ContentBlock::ToolResult(_)));
@@ -155,9 +157,9 @@ pub(crate) fn build(
                 if rest.is_empty() {
                     continue;
                 }
-                items.push(classify_user(line, rest));
+                items.push(classify_user(line, &fields, rest));
             }
-            "system" => match line.str_field("subtype") {
+            "system" => match line.fields().str_field("subtype") {
                 Some("compact_boundary") => items.push(Item::CompactBoundary),
                 Some(sub) => skip(format!("system:{sub}")),
                 None => skip("system".to_string()),
@@ -168,7 +170,7 @@ pub(crate) fn build(
     Ok(items)
 }
 
-fn classify_user(line: &Line, content: Vec<ContentBlock>) -> Item {
+fn classify_user(line: &Line, fields: &Fields, content: Vec<ContentBlock>) -> Item {
     let at_ms = line.at_ms;
     let text: String = content
         .iter()
@@ -185,10 +187,10 @@ fn classify_user(line: &Line, content: Vec<ContentBlock>) -> Item {
     if only_text && trimmed == INTERRUPT_FOR_TOOL_USE_TEXT {
         return Item::Interrupt { for_tool_use: true, at_ms };
     }
-    if line.flag("isCompactSummary") {
+    if fields.flag("isCompactSummary") {
         return Item::Prompt { content, kind: PromptKind::CompactSummary, at_ms };
     }
-    if line.flag("isMeta") {
+    if fields.flag("isMeta") {
         return Item::Hidden { content, kind: "meta", at_ms };
     }
     let hidden_kind = if trimmed.starts_with("<command-name>") || trimmed.starts_with("<command-message>") {

@@ -174,7 +174,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
     let model = model.as_deref();
     // The rules of the Claude Code version that wrote the transcript (the nearest one known); a
     // transcript that names none gets reloop's own.
-    let version = lines.iter().rev().find_map(|l| l.str_field("version")).map(str::to_string);
+    let version = lines.iter().rev().find_map(|l| l.fields().str_field("version").map(str::to_string));
     let nearest = version.as_deref().and_then(reloop_core::profile::ProfileId::nearest);
     let profile = nearest.map_or(reloop_core::profile::ProfileId::Reloop, |(p, _)| p);
     let core_config = import_config(model, profile)?;
@@ -193,8 +193,8 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         });
     }
 
-    let first_str = |key: &str| lines.iter().find_map(|l| l.str_field(key)).map(str::to_string);
-    let last_str = |key: &str| lines.iter().rev().find_map(|l| l.str_field(key)).map(str::to_string);
+    let first_str = |key: &str| lines.iter().find_map(|l| l.fields().str_field(key).map(str::to_string));
+    let last_str = |key: &str| lines.iter().rev().find_map(|l| l.fields().str_field(key).map(str::to_string));
     let header_run_config = json!({
         "provider": "import",
         "source": "claude-code",

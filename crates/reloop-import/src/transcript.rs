@@ -17,9 +17,11 @@ use crate::time::parse_rfc3339_ms;
 const KNOWN_TYPES: &[&str] =
     &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
 
-/// One parsed line of the file.
+/// One line of the file: what the tree of lines needs, and the line's text. Its fields are
+/// parsed again when the conversation is read ([`Line::fields`]), one line at a time: a
+/// transcript's lines held parsed cost about six times the file.
 #[derive(Debug)]
-pub(crate) struct Line {
+pub(crate) struct Line<'t> {
     /// 1-based, as editors count.
     pub no: usize,
     pub kind: String,
@@ -28,23 +30,42 @@ pub(crate) struct Line {
     pub logical_parent: Option<String>,
     pub sidechain: bool,
     pub at_ms: Option<u64>,
-    pub raw: Map<String, Value>,
+    /// `message.id`: the other lines of the same response.
+    message_id: Option<String>,
+    /// An assistant line's `tool_use` ids, a user line's `tool_result` `tool_use_id`s: which
+    /// results answer which calls.
+    block_ids: Vec<String>,
+    text: &'t str,
 }
 
-impl Line {
-    pub fn str_field(&self, key: &str) -> Option<&str> {
-        self.raw.get(key).and_then(Value::as_str)
-    }
-
-    pub fn flag(&self, key: &str) -> bool {
-        self.raw.get(key).and_then(Value::as_bool).unwrap_or(false)
-    }
-
-    pub fn message(&self) -> Option<&Map<String, Value>> {
-        self.raw.get("message").and_then(Value::as_object)
+impl Line<'_> {
+    /// The line's fields, parsed from its text (which parsed as an object when it was read).
+    pub fn fields(&self) -> Fields {
+        Fields(serde_json::from_str(self.text).unwrap_or_default())
     }
 
     pub fn message_id(&self) -> Option<&str> {
+        self.message_id.as_deref()
+    }
+}
+
+/// A line's fields, parsed.
+pub(crate) struct Fields(Map<String, Value>);
+
+impl Fields {
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.0.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    pub fn message(&self) -> Option<&Map<String, Value>> {
+        self.0.get("message").and_then(Value::as_object)
+    }
+
+    fn message_id(&self) -> Option<&str> {
         self.message().and_then(|m| m.get("id")).and_then(Value::as_str)
     }
 
@@ -66,15 +87,15 @@ impl Line {
 
 /// The whole file, parsed.
 #[derive(Debug)]
-pub(crate) struct Transcript {
-    pub lines: Vec<Line>,
+pub(crate) struct Transcript<'t> {
+    pub lines: Vec<Line<'t>>,
     /// Lines counted but not kept: a truncated last line, duplicated uuids.
     pub dropped: BTreeMap<String, usize>,
 }
 
-impl Transcript {
+impl<'t> Transcript<'t> {
     /// Parses every line and refuses files that are not Claude Code transcripts of a conversation.
-    pub fn parse(text: &str, file: &str) -> Result<Self, ImportError> {
+    pub fn parse(text: &'t str, file: &str) -> Result<Self, ImportError> {
         let numbered: Vec<(usize, &str)> = text
             .split('\n')
             .enumerate()
@@ -88,8 +109,8 @@ impl Transcript {
         let mut lines = Vec::with_capacity(numbered.len());
         let mut dropped = BTreeMap::new();
         let mut seen = HashSet::new();
-        for (no, raw) in numbered {
-            let value: Value = match serde_json::from_str(raw) {
+        for (no, line_text) in numbered {
+            let value: Value = match serde_json::from_str(line_text) {
                 Ok(v) => v,
                 // A crash mid-write leaves the last line cut short; everything before it stands.
                 Err(_) if no == last_no && no > 1 => {
@@ -122,15 +143,24 @@ impl Transcript {
                     continue;
                 }
             }
+            let (parent, logical_parent) = (text("parentUuid"), text("logicalParentUuid"));
+            let fields = Fields(raw);
+            let block_ids = match kind.as_str() {
+                "assistant" => fields.block_ids("tool_use", "id").map(str::to_string).collect(),
+                "user" => fields.block_ids("tool_result", "tool_use_id").map(str::to_string).collect(),
+                _ => Vec::new(),
+            };
             lines.push(Line {
                 no,
                 uuid,
-                parent: text("parentUuid"),
-                logical_parent: text("logicalParentUuid"),
-                sidechain: raw.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
-                at_ms: raw.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339_ms),
+                parent,
+                logical_parent,
+                sidechain: fields.flag("isSidechain"),
+                at_ms: fields.str_field("timestamp").and_then(parse_rfc3339_ms),
+                message_id: fields.message_id().map(str::to_string),
+                block_ids,
                 kind,
-                raw,
+                text: line_text,
             });
         }
         let transcript = Transcript { lines, dropped };
@@ -144,7 +174,8 @@ impl Transcript {
                 return Err(ImportError::Empty { file: file.to_string() });
             };
             let detail = if first.kind == "session_meta" {
-                let originator = first.raw.get("payload").and_then(|p| p.get("originator")).and_then(Value::as_str);
+                let fields = first.fields();
+                let originator = fields.0.get("payload").and_then(|p| p.get("originator")).and_then(Value::as_str);
                 format!(
                     "it looks like an OpenAI Codex CLI rollout (first line `session_meta`, originator {}); \
                      only Claude Code session files (~/.claude/projects/*/*.jsonl) can be imported",
@@ -221,7 +252,7 @@ impl Transcript {
             let tool_ids: HashSet<&str> = set
                 .iter()
                 .filter(|&&i| self.lines[i].kind == "assistant")
-                .flat_map(|&i| self.lines[i].block_ids("tool_use", "id"))
+                .flat_map(|&i| self.lines[i].block_ids.iter().map(String::as_str))
                 .collect();
             let mut added = Vec::new();
             for (i, line) in self.lines.iter().enumerate() {
@@ -230,7 +261,7 @@ impl Transcript {
                 }
                 let belongs = match line.kind.as_str() {
                     "assistant" => line.message_id().is_some_and(|id| response_ids.contains(id)),
-                    "user" => line.block_ids("tool_result", "tool_use_id").any(|id| tool_ids.contains(id)),
+                    "user" => line.block_ids.iter().any(|id| tool_ids.contains(id.as_str())),
                     _ => false,
                 };
                 if belongs && self.descends_from(i, &set, &by_uuid) {
