@@ -50,6 +50,8 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     }
     let script = args.script.as_ref().map(|s| invoked_from.join(s));
     let header = fork_header(&parent, at, &core, None, script, prefix.requests_done)?;
+    // The state is folded again as the steps are written: one is held at a time.
+    drop(prefix);
     let id = header.id.clone();
     let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
     super::session::write_fork(&mut journal, &header, &parent_id, at, &core)?;

@@ -146,18 +146,21 @@ pub(crate) fn fork_point(
 /// Journals the fork `header` of `parent_id` with its first steps, the parent's up to `at`
 /// recomputed under `core`: they are read through a second connection while this one writes
 /// them, a step at a time, in one transaction, so a fork of any length holds none of them.
+/// Returns the state they lead to.
 pub(crate) fn write_fork(
     journal: &mut SessionJournal,
     header: &SessionHeader,
     parent_id: &str,
     at: u64,
     core: &reloop_core::Config,
-) -> Result<(), CliError> {
+) -> Result<State, CliError> {
     let parent = journal.open_again()?;
+    let mut state = None;
     journal.create_session_from(header, reloop_journal::Writer::Take, &mut |sink| {
-        reloop_driver::fork_steps(&*parent, parent_id, at, core, sink)
+        state = Some(reloop_driver::fork_steps(&*parent, parent_id, at, core, sink)?);
+        Ok(())
     })?;
-    Ok(())
+    state.ok_or_else(|| CliError::Usage(format!("the fork of {parent_id} wrote no step")))
 }
 
 pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
@@ -195,17 +198,22 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
 
     let script = args.script.as_ref().map(|s| invoked_from.join(s));
     let header = fork_header(&parent, args.at, &core, args.model.as_deref(), script, prefix.requests_done)?;
+    // The state is folded again as the steps are written: one is held at a time.
+    drop(prefix);
     let id = header.id.clone();
     // The provider is checked before anything is written, so a bad cassette leaves no fork.
     let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
-    write_fork(&mut journal, &header, &parent_id, args.at, &core)?;
+    let state = write_fork(&mut journal, &header, &parent_id, args.at, &core)?;
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
-        let (from_phase, turn_before) = (prefix.state.phase(), prefix.state.context().turn_count());
+        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
         let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
-        let step = transition(prefix.state, event.clone());
+        let step = transition(state, event.clone());
         let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
         journal.append(&id, &record)?;
+    } else {
+        // The resume below rebuilds it from the journal.
+        drop(state);
     }
     if args.output_format == OutputFormat::Text {
         outln!("forked {parent_id} at step {} as session {id}", args.at);

@@ -192,20 +192,22 @@ impl Setup {
                 prefix.state.phase()
             )));
         }
-        let id = if self.args.fork_session || at != last {
+        let (id, state) = if self.args.fork_session || at != last {
             let mut fork =
                 crate::cli::session::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
             if let Some(given) = &self.args.session_id {
                 fork.id = given.clone();
             }
-            crate::cli::session::write_fork(journal, &fork, &id, at, &header.core_config)?;
-            fork.id
+            // The state is folded again as the steps are written: one is held at a time.
+            drop(prefix);
+            let state = crate::cli::session::write_fork(journal, &fork, &id, at, &header.core_config)?;
+            (fork.id, state)
         } else {
-            id
+            (id, prefix.state)
         };
         journal.lock_session(&id)?;
         let mut first = Vec::new();
-        let ctx = prefix.state.context();
+        let ctx = state.context();
         if let Some(model) = self.args.model.as_ref().filter(|m| m.as_str() != ctx.current_model()) {
             first.push(Event::SetModel { model: Some(model.clone()) });
         }

@@ -96,14 +96,15 @@ pub fn fork_point_of(
 
 /// The fork's first steps, [`fork_prefix`]'s, handed to `sink` one at a time as the journal
 /// hands the parent's steps over: the parent's steps `1..=at` recomputed under `core`, none
-/// held. An error from `sink` stops the reading and is returned.
+/// held. Returns the state they lead to ([`ForkPoint`]'s, which a caller can drop before this
+/// folds its own). An error from `sink` stops the reading and is returned.
 pub fn fork_steps(
     journal: &dyn JournalBackend,
     id: &str,
     at: u64,
     core: &Config,
     sink: &mut StepSink<'_>,
-) -> Result<(), JournalError> {
+) -> Result<State, JournalError> {
     let mut fold = Fold::new(core);
     journal.visit_steps(id, &mut |record| {
         if record.seq > at {
@@ -117,7 +118,7 @@ pub fn fork_steps(
         written?;
         Ok(fold.last_seq < at)
     })?;
-    Ok(())
+    Ok(fold.into_state())
 }
 
 /// Requests the parent had completed in `state`: one in flight is not.
@@ -188,12 +189,12 @@ mod tests {
     fn a_fork_read_from_the_journal_is_the_prefix_of_the_steps_read_whole() {
         let streamed = |journal: &Journal, id: &str, at: u64, core: &Config| {
             let mut steps = Vec::new();
-            fork_steps(journal, id, at, core, &mut |s| {
+            let state = fork_steps(journal, id, at, core, &mut |s| {
                 steps.push(s.clone());
                 Ok(())
             })
             .expect("steps");
-            steps
+            (steps, state.digest())
         };
         for (_tmp, journal, id) in crate::test_corpus::journals() {
             let header = journal.header(&id).expect("header");
@@ -206,7 +207,7 @@ mod tests {
                 assert_eq!(point.at, at);
                 assert_eq!(point.state.digest(), whole.state.digest(), "{id} at {at}");
                 assert_eq!(point.requests_done, whole.requests_done, "{id} at {at}");
-                assert_eq!(streamed(&journal, &id, at, core), whole.steps, "{id} at {at}");
+                assert_eq!(streamed(&journal, &id, at, core), (whole.steps, whole.state.digest()), "{id} at {at}");
             }
             let last = fork_point_of(&journal, &id, None, core).expect("to the last step");
             assert_eq!(last.at, total, "{id}");
