@@ -1,5 +1,6 @@
 //! What reading a long session costs through the CLI: wall time and the peak RSS of each
-//! command that reads a whole session (replay, why, show, view, export, import, check, fork),
+//! command that reads a whole session (replay, why, show, view, export, import, check, fork,
+//! rerun),
 //! on scripted sessions of 1,000 and 10,000 tool turns (`RELOOP_BENCH_TURNS=100000` adds a
 //! longer one; `RELOOP_BENCH_COMPACT=1` makes the sessions compact every 500 turns, as a filling
 //! context window makes a real one). Each command is its own process, measured by `wait4`, so
@@ -130,6 +131,16 @@ fn main() {
         let fork = ["fork", "last", "--at", &at, "--script", "end.json", "--journal", &journal];
         let (seconds, peak) = measure(ws, &fork, None);
         println!("{:<34} {turns:>8} {seconds:>12.2} s {peak:>10.1} MiB", "fork --at (10 steps before the end)");
+        // The recorded session again, its answers from the journal, its tools live.
+        let first = Command::new(BIN)
+            .args(["sessions", "--json", "--journal", &journal])
+            .output()
+            .ok()
+            .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+            .and_then(|v| v[0]["id"].as_str().map(str::to_string))
+            .expect("the recorded session");
+        let (seconds, peak) = measure(ws, &["rerun", &first, "--journal", &journal], None);
+        println!("{:<34} {turns:>8} {seconds:>12.2} s {peak:>10.1} MiB", "rerun");
     }
 }
 

@@ -54,8 +54,7 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
     let journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let recorded_id = journal.resolve(&args.session)?;
     let recorded = journal.header(&recorded_id)?;
-    let steps = journal.steps(&recorded_id)?;
-    let recording = Arc::new(Recording::of(&recorded, &steps));
+    let recording = Arc::new(Recording::read(&*journal, &recorded, &recorded_id)?);
     if recording.prompts.is_empty() {
         return Err(CliError::Usage(format!("session {recorded_id} holds no prompt to rerun")));
     }

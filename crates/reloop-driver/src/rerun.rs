@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::{transition, Command, ContentBlock, Effect, Event, History, Message, ModelError, Role, State};
-use reloop_journal::{SessionHeader, StepRecord};
+use reloop_journal::{JournalBackend, JournalError, SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput};
 use serde::Serialize;
@@ -37,59 +37,15 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Reads a recorded session: the core replays it to learn what each request carried.
-    pub fn of(header: &SessionHeader, steps: &[StepRecord]) -> Self {
-        let mut recording = Recording::default();
-        let mut state = State::new(header.core_config.clone());
-        let mut names: HashMap<String, String> = HashMap::new();
-        for record in steps {
-            match &record.event {
-                Event::UserInput { content } => recording.prompts.push(content.clone()),
-                Event::ModelBlock { index, block, request } => {
-                    if let ContentBlock::ToolUse(call) = block {
-                        names.insert(call.id.clone(), call.name.clone());
-                    }
-                    recording.answer(*request).push(StreamEvent::Block { index: *index, block: block.clone() });
-                }
-                Event::TextDelta { index, text, request } => {
-                    recording.answer(*request).push(StreamEvent::TextDelta { index: *index, text: text.clone() });
-                }
-                Event::ModelDone { id, model, stop_reason, usage, request } => {
-                    recording.answer(*request).push(StreamEvent::Done {
-                        id: id.clone(),
-                        model: model.clone(),
-                        stop_reason: stop_reason.clone(),
-                        usage: usage.clone(),
-                    });
-                }
-                Event::ModelFailed { error, request } => {
-                    recording.answer(*request).push(StreamEvent::Failed(error.clone()))
-                }
-                Event::ToolDone(outcome) => {
-                    if let Some(name) = names.get(&outcome.tool_use_id) {
-                        let result = (outcome.content.as_text(), outcome.is_error);
-                        recording.tool_results.entry(name.clone()).or_default().push_back(result);
-                    }
-                }
-                _ => {}
-            }
-            let step = transition(state, record.event.clone());
-            for effect in &step.effects {
-                if let Effect::Command(Command::CallModel(call)) = effect {
-                    recording.requests.insert(call.request, step.state.messages().clone());
-                }
-            }
-            state = step.state;
-        }
-        // A failed attempt's blocks were abandoned: only what followed its last failure counts.
-        for events in recording.answers.values_mut() {
-            if let Some(last_failure) = events.iter().rposition(|e| matches!(e, StreamEvent::Failed(_))) {
-                if last_failure + 1 < events.len() {
-                    events.drain(..=last_failure);
-                }
-            }
-        }
-        recording
+    /// Reads recorded session `id` as `journal` hands its steps over, none held: the core
+    /// replays it to learn what each request carried.
+    pub fn read(journal: &dyn JournalBackend, header: &SessionHeader, id: &str) -> Result<Self, JournalError> {
+        let mut reader = RecordingReader::new(header);
+        journal.visit_steps(id, &mut |record| {
+            reader.push(&record);
+            Ok(true)
+        })?;
+        Ok(reader.finish())
     }
 
     fn answer(&mut self, request: u32) -> &mut Vec<StreamEvent> {
@@ -99,6 +55,78 @@ impl Recording {
     /// The recorded results of `tool`'s calls, in order.
     pub fn tool_results(&self, tool: &str) -> VecDeque<(String, bool)> {
         self.tool_results.get(tool).cloned().unwrap_or_default()
+    }
+}
+
+/// A recording read a step at a time.
+struct RecordingReader {
+    recording: Recording,
+    state: Option<State>,
+    names: HashMap<String, String>,
+}
+
+impl RecordingReader {
+    fn new(header: &SessionHeader) -> Self {
+        RecordingReader {
+            recording: Recording::default(),
+            state: Some(State::new(header.core_config.clone())),
+            names: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, record: &StepRecord) {
+        let (recording, names) = (&mut self.recording, &mut self.names);
+        match &record.event {
+            Event::UserInput { content } => recording.prompts.push(content.clone()),
+            Event::ModelBlock { index, block, request } => {
+                if let ContentBlock::ToolUse(call) = block {
+                    names.insert(call.id.clone(), call.name.clone());
+                }
+                recording.answer(*request).push(StreamEvent::Block { index: *index, block: block.clone() });
+            }
+            Event::TextDelta { index, text, request } => {
+                recording.answer(*request).push(StreamEvent::TextDelta { index: *index, text: text.clone() });
+            }
+            Event::ModelDone { id, model, stop_reason, usage, request } => {
+                recording.answer(*request).push(StreamEvent::Done {
+                    id: id.clone(),
+                    model: model.clone(),
+                    stop_reason: stop_reason.clone(),
+                    usage: usage.clone(),
+                });
+            }
+            Event::ModelFailed { error, request } => {
+                recording.answer(*request).push(StreamEvent::Failed(error.clone()))
+            }
+            Event::ToolDone(outcome) => {
+                if let Some(name) = names.get(&outcome.tool_use_id) {
+                    let result = (outcome.content.as_text(), outcome.is_error);
+                    recording.tool_results.entry(name.clone()).or_default().push_back(result);
+                }
+            }
+            _ => {}
+        }
+        let Some(state) = self.state.take() else { return };
+        let step = transition(state, record.event.clone());
+        for effect in &step.effects {
+            if let Effect::Command(Command::CallModel(call)) = effect {
+                recording.requests.insert(call.request, step.state.messages().clone());
+            }
+        }
+        self.state = Some(step.state);
+    }
+
+    fn finish(self) -> Recording {
+        let mut recording = self.recording;
+        // A failed attempt's blocks were abandoned: only what followed its last failure counts.
+        for events in recording.answers.values_mut() {
+            if let Some(last_failure) = events.iter().rposition(|e| matches!(e, StreamEvent::Failed(_))) {
+                if last_failure + 1 < events.len() {
+                    events.drain(..=last_failure);
+                }
+            }
+        }
+        recording
     }
 }
 
