@@ -174,6 +174,9 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
     let options = reloop_import::ImportOptions::default().with_leaf(leaf);
     let mut imported = reloop_import::parse_claude_code(&text, &file.display().to_string(), &options)
         .map_err(|e| CliError::Usage(e.to_string()))?;
+    // The events hold what the import needs of the text: it goes before the core rebuilds the
+    // conversation from them.
+    drop(text);
     // Errors name the file as the person typed it; the journal keeps its absolute path, which
     // names it however it is typed next time.
     let origin = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string();
