@@ -3,10 +3,10 @@
 //! (`view.html`), so the file opens anywhere with no network.
 //!
 //! The page is written as the journal is read, in three walks over the session's steps: its
-//! facts, its decisions (which read the facts), then the steps themselves, each written out as
-//! it is read. Only the facts and the decisions are held, so a long session's page costs the
-//! memory of those and not of a JSON tree of every step (a 10,000-turn page peaked at 803 MiB
-//! when it was built whole).
+//! facts, then its decisions (which read the facts) and the steps themselves, each written out
+//! as it is found. Only the facts are held, so a long session's page costs the memory of those
+//! and not of a JSON tree of every step (a 10,000-turn page peaked at 803 MiB when it was built
+//! whole).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use reloop_core::{Event, Reason};
-use reloop_driver::explain::{why_step, WhyFilter, WhyLine};
+use reloop_driver::explain::{why_step, WhyFilter};
 use reloop_driver::timeline::{Facts, FactsGatherer};
 use reloop_journal::{JournalError, SessionHeader, StepRecord};
 use serde::Serialize;
@@ -47,18 +47,10 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
     })?;
     let facts = gatherer.finish();
 
-    // A session still being written may have more steps by now: the page is of the first ones.
-    let filter = WhyFilter { ignored: true, ..WhyFilter::default() };
-    let mut decisions = Vec::new();
-    walk(&journal, &id, steps, &mut |i, s| {
-        decisions.extend(why_step(i, &s, &facts, &filter));
-        Ok(true)
-    })?;
-
     let session = session_json(&journal, &header, &facts, terminal, steps)?;
     let path =
         output.unwrap_or_else(|| PathBuf::from(format!("reloop-{}.html", header.id.get(..8).unwrap_or(&header.id))));
-    let parts = Parts { session: &session, facts: &facts, decisions: &decisions };
+    let parts = Parts { session: &session, facts: &facts };
     if let Err(e) = write_page(&path, &header.id, &parts, &journal, steps) {
         // A page cut short would open as a broken timeline: better none.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
@@ -124,11 +116,10 @@ fn session_json(
     }))
 }
 
-/// What the page holds besides its steps, in the order its JSON object lists them.
+/// What the page holds before its decisions and steps, which are written as they are read.
 struct Parts<'a> {
     session: &'a Value,
     facts: &'a Facts,
-    decisions: &'a [WhyLine],
 }
 
 /// One step as the page shows it.
@@ -212,26 +203,59 @@ fn write_page(
     field(&mut data, "turns", &parts.facts.turns)?;
     field(&mut data, "requests", &parts.facts.requests)?;
     field(&mut data, "tools", &parts.facts.tools)?;
-    field(&mut data, "decisions", &parts.decisions)?;
-    data.write_all(b",\"steps\":[")?;
+    // A session still being written may have more steps by now: the page is of the first ones.
+    let filter = WhyFilter { ignored: true, ..WhyFilter::default() };
+    data.write_all(b",\"decisions\":")?;
+    write_array(&mut data, journal, id, steps, &mut |i, s, array| {
+        why_step(i, &s, parts.facts, &filter).iter().try_for_each(|line| array.push(line))
+    })?;
+    data.write_all(b",\"steps\":")?;
+    write_array(&mut data, journal, id, steps, &mut |_, s, array| array.push(&StepRow::of(&s, parts.facts)))?;
+    data.write_all(b"}")?;
+    out.write_all(tail.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A JSON array being written, an element at a time.
+struct Array<'w, W: Write> {
+    out: &'w mut W,
+    empty: bool,
+}
+
+impl<W: Write> Array<'_, W> {
+    fn push<T: Serialize>(&mut self, element: &T) -> Result<(), PageError> {
+        if !self.empty {
+            self.out.write_all(b",")?;
+        }
+        self.empty = false;
+        serde_json::to_writer(&mut *self.out, element)?;
+        Ok(())
+    }
+}
+
+/// Writes an array of what `each` pushes for each of the session's first `steps` steps, read
+/// from the journal one at a time.
+fn write_array<W: Write>(
+    out: &mut W,
+    journal: &SessionJournal,
+    id: &str,
+    steps: usize,
+    each: &mut dyn FnMut(usize, StepRecord, &mut Array<'_, W>) -> Result<(), PageError>,
+) -> Result<(), PageError> {
+    out.write_all(b"[")?;
+    let mut array = Array { out, empty: true };
     let mut failed = None;
     walk(journal, id, steps, &mut |i, s| {
-        let comma: &[u8] = if i > 0 { b"," } else { b"" };
-        let written = data
-            .write_all(comma)
-            .map_err(PageError::from)
-            .and_then(|()| serde_json::to_writer(&mut data, &StepRow::of(&s, parts.facts)).map_err(PageError::from));
         // A failed write stops the walk; the failure is returned below.
-        failed = written.err();
+        failed = each(i, s, &mut array).err();
         Ok(failed.is_none())
     })
     .map_err(PageError::Journal)?;
     if let Some(e) = failed {
         return Err(e);
     }
-    data.write_all(b"]}")?;
-    out.write_all(tail.as_bytes())?;
-    out.flush()?;
+    array.out.write_all(b"]")?;
     Ok(())
 }
 
