@@ -234,6 +234,9 @@ impl<W: Write> Array<'_, W> {
     }
 }
 
+/// What [`write_array`] calls for each step, with its index, to push that step's elements.
+type PushEach<'e, W> = dyn FnMut(usize, StepRecord, &mut Array<'_, W>) -> Result<(), PageError> + 'e;
+
 /// Writes an array of what `each` pushes for each of the session's first `steps` steps, read
 /// from the journal one at a time.
 fn write_array<W: Write>(
@@ -241,7 +244,7 @@ fn write_array<W: Write>(
     journal: &SessionJournal,
     id: &str,
     steps: usize,
-    each: &mut dyn FnMut(usize, StepRecord, &mut Array<'_, W>) -> Result<(), PageError>,
+    each: &mut PushEach<'_, W>,
 ) -> Result<(), PageError> {
     out.write_all(b"[")?;
     let mut array = Array { out, empty: true };
