@@ -97,10 +97,11 @@ pub struct Facts {
     pub prompt_of: Vec<u32>,
     /// Steps the importer inferred (no line of the transcript held them), with what it did.
     pub inferred: BTreeMap<u64, String>,
-    /// Where the first call of each id is in `tools`, and each turn in `turns`: `why` looks one
-    /// up per line, and a search through them made it quadratic in the session's length.
+    /// Where the first and the latest call of each id are in `tools`, and each turn in `turns`:
+    /// `why` looks one up per line, and a search through them made it quadratic in the
+    /// session's length.
     #[serde(skip)]
-    tool_at: BTreeMap<String, usize>,
+    tool_at: BTreeMap<String, (usize, usize)>,
     #[serde(skip)]
     turn_at: BTreeMap<(u32, u32), usize>,
 }
@@ -117,7 +118,7 @@ impl Facts {
 
     /// The tool call with this id.
     pub fn tool(&self, id: &str) -> Option<&ToolCallFacts> {
-        self.tool_at.get(id).and_then(|&i| self.tools.get(i))
+        self.tool_at.get(id).and_then(|&(first, _)| self.tools.get(first))
     }
 
     /// The prompt the step at `seq` belongs to.
@@ -150,22 +151,15 @@ pub struct FactsGatherer<'a> {
     cwd: &'a str,
     price: PriceFn<'a>,
     prompt: u32,
-    tool_index: BTreeMap<String, usize>,
     request_index: BTreeMap<u32, usize>,
-    tools_started: BTreeMap<String, u64>,
-    /// When each request was asked, by the asking step: for its duration.
-    asked_at: BTreeMap<u64, u64>,
-    turn_rows: Vec<TurnRow>,
+    /// When each call last started (by `tools`' index): for its duration.
+    started_at: Vec<Option<u64>>,
+    /// When each request was asked (by `requests`' index): for its duration.
+    asked_at: Vec<u64>,
+    /// When each turn's first step was (by `turns`' index): for its duration.
+    turn_first_at: Vec<u64>,
     /// Tool calls keep their input and result (see [`FactsGatherer::without_payloads`]).
     payloads: bool,
-}
-
-/// What the turns are made of, of one step.
-struct TurnRow {
-    seq: u64,
-    before: u32,
-    after: u32,
-    at_ms: u64,
 }
 
 impl<'a> FactsGatherer<'a> {
@@ -177,11 +171,10 @@ impl<'a> FactsGatherer<'a> {
             cwd: header.run_config.get("cwd").and_then(Value::as_str).unwrap_or_default(),
             price,
             prompt: 0,
-            tool_index: BTreeMap::new(),
             request_index: BTreeMap::new(),
-            tools_started: BTreeMap::new(),
-            asked_at: BTreeMap::new(),
-            turn_rows: Vec::new(),
+            started_at: Vec::new(),
+            asked_at: Vec::new(),
+            turn_first_at: Vec::new(),
             payloads: true,
         }
     }
@@ -196,19 +189,16 @@ impl<'a> FactsGatherer<'a> {
 
     /// The next step of the session, in order.
     pub fn step(&mut self, step: &StepRecord) {
+        let mut starts_prompt = false;
         if let Event::UserInput { content } = &step.event {
             if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
                 self.prompt += 1;
                 self.facts.prompts.push(PromptFacts { number: self.prompt, seq: step.seq, text: text_of(content) });
+                starts_prompt = true;
             }
         }
         self.facts.prompt_of.push(self.prompt);
-        self.turn_rows.push(TurnRow {
-            seq: step.seq,
-            before: step.turn_before,
-            after: step.turn_after,
-            at_ms: step.at_ms,
-        });
+        self.turn_step(step, starts_prompt);
         let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).unwrap_or_default();
         for effect in &effects {
             match effect {
@@ -221,7 +211,7 @@ impl<'a> FactsGatherer<'a> {
                         earlier.outcome = format!("asked again at #{}", step.seq);
                     }
                     self.request_index.insert(call.request, self.facts.requests.len());
-                    self.asked_at.entry(step.seq).or_insert(step.at_ms);
+                    self.asked_at.push(step.at_ms);
                     self.facts.requests.push(RequestFacts {
                         number: call.request,
                         prompt: self.prompt,
@@ -240,7 +230,7 @@ impl<'a> FactsGatherer<'a> {
                 }
                 Effect::Command(Command::Summarize { request, .. }) => {
                     self.request_index.insert(*request, self.facts.requests.len());
-                    self.asked_at.entry(step.seq).or_insert(step.at_ms);
+                    self.asked_at.push(step.at_ms);
                     self.facts.requests.push(RequestFacts {
                         number: *request,
                         prompt: self.prompt,
@@ -254,7 +244,10 @@ impl<'a> FactsGatherer<'a> {
                 }
                 Effect::Command(Command::RunTools { calls } | Command::ResumeTools { calls, .. }) => {
                     for call in calls {
-                        self.tools_started.insert(call.id.clone(), step.at_ms);
+                        let latest = self.facts.tool_at.get(&call.id).map(|&(_, latest)| latest);
+                        if let Some(started) = latest.and_then(|i| self.started_at.get_mut(i)) {
+                            *started = Some(step.at_ms);
+                        }
                     }
                 }
                 _ => {}
@@ -264,9 +257,8 @@ impl<'a> FactsGatherer<'a> {
             return;
         }
         let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
-            let Some(r) = self.request_index.get(&request).and_then(|&i| self.facts.requests.get_mut(i)) else {
-                return;
-            };
+            let Some(&i) = self.request_index.get(&request) else { return };
+            let (Some(r), Some(&asked)) = (self.facts.requests.get_mut(i), self.asked_at.get(i)) else { return };
             if let Some(model) = model {
                 r.model = model.clone();
             }
@@ -276,7 +268,7 @@ impl<'a> FactsGatherer<'a> {
             }
             r.outcome = outcome;
             r.done_seq = Some(step.seq);
-            r.duration_ms = step.at_ms.checked_sub(self.asked_at.get(&r.seq).copied().unwrap_or(0));
+            r.duration_ms = step.at_ms.checked_sub(asked);
         };
         match &step.event {
             Event::ModelDone { model, stop_reason, usage, request, .. } => {
@@ -288,8 +280,9 @@ impl<'a> FactsGatherer<'a> {
             }
             Event::CompactDone { usage, request, .. } => answer(*request, "summary".to_string(), Some(usage), None),
             Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
-                self.tool_index.insert(call.id.clone(), self.facts.tools.len());
-                self.facts.tool_at.entry(call.id.clone()).or_insert(self.facts.tools.len());
+                let at = self.facts.tools.len();
+                self.facts.tool_at.entry(call.id.clone()).and_modify(|(_, latest)| *latest = at).or_insert((at, at));
+                self.started_at.push(None);
                 self.facts.tools.push(ToolCallFacts {
                     id: call.id.clone(),
                     name: call.name.clone(),
@@ -306,66 +299,64 @@ impl<'a> FactsGatherer<'a> {
                 });
             }
             Event::ToolDone(outcome) => {
-                if let Some(t) = self.tool_index.get(&outcome.tool_use_id).and_then(|&i| self.facts.tools.get_mut(i)) {
+                let latest = self.facts.tool_at.get(&outcome.tool_use_id).map(|&(_, latest)| latest);
+                if let Some(t) = latest.and_then(|i| self.facts.tools.get_mut(i)) {
+                    let started = latest.and_then(|i| self.started_at.get(i).copied().flatten());
                     t.done_seq = Some(step.seq);
                     t.result = self.payloads.then(|| outcome.content.as_text());
                     t.is_error = outcome.is_error;
                     t.denied = outcome.denied;
-                    t.duration_ms =
-                        self.tools_started.get(&outcome.tool_use_id).and_then(|start| step.at_ms.checked_sub(*start));
+                    t.duration_ms = started.and_then(|start| step.at_ms.checked_sub(start));
                 }
             }
             _ => {}
         }
     }
 
-    /// The facts of every step given.
+    /// Puts the step in its turn (a turn is the steps of one prompt with one `turn_before`; a
+    /// new prompt's step starts its first turn, it does not end the last query's), so a turn's
+    /// first and last steps are known without keeping every step.
+    fn turn_step(&mut self, step: &StepRecord, starts_prompt: bool) {
+        let turn = if starts_prompt { step.turn_after } else { step.turn_before };
+        let facts = &mut self.facts;
+        match facts.turn_at.get(&(self.prompt, turn)).copied() {
+            Some(at) => {
+                if let (Some(t), Some(&first_at)) = (facts.turns.get_mut(at), self.turn_first_at.get(at)) {
+                    t.last_seq = step.seq;
+                    t.duration_ms = step.at_ms.saturating_sub(first_at);
+                }
+            }
+            None => {
+                facts.turn_at.insert((self.prompt, turn), facts.turns.len());
+                facts.turns.push(TurnFacts {
+                    prompt: self.prompt,
+                    turn,
+                    first_seq: step.seq,
+                    last_seq: step.seq,
+                    ..TurnFacts::default()
+                });
+                self.turn_first_at.push(step.at_ms);
+            }
+        }
+    }
+
+    /// The facts of every step given: each turn's requests counted in it.
     pub fn finish(self) -> Facts {
         let mut facts = self.facts;
-        facts.turns = turns(&self.turn_rows, &facts);
-        for (i, t) in facts.turns.iter().enumerate() {
-            facts.turn_at.entry((t.prompt, t.turn)).or_insert(i);
+        for r in &facts.requests {
+            let asked_again = r.outcome.starts_with("asked again");
+            let at = facts.turn_at.get(&(r.prompt, r.turn)).copied().filter(|_| !asked_again);
+            if let Some(t) = at.and_then(|at| facts.turns.get_mut(at)) {
+                t.requests += 1;
+                t.failed += u32::from(r.outcome.starts_with("failed"));
+                t.input_tokens +=
+                    r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens;
+                t.output_tokens += r.usage.output_tokens;
+                t.cost_usd += r.cost_usd;
+            }
         }
         facts
     }
-}
-
-/// Turns in order of their first step; a turn is the steps of one prompt with one `turn_before`.
-fn turns(steps: &[TurnRow], facts: &Facts) -> Vec<TurnFacts> {
-    let mut out: Vec<TurnFacts> = Vec::new();
-    let mut first_at: Vec<u64> = Vec::new();
-    let mut index: BTreeMap<(u32, u32), usize> = BTreeMap::new();
-    let prompt_seqs: std::collections::BTreeSet<u64> = facts.prompts.iter().map(|p| p.seq).collect();
-    for (i, step) in steps.iter().enumerate() {
-        let prompt = facts.prompt_of.get(i).copied().unwrap_or(0);
-        // A new prompt's step starts its first turn; it does not end the last query's.
-        let starts_prompt = prompt_seqs.contains(&step.seq);
-        let turn = if starts_prompt { step.after } else { step.before };
-        match index.get(&(prompt, turn)).copied() {
-            Some(at) => {
-                out[at].last_seq = step.seq;
-                out[at].duration_ms = step.at_ms.saturating_sub(first_at[at]);
-            }
-            None => {
-                index.insert((prompt, turn), out.len());
-                out.push(TurnFacts { prompt, turn, first_seq: step.seq, last_seq: step.seq, ..TurnFacts::default() });
-                first_at.push(step.at_ms);
-            }
-        }
-    }
-    for r in &facts.requests {
-        let asked_again = r.outcome.starts_with("asked again");
-        let at = index.get(&(r.prompt, r.turn)).copied().filter(|_| !asked_again);
-        if let Some(t) = at.and_then(|at| out.get_mut(at)) {
-            t.requests += 1;
-            t.failed += u32::from(r.outcome.starts_with("failed"));
-            t.input_tokens +=
-                r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens;
-            t.output_tokens += r.usage.output_tokens;
-            t.cost_usd += r.cost_usd;
-        }
-    }
-    out
 }
 
 /// Paths under the session's working directory, relative to it: shorter, and the same on
