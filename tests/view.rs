@@ -205,6 +205,17 @@ fn a_page_that_cannot_be_written_is_an_error_and_removes_nothing_it_did_not_writ
     assert!(common::stderr(&out).contains("cannot write /dev/full"), "{}", common::stderr(&out));
     assert!(Path::new("/dev/full").exists(), "a device is never removed");
 
+    // A reader that goes away early is a normal end.
+    let mut child = ws
+        .command(&["view", "last", "-o", "/dev/stdout"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+
     let missing = ws.dir.path().join("no/such/dir/page.html");
     let out = ws.reloop(&["view", "last", "-o", missing.to_str().unwrap()]);
     assert_ne!(out.status.code(), Some(0));

@@ -52,6 +52,10 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
         output.unwrap_or_else(|| PathBuf::from(format!("reloop-{}.html", header.id.get(..8).unwrap_or(&header.id))));
     let parts = Parts { session: &session, facts: &facts };
     if let Err(e) = write_page(&path, &header.id, &parts, &journal, steps) {
+        // `-o /dev/stdout` into a reader that has gone: a normal end, as for any output.
+        if matches!(&e, PageError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe) {
+            return Ok(ExitCode::SUCCESS);
+        }
         // A page cut short would open as a broken timeline: better none.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
             let _ = std::fs::remove_file(&path);
