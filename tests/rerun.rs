@@ -66,3 +66,38 @@ fn recorded_tools_are_not_run_again() {
     let bad = ws.reloop(&["rerun", &recorded, "--recorded-tools", "Teleport"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A session that compacted reruns too: its summary request is the one the recording's history
+/// shapes, answered by the recorded summary, and the rerun takes the same steps.
+#[test]
+fn a_session_that_compacted_reruns_identically_summary_included() {
+    let ws = Workspace::seed();
+    let readme = ws.cwd().join("README.md");
+    let read = |id: &str, used: u64| {
+        response(id, json!([call(&format!("toolu_{id}"), "Read", json!({"file_path": readme}))]), "tool_use", used)
+    };
+    let out = ws.run_responses(
+        "look",
+        vec![
+            read("m1", 10),
+            // The context is nearly full after this answer: the core compacts before asking again.
+            read("m2", 195_000),
+            response("summary", text("<summary>README read twice.</summary>"), "end_turn", 5),
+            response("m3", text("all done"), "end_turn", 5),
+        ],
+        &["--context-window", "200000"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sessions: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    let recorded = sessions[0]["id"].as_str().unwrap().to_string();
+    let why = stdout(&ws.reloop(&["why", &recorded]));
+    assert!(why.contains("compacted the history (auto)"), "the recording compacted: {why}");
+
+    let out = ws.reloop(&["rerun", &recorded]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("4 requests as recorded, identical"), "{}", stdout(&out));
+    let sessions: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    let rerun = sessions[1]["id"].as_str().unwrap().to_string();
+    let diff = ws.reloop(&["diff", &recorded, &rerun]);
+    assert_eq!(diff.status.code(), Some(0), "the rerun takes the recording's steps: {}", stdout(&diff));
+}

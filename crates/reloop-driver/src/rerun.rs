@@ -13,6 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
+use reloop_core::compact::shape::summary_request;
 use reloop_core::{transition, Command, ContentBlock, Effect, Event, History, Message, ModelError, Role, State};
 use reloop_journal::{JournalBackend, JournalError, SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
@@ -95,8 +96,14 @@ impl RecordingReader {
                     usage: usage.clone(),
                 });
             }
-            Event::ModelFailed { error, request } => {
+            Event::ModelFailed { error, request } | Event::CompactFailed { error, request } => {
                 recording.answer(*request).push(StreamEvent::Failed(error.clone()))
+            }
+            // A compaction's summary came back as one text, read so again.
+            Event::CompactDone { summary, usage, request } => {
+                let answer = recording.answer(*request);
+                answer.push(StreamEvent::Block { index: 0, block: ContentBlock::text(summary.clone()) });
+                answer.push(StreamEvent::Done { id: None, model: None, stop_reason: None, usage: usage.clone() });
             }
             Event::ToolDone(outcome) => {
                 if let Some(name) = names.get(&outcome.tool_use_id) {
@@ -109,8 +116,17 @@ impl RecordingReader {
         let Some(state) = self.state.take() else { return };
         let step = transition(state, record.event.clone());
         for effect in &step.effects {
-            if let Effect::Command(Command::CallModel(call)) = effect {
-                recording.requests.insert(call.request, step.state.messages().clone());
+            match effect {
+                Effect::Command(Command::CallModel(call)) => {
+                    recording.requests.insert(call.request, step.state.messages().clone());
+                }
+                // The summary request carries what the driver shapes from the history.
+                Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
+                    let rule = step.state.context().config.compact_rule();
+                    let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
+                    recording.requests.insert(*request, messages);
+                }
+                _ => {}
             }
         }
         self.state = Some(step.state);
