@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
-use reloop_core::{Config, Event, State};
+use reloop_core::{Config, State};
 use reloop_journal::{JournalBackend, JournalError, StepRecord, StepSink};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
@@ -27,30 +27,6 @@ pub enum ForkError {
     /// The parent's steps could not be read.
     #[error(transparent)]
     Journal(#[from] JournalError),
-}
-
-/// The fork's first steps and the state they lead to.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct ForkPrefix {
-    pub steps: Vec<StepRecord>,
-    pub state: State,
-    /// Model requests the parent had completed (answered or failed) at the fork point.
-    pub requests_done: u32,
-}
-
-/// Recomputes the parent's steps `1..=at` under `core`: same events, same times, today's
-/// transitions.
-pub fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Result<ForkPrefix, ForkError> {
-    let total = parent_steps.len() as u64;
-    if at == 0 || at > total {
-        return Err(ForkError::OutOfRange { at, steps: total });
-    }
-    let mut prefix = Prefix::new(core);
-    for r in parent_steps.iter().take_while(|r| r.seq <= at) {
-        prefix.push(r.seq, r.at_ms, r.event.clone());
-    }
-    Ok(prefix.finish())
 }
 
 /// Where a fork of session `id` at step `at` (its last step for `None`) starts, and what it starts
@@ -94,9 +70,9 @@ pub fn fork_point_of(
     Ok(ForkPoint { at, state, requests_done })
 }
 
-/// The fork's first steps, [`fork_prefix`]'s, handed to `sink` one at a time as the journal
-/// hands the parent's steps over: the parent's steps `1..=at` recomputed under `core`, none
-/// held. Returns the state they lead to ([`ForkPoint`]'s, which a caller can drop before this
+/// The fork's first steps, handed to `sink` one at a time as the journal hands the parent's
+/// steps over: the parent's steps `1..=at` recomputed under `core` (same events, same times,
+/// today's transitions), none held. Returns the state they lead to ([`ForkPoint`]'s, which a caller can drop before this
 /// folds its own). An error from `sink` stops the reading and is returned.
 pub fn fork_steps(
     journal: &dyn JournalBackend,
@@ -125,31 +101,6 @@ pub fn fork_steps(
 fn requests_done(state: &State) -> u32 {
     let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
     state.context().requests().saturating_sub(in_flight)
-}
-
-/// The parent's steps recomputed one at a time, kept.
-struct Prefix {
-    fold: Fold,
-    steps: Vec<StepRecord>,
-}
-
-impl Prefix {
-    fn new(core: &Config) -> Self {
-        Prefix { fold: Fold::new(core), steps: Vec::new() }
-    }
-
-    fn push(&mut self, seq: u64, at_ms: u64, event: Event) {
-        let steps = &mut self.steps;
-        self.fold.push(seq, event.clone(), |from_phase, turn_before, step| {
-            steps.push(StepRecord::of(seq, at_ms, event, from_phase, turn_before, step));
-        });
-    }
-
-    fn finish(self) -> ForkPrefix {
-        let state = self.fold.into_state();
-        let requests_done = requests_done(&state);
-        ForkPrefix { steps: self.steps, state, requests_done }
-    }
 }
 
 /// A provider that numbers requests from a fork point: request `n` reaches the inner provider
@@ -185,6 +136,26 @@ mod tests {
     use super::*;
     use reloop_journal::Journal;
 
+    /// The reference: the parent's steps `1..=at` read whole and recomputed through the core.
+    struct Whole {
+        steps: Vec<StepRecord>,
+        state: State,
+        requests_done: u32,
+    }
+
+    fn fork_prefix(parent_steps: &[StepRecord], at: u64, core: &Config) -> Whole {
+        let mut state = State::new(core.clone());
+        let mut steps = Vec::new();
+        for r in parent_steps.iter().take_while(|r| r.seq <= at) {
+            let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
+            let step = reloop_core::transition(state, r.event.clone());
+            steps.push(StepRecord::of(r.seq, r.at_ms, r.event.clone(), from_phase, turn_before, &step));
+            state = step.state;
+        }
+        let requests_done = requests_done(&state);
+        Whole { steps, state, requests_done }
+    }
+
     #[test]
     fn a_fork_read_from_the_journal_is_the_prefix_of_the_steps_read_whole() {
         let streamed = |journal: &Journal, id: &str, at: u64, core: &Config| {
@@ -202,7 +173,7 @@ mod tests {
             let total = steps.len() as u64;
             let core = &header.core_config;
             for at in [1, total / 2, total].into_iter().filter(|&at| at > 0) {
-                let whole = fork_prefix(&steps, at, core).expect("whole");
+                let whole = fork_prefix(&steps, at, core);
                 let point = fork_point_of(&journal, &id, Some(at), core).expect("point");
                 assert_eq!(point.at, at);
                 assert_eq!(point.state.digest(), whole.state.digest(), "{id} at {at}");

@@ -39,7 +39,7 @@ mod tools;
 
 pub use config::AgentLink;
 pub use error::DriverError;
-pub use fork::{fork_point_of, fork_prefix, fork_steps, ForkError, ForkPoint, ForkPrefix, OffsetProvider};
+pub use fork::{fork_point_of, fork_steps, ForkError, ForkPoint, OffsetProvider};
 pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
 pub use journal::{rebuild, Rebuilt, SessionJournal};
