@@ -30,8 +30,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use reloop_journal::{
-    Fill, JournalBackend, JournalError, Reopen, SessionDump, SessionHeader, SessionOverview, SessionSummary,
-    StepRecord, Subagent, Writer,
+    Fill, JournalBackend, JournalError, Reopen, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent,
+    Writer,
 };
 use serde_json::Value;
 
@@ -243,12 +243,6 @@ impl JournalBackend for PgJournal {
         self.place.clone()
     }
 
-    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError> {
-        self.flush(None)?;
-        let (header, steps) = (header.clone(), steps.to_vec());
-        self.call(move |conn| conn.create_session(&header, &steps, true))
-    }
-
     fn create_session_from(
         &mut self,
         header: &SessionHeader,
@@ -265,12 +259,6 @@ impl JournalBackend for PgJournal {
         self.flush(None)?;
         let header = header.clone();
         self.call(move |conn| conn.create_session(&header, &steps, writer == Writer::Take))
-    }
-
-    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
-        let (header, steps) = dump.records()?;
-        self.flush(None)?;
-        self.call(move |conn| conn.create_session(&header, &steps, false).map(|()| header.id))
     }
 
     fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {

@@ -47,9 +47,11 @@ pub trait JournalBackend {
     /// Where the journal is, for messages: a path, or a database address without its password.
     fn location(&self) -> String;
 
-    /// Journals a new session's header and its first steps (none, or a fork's copied prefix) in
-    /// one transaction; this journal becomes the session's one writer.
-    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError>;
+    /// Journals a new session's header and its first steps (none, or a prompt's) in one
+    /// transaction; this journal becomes the session's one writer.
+    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError> {
+        self.create_session_from(header, Writer::Take, &mut |sink| steps.iter().try_for_each(sink))
+    }
 
     /// Journals a new session's header and the steps `fill` hands over (a fork's recomputed
     /// prefix, an import's steps) in one transaction: the session is there whole or not at all,
@@ -64,9 +66,14 @@ pub trait JournalBackend {
         fill: &mut Fill<'_>,
     ) -> Result<(), JournalError>;
 
-    /// Writes a dumped session verbatim (`reloop import journal`), without becoming its writer.
-    /// A journal that already holds its id is left unchanged ([`JournalError::Duplicate`]).
-    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError>;
+    /// Writes a dumped session verbatim, without becoming its writer. A journal that already
+    /// holds its id is left unchanged ([`JournalError::Duplicate`]). (`reloop import journal`
+    /// reads a dump a step at a time instead: [`crate::load_dump`].)
+    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
+        let (header, steps) = dump.records()?;
+        self.create_session_from(&header, Writer::Leave, &mut |sink| steps.iter().try_for_each(sink))?;
+        Ok(header.id)
+    }
 
     /// Writes one step, committed (with the deferred steps before it) when this returns.
     fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError>;
@@ -169,14 +176,6 @@ impl JournalBackend for Journal {
         self.path().display().to_string()
     }
 
-    fn create_session(&mut self, header: &SessionHeader, steps: &[StepRecord]) -> Result<(), JournalError> {
-        if steps.is_empty() {
-            Journal::create_session(self, header)
-        } else {
-            self.create_session_with_steps(header, steps)
-        }
-    }
-
     fn create_session_from(
         &mut self,
         header: &SessionHeader,
@@ -184,10 +183,6 @@ impl JournalBackend for Journal {
         fill: &mut Fill<'_>,
     ) -> Result<(), JournalError> {
         Journal::create_session_from(self, header, writer, fill)
-    }
-
-    fn import_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
-        self.load_session(dump)
     }
 
     fn append(&mut self, session: &str, step: &StepRecord) -> Result<(), JournalError> {

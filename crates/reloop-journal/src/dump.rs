@@ -222,9 +222,7 @@ impl Journal {
     /// Writes a dumped session into this journal, verbatim, in one transaction. Its header keeps
     /// its id; a journal that already holds that id is left unchanged.
     pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
-        let (header, steps) = dump.records()?;
-        self.create_session_from(&header, Writer::Leave, &mut |sink| steps.iter().try_for_each(sink))?;
-        Ok(header.id)
+        crate::JournalBackend::import_session(self, dump)
     }
 
     /// Journals a header and steps computed elsewhere (a fork's copied prefix) in one
