@@ -69,25 +69,6 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// Visits the session's first `steps` steps with their index, until `visit` says stop.
-fn walk(
-    journal: &SessionJournal,
-    id: &str,
-    steps: usize,
-    visit: &mut dyn FnMut(usize, StepRecord) -> Result<bool, JournalError>,
-) -> Result<(), JournalError> {
-    let mut i = 0;
-    if steps == 0 {
-        return Ok(());
-    }
-    journal.visit_steps(id, &mut |s| {
-        let go_on = visit(i, s)?;
-        i += 1;
-        Ok(go_on && i < steps)
-    })?;
-    Ok(())
-}
-
 /// The page's `session` object: who and what the session is, its totals and how it ended.
 fn session_json(
     journal: &SessionJournal,
@@ -252,13 +233,17 @@ fn write_array<W: Write>(
 ) -> Result<(), PageError> {
     out.write_all(b"[")?;
     let mut array = Array { out, empty: true };
-    let mut failed = None;
-    walk(journal, id, steps, &mut |i, s| {
-        // A failed write stops the walk; the failure is returned below.
-        failed = each(i, s, &mut array).err();
-        Ok(failed.is_none())
-    })
-    .map_err(PageError::Journal)?;
+    let (mut failed, mut i) = (None, 0);
+    if steps > 0 {
+        journal
+            .visit_steps(id, &mut |s| {
+                // A failed write stops the walk; the failure is returned below.
+                failed = each(i, s, &mut array).err();
+                i += 1;
+                Ok(failed.is_none() && i < steps)
+            })
+            .map_err(PageError::Journal)?;
+    }
     if let Some(e) = failed {
         return Err(e);
     }
