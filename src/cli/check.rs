@@ -122,20 +122,12 @@ fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
 }
 
 /// A session dump, replayed a step at a time as it is read (twice: checked whole, then fed to
-/// the replay), so a dump of any length is checked in the memory of its state. One that is not
-/// a file (a pipe) cannot be read twice: its text is held.
+/// the replay), so a dump of any length is checked in the memory of its state; a pipe is copied
+/// to a temporary file first (`Rereadable`).
 fn dump_case(file: &Path, name: String) -> Case {
     let replayed = (|| {
-        let held = match std::fs::metadata(file).map_err(|e| format!("cannot read it: {e}"))?.is_file() {
-            true => None,
-            false => Some(std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?),
-        };
-        let open = || -> Result<Box<dyn std::io::Read + '_>, String> {
-            match &held {
-                Some(text) => Ok(Box::new(text.as_slice())),
-                None => Ok(Box::new(std::fs::File::open(file).map_err(|e| format!("cannot read it: {e}"))?)),
-            }
-        };
+        let dump = super::reread::Rereadable::open(file).map_err(|e| format!("cannot read it: {e}"))?;
+        let open = || dump.read().map_err(|e| format!("cannot read it: {e}"));
         let head = DumpHead::read(open()?).map_err(|e| format!("not a session dump: {e}"))?;
         let mut replayer = reloop_driver::Replayer::new(&head.header, &[]);
         reloop_journal::visit_dump(open()?, &mut |step| Ok(replayer.feed(&step))).map_err(|e| e.to_string())?;

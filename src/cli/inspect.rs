@@ -432,28 +432,15 @@ pub fn export(journal: &JournalArg, selector: &str, kind: super::ExportKind) -> 
 
 /// `reloop import journal FILE`: a session dump, written verbatim. The dump is read twice, a
 /// step at a time: checked whole before the journal is opened, then written (see
-/// `reloop_journal::load_dump`). A dump that is not a file (a pipe, `<(...)`) cannot be read
-/// twice: it is copied to a temporary file first.
+/// `reloop_journal::load_dump`); a pipe is copied to a temporary file first (`Rereadable`).
 pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> Result<ExitCode, CliError> {
-    use std::io::{Seek, SeekFrom};
     let cannot_read = |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
     let bad = |e: reloop_journal::JournalError| match e {
         reloop_journal::JournalError::Dump(_) => CliError::Usage(format!("{}: {e}", file.display())),
         e => e.into(),
     };
-    let dump = match std::fs::metadata(file).map_err(cannot_read)?.is_file() {
-        true => std::fs::File::open(file).map_err(cannot_read)?,
-        false => {
-            let mut spool =
-                tempfile::tempfile().map_err(|e| CliError::Io(format!("cannot make a temporary file: {e}")))?;
-            std::io::copy(&mut std::fs::File::open(file).map_err(cannot_read)?, &mut spool).map_err(cannot_read)?;
-            spool
-        }
-    };
-    let open = || -> Result<&std::fs::File, CliError> {
-        (&dump).seek(SeekFrom::Start(0)).map_err(cannot_read)?;
-        Ok(&dump)
-    };
+    let dump = super::reread::Rereadable::open(file).map_err(cannot_read)?;
+    let open = || dump.read().map_err(cannot_read);
     let head = reloop_journal::DumpHead::read(open()?).map_err(bad)?;
     let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
     let id = reloop_journal::load_dump(&mut *journal, &head, open()?).map_err(bad)?;

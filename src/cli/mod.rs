@@ -7,6 +7,7 @@ mod help;
 mod inspect;
 pub(crate) mod journal;
 mod listing;
+mod reread;
 mod rerun;
 pub(crate) mod run;
 pub(crate) mod session;
