@@ -252,33 +252,36 @@ impl Loop {
     /// everything always.
     pub(crate) fn digest_into(&self, d: &mut Digest) {
         let (s, q, t, i, r) = (&self.session, &self.query, &self.turn, &self.iteration, &self.request);
-        d.u64(self.messages.digest());
-        d.u64(self.messages.len() as u64);
-        d.u64(u64::from(q.turn_count));
-        d.json_option(&i.transition);
-        d.u64(u64::from(q.max_output_tokens_recovery_count));
-        d.u64(u64::from(t.has_attempted_reactive_compact));
+        d.u64s([self.messages.digest(), self.messages.len() as u64, u64::from(q.turn_count)]);
+        match i.transition {
+            Some(reason) => d.json_name(reason.as_str()),
+            None => d.bytes(b"null"),
+        }
+        d.u64s([u64::from(q.max_output_tokens_recovery_count), u64::from(t.has_attempted_reactive_compact)]);
         d.json_option(&i.max_output_tokens_override);
-        d.u64(u64::from(t.stop_hook_active));
-        d.u64(u64::from(s.requests));
+        d.u64s([u64::from(t.stop_hook_active), u64::from(s.requests)]);
         usage_into(d, &s.usage);
-        d.u64(u64::from(r.retry_attempt));
-        d.u64(u64::from(r.consecutive_overloaded));
-        d.u64(u64::from(s.fallback_active));
-        // Once a flag: its count digests as the flag did for the one retry older profiles allow.
-        d.u64(u64::from(t.malformed_tool_call_retries));
-        d.u64(q.output_tokens);
-        d.u64(u64::from(q.budget_continuations));
-        d.u64(q.budget_last_deltas[0]);
-        d.u64(q.budget_last_deltas[1]);
-        d.u64(q.budget_checked_at);
-        d.u64(u64::from(q.stop_hook_blocks));
+        d.u64s([
+            u64::from(r.retry_attempt),
+            u64::from(r.consecutive_overloaded),
+            u64::from(s.fallback_active),
+            // Once a flag: its count digests as the flag did for the one retry older profiles allow.
+            u64::from(t.malformed_tool_call_retries),
+            q.output_tokens,
+            u64::from(q.budget_continuations),
+            q.budget_last_deltas[0],
+            q.budget_last_deltas[1],
+            q.budget_checked_at,
+            u64::from(q.stop_hook_blocks),
+        ]);
         d.json_list(&s.permission_denials);
-        d.u64(s.usage_tokens);
-        d.u64(s.messages_at_usage as u64);
-        d.u64(u64::from(s.compact_failures));
-        d.u64(u64::from(s.compactions));
-        d.u64(u64::from(r.just_compacted));
+        d.u64s([
+            s.usage_tokens,
+            s.messages_at_usage as u64,
+            u64::from(s.compact_failures),
+            u64::from(s.compactions),
+            u64::from(r.just_compacted),
+        ]);
         if self.config.digest_version >= 2 || !q.queued.is_empty() || !q.consumed_inputs.is_empty() {
             d.json_list(&q.queued);
             d.json_list(&q.consumed_inputs);
@@ -313,10 +316,12 @@ impl Loop {
 /// more to write than the rest of the digest), as JSON before.
 fn usage_into(d: &mut Digest, usage: &Usage) {
     if d.is_typed() {
-        d.u64(usage.input_tokens);
-        d.u64(usage.output_tokens);
-        d.u64(usage.cache_creation_input_tokens);
-        d.u64(usage.cache_read_input_tokens);
+        d.u64s([
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+        ]);
     } else {
         d.json(usage);
     }

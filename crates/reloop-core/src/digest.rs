@@ -11,16 +11,29 @@ use serde::Serialize;
 /// take eight. Written here rather than taken from a hashing crate: the core depends on serde
 /// alone, and a dozen lines over the FNV it already had do the job.
 #[derive(Clone)]
-pub struct Digest(Kind);
+pub struct Digest {
+    kind: Kind,
+    /// Bytes mixed in so far.
+    written: u64,
+}
 
 #[derive(Clone)]
 enum Kind {
     Fnv(u64),
-    /// The bytes, folded at the end: JSON arrives a few bytes per write, and putting words
-    /// together across writes cost more per write (measured: a replay 1.4× slower) than
-    /// gathering the bytes and folding them in one pass.
-    Words(Vec<u8>),
+    /// The fold so far, and the bytes not yet folded: JSON arrives a few bytes per write, and
+    /// putting words together across writes cost more per write (measured: a replay 1.4×
+    /// slower) than gathering the bytes and folding them a block at a time. The block lives in
+    /// the digest, not on the heap: a step digests a few hundred bytes, and allocating for them
+    /// cost more than folding them.
+    Words {
+        h: u64,
+        block: [u8; BLOCK],
+        fill: usize,
+    },
 }
+
+/// Bytes gathered before they are folded: a whole number of words.
+const BLOCK: usize = 256;
 
 /// The first digest version digested by words (and with usage as numbers, not JSON).
 pub const WORDS_FROM: u32 = 3;
@@ -33,7 +46,7 @@ const WORD_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 impl Default for Digest {
     /// FNV-1a, as every digest before version 3 was.
     fn default() -> Self {
-        Digest(Kind::Fnv(FNV_OFFSET))
+        Digest { kind: Kind::Fnv(FNV_OFFSET), written: 0 }
     }
 }
 
@@ -41,7 +54,7 @@ impl Digest {
     /// The digest of a session of this digest version.
     pub fn for_version(version: u32) -> Self {
         if version >= WORDS_FROM {
-            Digest(Kind::Words(Vec::with_capacity(512)))
+            Digest { kind: Kind::Words { h: FNV_OFFSET, block: [0; BLOCK], fill: 0 }, written: 0 }
         } else {
             Digest::default()
         }
@@ -49,25 +62,78 @@ impl Digest {
 
     /// Whether this digest takes numbers as numbers where older versions took their JSON.
     pub fn is_typed(&self) -> bool {
-        matches!(self.0, Kind::Words(_))
+        matches!(self.kind, Kind::Words { .. })
     }
 
-    /// Mixes in raw bytes.
+    /// How many bytes were mixed in so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Mixes in raw bytes. Inlined: most writes are a few bytes of known length (a number, a
+    /// comma), copied without a call.
+    #[inline]
     pub fn bytes(&mut self, bytes: &[u8]) {
-        match &mut self.0 {
+        self.written += bytes.len() as u64;
+        match &mut self.kind {
+            Kind::Words { block, fill, .. } if *fill + bytes.len() < BLOCK => {
+                block[*fill..*fill + bytes.len()].copy_from_slice(bytes);
+                *fill += bytes.len();
+            }
+            _ => self.bytes_slowly(bytes),
+        }
+    }
+
+    /// [`Digest::bytes`] into a block that fills up, or by FNV.
+    #[inline(never)]
+    fn bytes_slowly(&mut self, bytes: &[u8]) {
+        match &mut self.kind {
             Kind::Fnv(h) => {
                 for b in bytes {
                     *h ^= u64::from(*b);
                     *h = h.wrapping_mul(FNV_PRIME);
                 }
             }
-            Kind::Words(buf) => buf.extend_from_slice(bytes),
+            Kind::Words { h, block, fill } => {
+                let mut rest = bytes;
+                loop {
+                    let take = rest.len().min(BLOCK - *fill);
+                    block[*fill..*fill + take].copy_from_slice(&rest[..take]);
+                    *fill += take;
+                    rest = &rest[take..];
+                    if *fill < BLOCK {
+                        break;
+                    }
+                    fold_words(h, block);
+                    *fill = 0;
+                }
+            }
         }
     }
 
     /// Mixes in a number.
     pub fn u64(&mut self, n: u64) {
         self.bytes(&n.to_le_bytes());
+    }
+
+    /// Mixes in numbers, as [`Digest::u64`] each: one write for a state's many counters.
+    #[inline]
+    pub fn u64s<const N: usize>(&mut self, numbers: [u64; N]) {
+        let mut bytes = [[0u8; 8]; N];
+        for (to, n) in bytes.iter_mut().zip(numbers) {
+            *to = n.to_le_bytes();
+        }
+        self.bytes(bytes.as_flattened());
+    }
+
+    /// Mixes in a name as its JSON string: for names serde writes as they are (no character
+    /// in them is escaped), without starting a serializer.
+    #[inline]
+    pub fn json_name(&mut self, name: &str) {
+        debug_assert!(!name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20), "{name} needs escaping");
+        self.bytes(b"\"");
+        self.bytes(name.as_bytes());
+        self.bytes(b"\"");
     }
 
     /// Mixes in a string, its length first so that neighbours cannot run together.
@@ -105,27 +171,32 @@ impl Digest {
 
     /// The digest so far.
     pub fn finish(self) -> u64 {
-        match self.0 {
+        match self.kind {
             Kind::Fnv(h) => h,
-            Kind::Words(bytes) => {
-                let mut h = FNV_OFFSET;
-                let mut words = bytes.chunks_exact(8);
-                for word in &mut words {
-                    let mut w = [0; 8];
-                    w.copy_from_slice(word);
-                    fold(&mut h, u64::from_le_bytes(w));
-                }
-                let rest = words.remainder();
+            Kind::Words { mut h, block, fill } => {
+                let bytes = &block[..fill];
+                let whole = fill - fill % 8;
+                fold_words(&mut h, &bytes[..whole]);
+                let rest = &bytes[whole..];
                 if !rest.is_empty() {
                     let mut w = [0; 8];
                     w[..rest.len()].copy_from_slice(rest);
                     fold(&mut h, u64::from_le_bytes(w));
                 }
                 // The length tells a zero-padded last word from real zeros.
-                fold(&mut h, bytes.len() as u64);
+                fold(&mut h, self.written);
                 fmix64(h)
             }
         }
+    }
+}
+
+/// Folds `bytes`, a whole number of words, in order.
+fn fold_words(h: &mut u64, bytes: &[u8]) {
+    for word in bytes.chunks_exact(8) {
+        let mut w = [0; 8];
+        w.copy_from_slice(word);
+        fold(h, u64::from_le_bytes(w));
     }
 }
 
@@ -221,6 +292,17 @@ mod tests {
                     d.bytes(&text[second..n]);
                     assert_eq!(d.finish(), whole, "{n} bytes cut at {cut} and {second}");
                 }
+            }
+        }
+        // Across the blocks the digest folds as they fill: writes of every size up to three
+        // blocks, ending on and either side of each block's edge.
+        let long: Vec<u8> = (0..3 * BLOCK + 11).map(|i| (i * 131 % 251) as u8).collect();
+        for n in [BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK, 3 * BLOCK + 11] {
+            for step in [1, 7, 8, 9, 63, BLOCK - 1, BLOCK, BLOCK + 5, 3 * BLOCK] {
+                let mut d = Digest::for_version(WORDS_FROM);
+                long[..n].chunks(step).for_each(|c| d.bytes(c));
+                assert_eq!(d.written(), n as u64);
+                assert_eq!(d.finish(), words_at_once(&long[..n]), "{n} bytes written {step} at a time");
             }
         }
         // A trailing zero is not the padding of a shorter input.

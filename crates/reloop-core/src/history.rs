@@ -19,6 +19,9 @@ struct Node {
     prev: Option<Arc<Node>>,
     len: usize,
     digest: u64,
+    /// The length of the message's JSON, which its digest wrote: the token estimate counts it,
+    /// and would otherwise serialize the message again for every request.
+    json_len: u64,
 }
 
 /// An append-only, structurally shared list of messages.
@@ -78,8 +81,10 @@ impl History {
     pub fn push(&mut self, message: Message) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
+        let before = digest.written();
         digest.json(&message);
-        self.append(message, digest.finish());
+        let json_len = digest.written() - before;
+        self.append(message, digest.finish(), json_len);
     }
 
     /// Appends a message whose blocks' JSON is known already (the response's blocks, written
@@ -89,6 +94,7 @@ impl History {
     pub(crate) fn push_with_content_json(&mut self, message: Message, content_json: &[u8]) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
+        let before = digest.written();
         // `Message`'s own form: role, content, then the kept fields, flattened.
         digest.bytes(b"{\"role\":");
         digest.json(&message.role);
@@ -101,16 +107,17 @@ impl History {
             digest.bytes(fields.as_bytes());
         }
         digest.bytes(b"}");
-        self.append(message, digest.finish());
+        let json_len = digest.written() - before;
+        self.append(message, digest.finish(), json_len);
     }
 
-    fn append(&mut self, mut message: Message, digest: u64) {
+    fn append(&mut self, mut message: Message, digest: u64, json_len: u64) {
         // Kept for the session's life: spare capacity left by building the blocks would be held
         // as long (a long session's memory is mostly its history).
         message.content.shrink_to_fit();
         message.content.iter_mut().for_each(shrink_block);
         let len = self.len() + 1;
-        let node = Node { message, prev: self.head.take(), len, digest };
+        let node = Node { message, prev: self.head.take(), len, digest, json_len };
         self.head = Some(Arc::new(node));
     }
 
@@ -164,6 +171,18 @@ impl History {
         }
         out.reverse();
         out
+    }
+
+    /// The length of the JSON of each of the last `n` messages, newest first: what
+    /// [`crate::tokens::estimate_message`] counts, without serializing them again.
+    pub fn tail_json_lens(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
+        let mut node = self.head.as_deref();
+        std::iter::from_fn(move || {
+            let m = node?;
+            node = m.prev.as_deref();
+            Some(m.json_len)
+        })
+        .take(n)
     }
 
     /// The messages, oldest first, copied out.

@@ -3,7 +3,7 @@
 //! Unknown fields and unknown block types (server tools, future additions) are kept verbatim so
 //! that a recorded conversation survives a round trip through reloop unchanged.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::extra::Extra;
@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
@@ -90,7 +90,7 @@ fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<
 }
 
 /// A text block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Text {
     /// The text.
     pub text: String,
@@ -100,7 +100,7 @@ pub struct Text {
 }
 
 /// A tool call the model asks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ToolUse {
     /// The call's id, answered by a `tool_result`.
     pub id: String,
@@ -114,14 +114,14 @@ pub struct ToolUse {
 }
 
 /// The answer to a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ToolResult {
     /// The call it answers.
     pub tool_use_id: String,
     /// What the model is told.
     pub content: ToolResultContent,
     /// The call failed.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub is_error: bool,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
@@ -158,12 +158,12 @@ impl ToolResultContent {
 }
 
 /// The model's extended thinking.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Thinking {
     /// The thinking text.
     pub thinking: String,
     /// The signature the API checks when the block is sent back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub signature: Option<String>,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
@@ -171,7 +171,7 @@ pub struct Thinking {
 }
 
 /// Thinking the API redacted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct RedactedThinking {
     /// The encrypted thinking.
     pub data: String,
@@ -232,33 +232,7 @@ impl ContentBlock {
     }
 }
 
-/// The wire form of a known block: the tag first, as the API writes it, then the block's own
-/// fields, serialized straight through (no intermediate JSON value: blocks are serialized for
-/// every digest, token estimate, journal row and request).
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Tagged<'a> {
-    Text(&'a Text),
-    ToolUse(&'a ToolUse),
-    ToolResult(&'a ToolResult),
-    Thinking(&'a Thinking),
-    RedactedThinking(&'a RedactedThinking),
-}
-
-impl Serialize for ContentBlock {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ContentBlock::Text(b) => Tagged::Text(b).serialize(s),
-            ContentBlock::ToolUse(b) => Tagged::ToolUse(b).serialize(s),
-            ContentBlock::ToolResult(b) => Tagged::ToolResult(b).serialize(s),
-            ContentBlock::Thinking(b) => Tagged::Thinking(b).serialize(s),
-            ContentBlock::RedactedThinking(b) => Tagged::RedactedThinking(b).serialize(s),
-            ContentBlock::Other(map) => map.serialize(s),
-        }
-    }
-}
-
-// Reading a block: `crate::block_json`.
+// Writing a block: `crate::block_ser`; reading one: `crate::block_json`.
 
 /// Token usage as the API reports it. Unknown counters are kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

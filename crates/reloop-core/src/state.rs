@@ -393,8 +393,12 @@ mod tests {
             by_bytes.push(Message::user_text("go"));
             let mut by_value = by_bytes.clone();
             by_bytes.push_with_content_json(message.clone(), &json.expect("serializable"));
+            // The token estimate counts each message's JSON as its digest wrote it.
+            let lens = [&message, &Message::user_text("go")].map(|m| serde_json::to_vec(m).expect("json").len() as u64);
             by_value.push(message);
             prop_assert_eq!(by_bytes.digest(), by_value.digest());
+            prop_assert_eq!(by_bytes.tail_json_lens(5).collect::<Vec<_>>(), lens.to_vec());
+            prop_assert_eq!(by_value.tail_json_lens(5).collect::<Vec<_>>(), lens.to_vec());
             prop_assert_eq!(by_bytes, by_value);
         }
 

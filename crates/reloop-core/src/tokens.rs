@@ -55,7 +55,9 @@ pub fn estimate_message(message: &Message) -> u64 {
 pub fn estimate(ctx: &Loop) -> u64 {
     let len = ctx.messages.len();
     let since = ctx.session.messages_at_usage.min(len);
-    let added = ctx.messages.tail(len - since).into_iter().map(estimate_message).fold(0u64, u64::saturating_add);
+    // Each message's JSON length was counted as it was appended: what `estimate_message` counts.
+    let added =
+        ctx.messages.tail_json_lens(len - since).map(|n| n.div_ceil(CHARS_PER_TOKEN)).fold(0u64, u64::saturating_add);
     ctx.session.usage_tokens.saturating_add(added)
 }
 

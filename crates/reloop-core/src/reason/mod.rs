@@ -305,6 +305,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_continue_reasons_name_is_its_json_string() {
+        // The digest writes the name between quotes instead of serializing the reason.
+        use ContinueReason::*;
+        let all = [
+            NextTurn,
+            MaxOutputTokensEscalate,
+            MaxOutputTokensRecovery,
+            MalformedToolCallRetry,
+            ReactiveCompactRetry,
+            StopHookBlocking,
+            TokenBudgetContinuation,
+            QueuedInput,
+        ];
+        for reason in all {
+            // A new reason must be added above: this match has no arm for it.
+            match reason {
+                NextTurn
+                | MaxOutputTokensEscalate
+                | MaxOutputTokensRecovery
+                | MalformedToolCallRetry
+                | ReactiveCompactRetry
+                | StopHookBlocking
+                | TokenBudgetContinuation
+                | QueuedInput => {}
+            }
+            assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{}\"", reason.as_str()));
+        }
+    }
+
+    #[test]
     fn the_journaled_form_is_the_flat_one_and_reads_back_typed() {
         let reason =
             Reason::Continue(Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t1".into() }] });
