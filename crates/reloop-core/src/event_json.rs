@@ -19,6 +19,7 @@ use serde::de::{
 use serde::Deserialize;
 
 use crate::block_json::Key;
+use crate::event_fast::number;
 
 use crate::event::{ModelError, StopReason, ToolOutcome};
 use crate::hook::{HookEventName, HookRun};
@@ -116,7 +117,8 @@ impl Event {
     /// Reads an event from its journaled JSON (see the module docs); the same result as
     /// `serde_json::from_str`, faster for the form every writer produces.
     pub fn from_json(text: &str) -> serde_json::Result<Event> {
-        if let Some(event) = text_delta(text).or_else(|| fast(text)) {
+        let event = text_delta(text).or_else(|| crate::event_fast::written(text)).or_else(|| fast(text));
+        if let Some(event) = event {
             return Ok(event);
         }
         serde_json::from_str(text)
@@ -146,17 +148,6 @@ fn text_delta(json: &str) -> Option<Event> {
         None => return None,
     };
     Some(Event::TextDelta { index: usize::try_from(index).ok()?, text: text.to_string(), request })
-}
-
-/// A non-negative integer as JSON writes it (no sign, no leading zero, no fraction), and the
-/// text after it.
-fn number(text: &str) -> Option<(u64, &str)> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, rest) = text.split_at(digits);
-    if digits == 0 || (digits > 1 && number.starts_with('0')) || rest.starts_with(['.', 'e', 'E']) {
-        return None;
-    }
-    Some((number.parse().ok()?, rest))
 }
 
 fn fast(text: &str) -> Option<Event> {

@@ -45,6 +45,7 @@ mod digest;
 pub mod effect;
 mod end_of_turn;
 pub mod event;
+mod event_fast;
 mod event_json;
 mod extra;
 pub mod flags;
