@@ -72,10 +72,9 @@ impl Extra {
             if i > 0 {
                 text.push(b',');
             }
-            // Writing a string into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut text, key);
+            crate::json::write_str(&mut text, key);
             text.push(b':');
-            let _ = serde_json::to_writer(&mut text, value);
+            crate::json::write_str(&mut text, value);
         }
         text.push(b'}');
         // serde_json writes UTF-8.

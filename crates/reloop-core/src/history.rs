@@ -82,7 +82,7 @@ impl History {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
         let before = digest.written();
-        digest.json(&message);
+        message.write_json(&mut digest);
         let json_len = digest.written() - before;
         self.append(message, digest.finish(), json_len);
     }

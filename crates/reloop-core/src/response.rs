@@ -46,10 +46,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     // measured afresh); later messages are estimated.
     crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
-        match content_json {
-            Some(json) => ctx.messages.push_with_content_json(assistant, &json),
-            None => ctx.messages.push(assistant),
-        }
+        ctx.messages.push_with_content_json(assistant, &content_json);
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(State::RunningTools(ctx, Tools::new(calls)), effects);
     }

@@ -21,9 +21,6 @@ pub struct Streaming {
     /// again, and serializing a long thinking block at every delta made a response of 500 deltas
     /// cost five times its journal-free time.
     blocks_json: Vec<u8>,
-    /// A block could not be serialized (none of ours fails; a failure would only be a
-    /// non-string map key): the digest then serializes the blocks as it always did.
-    unserializable: bool,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
     pub streamed: bool,
@@ -40,27 +37,21 @@ impl Streaming {
         if !self.blocks.is_empty() {
             self.blocks_json.push(b',');
         }
-        if serde_json::to_writer(&mut self.blocks_json, &block).is_err() {
-            self.unserializable = true;
-        }
+        block.write_json(&mut self.blocks_json);
         self.blocks.push(block);
     }
 
     /// The blocks, and their JSON as a message's `content` array holds it (without the
-    /// brackets) unless a block could not be serialized.
-    pub(crate) fn into_blocks(self) -> (Vec<ContentBlock>, Option<Vec<u8>>) {
-        (self.blocks, Some(self.blocks_json).filter(|_| !self.unserializable))
+    /// brackets).
+    pub(crate) fn into_blocks(self) -> (Vec<ContentBlock>, Vec<u8>) {
+        (self.blocks, self.blocks_json)
     }
 
     /// Mixes the blocks into a digest, as their JSON array.
     fn digest_into(&self, d: &mut Digest) {
-        if self.unserializable {
-            d.json(&self.blocks);
-        } else {
-            d.bytes(b"[");
-            d.bytes(&self.blocks_json);
-            d.bytes(b"]");
-        }
+        d.bytes(b"[");
+        d.bytes(&self.blocks_json);
+        d.bytes(b"]");
     }
 }
 
@@ -117,7 +108,7 @@ impl Tools {
             return;
         }
         let mut json = Vec::new();
-        if serde_json::to_writer(&mut json, &self.outcomes[i]).is_err() {
+        if crate::json::write(&mut json, &self.outcomes[i]).is_err() {
             self.unserializable = true;
         }
         self.outcomes_json.resize(self.outcomes.len(), None);
@@ -392,7 +383,7 @@ mod tests {
             let mut by_bytes = History::with_digest_version(version);
             by_bytes.push(Message::user_text("go"));
             let mut by_value = by_bytes.clone();
-            by_bytes.push_with_content_json(message.clone(), &json.expect("serializable"));
+            by_bytes.push_with_content_json(message.clone(), &json);
             // The token estimate counts each message's JSON as its digest wrote it.
             let lens = [&message, &Message::user_text("go")].map(|m| serde_json::to_vec(m).expect("json").len() as u64);
             by_value.push(message);

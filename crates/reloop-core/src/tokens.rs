@@ -46,8 +46,7 @@ impl Limits {
 /// Estimated tokens of one message.
 pub fn estimate_message(message: &Message) -> u64 {
     let mut counter = Counter(0);
-    // Serializing into a counter cannot fail for our types.
-    let _ = serde_json::to_writer(&mut counter, message);
+    message.write_json(&mut counter);
     counter.0.div_ceil(CHARS_PER_TOKEN)
 }
 
@@ -63,15 +62,10 @@ pub fn estimate(ctx: &Loop) -> u64 {
 
 struct Counter(u64);
 
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+impl crate::json::Sink for Counter {
+    fn put(&mut self, bytes: &[u8]) {
         // Bytes, not chars: multi-byte text counts heavier, which errs on the safe side.
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        self.0 += bytes.len() as u64;
     }
 }
 

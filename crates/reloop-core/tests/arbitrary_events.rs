@@ -120,6 +120,12 @@ fn prefix(start: u8) -> Vec<Spec> {
     }
 }
 
+fn fast<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    reloop_core::json::write(&mut out, value).unwrap();
+    out
+}
+
 struct Recorded {
     event: String,
     effects: String,
@@ -163,6 +169,24 @@ proptest! {
                     prop_assert!(changed || matches!(kind, "text_delta" | "hook_done"),
                         "{} in {} was neither applied nor ignored", kind, phase_before);
                 }
+            }
+            // Replay compares what the engine writes with `reloop_core::json`: serde_json's bytes.
+            for (what, written) in [
+                ("event", fast(&event)),
+                ("effects", fast(&step.effects)),
+                ("reason", fast(&step.reason)),
+                ("ignored", fast(&step.ignored)),
+                ("history", fast(&step.state.context().messages.to_vec())),
+            ] {
+                let reference = match what {
+                    "event" => serde_json::to_vec(&event),
+                    "effects" => serde_json::to_vec(&step.effects),
+                    "reason" => serde_json::to_vec(&step.reason),
+                    "ignored" => serde_json::to_vec(&step.ignored),
+                    _ => serde_json::to_vec(&step.state.context().messages.to_vec()),
+                }
+                .unwrap();
+                prop_assert_eq!(written, reference, "{} of a {} step", what, kind);
             }
             journal.push(Recorded {
                 event: serde_json::to_string(&event).unwrap(),

@@ -186,7 +186,7 @@ impl Replayer {
     /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
     fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&str>) -> bool {
         self.buf.clear();
-        if serde_json::to_writer(&mut self.buf, value).is_err() {
+        if reloop_core::json::write(&mut self.buf, value).is_err() {
             return false;
         }
         match json {
