@@ -54,6 +54,13 @@ impl ContentBlock {
 }
 
 impl ToolUse {
+    /// The call as an object of its own (as an effect lists it): no tag.
+    pub(crate) fn write_json<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(b"{");
+        self.write_fields(out);
+        close(out, &self.extra);
+    }
+
     /// `"id":…,"name":…,"input":…`: a call's fields, in a block or an effect.
     pub(crate) fn write_fields<S: Sink + ?Sized>(&self, out: &mut S) {
         out.put(b"\"id\":");

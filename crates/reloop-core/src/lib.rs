@@ -63,6 +63,7 @@ mod retry;
 mod settings;
 pub mod state;
 pub mod step;
+pub mod step_json;
 pub mod testkit;
 pub mod tokens;
 pub mod transition;

@@ -161,8 +161,11 @@ impl Replayer {
         let step = transition(state, event);
         let ignored_row = row.reason_kind == Some("ignored");
         let same = step.state.digest() == row.digest
-            && self.same_json(&step.effects, Some(row.effects))
-            && self.same_json(&step.reason, row.reason_json.filter(|_| !ignored_row))
+            && self.same_written(|out| reloop_core::step_json::write_effects(out, &step.effects), Some(row.effects))
+            && self.same_written(
+                |out| reloop_core::step_json::write_reason(out, step.reason.as_ref()),
+                row.reason_json.filter(|_| !ignored_row),
+            )
             && (!self.compare_ignored || self.same_json(&step.ignored, row.reason_json.filter(|_| ignored_row)))
             && row.ends_in(step.state.phase())?;
         if same {
@@ -185,8 +188,17 @@ impl Replayer {
 
     /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
     fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&str>) -> bool {
+        self.same_written(|out| reloop_core::json::write(out, value), json)
+    }
+
+    /// Whether `write` writes `json` (`None`: nothing, or `null`).
+    fn same_written(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
+        json: Option<&str>,
+    ) -> bool {
         self.buf.clear();
-        if reloop_core::json::write(&mut self.buf, value).is_err() {
+        if write(&mut self.buf).is_err() {
             return false;
         }
         match json {
