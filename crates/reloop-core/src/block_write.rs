@@ -72,6 +72,18 @@ impl ToolUse {
     }
 }
 
+/// Calls as a JSON array of untagged objects (an effect's `calls`, the state's calls in flight).
+pub(crate) fn write_tool_uses<S: Sink + ?Sized>(out: &mut S, calls: &[ToolUse]) {
+    out.put(b"[");
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        call.write_json(out);
+    }
+    out.put(b"]");
+}
+
 impl Message {
     pub(crate) fn write_json<S: Sink + ?Sized>(&self, out: &mut S) {
         out.put(match self.role {

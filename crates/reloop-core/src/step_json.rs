@@ -8,7 +8,6 @@
 
 use crate::effect::{Command, Effect, ModelCall};
 use crate::json::{self, Sink};
-use crate::message::ToolUse;
 use crate::reason::{Continue, Reason};
 
 /// Appends `effects` as their JSON array.
@@ -22,7 +21,7 @@ pub fn write_effects(out: &mut Vec<u8>, effects: &[Effect]) -> Result<(), serde_
             Effect::Command(Command::CallModel(call)) => call_model(out, call),
             Effect::Command(Command::RunTools { calls }) => {
                 out.put(b"{\"effect\":\"run_tools\",\"calls\":");
-                tool_uses(out, calls);
+                crate::block_write::write_tool_uses(out, calls);
                 out.push(b'}');
             }
             other => json::write(out, other)?,
@@ -75,17 +74,6 @@ fn call_model(out: &mut Vec<u8>, call: &ModelCall) {
     out.push(b'}');
 }
 
-fn tool_uses(out: &mut Vec<u8>, calls: &[ToolUse]) {
-    out.push(b'[');
-    for (i, call) in calls.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        call.write_json(out);
-    }
-    out.push(b']');
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -93,7 +81,7 @@ mod tests {
 
     use super::*;
     use crate::effect::{Notice, RetryWait};
-    use crate::message::ContentBlock;
+    use crate::message::{ContentBlock, ToolUse};
     use crate::reason::{Completion, Stop, ToolRef};
 
     fn text() -> impl Strategy<Value = String> {

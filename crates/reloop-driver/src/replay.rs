@@ -187,7 +187,7 @@ impl Replayer {
     }
 
     /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
-    fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&str>) -> bool {
+    fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&[u8]>) -> bool {
         self.same_written(|out| reloop_core::json::write(out, value), json)
     }
 
@@ -195,14 +195,14 @@ impl Replayer {
     fn same_written(
         &mut self,
         write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
-        json: Option<&str>,
+        json: Option<&[u8]>,
     ) -> bool {
         self.buf.clear();
         if write(&mut self.buf).is_err() {
             return false;
         }
         match json {
-            Some(json) => self.buf == json.as_bytes(),
+            Some(json) => self.buf == json,
             None => self.buf == b"null",
         }
     }

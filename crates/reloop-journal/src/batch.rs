@@ -13,6 +13,8 @@ use crate::ReplayRow;
 #[derive(Debug, Default)]
 pub struct RowBatch {
     text: String,
+    /// The effects and reasons, kept as bytes as the row holds them (see [`ReplayRow`]).
+    json: Vec<u8>,
     rows: Vec<OwnedRow>,
 }
 
@@ -51,8 +53,8 @@ impl RowBatch {
         let event = self.keep(row.event);
         let to_phase = self.phase(row.to_phase);
         let reason_kind = row.reason_kind.map(|k| self.keep(k));
-        let reason_json = row.reason_json.map(|j| self.keep(j));
-        let effects = self.keep(row.effects);
+        let reason_json = row.reason_json.map(|j| self.keep_json(j));
+        let effects = self.keep_json(row.effects);
         self.rows.push(OwnedRow {
             seq: row.seq,
             event,
@@ -66,7 +68,7 @@ impl RowBatch {
 
     /// Whether the batch should be handed on.
     pub fn is_full(&self) -> bool {
-        self.rows.len() >= Self::ROWS || self.text.len() >= Self::BYTES
+        self.rows.len() >= Self::ROWS || self.text.len() + self.json.len() >= Self::BYTES
     }
 
     pub fn len(&self) -> usize {
@@ -81,6 +83,8 @@ impl RowBatch {
     pub fn clear(&mut self) {
         self.text.clear();
         self.text.shrink_to(Self::BYTES * 2);
+        self.json.clear();
+        self.json.shrink_to(Self::BYTES * 2);
         self.rows.clear();
     }
 
@@ -92,8 +96,8 @@ impl RowBatch {
             event: &self.text[r.event.clone()],
             to_phase: self.value(&r.to_phase),
             reason_kind: r.reason_kind.clone().map(|k| &self.text[k]),
-            reason_json: r.reason_json.clone().map(|j| &self.text[j]),
-            effects: &self.text[r.effects.clone()],
+            reason_json: r.reason_json.clone().map(|j| &self.json[j]),
+            effects: &self.json[r.effects.clone()],
             digest: r.digest,
         })
     }
@@ -102,6 +106,12 @@ impl RowBatch {
         let start = self.text.len();
         self.text.push_str(text);
         start..self.text.len()
+    }
+
+    fn keep_json(&mut self, json: &[u8]) -> Range<usize> {
+        let start = self.json.len();
+        self.json.extend_from_slice(json);
+        start..self.json.len()
     }
 
     fn phase(&mut self, value: ValueRef<'_>) -> OwnedPhase {
@@ -150,8 +160,8 @@ mod tests {
             event: r#"{"kind":"text_delta","request":1,"text":"héllo"}"#,
             to_phase: ValueRef::Text(b"some_new_phase"),
             reason_kind: Some("continue"),
-            reason_json: Some(r#"{"kind":"next_turn"}"#),
-            effects: "[]",
+            reason_json: Some(br#"{"kind":"next_turn"}"#),
+            effects: b"[]",
             digest: u64::MAX,
         };
         let mut batch = RowBatch::default();
@@ -176,7 +186,7 @@ mod tests {
             to_phase: ValueRef::Integer(1),
             reason_kind: None,
             reason_json: None,
-            effects: "[]",
+            effects: b"[]",
             digest: 0,
         };
         let mut batch = RowBatch::default();

@@ -338,10 +338,12 @@ pub struct ReplayRow<'a> {
     pub(crate) to_phase: ValueRef<'a>,
     /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.
     pub reason_kind: Option<&'a str>,
-    /// The reason (or, for an ignored step, the why) as JSON.
-    pub reason_json: Option<&'a str>,
-    /// The effects as a JSON array.
-    pub effects: &'a str,
+    /// The reason (or, for an ignored step, the why) as JSON, as stored: replay compares its
+    /// bytes with the engine's (valid UTF-8) text, so only a row that differs is checked to be
+    /// text, when it is read as JSON.
+    pub reason_json: Option<&'a [u8]>,
+    /// The effects as a JSON array, as stored (see `reason_json`).
+    pub effects: &'a [u8],
     pub digest: u64,
 }
 
@@ -373,10 +375,10 @@ impl ReplayRow<'_> {
         let seq = self.seq;
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq, what, source };
         let (reason, ignored) = match (self.reason_kind, self.reason_json) {
-            (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| decode("ignored", e))?)),
-            (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| decode("reason", e))?, None),
+            (Some("ignored"), Some(j)) => (None, Some(serde_json::from_slice(j).map_err(|e| decode("ignored", e))?)),
+            (_, j) => (j.map(serde_json::from_slice).transpose().map_err(|e| decode("reason", e))?, None),
         };
-        let effects = serde_json::from_str::<Value>(self.effects).map_err(|e| decode("effects", e))?;
+        let effects = serde_json::from_slice::<Value>(self.effects).map_err(|e| decode("effects", e))?;
         Ok(RowOutcome { reason, ignored, effects })
     }
 }
@@ -389,8 +391,8 @@ impl<'a> StepRow<'a> {
             event: self.event,
             to_phase: self.to_phase,
             reason_kind: self.reason_kind,
-            reason_json: self.reason_json,
-            effects: self.effects,
+            reason_json: self.reason_json.map(str::as_bytes),
+            effects: self.effects.as_bytes(),
             digest: self.digest,
         }
     }
@@ -469,13 +471,14 @@ impl Journal {
         let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest";
         self.walk_session(id, columns, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
+            let bytes = |i: usize| r.get_ref(i)?.as_bytes_or_null().map_err(rusqlite::Error::from);
             visit(&ReplayRow {
                 seq: seq_of(r.get(0)?),
                 event: text(1)?.unwrap_or_default(),
                 to_phase: r.get_ref(2)?,
                 reason_kind: text(3)?,
-                reason_json: text(4)?,
-                effects: text(5)?.unwrap_or("[]"),
+                reason_json: bytes(4)?,
+                effects: bytes(5)?.unwrap_or(b"[]"),
                 digest: r.get::<_, i64>(6)? as u64,
             })
         })
