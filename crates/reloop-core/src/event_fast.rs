@@ -115,7 +115,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<String> {
         let rest = self.0.strip_prefix('"')?;
         let bytes = rest.as_bytes();
-        let end = bytes.iter().position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
+        let end = crate::json::first_escaped(bytes)?;
         if bytes[end] == b'"' {
             self.0 = &rest[end + 1..];
             return Some(rest[..end].to_string());

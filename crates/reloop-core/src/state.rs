@@ -34,7 +34,11 @@ impl Streaming {
 
     /// A block completed.
     pub(crate) fn push(&mut self, block: ContentBlock) {
-        if !self.blocks.is_empty() {
+        if self.blocks.is_empty() {
+            // Room for a usual response's blocks at once, rather than growing by doubling from
+            // eight bytes (they are dropped when the response completes).
+            self.blocks_json.reserve(256);
+        } else {
             self.blocks_json.push(b',');
         }
         block.write_json(&mut self.blocks_json);

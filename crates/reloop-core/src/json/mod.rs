@@ -130,44 +130,51 @@ fn escaped(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether any byte of `bytes` is escaped: eight at a time, by the word tricks for "has a
-/// byte less than" and "has a byte equal to" (each exact as a yes or no; a byte at a time was
-/// six instructions a byte). The tail is padded with spaces, which nothing escapes.
+/// Where the first byte serde_json escapes (a quote, a backslash, a control character) stands
+/// in `bytes`: eight bytes at a time, by the word tricks for "has a byte less than" and "has a
+/// byte equal to" (a byte at a time was six instructions a byte). The tricks can flag a byte
+/// after a true match (a borrow carries up), never one before it, so the lowest flag is the
+/// first match. The tail is padded with spaces, which nothing escapes.
 #[inline]
-fn any_escaped(bytes: &[u8]) -> bool {
+pub(crate) fn first_escaped(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     #[inline]
-    fn word_has(w: u64) -> bool {
+    fn flags(w: u64) -> u64 {
         let control = w.wrapping_sub(ONES * 0x20) & !w;
         let quote = w ^ (ONES * u64::from(b'"'));
         let quote = quote.wrapping_sub(ONES) & !quote;
         let backslash = w ^ (ONES * u64::from(b'\\'));
         let backslash = backslash.wrapping_sub(ONES) & !backslash;
-        (control | quote | backslash) & HIGH != 0
+        (control | quote | backslash) & HIGH
     }
+    let first = |at: usize, flags: u64| at + (flags.trailing_zeros() / 8) as usize;
     let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
     for word in &mut words {
         let mut w = [0; 8];
         w.copy_from_slice(word);
-        if word_has(u64::from_le_bytes(w)) {
-            return true;
+        let f = flags(u64::from_le_bytes(w));
+        if f != 0 {
+            return Some(first(at, f));
         }
+        at += 8;
     }
     let rest = words.remainder();
     if rest.is_empty() {
-        return false;
+        return None;
     }
     let mut w = [b' '; 8];
     w[..rest.len()].copy_from_slice(rest);
-    word_has(u64::from_le_bytes(w))
+    let f = flags(u64::from_le_bytes(w));
+    (f != 0).then(|| first(at, f))
 }
 
 /// `s` as a JSON string.
 #[inline]
 pub(crate) fn string<S: Sink + ?Sized>(out: &mut S, s: &str) {
     let bytes = s.as_bytes();
-    if !any_escaped(bytes) {
+    if first_escaped(bytes).is_none() {
         out.put(b"\"");
         out.put(bytes);
         out.put(b"\"");

@@ -51,6 +51,25 @@ fn a_character_to_escape_is_found_wherever_it_stands() {
 }
 
 #[test]
+fn the_first_character_to_escape_is_found_wherever_it_stands() {
+    let special = |b: &u8| *b < 0x20 || *b == b'"' || *b == b'\\';
+    for len in 0..26 {
+        for at in 0..len {
+            for b in [0u8, 0x1f, b'"', b'\\', b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff, 0x21, 0x5d] {
+                for later in [None, Some(b'"'), Some(0x01)] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = b;
+                    if let (Some(l), true) = (later, at + 1 < len) {
+                        bytes[len - 1] = l;
+                    }
+                    assert_eq!(first_escaped(&bytes), bytes.iter().position(special), "{bytes:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn numbers_and_floats_are_serde_json_s() {
     same(&[i64::MIN, -1, 0, 1, i64::MAX]);
     same(&[u64::MAX, 0]);

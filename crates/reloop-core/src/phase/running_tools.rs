@@ -123,8 +123,10 @@ fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: 
 /// Every call is answered: the results go back to the model in the next turn, unless a hook
 /// stopped the loop or the next turn would exceed `--max-turns`.
 fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
-    let requested: Vec<ToolRef> =
-        tools.calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
+    // The calls are done with: their names and ids move into the evidence.
+    let calls = std::mem::take(&mut tools.calls);
+    let called = !calls.is_empty();
+    let requested: Vec<ToolRef> = calls.into_iter().map(|c| ToolRef { name: c.name, id: c.id }).collect();
     let mut content: Vec<ContentBlock> =
         tools.take_outcomes().into_iter().flatten().map(ToolOutcome::into_block).collect();
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()) {
@@ -147,7 +149,7 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
         effects.push(Notice::InputConsumed { ids }.into());
     }
     ctx.messages.push(Message::user(content));
-    nudge(&mut ctx, &tools.calls);
+    nudge(&mut ctx, called);
     if let Some(prevented) = tools.stopped_by {
         return done(ctx, Terminal::new(Stop::HookStopped(prevented)), effects);
     }
@@ -161,9 +163,9 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
 }
 
 /// The profile's reminder after a run of tool turns, right after this turn's results.
-fn nudge(ctx: &mut Loop, calls: &[crate::message::ToolUse]) {
+fn nudge(ctx: &mut Loop, called: bool) {
     let Some(rule) = ctx.config.rules().nudge else { return };
-    if rule.models.is_some_and(|m| !ctx.current_model().contains(m)) || calls.is_empty() {
+    if rule.models.is_some_and(|m| !ctx.current_model().contains(m)) || !called {
         return;
     }
     // The assistant message the results answer, two back: did it say anything to the user?
