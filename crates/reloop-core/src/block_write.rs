@@ -74,37 +74,29 @@ impl ToolUse {
 
 /// Calls as a JSON array of untagged objects (an effect's `calls`, the state's calls in flight).
 pub(crate) fn write_tool_uses<S: Sink + ?Sized>(out: &mut S, calls: &[ToolUse]) {
-    out.put(b"[");
-    for (i, call) in calls.iter().enumerate() {
-        if i > 0 {
-            out.put(b",");
-        }
-        call.write_json(out);
-    }
-    out.put(b"]");
+    json::array(out, calls, |out, call| call.write_json(out));
 }
 
 impl Message {
     pub(crate) fn write_json<S: Sink + ?Sized>(&self, out: &mut S) {
+        self.write_json_with(out, |out| write_blocks(out, &self.content));
+    }
+
+    /// The message with its content array written by `content` (the history takes a
+    /// response's blocks as they were written when each completed).
+    pub(crate) fn write_json_with<S: Sink + ?Sized>(&self, out: &mut S, content: impl FnOnce(&mut S)) {
         out.put(match self.role {
             Role::User => b"{\"role\":\"user\",\"content\":",
             Role::Assistant => b"{\"role\":\"assistant\",\"content\":",
             Role::System => b"{\"role\":\"system\",\"content\":",
         });
-        write_blocks(out, &self.content);
+        content(out);
         close(out, &self.extra);
     }
 }
 
 fn write_blocks<S: Sink + ?Sized>(out: &mut S, blocks: &[ContentBlock]) {
-    out.put(b"[");
-    for (i, block) in blocks.iter().enumerate() {
-        if i > 0 {
-            out.put(b",");
-        }
-        block.write_json(out);
-    }
-    out.put(b"]");
+    json::array(out, blocks, |out, block| block.write_json(out));
 }
 
 /// The kept fields (their text is serde_json's for the map's entries), and the brace.
@@ -136,21 +128,7 @@ mod tests {
     }
 
     fn input() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            any::<f64>().prop_map(Value::from),
-            text().prop_map(Value::String),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                proptest::collection::vec((text(), inner), 0..4)
-                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
-            ]
-        })
+        crate::json::tests::arbitrary_value()
     }
 
     fn extra() -> impl Strategy<Value = Extra> {

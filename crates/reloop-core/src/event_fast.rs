@@ -413,15 +413,8 @@ mod tests {
             edit in 0..3u8,
             byte in prop_oneof![Just(b'"'), Just(b'\\'), Just(b'0'), Just(b'9'), Just(b','), Just(b'{'), Just(b'}'), Just(b'['), Just(b' '), Just(b'.'), Just(b'e'), Just(b'-'), Just(b'u'), Just(0x1fu8)],
         ) {
-            let mut bytes = serde_json::to_string(&event).expect("writes").into_bytes();
-            let at = at.index(bytes.len() + 1);
-            match edit {
-                0 if at < bytes.len() => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                _ if at < bytes.len() => { bytes.remove(at); }
-                _ => {}
-            }
-            let Ok(edited) = String::from_utf8(bytes) else { return Ok(()) };
+            let json = serde_json::to_string(&event).expect("writes");
+            let Some(edited) = crate::event_json::tests::one_byte_edit(json, at, edit, byte) else { return Ok(()) };
             if let Some(read) = written(&edited) {
                 prop_assert_eq!(ordinary(&edited), Some(read), "{}", edited);
             }

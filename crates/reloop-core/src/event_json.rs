@@ -290,7 +290,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Fields<A> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn both(text: &str) -> (Option<Event>, Option<Event>) {
@@ -360,6 +360,22 @@ mod tests {
 
     use proptest::prelude::*;
 
+    /// `json` with `byte` put in place of the byte at `at` (`edit` 0), inserted there (1), or
+    /// the byte there taken out (2); `None` when that is no longer UTF-8.
+    pub(crate) fn one_byte_edit(json: String, at: prop::sample::Index, edit: u8, byte: u8) -> Option<String> {
+        let mut bytes = json.into_bytes();
+        let at = at.index(bytes.len() + 1);
+        match edit {
+            0 if at < bytes.len() => bytes[at] = byte,
+            1 => bytes.insert(at, byte),
+            _ if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            _ => {}
+        }
+        String::from_utf8(bytes).ok()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
@@ -389,15 +405,7 @@ mod tests {
             byte in prop_oneof![Just(b'"'), Just(b'\\'), Just(b'0'), Just(b'9'), Just(b','), Just(b'}'), Just(b' '), Just(b'.'), Just(b'e'), Just(b'-'), Just(0x1fu8)],
         ) {
             let json = serde_json::to_string(&Event::TextDelta { index, text, request }).expect("writes");
-            let mut bytes = json.into_bytes();
-            let at = at.index(bytes.len() + 1);
-            match edit {
-                0 if at < bytes.len() => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                _ if at < bytes.len() => { bytes.remove(at); }
-                _ => {}
-            }
-            let Ok(edited) = String::from_utf8(bytes) else { return Ok(()) };
+            let Some(edited) = one_byte_edit(json, at, edit, byte) else { return Ok(()) };
             if let Some(fast) = text_delta(&edited) {
                 prop_assert_eq!(serde_json::from_str::<Event>(&edited).ok(), Some(fast), "{}", edited);
             }

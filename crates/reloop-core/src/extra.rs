@@ -72,9 +72,9 @@ impl Extra {
             if i > 0 {
                 text.push(b',');
             }
-            crate::json::write_str(&mut text, key);
+            crate::json::string(&mut text, key);
             text.push(b':');
-            crate::json::write_str(&mut text, value);
+            crate::json::string(&mut text, value);
         }
         text.push(b'}');
         // serde_json writes UTF-8.

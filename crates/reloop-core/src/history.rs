@@ -79,12 +79,7 @@ impl History {
 
     /// Appends a message; the old value stays valid and shares everything with the new one.
     pub fn push(&mut self, message: Message) {
-        let mut digest = Digest::for_version(self.digest_version);
-        digest.u64(self.digest());
-        let before = digest.written();
-        message.write_json(&mut digest);
-        let json_len = digest.written() - before;
-        self.append(message, digest.finish(), json_len);
+        self.push_digested(message, None);
     }
 
     /// Appends a message whose blocks' JSON is known already (the response's blocks, written
@@ -92,21 +87,22 @@ impl History {
     /// `content_json` must be what `serde_json` writes for `message.content` without its
     /// brackets; a test holds this to [`History::push`].
     pub(crate) fn push_with_content_json(&mut self, message: Message, content_json: &[u8]) {
+        self.push_digested(message, Some(content_json));
+    }
+
+    /// Appends `message`, digesting its JSON (its content's as given, when it is).
+    fn push_digested(&mut self, message: Message, content_json: Option<&[u8]>) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
         let before = digest.written();
-        // `Message`'s own form: role, content, then the kept fields, flattened.
-        digest.bytes(b"{\"role\":");
-        digest.json(&message.role);
-        digest.bytes(b",\"content\":[");
-        digest.bytes(content_json);
-        digest.bytes(b"]");
-        // The kept fields' text is serde_json's for them: the bytes a map's entries write.
-        if let Some(fields) = message.extra.json_fields() {
-            digest.bytes(b",");
-            digest.bytes(fields.as_bytes());
+        match content_json {
+            None => message.write_json(&mut digest),
+            Some(json) => message.write_json_with(&mut digest, |d| {
+                d.bytes(b"[");
+                d.bytes(json);
+                d.bytes(b"]");
+            }),
         }
-        digest.bytes(b"}");
         let json_len = digest.written() - before;
         self.append(message, digest.finish(), json_len);
     }

@@ -56,7 +56,7 @@ mod extra;
 pub mod flags;
 pub mod history;
 pub mod hook;
-pub mod json;
+mod json;
 pub mod message;
 mod phase;
 pub mod profile;

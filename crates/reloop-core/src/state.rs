@@ -112,7 +112,7 @@ impl Tools {
             return;
         }
         let mut json = Vec::new();
-        if crate::json::write(&mut json, &self.outcomes[i]).is_err() {
+        if serde_json::to_writer(&mut json, &self.outcomes[i]).is_err() {
             self.unserializable = true;
         }
         self.outcomes_json.resize(self.outcomes.len(), None);

@@ -3,8 +3,8 @@
 //! Replay writes every step's effects and reason to compare them with the journal's text. The
 //! ones nearly every turn takes (a model call, a batch of tool calls, `next_turn` with the tools
 //! asked for) are written here straight; through serde they were a fifth of a replay's
-//! stepping. Everything else goes through [`crate::json::write`], so the bytes are always the
-//! `Serialize` impls' (the tests hold the two to each other).
+//! stepping. Everything else is serde_json's, so the bytes are always the `Serialize` impls'
+//! (the tests hold the two to each other).
 
 use crate::effect::{Command, Effect, ModelCall};
 use crate::json::{self, Sink};
@@ -24,7 +24,7 @@ pub fn write_effects(out: &mut Vec<u8>, effects: &[Effect]) -> Result<(), serde_
                 crate::block_write::write_tool_uses(out, calls);
                 out.push(b'}');
             }
-            other => json::write(out, other)?,
+            other => serde_json::to_writer(&mut *out, other)?,
         }
     }
     out.push(b']');
@@ -36,20 +36,17 @@ pub fn write_reason(out: &mut Vec<u8>, reason: Option<&Reason>) -> Result<(), se
     match reason {
         None => out.put(b"null"),
         Some(Reason::Continue(Continue::NextTurn { tools })) => {
-            out.put(b"{\"kind\":\"continue\",\"reason\":\"next_turn\",\"evidence\":{\"evidence\":\"tools_requested\",\"tools\":[");
-            for (i, tool) in tools.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
+            out.put(b"{\"kind\":\"continue\",\"reason\":\"next_turn\",\"evidence\":{\"evidence\":\"tools_requested\",\"tools\":");
+            json::array(out, tools, |out, tool| {
                 out.put(b"{\"name\":");
                 json::string(out, &tool.name);
                 out.put(b",\"id\":");
                 json::string(out, &tool.id);
-                out.push(b'}');
-            }
-            out.put(b"]}}");
+                out.put(b"}");
+            });
+            out.put(b"}}");
         }
-        Some(other) => json::write(out, other)?,
+        Some(other) => serde_json::to_writer(&mut *out, other)?,
     }
     Ok(())
 }

@@ -188,7 +188,7 @@ impl Replayer {
 
     /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
     fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&[u8]>) -> bool {
-        self.same_written(|out| reloop_core::json::write(out, value), json)
+        self.same_written(|out| serde_json::to_writer(out, value), json)
     }
 
     /// Whether `write` writes `json` (`None`: nothing, or `null`).

@@ -1,51 +1,15 @@
-//! serde_json's compact JSON, written with less work a value.
+//! JSON written straight into a sink, with serde_json's exact bytes: the pieces the engine's
+//! hand-written forms (`block_write`, `step_json`) are made of.
 //!
-//! Replay serializes every step's effects and reason to compare them with the journal's, and
-//! the state's blocks and outcomes for its digest: most of a replay's work was serde_json
-//! writing small objects, a hundred and fifty instructions a key (each string scanned byte by
-//! byte through a table, each piece a separate `io::Write` call). [`write`] writes the same
-//! bytes straight into a buffer: a string with nothing to escape is copied whole, numbers by
-//! `itoa`, floats by serde_json itself. It covers what the engine's own types serialize
-//! to; anything else (a non-string map key, serde_json's raw values) makes it give up, and serde_json writes the
-//! value instead, so the bytes are serde_json's whatever the value. The tests hold it to
-//! serde_json on every form.
+//! Replay writes every step's effects and reason to compare them with the journal's, and the
+//! state's blocks for its digest. Through serde_json a small object cost about a hundred and
+//! fifty instructions a key (each string scanned byte by byte through a table, each piece a
+//! separate `io::Write` call); here a string with nothing to escape is found eight bytes at a
+//! time and copied whole, integers go through `itoa`, and floats are serde_json's own. The
+//! tests hold every piece to serde_json.
 
-use std::fmt;
-
-use serde::ser::{self, Serialize};
-
-mod key;
-mod serializer;
 #[cfg(test)]
-mod tests;
-
-use serializer::Json;
-
-/// Writes `value` as `serde_json::to_writer` would, appending to `out`.
-pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), serde_json::Error> {
-    let len = out.len();
-    if try_write(out, value) {
-        return Ok(());
-    }
-    out.truncate(len);
-    // serde_json leaves what it wrote before an error; nothing of a failed value is kept.
-    let written = serde_json::to_writer(&mut *out, value);
-    if written.is_err() {
-        out.truncate(len);
-    }
-    written
-}
-
-/// Writes `value` into `out` if it takes only the forms written here; `false` when it does not
-/// (`out` then holds part of it: the caller puts it back as it was).
-pub(crate) fn try_write<S: Sink + ?Sized, T: Serialize + ?Sized>(out: &mut S, value: &T) -> bool {
-    value.serialize(Json { out }).is_ok()
-}
-
-/// Appends `s` as a JSON string, escaped as serde_json escapes it.
-pub fn write_str(out: &mut Vec<u8>, s: &str) {
-    string(out, s);
-}
+pub(crate) mod tests;
 
 /// A JSON value, straight: it cannot fail (its keys are strings) and needs no serializer.
 pub(crate) fn value<S: Sink + ?Sized>(out: &mut S, v: &serde_json::Value) {
@@ -57,25 +21,25 @@ pub(crate) fn value<S: Sink + ?Sized>(out: &mut S, v: &serde_json::Value) {
         Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
             (Some(u), _, _) => integer(out, u),
             (None, Some(i), _) => integer(out, i),
-            (None, None, Some(f)) => {
-                // A finite float: serde_json writes it, into a buffer on the stack.
-                let _ = serializer::float(out, f);
-            }
+            (None, None, Some(f)) => float(out, f),
             (None, None, None) => out.put(b"null"),
         },
         Value::String(s) => string(out, s),
-        Value::Array(items) => {
-            out.put(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                value(out, item);
-            }
-            out.put(b"]");
-        }
+        Value::Array(items) => array(out, items, |out, item| value(out, item)),
         Value::Object(map) => object(out, map),
     }
+}
+
+/// A JSON array of `items`, each written by `item`.
+pub(crate) fn array<S: Sink + ?Sized, T>(out: &mut S, items: &[T], mut item: impl FnMut(&mut S, &T)) {
+    out.put(b"[");
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        item(out, it);
+    }
+    out.put(b"]");
 }
 
 /// A JSON object, straight.
@@ -103,26 +67,6 @@ impl Sink for Vec<u8> {
         self.extend_from_slice(bytes);
     }
 }
-
-/// The value takes a form left to serde_json.
-#[derive(Debug)]
-pub(super) struct Unsupported;
-
-impl fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("left to serde_json")
-    }
-}
-
-impl std::error::Error for Unsupported {}
-
-impl ser::Error for Unsupported {
-    fn custom<T: fmt::Display>(_: T) -> Self {
-        Unsupported
-    }
-}
-
-pub(super) type Res<T = ()> = std::result::Result<T, Unsupported>;
 
 /// Whether serde_json escapes the byte: a quote, a backslash, a control character.
 #[inline]
@@ -213,4 +157,16 @@ fn string_escaping<S: Sink + ?Sized>(out: &mut S, bytes: &[u8]) {
 #[inline]
 fn integer<S: Sink + ?Sized, I: itoa::Integer>(out: &mut S, n: I) {
     out.put(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// A float as serde_json writes it (its formatter has changed between releases), into a
+/// buffer on the stack.
+fn float<S: Sink + ?Sized>(out: &mut S, f: f64) {
+    let mut buf = [0u8; 40];
+    let mut rest = &mut buf[..];
+    // A float takes at most 24 bytes, and a `Value`'s is finite: this cannot fail.
+    if serde_json::to_writer(&mut rest, &f).is_ok() {
+        let written = 40 - rest.len();
+        out.put(&buf[..written]);
+    }
 }
