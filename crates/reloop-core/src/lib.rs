@@ -27,8 +27,8 @@
 //! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `profile`,
 //! `config`, `context`, `state`), then `step` (the step constructors), `request` (the way to the next
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
-//! the dispatcher `transition` on top. Beside them, the JSON the journal holds: `json` (serde_json's
-//! bytes, written with less work; below everything), the forms read and written by hand for
+//! the dispatcher `transition` on top. Beside them, the JSON the journal holds: `json` (pieces of JSON
+//! with serde_json's bytes, written with less work; below everything), the forms read and written by hand for
 //! replay's hot path (`block_json`, `block_ser`, `block_write`, `event_fast`, `event_json`), and
 //! `step_json` (a step's effects and reason as replay compares them). Each hand-written form is
 //! held to serde's by property tests.
