@@ -375,6 +375,12 @@ fn permissions(args: &RunArgs, settings: &Settings) -> Result<PermissionSpec, Cl
                 .into(),
         ));
     }
+    if let reloop_tools::sandbox::Availability::Unavailable(why) = reloop_tools::sandbox::Sandbox::probe() {
+        crate::term::styled_errln(
+            crate::term::style::WARN,
+            &format!("reloop: no sandbox on this machine ({why}): every Bash command needs approval"),
+        );
+    }
     let mut allow = settings.permissions.allow.clone();
     allow.extend(args.allowed_tools.iter().flat_map(|r| split_rules(r)));
     let deny = settings.permissions.deny.clone();
@@ -384,7 +390,30 @@ fn permissions(args: &RunArgs, settings: &Settings) -> Result<PermissionSpec, Cl
         .with_rules(allow, deny, ask)
         .with_disallowed(disallowed)
         .with_add_dirs(args.add_dir.clone())
-        .with_tool_env(secret_env_names(settings), args.tool_env_keep.clone()))
+        .with_tool_env(secret_env_names(settings), args.tool_env_keep.clone())
+        .with_sandbox_network(sandbox_network(settings)))
+}
+
+/// Whether the settings let sandboxed commands use the network: `sandbox.network.allowedDomains`
+/// holding `"*"`. reloop cannot yet filter by domain, so a list of domains leaves the network
+/// off, with a warning, rather than open it to every host.
+fn sandbox_network(settings: &Settings) -> bool {
+    let domains = settings
+        .other
+        .get("sandbox")
+        .and_then(|s| s.get("network"))
+        .and_then(|n| n.get("allowedDomains"))
+        .and_then(serde_json::Value::as_array);
+    let Some(domains) = domains else { return false };
+    let all = domains.iter().any(|d| d.as_str() == Some("*"));
+    if !all && !domains.is_empty() {
+        crate::term::styled_errln(
+            crate::term::style::WARN,
+            "reloop: sandbox.network.allowedDomains lists domains, but reloop can only allow the network whole \
+             (\"*\"): sandboxed commands have no network",
+        );
+    }
+    all
 }
 
 /// Names in the settings `env` object that look like credentials (`*KEY*`, `*TOKEN*`,

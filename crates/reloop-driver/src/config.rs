@@ -182,6 +182,10 @@ pub struct PermissionSpec {
     /// Credentials the user lets tool processes keep (`--tool-env-keep`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_env_keep: Vec<String>,
+    /// Whether sandboxed tool processes share the machine's network (settings
+    /// `sandbox.network.allowedDomains` holding `"*"`); left out of the journal when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox_network: bool,
 }
 
 impl PermissionSpec {
@@ -210,12 +214,28 @@ impl PermissionSpec {
         self
     }
 
-    /// The permission context these flags mean for a working directory.
+    /// Whether sandboxed tool processes may use the network.
+    pub fn with_sandbox_network(mut self, network: bool) -> Self {
+        self.sandbox_network = network;
+        self
+    }
+
+    /// The permission context these flags mean for a working directory, contained by this
+    /// machine's sandbox when it has one.
     pub fn context(&self, cwd: &std::path::Path) -> Result<PermissionContext, reloop_tools::PermissionError> {
         let mode = self.mode.parse()?;
         let rules = reloop_tools::PermissionRules::parse(&self.allow, &self.deny, &self.ask)?;
         let workspace = reloop_tools::Workspace::new(cwd, &self.add_dirs)?;
         Ok(PermissionContext::new(mode, rules, workspace, self.disallowed.clone())?
-            .with_tool_env(reloop_tools::ToolEnvPolicy::new(&self.tool_env_remove, &self.tool_env_keep)))
+            .with_tool_env(reloop_tools::ToolEnvPolicy::new(&self.tool_env_remove, &self.tool_env_keep))
+            .with_sandbox(sandbox(), self.sandbox_network))
+    }
+}
+
+/// This machine's sandbox, probed once per process (`None`: there is none).
+fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
+    match reloop_tools::sandbox::Sandbox::probe() {
+        reloop_tools::sandbox::Availability::Available(sandbox) => Some(sandbox.clone()),
+        reloop_tools::sandbox::Availability::Unavailable(_) => None,
     }
 }

@@ -302,6 +302,7 @@ impl Runner {
         if let Some(permissions) = &session.permissions {
             tool_ctx.hidden = permissions.read_filter();
             tool_ctx.env = permissions.tool_env.clone();
+            tool_ctx.containment = permissions.containment(std::env::vars_os());
         }
         // The tools speak and check as the session's profile says.
         let rules = session.core.rules();

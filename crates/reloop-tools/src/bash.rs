@@ -1,5 +1,6 @@
 //! Bash: runs a shell command in the session's directory, bounded in time and output.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -9,7 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use reloop_sandbox::Access;
+
 use crate::bash_classify::is_read_only_command;
+use crate::confine::Containment;
 use crate::error::ToolError;
 use crate::input;
 use crate::tool::{Tool, ToolContext, ToolOutput};
@@ -112,8 +116,7 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     }
     let (reader, writer) = pipe().map_err(|err| ToolError::io("cannot create a pipe for", &ctx.cwd, err))?;
     let read_only = is_read_only_command(command);
-    let mut child =
-        spawn(command, ctx, writer, read_only).map_err(|err| ToolError::io("cannot run bash in", &ctx.cwd, err))?;
+    let mut child = spawn(command, ctx, writer, read_only)?;
     let mut output = Collected::new(max_output_chars(std::env::var(MAX_OUTPUT_ENV).ok().as_deref()));
     let mut reader = File::from(reader);
     let end = supervise(&mut child, &mut reader, &mut output, ctx, Duration::from_millis(timeout_ms));
@@ -196,28 +199,62 @@ fn max_output_chars(setting: Option<&str>) -> usize {
 }
 
 /// Starts `bash -c command` in its own process group so a timeout or abort can kill everything it
-/// started, not just the shell. The credentials of [`ToolContext::env`] are removed from its
-/// environment; a read-only command also gets [`NEUTRAL_GIT_CONFIG`].
-fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> std::io::Result<Child> {
-    let stderr = writer.try_clone()?;
+/// started, not just the shell. Confined ([`Containment::Confined`]), it runs in the session's
+/// sandbox: a read-only command with the workspace read-only, any other (it was approved) with
+/// the workspace writable, and the sandbox's allow-listed environment; killing the group kills
+/// bwrap, which takes every process of the call with it. Unconfined, the credentials of
+/// [`ToolContext::env`] are removed from reloop's environment. A read-only command also gets
+/// [`NEUTRAL_GIT_CONFIG`] either way.
+fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> Result<Child, ToolError> {
+    let io = |err| ToolError::io("cannot run bash in", &ctx.cwd, err);
+    let stderr = writer.try_clone().map_err(io)?;
     // The Command (holding our copies of the write end) is dropped at the end of this function,
     // so the pipe reports EOF once the child's side closes.
-    let mut bash = Command::new("bash");
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(stderr))
-        .process_group(0);
-    for name in ctx.env.removed() {
-        bash.env_remove(name);
+    let mut bash = match &ctx.containment {
+        Containment::Unconfined => {
+            let mut bash = Command::new("bash");
+            bash.arg("-c").arg(command).current_dir(&ctx.cwd);
+            for name in ctx.env.removed() {
+                bash.env_remove(name);
+            }
+            if read_only {
+                neutral_git_env(&mut bash);
+                read_only_env(&mut bash);
+            }
+            bash
+        }
+        Containment::Confined(confinement) => {
+            let access = if read_only { Access::ReadOnly } else { Access::Write };
+            let mut call = confinement.call(access)?;
+            if read_only {
+                call.env = read_only_vars();
+            }
+            let args = [OsStr::new("-c"), OsStr::new(command)];
+            confinement
+                .sandbox()
+                .command(confinement.policy(), &call, &ctx.cwd, OsStr::new("bash"), &args)
+                .map_err(|err| ToolError::InvalidArgument(err.to_string()))?
+        }
+    };
+    bash.stdin(Stdio::null()).stdout(Stdio::from(writer)).stderr(Stdio::from(stderr)).process_group(0);
+    bash.spawn().map_err(io)
+}
+
+/// [`neutral_git_env`] and [`read_only_env`] as variables, for a confined command (whose
+/// environment holds no `CDPATH` or `LESSOPEN` to remove: it is an allow-list).
+fn read_only_vars() -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> =
+        vec![("GIT_CONFIG_COUNT".into(), NEUTRAL_GIT_CONFIG.len().to_string().into())];
+    for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
+        vars.push((format!("GIT_CONFIG_KEY_{i}").into(), (*key).into()));
+        vars.push((format!("GIT_CONFIG_VALUE_{i}").into(), (*value).into()));
     }
-    if read_only {
-        neutral_git_env(&mut bash);
-        read_only_env(&mut bash);
+    for (name, value) in
+        [("GIT_PAGER", "cat"), ("PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")]
+    {
+        vars.push((name.into(), value.into()));
     }
-    bash.spawn()
+    vars
 }
 
 /// How a command's run ended.

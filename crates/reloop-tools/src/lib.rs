@@ -23,6 +23,7 @@
 mod bash;
 mod bash_classify;
 mod bash_table;
+mod confine;
 mod error;
 mod glob;
 mod grep;
@@ -44,6 +45,7 @@ pub use bash::{
     NEUTRAL_GIT_CONFIG,
 };
 pub use bash_classify::{analyze as analyze_command, is_read_only_command, Analysis, NotReadOnly, PathOperand};
+pub use confine::{Confinement, Containment, MAX_WALK_ENTRIES};
 pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
 pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
@@ -55,6 +57,7 @@ pub use read::{
     ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,
 };
 pub use registry::ToolRegistry;
+pub use reloop_sandbox as sandbox;
 pub use tool::{PathFilter, ReadStamp, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
 pub use validate::{check as check_input, validate_input, InputError, Issue};
 pub use write_edit::{read_first_refusal, EditTool, WriteTool, MAX_EDIT_BYTES};

@@ -61,6 +61,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 use crate::bash_classify::{analyze, Analysis};
+use crate::confine::{Confinement, Containment};
 use crate::registry::ToolRegistry;
 use crate::tool::{PathFilter, ToolEnvPolicy};
 use crate::validate::validate_input;
@@ -220,6 +221,15 @@ pub struct PermissionContext {
     pub tool_env: ToolEnvPolicy,
     /// The texts of the session's profile (the `--disallowedTools` refusal).
     pub texts: reloop_core::profile::ToolTexts,
+    /// Whether the processes tools start are contained: then a command the classifier calls
+    /// read-only runs without approval (the sandbox makes a wrong call harmless); without
+    /// containment every command needs approval, by a person, a rule or `bypassPermissions`.
+    /// True unless [`PermissionContext::with_sandbox`] says otherwise.
+    pub contained: bool,
+    /// The sandbox tool processes run in, when this machine has one.
+    pub sandbox: Option<reloop_sandbox::Sandbox>,
+    /// Whether tool processes share the machine's network (settings `sandbox.network`).
+    pub network: bool,
 }
 
 /// The texts the model sees when a call does not run; one place, to audit them.
@@ -280,7 +290,43 @@ impl PermissionContext {
             Rule::parse(entry)?;
         }
         let texts = reloop_core::profile::RELOOP.tools;
-        Ok(PermissionContext { mode, rules, workspace, disallowed_tools, tool_env: ToolEnvPolicy::default(), texts })
+        Ok(PermissionContext {
+            mode,
+            rules,
+            workspace,
+            disallowed_tools,
+            tool_env: ToolEnvPolicy::default(),
+            texts,
+            contained: true,
+            sandbox: None,
+            network: false,
+        })
+    }
+
+    /// The same context with the machine's containment: `None` means there is none, and every
+    /// Bash command then needs approval.
+    pub fn with_sandbox(mut self, sandbox: Option<reloop_sandbox::Sandbox>, network: bool) -> Self {
+        self.contained = sandbox.is_some();
+        self.sandbox = sandbox;
+        self.network = network;
+        self
+    }
+
+    /// How the session's tool processes are contained: confined in the sandbox with the
+    /// workspace roots, the allow-listed environment (from `vars`, reloop's own) and the deny
+    /// rules; unconfined when there is no sandbox (then nothing runs without approval).
+    pub fn containment(&self, vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>) -> Containment {
+        let Some(sandbox) = &self.sandbox else { return Containment::Unconfined };
+        let roots = self.workspace.roots().to_vec();
+        let env_policy = reloop_sandbox::EnvPolicy { extra: self.tool_env.kept().to_vec(), set: Vec::new() };
+        let env = env_policy.build(vars, |home| roots.iter().any(|root| home.starts_with(root)));
+        let policy = reloop_sandbox::Policy { roots, network: self.network, env };
+        Containment::Confined(std::sync::Arc::new(Confinement::new(
+            sandbox.clone(),
+            policy,
+            self.deny_filter("Read"),
+            self.deny_filter("Edit"),
+        )))
     }
 
     /// The same context speaking the texts of a profile.
@@ -305,8 +351,14 @@ impl PermissionContext {
     /// The filter Grep and Glob apply to what they walk: files a Read deny rule names are
     /// neither searched nor listed. `None` when no such rule exists.
     pub fn read_filter(&self) -> Option<PathFilter> {
+        self.deny_filter("Read")
+    }
+
+    /// The paths deny rules with a specifier name for `tool` (`Read` or `Edit`), as a filter over
+    /// canonical paths; `None` when no such rule exists.
+    fn deny_filter(&self, tool: &str) -> Option<PathFilter> {
         let rules: Vec<Rule> =
-            self.deny_rules().into_iter().filter(|r| r.specifier().is_some() && r.covers_tool("Read")).collect();
+            self.deny_rules().into_iter().filter(|r| r.specifier().is_some() && r.covers_tool(tool)).collect();
         if rules.is_empty() {
             return None;
         }
@@ -412,7 +464,8 @@ impl PermissionContext {
         }
         // An MCP tool asks even when its server says it only reads, as in Claude Code: the hint
         // comes from the server, not from reloop.
-        if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") {
+        // Bash only with containment: the classifier's word alone never runs a command.
+        if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") && (self.contained || tool != "Bash") {
             return Verdict::Allow;
         }
         match self.mode {
@@ -500,10 +553,11 @@ impl PermissionContext {
                 let covered = !cmd.opaque
                     && !cmd.segments.is_empty()
                     && cmd.segments.iter().all(|words| {
-                        rules.iter().any(|r| r.matches_command(words)) || {
-                            leans_on_reading = true;
-                            crate::is_read_only_command(&shell::quote(words))
-                        }
+                        rules.iter().any(|r| r.matches_command(words))
+                            || (self.contained && {
+                                leans_on_reading = true;
+                                crate::is_read_only_command(&shell::quote(words))
+                            })
                     });
                 // A segment let through for only reading must read inside the workspace; a rule
                 // naming a command does not extend to writing protected configuration.

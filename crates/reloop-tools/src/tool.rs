@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::confine::Containment;
+
 /// What a tool call may see of its session.
 ///
 /// Cloning is cheap and clones share the cancel flag and the read set, because the driver hands a
@@ -23,8 +25,10 @@ pub struct ToolContext {
     pub files_read: Arc<Mutex<HashMap<PathBuf, Option<ReadStamp>>>>,
     /// Files a Read deny rule hides: Grep does not search them and Glob does not list them.
     pub hidden: Option<PathFilter>,
-    /// What the processes tools start (Bash) may inherit of reloop's environment.
+    /// What the processes tools start (Bash) may inherit of reloop's environment, unconfined.
     pub env: ToolEnvPolicy,
+    /// The sandbox the processes tools start run in ([`Containment::Unconfined`] by default).
+    pub containment: Containment,
     /// Write and Edit refuse an existing file the session has not read (Claude Code 2.1.197's
     /// rule; 2.1.332 dropped it). On by default.
     pub require_read: bool,
@@ -71,8 +75,7 @@ impl std::fmt::Debug for PathFilter {
     }
 }
 
-/// Credentials reloop itself uses; no process a tool starts sees them unless the user keeps one.
-pub const CREDENTIAL_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+pub use reloop_sandbox::CREDENTIAL_VARS;
 
 /// Which environment variables are removed from the processes tools start.
 ///
@@ -81,6 +84,8 @@ pub const CREDENTIAL_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKE
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolEnvPolicy {
     removed: Vec<String>,
+    /// Names the user keeps (`--tool-env-keep`): they pass the sandbox's allow-list too.
+    kept: Vec<String>,
 }
 
 impl Default for ToolEnvPolicy {
@@ -99,7 +104,12 @@ impl ToolEnvPolicy {
                 removed.push(name.to_string());
             }
         }
-        ToolEnvPolicy { removed }
+        ToolEnvPolicy { removed, kept: keep.iter().map(|k| k.to_string()).collect() }
+    }
+
+    /// The names the user keeps, which a confined process may inherit.
+    pub fn kept(&self) -> &[String] {
+        &self.kept
     }
 
     /// The names removed, in order.
@@ -117,6 +127,7 @@ impl ToolContext {
             files_read: Arc::new(Mutex::new(HashMap::new())),
             hidden: None,
             env: ToolEnvPolicy::default(),
+            containment: Containment::Unconfined,
             require_read: true,
             unchanged_read: None,
         }
