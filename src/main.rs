@@ -51,6 +51,9 @@ fn parse<T: clap::Parser>() -> Result<T, ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // Processes reloop starts unconfined (hooks, MCP servers) must not read its environment.
+    // Failing leaves reloop as exposed as any other process, so a failure is only ignored.
+    let _ = reloop_tools::sandbox::protect_self();
     // Colour follows the terminal reloop was given, decided before a pager takes stdout.
     term::init_colour();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -3,6 +3,7 @@
 mod agents;
 mod check;
 mod compact;
+mod doctor;
 mod help;
 mod inspect;
 pub(crate) mod journal;
@@ -166,6 +167,13 @@ pub enum Command {
     },
     /// Print reloop's man page (roff) to stdout (`reloop man > reloop.1`).
     Man,
+    /// Report what containment this machine gives the commands tools run (the sandbox), and
+    /// what a confined command costs.
+    Doctor {
+        /// Print JSON, for tools, instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Explain why each turn of a session continued or stopped.
     Why {
         /// A session id, a unique id prefix, or `last`.
@@ -297,6 +305,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
         Command::Completions { shell } => help::completions(shell),
         Command::Man => help::man(),
+        Command::Doctor { json } => doctor::doctor(json),
         Command::View { session, output, journal } => view::view(&journal, &session, output),
         Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
         Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {

@@ -133,9 +133,14 @@ enum End {
 
 /// `process_group(0)` puts the shell and everything it starts in a group whose id is the shell's
 /// pid, so one `killpg` reaches them all; `kill_on_drop` covers a caller that drops the future.
+/// A hook runs as the user configured it, but without reloop's own credentials: its output
+/// reaches the model and the journal.
 fn spawn(command: &str, cwd: &Path) -> std::io::Result<Child> {
-    Command::new("bash")
-        .arg("-c")
+    let mut bash = Command::new("bash");
+    for name in reloop_sandbox::CREDENTIAL_VARS {
+        bash.env_remove(name);
+    }
+    bash.arg("-c")
         .arg(command)
         .current_dir(cwd)
         .stdin(Stdio::piped())

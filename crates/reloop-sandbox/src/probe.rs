@@ -49,11 +49,13 @@ impl Sandbox {
 
     /// Probes the bwrap named (`None`: `bwrap` on `PATH`, then `/usr/bin/bwrap`).
     pub fn probe_with(bwrap: Option<&OsStr>) -> Availability {
-        let Some(bwrap) = find(bwrap) else {
-            return Availability::Unavailable(
-                "bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap".into(),
-            );
+        let Some(found) = find(bwrap) else {
+            return Availability::Unavailable(match bwrap {
+                Some(named) => format!("{BWRAP_ENV} names {}, which is not a file", PathBuf::from(named).display()),
+                None => "bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap".into(),
+            });
         };
+        let bwrap = found;
         let sandbox = Sandbox { bwrap };
         match sandbox.run_true() {
             Ok(()) => Availability::Available(sandbox),
@@ -174,5 +176,19 @@ pub(crate) fn die_with_parent(command: &mut Command) {
             }
             Ok(())
         });
+    }
+}
+
+/// Makes this process undumpable, so processes of the same user that run unconfined (hooks, MCP
+/// servers) cannot read its `/proc/PID/environ` or memory, where the API key is: the kernel then
+/// gives those files to root alone and refuses ptrace. Core dumps are off as a consequence.
+pub fn protect_self() -> std::io::Result<()> {
+    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integers and touches no memory of ours.
+    #[allow(unsafe_code)]
+    let done = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
