@@ -166,13 +166,18 @@ pub(crate) fn is_root() -> bool {
 /// bwrap then takes the call's whole PID namespace with it.
 pub(crate) fn die_with_parent(command: &mut Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs between fork and exec and calls only prctl, which is
-    // async-signal-safe; it allocates nothing and touches no lock.
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and calls only prctl, getppid and _exit,
+    // which are async-signal-safe; it allocates nothing and touches no lock.
     #[allow(unsafe_code)]
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // reloop died before the signal was armed: the kernel will not send it now.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(1);
             }
             Ok(())
         });
