@@ -324,8 +324,8 @@ impl PermissionContext {
         Containment::Confined(std::sync::Arc::new(Confinement::new(
             sandbox.clone(),
             policy,
-            self.deny_filter("Read"),
-            self.deny_filter("Edit"),
+            self.deny_filter("Read", false),
+            self.deny_filter("Edit", false),
         )))
     }
 
@@ -351,12 +351,14 @@ impl PermissionContext {
     /// The filter Grep and Glob apply to what they walk: files a Read deny rule names are
     /// neither searched nor listed. `None` when no such rule exists.
     pub fn read_filter(&self) -> Option<PathFilter> {
-        self.deny_filter("Read")
+        self.deny_filter("Read", true)
     }
 
-    /// The paths deny rules with a specifier name for `tool` (`Read` or `Edit`), as a filter over
-    /// canonical paths; `None` when no such rule exists.
-    fn deny_filter(&self, tool: &str) -> Option<PathFilter> {
+    /// The paths deny rules with a specifier name for `tool` (`Read` or `Edit`), as a filter;
+    /// `None` when no such rule exists. With `canonicalize` each path is made canonical first;
+    /// the sandbox's walk gives paths that already are (it follows no link), and saves the
+    /// lookups.
+    fn deny_filter(&self, tool: &str, canonicalize: bool) -> Option<PathFilter> {
         let rules: Vec<Rule> =
             self.deny_rules().into_iter().filter(|r| r.specifier().is_some() && r.covers_tool(tool)).collect();
         if rules.is_empty() {
@@ -364,8 +366,12 @@ impl PermissionContext {
         }
         let cwd = self.workspace.cwd().to_path_buf();
         Some(PathFilter::new(move |path| {
-            let canonical = workspace::canonicalize_lenient(path);
-            rules.iter().any(|rule| rule.matches_path(&canonical, &cwd))
+            if canonicalize {
+                let canonical = workspace::canonicalize_lenient(path);
+                rules.iter().any(|rule| rule.matches_path(&canonical, &cwd))
+            } else {
+                rules.iter().any(|rule| rule.matches_path(path, &cwd))
+            }
         }))
     }
 
