@@ -4,6 +4,7 @@
 # tests run the official Claude Agent SDKs; the MCP tests, servers of the official MCP Python
 # SDK; the journal tests start a real PostgreSQL server), runs every test of the workspace, then
 # walks the newcomer's path (scripts/newcomer.sh: clone, build, install, run, why, replay).
+# Before the tests it gates formatting, clippy (warnings are errors) and the docs.
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,15 @@ if ! command -v rg >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep
 fi
+
+# Every Bash command runs in a bubblewrap sandbox (tests/sandbox.rs proves what it contains with
+# the classifier bypassed); required here, so a machine without it fails those tests.
+if ! command -v bwrap >/dev/null 2>&1; then
+  echo "installing bubblewrap (the sandbox every Bash command runs in)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+fi
+export RELOOP_REQUIRE_SANDBOX=1
 
 # The session page (tests/view.rs) is checked in a real headless browser; required here.
 if ! command -v chromium >/dev/null 2>&1; then
@@ -41,6 +51,11 @@ export RELOOP_REQUIRE_MCP=1
 # Every crate of the lockfile, for every platform, before the tests run offline (the rust-version
 # test reads them with `cargo metadata --offline`).
 cargo fetch --locked --quiet
+
+# The code gates: formatting, lints as errors, and the docs build without a broken link.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 cargo test --workspace "$@"
 
