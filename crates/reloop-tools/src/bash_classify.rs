@@ -22,7 +22,31 @@ use crate::shell_lex::{lex, Options};
 
 /// Whether `cmd` certainly only reads. Bash calls are concurrency-safe and read-only iff this holds.
 pub fn is_read_only_command(cmd: &str) -> bool {
-    analyze(cmd).is_read_only()
+    classifier_bypassed() || analyze(cmd).is_read_only()
+}
+
+/// The variable that, in a debug build, makes every command count as read-only.
+#[cfg_attr(not(debug_assertions), allow(dead_code))]
+const BYPASS_VAR: &str = "RELOOP_TEST_CLASSIFY_ALL_READ_ONLY";
+
+/// A test-only switch: true when this is a debug build (`cfg(debug_assertions)`) and the
+/// environment variable `RELOOP_TEST_CLASSIFY_ALL_READ_ONLY` is `1`; then
+/// [`is_read_only_command`] calls every command read-only.
+///
+/// It exists so integration tests can hand the sandbox a command the classifier would refuse
+/// and prove the sandbox alone contains it (the sandbox is the backstop for a classifier
+/// mistake). The variable is read once per process. Release builds never read it and always
+/// return false, so a shipped binary cannot be talked out of its classifier.
+pub fn classifier_bypassed() -> bool {
+    #[cfg(debug_assertions)]
+    {
+        static BYPASSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *BYPASSED.get_or_init(|| std::env::var_os(BYPASS_VAR).is_some_and(|v| v == "1"))
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        false
+    }
 }
 
 /// Why a command is not read-only, for tests and for the reader of a denial.

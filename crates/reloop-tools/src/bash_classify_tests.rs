@@ -220,3 +220,12 @@ fn git_paths_inside_revisions_are_exposed_and_log_ranges_need_approval() {
     assert!(!ro("git log -L 1,2:../secret"));
     assert!(ro("git blame -L 1,5 src/a.rs"));
 }
+
+#[test]
+fn without_the_test_switch_a_writing_command_is_not_read_only() {
+    // The test environment never sets RELOOP_TEST_CLASSIFY_ALL_READ_ONLY; if it did, every
+    // verdict in this file would be meaningless, so say so here.
+    assert!(std::env::var_os(super::BYPASS_VAR).is_none(), "unset {} to run these tests", super::BYPASS_VAR);
+    assert!(!super::classifier_bypassed());
+    assert!(!ro("touch x"));
+}

@@ -43,7 +43,9 @@ pub use bash::{
     BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_OUTPUT_CHARS_LIMIT, MAX_OUTPUT_ENV, MAX_TIMEOUT_MS,
     NEUTRAL_GIT_CONFIG,
 };
-pub use bash_classify::{analyze as analyze_command, is_read_only_command, Analysis, NotReadOnly, PathOperand};
+pub use bash_classify::{
+    analyze as analyze_command, classifier_bypassed, is_read_only_command, Analysis, NotReadOnly, PathOperand,
+};
 pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
 pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
