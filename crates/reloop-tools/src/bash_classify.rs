@@ -141,7 +141,7 @@ fn segment(words: &[String], analysis: &mut Analysis) -> Result<(), NotReadOnly>
     let mut out = Parsed::default();
     match row.operands {
         Operands::Find => crate::bash_table::find_expression(row, args, &mut out)?,
-        Operands::Git => crate::bash_table::git(args, &mut out)?,
+        Operands::Git => crate::bash_git::git(args, &mut out)?,
         _ => parse_options(row, args, &mut out)?,
     }
     operands(row, &out, analysis)?;
@@ -374,7 +374,7 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
         }
         Operands::JqFilter => {
             let Some((filter, files)) = parsed.operands.split_first() else { return Ok(()) };
-            if let Some(word) = crate::bash_table::jq_filter_danger(filter) {
+            if let Some(word) = crate::bash_jq::jq_filter_danger(filter) {
                 return capability(format!("`{word}` in the filter"));
             }
             paths.extend(files.iter().cloned());
