@@ -386,6 +386,18 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
             paths.extend(parsed.operands.iter().cloned());
         }
         Operands::ChangeDirectory => return change_directory(parsed, analysis),
+        Operands::TestExpression => {
+            if let Some(test) = parsed.operands.iter().find(|o| matches!(o.as_str(), "-v" | "-R")) {
+                return capability(format!("`{test}` (evaluates an array subscript, which may run code)"));
+            }
+            paths.extend(parsed.operands.iter().cloned());
+        }
+        Operands::PrintfFormat => {
+            // bash's printf reads `-v NAME` and `-vNAME` before its format; refuse it anywhere.
+            if let Some(assign) = parsed.operands.iter().find(|o| o.starts_with("-v")) {
+                return capability(format!("`{assign}` (assigns a shell variable)"));
+            }
+        }
         Operands::Find | Operands::Git => paths.extend(parsed.operands.iter().cloned()),
     }
     let reads_dot = match row.operands {

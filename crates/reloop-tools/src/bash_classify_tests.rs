@@ -6,7 +6,8 @@ use crate::bash_table::{find_row, TABLE};
 
 #[test]
 fn every_rows_examples_hold_in_both_directions() {
-    for row in TABLE {
+    let bracket = find_row("[").expect("the [ row");
+    for row in TABLE.iter().chain([bracket]) {
         for cmd in row.examples.0 {
             assert!(ro(cmd), "{}: `{cmd}` should be read-only: {:?}", row.command, analyze(cmd).verdict);
         }
@@ -228,4 +229,55 @@ fn without_the_test_switch_a_writing_command_is_not_read_only() {
     assert!(std::env::var_os(super::BYPASS_VAR).is_none(), "unset {} to run these tests", super::BYPASS_VAR);
     assert!(!super::classifier_bypassed());
     assert!(!ro("touch x"));
+}
+
+/// bash evaluates an array subscript as arithmetic wherever it takes a variable name, and
+/// arithmetic runs `$(...)` even from a single-quoted word; builtins that assign change what the
+/// rest of the line does. All of this is code, never reading.
+#[test]
+fn subscripts_arithmetic_and_assigning_builtins_are_code() {
+    for cmd in [
+        "test -v 'x[$(touch PWNED)]'",
+        "test -R 'x[$(touch PWNED)]'",
+        "test -n a -a -v 'x[$(touch PWNED)]'",
+        "[ -v 'x[$(touch PWNED)]' ]",
+        "[ ! -v x ]",
+        "[[ -v 'x[$(touch PWNED)]' ]]",
+        "[[ a -eq 'x[$(touch PWNED)]' ]]",
+        "[[ -f a ]]",
+        "printf -v 'x[$(touch PWNED)]' 1",
+        "printf -v GIT_CONFIG_VALUE_0 'touch PWNED;false'; git status",
+        "printf -v CDPATH /outside; cd vault && cat key.txt",
+        "printf -vCDPATH /outside",
+        "let 'x[$(touch PWNED)]=1'",
+        "((x[1]=2))",
+        "declare -a 'x[$(touch PWNED)]'",
+        "typeset x=1",
+        "local x=1",
+        "read 'x[$(touch PWNED)]' < a",
+        "mapfile -t 'x' < a",
+        "readarray x < a",
+        "unset 'x[$(touch PWNED)]'",
+        "export CDPATH=/",
+        "readonly x=1",
+        "eval ls",
+        "source a.sh",
+        ". a.sh",
+        "exec ls",
+        "shopt -s nocaseglob",
+        "alias ls=rm",
+        "getopts a x",
+        "CDPATH=/outside cd vault",
+        "GIT_DIR=g git status",
+        "GIT_CONFIG_COUNT=1 git status",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    // test's integer comparisons only parse numbers (`integer expression expected`).
+    for cmd in ["test 1 -eq 1", "[ a = b ]", "[ -f 'x[1]' ]", "printf '%s\\n' a"] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
+    // printf reads -v only before its format, but a -v anywhere is refused: cheaper than
+    // reproducing bash's option scan.
+    assert!(!ro("printf '%s' -v"));
 }

@@ -58,6 +58,13 @@ pub(crate) enum Operands {
     Find,
     /// A git subcommand (see [`crate::bash_git::git`]).
     Git,
+    /// A `test` or `[` expression: paths, except that `-v NAME` and `-R NAME` evaluate an array
+    /// subscript in NAME as arithmetic, running any `$(...)` it holds.
+    TestExpression,
+    /// A printf format and its arguments, except that `-v NAME` assigns NAME: a subscript in it
+    /// runs code, and a variable such as `CDPATH` or `GIT_CONFIG_VALUE_0` changes what later
+    /// commands of the line do.
+    PrintfFormat,
 }
 
 /// One command of the table.
@@ -374,9 +381,12 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         command: "printf",
-        operands: Operands::Text,
+        operands: Operands::PrintfFormat,
         parse: Parse::NoOptions,
-        examples: (&["printf '%s\\n' a b"], &[]),
+        examples: (
+            &["printf '%s\\n' a b", "printf -- '-%s' a"],
+            &["printf -v x 1", "printf -vx 1", "printf -v 'x[$(touch PWNED)]' 1"],
+        ),
         ..BASE
     },
     Row { command: "pwd", safe: "-L -P", operands: Operands::Text, examples: (&["pwd"], &[]), ..BASE },
@@ -483,7 +493,13 @@ pub(crate) const TABLE: &[Row] = &[
         examples: (&["tail -n 5 a", "tail -5 a"], &[]),
         ..BASE
     },
-    Row { command: "test", parse: Parse::NoOptions, examples: (&["test -f a"], &[]), ..BASE },
+    Row {
+        command: "test",
+        parse: Parse::NoOptions,
+        operands: Operands::TestExpression,
+        examples: (&["test -f a", "test 1 -eq 2"], &["test -v 'x[$(touch PWNED)]'", "test -R x"]),
+        ..BASE
+    },
     Row {
         command: "tr",
         safe: "-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1",
@@ -538,7 +554,13 @@ pub(crate) const TABLE: &[Row] = &[
 ];
 
 /// `[ ... ]` is `test`.
-const TEST_BRACKET: Row = Row { command: "[", parse: Parse::NoOptions, examples: (&["[ -f a ]"], &[]), ..BASE };
+const TEST_BRACKET: Row = Row {
+    command: "[",
+    parse: Parse::NoOptions,
+    operands: Operands::TestExpression,
+    examples: (&["[ -f a ]"], &["[ -v 'x[$(touch PWNED)]' ]"]),
+    ..BASE
+};
 
 /// The row for a command name.
 pub(crate) fn find_row(name: &str) -> Option<&'static Row> {
