@@ -326,6 +326,8 @@ pub(crate) const TABLE: &[Row] = &[
             &[
                 "jq -n env",
                 "jq -n '$ENV.HOME'",
+                "jq -n '$ ENV.GITHUB_TOKEN'",
+                "jq -n '$__loc__'",
                 "jq input_filename a",
                 "jq -f prog.jq a",
                 "jq 'import \"m\" as m; .' a",
