@@ -121,7 +121,8 @@ pub fn analyze(cmd: &str) -> Analysis {
         }
         // Later segments are still read, so a rule-allowed `npm test && cat /etc/x` shows
         // what its reading part reads; the first reason stands.
-        if let Err(why) = segment(words, &mut analysis) {
+        let globbed = lexed.globbed.get(index).map(Vec::as_slice).unwrap_or(&[]);
+        if let Err(why) = segment(words, globbed, &mut analysis) {
             if analysis.verdict.is_ok() {
                 analysis.verdict = Err(why);
             }
@@ -130,13 +131,15 @@ pub fn analyze(cmd: &str) -> Analysis {
     analysis
 }
 
-/// One simple command: its row, its options and its operands.
-fn segment(words: &[String], analysis: &mut Analysis) -> Result<(), NotReadOnly> {
+/// One simple command: its row, its options and its operands. `globbed` says which words are
+/// unquoted globs.
+fn segment(words: &[String], globbed: &[bool], analysis: &mut Analysis) -> Result<(), NotReadOnly> {
     let Some((name, args)) = words.split_first() else { return Ok(()) };
     if words.iter().any(|w| has_brace_expansion(w)) {
         return Err(NotReadOnly::Opaque);
     }
     let row = find_row(name).ok_or_else(|| NotReadOnly::UnknownCommand(name.clone()))?;
+    globs(row, args, globbed.get(1..).unwrap_or(&[]))?;
     let directories = analysis.directories.len() - 1;
     let mut out = Parsed::default();
     match row.operands {
@@ -451,6 +454,65 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
     }
     analysis.directories.push(next);
     Ok(())
+}
+
+/// A glob becomes as many words as it matches, each of which the program parses like any
+/// other: `uniq [ab].txt` writes `b.txt`, and `sort [-]*` next to a file named
+/// `--compress-program=sh` runs `sh`. The classifier reads text, not the directory, so it
+/// refuses a glob wherever the words it may become could change the verdict: on a command
+/// whose operands mean different things by position or count, and, on a command with any
+/// option that is not merely cosmetic, a glob that could expand to a word starting with `-`
+/// (unless a `--` before it ends the options). On the rest (`cat *`, `ls *.md`) an expanded
+/// `-n` is at worst an option that only changes what is shown; the path check still sees every
+/// match as a path.
+fn globs(row: &Row, args: &[String], globbed: &[bool]) -> Result<(), NotReadOnly> {
+    let refuse = |word: &str, why: &str| {
+        Err(NotReadOnly::Capability { command: row.command.to_string(), what: format!("glob `{word}` ({why})") })
+    };
+    let mut options_ended = false;
+    for (word, glob) in args.iter().zip(globbed.iter().chain(std::iter::repeat(&false))) {
+        if *glob && position_matters(row) {
+            return refuse(word, "its matches decide what each operand is");
+        }
+        if *glob && !options_ended && may_start_with_dash(word) && !only_cosmetic_options(row) {
+            return refuse(word, "a file named like an option would become one");
+        }
+        options_ended |= word == "--" && row.parse != Parse::NoOptions;
+    }
+    Ok(())
+}
+
+/// Commands whose operands are read by position or count (or are code), so a glob's number of
+/// matches changes what they do.
+fn position_matters(row: &Row) -> bool {
+    !matches!(row.operands, Operands::Paths | Operands::Text | Operands::PatternThenPaths)
+}
+
+/// Whether every option of the row only changes what is shown: no path-valued, walking,
+/// pattern-giving or unsafe option that an expanded file name could turn on.
+fn only_cosmetic_options(row: &Row) -> bool {
+    row.options().iter().all(|o| o.class == Class::Safe)
+}
+
+/// Whether a glob could expand to a word starting with `-`: it starts with `*` or `?`, or with
+/// a bracket expression that is negated, names a class (`[[:punct:]]`) or holds a `-`.
+fn may_start_with_dash(word: &str) -> bool {
+    match word.chars().next() {
+        Some('*' | '?') => true,
+        Some('[') => {
+            let rest = &word[1..];
+            // A `]` first is a member; the expression ends at the next `]`.
+            let search_from = usize::from(rest.starts_with(']') || rest.starts_with("!]") || rest.starts_with("^]"));
+            match rest[search_from..].find(']') {
+                None => false, // no closing bracket: a literal `[`
+                Some(end) => {
+                    let set = &rest[..search_from + end];
+                    set.starts_with(['!', '^']) || set.contains(['-', '['])
+                }
+            }
+        }
+        _ => false,
+    }
 }
 
 /// `{a,b}` and `{1..3}` expand to words the text does not show.

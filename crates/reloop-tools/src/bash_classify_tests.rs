@@ -187,7 +187,9 @@ fn the_reading_commands_agents_run_most_stay_read_only() {
         "ls -la",
         "cat src/main.rs",
         "head -n 20 a.txt",
-        "wc -l *.rs",
+        "wc -l src/*.rs",
+        "cat *.txt",
+        "ls -la *",
         "grep -rn 'fn main' src",
         "grep -E 'a|b;c&&d' file",
         "rg foo",
@@ -280,4 +282,65 @@ fn subscripts_arithmetic_and_assigning_builtins_are_code() {
     // printf reads -v only before its format, but a -v anywhere is refused: cheaper than
     // reproducing bash's option scan.
     assert!(!ro("printf '%s' -v"));
+}
+
+/// A glob is as many words as files match, and a file may be named like an option.
+#[test]
+fn a_glob_is_refused_where_its_matches_could_change_the_verdict() {
+    for cmd in [
+        // Operands read by count or position: a second match is written, parsed as a filter...
+        "uniq [ab].txt",
+        "uniq .git/[Hc]*",
+        "uniq -c a*",
+        "cmp a*",
+        "comm x*",
+        "jq . *.json",
+        "date +%s*",
+        "less *.log",
+        "cd [s]rc",
+        "find [-]*",
+        "find *",
+        "find . -newer a*",
+        "git diff *.rs",
+        "git -C sr? status",
+        "printf *",
+        "test -f *",
+        "[ -f a* ]",
+        // An option injected by a file name: `--compress-program=sh`, `--files0-from=list`, `-r`...
+        "sort -k 1 [-]*",
+        "sort *",
+        "wc -l *.rs",
+        "wc ?",
+        "grep x *",
+        "grep -n x [!a]*",
+        "rg x *",
+        "du -sh *",
+        "file *",
+        "md5sum [[:punct:]]*",
+        "diff * b",
+        "tree [a-z]*",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    for cmd in [
+        // Quoted: one literal word.
+        "find . -name '*.rs'",
+        "grep x '*'",
+        "uniq 'a[b]'",
+        // Cannot start with `-`, on a command whose operands are all alike.
+        "wc -l src/*.rs",
+        "grep x ./*",
+        "sort [ab].txt",
+        "grep -n x [ab]*",
+        // After `--` a match is an operand whatever its name.
+        "grep -- x *",
+        "sort -- *",
+        // Every option of the command only changes what is shown.
+        "cat *",
+        "ls -la *",
+        "head -n 3 [-]*",
+        "echo *",
+    ] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
 }

@@ -541,7 +541,10 @@ pub(crate) const TABLE: &[Row] = &[
         safe: "-c -d -D -u -i -z -f= -s= -w= --count --repeated --all-repeated=? --group=? \
         --unique --ignore-case --zero-terminated --skip-fields= --skip-chars= --check-chars=",
         operands: Operands::AtMostPaths(1),
-        examples: (&["uniq -c a", "sort a | uniq"], &["uniq a b", "uniq - victim.txt", "uniq -c a /tmp/x"]),
+        examples: (
+            &["uniq -c a", "sort a | uniq", "uniq 'a*'"],
+            &["uniq a b", "uniq - victim.txt", "uniq -c a /tmp/x", "uniq [ab].txt", "uniq .git/[Hc]*"],
+        ),
         ..BASE
     },
     Row {

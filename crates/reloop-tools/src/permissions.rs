@@ -499,10 +499,10 @@ impl PermissionContext {
                 let mut leans_on_reading = false;
                 let covered = !cmd.opaque
                     && !cmd.segments.is_empty()
-                    && cmd.segments.iter().all(|words| {
+                    && cmd.segments.iter().zip(&cmd.globbed).all(|(words, globbed)| {
                         rules.iter().any(|r| r.matches_command(words)) || {
                             leans_on_reading = true;
-                            crate::is_read_only_command(&shell::quote(words))
+                            crate::is_read_only_command(&shell::quote_segment(words, globbed))
                         }
                     });
                 // A segment let through for only reading must read inside the workspace; a rule

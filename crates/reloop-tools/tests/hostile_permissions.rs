@@ -179,6 +179,11 @@ fn a_read_only_segment_inside_a_rule_allowed_command_must_read_inside() {
     let ctx = f.ctx(PermissionMode::Default, &["Bash(npm test:*)"], &[]);
     assert_eq!(f.bash(&ctx, "npm test && cat src/main.rs"), Decision::Allow);
     assert_eq!(f.bash(&ctx, "npm test && cat /etc/shadow"), deny(NEEDS_APPROVAL));
+    // The segment is judged as the glob it is, not as a quoted literal word.
+    std::fs::write(f.root.join("a.txt"), "a\n").expect("write");
+    std::fs::write(f.root.join("b.txt"), "b\n").expect("write");
+    assert_eq!(f.bash(&ctx, "npm test && uniq [ab].txt"), deny(NEEDS_APPROVAL));
+    assert_eq!(f.bash(&ctx, "npm test && uniq '[ab].txt'"), Decision::Allow);
 }
 
 #[test]
