@@ -75,6 +75,9 @@ pub struct PathOperand {
     pub walks: bool,
     /// Index into [`Analysis::directories`]: the directories the command may run in.
     pub directories: usize,
+    /// When set, the word is relative to the top of the git repository holding this directory
+    /// (as written, from each directory the command may run in), not to the directory itself.
+    pub repository: Option<String>,
 }
 
 /// What a command does, as far as the table can tell.
@@ -117,7 +120,7 @@ pub fn analyze(cmd: &str) -> Analysis {
     for (index, words) in lexed.segments.iter().enumerate() {
         let directories = analysis.directories.len() - 1;
         for (_, target) in lexed.inputs.iter().filter(|(segment, _)| *segment == index) {
-            analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories });
+            analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories, repository: None });
         }
         // Later segments are still read, so a rule-allowed `npm test && cat /etc/x` shows
         // what its reading part reads; the first reason stands.
@@ -139,19 +142,36 @@ fn segment(words: &[String], globbed: &[bool], analysis: &mut Analysis) -> Resul
         return Err(NotReadOnly::Opaque);
     }
     let row = find_row(name).ok_or_else(|| NotReadOnly::UnknownCommand(name.clone()))?;
-    globs(row, args, globbed.get(1..).unwrap_or(&[]))?;
+    // Judged first, reported last: a refused `cd [s]rc` must still add its directory, so that
+    // deny rules see where `cat secret.txt` after it reads.
+    let glob_verdict = globs(row, args, globbed.get(1..).unwrap_or(&[]));
     let directories = analysis.directories.len() - 1;
     let mut out = Parsed::default();
-    match row.operands {
-        Operands::Find => crate::bash_table::find_expression(row, args, &mut out)?,
-        Operands::Git => crate::bash_git::git(args, &mut out)?,
-        _ => parse_options(row, args, &mut out)?,
-    }
-    operands(row, &out, analysis)?;
+    let parsed = match row.operands {
+        Operands::Find => crate::bash_table::find_expression(row, args, &mut out),
+        Operands::Git => crate::bash_git::git(args, &mut out),
+        _ => parse_options(row, args, &mut out),
+    };
+    let verdict = parsed.and_then(|()| {
+        if let Some(option) = &out.session_directory_only {
+            if analysis.directories[directories] != ["."] {
+                return Err(NotReadOnly::Capability {
+                    command: row.command.to_string(),
+                    what: format!("{option} after a cd (names another repository)"),
+                });
+            }
+        }
+        operands(row, &out, analysis)
+    });
+    // What was found is recorded even for a refused command: deny rules hold in every mode, and
+    // `git show -- ':(top)x'` is refused having named the whole repository.
     for (word, walks) in out.paths {
-        analysis.reads.push(PathOperand { word, walks, directories });
+        analysis.reads.push(PathOperand { word, walks: walks || row.walks, directories, repository: None });
     }
-    Ok(())
+    for (repository, word, walks) in out.top_reads {
+        analysis.reads.push(PathOperand { word, walks, directories, repository: Some(repository) });
+    }
+    verdict.and(glob_verdict)
 }
 
 /// What option parsing found.
@@ -165,6 +185,14 @@ pub(crate) struct Parsed {
     pub pattern_given: bool,
     /// An option made directory operands be walked (`grep -r`).
     pub walks: bool,
+    /// How many operands came before `--`, when one was given: the rest are pathspecs for git.
+    pub pathspecs_from: Option<usize>,
+    /// Paths relative to the top of the git repository holding a directory: (directory, path,
+    /// walks). `HEAD:a.rs` and a bare `git show` name files from there.
+    pub top_reads: Vec<(String, String, bool)>,
+    /// Set (to the option's name) when the command is read-only only in the session's own
+    /// directory (`git --git-dir=.git` names the workspace's repository only there).
+    pub session_directory_only: Option<String>,
 }
 
 /// What an option does, from its row's spec (see [`crate::bash_table`] for the notation).
@@ -267,6 +295,7 @@ pub(crate) fn parse_with(row: &Row, options: &[Opt], args: &[String], out: &mut 
             continue;
         }
         if arg == "--" {
+            out.pathspecs_from = Some(out.operands.len());
             out.operands.extend(args[i..].iter().cloned());
             break;
         }
@@ -413,7 +442,7 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
     }
     let directories = analysis.directories.len() - 1;
     for word in paths {
-        analysis.reads.push(PathOperand { word, walks, directories });
+        analysis.reads.push(PathOperand { word, walks, directories, repository: None });
     }
     Ok(())
 }
@@ -437,6 +466,7 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
         word: target.clone(),
         walks: false,
         directories: analysis.directories.len() - 1,
+        repository: None,
     });
     let mut next = current.clone();
     for dir in &current {

@@ -344,3 +344,75 @@ fn a_glob_is_refused_where_its_matches_could_change_the_verdict() {
         assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
     }
 }
+
+#[test]
+fn git_pathspec_magic_is_refused_and_revision_paths_are_relative_to_the_repository_top() {
+    for cmd in [
+        "git show HEAD -- ':(top)secret.txt'",
+        "git log -- ':(glob)**/secret*'",
+        "git diff -- ':(icase)SECRET.TXT'",
+        "git diff -- ':(exclude)a'",
+        "git show ':/fix the bug'",
+        "git log -- ':/secret.txt'",
+        "git log -- ':!src'",
+        "git log -- ':^src'",
+        "git show 'HEAD@{2024-01-01 10:00'",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    let top = |cmd: &str| -> Vec<(String, Option<String>)> {
+        analyze(cmd).reads.into_iter().filter(|r| r.repository.is_some()).map(|r| (r.word, r.repository)).collect()
+    };
+    let at = |word: &str, dir: &str| (word.to_string(), Some(dir.to_string()));
+    assert_eq!(top("git show HEAD:src/a.rs"), vec![at("src/a.rs", "."), at(".", ".")]);
+    assert_eq!(top("git show :0:a.rs -- a.rs"), vec![at("a.rs", ".")]);
+    assert_eq!(top("git -C sub show 'HEAD@{1}:a.rs' -- a.rs"), vec![at("a.rs", "sub")]);
+    // `./` and `../` inside a revision are relative to where git runs.
+    assert!(top("git show HEAD:./a.rs -- a.rs").is_empty());
+    assert!(paths("git -C sub show HEAD:../a.rs -- x").contains(&"sub/../a.rs".to_string()));
+    // Without pathspecs after `--`, diff, log and show may show any file of the repository.
+    assert_eq!(top("git show HEAD"), vec![at(".", ".")]);
+    assert_eq!(top("git diff"), vec![at(".", ".")]);
+    assert!(top("git diff -- src").is_empty());
+    assert!(top("git diff --no-index a b").is_empty());
+}
+
+#[test]
+fn git_minus_c_moves_where_relative_paths_resolve() {
+    assert_eq!(paths("git -C cfg diff --no-index secret.env /tmp/x"), vec!["cfg/secret.env", "/tmp/x", "cfg"]);
+    assert!(paths("git -C a -C b blame f").contains(&"a/b/f".to_string()));
+    assert!(paths("git -C a blame --contents=c f").contains(&"a/c".to_string()));
+}
+
+/// git reads `config` (with `diff.external`, textconv drivers, `core.fsmonitor`) from the
+/// repository it is pointed at; only the workspace's own `.git` is known not to be the model's.
+#[test]
+fn git_pointed_at_another_repository_needs_approval() {
+    for cmd in [
+        "git --git-dir=g diff --no-index a b",
+        "git --git-dir g status",
+        "git --git-dir=./g/.git log",
+        "git --git-d=g status",
+        "git --work-tree=. status",
+        "git --work-tree . --git-dir=.git status",
+        "git --bare log",
+        "git --namespace=x log",
+        "GIT_DIR=g git status",
+        "GIT_WORK_TREE=. git status",
+        "cd src && git --git-dir=.git status",
+        "cd src || git --git-dir=.git status",
+        "git -C src --git-dir=.git status",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    for cmd in ["git --git-dir=.git status", "git --git-dir .git log --oneline", "git --git-dir=./.git/ diff"] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
+}
+
+#[test]
+fn diff_and_cmp_walk_their_directory_operands() {
+    for cmd in ["diff -N . src", "diff a src", "cmp . b", "diff --from-file=. a"] {
+        assert!(analyze(cmd).reads.iter().all(|r| r.walks), "`{cmd}`: {:?}", analyze(cmd).reads);
+    }
+}

@@ -4,10 +4,19 @@
 use crate::bash_classify::{long_option, opts, parse_with, Arity, Class, NotReadOnly, Opt, Parsed};
 use crate::bash_table::{Operands, Row, BASE};
 
-/// git's own options before the subcommand; `-c` and friends set config that can run programs.
+/// git's own options before the subcommand. `-C` moves where relative paths resolve;
+/// `--git-dir` is handled apart (see [`git`]).
 const GIT_GLOBAL: &str = "--no-pager -p --paginate --no-replace-objects --literal-pathspecs \
-    --no-optional-locks --bare <-C= <--git-dir= <--work-tree=";
-const GIT_GLOBAL_UNSAFE: &str = "-c= --config-env= --exec-path=? --namespace= --super-prefix= --list-cmds=";
+    --no-optional-locks <-C= --git-dir=";
+/// `-c` and friends set config that can run programs; `--work-tree`, `--bare` and a `--git-dir`
+/// elsewhere than the workspace's own `.git` make git read a repository (and its `config`, with
+/// `diff.external`, textconv drivers, `core.fsmonitor`) that the model may have written.
+const GIT_GLOBAL_UNSAFE: &str =
+    "-c= --config-env= --exec-path=? --namespace= --super-prefix= --list-cmds= --work-tree= --bare";
+
+/// The `--git-dir` values that name the workspace's own repository when git runs in the
+/// session's directory.
+const OWN_GIT_DIR: &[&str] = &[".git", "./.git", ".git/", "./.git/"];
 
 /// Options of `git diff`, `log` and `show` that only change what is shown.
 const GIT_DIFF: &str = "-p -u --patch -s --no-patch -U= --unified= --raw --patch-with-raw -t --numstat \
@@ -90,10 +99,18 @@ fn git_subcommand(name: &str) -> Option<(Vec<Opt>, bool)> {
 }
 
 /// Parses `git [global options] SUBCOMMAND [options] [operands]`.
+///
+/// Relative paths resolve from the `-C` directories, one after the other. Pathspec magic
+/// (`:(top)`, `:/`, `:!`, `:(glob)`) is refused rather than reproduced. A path inside a
+/// revision (`HEAD:src/a.rs`, `:0:a`) is relative to the repository's top, unless it starts
+/// with `./` or `../`; and `diff`, `log` and `show` without a pathspec after `--` may show any
+/// file of the repository (`git show HEAD` prints the whole commit), so they read its top.
 pub(crate) fn git(args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
     let mut global = opts(GIT_GLOBAL, Class::Safe);
     global.extend(opts(GIT_GLOBAL_UNSAFE, Class::Unsafe));
     let unknown = |option: &str| NotReadOnly::UnknownOption { command: "git".into(), option: option.to_string() };
+    let capability = |what: String| NotReadOnly::Capability { command: "git".into(), what };
+    let mut directory = ".".to_string();
     let mut i = 0;
     while let Some(arg) = args.get(i).filter(|a| a.starts_with('-')) {
         i += 1;
@@ -109,9 +126,18 @@ pub(crate) fn git(args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> 
             }
             (_, inline) => inline,
         };
-        match opt.class {
-            Class::Unsafe => return Err(NotReadOnly::Capability { command: "git".into(), what: name }),
-            Class::ReadsPath => out.paths.extend(value.map(|v| (v, false))),
+        match (opt.class, opt.name.as_str(), value) {
+            (Class::Unsafe, ..) => return Err(capability(opt.name.clone())),
+            (_, "-C", Some(dir)) => {
+                directory = join(&directory, &dir);
+                out.paths.push((directory.clone(), false));
+            }
+            (_, "--git-dir", Some(dir)) if directory == "." && OWN_GIT_DIR.contains(&dir.as_str()) => {
+                out.session_directory_only = Some("--git-dir".into());
+            }
+            (_, "--git-dir", _) => {
+                return Err(capability("--git-dir (a repository the model may have written)".into()))
+            }
             _ => {}
         }
     }
@@ -119,23 +145,80 @@ pub(crate) fn git(args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> 
     let (options, walks) = git_subcommand(sub).ok_or_else(|| NotReadOnly::UnknownCommand(format!("git {sub}")))?;
     let row = Row { command: "git", operands: Operands::Paths, numeric_option: true, ..BASE };
     let mut parsed = Parsed::default();
-    parse_with(&row, &options, &args[i + 1..], &mut parsed)?;
+    let sub_args = &args[i + 1..];
+    parse_with(&row, &options, sub_args, &mut parsed)?;
     if sub == "branch" && !parsed.operands.is_empty() {
         return Err(NotReadOnly::Capability {
             command: "git branch".into(),
             what: "an operand (creates a branch)".into(),
         });
     }
-    if walks && parsed.operands.is_empty() {
-        parsed.operands.push(".".into());
+    for operand in &parsed.operands {
+        let path = revision_path(operand).inspect_err(|_| {
+            // Refused, but deny rules must still see that any file of the repository may be shown.
+            out.top_reads.push((directory.clone(), ".".into(), true));
+        })?;
+        match path {
+            Some(path) if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." => {
+                out.paths.push((join(&directory, &path), false));
+            }
+            Some(path) => out.top_reads.push((directory.clone(), path, false)),
+            None => {}
+        }
     }
-    // `REV:path` and `:path` name a path relative to the current directory, which may climb out
-    // of the workspace inside the repository (`HEAD:../secret`).
-    let in_revisions: Vec<String> =
-        parsed.operands.iter().filter_map(|o| o.split_once(':').map(|(_, path)| path.to_string())).collect();
-    parsed.operands.extend(in_revisions.into_iter().filter(|p| !p.is_empty()));
-    out.paths.extend(parsed.paths);
-    out.operands.extend(parsed.operands);
+    let pathspecs = parsed.pathspecs_from.is_some_and(|from| parsed.operands.len() > from);
+    let no_index = sub_args.iter().any(|a| a == "--no-index");
+    if matches!(sub.as_str(), "diff" | "log" | "show") && !pathspecs && !no_index {
+        out.top_reads.push((directory.clone(), ".".into(), true));
+    }
+    out.paths.extend(parsed.paths.into_iter().map(|(p, w)| (join(&directory, &p), w)));
+    out.operands.extend(parsed.operands.iter().map(|o| join(&directory, o)));
     out.walks = walks;
     Ok(())
+}
+
+/// `path` as seen from `directory` (both as written; `~` and `/` start afresh).
+fn join(directory: &str, path: &str) -> String {
+    if directory == "." || path.starts_with('/') || path.starts_with('~') {
+        path.to_string()
+    } else {
+        format!("{directory}/{path}")
+    }
+}
+
+/// The path named inside a revision operand (`REV:path`, `:path`, `:N:path`), or `None` for a
+/// plain revision or path. Pathspec magic and `:/message` searches are refused.
+fn revision_path(operand: &str) -> Result<Option<String>, NotReadOnly> {
+    let refuse =
+        |what: &str| Err(NotReadOnly::Capability { command: "git".into(), what: format!("`{operand}` ({what})") });
+    if operand.starts_with(":(") || operand.starts_with(":/") || operand.starts_with(":!") || operand.starts_with(":^")
+    {
+        return refuse("pathspec magic or a message search");
+    }
+    // The first colon outside `@{...}` (a date there may hold colons) ends the revision.
+    let mut depth = 0usize;
+    let mut colon = None;
+    for (at, c) in operand.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ':' if depth == 0 => {
+                colon = Some(at);
+                break;
+            }
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        return refuse("a revision this check does not read");
+    }
+    let Some(colon) = colon else { return Ok(None) };
+    let mut path = &operand[colon + 1..];
+    if colon == 0 {
+        // `:N:path` names stage N of the index.
+        if let Some(rest) = path.strip_prefix(['0', '1', '2', '3']).and_then(|r| r.strip_prefix(':')) {
+            path = rest;
+        }
+    }
+    Ok((!path.is_empty()).then(|| path.to_string()))
 }

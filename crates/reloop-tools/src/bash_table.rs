@@ -153,6 +153,8 @@ pub(crate) const TABLE: &[Row] = &[
         --silent",
         operands: Operands::AtMostPaths(2),
         examples: (&["cmp a b"], &[]),
+        // With a directory operand it compares the files inside: a walk, as `grep -r`.
+        walks: true,
         ..BASE
     },
     Row {
@@ -210,6 +212,8 @@ pub(crate) const TABLE: &[Row] = &[
         // diff follows symlinks while walking a directory: it could read outside the workspace.
         unsafe_: "-r --recursive",
         examples: (&["diff -u a b", "diff --from-file=a b c"], &["diff --bogus a b", "diff -ru a b"]),
+        // With a directory operand it compares the files inside: a walk, as `grep -r`.
+        walks: true,
         ..BASE
     },
     Row { command: "dirname", safe: "-z --zero", operands: Operands::Text, examples: (&["dirname a/b"], &[]), ..BASE },
