@@ -75,6 +75,9 @@ pub struct PathOperand {
     pub walks: bool,
     /// Index into [`Analysis::directories`]: the directories the command may run in.
     pub directories: usize,
+    /// When set, the word is relative to the top of the git repository holding this directory
+    /// (as written, from each directory the command may run in), not to the directory itself.
+    pub repository: Option<String>,
 }
 
 /// What a command does, as far as the table can tell.
@@ -117,11 +120,12 @@ pub fn analyze(cmd: &str) -> Analysis {
     for (index, words) in lexed.segments.iter().enumerate() {
         let directories = analysis.directories.len() - 1;
         for (_, target) in lexed.inputs.iter().filter(|(segment, _)| *segment == index) {
-            analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories });
+            analysis.reads.push(PathOperand { word: target.clone(), walks: false, directories, repository: None });
         }
         // Later segments are still read, so a rule-allowed `npm test && cat /etc/x` shows
         // what its reading part reads; the first reason stands.
-        if let Err(why) = segment(words, &mut analysis) {
+        let globbed = lexed.globbed.get(index).map(Vec::as_slice).unwrap_or(&[]);
+        if let Err(why) = segment(words, globbed, &mut analysis) {
             if analysis.verdict.is_ok() {
                 analysis.verdict = Err(why);
             }
@@ -130,25 +134,44 @@ pub fn analyze(cmd: &str) -> Analysis {
     analysis
 }
 
-/// One simple command: its row, its options and its operands.
-fn segment(words: &[String], analysis: &mut Analysis) -> Result<(), NotReadOnly> {
+/// One simple command: its row, its options and its operands. `globbed` says which words are
+/// unquoted globs.
+fn segment(words: &[String], globbed: &[bool], analysis: &mut Analysis) -> Result<(), NotReadOnly> {
     let Some((name, args)) = words.split_first() else { return Ok(()) };
     if words.iter().any(|w| has_brace_expansion(w)) {
         return Err(NotReadOnly::Opaque);
     }
     let row = find_row(name).ok_or_else(|| NotReadOnly::UnknownCommand(name.clone()))?;
+    // Judged first, reported last: a refused `cd [s]rc` must still add its directory, so that
+    // deny rules see where `cat secret.txt` after it reads.
+    let glob_verdict = globs(row, args, globbed.get(1..).unwrap_or(&[]));
     let directories = analysis.directories.len() - 1;
     let mut out = Parsed::default();
-    match row.operands {
-        Operands::Find => crate::bash_table::find_expression(row, args, &mut out)?,
-        Operands::Git => crate::bash_table::git(args, &mut out)?,
-        _ => parse_options(row, args, &mut out)?,
-    }
-    operands(row, &out, analysis)?;
+    let parsed = match row.operands {
+        Operands::Find => crate::bash_table::find_expression(row, args, &mut out),
+        Operands::Git => crate::bash_git::git(args, &mut out),
+        _ => parse_options(row, args, &mut out),
+    };
+    let verdict = parsed.and_then(|()| {
+        if let Some(option) = &out.session_directory_only {
+            if analysis.directories[directories] != ["."] {
+                return Err(NotReadOnly::Capability {
+                    command: row.command.to_string(),
+                    what: format!("{option} after a cd (names another repository)"),
+                });
+            }
+        }
+        operands(row, &out, analysis)
+    });
+    // What was found is recorded even for a refused command: deny rules hold in every mode, and
+    // `git show -- ':(top)x'` is refused having named the whole repository.
     for (word, walks) in out.paths {
-        analysis.reads.push(PathOperand { word, walks, directories });
+        analysis.reads.push(PathOperand { word, walks: walks || row.walks, directories, repository: None });
     }
-    Ok(())
+    for (repository, word, walks) in out.top_reads {
+        analysis.reads.push(PathOperand { word, walks, directories, repository: Some(repository) });
+    }
+    verdict.and(glob_verdict)
 }
 
 /// What option parsing found.
@@ -162,6 +185,14 @@ pub(crate) struct Parsed {
     pub pattern_given: bool,
     /// An option made directory operands be walked (`grep -r`).
     pub walks: bool,
+    /// How many operands came before `--`, when one was given: the rest are pathspecs for git.
+    pub pathspecs_from: Option<usize>,
+    /// Paths relative to the top of the git repository holding a directory: (directory, path,
+    /// walks). `HEAD:a.rs` and a bare `git show` name files from there.
+    pub top_reads: Vec<(String, String, bool)>,
+    /// Set (to the option's name) when the command is read-only only in the session's own
+    /// directory (`git --git-dir=.git` names the workspace's repository only there).
+    pub session_directory_only: Option<String>,
 }
 
 /// What an option does, from its row's spec (see [`crate::bash_table`] for the notation).
@@ -264,6 +295,7 @@ pub(crate) fn parse_with(row: &Row, options: &[Opt], args: &[String], out: &mut 
             continue;
         }
         if arg == "--" {
+            out.pathspecs_from = Some(out.operands.len());
             out.operands.extend(args[i..].iter().cloned());
             break;
         }
@@ -374,7 +406,7 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
         }
         Operands::JqFilter => {
             let Some((filter, files)) = parsed.operands.split_first() else { return Ok(()) };
-            if let Some(word) = crate::bash_table::jq_filter_danger(filter) {
+            if let Some(word) = crate::bash_jq::jq_filter_danger(filter) {
                 return capability(format!("`{word}` in the filter"));
             }
             paths.extend(files.iter().cloned());
@@ -386,6 +418,18 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
             paths.extend(parsed.operands.iter().cloned());
         }
         Operands::ChangeDirectory => return change_directory(parsed, analysis),
+        Operands::TestExpression => {
+            if let Some(test) = parsed.operands.iter().find(|o| matches!(o.as_str(), "-v" | "-R")) {
+                return capability(format!("`{test}` (evaluates an array subscript, which may run code)"));
+            }
+            paths.extend(parsed.operands.iter().cloned());
+        }
+        Operands::PrintfFormat => {
+            // bash's printf reads `-v NAME` and `-vNAME` before its format; refuse it anywhere.
+            if let Some(assign) = parsed.operands.iter().find(|o| o.starts_with("-v")) {
+                return capability(format!("`{assign}` (assigns a shell variable)"));
+            }
+        }
         Operands::Find | Operands::Git => paths.extend(parsed.operands.iter().cloned()),
     }
     let reads_dot = match row.operands {
@@ -398,7 +442,7 @@ fn operands(row: &Row, parsed: &Parsed, analysis: &mut Analysis) -> Result<(), N
     }
     let directories = analysis.directories.len() - 1;
     for word in paths {
-        analysis.reads.push(PathOperand { word, walks, directories });
+        analysis.reads.push(PathOperand { word, walks, directories, repository: None });
     }
     Ok(())
 }
@@ -422,6 +466,7 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
         word: target.clone(),
         walks: false,
         directories: analysis.directories.len() - 1,
+        repository: None,
     });
     let mut next = current.clone();
     for dir in &current {
@@ -439,6 +484,65 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
     }
     analysis.directories.push(next);
     Ok(())
+}
+
+/// A glob becomes as many words as it matches, each of which the program parses like any
+/// other: `uniq [ab].txt` writes `b.txt`, and `sort [-]*` next to a file named
+/// `--compress-program=sh` runs `sh`. The classifier reads text, not the directory, so it
+/// refuses a glob wherever the words it may become could change the verdict: on a command
+/// whose operands mean different things by position or count, and, on a command with any
+/// option that is not merely cosmetic, a glob that could expand to a word starting with `-`
+/// (unless a `--` before it ends the options). On the rest (`cat *`, `ls *.md`) an expanded
+/// `-n` is at worst an option that only changes what is shown; the path check still sees every
+/// match as a path.
+fn globs(row: &Row, args: &[String], globbed: &[bool]) -> Result<(), NotReadOnly> {
+    let refuse = |word: &str, why: &str| {
+        Err(NotReadOnly::Capability { command: row.command.to_string(), what: format!("glob `{word}` ({why})") })
+    };
+    let mut options_ended = false;
+    for (word, glob) in args.iter().zip(globbed.iter().chain(std::iter::repeat(&false))) {
+        if *glob && position_matters(row) {
+            return refuse(word, "its matches decide what each operand is");
+        }
+        if *glob && !options_ended && may_start_with_dash(word) && !only_cosmetic_options(row) {
+            return refuse(word, "a file named like an option would become one");
+        }
+        options_ended |= word == "--" && row.parse != Parse::NoOptions;
+    }
+    Ok(())
+}
+
+/// Commands whose operands are read by position or count (or are code), so a glob's number of
+/// matches changes what they do.
+fn position_matters(row: &Row) -> bool {
+    !matches!(row.operands, Operands::Paths | Operands::Text | Operands::PatternThenPaths)
+}
+
+/// Whether every option of the row only changes what is shown: no path-valued, walking,
+/// pattern-giving or unsafe option that an expanded file name could turn on.
+fn only_cosmetic_options(row: &Row) -> bool {
+    row.options().iter().all(|o| o.class == Class::Safe)
+}
+
+/// Whether a glob could expand to a word starting with `-`: it starts with `*` or `?`, or with
+/// a bracket expression that is negated, names a class (`[[:punct:]]`) or holds a `-`.
+fn may_start_with_dash(word: &str) -> bool {
+    match word.chars().next() {
+        Some('*' | '?') => true,
+        Some('[') => {
+            let rest = &word[1..];
+            // A `]` first is a member; the expression ends at the next `]`.
+            let search_from = usize::from(rest.starts_with(']') || rest.starts_with("!]") || rest.starts_with("^]"));
+            match rest[search_from..].find(']') {
+                None => false, // no closing bracket: a literal `[`
+                Some(end) => {
+                    let set = &rest[..search_from + end];
+                    set.starts_with(['!', '^']) || set.contains(['-', '['])
+                }
+            }
+        }
+        _ => false,
+    }
 }
 
 /// `{a,b}` and `{1..3}` expand to words the text does not show.

@@ -6,7 +6,8 @@ use crate::bash_table::{find_row, TABLE};
 
 #[test]
 fn every_rows_examples_hold_in_both_directions() {
-    for row in TABLE {
+    let bracket = find_row("[").expect("the [ row");
+    for row in TABLE.iter().chain([bracket]) {
         for cmd in row.examples.0 {
             assert!(ro(cmd), "{}: `{cmd}` should be read-only: {:?}", row.command, analyze(cmd).verdict);
         }
@@ -186,7 +187,9 @@ fn the_reading_commands_agents_run_most_stay_read_only() {
         "ls -la",
         "cat src/main.rs",
         "head -n 20 a.txt",
-        "wc -l *.rs",
+        "wc -l src/*.rs",
+        "cat *.txt",
+        "ls -la *",
         "grep -rn 'fn main' src",
         "grep -E 'a|b;c&&d' file",
         "rg foo",
@@ -228,4 +231,188 @@ fn without_the_test_switch_a_writing_command_is_not_read_only() {
     assert!(std::env::var_os(super::BYPASS_VAR).is_none(), "unset {} to run these tests", super::BYPASS_VAR);
     assert!(!super::classifier_bypassed());
     assert!(!ro("touch x"));
+}
+
+/// bash evaluates an array subscript as arithmetic wherever it takes a variable name, and
+/// arithmetic runs `$(...)` even from a single-quoted word; builtins that assign change what the
+/// rest of the line does. All of this is code, never reading.
+#[test]
+fn subscripts_arithmetic_and_assigning_builtins_are_code() {
+    for cmd in [
+        "test -v 'x[$(touch PWNED)]'",
+        "test -R 'x[$(touch PWNED)]'",
+        "test -n a -a -v 'x[$(touch PWNED)]'",
+        "[ -v 'x[$(touch PWNED)]' ]",
+        "[ ! -v x ]",
+        "[[ -v 'x[$(touch PWNED)]' ]]",
+        "[[ a -eq 'x[$(touch PWNED)]' ]]",
+        "[[ -f a ]]",
+        "printf -v 'x[$(touch PWNED)]' 1",
+        "printf -v GIT_CONFIG_VALUE_0 'touch PWNED;false'; git status",
+        "printf -v CDPATH /outside; cd vault && cat key.txt",
+        "printf -vCDPATH /outside",
+        "let 'x[$(touch PWNED)]=1'",
+        "((x[1]=2))",
+        "declare -a 'x[$(touch PWNED)]'",
+        "typeset x=1",
+        "local x=1",
+        "read 'x[$(touch PWNED)]' < a",
+        "mapfile -t 'x' < a",
+        "readarray x < a",
+        "unset 'x[$(touch PWNED)]'",
+        "export CDPATH=/",
+        "readonly x=1",
+        "eval ls",
+        "source a.sh",
+        ". a.sh",
+        "exec ls",
+        "shopt -s nocaseglob",
+        "alias ls=rm",
+        "getopts a x",
+        "CDPATH=/outside cd vault",
+        "GIT_DIR=g git status",
+        "GIT_CONFIG_COUNT=1 git status",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    // test's integer comparisons only parse numbers (`integer expression expected`).
+    for cmd in ["test 1 -eq 1", "[ a = b ]", "[ -f 'x[1]' ]", "printf '%s\\n' a"] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
+    // printf reads -v only before its format, but a -v anywhere is refused: cheaper than
+    // reproducing bash's option scan.
+    assert!(!ro("printf '%s' -v"));
+}
+
+/// A glob is as many words as files match, and a file may be named like an option.
+#[test]
+fn a_glob_is_refused_where_its_matches_could_change_the_verdict() {
+    for cmd in [
+        // Operands read by count or position: a second match is written, parsed as a filter...
+        "uniq [ab].txt",
+        "uniq .git/[Hc]*",
+        "uniq -c a*",
+        "cmp a*",
+        "comm x*",
+        "jq . *.json",
+        "date +%s*",
+        "less *.log",
+        "cd [s]rc",
+        "find [-]*",
+        "find *",
+        "find . -newer a*",
+        "git diff *.rs",
+        "git -C sr? status",
+        "printf *",
+        "test -f *",
+        "[ -f a* ]",
+        // An option injected by a file name: `--compress-program=sh`, `--files0-from=list`, `-r`...
+        "sort -k 1 [-]*",
+        "sort *",
+        "wc -l *.rs",
+        "wc ?",
+        "grep x *",
+        "grep -n x [!a]*",
+        "rg x *",
+        "du -sh *",
+        "file *",
+        "md5sum [[:punct:]]*",
+        "diff * b",
+        "tree [a-z]*",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    for cmd in [
+        // Quoted: one literal word.
+        "find . -name '*.rs'",
+        "grep x '*'",
+        "uniq 'a[b]'",
+        // Cannot start with `-`, on a command whose operands are all alike.
+        "wc -l src/*.rs",
+        "grep x ./*",
+        "sort [ab].txt",
+        "grep -n x [ab]*",
+        // After `--` a match is an operand whatever its name.
+        "grep -- x *",
+        "sort -- *",
+        // Every option of the command only changes what is shown.
+        "cat *",
+        "ls -la *",
+        "head -n 3 [-]*",
+        "echo *",
+    ] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
+}
+
+#[test]
+fn git_pathspec_magic_is_refused_and_revision_paths_are_relative_to_the_repository_top() {
+    for cmd in [
+        "git show HEAD -- ':(top)secret.txt'",
+        "git log -- ':(glob)**/secret*'",
+        "git diff -- ':(icase)SECRET.TXT'",
+        "git diff -- ':(exclude)a'",
+        "git show ':/fix the bug'",
+        "git log -- ':/secret.txt'",
+        "git log -- ':!src'",
+        "git log -- ':^src'",
+        "git show 'HEAD@{2024-01-01 10:00'",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    let top = |cmd: &str| -> Vec<(String, Option<String>)> {
+        analyze(cmd).reads.into_iter().filter(|r| r.repository.is_some()).map(|r| (r.word, r.repository)).collect()
+    };
+    let at = |word: &str, dir: &str| (word.to_string(), Some(dir.to_string()));
+    assert_eq!(top("git show HEAD:src/a.rs"), vec![at("src/a.rs", "."), at(".", ".")]);
+    assert_eq!(top("git show :0:a.rs -- a.rs"), vec![at("a.rs", ".")]);
+    assert_eq!(top("git -C sub show 'HEAD@{1}:a.rs' -- a.rs"), vec![at("a.rs", "sub")]);
+    // `./` and `../` inside a revision are relative to where git runs.
+    assert!(top("git show HEAD:./a.rs -- a.rs").is_empty());
+    assert!(paths("git -C sub show HEAD:../a.rs -- x").contains(&"sub/../a.rs".to_string()));
+    // Without pathspecs after `--`, diff, log and show may show any file of the repository.
+    assert_eq!(top("git show HEAD"), vec![at(".", ".")]);
+    assert_eq!(top("git diff"), vec![at(".", ".")]);
+    assert!(top("git diff -- src").is_empty());
+    assert!(top("git diff --no-index a b").is_empty());
+}
+
+#[test]
+fn git_minus_c_moves_where_relative_paths_resolve() {
+    assert_eq!(paths("git -C cfg diff --no-index secret.env /tmp/x"), vec!["cfg/secret.env", "/tmp/x", "cfg"]);
+    assert!(paths("git -C a -C b blame f").contains(&"a/b/f".to_string()));
+    assert!(paths("git -C a blame --contents=c f").contains(&"a/c".to_string()));
+}
+
+/// git reads `config` (with `diff.external`, textconv drivers, `core.fsmonitor`) from the
+/// repository it is pointed at; only the workspace's own `.git` is known not to be the model's.
+#[test]
+fn git_pointed_at_another_repository_needs_approval() {
+    for cmd in [
+        "git --git-dir=g diff --no-index a b",
+        "git --git-dir g status",
+        "git --git-dir=./g/.git log",
+        "git --git-d=g status",
+        "git --work-tree=. status",
+        "git --work-tree . --git-dir=.git status",
+        "git --bare log",
+        "git --namespace=x log",
+        "GIT_DIR=g git status",
+        "GIT_WORK_TREE=. git status",
+        "cd src && git --git-dir=.git status",
+        "cd src || git --git-dir=.git status",
+        "git -C src --git-dir=.git status",
+    ] {
+        assert!(!ro(cmd), "`{cmd}` must need approval");
+    }
+    for cmd in ["git --git-dir=.git status", "git --git-dir .git log --oneline", "git --git-dir=./.git/ diff"] {
+        assert!(ro(cmd), "`{cmd}` should be read-only: {:?}", analyze(cmd).verdict);
+    }
+}
+
+#[test]
+fn diff_and_cmp_walk_their_directory_operands() {
+    for cmd in ["diff -N . src", "diff a src", "cmp . b", "diff --from-file=. a"] {
+        assert!(analyze(cmd).reads.iter().all(|r| r.walks), "`{cmd}`: {:?}", analyze(cmd).reads);
+    }
 }

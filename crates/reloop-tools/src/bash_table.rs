@@ -22,7 +22,7 @@
 //! (`system()`, `print >`), `tee`, `xargs`, `env`, `printenv`, `set`, `export`, `declare`,
 //! interpreters, and anything that reaches the network.
 
-use crate::bash_classify::{long_option, opts, parse_with, Arity, Class, NotReadOnly, Opt, Parsed};
+use crate::bash_classify::{opts, Arity, Class, NotReadOnly, Opt, Parsed};
 
 /// How a command reads its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +56,15 @@ pub(crate) enum Operands {
     ChangeDirectory,
     /// Paths, then a find expression (see [`find_expression`]).
     Find,
-    /// A git subcommand (see [`git`]).
+    /// A git subcommand (see [`crate::bash_git::git`]).
     Git,
+    /// A `test` or `[` expression: paths, except that `-v NAME` and `-R NAME` evaluate an array
+    /// subscript in NAME as arithmetic, running any `$(...)` it holds.
+    TestExpression,
+    /// A printf format and its arguments, except that `-v NAME` assigns NAME: a subscript in it
+    /// runs code, and a variable such as `CDPATH` or `GIT_CONFIG_VALUE_0` changes what later
+    /// commands of the line do.
+    PrintfFormat,
 }
 
 /// One command of the table.
@@ -90,7 +97,7 @@ impl Row {
     }
 }
 
-const BASE: Row = Row {
+pub(crate) const BASE: Row = Row {
     command: "",
     safe: "",
     unsafe_: "",
@@ -146,6 +153,8 @@ pub(crate) const TABLE: &[Row] = &[
         --silent",
         operands: Operands::AtMostPaths(2),
         examples: (&["cmp a b"], &[]),
+        // With a directory operand it compares the files inside: a walk, as `grep -r`.
+        walks: true,
         ..BASE
     },
     Row {
@@ -203,6 +212,8 @@ pub(crate) const TABLE: &[Row] = &[
         // diff follows symlinks while walking a directory: it could read outside the workspace.
         unsafe_: "-r --recursive",
         examples: (&["diff -u a b", "diff --from-file=a b c"], &["diff --bogus a b", "diff -ru a b"]),
+        // With a directory operand it compares the files inside: a walk, as `grep -r`.
+        walks: true,
         ..BASE
     },
     Row { command: "dirname", safe: "-z --zero", operands: Operands::Text, examples: (&["dirname a/b"], &[]), ..BASE },
@@ -319,6 +330,8 @@ pub(crate) const TABLE: &[Row] = &[
             &[
                 "jq -n env",
                 "jq -n '$ENV.HOME'",
+                "jq -n '$ ENV.GITHUB_TOKEN'",
+                "jq -n '$__loc__'",
                 "jq input_filename a",
                 "jq -f prog.jq a",
                 "jq 'import \"m\" as m; .' a",
@@ -374,9 +387,12 @@ pub(crate) const TABLE: &[Row] = &[
     },
     Row {
         command: "printf",
-        operands: Operands::Text,
+        operands: Operands::PrintfFormat,
         parse: Parse::NoOptions,
-        examples: (&["printf '%s\\n' a b"], &[]),
+        examples: (
+            &["printf '%s\\n' a b", "printf -- '-%s' a"],
+            &["printf -v x 1", "printf -vx 1", "printf -v 'x[$(touch PWNED)]' 1"],
+        ),
         ..BASE
     },
     Row { command: "pwd", safe: "-L -P", operands: Operands::Text, examples: (&["pwd"], &[]), ..BASE },
@@ -483,7 +499,13 @@ pub(crate) const TABLE: &[Row] = &[
         examples: (&["tail -n 5 a", "tail -5 a"], &[]),
         ..BASE
     },
-    Row { command: "test", parse: Parse::NoOptions, examples: (&["test -f a"], &[]), ..BASE },
+    Row {
+        command: "test",
+        parse: Parse::NoOptions,
+        operands: Operands::TestExpression,
+        examples: (&["test -f a", "test 1 -eq 2"], &["test -v 'x[$(touch PWNED)]'", "test -R x"]),
+        ..BASE
+    },
     Row {
         command: "tr",
         safe: "-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1",
@@ -523,7 +545,10 @@ pub(crate) const TABLE: &[Row] = &[
         safe: "-c -d -D -u -i -z -f= -s= -w= --count --repeated --all-repeated=? --group=? \
         --unique --ignore-case --zero-terminated --skip-fields= --skip-chars= --check-chars=",
         operands: Operands::AtMostPaths(1),
-        examples: (&["uniq -c a", "sort a | uniq"], &["uniq a b", "uniq - victim.txt", "uniq -c a /tmp/x"]),
+        examples: (
+            &["uniq -c a", "sort a | uniq", "uniq 'a*'"],
+            &["uniq a b", "uniq - victim.txt", "uniq -c a /tmp/x", "uniq [ab].txt", "uniq .git/[Hc]*"],
+        ),
         ..BASE
     },
     Row {
@@ -538,7 +563,13 @@ pub(crate) const TABLE: &[Row] = &[
 ];
 
 /// `[ ... ]` is `test`.
-const TEST_BRACKET: Row = Row { command: "[", parse: Parse::NoOptions, examples: (&["[ -f a ]"], &[]), ..BASE };
+const TEST_BRACKET: Row = Row {
+    command: "[",
+    parse: Parse::NoOptions,
+    operands: Operands::TestExpression,
+    examples: (&["[ -f a ]"], &["[ -v 'x[$(touch PWNED)]' ]"]),
+    ..BASE
+};
 
 /// The row for a command name.
 pub(crate) fn find_row(name: &str) -> Option<&'static Row> {
@@ -604,166 +635,4 @@ pub(crate) fn find_expression(row: &Row, args: &[String], out: &mut Parsed) -> R
         }
     }
     Ok(())
-}
-
-/// git's own options before the subcommand; `-c` and friends set config that can run programs.
-const GIT_GLOBAL: &str = "--no-pager -p --paginate --no-replace-objects --literal-pathspecs \
-    --no-optional-locks --bare <-C= <--git-dir= <--work-tree=";
-const GIT_GLOBAL_UNSAFE: &str = "-c= --config-env= --exec-path=? --namespace= --super-prefix= --list-cmds=";
-
-/// Options of `git diff`, `log` and `show` that only change what is shown.
-const GIT_DIFF: &str = "-p -u --patch -s --no-patch -U= --unified= --raw --patch-with-raw -t --numstat \
-    --shortstat --dirstat=? --cumulative --dirstat-by-file=? --summary --patch-with-stat -z --name-only \
-    --name-status --submodule=? --color=? --no-color --color-moved=? --no-color-moved --color-moved-ws= \
-    --word-diff=? --word-diff-regex= --color-words=? --no-renames --rename-empty --no-rename-empty --check \
-    --full-index --binary --abbrev=? -B=? --break-rewrites=? -M=? --find-renames=? -C=? --find-copies=? \
-    --find-copies-harder -D --irreversible-delete -l= --diff-filter= -S= -G= --find-object= --pickaxe-all \
-    --pickaxe-regex -R --relative=? --no-relative -a --text --ignore-cr-at-eol --ignore-space-at-eol -b \
-    --ignore-space-change -w --ignore-all-space --ignore-blank-lines -I= --ignore-matching-lines= \
-    --inter-hunk-context= -W --function-context --exit-code --quiet --no-ext-diff --no-textconv \
-    --ignore-submodules=? --src-prefix= --dst-prefix= --no-prefix --default-prefix --line-prefix= \
-    --ita-invisible-in-index --stat=? --stat-width= --stat-name-width= --stat-count= --compact-summary \
-    --minimal --patience --histogram --anchored= --diff-algorithm= --indent-heuristic --no-indent-heuristic \
-    --cached --staged --merge-base --no-index -1 -2 -3 --base --ours --theirs -0 --remerge-diff \
-    --dd --diff-merges= --no-diff-merges --combined-all-paths --cc -m -c";
-const GIT_LOG: &str = "--oneline -n= --max-count= --skip= --since= --after= --until= --before= --author= \
-    --committer= --grep= --all-match --invert-grep -i --regexp-ignore-case -E --extended-regexp -F \
-    --fixed-strings -P --perl-regexp --all --branches=? --tags=? --remotes=? --glob= --exclude= --merges \
-    --no-merges --min-parents= --max-parents= --first-parent --not --graph --decorate=? --no-decorate \
-    --format= --pretty=? --abbrev-commit --no-abbrev-commit --date= --relative-date --follow --reverse \
-    --topo-order --date-order --author-date-order --left-right --cherry-pick --cherry-mark --cherry \
-    --boundary --simplify-by-decoration --full-history --dense --sparse --ancestry-path=? --source \
-    --use-mailmap --mailmap --no-mailmap --encoding= --notes=? --no-notes --show-notes=? --walk-reflogs \
-    -g --left-only --right-only --no-walk=? --do-walk --children --parents --log-size --show-linear-break=? \
-    --expand-tabs=? --no-expand-tabs --show-pulls --full-diff --count --no-standard-notes --standard-notes";
-/// `-L range:file` names a file inside its value, which the path check would not see.
-const GIT_DIFF_UNSAFE: &str = "--output= --output-indicator-new= --ext-diff --textconv --show-signature -L=";
-
-/// The git subcommands that only read, each with its options; the operands are revisions and
-/// paths, all checked as paths (a revision such as `HEAD~1` resolves inside the workspace).
-fn git_subcommand(name: &str) -> Option<(Vec<Opt>, bool)> {
-    let unsafe_ = opts(GIT_DIFF_UNSAFE, Class::Unsafe);
-    let with = |lists: &[&str], walks: bool| {
-        let mut all: Vec<Opt> = lists.iter().flat_map(|l| opts(l, Class::Safe)).collect();
-        all.extend(unsafe_.clone());
-        all.extend(opts("<-O=", Class::Safe));
-        Some((all, walks))
-    };
-    match name {
-        "diff" => with(&[GIT_DIFF], true),
-        "log" | "show" => with(&[GIT_DIFF, GIT_LOG], true),
-        "status" => with(
-            &["-s --short -b --branch --show-stash --porcelain=? --long -v --verbose -u=? \
-            --untracked-files=? --ignored=? --ignore-submodules=? -z --column=? --no-column --ahead-behind \
-            --no-ahead-behind --renames --no-renames --find-renames=?"],
-            false,
-        ),
-        "blame" => with(
-            &["-L= -l -t -s -e -w -M=? -C=? --porcelain --line-porcelain --incremental -c --root \
-            --show-stats -n --show-number -f --show-name --date= --abbrev=? --since= -p --progress \
-            --no-progress --score-debug <--contents= <-S= <--ignore-revs-file= --ignore-rev= --color-lines \
-            --color-by-age"],
-            true,
-        ),
-        "ls-files" => with(
-            &["-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others \
-            --ignored --stage --unmerged --killed --directory --no-empty-directory --exclude= -x= \
-            --exclude-standard --full-name --abbrev=? --error-unmatch --recurse-submodules --eol \
-            --deduplicate --format= <-X= <--exclude-from= <--exclude-per-directory="],
-            false,
-        ),
-        "rev-parse" => with(
-            &["--show-toplevel --show-prefix --show-cdup --git-dir --absolute-git-dir \
-            --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository \
-            --abbrev-ref=? --short=? --verify -q --quiet --symbolic --symbolic-full-name --all --branches=? \
-            --tags=? --remotes=? --git-common-dir --show-superproject-working-tree --default= --sq --not \
-            --path-format= --show-object-format=? --revs-only --no-revs --flags --no-flags"],
-            false,
-        ),
-        // Listing only: an operand would create a branch, so the row takes none (see `git`).
-        "branch" => with(
-            &["-a -r -v -vv -l --all --remotes --list --show-current --verbose --no-color \
-            --color=? --contains=? --no-contains=? --merged=? --no-merged=? --sort= --format= --column=? \
-            --no-column --points-at= -i --ignore-case --abbrev=? --no-abbrev"],
-            false,
-        ),
-        _ => None,
-    }
-}
-
-/// Parses `git [global options] SUBCOMMAND [options] [operands]`.
-pub(crate) fn git(args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
-    let mut global = opts(GIT_GLOBAL, Class::Safe);
-    global.extend(opts(GIT_GLOBAL_UNSAFE, Class::Unsafe));
-    let unknown = |option: &str| NotReadOnly::UnknownOption { command: "git".into(), option: option.to_string() };
-    let mut i = 0;
-    while let Some(arg) = args.get(i).filter(|a| a.starts_with('-')) {
-        i += 1;
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name.to_string(), Some(value.to_string())),
-            None => (arg.clone(), None),
-        };
-        let opt = long_option(&global, &name).ok_or_else(|| unknown(&name))?;
-        let value = match (opt.arity, inline) {
-            (Arity::Required, None) => {
-                i += 1;
-                Some(args.get(i - 1).cloned().ok_or_else(|| unknown(&name))?)
-            }
-            (_, inline) => inline,
-        };
-        match opt.class {
-            Class::Unsafe => return Err(NotReadOnly::Capability { command: "git".into(), what: name }),
-            Class::ReadsPath => out.paths.extend(value.map(|v| (v, false))),
-            _ => {}
-        }
-    }
-    let sub = args.get(i).ok_or_else(|| unknown("(no subcommand)"))?;
-    let (options, walks) = git_subcommand(sub).ok_or_else(|| NotReadOnly::UnknownCommand(format!("git {sub}")))?;
-    let row = Row { command: "git", operands: Operands::Paths, numeric_option: true, ..BASE };
-    let mut parsed = Parsed::default();
-    parse_with(&row, &options, &args[i + 1..], &mut parsed)?;
-    if sub == "branch" && !parsed.operands.is_empty() {
-        return Err(NotReadOnly::Capability {
-            command: "git branch".into(),
-            what: "an operand (creates a branch)".into(),
-        });
-    }
-    if walks && parsed.operands.is_empty() {
-        parsed.operands.push(".".into());
-    }
-    // `REV:path` and `:path` name a path relative to the current directory, which may climb out
-    // of the workspace inside the repository (`HEAD:../secret`).
-    let in_revisions: Vec<String> =
-        parsed.operands.iter().filter_map(|o| o.split_once(':').map(|(_, path)| path.to_string())).collect();
-    parsed.operands.extend(in_revisions.into_iter().filter(|p| !p.is_empty()));
-    out.paths.extend(parsed.paths);
-    out.operands.extend(parsed.operands);
-    out.walks = walks;
-    Ok(())
-}
-
-/// Words of a jq filter that read the environment, file names or module files.
-pub(crate) fn jq_filter_danger(filter: &str) -> Option<String> {
-    const DANGEROUS: &[&str] = &["env", "$ENV", "input_filename", "import", "include", "get_search_list", "$__loc__"];
-    let chars: Vec<char> = filter.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_ascii_alphabetic() || c == '_' || c == '$' {
-            let start = i;
-            i += 1;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            // `.env` is a field, not the builtin.
-            let field = start > 0 && chars[start - 1] == '.';
-            if !field && DANGEROUS.contains(&word.as_str()) {
-                return Some(word);
-            }
-        } else {
-            i += 1;
-        }
-    }
-    None
 }

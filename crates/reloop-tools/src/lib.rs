@@ -22,6 +22,8 @@
 
 mod bash;
 mod bash_classify;
+mod bash_git;
+mod bash_jq;
 mod bash_table;
 mod confine;
 mod error;

@@ -388,13 +388,14 @@ impl PermissionContext {
         if rules.is_empty() {
             return false;
         }
+        // A path that cannot be resolved (`~user`, a glob of too many matches) may be the file.
         let named = bash_paths::named(command, analysis, cwd);
-        if named.iter().any(|path| rules.iter().any(|r| r.matches_path(path, cwd))) {
+        if named.iter().any(|path| path.as_ref().is_none_or(|path| rules.iter().any(|r| r.matches_path(path, cwd)))) {
             return true;
         }
         bash_paths::reads(analysis, cwd).into_iter().any(|(path, walks)| match path {
             Some(path) => rules.iter().any(|r| r.matches_path(&path, cwd) || (walks && r.may_match_under(&path, cwd))),
-            None => false,
+            None => true,
         })
     }
 
@@ -410,7 +411,9 @@ impl PermissionContext {
     fn bash_names_protected(&self, call: &Call<'_>) -> bool {
         let (Some(command), Some(analysis)) = (&call.command, &call.analysis) else { return false };
         !analysis.is_read_only()
-            && bash_paths::named(command, analysis, self.workspace.cwd()).iter().any(|p| protected::is_protected(p))
+            && bash_paths::named(command, analysis, self.workspace.cwd())
+                .iter()
+                .any(|p| p.as_ref().is_none_or(|p| protected::is_protected(p)))
     }
 
     /// Decides whether `tool` may run with `input` (see the module documentation for the order),
@@ -558,11 +561,11 @@ impl PermissionContext {
                 let mut leans_on_reading = false;
                 let covered = !cmd.opaque
                     && !cmd.segments.is_empty()
-                    && cmd.segments.iter().all(|words| {
+                    && cmd.segments.iter().zip(&cmd.globbed).all(|(words, globbed)| {
                         rules.iter().any(|r| r.matches_command(words))
                             || (self.contained && {
                                 leans_on_reading = true;
-                                crate::is_read_only_command(&shell::quote(words))
+                                crate::is_read_only_command(&shell::quote_segment(words, globbed))
                             })
                     });
                 // A segment let through for only reading must read inside the workspace; a rule

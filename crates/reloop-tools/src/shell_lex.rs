@@ -37,12 +37,24 @@ pub(crate) struct Lexed {
     pub(crate) inputs: Vec<(usize, String)>,
     /// Files written through `> file` (which also makes the command opaque), for deny rules.
     pub(crate) outputs: Vec<String>,
+    /// For each word of each segment, whether it holds an unquoted `*`, `?` or `[`: a glob the
+    /// shell expands into words the text does not show (`'*.rs'` quoted is one literal word).
+    pub(crate) globbed: Vec<Vec<bool>>,
 }
 
 /// Cuts `text` into simple commands, reading it as `options` say.
 pub(crate) fn lex(text: &str, options: Options) -> Lexed {
     let chars: Vec<char> = text.chars().collect();
-    let mut lexer = Lexer { chars: &chars, pos: 0, options, lexed: Lexed::default(), words: Vec::new(), word: None };
+    let mut lexer = Lexer {
+        chars: &chars,
+        pos: 0,
+        options,
+        lexed: Lexed::default(),
+        words: Vec::new(),
+        word: None,
+        globs: Vec::new(),
+        glob: false,
+    };
     lexer.run();
     lexer.end_segment();
     lexer.lexed
@@ -56,6 +68,10 @@ struct Lexer<'a> {
     words: Vec<String>,
     /// The word being built; `Some("")` after an empty quoted string.
     word: Option<String>,
+    /// Whether each word of `words` is a glob.
+    globs: Vec<bool>,
+    /// Whether the word being built holds an unquoted glob character.
+    glob: bool,
 }
 
 impl Lexer<'_> {
@@ -70,13 +86,16 @@ impl Lexer<'_> {
     fn end_word(&mut self) {
         if let Some(word) = self.word.take() {
             self.words.push(word);
+            self.globs.push(self.glob);
         }
+        self.glob = false;
     }
 
     fn end_segment(&mut self) {
         self.end_word();
         if !self.words.is_empty() {
             self.lexed.segments.push(std::mem::take(&mut self.words));
+            self.lexed.globbed.push(std::mem::take(&mut self.globs));
         }
     }
 
@@ -142,6 +161,7 @@ impl Lexer<'_> {
                     self.input_redirect();
                 }
                 other => {
+                    self.glob |= matches!(other, '*' | '?' | '[');
                     self.push(other);
                     self.pos += 1;
                 }

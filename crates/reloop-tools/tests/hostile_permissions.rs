@@ -179,6 +179,11 @@ fn a_read_only_segment_inside_a_rule_allowed_command_must_read_inside() {
     let ctx = f.ctx(PermissionMode::Default, &["Bash(npm test:*)"], &[]);
     assert_eq!(f.bash(&ctx, "npm test && cat src/main.rs"), Decision::Allow);
     assert_eq!(f.bash(&ctx, "npm test && cat /etc/shadow"), deny(NEEDS_APPROVAL));
+    // The segment is judged as the glob it is, not as a quoted literal word.
+    std::fs::write(f.root.join("a.txt"), "a\n").expect("write");
+    std::fs::write(f.root.join("b.txt"), "b\n").expect("write");
+    assert_eq!(f.bash(&ctx, "npm test && uniq [ab].txt"), deny(NEEDS_APPROVAL));
+    assert_eq!(f.bash(&ctx, "npm test && uniq '[ab].txt'"), Decision::Allow);
 }
 
 #[test]
@@ -208,4 +213,74 @@ fn a_read_ask_rule_asks_for_a_bash_command_naming_the_file() {
     .expect("context");
     assert_eq!(f.bash(&ctx, "cat secret.txt"), deny(NEEDS_APPROVAL));
     assert_eq!(f.bash(&ctx, "cat notes.md"), Decision::Allow);
+}
+
+/// Every way the attack round found to read a denied file through a command the classifier
+/// knows: walks over a directory, `-C`, bracket classes, a globbed `cd`, git's pathspec magic
+/// and revision paths. Deny rules hold in every mode, so bypassPermissions shows them best.
+#[test]
+fn a_read_deny_rule_covers_directory_compares_git_paths_and_bracket_globs() {
+    let f = fixture();
+    std::fs::create_dir_all(f.root.join(".git")).expect("mkdir");
+    std::fs::create_dir_all(f.root.join("cfg")).expect("mkdir");
+    std::fs::write(f.root.join("cfg/secret.env"), "TOKEN=1\n").expect("write");
+    std::fs::write(f.root.join("src/secret.txt"), "s\n").expect("write");
+    let deny_rules = ["Read(./secret.txt)", "Read(./cfg/secret.env)", "Read(./src/secret.txt)"];
+    let ctx = f.ctx(PermissionMode::BypassPermissions, &[], &deny_rules);
+    let denied = deny("Permission to use Bash has been denied.");
+    for command in [
+        "diff -N . src",
+        "diff . src",
+        "diff -q notes.md .",
+        "cmp . notes.md",
+        "diff --from-file=. notes.md",
+        "git -C cfg diff --no-index secret.env x",
+        "git -C cfg diff --no-index ./secret.env x",
+        "cat [[=s=]]ecret.txt",
+        "cat [[:alpha:]]ecret.txt",
+        "cat [[.s.]]ecret.txt",
+        "cat [![:digit:]]ecret.txt",
+        "cd [s]rc && cat secret.txt",
+        "cd sr? && cat secret.txt",
+        "git show HEAD -- ':(top)secret.txt'",
+        "git log -p -- ':(glob)**/secret*'",
+        "git show ':/secret'",
+        "cd src && git show HEAD:secret.txt",
+        "git show HEAD:src/secret.txt",
+        "git show HEAD",
+        "git -C src show HEAD:cfg/secret.env",
+        "cat ~nosuchuser/x",
+    ] {
+        assert_eq!(f.bash(&ctx, command), denied, "{command}");
+    }
+    assert_eq!(f.bash(&ctx, "cat notes.md"), Decision::Allow);
+    assert_eq!(f.bash(&ctx, "git show HEAD -- notes.md"), Decision::Allow);
+    assert_eq!(f.bash(&ctx, "diff notes.md src/main.rs"), Decision::Allow);
+}
+
+#[test]
+fn globs_and_git_repositories_the_text_cannot_pin_need_approval() {
+    let f = fixture();
+    std::fs::write(f.root.join("a.txt"), "a\n").expect("write");
+    std::fs::write(f.root.join("b.txt"), "b\n").expect("write");
+    std::fs::write(f.root.join("-delete"), "").expect("write");
+    std::fs::write(f.root.join("--compress-program=sh"), "").expect("write");
+    let ctx = f.ctx(PermissionMode::Default, &[], &[]);
+    for command in [
+        "uniq [ab].txt",
+        "uniq .git/[Hc]*",
+        "find [-]*",
+        "sort -S 1 [-]*",
+        "git --git-dir=g diff --no-index a.txt b.txt",
+        "git --bare log",
+        "printf -v CDPATH /outside; cd src && cat main.rs",
+        "test -v 'x[$(touch PWNED)]'",
+        "jq -n '$ ENV.GITHUB_TOKEN'",
+    ] {
+        assert_eq!(f.bash(&ctx, command), deny(NEEDS_APPROVAL), "{command}");
+    }
+    assert!(!f.root.join("PWNED").exists());
+    for command in ["cat *.txt", "sort a.txt b.txt", "git --git-dir=.git status"] {
+        assert_eq!(f.bash(&ctx, command), Decision::Allow, "{command}");
+    }
 }

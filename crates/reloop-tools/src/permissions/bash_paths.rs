@@ -17,13 +17,19 @@ const MAX_GLOB_MATCHES: usize = 1000;
 pub(crate) type Resolved = Option<PathBuf>;
 
 /// The paths `analysis` says the command reads, resolved against each directory the reading
-/// segment may run in, with whether the command reads every file below them.
+/// segment may run in, with whether the command reads every file below them. `None` stands for
+/// a path that cannot be resolved (`~user`, a glob with too many matches): it is inside no
+/// workspace and, for deny rules, may be anything.
 pub(crate) fn reads(analysis: &Analysis, cwd: &Path) -> Vec<(Resolved, bool)> {
     let mut out = Vec::new();
     for read in &analysis.reads {
         let directories = analysis.directories.get(read.directories).map(Vec::as_slice).unwrap_or(&[]);
-        for dir in directories {
-            let Some(base) = expand_home(dir).map(|d| physical(&cwd.join(d))) else {
+        for base in directories.iter().flat_map(|dir| resolve(dir, cwd)) {
+            let base = match (&base, &read.repository) {
+                (Some(base), Some(dir)) => expand_home(dir).map(|dir| repository_top(&physical(&base.join(dir)))),
+                (base, _) => base.clone(),
+            };
+            let Some(base) = base else {
                 out.push((None, read.walks));
                 continue;
             };
@@ -35,18 +41,19 @@ pub(crate) fn reads(analysis: &Analysis, cwd: &Path) -> Vec<(Resolved, bool)> {
     out
 }
 
+/// The top of the git repository holding `dir` (the nearest directory with a `.git`), or `dir`
+/// itself outside any repository, where git reads paths as given.
+fn repository_top(dir: &Path) -> PathBuf {
+    dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(dir).to_path_buf()
+}
+
 /// Every word of a command (and the value of every `--opt=value`), resolved as a path against
 /// every directory the command may run in: what a deny rule is matched against, because a
-/// command the table does not know may read or write any path it names.
-pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<PathBuf> {
-    let directories: Vec<PathBuf> = analysis
-        .directories
-        .last()
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|d| expand_home(d).map(|d| physical(&cwd.join(d))))
-        .collect();
+/// command the table does not know may read or write any path it names. `None` where a word or
+/// directory cannot be resolved.
+pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<Resolved> {
+    let directories: Vec<Resolved> =
+        analysis.directories.last().map(Vec::as_slice).unwrap_or(&[]).iter().flat_map(|d| resolve(d, cwd)).collect();
     let mut out = Vec::new();
     let redirects = command.inputs.iter().map(|(_, target)| target).chain(&command.outputs);
     for word in command.segments.iter().flatten().chain(redirects) {
@@ -59,7 +66,10 @@ pub(crate) fn named(command: &Lexed, analysis: &Analysis, cwd: &Path) -> Vec<Pat
         };
         for text in texts.into_iter().filter(|t| !t.is_empty()) {
             for dir in &directories {
-                out.extend(resolve(text, dir).into_iter().flatten());
+                match dir {
+                    Some(dir) => out.extend(resolve(text, dir)),
+                    None => out.push(None),
+                }
             }
         }
     }
@@ -113,7 +123,12 @@ fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
             current = current.into_iter().map(|p| p.join(part.as_ref())).collect();
             continue;
         }
-        let matcher = GlobBuilder::new(&part).literal_separator(true).build().ok()?.compile_matcher();
+        let matcher = GlobBuilder::new(&bash_pattern(&part))
+            .literal_separator(true)
+            .backslash_escape(false)
+            .build()
+            .ok()?
+            .compile_matcher();
         let mut next = Vec::new();
         for dir in &current {
             let Ok(entries) = std::fs::read_dir(dir) else { continue };
@@ -136,6 +151,66 @@ fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
     Some(current)
 }
 
+/// One component of a bash glob as a globset pattern matching at least what bash matches.
+/// globset knows no POSIX classes (`[[:alpha:]]`), equivalence classes (`[[=s=]]`, which in a
+/// UTF-8 locale also match accented letters) or collating symbols (`[[.s.]]`), so a bracket
+/// expression holding one becomes `?`: any one character, a superset, which is safe for both
+/// the workspace check and deny rules. An unclosed `[` is a literal in bash; `{` and `}` are
+/// literals in a glob (brace expansion is the shell's, earlier).
+fn bash_pattern(component: &str) -> String {
+    let chars: Vec<char> = component.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '[' => match bracket_end(&chars, i) {
+                Some(end) => {
+                    let inner: String = chars[i + 1..end].iter().collect();
+                    if inner.contains("[:") || inner.contains("[=") || inner.contains("[.") {
+                        out.push('?');
+                    } else {
+                        out.push('[');
+                        out.push_str(&inner);
+                        out.push(']');
+                    }
+                    i = end + 1;
+                    continue;
+                }
+                None => out.push_str("[[]"),
+            },
+            '{' => out.push_str("[{]"),
+            '}' => out.push_str("[}]"),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Where the bracket expression opened at `open` closes, as bash reads it: a `]` right after
+/// `[`, `[!` or `[^` is a member, and `[:...:]`, `[=...=]`, `[. ... .]` are single members.
+fn bracket_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    if matches!(chars.get(i), Some('!' | '^')) {
+        i += 1;
+    }
+    if chars.get(i) == Some(&']') {
+        i += 1;
+    }
+    while i < chars.len() {
+        match (chars[i], chars.get(i + 1)) {
+            (']', _) => return Some(i),
+            ('[', Some(&kind @ (':' | '=' | '.'))) => {
+                let close =
+                    (i + 2..chars.len().saturating_sub(1)).find(|&j| chars[j] == kind && chars[j + 1] == ']')?;
+                i = close + 2;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,12 +229,35 @@ mod tests {
     }
 
     #[test]
+    fn posix_classes_in_brackets_match_at_least_what_bash_matches() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::write(root.join("secret.txt"), "s").expect("write");
+        std::fs::write(root.join("{a}"), "s").expect("write");
+        for word in
+            ["[[=s=]]ecret.txt", "[[:alpha:]]ecret.txt", "[[.s.]]ecret.txt", "[![:digit:]]ecret.txt", "[]s]ecret*"]
+        {
+            let found: Vec<PathBuf> = resolve(word, &root).into_iter().flatten().collect();
+            assert!(found.contains(&root.join("secret.txt")), "{word}: {found:?}");
+        }
+        let braces: Vec<PathBuf> = resolve("{a}*", &root).into_iter().flatten().collect();
+        assert!(braces.contains(&root.join("{a}")), "{braces:?}");
+        assert_eq!(bash_pattern("[ab]x[!c]"), "[ab]x[!c]");
+        assert_eq!(bash_pattern("a[b"), "a[[]b");
+    }
+
+    #[test]
     fn reads_follow_cd_and_home() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         let paths: Vec<Resolved> =
             reads(&analyze("cd / && cat etc/hostname"), &root).into_iter().map(|r| r.0).collect();
         assert!(paths.contains(&Some(PathBuf::from("/etc/hostname"))), "{paths:?}");
+        // A globbed cd target is every directory it matches.
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        let paths: Vec<Resolved> =
+            reads(&analyze("cd [s]rc && cat secret.txt"), &root).into_iter().map(|r| r.0).collect();
+        assert!(paths.contains(&Some(root.join("src/secret.txt"))), "{paths:?}");
         assert_eq!(resolve("~bob/x", &root), vec![None]);
     }
 

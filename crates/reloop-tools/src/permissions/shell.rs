@@ -30,9 +30,31 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 }
 
 /// Quotes `words` back into a command line that a shell (and [`crate::is_read_only_command`])
-/// reads as exactly these words.
-pub(crate) fn quote(words: &[String]) -> String {
-    words.iter().map(|w| format!("'{}'", w.replace('\'', "'\\''"))).collect::<Vec<_>>().join(" ")
+/// reads as exactly these words. A word that was a glob (`globbed`, from [`Command::globbed`])
+/// keeps its `*`, `?` and `[` unquoted, so the classifier judges the glob the shell will expand,
+/// not a literal word.
+pub(crate) fn quote_segment(words: &[String], globbed: &[bool]) -> String {
+    let quote_glob = |word: &str| -> String {
+        word.chars()
+            .map(|c| match c {
+                '*' | '?' | '[' => c.to_string(),
+                '\'' => "\\'".to_string(),
+                _ => format!("'{c}'"),
+            })
+            .collect()
+    };
+    let quoted = words.iter().enumerate().map(|(i, w)| {
+        if globbed.get(i).copied().unwrap_or(false) {
+            quote_glob(w)
+        } else {
+            quote_word(w)
+        }
+    });
+    quoted.collect::<Vec<_>>().join(" ")
+}
+
+fn quote_word(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// Leading `NAME=value` words, which set the environment of the command that follows them.
@@ -77,7 +99,16 @@ mod tests {
     #[test]
     fn quoting_round_trips_words() {
         let words = vec!["echo".to_string(), "it's a b".to_string()];
-        assert_eq!(parse(&quote(&words)).segments, vec![words]);
+        assert_eq!(parse(&quote_segment(&words, &[])).segments, vec![words]);
+    }
+
+    #[test]
+    fn a_glob_stays_a_glob_when_quoted_back() {
+        let cmd = parse("uniq [ab].txt 'lit*' it\\'s*");
+        let quoted = quote_segment(&cmd.segments[0], &cmd.globbed[0]);
+        let again = parse(&quoted);
+        assert_eq!(again.segments, cmd.segments);
+        assert_eq!(again.globbed, vec![vec![false, true, false, true]]);
     }
 
     #[test]
