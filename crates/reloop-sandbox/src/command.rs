@@ -76,6 +76,10 @@ pub(crate) fn arguments(
     }
     let mut args = Args::default();
     args.flags(&["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]);
+    // The command is the namespace's first process, so bwrap reports its end only once the
+    // kernel has killed every other process of the namespace (bwrap's own init reports it
+    // before, and a background process could still be dying when the call returns).
+    args.flags(&["--as-pid-1"]);
     args.flags(&["--unshare-cgroup-try"]);
     if !policy.network {
         args.flags(&["--unshare-net"]);

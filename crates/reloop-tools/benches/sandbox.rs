@@ -68,4 +68,3 @@ fn measure(ctx: &ToolContext, command: &str) -> (f64, f64) {
     times.sort_by(f64::total_cmp);
     (times.iter().sum::<f64>() / CALLS as f64, times[CALLS / 2])
 }
-

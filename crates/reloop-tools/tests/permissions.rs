@@ -244,9 +244,39 @@ fn a_malformed_disallowed_entry_set_without_new_fails_closed_on_its_tool() {
         disallowed_tools: vec!["Bash(rm -rf".into()],
         tool_env: Default::default(),
         texts: reloop_core::profile::RELOOP.tools,
+        contained: true,
+        sandbox: None,
+        network: false,
     };
     assert_eq!(f.check(&ctx, "Bash", json!({"command": "ls"})), deny("Permission to use Bash has been denied."));
     assert_eq!(f.check(&ctx, "Read", json!({"file_path": "src/main.rs"})), Decision::Allow);
+}
+
+/// Without containment the classifier's word alone runs nothing: a read-only command asks (an
+/// allow rule naming it, or bypassPermissions, still lets it through), the file tools do not.
+#[test]
+fn without_a_sandbox_every_bash_command_needs_approval() {
+    let f = fixture();
+    let uncontained = |mode: PermissionMode, allow: &[&str]| {
+        let allow: Vec<String> = allow.iter().map(|r| r.to_string()).collect();
+        let rules = PermissionRules::parse(&allow, &[], &[]).expect("rules");
+        PermissionContext::new(mode, rules, Workspace::new(&f.root, &[]).expect("workspace"), vec![])
+            .expect("context")
+            .with_sandbox(None, false)
+    };
+    let ctx = uncontained(PermissionMode::Default, &[]);
+    assert!(!ctx.contained);
+    assert_eq!(f.check(&ctx, "Bash", json!({"command": "ls"})), deny("This command requires approval"));
+    assert_eq!(f.check(&ctx, "Read", json!({"file_path": "src/main.rs"})), Decision::Allow);
+    let ruled = uncontained(PermissionMode::Default, &["Bash(git status:*)"]);
+    assert_eq!(f.check(&ruled, "Bash", json!({"command": "git status"})), Decision::Allow);
+    assert_eq!(
+        f.check(&ruled, "Bash", json!({"command": "git status && ls"})),
+        deny("This command requires approval"),
+        "a part no rule names is not let through for only reading"
+    );
+    let bypass = uncontained(PermissionMode::BypassPermissions, &[]);
+    assert_eq!(f.check(&bypass, "Bash", json!({"command": "ls"})), Decision::Allow);
 }
 
 #[test]
