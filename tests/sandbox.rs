@@ -357,3 +357,23 @@ fn without_a_sandbox_every_command_needs_approval() {
         result["permission_denials"].as_array().unwrap().iter().map(|d| d["tool_name"].as_str().unwrap()).collect();
     assert_eq!(denied, ["Bash"], "the read-only ls asked; the built-in Read ran: {result}");
 }
+
+/// Hooks are the user's and run unconfined, but reloop's credentials stay out of them: what a
+/// hook prints may reach the model and the journal.
+#[test]
+fn hooks_run_without_reloops_credentials() {
+    let ws = workspace();
+    let settings = ws.dir.path().join("settings.json");
+    let hook =
+        "printenv ANTHROPIC_API_KEY OPENAI_API_KEY ANTHROPIC_AUTH_TOKEN > hook-env.txt; echo ran >> hook-env.txt";
+    let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook}]}]}});
+    std::fs::write(&settings, hooks.to_string()).unwrap();
+    let (_, _) = attack(
+        &ws,
+        &["true"],
+        &["--settings", settings.to_str().unwrap()],
+        &[("ANTHROPIC_API_KEY", TOKEN), ("OPENAI_API_KEY", TOKEN), ("ANTHROPIC_AUTH_TOKEN", TOKEN)],
+    );
+    let seen = std::fs::read_to_string(ws.cwd().join("hook-env.txt")).expect("the Stop hook ran");
+    assert_eq!(seen, "ran\n", "the hook saw no credential");
+}
