@@ -58,16 +58,11 @@ fn attack(ws: &Workspace, commands: &[&str], extra: &[&str], env: &[(&str, &str)
         .collect();
     let responses =
         vec![response("msg_0", Value::Array(calls), "tool_use", 10), response("msg_1", text("Done."), "end_turn", 5)];
-    let path = ws.dir.path().join("cassette-attack.json");
-    std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
-    let cwd = ws.cwd();
-    let mut args = vec!["run", "go", "--script", path.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()];
-    args.extend_from_slice(&["--output-format", "stream-json", "--disallowed-tools", "Read(./secret.txt)"]);
-    args.extend_from_slice(&["--disallowed-tools", "Edit(./locked.txt)"]);
+    let mut args = vec!["--disallowed-tools", "Read(./secret.txt)", "--disallowed-tools", "Edit(./locked.txt)"];
     args.extend_from_slice(extra);
     let mut all_env = vec![BYPASS, ("GITHUB_TOKEN", TOKEN), ("AWS_SECRET_ACCESS_KEY", TOKEN)];
     all_env.extend_from_slice(env);
-    let out = ws.reloop_env(&args, &all_env);
+    let out = ws.run_responses_env("go", responses, &args, &all_env);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = json_lines(&out);
     let mut results = vec![String::new(); commands.len()];
@@ -335,20 +330,7 @@ fn without_a_sandbox_every_command_needs_approval() {
     ];
     let responses =
         vec![response("msg_0", Value::Array(calls), "tool_use", 10), response("msg_1", text("Done."), "end_turn", 5)];
-    let path = ws.dir.path().join("cassette-nosandbox.json");
-    std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
-    let cwd = ws.cwd();
-    let args = [
-        "run",
-        "go",
-        "--script",
-        path.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--output-format",
-        "stream-json",
-    ];
-    let out = ws.reloop_env(&args, &[("RELOOP_BWRAP", "/nonexistent/bwrap")]);
+    let out = ws.run_responses_env("go", responses, &[], &[("RELOOP_BWRAP", "/nonexistent/bwrap")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.matches("no sandbox on this machine").count(), 1, "said once: {err}");
