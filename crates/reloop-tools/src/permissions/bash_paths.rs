@@ -223,7 +223,9 @@ fn physical(path: &Path) -> PathBuf {
 }
 
 /// Expands a glob component by component as bash does (a leading `.` is matched only by a
-/// pattern that starts with one; `.` and `..` never), up to [`MAX_GLOB_MATCHES`] paths.
+/// pattern that starts with one), up to [`MAX_GLOB_MATCHES`] paths. Such a pattern is also
+/// tried against `.` and `..`: bash 5.2 skips them, older shells (and `shopt -u globskipdots`)
+/// do not, and `.*/x` would then read `../x`.
 fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     for component in pattern.components().skip(1) {
@@ -245,14 +247,14 @@ fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
         let mut next = Vec::new();
         for dir in &current {
             let Ok(entries) = std::fs::read_dir(dir) else { continue };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
+            let dots = [".", ".."].into_iter().filter(|_| part.starts_with('.')).map(String::from);
+            let names = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+            for name in dots.chain(names) {
                 if name.starts_with('.') && !part.starts_with('.') {
                     continue;
                 }
-                if matcher.is_match(name.as_ref()) {
-                    next.push(dir.join(name.as_ref()));
+                if matcher.is_match(name.as_str()) {
+                    next.push(dir.join(&name));
                     if next.len() > MAX_GLOB_MATCHES {
                         return None;
                     }
@@ -339,6 +341,10 @@ mod tests {
         assert!(found.contains(&root.join("secret.txt")), "{found:?}");
         let all: Vec<PathBuf> = resolve("*", &root).into_iter().flatten().collect();
         assert!(!all.contains(&root.join(".hidden")), "{all:?}");
+        // An older bash matches `..` with `.*`: the parent counts.
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        let dots: Vec<PathBuf> = resolve(".*/x", &root.join("sub")).into_iter().flatten().collect();
+        assert!(dots.contains(&root.join("x")), "{dots:?}");
     }
 
     #[test]
