@@ -139,6 +139,13 @@ pub fn analyze(cmd: &str) -> Analysis {
             set.push(UNKNOWN_DIRECTORY.to_string());
         }
     }
+    // `shopt -s nocaseglob dotglob globstar extglob` and GLOBIGNORE make a glob match what the
+    // path check's expansion does not: the line may read anything.
+    if ["shopt", "GLOBIGNORE", "BASHOPTS"].iter().any(|word| cmd.contains(word)) {
+        let directories = analysis.directories.len() - 1;
+        let word = UNKNOWN_DIRECTORY.to_string();
+        analysis.reads.push(PathOperand { word, walks: true, directories, repository: None });
+    }
     analysis
 }
 

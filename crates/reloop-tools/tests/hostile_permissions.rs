@@ -304,6 +304,9 @@ fn a_read_deny_rule_follows_braces_opaque_lines_and_hidden_directory_changes() {
         "builtin cd src; cat secret.txt",
         "CDPATH=/ cd src && cat secret.txt",
         "CDPATH=/; cd elsewhere && cat secret.txt",
+        "shopt -s nocaseglob; cat SECRET*",
+        "shopt -s extglob\ncat @(secret).txt",
+        "GLOBIGNORE=x; cat .s*",
     ] {
         assert_eq!(f.bash(&ctx, command), denied, "{command}");
     }
