@@ -593,16 +593,15 @@ fn only_cosmetic_options(row: &Row) -> bool {
 fn may_start_with_dash(word: &str) -> bool {
     match word.chars().next() {
         Some('*' | '?') => true,
+        // A negated set matches `-` unless it lists it; refusing it whole is simpler.
+        Some('[') if word[1..].starts_with(['!', '^']) => true,
         Some('[') => {
             let rest = &word[1..];
             // A `]` first is a member; the expression ends at the next `]`.
-            let search_from = usize::from(rest.starts_with(']') || rest.starts_with("!]") || rest.starts_with("^]"));
+            let search_from = usize::from(rest.starts_with(']'));
             match rest[search_from..].find(']') {
                 None => false, // no closing bracket: a literal `[`
-                Some(end) => {
-                    let set = &rest[..search_from + end];
-                    set.starts_with(['!', '^']) || set.contains(['-', '['])
-                }
+                Some(end) => rest[..search_from + end].contains(['-', '[']),
             }
         }
         _ => false,
