@@ -109,11 +109,12 @@ const LEX: Options = Options { line_continuation: true, dollar_is_opaque: true }
 pub fn analyze(cmd: &str) -> Analysis {
     let lexed = lex(cmd, LEX);
     let mut analysis = Analysis { verdict: Ok(()), reads: Vec::new(), directories: vec![vec![".".to_string()]] };
+    // An opaque command is still read segment by segment, so that deny rules see where
+    // `cd src && cat secret.txt > out` reads; the verdict stays Opaque.
     if lexed.opaque {
         analysis.verdict = Err(NotReadOnly::Opaque);
-        return analysis;
     }
-    if lexed.segments.is_empty() {
+    if lexed.segments.is_empty() && !lexed.opaque {
         analysis.verdict = Err(NotReadOnly::Empty);
         return analysis;
     }
@@ -131,8 +132,26 @@ pub fn analyze(cmd: &str) -> Analysis {
             }
         }
     }
+    // A CDPATH set anywhere on the line (`CDPATH=/x; cd vault`, `printf -v CDPATH`) makes a
+    // later `cd` land where the text does not show.
+    if cmd.contains("CDPATH") {
+        for set in analysis.directories.iter_mut().skip(1) {
+            set.push(UNKNOWN_DIRECTORY.to_string());
+        }
+    }
+    // `shopt -s nocaseglob dotglob globstar extglob` and GLOBIGNORE make a glob match what the
+    // path check's expansion does not: the line may read anything.
+    if ["shopt", "GLOBIGNORE", "BASHOPTS"].iter().any(|word| cmd.contains(word)) {
+        let directories = analysis.directories.len() - 1;
+        let word = UNKNOWN_DIRECTORY.to_string();
+        analysis.reads.push(PathOperand { word, walks: true, directories, repository: None });
+    }
     analysis
 }
+
+/// A directory the text does not show, in [`Analysis::directories`]: it resolves to no path,
+/// so it is inside no workspace and may be where any deny rule points. A NUL is in no path.
+pub(crate) const UNKNOWN_DIRECTORY: &str = "\0unknown";
 
 /// One simple command: its row, its options and its operands. `globbed` says which words are
 /// unquoted globs.
@@ -141,7 +160,10 @@ fn segment(words: &[String], globbed: &[bool], analysis: &mut Analysis) -> Resul
     if words.iter().any(|w| has_brace_expansion(w)) {
         return Err(NotReadOnly::Opaque);
     }
-    let row = find_row(name).ok_or_else(|| NotReadOnly::UnknownCommand(name.clone()))?;
+    let Some(row) = find_row(name) else {
+        hidden_directory_change(words, analysis);
+        return Err(NotReadOnly::UnknownCommand(name.clone()));
+    };
     // Judged first, reported last: a refused `cd [s]rc` must still add its directory, so that
     // deny rules see where `cat secret.txt` after it reads.
     let glob_verdict = globs(row, args, globbed.get(1..).unwrap_or(&[]));
@@ -461,6 +483,43 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
             })
         }
     };
+    add_directory(target, analysis)
+}
+
+/// A directory change the table does not take as read-only (`pushd src`, `command cd src`,
+/// `builtin cd src`, `CDPATH=/x cd src`): it needs approval anyway, but deny rules must still
+/// know where later segments may run. `pushd` alone and `popd` return to directories already
+/// in the set, which only grows.
+fn hidden_directory_change(words: &[String], analysis: &mut Analysis) {
+    let mut rest = words;
+    let mut unknown = false;
+    while let Some((first, tail)) = rest.split_first() {
+        match first.split_once('=') {
+            Some((name, _)) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                unknown |= name == "CDPATH";
+            }
+            _ if matches!(first.as_str(), "command" | "builtin") => {}
+            _ => break,
+        }
+        rest = tail;
+    }
+    let Some((program, args)) = rest.split_first() else { return };
+    if !matches!(program.as_str(), "cd" | "pushd") {
+        return;
+    }
+    let target = args.iter().find(|a| !a.starts_with(['-', '+']));
+    let target = match (program.as_str(), target) {
+        (_, Some(_)) if unknown => UNKNOWN_DIRECTORY.to_string(),
+        (_, Some(dir)) => dir.clone(),
+        ("cd", None) => "~".to_string(),
+        _ => return,
+    };
+    // Past the limit the command is refused anyway; the directories tracked so far stay.
+    let _ = add_directory(target, analysis);
+}
+
+/// Adds the directories a later segment may run in once `cd target` succeeded.
+fn add_directory(target: String, analysis: &mut Analysis) -> Result<(), NotReadOnly> {
     let current = analysis.directories.last().cloned().unwrap_or_default();
     analysis.reads.push(PathOperand {
         word: target.clone(),
@@ -470,7 +529,8 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
     });
     let mut next = current.clone();
     for dir in &current {
-        let joined = if target.starts_with('/') || target.starts_with('~') || dir == "." {
+        let joined = if target.starts_with('/') || target.starts_with('~') || dir == "." || target == UNKNOWN_DIRECTORY
+        {
             target.clone()
         } else {
             format!("{dir}/{target}")
@@ -480,6 +540,10 @@ fn change_directory(parsed: &Parsed, analysis: &mut Analysis) -> Result<(), NotR
         }
     }
     if next.len() > MAX_DIRECTORIES {
+        // Refused; for deny rules, later segments may run anywhere.
+        let mut anywhere = current;
+        anywhere.push(UNKNOWN_DIRECTORY.to_string());
+        analysis.directories.push(anywhere);
         return Err(NotReadOnly::TooManyDirectories);
     }
     analysis.directories.push(next);
@@ -529,16 +593,15 @@ fn only_cosmetic_options(row: &Row) -> bool {
 fn may_start_with_dash(word: &str) -> bool {
     match word.chars().next() {
         Some('*' | '?') => true,
+        // A negated set matches `-` unless it lists it; refusing it whole is simpler.
+        Some('[') if word[1..].starts_with(['!', '^']) => true,
         Some('[') => {
             let rest = &word[1..];
             // A `]` first is a member; the expression ends at the next `]`.
-            let search_from = usize::from(rest.starts_with(']') || rest.starts_with("!]") || rest.starts_with("^]"));
+            let search_from = usize::from(rest.starts_with(']'));
             match rest[search_from..].find(']') {
                 None => false, // no closing bracket: a literal `[`
-                Some(end) => {
-                    let set = &rest[..search_from + end];
-                    set.starts_with(['!', '^']) || set.contains(['-', '['])
-                }
+                Some(end) => rest[..search_from + end].contains(['-', '[']),
             }
         }
         _ => false,

@@ -402,6 +402,11 @@ impl PermissionContext {
     /// Whether every path a read-only Bash command reads lies inside the workspace.
     fn bash_reads_inside(&self, call: &Call<'_>) -> bool {
         let Some(analysis) = &call.analysis else { return true };
+        // An opaque line is never allowed for reading; what it reads only feeds deny rules, so
+        // it keeps the answer it had when it was not analysed (plan mode's own text).
+        if analysis.verdict == Err(crate::bash_classify::NotReadOnly::Opaque) {
+            return true;
+        }
         bash_paths::reads(analysis, self.workspace.cwd())
             .into_iter()
             .all(|(path, _)| path.is_some_and(|p| self.workspace.contains(&p)))

@@ -284,3 +284,32 @@ fn globs_and_git_repositories_the_text_cannot_pin_need_approval() {
         assert_eq!(f.bash(&ctx, command), Decision::Allow, "{command}");
     }
 }
+
+/// The text around a path must not hide where it leads: brace expansion, a line that is opaque
+/// for other reasons, and directory changes the table does not take as read-only.
+#[test]
+fn a_read_deny_rule_follows_braces_opaque_lines_and_hidden_directory_changes() {
+    let f = fixture();
+    std::fs::write(f.root.join("src/secret.txt"), "s\n").expect("write");
+    let ctx = f.ctx(PermissionMode::BypassPermissions, &[], &["Read(./secret.txt)", "Read(./src/secret.txt)"]);
+    let denied = deny("Permission to use Bash has been denied.");
+    for command in [
+        "cat {secret,x}.txt",
+        "cat secret.{md,txt}",
+        "cat {s,x}ecret.txt",
+        "cd src && cat secret.txt > out.txt",
+        "cd src && cat secret.txt $(true)",
+        "pushd src && cat secret.txt",
+        "command cd src && cat secret.txt",
+        "builtin cd src; cat secret.txt",
+        "CDPATH=/ cd src && cat secret.txt",
+        "CDPATH=/; cd elsewhere && cat secret.txt",
+        "shopt -s nocaseglob; cat SECRET*",
+        "shopt -s extglob\ncat @(secret).txt",
+        "GLOBIGNORE=x; cat .s*",
+    ] {
+        assert_eq!(f.bash(&ctx, command), denied, "{command}");
+    }
+    assert_eq!(f.bash(&ctx, "cat {notes,src/main}.{md,rs}"), Decision::Allow);
+    assert_eq!(f.bash(&ctx, "pushd src && cat main.rs"), Decision::Allow);
+}

@@ -90,6 +90,18 @@ fn expand_home(word: &str) -> Option<PathBuf> {
 
 /// One word as the paths it names: the literal path, and what its glob matches (bounded).
 fn resolve(word: &str, base: &Path) -> Vec<Resolved> {
+    match expand_braces(word) {
+        Some(words) => words.iter().flat_map(|w| resolve_one(w, base)).collect(),
+        None => vec![None],
+    }
+}
+
+/// One brace-free word as the paths it names. A word holding a NUL (the classifier's
+/// [`crate::bash_classify::UNKNOWN_DIRECTORY`]) names a place the text does not show.
+fn resolve_one(word: &str, base: &Path) -> Vec<Resolved> {
+    if word.contains('\0') {
+        return vec![None];
+    }
     let Some(expanded) = expand_home(word) else { return vec![None] };
     let joined = base.join(expanded);
     let mut out = vec![Some(physical(&joined))];
@@ -102,6 +114,107 @@ fn resolve(word: &str, base: &Path) -> Vec<Resolved> {
     out
 }
 
+/// bash's brace expansion of one word (`{a,b}`, nested, `{1..3}`, `{a..c}`, `{1..9..2}`),
+/// leftmost first, as the paths a deny rule must see: `cat {secret,x}.txt` reads `secret.txt`.
+/// `None` past [`MAX_GLOB_MATCHES`] words.
+fn expand_braces(word: &str) -> Option<Vec<String>> {
+    let mut done = Vec::new();
+    let mut pending = vec![word.to_string()];
+    while let Some(word) = pending.pop() {
+        match first_brace(&word) {
+            Some((open, close, alternatives)) => {
+                for alternative in alternatives.iter().rev() {
+                    pending.push(format!("{}{alternative}{}", &word[..open], &word[close + 1..]));
+                }
+            }
+            None => done.push(word),
+        }
+        if done.len() + pending.len() > MAX_GLOB_MATCHES {
+            return None;
+        }
+    }
+    Some(done)
+}
+
+/// The leftmost brace expression of `word` that expands: its `{` and `}` byte offsets and the
+/// words it becomes. `{a}` and an unmatched brace stay literal, as in bash.
+fn first_brace(word: &str) -> Option<(usize, usize, Vec<String>)> {
+    let bytes = word.as_bytes();
+    for open in (0..bytes.len()).filter(|&i| bytes[i] == b'{') {
+        let (mut depth, mut commas) = (0usize, Vec::new());
+        let mut close = None;
+        for (at, &b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(at);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(at),
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        if !commas.is_empty() {
+            let mut cuts = vec![open];
+            cuts.extend(&commas);
+            cuts.push(close);
+            let alternatives = cuts.windows(2).map(|w| word[w[0] + 1..w[1]].to_string()).collect();
+            return Some((open, close, alternatives));
+        }
+        if let Some(sequence) = sequence(&word[open + 1..close]) {
+            return Some((open, close, sequence));
+        }
+    }
+    None
+}
+
+/// `1..5`, `5..1..2`, `01..10` (zero-padded) or `a..e`: the words of a bash sequence
+/// expression (cut one past [`MAX_GLOB_MATCHES`]), or `None` when it is not one.
+fn sequence(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let (from, to) = (parts.first()?, parts.get(1)?);
+    let step = match parts.get(2) {
+        Some(step) => step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        None => 1,
+    };
+    if parts.len() > 3 {
+        return None;
+    }
+    if let (Ok(a), Ok(b)) = (from.parse::<i64>(), to.parse::<i64>()) {
+        let width =
+            if from.starts_with(['0', '-']) || to.starts_with(['0', '-']) { from.len().max(to.len()) } else { 0 };
+        // Past the bound, one word more than it is enough for the caller to give up.
+        let count = (a.abs_diff(b) / step + 1).min(MAX_GLOB_MATCHES as u64 + 1);
+        // Every term lies between `a` and `b`; i128 keeps the products from overflowing.
+        let n = |i: u64| {
+            let offset = i128::from(i) * i128::from(step);
+            if a <= b {
+                i128::from(a) + offset
+            } else {
+                i128::from(a) - offset
+            }
+        };
+        return Some((0..count).map(|i| format!("{:0width$}", n(i))).collect());
+    }
+    let (a, b) = (single_char(from)?, single_char(to)?);
+    let (lo, hi) = (a.min(b), a.max(b));
+    let mut letters: Vec<String> = (lo..=hi).step_by(step as usize).map(|c| c.to_string()).collect();
+    if a > b {
+        letters.reverse();
+    }
+    Some(letters)
+}
+
+fn single_char(text: &str) -> Option<char> {
+    let mut chars = text.chars();
+    let c = chars.next().filter(char::is_ascii_alphabetic)?;
+    chars.next().is_none().then_some(c)
+}
+
 /// Where the kernel takes `path`: `..` after a symlink goes up from the link's target, not
 /// from the link (`cd link && cat ../x`), so an existing path is canonicalized as it stands.
 /// A path that does not exist cannot be read; it is folded lexically, then resolved leniently.
@@ -110,7 +223,9 @@ fn physical(path: &Path) -> PathBuf {
 }
 
 /// Expands a glob component by component as bash does (a leading `.` is matched only by a
-/// pattern that starts with one; `.` and `..` never), up to [`MAX_GLOB_MATCHES`] paths.
+/// pattern that starts with one), up to [`MAX_GLOB_MATCHES`] paths. Such a pattern is also
+/// tried against `.` and `..`: bash 5.2 skips them, older shells (and `shopt -u globskipdots`)
+/// do not, and `.*/x` would then read `../x`.
 fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     for component in pattern.components().skip(1) {
@@ -132,14 +247,14 @@ fn expand_glob(pattern: &Path) -> Option<Vec<PathBuf>> {
         let mut next = Vec::new();
         for dir in &current {
             let Ok(entries) = std::fs::read_dir(dir) else { continue };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
+            let dots = [".", ".."].into_iter().filter(|_| part.starts_with('.')).map(String::from);
+            let names = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+            for name in dots.chain(names) {
                 if name.starts_with('.') && !part.starts_with('.') {
                     continue;
                 }
-                if matcher.is_match(name.as_ref()) {
-                    next.push(dir.join(name.as_ref()));
+                if matcher.is_match(name.as_str()) {
+                    next.push(dir.join(&name));
                     if next.len() > MAX_GLOB_MATCHES {
                         return None;
                     }
@@ -226,6 +341,26 @@ mod tests {
         assert!(found.contains(&root.join("secret.txt")), "{found:?}");
         let all: Vec<PathBuf> = resolve("*", &root).into_iter().flatten().collect();
         assert!(!all.contains(&root.join(".hidden")), "{all:?}");
+        // An older bash matches `..` with `.*`: the parent counts.
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        let dots: Vec<PathBuf> = resolve(".*/x", &root.join("sub")).into_iter().flatten().collect();
+        assert!(dots.contains(&root.join("x")), "{dots:?}");
+    }
+
+    #[test]
+    fn braces_expand_as_bash_expands_them() {
+        let words = |w: &str| expand_braces(w).expect("bounded");
+        assert_eq!(words("{secret,x}.txt"), ["secret.txt", "x.txt"]);
+        assert_eq!(words("a{b,{c,d}e}f"), ["abf", "acef", "adef"]);
+        assert_eq!(words("{1..3}"), ["1", "2", "3"]);
+        assert_eq!(words("{3..1..2}"), ["3", "1"]);
+        assert_eq!(words("{08..10}"), ["08", "09", "10"]);
+        assert_eq!(words("{a..c}"), ["a", "b", "c"]);
+        assert_eq!(words("{a}{,b}"), ["{a}", "{a}b"]);
+        assert_eq!(words("{unclosed,"), ["{unclosed,"]);
+        assert_eq!(expand_braces("{1..100000}"), None);
+        assert_eq!(words("{-9223372036854775808..9223372036854775807..9223372036854775807}").len(), 3);
+        assert_eq!(expand_braces("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}"), None);
     }
 
     #[test]
