@@ -24,8 +24,10 @@ prefix Read shows) and must be unique in the file unless replace_all is true; gi
 make it unique. replace_all replaces every occurrence, which is handy for renaming. An empty old_string on a file \
 that does not exist creates it with new_string.";
 
-/// Largest file Edit loads: it holds the file twice (old and new text), so memory stays near
-/// 130 MB. Claude Code's bound is 1 GB, with the same message.
+/// Largest file Edit loads, and largest it writes: it holds the file twice (old and new text),
+/// so memory stays near 130 MB. Claude Code's bound is 1 GB, with the same message. The result's
+/// size is computed before it is built, since `replace_all` of a short string by a long one
+/// can multiply a small file a thousandfold.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The built-in Write tool.
@@ -209,6 +211,15 @@ fn replace(content: &str, old: &str, new: &str, all: bool) -> Result<String, Too
         (old.to_string(), new.to_string())
     };
     let count = content.matches(old_eff.as_str()).count();
+    let replacements = if all { count } else { count.min(1) };
+    let size = edited_size(content.len(), replacements, old_eff.len(), new_eff.len());
+    if size > MAX_EDIT_BYTES && (count == 1 || all) {
+        return Err(ToolError::EditTooLarge {
+            size: format_file_size(size),
+            count: replacements,
+            max: format_file_size(MAX_EDIT_BYTES),
+        });
+    }
     match count {
         0 => Err(ToolError::StringNotFound { old_string: old.to_string() }),
         1 => Ok(content.replacen(old_eff.as_str(), &new_eff, 1)),
@@ -217,9 +228,20 @@ fn replace(content: &str, old: &str, new: &str, all: bool) -> Result<String, Too
     }
 }
 
+/// The size of `len` bytes after `count` replacements of `old` bytes by `new` bytes, computed
+/// without building it; saturating, so a hostile count cannot wrap it to a small number.
+fn edited_size(len: usize, count: usize, old: usize, new: usize) -> u64 {
+    let (len, count, old, new) = (len as u64, count as u64, old as u64, new as u64);
+    if new >= old {
+        len.saturating_add(count.saturating_mul(new - old))
+    } else {
+        len.saturating_sub(count.saturating_mul(old - new))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::replace;
+    use super::{edited_size, replace};
 
     #[test]
     fn a_unique_match_is_replaced_once() {
@@ -229,6 +251,15 @@ mod tests {
     #[test]
     fn replace_all_replaces_every_occurrence() {
         assert_eq!(replace("b b", "b", "x", true).ok(), Some("x x".to_string()));
+    }
+
+    #[test]
+    fn an_edit_is_sized_before_it_is_built() {
+        assert_eq!(edited_size(10, 2, 1, 4), 16);
+        assert_eq!(edited_size(10, 2, 4, 1), 4);
+        assert_eq!(edited_size(10, usize::MAX, 0, usize::MAX), u64::MAX, "saturates, never wraps");
+        let refused = replace(&"a".repeat(200_000), "a", &"b".repeat(10_000), true);
+        assert!(refused.is_err_and(|e| e.to_string().contains("1.9GB")));
     }
 
     #[test]
