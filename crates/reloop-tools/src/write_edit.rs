@@ -1,7 +1,9 @@
 //! Write and Edit: the two tools that change files, both bound by the read-first rule so the model
 //! never overwrites content it has not seen.
 
+use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -10,7 +12,7 @@ use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
 use crate::read::format_file_size;
-use crate::special::{check_regular, create_regular, open_regular};
+use crate::special::{check_regular, open_regular};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
@@ -124,10 +126,52 @@ fn store(path: &Path, content: &str, ctx: &ToolContext) -> Result<(), ToolError>
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
     }
-    let mut file = create_regular(path)?;
+    let mut file = open_for_write(path)?;
     file.write_all(content.as_bytes()).map_err(|err| ToolError::io("cannot write", path, err))?;
     ctx.mark_read(path, None);
     Ok(())
+}
+
+/// Opens `path` for writing (created, then truncated) without blocking on a FIFO, and refuses
+/// before a byte is written:
+///
+/// * a file created through a symbolic link: the final component is opened with `O_NOFOLLOW`, and
+///   a link is then followed only to a file that exists (no `O_CREAT`), so a dangling link in the
+///   workspace can never plant a file where it points, whatever was checked before;
+/// * a file with more than one hard link: its other names (maybe outside the workspace) share its
+///   content, so writing it would change them too. Refused rather than replaced by a new file
+///   (temp + rename): that would silently change the file's identity (inode, owner, the links a
+///   tool such as pnpm or a backup relies on), which only the user can decide to do;
+/// * anything that is not a regular file.
+///
+/// Every check is on the opened descriptor, so a name swapped in between cannot slip past.
+fn open_for_write(path: &Path) -> Result<File, ToolError> {
+    let options = |create: bool, nofollow: bool| {
+        let mut options = OpenOptions::new();
+        let nofollow = if nofollow { libc::O_NOFOLLOW } else { 0 };
+        options.write(true).create(create).truncate(false).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
+        options
+    };
+    let file = match options(true, true).open(path) {
+        Ok(file) => file,
+        // ELOOP with O_NOFOLLOW: the final component is a symbolic link.
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => match options(false, false).open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == ErrorKind::NotFound => {
+                let target = std::fs::read_link(path).unwrap_or_default();
+                return Err(ToolError::DanglingSymlink { path: path.to_path_buf(), target });
+            }
+            Err(err) => return Err(ToolError::io("cannot write", path, err)),
+        },
+        Err(err) => return Err(ToolError::io("cannot write", path, err)),
+    };
+    let metadata = file.metadata().map_err(|err| ToolError::io("cannot write", path, err))?;
+    check_regular(path, &metadata)?;
+    if metadata.nlink() > 1 {
+        return Err(ToolError::HardLinked { path: path.to_path_buf(), links: metadata.nlink() });
+    }
+    file.set_len(0).map_err(|err| ToolError::io("cannot write", path, err))?;
+    Ok(file)
 }
 
 fn created(path: &Path) -> String {
