@@ -130,9 +130,15 @@ pub struct ModelError {
     pub error_type: String,
     /// The error's message.
     pub message: String,
-    /// `retry-after`, in milliseconds, when the server sent a numeric one.
+    /// `retry-after`, in milliseconds, when the server sent a numeric one (at most
+    /// [`crate::MAX_RETRY_AFTER_MS`] in errors read since the cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// What the server asked for, in milliseconds (saturating), when it was more than
+    /// [`crate::MAX_RETRY_AFTER_MS`] and `retry_after_ms` holds the cap instead. Absent
+    /// otherwise, so errors journaled before the cap read and replay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_capped_from_ms: Option<u64>,
     /// `x-should-retry`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub should_retry: Option<bool>,
@@ -146,6 +152,7 @@ impl ModelError {
             error_type: error_type.into(),
             message: message.into(),
             retry_after_ms: None,
+            retry_after_capped_from_ms: None,
             should_retry: None,
         }
     }
@@ -153,6 +160,12 @@ impl ModelError {
     /// With a numeric `retry-after`.
     pub fn with_retry_after_ms(mut self, ms: Option<u64>) -> Self {
         self.retry_after_ms = ms;
+        self
+    }
+
+    /// With what the server asked for when `retry_after_ms` holds the cap instead.
+    pub fn with_retry_after_capped_from_ms(mut self, ms: Option<u64>) -> Self {
+        self.retry_after_capped_from_ms = ms;
         self
     }
 

@@ -172,19 +172,19 @@ pub(crate) fn error_from_http(status: u16, header: impl Fn(&str) -> Option<Strin
         None if body.trim().is_empty() => format!("HTTP {status} with an empty body"),
         None => excerpt(body.trim(), 500),
     };
-    // `retry-after-ms` is the precise form Anthropic sends beside the standard header.
-    let retry_after_ms = header("retry-after-ms")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .or_else(|| header("retry-after").and_then(|v| v.trim().parse::<f64>().ok()).map(|s| s * 1000.0))
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
-        .map(|ms| ms.round() as u64);
+    let asked = crate::retry_after::asked(
+        header("retry-after-ms").as_deref(),
+        header("retry-after").as_deref(),
+        std::time::SystemTime::now(),
+    );
     let should_retry = header("x-should-retry").and_then(|v| match v.trim() {
         "true" => Some(true),
         "false" => Some(false),
         _ => None,
     });
     ModelError::new(Some(status), error_type, message)
-        .with_retry_after_ms(retry_after_ms)
+        .with_retry_after_ms(asked.map(|a| a.ms))
+        .with_retry_after_capped_from_ms(asked.and_then(|a| a.capped_from))
         .with_should_retry(should_retry)
 }
 
