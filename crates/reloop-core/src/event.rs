@@ -130,13 +130,11 @@ pub struct ModelError {
     pub error_type: String,
     /// The error's message.
     pub message: String,
-    /// `retry-after`, in milliseconds, when the server sent a numeric one (at most
-    /// [`crate::MAX_RETRY_AFTER_MS`] in errors read since the cap).
+    /// `retry-after`, in milliseconds (at most [`crate::MAX_RETRY_AFTER_MS`] since the cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
-    /// What the server asked for, in milliseconds (saturating), when it was more than
-    /// [`crate::MAX_RETRY_AFTER_MS`] and `retry_after_ms` holds the cap instead. Absent
-    /// otherwise, so errors journaled before the cap read and replay as they were.
+    /// What the server asked, in ms (saturating), when over the cap that `retry_after_ms` then
+    /// holds; absent otherwise, so errors journaled before the cap replay as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_capped_from_ms: Option<u64>,
     /// `x-should-retry`, when the server sent it.
@@ -160,12 +158,6 @@ impl ModelError {
     /// With a numeric `retry-after`.
     pub fn with_retry_after_ms(mut self, ms: Option<u64>) -> Self {
         self.retry_after_ms = ms;
-        self
-    }
-
-    /// With what the server asked for when `retry_after_ms` holds the cap instead.
-    pub fn with_retry_after_capped_from_ms(mut self, ms: Option<u64>) -> Self {
-        self.retry_after_capped_from_ms = ms;
         self
     }
 

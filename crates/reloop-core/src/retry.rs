@@ -344,9 +344,10 @@ mod tests {
         use crate::profile::ProfileId;
         let day = 86_400_000;
         let capped = || {
-            ModelError::new(Some(429), "rate_limit_error", "slow down")
-                .with_retry_after_ms(Some(MAX_RETRY_AFTER_MS))
-                .with_retry_after_capped_from_ms(Some(day))
+            let mut error = ModelError::new(Some(429), "rate_limit_error", "slow down")
+                .with_retry_after_ms(Some(MAX_RETRY_AFTER_MS));
+            error.retry_after_capped_from_ms = Some(day);
+            error
         };
         // Every rule for `retry-after` (floor, exact, exact plus jitter) waits six hours, no more.
         for profile in ProfileId::ALL.iter().copied() {

@@ -229,10 +229,11 @@ pub(crate) fn error_from_http(status: u16, header: impl Fn(&str) -> Option<Strin
         "false" => Some(false),
         _ => None,
     });
-    ModelError::new(Some(status), error_type, message)
+    let mut error = ModelError::new(Some(status), error_type, message)
         .with_retry_after_ms(asked.map(|a| a.ms))
-        .with_retry_after_capped_from_ms(asked.and_then(|a| a.capped_from))
-        .with_should_retry(should_retry)
+        .with_should_retry(should_retry);
+    error.retry_after_capped_from_ms = asked.and_then(|a| a.capped_from);
+    error
 }
 
 fn default_error_type(status: u16) -> &'static str {
