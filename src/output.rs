@@ -174,8 +174,12 @@ impl Printer {
             RunEvent::Retry(wait) => {
                 self.end_line();
                 let status = wait.error_status.map(|s| format!("{s} ")).unwrap_or_default();
+                let capped = wait
+                    .retry_after_capped_from_ms
+                    .map(|asked| format!("; the server asked for {asked} ms, capped at 6 hours"))
+                    .unwrap_or_default();
                 errln!(
-                    "  · {status}{}: retrying in {} ms (attempt {} of {})",
+                    "  · {status}{}: retrying in {} ms (attempt {} of {}{capped})",
                     wait.error,
                     wait.delay_ms,
                     wait.attempt,
@@ -253,11 +257,18 @@ impl Printer {
                 init
             }
             RunEvent::Message(message) => message_line(message, &self.session_id),
-            RunEvent::Retry(wait) => json!({
-                "type": "system", "subtype": "api_retry", "attempt": wait.attempt,
-                "max_retries": wait.max_retries, "retry_delay_ms": wait.delay_ms,
-                "error_status": wait.error_status, "error": wait.error, "session_id": self.session_id,
-            }),
+            RunEvent::Retry(wait) => {
+                let mut line = json!({
+                    "type": "system", "subtype": "api_retry", "attempt": wait.attempt,
+                    "max_retries": wait.max_retries, "retry_delay_ms": wait.delay_ms,
+                    "error_status": wait.error_status, "error": wait.error, "session_id": self.session_id,
+                });
+                // reloop's own, only when the server's retry-after was capped.
+                if let Some(asked) = wait.retry_after_capped_from_ms {
+                    line["retry_after_capped_from_ms"] = json!(asked);
+                }
+                line
+            }
             RunEvent::ModelFallback { trigger, from, to } => json!({
                 "type": "system", "subtype": "model_fallback", "trigger": trigger,
                 "original_model": from, "fallback_model": to,

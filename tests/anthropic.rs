@@ -290,3 +290,41 @@ fn an_error_inside_a_200_stream_is_withdrawn_and_retried() {
     assert_eq!(server.requests().len(), 2);
     assert_replays_and_keeps_no_secret(&ws);
 }
+
+#[test]
+fn a_retry_after_of_a_day_waits_six_hours_and_the_api_retry_line_says_so() {
+    use std::io::BufRead;
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![overloaded(&[("retry-after", "86400")])]);
+    let cwd = ws.cwd();
+    let args =
+        ["run", "go", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url, "--output-format", "stream-json"];
+    let mut child = ws.command(&args).env("ANTHROPIC_API_KEY", KEY).spawn().unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    // The line comes before the wait; the test reads it and ends the process, never waiting.
+    let retry = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|l| l["subtype"] == "api_retry");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let retry = retry.expect("an api_retry line");
+    assert_eq!(retry["retry_delay_ms"], 6 * 60 * 60 * 1000, "the delay waited is the cap");
+    assert_eq!(retry["retry_after_capped_from_ms"], 86_400_000, "and the line says what was asked");
+    // Claude Code's own fields keep their names and meaning.
+    assert_eq!((retry["attempt"].clone(), retry["error_status"].clone()), (json!(1), json!(529)));
+    assert_eq!(retry["error"], "overloaded");
+}
+
+#[test]
+fn an_uncapped_retry_after_adds_nothing_to_the_api_retry_line() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![overloaded(&[("retry-after", "garbage")]), overloaded(&[])]);
+    let out = run(&ws, &server, &["--max-retries", "1"]);
+    let lines = json_lines(&out);
+    let retry = lines.iter().find(|l| l["subtype"] == "api_retry").unwrap();
+    assert!(retry.get("retry_after_capped_from_ms").is_none(), "{retry}");
+    let delay = retry["retry_delay_ms"].as_u64().unwrap();
+    assert!((500..=625).contains(&delay), "unreadable retry-after: the normal backoff, {delay} ms");
+}

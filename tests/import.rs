@@ -77,3 +77,56 @@ fn an_imported_session_exports_and_imports_again_unchanged() {
     let why = stdout(&ws.reloop(&["why", "last"]));
     assert!(why.contains("next_turn"), "{why}");
 }
+
+/// A transcript line of `kind` with `uuid` and `parent`, as Claude Code writes one.
+fn line(kind: &str, uuid: &str, parent: &str, text: &str) -> String {
+    let message = match kind {
+        "user" => serde_json::json!({"role": "user", "content": text}),
+        _ => serde_json::json!({"id": format!("msg_{uuid}"), "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    };
+    serde_json::json!({"parentUuid": parent, "isSidechain": false, "sessionId": "s", "cwd": "/w",
+        "version": "2.1.0", "type": kind, "message": message, "uuid": uuid,
+        "timestamp": "2026-01-01T00:00:00.000Z"})
+    .to_string()
+}
+
+fn import_text(ws: &Workspace, name: &str, lines: &[String]) -> std::process::Output {
+    let file = ws.dir.path().join(name);
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    ws.reloop(&["import", "claude-code", file.to_str().unwrap()])
+}
+
+#[test]
+fn a_parent_chain_that_loops_is_refused_naming_the_uuid_where_it_closes() {
+    let ws = Workspace::seed();
+    // Every line has a parent, so no line is a leaf: the file used to be called uuid-less.
+    let lines = [line("user", "u1", "u2", "hi"), line("assistant", "u2", "u1", "hello")];
+    let out = import_text(&ws, "loop.jsonl", &lines);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "loop.jsonl:1: the `parentUuid` chain forms a cycle: it comes back to the line with uuid `u1`, so the \
+             conversation has no first message"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("without a `uuid`"), "{err}");
+}
+
+#[test]
+fn a_leaf_whose_chain_runs_into_a_loop_is_refused_too() {
+    let ws = Workspace::seed();
+    // u3 is a leaf; its chain goes u3 → u2 → u1 → u2.
+    let lines =
+        [line("user", "u1", "u2", "hi"), line("assistant", "u2", "u1", "hello"), line("user", "u3", "u2", "more")];
+    let out = import_text(&ws, "rho.jsonl", &lines);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("rho.jsonl:2: the `parentUuid` chain forms a cycle: it comes back to the line with uuid `u2`"),
+        "{err}"
+    );
+}

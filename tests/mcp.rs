@@ -444,3 +444,24 @@ fn a_crash_before_an_mcp_call_resumes_with_the_server_started_again_or_says_it_i
         assert!(ws.replays_identical());
     }
 }
+
+#[test]
+fn a_token_in_an_http_servers_url_is_never_shown_or_journaled() {
+    let ws = Workspace::seed();
+    // A port that was just free: nothing listens on it, and the failure quotes the URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp?token=s3cr3t-query-value");
+    let config = write_config(&ws, "web.json", json!({"web": {"type": "http", "url": url}}));
+    let responses = vec![common::response("m1", common::text("Done."), "end_turn", 10)];
+    let out = run_responses(&ws, "hi", responses, &["--mcp-config", &config], &[("MCP_TIMEOUT", "5000")]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("http://127.0.0.1:{port}/mcp?token=***")), "shown redacted: {err}");
+    let header = header(&ws).to_string();
+    assert!(header.contains("failed to start"), "{header}");
+    let journal = std::fs::read(ws.journal()).unwrap();
+    let wal = std::fs::read(ws.journal().with_extension("db-wal")).unwrap_or_default();
+    for text in [stdout(&out).as_bytes(), err.as_bytes(), header.as_bytes(), &journal, &wal] {
+        assert!(!text.windows(18).any(|w| w == b"s3cr3t-query-value"), "the token leaked");
+    }
+}

@@ -385,3 +385,71 @@ fn refusals_are_journaled_so_show_why_and_replay_have_them() {
         insta::assert_snapshot!("security_why_refusals", ws.why());
     });
 }
+
+#[test]
+fn a_hard_link_to_a_file_outside_is_not_written_through_even_in_accept_edits() {
+    // The permission check sees the name inside the workspace; the content is shared outside.
+    let ws = Workspace::seed();
+    let outside = ws.dir.path().join("outside-secret.txt");
+    std::fs::write(&outside, "outside content\n").expect("write");
+    let linked = ws.cwd().join("linked.txt");
+    std::fs::hard_link(&outside, &linked).expect("hard link");
+    let responses = vec![
+        response("msg_0", json!([call("toolu_read", "Read", json!({"file_path": linked}))]), "tool_use", 10),
+        response(
+            "msg_1",
+            json!([
+                call("toolu_write", "Write", json!({"file_path": linked, "content": "pwned\n"})),
+                call(
+                    "toolu_edit",
+                    "Edit",
+                    json!({"file_path": linked, "old_string": "outside", "new_string": "pwned"})
+                )
+            ]),
+            "tool_use",
+            10,
+        ),
+        response("msg_done", text("Done."), "end_turn", 5),
+    ];
+    let out = ws.run_responses_env("go", responses, &["--permission-mode", "acceptEdits"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refusal = format!(
+        "Error: cannot write '{}': it has 2 hard links, so writing it would also change the same file under its \
+         other names, which may lie outside the workspace. Write and Edit do not change hard-linked files.",
+        linked.display()
+    );
+    let results: Vec<Value> = json_lines(&out)
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+        .collect();
+    for id in ["toolu_write", "toolu_edit"] {
+        let result = results.iter().find(|b| b["tool_use_id"] == id).unwrap_or_else(|| panic!("no result for {id}"));
+        assert_eq!((result["content"].as_str(), result["is_error"].as_bool()), (Some(refusal.as_str()), Some(true)));
+    }
+    assert_eq!(std::fs::read_to_string(&outside).expect("read"), "outside content\n", "the outside file is unchanged");
+    assert!(ws.replays_identical(), "the session replays identical");
+}
+
+#[test]
+fn a_dangling_symlink_never_gets_a_file_created_through_it_even_when_every_call_is_allowed() {
+    // bypassPermissions lets the call through; the tool itself still refuses to create the target.
+    let ws = Workspace::seed();
+    let target = ws.dir.path().join("planted.txt");
+    let link = ws.cwd().join("notes.txt");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let calls = vec![
+        call("toolu_write", "Write", json!({"file_path": link, "content": "x"})),
+        call("toolu_edit", "Edit", json!({"file_path": link, "old_string": "", "new_string": "x"})),
+    ];
+    let run = session(&ws, calls, &["--permission-mode", "bypassPermissions", "--dangerously-allow-root"], &[]);
+    let refusal = format!(
+        "Error: cannot write '{}': it is a symbolic link to '{}', which does not exist. Write and Edit do not \
+         create files through symbolic links; use the target's own path.",
+        link.display(),
+        target.display()
+    );
+    assert_eq!(run.get("toolu_write"), (refusal.clone(), true));
+    assert_eq!(run.get("toolu_edit"), (refusal, true));
+    assert!(!target.exists(), "a file was created outside the workspace");
+}

@@ -409,3 +409,30 @@ fn a_password_in_an_unreachable_base_url_stays_out_of_the_error() {
     assert!(stderr(&not_http).contains("ftp://***@127.0.0.1") && !stderr(&not_http).contains(PASSWORD));
     assert_replays_and_journal_holds_no(&ws, &[PASSWORD, KEY]);
 }
+
+#[test]
+fn a_redirect_to_another_origin_gets_neither_the_key_nor_the_conversation() {
+    let ws = Workspace::seed();
+    let elsewhere = Hostile::start(|stream| answer(stream, "stolen"));
+    let target = format!("{}/v1/messages", elsewhere.url);
+    let first = Hostile::start(move |stream| {
+        write!(stream, "HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\n\r\n")?;
+        stream.flush()
+    });
+    let out = run(&ws, &first.url, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(elsewhere.requests.load(Ordering::SeqCst), 0, "the other origin received a request");
+    assert_eq!(first.requests.load(Ordering::SeqCst), 1, "a refused redirect is final, not retried");
+    let (retries, result) = retries_and_result(&out);
+    assert!(retries.is_empty(), "{retries:?}");
+    assert_eq!(result["terminal_reason"], "model_error");
+    let text = result["result"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with(&format!(
+            "API Error: 307 the server at {} answered with a redirect (307) to {}",
+            first.url, elsewhere.url
+        )),
+        "{text}"
+    );
+    assert_replays_and_journal_holds_no(&ws, &[KEY]);
+}

@@ -257,6 +257,10 @@ impl SdkStream {
                 line.insert("retry_delay_ms".into(), json!(wait.delay_ms));
                 line.insert("error_status".into(), json!(wait.error_status));
                 line.insert("error".into(), json!(wait.error));
+                // reloop's own, only when the server's retry-after was capped.
+                if let Some(asked) = wait.retry_after_capped_from_ms {
+                    line.insert("retry_after_capped_from_ms".into(), json!(asked));
+                }
                 self.emit(line, false);
             }
             RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens } => {

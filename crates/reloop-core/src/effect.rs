@@ -49,6 +49,10 @@ pub struct RetryWait {
     pub error_status: Option<u16>,
     /// `overloaded`, `rate_limit`, `server_error`, `connection_error`, ...
     pub error: String,
+    /// What the server's `retry-after` asked for, in milliseconds, when it was over
+    /// [`crate::MAX_RETRY_AFTER_MS`] and `delay_ms` is the cap instead; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_capped_from_ms: Option<u64>,
 }
 
 /// What a step asks for: a [`Command`] the driver must carry out, or a [`Notice`] the caller's

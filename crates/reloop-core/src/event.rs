@@ -130,9 +130,13 @@ pub struct ModelError {
     pub error_type: String,
     /// The error's message.
     pub message: String,
-    /// `retry-after`, in milliseconds, when the server sent a numeric one.
+    /// `retry-after`, in milliseconds (at most [`crate::MAX_RETRY_AFTER_MS`] since the cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// What the server asked, in ms (saturating), when over the cap that `retry_after_ms` then
+    /// holds; absent otherwise, so errors journaled before the cap replay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_capped_from_ms: Option<u64>,
     /// `x-should-retry`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub should_retry: Option<bool>,
@@ -146,6 +150,7 @@ impl ModelError {
             error_type: error_type.into(),
             message: message.into(),
             retry_after_ms: None,
+            retry_after_capped_from_ms: None,
             should_retry: None,
         }
     }

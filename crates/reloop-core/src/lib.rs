@@ -87,7 +87,7 @@ pub use reason::{
     Stop, TerminalReason, TooLong, ToolRef,
 };
 pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
-pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT};
+pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS};
 pub use state::{State, Terminal, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;

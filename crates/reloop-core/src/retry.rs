@@ -23,6 +23,11 @@ pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
 pub const BASE_DELAY_MS: u64 = 500;
 /// The longest delay, before jitter.
 pub const MAX_DELAY_MS: u64 = 32_000;
+/// The longest a server's `retry-after` may make the loop wait: 6 hours. A server asking for a
+/// day (or for `1e300` seconds) would otherwise park the session for good; the providers cap
+/// what they read at this and keep what was asked in
+/// [`ModelError::retry_after_capped_from_ms`].
+pub const MAX_RETRY_AFTER_MS: u64 = 6 * 60 * 60 * 1000;
 /// Retries of a connection error to a model server on this machine (with
 /// [`Flag::LocalConnectionFailsFast`]): enough for a server that is just starting (0.5 s, 1 s),
 /// not the ten of a remote API with its minutes of backoff.
@@ -120,6 +125,10 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
             retry_delay_ms(attempt, retry_after, seed, request)
         }
     };
+    // A capped `retry-after` waits the cap, jitter included. Only errors read since the cap
+    // carry `retry_after_capped_from_ms`, so older journals replay their delays unchanged.
+    let capped_from = error.retry_after_capped_from_ms.filter(|_| retry_after.is_some());
+    let delay_ms = if capped_from.is_some() { delay_ms.min(MAX_RETRY_AFTER_MS) } else { delay_ms };
     effects.push(
         Command::WaitRetry(RetryWait {
             attempt: ctx.request.retry_attempt,
@@ -127,6 +136,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
             delay_ms,
             error_status: error.status,
             error: category(&error).to_string(),
+            retry_after_capped_from_ms: capped_from,
         })
         .into(),
     );
@@ -313,6 +323,42 @@ mod tests {
         assert_eq!(retries_of_a_refused_connection(local.with_flags(old)).0, 10, "a journal without the flag");
         let remote = Config::default().with_model("m");
         assert_eq!(retries_of_a_refused_connection(remote).0, 10, "a remote API keeps its ten retries");
+    }
+
+    /// The wait the loop asks for after one failure with `error`, under `profile`.
+    fn first_wait(profile: crate::profile::ProfileId, error: ModelError) -> RetryWait {
+        let config = Config::default().with_model("m").with_profile(profile);
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let step = transition(state, Event::ModelFailed { error, request: 1 });
+        step.effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::Command(Command::WaitRetry(w)) => Some(w.clone()),
+                _ => None,
+            })
+            .expect("a retry")
+    }
+
+    #[test]
+    fn a_capped_retry_after_waits_the_cap_and_says_what_was_asked() {
+        use crate::profile::ProfileId;
+        let day = 86_400_000;
+        let capped = || {
+            let mut error = ModelError::new(Some(429), "rate_limit_error", "slow down")
+                .with_retry_after_ms(Some(MAX_RETRY_AFTER_MS));
+            error.retry_after_capped_from_ms = Some(day);
+            error
+        };
+        // Every rule for `retry-after` (floor, exact, exact plus jitter) waits six hours, no more.
+        for profile in ProfileId::ALL.iter().copied() {
+            let wait = first_wait(profile, capped());
+            assert_eq!(wait.delay_ms, MAX_RETRY_AFTER_MS, "{profile:?}");
+            assert_eq!(wait.retry_after_capped_from_ms, Some(day), "{profile:?}");
+        }
+        // A journal written before the cap holds the day itself, and replays it unchanged.
+        let old = ModelError::new(Some(429), "rate_limit_error", "slow down").with_retry_after_ms(Some(day));
+        let wait = first_wait(ProfileId::Reloop, old);
+        assert_eq!((wait.delay_ms, wait.retry_after_capped_from_ms), (day, None));
     }
 
     #[test]

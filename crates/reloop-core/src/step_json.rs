@@ -112,13 +112,14 @@ mod tests {
             (proptest::collection::vec(call(), 0..3), proptest::collection::vec(text(), 0..2))
                 .prop_map(|(calls, started)| Command::ResumeTools { calls, started }.into()),
             Just(Command::CancelTools.into()),
-            text().prop_map(|error| {
+            (text(), proptest::option::of(any::<u64>())).prop_map(|(error, retry_after_capped_from_ms)| {
                 Command::WaitRetry(RetryWait {
                     attempt: 1,
                     max_retries: 10,
                     delay_ms: 500,
                     error_status: Some(529),
                     error,
+                    retry_after_capped_from_ms,
                 })
                 .into()
             }),

@@ -17,6 +17,8 @@ pub enum ImportError {
     NoConversation { file: String, found: String },
     #[error("{file}: nothing to replay: the conversation ending at line {line} holds only {found}")]
     NothingToReplay { file: String, line: usize, found: String },
+    #[error("{file}:{line}: the `parentUuid` chain forms a cycle: it comes back to the line with uuid `{uuid}`, so the conversation has no first message; the transcript is corrupt (a well-formed one is a tree)")]
+    ParentCycle { file: String, line: usize, uuid: String },
     #[error("{file}: no line has the uuid `{uuid}` (given as the leaf)")]
     LeafNotFound { file: String, uuid: String },
     #[error("the import holds {events} events but {times} timestamps")]

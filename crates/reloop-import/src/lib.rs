@@ -134,6 +134,12 @@ fn import_config(model: Option<&str>, profile: reloop_core::profile::ProfileId) 
     Ok(config.with_profile(profile))
 }
 
+/// The refusal of a transcript whose `parentUuid` chain loops back to the line `at`.
+fn parent_cycle(transcript: &transcript::Transcript, origin: &str, at: usize) -> ImportError {
+    let line = &transcript.lines[at];
+    ImportError::ParentCycle { file: origin.to_string(), line: line.no, uuid: line.uuid.clone().unwrap_or_default() }
+}
+
 /// Reads a Claude Code transcript. `origin` names the file in errors and in the run config.
 pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
     let transcript = transcript::Transcript::parse(text, origin)?;
@@ -142,12 +148,18 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         Some(uuid) => transcript
             .find_uuid(uuid)
             .ok_or_else(|| ImportError::LeafNotFound { file: origin.to_string(), uuid: uuid.clone() })?,
-        None => transcript.latest_leaf().ok_or_else(|| ImportError::NoConversation {
-            file: origin.to_string(),
-            found: "message lines without a `uuid`".to_string(),
-        })?,
+        None => match (transcript.latest_leaf(), transcript.cycle()) {
+            (Some(leaf), _) => leaf,
+            (None, Some(at)) => return Err(parent_cycle(&transcript, origin, at)),
+            (None, None) => {
+                return Err(ImportError::NoConversation {
+                    file: origin.to_string(),
+                    found: "message lines without a `uuid`".to_string(),
+                })
+            }
+        },
     };
-    let chain = transcript.chain(leaf);
+    let chain = transcript.chain(leaf).map_err(|at| parent_cycle(&transcript, origin, at))?;
     let on_chain: HashSet<usize> = chain.iter().copied().collect();
     let lines: Vec<&transcript::Line> = chain.iter().map(|&i| &transcript.lines[i]).collect();
 

@@ -221,24 +221,60 @@ impl<'t> Transcript<'t> {
         self.lines.iter().position(|l| l.uuid.as_deref() == Some(uuid))
     }
 
-    /// The conversation ending at `leaf`, as indices into `lines` in file order.
-    pub fn chain(&self, leaf: usize) -> Vec<usize> {
-        let by_uuid: HashMap<&str, usize> =
-            self.lines.iter().enumerate().filter_map(|(i, l)| l.uuid.as_deref().map(|u| (u, i))).collect();
+    /// Where a `parentUuid` chain comes back on itself, if one does: the index of the line whose
+    /// uuid closes the loop. A well-formed transcript is a tree, so every chain ends at a root;
+    /// in a file whose chains all loop no line is a leaf, and in one where a leaf's chain runs
+    /// into a loop the conversation has no first message. Either way the import is refused.
+    pub fn cycle(&self) -> Option<usize> {
+        let by_uuid = self.by_uuid();
+        // Lines whose chains are known to end at a root, so each line is walked once overall.
+        let mut ends = HashSet::new();
+        for start in 0..self.lines.len() {
+            let mut walked = Vec::new();
+            let mut on_walk = HashSet::new();
+            let mut at = Some(start);
+            while let Some(i) = at {
+                if ends.contains(&i) {
+                    break;
+                }
+                if !on_walk.insert(i) {
+                    return Some(i);
+                }
+                walked.push(i);
+                at = self.up(i, &by_uuid);
+            }
+            ends.extend(walked);
+        }
+        None
+    }
+
+    fn by_uuid(&self) -> HashMap<&str, usize> {
+        self.lines.iter().enumerate().filter_map(|(i, l)| l.uuid.as_deref().map(|u| (u, i))).collect()
+    }
+
+    /// The line the line `i` continues: its parent, or across a compaction boundary (which
+    /// starts a new root) its logical parent, which continues the story.
+    fn up(&self, i: usize, by_uuid: &HashMap<&str, usize>) -> Option<usize> {
+        let line = &self.lines[i];
+        let up = match (&line.parent, &line.logical_parent) {
+            (Some(p), _) => Some(p),
+            (None, Some(lp)) if line.kind == "system" => Some(lp),
+            _ => None,
+        };
+        up.and_then(|p| by_uuid.get(p.as_str()).copied())
+    }
+
+    /// The conversation ending at `leaf`, as indices into `lines` in file order; `Err` with the
+    /// index of the line where the chain from `leaf` comes back on itself.
+    pub fn chain(&self, leaf: usize) -> Result<Vec<usize>, usize> {
+        let by_uuid = self.by_uuid();
         let mut set = HashSet::new();
         let mut at = Some(leaf);
         while let Some(i) = at {
             if !set.insert(i) {
-                break;
+                return Err(i);
             }
-            let line = &self.lines[i];
-            // A compaction boundary starts a new root; its logical parent continues the story.
-            let up = match (&line.parent, &line.logical_parent) {
-                (Some(p), _) => Some(p),
-                (None, Some(lp)) if line.kind == "system" => Some(lp),
-                _ => None,
-            };
-            at = up.and_then(|p| by_uuid.get(p.as_str()).copied());
+            at = self.up(i, &by_uuid);
         }
 
         // Siblings the path misses: later blocks of a response already on it, and results of its
@@ -275,7 +311,7 @@ impl<'t> Transcript<'t> {
         }
         let mut chain: Vec<usize> = set.into_iter().collect();
         chain.sort_unstable();
-        chain
+        Ok(chain)
     }
 
     fn descends_from(&self, start: usize, set: &HashSet<usize>, by_uuid: &HashMap<&str, usize>) -> bool {

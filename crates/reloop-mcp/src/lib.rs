@@ -26,6 +26,7 @@ mod config;
 mod content;
 mod server;
 mod tools;
+mod url;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub use content::{
 };
 pub use server::{connect, connect_sdk, Options, Server, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
 pub use tools::{normalize, record_of, tool_name, McpTool, ServerRecord, ToolRecord, MAX_DESCRIPTION_CHARS};
+pub use url::redact_url;
 
 /// What can go wrong before a session starts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

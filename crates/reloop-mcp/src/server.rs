@@ -102,6 +102,8 @@ pub struct Server {
     service: RunningService<RoleClient, ()>,
     stderr: StderrTail,
     options: Options,
+    /// An HTTP server's URL, scrubbed from the failures of its calls ([`crate::url::scrub`]).
+    url: Option<String>,
 }
 
 impl std::fmt::Debug for Server {
@@ -166,10 +168,19 @@ pub async fn connect(
         let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
         Ok::<_, McpError>((service, tools))
     };
+    let url = match &config.transport {
+        Transport::Http { url, .. } => Some(url.clone()),
+        _ => None,
+    };
     let (service, tools) = match tokio::time::timeout(options.startup_timeout, start).await {
         Ok(Ok(started)) => started,
         Ok(Err(McpError::Start { server, problem })) => {
-            return Err(McpError::Start { server, problem: format!("{problem}{}", stderr.suffix()) })
+            // The error may quote the URL (reqwest's does), with a token in its query.
+            let problem = match &url {
+                Some(url) => crate::url::scrub(&problem, url) + redirect_hint(&problem),
+                None => problem,
+            };
+            return Err(McpError::Start { server, problem: format!("{problem}{}", stderr.suffix()) });
         }
         Ok(Err(other)) => return Err(other),
         Err(_) => {
@@ -180,7 +191,8 @@ pub async fn connect(
             )))
         }
     };
-    Ok((Server { name: config.name.clone(), service, stderr, options: options.clone() }, tools))
+    let server = Server { name: config.name.clone(), service, stderr, options: options.clone(), url: url.clone() };
+    Ok((server, tools))
 }
 
 /// Why an in-process server cannot start where no Agent SDK carries its messages.
@@ -206,8 +218,22 @@ pub async fn connect_sdk(
     let (service, tools) = tokio::time::timeout(options.startup_timeout, start)
         .await
         .map_err(|_| failed(format!("no answer within {} ms (MCP_TIMEOUT)", options.startup_timeout.as_millis())))??;
-    let server = Server { name: name.to_string(), service, stderr: StderrTail::default(), options: options.clone() };
+    let server =
+        Server { name: name.to_string(), service, stderr: StderrTail::default(), options: options.clone(), url: None };
     Ok((server, tools))
+}
+
+/// Why a redirect stopped the start, for an error rmcp words as a bare 3xx response: its client
+/// follows only a 307 or 308 within the origin, so the custom headers (credentials) and the
+/// JSON-RPC body never reach another origin, and says no more than the status.
+fn redirect_hint(problem: &str) -> &'static str {
+    if problem.contains("unexpected server response: HTTP 3") {
+        "; the server answered with a redirect, which is followed only when it is a 307 or 308 within the same \
+         origin (scheme, host, port), so neither the headers nor the request were sent where it pointed: \
+         configure the URL that answers"
+    } else {
+        ""
+    }
 }
 
 fn reqwest_header_name(name: &str) -> Option<http::HeaderName> {
@@ -237,11 +263,15 @@ impl Server {
                     CallOutput::error(format!("MCP server {:?} answered a result reloop cannot read: {e}", self.name))
                 }
             },
-            Ok(Err(e)) => CallOutput::server_failure(format!(
-                "MCP server {:?} failed the call to {tool} ({e}): the server may have stopped{}",
-                self.name,
-                self.stderr.suffix_since(mark)
-            )),
+            Ok(Err(e)) => {
+                let e = e.to_string();
+                let e = self.url.as_deref().map_or_else(|| e.clone(), |url| crate::url::scrub(&e, url));
+                CallOutput::server_failure(format!(
+                    "MCP server {:?} failed the call to {tool} ({e}): the server may have stopped{}",
+                    self.name,
+                    self.stderr.suffix_since(mark)
+                ))
+            }
             Err(_) => CallOutput::server_failure(format!(
                 "MCP server {:?} did not answer {tool} within {} ms (MCP_TOOL_TIMEOUT)",
                 self.name,

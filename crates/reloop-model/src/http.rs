@@ -19,6 +19,47 @@ use crate::sse::{excerpt, sse_events_with, SseAssembler};
 /// characters of it are quoted.
 const ERROR_BODY_CAP: usize = 64 << 10;
 
+/// Redirects a request follows at most, all within its origin.
+const MAX_REDIRECTS: usize = 10;
+
+/// The redirect policy of the model clients: only a 307 or 308 to the same origin (scheme, host,
+/// port) is followed. reqwest's default follows any redirect anywhere, re-sending the API key
+/// (`x-api-key` is not among the headers it drops across hosts), the `--header` extras and the
+/// whole conversation to whatever origin a `location` names. A 301, 302 or 303 would turn the
+/// POST into a GET without its body. Anything else comes back as the 3xx response itself, which
+/// [`redirect_refused`] turns into a final error. rmcp's MCP client applies the same rule.
+pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// The error for a redirect that was not followed: where it pointed (its origin only, since a
+/// path or query may carry a token) and why nothing was sent there. HTTP 3xx is not retried.
+fn redirect_refused(status: u16, url: &str, headers: &HeaderMap) -> ModelError {
+    let base = reqwest::Url::parse(url).ok();
+    let target = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|location| base.as_ref().and_then(|b| b.join(location).ok()))
+        .map_or_else(|| "nowhere readable".to_string(), |t| t.origin().ascii_serialization());
+    let from = base.map_or_else(String::new, |b| b.origin().ascii_serialization());
+    let message = format!(
+        "the server at {from} answered with a redirect ({status}) to {target}; reloop follows only a 307 or 308 \
+         within the same origin, so neither the API key nor the conversation was sent there: set --base-url to \
+         the server that answers"
+    );
+    ModelError::new(Some(status), "redirect_refused", message)
+}
+
 /// One streamed POST: where, what, and under which caps.
 pub(crate) struct SsePost {
     pub client: reqwest::Client,
@@ -40,13 +81,16 @@ pub(crate) fn post_sse<A: SseAssembler>(post: SsePost, assembler: A) -> BoxStrea
     let SsePost { client, url, headers, body, limits, timeouts, secrets } = post;
     let response = async move {
         let deadline = tokio::time::Instant::now() + timeouts.request;
-        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).body(body).send()).await;
+        let sent = tokio::time::timeout_at(deadline, client.post(&url).headers(headers).body(body).send()).await;
         let response = match sent {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return failed(connection_error(&err)),
             Err(_) => return failed(request_timed_out(timeouts.request)),
         };
         let status = response.status();
+        if status.is_redirection() {
+            return failed(redirect_refused(status.as_u16(), &url, response.headers()));
+        }
         if !status.is_success() {
             let headers = response.headers().clone();
             let text = match tokio::time::timeout_at(deadline, read_capped(response, ERROR_BODY_CAP)).await {
@@ -85,13 +129,16 @@ pub(crate) fn post_json(
     let SsePost { client, url, headers, body, timeouts, secrets, .. } = post;
     let response = async move {
         let deadline = tokio::time::Instant::now() + timeouts.request;
-        let sent = tokio::time::timeout_at(deadline, client.post(url).headers(headers).body(body).send()).await;
+        let sent = tokio::time::timeout_at(deadline, client.post(&url).headers(headers).body(body).send()).await;
         let response = match sent {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return vec![StreamEvent::Failed(connection_error(&err))],
             Err(_) => return vec![StreamEvent::Failed(request_timed_out(timeouts.request))],
         };
         let status = response.status();
+        if status.is_redirection() {
+            return vec![StreamEvent::Failed(redirect_refused(status.as_u16(), &url, response.headers()))];
+        }
         let response_headers = response.headers().clone();
         let cap = if status.is_success() { cap.saturating_add(1) } else { ERROR_BODY_CAP };
         let text = match tokio::time::timeout_at(deadline, read_capped(response, cap)).await {
@@ -172,20 +219,21 @@ pub(crate) fn error_from_http(status: u16, header: impl Fn(&str) -> Option<Strin
         None if body.trim().is_empty() => format!("HTTP {status} with an empty body"),
         None => excerpt(body.trim(), 500),
     };
-    // `retry-after-ms` is the precise form Anthropic sends beside the standard header.
-    let retry_after_ms = header("retry-after-ms")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .or_else(|| header("retry-after").and_then(|v| v.trim().parse::<f64>().ok()).map(|s| s * 1000.0))
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
-        .map(|ms| ms.round() as u64);
+    let asked = crate::retry_after::asked(
+        header("retry-after-ms").as_deref(),
+        header("retry-after").as_deref(),
+        std::time::SystemTime::now(),
+    );
     let should_retry = header("x-should-retry").and_then(|v| match v.trim() {
         "true" => Some(true),
         "false" => Some(false),
         _ => None,
     });
-    ModelError::new(Some(status), error_type, message)
-        .with_retry_after_ms(retry_after_ms)
-        .with_should_retry(should_retry)
+    let mut error = ModelError::new(Some(status), error_type, message)
+        .with_retry_after_ms(asked.map(|a| a.ms))
+        .with_should_retry(should_retry);
+    error.retry_after_capped_from_ms = asked.and_then(|a| a.capped_from);
+    error
 }
 
 fn default_error_type(status: u16) -> &'static str {

@@ -28,6 +28,7 @@ mod http;
 pub mod limits;
 pub mod openai;
 pub mod provider;
+mod retry_after;
 pub mod scripted;
 pub mod sse;
 

@@ -35,6 +35,20 @@ pub(crate) enum ToolError {
     TooLargeToEdit { size: String, max: String },
     #[error("<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>")]
     NotReadYet,
+    #[error(
+        "<tool_use_error>The edit would make the file {size} ({count} replacements), over the maximum editable file size of {max}. Replace fewer occurrences at a time.</tool_use_error>"
+    )]
+    EditTooLarge { size: String, count: usize, max: String },
+    #[error(
+        "Error: cannot write '{}': it is a symbolic link to '{}', which does not exist. Write and Edit do not create files through symbolic links; use the target's own path.",
+        path.display(), target.display()
+    )]
+    DanglingSymlink { path: PathBuf, target: PathBuf },
+    #[error(
+        "Error: cannot write '{}': it has {links} hard links, so writing it would also change the same file under its other names, which may lie outside the workspace. Write and Edit do not change hard-linked files.",
+        path.display()
+    )]
+    HardLinked { path: PathBuf, links: u64 },
     #[error("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>")]
     NoChanges,
     #[error("<tool_use_error>String to replace not found in file.\nString: {old_string}</tool_use_error>")]

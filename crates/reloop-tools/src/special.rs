@@ -58,19 +58,3 @@ pub(crate) fn check_regular(path: &Path, metadata: &std::fs::Metadata) -> Result
         None => Ok(()),
     }
 }
-
-/// Opens `path` for writing (created, truncated) without blocking on a FIFO, and refuses what
-/// turns out not to be a regular file before a byte is written.
-pub(crate) fn create_regular(path: &Path) -> Result<File, ToolError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|err| ToolError::io("cannot write", path, err))?;
-    let metadata = file.metadata().map_err(|err| ToolError::io("cannot write", path, err))?;
-    check_regular(path, &metadata)?;
-    file.set_len(0).map_err(|err| ToolError::io("cannot write", path, err))?;
-    Ok(file)
-}

@@ -1,7 +1,9 @@
 //! Write and Edit: the two tools that change files, both bound by the read-first rule so the model
 //! never overwrites content it has not seen.
 
+use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -10,7 +12,7 @@ use crate::error::{into_output, ToolError};
 use crate::input;
 use crate::paths::resolve;
 use crate::read::format_file_size;
-use crate::special::{check_regular, create_regular, open_regular};
+use crate::special::{check_regular, open_regular};
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
@@ -24,8 +26,10 @@ prefix Read shows) and must be unique in the file unless replace_all is true; gi
 make it unique. replace_all replaces every occurrence, which is handy for renaming. An empty old_string on a file \
 that does not exist creates it with new_string.";
 
-/// Largest file Edit loads: it holds the file twice (old and new text), so memory stays near
-/// 130 MB. Claude Code's bound is 1 GB, with the same message.
+/// Largest file Edit loads, and largest it writes: it holds the file twice (old and new text),
+/// so memory stays near 130 MB. Claude Code's bound is 1 GB, with the same message. The result's
+/// size is computed before it is built, since `replace_all` of a short string by a long one
+/// can multiply a small file a thousandfold.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The built-in Write tool.
@@ -122,10 +126,52 @@ fn store(path: &Path, content: &str, ctx: &ToolContext) -> Result<(), ToolError>
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|err| ToolError::io("cannot create directory", parent, err))?;
     }
-    let mut file = create_regular(path)?;
+    let mut file = open_for_write(path)?;
     file.write_all(content.as_bytes()).map_err(|err| ToolError::io("cannot write", path, err))?;
     ctx.mark_read(path, None);
     Ok(())
+}
+
+/// Opens `path` for writing (created, then truncated) without blocking on a FIFO, and refuses
+/// before a byte is written:
+///
+/// * a file created through a symbolic link: the final component is opened with `O_NOFOLLOW`, and
+///   a link is then followed only to a file that exists (no `O_CREAT`), so a dangling link in the
+///   workspace can never plant a file where it points, whatever was checked before;
+/// * a file with more than one hard link: its other names (maybe outside the workspace) share its
+///   content, so writing it would change them too. Refused rather than replaced by a new file
+///   (temp + rename): that would silently change the file's identity (inode, owner, the links a
+///   tool such as pnpm or a backup relies on), which only the user can decide to do;
+/// * anything that is not a regular file.
+///
+/// Every check is on the opened descriptor, so a name swapped in between cannot slip past.
+fn open_for_write(path: &Path) -> Result<File, ToolError> {
+    let options = |create: bool, nofollow: bool| {
+        let mut options = OpenOptions::new();
+        let nofollow = if nofollow { libc::O_NOFOLLOW } else { 0 };
+        options.write(true).create(create).truncate(false).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
+        options
+    };
+    let file = match options(true, true).open(path) {
+        Ok(file) => file,
+        // ELOOP with O_NOFOLLOW: the final component is a symbolic link.
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => match options(false, false).open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == ErrorKind::NotFound => {
+                let target = std::fs::read_link(path).unwrap_or_default();
+                return Err(ToolError::DanglingSymlink { path: path.to_path_buf(), target });
+            }
+            Err(err) => return Err(ToolError::io("cannot write", path, err)),
+        },
+        Err(err) => return Err(ToolError::io("cannot write", path, err)),
+    };
+    let metadata = file.metadata().map_err(|err| ToolError::io("cannot write", path, err))?;
+    check_regular(path, &metadata)?;
+    if metadata.nlink() > 1 {
+        return Err(ToolError::HardLinked { path: path.to_path_buf(), links: metadata.nlink() });
+    }
+    file.set_len(0).map_err(|err| ToolError::io("cannot write", path, err))?;
+    Ok(file)
 }
 
 fn created(path: &Path) -> String {
@@ -209,6 +255,15 @@ fn replace(content: &str, old: &str, new: &str, all: bool) -> Result<String, Too
         (old.to_string(), new.to_string())
     };
     let count = content.matches(old_eff.as_str()).count();
+    let replacements = if all { count } else { count.min(1) };
+    let size = edited_size(content.len(), replacements, old_eff.len(), new_eff.len());
+    if size > MAX_EDIT_BYTES && (count == 1 || all) {
+        return Err(ToolError::EditTooLarge {
+            size: format_file_size(size),
+            count: replacements,
+            max: format_file_size(MAX_EDIT_BYTES),
+        });
+    }
     match count {
         0 => Err(ToolError::StringNotFound { old_string: old.to_string() }),
         1 => Ok(content.replacen(old_eff.as_str(), &new_eff, 1)),
@@ -217,9 +272,20 @@ fn replace(content: &str, old: &str, new: &str, all: bool) -> Result<String, Too
     }
 }
 
+/// The size of `len` bytes after `count` replacements of `old` bytes by `new` bytes, computed
+/// without building it; saturating, so a hostile count cannot wrap it to a small number.
+fn edited_size(len: usize, count: usize, old: usize, new: usize) -> u64 {
+    let (len, count, old, new) = (len as u64, count as u64, old as u64, new as u64);
+    if new >= old {
+        len.saturating_add(count.saturating_mul(new - old))
+    } else {
+        len.saturating_sub(count.saturating_mul(old - new))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::replace;
+    use super::{edited_size, replace};
 
     #[test]
     fn a_unique_match_is_replaced_once() {
@@ -229,6 +295,15 @@ mod tests {
     #[test]
     fn replace_all_replaces_every_occurrence() {
         assert_eq!(replace("b b", "b", "x", true).ok(), Some("x x".to_string()));
+    }
+
+    #[test]
+    fn an_edit_is_sized_before_it_is_built() {
+        assert_eq!(edited_size(10, 2, 1, 4), 16);
+        assert_eq!(edited_size(10, 2, 4, 1), 4);
+        assert_eq!(edited_size(10, usize::MAX, 0, usize::MAX), u64::MAX, "saturates, never wraps");
+        let refused = replace(&"a".repeat(200_000), "a", &"b".repeat(10_000), true);
+        assert!(refused.is_err_and(|e| e.to_string().contains("1.9GB")));
     }
 
     #[test]

@@ -153,10 +153,12 @@ pub(crate) fn add_headers(headers: &mut HeaderMap, extra: &[(String, String)]) -
 }
 
 /// No overall timeout: a long answer streams for minutes. Connecting is bounded here, the
-/// wait for headers and between events by [`Timeouts`] in the stream.
+/// wait for headers and between events by [`Timeouts`] in the stream. Redirects: see
+/// [`crate::http::same_origin_redirects`].
 pub(crate) fn http_client() -> Result<reqwest::Client, ConfigError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
+        .redirect(crate::http::same_origin_redirects())
         .build()
         .map_err(|err| ConfigError::Client(err.to_string()))
 }
