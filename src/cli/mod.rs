@@ -134,7 +134,7 @@ pub enum Command {
     View {
         /// A session id, a unique id prefix, or `last`.
         session: String,
-        /// Where to write the page [default: reloop-<id prefix>.html].
+        /// Where to write the page [default: reloop-ID.html, ID the start of the session id].
         #[arg(short, long, value_name = "FILE.html")]
         output: Option<PathBuf>,
         #[command(flatten)]

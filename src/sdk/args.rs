@@ -4,7 +4,7 @@
 //! the ones reloop honours are mapped onto `reloop run`'s settings; the ones it cannot honour
 //! yet each produce one warning on stderr naming the flag ([`PrintArgs::unhonoured`]), never
 //! silence. `docs/sdk.md` lists every flag with its status, and a test checks that table
-//! against [`FLAGS`].
+//! against `FLAGS`.
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! Every outside fact the loop learns arrives as an [`Event`]. The journal stores them in the
-//! order they were applied; replaying that order through [`crate::transition`] rebuilds the run.
+//! order they were applied; replaying that order through [`crate::transition()`] rebuilds the run.
 
 use serde::{Deserialize, Serialize};
 
@@ -237,7 +237,7 @@ pub(crate) fn is_legacy(request: &u32) -> bool {
     *request == 0
 }
 
-/// An outside fact, fed to [`crate::transition`].
+/// An outside fact, fed to [`crate::transition()`].
 ///
 /// Completion events carry the number of what they complete (`request`, `attempt`): the core
 /// applies one only when it completes what is in flight, and reports any other as

@@ -30,7 +30,7 @@ pub enum Flag {
     /// two). Off: the backoff alone decides, and `retry-after` is ignored.
     RetryAfterFloor = 2,
     /// A connection error to a model server on this machine ([`crate::Config::local_model_server`])
-    /// is retried at most [`crate::retry::LOCAL_CONNECTION_RETRIES`] times: nothing listening
+    /// is retried at most `LOCAL_CONNECTION_RETRIES` times: nothing listening
     /// on loopback is not a blip that waiting cures. Off: it gets `max_retries` like any other.
     LocalConnectionFailsFast = 3,
     /// Under a Claude Code profile, a compaction is shaped as that version shapes it: the files

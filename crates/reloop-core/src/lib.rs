@@ -2,7 +2,7 @@
 //!
 //! The contract, in the manner of a sans-IO protocol core:
 //!
-//! * The loop is a [`State`] stepped by [`transition`]`(state, event) -> `[`Step`]. A step holds
+//! * The loop is a [`State`] stepped by [`transition()`]`(state, event) -> `[`Step`]. A step holds
 //!   the next state, the [`Effect`]s the driver must execute, and — when the loop asks the model
 //!   again or stops — the [`Reason`] with its evidence.
 //! * Every outside fact (a model's content block, a tool's output, a failure, an abort) arrives as

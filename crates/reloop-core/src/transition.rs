@@ -1,6 +1,6 @@
 //! The state machine's dispatcher: `transition(state, event) -> Step`.
 //!
-//! It only picks the phase; each phase's module ([`crate::phase`]) matches every event kind
+//! It only picks the phase; each phase's module (`phase`) matches every event kind
 //! exhaustively and decides what it does there: apply it, continue or stop with a reason, or
 //! ignore it with a typed [`crate::Ignored`]. `docs/architecture.md` lists the whole table,
 //! generated from the code by the `transition_table` test.

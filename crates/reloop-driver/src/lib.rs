@@ -2,7 +2,7 @@
 //!
 //! The contract (the core's "run loop"):
 //! 1. take the next event — the user's input, a model stream event, a tool's outcome, an abort;
-//! 2. apply it with [`reloop_core::transition`];
+//! 2. apply it with [`reloop_core::transition()`];
 //! 3. journal the event and the step in one transaction, *before* anything else happens;
 //! 4. execute the step's effects (call the model, run tools, cancel), whose outcomes come back as
 //!    events in step 1;

@@ -1,6 +1,6 @@
 //! Replay: today's core over yesterday's journal, with no model and no tools.
 //!
-//! Each journaled event is fed to [`reloop_core::transition`] in order; the effects, the reason
+//! Each journaled event is fed to [`reloop_core::transition()`] in order; the effects, the reason
 //! and the state digest of every step are compared with what the journal recorded. The first
 //! mismatch is a [`Divergence`], named by a stable code:
 //!
@@ -147,7 +147,7 @@ impl Replayer {
     }
 
     /// Like [`Replayer::feed_row`], with the row's event already decoded (on another thread, by
-    /// [`replay_rows`]).
+    /// [`crate::replay_stream::replay_rows`]).
     pub fn feed_decoded(
         &mut self,
         row: &ReplayRow<'_>,

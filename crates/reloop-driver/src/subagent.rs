@@ -40,7 +40,7 @@ pub struct AgentSetup {
     /// Prices of the models the agents run on, besides the session's own.
     pub prices: Vec<Price>,
     /// One cassette for the whole tree: number every request of the tree in the order it is made
-    /// (see [`crate::order`]). For the scripted provider.
+    /// (see the driver's `order` module). For the scripted provider.
     pub renumber_requests: bool,
     /// For crash tests: a child aborts the process right after journaling this step.
     pub crash_after_step: Option<u64>,

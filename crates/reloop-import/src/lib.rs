@@ -3,7 +3,7 @@
 //! The contract:
 //! * [`parse_claude_code`] reads one Claude Code session file (`~/.claude/projects/*/*.jsonl`,
 //!   main session or subagent sidechain) and returns the [`Event`]s that, fed to
-//!   [`reloop_core::transition`] from a fresh state under [`Imported::core_config`], rebuild that
+//!   [`reloop_core::transition()`] from a fresh state under [`Imported::core_config`], rebuild that
 //!   conversation. The core is run while the events are chosen, so every event is one the core
 //!   accepts in the phase it is in; where the transcript and the core disagree (results never
 //!   written, a prompt typed while a request was in flight), the import synthesizes the smallest

@@ -9,7 +9,7 @@
 use postgres::Client;
 use reloop_journal::JournalError;
 
-/// The schema version this build writes. Each bump appends to [`MIGRATIONS`]; none is edited.
+/// The schema version this build writes. Each bump appends to `MIGRATIONS`; none is edited.
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock key migrations serialize on: "RLOP", as SQLite's application id.

@@ -171,7 +171,7 @@ impl JournalWriter {
     }
 
     /// Encodes `step` here and queues it; returns at once. It reaches the writer with the next
-    /// [`JournalWriter::flush`] (or wait), or once [`BATCH`] steps are pending.
+    /// [`JournalWriter::flush`] (or wait), or once `BATCH` steps are pending.
     pub fn append(&mut self, step: &NewStep<'_>, durability: Durability) -> Result<(), JournalError> {
         // A writer that failed says so at once, not only at the next wait.
         if let Some(e) = failure(&mut self.shared.lock()) {

@@ -216,7 +216,7 @@ enum ReasonWire {
     Terminal { reason: TerminalReason, evidence: Evidence },
 }
 
-/// Written as its [`ReasonWire`], built from a borrow: serde's `into` would clone the whole
+/// Written as its `ReasonWire`, built from a borrow: serde's `into` would clone the whole
 /// reason first, and replay serializes a reason at every decision to compare it.
 impl Serialize for Reason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

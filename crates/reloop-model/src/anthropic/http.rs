@@ -164,7 +164,7 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ConfigError> {
 }
 
 /// The exact JSON body sent for `request`, as a value, so tests and `reloop request` can see
-/// it. The provider sends [`request_bytes`], the same body serialized straight from the history.
+/// it. The provider sends `request_bytes`, the same body serialized straight from the history.
 pub fn request_body(request: &ModelRequest) -> Value {
     serde_json::to_value(crate::anthropic::body::Body(request)).unwrap_or(Value::Null)
 }
