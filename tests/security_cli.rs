@@ -26,9 +26,40 @@ fn all_pids() -> Vec<u32> {
         .collect()
 }
 
-/// Live (not zombie) processes in process group `group`.
-fn live_in_group(group: u32) -> Vec<u32> {
-    all_pids().into_iter().filter(|p| matches!(stat_of(*p), Some((_, g, s)) if g == group && s != 'Z')).collect()
+/// The live (not zombie) processes among `pids`.
+fn live(pids: &[u32]) -> Vec<u32> {
+    pids.iter().copied().filter(|p| matches!(stat_of(*p), Some((_, _, s)) if s != 'Z')).collect()
+}
+
+/// Every live descendant of `root`, children before grandchildren.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> =
+        all_pids().into_iter().filter_map(|p| stat_of(p).filter(|s| s.2 != 'Z').map(|s| (p, s.0))).collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+/// The processes the Bash command of `reloop` (pid `parent`) started, once its sleep runs:
+/// every descendant of reloop, whatever session or group the sandbox puts them in.
+fn wait_for_tool(parent: u32) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let tool = descendants(parent);
+        let sleeping = tool
+            .iter()
+            .any(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\x00300")));
+        if sleeping {
+            return tool;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the Bash tool of reloop {parent} never started");
 }
 
 /// Writes a cassette of `responses` and starts `reloop run` on it (text output) with Bash allowed.
@@ -46,23 +77,6 @@ fn spawn_run(ws: &Workspace, responses: Vec<Value>, extra: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-/// The process group of the Bash command `reloop` (pid `parent`) started, once the sleep in it
-/// runs: the group leader is reloop's child, and the sleep is in its group.
-fn wait_for_tool_group(parent: u32) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        for pid in all_pids() {
-            if let Some((ppid, group, _)) = stat_of(pid) {
-                if ppid == parent && group == pid && live_in_group(group).len() >= 2 {
-                    return group;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the Bash tool of reloop {parent} never started");
 }
 
 fn kill(pid: u32, signal: &str) {
@@ -94,11 +108,11 @@ fn sleeping_bash() -> Vec<Value> {
 }
 
 /// Sends `signals` to a run whose Bash command sleeps; returns the exit code, after checking
-/// that the abort is journaled, the session replays identical and the command's group is gone.
+/// that the abort is journaled, the session replays identical and the command's processes are gone.
 fn signal_a_running_tool(signals: &[&str]) -> i32 {
     let ws = Workspace::seed();
     let mut child = spawn_run(&ws, sleeping_bash(), &[]);
-    let group = wait_for_tool_group(child.id());
+    let tool = wait_for_tool(child.id());
     for (i, signal) in signals.iter().enumerate() {
         if i > 0 {
             // Signals pending together are delivered lowest number first, whatever order they
@@ -109,12 +123,12 @@ fn signal_a_running_tool(signals: &[&str]) -> i32 {
     }
     let status = wait_bounded(&mut child, Duration::from_secs(10));
     let mut deadline_left = 50;
-    while !live_in_group(group).is_empty() && deadline_left > 0 {
+    while !live(&tool).is_empty() && deadline_left > 0 {
         // The kill is sent before reloop exits; the kernel may take a moment to tear down.
         std::thread::sleep(Duration::from_millis(20));
         deadline_left -= 1;
     }
-    assert_eq!(live_in_group(group), Vec::<u32>::new(), "the Bash command's process group outlived reloop");
+    assert_eq!(live(&tool), Vec::<u32>::new(), "a process of the Bash command outlived reloop");
 
     let steps: Vec<Value> =
         serde_json::from_str(&common::stdout(&ws.reloop(&["show", "last", "--steps", "--json"]))).unwrap();
