@@ -154,7 +154,7 @@ mod tests {
         let secret = root.join("secret.txt");
         let vault = root.join("vault");
         let read = PathFilter::new(move |p| p == secret || p.starts_with(&vault));
-        let found = walk(&[root.clone()], Some(&read), None).unwrap();
+        let found = walk(std::slice::from_ref(&root), Some(&read), None).unwrap();
         let mut masked = found.masked.clone();
         masked.sort();
         assert_eq!(masked, [root.join("deep/er/innocent.txt"), root.join("secret.txt"), root.join("vault")]);
