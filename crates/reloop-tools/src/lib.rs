@@ -31,6 +31,8 @@ mod glob;
 mod grep;
 mod grep_search;
 mod input;
+mod output;
+mod path_filter;
 mod paths;
 mod permissions;
 mod read;
