@@ -1,8 +1,9 @@
 //! `git` in the read-only table: its global options, the subcommands that only read, and what
 //! their operands name.
 
-use crate::bash_classify::{long_option, opts, parse_with, Arity, Class, NotReadOnly, Opt, Parsed};
+use crate::bash_options::{long_option, opts, parse_with, Arity, Class, Opt, Parsed};
 use crate::bash_table::{Operands, Row, BASE};
+use crate::bash_verdict::NotReadOnly;
 
 /// git's own options before the subcommand. `-C` moves where relative paths resolve;
 /// `--git-dir` is handled apart (see [`git`]).

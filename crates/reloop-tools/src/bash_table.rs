@@ -1,5 +1,8 @@
 //! The table behind [`crate::is_read_only_command`]: one row per command a model may run
-//! without approval, with every option of it that matters.
+//! without approval, with every option of it that matters. It is data only, so that it can be
+//! audited row by row and depends on nothing: the option parsing that reads it is in
+//! [`crate::bash_options`], what the special commands do with their operands in
+//! [`crate::bash_commands`] and [`crate::bash_git`].
 //!
 //! Notation of the option lists: `-n` is a flag, `-k=` takes a value (attached `-k2` or separate
 //! `-k 2`; long `--key=2` or `--key 2`), `--color=?` takes only an attached value, `--arg==`
@@ -21,8 +24,6 @@
 //! Left out on purpose, so they always need approval: `sed` (`-i`, `w` and `e` commands), `awk`
 //! (`system()`, `print >`), `tee`, `xargs`, `env`, `printenv`, `set`, `export`, `declare`,
 //! interpreters, and anything that reaches the network.
-
-use crate::bash_classify::{opts, Arity, Class, NotReadOnly, Opt, Parsed};
 
 /// How a command reads its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ pub(crate) enum Operands {
     PagerFiles,
     /// `cd DIR`.
     ChangeDirectory,
-    /// Paths, then a find expression (see [`find_expression`]).
+    /// Paths, then a find expression (see [`crate::bash_commands::find_expression`]).
     Find,
     /// A git subcommand (see [`crate::bash_git::git`]).
     Git,
@@ -86,15 +87,6 @@ pub(crate) struct Row {
     /// Hand-written invocations that are read-only, then ones that are not; the tests run them.
     #[cfg_attr(not(test), allow(dead_code))]
     pub examples: (&'static [&'static str], &'static [&'static str]),
-}
-
-impl Row {
-    /// The row's options, parsed from its lists.
-    pub(crate) fn options(&self) -> Vec<Opt> {
-        let mut all = opts(self.safe, Class::Safe);
-        all.extend(opts(self.unsafe_, Class::Unsafe));
-        all
-    }
 }
 
 pub(crate) const BASE: Row = Row {
@@ -590,49 +582,3 @@ const FIND_SAFE: &str = "-H -L -P -D= -O=? -print -print0 -ls -prune -quit -true
 
 /// find's actions that write files or run programs.
 const FIND_UNSAFE: &str = "-exec= -execdir= -ok= -okdir= -delete -fprint= -fprint0= -fprintf== -fls=";
-
-/// Parses `find [-H|-L|-P] [-D x] [-Ox] [path...] [expression]`.
-pub(crate) fn find_expression(row: &Row, args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
-    let options = row.options();
-    let unknown = |option: &str| NotReadOnly::UnknownOption { command: "find".into(), option: option.to_string() };
-    let is_expression_start = |a: &str| (a.starts_with('-') && a != "-") || matches!(a, "(" | ")" | "!" | ",");
-    let mut i = 0;
-    while i < args.len() && matches!(args[i].as_str(), "-H" | "-L" | "-P" | "-D") | args[i].starts_with("-O") {
-        i += if args[i] == "-D" { 2 } else { 1 };
-    }
-    while i < args.len() && !is_expression_start(&args[i]) {
-        out.operands.push(args[i].clone());
-        i += 1;
-    }
-    while i < args.len() {
-        let word = args[i].as_str();
-        i += 1;
-        if matches!(word, "(" | ")" | "!" | ",") {
-            continue;
-        }
-        // -newerXY takes a reference (a file unless Y is t).
-        if word.len() == 8 && word.starts_with("-newer") {
-            let value = args.get(i).ok_or_else(|| unknown(word))?;
-            if !word.ends_with('t') {
-                out.paths.push((value.clone(), false));
-            }
-            i += 1;
-            continue;
-        }
-        let opt = options.iter().find(|o| o.name == word).ok_or_else(|| unknown(word))?;
-        let count = match opt.arity {
-            Arity::None | Arity::Optional => 0,
-            Arity::Required => 1,
-            Arity::Two => 2,
-        };
-        // -exec and -ok run to `;` or `+`, but they are refused before that matters.
-        let values = args.get(i..i + count).ok_or_else(|| unknown(word))?;
-        i += count;
-        match opt.class {
-            Class::Unsafe => return Err(NotReadOnly::Capability { command: "find".into(), what: word.to_string() }),
-            Class::ReadsPath => out.paths.extend(values.last().map(|v| (v.clone(), false))),
-            _ => {}
-        }
-    }
-    Ok(())
-}

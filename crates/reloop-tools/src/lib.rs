@@ -22,9 +22,12 @@
 
 mod bash;
 mod bash_classify;
+mod bash_commands;
 mod bash_git;
 mod bash_jq;
+mod bash_options;
 mod bash_table;
+mod bash_verdict;
 mod confine;
 mod error;
 mod glob;
