@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-/// A predicate over paths, shared between calls (see [`ToolContext::hidden`]).
+/// A predicate over paths, shared between calls (see [`crate::ToolContext::hidden`]).
 #[derive(Clone)]
 pub struct PathFilter(Arc<dyn Fn(&Path) -> bool + Send + Sync>);
 
