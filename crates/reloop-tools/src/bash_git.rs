@@ -1,101 +1,25 @@
-//! `git` in the read-only table: its global options, the subcommands that only read, and what
-//! their operands name.
+//! `git` in the read-only table: how its global options, subcommand and operands are read, and
+//! what the operands name (revisions, paths inside revisions, `-C` directories). The options
+//! themselves are rows of [`crate::bash_table`].
 
-use crate::bash_classify::{long_option, opts, parse_with, Arity, Class, NotReadOnly, Opt, Parsed};
-use crate::bash_table::{Operands, Row, BASE};
-
-/// git's own options before the subcommand. `-C` moves where relative paths resolve;
-/// `--git-dir` is handled apart (see [`git`]).
-const GIT_GLOBAL: &str = "--no-pager -p --paginate --no-replace-objects --literal-pathspecs \
-    --no-optional-locks <-C= --git-dir=";
-/// `-c` and friends set config that can run programs; `--work-tree`, `--bare` and a `--git-dir`
-/// elsewhere than the workspace's own `.git` make git read a repository (and its `config`, with
-/// `diff.external`, textconv drivers, `core.fsmonitor`) that the model may have written.
-const GIT_GLOBAL_UNSAFE: &str =
-    "-c= --config-env= --exec-path=? --namespace= --super-prefix= --list-cmds= --work-tree= --bare";
+use crate::bash_options::{long_option, opts, parse_with, Arity, Class, Opt, Parsed};
+use crate::bash_table::{
+    Operands, Row, BASE, GIT_EVERY_SUBCOMMAND, GIT_EVERY_SUBCOMMAND_UNSAFE, GIT_GLOBAL, GIT_GLOBAL_UNSAFE,
+    GIT_SUBCOMMANDS,
+};
+use crate::bash_verdict::NotReadOnly;
 
 /// The `--git-dir` values that name the workspace's own repository when git runs in the
 /// session's directory.
 const OWN_GIT_DIR: &[&str] = &[".git", "./.git", ".git/", "./.git/"];
 
-/// Options of `git diff`, `log` and `show` that only change what is shown.
-const GIT_DIFF: &str = "-p -u --patch -s --no-patch -U= --unified= --raw --patch-with-raw -t --numstat \
-    --shortstat --dirstat=? --cumulative --dirstat-by-file=? --summary --patch-with-stat -z --name-only \
-    --name-status --submodule=? --color=? --no-color --color-moved=? --no-color-moved --color-moved-ws= \
-    --word-diff=? --word-diff-regex= --color-words=? --no-renames --rename-empty --no-rename-empty --check \
-    --full-index --binary --abbrev=? -B=? --break-rewrites=? -M=? --find-renames=? -C=? --find-copies=? \
-    --find-copies-harder -D --irreversible-delete -l= --diff-filter= -S= -G= --find-object= --pickaxe-all \
-    --pickaxe-regex -R --relative=? --no-relative -a --text --ignore-cr-at-eol --ignore-space-at-eol -b \
-    --ignore-space-change -w --ignore-all-space --ignore-blank-lines -I= --ignore-matching-lines= \
-    --inter-hunk-context= -W --function-context --exit-code --quiet --no-ext-diff --no-textconv \
-    --ignore-submodules=? --src-prefix= --dst-prefix= --no-prefix --default-prefix --line-prefix= \
-    --ita-invisible-in-index --stat=? --stat-width= --stat-name-width= --stat-count= --compact-summary \
-    --minimal --patience --histogram --anchored= --diff-algorithm= --indent-heuristic --no-indent-heuristic \
-    --cached --staged --merge-base --no-index -1 -2 -3 --base --ours --theirs -0 --remerge-diff \
-    --dd --diff-merges= --no-diff-merges --combined-all-paths --cc -m -c";
-const GIT_LOG: &str = "--oneline -n= --max-count= --skip= --since= --after= --until= --before= --author= \
-    --committer= --grep= --all-match --invert-grep -i --regexp-ignore-case -E --extended-regexp -F \
-    --fixed-strings -P --perl-regexp --all --branches=? --tags=? --remotes=? --glob= --exclude= --merges \
-    --no-merges --min-parents= --max-parents= --first-parent --not --graph --decorate=? --no-decorate \
-    --format= --pretty=? --abbrev-commit --no-abbrev-commit --date= --relative-date --follow --reverse \
-    --topo-order --date-order --author-date-order --left-right --cherry-pick --cherry-mark --cherry \
-    --boundary --simplify-by-decoration --full-history --dense --sparse --ancestry-path=? --source \
-    --use-mailmap --mailmap --no-mailmap --encoding= --notes=? --no-notes --show-notes=? --walk-reflogs \
-    -g --left-only --right-only --no-walk=? --do-walk --children --parents --log-size --show-linear-break=? \
-    --expand-tabs=? --no-expand-tabs --show-pulls --full-diff --count --no-standard-notes --standard-notes";
-/// `-L range:file` names a file inside its value, which the path check would not see.
-const GIT_DIFF_UNSAFE: &str = "--output= --output-indicator-new= --ext-diff --textconv --show-signature -L=";
-
-/// The git subcommands that only read, each with its options; the operands are revisions and
-/// paths, all checked as paths (a revision such as `HEAD~1` resolves inside the workspace).
+/// A read-only subcommand's options, from its row, and whether it walks.
 fn git_subcommand(name: &str) -> Option<(Vec<Opt>, bool)> {
-    let unsafe_ = opts(GIT_DIFF_UNSAFE, Class::Unsafe);
-    let with = |lists: &[&str], walks: bool| {
-        let mut all: Vec<Opt> = lists.iter().flat_map(|l| opts(l, Class::Safe)).collect();
-        all.extend(unsafe_.clone());
-        all.extend(opts("<-O=", Class::Safe));
-        Some((all, walks))
-    };
-    match name {
-        "diff" => with(&[GIT_DIFF], true),
-        "log" | "show" => with(&[GIT_DIFF, GIT_LOG], true),
-        "status" => with(
-            &["-s --short -b --branch --show-stash --porcelain=? --long -v --verbose -u=? \
-            --untracked-files=? --ignored=? --ignore-submodules=? -z --column=? --no-column --ahead-behind \
-            --no-ahead-behind --renames --no-renames --find-renames=?"],
-            false,
-        ),
-        "blame" => with(
-            &["-L= -l -t -s -e -w -M=? -C=? --porcelain --line-porcelain --incremental -c --root \
-            --show-stats -n --show-number -f --show-name --date= --abbrev=? --since= -p --progress \
-            --no-progress --score-debug <--contents= <-S= <--ignore-revs-file= --ignore-rev= --color-lines \
-            --color-by-age"],
-            true,
-        ),
-        "ls-files" => with(
-            &["-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others \
-            --ignored --stage --unmerged --killed --directory --no-empty-directory --exclude= -x= \
-            --exclude-standard --full-name --abbrev=? --error-unmatch --recurse-submodules --eol \
-            --deduplicate --format= <-X= <--exclude-from= <--exclude-per-directory="],
-            false,
-        ),
-        "rev-parse" => with(
-            &["--show-toplevel --show-prefix --show-cdup --git-dir --absolute-git-dir \
-            --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository \
-            --abbrev-ref=? --short=? --verify -q --quiet --symbolic --symbolic-full-name --all --branches=? \
-            --tags=? --remotes=? --git-common-dir --show-superproject-working-tree --default= --sq --not \
-            --path-format= --show-object-format=? --revs-only --no-revs --flags --no-flags"],
-            false,
-        ),
-        // Listing only: an operand would create a branch, so the row takes none (see `git`).
-        "branch" => with(
-            &["-a -r -v -vv -l --all --remotes --list --show-current --verbose --no-color \
-            --color=? --contains=? --no-contains=? --merged=? --no-merged=? --sort= --format= --column=? \
-            --no-column --points-at= -i --ignore-case --abbrev=? --no-abbrev"],
-            false,
-        ),
-        _ => None,
-    }
+    let sub = GIT_SUBCOMMANDS.iter().find(|s| s.name == name)?;
+    let mut all: Vec<Opt> = sub.safe.iter().flat_map(|l| opts(l, Class::Safe)).collect();
+    all.extend(opts(GIT_EVERY_SUBCOMMAND_UNSAFE, Class::Unsafe));
+    all.extend(opts(GIT_EVERY_SUBCOMMAND, Class::Safe));
+    Some((all, sub.walks))
 }
 
 /// Parses `git [global options] SUBCOMMAND [options] [operands]`.

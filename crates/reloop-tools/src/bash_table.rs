@@ -1,5 +1,8 @@
 //! The table behind [`crate::is_read_only_command`]: one row per command a model may run
-//! without approval, with every option of it that matters.
+//! without approval, with every option of it that matters. It is data only, so that it can be
+//! audited row by row and depends on nothing: the option parsing that reads it is in
+//! [`crate::bash_options`], what the special commands do with their operands in
+//! [`crate::bash_commands`] and [`crate::bash_git`].
 //!
 //! Notation of the option lists: `-n` is a flag, `-k=` takes a value (attached `-k2` or separate
 //! `-k 2`; long `--key=2` or `--key 2`), `--color=?` takes only an attached value, `--arg==`
@@ -18,11 +21,12 @@
 //! Options that follow symlinks while walking (`grep -R`, `rg -L`, `diff -r`) are unsafe too: a
 //! link inside the workspace would lead the walk outside it.
 //!
+//! git is a command of commands: its global options and each subcommand that only reads
+//! ([`GIT_SUBCOMMANDS`]) are rows of their own, at the end.
+//!
 //! Left out on purpose, so they always need approval: `sed` (`-i`, `w` and `e` commands), `awk`
 //! (`system()`, `print >`), `tee`, `xargs`, `env`, `printenv`, `set`, `export`, `declare`,
 //! interpreters, and anything that reaches the network.
-
-use crate::bash_classify::{opts, Arity, Class, NotReadOnly, Opt, Parsed};
 
 /// How a command reads its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +58,7 @@ pub(crate) enum Operands {
     PagerFiles,
     /// `cd DIR`.
     ChangeDirectory,
-    /// Paths, then a find expression (see [`find_expression`]).
+    /// Paths, then a find expression (see [`crate::bash_commands::find_expression`]).
     Find,
     /// A git subcommand (see [`crate::bash_git::git`]).
     Git,
@@ -86,15 +90,6 @@ pub(crate) struct Row {
     /// Hand-written invocations that are read-only, then ones that are not; the tests run them.
     #[cfg_attr(not(test), allow(dead_code))]
     pub examples: (&'static [&'static str], &'static [&'static str]),
-}
-
-impl Row {
-    /// The row's options, parsed from its lists.
-    pub(crate) fn options(&self) -> Vec<Opt> {
-        let mut all = opts(self.safe, Class::Safe);
-        all.extend(opts(self.unsafe_, Class::Unsafe));
-        all
-    }
 }
 
 pub(crate) const BASE: Row = Row {
@@ -591,48 +586,105 @@ const FIND_SAFE: &str = "-H -L -P -D= -O=? -print -print0 -ls -prune -quit -true
 /// find's actions that write files or run programs.
 const FIND_UNSAFE: &str = "-exec= -execdir= -ok= -okdir= -delete -fprint= -fprint0= -fprintf== -fls=";
 
-/// Parses `find [-H|-L|-P] [-D x] [-Ox] [path...] [expression]`.
-pub(crate) fn find_expression(row: &Row, args: &[String], out: &mut Parsed) -> Result<(), NotReadOnly> {
-    let options = row.options();
-    let unknown = |option: &str| NotReadOnly::UnknownOption { command: "find".into(), option: option.to_string() };
-    let is_expression_start = |a: &str| (a.starts_with('-') && a != "-") || matches!(a, "(" | ")" | "!" | ",");
-    let mut i = 0;
-    while i < args.len() && matches!(args[i].as_str(), "-H" | "-L" | "-P" | "-D") | args[i].starts_with("-O") {
-        i += if args[i] == "-D" { 2 } else { 1 };
-    }
-    while i < args.len() && !is_expression_start(&args[i]) {
-        out.operands.push(args[i].clone());
-        i += 1;
-    }
-    while i < args.len() {
-        let word = args[i].as_str();
-        i += 1;
-        if matches!(word, "(" | ")" | "!" | ",") {
-            continue;
-        }
-        // -newerXY takes a reference (a file unless Y is t).
-        if word.len() == 8 && word.starts_with("-newer") {
-            let value = args.get(i).ok_or_else(|| unknown(word))?;
-            if !word.ends_with('t') {
-                out.paths.push((value.clone(), false));
-            }
-            i += 1;
-            continue;
-        }
-        let opt = options.iter().find(|o| o.name == word).ok_or_else(|| unknown(word))?;
-        let count = match opt.arity {
-            Arity::None | Arity::Optional => 0,
-            Arity::Required => 1,
-            Arity::Two => 2,
-        };
-        // -exec and -ok run to `;` or `+`, but they are refused before that matters.
-        let values = args.get(i..i + count).ok_or_else(|| unknown(word))?;
-        i += count;
-        match opt.class {
-            Class::Unsafe => return Err(NotReadOnly::Capability { command: "find".into(), what: word.to_string() }),
-            Class::ReadsPath => out.paths.extend(values.last().map(|v| (v.clone(), false))),
-            _ => {}
-        }
-    }
-    Ok(())
+/// git's own options before the subcommand. `-C` moves where relative paths resolve;
+/// `--git-dir` is handled apart (see [`crate::bash_git::git`]).
+pub(crate) const GIT_GLOBAL: &str = "--no-pager -p --paginate --no-replace-objects --literal-pathspecs \
+    --no-optional-locks <-C= --git-dir=";
+/// `-c` and friends set config that can run programs; `--work-tree`, `--bare` and a `--git-dir`
+/// elsewhere than the workspace's own `.git` make git read a repository (and its `config`, with
+/// `diff.external`, textconv drivers, `core.fsmonitor`) that the model may have written.
+pub(crate) const GIT_GLOBAL_UNSAFE: &str =
+    "-c= --config-env= --exec-path=? --namespace= --super-prefix= --list-cmds= --work-tree= --bare";
+
+/// A git subcommand that only reads: a row of its own, since git is a command of commands.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GitSubcommand {
+    pub name: &'static str,
+    /// Option lists (the notation above) that only change what is read or shown.
+    pub safe: &'static [&'static str],
+    /// It may show any file below its directory operands.
+    pub walks: bool,
 }
+
+/// The git subcommands that only read, each with its options; the operands are revisions and
+/// paths, all checked as paths (a revision such as `HEAD~1` resolves inside the workspace).
+/// Every one also takes [`GIT_EVERY_SUBCOMMAND_UNSAFE`] and [`GIT_EVERY_SUBCOMMAND`].
+pub(crate) const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
+    GitSubcommand { name: "diff", safe: &[GIT_DIFF], walks: true },
+    GitSubcommand { name: "log", safe: &[GIT_DIFF, GIT_LOG], walks: true },
+    GitSubcommand { name: "show", safe: &[GIT_DIFF, GIT_LOG], walks: true },
+    GitSubcommand {
+        name: "status",
+        safe: &["-s --short -b --branch --show-stash --porcelain=? --long -v --verbose -u=? \
+            --untracked-files=? --ignored=? --ignore-submodules=? -z --column=? --no-column --ahead-behind \
+            --no-ahead-behind --renames --no-renames --find-renames=?"],
+        walks: false,
+    },
+    GitSubcommand {
+        name: "blame",
+        safe: &["-L= -l -t -s -e -w -M=? -C=? --porcelain --line-porcelain --incremental -c --root \
+            --show-stats -n --show-number -f --show-name --date= --abbrev=? --since= -p --progress \
+            --no-progress --score-debug <--contents= <-S= <--ignore-revs-file= --ignore-rev= --color-lines \
+            --color-by-age"],
+        walks: true,
+    },
+    GitSubcommand {
+        name: "ls-files",
+        safe: &["-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others \
+            --ignored --stage --unmerged --killed --directory --no-empty-directory --exclude= -x= \
+            --exclude-standard --full-name --abbrev=? --error-unmatch --recurse-submodules --eol \
+            --deduplicate --format= <-X= <--exclude-from= <--exclude-per-directory="],
+        walks: false,
+    },
+    GitSubcommand {
+        name: "rev-parse",
+        safe: &["--show-toplevel --show-prefix --show-cdup --git-dir --absolute-git-dir \
+            --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository \
+            --abbrev-ref=? --short=? --verify -q --quiet --symbolic --symbolic-full-name --all --branches=? \
+            --tags=? --remotes=? --git-common-dir --show-superproject-working-tree --default= --sq --not \
+            --path-format= --show-object-format=? --revs-only --no-revs --flags --no-flags"],
+        walks: false,
+    },
+    // Listing only: an operand would create a branch, so the row takes none (see
+    // [`crate::bash_git::git`]).
+    GitSubcommand {
+        name: "branch",
+        safe: &["-a -r -v -vv -l --all --remotes --list --show-current --verbose --no-color \
+            --color=? --contains=? --no-contains=? --merged=? --no-merged=? --sort= --format= --column=? \
+            --no-column --points-at= -i --ignore-case --abbrev=? --no-abbrev"],
+        walks: false,
+    },
+];
+
+/// Options of `git diff`, `log` and `show` that only change what is shown.
+const GIT_DIFF: &str = "-p -u --patch -s --no-patch -U= --unified= --raw --patch-with-raw -t --numstat \
+    --shortstat --dirstat=? --cumulative --dirstat-by-file=? --summary --patch-with-stat -z --name-only \
+    --name-status --submodule=? --color=? --no-color --color-moved=? --no-color-moved --color-moved-ws= \
+    --word-diff=? --word-diff-regex= --color-words=? --no-renames --rename-empty --no-rename-empty --check \
+    --full-index --binary --abbrev=? -B=? --break-rewrites=? -M=? --find-renames=? -C=? --find-copies=? \
+    --find-copies-harder -D --irreversible-delete -l= --diff-filter= -S= -G= --find-object= --pickaxe-all \
+    --pickaxe-regex -R --relative=? --no-relative -a --text --ignore-cr-at-eol --ignore-space-at-eol -b \
+    --ignore-space-change -w --ignore-all-space --ignore-blank-lines -I= --ignore-matching-lines= \
+    --inter-hunk-context= -W --function-context --exit-code --quiet --no-ext-diff --no-textconv \
+    --ignore-submodules=? --src-prefix= --dst-prefix= --no-prefix --default-prefix --line-prefix= \
+    --ita-invisible-in-index --stat=? --stat-width= --stat-name-width= --stat-count= --compact-summary \
+    --minimal --patience --histogram --anchored= --diff-algorithm= --indent-heuristic --no-indent-heuristic \
+    --cached --staged --merge-base --no-index -1 -2 -3 --base --ours --theirs -0 --remerge-diff \
+    --dd --diff-merges= --no-diff-merges --combined-all-paths --cc -m -c";
+/// Options of `git log` and `show` that choose, order and format the commits shown.
+const GIT_LOG: &str = "--oneline -n= --max-count= --skip= --since= --after= --until= --before= --author= \
+    --committer= --grep= --all-match --invert-grep -i --regexp-ignore-case -E --extended-regexp -F \
+    --fixed-strings -P --perl-regexp --all --branches=? --tags=? --remotes=? --glob= --exclude= --merges \
+    --no-merges --min-parents= --max-parents= --first-parent --not --graph --decorate=? --no-decorate \
+    --format= --pretty=? --abbrev-commit --no-abbrev-commit --date= --relative-date --follow --reverse \
+    --topo-order --date-order --author-date-order --left-right --cherry-pick --cherry-mark --cherry \
+    --boundary --simplify-by-decoration --full-history --dense --sparse --ancestry-path=? --source \
+    --use-mailmap --mailmap --no-mailmap --encoding= --notes=? --no-notes --show-notes=? --walk-reflogs \
+    -g --left-only --right-only --no-walk=? --do-walk --children --parents --log-size --show-linear-break=? \
+    --expand-tabs=? --no-expand-tabs --show-pulls --full-diff --count --no-standard-notes --standard-notes";
+/// Options every git subcommand is checked against as unsafe. `-L range:file` names a file
+/// inside its value, which the path check would not see.
+pub(crate) const GIT_EVERY_SUBCOMMAND_UNSAFE: &str =
+    "--output= --output-indicator-new= --ext-diff --textconv --show-signature -L=";
+/// Options every git subcommand takes: `-O FILE` reads a file (the order a diff shows files in).
+pub(crate) const GIT_EVERY_SUBCOMMAND: &str = "<-O=";

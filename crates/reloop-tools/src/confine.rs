@@ -14,7 +14,7 @@ use std::sync::Arc;
 use reloop_sandbox::{Access, Call, Policy, Sandbox};
 
 use crate::error::ToolError;
-use crate::tool::PathFilter;
+use crate::path_filter::PathFilter;
 
 /// Entries one walk of the workspace may visit to find what deny rules name; a larger
 /// workspace refuses commands rather than run them with a mask that might miss a name.

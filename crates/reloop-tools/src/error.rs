@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::tool::ToolOutput;
+use crate::output::ToolOutput;
 
 /// A built-in tool's failure. Keeping the model-facing wording in one place makes the texts that
 /// must match Claude Code byte for byte easy to audit.

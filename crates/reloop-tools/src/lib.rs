@@ -22,15 +22,20 @@
 
 mod bash;
 mod bash_classify;
+mod bash_commands;
 mod bash_git;
 mod bash_jq;
+mod bash_options;
 mod bash_table;
+mod bash_verdict;
 mod confine;
 mod error;
 mod glob;
 mod grep;
 mod grep_search;
 mod input;
+mod output;
+mod path_filter;
 mod paths;
 mod permissions;
 mod read;

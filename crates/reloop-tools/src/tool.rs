@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::confine::Containment;
+pub use crate::output::ToolOutput;
+pub use crate::path_filter::PathFilter;
 
 /// What a tool call may see of its session.
 ///
@@ -51,27 +53,6 @@ impl ReadStamp {
     pub fn of(path: &Path, part: (Option<i64>, Option<i64>)) -> Option<Self> {
         let meta = std::fs::metadata(path).ok()?;
         Some(ReadStamp { part, len: meta.len(), modified: meta.modified().ok() })
-    }
-}
-
-/// A predicate over paths, shared between calls (see [`ToolContext::hidden`]).
-#[derive(Clone)]
-pub struct PathFilter(Arc<dyn Fn(&Path) -> bool + Send + Sync>);
-
-impl PathFilter {
-    pub fn new(hides: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
-        PathFilter(Arc::new(hides))
-    }
-
-    /// Whether `path` (as the walk found it) is hidden.
-    pub fn hides(&self, path: &Path) -> bool {
-        (self.0)(path)
-    }
-}
-
-impl std::fmt::Debug for PathFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PathFilter(..)")
     }
 }
 
@@ -170,36 +151,6 @@ impl ToolContext {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         read.contains_key(&canonical)
-    }
-}
-
-/// The text a tool answers with, as it goes back to the model in a `tool_result` block.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    pub content: String,
-    /// Marks the result as a failure for the model (Claude Code's `is_error`).
-    pub is_error: bool,
-    /// Blocks (text and images) when the answer is more than text, as an MCP tool's can be;
-    /// then they are the result and `content` is their text, for hooks and logs. Empty for the
-    /// built-in tools.
-    pub blocks: Vec<reloop_core::ContentBlock>,
-}
-
-impl ToolOutput {
-    /// A successful result.
-    pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false, blocks: Vec::new() }
-    }
-
-    /// A failed result; the model sees the text and the error flag.
-    pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true, blocks: Vec::new() }
-    }
-
-    /// A result of several blocks; `content` becomes their text.
-    pub fn with_blocks(blocks: Vec<reloop_core::ContentBlock>, is_error: bool) -> Self {
-        let content = reloop_core::ToolResultContent::Blocks(blocks.clone()).as_text();
-        ToolOutput { content, is_error, blocks }
     }
 }
 
