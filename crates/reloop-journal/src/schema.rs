@@ -2,6 +2,8 @@
 
 use rusqlite::Connection;
 
+use crate::rows::{phase_sql, step_key, INSERT_STEP};
+
 /// `PRAGMA application_id`: "RLOP". A database with another id is not ours.
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
@@ -121,7 +123,7 @@ fn move_rows_to_v4(conn: &Connection) -> rusqlite::Result<()> {
                        JOIN session_numbers n ON n.id = e.session_id
          ORDER BY n.n, e.seq",
     )?;
-    let mut write = conn.prepare(crate::rows::INSERT_STEP)?;
+    let mut write = conn.prepare(INSERT_STEP)?;
     let mut rows = read.query([])?;
     while let Some(r) = rows.next()? {
         let seq = r.get::<_, i64>(1)? as u64;
@@ -129,11 +131,11 @@ fn move_rows_to_v4(conn: &Connection) -> rusqlite::Result<()> {
         let effects: String = r.get(11)?;
         let digest: String = r.get(12)?;
         write.execute(rusqlite::params![
-            crate::rows::step_key(r.get(0)?, seq).ok_or(rusqlite::Error::IntegralValueOutOfRange(1, seq as i64))?,
+            step_key(r.get(0)?, seq).ok_or(rusqlite::Error::IntegralValueOutOfRange(1, seq as i64))?,
             r.get::<_, i64>(2)?,
             r.get::<_, String>(3)?,
-            crate::rows::phase_sql(&from),
-            crate::rows::phase_sql(&to),
+            phase_sql(&from),
+            phase_sql(&to),
             r.get::<_, i64>(6)?,
             r.get::<_, i64>(7)?,
             r.get::<_, Option<String>>(8)?,
