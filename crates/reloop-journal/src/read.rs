@@ -164,4 +164,29 @@ mod tests {
         j.append("old3", &next).unwrap();
         assert_eq!(j.steps("old3").unwrap().iter().map(|s| s.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
     }
+
+    #[test]
+    fn a_v3_digest_that_is_not_hex_stops_the_migration_naming_its_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        v3_journal(&path);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute("UPDATE transitions SET digest = 'not-a-digest!!!!' WHERE session_id = 'old3' AND seq = 2", [])
+            .unwrap();
+        drop(conn);
+
+        let err = Journal::open_for_reading(&path).unwrap_err();
+        assert!(
+            matches!(&err, JournalError::BadDigest { session, seq: 2, digest }
+                if session == "old3" && digest == "not-a-digest!!!!"),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("session old3, step 2"), "{err}");
+        // The migration ran in one transaction: the file is still the v3 journal it was.
+        let conn = Connection::open(&path).unwrap();
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, 3);
+        let digest: String = conn.query_row("SELECT digest FROM transitions WHERE seq = 2", [], |r| r.get(0)).unwrap();
+        assert_eq!(digest, "not-a-digest!!!!");
+    }
 }
