@@ -133,7 +133,7 @@ pub struct StepRow<'a> {
 }
 
 /// The part of a step's row that replay compares: its event and what it did, without when it
-/// was taken or the phase and turns it left ([`Journal::visit_replay_rows`] reads only these
+/// was taken or the phase and turns it left ([`crate::Journal::visit_replay_rows`] reads only these
 /// columns, which costs a streamed replay a seventh less).
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayRow<'a> {
