@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use postgres::{Client, Statement, Transaction};
 use reloop_core::Reason;
-use reloop_journal::{JournalError, SessionHeader, SessionSummary, StepRecord, MAX_ROW_BYTES};
+use reloop_journal::{
+    EncodedStep, JournalError, NewStep, RowOutcome, SessionHeader, SessionSummary, StepRecord, MAX_ROW_BYTES,
+};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -62,88 +64,41 @@ const PAGE_OF_STEPS: &str = "SELECT seq, at_ms, event, from_phase, to_phase, tur
          reason_json, effects, digest
      FROM reloop.step_bodies WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4";
 
-/// A payload as a step row stores it: inline, or as the hash of its blob.
+/// A payload (an event's or effects' JSON) as a step row stores it: inline, or as the hash of
+/// its blob.
 struct Payload {
-    inline: Option<String>,
     hash: Option<Vec<u8>>,
-    blob: Option<String>,
 }
 
 impl Payload {
-    fn of(json: Option<String>) -> Self {
-        match json {
-            Some(body) if body.len() >= BLOB_MIN_BYTES => {
-                Payload { inline: None, hash: Some(Sha256::digest(body.as_bytes()).to_vec()), blob: Some(body) }
-            }
-            inline => Payload { inline, hash: None, blob: None },
-        }
+    fn of(json: Option<&str>) -> Self {
+        Payload { hash: json.filter(|body| body.len() >= BLOB_MIN_BYTES).map(|body| Sha256::digest(body).to_vec()) }
+    }
+
+    /// What the row's inline column holds: the JSON, unless a blob holds it.
+    fn inline<'a>(&self, json: Option<&'a str>) -> Option<&'a str> {
+        json.filter(|_| self.hash.is_none())
     }
 }
 
-/// One step encoded for its row.
-struct EncodedStep {
+/// One step encoded for its row: the fields reloop-journal's one row codec gives every backend,
+/// and where this one keeps its payloads.
+struct EncodedRow {
+    step: EncodedStep,
     seq: i64,
-    at_ms: i64,
-    kind: String,
-    from_phase: String,
-    to_phase: String,
-    turn_before: i64,
-    turn_after: i64,
-    digest: i64,
     event: Payload,
-    reason_kind: Option<&'static str>,
-    reason: Option<String>,
-    reason_json: Option<String>,
     effects: Payload,
 }
 
-fn encode(session: &str, step: &StepRecord) -> Result<EncodedStep, JournalError> {
-    let enc = |what| move |source| JournalError::Encode { what, source };
-    let event = serde_json::to_string(&step.event).map_err(enc("event"))?;
-    let kind = match serde_json::from_str::<Value>(&event).map_err(enc("event"))?.get("kind") {
-        Some(Value::String(k)) => k.clone(),
-        _ => "unknown".to_string(),
-    };
-    let no_effects = step.effects.as_array().is_some_and(Vec::is_empty);
-    let effects = (!no_effects).then(|| serde_json::to_string(&step.effects)).transpose().map_err(enc("effects"))?;
-    let reason_json = match (&step.reason, &step.ignored) {
-        (Some(reason), _) => Some(serde_json::to_string(reason)),
-        (None, Some(ignored)) => Some(serde_json::to_string(ignored)),
-        (None, None) => None,
-    }
-    .transpose()
-    .map_err(enc("reason"))?;
-    let (reason_kind, reason) = match (&step.reason, &step.ignored) {
-        (Some(r), _) => (Some(if r.is_terminal() { "terminal" } else { "continue" }), Some(r.name().to_string())),
-        (None, Some(i)) => (Some("ignored"), Some(i.name().to_string())),
-        (None, None) => (None, None),
-    };
-    let bytes = event.len() + effects.as_ref().map_or(2, String::len) + reason_json.as_ref().map_or(0, String::len);
-    if bytes > MAX_ROW_BYTES {
-        return Err(JournalError::RowTooLarge {
-            session: session.to_string(),
-            seq: step.seq,
-            bytes,
-            limit: MAX_ROW_BYTES,
-        });
-    }
-    let seq = i64::try_from(step.seq)
-        .map_err(|_| JournalError::TooManySteps { session: session.to_string(), seq: step.seq })?;
-    Ok(EncodedStep {
-        seq,
-        at_ms: step.at_ms as i64,
-        kind,
-        from_phase: step.from_phase.clone(),
-        to_phase: step.to_phase.clone(),
-        turn_before: i64::from(step.turn_before),
-        turn_after: i64::from(step.turn_after),
-        digest: step.digest as i64,
-        event: Payload::of(Some(event)),
-        reason_kind,
-        reason,
-        reason_json,
-        effects: Payload::of(effects),
-    })
+fn encode(session: &str, step: &StepRecord) -> Result<EncodedRow, JournalError> {
+    let step = EncodedStep::encode(&NewStep::from(step), session, Vec::new())?;
+    let seq = i64::try_from(step.seq())
+        .map_err(|_| JournalError::TooManySteps { session: session.to_string(), seq: step.seq() })?;
+    let event = Payload::of(Some(step.event_json()?));
+    let effects = Payload::of(step.effects_json()?);
+    // The reason's text is checked here too, so writing the row cannot fail on it.
+    step.reason_json()?;
+    Ok(EncodedRow { step, seq, event, effects })
 }
 
 /// Checks a step's size and encoding without writing it: a deferred step over the cap is
@@ -198,7 +153,7 @@ impl Conn {
         }
         let shared = self.shared_prefix(header, steps)?;
         let base_seq = shared.checked_sub(1).map_or(0, |last| steps[last].seq);
-        let own: Vec<EncodedStep> = steps[shared..].iter().map(|s| encode(&header.id, s)).collect::<Result<_, _>>()?;
+        let own: Vec<EncodedRow> = steps[shared..].iter().map(|s| encode(&header.id, s)).collect::<Result<_, _>>()?;
         let (session_stmt, take) = (self.stmt(SESSION)?, self.stmt(TAKE)?);
         let (blob, step) = (self.stmt(BLOB)?, self.stmt(STEP)?);
         let (ttl, holder, place) = (self.ttl_ms(), self.holder.clone(), self.place.clone());
@@ -224,7 +179,7 @@ impl Conn {
         if inserted == 0 {
             return Err(JournalError::Duplicate(header.id.clone()));
         }
-        write_rows(&mut tx, &blob, &step, &header.id, &own).map_err(db)?;
+        write_rows(&place, &mut tx, &blob, &step, &header.id, &own)?;
         if let Some(reason) = terminal_of(steps) {
             tx.execute("UPDATE reloop.sessions SET terminal_reason = $2 WHERE id = $1", &[&header.id, &reason])
                 .map_err(db)?;
@@ -265,7 +220,7 @@ impl Conn {
                 detail: format!("this journal is not session {session}'s writer; lock the session first"),
             });
         };
-        let rows: Vec<EncodedStep> = steps.iter().map(|s| encode(session, s)).collect::<Result<_, _>>()?;
+        let rows: Vec<EncodedRow> = steps.iter().map(|s| encode(session, s)).collect::<Result<_, _>>()?;
         let (fence, blob, step) = (self.stmt(FENCE)?, self.stmt(BLOB)?, self.stmt(STEP)?);
         let (ttl, holder, place) = (self.ttl_ms(), self.holder.clone(), self.place.clone());
         let db = |e: postgres::Error| database_error(&place, &e);
@@ -273,7 +228,7 @@ impl Conn {
         if tx.execute(&fence, &[&session, &epoch, &holder, &ttl]).map_err(db)? == 0 {
             return Err(JournalError::LeaseLost { session: session.to_string(), epoch });
         }
-        write_rows(&mut tx, &blob, &step, session, &rows).map_err(db)?;
+        write_rows(&place, &mut tx, &blob, &step, session, &rows)?;
         if let Some(reason) = terminal_of(steps) {
             tx.execute("UPDATE reloop.sessions SET terminal_reason = $2 WHERE id = $1", &[&session, &reason])
                 .map_err(db)?;
@@ -525,39 +480,43 @@ pub(crate) struct Segment {
 }
 
 fn write_rows(
+    place: &str,
     tx: &mut Transaction<'_>,
     blob: &Statement,
     step: &Statement,
     session: &str,
-    rows: &[EncodedStep],
-) -> Result<(), postgres::Error> {
+    rows: &[EncodedRow],
+) -> Result<(), JournalError> {
     for row in rows {
-        for payload in [&row.event, &row.effects] {
-            if let (Some(hash), Some(body)) = (&payload.hash, &payload.blob) {
-                tx.execute(blob, &[hash, body])?;
+        let (event, effects) = (row.step.event_json()?, row.step.effects_json()?);
+        for (payload, body) in [(&row.event, Some(event)), (&row.effects, effects)] {
+            if let (Some(hash), Some(body)) = (&payload.hash, body) {
+                tx.execute(blob, &[hash, &body]).map_err(|e| database_error(place, &e))?;
             }
         }
+        let s = &row.step;
         tx.execute(
             step,
             &[
                 &session,
                 &row.seq,
-                &row.at_ms,
-                &row.kind,
-                &row.event.inline,
+                &(s.at_ms() as i64),
+                &s.kind(),
+                &row.event.inline(Some(event)),
                 &row.event.hash,
-                &row.from_phase,
-                &row.to_phase,
-                &row.turn_before,
-                &row.turn_after,
-                &row.reason_kind,
-                &row.reason,
-                &row.reason_json,
-                &row.effects.inline,
+                &s.from_phase(),
+                &s.to_phase(),
+                &i64::from(s.turn_before()),
+                &i64::from(s.turn_after()),
+                &s.reason_kind(),
+                &s.reason_name(),
+                &s.reason_json()?,
+                &row.effects.inline(effects),
                 &row.effects.hash,
-                &row.digest,
+                &(s.digest() as i64),
             ],
-        )?;
+        )
+        .map_err(|e| database_error(place, &e))?;
     }
     Ok(())
 }
@@ -565,23 +524,26 @@ fn write_rows(
 /// A step read back from its row (through `step_bodies`, which joins its blobs).
 fn decode(session: &str, r: &postgres::Row) -> Result<StepRecord, JournalError> {
     let seq = r.get::<_, i64>(0) as u64;
-    let bad = |what, source| JournalError::Decode { session: session.to_string(), seq, what, source };
-    let (kind, why): (Option<&str>, Option<&str>) = (r.get(7), r.get(8));
-    let (reason, ignored) = match (kind, why) {
-        (Some("ignored"), Some(j)) => (None, Some(serde_json::from_str(j).map_err(|e| bad("ignored", e))?)),
-        (_, j) => (j.map(serde_json::from_str).transpose().map_err(|e| bad("reason", e))?, None),
-    };
+    let event = serde_json::from_str(r.get(2)).map_err(|source| JournalError::Decode {
+        session: session.to_string(),
+        seq,
+        what: "event",
+        source,
+    })?;
+    let (kind, why, effects): (Option<&str>, Option<&str>, &str) = (r.get(7), r.get(8), r.get(9));
+    let RowOutcome { reason, ignored, effects } =
+        RowOutcome::decode(session, seq, kind, why.map(str::as_bytes), effects.as_bytes())?;
     Ok(StepRecord {
         seq,
         at_ms: r.get::<_, i64>(1) as u64,
-        event: serde_json::from_str(r.get(2)).map_err(|e| bad("event", e))?,
+        event,
         from_phase: r.get(3),
         to_phase: r.get(4),
         turn_before: u32::try_from(r.get::<_, i64>(5)).unwrap_or(u32::MAX),
         turn_after: u32::try_from(r.get::<_, i64>(6)).unwrap_or(u32::MAX),
         reason,
         ignored,
-        effects: serde_json::from_str(r.get(9)).map_err(|e| bad("effects", e))?,
+        effects,
         digest: r.get::<_, i64>(10) as u64,
     })
 }

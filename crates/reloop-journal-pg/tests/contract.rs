@@ -431,6 +431,53 @@ fn a_repeated_payload_is_stored_once() {
     assert_eq!(j.steps("two").unwrap(), vec![said(1, &result)]);
 }
 
+/// A step's row holds exactly the text the shared row codec gives it, its event's kind included:
+/// the columns pinned here are what PostgreSQL journals held before the codec was shared.
+#[test]
+fn a_step_s_row_holds_its_fields_as_text() {
+    let Some(db) = TestDb::new("a_step_s_row_holds_its_fields_as_text") else { return };
+    let mut j = pg(&db);
+    j.create_session(&header("rows"), &[said(1, "hi"), ended(2)]).unwrap();
+    let mut raw = db.client();
+    let rows = raw
+        .query(
+            "SELECT kind, event, from_phase, to_phase, turn_before, turn_after, reason_kind, reason, reason_json,
+                    effects, digest
+             FROM reloop.steps WHERE session_id = 'rows' ORDER BY seq",
+            &[],
+        )
+        .unwrap();
+    type Columns =
+        (String, String, String, String, i64, i64, Option<String>, Option<String>, Option<String>, Option<String>, i64);
+    let columns = |r: &::postgres::Row| -> Columns {
+        (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5), r.get(6), r.get(7), r.get(8), r.get(9), r.get(10))
+    };
+    let event = r#"{"kind":"user_input","content":[{"type":"text","text":"hi"}]}"#;
+    assert_eq!(
+        columns(&rows[0]),
+        (
+            "user_input".into(),
+            event.into(),
+            "idle".into(),
+            "awaiting_model".into(),
+            1,
+            2,
+            None,
+            None,
+            None,
+            Some(r#"[{"effect":"cancel_model"}]"#.into()),
+            (0xfeed_0000_0000_0001_u64) as i64
+        )
+    );
+    let last = columns(&rows[1]);
+    assert_eq!(
+        (last.3.as_str(), last.6.as_deref(), last.7.as_deref(), last.9.as_deref()),
+        ("done", Some("terminal"), Some("max_turns"), None)
+    );
+    let reason = serde_json::to_string(&Reason::Terminal(Stop::MaxTurns { max_turns: 3, turn_count: 4 })).unwrap();
+    assert_eq!(last.8, Some(reason));
+}
+
 #[test]
 fn a_fork_stores_only_its_own_steps() {
     let Some(db) = TestDb::new("a_fork_stores_only_its_own_steps") else { return };

@@ -4,7 +4,8 @@
 
 use rusqlite::params;
 
-use crate::{Journal, JournalError};
+use crate::error::JournalError;
+use crate::store::Journal;
 
 /// One subagent of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::{Journal, JournalError, SessionDump, SessionHeader, SessionOverview, SessionSummary, StepRecord, Subagent};
+use crate::agents::Subagent;
+use crate::dump::SessionDump;
+use crate::error::JournalError;
+use crate::listing::SessionOverview;
+use crate::lock::take_lock_on;
+use crate::record::{SessionHeader, SessionSummary, StepRecord};
+use crate::rows::{insert_step, session_number};
+use crate::store::{insert_header, Journal};
 
 /// Opens another connection to a journal: see [`JournalBackend::reopener`].
 pub type Reopen = Arc<dyn Fn() -> Result<Box<dyn JournalBackend + Send>, JournalError> + Send + Sync>;
@@ -159,6 +166,53 @@ pub trait JournalBackend {
     /// The session as a dump (`reloop export --format journal`).
     fn dump_session(&self, id: &str) -> Result<SessionDump, JournalError> {
         SessionDump::of(self.header(id)?, self.steps(id)?)
+    }
+}
+
+impl Journal {
+    /// Writes a dumped session into this journal, verbatim, in one transaction. Its header keeps
+    /// its id; a journal that already holds that id is left unchanged.
+    pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
+        JournalBackend::import_session(self, dump)
+    }
+
+    /// Journals a header and steps computed elsewhere (a fork's copied prefix) in one
+    /// transaction, and makes this journal the session's writer.
+    pub fn create_session_with_steps(
+        &mut self,
+        header: &SessionHeader,
+        steps: &[StepRecord],
+    ) -> Result<(), JournalError> {
+        self.create_session_from(header, Writer::Take, &mut |sink| steps.iter().try_for_each(sink))
+    }
+
+    /// Journals a new session's header and the steps `fill` hands to its sink, in order, in one
+    /// transaction: each step is written as it is handed over and none is held. Nothing is
+    /// written unless all is: an error from `fill` (or from writing a step) rolls it all back.
+    pub fn create_session_from(
+        &mut self,
+        header: &SessionHeader,
+        writer: Writer,
+        fill: &mut Fill<'_>,
+    ) -> Result<(), JournalError> {
+        self.commit()?;
+        // Immediate: the header's check reads before it writes, and a deferred transaction
+        // could not then take the write lock from another writer of the journal (a subagent's).
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        insert_header(&tx, header)?;
+        let number = session_number(&tx, &header.id)?.unwrap_or_default();
+        {
+            let mut buf = self.buf.borrow_mut();
+            fill(&mut |step| insert_step(&tx, &mut buf, number, &header.id, &step.into()))?;
+        }
+        if writer == Writer::Take {
+            take_lock_on(&tx, &header.id)?;
+        }
+        tx.commit()?;
+        if writer == Writer::Take {
+            self.locked.borrow_mut().push(header.id.clone());
+        }
+        Ok(())
     }
 }
 

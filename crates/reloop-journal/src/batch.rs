@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rusqlite::types::ValueRef;
 
-use crate::ReplayRow;
+use crate::rows::ReplayRow;
 
 /// Up to [`RowBatch::ROWS`] rows, or about [`RowBatch::BYTES`] of their text, owned.
 #[derive(Debug, Default)]

@@ -10,9 +10,9 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::backend::{Fill, Writer};
 use crate::error::JournalError;
-use crate::store::{Journal, SessionHeader, StepRecord};
+use crate::record::{SessionHeader, StepRecord};
+use crate::store::Journal;
 
 /// The format tag of a dump; a new layout gets a new tag.
 pub const DUMP_FORMAT: &str = "reloop-session/1";
@@ -216,53 +216,6 @@ fn pretty<T: Serialize>(value: &T, depth: usize) -> Result<String, JournalError>
 
 fn write(out: &mut dyn Write, bytes: &[u8]) -> Result<(), JournalError> {
     out.write_all(bytes).map_err(|e| encode("session dump", serde_json::Error::io(e)))
-}
-
-impl Journal {
-    /// Writes a dumped session into this journal, verbatim, in one transaction. Its header keeps
-    /// its id; a journal that already holds that id is left unchanged.
-    pub fn load_session(&mut self, dump: &SessionDump) -> Result<String, JournalError> {
-        crate::JournalBackend::import_session(self, dump)
-    }
-
-    /// Journals a header and steps computed elsewhere (a fork's copied prefix) in one
-    /// transaction, and makes this journal the session's writer.
-    pub fn create_session_with_steps(
-        &mut self,
-        header: &SessionHeader,
-        steps: &[StepRecord],
-    ) -> Result<(), JournalError> {
-        self.create_session_from(header, Writer::Take, &mut |sink| steps.iter().try_for_each(sink))
-    }
-
-    /// Journals a new session's header and the steps `fill` hands to its sink, in order, in one
-    /// transaction: each step is written as it is handed over and none is held. Nothing is
-    /// written unless all is: an error from `fill` (or from writing a step) rolls it all back.
-    pub fn create_session_from(
-        &mut self,
-        header: &SessionHeader,
-        writer: Writer,
-        fill: &mut Fill<'_>,
-    ) -> Result<(), JournalError> {
-        self.commit()?;
-        // Immediate: the header's check reads before it writes, and a deferred transaction
-        // could not then take the write lock from another writer of the journal (a subagent's).
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        crate::store::insert_header(&tx, header)?;
-        let number = crate::rows::session_number(&tx, &header.id)?.unwrap_or_default();
-        {
-            let mut buf = self.buf.borrow_mut();
-            fill(&mut |step| crate::rows::insert_step(&tx, &mut buf, number, &header.id, &step.into()))?;
-        }
-        if writer == Writer::Take {
-            crate::lock::take_lock_on(&tx, &header.id)?;
-        }
-        tx.commit()?;
-        if writer == Writer::Take {
-            self.locked.borrow_mut().push(header.id.clone());
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use crate::backend::{JournalBackend, Writer};
 use crate::dump::{DumpHeader, DumpStep, DUMP_FORMAT};
 use crate::error::JournalError;
-use crate::store::{SessionHeader, StepRecord};
+use crate::record::{SessionHeader, StepRecord};
 
 /// What a checked dump holds before its steps.
 #[derive(Debug, Clone, PartialEq)]

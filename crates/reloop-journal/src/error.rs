@@ -50,6 +50,10 @@ pub enum JournalError {
     NeedsShared { place: String, what: &'static str },
     #[error("journal database error ({place}): {detail}")]
     Database { place: String, detail: String },
+    #[error(
+        "session {session}, step {seq}: its state digest `{digest}` is not hex, so the journal cannot move to schema v4; it was left as it was — restore it from a copy"
+    )]
+    BadDigest { session: String, seq: u64, digest: String },
     #[error("{}", sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create the journal's folder {path}: {source}")]

@@ -21,14 +21,22 @@
 //!
 //! This crate knows nothing of HTTP, processes or tokio.
 
+// Layers, lowest first (`tests/layout.rs` keeps them free of cycles): `error`; the records and
+// the one row codec, with no database in them (`record`, `codec`); SQLite's rows and schema
+// (`rows`, `schema`); the SQLite journal (`store`) and what extends it (`read`, `lock`,
+// `listing`, `agents`, `dump`); the backend trait over it (`backend`), and what runs on that
+// (`dump_stream`, `writer`, `batch`).
 mod agents;
 mod backend;
 mod batch;
+mod codec;
 mod dump;
 mod dump_stream;
 mod error;
 mod listing;
 mod lock;
+mod read;
+mod record;
 mod rows;
 mod schema;
 mod store;
@@ -37,11 +45,13 @@ mod writer;
 pub use agents::Subagent;
 pub use backend::{Fill, JournalBackend, Reopen, StepSink, Writer};
 pub use batch::RowBatch;
+pub use codec::{EncodedStep, RowOutcome};
 pub use dump::{DumpHeader, DumpStep, DumpWriter, SessionDump, DUMP_FORMAT};
 pub use dump_stream::{load_dump, visit_dump, DumpHead};
 pub use error::JournalError;
 pub use listing::SessionOverview;
-pub use rows::{EffectsRef, EncodedStep, NewStep, ReplayRow, RowOutcome, StepRow};
+pub use record::{EffectsRef, NewStep, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
+pub use rows::{ReplayRow, StepRow};
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
-pub use store::{Journal, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
+pub use store::Journal;
 pub use writer::{Durability, JournalWriter, GROUP_COMMIT_INTERVAL};

@@ -2,10 +2,11 @@
 //! each, and whether a transcript was imported before.
 
 use reloop_core::{Event, Usage};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
-use crate::{Journal, JournalError};
+use crate::error::JournalError;
+use crate::store::Journal;
 
 /// The session whose latest write is the newest (v5's `session_writes`); before any write is
 /// recorded, its creation time stands for it. A subagent's session is never `last`: its parent
@@ -33,6 +34,23 @@ pub struct SessionOverview {
 }
 
 impl Journal {
+    /// Resolves a session selector: a full id, a unique id prefix, or `last`.
+    pub fn resolve(&self, selector: &str) -> Result<String, JournalError> {
+        if selector == "last" {
+            return self.conn.query_row(LAST_WRITTEN, [], |r| r.get(0)).optional()?.ok_or(JournalError::Empty);
+        }
+        let mut stmt = self.conn.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1")?;
+        let ids: Vec<String> = stmt.query_map([selector], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        if let Some(exact) = ids.iter().find(|id| *id == selector) {
+            return Ok(exact.clone());
+        }
+        match ids.len() {
+            0 => Err(JournalError::NoSuchSession(selector.to_string())),
+            1 => Ok(ids[0].clone()),
+            count => Err(JournalError::AmbiguousSession { selector: selector.to_string(), count }),
+        }
+    }
+
     /// Every session with what a listing shows of it, oldest written first.
     pub fn overview(&self) -> Result<Vec<SessionOverview>, JournalError> {
         // A session's steps are the keys of its number (see `steps`): each query reads only its
@@ -125,8 +143,8 @@ impl Journal {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::SessionHeader;
-    use crate::{Journal, ENGINE_VERSION};
+    use crate::record::{SessionHeader, ENGINE_VERSION};
+    use crate::store::Journal;
     use rusqlite::Connection;
 
     fn header(id: &str, created_at_ms: u64) -> SessionHeader {

@@ -12,9 +12,22 @@
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use crate::error::JournalError;
-use crate::store::Journal;
+use crate::record::SessionHeader;
+use crate::store::{insert_header, Journal};
 
 impl Journal {
+    /// Journals a new session's header; this journal becomes the session's one writer.
+    pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
+        self.commit()?;
+        // Immediate, as in `create_session_with_steps`: the check reads before the insert writes.
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)?;
+        insert_header(&tx, header)?;
+        take_lock_on(&tx, &header.id)?;
+        tx.commit()?;
+        self.locked.borrow_mut().push(header.id.clone());
+        Ok(())
+    }
+
     /// Makes this journal the session's one writer, or says which live process already is.
     /// Taking a lock this journal already holds is a no-op.
     pub fn lock_session(&mut self, session: &str) -> Result<(), JournalError> {

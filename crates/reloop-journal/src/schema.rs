@@ -2,6 +2,9 @@
 
 use rusqlite::Connection;
 
+use crate::error::JournalError;
+use crate::rows::{phase_sql, step_key, INSERT_STEP};
+
 /// `PRAGMA application_id`: "RLOP". A database with another id is not ours.
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
@@ -110,40 +113,46 @@ CREATE VIEW transitions AS
     FROM steps s JOIN session_numbers n ON n.n = s.session;
 ";
 
-/// Moves v3's rows into v4's `steps`, one session number per session (in creation order).
-fn move_rows_to_v4(conn: &Connection) -> rusqlite::Result<()> {
+/// Moves v3's rows into v4's `steps`, one session number per session (in creation order). A
+/// digest that is not hex is refused, naming its step: read as 0, the step would replay as
+/// diverged with nothing to say the journal, not the engine, was at fault.
+fn move_rows_to_v4(conn: &Connection) -> Result<(), JournalError> {
     conn.execute_batch(V4)?;
     conn.execute("INSERT INTO session_numbers (id) SELECT id FROM sessions ORDER BY created_at_ms, rowid", [])?;
     let mut read = conn.prepare(
         "SELECT n.n, e.seq, e.at_ms, e.payload, t.from_phase, t.to_phase, t.turn_before, t.turn_after,
-                t.reason_kind, t.reason, t.reason_json, t.effects, t.digest
+                t.reason_kind, t.reason, t.reason_json, t.effects, t.digest, e.session_id
          FROM events e JOIN transitions t ON t.session_id = e.session_id AND t.seq = e.seq
                        JOIN session_numbers n ON n.id = e.session_id
          ORDER BY n.n, e.seq",
     )?;
-    let mut write = conn.prepare(crate::rows::INSERT_STEP)?;
+    let mut write = conn.prepare(INSERT_STEP)?;
     let mut rows = read.query([])?;
     while let Some(r) = rows.next()? {
         let seq = r.get::<_, i64>(1)? as u64;
         let (from, to): (String, String) = (r.get(4)?, r.get(5)?);
         let effects: String = r.get(11)?;
         let digest: String = r.get(12)?;
+        let Ok(digest) = u64::from_str_radix(&digest, 16) else {
+            return Err(JournalError::BadDigest { session: r.get(13)?, seq, digest });
+        };
         write.execute(rusqlite::params![
-            crate::rows::step_key(r.get(0)?, seq).ok_or(rusqlite::Error::IntegralValueOutOfRange(1, seq as i64))?,
+            step_key(r.get(0)?, seq).ok_or(rusqlite::Error::IntegralValueOutOfRange(1, seq as i64))?,
             r.get::<_, i64>(2)?,
             r.get::<_, String>(3)?,
-            crate::rows::phase_sql(&from),
-            crate::rows::phase_sql(&to),
+            phase_sql(&from),
+            phase_sql(&to),
             r.get::<_, i64>(6)?,
             r.get::<_, i64>(7)?,
             r.get::<_, Option<String>>(8)?,
             r.get::<_, Option<String>>(9)?,
             r.get::<_, Option<String>>(10)?,
             Some(effects).filter(|e| e != "[]"),
-            u64::from_str_radix(&digest, 16).unwrap_or(0) as i64,
+            digest as i64,
         ])?;
     }
-    conn.execute_batch(V4_VIEWS)
+    conn.execute_batch(V4_VIEWS)?;
+    Ok(())
 }
 
 /// v5: when each session was last written, so `last` is the session a person just wrote (run,
@@ -169,7 +178,7 @@ END;
 
 /// Brings a fresh or older journal up to [`SCHEMA_VERSION`], one version at a time, so a v1
 /// journal takes exactly the steps a v1 journal took when v2 was new.
-pub fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
+pub fn migrate(conn: &Connection, from: i64) -> Result<(), JournalError> {
     if from < 1 {
         conn.execute_batch(V1)?;
         conn.pragma_update(None, "application_id", APPLICATION_ID)?;

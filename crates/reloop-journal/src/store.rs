@@ -3,21 +3,13 @@
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 
-use reloop_core::{Config, Event, Ignored, Reason};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use serde_json::Value;
 
+use crate::codec::EncodedStep;
 use crate::error::JournalError;
-use crate::rows::{insert_step, session_number, EncodedStep, NewStep};
+use crate::record::{check_row, NewStep, SessionHeader, SessionSummary, StepRecord};
+use crate::rows::{insert_step, session_number};
 use crate::schema::{migrate, APPLICATION_ID, SCHEMA_VERSION};
-
-pub use reloop_core::ENGINE_VERSION;
-
-/// The most one row may hold: a step's event, effects and reason together, or a header's
-/// configs. SQLite refuses a value over 1 GB ("string or blob too big"), and far below that a
-/// row becomes a memory hazard for every reader; writers (the driver) keep their steps under it,
-/// and a row over it is refused with [`JournalError::RowTooLarge`] before anything is written.
-pub const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
 
 /// How much of a journal is checked when it is opened.
 enum Integrity {
@@ -26,83 +18,6 @@ enum Integrity {
     /// What SQLite checks itself on open and on every read: a file shorter than its header
     /// says is refused at once, a garbled page where it is read. Enough for readers.
     OnRead,
-}
-
-/// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
-pub(crate) fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
-    if bytes > MAX_ROW_BYTES {
-        return Err(JournalError::RowTooLarge { session: session.to_string(), seq, bytes, limit: MAX_ROW_BYTES });
-    }
-    Ok(())
-}
-
-/// What a session was started with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionHeader {
-    pub id: String,
-    pub created_at_ms: u64,
-    pub engine_version: String,
-    pub core_config: Config,
-    /// The driver's settings (provider, model, cwd, prompt, ...), opaque to the journal.
-    pub run_config: Value,
-    pub parent: Option<(String, u64)>,
-}
-
-/// One line of `reloop sessions`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionSummary {
-    pub id: String,
-    pub created_at_ms: u64,
-    pub steps: u64,
-    pub terminal_reason: Option<String>,
-    pub parent: Option<(String, u64)>,
-}
-
-/// One journaled step: the event and what the transition made of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRecord {
-    pub seq: u64,
-    pub at_ms: u64,
-    pub event: Event,
-    pub from_phase: String,
-    pub to_phase: String,
-    pub turn_before: u32,
-    pub turn_after: u32,
-    pub reason: Option<Reason>,
-    /// Set when the state did not expect the event (journaled from digest version 2 on).
-    pub ignored: Option<Ignored>,
-    /// The effects as JSON, compared verbatim by replay.
-    pub effects: Value,
-    pub digest: u64,
-}
-
-impl StepRecord {
-    /// The record of one transition: `event` applied to a state that was in `from_phase` at
-    /// `turn_before`, giving `step`. Every writer (the live driver, fork, import) builds it here,
-    /// so what a step records is defined once.
-    pub fn of(
-        seq: u64,
-        at_ms: u64,
-        event: Event,
-        from_phase: &str,
-        turn_before: u32,
-        step: &reloop_core::Step,
-    ) -> Self {
-        StepRecord {
-            seq,
-            at_ms,
-            event,
-            from_phase: from_phase.to_string(),
-            to_phase: step.state.phase().to_string(),
-            turn_before,
-            turn_after: step.state.context().turn_count(),
-            reason: step.reason.clone(),
-            ignored: step.ignored.clone(),
-            // Effects are plain data; serializing them cannot fail.
-            effects: serde_json::to_value(&step.effects).unwrap_or_default(),
-            digest: step.state.digest(),
-        }
-    }
 }
 
 /// An open journal database.
@@ -247,18 +162,6 @@ impl Journal {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Journals a new session's header; this journal becomes the session's one writer.
-    pub fn create_session(&self, header: &SessionHeader) -> Result<(), JournalError> {
-        self.commit()?;
-        // Immediate, as in `create_session_with_steps`: the check reads before the insert writes.
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)?;
-        insert_header(&tx, header)?;
-        crate::lock::take_lock_on(&tx, &header.id)?;
-        tx.commit()?;
-        self.locked.borrow_mut().push(header.id.clone());
-        Ok(())
     }
 }
 
@@ -429,27 +332,6 @@ impl Journal {
         }
     }
 
-    /// Resolves a session selector: a full id, a unique id prefix, or `last`.
-    pub fn resolve(&self, selector: &str) -> Result<String, JournalError> {
-        if selector == "last" {
-            return self
-                .conn
-                .query_row(crate::listing::LAST_WRITTEN, [], |r| r.get(0))
-                .optional()?
-                .ok_or(JournalError::Empty);
-        }
-        let mut stmt = self.conn.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1")?;
-        let ids: Vec<String> = stmt.query_map([selector], |r| r.get(0))?.collect::<Result<_, _>>()?;
-        if let Some(exact) = ids.iter().find(|id| *id == selector) {
-            return Ok(exact.clone());
-        }
-        match ids.len() {
-            0 => Err(JournalError::NoSuchSession(selector.to_string())),
-            1 => Ok(ids[0].clone()),
-            count => Err(JournalError::AmbiguousSession { selector: selector.to_string(), count }),
-        }
-    }
-
     pub fn header(&self, id: &str) -> Result<SessionHeader, JournalError> {
         let row = self
             .conn
@@ -522,7 +404,8 @@ impl Journal {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use reloop_core::{ContentBlock, Effect};
+    use crate::record::{ENGINE_VERSION, MAX_ROW_BYTES};
+    use reloop_core::{Config, ContentBlock, Effect, Event};
 
     /// A session header for tests (the writer's too).
     pub(crate) fn header(id: &str) -> SessionHeader {

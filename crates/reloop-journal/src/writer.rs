@@ -15,8 +15,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::rows::EncodedStep;
-use crate::{Journal, JournalError, NewStep, SessionHeader, StepRecord};
+use crate::codec::EncodedStep;
+use crate::error::JournalError;
+use crate::record::{NewStep, SessionHeader, StepRecord};
+use crate::store::Journal;
 
 /// The longest a deferred step waits for the commit of its group: a crash loses at most this
 /// much of a response's streamed text (never a step whose effects were seen).

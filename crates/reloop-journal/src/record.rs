@@ -1,0 +1,181 @@
+//! What a journal records, as data: a session's header, its steps, and the limit on a row. No
+//! database here: SQLite (`store`, `rows`) and PostgreSQL (`reloop-journal-pg`) both build on
+//! these types and their checks, so what a step is, and how big it may be, is defined once.
+
+use reloop_core::{Config, Effect, Event, Ignored, Reason};
+use serde_json::Value;
+
+use crate::error::JournalError;
+
+pub use reloop_core::ENGINE_VERSION;
+
+/// The most one row may hold: a step's event, effects and reason together, or a header's
+/// configs. SQLite refuses a value over 1 GB ("string or blob too big"), and far below that a
+/// row becomes a memory hazard for every reader; writers (the driver) keep their steps under it,
+/// and a row over it is refused with [`JournalError::RowTooLarge`] before anything is written.
+pub const MAX_ROW_BYTES: usize = 8 * 1024 * 1024;
+
+/// Refuses a row of `bytes` over [`MAX_ROW_BYTES`].
+pub(crate) fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), JournalError> {
+    if bytes > MAX_ROW_BYTES {
+        return Err(JournalError::RowTooLarge { session: session.to_string(), seq, bytes, limit: MAX_ROW_BYTES });
+    }
+    Ok(())
+}
+
+/// What a session was started with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionHeader {
+    pub id: String,
+    pub created_at_ms: u64,
+    pub engine_version: String,
+    pub core_config: Config,
+    /// The driver's settings (provider, model, cwd, prompt, ...), opaque to the journal.
+    pub run_config: Value,
+    pub parent: Option<(String, u64)>,
+}
+
+/// One line of `reloop sessions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub created_at_ms: u64,
+    pub steps: u64,
+    pub terminal_reason: Option<String>,
+    pub parent: Option<(String, u64)>,
+}
+
+/// One journaled step: the event and what the transition made of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: Event,
+    pub from_phase: String,
+    pub to_phase: String,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    pub reason: Option<Reason>,
+    /// Set when the state did not expect the event (journaled from digest version 2 on).
+    pub ignored: Option<Ignored>,
+    /// The effects as JSON, compared verbatim by replay.
+    pub effects: Value,
+    pub digest: u64,
+}
+
+impl StepRecord {
+    /// The record of one transition: `event` applied to a state that was in `from_phase` at
+    /// `turn_before`, giving `step`. Every writer (the live driver, fork, import) builds it here,
+    /// so what a step records is defined once.
+    pub fn of(
+        seq: u64,
+        at_ms: u64,
+        event: Event,
+        from_phase: &str,
+        turn_before: u32,
+        step: &reloop_core::Step,
+    ) -> Self {
+        StepRecord {
+            seq,
+            at_ms,
+            event,
+            from_phase: from_phase.to_string(),
+            to_phase: step.state.phase().to_string(),
+            turn_before,
+            turn_after: step.state.context().turn_count(),
+            reason: step.reason.clone(),
+            ignored: step.ignored.clone(),
+            // Effects are plain data; serializing them cannot fail.
+            effects: serde_json::to_value(&step.effects).unwrap_or_default(),
+            digest: step.state.digest(),
+        }
+    }
+}
+
+/// A step's effects as they are at hand: the core's own (the live driver) or JSON read back
+/// (fork, import). Both are written as the same text.
+#[derive(Debug, Clone, Copy)]
+pub enum EffectsRef<'a> {
+    Core(&'a [Effect]),
+    Json(&'a Value),
+}
+
+impl EffectsRef<'_> {
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            EffectsRef::Core(effects) => effects.is_empty(),
+            EffectsRef::Json(value) => value.as_array().is_some_and(Vec::is_empty),
+        }
+    }
+
+    pub(crate) fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            EffectsRef::Core(effects) => serde_json::to_writer(out, effects),
+            EffectsRef::Json(value) => serde_json::to_writer(out, value),
+        }
+    }
+}
+
+/// One step to be written, borrowed from wherever it is: the live driver hands the core's
+/// [`reloop_core::Step`] as it is ([`NewStep::of`]), so a journaled step costs no copy of its
+/// event, no `serde_json::Value` of its effects and no clone of its reason; a
+/// [`StepRecord`] converts with `From`.
+#[derive(Debug, Clone, Copy)]
+pub struct NewStep<'a> {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: &'a Event,
+    pub from_phase: &'a str,
+    pub to_phase: &'a str,
+    pub turn_before: u32,
+    pub turn_after: u32,
+    pub reason: Option<&'a Reason>,
+    pub ignored: Option<&'a Ignored>,
+    pub effects: EffectsRef<'a>,
+    pub digest: u64,
+}
+
+impl<'a> NewStep<'a> {
+    /// The record of `event` applied to a state that was in `from_phase` at `turn_before`,
+    /// giving `step`: the same row [`StepRecord::of`] would write.
+    pub fn of(
+        seq: u64,
+        at_ms: u64,
+        event: &'a Event,
+        from_phase: &'a str,
+        turn_before: u32,
+        step: &'a reloop_core::Step,
+    ) -> Self {
+        NewStep {
+            seq,
+            at_ms,
+            event,
+            from_phase,
+            to_phase: step.state.phase(),
+            turn_before,
+            turn_after: step.state.context().turn_count(),
+            reason: step.reason.as_ref(),
+            ignored: step.ignored.as_ref(),
+            effects: EffectsRef::Core(&step.effects),
+            digest: step.state.digest(),
+        }
+    }
+}
+
+impl<'a> From<&'a StepRecord> for NewStep<'a> {
+    fn from(r: &'a StepRecord) -> Self {
+        NewStep {
+            seq: r.seq,
+            at_ms: r.at_ms,
+            event: &r.event,
+            from_phase: &r.from_phase,
+            to_phase: &r.to_phase,
+            turn_before: r.turn_before,
+            turn_after: r.turn_after,
+            reason: r.reason.as_ref(),
+            ignored: r.ignored.as_ref(),
+            effects: EffectsRef::Json(&r.effects),
+            digest: r.digest,
+        }
+    }
+}
