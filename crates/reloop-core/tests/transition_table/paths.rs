@@ -117,9 +117,11 @@ pub fn paths() -> Vec<Session> {
             .ends_with(ToolUse, usage(8_000, 50))
             .tools_run()
             .now("compacting")
+            .queue("q1")
             .summary()
             .now("awaiting_model")
             .answers("done")
+            .answers("and that")
             .ends("completed"),
         Session::new("auto compaction before a new prompt, failing", small())
             .prompt("go")
@@ -163,6 +165,94 @@ pub fn paths() -> Vec<Session> {
             .compact()
             .summary_fails()
             .ends("model_error"),
+        // Whatever continues the loop meets the auto-compact threshold or the blocking limit before
+        // its request: a queued message, the token budget, a Stop hook's block.
+        Session::new("queued input, then auto compaction", small())
+            .prompt("go")
+            .queue("q1")
+            .streams("long")
+            .ends_with(EndTurn, usage(8_000, 50))
+            .now("compacting")
+            .summary()
+            .answers("ok")
+            .ends("completed"),
+        Session::new("a budget continuation, then auto compaction", small().with_token_budget(Some(10_000)))
+            .prompt("go")
+            .streams("long")
+            .ends_with(EndTurn, usage(8_000, 100))
+            .now("compacting")
+            .summary()
+            .streams("more")
+            .ends_with(EndTurn, usage(100, 9_500))
+            .ends("completed"),
+        Session::new("an output-token recovery at the blocking limit", small().with_auto_compact(false))
+            .prompt("go")
+            .streams("long")
+            .ends_with(MaxTokens, usage(18_000, 100))
+            .ends("blocking_limit"),
+        Session::new("auto compaction fails at the blocking limit", small())
+            .prompt("go")
+            .asks_for(&["t1"])
+            .tools_run()
+            .calls(&["t2"])
+            .ends_with(ToolUse, usage(18_000, 50))
+            .tools_run()
+            .now("compacting")
+            .summary_fails()
+            .ends("blocking_limit"),
+        Session::new("Stop hooks pass, then the token budget", hooked().with_token_budget(Some(10_000)))
+            .prompt("go")
+            .answers("x")
+            .stop_hooks(Pass)
+            .now("awaiting_model")
+            .streams("more")
+            .ends_with(EndTurn, usage(100, 9_500))
+            .stop_hooks(Pass)
+            .ends("completed"),
+        Session::new("Stop hooks block, then auto compaction", hooked().with_context_window(40_000))
+            .prompt("go")
+            .streams("long")
+            .ends_with(EndTurn, usage(8_000, 50))
+            .stop_hooks(Block)
+            .now("compacting")
+            .summary()
+            .answers("fixed")
+            .stop_hooks(Pass)
+            .ends("completed"),
+        Session::new("Stop hooks pass, queued input, then auto compaction", hooked().with_context_window(40_000))
+            .prompt("go")
+            .queue("q1")
+            .streams("long")
+            .ends_with(EndTurn, usage(8_000, 50))
+            .stop_hooks(Pass)
+            .now("compacting")
+            .summary()
+            .answers("ok")
+            .stop_hooks(Pass)
+            .ends("completed"),
+        Session::new(
+            "Stop hooks pass, a budget continuation, then auto compaction",
+            hooked().with_context_window(40_000).with_token_budget(Some(10_000)),
+        )
+        .prompt("go")
+        .streams("long")
+        .ends_with(EndTurn, usage(8_000, 100))
+        .stop_hooks(Pass)
+        .now("compacting")
+        .summary()
+        .streams("more")
+        .ends_with(EndTurn, usage(100, 9_500))
+        .stop_hooks(Pass)
+        .ends("completed"),
+        Session::new(
+            "Stop hooks block at the blocking limit",
+            hooked().with_context_window(40_000).with_auto_compact(false),
+        )
+        .prompt("go")
+        .streams("long")
+        .ends_with(EndTurn, usage(18_000, 50))
+        .stop_hooks(Block)
+        .ends("blocking_limit"),
         // Failed requests.
         Session::new("a retry, and a late block of the failed request", plain())
             .prompt("go")

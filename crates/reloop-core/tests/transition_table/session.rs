@@ -6,7 +6,10 @@
 
 use reloop_core::hook::{HookEventName, HookRun};
 use reloop_core::testkit::{Trace, TraceStep};
-use reloop_core::{transition, Config, ContentBlock, Event, ModelError, State, Step, StopReason, ToolOutcome, Usage};
+use reloop_core::{
+    transition, Config, ContentBlock, Effect, Event, Ignored, ModelError, Reason, State, Step, StopReason, ToolOutcome,
+    Usage,
+};
 use serde_json::json;
 
 /// What one step did: the phase it went to, what it asked for, the reason it decided, or why it
@@ -23,12 +26,21 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn of(step: &Step) -> Self {
+        Outcome::new(step.state.phase(), &step.effects, step.reason.as_ref(), step.ignored.as_ref())
+    }
+
+    /// The outcome of a step the testkit's simulation recorded.
+    pub fn of_trace(step: &TraceStep) -> Self {
+        Outcome::new(step.phase, &step.effects, step.reason.as_ref(), step.ignored.as_ref())
+    }
+
+    fn new(to: &'static str, effects: &[Effect], reason: Option<&Reason>, ignored: Option<&Ignored>) -> Self {
         Outcome {
-            to: step.state.phase(),
-            effects: step.effects.iter().map(|e| e.name()).collect(),
-            reason: step.reason.as_ref().map(|r| r.name()),
-            terminal: step.reason.as_ref().is_some_and(|r| r.is_terminal()),
-            ignored: step.ignored.as_ref().map(|i| i.name()),
+            to,
+            effects: effects.iter().map(Effect::name).collect(),
+            reason: reason.map(Reason::name),
+            terminal: reason.is_some_and(Reason::is_terminal),
+            ignored: ignored.map(Ignored::name),
         }
     }
 
@@ -58,6 +70,14 @@ pub struct Edge {
     pub from: &'static str,
     pub kind: &'static str,
     pub outcome: Outcome,
+}
+
+impl Edge {
+    /// The edge without the detail of its effects: where it goes and why, or why it is ignored.
+    pub fn key(&self) -> (&'static str, &'static str, &'static str, &'static str, &'static str) {
+        let o = &self.outcome;
+        (self.from, self.kind, o.to, o.reason.unwrap_or(""), o.ignored.unwrap_or(""))
+    }
 }
 
 /// What the Stop hooks say.
