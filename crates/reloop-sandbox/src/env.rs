@@ -17,11 +17,8 @@ pub const CREDENTIAL_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKE
 /// Which variables of reloop's environment a tool process may have.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
-    /// Names allowed besides [`BASE_VARS`]: the settings file's `env` names and the user's
-    /// `--tool-env-keep` choices.
+    /// Names allowed besides [`BASE_VARS`]: the user's `--tool-env-keep` choices.
     pub extra: Vec<String>,
-    /// Values set whatever reloop's environment holds (the settings file's `env` object).
-    pub set: Vec<(String, String)>,
 }
 
 impl EnvPolicy {
@@ -32,18 +29,14 @@ impl EnvPolicy {
     }
 
     /// The environment of a tool process from `vars` (reloop's, as `std::env::vars_os` gives
-    /// it): the allowed names, then [`EnvPolicy::set`]. `HOME` and `TMPDIR` point at `/tmp`
-    /// when `home_visible` says the real home is not visible to the process.
+    /// it): the allowed names. `HOME` points at `/tmp` when `home_visible` says the real home is
+    /// not visible to the process, and `TMPDIR` at `/tmp`, the call's private scratch.
     pub fn build(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
         home_visible: impl Fn(&Path) -> bool,
     ) -> Vec<(OsString, OsString)> {
         let mut env: Vec<(OsString, OsString)> = vars.into_iter().filter(|(name, _)| self.allows(name)).collect();
-        for (name, value) in &self.set {
-            env.retain(|(n, _)| n != name.as_str());
-            env.push((name.into(), value.into()));
-        }
         match env.iter_mut().find(|(n, _)| n == "HOME") {
             Some((_, home)) if !home_visible(Path::new(home)) => *home = "/tmp".into(),
             Some(_) => {}
@@ -65,7 +58,7 @@ mod tests {
 
     #[test]
     fn only_allowed_names_pass_whatever_they_are_called() {
-        let policy = EnvPolicy { extra: vec!["MY_FLAG".into()], set: vec![] };
+        let policy = EnvPolicy { extra: vec!["MY_FLAG".into()] };
         let env = policy.build(
             vars(&[
                 ("PATH", "/usr/bin"),
@@ -84,10 +77,10 @@ mod tests {
     }
 
     #[test]
-    fn settings_values_win_and_an_invisible_home_becomes_the_scratch_directory() {
-        let policy = EnvPolicy { extra: vec![], set: vec![("PATH".into(), "/opt/x".into())] };
+    fn an_invisible_home_becomes_the_scratch_directory() {
+        let policy = EnvPolicy::default();
         let env = policy.build(vars(&[("PATH", "/usr/bin"), ("HOME", "/root")]), |home| home != Path::new("/root"));
-        assert!(env.contains(&("PATH".into(), "/opt/x".into())));
+        assert!(env.contains(&("PATH".into(), "/usr/bin".into())));
         assert!(env.contains(&("HOME".into(), "/tmp".into())));
         assert!(env.contains(&("TMPDIR".into(), "/tmp".into())));
     }

@@ -318,7 +318,7 @@ impl PermissionContext {
     pub fn containment(&self, vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>) -> Containment {
         let Some(sandbox) = &self.sandbox else { return Containment::Unconfined };
         let roots = self.workspace.roots().to_vec();
-        let env_policy = reloop_sandbox::EnvPolicy { extra: self.tool_env.kept().to_vec(), set: Vec::new() };
+        let env_policy = reloop_sandbox::EnvPolicy { extra: self.tool_env.kept().to_vec() };
         let env = env_policy.build(vars, |home| roots.iter().any(|root| home.starts_with(root)));
         let policy = reloop_sandbox::Policy { roots, network: self.network, env };
         Containment::Confined(std::sync::Arc::new(Confinement::new(
