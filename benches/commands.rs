@@ -51,6 +51,7 @@ fn write_cassette(path: &Path, turns: usize, compact: bool) {
 
 /// Runs reloop with `args` in `dir`, stdout to `out` (or discarded): wall seconds and peak RSS in
 /// MiB of that process alone.
+#[allow(unsafe_code)]
 fn measure(dir: &Path, args: &[&str], out: Option<&Path>) -> (f64, f64) {
     let mut cmd = Command::new(BIN);
     cmd.args(args).current_dir(dir).env("RELOOP_PAGER", "").stderr(std::process::Stdio::null());

@@ -170,6 +170,7 @@ fn outcomes(client: &mut postgres::Client) -> HashMap<String, String> {
 }
 
 #[test]
+#[allow(unsafe_code)]
 fn three_workers_share_200_queued_sessions_and_survive_one_killed() {
     let Some(db) = TestDb::new("three_workers_share_200_queued_sessions_and_survive_one_killed") else { return };
     let ws = Workspace::seed();
@@ -307,6 +308,7 @@ fn subagents_write_child_sessions_of_their_own_on_postgres() {
 }
 
 #[test]
+#[allow(unsafe_code)]
 fn a_worker_told_to_stop_leaves_its_sessions_for_the_next_one() {
     let Some(db) = TestDb::new("a_worker_told_to_stop_leaves_its_sessions_for_the_next_one") else { return };
     let ws = Workspace::seed();

@@ -144,6 +144,7 @@ fn end_now(number: i32) -> ! {
 
 /// Kills the process group of every child of this process that leads one. Children found in
 /// `/proc`; a child in reloop's own group is left alone (it would be reloop itself).
+#[allow(unsafe_code)]
 pub fn kill_child_groups() {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else { return };

@@ -33,6 +33,7 @@
 //! `step_json` (a step's effects and reason as replay compares them). Each hand-written form is
 //! held to serde's by property tests.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 /// The engine's version, recorded in every session header so a replay can say which engine

@@ -12,6 +12,8 @@
 //! with [`RunEvent::Finished`]; [`replay()`] re-runs a journal through today's core with no model
 //! and no tools and names the first step where it diverges.
 
+#![forbid(unsafe_code)]
+
 pub mod agents;
 pub mod bounds;
 mod config;

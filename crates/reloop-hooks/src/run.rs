@@ -173,6 +173,7 @@ async fn collect(pipe: Option<impl AsyncRead + Unpin>, into: &mut Collected) {
 }
 
 /// Kills the hook's whole process group, then reaps the shell.
+#[allow(unsafe_code)]
 async fn kill_group(child: &mut Child) {
     // The shell has not been reaped yet (its wait never completed), so its pid, and with it the
     // group id, cannot have been reused.

@@ -19,6 +19,8 @@
 //!
 //! Pure functions over text and a journal handle: no clock, no file system, no network.
 
+#![forbid(unsafe_code)]
+
 mod emit;
 mod error;
 mod export;

@@ -18,6 +18,8 @@
 //!
 //! The schema is documented in `docs/journal.md` for people who query it with `psql`.
 
+#![forbid(unsafe_code)]
+
 mod conn;
 mod listing;
 mod queue;

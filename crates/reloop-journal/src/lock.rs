@@ -116,6 +116,7 @@ pub(crate) fn take_lock_on(conn: &rusqlite::Connection, session: &str) -> Result
 
 /// Whether a process with this pid exists. `EPERM` means it exists but belongs to someone else.
 #[cfg(unix)]
+#[allow(unsafe_code)]
 fn alive(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else { return false };
     if pid <= 0 {

@@ -21,6 +21,8 @@
 //!   `$ref`s) before the server sees them; results are mapped to Anthropic content blocks as
 //!   Claude Code maps them and capped at `MAX_MCP_OUTPUT_TOKENS`.
 
+#![forbid(unsafe_code)]
+
 mod channel;
 mod config;
 mod content;

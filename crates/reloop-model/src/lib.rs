@@ -20,6 +20,8 @@
 //! Providers: [`ScriptedProvider`] (cassettes; the default, needs no key),
 //! [`AnthropicProvider`] (Messages API, SSE), [`OpenAiProvider`] (chat completions, SSE).
 
+#![forbid(unsafe_code)]
+
 pub mod anthropic;
 mod cassette_file;
 pub mod error;

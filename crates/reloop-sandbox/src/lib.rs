@@ -30,8 +30,6 @@
 //! * [`EnvPolicy`] is the allow-list: variables a tool process may inherit, never reloop's own
 //!   environment minus a few names.
 
-#![deny(unsafe_code)]
-
 mod command;
 mod env;
 mod probe;

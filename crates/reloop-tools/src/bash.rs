@@ -150,6 +150,7 @@ fn finished(text: String, status: ExitStatus) -> ToolOutput {
 
 /// A close-on-exec pipe; the child gets the write end as both stdout and stderr, so the two
 /// streams arrive interleaved in the order they were written.
+#[allow(unsafe_code)]
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
@@ -304,6 +305,7 @@ fn supervise(child: &mut Child, reader: &mut File, output: &mut Collected, ctx: 
 }
 
 /// Blocks until the pipe has data or is closed, or the poll interval passes.
+#[allow(unsafe_code)]
 fn wait_readable(reader: &File) {
     let mut fd = libc::pollfd { fd: reader.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     // SAFETY: one valid pollfd, for a descriptor that stays open during the call.
@@ -326,6 +328,7 @@ fn drain(reader: &mut File, output: &mut Collected) -> bool {
 }
 
 /// Kills the command's whole process group, then reaps the shell.
+#[allow(unsafe_code)]
 fn kill_group(child: &mut Child) {
     if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
         // SAFETY: killpg only sends a signal; the group id is the shell's pid (process_group(0)).

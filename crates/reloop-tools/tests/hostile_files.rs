@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use common::Workspace;
 use serde_json::json;
 
+#[allow(unsafe_code)]
 fn fifo(ws: &Workspace, rel: &str) -> std::path::PathBuf {
     let path = ws.path(rel);
     let c = std::ffi::CString::new(path.to_str().expect("utf-8 path")).expect("no NUL");

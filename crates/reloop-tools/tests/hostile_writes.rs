@@ -101,9 +101,11 @@ fn write_and_edit_leave_a_hard_linked_file_and_its_other_names_alone() {
 }
 
 /// The process's peak resident memory so far, in bytes.
+#[allow(unsafe_code)]
 fn peak_rss() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
+    // SAFETY: an all-zero rusage is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the live local it is given.
     assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) }, 0);
     u64::try_from(usage.ru_maxrss).expect("non-negative") * 1024
 }

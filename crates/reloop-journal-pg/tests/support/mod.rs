@@ -100,6 +100,7 @@ fn binaries() -> Result<PathBuf, String> {
 }
 
 /// The user the server runs as: ourselves, or when we are root an unprivileged one.
+#[allow(unsafe_code)]
 fn server_user() -> Option<String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
