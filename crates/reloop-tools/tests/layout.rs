@@ -2,212 +2,25 @@
 //! knowing only the ones below it), the Bash classifier's table is data that names no module, and
 //! no file outgrows what a reader takes in at once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-const MAX_LINES: usize = 800;
+use reloop_layout::{find_cycle, graph, long_files};
 
-type Graph = BTreeMap<String, BTreeSet<String>>;
+const MAX_LINES: usize = 800;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn sources() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&src(), &mut out);
-    out.sort();
-    out
-}
-
-/// `src/bash_table.rs` → `bash_table`; `src/permissions/rules.rs` → `permissions`. A directory
-/// module is one node: its files share the parent's private types by design, as in reloop-core.
-fn module_of(path: &Path) -> String {
-    let rel: Vec<String> = path
-        .strip_prefix(src())
-        .unwrap()
-        .with_extension("")
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    rel.first().cloned().unwrap_or_default()
-}
-
-/// Files that are only test code: included as `#[cfg(test)] #[path = "x.rs"] mod x;`.
-fn test_only_files(files: &[PathBuf]) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    for file in files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let lines: Vec<&str> = text.lines().map(str::trim).collect();
-        for pair in lines.windows(2) {
-            if pair[0] == "#[cfg(test)]" {
-                if let Some(name) = pair[1].strip_prefix("#[path = \"").and_then(|r| r.strip_suffix("\"]")) {
-                    out.insert(file.parent().unwrap().join(name));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The text without comment lines and without `#[cfg(test)]` items: a one-line item (`use`,
-/// `mod x;`) is dropped, a block item up to the `}` that closes it at the start of a line (as
-/// rustfmt writes it).
-fn non_test_code(text: &str) -> String {
-    let mut out = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("//") {
-            continue;
-        }
-        if trimmed != "#[cfg(test)]" {
-            out.push(line);
-            continue;
-        }
-        for item in lines.by_ref() {
-            let trimmed = item.trim_start();
-            if trimmed.starts_with("#[") {
-                continue;
-            }
-            if trimmed.ends_with(';') && !trimmed.contains('{') {
-                break;
-            }
-            if item == "}" {
-                break;
-            }
-        }
-    }
-    out.join("\n")
-}
-
-/// The names the crate root re-exports, each with the module it comes from:
-/// `pub use bash_classify::{analyze as analyze_command, Analysis}` maps `analyze_command` and
-/// `Analysis` to `bash_classify`, so `crate::Analysis` is a dependency on that module.
-fn reexports(lib: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let code = non_test_code(lib);
-    for statement in code.split(';') {
-        let Some(rest) = statement.trim().strip_prefix("pub use ") else { continue };
-        let Some((module, names)) = rest.split_once("::") else { continue };
-        let names = names.trim().trim_start_matches('{').trim_end_matches('}');
-        for name in names.split(',') {
-            let name = name.split(" as ").last().unwrap_or("").trim();
-            if !name.is_empty() {
-                out.insert(name.to_string(), module.trim().to_string());
-            }
-        }
-    }
-    out
-}
-
-/// The first name of each `crate::` path (and `super::` path, in a file directly under `src`) in
-/// `code`, grouped imports (`crate::{a::X, b}`) included.
-fn named_paths(code: &str, top_level: bool) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let prefixes: &[&str] = if top_level { &["crate::", "super::"] } else { &["crate::"] };
-    for prefix in prefixes {
-        let mut rest = code;
-        while let Some(at) = rest.find(prefix) {
-            // `xcrate::` or `my_super::` is another name.
-            let before = rest[..at].chars().next_back();
-            rest = &rest[at + prefix.len()..];
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue;
-            }
-            let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                group[..end].split(',').map(|n| n.trim().split("::").next().unwrap_or("")).collect()
-            } else {
-                vec![rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("")]
-            };
-            out.extend(names.into_iter().filter(|n| !n.is_empty()).map(String::from));
-        }
-    }
-    out
-}
-
-/// Which modules each module's non-test code uses, through `crate::`, `super::` or the root's
-/// re-exports.
-fn graph() -> Graph {
-    let files = sources();
-    let tests = test_only_files(&files);
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let exported = reexports(&lib);
-    let modules: BTreeSet<String> =
-        files.iter().filter(|f| !tests.contains(*f)).map(|f| module_of(f)).filter(|m| m != "lib").collect();
-    let mut graph = Graph::new();
-    for file in files.iter().filter(|f| !tests.contains(*f)) {
-        let module = module_of(file);
-        if module == "lib" {
-            continue;
-        }
-        let top_level = file.parent() == Some(src().as_path());
-        let code = non_test_code(&std::fs::read_to_string(file).unwrap());
-        let used = named_paths(&code, top_level).into_iter().filter_map(|name| {
-            if modules.contains(&name) {
-                Some(name)
-            } else {
-                exported.get(&name).cloned()
-            }
-        });
-        let entry = graph.entry(module.clone()).or_default();
-        entry.extend(used.filter(|m| *m != module));
-    }
-    graph
-}
-
-/// A cycle of `graph`, as the path that closes it, if there is one.
-fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
-    // Depth-first search; a node met again while still on the path closes a cycle.
-    fn visit(node: &str, graph: &Graph, done: &mut BTreeSet<String>, path: &mut Vec<String>) -> Option<Vec<String>> {
-        if let Some(from) = path.iter().position(|n| n == node) {
-            let mut cycle = path[from..].to_vec();
-            cycle.push(node.to_string());
-            return Some(cycle);
-        }
-        if done.contains(node) {
-            return None;
-        }
-        path.push(node.to_string());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(cycle) = visit(next, graph, done, path) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        done.insert(node.to_string());
-        None
-    }
-    let mut done = BTreeSet::new();
-    graph.keys().find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
-}
-
 #[test]
 fn no_file_in_the_crate_is_over_800_lines() {
-    let long: Vec<String> = sources()
-        .iter()
-        .filter_map(|p| {
-            let lines = std::fs::read_to_string(p).unwrap().lines().count();
-            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", p.display()))
-        })
-        .collect();
-    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
+    assert_eq!(long_files(&src(), MAX_LINES), vec![], "over {MAX_LINES} lines");
 }
 
 #[test]
 fn the_crate_s_modules_have_no_import_cycle() {
-    let graph = graph();
+    let graph = graph(&src());
     if let Some(cycle) = find_cycle(&graph) {
         panic!("module cycle in reloop-tools: {}", cycle.join(" -> "));
     }
@@ -219,39 +32,6 @@ fn the_crate_s_modules_have_no_import_cycle() {
 
 #[test]
 fn the_bash_table_is_data_that_names_no_module() {
-    let graph = graph();
+    let graph = graph(&src());
     assert_eq!(graph["bash_table"], BTreeSet::new(), "bash_table must stay data, below the logic that reads it");
-}
-
-#[test]
-fn the_reference_reader_sees_grouped_paths_super_and_reexports_but_not_tests_or_comments() {
-    let code = non_test_code(
-        "use crate::{event::Event, step};\n/// [`crate::doc`]\nfn f() { super::up::g(); crate::Analysis::x(); }\n\
-         #[cfg(test)]\nuse crate::only_tests;\n#[cfg(test)]\nmod tests {\n    use crate::testkit;\n}\nuse crate::after;",
-    );
-    let names = named_paths(&code, true);
-    let expected: BTreeSet<String> =
-        ["Analysis", "after", "event", "step", "up"].into_iter().map(String::from).collect();
-    assert_eq!(names, expected);
-    assert_eq!(named_paths("fn f() { super::up(); }", false), BTreeSet::new());
-    let exported = reexports("mod a;\npub use a::{analyze as analyze_command, Analysis};\npub use b::C;");
-    assert_eq!(exported.get("analyze_command").map(String::as_str), Some("a"));
-    assert_eq!(exported.get("Analysis").map(String::as_str), Some("a"));
-    assert_eq!(exported.get("C").map(String::as_str), Some("b"));
-}
-
-#[test]
-fn the_cycle_finder_finds_a_cycle_and_only_a_cycle() {
-    let edges = |pairs: &[(&str, &str)]| {
-        let mut graph = Graph::new();
-        for (from, to) in pairs {
-            graph.entry(from.to_string()).or_default().insert(to.to_string());
-            graph.entry(to.to_string()).or_default();
-        }
-        graph
-    };
-    let layered = edges(&[("classify", "options"), ("options", "table"), ("classify", "table")]);
-    assert_eq!(find_cycle(&layered), None);
-    let cyclic = edges(&[("classify", "options"), ("options", "table"), ("table", "classify")]);
-    assert_eq!(find_cycle(&cyclic), Some(vec!["classify".into(), "options".into(), "table".into(), "classify".into()]));
 }
