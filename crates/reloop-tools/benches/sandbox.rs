@@ -1,7 +1,8 @@
 //! What the sandbox adds to a Bash call: `cargo bench -p reloop-tools --bench sandbox` prints
-//! the mean and median of a `true` command run unconfined, confined read-only, confined with
-//! writes approved, and confined under deny rules over a workspace of 2,000 files (the rules
-//! make each call walk the workspace for every name of the denied files).
+//! the mean and median of `bash -c true` started and waited for, plain and confined (the
+//! sandbox's own cost), then of a Bash tool call run unconfined, confined read-only, confined
+//! with writes approved, and confined under deny rules over a workspace of 2,000 files (the
+//! rules make each call walk the workspace for every name of the denied files).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +37,28 @@ fn main() {
         let filter = filters.then(|| PathFilter::new(move |p: &Path| p == secret));
         Containment::Confined(Arc::new(Confinement::new(sandbox.clone(), policy.clone(), filter.clone(), filter)))
     };
-    println!("Bash `true` ({CALLS} calls each; ms per call)");
+    println!("`bash -c true`, started and waited for ({CALLS} runs each; ms per run)");
+    println!("{:<44} {:>8} {:>8}", "case", "mean", "median");
+    let call = reloop_tools::sandbox::Call::new(reloop_tools::sandbox::Access::ReadOnly);
+    let args = [std::ffi::OsStr::new("-c"), std::ffi::OsStr::new("true")];
+    let plain = spawn_times(|| {
+        let mut command = std::process::Command::new("bash");
+        command.args(args);
+        command
+    });
+    let confined_process = spawn_times(|| {
+        sandbox.command(&policy, &call, &root, std::ffi::OsStr::new("bash"), &args).expect("confined command")
+    });
+    println!("{:<44} {:>8.2} {:>8.2}", "plain", plain.0, plain.1);
+    println!(
+        "{:<44} {:>8.2} {:>8.2}   (+{:.2} over plain)",
+        "confined, read-only",
+        confined_process.0,
+        confined_process.1,
+        confined_process.1 - plain.1
+    );
+    println!();
+    println!("Bash tool call of `true` ({CALLS} calls each; ms per call)");
     println!("{:<44} {:>8} {:>8}", "case", "mean", "median");
     let cases: Vec<(&str, Containment, &str)> = vec![
         ("unconfined", Containment::Unconfined, "true"),
@@ -56,6 +78,29 @@ fn main() {
     }
 }
 
+/// Mean and median milliseconds of running what `make` builds to its end.
+fn spawn_times(make: impl Fn() -> std::process::Command) -> (f64, f64) {
+    let mut times: Vec<f64> = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let mut command = make();
+        let start = Instant::now();
+        let status = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("runs");
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        assert!(status.success());
+    }
+    median_of(times)
+}
+
+fn median_of(mut times: Vec<f64>) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    (times.iter().sum::<f64>() / times.len() as f64, times[times.len() / 2])
+}
+
 fn measure(ctx: &ToolContext, command: &str) -> (f64, f64) {
     let input = json!({ "command": command });
     let mut times: Vec<f64> = Vec::with_capacity(CALLS);
@@ -65,6 +110,5 @@ fn measure(ctx: &ToolContext, command: &str) -> (f64, f64) {
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         assert!(!out.is_error || command.contains("touch"), "{}", out.content);
     }
-    times.sort_by(f64::total_cmp);
-    (times.iter().sum::<f64>() / CALLS as f64, times[CALLS / 2])
+    median_of(times)
 }

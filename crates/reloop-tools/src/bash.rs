@@ -42,8 +42,11 @@ pub const NEUTRAL_GIT_CONFIG: &[(&str, &str)] = &[
     ("safe.bareRepository", "explicit"),
     ("log.showSignature", "false"),
 ];
-/// How often the child, the clock and the cancel flag are checked.
+/// How often the child, the clock and the cancel flag are checked while the output is open.
 const POLL_INTERVAL_MS: i32 = 10;
+/// How often once every writer closed the output: the command is ending, so its exit is near
+/// and a 10 ms nap would add up to 10 ms to every call.
+const EXIT_POLL_INTERVAL_MS: u64 = 1;
 
 const DESCRIPTION: &str = "Executes a bash command in the session's working directory and returns its output \
 (stdout and stderr interleaved as they were written). Each call runs in a fresh shell: use absolute paths or `cd` \
@@ -276,7 +279,7 @@ fn supervise(child: &mut Child, reader: &mut File, output: &mut Collected, ctx: 
             wait_readable(reader);
             open = drain(reader, output);
         } else {
-            std::thread::sleep(Duration::from_millis(POLL_INTERVAL_MS as u64));
+            std::thread::sleep(Duration::from_millis(EXIT_POLL_INTERVAL_MS));
         }
         if ctx.is_cancelled() {
             kill_group(child);
