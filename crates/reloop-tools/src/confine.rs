@@ -40,6 +40,9 @@ pub struct Confinement {
     read_denied: Option<PathFilter>,
     /// Paths an Edit deny rule names.
     edit_denied: Option<PathFilter>,
+    /// When every deny rule names one path: those paths (Read's, then Edit's), so a call needs
+    /// no walk unless one of them is a directory or a file with several links.
+    literal: Option<(Vec<PathBuf>, Vec<PathBuf>)>,
 }
 
 impl Confinement {
@@ -49,7 +52,14 @@ impl Confinement {
         read_denied: Option<PathFilter>,
         edit_denied: Option<PathFilter>,
     ) -> Self {
-        Confinement { sandbox, policy, read_denied, edit_denied }
+        Confinement { sandbox, policy, read_denied, edit_denied, literal: None }
+    }
+
+    /// The same confinement knowing that the deny rules name exactly these paths (the rules'
+    /// filters stay, for the walk a directory or a linked file still needs).
+    pub fn with_literal_paths(mut self, read: Vec<PathBuf>, edit: Vec<PathBuf>) -> Self {
+        self.literal = Some((read, edit));
+        self
     }
 
     /// The sandbox calls run in.
@@ -68,11 +78,36 @@ impl Confinement {
         if self.read_denied.is_none() && self.edit_denied.is_none() {
             return Ok(call);
         }
+        if let Some((read, edit)) = &self.literal {
+            if let Some((masked, frozen)) = single_names(read, edit) {
+                call.masked = masked;
+                call.frozen = frozen;
+                return Ok(call);
+            }
+        }
         let found = walk(&self.policy.roots, self.read_denied.as_ref(), self.edit_denied.as_ref())?;
         call.masked = found.masked;
         call.frozen = found.frozen;
         Ok(call)
     }
+}
+
+/// The paths to mask and freeze when each is a file with one name (or does not exist): then no
+/// other name can reach its content. `None` when one is a directory or has several links, which
+/// only a walk can follow.
+fn single_names(read: &[PathBuf], edit: &[PathBuf]) -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let existing = |paths: &[PathBuf]| -> Option<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for path in paths {
+            match std::fs::symlink_metadata(path) {
+                Ok(meta) if meta.is_file() && meta.nlink() == 1 => out.push(path.clone()),
+                Ok(_) => return None,
+                Err(_) => {}
+            }
+        }
+        Some(out)
+    };
+    Some((existing(read)?, existing(edit)?))
 }
 
 /// The names a walk found covered by deny rules, each with every other name of its file.
@@ -140,6 +175,19 @@ fn walk(roots: &[PathBuf], read: Option<&PathFilter>, edit: Option<&PathFilter>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literal_paths_skip_the_walk_only_while_each_is_a_file_with_one_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("secret.txt"), "s").unwrap();
+        std::fs::create_dir(root.join("vault")).unwrap();
+        let secret = vec![root.join("secret.txt"), root.join("missing.txt")];
+        assert_eq!(single_names(&secret, &[]), Some((vec![root.join("secret.txt")], vec![])));
+        assert_eq!(single_names(&[], &[root.join("vault")]), None, "a directory needs the walk");
+        std::fs::hard_link(root.join("secret.txt"), root.join("other-name.txt")).unwrap();
+        assert_eq!(single_names(&secret, &[]), None, "a second name needs the walk");
+    }
 
     #[test]
     fn every_name_of_a_denied_file_is_masked_and_a_denied_directory_is_taken_whole() {

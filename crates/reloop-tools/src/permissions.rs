@@ -321,12 +321,23 @@ impl PermissionContext {
         let env_policy = reloop_sandbox::EnvPolicy { extra: self.tool_env.kept().to_vec() };
         let env = env_policy.build(vars, |home| roots.iter().any(|root| home.starts_with(root)));
         let policy = reloop_sandbox::Policy { roots, network: self.network, env };
-        Containment::Confined(std::sync::Arc::new(Confinement::new(
-            sandbox.clone(),
-            policy,
-            self.deny_filter("Read", false),
-            self.deny_filter("Edit", false),
-        )))
+        let mut confinement =
+            Confinement::new(sandbox.clone(), policy, self.deny_filter("Read", false), self.deny_filter("Edit", false));
+        if let (Some(read), Some(edit)) = (self.literal_denials("Read"), self.literal_denials("Edit")) {
+            confinement = confinement.with_literal_paths(read, edit);
+        }
+        Containment::Confined(std::sync::Arc::new(confinement))
+    }
+
+    /// The paths the deny rules for `tool` name, when each names exactly one (no glob, an
+    /// anchored pattern); `None` when one may match many.
+    fn literal_denials(&self, tool: &str) -> Option<Vec<PathBuf>> {
+        let cwd = self.workspace.cwd();
+        self.deny_rules()
+            .iter()
+            .filter(|r| r.specifier().is_some() && r.covers_tool(tool))
+            .map(|r| r.literal_path(cwd))
+            .collect()
     }
 
     /// The same context speaking the texts of a profile.

@@ -90,6 +90,31 @@ impl Rule {
         PathPattern::new(spec, cwd).is_some_and(|pattern| pattern.matches(path))
     }
 
+    /// The one canonical path this rule names, when its pattern is anchored (`./`, `/`, `//`,
+    /// `~/`, or a relative path with a folder) and holds no glob: the sandbox then masks it
+    /// without walking the workspace. `None` for a pattern that may match many paths.
+    pub(crate) fn literal_path(&self, cwd: &Path) -> Option<PathBuf> {
+        let spec = self.specifier.as_deref()?;
+        let (base, rest) = if let Some(rest) = spec.strip_prefix("//") {
+            (PathBuf::from("/"), rest)
+        } else if let Some(rest) = spec.strip_prefix("~/") {
+            (PathBuf::from(std::env::var_os("HOME")?), rest)
+        } else if let Some(rest) = spec.strip_prefix('/') {
+            (PathBuf::from("/"), rest)
+        } else if let Some(rest) = spec.strip_prefix("./") {
+            (cwd.to_path_buf(), rest)
+        } else if spec.trim_end_matches('/').contains('/') {
+            (cwd.to_path_buf(), spec)
+        } else {
+            return None; // no folder: gitignore matches the name at any depth
+        };
+        let parts: Vec<&str> = rest.trim_end_matches('/').split('/').filter(|p| !p.is_empty()).collect();
+        if parts.is_empty() || parts.iter().any(|p| has_glob_meta(p)) {
+            return None;
+        }
+        Some(canonicalize_lenient(&normalize(&parts.iter().fold(base, |b, p| b.join(p)))))
+    }
+
     /// Whether this rule could name something at or below the canonical directory `dir`, so
     /// that a command reading every file below `dir` would reach it.
     pub(crate) fn may_match_under(&self, dir: &Path, cwd: &Path) -> bool {
@@ -245,5 +270,18 @@ mod tests {
         assert_eq!(host("https://user@docs.rs:443/x?y"), Some("docs.rs"));
         assert_eq!(host("http://example.com"), Some("example.com"));
         assert_eq!(host("https:///nothing"), None);
+    }
+
+    #[test]
+    fn only_an_anchored_pattern_without_a_glob_names_one_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let literal = |spec: &str| Rule::parse(&format!("Read({spec})")).unwrap().literal_path(&cwd);
+        assert_eq!(literal("./secret.txt"), Some(cwd.join("secret.txt")));
+        assert_eq!(literal("src/../a.txt"), Some(cwd.join("a.txt")));
+        assert_eq!(literal("//etc/hosts"), Some(PathBuf::from("/etc/hosts")));
+        for spec in [".env", "*.pem", "./src/**", "./[s]ecret.txt", "src/*.rs"] {
+            assert_eq!(literal(spec), None, "{spec} may name many paths");
+        }
     }
 }
