@@ -202,7 +202,7 @@ impl Session {
     /// switch, then a new prompt for a finished session).
     pub fn resume_with_all(mut self, session_id: &str, first: Vec<Event>) -> Result<RunHandle, DriverError> {
         let Some(journal) = &self.journal else {
-            return Err(DriverError::Task("resuming a session needs its journal".into()));
+            return Err(DriverError::NeedsJournal { action: "resuming a session" });
         };
         let header = journal.header(session_id)?;
         self.core = header.core_config.clone();
@@ -524,7 +524,7 @@ impl Runner {
     /// whether the event was applied (`false`: the core ignored it).
     fn apply(&mut self, event: Event) -> Result<bool, DriverError> {
         let Some(state) = self.state.take() else {
-            return Err(DriverError::Task("the loop lost its state".into()));
+            return Err(DriverError::StateLost);
         };
         let from_phase = state.phase();
         let turn_before = state.context().turn_count();
