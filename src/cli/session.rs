@@ -109,6 +109,8 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // `Session::resume` takes the session's lock itself; it is taken here too (a no-op there)
+    // so a session another process writes is refused before any MCP server is started for it.
     journal.lock_session(&id)?;
     let mut session =
         session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?

@@ -205,7 +205,6 @@ impl Setup {
         } else {
             (id, prefix.state)
         };
-        journal.lock_session(&id)?;
         let mut first = Vec::new();
         let ctx = state.context();
         if let Some(model) = self.args.model.as_ref().filter(|m| m.as_str() != ctx.current_model()) {

@@ -171,7 +171,7 @@ impl RunHandle {
     /// Drains the remaining events and returns the result.
     pub async fn finish(mut self) -> Result<RunResult, DriverError> {
         while self.events.recv().await.is_some() {}
-        self.task.await.map_err(|e| DriverError::Task(e.to_string()))?
+        self.task.await.map_err(DriverError::TaskStopped)?
     }
 }
 
@@ -209,5 +209,32 @@ impl Stream for RunHandle {
     type Item = RunEvent;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RunEvent>> {
         self.events.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose task panicked reports that, typed, not as a misuse or a lost state.
+    #[tokio::test]
+    async fn a_panicked_task_is_reported_as_stopped() {
+        async fn broken() -> Result<RunResult, DriverError> {
+            panic!("the loop broke")
+        }
+        // No event comes: the sender is gone, so `finish` goes straight to the task.
+        let (_, events) = mpsc::unbounded_channel();
+        let (abort, _abort_rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(broken());
+        let handle = RunHandle { session_id: "s1".into(), events, abort, task };
+        match handle.finish().await {
+            Err(e @ DriverError::TaskStopped(_)) => {
+                let text = e.to_string();
+                assert!(text.starts_with("the run's task stopped without a result: "), "{text}");
+                assert!(text.contains("panicked"), "{text}");
+            }
+            Err(e) => panic!("reported as another cause: {e}"),
+            Ok(_) => panic!("a panicked task gave a result"),
+        }
     }
 }

@@ -178,7 +178,7 @@ impl Session {
     pub fn enqueue(mut self, prompt: Vec<ContentBlock>) -> Result<String, DriverError> {
         let (id, content, header) = self.prepare(prompt);
         let (Some(header), Some(journal)) = (header, self.journal.as_mut()) else {
-            return Err(DriverError::Task("queueing a session needs its journal".into()));
+            return Err(DriverError::NeedsJournal { action: "queueing a session" });
         };
         if journal.as_sqlite().is_some() {
             // Refused before anything is written: SQLite has no queue.

@@ -189,6 +189,10 @@ impl Session {
     /// Continues a journaled session after its process stopped: the state is rebuilt from the
     /// journal's events under the session's own config, and a `resumed` event asks again for
     /// whatever was in flight. Nothing journaled is lost or repeated.
+    ///
+    /// The journal is made the session's one writer first, so no caller can forget to: a
+    /// session another live process writes is refused with [`reloop_journal::JournalError::Locked`]
+    /// (or `Leased`, for a shared journal) before anything is read or run.
     pub fn resume(self, session_id: &str) -> Result<RunHandle, DriverError> {
         self.resume_with(session_id, Event::Resumed)
     }
@@ -201,9 +205,12 @@ impl Session {
     /// Like [`Session::resume`], but the first new events are `first`, in order (e.g. a model
     /// switch, then a new prompt for a finished session).
     pub fn resume_with_all(mut self, session_id: &str, first: Vec<Event>) -> Result<RunHandle, DriverError> {
-        let Some(journal) = &self.journal else {
-            return Err(DriverError::Task("resuming a session needs its journal".into()));
+        let Some(journal) = &mut self.journal else {
+            return Err(DriverError::NeedsJournal { action: "resuming a session" });
         };
+        // Two writers would interleave their steps; a lock this journal holds already is kept.
+        journal.lock_session(session_id)?;
+        let journal = &*journal;
         let header = journal.header(session_id)?;
         self.core = header.core_config.clone();
         if let Ok(run) = serde_json::from_value::<RunConfig>(header.run_config.clone()) {
@@ -524,7 +531,7 @@ impl Runner {
     /// whether the event was applied (`false`: the core ignored it).
     fn apply(&mut self, event: Event) -> Result<bool, DriverError> {
         let Some(state) = self.state.take() else {
-            return Err(DriverError::Task("the loop lost its state".into()));
+            return Err(DriverError::StateLost);
         };
         let from_phase = state.phase();
         let turn_before = state.context().turn_count();
