@@ -146,11 +146,10 @@ fn walk(roots: &[PathBuf], read: Option<&PathFilter>, edit: Option<&PathFilter>)
         if meta.is_file() && meta.nlink() > 1 {
             let key = (meta.dev(), meta.ino());
             linked.entry(key).or_default().push(path.clone());
+            // A masked name is unreadable and unwritable, so its other names join the masks;
+            // a frozen one's join the frozen paths.
             if masked || frozen {
                 marked_inodes.push((key, masked));
-                if frozen && !masked {
-                    marked_inodes.push((key, false));
-                }
             }
         }
         // A masked directory hides everything below: no need to look further.

@@ -15,6 +15,11 @@
 //!   before it runs: Read, Glob and Grep always read and may run in parallel; Write and Edit never;
 //!   Bash only when [`is_read_only_command`] proves the command only reads. Unknown tools and
 //!   invalid inputs are neither.
+//! * Bash runs its command in the session's sandbox when [`ToolContext::containment`] is
+//!   [`Containment::Confined`] (the CLI's sessions, on a machine that has one): read-only for a
+//!   command [`is_read_only_command`] accepts, the workspace writable for one that was approved,
+//!   deny-rule paths masked by every name ([`Confinement`]). The classifier decides when to ask;
+//!   the sandbox decides what the command can do.
 //! * Write and Edit refuse an existing file that was not Read in the same session
 //!   ([`ToolContext::files_read`]), so the model never overwrites content it has not seen.
 //! * Grep and Glob walk like `rg`: hidden files skipped, `.gitignore`/`.ignore`/`.rgignore`
