@@ -11,6 +11,7 @@ mod listing;
 mod reread;
 mod rerun;
 pub(crate) mod run;
+mod scripted;
 pub(crate) mod session;
 pub(crate) mod signals;
 mod tree;
