@@ -8,6 +8,7 @@ mod help;
 mod inspect;
 pub(crate) mod journal;
 mod listing;
+mod reading;
 mod reread;
 mod rerun;
 pub(crate) mod run;
