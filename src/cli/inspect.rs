@@ -4,33 +4,12 @@ use std::process::ExitCode;
 
 use reloop_core::{ContentBlock, Role};
 use reloop_driver::explain::{why_step, WhyFilter};
-use reloop_driver::SessionJournal;
 use reloop_journal::{SessionHeader, StepRecord};
 use serde_json::json;
 
+use super::reading::{feed, open};
 use super::{current_dir, CliError, JournalArg};
 use crate::term::{errln, out, outln};
-
-/// Opens the journal to read it: every command of this file only reads.
-pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
-    journal.open(&current_dir()?, super::journal::Open::Reading)
-}
-
-/// Feeds a session's steps to `replayer`: SQLite's rows undecoded (the fast path), any other
-/// journal's steps as records.
-/// Replays `id` through `replayer`: SQLite's rows are read and decoded on a second thread while
-/// this one steps the core; another journal hands its steps decoded.
-pub(crate) fn feed(
-    journal: &mut SessionJournal,
-    id: &str,
-    replayer: &mut reloop_driver::Replayer,
-) -> Result<(), CliError> {
-    match journal {
-        SessionJournal::Sqlite(sqlite) => reloop_driver::replay_journal(sqlite, id, replayer)?,
-        SessionJournal::Shared(shared) => shared.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
-    };
-    Ok(())
-}
 
 fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use reloop_core::{Config, ContentBlock};
 use reloop_driver::{PermissionSpec, RunConfig, Session};
 use reloop_hooks::Settings;
-use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, ScriptedProvider};
+use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::{PermissionError, PermissionMode, ToolRegistry};
 
+use super::scripted::{scripted_file, scripted_text};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::demo;
 use crate::output::Printer;
@@ -462,41 +463,6 @@ fn resolve_cwd(given: Option<&PathBuf>, invoked_from: &std::path::Path) -> Resul
     std::fs::canonicalize(&dir)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
 }
-
-/// The scripted provider of a cassette file, read from it one response at a time; `{{cwd}}`
-/// in it reads as the working directory. `what` names the file in a read error ("the script").
-pub(crate) fn scripted_file(
-    script: &std::path::Path,
-    cwd: &std::path::Path,
-    what: &str,
-) -> Result<ScriptedProvider, CliError> {
-    let inner = cwd_in_json(cwd);
-    ScriptedProvider::from_file_replacing(script, Some((CWD_PLACEHOLDER, &inner))).map_err(|e| match e {
-        reloop_model::ScriptError::Read { source, .. } => {
-            CliError::Usage(format!("cannot read {what} {}: {source}", script.display()))
-        }
-        other => CliError::Usage(format!("{}: {other}", script.display())),
-    })
-}
-
-/// The scripted provider of a cassette's text, `{{cwd}}` read as the working directory.
-pub(crate) fn scripted_text(text: &str, cwd: &std::path::Path) -> Result<ScriptedProvider, reloop_model::ScriptError> {
-    ScriptedProvider::from_json(&substitute_cwd(text, cwd))
-}
-
-/// Cassettes name files by absolute path; `{{cwd}}` lets one cassette serve any workspace.
-fn substitute_cwd(cassette: &str, cwd: &std::path::Path) -> String {
-    cassette.replace(CWD_PLACEHOLDER, &cwd_in_json(cwd))
-}
-
-/// The working directory as the inside of a JSON string.
-fn cwd_in_json(cwd: &std::path::Path) -> String {
-    let quoted = serde_json::to_string(&cwd.display().to_string()).unwrap_or_default();
-    quoted.trim_matches('"').to_string()
-}
-
-/// What a cassette writes for the working directory.
-const CWD_PLACEHOLDER: &str = "{{cwd}}";
 
 /// User messages read from stdin, one stream-json object a line, in order. A line that is not a
 /// user message is reported on stderr and skipped; nothing else is lost.

@@ -344,8 +344,8 @@ pub(crate) fn provider_for(
     let inner: Arc<dyn ModelProvider> = match text("provider").as_deref() {
         Some("scripted") => {
             let provider = match text("script") {
-                Some(path) => super::run::scripted_file(Path::new(&path), &cwd, "the session's script")?,
-                None => super::run::scripted_text(crate::demo::CASSETTE, &cwd)
+                Some(path) => super::scripted::scripted_file(Path::new(&path), &cwd, "the session's script")?,
+                None => super::scripted::scripted_text(crate::demo::CASSETTE, &cwd)
                     .map_err(|e| CliError::Usage(format!("the bundled cassette: {e}")))?,
             };
             Arc::new(provider)

@@ -36,7 +36,7 @@ pub fn replay(
     set: &[String],
 ) -> Result<ExitCode, CliError> {
     // Streamed as `replay` is: the steps are read a row at a time, never held.
-    let mut opened = super::inspect::open(journal)?;
+    let mut opened = super::reading::open(journal)?;
     let id = opened.resolve(selector)?;
     let mut header = opened.header(&id)?;
     let recorded = header.core_config.clone();
@@ -44,7 +44,7 @@ pub fn replay(
         apply(&mut header.core_config, change)?;
     }
     let mut replayer = reloop_driver::Replayer::new(&header, flips);
-    super::inspect::feed(&mut opened, &id, &mut replayer)?;
+    super::reading::feed(&mut opened, &id, &mut replayer)?;
     let report = replayer.finish();
     let changes = set.join(" ");
     let Some(d) = &report.divergence else {

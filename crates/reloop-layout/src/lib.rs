@@ -4,7 +4,7 @@
 //! with no import cycle, files no longer than a reader takes in at once. It reads text, not
 //! compiled code: `crate::` paths (and `super::` in files directly under `src`), grouped imports
 //! one level deep, names the crate root re-exports; `#[cfg(test)]` items and test-only files are
-//! left out. A directory module is one node. Test support only: it panics on a source it cannot
+//! left out. A directory module is one node; [`dir_graph`] reads the files inside one. Test support only: it panics on a source it cannot
 //! read, since a test that cannot see the sources must fail.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -136,8 +136,14 @@ pub fn reexports(lib: &str) -> BTreeMap<String, String> {
 /// The first name of each `crate::` path (and `super::` path, in a file directly under `src`) in
 /// `code`, grouped imports (`crate::{a::X, b}`) included.
 pub fn named_paths(code: &str, top_level: bool) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
     let prefixes: &[&str] = if top_level { &["crate::", "super::"] } else { &["crate::"] };
+    names_after(code, prefixes)
+}
+
+/// The first name after each of `prefixes` (`"super::"`, ...) in `code`, grouped imports
+/// (`super::{a::X, b}`) included: [`named_paths`] for a caller that chooses which paths count.
+pub fn names_after(code: &str, prefixes: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
     for prefix in prefixes {
         let mut rest = code;
         while let Some(at) = rest.find(prefix) {
@@ -177,6 +183,42 @@ pub fn graph(src: &Path) -> Graph {
         let top_level = file.parent() == Some(src);
         let code = non_test_code(&read(file));
         let used = named_paths(&code, top_level).into_iter().filter_map(|name| {
+            if modules.contains(&name) {
+                Some(name)
+            } else {
+                exported.get(&name).cloned()
+            }
+        });
+        let entry = graph.entry(module.clone()).or_default();
+        entry.extend(used.filter(|m| *m != module));
+    }
+    graph
+}
+
+/// Which files of one directory module use which, for a module whose sources are in `dir` and
+/// whose root file there is `root` (`mod.rs` for `src/cli/`): a binary's commands, say, where
+/// [`graph`] would see one node. Each file but the root is a node (a subdirectory is one, as in
+/// [`graph`]); `super::x` in a file directly in `dir`, or in a subdirectory's `mod.rs`, names the
+/// sibling `x`, and a name the root re-exports (`pub use x::Y`) counts as `x`. The root is no
+/// node: it declares and dispatches to every file, and the items it defines are the layer's floor.
+/// `crate::` paths lead out of the directory and are not followed.
+pub fn dir_graph(dir: &Path, root: &str) -> Graph {
+    let files = sources(dir);
+    let tests = test_only_files(&files);
+    let root_file = dir.join(root);
+    let exported = reexports(&read(&root_file));
+    let kept: Vec<&PathBuf> = files.iter().filter(|f| !tests.contains(*f) && **f != root_file).collect();
+    let modules: BTreeSet<String> = kept.iter().map(|f| module_of(dir, f)).collect();
+    let mut graph = Graph::new();
+    for file in kept {
+        let module = module_of(dir, file);
+        // `super::` means `dir`'s module in its own files and in a subdirectory's `mod.rs` only.
+        let parent = file.parent();
+        let sees_siblings =
+            parent == Some(dir) || (parent.and_then(Path::parent) == Some(dir) && file.ends_with("mod.rs"));
+        let code = non_test_code(&read(file));
+        let names = if sees_siblings { names_after(&code, &["super::"]) } else { BTreeSet::new() };
+        let used = names.into_iter().filter_map(|name| {
             if modules.contains(&name) {
                 Some(name)
             } else {
@@ -234,6 +276,36 @@ mod tests {
         assert_eq!(exported.get("analyze_command").map(String::as_str), Some("a"));
         assert_eq!(exported.get("Analysis").map(String::as_str), Some("a"));
         assert_eq!(exported.get("C").map(String::as_str), Some("b"));
+    }
+
+    #[test]
+    fn the_directory_reader_sees_siblings_through_super_and_the_root_s_reexports_only() {
+        // A directory module on disk: a root that re-exports, files that use each other through
+        // `super::`, one that uses the root's own items and the crate's other modules, a
+        // subdirectory, and a test-only file.
+        let dir = std::env::temp_dir().join(format!("reloop-layout-dir-graph-{}", std::process::id()));
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("mod.rs", "mod run;\nmod session;\nmod sub;\npub use session::Args;\npub enum CliError {}\n");
+        write("run.rs", "use super::session::drive;\nfn f(_: super::Args) {}\n#[cfg(test)]\nmod tests {\n    use super::sub::x;\n}\n");
+        write("session.rs", "use super::CliError;\nfn g() { crate::run::h(); crate::term::out(); }\n");
+        write(
+            "sub/mod.rs",
+            "fn s() { super::session::drive(); }\n#[cfg(test)]\n#[path = \"only_tests.rs\"]\nmod only_tests;\n",
+        );
+        write("sub/inner.rs", "fn i() { super::run::f(); }\n");
+        write("sub/only_tests.rs", "fn t() { crate::cli::run::f(); }\n");
+        let graph = dir_graph(&dir, "mod.rs");
+        std::fs::remove_dir_all(&dir).unwrap();
+        let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<String>>();
+        assert_eq!(graph.keys().cloned().collect::<BTreeSet<_>>(), set(&["run", "session", "sub"]));
+        assert_eq!(graph["run"], set(&["session"]));
+        assert_eq!(graph["session"], set(&[]));
+        assert_eq!(graph["sub"], set(&["session"]));
+        assert_eq!(find_cycle(&graph), None);
     }
 
     #[test]
