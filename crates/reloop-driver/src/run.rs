@@ -234,6 +234,32 @@ impl Session {
         Ok(self.launch(session_id.to_string(), state, seq, first, None))
     }
 
+    /// Journals the session with its prompt as its first step, and leaves it in the journal's
+    /// queue for a worker to run (`reloop run --enqueue`); returns its id. Nothing runs here: the
+    /// worker resumes it, asking the model for the request the prompt's step asked for.
+    pub fn enqueue(mut self, prompt: Vec<ContentBlock>) -> Result<String, DriverError> {
+        let (id, content, header) = self.prepare(prompt);
+        let (Some(header), Some(journal)) = (header, self.journal.as_mut()) else {
+            return Err(DriverError::NeedsJournal { action: "queueing a session" });
+        };
+        if journal.as_sqlite().is_some() {
+            // Refused before anything is written: SQLite has no queue.
+            return Err(reloop_journal::JournalError::NeedsShared {
+                place: journal.location(),
+                what: "a queue of sessions",
+            }
+            .into());
+        }
+        let state = State::new(self.core.clone());
+        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
+        let event = Event::UserInput { content };
+        let step = transition(state, event.clone());
+        let first = StepRecord::of(1, now_ms(), event, from_phase, turn_before, &step);
+        journal.create_session_with_steps(&header, &[first])?;
+        journal.enqueue(&id)?;
+        Ok(id)
+    }
+
     fn launch(
         self,
         session_id: String,
