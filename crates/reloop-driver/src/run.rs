@@ -42,7 +42,7 @@ pub struct Session {
     /// Permission mode, rules and workspace; `None` lets every call through.
     pub permissions: Option<Arc<PermissionContext>>,
     /// The caller's own permission callback, consulted before the rules.
-    pub can_use_tool: Option<crate::tools::CanUseTool>,
+    pub can_use_tool: Option<crate::config::CanUseTool>,
     /// Asked when the permission rules would ask (the Agent SDK's `can_use_tool`); without it
     /// an ask is a deny with the prompt's text.
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
@@ -105,7 +105,7 @@ impl Session {
     }
 
     /// Plugs in a permission callback (Claude Code's `canUseTool`).
-    pub fn with_can_use_tool(mut self, callback: crate::tools::CanUseTool) -> Self {
+    pub fn with_can_use_tool(mut self, callback: crate::config::CanUseTool) -> Self {
         self.can_use_tool = Some(callback);
         self
     }

@@ -57,7 +57,7 @@ pub(crate) struct Subagents {
     pub core: Config,
     pub run: RunConfig,
     pub hooks: Arc<HooksConfig>,
-    pub can_use_tool: Option<crate::tools::CanUseTool>,
+    pub can_use_tool: Option<crate::config::CanUseTool>,
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// What the parent had spent when its tools started: a child may spend what is left.
     pub spent: Mutex<f64>,
