@@ -24,6 +24,7 @@ use crate::journal::SessionJournal;
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
 
+mod children;
 mod journaling;
 mod model;
 
@@ -355,7 +356,7 @@ impl Runner {
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
-        let (agents, provider) = crate::subagent::Subagents::for_session(&session, &session_id);
+        let (agents, provider) = children::subagents_for(&session, &session_id);
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),
