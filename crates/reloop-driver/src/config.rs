@@ -5,6 +5,13 @@ use std::path::PathBuf;
 use reloop_tools::PermissionContext;
 use serde::{Deserialize, Serialize};
 
+/// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
+/// after the hooks and before the rules. `Some(Allow)` lets the call run, `Some(Deny)` refuses it
+/// with the message, `None` leaves it to the rules. Its refusals are journaled in the call's
+/// outcome, so a replay never asks it again. It lives with the run's config, below the tool
+/// scheduler and the subagents that both hold it.
+pub type CanUseTool = std::sync::Arc<dyn Fn(&str, &serde_json::Value) -> Option<reloop_tools::Decision> + Send + Sync>;
+
 /// reloop's own system prompt, used unless the caller replaces it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are reloop, a coding agent working in the user's repository. \
 Use the tools to look before you answer; prefer small, verifiable steps; \

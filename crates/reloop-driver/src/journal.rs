@@ -8,12 +8,8 @@
 
 use std::ops::{Deref, DerefMut};
 
-use reloop_core::{transition, ContentBlock, Event, State};
+use reloop_core::{transition, Event, State};
 use reloop_journal::{EffectsRef, Journal, JournalBackend, JournalError, NewStep, SessionHeader, StepRecord};
-
-use crate::error::DriverError;
-use crate::ids::now_ms;
-use crate::run::Session;
 
 /// A session's journal.
 // One per session, never in a collection: boxing SQLite's would put a pointer in its hot path.
@@ -168,30 +164,6 @@ impl SessionJournal {
     /// The session that answers `parent`'s call `tool_use_id`, if one was started.
     pub fn subagent_for(&self, parent: &str, tool_use_id: &str) -> Result<Option<String>, JournalError> {
         Ok(self.subagents_of(parent)?.into_iter().find(|s| s.tool_use_id == tool_use_id).map(|s| s.id))
-    }
-}
-
-impl Session {
-    /// Journals the session with its prompt as its first step, and leaves it in the journal's
-    /// queue for a worker to run (`reloop run --enqueue`); returns its id. Nothing runs here: the
-    /// worker resumes it, asking the model for the request the prompt's step asked for.
-    pub fn enqueue(mut self, prompt: Vec<ContentBlock>) -> Result<String, DriverError> {
-        let (id, content, header) = self.prepare(prompt);
-        let (Some(header), Some(journal)) = (header, self.journal.as_mut()) else {
-            return Err(DriverError::NeedsJournal { action: "queueing a session" });
-        };
-        if journal.as_sqlite().is_some() {
-            // Refused before anything is written: SQLite has no queue.
-            return Err(JournalError::NeedsShared { place: journal.location(), what: "a queue of sessions" }.into());
-        }
-        let state = State::new(self.core.clone());
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let event = Event::UserInput { content };
-        let step = transition(state, event.clone());
-        let first = StepRecord::of(1, now_ms(), event, from_phase, turn_before, &step);
-        journal.create_session_with_steps(&header, &[first])?;
-        journal.enqueue(&id)?;
-        Ok(id)
     }
 }
 

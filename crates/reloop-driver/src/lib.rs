@@ -39,7 +39,7 @@ mod test_corpus;
 pub mod timeline;
 mod tools;
 
-pub use config::AgentLink;
+pub use config::{AgentLink, CanUseTool};
 pub use error::DriverError;
 pub use fork::{fork_point_of, fork_steps, ForkError, ForkPoint, OffsetProvider};
 pub use handle::{AbortHandle, CompactStatus};
@@ -51,4 +51,3 @@ pub use replay_stream::{replay_journal, replay_rows};
 pub use request::{request_at, RebuiltRequest, RequestAt, RequestFinder};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
 pub use subagent::AgentSetup;
-pub use tools::CanUseTool;

@@ -6,8 +6,8 @@ use reloop_core::hook::{combine, interpret};
 use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
 use reloop_journal::{SessionHeader, StepRecord};
 
-use crate::handle::CompactStatus;
-use crate::run::{RunConfig, RunEvent, RunResult};
+use crate::config::RunConfig;
+use crate::handle::{CompactStatus, RunEvent, RunResult};
 
 /// The caller-visible events of one step, in the order they are shown.
 pub fn step_outputs(

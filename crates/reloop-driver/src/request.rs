@@ -12,7 +12,7 @@ use reloop_tools::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::run::{RunConfig, DEFAULT_SYSTEM_PROMPT};
+use crate::config::{RunConfig, DEFAULT_SYSTEM_PROMPT};
 
 /// Which request to rebuild.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,7 @@ use crate::journal::SessionJournal;
 use crate::outputs::{result_of, step_outputs};
 use crate::tools::{ToolEnv, ToolScheduler};
 
+mod children;
 mod journaling;
 mod model;
 
@@ -42,7 +43,7 @@ pub struct Session {
     /// Permission mode, rules and workspace; `None` lets every call through.
     pub permissions: Option<Arc<PermissionContext>>,
     /// The caller's own permission callback, consulted before the rules.
-    pub can_use_tool: Option<crate::tools::CanUseTool>,
+    pub can_use_tool: Option<crate::config::CanUseTool>,
     /// Asked when the permission rules would ask (the Agent SDK's `can_use_tool`); without it
     /// an ask is a deny with the prompt's text.
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
@@ -105,7 +106,7 @@ impl Session {
     }
 
     /// Plugs in a permission callback (Claude Code's `canUseTool`).
-    pub fn with_can_use_tool(mut self, callback: crate::tools::CanUseTool) -> Self {
+    pub fn with_can_use_tool(mut self, callback: crate::config::CanUseTool) -> Self {
         self.can_use_tool = Some(callback);
         self
     }
@@ -234,6 +235,32 @@ impl Session {
         Ok(self.launch(session_id.to_string(), state, seq, first, None))
     }
 
+    /// Journals the session with its prompt as its first step, and leaves it in the journal's
+    /// queue for a worker to run (`reloop run --enqueue`); returns its id. Nothing runs here: the
+    /// worker resumes it, asking the model for the request the prompt's step asked for.
+    pub fn enqueue(mut self, prompt: Vec<ContentBlock>) -> Result<String, DriverError> {
+        let (id, content, header) = self.prepare(prompt);
+        let (Some(header), Some(journal)) = (header, self.journal.as_mut()) else {
+            return Err(DriverError::NeedsJournal { action: "queueing a session" });
+        };
+        if journal.as_sqlite().is_some() {
+            // Refused before anything is written: SQLite has no queue.
+            return Err(reloop_journal::JournalError::NeedsShared {
+                place: journal.location(),
+                what: "a queue of sessions",
+            }
+            .into());
+        }
+        let state = State::new(self.core.clone());
+        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
+        let event = Event::UserInput { content };
+        let step = transition(state, event.clone());
+        let first = StepRecord::of(1, now_ms(), event, from_phase, turn_before, &step);
+        journal.create_session_with_steps(&header, &[first])?;
+        journal.enqueue(&id)?;
+        Ok(id)
+    }
+
     fn launch(
         self,
         session_id: String,
@@ -329,7 +356,7 @@ impl Runner {
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
-        let (agents, provider) = crate::subagent::Subagents::for_session(&session, &session_id);
+        let (agents, provider) = children::subagents_for(&session, &session_id);
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),

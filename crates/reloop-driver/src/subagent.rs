@@ -24,10 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::{AgentCatalog, AgentDefinition};
 use crate::config::{AgentLink, RunConfig};
-use crate::handle::RunResult;
+use crate::error::DriverError;
+use crate::handle::{RunHandle, RunResult};
 use crate::journal::SessionJournal;
 use crate::order::RequestOrder;
-use crate::run::Session;
 
 /// How long an aborted child may take to journal its end before the parent stops waiting.
 const SETTLE: Duration = Duration::from_secs(5);
@@ -46,6 +46,33 @@ pub struct AgentSetup {
     pub crash_after_step: Option<u64>,
 }
 
+/// A child session as the parent's call sets it up: the parts of a `Session` that the run loop
+/// turns into one ([`RunChild`]).
+pub(crate) struct ChildSession {
+    pub provider: Arc<dyn reloop_model::ModelProvider>,
+    pub tools: ToolRegistry,
+    pub journal: Option<SessionJournal>,
+    pub core: Config,
+    pub run: RunConfig,
+    pub crash_after_step: Option<u64>,
+    pub hooks: Arc<HooksConfig>,
+    pub permissions: Option<Arc<PermissionContext>>,
+    pub can_use_tool: Option<crate::config::CanUseTool>,
+    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
+}
+
+/// Runs a child session on the run loop. The loop offers the `Agent` tool whose calls land here,
+/// so it sits above this module: it hands itself down as this trait instead of being imported.
+pub(crate) trait RunChild: Send + Sync {
+    /// Resumes the journaled session `existing`, or starts `child` anew with `prompt`.
+    fn run_child(
+        &self,
+        child: ChildSession,
+        existing: Option<&str>,
+        prompt: Vec<ContentBlock>,
+    ) -> Result<RunHandle, DriverError>;
+}
+
 /// A parent session's means to run children; shared by its tool calls.
 pub(crate) struct Subagents {
     pub setup: AgentSetup,
@@ -57,7 +84,7 @@ pub(crate) struct Subagents {
     pub core: Config,
     pub run: RunConfig,
     pub hooks: Arc<HooksConfig>,
-    pub can_use_tool: Option<crate::tools::CanUseTool>,
+    pub can_use_tool: Option<crate::config::CanUseTool>,
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// What the parent had spent when its tools started: a child may spend what is left.
     pub spent: Mutex<f64>,
@@ -68,6 +95,8 @@ pub(crate) struct Subagents {
     pub start_gate: Arc<tokio::sync::Mutex<()>>,
     /// The tasks following live children, so the parent can wait for an aborted child's end.
     pub live: Mutex<Vec<JoinHandle<()>>>,
+    /// The run loop, which runs each child.
+    pub runner: Arc<dyn RunChild>,
 }
 
 /// Where children's sessions are journaled: each child writes through a connection of its own.
@@ -81,7 +110,7 @@ pub(crate) enum ChildJournals {
 }
 
 impl ChildJournals {
-    fn of(journal: Option<&SessionJournal>) -> Self {
+    pub(crate) fn of(journal: Option<&SessionJournal>) -> Self {
         match journal {
             None => ChildJournals::None,
             Some(SessionJournal::Sqlite(j)) => ChildJournals::Sqlite(j.path().to_path_buf()),
@@ -116,32 +145,6 @@ impl Drop for AbortOnDrop {
 }
 
 impl Subagents {
-    /// The means of `session` (about to run as `session_id`) to run children, and the provider
-    /// the session itself then asks (its view of the tree's request order); none without agents.
-    pub(crate) fn for_session(
-        session: &Session,
-        session_id: &str,
-    ) -> (Option<Arc<Subagents>>, Arc<dyn reloop_model::ModelProvider>) {
-        let Some(setup) = session.agents.clone() else { return (None, session.provider.clone()) };
-        let order = RequestOrder::new(session.provider.clone(), session.request_base, setup.renumber_requests);
-        let subagents = Subagents {
-            setup,
-            order: order.clone(),
-            journals: ChildJournals::of(session.journal.as_ref()),
-            parent: session_id.to_string(),
-            tools: session.tools.clone(),
-            core: session.core.clone(),
-            run: session.run.clone(),
-            hooks: session.hooks.clone(),
-            can_use_tool: session.can_use_tool.clone(),
-            prompt: session.prompt.clone(),
-            spent: Mutex::new(0.0),
-            start_gate: Arc::new(tokio::sync::Mutex::new(())),
-            live: Mutex::new(Vec::new()),
-        };
-        (Some(Arc::new(subagents)), order.view().0)
-    }
-
     /// A call's turn to start its child: calls queue for it as they are first polled, which is
     /// `tool_use` order, and a new child keeps it until its first request is out.
     pub(crate) async fn turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
@@ -193,11 +196,10 @@ impl Subagents {
         let session = self.child_session(&call.id, &definition, provider, journal, permissions);
         // A new child holds the turn until its first request is out; a resumed one does not wait.
         let gate = existing.is_none().then_some(turn);
-        let handle = match &existing {
-            Some(id) => session.resume(id),
-            None => session.start(vec![ContentBlock::text(prompt)]),
-        }
-        .map_err(|e| format!("the agent could not start: {e}"))?;
+        let handle = self
+            .runner
+            .run_child(session, existing.as_deref(), vec![ContentBlock::text(prompt)])
+            .map_err(|e| format!("the agent could not start: {e}"))?;
         let _abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
@@ -237,7 +239,7 @@ impl Subagents {
         provider: Arc<dyn reloop_model::ModelProvider>,
         journal: Option<SessionJournal>,
         permissions: Option<Arc<PermissionContext>>,
-    ) -> Session {
+    ) -> ChildSession {
         let mut tools = self.tools.clone();
         tools.retain(|name| definition.allows(name));
         let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
@@ -268,13 +270,18 @@ impl Subagents {
             tool_use_id: tool_use_id.to_string(),
             agent_type: definition.name.clone(),
         });
-        let mut session =
-            Session::new(provider, tools, journal, core, run).with_crash_after_step(self.setup.crash_after_step);
-        session.hooks = self.hooks.clone();
-        session.permissions = permissions;
-        session.can_use_tool = self.can_use_tool.clone();
-        session.prompt = self.prompt.clone();
-        session
+        ChildSession {
+            provider,
+            tools,
+            journal,
+            core,
+            run,
+            crash_after_step: self.setup.crash_after_step,
+            hooks: self.hooks.clone(),
+            permissions,
+            can_use_tool: self.can_use_tool.clone(),
+            prompt: self.prompt.clone(),
+        }
     }
 
     /// Waits (a bounded while) for children that are still journaling their end.

@@ -21,6 +21,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::config::CanUseTool;
+
 pub const MAX_PARALLEL: usize = 10;
 
 /// The result of a tool call that may have changed something and was interrupted by a crash.
@@ -48,12 +50,6 @@ pub(crate) struct ToolEnv {
     /// child without a second start.
     pub resumed: Arc<HashSet<String>>,
 }
-
-/// A library caller's own permission callback (Claude Code's `canUseTool`): it sees each call
-/// after the hooks and before the rules. `Some(Allow)` lets the call run, `Some(Deny)` refuses it
-/// with the message, `None` leaves it to the rules. Its refusals are journaled in the call's
-/// outcome, so a replay never asks it again.
-pub type CanUseTool = Arc<dyn Fn(&str, &serde_json::Value) -> Option<Decision> + Send + Sync>;
 
 /// A call started while the model streamed.
 enum Early {
