@@ -172,25 +172,29 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((reader, writer))
 }
 
-/// [`NEUTRAL_GIT_CONFIG`] as `GIT_CONFIG_*` variables, which git reads like `-c` options.
-pub(crate) fn neutral_git_env(command: &mut Command) {
-    command.env("GIT_CONFIG_COUNT", NEUTRAL_GIT_CONFIG.len().to_string());
+/// What a read-only command runs with: [`NEUTRAL_GIT_CONFIG`] as `GIT_CONFIG_*` variables (git
+/// reads them like `-c` options), no pager, no prompt, no optional index refresh (so
+/// `git status` writes nothing).
+fn read_only_vars() -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> =
+        vec![("GIT_CONFIG_COUNT".into(), NEUTRAL_GIT_CONFIG.len().to_string().into())];
     for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
-        command.env(format!("GIT_CONFIG_KEY_{i}"), key).env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        vars.push((format!("GIT_CONFIG_KEY_{i}").into(), (*key).into()));
+        vars.push((format!("GIT_CONFIG_VALUE_{i}").into(), (*value).into()));
     }
+    for (name, value) in
+        [("GIT_PAGER", "cat"), ("PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")]
+    {
+        vars.push((name.into(), value.into()));
+    }
+    vars
 }
 
-/// The rest of what a read-only command runs with: no pager, no prompt, no optional index
-/// refresh (so `git status` writes nothing), no `cd` search path, no `less` input preprocessor.
+/// [`read_only_vars`] on a command that inherits reloop's environment, which must also lose
+/// the `cd` search path and `less`'s input preprocessor (a confined command's environment is an
+/// allow-list that holds neither).
 pub(crate) fn read_only_env(command: &mut Command) {
-    command
-        .env("GIT_PAGER", "cat")
-        .env("PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env_remove("CDPATH")
-        .env_remove("LESSOPEN")
-        .env_remove("LESSCLOSE");
+    command.envs(read_only_vars()).env_remove("CDPATH").env_remove("LESSOPEN").env_remove("LESSCLOSE");
 }
 
 /// The output bound from `BASH_MAX_OUTPUT_LENGTH`: a positive number, at most
@@ -222,7 +226,6 @@ fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> 
                 bash.env_remove(name);
             }
             if read_only {
-                neutral_git_env(&mut bash);
                 read_only_env(&mut bash);
             }
             bash
@@ -242,23 +245,6 @@ fn spawn(command: &str, ctx: &ToolContext, writer: OwnedFd, read_only: bool) -> 
     };
     bash.stdin(Stdio::null()).stdout(Stdio::from(writer)).stderr(Stdio::from(stderr)).process_group(0);
     bash.spawn().map_err(io)
-}
-
-/// [`neutral_git_env`] and [`read_only_env`] as variables, for a confined command (whose
-/// environment holds no `CDPATH` or `LESSOPEN` to remove: it is an allow-list).
-fn read_only_vars() -> Vec<(OsString, OsString)> {
-    let mut vars: Vec<(OsString, OsString)> =
-        vec![("GIT_CONFIG_COUNT".into(), NEUTRAL_GIT_CONFIG.len().to_string().into())];
-    for (i, (key, value)) in NEUTRAL_GIT_CONFIG.iter().enumerate() {
-        vars.push((format!("GIT_CONFIG_KEY_{i}").into(), (*key).into()));
-        vars.push((format!("GIT_CONFIG_VALUE_{i}").into(), (*value).into()));
-    }
-    for (name, value) in
-        [("GIT_PAGER", "cat"), ("PAGER", "cat"), ("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0")]
-    {
-        vars.push((name.into(), value.into()));
-    }
-    vars
 }
 
 /// How a command's run ended.

@@ -150,7 +150,6 @@ fn run(cmd: &str, cwd: &Path, prefix: &[&str]) {
         None => Command::new("bash"),
     };
     command.arg("-c").arg(cmd).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    crate::bash::neutral_git_env(&mut command);
     crate::bash::read_only_env(&mut command);
     let Ok(mut child) = command.spawn() else { return };
     let started = Instant::now();
