@@ -65,7 +65,7 @@ pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
 pub use permissions::{
     tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
-    Verdict, Workspace,
+    Sandboxing, Verdict, Workspace,
 };
 pub use read::{
     ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,

@@ -221,15 +221,23 @@ pub struct PermissionContext {
     pub tool_env: ToolEnvPolicy,
     /// The texts of the session's profile (the `--disallowedTools` refusal).
     pub texts: reloop_core::profile::ToolTexts,
-    /// Whether the processes tools start are contained: then a command the classifier calls
-    /// read-only runs without approval (the sandbox makes a wrong call harmless); without
-    /// containment every command needs approval, by a person, a rule or `bypassPermissions`.
-    /// True unless [`PermissionContext::with_sandbox`] says otherwise.
-    pub contained: bool,
-    /// The sandbox tool processes run in, when this machine has one.
-    pub sandbox: Option<reloop_sandbox::Sandbox>,
+    /// Whether and how the processes tools start are contained.
+    pub sandbox: Sandboxing,
     /// Whether tool processes share the machine's network (settings `sandbox.network`).
     pub network: bool,
+}
+
+/// Whether the processes tools start are contained, as far as the permission layer knows.
+#[derive(Debug, Clone, Default)]
+pub enum Sandboxing {
+    /// Nobody asked the machine: an embedder that contains processes its own way, or a test.
+    /// The classifier's read-only verdict runs a command, as it did before the sandbox.
+    #[default]
+    NotProbed,
+    /// The machine's sandbox; every process a tool starts runs in it.
+    Available(reloop_sandbox::Sandbox),
+    /// The machine has none: every Bash command needs approval.
+    Unavailable,
 }
 
 /// The texts the model sees when a call does not run; one place, to audit them.
@@ -297,17 +305,22 @@ impl PermissionContext {
             disallowed_tools,
             tool_env: ToolEnvPolicy::default(),
             texts,
-            contained: true,
-            sandbox: None,
+            sandbox: Sandboxing::NotProbed,
             network: false,
         })
+    }
+
+    /// Whether the processes tools start are contained: then a command the classifier calls
+    /// read-only runs without approval (the sandbox makes a wrong call harmless); without
+    /// containment every command needs approval, by a person, a rule or `bypassPermissions`.
+    pub fn contained(&self) -> bool {
+        !matches!(self.sandbox, Sandboxing::Unavailable)
     }
 
     /// The same context with the machine's containment: `None` means there is none, and every
     /// Bash command then needs approval.
     pub fn with_sandbox(mut self, sandbox: Option<reloop_sandbox::Sandbox>, network: bool) -> Self {
-        self.contained = sandbox.is_some();
-        self.sandbox = sandbox;
+        self.sandbox = sandbox.map_or(Sandboxing::Unavailable, Sandboxing::Available);
         self.network = network;
         self
     }
@@ -316,7 +329,7 @@ impl PermissionContext {
     /// workspace roots, the allow-listed environment (from `vars`, reloop's own) and the deny
     /// rules; unconfined when there is no sandbox (then nothing runs without approval).
     pub fn containment(&self, vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>) -> Containment {
-        let Some(sandbox) = &self.sandbox else { return Containment::Unconfined };
+        let Sandboxing::Available(sandbox) = &self.sandbox else { return Containment::Unconfined };
         let roots = self.workspace.roots().to_vec();
         let env_policy = reloop_sandbox::EnvPolicy { extra: self.tool_env.kept().to_vec() };
         let env = env_policy.build(vars, |home| roots.iter().any(|root| home.starts_with(root)));
@@ -490,7 +503,7 @@ impl PermissionContext {
         // An MCP tool asks even when its server says it only reads, as in Claude Code: the hint
         // comes from the server, not from reloop.
         // Bash only with containment: the classifier's word alone never runs a command.
-        if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") && (self.contained || tool != "Bash") {
+        if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") && (self.contained() || tool != "Bash") {
             return Verdict::Allow;
         }
         match self.mode {
@@ -579,7 +592,7 @@ impl PermissionContext {
                     && !cmd.segments.is_empty()
                     && cmd.segments.iter().zip(&cmd.globbed).all(|(words, globbed)| {
                         rules.iter().any(|r| r.matches_command(words))
-                            || (self.contained && {
+                            || (self.contained() && {
                                 leans_on_reading = true;
                                 crate::is_read_only_command(&shell::quote_segment(words, globbed))
                             })

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reloop_tools::{
-    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem, Tool,
-    ToolContext, ToolOutput, ToolRegistry, Workspace,
+    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
+    Sandboxing, Tool, ToolContext, ToolOutput, ToolRegistry, Workspace,
 };
 use serde_json::{json, Value};
 
@@ -244,8 +244,7 @@ fn a_malformed_disallowed_entry_set_without_new_fails_closed_on_its_tool() {
         disallowed_tools: vec!["Bash(rm -rf".into()],
         tool_env: Default::default(),
         texts: reloop_core::profile::RELOOP.tools,
-        contained: true,
-        sandbox: None,
+        sandbox: Sandboxing::NotProbed,
         network: false,
     };
     assert_eq!(f.check(&ctx, "Bash", json!({"command": "ls"})), deny("Permission to use Bash has been denied."));
@@ -265,7 +264,7 @@ fn without_a_sandbox_every_bash_command_needs_approval() {
             .with_sandbox(None, false)
     };
     let ctx = uncontained(PermissionMode::Default, &[]);
-    assert!(!ctx.contained);
+    assert!(!ctx.contained());
     assert_eq!(f.check(&ctx, "Bash", json!({"command": "ls"})), deny("This command requires approval"));
     assert_eq!(f.check(&ctx, "Read", json!({"file_path": "src/main.rs"})), Decision::Allow);
     let ruled = uncontained(PermissionMode::Default, &["Bash(git status:*)"]);
