@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use reloop_layout::{find_cycle, graph, long_files, non_test_code, read};
+use reloop_layout::{assert_acyclic, graph, long_files, non_test_code, read};
 
 const MAX_LINES: usize = 800;
 
@@ -19,9 +19,7 @@ fn src() -> PathBuf {
 #[test]
 fn the_journal_s_modules_have_no_cycle() {
     let graph = graph(&src());
-    if let Some(cycle) = find_cycle(&graph) {
-        panic!("module cycle in reloop-journal: {}", cycle.join(" -> "));
-    }
+    assert_acyclic(&graph, "reloop-journal");
     // The reader saw the graph it checks: SQLite's store is above the records.
     assert!(graph["store"].contains("record") && graph["store"].contains("codec"), "{graph:?}");
 }

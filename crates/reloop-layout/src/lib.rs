@@ -182,17 +182,33 @@ pub fn graph(src: &Path) -> Graph {
         }
         let top_level = file.parent() == Some(src);
         let code = non_test_code(&read(file));
-        let used = named_paths(&code, top_level).into_iter().filter_map(|name| {
-            if modules.contains(&name) {
-                Some(name)
-            } else {
-                exported.get(&name).cloned()
-            }
-        });
-        let entry = graph.entry(module.clone()).or_default();
-        entry.extend(used.filter(|m| *m != module));
+        add_uses(&mut graph, module, named_paths(&code, top_level), &modules, &exported);
     }
     graph
+}
+
+/// Records that `module` uses each of `names` that is a module, or that the root re-exports
+/// from one (itself aside).
+fn add_uses(
+    graph: &mut Graph,
+    module: String,
+    names: BTreeSet<String>,
+    modules: &BTreeSet<String>,
+    exported: &BTreeMap<String, String>,
+) {
+    let used: Vec<String> = names
+        .into_iter()
+        .filter_map(|name| if modules.contains(&name) { Some(name) } else { exported.get(&name).cloned() })
+        .filter(|m| *m != module)
+        .collect();
+    graph.entry(module).or_default().extend(used);
+}
+
+/// Fails the test with the cycle, when `graph` (of `what`) has one.
+pub fn assert_acyclic(graph: &Graph, what: &str) {
+    if let Some(cycle) = find_cycle(graph) {
+        panic!("module cycle in {what}: {}", cycle.join(" -> "));
+    }
 }
 
 /// Which files of one directory module use which, for a module whose sources are in `dir` and
@@ -218,15 +234,7 @@ pub fn dir_graph(dir: &Path, root: &str) -> Graph {
             parent == Some(dir) || (parent.and_then(Path::parent) == Some(dir) && file.ends_with("mod.rs"));
         let code = non_test_code(&read(file));
         let names = if sees_siblings { names_after(&code, &["super::"]) } else { BTreeSet::new() };
-        let used = names.into_iter().filter_map(|name| {
-            if modules.contains(&name) {
-                Some(name)
-            } else {
-                exported.get(&name).cloned()
-            }
-        });
-        let entry = graph.entry(module.clone()).or_default();
-        entry.extend(used.filter(|m| *m != module));
+        add_uses(&mut graph, module, names, &modules, &exported);
     }
     graph
 }
