@@ -33,6 +33,7 @@ mod replay_stream;
 pub mod request;
 pub mod rerun;
 mod run;
+mod session;
 pub mod subagent;
 #[cfg(test)]
 mod test_corpus;

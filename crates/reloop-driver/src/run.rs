@@ -20,81 +20,17 @@ use crate::error::DriverError;
 use crate::handle::Control;
 pub use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::ids::{new_session_id, now_ms};
-use crate::journal::SessionJournal;
 use crate::outputs::{result_of, step_outputs};
+pub use crate::session::Session;
 use crate::tools::{ToolEnv, ToolScheduler};
 
 mod children;
 mod journaling;
 mod model;
 
-/// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
-pub struct Session {
-    pub provider: Arc<dyn ModelProvider>,
-    pub tools: ToolRegistry,
-    pub journal: Option<SessionJournal>,
-    pub core: Config,
-    pub run: RunConfig,
-    /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
-    /// would stop it, before the step's effects run.
-    pub crash_after_step: Option<u64>,
-    /// Hooks from the settings file (none by default).
-    pub hooks: Arc<HooksConfig>,
-    /// Permission mode, rules and workspace; `None` lets every call through.
-    pub permissions: Option<Arc<PermissionContext>>,
-    /// The caller's own permission callback, consulted before the rules.
-    pub can_use_tool: Option<crate::config::CanUseTool>,
-    /// Asked when the permission rules would ask (the Agent SDK's `can_use_tool`); without it
-    /// an ask is a deny with the prompt's text.
-    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
-    /// Keep the session open when a query ends: the next [`RunHandle::send`] starts the next
-    /// query of the same conversation (Claude Code's stream-json input); [`RunHandle::close`]
-    /// ends it. Each query ends with its own [`RunEvent::Finished`].
-    pub keep_alive: bool,
-    /// The id a new session takes (`--session-id`); a fresh UUID otherwise.
-    pub session_id: Option<String>,
-    /// The session a new one comes from (a rerun's recording), journaled in its header.
-    pub parent: Option<(String, u64)>,
-    /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
-    /// (see [`crate::bounds`]).
-    pub max_event_bytes: usize,
-    /// The agents `Agent` calls may run; `None`: no `Agent` tool.
-    pub agents: Option<crate::subagent::AgentSetup>,
-    /// Model requests the session's tree had completed before this process (a resume).
-    pub(crate) request_base: u32,
-}
-
 impl Session {
-    /// A session with no hooks, no permission checks and no crash point.
-    pub fn new(
-        provider: Arc<dyn ModelProvider>,
-        tools: ToolRegistry,
-        journal: Option<SessionJournal>,
-        core: Config,
-        run: RunConfig,
-    ) -> Self {
-        Session {
-            provider,
-            tools,
-            journal,
-            core,
-            run,
-            crash_after_step: None,
-            hooks: Arc::new(HooksConfig::default()),
-            permissions: None,
-            can_use_tool: None,
-            prompt: None,
-            keep_alive: false,
-            session_id: None,
-            parent: None,
-            max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,
-            agents: None,
-            request_base: 0,
-        }
-    }
-
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
-    pub fn with_agents(mut self, agents: Option<crate::subagent::AgentSetup>) -> Self {
+    pub fn with_agents(mut self, agents: Option<crate::session::AgentSetup>) -> Self {
         self.agents = agents;
         self
     }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reloop_core::{AgentUsage, Config, ContentBlock, Event, Price, ToolOutcome, ToolResultContent, ToolUse};
+use reloop_core::{AgentUsage, Config, ContentBlock, Event, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::HooksConfig;
 use reloop_journal::{Journal, JournalBackend, Reopen};
 use reloop_tools::{PermissionContext, ToolRegistry};
@@ -22,44 +22,17 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::{AgentCatalog, AgentDefinition};
+use crate::agents::AgentDefinition;
 use crate::config::{AgentLink, RunConfig};
 use crate::error::DriverError;
 use crate::handle::{RunHandle, RunResult};
 use crate::journal::SessionJournal;
 use crate::order::RequestOrder;
+pub use crate::session::AgentSetup;
+use crate::session::Session;
 
 /// How long an aborted child may take to journal its end before the parent stops waiting.
 const SETTLE: Duration = Duration::from_secs(5);
-
-/// What a caller gives a session so that its `Agent` calls can run.
-#[derive(Debug, Clone, Default)]
-pub struct AgentSetup {
-    /// The agents the calls may name.
-    pub catalog: AgentCatalog,
-    /// Prices of the models the agents run on, besides the session's own.
-    pub prices: Vec<Price>,
-    /// One cassette for the whole tree: number every request of the tree in the order it is made
-    /// (see the driver's `order` module). For the scripted provider.
-    pub renumber_requests: bool,
-    /// For crash tests: a child aborts the process right after journaling this step.
-    pub crash_after_step: Option<u64>,
-}
-
-/// A child session as the parent's call sets it up: the parts of a `Session` that the run loop
-/// turns into one ([`RunChild`]).
-pub(crate) struct ChildSession {
-    pub provider: Arc<dyn reloop_model::ModelProvider>,
-    pub tools: ToolRegistry,
-    pub journal: Option<SessionJournal>,
-    pub core: Config,
-    pub run: RunConfig,
-    pub crash_after_step: Option<u64>,
-    pub hooks: Arc<HooksConfig>,
-    pub permissions: Option<Arc<PermissionContext>>,
-    pub can_use_tool: Option<crate::config::CanUseTool>,
-    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
-}
 
 /// Runs a child session on the run loop. The loop offers the `Agent` tool whose calls land here,
 /// so it sits above this module: it hands itself down as this trait instead of being imported.
@@ -67,7 +40,7 @@ pub(crate) trait RunChild: Send + Sync {
     /// Resumes the journaled session `existing`, or starts `child` anew with `prompt`.
     fn run_child(
         &self,
-        child: ChildSession,
+        child: Session,
         existing: Option<&str>,
         prompt: Vec<ContentBlock>,
     ) -> Result<RunHandle, DriverError>;
@@ -239,7 +212,7 @@ impl Subagents {
         provider: Arc<dyn reloop_model::ModelProvider>,
         journal: Option<SessionJournal>,
         permissions: Option<Arc<PermissionContext>>,
-    ) -> ChildSession {
+    ) -> Session {
         let mut tools = self.tools.clone();
         tools.retain(|name| definition.allows(name));
         let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
@@ -270,18 +243,13 @@ impl Subagents {
             tool_use_id: tool_use_id.to_string(),
             agent_type: definition.name.clone(),
         });
-        ChildSession {
-            provider,
-            tools,
-            journal,
-            core,
-            run,
-            crash_after_step: self.setup.crash_after_step,
-            hooks: self.hooks.clone(),
-            permissions,
-            can_use_tool: self.can_use_tool.clone(),
-            prompt: self.prompt.clone(),
-        }
+        let mut child =
+            Session::new(provider, tools, journal, core, run).with_crash_after_step(self.setup.crash_after_step);
+        child.hooks = self.hooks.clone();
+        child.permissions = permissions;
+        child.can_use_tool = self.can_use_tool.clone();
+        child.prompt = self.prompt.clone();
+        child
     }
 
     /// Waits (a bounded while) for children that are still journaling their end.

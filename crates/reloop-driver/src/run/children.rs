@@ -11,7 +11,7 @@ use super::Session;
 use crate::error::DriverError;
 use crate::handle::RunHandle;
 use crate::order::RequestOrder;
-use crate::subagent::{ChildJournals, ChildSession, RunChild, Subagents};
+use crate::subagent::{ChildJournals, RunChild, Subagents};
 
 /// Runs each child as a [`Session`] of its own, on this same loop.
 struct ChildLoop;
@@ -19,16 +19,10 @@ struct ChildLoop;
 impl RunChild for ChildLoop {
     fn run_child(
         &self,
-        child: ChildSession,
+        session: Session,
         existing: Option<&str>,
         prompt: Vec<ContentBlock>,
     ) -> Result<RunHandle, DriverError> {
-        let mut session = Session::new(child.provider, child.tools, child.journal, child.core, child.run)
-            .with_crash_after_step(child.crash_after_step);
-        session.hooks = child.hooks;
-        session.permissions = child.permissions;
-        session.can_use_tool = child.can_use_tool;
-        session.prompt = child.prompt;
         match existing {
             Some(id) => session.resume(id),
             None => session.start(prompt),
