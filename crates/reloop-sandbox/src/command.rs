@@ -45,6 +45,7 @@ pub enum Access {
 /// One call's limits beyond its session's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
+    /// Whether the workspace roots are writable to this call.
     pub access: Access,
     /// Paths that must not be read, by any name the caller found (canonical path, hard links).
     pub masked: Vec<PathBuf>,

@@ -30,6 +30,8 @@
 //! * [`EnvPolicy`] is the allow-list: variables a tool process may inherit, never reloop's own
 //!   environment minus a few names.
 
+#![warn(missing_docs)]
+
 mod command;
 mod env;
 mod probe;
@@ -44,5 +46,8 @@ pub use probe::{protect_self, Availability, Report, Sandbox, BWRAP_ENV};
 pub enum SandboxError {
     /// A path the sandbox must bind is not absolute, or not valid where bwrap expects it.
     #[error("cannot confine the command: {path:?} is not an absolute path")]
-    NotAbsolute { path: std::path::PathBuf },
+    NotAbsolute {
+        /// The path as the caller gave it.
+        path: std::path::PathBuf,
+    },
 }

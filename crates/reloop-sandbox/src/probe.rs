@@ -21,6 +21,7 @@ pub struct Sandbox {
 /// What [`Sandbox::probe`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
+    /// Containment works: every tool process runs confined by this sandbox.
     Available(Sandbox),
     /// No containment: why, in a sentence for the user.
     Unavailable(String),
@@ -29,6 +30,7 @@ pub enum Availability {
 /// What `reloop doctor` prints about containment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// What the probe found: the containment sessions on this machine get.
     pub availability: Availability,
     /// `bwrap --version`, when it answered.
     pub bwrap_version: Option<String>,
