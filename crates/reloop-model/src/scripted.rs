@@ -229,6 +229,7 @@ impl ScriptedProvider {
         self.responses.len()
     }
 
+    /// Whether the cassette holds no response: every request would find none.
     pub fn is_empty(&self) -> bool {
         self.responses.len() == 0
     }

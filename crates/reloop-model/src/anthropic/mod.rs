@@ -2,8 +2,8 @@
 //! HTTP provider.
 
 mod body;
-pub mod http;
-pub mod sse;
+pub(crate) mod http;
+pub(crate) mod sse;
 
-pub use http::{request_body, AnthropicConfig, AnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL};
+pub use http::{request_body, AnthropicConfig, AnthropicProvider};
 pub use sse::{parse_anthropic_sse, AnthropicAssembler};
