@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod anthropic;
+mod cassette;
 mod cassette_file;
 mod error;
 mod frame;

@@ -136,7 +136,7 @@ impl ModelProvider for AnthropicProvider {
         };
         if !request.stream {
             let cap = usize::try_from(limits.wire_bytes).unwrap_or(usize::MAX);
-            return post_json(post, cap, crate::scripted::message_events);
+            return post_json(post, cap, crate::anthropic::message::message_events);
         }
         post_sse(post, AnthropicAssembler::with_limits(limits))
     }

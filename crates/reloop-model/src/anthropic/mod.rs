@@ -1,8 +1,9 @@
-//! The Anthropic Messages API: the stream assembler (shared with the scripted provider) and the
-//! HTTP provider.
+//! The Anthropic Messages API: the stream assembler and the response object's reader (both
+//! shared with the scripted provider, which sits above this module), and the HTTP provider.
 
 mod body;
 pub(crate) mod http;
+pub(crate) mod message;
 pub(crate) mod sse;
 
 pub use http::{request_body, AnthropicConfig, AnthropicProvider};
