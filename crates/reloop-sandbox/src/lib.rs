@@ -34,11 +34,13 @@
 
 mod command;
 mod env;
+mod os;
 mod probe;
 
 pub use command::{Access, Call, Policy, SCRATCH_BYTES, SYSTEM_DIRS};
 pub use env::{EnvPolicy, BASE_VARS, CREDENTIAL_VARS};
-pub use probe::{protect_self, Availability, Report, Sandbox, BWRAP_ENV};
+pub use os::protect_self;
+pub use probe::{Availability, Report, Sandbox, BWRAP_ENV};
 
 /// Why a confined command could not be built.
 #[derive(Debug, thiserror::Error)]
