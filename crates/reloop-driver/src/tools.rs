@@ -2,10 +2,11 @@
 //!
 //! Consecutive concurrency-safe calls run in parallel (at most [`MAX_PARALLEL`] at once); any
 //! other call runs alone, in order, as a barrier. A safe call at the head of a response starts
-//! as soon as its `tool_use` block is complete, while the model still streams. Each call goes
-//! through its PreToolUse hooks, the permission check, the tool, and its PostToolUse hooks; the
-//! hook runs and the outcome are fed back as events when the call finishes, and the core puts the
-//! results back in `tool_use` order.
+//! as soon as its `tool_use` block is complete, while the model still streams. Whether a call
+//! runs is [`reloop_tools::decide()`]'s to say; this module only fetches the answers it asks for
+//! (runs the PreToolUse hooks, calls `can_use_tool`, asks the prompt), then runs the tool and its
+//! PostToolUse hooks. The hook runs and the outcome are fed back as events when the call
+//! finishes, and the core puts the results back in `tool_use` order.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use reloop_core::{Event, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_tools::{
     decide, Answers, Checks, Need, Next, PermissionContext, PromptReply, ReadFirst, Ruling, ToolContext, ToolRegistry,
-    Verdict, Why,
+    Why,
 };
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -285,22 +286,41 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
 }
 
 /// The events of `call` when it can be answered on the spot, as [`run_call`] would answer it:
-/// an instant, read-only tool with no hook, no caller callback, and a permission check (if any)
-/// that allows it, so nothing would be awaited. Spares such a call its own task. `None`: run it.
+/// an instant, read-only tool with no PostToolUse hook, that the decision lets run without
+/// awaiting anything ([`decide_now`]). Spares such a call its own task. `None`: run it.
 fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<Vec<Event>> {
     let quiet = env.registry.is_instant(&call.name, &call.input)
         && env.registry.is_read_only(&call.name, &call.input)
-        && env.can_use_tool.is_none()
-        && env.hooks.matching(HookEventName::PreToolUse, Some(&call.name)).is_empty()
-        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty()
-        && env.permissions.as_ref().is_none_or(|p| p.verdict(&env.registry, &call.name, &call.input) == Verdict::Allow);
+        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty();
     if !quiet {
         return None;
     }
+    let Some(Ruling::Run { input, .. }) = decide_now(call, env) else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
-    let (content, is_error) = execute_instant(&env.registry, call, &call.input, &ctx);
+    let (content, is_error) = execute_instant(&env.registry, call, &input, &ctx);
     Some(vec![done(&call.id, content, is_error, false)])
+}
+
+/// The ruling on `call` when the decision asks only what is answered without waiting or
+/// anybody's code (the read-first check, the rules); `None` when it needs a hook, the caller's
+/// callback or a prompt.
+fn decide_now(call: &ToolUse, env: &ToolEnv) -> Option<Ruling> {
+    let checks = checks(call, env);
+    let mut answers = Answers::default();
+    loop {
+        match decide(&call.name, &call.input, checks, &answers) {
+            Next::Decided(ruling) => return Some(ruling),
+            Next::Need(Need::ReadFirst) => {
+                let refusal = reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx);
+                answers.read_first = Some(ReadFirst::from_refusal(refusal));
+            }
+            Next::Need(Need::Rules { input }) => {
+                answers.rules = Some(env.permissions.as_ref()?.judge(&env.registry, &call.name, &input));
+            }
+            Next::Need(Need::PreToolUse | Need::CanUseTool { .. } | Need::Prompt { .. }) => return None,
+        }
+    }
 }
 
 /// Runs an instant call here; a panic is answered as a tool error, as the blocking pool would.
