@@ -2,8 +2,10 @@
 //! `..` cannot escape.
 //!
 //! A session runs with nobody to ask, so every "ask" of Claude Code becomes a deny whose message is
-//! the text the prompt would have shown; the model reads it and adapts. [`PermissionContext::check`]
-//! decides in this order, the first step that applies winning:
+//! the text the prompt would have shown; the model reads it and adapts. These rules are one step
+//! of a call's whole decision ([`crate::decide()`]: read-first, hooks, callback, rules, prompt),
+//! which takes their [`Judgement`] (the verdict and the step below that gave it).
+//! [`PermissionContext::check`] decides in this order, the first step that applies winning:
 //!
 //! 1. A matching deny rule, or an entry of `disallowed_tools`, denies. A bare tool name removes the
 //!    tool, so the model is told what Claude Code tells it about a tool it cannot see:
