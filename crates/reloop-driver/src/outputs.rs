@@ -2,7 +2,7 @@
 //! from the same journaled facts, so `reloop replay --output-format stream-json` prints what the
 //! live run printed (timings aside).
 
-use reloop_core::hook::{combine, interpret};
+use reloop_core::hook::outcome;
 use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
 use reloop_journal::{SessionHeader, StepRecord};
 
@@ -26,8 +26,9 @@ pub fn step_outputs(
             out.push(RunEvent::Input { id: id.clone(), status: "queued" })
         }
         Event::HookDone { hook_event, runs, .. } => {
-            let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
-            for notice in combine(&verdicts).user_messages {
+            // Read as the decision read them (`reloop_core::hook::outcome`), so the notices shown
+            // are those of the verdicts the call was decided by.
+            for notice in outcome(*hook_event, runs).user_messages {
                 out.push(RunEvent::HookNotice { command: notice.command, message: notice.message });
             }
         }

@@ -20,6 +20,10 @@
 //!   command [`is_read_only_command`] accepts, the workspace writable for one that was approved,
 //!   deny-rule paths masked by every name ([`Confinement`]). The classifier decides when to ask;
 //!   the sandbox decides what the command can do.
+//! * Whether a call runs at all is [`decide()`]: a pure function over what is known of the call
+//!   (the read-first check, the PreToolUse hooks' runs, the embedder's callback, the rules'
+//!   [`Judgement`], a person's reply) that returns the ruling with its evidence ([`Why`]) or the
+//!   next answer it needs. The driver only fetches the answers and carries the ruling out.
 //! * Write and Edit refuse an existing file that was not Read in the same session
 //!   ([`ToolContext::files_read`]), so the model never overwrites content it has not seen.
 //! * Grep and Glob walk like `rg`: hidden files skipped, `.gitignore`/`.ignore`/`.rgignore`
@@ -34,6 +38,7 @@ mod bash_options;
 mod bash_table;
 mod bash_verdict;
 mod confine;
+mod decide;
 mod error;
 mod glob;
 mod grep;
@@ -60,12 +65,13 @@ pub use bash_classify::{
     analyze as analyze_command, classifier_bypassed, is_read_only_command, Analysis, NotReadOnly, PathOperand,
 };
 pub use confine::{Confinement, Containment, MAX_WALK_ENTRIES};
+pub use decide::{decide, Answers, CallbackAnswer, Checks, Need, Next, PromptReply, ReadFirst, Ruling, Why};
 pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
 pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
 pub use grep_search::MAX_GREP_LINE_CHARS;
 pub use permissions::{
-    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
-    Sandboxing, Verdict, Workspace,
+    tool_paths, Decision, Judgement, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule,
+    RuleProblem, RuleStep, Sandboxing, Verdict, Workspace,
 };
 pub use read::{
     ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,
