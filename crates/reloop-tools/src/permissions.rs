@@ -130,32 +130,55 @@ impl fmt::Display for PermissionMode {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PermissionError {
+    /// A `--permission-mode` or settings value that is not one of Claude Code's five modes.
     #[error(
         "unknown permission mode `{given}`: expected one of default, acceptEdits, plan, bypassPermissions, dontAsk"
     )]
-    UnknownMode { given: String },
+    UnknownMode {
+        /// The text as the user gave it, so the message quotes their typo.
+        given: String,
+    },
+    /// A rule that does not parse; refused at startup rather than silently matching nothing.
     #[error("invalid permission rule `{rule}`: {problem}")]
-    InvalidRule { rule: String, problem: RuleProblem },
+    InvalidRule {
+        /// The rule's text as written.
+        rule: String,
+        /// What is wrong with it.
+        problem: RuleProblem,
+    },
+    /// A workspace directory that cannot be canonicalized (missing, unreadable): the canonical
+    /// path is what confines the file tools, so there is no safe fallback.
     #[error("cannot use `{}` as a workspace directory: {source}", path.display())]
     Workspace {
+        /// The directory as given.
         path: PathBuf,
+        /// Why canonicalizing it failed.
         #[source]
         source: std::io::Error,
     },
+    /// A workspace directory that resolves to a file.
     #[error("cannot use `{}` as a workspace directory: not a directory", path.display())]
-    NotADirectory { path: PathBuf },
+    NotADirectory {
+        /// The path as given.
+        path: PathBuf,
+    },
 }
 
 /// What is wrong with a rule's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuleProblem {
+    /// `(ls)` or an empty rule: nothing says which tool it governs.
     #[error("no tool name before the parenthesis")]
     MissingTool,
+    /// A name no tool can have (`Ba sh`), most likely a typo that would never match.
     #[error("a tool name has only letters, digits, `_` and `-`")]
     BadToolName,
+    /// `Bash(git diff` or text after the `)`: the specifier's extent is unclear.
     #[error("`(` is not closed by a `)` at the end")]
     Unclosed,
+    /// `Bash()`: the bare tool name is how a rule names the whole tool, so empty parentheses
+    /// are taken for a rule left unfinished.
     #[error("the parentheses are empty; write the bare tool name for the whole tool")]
     EmptySpecifier,
 }
@@ -165,19 +188,17 @@ pub enum RuleProblem {
 #[serde(tag = "decision", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Decision {
+    /// The call runs.
     Allow,
     /// The call does not run; `message` goes back to the model as an error tool result. Headless
     /// there is nobody to ask, so an ask arrives here too, with the text the prompt would show.
     Deny {
+        /// The model's tool result text, worded as Claude Code words it.
         message: String,
     },
 }
 
 impl Decision {
-    pub fn is_allow(&self) -> bool {
-        matches!(self, Decision::Allow)
-    }
-
     /// The text for the model when denied.
     pub fn message(&self) -> Option<&str> {
         match self {
@@ -193,10 +214,16 @@ pub enum Verdict {
     /// The call runs.
     Allow,
     /// The call does not run; `message` goes back to the model.
-    Deny { message: String },
+    Deny {
+        /// The model's tool result text.
+        message: String,
+    },
     /// The user would be asked; `message` is what the prompt shows, and what a headless
     /// session answers with as a deny.
-    Ask { message: String },
+    Ask {
+        /// The prompt's text, also the headless deny's.
+        message: String,
+    },
 }
 
 impl Verdict {
@@ -216,8 +243,11 @@ impl Verdict {
 /// Everything a permission decision depends on.
 #[derive(Debug, Clone)]
 pub struct PermissionContext {
+    /// How much runs without asking; a caller may switch it mid-session (the SDK's `set_permission_mode`).
     pub mode: PermissionMode,
+    /// The allow, deny and ask rules, checked before the mode.
     pub rules: PermissionRules,
+    /// The directories file tools may reach without a rule naming the path.
     pub workspace: Workspace,
     /// `--disallowed-tools` entries: bare tool names or rules, both denying.
     pub disallowed_tools: Vec<String>,
