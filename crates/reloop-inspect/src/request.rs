@@ -12,7 +12,7 @@ use reloop_tools::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{RunConfig, DEFAULT_SYSTEM_PROMPT};
+use reloop_driver::{wire_style, RunConfig, DEFAULT_SYSTEM_PROMPT};
 
 /// Which request to rebuild.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,14 +115,4 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
         .with_system(system)
         .with_tools(tools)
         .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
-}
-
-/// The request details the session's profile words its own way.
-pub(crate) fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
-    let wire = rules.wire;
-    reloop_model::WireStyle {
-        stream_key: wire.whole_stream_key,
-        effort: wire.effort_for(model),
-        timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
-    }
 }

@@ -3,7 +3,7 @@
 //! The fork's journal starts with the parent's events up to the fork point, recomputed through
 //! today's core under the fork's own config (so its transitions are what this engine does with
 //! those facts), and its header names the parent and the step. From there it is an ordinary
-//! session: [`crate::Session::resume`] asks again for whatever was in flight at the fork point.
+//! session: [`reloop_driver::Session::resume`] asks again for whatever was in flight at the fork point.
 //!
 //! Request numbers are absolute in the core (a fork at request 3 next sends request 4). A fork
 //! given a new cassette wants that cassette's first response to answer the fork's first new
@@ -16,7 +16,7 @@ use reloop_core::{Config, State};
 use reloop_journal::{JournalBackend, JournalError, StepRecord, StepSink};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
-use crate::journal::Fold;
+use reloop_driver::Fold;
 
 /// Why a fork cannot be made.
 #[derive(Debug, thiserror::Error)]
