@@ -8,7 +8,6 @@
 
 use std::ops::{Deref, DerefMut};
 
-use reloop_core::{transition, Event, State};
 use reloop_journal::{EffectsRef, Journal, JournalBackend, JournalError, NewStep, SessionHeader, StepRecord};
 
 /// A session's journal.
@@ -80,63 +79,6 @@ pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> 
         effects,
         digest: step.digest,
     })
-}
-
-/// A session's events folded through the core one at a time: the state is all it holds, never
-/// the steps. [`rebuild`] and the fork ([`crate::fork_point_of`], [`crate::fork_steps`]) fold with it.
-pub struct Fold {
-    /// Always set between events; taken for the length of one.
-    state: Option<State>,
-    core: reloop_core::Config,
-    /// The last step folded (0 before any).
-    pub last_seq: u64,
-}
-
-impl Fold {
-    /// A session that has not started, under `core`.
-    pub fn new(core: &reloop_core::Config) -> Self {
-        Fold { state: Some(State::new(core.clone())), core: core.clone(), last_seq: 0 }
-    }
-
-    /// Steps the core with step `seq`'s event; `seen` is shown the phase and turn the step left
-    /// and the step itself.
-    pub fn push(&mut self, seq: u64, event: Event, seen: impl FnOnce(&str, u32, &reloop_core::Step)) {
-        let Some(state) = self.state.take() else { return };
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let step = transition(state, event);
-        seen(from_phase, turn_before, &step);
-        self.last_seq = seq;
-        self.state = Some(step.state);
-    }
-
-    /// The state the events led to.
-    pub fn into_state(self) -> State {
-        let core = self.core;
-        self.state.unwrap_or_else(|| State::new(core))
-    }
-}
-
-/// A session's state rebuilt from its journal ([`rebuild`]).
-#[derive(Debug)]
-pub struct Rebuilt {
-    /// The state its journaled events lead to.
-    pub state: State,
-    /// How many steps it has.
-    pub steps: usize,
-    /// The last step's number (0 for none).
-    pub last_seq: u64,
-}
-
-/// Rebuilds session `id`'s state under `core`: the events are folded through the core as the
-/// journal hands them over, so a session of any length costs the memory of its state, never
-/// of its steps.
-pub fn rebuild(journal: &dyn JournalBackend, id: &str, core: &reloop_core::Config) -> Result<Rebuilt, JournalError> {
-    let mut fold = Fold::new(core);
-    let steps = journal.visit_steps(id, &mut |record| {
-        fold.push(record.seq, record.event, |_, _, _| {});
-        Ok(true)
-    })?;
-    Ok(Rebuilt { last_seq: fold.last_seq, state: fold.into_state(), steps })
 }
 
 impl SessionJournal {

@@ -9,8 +9,9 @@
 //! 5. stop when the state is done.
 //!
 //! Only this crate awaits. The caller sees the run as an async stream of [`RunEvent`]s ending
-//! with [`RunEvent::Finished`]; [`replay()`] re-runs a journal through today's core with no model
-//! and no tools and names the first step where it diverges.
+//! with [`RunEvent::Finished`]. Reading a journal back goes through one [`Fold`] of its events
+//! (resume here; replay, `why`, forks and the rest in `reloop-inspect`, which this crate never
+//! imports).
 
 #![forbid(unsafe_code)]
 
@@ -19,6 +20,7 @@ pub mod bounds;
 mod config;
 pub mod context;
 mod error;
+pub mod fold;
 mod handle;
 mod ids;
 mod journal;
@@ -32,9 +34,10 @@ mod tools;
 
 pub use config::{wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
+pub use fold::{rebuild, Before, Fold, Rebuilt};
 pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
-pub use journal::{rebuild, Fold, Rebuilt, SessionJournal};
+pub use journal::SessionJournal;
 pub use prompt::{PermissionPrompt, PromptRequest};
 pub use run::{PermissionSpec, RunConfig, RunEvent, RunHandle, RunResult, Session, DEFAULT_SYSTEM_PROMPT};
 pub use subagent::AgentSetup;

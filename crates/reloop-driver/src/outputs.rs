@@ -7,6 +7,7 @@ use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Rol
 use reloop_journal::{SessionHeader, StepRecord};
 
 use crate::config::RunConfig;
+use crate::fold::Fold;
 use crate::handle::{CompactStatus, RunEvent, RunResult};
 
 /// The caller-visible events of one step, in the order they are shown.
@@ -169,7 +170,7 @@ pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEv
 /// journal through it).
 pub struct OutputReplay {
     session_id: String,
-    state: Option<State>,
+    fold: Fold,
     /// When the first and the last step were journaled: the run's duration.
     span: Option<(u64, u64)>,
 }
@@ -191,28 +192,20 @@ impl OutputReplay {
             provider: run.as_ref().map(|r| r.provider.clone()).unwrap_or_default(),
             profile: header.core_config.profile,
         };
-        let replay = OutputReplay {
-            session_id: header.id.clone(),
-            state: Some(State::new(header.core_config.clone())),
-            span: None,
-        };
+        let replay = OutputReplay { session_id: header.id.clone(), fold: Fold::new(&header.core_config), span: None };
         (replay, started)
     }
 
     /// What the caller saw of the step journaled at `seq` (at `at_ms`) with `event`.
     pub fn step(&mut self, seq: u64, at_ms: u64, event: &Event) -> Vec<RunEvent> {
-        let Some(state) = self.state.take() else { return Vec::new() };
+        let Some((before, step)) = self.fold.push(seq, event.clone()) else { return Vec::new() };
         self.span = Some((self.span.map_or(at_ms, |(first, _)| first), at_ms));
-        let len_before = state.messages().len();
-        let step = reloop_core::transition(state, event.clone());
-        let out = step_outputs(seq, event, len_before, &step.state, &step.effects, step.reason.as_ref());
-        self.state = Some(step.state);
-        out
+        step_outputs(seq, event, before.messages, &step.state, &step.effects, step.reason.as_ref())
     }
 
     /// The run's result, when the session ended.
     pub fn finish(self) -> Option<RunEvent> {
-        let state = self.state.filter(State::is_done)?;
+        let state = Some(self.fold.into_state()).filter(State::is_done)?;
         let duration = self.span.map_or(0, |(first, last)| last.saturating_sub(first));
         Some(RunEvent::Finished(result_of(&self.session_id, &state, duration)))
     }

@@ -57,11 +57,11 @@ pub fn fork_point_of(
     journal.visit_steps(id, &mut |record| {
         total += 1;
         if at.is_none_or(|at| record.seq <= at) {
-            fold.push(record.seq, record.event, |_, _, _| {});
+            fold.push(record.seq, record.event);
         }
-        Ok(at.is_none_or(|at| at == 0 || fold.last_seq < at))
+        Ok(at.is_none_or(|at| at == 0 || fold.last_seq() < at))
     })?;
-    let at = at.unwrap_or(fold.last_seq);
+    let at = at.unwrap_or(fold.last_seq());
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
@@ -87,12 +87,10 @@ pub fn fork_steps(
             return Ok(false);
         }
         let (seq, at_ms) = (record.seq, record.at_ms);
-        let mut written = Ok(());
-        fold.push(seq, record.event.clone(), |from_phase, turn_before, step| {
-            written = sink(&StepRecord::of(seq, at_ms, record.event, from_phase, turn_before, step));
-        });
-        written?;
-        Ok(fold.last_seq < at)
+        if let Some((before, step)) = fold.push(seq, record.event.clone()) {
+            sink(&StepRecord::of(seq, at_ms, record.event, before.phase, before.turn, step))?;
+        }
+        Ok(fold.last_seq() < at)
     })?;
     Ok(fold.into_state())
 }

@@ -5,14 +5,14 @@
 //! in the session header. Rebuilding them here, with the provider's own body builder, shows what
 //! went over the wire without having stored it.
 
-use reloop_core::{transition, Command, Effect, ModelCall, State};
+use reloop_core::{Command, Effect, ModelCall, State};
 use reloop_journal::{SessionHeader, StepRecord};
 use reloop_model::{ModelRequest, SystemBlock};
 use reloop_tools::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 
-use reloop_driver::{wire_style, RunConfig, DEFAULT_SYSTEM_PROMPT};
+use reloop_driver::{wire_style, Fold, RunConfig, DEFAULT_SYSTEM_PROMPT};
 
 /// Which request to rebuild.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,27 +50,24 @@ pub struct RequestFinder<'a> {
     header: &'a SessionHeader,
     run: Option<RunConfig>,
     at: RequestAt,
-    state: Option<State>,
+    /// Dropped once the request is found: a later query's turn of the same number is not it.
+    fold: Option<Fold>,
 }
 
 impl<'a> RequestFinder<'a> {
     /// A search for the request `at` of the session `header` describes.
     pub fn new(header: &'a SessionHeader, at: RequestAt) -> Self {
         let run = serde_json::from_value(header.run_config.clone()).ok();
-        RequestFinder { header, run, at, state: Some(State::new(header.core_config.clone())) }
+        RequestFinder { header, run, at, fold: Some(Fold::new(&header.core_config)) }
     }
 
     /// The request, if the step `record` (the next, in order) sent it.
     pub fn step(&mut self, record: &StepRecord) -> Option<RebuiltRequest> {
-        let step = transition(self.state.take()?, record.event.clone());
+        let (_, step) = self.fold.as_mut()?.push(record.seq, record.event.clone())?;
         let call = step.effects.iter().find_map(|e| match e {
             Effect::Command(Command::CallModel(c)) if matches_at(c, self.at) => Some(c.clone()),
             _ => None,
-        });
-        let Some(call) = call else {
-            self.state = Some(step.state);
-            return None;
-        };
+        })?;
         let header = self.header;
         let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
         let request = build(self.run.as_ref(), &header.core_config.model, &call, &step.state);
@@ -78,6 +75,7 @@ impl<'a> RequestFinder<'a> {
             "openai" => ("openai", reloop_model::openai_request_body(&request)),
             _ => ("anthropic", reloop_model::request_body(&request)),
         };
+        self.fold = None;
         Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
     }
 }

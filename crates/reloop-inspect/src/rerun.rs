@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::compact::shape::summary_request;
-use reloop_core::{transition, Command, ContentBlock, Effect, Event, History, Message, ModelError, Role, State};
+use reloop_core::{Command, ContentBlock, Effect, Event, History, Message, ModelError, Role};
+use reloop_driver::Fold;
 use reloop_journal::{JournalBackend, JournalError, SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput};
@@ -62,17 +63,13 @@ impl Recording {
 /// A recording read a step at a time.
 struct RecordingReader {
     recording: Recording,
-    state: Option<State>,
+    fold: Fold,
     names: HashMap<String, String>,
 }
 
 impl RecordingReader {
     fn new(header: &SessionHeader) -> Self {
-        RecordingReader {
-            recording: Recording::default(),
-            state: Some(State::new(header.core_config.clone())),
-            names: HashMap::new(),
-        }
+        RecordingReader { recording: Recording::default(), fold: Fold::new(&header.core_config), names: HashMap::new() }
     }
 
     fn push(&mut self, record: &StepRecord) {
@@ -113,8 +110,7 @@ impl RecordingReader {
             }
             _ => {}
         }
-        let Some(state) = self.state.take() else { return };
-        let step = transition(state, record.event.clone());
+        let Some((_, step)) = self.fold.push(record.seq, record.event.clone()) else { return };
         for effect in &step.effects {
             match effect {
                 Effect::Command(Command::CallModel(call)) => {
@@ -129,7 +125,6 @@ impl RecordingReader {
                 _ => {}
             }
         }
-        self.state = Some(step.state);
     }
 
     fn finish(self) -> Recording {
