@@ -150,7 +150,7 @@ pub fn replay(
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
     let mut printer = crate::output::Printer::new(format.unwrap_or(super::OutputFormat::Text), false);
-    let (mut outputs, started) = reloop_driver::outputs::OutputReplay::new(&header);
+    let (mut outputs, started) = reloop_inspect::outputs::OutputReplay::new(&header);
     printer.on_event(&started);
     journal.visit_steps(&id, &mut |record| {
         for event in outputs.step(record.seq, record.at_ms, &record.event) {

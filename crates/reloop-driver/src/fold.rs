@@ -2,8 +2,8 @@
 //! loop stepped them, to learn what they lead to.
 //!
 //! Every reader of a journal that needs the state goes through [`Fold`]: resume and the
-//! subagents ([`rebuild`]), the caller's stream rebuilt ([`crate::outputs::OutputReplay`]), and
-//! the inspector's replay, forks, rebuilt requests and rerun recordings (`reloop-inspect`). One
+//! subagents ([`rebuild`]), and the inspector's replay, caller's stream, forks, rebuilt requests
+//! and rerun recordings (`reloop-inspect`). One
 //! fold means one answer to "what state did step N leave": a fix to how a journal is read back
 //! reaches them all. The live run loop steps the core itself: it decides what happens next.
 

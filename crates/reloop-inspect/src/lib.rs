@@ -2,7 +2,7 @@
 //!
 //! Everything here reads a session's journal and runs nothing live: [`replay()`] re-runs a
 //! journal through today's core and names the first step where it diverges; `why` explains a
-//! step ([`explain`]); the page's timeline ([`timeline`]); two sessions compared ([`diff`]);
+//! step ([`explain`]); the caller's stream a run showed ([`outputs`]); the page's timeline ([`timeline`]); two sessions compared ([`diff`]);
 //! where a fork starts ([`fork_point_of`], [`fork_steps`]); what a recorded session holds for a
 //! rerun ([`rerun`]); the exact request a session sent ([`request_at`]).
 //!
@@ -14,6 +14,7 @@
 pub mod diff;
 pub mod explain;
 pub mod fork;
+pub mod outputs;
 pub mod replay;
 mod replay_stream;
 pub mod request;
