@@ -89,8 +89,9 @@ pub struct Replayer {
     session_id: String,
     flags: Vec<u32>,
     compare_ignored: bool,
-    /// Dropped at a divergence: the replay goes no further.
-    fold: Option<Fold>,
+    /// Dropped at a divergence: the replay goes no further. Boxed, as it is taken out and put
+    /// back at every step.
+    fold: Option<Box<Fold>>,
     steps: usize,
     divergence: Option<Divergence>,
     /// Reused for the engine's effects and reason as JSON, compared with the row's text.
@@ -116,7 +117,7 @@ impl Replayer {
         };
         let unknown = header.core_config.flags.unknown();
         if unknown.is_empty() {
-            replayer.fold = Some(Fold::new(&config));
+            replayer.fold = Some(Box::new(Fold::new(&config)));
         } else {
             replayer.divergence = Some(unknown_flags(header, &unknown));
         }
@@ -190,7 +191,7 @@ impl Replayer {
     }
 
     /// Goes on from `fold` if the step it took was the journal's (`kept`).
-    fn keep(&mut self, fold: Fold, kept: bool) -> bool {
+    fn keep(&mut self, fold: Box<Fold>, kept: bool) -> bool {
         if kept {
             self.fold = Some(fold);
         }
