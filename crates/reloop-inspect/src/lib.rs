@@ -1,13 +1,16 @@
 //! # reloop-inspect: what a journal says, read back with no model and no tools
 //!
-//! Everything here reads a session's journal and runs nothing live: [`replay()`] re-runs a
-//! journal through today's core and names the first step where it diverges; `why` explains a
-//! step ([`explain`]); the caller's stream a run showed ([`outputs`]); the page's timeline ([`timeline`]); two sessions compared ([`diff`]);
-//! where a fork starts ([`fork_point_of`], [`fork_steps`]); what a recorded session holds for a
-//! rerun ([`rerun`]); the exact request a session sent ([`request_at`]).
+//! The contract: everything here reads a session's journal and runs nothing live.
+//! [`replay()`] re-runs a journal through today's core and names the first step where it
+//! diverges; `why` explains a step ([`explain`]); [`outputs`] rebuilds the stream a run showed;
+//! [`timeline`] gathers the page's facts; [`diff`] compares two sessions; [`fork_point_of`] and
+//! [`fork_steps`] say where a fork starts and recompute its first steps; [`rerun`] reads what a
+//! recorded session holds (and answers a rerun from it, which the binary runs); [`request_at`]
+//! rebuilds the exact request a session sent.
 //!
-//! It may depend on the core, the journal and the driver (for the run's config and the fold
-//! resume uses); nothing that runs a session ever depends on it.
+//! Every state it needs comes from the one fold of a session's events, [`reloop_driver::Fold`],
+//! the one resume uses. It depends on the core, the journal, the model and tool traits and the
+//! driver (for that fold and the run's config); nothing that runs a session depends on it.
 
 #![forbid(unsafe_code)]
 
