@@ -10,25 +10,17 @@
 use reloop_core::{transition, Config, Event, State, Step};
 use reloop_journal::{JournalBackend, JournalError};
 
-/// A session's events folded through the core one at a time: it holds the state and the last
-/// step, never the steps before it, so a session of any length costs the memory of its state.
+/// A session's events folded through the core one at a time: the state is all it holds, never
+/// the steps, so a session of any length costs the memory of its state.
 pub struct Fold {
     /// Always set between events; taken for the length of one.
-    held: Option<Held>,
+    state: Option<State>,
     core: Config,
     last_seq: u64,
 }
 
-/// What a fold holds between events.
-enum Held {
-    /// No event yet: the session's first state.
-    Start(State),
-    /// The last step, whose state the next event is applied to.
-    Stepped(Step),
-}
-
-/// Where a folded step started: what its record names as the phase and turn it came from, and
-/// how long the history was (what was new in the step is what follows).
+/// Where a step starts ([`Fold::before`]): what its record names as the phase and turn it came
+/// from, and how long the history was (what is new in the step is what follows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Before {
@@ -43,22 +35,26 @@ pub struct Before {
 impl Fold {
     /// A session that has not started, under `core`.
     pub fn new(core: &Config) -> Self {
-        Fold { held: Some(Held::Start(State::new(core.clone()))), core: core.clone(), last_seq: 0 }
+        Fold { state: Some(State::new(core.clone())), core: core.clone(), last_seq: 0 }
     }
 
-    /// Steps the core with step `seq`'s event: where the step started, and the step (whose state
-    /// the fold goes on from). `None` only once a transition panicked midway; the fold is then
-    /// empty.
-    pub fn push(&mut self, seq: u64, event: Event) -> Option<(Before, &Step)> {
-        let state = match self.held.take()? {
-            Held::Start(state) => state,
-            Held::Stepped(step) => step.state,
-        };
-        let before =
-            Before { phase: state.phase(), turn: state.context().turn_count(), messages: state.messages().len() };
+    /// Where the next step starts (`None` only once a transition panicked midway).
+    pub fn before(&self) -> Option<Before> {
+        let state = self.state.as_ref()?;
+        Some(Before { phase: state.phase(), turn: state.context().turn_count(), messages: state.messages().len() })
+    }
+
+    /// Steps the core with step `seq`'s event; `seen` is shown the step, and what it returns is
+    /// returned. The step is lent, not kept: the fold goes on from its state, moved once, as the
+    /// run loop does. `None` only once a transition panicked midway; the fold is then empty.
+    /// Inlined, as replay's hot loop calls it at every step.
+    #[inline]
+    pub fn push<R>(&mut self, seq: u64, event: Event, seen: impl FnOnce(&Step) -> R) -> Option<R> {
+        let step = transition(self.state.take()?, event);
+        let seen = seen(&step);
         self.last_seq = seq;
-        let Held::Stepped(step) = self.held.insert(Held::Stepped(transition(state, event))) else { return None };
-        Some((before, step))
+        self.state = Some(step.state);
+        Some(seen)
     }
 
     /// The last step folded (0 before any).
@@ -68,19 +64,13 @@ impl Fold {
 
     /// The state the events folded so far led to.
     pub fn state(&self) -> Option<&State> {
-        match self.held.as_ref()? {
-            Held::Start(state) => Some(state),
-            Held::Stepped(step) => Some(&step.state),
-        }
+        self.state.as_ref()
     }
 
     /// The state the events led to (a new session's, should a transition have panicked).
     pub fn into_state(self) -> State {
-        match self.held {
-            Some(Held::Start(state)) => state,
-            Some(Held::Stepped(step)) => step.state,
-            None => State::new(self.core),
-        }
+        let core = self.core;
+        self.state.unwrap_or_else(|| State::new(core))
     }
 }
 
@@ -100,7 +90,7 @@ pub struct Rebuilt {
 pub fn rebuild(journal: &dyn JournalBackend, id: &str, core: &Config) -> Result<Rebuilt, JournalError> {
     let mut fold = Fold::new(core);
     let steps = journal.visit_steps(id, &mut |record| {
-        fold.push(record.seq, record.event);
+        fold.push(record.seq, record.event, |_| ());
         Ok(true)
     })?;
     Ok(Rebuilt { last_seq: fold.last_seq(), state: fold.into_state(), steps })
@@ -123,12 +113,11 @@ mod tests {
         for (seq, event) in (1..).zip(events) {
             let (phase, turn, messages) = (state.phase(), state.context().turn_count(), state.messages().len());
             let expected = transition(state, event.clone());
-            let (before, step) = fold.push(seq, event).expect("a step");
-            assert_eq!(before, Before { phase, turn, messages });
-            assert_eq!(
-                (step.state.digest(), &step.effects, &step.reason),
-                (expected.state.digest(), &expected.effects, &expected.reason)
-            );
+            assert_eq!(fold.before(), Some(Before { phase, turn, messages }));
+            let step = fold
+                .push(seq, event, |step| (step.state.digest(), step.effects.clone(), step.reason.clone()))
+                .expect("a step");
+            assert_eq!(step, (expected.state.digest(), expected.effects, expected.reason));
             assert_eq!(fold.state().map(State::digest), Some(expected.state.digest()));
             assert_eq!(fold.last_seq(), seq);
             state = expected.state;

@@ -57,7 +57,7 @@ pub fn fork_point_of(
     journal.visit_steps(id, &mut |record| {
         total += 1;
         if at.is_none_or(|at| record.seq <= at) {
-            fold.push(record.seq, record.event);
+            fold.push(record.seq, record.event, |_| ());
         }
         Ok(at.is_none_or(|at| at == 0 || fold.last_seq() < at))
     })?;
@@ -87,9 +87,11 @@ pub fn fork_steps(
             return Ok(false);
         }
         let (seq, at_ms) = (record.seq, record.at_ms);
-        if let Some((before, step)) = fold.push(seq, record.event.clone()) {
-            sink(&StepRecord::of(seq, at_ms, record.event, before.phase, before.turn, step))?;
-        }
+        let Some(before) = fold.before() else { return Ok(false) };
+        let written = fold.push(seq, record.event.clone(), |step| {
+            sink(&StepRecord::of(seq, at_ms, record.event, before.phase, before.turn, step))
+        });
+        written.transpose()?;
         Ok(fold.last_seq() < at)
     })?;
     Ok(fold.into_state())

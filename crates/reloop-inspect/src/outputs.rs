@@ -52,9 +52,12 @@ impl OutputReplay {
 
     /// What the caller saw of the step journaled at `seq` (at `at_ms`) with `event`.
     pub fn step(&mut self, seq: u64, at_ms: u64, event: &Event) -> Vec<RunEvent> {
-        let Some((before, step)) = self.fold.push(seq, event.clone()) else { return Vec::new() };
-        self.span = Some((self.span.map_or(at_ms, |(first, _)| first), at_ms));
-        step_outputs(seq, event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+        let (Some(before), span) = (self.fold.before(), &mut self.span) else { return Vec::new() };
+        let outputs = self.fold.push(seq, event.clone(), |step| {
+            *span = Some((span.map_or(at_ms, |(first, _)| first), at_ms));
+            step_outputs(seq, event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+        });
+        outputs.unwrap_or_default()
     }
 
     /// The run's result, when the session ended.

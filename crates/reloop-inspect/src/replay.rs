@@ -127,18 +127,19 @@ impl Replayer {
     /// Replays one step; `false` once the replay has diverged (feeding more does nothing).
     pub fn feed(&mut self, record: &StepRecord) -> bool {
         let Some(mut fold) = self.fold.take() else { return false };
-        let Some((_, step)) = fold.push(record.seq, record.event.clone()) else { return false };
-        let journaled = Journaled {
-            seq: record.seq,
-            event_kind: record.event.kind(),
-            to_phase: Cow::Borrowed(&record.to_phase),
-            reason: Cow::Borrowed(&record.reason),
-            ignored: Cow::Borrowed(&record.ignored),
-            effects: Cow::Borrowed(&record.effects),
-            digest: record.digest,
-        };
-        let kept = self.check(step, journaled);
-        self.keep(fold, kept)
+        let kept = fold.push(record.seq, record.event.clone(), |step| {
+            let journaled = Journaled {
+                seq: record.seq,
+                event_kind: record.event.kind(),
+                to_phase: Cow::Borrowed(&record.to_phase),
+                reason: Cow::Borrowed(&record.reason),
+                ignored: Cow::Borrowed(&record.ignored),
+                effects: Cow::Borrowed(&record.effects),
+                digest: record.digest,
+            };
+            self.check(step, journaled)
+        });
+        self.keep(fold, kept == Some(true))
     }
 
     /// Replays one step read as its row (`reloop replay` streams them): the row's effects and
@@ -162,7 +163,20 @@ impl Replayer {
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
         let event = event.map_err(|e| decode("event", e))?;
         let event_kind = event.kind();
-        let Some((_, step)) = fold.push(row.seq, event) else { return Ok(false) };
+        let kept = fold.push(row.seq, event, |step| self.compare_row(step, row, event_kind, session));
+        let kept = kept.transpose()? == Some(true);
+        Ok(self.keep(fold, kept))
+    }
+
+    /// Whether the step the engine took is the one `row` journaled, compared as
+    /// [`Replayer::feed_row`] says.
+    fn compare_row(
+        &mut self,
+        step: &reloop_core::Step,
+        row: &ReplayRow<'_>,
+        event_kind: &'static str,
+        session: &str,
+    ) -> Result<bool, JournalError> {
         let ignored_row = row.reason_kind == Some("ignored");
         let same = step.state.digest() == row.digest
             && self.same_written(|out| reloop_core::step_json::write_effects(out, &step.effects), Some(row.effects))
@@ -174,7 +188,7 @@ impl Replayer {
             && row.ends_in(step.state.phase())?;
         if same {
             self.steps += 1;
-            return Ok(self.keep(fold, true));
+            return Ok(true);
         }
         let RowOutcome { reason, ignored, effects } = row.outcome(session)?;
         let journaled = Journaled {
@@ -186,8 +200,7 @@ impl Replayer {
             effects: Cow::Owned(effects),
             digest: row.digest,
         };
-        let kept = self.check(step, journaled);
-        Ok(self.keep(fold, kept))
+        Ok(self.check(step, journaled))
     }
 
     /// Goes on from `fold` if the step it took was the journal's (`kept`).

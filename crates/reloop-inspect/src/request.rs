@@ -63,20 +63,22 @@ impl<'a> RequestFinder<'a> {
 
     /// The request, if the step `record` (the next, in order) sent it.
     pub fn step(&mut self, record: &StepRecord) -> Option<RebuiltRequest> {
-        let (_, step) = self.fold.as_mut()?.push(record.seq, record.event.clone())?;
-        let call = step.effects.iter().find_map(|e| match e {
-            Effect::Command(Command::CallModel(c)) if matches_at(c, self.at) => Some(c.clone()),
-            _ => None,
-        })?;
-        let header = self.header;
-        let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
-        let request = build(self.run.as_ref(), &header.core_config.model, &call, &step.state);
-        let (format, body) = match provider {
-            "openai" => ("openai", reloop_model::openai_request_body(&request)),
-            _ => ("anthropic", reloop_model::request_body(&request)),
-        };
+        let (header, run, at) = (self.header, self.run.as_ref(), self.at);
+        let found = self.fold.as_mut()?.push(record.seq, record.event.clone(), |step| {
+            let call = step.effects.iter().find_map(|e| match e {
+                Effect::Command(Command::CallModel(c)) if matches_at(c, at) => Some(c.clone()),
+                _ => None,
+            })?;
+            let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
+            let request = build(run, &header.core_config.model, &call, &step.state);
+            let (format, body) = match provider {
+                "openai" => ("openai", reloop_model::openai_request_body(&request)),
+                _ => ("anthropic", reloop_model::request_body(&request)),
+            };
+            Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
+        })??;
         self.fold = None;
-        Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
+        Some(found)
     }
 }
 

@@ -110,21 +110,22 @@ impl RecordingReader {
             }
             _ => {}
         }
-        let Some((_, step)) = self.fold.push(record.seq, record.event.clone()) else { return };
-        for effect in &step.effects {
-            match effect {
-                Effect::Command(Command::CallModel(call)) => {
-                    recording.requests.insert(call.request, step.state.messages().clone());
+        self.fold.push(record.seq, record.event.clone(), |step| {
+            for effect in &step.effects {
+                match effect {
+                    Effect::Command(Command::CallModel(call)) => {
+                        recording.requests.insert(call.request, step.state.messages().clone());
+                    }
+                    // The summary request carries what the driver shapes from the history.
+                    Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
+                        let rule = step.state.context().config.compact_rule();
+                        let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
+                        recording.requests.insert(*request, messages);
+                    }
+                    _ => {}
                 }
-                // The summary request carries what the driver shapes from the history.
-                Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
-                    let rule = step.state.context().config.compact_rule();
-                    let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
-                    recording.requests.insert(*request, messages);
-                }
-                _ => {}
             }
-        }
+        });
     }
 
     fn finish(self) -> Recording {
