@@ -3,9 +3,9 @@
 //!
 //! Every reader of a journal that needs the state goes through [`Fold`]: resume and the
 //! subagents ([`rebuild`]), and the inspector's replay, caller's stream, forks, rebuilt requests
-//! and rerun recordings (`reloop-inspect`). One
-//! fold means one answer to "what state did step N leave": a fix to how a journal is read back
-//! reaches them all. The live run loop steps the core itself: it decides what happens next.
+//! and rerun recordings (`reloop-inspect`). One fold means one answer to "what state did step N
+//! leave": a fix to how a journal is read back reaches them all. The live run loop steps the
+//! core itself: it decides what happens next.
 
 use reloop_core::{transition, Config, Event, State, Step};
 use reloop_journal::{JournalBackend, JournalError};
