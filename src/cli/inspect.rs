@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use reloop_core::{ContentBlock, Role};
-use reloop_driver::explain::{why_step, WhyFilter};
+use reloop_inspect::explain::{why_step, WhyFilter};
 use reloop_journal::{SessionHeader, StepRecord};
 use serde_json::json;
 
@@ -109,7 +109,7 @@ pub fn replay(
         let mut journal = open(journal)?;
         let id = journal.resolve(selector)?;
         let header = journal.header(&id)?;
-        let mut replayer = reloop_driver::Replayer::new(&header, flips);
+        let mut replayer = reloop_inspect::Replayer::new(&header, flips);
         feed(&mut journal, &id, &mut replayer)?;
         let code = print_replay(&replayer.finish(), json)?;
         if json {
@@ -119,7 +119,7 @@ pub fn replay(
         let mut diverged = code != ExitCode::SUCCESS;
         for (depth, sub) in super::tree::subagents(&journal, &id)? {
             let header = journal.header(&sub.id)?;
-            let mut replayer = reloop_driver::Replayer::new(&header, flips);
+            let mut replayer = reloop_inspect::Replayer::new(&header, flips);
             feed(&mut journal, &sub.id, &mut replayer)?;
             let report = replayer.finish();
             let what = match &report.divergence {
@@ -146,11 +146,11 @@ pub fn replay(
     let mut journal = open(journal)?;
     let id = journal.resolve(selector)?;
     let header = journal.header(&id)?;
-    let mut replayer = reloop_driver::Replayer::new(&header, flips);
+    let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
     let mut printer = crate::output::Printer::new(format.unwrap_or(super::OutputFormat::Text), false);
-    let (mut outputs, started) = reloop_driver::outputs::OutputReplay::new(&header);
+    let (mut outputs, started) = reloop_inspect::outputs::OutputReplay::new(&header);
     printer.on_event(&started);
     journal.visit_steps(&id, &mut |record| {
         for event in outputs.step(record.seq, record.at_ms, &record.event) {
@@ -170,7 +170,7 @@ pub fn replay(
     Ok(exit_of(&report))
 }
 
-fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
+fn exit_of(report: &reloop_inspect::ReplayReport) -> ExitCode {
     if report.divergence.is_some() {
         ExitCode::from(3)
     } else {
@@ -178,7 +178,7 @@ fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
     }
 }
 
-fn print_replay(report: &reloop_driver::ReplayReport, json: bool) -> Result<ExitCode, CliError> {
+fn print_replay(report: &reloop_inspect::ReplayReport, json: bool) -> Result<ExitCode, CliError> {
     if json {
         print_json(report)?;
     } else {
@@ -229,14 +229,14 @@ pub fn why(
             }
             Ok(true)
         })?;
-        out!("{}", reloop_driver::explain::dot(&header, &steps));
+        out!("{}", reloop_inspect::explain::dot(&header, &steps));
         return Ok(ExitCode::SUCCESS);
     }
     // Two walks over the journal, each holding one step: the facts of the whole session, then
     // the decisions, which read them.
     let price = price(&header);
     // `why` names calls but shows no input or output: the facts need not hold every output.
-    let mut gatherer = reloop_driver::timeline::FactsGatherer::new(&header, &price).without_payloads();
+    let mut gatherer = reloop_inspect::timeline::FactsGatherer::new(&header, &price).without_payloads();
     let steps = opened.visit_steps(&header.id, &mut |s| {
         gatherer.step(&s);
         Ok(true)
@@ -246,7 +246,7 @@ pub fn why(
     // never held (they were most of `why`'s memory).
     let mut written = 0usize;
     let mut array = crate::term::PrettyArray::default();
-    let mut grouping = reloop_driver::explain::Grouping::default();
+    let mut grouping = reloop_inspect::explain::Grouping::default();
     let mut i = 0;
     // A session still being written may have more steps now: the facts cover the first ones.
     opened.visit_steps(&header.id, &mut |s| {
@@ -305,13 +305,13 @@ pub fn diff(journal: &JournalArg, a: &str, b: &str, json: bool) -> Result<ExitCo
         }
     };
     let (mut walk_a, mut walk_b) = (walker(&id_a), walker(&id_b));
-    let mut side_a = reloop_driver::diff::Side { header: &header_a, price: &price_a, walk: &mut walk_a };
-    let mut side_b = reloop_driver::diff::Side { header: &header_b, price: &price_b, walk: &mut walk_b };
-    let d = reloop_driver::diff::diff(&mut side_a, &mut side_b)?;
+    let mut side_a = reloop_inspect::diff::Side { header: &header_a, price: &price_a, walk: &mut walk_a };
+    let mut side_b = reloop_inspect::diff::Side { header: &header_b, price: &price_b, walk: &mut walk_b };
+    let d = reloop_inspect::diff::diff(&mut side_a, &mut side_b)?;
     if json {
         print_json(&d)?;
     } else {
-        out!("{}", reloop_driver::diff::text(&d));
+        out!("{}", reloop_inspect::diff::text(&d));
     }
     Ok(if d.first_difference.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
@@ -326,7 +326,7 @@ pub fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCod
             return Ok(false);
         }
         if !json {
-            outln!("{}", reloop_driver::explain::trace_line(&s));
+            outln!("{}", reloop_inspect::explain::trace_line(&s));
             return Ok(true);
         }
         let mut row = json!({
@@ -432,11 +432,11 @@ pub fn import_dump(journal: &JournalArg, file: &std::path::Path, json: bool) -> 
 }
 
 /// `reloop show SESSION --turn N`: the request as the provider sent it, as JSON.
-pub fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -> Result<ExitCode, CliError> {
+pub fn request(journal: &JournalArg, selector: &str, at: reloop_inspect::RequestAt) -> Result<ExitCode, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
     // The steps are read up to the one that sent the request, a step at a time.
-    let mut finder = reloop_driver::RequestFinder::new(&header, at);
+    let mut finder = reloop_inspect::RequestFinder::new(&header, at);
     let mut found = None;
     opened.visit_steps(&header.id, &mut |record| {
         found = finder.step(&record);
@@ -445,8 +445,8 @@ pub fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestA
     drop(opened);
     let Some(rebuilt) = found else {
         let what = match at {
-            reloop_driver::RequestAt::Turn(n) => format!("at turn {n}"),
-            reloop_driver::RequestAt::Number(n) => format!("number {n}"),
+            reloop_inspect::RequestAt::Turn(n) => format!("at turn {n}"),
+            reloop_inspect::RequestAt::Number(n) => format!("number {n}"),
             _ => "like that".to_string(),
         };
         return Err(CliError::Usage(format!("session {} sent no model request {what}", header.id)));

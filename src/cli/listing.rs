@@ -25,7 +25,7 @@ impl Row {
         let config = &overview.run_config;
         let text = |key: &str| config.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let prompt = match &overview.first_prompt {
-            Some(reloop_core::Event::UserInput { content }) => reloop_driver::timeline::text_of(content),
+            Some(reloop_core::Event::UserInput { content }) => reloop_inspect::timeline::text_of(content),
             _ => String::new(),
         };
         let model = overview.responses.iter().rev().find_map(|(m, _)| m.clone()).unwrap_or_else(|| text("model"));
@@ -143,7 +143,7 @@ pub fn sessions(journal: &JournalArg, json: bool) -> Result<ExitCode, CliError> 
             r.end(&journal)?,
             if r.model.is_empty() { "-" } else { r.model.as_str() },
         );
-        outln!("{indent}          {}: {}", r.source, reloop_driver::timeline::shorten(&r.prompt, 72));
+        outln!("{indent}          {}: {}", r.source, reloop_inspect::timeline::shorten(&r.prompt, 72));
         stack.extend(children(Some(&o.id)).into_iter().rev().map(|c| (c, depth + 1)));
     }
     Ok(ExitCode::SUCCESS)

@@ -287,10 +287,10 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Sessions { journal, json } => listing::sessions(&journal, json),
         Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
         Command::Show { session, turn: Some(n), journal, .. } => {
-            inspect::request(&journal, &session, reloop_driver::RequestAt::Turn(n))
+            inspect::request(&journal, &session, reloop_inspect::RequestAt::Turn(n))
         }
         Command::Show { session, request: Some(n), journal, .. } => {
-            inspect::request(&journal, &session, reloop_driver::RequestAt::Number(n))
+            inspect::request(&journal, &session, reloop_inspect::RequestAt::Number(n))
         }
         Command::Show { session, journal, json, .. } => inspect::show(&journal, &session, json),
         Command::Replay { session, journal, json, output_format, flip_flag, set } => {
@@ -311,7 +311,7 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::View { session, output, journal } => view::view(&journal, &session, output),
         Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
         Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
-            let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };
+            let filter = reloop_inspect::explain::WhyFilter { turn, prompt, reason, ignored: steps };
             inspect::why(&journal, &session, filter, json, dot)
         }
     }

@@ -18,10 +18,10 @@ pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
 pub(crate) fn feed(
     journal: &mut SessionJournal,
     id: &str,
-    replayer: &mut reloop_driver::Replayer,
+    replayer: &mut reloop_inspect::Replayer,
 ) -> Result<(), CliError> {
     match journal {
-        SessionJournal::Sqlite(sqlite) => reloop_driver::replay_journal(sqlite, id, replayer)?,
+        SessionJournal::Sqlite(sqlite) => reloop_inspect::replay_journal(sqlite, id, replayer)?,
         SessionJournal::Shared(shared) => shared.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
     };
     Ok(())

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_driver::RunEvent;
+use reloop_inspect::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};

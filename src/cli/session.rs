@@ -12,8 +12,9 @@ use futures::StreamExt;
 use reloop_core::{transition, ContentBlock, Event, State};
 use reloop_driver::PermissionSpec;
 use reloop_driver::SessionJournal;
-use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
+use reloop_driver::{RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
+use reloop_inspect::OffsetProvider;
 use reloop_journal::{SessionHeader, StepRecord, ENGINE_VERSION};
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::ToolRegistry;
@@ -138,9 +139,9 @@ pub(crate) fn fork_point(
     at: Option<u64>,
     core: &reloop_core::Config,
     what: &str,
-) -> Result<reloop_driver::ForkPoint, CliError> {
-    reloop_driver::fork_point_of(&**journal, parent_id, at, core).map_err(|e| match e {
-        reloop_driver::ForkError::Journal(e) => CliError::from(e),
+) -> Result<reloop_inspect::ForkPoint, CliError> {
+    reloop_inspect::fork_point_of(&**journal, parent_id, at, core).map_err(|e| match e {
+        reloop_inspect::ForkError::Journal(e) => CliError::from(e),
         e => CliError::Usage(format!("cannot {what} {parent_id}: {e}")),
     })
 }
@@ -159,7 +160,7 @@ pub(crate) fn write_fork(
     let parent = journal.open_again()?;
     let mut state = None;
     journal.create_session_from(header, reloop_journal::Writer::Take, &mut |sink| {
-        state = Some(reloop_driver::fork_steps(&*parent, parent_id, at, core, sink)?);
+        state = Some(reloop_inspect::fork_steps(&*parent, parent_id, at, core, sink)?);
         Ok(())
     })?;
     state.ok_or_else(|| CliError::Usage(format!("the fork of {parent_id} wrote no step")))

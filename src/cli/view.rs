@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use reloop_core::{Event, Reason};
-use reloop_driver::explain::{why_step, WhyFilter};
-use reloop_driver::timeline::{Facts, FactsGatherer};
+use reloop_inspect::explain::{why_step, WhyFilter};
+use reloop_inspect::timeline::{Facts, FactsGatherer};
 use reloop_journal::{JournalError, SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -82,7 +82,7 @@ fn session_json(
     let model = facts.requests.iter().rev().map(|r| r.model.as_str()).find(|m| !m.is_empty());
     Ok(json!({
         "id": header.id,
-        "source": reloop_driver::timeline::source(header),
+        "source": reloop_inspect::timeline::source(header),
         "file": config.get("file"),
         "provider": config.get("provider"),
         "model": model.unwrap_or(&header.core_config.model),

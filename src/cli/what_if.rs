@@ -43,7 +43,7 @@ pub fn replay(
     for change in set {
         apply(&mut header.core_config, change)?;
     }
-    let mut replayer = reloop_driver::Replayer::new(&header, flips);
+    let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     super::reading::feed(&mut opened, &id, &mut replayer)?;
     let report = replayer.finish();
     let changes = set.join(" ");
