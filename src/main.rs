@@ -8,10 +8,7 @@ mod cli;
 mod demo;
 mod mcp;
 mod models;
-mod output;
-mod pager;
 mod sdk;
-mod spinner;
 mod term;
 
 use std::process::ExitCode;
@@ -81,7 +78,7 @@ fn main() -> ExitCode {
         Invocation::Print(args) => runtime.block_on(sdk::run(args)),
     };
     // The pager shows everything the command wrote; the user may read on after an error too.
-    pager::finish();
+    term::pager::finish();
     let code = match outcome {
         Ok(code) => code,
         Err(e) => {

@@ -149,7 +149,7 @@ pub fn replay(
     let mut replayer = reloop_driver::Replayer::new(&header, flips);
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
-    let mut printer = crate::output::Printer::new(format.unwrap_or(super::OutputFormat::Text), false);
+    let mut printer = crate::term::output::Printer::new(format.unwrap_or(super::OutputFormat::Text), false);
     let (mut outputs, started) = reloop_driver::outputs::OutputReplay::new(&header);
     printer.on_event(&started);
     journal.visit_steps(&id, &mut |record| {

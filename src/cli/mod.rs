@@ -28,6 +28,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub use crate::term::output::OutputFormat;
 pub use run::RunArgs;
 
 #[derive(Parser, Debug)]
@@ -234,13 +235,6 @@ pub enum ExportKind {
     Journal,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    Text,
-    Json,
-    StreamJson,
-}
-
 /// Errors the binary turns into a message and an exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -276,7 +270,7 @@ fn pages(command: &Command) -> bool {
 
 pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
     if pages(&cli.command) {
-        crate::pager::start(cli.no_pager);
+        crate::term::pager::start(cli.no_pager);
     }
     match cli.command {
         Command::Run(args) => run::run(args).await,

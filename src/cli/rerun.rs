@@ -15,8 +15,8 @@ use reloop_driver::RunEvent;
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
-use crate::output::Printer;
 use crate::term::outln;
+use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
 pub struct RerunArgs {

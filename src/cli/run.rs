@@ -13,7 +13,7 @@ use reloop_tools::{PermissionError, PermissionMode, ToolRegistry};
 use super::scripted::{scripted_file, scripted_text};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::demo;
-use crate::output::Printer;
+use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {

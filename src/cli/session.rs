@@ -20,8 +20,8 @@ use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
-use crate::output::Printer;
 use crate::term::outln;
+use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
 pub struct ResumeArgs {
