@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use reloop_core::{Event, State};
 
+use super::options::{ConnectionArgs, OutputFormatArg};
 use super::session::{drive, fork_header, provider_for, session_with};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 
@@ -18,15 +19,10 @@ pub struct CompactArgs {
     pub script: Option<PathBuf>,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
-    /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
-    /// or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub output: OutputFormatArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
 pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
@@ -53,12 +49,12 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     // The state is folded again as the steps are written: one is held at a time.
     drop(prefix);
     let id = header.id.clone();
-    let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
+    let provider = provider_for(&header, args.connection.base_url.as_deref(), args.connection.wire.timeouts())?;
     super::session::write_fork(&mut journal, &header, &parent_id, at, &core)?;
-    if args.output_format == OutputFormat::Text {
+    if args.output.output_format == OutputFormat::Text {
         crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");
     }
     let session = session_with(provider, &header, journal, None)?;
     let handle = session.resume_with(&id, Event::CompactRequested)?;
-    drive(handle, args.output_format).await
+    drive(handle, args.output.output_format).await
 }

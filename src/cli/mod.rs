@@ -8,6 +8,7 @@ mod help;
 mod inspect;
 pub(crate) mod journal;
 mod listing;
+pub(crate) mod options;
 mod reading;
 mod reread;
 mod rerun;
@@ -18,17 +19,16 @@ pub(crate) mod signals;
 mod tree;
 mod view;
 mod what_if;
-pub(crate) mod wire;
 mod worker;
 
 pub use signals::ending;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-pub use crate::term::output::OutputFormat;
+pub use options::{JournalArg, OutputFormat};
 pub use run::RunArgs;
 
 #[derive(Parser, Debug)]
@@ -202,21 +202,6 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct JournalArg {
-    /// The journal: a SQLite file [default: .reloop/journal.db under the working directory], or
-    /// a PostgreSQL database many machines share (postgres://user@host/db).
-    #[arg(long, env = "RELOOP_JOURNAL")]
-    pub journal: Option<PathBuf>,
-}
-
-impl JournalArg {
-    /// The journal path, relative to `base` unless given.
-    pub fn path(&self, base: &Path) -> PathBuf {
-        self.journal.clone().unwrap_or_else(|| base.join(".reloop").join("journal.db"))
-    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

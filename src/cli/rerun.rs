@@ -14,11 +14,19 @@ use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_driver::RunEvent;
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
-use super::{current_dir, CliError, JournalArg, OutputFormat};
+use super::options::{reword, ConnectionArgs, OutputFormatArg, SettingsArg};
+use super::{current_dir, CliError, JournalArg};
 use crate::term::outln;
 use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_args(reword(&[
+        ("settings", "The settings file (hooks) to run with [default: the recorded session's]"),
+        ("base_url", "The provider's base URL for `--then-live`, when the session's was not journaled"),
+        ("output_format", "How the rerun is shown: streamed text, one JSON result, or stream-json lines"),
+    ]))
+)]
 pub struct RerunArgs {
     /// The recorded session: an id, a unique id prefix, or `last`.
     pub session: String,
@@ -33,19 +41,14 @@ pub struct RerunArgs {
     /// from the environment, as for `reloop resume`).
     #[arg(long)]
     pub then_live: bool,
-    /// The settings file (hooks) to run with [default: the recorded session's].
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
-    /// The provider's base URL for `--then-live`, when the session's was not journaled.
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub settings: SettingsArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the rerun is shown: streamed text, one JSON result, or stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
 }
 
 pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
@@ -60,13 +63,18 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
     }
     let header = rerun_header(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)))?;
     let live = if args.then_live {
-        Some(super::session::provider_for(&recorded, args.base_url.as_deref(), args.wire.timeouts())?)
+        Some(super::session::provider_for(
+            &recorded,
+            args.connection.base_url.as_deref(),
+            args.connection.wire.timeouts(),
+        )?)
     } else {
         None
     };
     let provider = RecordedProvider::new(recording.clone(), live);
     let (divergence, matched) = (provider.divergence.clone(), provider.matched.clone());
-    let mut session = super::session::session_with(Arc::new(provider), &header, journal, args.settings.as_deref())?;
+    let mut session =
+        super::session::session_with(Arc::new(provider), &header, journal, args.settings.settings.as_deref())?;
     for name in &args.recorded_tools {
         let Some(tool) = session.tools.get(name).cloned() else {
             return Err(CliError::Usage(format!("--recorded-tools {name}: the session offers no such tool")));
@@ -83,7 +91,7 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
         on_signal.abort();
         on_signal.close();
     }));
-    let mut printer = Printer::new(args.output_format, false);
+    let mut printer = Printer::new(args.output.output_format, false);
     let (mut next, mut last) = (1, None);
     while let Some(event) = handle.next().await {
         printer.on_event(&event);

@@ -10,12 +10,18 @@ use reloop_hooks::Settings;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::{PermissionError, PermissionMode, ToolRegistry};
 
+use super::options::{reword, ConnectionArgs, CrashArg, MaxTurnsArg, McpArgs, OutputFormatArg, SettingsArg};
 use super::scripted::{scripted_file, scripted_text};
-use super::{current_dir, CliError, JournalArg, OutputFormat};
+use super::{current_dir, CliError, JournalArg};
 use crate::demo;
 use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_args(reword(&[
+        ("base_url", "The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]. A password in it is used, never journaled or shown"),
+    ]))
+)]
 pub struct RunArgs {
     /// The user's prompt.
     pub prompt: Option<String>,
@@ -29,14 +35,12 @@ pub struct RunArgs {
     /// The session's working directory [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Stop before a turn that would exceed N turns.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    #[command(flatten)]
+    pub max_turns: MaxTurnsArg,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
     /// The model to ask [default: the profile's (claude-opus-5-5 under claude-code-2.1.332), or
     /// claude-sonnet-4-6 under reloop's own rules].
     #[arg(long, env = "ANTHROPIC_MODEL")]
@@ -54,12 +58,8 @@ pub struct RunArgs {
     /// Where the model lives [default: scripted with --script or --demo, else anthropic].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
-    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]. A password in it
-    /// is used, never journaled or shown.
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub connection: ConnectionArgs,
     /// Switch to this model after 3 consecutive overloads or a server error.
     #[arg(long)]
     pub fallback_model: Option<String>,
@@ -75,9 +75,8 @@ pub struct RunArgs {
     /// Ask for extended thinking with this many budget tokens.
     #[arg(long, value_name = "TOKENS")]
     pub thinking: Option<u32>,
-    /// A Claude Code settings file: hooks (Stop, PreToolUse, PostToolUse) and permission rules.
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsArg,
     /// default, acceptEdits, plan, bypassPermissions or dontAsk.
     #[arg(long, default_value = "default")]
     pub permission_mode: String,
@@ -114,16 +113,10 @@ pub struct RunArgs {
     /// End the run once it has cost this many US dollars (prices from data/models.json).
     #[arg(long, value_name = "USD")]
     pub max_budget_usd: Option<f64>,
-    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
-    #[arg(long, value_name = "N", hide = true)]
-    pub crash_after_step: Option<u64>,
-    /// MCP servers: a file or inline JSON `{"mcpServers": {...}}`, as Claude Code reads it
-    /// (repeatable); the project's `.mcp.json` is read too unless --strict-mcp-config.
-    #[arg(long, value_name = "FILE|JSON", num_args = 1..)]
-    pub mcp_config: Vec<String>,
-    /// Use only the --mcp-config servers: the project's `.mcp.json` is not read.
-    #[arg(long)]
-    pub strict_mcp_config: bool,
+    #[command(flatten)]
+    pub crash: CrashArg,
+    #[command(flatten)]
+    pub mcp: McpArgs,
     /// Whose loop rules to follow: claude-code-2.1.332, claude-code-2.1.197, or reloop (reloop's
     /// rules before profiles). Recorded in the journal; replay and resume use the recorded one.
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
@@ -176,17 +169,17 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     };
     // The demo's workspace is temporary; its journal lives where the user ran the command.
     let journal_base = if args.demo { invoked_from.clone() } else { cwd.clone() };
-    let settings = match &args.settings {
+    let settings = match &args.settings.settings {
         Some(path) => Settings::from_file(path).map_err(|e| CliError::Usage(e.to_string()))?,
         None => Settings::empty(),
     };
-    let settings_path = args.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
+    let settings_path = args.settings.settings.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
     if args.enqueue && args.journal.shared_url().is_none() {
         return Err(CliError::Usage(
             "--enqueue puts the session in a shared journal's queue: --journal postgres://...".into(),
         ));
     }
-    let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings.other).await?;
+    let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings.other).await?;
     let mut tools = ToolRegistry::builtin();
     crate::mcp::register(&servers, &mut tools);
     let (mut session, journal_path) =
@@ -207,7 +200,8 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         });
     }
 
-    let mut printer = Printer::new(args.output_format, args.demo).live().with_mcp_servers(crate::mcp::status(&servers));
+    let mut printer =
+        Printer::new(args.output.output_format, args.demo).live().with_mcp_servers(crate::mcp::status(&servers));
     if args.demo {
         printer.banner(&cwd, &prompt);
     }
@@ -259,7 +253,7 @@ pub(crate) fn build_session(
         .with_thinking(args.thinking)
         .with_max_output_tokens(max_output_tokens)
         .with_system_prompt(system_prompt)
-        .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
+        .with_base_url(args.connection.base_url.as_deref().map(reloop_model::redact_url))
         .with_settings(settings_path)
         .with_permissions(Some(spec));
     let session = Session::new(
@@ -267,7 +261,7 @@ pub(crate) fn build_session(
         tools,
         Some(journal),
         Config::default()
-            .with_max_turns(args.max_turns)
+            .with_max_turns(args.max_turns.max_turns)
             .with_model(model.clone())
             .with_fallback_model(args.fallback_model.clone())
             .with_max_output_tokens(max_output_tokens)
@@ -293,7 +287,7 @@ pub(crate) fn build_session(
     .with_hooks(settings.hooks.clone())
     .with_agents(super::agents::for_new_session(cwd, kind == ProviderKind::Scripted, permissions.removes("Agent")))
     .with_permissions(Some(permissions))
-    .with_crash_after_step(args.crash_after_step);
+    .with_crash_after_step(args.crash.crash_after_step);
     Ok((session, journal_path))
 }
 
@@ -321,7 +315,7 @@ fn local_server(args: &RunArgs, kind: ProviderKind) -> bool {
         ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
         ProviderKind::Openai => "OPENAI_BASE_URL",
     };
-    args.base_url.clone().or_else(|| env_nonempty(env)).is_some_and(|url| reloop_model::is_local_url(&url))
+    args.connection.base_url.clone().or_else(|| env_nonempty(env)).is_some_and(|url| reloop_model::is_local_url(&url))
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the
@@ -349,17 +343,19 @@ fn provider(args: &RunArgs, kind: ProviderKind, cwd: &Path) -> Result<Arc<dyn Mo
                         .into(),
                 )
             })?;
-            let mut config = AnthropicConfig::new(key).with_timeouts(args.wire.timeouts());
-            if let Some(base) = args.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
+            let mut config = AnthropicConfig::new(key).with_timeouts(args.connection.wire.timeouts());
+            if let Some(base) = args.connection.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
                 config = config.with_base_url(base);
             }
             Ok(Arc::new(AnthropicProvider::new(config).map_err(config_error)?))
         }
         ProviderKind::Openai => {
-            let base = args.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
-                CliError::Usage("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434)".into())
-            })?;
-            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(args.wire.timeouts());
+            let base =
+                args.connection.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
+                    CliError::Usage("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434)".into())
+                })?;
+            let config =
+                OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(args.connection.wire.timeouts());
             Ok(Arc::new(OpenAiProvider::new(config).map_err(config_error)?))
         }
     }

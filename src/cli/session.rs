@@ -19,42 +19,45 @@ use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConf
 use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
 
+use super::options::{
+    reword, ConnectionArgs, CrashArg, MaxTurnsArg, McpArgs, OutputFormatArg, SessionArg, SettingsArg,
+};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::term::outln;
 use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_args(reword(&[
+        ("settings", "The settings file (hooks) the session ran with; hooks are not journaled"),
+        ("mcp_config", "The MCP servers to start again for a session that had some (as `reloop run` reads it); the session's \
+         `.mcp.json` is read too unless --strict-mcp-config. Their configuration is not journaled; without them \
+         the recorded tools answer that their server is not connected"),
+        ("strict_mcp_config", "Use only the --mcp-config servers"),
+    ]))
+)]
 pub struct ResumeArgs {
-    /// A session id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
-    /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
-    /// or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
-    /// The settings file (hooks) the session ran with; hooks are not journaled.
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
-    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
-    #[arg(long, value_name = "N", hide = true)]
-    pub crash_after_step: Option<u64>,
-    /// The MCP servers to start again for a session that had some (as `reloop run` reads it);
-    /// the session's `.mcp.json` is read too unless --strict-mcp-config. Their configuration is
-    /// not journaled; without them the recorded tools answer that their server is not connected.
-    #[arg(long, value_name = "FILE|JSON", num_args = 1..)]
-    pub mcp_config: Vec<String>,
-    /// Use only the --mcp-config servers.
-    #[arg(long)]
-    pub strict_mcp_config: bool,
+    pub output: OutputFormatArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub settings: SettingsArg,
+    #[command(flatten)]
+    pub crash: CrashArg,
+    #[command(flatten)]
+    pub mcp: McpArgs,
 }
 
 #[derive(clap::Args, Debug)]
+#[command(mut_args(reword(&[
+    ("base_url", "The provider's base URL, when the parent's was not journaled [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
+    ("settings", "The settings file (hooks) the fork runs with; hooks are not journaled"),
+])))]
 pub struct ForkArgs {
     /// The parent session: an id, a unique id prefix, or `last`.
     pub session: String,
@@ -67,34 +70,26 @@ pub struct ForkArgs {
     /// Ask this model from the fork point on.
     #[arg(long)]
     pub model: Option<String>,
-    /// Stop before a turn that would exceed N turns.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    #[command(flatten)]
+    pub max_turns: MaxTurnsArg,
     /// A new prompt, for a fork at a step where the parent had stopped.
     #[arg(long)]
     pub prompt: Option<String>,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
-    /// The provider's base URL, when the parent's was not journaled [env: ANTHROPIC_BASE_URL
-    /// or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
-    /// The settings file (hooks) the fork runs with; hooks are not journaled.
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
-    /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
-    #[arg(long, value_name = "N", hide = true)]
-    pub crash_after_step: Option<u64>,
+    pub output: OutputFormatArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub settings: SettingsArg,
+    #[command(flatten)]
+    pub crash: CrashArg,
 }
 
 pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
-    let id = unfinished_root(&journal, &journal.resolve(&args.session)?)?;
+    let id = unfinished_root(&journal, &journal.resolve(&args.session.session)?)?;
     let header = journal.header(&id)?;
     // Folded a step at a time: resuming a long session holds its state, not its steps.
     let reloop_driver::Rebuilt { state, steps, .. } = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
@@ -103,7 +98,7 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(terminal) = state.terminal() {
         let result = reloop_driver::outputs::result_of(&id, &state, 0);
-        match args.output_format {
+        match args.output.output_format {
             OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),
             format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
         }
@@ -112,21 +107,26 @@ pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
     // `Session::resume` takes the session's lock itself; it is taken here too (a no-op there)
     // so a session another process writes is refused before any MCP server is started for it.
     journal.lock_session(&id)?;
-    let mut session =
-        session_for(&header, journal, args.base_url.as_deref(), args.wire.timeouts(), args.settings.as_deref())?
-            .with_crash_after_step(args.crash_after_step);
+    let mut session = session_for(
+        &header,
+        journal,
+        args.connection.base_url.as_deref(),
+        args.connection.wire.timeouts(),
+        args.settings.settings.as_deref(),
+    )?
+    .with_crash_after_step(args.crash.crash_after_step);
     if !session.run.mcp_servers.is_empty() {
         // Live tools take the places of the recorded ones of the same name.
         let cwd = session.run.cwd.clone();
-        let settings = match args.settings.clone().or_else(|| session.run.settings.clone()) {
+        let settings = match args.settings.settings.clone().or_else(|| session.run.settings.clone()) {
             Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
             None => serde_json::Map::new(),
         };
-        let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &settings).await?;
+        let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings).await?;
         crate::mcp::register(&servers, &mut session.tools);
     }
     let handle = session.resume(&id)?;
-    drive(handle, args.output_format).await
+    drive(handle, args.output.output_format).await
 }
 
 /// Where a fork of `parent_id` at `at` (its last step for `None`) starts, read from the journal
@@ -175,8 +175,8 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     if let Some(model) = &args.model {
         core = core.with_model(model.clone());
     }
-    if args.max_turns.is_some() {
-        core = core.with_max_turns(args.max_turns);
+    if args.max_turns.max_turns.is_some() {
+        core = core.with_max_turns(args.max_turns.max_turns);
     }
     let prefix = fork_point(&journal, &parent_id, Some(args.at), &core, "fork")?;
     let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
@@ -204,7 +204,7 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
     drop(prefix);
     let id = header.id.clone();
     // The provider is checked before anything is written, so a bad cassette leaves no fork.
-    let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
+    let provider = provider_for(&header, args.connection.base_url.as_deref(), args.connection.wire.timeouts())?;
     let state = write_fork(&mut journal, &header, &parent_id, args.at, &core)?;
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
@@ -217,13 +217,13 @@ pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
         // The resume below rebuilds it from the journal.
         drop(state);
     }
-    if args.output_format == OutputFormat::Text {
+    if args.output.output_format == OutputFormat::Text {
         outln!("forked {parent_id} at step {} as session {id}", args.at);
     }
-    let session = session_with(provider, &header, journal, args.settings.as_deref())?
-        .with_crash_after_step(args.crash_after_step);
+    let session = session_with(provider, &header, journal, args.settings.settings.as_deref())?
+        .with_crash_after_step(args.crash.crash_after_step);
     let handle = session.resume(&id)?;
-    drive(handle, args.output_format).await
+    drive(handle, args.output.output_format).await
 }
 
 /// The session to resume for `id`: a subagent's unfinished parent (and its parent, up the tree)

@@ -38,7 +38,7 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub exit_when_idle: bool,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub wire: super::options::WireArgs,
 }
 
 /// How one claimed session's run ended.

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::cli::options::{reword, value_names, ConnectionArgs, MaxTurnsArg, McpArgs, OutputFormatArg};
 use crate::cli::run::{InputFormat, ProviderKind, RunArgs};
-use crate::cli::{JournalArg, OutputFormat};
+use crate::cli::JournalArg;
 
 /// The Claude Code version whose wire reloop speaks: what `system/init` reports as
 /// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
@@ -21,7 +22,14 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
 #[command(
     name = "reloop",
     about = "Claude Code's print mode, journaled: reloop [-p] [PROMPT] --output-format stream-json ...",
-    disable_version_flag = true
+    disable_version_flag = true,
+    mut_args(reword(&[
+        ("output_format", "text (the answer), json (the result line) or stream-json (every line, as the SDKs read)"),
+        ("base_url", "The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
+        ("mcp_config", "MCP servers: a file or inline JSON `{\"mcpServers\": {...}}` (repeatable)"),
+        ("strict_mcp_config", "Use only --mcp-config servers: the project's `.mcp.json` is not read"),
+    ])),
+    mut_args(value_names(&[("max_turns", "MAX_TURNS"), ("mcp_config", "MCP_CONFIG")]))
 )]
 pub struct PrintArgs {
     /// The prompt (with `--input-format text`); read from stdin when absent.
@@ -32,9 +40,8 @@ pub struct PrintArgs {
     /// Print the version, as Claude Code's `-v` does.
     #[arg(short = 'v', long = "version")]
     pub version: bool,
-    /// text (the answer), json (the result line) or stream-json (every line, as the SDKs read).
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
     /// text (the PROMPT, or all of stdin) or stream-json (the SDKs' protocol on stdin).
     #[arg(long, value_enum, default_value = "text")]
     pub input_format: InputFormat,
@@ -75,9 +82,8 @@ pub struct PrintArgs {
     /// `stdio`: ask the SDK (`can_use_tool` control requests) where the rules would ask.
     #[arg(long)]
     pub permission_prompt_tool: Option<String>,
-    /// Stop before a turn that would exceed N turns.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    #[command(flatten)]
+    pub max_turns: MaxTurnsArg,
     /// End the run once it has cost this many US dollars.
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
@@ -125,11 +131,8 @@ pub struct PrintArgs {
     /// scripted, anthropic or openai [default: scripted with --script, else anthropic].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
-    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: crate::cli::wire::WireArgs,
+    pub connection: ConnectionArgs,
     /// Retries of one failed request.
     #[arg(long, default_value_t = 10)]
     pub max_retries: u32,
@@ -137,12 +140,8 @@ pub struct PrintArgs {
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
     pub compat: String,
 
-    /// MCP servers: a file or inline JSON `{"mcpServers": {...}}` (repeatable).
-    #[arg(long, num_args = 1..)]
-    pub mcp_config: Vec<String>,
-    /// Use only --mcp-config servers: the project's `.mcp.json` is not read.
-    #[arg(long)]
-    pub strict_mcp_config: bool,
+    #[command(flatten)]
+    pub mcp: McpArgs,
 
     // Accepted, not honoured yet: each one given is named in a warning.
     /// A JSON schema for structured output (not supported yet: warned).
@@ -400,20 +399,19 @@ impl PrintArgs {
             cwd: None,
             max_turns: self.max_turns,
             journal: self.journal.clone(),
-            output_format: self.output_format,
+            output: self.output,
             model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty())),
             max_output_tokens: None,
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
             provider: self.provider,
-            base_url: self.base_url.clone(),
-            wire: self.wire.clone(),
+            connection: self.connection.clone(),
             fallback_model: self.fallback_model.clone(),
             max_retries: self.max_retries,
             escalate_max_tokens: false,
             token_budget: None,
             thinking: self.max_thinking_tokens.filter(|t| *t > 0),
-            settings: None,
+            settings: crate::cli::options::SettingsArg { settings: None },
             permission_mode: self.permission_mode(),
             allowed_tools: self.allowed_tools.clone(),
             disallowed_tools: self.disallowed_tools.clone(),
@@ -425,11 +423,10 @@ impl PrintArgs {
             context_window: None,
             no_auto_compact: false,
             max_budget_usd: self.max_budget_usd,
-            crash_after_step: None,
+            crash: crate::cli::options::CrashArg { crash_after_step: None },
             compat: self.compat.clone(),
             enqueue: false,
-            mcp_config: self.mcp_config.clone(),
-            strict_mcp_config: self.strict_mcp_config,
+            mcp: self.mcp.clone(),
         }
     }
 
@@ -460,7 +457,7 @@ impl PrintArgs {
     /// The model server's `host:port` when a base URL names one other than Anthropic's
     /// (`--base-url`, else `ANTHROPIC_BASE_URL`), credentials left out.
     pub fn gateway(&self) -> Option<String> {
-        let url = self.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
+        let url = self.connection.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
         let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
@@ -471,6 +468,7 @@ impl PrintArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::OutputFormat;
 
     fn parse(args: &[&str]) -> PrintArgs {
         PrintArgs::try_parse_from(std::iter::once("reloop").chain(args.iter().copied())).unwrap()
@@ -503,10 +501,10 @@ mod tests {
             "--input-format",
             "stream-json",
         ]);
-        assert_eq!(args.output_format, OutputFormat::StreamJson);
+        assert_eq!(args.output.output_format, OutputFormat::StreamJson);
         assert_eq!(args.system_prompt.as_deref(), Some(""));
         assert_eq!(args.allowed_tools, vec!["Read"]);
-        assert_eq!(args.max_turns, Some(3));
+        assert_eq!(args.max_turns.max_turns, Some(3));
         assert_eq!(args.resume.as_deref(), Some("abc"));
         assert_eq!(args.add_dir, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
         assert!(args.unhonoured().is_empty(), "{:?}", args.unhonoured());

@@ -41,12 +41,12 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
                 None => read_prompt()?,
             };
             let project = settings(args.settings.as_deref(), &cwd)?.0.other;
-            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
+            let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-                .with_output(setup.args.output_format)
+                .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
                 .with_mcp_servers(crate::mcp::status(&setup.servers));
             let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
@@ -58,7 +58,7 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
 
 /// Flag combinations Claude Code refuses, refused the same way (exit 2).
 fn check(args: &PrintArgs) -> Result<(), CliError> {
-    if args.input_format == InputFormat::StreamJson && args.output_format != OutputFormat::StreamJson {
+    if args.input_format == InputFormat::StreamJson && args.output.output_format != OutputFormat::StreamJson {
         return Err(CliError::Usage("--input-format=stream-json requires --output-format=stream-json".into()));
     }
     if let Some(tool) = args.permission_prompt_tool.as_deref().filter(|t| *t != "stdio") {
@@ -279,7 +279,7 @@ async fn stream_session(
     // first prompt if no `initialize` comes.
     let project = settings(args.settings.as_deref(), &cwd)?.0.other;
     let (mut servers, flagged) =
-        crate::mcp::start_deferring_sdk(&args.mcp_config, args.strict_mcp_config, &cwd, &project, true).await?;
+        crate::mcp::start_deferring_sdk(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project, true).await?;
     let mut sdk_servers = Some(flagged);
     let mut incoming = protocol::read_stdin(wire.clone());
     let mut init = Initialize::default();
