@@ -25,7 +25,7 @@ fn the_cli_s_modules_have_no_import_cycle() {
     assert!(graph["run"].contains("session"), "{graph:?}");
     assert!(graph["session"].contains("scripted"), "{graph:?}");
     assert!(graph["run"].contains("scripted"), "{graph:?}");
-    assert!(graph["inspect"].contains("what_if"), "{graph:?}");
+    assert!(graph["replay"].contains("what_if"), "{graph:?}");
     assert!(graph["what_if"].contains("reading"), "{graph:?}");
-    assert!(graph["inspect"].contains("reading"), "{graph:?}");
+    assert!(graph["replay"].contains("reading"), "{graph:?}");
 }

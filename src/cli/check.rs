@@ -32,7 +32,7 @@ struct Case {
     failure: Option<String>,
 }
 
-pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     let files = files(&args.path)?;
     let mut cases = Vec::new();
     for file in &files {

@@ -25,7 +25,7 @@ pub struct CompactArgs {
     pub connection: ConnectionArgs,
 }
 
-pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: CompactArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;

@@ -4,12 +4,20 @@ use std::process::ExitCode;
 
 use reloop_tools::sandbox::{Availability, Sandbox};
 
+use super::options::JsonArg;
 use super::CliError;
 
-/// Prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
+/// `reloop doctor`: prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
 /// confined call; `json` for tools. Exit 0 either way: a machine without a sandbox is a fact
 /// to report, and sessions on it still run (every command then asks).
-pub fn doctor(json: bool) -> Result<ExitCode, CliError> {
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn run(args: DoctorArgs) -> Result<ExitCode, CliError> {
+    let json = args.json.json;
     let report = Sandbox::report();
     if json {
         let (available, why, bwrap) = match &report.availability {

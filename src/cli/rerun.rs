@@ -51,7 +51,7 @@ pub struct RerunArgs {
     pub output: OutputFormatArg,
 }
 
-pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
     let signals = super::signals::Signals::install()?;
     let invoked_from = current_dir()?;
     let journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;

@@ -1,6 +1,7 @@
-//! `reloop resume` and `reloop fork`: a journaled session continues in a new process.
+//! What `resume`, `fork`, `compact`, `rerun` and `worker` share: a journaled session continues
+//! in a new process.
 //!
-//! Both rebuild the model provider from the session header's `run_config` (provider, cassette,
+//! They rebuild the model provider from the session header's `run_config` (provider, cassette,
 //! model, cwd, the request offset of a fork), so nothing but the journal is needed to go on.
 //! Keys still come from the environment only, never from the journal.
 
@@ -9,125 +10,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use reloop_core::{transition, ContentBlock, Event, State};
+use reloop_core::State;
 use reloop_driver::PermissionSpec;
 use reloop_driver::SessionJournal;
 use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
 use reloop_hooks::Settings;
-use reloop_journal::{SessionHeader, StepRecord, ENGINE_VERSION};
+use reloop_journal::{SessionHeader, ENGINE_VERSION};
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::ToolRegistry;
 use serde_json::{json, Value};
 
-use super::options::{
-    reword, ConnectionArgs, CrashArg, MaxTurnsArg, McpArgs, OutputFormatArg, SessionArg, SettingsArg,
-};
-use super::{current_dir, CliError, JournalArg, OutputFormat};
-use crate::term::outln;
+use super::{CliError, OutputFormat};
 use crate::term::output::Printer;
-
-#[derive(clap::Args, Debug)]
-#[command(
-    mut_args(reword(&[
-        ("settings", "The settings file (hooks) the session ran with; hooks are not journaled"),
-        ("mcp_config", "The MCP servers to start again for a session that had some (as `reloop run` reads it); the session's \
-         `.mcp.json` is read too unless --strict-mcp-config. Their configuration is not journaled; without them \
-         the recorded tools answer that their server is not connected"),
-        ("strict_mcp_config", "Use only the --mcp-config servers"),
-    ]))
-)]
-pub struct ResumeArgs {
-    #[command(flatten)]
-    pub session: SessionArg,
-    #[command(flatten)]
-    pub journal: JournalArg,
-    #[command(flatten)]
-    pub output: OutputFormatArg,
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub settings: SettingsArg,
-    #[command(flatten)]
-    pub crash: CrashArg,
-    #[command(flatten)]
-    pub mcp: McpArgs,
-}
-
-#[derive(clap::Args, Debug)]
-#[command(mut_args(reword(&[
-    ("base_url", "The provider's base URL, when the parent's was not journaled [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
-    ("settings", "The settings file (hooks) the fork runs with; hooks are not journaled"),
-])))]
-pub struct ForkArgs {
-    /// The parent session: an id, a unique id prefix, or `last`.
-    pub session: String,
-    /// The parent's last step the fork keeps (see `reloop show SESSION --steps`).
-    #[arg(long, value_name = "SEQ")]
-    pub at: u64,
-    /// A new cassette; its first response answers the fork's first new request.
-    #[arg(long, value_name = "FILE")]
-    pub script: Option<PathBuf>,
-    /// Ask this model from the fork point on.
-    #[arg(long)]
-    pub model: Option<String>,
-    #[command(flatten)]
-    pub max_turns: MaxTurnsArg,
-    /// A new prompt, for a fork at a step where the parent had stopped.
-    #[arg(long)]
-    pub prompt: Option<String>,
-    #[command(flatten)]
-    pub journal: JournalArg,
-    #[command(flatten)]
-    pub output: OutputFormatArg,
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    #[command(flatten)]
-    pub settings: SettingsArg,
-    #[command(flatten)]
-    pub crash: CrashArg,
-}
-
-pub async fn resume(args: ResumeArgs) -> Result<ExitCode, CliError> {
-    let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
-    let id = unfinished_root(&journal, &journal.resolve(&args.session.session)?)?;
-    let header = journal.header(&id)?;
-    // Folded a step at a time: resuming a long session holds its state, not its steps.
-    let reloop_driver::Rebuilt { state, steps, .. } = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
-    if steps == 0 {
-        return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
-    }
-    if let Some(terminal) = state.terminal() {
-        let result = reloop_driver::outputs::result_of(&id, &state, 0);
-        match args.output.output_format {
-            OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),
-            format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    // `Session::resume` takes the session's lock itself; it is taken here too (a no-op there)
-    // so a session another process writes is refused before any MCP server is started for it.
-    journal.lock_session(&id)?;
-    let mut session = session_for(
-        &header,
-        journal,
-        args.connection.base_url.as_deref(),
-        args.connection.wire.timeouts(),
-        args.settings.settings.as_deref(),
-    )?
-    .with_crash_after_step(args.crash.crash_after_step);
-    if !session.run.mcp_servers.is_empty() {
-        // Live tools take the places of the recorded ones of the same name.
-        let cwd = session.run.cwd.clone();
-        let settings = match args.settings.settings.clone().or_else(|| session.run.settings.clone()) {
-            Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
-            None => serde_json::Map::new(),
-        };
-        let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings).await?;
-        crate::mcp::register(&servers, &mut session.tools);
-    }
-    let handle = session.resume(&id)?;
-    drive(handle, args.output.output_format).await
-}
 
 /// Where a fork of `parent_id` at `at` (its last step for `None`) starts, read from the journal
 /// a step at a time. A fork point outside the session is bad input; a journal that cannot be
@@ -165,67 +59,6 @@ pub(crate) fn write_fork(
     state.ok_or_else(|| CliError::Usage(format!("the fork of {parent_id} wrote no step")))
 }
 
-pub async fn fork(args: ForkArgs) -> Result<ExitCode, CliError> {
-    let invoked_from = current_dir()?;
-    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
-    let parent_id = journal.resolve(&args.session)?;
-    let parent = journal.header(&parent_id)?;
-
-    let mut core = parent.core_config.clone();
-    if let Some(model) = &args.model {
-        core = core.with_model(model.clone());
-    }
-    if args.max_turns.max_turns.is_some() {
-        core = core.with_max_turns(args.max_turns.max_turns);
-    }
-    let prefix = fork_point(&journal, &parent_id, Some(args.at), &core, "fork")?;
-    let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
-    match (&args.prompt, stopped) {
-        (None, true) => {
-            return Err(CliError::Usage(format!(
-                "session {parent_id} had stopped at step {} ({}); give the fork a --prompt TEXT to go on with",
-                args.at,
-                prefix.state.phase()
-            )))
-        }
-        (Some(_), false) => {
-            return Err(CliError::Usage(format!(
-                "session {parent_id} was still working at step {} ({}); a --prompt fits only where it had stopped",
-                args.at,
-                prefix.state.phase()
-            )))
-        }
-        _ => {}
-    }
-
-    let script = args.script.as_ref().map(|s| invoked_from.join(s));
-    let header = fork_header(&parent, args.at, &core, args.model.as_deref(), script, prefix.requests_done)?;
-    // The state is folded again as the steps are written: one is held at a time.
-    drop(prefix);
-    let id = header.id.clone();
-    // The provider is checked before anything is written, so a bad cassette leaves no fork.
-    let provider = provider_for(&header, args.connection.base_url.as_deref(), args.connection.wire.timeouts())?;
-    let state = write_fork(&mut journal, &header, &parent_id, args.at, &core)?;
-    if let Some(prompt) = &args.prompt {
-        // The new prompt is journaled like any step; the resume below sends its request.
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
-        let step = transition(state, event.clone());
-        let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
-        journal.append(&id, &record)?;
-    } else {
-        // The resume below rebuilds it from the journal.
-        drop(state);
-    }
-    if args.output.output_format == OutputFormat::Text {
-        outln!("forked {parent_id} at step {} as session {id}", args.at);
-    }
-    let session = session_with(provider, &header, journal, args.settings.settings.as_deref())?
-        .with_crash_after_step(args.crash.crash_after_step);
-    let handle = session.resume(&id)?;
-    drive(handle, args.output.output_format).await
-}
-
 /// The session to resume for `id`: a subagent's unfinished parent (and its parent, up the tree)
 /// goes on instead, and resumes the child itself, so the whole tree completes.
 pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<String, CliError> {
@@ -244,7 +77,7 @@ pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<Stri
     Ok(id)
 }
 
-fn session_for(
+pub(crate) fn session_for(
     header: &SessionHeader,
     journal: SessionJournal,
     base_url: Option<&str>,
@@ -460,6 +293,6 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }

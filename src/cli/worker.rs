@@ -49,7 +49,7 @@ enum Ended {
     Halted,
 }
 
-pub async fn worker(args: WorkerArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: WorkerArgs) -> Result<ExitCode, CliError> {
     let Some(url) = args.journal.shared_url().map(str::to_string) else {
         return Err(CliError::Usage(
             "reloop worker takes sessions from a shared journal: --journal postgres://...".into(),

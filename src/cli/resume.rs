@@ -1,0 +1,85 @@
+//! `reloop resume SESSION`: a session whose process stopped (a crash, a kill) goes on: whatever
+//! was in flight is asked again. The provider is rebuilt from the session's header, so nothing
+//! but the journal (and keys from the environment) is needed.
+
+use std::process::ExitCode;
+
+use reloop_driver::RunEvent;
+use reloop_hooks::Settings;
+
+use super::options::{
+    reword, ConnectionArgs, CrashArg, JournalArg, McpArgs, OutputFormat, OutputFormatArg, SessionArg, SettingsArg,
+};
+use super::session::{drive, session_for, unfinished_root};
+use super::{current_dir, CliError};
+use crate::term::outln;
+use crate::term::output::Printer;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    mut_args(reword(&[
+        ("settings", "The settings file (hooks) the session ran with; hooks are not journaled"),
+        ("mcp_config", "The MCP servers to start again for a session that had some (as `reloop run` reads it); the session's \
+         `.mcp.json` is read too unless --strict-mcp-config. Their configuration is not journaled; without them \
+         the recorded tools answer that their server is not connected"),
+        ("strict_mcp_config", "Use only the --mcp-config servers"),
+    ]))
+)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub settings: SettingsArg,
+    #[command(flatten)]
+    pub crash: CrashArg,
+    #[command(flatten)]
+    pub mcp: McpArgs,
+}
+
+pub async fn run(args: ResumeArgs) -> Result<ExitCode, CliError> {
+    let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
+    let id = unfinished_root(&journal, &journal.resolve(&args.session.session)?)?;
+    let header = journal.header(&id)?;
+    // Folded a step at a time: resuming a long session holds its state, not its steps.
+    let reloop_driver::Rebuilt { state, steps, .. } = reloop_driver::rebuild(&*journal, &id, &header.core_config)?;
+    if steps == 0 {
+        return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
+    }
+    if let Some(terminal) = state.terminal() {
+        let result = reloop_driver::outputs::result_of(&id, &state, 0);
+        match args.output.output_format {
+            OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),
+            format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // `Session::resume` takes the session's lock itself; it is taken here too (a no-op there)
+    // so a session another process writes is refused before any MCP server is started for it.
+    journal.lock_session(&id)?;
+    let mut session = session_for(
+        &header,
+        journal,
+        args.connection.base_url.as_deref(),
+        args.connection.wire.timeouts(),
+        args.settings.settings.as_deref(),
+    )?
+    .with_crash_after_step(args.crash.crash_after_step);
+    if !session.run.mcp_servers.is_empty() {
+        // Live tools take the places of the recorded ones of the same name.
+        let cwd = session.run.cwd.clone();
+        let settings = match args.settings.settings.clone().or_else(|| session.run.settings.clone()) {
+            Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
+            None => serde_json::Map::new(),
+        };
+        let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings).await?;
+        crate::mcp::register(&servers, &mut session.tools);
+    }
+    let handle = session.resume(&id)?;
+    drive(handle, args.output.output_format).await
+}
