@@ -6,8 +6,11 @@
 mod budget;
 mod cli;
 mod demo;
+mod error;
+mod launch;
 mod mcp;
 mod models;
+mod options;
 mod sdk;
 mod term;
 
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
     // A tool thread that ignores its cancel flag (a read stuck on a device) must not keep the
     // process alive: the runtime gets a bounded time to wind down, and hardly any once a signal
     // ended the run (the tools' process groups are killed by then).
-    runtime.shutdown_timeout(if cli::ending() { ENDING_GRACE } else { SHUTDOWN_GRACE });
+    runtime.shutdown_timeout(if launch::signals::ending() { ENDING_GRACE } else { SHUTDOWN_GRACE });
     term::flush_stdout();
     code
 }

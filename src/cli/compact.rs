@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use reloop_core::{Event, State};
 
-use super::options::{ConnectionArgs, OutputFormatArg};
-use super::session::{drive, fork_header, provider_for, session_with};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
+use crate::launch::drive::drive;
+use crate::launch::fork::fork_header;
+use crate::launch::recorded::{provider_for, session_with};
+use crate::options::{ConnectionArgs, OutputFormatArg};
 
 #[derive(clap::Args, Debug)]
 pub struct CompactArgs {
@@ -27,11 +29,11 @@ pub struct CompactArgs {
 
 pub async fn run(args: CompactArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
-    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
+    let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
     let core = parent.core_config.clone();
-    let prefix = super::session::fork_point(&journal, &parent_id, None, &core, "compact")?;
+    let prefix = crate::launch::fork::fork_point(&journal, &parent_id, None, &core, "compact")?;
     let at = prefix.at;
     if !matches!(prefix.state, State::Done(..)) {
         return Err(CliError::Usage(format!(
@@ -50,7 +52,7 @@ pub async fn run(args: CompactArgs) -> Result<ExitCode, CliError> {
     drop(prefix);
     let id = header.id.clone();
     let provider = provider_for(&header, args.connection.base_url.as_deref(), args.connection.wire.timeouts())?;
-    super::session::write_fork(&mut journal, &header, &parent_id, at, &core)?;
+    crate::launch::fork::write_fork(&mut journal, &header, &parent_id, at, &core)?;
     if args.output.output_format == OutputFormat::Text {
         crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");
     }

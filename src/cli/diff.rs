@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use reloop_journal::StepRecord;
 
-use super::options::{reword, JournalArg, JsonArg};
 use super::reading::open;
 use super::CliError;
+use crate::options::{reword, JournalArg, JsonArg};
 use crate::term::out;
 
 #[derive(clap::Args, Debug)]

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use reloop_tools::sandbox::{Availability, Sandbox};
 
-use super::options::JsonArg;
 use super::CliError;
+use crate::options::JsonArg;
 
 /// `reloop doctor`: prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
 /// confined call; `json` for tools. Exit 0 either way: a machine without a sandbox is a fact

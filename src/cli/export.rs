@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use super::options::{JournalArg, SessionArg};
 use super::reading::open;
 use super::CliError;
+use crate::options::{JournalArg, SessionArg};
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]

@@ -7,11 +7,13 @@ use std::process::ExitCode;
 use reloop_core::{transition, ContentBlock, Event, State};
 use reloop_journal::StepRecord;
 
-use super::options::{
+use super::{current_dir, CliError};
+use crate::launch::drive::drive;
+use crate::launch::fork::{fork_header, fork_point, now_ms, write_fork};
+use crate::launch::recorded::{provider_for, session_with};
+use crate::options::{
     reword, ConnectionArgs, CrashArg, JournalArg, MaxTurnsArg, OutputFormat, OutputFormatArg, SettingsArg,
 };
-use super::session::{drive, fork_header, fork_point, now_ms, provider_for, session_with, write_fork};
-use super::{current_dir, CliError};
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
@@ -50,7 +52,7 @@ pub struct ForkArgs {
 
 pub async fn run(args: ForkArgs) -> Result<ExitCode, CliError> {
     let invoked_from = current_dir()?;
-    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
+    let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;
     let parent = journal.header(&parent_id)?;
 

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use reloop_driver::SessionJournal;
 use serde_json::{json, Value};
 
-use super::options::{JournalArg, JsonArg};
 use super::reading::short;
 use super::{current_dir, CliError};
+use crate::options::{JournalArg, JsonArg};
 use crate::term::{errln, outln};
 
 #[derive(clap::Args, Debug)]
@@ -93,7 +93,7 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
 /// `reloop import claude-code FILE|DIR`: a transcript, or every transcript of a Claude Code
 /// project folder (`~/.claude/projects/<project>/`).
 fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bool) -> Result<ExitCode, CliError> {
-    let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
+    let mut journal = journal.open(&current_dir()?, crate::launch::journal::Open::Create)?;
     if !path.is_dir() {
         return match import_one(&mut journal, path, leaf)? {
             Outcome::AlreadyImported { id } => Err(CliError::Usage(format!(
@@ -198,7 +198,7 @@ fn dump(journal: &JournalArg, file: &Path, json: bool) -> Result<ExitCode, CliEr
     let dump = super::reread::Rereadable::open(file).map_err(cannot_read)?;
     let open = || dump.read().map_err(cannot_read);
     let head = reloop_journal::DumpHead::read(open()?).map_err(bad)?;
-    let mut journal = journal.open(&current_dir()?, super::journal::Open::Create)?;
+    let mut journal = journal.open(&current_dir()?, crate::launch::journal::Open::Create)?;
     let id = reloop_journal::load_dump(&mut *journal, &head, open()?).map_err(bad)?;
     if json {
         print(&json!({"session_id": id, "steps": head.steps}))?;

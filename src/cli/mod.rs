@@ -2,7 +2,6 @@
 //! helpers they share below them (option groups, journal opening, reading, signals). The
 //! commands form layers with no import cycle (tests/layout.rs).
 
-mod agents;
 mod check;
 mod compact;
 mod completions;
@@ -11,35 +10,30 @@ mod doctor;
 mod export;
 mod fork;
 mod import;
-pub(crate) mod journal;
 mod man;
-pub(crate) mod options;
 mod reading;
 mod replay;
 mod reread;
 mod rerun;
 mod resume;
 pub(crate) mod run;
-mod scripted;
-pub(crate) mod session;
 mod sessions;
 mod show;
-pub(crate) mod signals;
 mod tree;
 mod view;
 mod what_if;
 mod why;
 mod worker;
 
-pub use signals::ending;
-
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use options::{JournalArg, OutputFormat};
+pub use crate::error::CliError;
+pub use crate::options::{JournalArg, OutputFormat};
 pub use run::RunArgs;
+
+pub(crate) use crate::launch::current_dir;
 
 #[derive(Parser, Debug)]
 #[command(name = "reloop", version, about = "A replayable engine for coding-agent loops")]
@@ -100,25 +94,6 @@ pub enum Command {
     Why(why::WhyArgs),
 }
 
-/// Errors the binary turns into a message and an exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    #[error("{0}")]
-    Usage(String),
-    #[error(transparent)]
-    Journal(#[from] reloop_journal::JournalError),
-    #[error(transparent)]
-    Driver(#[from] reloop_driver::DriverError),
-    #[error("{0}")]
-    Io(String),
-}
-
-impl CliError {
-    pub fn exit_code(&self) -> u8 {
-        2
-    }
-}
-
 /// Whether `command` reads a journal and prints what may be long: such output goes through the
 /// pager on a terminal. A run, an import or a completion script never does.
 fn pages(command: &Command) -> bool {
@@ -157,8 +132,4 @@ pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Diff(args) => diff::run(args),
         Command::Why(args) => why::run(args),
     }
-}
-
-pub(crate) fn current_dir() -> Result<PathBuf, CliError> {
-    std::env::current_dir().map_err(|e| CliError::Io(format!("cannot read the current directory: {e}")))
 }

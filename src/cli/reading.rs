@@ -9,7 +9,7 @@ use super::{current_dir, CliError, JournalArg};
 
 /// Opens the journal to read it: the commands that call this never write.
 pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
-    journal.open(&current_dir()?, super::journal::Open::Reading)
+    journal.open(&current_dir()?, crate::launch::journal::Open::Reading)
 }
 
 /// Feeds a session's steps to `replayer`: SQLite's rows undecoded (the fast path), any other

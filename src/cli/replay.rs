@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use super::options::{JournalArg, JsonArg, OutputFormat, SessionArg};
 use super::reading::{feed, open};
 use super::CliError;
+use crate::options::{JournalArg, JsonArg, OutputFormat, SessionArg};
 use crate::term::{errln, outln};
 
 #[derive(clap::Args, Debug)]

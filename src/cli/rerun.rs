@@ -14,8 +14,8 @@ use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_driver::RunEvent;
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
-use super::options::{reword, ConnectionArgs, OutputFormatArg, SettingsArg};
 use super::{current_dir, CliError, JournalArg};
+use crate::options::{reword, ConnectionArgs, OutputFormatArg, SettingsArg};
 use crate::term::outln;
 use crate::term::output::Printer;
 
@@ -52,9 +52,9 @@ pub struct RerunArgs {
 }
 
 pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
-    let signals = super::signals::Signals::install()?;
+    let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
-    let journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
+    let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
     let recorded_id = journal.resolve(&args.session)?;
     let recorded = journal.header(&recorded_id)?;
     let recording = Arc::new(Recording::read(&*journal, &recorded, &recorded_id)?);
@@ -63,7 +63,7 @@ pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
     }
     let header = rerun_header(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)))?;
     let live = if args.then_live {
-        Some(super::session::provider_for(
+        Some(crate::launch::recorded::provider_for(
             &recorded,
             args.connection.base_url.as_deref(),
             args.connection.wire.timeouts(),
@@ -74,7 +74,7 @@ pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
     let provider = RecordedProvider::new(recording.clone(), live);
     let (divergence, matched) = (provider.divergence.clone(), provider.matched.clone());
     let mut session =
-        super::session::session_with(Arc::new(provider), &header, journal, args.settings.settings.as_deref())?;
+        crate::launch::recorded::session_with(Arc::new(provider), &header, journal, args.settings.settings.as_deref())?;
     for name in &args.recorded_tools {
         let Some(tool) = session.tools.get(name).cloned() else {
             return Err(CliError::Usage(format!("--recorded-tools {name}: the session offers no such tool")));
@@ -109,7 +109,7 @@ pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
     }
     handle.finish().await?;
     if watch.exit_code().is_some() {
-        super::signals::kill_child_groups();
+        crate::launch::signals::kill_child_groups();
     }
     let matched = matched.load(std::sync::atomic::Ordering::Relaxed);
     let divergence = divergence.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -5,13 +5,13 @@
 use std::process::ExitCode;
 
 use reloop_driver::RunEvent;
-use reloop_hooks::Settings;
 
-use super::options::{
+use super::{current_dir, CliError};
+use crate::launch::drive::drive;
+use crate::launch::recorded::{restart_mcp, session_for, unfinished_root};
+use crate::options::{
     reword, ConnectionArgs, CrashArg, JournalArg, McpArgs, OutputFormat, OutputFormatArg, SessionArg, SettingsArg,
 };
-use super::session::{drive, session_for, unfinished_root};
-use super::{current_dir, CliError};
 use crate::term::outln;
 use crate::term::output::Printer;
 
@@ -43,7 +43,7 @@ pub struct ResumeArgs {
 }
 
 pub async fn run(args: ResumeArgs) -> Result<ExitCode, CliError> {
-    let mut journal = args.journal.open(&current_dir()?, super::journal::Open::Existing)?;
+    let mut journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Existing)?;
     let id = unfinished_root(&journal, &journal.resolve(&args.session.session)?)?;
     let header = journal.header(&id)?;
     // Folded a step at a time: resuming a long session holds its state, not its steps.
@@ -70,16 +70,7 @@ pub async fn run(args: ResumeArgs) -> Result<ExitCode, CliError> {
         args.settings.settings.as_deref(),
     )?
     .with_crash_after_step(args.crash.crash_after_step);
-    if !session.run.mcp_servers.is_empty() {
-        // Live tools take the places of the recorded ones of the same name.
-        let cwd = session.run.cwd.clone();
-        let settings = match args.settings.settings.clone().or_else(|| session.run.settings.clone()) {
-            Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
-            None => serde_json::Map::new(),
-        };
-        let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings).await?;
-        crate::mcp::register(&servers, &mut session.tools);
-    }
+    restart_mcp(&mut session, &args.mcp, args.settings.settings.as_deref()).await?;
     let handle = session.resume(&id)?;
     drive(handle, args.output.output_format).await
 }

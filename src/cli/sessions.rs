@@ -7,9 +7,9 @@ use reloop_driver::SessionJournal;
 use reloop_journal::SessionOverview;
 use serde_json::{json, Value};
 
-use super::options::{JournalArg, JsonArg};
 use super::reading::{local_time, short};
 use super::{current_dir, CliError};
+use crate::options::{JournalArg, JsonArg};
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
@@ -74,7 +74,7 @@ impl Row {
 
 pub fn run(args: SessionsArgs) -> Result<ExitCode, CliError> {
     let json = args.json.json;
-    let journal = args.journal.open(&current_dir()?, super::journal::Open::Reading)?;
+    let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let mut rows: Vec<Row> = journal.overview()?.into_iter().map(Row::of).collect();
     // `last` is the session written most recently: the overview's last row.
     let last = rows.iter().rev().find(|r| r.overview.run_config.get("agent").is_none()).map(|r| r.overview.id.clone());

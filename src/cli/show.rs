@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use reloop_core::{ContentBlock, Role};
 use serde_json::json;
 
-use super::options::{JournalArg, JsonArg, SessionArg};
 use super::reading::open;
 use super::CliError;
+use crate::options::{JournalArg, JsonArg, SessionArg};
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]

@@ -20,8 +20,8 @@ use reloop_journal::{JournalError, SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::options::{JournalArg, SessionArg};
 use super::{current_dir, CliError};
+use crate::options::{JournalArg, SessionArg};
 use crate::term::outln;
 use reloop_driver::SessionJournal;
 
@@ -43,7 +43,7 @@ pub struct ViewArgs {
 
 pub fn run(args: ViewArgs) -> Result<ExitCode, CliError> {
     let (selector, output) = (args.session.session.as_str(), args.output);
-    let journal = args.journal.open(&current_dir()?, super::journal::Open::Reading)?;
+    let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let id = journal.resolve(selector)?;
     let header = journal.header(&id)?;
     let price = super::reading::price(&header);

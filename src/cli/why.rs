@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use reloop_driver::explain::{why_step, WhyFilter};
 use reloop_journal::StepRecord;
 
-use super::options::{JournalArg, JsonArg, SessionArg};
 use super::reading::open;
 use super::CliError;
+use crate::options::{JournalArg, JsonArg, SessionArg};
 use crate::term::{out, outln};
 
 #[derive(clap::Args, Debug)]

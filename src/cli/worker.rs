@@ -21,7 +21,8 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{journal, CliError, JournalArg};
+use super::{CliError, JournalArg};
+use crate::launch::journal;
 use crate::term::errln;
 
 #[derive(clap::Args, Debug)]
@@ -38,7 +39,7 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub exit_when_idle: bool,
     #[command(flatten)]
-    pub wire: super::options::WireArgs,
+    pub wire: crate::options::WireArgs,
 }
 
 /// How one claimed session's run ended.
@@ -123,7 +124,7 @@ pub async fn run(args: WorkerArgs) -> Result<ExitCode, CliError> {
     listener.abort();
     drop(spare);
     if stop.is_cancelled() {
-        super::signals::kill_child_groups();
+        crate::launch::signals::kill_child_groups();
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -182,11 +183,11 @@ async fn run_one(
 ) -> Result<Ended, CliError> {
     let journal = SessionJournal::Shared(Box::new(journal) as Box<dyn JournalBackend + Send>);
     let header = tokio::task::block_in_place(|| journal.header(&id))?;
-    let provider = match super::session::provider_for(&header, None, timeouts) {
+    let provider = match crate::launch::recorded::provider_for(&header, None, timeouts) {
         Ok(provider) => provider,
         Err(e) => return Ok(Ended::Finished(format!("error: {e}"))),
     };
-    let session = match super::session::session_with(provider, &header, journal, None) {
+    let session = match crate::launch::recorded::session_with(provider, &header, journal, None) {
         Ok(session) => session,
         Err(e) => return Ok(Ended::Finished(format!("error: {e}"))),
     };

@@ -10,9 +10,13 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::cli::options::{reword, value_names, ConnectionArgs, MaxTurnsArg, McpArgs, OutputFormatArg};
-use crate::cli::run::{InputFormat, ProviderKind, RunArgs};
-use crate::cli::JournalArg;
+use crate::options::{
+    reword, value_names, ConnectionArgs, InputFormat, JournalArg, MaxTurnsArg, McpArgs, OutputFormatArg, ProviderKind,
+};
+use reloop_hooks::Settings;
+
+use crate::launch::permissions::PermissionFlags;
+use crate::launch::NewSession;
 
 /// The Claude Code version whose wire reloop speaks: what `system/init` reports as
 /// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
@@ -375,8 +379,8 @@ impl PrintArgs {
     /// The model the session asks: `--model`, `ANTHROPIC_MODEL`, else the profile's default.
     pub fn model_name(&self) -> String {
         let rules = reloop_core::profile::ProfileId::parse(&self.compat).map(|p| p.profile());
-        self.run_args().model.unwrap_or_else(|| {
-            rules.and_then(|r| r.default_model).unwrap_or(crate::cli::run::DEFAULT_MODEL).to_string()
+        self.model_flag().unwrap_or_else(|| {
+            rules.and_then(|r| r.default_model).unwrap_or(crate::launch::new::DEFAULT_MODEL).to_string()
         })
     }
 
@@ -389,45 +393,55 @@ impl PrintArgs {
         }
     }
 
-    /// `reloop run`'s settings for the same session. The system prompt, the settings and the
-    /// tools are the caller's to apply (they may come from a file or `initialize`).
-    pub fn run_args(&self) -> RunArgs {
-        RunArgs {
-            prompt: self.prompt.clone(),
-            script: self.script.clone(),
-            demo: false,
-            cwd: None,
-            max_turns: self.max_turns,
+    /// The new session these flags ask for, in `cwd` (its journal there too). The system prompt,
+    /// the settings and the tools are the caller's to apply (they may come from a file or
+    /// `initialize`).
+    pub fn new_session(&self, cwd: PathBuf, settings: Settings, settings_path: Option<PathBuf>) -> NewSession {
+        NewSession {
             journal: self.journal.clone(),
-            output: self.output,
-            model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty())),
+            journal_base: cwd.clone(),
+            cwd,
+            provider: self.provider.unwrap_or(if self.script.is_some() {
+                ProviderKind::Scripted
+            } else {
+                ProviderKind::Anthropic
+            }),
+            demo: false,
+            script: self.script.clone(),
+            base_url: self.connection.base_url.clone(),
+            timeouts: self.connection.wire.timeouts(),
+            compat: self.compat.clone(),
+            model: self.model_flag(),
             max_output_tokens: None,
+            fallback_model: self.fallback_model.clone(),
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
-            provider: self.provider,
-            connection: self.connection.clone(),
-            fallback_model: self.fallback_model.clone(),
+            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
+            max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: false,
             token_budget: None,
-            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
-            settings: crate::cli::options::SettingsArg { settings: None },
-            permission_mode: self.permission_mode(),
-            allowed_tools: self.allowed_tools.clone(),
-            disallowed_tools: self.disallowed_tools.clone(),
-            add_dir: self.add_dir.clone(),
-            tool_env_keep: Vec::new(),
-            dangerously_allow_root: self.dangerously_allow_root,
             stop_hook_block_cap: 8,
-            input_format: self.input_format,
             context_window: None,
-            no_auto_compact: false,
+            auto_compact: true,
             max_budget_usd: self.max_budget_usd,
-            crash: crate::cli::options::CrashArg { crash_after_step: None },
-            compat: self.compat.clone(),
-            enqueue: false,
-            mcp: self.mcp.clone(),
+            crash_after_step: None,
+            settings,
+            settings_path,
+            permissions: PermissionFlags {
+                mode: self.permission_mode(),
+                dangerously_allow_root: self.dangerously_allow_root,
+                allowed_tools: self.allowed_tools.clone(),
+                disallowed_tools: self.disallowed_tools.clone(),
+                add_dir: self.add_dir.clone(),
+                tool_env_keep: Vec::new(),
+            },
         }
+    }
+
+    /// `--model`, else `ANTHROPIC_MODEL`.
+    fn model_flag(&self) -> Option<String> {
+        self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
     }
 
     /// The tool names `--tools` keeps (`None`: all), and the bare names `--disallowedTools`
@@ -468,7 +482,7 @@ impl PrintArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::OutputFormat;
+    use crate::options::OutputFormat;
 
     fn parse(args: &[&str]) -> PrintArgs {
         PrintArgs::try_parse_from(std::iter::once("reloop").chain(args.iter().copied())).unwrap()

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 pub use args::{is_print_mode, PrintArgs};
 
-use crate::cli::CliError;
+use crate::error::CliError;
 
 /// Now, as Claude Code's line timestamps write it.
 pub fn timestamp() -> String {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::task::JoinHandle;
 
-use super::CliError;
+use crate::error::CliError;
 
 /// How long an abort may take before the process ends without waiting for it.
 pub const GRACE: Duration = Duration::from_secs(5);

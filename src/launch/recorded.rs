@@ -1,63 +1,24 @@
-//! What `resume`, `fork`, `compact`, `rerun` and `worker` share: a journaled session continues
-//! in a new process.
+//! A journaled session rebuilt to go on in a new process: `resume`, `fork`, `compact`, `rerun`
+//! and `worker`.
 //!
 //! They rebuild the model provider from the session header's `run_config` (provider, cassette,
 //! model, cwd, the request offset of a fork), so nothing but the journal is needed to go on.
 //! Keys still come from the environment only, never from the journal.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures::StreamExt;
-use reloop_core::State;
 use reloop_driver::PermissionSpec;
 use reloop_driver::SessionJournal;
-use reloop_driver::{OffsetProvider, RunConfig, RunEvent, RunHandle, RunResult, Session};
+use reloop_driver::{OffsetProvider, RunConfig, Session};
 use reloop_hooks::Settings;
-use reloop_journal::{SessionHeader, ENGINE_VERSION};
+use reloop_journal::SessionHeader;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider};
 use reloop_tools::ToolRegistry;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{CliError, OutputFormat};
-use crate::term::output::Printer;
-
-/// Where a fork of `parent_id` at `at` (its last step for `None`) starts, read from the journal
-/// a step at a time. A fork point outside the session is bad input; a journal that cannot be
-/// read is the journal's error. `what` names the command in the message.
-pub(crate) fn fork_point(
-    journal: &SessionJournal,
-    parent_id: &str,
-    at: Option<u64>,
-    core: &reloop_core::Config,
-    what: &str,
-) -> Result<reloop_driver::ForkPoint, CliError> {
-    reloop_driver::fork_point_of(&**journal, parent_id, at, core).map_err(|e| match e {
-        reloop_driver::ForkError::Journal(e) => CliError::from(e),
-        e => CliError::Usage(format!("cannot {what} {parent_id}: {e}")),
-    })
-}
-
-/// Journals the fork `header` of `parent_id` with its first steps, the parent's up to `at`
-/// recomputed under `core`: they are read through a second connection while this one writes
-/// them, a step at a time, in one transaction, so a fork of any length holds none of them.
-/// Returns the state they lead to.
-pub(crate) fn write_fork(
-    journal: &mut SessionJournal,
-    header: &SessionHeader,
-    parent_id: &str,
-    at: u64,
-    core: &reloop_core::Config,
-) -> Result<State, CliError> {
-    let parent = journal.open_again()?;
-    let mut state = None;
-    journal.create_session_from(header, reloop_journal::Writer::Take, &mut |sink| {
-        state = Some(reloop_driver::fork_steps(&*parent, parent_id, at, core, sink)?);
-        Ok(())
-    })?;
-    state.ok_or_else(|| CliError::Usage(format!("the fork of {parent_id} wrote no step")))
-}
+use crate::error::CliError;
+use crate::options::McpArgs;
 
 /// The session to resume for `id`: a subagent's unfinished parent (and its parent, up the tree)
 /// goes on instead, and resumes the child itself, so the whole tree completes.
@@ -88,40 +49,22 @@ pub(crate) fn session_for(
     session_with(provider, header, journal, settings)
 }
 
-/// The header of a new session branching from `parent` after step `at`: the parent's run
-/// config, with a new model or a new cassette (answering from the fork's first new request).
-pub(crate) fn fork_header(
-    parent: &SessionHeader,
-    at: u64,
-    core: &reloop_core::Config,
-    model: Option<&str>,
-    script: Option<PathBuf>,
-    requests_done: u32,
-) -> Result<SessionHeader, CliError> {
-    let mut run = parent.run_config.clone();
-    let Some(fields) = run.as_object_mut() else {
-        return Err(CliError::Usage(format!("session {} has no run config to fork from", parent.id)));
+/// Starts again the MCP servers of a journaled session that had some (`mcp`, and the `.mcp.json`
+/// of its working directory unless `--strict-mcp-config`): their live tools take the places of
+/// the recorded ones of the same name. Their configuration is not journaled, so it comes from
+/// the flags; `settings` is the settings file given now, else the session's.
+pub(crate) async fn restart_mcp(session: &mut Session, mcp: &McpArgs, settings: Option<&Path>) -> Result<(), CliError> {
+    if session.run.mcp_servers.is_empty() {
+        return Ok(());
+    }
+    let cwd = session.run.cwd.clone();
+    let settings = match settings.map(Path::to_path_buf).or_else(|| session.run.settings.clone()) {
+        Some(path) => Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?.other,
+        None => serde_json::Map::new(),
     };
-    fields.entry("max_output_tokens").or_insert(json!(core.max_output_tokens));
-    fields.entry("model").or_insert(json!(core.model));
-    if let Some(model) = model {
-        fields.insert("model".into(), json!(model));
-    }
-    // A fork of a subagent is a session of its own: it answers no call of the parent.
-    fields.remove("agent");
-    if let Some(script) = script {
-        fields.insert("provider".into(), json!("scripted"));
-        fields.insert("script".into(), json!(script));
-        fields.insert("request_offset".into(), json!(requests_done));
-    }
-    Ok(SessionHeader {
-        id: reloop_driver::new_session_id(),
-        created_at_ms: now_ms(),
-        engine_version: ENGINE_VERSION.to_string(),
-        core_config: core.clone(),
-        run_config: run,
-        parent: Some((parent.id.clone(), at)),
-    })
+    let servers = crate::mcp::start(&mcp.mcp_config, mcp.strict_mcp_config, &cwd, &settings).await?;
+    crate::mcp::register(&servers, &mut session.tools);
+    Ok(())
 }
 
 pub(crate) fn session_with(
@@ -221,78 +164,6 @@ pub(crate) fn provider_for(
     Ok(if offset > 0 { Arc::new(OffsetProvider::new(inner, offset)) } else { inner })
 }
 
-/// Prints the run as it goes and returns its exit code; SIGINT, SIGTERM and SIGHUP abort it.
-pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
-    let signals = super::signals::Signals::install()?;
-    let (_, code) = drive_with(handle, &mut Printer::new(format, false).live(), signals).await?;
-    Ok(code)
-}
-
-/// What shows a live run's events: reloop's own [`Printer`], or the print mode's Claude Code
-/// lines.
-pub(crate) trait ShowEvents {
-    fn on_event(&mut self, event: &RunEvent);
-}
-
-impl ShowEvents for Printer {
-    fn on_event(&mut self, event: &RunEvent) {
-        Printer::on_event(self, event)
-    }
-}
-
-/// Runs `handle` to its end, showing its events. A signal aborts the run, and so does a stdout
-/// nobody reads any more (as SIGPIPE would end a program that cannot write); see
-/// [`live_exit_code`].
-pub(crate) async fn drive_with(
-    mut handle: RunHandle,
-    printer: &mut impl ShowEvents,
-    signals: super::signals::Signals,
-) -> Result<(RunResult, ExitCode), CliError> {
-    let abort = handle.abort_handle();
-    let on_signal = handle.abort_handle();
-    let watch = signals.watch(Arc::new(move || on_signal.abort()));
-    let mut result: Option<RunResult> = None;
-    let mut reader_gone = false;
-    while let Some(event) = handle.next().await {
-        printer.on_event(&event);
-        if let RunEvent::Finished(r) = event {
-            result = Some(r);
-        }
-        if !reader_gone && crate::term::stdout_closed() {
-            reader_gone = true;
-            super::signals::mark_ending();
-            abort.abort();
-        }
-    }
-    handle.finish().await?;
-    let result = result.ok_or_else(|| CliError::Io("the run ended without a result".into()))?;
-    let code = live_exit_code(&watch, reader_gone, result.is_error);
-    Ok((result, code))
-}
-
-/// How a live run ends: 128 + the number of the signal that stopped it, 141 when its stdout was
-/// closed, else 1 for a run that ended in error and 0 otherwise. After a signal or a closed
-/// stdout, whatever the tools left alive is killed.
-pub(crate) fn live_exit_code(watch: &super::signals::Watch, reader_gone: bool, is_error: bool) -> ExitCode {
-    match (watch.exit_code(), reader_gone) {
-        (Some(code), _) => {
-            // The tools were told to stop; anything of theirs still alive goes now.
-            super::signals::kill_child_groups();
-            code
-        }
-        (None, true) => {
-            super::signals::kill_child_groups();
-            ExitCode::from(128 + libc::SIGPIPE as u8)
-        }
-        (None, false) if is_error => ExitCode::from(1),
-        (None, false) => ExitCode::SUCCESS,
-    }
-}
-
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }

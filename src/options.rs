@@ -1,5 +1,6 @@
 //! The option groups more than one command takes, each defined once (its name, type, parser,
-//! default and environment variable) and flattened into every command that takes it.
+//! default and environment variable) and flattened into every command that takes it: the
+//! `reloop` subcommands' and the print mode's.
 //!
 //! A command whose option means something narrower words its help for itself with
 //! [`help`] in a `mut_arg`, so `--help` says what the option does there while the option
@@ -136,4 +137,19 @@ pub struct CrashArg {
     /// Crash tests: abort the process right after journaling step N (as `kill -9` would).
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after_step: Option<u64>,
+}
+
+/// How `reloop run` and the print mode read their prompt.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Text,
+    StreamJson,
+}
+
+/// Who answers a new session's requests.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Scripted,
+    Anthropic,
+    Openai,
 }
