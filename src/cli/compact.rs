@@ -2,11 +2,11 @@
 //! stays replayable.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use reloop_core::{Event, State};
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
+use crate::error::Exit;
 use crate::launch::drive::drive;
 use crate::launch::fork::fork_header;
 use crate::launch::recorded::{provider_for, session_with};
@@ -27,7 +27,7 @@ pub struct CompactArgs {
     pub connection: ConnectionArgs,
 }
 
-pub async fn run(args: CompactArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: CompactArgs) -> Result<Exit, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;

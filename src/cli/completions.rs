@@ -1,11 +1,10 @@
 //! `reloop completions SHELL`: generated from the same clap definition that parses the command
 //! line, so it can never name a flag reloop does not take.
 
-use std::process::ExitCode;
-
 use clap::CommandFactory;
 
 use super::{Cli, CliError};
+use crate::error::Exit;
 
 #[derive(clap::Args, Debug)]
 pub struct CompletionsArgs {
@@ -15,7 +14,7 @@ pub struct CompletionsArgs {
 }
 
 /// The completion script for the shell, on stdout.
-pub fn run(args: CompletionsArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: CompletionsArgs) -> Result<Exit, CliError> {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "reloop", &mut script);
@@ -23,8 +22,8 @@ pub fn run(args: CompletionsArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Writes generated text to stdout.
-pub(crate) fn write_generated(bytes: Vec<u8>) -> Result<ExitCode, CliError> {
+pub(crate) fn write_generated(bytes: Vec<u8>) -> Result<Exit, CliError> {
     let text = String::from_utf8(bytes).map_err(|e| CliError::Io(format!("generated text is not UTF-8: {e}")))?;
     crate::term::write_stdout(&text, false);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

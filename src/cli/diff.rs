@@ -1,11 +1,10 @@
 //! `reloop diff A B`: where two sessions part ways.
 
-use std::process::ExitCode;
-
 use reloop_journal::StepRecord;
 
 use super::reading::open;
 use super::CliError;
+use crate::error::Exit;
 use crate::options::{reword, JournalArg, JsonArg};
 use crate::term::out;
 
@@ -25,7 +24,7 @@ pub struct DiffArgs {
 /// `reloop diff A B`: exit 0 when the sessions agree, 1 when they part ways. Both sessions are
 /// walked a step at a time (A twice), so sessions of any length compare in the memory of a hash
 /// a compared step.
-pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: DiffArgs) -> Result<Exit, CliError> {
     let (journal, a, b, json) = (&args.journal, args.a.as_str(), args.b.as_str(), args.json.json);
     let opened = open(journal)?;
     let (id_a, id_b) = (opened.resolve(a)?, opened.resolve(b)?);
@@ -46,5 +45,5 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     } else {
         out!("{}", reloop_driver::diff::text(&d));
     }
-    Ok(if d.first_difference.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if d.first_difference.is_some() { Exit::Failed } else { Exit::Success })
 }

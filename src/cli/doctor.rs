@@ -1,10 +1,9 @@
 //! `reloop doctor`: what containment this machine gives the processes tools start, measured.
 
-use std::process::ExitCode;
-
 use reloop_tools::sandbox::{Availability, Sandbox};
 
 use super::CliError;
+use crate::error::Exit;
 use crate::options::JsonArg;
 
 /// `reloop doctor`: prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
@@ -16,7 +15,7 @@ pub struct DoctorArgs {
     pub json: JsonArg,
 }
 
-pub fn run(args: DoctorArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: DoctorArgs) -> Result<Exit, CliError> {
     let json = args.json.json;
     let report = Sandbox::report();
     if json {
@@ -37,7 +36,7 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode, CliError> {
             }
         });
         crate::term::write_stdout(&format!("{value}\n"), false);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let mut lines = Vec::new();
     match &report.availability {
@@ -71,5 +70,5 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode, CliError> {
         lines.push(format!("  a confined process starts in {confined:.1} ms (a plain one: {plain:.1} ms)"));
     }
     crate::term::write_stdout(&(lines.join("\n") + "\n"), false);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

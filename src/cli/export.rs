@@ -1,10 +1,9 @@
 //! `reloop export SESSION`: a session written out as messages, stream-json lines, Claude Code
 //! transcript lines or a session dump, a step at a time.
 
-use std::process::ExitCode;
-
 use super::reading::open;
 use super::CliError;
+use crate::error::Exit;
 use crate::options::{JournalArg, SessionArg};
 use crate::term::outln;
 
@@ -29,7 +28,7 @@ pub enum ExportKind {
     Journal,
 }
 
-pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: ExportArgs) -> Result<Exit, CliError> {
     let (journal, selector, kind) = (&args.journal, args.session.session.as_str(), args.format);
     if kind == ExportKind::Journal {
         let journal = open(journal)?;
@@ -46,15 +45,15 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
         })();
         match written {
             // The reader went away: a normal end.
-            Err(_) if crate::term::stdout_closed() => return Ok(ExitCode::SUCCESS),
+            Err(_) if crate::term::stdout_closed() => return Ok(Exit::Success),
             written => written?,
         }
         std::io::Write::write_all(&mut out, b"\n").map_err(|e| CliError::Io(e.to_string()))?;
         out.finish();
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let format = match kind {
-        ExportKind::Journal => return Ok(ExitCode::SUCCESS),
+        ExportKind::Journal => return Ok(Exit::Success),
         ExportKind::Messages => reloop_import::ExportFormat::Messages,
         ExportKind::StreamJson => reloop_import::ExportFormat::StreamJson,
         ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,
@@ -81,7 +80,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
     }
     match exported.and_then(|exporter| exporter.finish(&mut out)) {
         // The reader went away: a normal end.
-        Err(_) if crate::term::stdout_closed() => return Ok(ExitCode::SUCCESS),
+        Err(_) if crate::term::stdout_closed() => return Ok(Exit::Success),
         failed => failed.map_err(|e| CliError::Io(e.to_string()))?,
     }
     // As before, an export that wrote nothing still ends its (empty) line.
@@ -90,5 +89,5 @@ pub fn run(args: ExportArgs) -> Result<ExitCode, CliError> {
     if !ends_line {
         outln!();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

@@ -2,12 +2,12 @@
 //! it, then its own way (a new cassette, model or prompt).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use reloop_core::{transition, ContentBlock, Event, State};
 use reloop_journal::StepRecord;
 
 use super::{current_dir, CliError};
+use crate::error::Exit;
 use crate::launch::drive::drive;
 use crate::launch::fork::{fork_header, fork_point, now_ms, write_fork};
 use crate::launch::recorded::{provider_for, session_with};
@@ -50,7 +50,7 @@ pub struct ForkArgs {
     pub crash: CrashArg,
 }
 
-pub async fn run(args: ForkArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: ForkArgs) -> Result<Exit, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
     let parent_id = journal.resolve(&args.session)?;

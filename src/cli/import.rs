@@ -2,13 +2,13 @@
 //! into the journal once each, and session dumps written back verbatim.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use reloop_driver::SessionJournal;
 use serde_json::{json, Value};
 
 use super::reading::short;
 use super::{current_dir, CliError};
+use crate::error::Exit;
 use crate::options::{JournalArg, JsonArg};
 use crate::term::{errln, outln};
 
@@ -36,7 +36,7 @@ pub enum ImportFormat {
     Journal,
 }
 
-pub fn run(args: ImportArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: ImportArgs) -> Result<Exit, CliError> {
     match args.format {
         ImportFormat::ClaudeCode => transcripts(&args.journal, &args.file, args.leaf, args.json.json),
         ImportFormat::Journal => dump(&args.journal, &args.file, args.json.json),
@@ -92,7 +92,7 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
 
 /// `reloop import claude-code FILE|DIR`: a transcript, or every transcript of a Claude Code
 /// project folder (`~/.claude/projects/<project>/`).
-fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bool) -> Result<ExitCode, CliError> {
+fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bool) -> Result<Exit, CliError> {
     let mut journal = journal.open(&current_dir()?, crate::launch::journal::Open::Create)?;
     if !path.is_dir() {
         return match import_one(&mut journal, path, leaf)? {
@@ -103,7 +103,7 @@ fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bo
             ))),
             outcome => {
                 report(path, &outcome, json)?;
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }
         };
     }
@@ -143,7 +143,7 @@ fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bo
     if !json {
         outln!("{imported} imported, {already} already imported, {failed} could not be imported ({})", path.display());
     }
-    Ok(if imported + already == 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if imported + already == 0 { Exit::BadInput } else { Exit::Success })
 }
 
 fn print(value: &Value) -> Result<(), CliError> {
@@ -189,7 +189,7 @@ fn report(file: &Path, outcome: &Outcome, json: bool) -> Result<(), CliError> {
 /// `reloop import journal FILE`: a session dump, written verbatim. The dump is read twice, a
 /// step at a time: checked whole before the journal is opened, then written (see
 /// `reloop_journal::load_dump`); a pipe is copied to a temporary file first (`Rereadable`).
-fn dump(journal: &JournalArg, file: &Path, json: bool) -> Result<ExitCode, CliError> {
+fn dump(journal: &JournalArg, file: &Path, json: bool) -> Result<Exit, CliError> {
     let cannot_read = |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
     let bad = |e: reloop_journal::JournalError| match e {
         reloop_journal::JournalError::Dump(_) => CliError::Usage(format!("{}: {e}", file.display())),
@@ -205,5 +205,5 @@ fn dump(journal: &JournalArg, file: &Path, json: bool) -> Result<ExitCode, CliEr
     } else {
         outln!("imported {} as session {id}: {} steps", file.display(), head.steps);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

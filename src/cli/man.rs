@@ -1,18 +1,17 @@
 //! `reloop man`: the man page, generated from the same clap definition that parses the command
 //! line, so it can never name a flag reloop does not take.
 
-use std::process::ExitCode;
-
 use clap::CommandFactory;
 
 use super::{Cli, CliError};
+use crate::error::Exit;
 
 #[derive(clap::Args, Debug)]
 pub struct ManArgs {}
 
 /// The man page (section 1, roff), on stdout: the top-level page, then one page per
 /// subcommand, as `man -l` reads them.
-pub fn run(_: ManArgs) -> Result<ExitCode, CliError> {
+pub fn run(_: ManArgs) -> Result<Exit, CliError> {
     let mut command = Cli::command();
     // Built, so each subcommand carries the global flags (--no-pager) into its own page.
     command.build();

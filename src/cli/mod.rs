@@ -25,11 +25,9 @@ mod what_if;
 mod why;
 mod worker;
 
-use std::process::ExitCode;
-
 use clap::{Parser, Subcommand};
 
-pub use crate::error::CliError;
+pub use crate::error::{CliError, Exit};
 pub use crate::options::{JournalArg, OutputFormat};
 pub use run::RunArgs;
 
@@ -108,7 +106,7 @@ fn pages(command: &Command) -> bool {
     )
 }
 
-pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     if pages(&cli.command) {
         crate::term::pager::start(cli.no_pager);
     }

@@ -1,10 +1,9 @@
 //! `reloop replay SESSION`: the session's journal through today's engine, with no model and no
 //! tools; `--set KEY=VALUE` replays it under changed rules instead ([`super::what_if`]).
 
-use std::process::ExitCode;
-
 use super::reading::{feed, open};
 use super::CliError;
+use crate::error::Exit;
 use crate::options::{JournalArg, JsonArg, OutputFormat, SessionArg};
 use crate::term::{errln, outln};
 
@@ -28,7 +27,7 @@ pub struct ReplayArgs {
     pub set: Vec<String>,
 }
 
-pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let (journal, selector, json, format) =
         (&args.journal, args.session.session.as_str(), args.json.json, args.output_format);
     let (flips, set) = (args.flip_flag.as_slice(), args.set.as_slice());
@@ -48,7 +47,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
             return Ok(code);
         }
         // The session's subagents replay from their own steps, each under its call.
-        let mut diverged = code != ExitCode::SUCCESS;
+        let mut diverged = code != Exit::Success;
         for (depth, sub) in super::tree::subagents(&journal, &id)? {
             let header = journal.header(&sub.id)?;
             let mut replayer = reloop_driver::Replayer::new(&header, flips);
@@ -69,7 +68,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
                 super::reading::short(&sub.id)
             );
         }
-        return Ok(if diverged { ExitCode::from(3) } else { ExitCode::SUCCESS });
+        return Ok(if diverged { Exit::Diverged } else { Exit::Success });
     }
     // The stream first, as the live run printed it, then a divergence if there is one. Two
     // walks over the journal, each holding one step and one state: the replay that compares, and
@@ -102,15 +101,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, CliError> {
     Ok(exit_of(&report))
 }
 
-fn exit_of(report: &reloop_driver::ReplayReport) -> ExitCode {
+fn exit_of(report: &reloop_driver::ReplayReport) -> Exit {
     if report.divergence.is_some() {
-        ExitCode::from(3)
+        Exit::Diverged
     } else {
-        ExitCode::SUCCESS
+        Exit::Success
     }
 }
 
-fn print_replay(report: &reloop_driver::ReplayReport, json: bool) -> Result<ExitCode, CliError> {
+fn print_replay(report: &reloop_driver::ReplayReport, json: bool) -> Result<Exit, CliError> {
     if json {
         print_json(report)?;
     } else {

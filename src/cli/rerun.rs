@@ -6,7 +6,6 @@
 //! `view` show where it parted.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -15,6 +14,7 @@ use reloop_driver::RunEvent;
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg};
+use crate::error::Exit;
 use crate::options::{reword, ConnectionArgs, OutputFormatArg, SettingsArg};
 use crate::term::outln;
 use crate::term::output::Printer;
@@ -51,7 +51,7 @@ pub struct RerunArgs {
     pub output: OutputFormatArg,
 }
 
-pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
     let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
@@ -130,11 +130,11 @@ pub async fn run(args: RerunArgs) -> Result<ExitCode, CliError> {
             if args.then_live {
                 outln!("  the recorded session's model answered from there (--then-live)");
             }
-            Ok(ExitCode::from(3))
+            Ok(Exit::Diverged)
         }
         None => {
             outln!("rerun of {recorded_id} as session {rerun_id}: {matched} requests as recorded, identical");
-            Ok(if last.is_some_and(|r| r.is_error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            Ok(if last.is_some_and(|r| r.is_error) { Exit::Failed } else { Exit::Success })
         }
     }
 }

@@ -2,11 +2,10 @@
 //! was in flight is asked again. The provider is rebuilt from the session's header, so nothing
 //! but the journal (and keys from the environment) is needed.
 
-use std::process::ExitCode;
-
 use reloop_driver::RunEvent;
 
 use super::{current_dir, CliError};
+use crate::error::Exit;
 use crate::launch::drive::drive;
 use crate::launch::recorded::{restart_mcp, session_for, unfinished_root};
 use crate::options::{
@@ -42,7 +41,7 @@ pub struct ResumeArgs {
     pub mcp: McpArgs,
 }
 
-pub async fn run(args: ResumeArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: ResumeArgs) -> Result<Exit, CliError> {
     let mut journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Existing)?;
     let id = unfinished_root(&journal, &journal.resolve(&args.session.session)?)?;
     let header = journal.header(&id)?;
@@ -57,7 +56,7 @@ pub async fn run(args: ResumeArgs) -> Result<ExitCode, CliError> {
             OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),
             format => Printer::new(format, false).on_event(&RunEvent::Finished(result)),
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     // `Session::resume` takes the session's lock itself; it is taken here too (a no-op there)
     // so a session another process writes is refused before any MCP server is started for it.

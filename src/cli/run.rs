@@ -1,7 +1,6 @@
 //! `reloop run`: a new session on a prompt, its flags read into a [`NewSession`] and launched.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use reloop_core::ContentBlock;
 use reloop_hooks::Settings;
@@ -9,6 +8,7 @@ use reloop_tools::ToolRegistry;
 
 use super::{current_dir, CliError, JournalArg};
 use crate::demo;
+use crate::error::Exit;
 use crate::launch::permissions::PermissionFlags;
 use crate::launch::NewSession;
 use crate::options::{
@@ -127,7 +127,7 @@ pub struct RunArgs {
     pub enqueue: bool,
 }
 
-pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     // Listening starts first, so a signal during setup is acted on once the run exists.
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
@@ -175,7 +175,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     if args.enqueue {
         let id = session.enqueue(vec![ContentBlock::text(prompt)])?;
         crate::term::outln!("{id}");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let handle = session.start(vec![ContentBlock::text(prompt.clone())])?;
     if let Some(mut rx) = stdin_messages {

@@ -1,14 +1,13 @@
 //! `reloop sessions`: the journal as a person reads it: one entry per session, forks and
 //! subagents under their parents.
 
-use std::process::ExitCode;
-
 use reloop_driver::SessionJournal;
 use reloop_journal::SessionOverview;
 use serde_json::{json, Value};
 
 use super::reading::{local_time, short};
 use super::{current_dir, CliError};
+use crate::error::Exit;
 use crate::options::{JournalArg, JsonArg};
 use crate::term::outln;
 
@@ -72,7 +71,7 @@ impl Row {
     }
 }
 
-pub fn run(args: SessionsArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     let json = args.json.json;
     let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let mut rows: Vec<Row> = journal.overview()?.into_iter().map(Row::of).collect();
@@ -101,11 +100,11 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode, CliError> {
             })
             .collect::<Result<_, CliError>>()?;
         crate::term::json_line(&out, true).map_err(|e| CliError::Io(e.to_string()))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     if rows.is_empty() {
         outln!("no sessions yet");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.overview.id.as_str()).collect();
     // A subagent sits under the session whose call it answered, as a fork under its parent.
@@ -140,5 +139,5 @@ pub fn run(args: SessionsArgs) -> Result<ExitCode, CliError> {
         outln!("{indent}          {}: {}", r.source, reloop_driver::timeline::shorten(&r.prompt, 72));
         stack.extend(children(Some(&o.id)).into_iter().rev().map(|c| (c, depth + 1)));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

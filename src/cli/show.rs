@@ -1,13 +1,12 @@
 //! `reloop show SESSION`: a session rebuilt from the journal: its conversation, its transition
 //! trace (`--steps`), or the exact request of a turn (`--turn N`, `--request R`).
 
-use std::process::ExitCode;
-
 use reloop_core::{ContentBlock, Role};
 use serde_json::json;
 
 use super::reading::open;
 use super::CliError;
+use crate::error::Exit;
 use crate::options::{JournalArg, JsonArg, SessionArg};
 use crate::term::outln;
 
@@ -30,7 +29,7 @@ pub struct ShowArgs {
     pub json: JsonArg,
 }
 
-pub fn run(args: ShowArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: ShowArgs) -> Result<Exit, CliError> {
     let (journal, session, json) = (&args.journal, args.session.session.as_str(), args.json.json);
     match (args.steps, args.turn, args.request) {
         (true, _, _) => trace(journal, session, json),
@@ -44,7 +43,7 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
-fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
     let reloop_driver::Rebuilt { state, steps, .. } =
@@ -78,7 +77,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             Err(_) if crate::term::stdout_closed() => {}
             written => written.map_err(|e| CliError::Io(e.to_string()))?,
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     outln!(
         "session {}  (engine {}, {} steps, rules {})",
@@ -118,10 +117,10 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
     if let Some(t) = state.terminal() {
         outln!("terminal: {}", t.reason().as_str());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
-fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, CliError> {
+fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit, CliError> {
     let journal = open(journal)?;
     let id = journal.resolve(selector)?;
     // Streamed a step at a time, so a session of any length is shown in the memory of one step.
@@ -148,11 +147,11 @@ fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<ExitCode, C
     if json {
         array.end();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// `reloop show SESSION --turn N`: the request as the provider sent it, as JSON.
-fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -> Result<ExitCode, CliError> {
+fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -> Result<Exit, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
     // The steps are read up to the one that sent the request, a step at a time.
@@ -179,5 +178,5 @@ fn request(journal: &JournalArg, selector: &str, at: reloop_driver::RequestAt) -
         "format": rebuilt.format,
         "body": rebuilt.body,
     }))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

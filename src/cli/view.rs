@@ -11,7 +11,6 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use reloop_core::{Event, Reason};
 use reloop_driver::explain::{why_step, WhyFilter};
@@ -21,6 +20,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{current_dir, CliError};
+use crate::error::Exit;
 use crate::options::{JournalArg, SessionArg};
 use crate::term::outln;
 use reloop_driver::SessionJournal;
@@ -41,7 +41,7 @@ pub struct ViewArgs {
     pub journal: JournalArg,
 }
 
-pub fn run(args: ViewArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: ViewArgs) -> Result<Exit, CliError> {
     let (selector, output) = (args.session.session.as_str(), args.output);
     let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let id = journal.resolve(selector)?;
@@ -67,7 +67,7 @@ pub fn run(args: ViewArgs) -> Result<ExitCode, CliError> {
     if let Err(e) = write_page(&path, &header.id, &parts, &journal, steps) {
         // `-o /dev/stdout` into a reader that has gone: a normal end, as for any output.
         if matches!(&e, PageError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe) {
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Exit::Success);
         }
         // A page cut short would open as a broken timeline: better none.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
@@ -79,7 +79,7 @@ pub fn run(args: ViewArgs) -> Result<ExitCode, CliError> {
         });
     }
     outln!("wrote {} ({} steps); open it in a browser", path.display(), steps);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// The page's `session` object: who and what the session is, its totals and how it ended.

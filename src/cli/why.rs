@@ -1,12 +1,11 @@
 //! `reloop why SESSION`: why each turn of a session continued or stopped, in the loop's words.
 
-use std::process::ExitCode;
-
 use reloop_driver::explain::{why_step, WhyFilter};
 use reloop_journal::StepRecord;
 
 use super::reading::open;
 use super::CliError;
+use crate::error::Exit;
 use crate::options::{JournalArg, JsonArg, SessionArg};
 use crate::term::{out, outln};
 
@@ -35,7 +34,7 @@ pub struct WhyArgs {
     pub json: JsonArg,
 }
 
-pub fn run(args: WhyArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
     let (journal, selector, json, dot) = (&args.journal, args.session.session.as_str(), args.json.json, args.dot);
     let filter = WhyFilter { turn: args.turn, prompt: args.prompt, reason: args.reason.clone(), ignored: args.steps };
     let opened = open(journal)?;
@@ -51,7 +50,7 @@ pub fn run(args: WhyArgs) -> Result<ExitCode, CliError> {
             Ok(true)
         })?;
         out!("{}", reloop_driver::explain::dot(&header, &steps));
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     // Two walks over the journal, each holding one step: the facts of the whole session, then
     // the decisions, which read them.
@@ -96,5 +95,5 @@ pub fn run(args: WhyArgs) -> Result<ExitCode, CliError> {
     } else {
         super::tree::print_subagents(journal, &header.id)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

@@ -10,7 +10,6 @@
 //! they are, without journaling an abort (which would end them for good), gives their leases up
 //! and exits 0. Every session it held is left as a crash would leave it, for the next worker.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -22,6 +21,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{CliError, JournalArg};
+use crate::error::Exit;
 use crate::launch::journal;
 use crate::term::errln;
 
@@ -50,7 +50,7 @@ enum Ended {
     Halted,
 }
 
-pub async fn run(args: WorkerArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
     let Some(url) = args.journal.shared_url().map(str::to_string) else {
         return Err(CliError::Usage(
             "reloop worker takes sessions from a shared journal: --journal postgres://...".into(),
@@ -126,7 +126,7 @@ pub async fn run(args: WorkerArgs) -> Result<ExitCode, CliError> {
     if stop.is_cancelled() {
         crate::launch::signals::kill_child_groups();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// A new connection to the shared journal (connecting blocks: off the runtime's threads).

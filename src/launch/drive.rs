@@ -1,19 +1,18 @@
 //! A launched session run to its end: its events shown as they come, signals and a closed stdout
 //! turned into an abort, and the exit code of how it ended.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
 use reloop_driver::{RunEvent, RunHandle, RunResult};
 
 use super::signals::{self, Signals, Watch};
-use crate::error::CliError;
+use crate::error::{CliError, Exit};
 use crate::options::OutputFormat;
 use crate::term::output::Printer;
 
 /// Prints the run as it goes and returns its exit code; SIGINT, SIGTERM and SIGHUP abort it.
-pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<ExitCode, CliError> {
+pub(crate) async fn drive(handle: RunHandle, format: OutputFormat) -> Result<Exit, CliError> {
     let signals = Signals::install()?;
     let (_, code) = drive_with(handle, &mut Printer::new(format, false).live(), signals).await?;
     Ok(code)
@@ -38,7 +37,7 @@ pub(crate) async fn drive_with(
     mut handle: RunHandle,
     printer: &mut impl ShowEvents,
     signals: Signals,
-) -> Result<(RunResult, ExitCode), CliError> {
+) -> Result<(RunResult, Exit), CliError> {
     let abort = handle.abort_handle();
     let on_signal = handle.abort_handle();
     let watch = signals.watch(Arc::new(move || on_signal.abort()));
@@ -64,7 +63,7 @@ pub(crate) async fn drive_with(
 /// How a live run ends: 128 + the number of the signal that stopped it, 141 when its stdout was
 /// closed, else 1 for a run that ended in error and 0 otherwise. After a signal or a closed
 /// stdout, whatever the tools left alive is killed.
-pub(crate) fn live_exit_code(watch: &Watch, reader_gone: bool, is_error: bool) -> ExitCode {
+pub(crate) fn live_exit_code(watch: &Watch, reader_gone: bool, is_error: bool) -> Exit {
     match (watch.exit_code(), reader_gone) {
         (Some(code), _) => {
             // The tools were told to stop; anything of theirs still alive goes now.
@@ -73,9 +72,9 @@ pub(crate) fn live_exit_code(watch: &Watch, reader_gone: bool, is_error: bool) -
         }
         (None, true) => {
             signals::kill_child_groups();
-            ExitCode::from(128 + libc::SIGPIPE as u8)
+            Exit::Signal(libc::SIGPIPE)
         }
-        (None, false) if is_error => ExitCode::from(1),
-        (None, false) => ExitCode::SUCCESS,
+        (None, false) if is_error => Exit::Failed,
+        (None, false) => Exit::Success,
     }
 }

@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -17,7 +16,7 @@ use super::args::PrintArgs;
 use super::control::{self, Initialize, SdkMcp, SdkPrompt};
 use super::protocol::{self, Incoming, Wire};
 use super::stream::SdkStream;
-use crate::error::CliError;
+use crate::error::{CliError, Exit};
 use crate::options::InputFormat;
 use crate::options::OutputFormat;
 use crate::term::errln;
@@ -25,7 +24,7 @@ use crate::term::errln;
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
-pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
+pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
     for (flag, why) in args.unhonoured() {
         errln!("reloop: warning: {flag} is accepted but not honoured: {why}");
@@ -257,7 +256,7 @@ async fn stream_session(
     cwd: PathBuf,
     wire: Wire,
     signals: crate::launch::signals::Signals,
-) -> Result<ExitCode, CliError> {
+) -> Result<Exit, CliError> {
     // The servers start before the SDK's first request, so `mcp_status` can answer for them; the
     // SDK's in-process ones need its control channel, so they start once `initialize` has named
     // them all (the Python SDK in `--mcp-config`, the TypeScript SDK in `initialize`), or at the
@@ -354,7 +353,7 @@ async fn serve(
     wire: &Wire,
     setup: &Setup,
     signals: crate::launch::signals::Signals,
-) -> Result<ExitCode, CliError> {
+) -> Result<Exit, CliError> {
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
     let watch = signals.watch(Arc::new(move || {
