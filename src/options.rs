@@ -3,7 +3,7 @@
 //! `reloop` subcommands' and the print mode's.
 //!
 //! A command whose option means something narrower words its help for itself with
-//! [`help`] in a `mut_arg`, so `--help` says what the option does there while the option
+//! [`reword`] (in `mut_args`), so `--help` says what the option does there while the option
 //! itself stays one definition.
 
 use std::path::{Path, PathBuf};
