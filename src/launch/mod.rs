@@ -7,14 +7,14 @@
 //!
 //! Both front ends (`cli`, `sdk`) sit on this module; it knows neither.
 
-pub mod agents;
+mod agents;
 pub mod drive;
 pub mod fork;
 pub mod journal;
 pub mod new;
 pub mod permissions;
 pub mod recorded;
-pub mod scripted;
+mod scripted;
 pub mod signals;
 
 pub use new::NewSession;
