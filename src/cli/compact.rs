@@ -10,12 +10,13 @@ use crate::error::Exit;
 use crate::launch::drive::drive;
 use crate::launch::fork::fork_header;
 use crate::launch::recorded::{provider_for, session_with};
-use crate::options::{ConnectionArgs, OutputFormatArg};
+use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg};
 
 #[derive(clap::Args, Debug)]
+#[command(mut_args(reword(&[("session", "The session to compact: an id, a unique id prefix, or `last`")])))]
 pub struct CompactArgs {
-    /// The session to compact: an id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// A cassette whose first response is the summary (for scripted sessions).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
@@ -30,7 +31,7 @@ pub struct CompactArgs {
 pub async fn run(args: CompactArgs) -> Result<Exit, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
-    let parent_id = journal.resolve(&args.session)?;
+    let parent_id = journal.resolve(&args.session.session)?;
     let parent = journal.header(&parent_id)?;
     let core = parent.core_config.clone();
     let prefix = crate::launch::fork::fork_point(&journal, &parent_id, None, &core, "compact")?;

@@ -12,18 +12,19 @@ use crate::launch::drive::drive;
 use crate::launch::fork::{fork_header, fork_point, now_ms, write_fork};
 use crate::launch::recorded::{provider_for, session_with};
 use crate::options::{
-    reword, ConnectionArgs, CrashArg, JournalArg, MaxTurnsArg, OutputFormat, OutputFormatArg, SettingsArg,
+    reword, ConnectionArgs, CrashArg, JournalArg, MaxTurnsArg, OutputFormat, OutputFormatArg, SessionArg, SettingsArg,
 };
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
 #[command(mut_args(reword(&[
+    ("session", "The parent session: an id, a unique id prefix, or `last`"),
     ("base_url", "The provider's base URL, when the parent's was not journaled [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
     ("settings", "The settings file (hooks) the fork runs with; hooks are not journaled"),
 ])))]
 pub struct ForkArgs {
-    /// The parent session: an id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// The parent's last step the fork keeps (see `reloop show SESSION --steps`).
     #[arg(long, value_name = "SEQ")]
     pub at: u64,
@@ -53,7 +54,7 @@ pub struct ForkArgs {
 pub async fn run(args: ForkArgs) -> Result<Exit, CliError> {
     let invoked_from = current_dir()?;
     let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
-    let parent_id = journal.resolve(&args.session)?;
+    let parent_id = journal.resolve(&args.session.session)?;
     let parent = journal.header(&parent_id)?;
 
     let mut core = parent.core_config.clone();

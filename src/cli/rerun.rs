@@ -15,21 +15,22 @@ use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg};
 use crate::error::Exit;
-use crate::options::{reword, ConnectionArgs, OutputFormatArg, SettingsArg};
+use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg, SettingsArg};
 use crate::term::outln;
 use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
 #[command(
     mut_args(reword(&[
+        ("session", "The recorded session: an id, a unique id prefix, or `last`"),
         ("settings", "The settings file (hooks) to run with [default: the recorded session's]"),
         ("base_url", "The provider's base URL for `--then-live`, when the session's was not journaled"),
         ("output_format", "How the rerun is shown: streamed text, one JSON result, or stream-json lines"),
     ]))
 )]
 pub struct RerunArgs {
-    /// The recorded session: an id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Today's workspace, where the tools run [default: the recorded session's working directory].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -55,7 +56,7 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
     let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
-    let recorded_id = journal.resolve(&args.session)?;
+    let recorded_id = journal.resolve(&args.session.session)?;
     let recorded = journal.header(&recorded_id)?;
     let recording = Arc::new(Recording::read(&*journal, &recorded, &recorded_id)?);
     if recording.prompts.is_empty() {
