@@ -67,38 +67,37 @@ impl NewSession {
         mut tools: ToolRegistry,
         servers: &reloop_mcp::McpSet,
     ) -> Result<(Session, PathBuf), CliError> {
-        let args = &self;
-        let cwd = args.cwd.as_path();
+        let cwd = self.cwd.as_path();
         crate::mcp::register(servers, &mut tools);
-        let profile = compat(&args.compat)?;
+        let profile = compat(&self.compat)?;
         let rules = profile.profile();
-        let model = args.model.clone().unwrap_or_else(|| rules.default_model.unwrap_or(DEFAULT_MODEL).to_string());
+        let model = self.model.clone().unwrap_or_else(|| rules.default_model.unwrap_or(DEFAULT_MODEL).to_string());
         let max_tokens = |model: &str| {
-            args.max_output_tokens.or_else(env_max_output_tokens).unwrap_or_else(|| rules.max_tokens_for(model))
+            self.max_output_tokens.or_else(env_max_output_tokens).unwrap_or_else(|| rules.max_tokens_for(model))
         };
         let max_output_tokens = max_tokens(&model);
         // Claude Code's limit follows the model: after a fallback, the fallback model's.
         let fallback_max_output_tokens =
-            args.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
-        let provider = provider(args)?;
-        let journal_path = args.journal.path(&args.journal_base);
-        let journal = args.journal.open(&args.journal_base, Open::Create)?;
+            self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
+        let provider = provider(&self)?;
+        let journal_path = self.journal.path(&self.journal_base);
+        let journal = self.journal.open(&self.journal_base, Open::Create)?;
 
-        let system_prompt = match (&args.system_prompt, &args.append_system_prompt) {
+        let system_prompt = match (&self.system_prompt, &self.append_system_prompt) {
             (Some(s), Some(a)) => Some(format!("{s}\n\n{a}")),
             (Some(s), None) => Some(s.clone()),
             (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
             (None, None) => None,
         };
-        let spec = permissions::spec(&args.permissions, &args.settings)?;
+        let spec = permissions::spec(&self.permissions, &self.settings)?;
         let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         let run = RunConfig::new(provider.name().to_string(), model.clone(), cwd.to_path_buf())
-            .with_script(args.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
-            .with_thinking(args.thinking)
+            .with_script(self.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+            .with_thinking(self.thinking)
             .with_max_output_tokens(max_output_tokens)
             .with_system_prompt(system_prompt)
-            .with_base_url(args.base_url.as_deref().map(reloop_model::redact_url))
-            .with_settings(args.settings_path.clone())
+            .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
+            .with_settings(self.settings_path.clone())
             .with_mcp_servers(crate::mcp::records(servers))
             .with_permissions(Some(spec));
         let session = Session::new(
@@ -106,37 +105,37 @@ impl NewSession {
             tools,
             Some(journal),
             Config::default()
-                .with_max_turns(args.max_turns)
+                .with_max_turns(self.max_turns)
                 .with_model(model.clone())
-                .with_fallback_model(args.fallback_model.clone())
+                .with_fallback_model(self.fallback_model.clone())
                 .with_max_output_tokens(max_output_tokens)
                 .with_fallback_max_output_tokens(fallback_max_output_tokens)
-                .with_escalate_max_tokens(args.escalate_max_tokens)
-                .with_max_retries(args.max_retries)
+                .with_escalate_max_tokens(self.escalate_max_tokens)
+                .with_max_retries(self.max_retries)
                 .with_retry_seed(reloop_driver::new_seed())
-                .with_token_budget(args.token_budget.or_else(|| crate::budget::parse_token_budget(prompt)))
-                .with_stop_hook_block_cap(args.stop_hook_block_cap)
-                .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
-                .with_auto_compact(args.auto_compact)
+                .with_token_budget(self.token_budget.or_else(|| crate::budget::parse_token_budget(prompt)))
+                .with_stop_hook_block_cap(self.stop_hook_block_cap)
+                .with_context_window(self.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
+                .with_auto_compact(self.auto_compact)
                 .with_prices(
                     std::iter::once(&model)
-                        .chain(args.fallback_model.as_ref())
+                        .chain(self.fallback_model.as_ref())
                         .filter_map(|m| crate::models::price_or_warn(m))
                         .collect(),
                 )
-                .with_max_budget_usd(args.max_budget_usd)
+                .with_max_budget_usd(self.max_budget_usd)
                 .with_profile(profile)
-                .with_local_model_server(local_server(args)),
+                .with_local_model_server(local_server(&self)),
             run,
         )
-        .with_hooks(args.settings.hooks.clone())
+        .with_hooks(self.settings.hooks.clone())
         .with_agents(super::agents::for_new_session(
             cwd,
-            args.provider == ProviderKind::Scripted,
+            self.provider == ProviderKind::Scripted,
             permissions.removes("Agent"),
         ))
         .with_permissions(Some(permissions))
-        .with_crash_after_step(args.crash_after_step);
+        .with_crash_after_step(self.crash_after_step);
         Ok((session, journal_path))
     }
 }
@@ -159,27 +158,27 @@ pub(crate) fn compat(name: &str) -> Result<reloop_core::profile::ProfileId, CliE
 
 /// Whether the model server the run talks to is on this machine: a refused connection there
 /// fails fast instead of ten backed-off retries.
-fn local_server(args: &NewSession) -> bool {
-    let env = match args.provider {
+fn local_server(session: &NewSession) -> bool {
+    let env = match session.provider {
         ProviderKind::Scripted => return false,
         ProviderKind::Anthropic => "ANTHROPIC_BASE_URL",
         ProviderKind::Openai => "OPENAI_BASE_URL",
     };
-    args.base_url.clone().or_else(|| env_nonempty(env)).is_some_and(|url| reloop_model::is_local_url(&url))
+    session.base_url.clone().or_else(|| env_nonempty(env)).is_some_and(|url| reloop_model::is_local_url(&url))
 }
 
 /// The model provider the flags ask for. Keys come from the environment and never reach the
 /// journal, logs or error messages.
-fn provider(args: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
-    let cwd = args.cwd.as_path();
+fn provider(session: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
+    let cwd = session.cwd.as_path();
     let config_error = |e: reloop_model::ConfigError| CliError::Usage(format!("cannot set up the provider: {e}"));
-    match args.provider {
+    match session.provider {
         ProviderKind::Scripted => {
-            let provider = if args.demo {
+            let provider = if session.demo {
                 scripted_text(crate::demo::CASSETTE, cwd)
                     .map_err(|e| CliError::Usage(format!("the bundled cassette: {e}")))?
             } else {
-                let Some(script) = &args.script else {
+                let Some(script) = &session.script else {
                     return Err(CliError::Usage("--provider scripted needs --script FILE (a cassette)".into()));
                 };
                 scripted_file(script, cwd, "the script")?
@@ -195,17 +194,17 @@ fn provider(args: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
                         .into(),
                 )
             })?;
-            let mut config = AnthropicConfig::new(key).with_timeouts(args.timeouts);
-            if let Some(base) = args.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
+            let mut config = AnthropicConfig::new(key).with_timeouts(session.timeouts);
+            if let Some(base) = session.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
                 config = config.with_base_url(base);
             }
             Ok(Arc::new(AnthropicProvider::new(config).map_err(config_error)?))
         }
         ProviderKind::Openai => {
-            let base = args.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
+            let base = session.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).ok_or_else(|| {
                 CliError::Usage("--provider openai needs --base-url URL (e.g. http://127.0.0.1:11434)".into())
             })?;
-            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(args.timeouts);
+            let config = OpenAiConfig::new(base, env_nonempty("OPENAI_API_KEY")).with_timeouts(session.timeouts);
             Ok(Arc::new(OpenAiProvider::new(config).map_err(config_error)?))
         }
     }
