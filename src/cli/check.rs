@@ -7,11 +7,11 @@
 //! journals (`*.db`, every session in them). A folder is read one level deep, sorted by name.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use reloop_journal::{DumpHead, Journal};
 
 use super::CliError;
+use crate::error::Exit;
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
@@ -32,7 +32,7 @@ struct Case {
     failure: Option<String>,
 }
 
-pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
     let files = files(&args.path)?;
     let mut cases = Vec::new();
     for file in &files {
@@ -56,7 +56,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
         std::fs::write(junit, junit_xml(&cases))
             .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if failed == 0 { Exit::Success } else { Exit::Diverged })
 }
 
 /// The files to check: `path` itself, or the recorded sessions of a folder, sorted.
