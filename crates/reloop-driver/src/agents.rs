@@ -4,7 +4,7 @@
 //! matter names the agent (`name`, `description`, `tools`, `model`) and whose body is the agent's
 //! system prompt. `general-purpose` is built in; a project file of the same name replaces it.
 //! The tool only describes itself here: the driver runs a call as a child session
-//! ([`crate::subagent`]), never through [`Tool::call`].
+//! (the driver's `subagent` module), never through [`Tool::call`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 pub const AGENT_TOOL: &str = "Agent";
 
 /// The agent that runs when a call names no type.
-pub const GENERAL_PURPOSE: &str = "general-purpose";
+pub(crate) const GENERAL_PURPOSE: &str = "general-purpose";
 
 /// Claude Code's description of its general-purpose agent, verbatim.
 const GENERAL_PURPOSE_DESCRIPTION: &str = "General-purpose agent for researching complex questions, searching for \
@@ -41,7 +41,9 @@ const MAX_AGENT_FILE_BYTES: u64 = 64 * 1024;
 /// One agent a call may name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentDefinition {
+    /// What a call's `subagent_type` names it by (the file's front matter `name`).
     pub name: String,
+    /// When to use it, shown to the model in the tool's description.
     pub description: String,
     /// The tools it may use; `None`: every tool of the session but `Agent` itself.
     pub tools: Option<Vec<String>>,
@@ -79,7 +81,7 @@ impl AgentDefinition {
     }
 
     /// Whether the child may use `tool` (never `Agent`: subagents do not nest, as in Claude Code).
-    pub fn allows(&self, tool: &str) -> bool {
+    pub(crate) fn allows(&self, tool: &str) -> bool {
         tool != AGENT_TOOL && self.tools.as_ref().is_none_or(|tools| tools.iter().any(|t| t == tool || t == "*"))
     }
 }
@@ -146,20 +148,21 @@ impl AgentCatalog {
     }
 
     /// Adds a definition; one of the same name is replaced.
-    pub fn add(&mut self, definition: AgentDefinition) {
+    pub(crate) fn add(&mut self, definition: AgentDefinition) {
         match self.definitions.iter_mut().find(|d| d.name == definition.name) {
             Some(existing) => *existing = definition,
             None => self.definitions.push(definition),
         }
     }
 
+    /// Every agent a call may name, `general-purpose` first.
     pub fn definitions(&self) -> &[AgentDefinition] {
         &self.definitions
     }
 
     /// The definition a call names; no name is `general-purpose`. An unknown name is Claude
     /// Code's error, which the model sees as the call's result.
-    pub fn resolve(&self, subagent_type: Option<&str>) -> Result<&AgentDefinition, String> {
+    pub(crate) fn resolve(&self, subagent_type: Option<&str>) -> Result<&AgentDefinition, String> {
         let name = subagent_type.filter(|s| !s.is_empty()).unwrap_or(GENERAL_PURPOSE);
         self.definitions.iter().find(|d| d.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.definitions.iter().map(|d| d.name.as_str()).collect();
@@ -168,7 +171,7 @@ impl AgentCatalog {
     }
 
     /// The `Agent` tool describing these agents.
-    pub fn tool(&self) -> Arc<dyn Tool> {
+    pub(crate) fn tool(&self) -> Arc<dyn Tool> {
         Arc::new(AgentTool { description: self.describe() })
     }
 
@@ -206,7 +209,7 @@ fn read_definition(file: &Path) -> Result<AgentDefinition, String> {
 }
 
 /// Parses an agent file's text.
-pub fn parse_definition(text: &str) -> Result<AgentDefinition, String> {
+pub(crate) fn parse_definition(text: &str) -> Result<AgentDefinition, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")

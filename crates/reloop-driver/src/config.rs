@@ -23,9 +23,13 @@ say plainly what you changed and what you did not.";
 pub struct RunConfig {
     /// `scripted`, `anthropic` or `openai`.
     pub provider: String,
+    /// The model requests go to unless a `set_model` or a fallback switched it.
     pub model: String,
+    /// The cap on each response's output tokens (the request's `max_tokens`).
     pub max_output_tokens: u32,
+    /// The directory tools work in and context is gathered from.
     pub cwd: PathBuf,
+    /// The caller's system prompt; `None`: [`DEFAULT_SYSTEM_PROMPT`].
     #[serde(default)]
     pub system_prompt: Option<String>,
     /// The cassette, for the scripted provider.
@@ -82,6 +86,7 @@ fn yes() -> bool {
 }
 
 impl RunConfig {
+    /// A config with reloop's defaults (32,000 output tokens, context gathered, no tools yet).
     pub fn new(provider: impl Into<String>, model: impl Into<String>, cwd: PathBuf) -> Self {
         RunConfig {
             provider: provider.into(),
@@ -126,41 +131,49 @@ impl RunConfig {
         self
     }
 
+    /// Records the provider's base URL (a proxy, a compatible server) so resume reaches it.
     pub fn with_base_url(mut self, url: Option<String>) -> Self {
         self.base_url = url;
         self
     }
 
+    /// Records the settings file, so resume and fork read the same hooks.
     pub fn with_settings(mut self, path: Option<PathBuf>) -> Self {
         self.settings = path;
         self
     }
 
+    /// Records the permission flags, so resume and fork are held to the same rules.
     pub fn with_permissions(mut self, spec: Option<PermissionSpec>) -> Self {
         self.permissions = spec;
         self
     }
 
+    /// Turns gathering the instruction files, date and git status at start on or off.
     pub fn with_gather_context(mut self, on: bool) -> Self {
         self.gather_context = on;
         self
     }
 
+    /// Asks for extended thinking with this token budget (`None`: none).
     pub fn with_thinking(mut self, budget_tokens: Option<u32>) -> Self {
         self.thinking = budget_tokens;
         self
     }
 
+    /// The cassette the scripted provider plays.
     pub fn with_script(mut self, script: Option<PathBuf>) -> Self {
         self.script = script;
         self
     }
 
+    /// Caps each response's output tokens.
     pub fn with_max_output_tokens(mut self, n: u32) -> Self {
         self.max_output_tokens = n;
         self
     }
 
+    /// Replaces reloop's system prompt (`Some("")`: none at all).
     pub fn with_system_prompt(mut self, prompt: Option<String>) -> Self {
         self.system_prompt = prompt;
         self
@@ -171,15 +184,21 @@ impl RunConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PermissionSpec {
+    /// The permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`, ...).
     pub mode: String,
+    /// Rules whose calls run without asking (`--allowedTools`).
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Rules whose calls are refused.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Rules whose calls are always asked about.
     #[serde(default)]
     pub ask: Vec<String>,
+    /// Tools removed from the model's offer (`--disallowedTools`).
     #[serde(default)]
     pub disallowed: Vec<String>,
+    /// Directories tools may touch besides the working directory (`--add-dir`).
     #[serde(default)]
     pub add_dirs: Vec<PathBuf>,
     /// Variables removed from tool processes besides reloop's own credentials (left out of the
@@ -196,20 +215,24 @@ pub struct PermissionSpec {
 }
 
 impl PermissionSpec {
+    /// The flags of a session run in `mode`, with no rules.
     pub fn new(mode: impl Into<String>) -> Self {
         PermissionSpec { mode: mode.into(), ..Default::default() }
     }
 
+    /// The allow, deny and ask rules, as typed.
     pub fn with_rules(mut self, allow: Vec<String>, deny: Vec<String>, ask: Vec<String>) -> Self {
         (self.allow, self.deny, self.ask) = (allow, deny, ask);
         self
     }
 
+    /// The tools removed from the offer.
     pub fn with_disallowed(mut self, disallowed: Vec<String>) -> Self {
         self.disallowed = disallowed;
         self
     }
 
+    /// The extra directories tools may touch.
     pub fn with_add_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
         self.add_dirs = dirs;
         self

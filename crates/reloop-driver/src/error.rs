@@ -5,9 +5,11 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DriverError {
+    /// The journal could not be read or written; the session stops rather than run unrecorded.
     #[error(transparent)]
     Journal(#[from] reloop_journal::JournalError),
     #[error("session {0} has no journaled step (its process stopped before the prompt was written); start a new run")]
+    /// The session (its id) has no journaled step, so there is nothing to resume from.
     NothingToResume(String),
     /// The caller asked for something only a journaled session can do (resume it, queue it) of
     /// a session given no journal.

@@ -19,13 +19,21 @@ use crate::error::DriverError;
 pub enum RunEvent {
     /// The events that follow, up to the next `Step`, come from the journal's step `seq`: a
     /// printer derives stable line ids from it (a replay prints the same ones).
-    Step { seq: u64 },
+    Step {
+        /// The journal step the following events belong to.
+        seq: u64,
+    },
     /// The session exists and is journaled.
     Started {
+        /// The id its journal and a later `resume` know it by.
         session_id: String,
+        /// The model its first request goes to.
         model: String,
+        /// The directory its tools work in.
         cwd: PathBuf,
+        /// The tools the model is offered, by name.
         tools: Vec<String>,
+        /// The mode its tool calls are judged in (`default`, `acceptEdits`, ...).
         permission_mode: String,
         /// `scripted`, `anthropic`, `openai`.
         provider: String,
@@ -33,7 +41,12 @@ pub enum RunEvent {
         profile: reloop_core::profile::ProfileId,
     },
     /// Assistant text as it streams, with the index of the content block it belongs to.
-    TextDelta { index: usize, text: String },
+    TextDelta {
+        /// The content block of the response the text belongs to.
+        index: usize,
+        /// The new text, to append.
+        text: String,
+    },
     /// A model response completed; its message (if it joined the history) follows.
     Response {
         /// The response's usage.
@@ -46,22 +59,54 @@ pub enum RunEvent {
     /// A tool call finished; its result also arrives later inside the next user message.
     ToolFinished(ToolOutcome),
     /// The loop continued or stopped, and why.
-    Transition { seq: u64, turn: u32, reason: Reason },
+    Transition {
+        /// The journal step that decided it.
+        seq: u64,
+        /// The turn the loop is in after the step.
+        turn: u32,
+        /// Why the loop continued or stopped.
+        reason: Reason,
+    },
     /// A request failed and will be retried after a delay.
     Retry(reloop_core::RetryWait),
     /// The session switched to the fallback model.
-    ModelFallback { trigger: String, from: String, to: String },
+    ModelFallback {
+        /// What made it switch: `overloaded` or `server_error`.
+        trigger: String,
+        /// The model it left.
+        from: String,
+        /// The model its requests go to now.
+        to: String,
+    },
     /// What the caller was shown of a failed attempt is withdrawn.
     Withdrawn,
     /// A hook failed without blocking: shown to the user, not to the model.
-    HookNotice { command: String, message: String },
+    HookNotice {
+        /// The hook's command, so the user knows which one failed.
+        command: String,
+        /// What it reported.
+        message: String,
+    },
     /// Something the user must know, e.g. that stop hooks were overridden at their cap.
     Warning(String),
     /// A queued user message: `queued`, `consumed` (a request carried it), `completed` (the
     /// loop that carried it ended) or `dropped` (the loop ended before any request carried it).
-    Input { id: String, status: &'static str },
+    Input {
+        /// The queued message's id, as journaled with it.
+        id: String,
+        /// Where the message stands (one of the four above).
+        status: &'static str,
+    },
     /// The history was compacted; the summary message follows.
-    CompactBoundary { trigger: String, pre_tokens: u64, post_tokens: u64 },
+    CompactBoundary {
+        /// `auto` (the context passed its threshold), `reactive` (a request was too long) or
+        /// `manual`.
+        trigger: String,
+        /// The context's tokens before the compaction.
+        pre_tokens: u64,
+        /// The context's tokens after it, as estimated.
+        post_tokens: u64,
+    },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),
     /// The run is over.
@@ -82,16 +127,25 @@ pub enum CompactStatus {
 /// The outcome of a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
+    /// The session the run belonged to, to resume or inspect it later.
     pub session_id: String,
+    /// How the loop ended (success, a cap, an abort, an error).
     pub terminal: Terminal,
+    /// Whether that ending is a failure (what a caller's exit status reflects).
     pub is_error: bool,
+    /// The turns the session took.
     pub num_turns: u32,
+    /// The model requests it made, retries included.
     pub model_requests: u32,
+    /// Wall-clock time of the query (0 in a replay).
     pub duration_ms: u64,
     /// The last assistant text, or the error that ended the run.
     pub result: String,
+    /// Tokens used over the whole session, summed over its responses.
     pub usage: Usage,
+    /// The tool calls that were refused, for the caller to review or allow next time.
     pub permission_denials: Vec<reloop_core::PermissionDenial>,
+    /// What the session's requests cost at the known prices (0 for an unpriced model).
     pub total_cost_usd: f64,
     /// Usage by model, with the fallback model's share apart.
     pub model_usage: std::collections::BTreeMap<String, Usage>,
@@ -123,6 +177,7 @@ pub struct RunHandle {
 }
 
 impl RunHandle {
+    /// The running session's id, known before its first event.
     pub fn session_id(&self) -> &str {
         &self.session_id
     }
@@ -180,6 +235,7 @@ impl RunHandle {
 pub struct AbortHandle(mpsc::UnboundedSender<Control>);
 
 impl AbortHandle {
+    /// As [`RunHandle::abort`].
     pub fn abort(&self) {
         let _ = self.0.send(Control::Abort);
     }

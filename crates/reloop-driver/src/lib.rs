@@ -12,24 +12,33 @@
 //! with [`RunEvent::Finished`]. Reading a journal back goes through one [`Fold`] of its events
 //! (resume here; replay, `why`, forks and the rest in `reloop-inspect`, which this crate never
 //! imports).
+//!
+//! The public surface is what a front end needs to launch, steer and read back a session:
+//! [`Session`] with its [`RunConfig`] (and [`PermissionSpec`], [`AgentSetup`], [`CanUseTool`],
+//! [`PermissionPrompt`]), the [`RunHandle`] and [`AbortHandle`] that steer a run, the
+//! [`RunEvent`]s and [`RunResult`] it yields, [`DriverError`], the [`SessionJournal`] it writes,
+//! the [`Fold`] that reads it back, [`outputs`] (the events a step shows), [`agents`] (the
+//! `Agent` tool's catalog) and the ids it mints. The loop itself, its tool scheduler, context
+//! gathering and row bounds are private.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod agents;
-pub mod bounds;
+mod bounds;
 mod config;
-pub mod context;
+mod context;
 mod error;
-pub mod fold;
+mod fold;
 mod handle;
 mod ids;
 mod journal;
 mod order;
 pub mod outputs;
-pub mod prompt;
+mod prompt;
 mod run;
 mod session;
-pub mod subagent;
+mod subagent;
 mod tools;
 
 pub use config::{wire_style, AgentLink, CanUseTool};

@@ -71,17 +71,20 @@ impl Session {
         self
     }
 
+    /// Plugs in the settings' hooks; Stop hooks also tell the core to wait for them.
     pub fn with_hooks(mut self, hooks: HooksConfig) -> Self {
         self.core.stop_hooks = !hooks.matching(reloop_core::hook::HookEventName::Stop, None).is_empty();
         self.hooks = Arc::new(hooks);
         self
     }
 
+    /// The permission mode and rules calls are judged by (`None`: every call runs).
     pub fn with_permissions(mut self, permissions: Option<PermissionContext>) -> Self {
         self.permissions = permissions.map(Arc::new);
         self
     }
 
+    /// For crash tests: abort the process right after journaling this step.
     pub fn with_crash_after_step(mut self, step: Option<u64>) -> Self {
         self.crash_after_step = step;
         self

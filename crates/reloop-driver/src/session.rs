@@ -29,10 +29,16 @@ pub struct AgentSetup {
 
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
 pub struct Session {
+    /// Where model requests go (a live API or a cassette).
     pub provider: Arc<dyn ModelProvider>,
+    /// The tools the model may call.
     pub tools: ToolRegistry,
+    /// Where every step is recorded before its effects run; `None`: an unrecorded run that
+    /// cannot be resumed.
     pub journal: Option<SessionJournal>,
+    /// The core's rules (caps, compaction, profile), journaled in the header.
     pub core: Config,
+    /// What the driver needs besides the core's rules, journaled in the header.
     pub run: RunConfig,
     /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
     /// would stop it, before the step's effects run.
@@ -55,7 +61,7 @@ pub struct Session {
     /// The session a new one comes from (a rerun's recording), journaled in its header.
     pub parent: Option<(String, u64)>,
     /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
-    /// (see [`crate::bounds`]).
+    /// (see the driver's `bounds` module).
     pub max_event_bytes: usize,
     /// The agents `Agent` calls may run; `None`: no `Agent` tool.
     pub agents: Option<AgentSetup>,

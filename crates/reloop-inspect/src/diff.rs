@@ -18,10 +18,14 @@ use crate::timeline::{shorten, tool_key, PriceFn};
 /// One step as the comparison sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepView {
+    /// The step's number in its own session.
     pub seq: u64,
+    /// The event without its ids, timings and usage, as one line.
     pub event: String,
+    /// The request the step sends (turn, messages, model), if it sends one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    /// The reason the step decides, if it decides one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -29,20 +33,28 @@ pub struct StepView {
 /// What one side did from the first difference on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct After {
+    /// Steps taken from the difference on.
     pub steps: usize,
+    /// Model requests made from the difference on.
     pub requests: usize,
     /// Tools called, by name, with how many times.
     pub tools: BTreeMap<String, usize>,
+    /// Input tokens (cache reads and writes included) those requests used.
     pub input_tokens: u64,
+    /// Output tokens those requests used.
     pub output_tokens: u64,
+    /// What those requests cost, at the binary's prices.
     pub cost_usd: f64,
+    /// How the side ended, if it did.
     pub terminal_reason: Option<String>,
 }
 
 /// Where the sessions part ways.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FirstDifference {
+    /// Session A's step there (`None`: A had ended).
     pub a: Option<StepView>,
+    /// Session B's step there (`None`: B had ended).
     pub b: Option<StepView>,
     /// Which of `event`, `request`, `reason` differ (or `missing`: one session has ended).
     pub differs: Vec<&'static str>,
@@ -51,16 +63,21 @@ pub struct FirstDifference {
 /// The comparison of two sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionDiff {
+    /// Session A's id.
     pub a: String,
+    /// Session B's id.
     pub b: String,
     /// `B forks A at step N` (or the other way round): the sessions share steps `1..=N`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork_point: Option<u64>,
     /// Compared steps (after the fork point) both sessions agree on before the difference.
     pub same_steps: usize,
+    /// Where they part ways; `None`: the sessions are the same step for step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<FirstDifference>,
+    /// What A did from the difference on.
     pub after_a: After,
+    /// What B did from the difference on.
     pub after_b: After,
 }
 
@@ -69,8 +86,11 @@ pub struct SessionDiff {
 /// walks a side once or twice and keeps neither side's steps: a fixed-size hash of each
 /// compared step of one side, and what the other did after the difference, summed.
 pub struct Side<'a, E> {
+    /// The session's header: its id and whether it is a fork (and of what).
     pub header: &'a SessionHeader,
+    /// Prices the side's responses for [`After::cost_usd`].
     pub price: PriceFn<'a>,
+    /// Hands over the session's steps, in order.
     pub walk: &'a mut Walk<'a, E>,
 }
 

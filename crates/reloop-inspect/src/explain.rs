@@ -10,6 +10,7 @@ use crate::timeline::{shorten, Facts};
 /// One decision of the loop.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WhyLine {
+    /// The step that took the decision.
     pub seq: u64,
     /// The prompt (query) the decision belongs to, counted from 1.
     pub prompt: u32,
@@ -229,6 +230,7 @@ pub struct Grouping {
 }
 
 impl Grouping {
+    /// The text of `line`, preceded by the prompt or turn heading it opens, if any.
     pub fn text(&mut self, line: &WhyLine, facts: &Facts) -> String {
         let mut out = String::new();
         if self.at.map(|(prompt, _)| prompt) != Some(line.prompt) {
@@ -250,7 +252,7 @@ impl Grouping {
 }
 
 /// `turn 2: 1 request, 3,120 in / 85 out tokens, $0.0107, 1.4 s`
-pub fn turn_words(t: &crate::timeline::TurnFacts) -> String {
+pub(crate) fn turn_words(t: &crate::timeline::TurnFacts) -> String {
     let mut requests = if t.requests == 1 { "1 request".to_string() } else { format!("{} requests", t.requests) };
     if t.failed > 0 {
         requests.push_str(&format!(" ({} failed)", t.failed));
@@ -401,7 +403,7 @@ pub fn trace_line(step: &StepRecord) -> String {
 }
 
 /// An effect in a few words.
-pub fn describe_effect(effect: &Effect) -> String {
+pub(crate) fn describe_effect(effect: &Effect) -> String {
     match effect {
         Effect::Command(Command::CallModel(c)) => {
             format!("call_model(request {}, turn {}, {} messages)", c.request, c.turn, c.message_count)

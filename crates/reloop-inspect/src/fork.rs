@@ -22,8 +22,14 @@ use reloop_driver::Fold;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ForkError {
+    /// The step asked for is not one of the parent's.
     #[error("--at {at} is outside the session's steps (1..={steps})")]
-    OutOfRange { at: u64, steps: u64 },
+    OutOfRange {
+        /// The step asked for.
+        at: u64,
+        /// How many steps the parent has.
+        steps: u64,
+    },
     /// The parent's steps could not be read.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -111,6 +117,8 @@ pub struct OffsetProvider {
 }
 
 impl OffsetProvider {
+    /// Wraps `inner` for a fork whose parent had completed `offset` requests at the fork point,
+    /// so the fork's request `n` reaches it as `n - offset`.
     pub fn new(inner: Arc<dyn ModelProvider>, offset: u32) -> Self {
         OffsetProvider { inner, offset }
     }

@@ -11,16 +11,23 @@
 //! Every state it needs comes from the one fold of a session's events, [`reloop_driver::Fold`],
 //! the one resume uses. It depends on the core, the journal, the model and tool traits and the
 //! driver (for that fold and the run's config); nothing that runs a session depends on it.
+//!
+//! The public surface: replay ([`replay()`], [`Replayer`], [`replay_journal`], [`replay_rows`]
+//! and the [`ReplayReport`] they give), forks ([`fork_point_of`], [`fork_steps`],
+//! [`OffsetProvider`]), rebuilt requests ([`request_at`], [`RequestFinder`]) at the root, and
+//! one module per reading the binary presents ([`diff`], [`explain`], [`outputs`], [`rerun`],
+//! [`timeline`]). Helpers shared between those readings stay inside the crate.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod diff;
 pub mod explain;
-pub mod fork;
+mod fork;
 pub mod outputs;
 pub mod replay;
 mod replay_stream;
-pub mod request;
+mod request;
 pub mod rerun;
 #[cfg(test)]
 mod test_corpus;

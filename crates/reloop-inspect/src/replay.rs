@@ -24,13 +24,17 @@ use serde_json::Value;
 /// What a step produced, as compared by replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepView {
+    /// The phase the step left the state in.
     pub to_phase: String,
+    /// The reason the step decided, if any.
     pub reason: Option<Reason>,
     /// Why the event was ignored; compared from digest version 2 on (journals before it did not
     /// record ignored events).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ignored: Option<Ignored>,
+    /// The step's effects, as journaled (or as today's core writes them).
     pub effects: Value,
+    /// The resulting state's digest, under the session's digest version.
     pub digest: String,
 }
 
@@ -41,10 +45,13 @@ pub struct Divergence {
     pub code: &'static str,
     /// The step (0 for `RELOOP-D004`, found before any step runs).
     pub seq: u64,
+    /// The kind of the event the step applied (`user_input`, `model_block`, ...).
     pub event_kind: String,
     /// What differs, in a sentence.
     pub reason: String,
+    /// What the journal says the step did.
     pub expected: StepView,
+    /// What today's core does with the same event.
     pub actual: StepView,
     /// A short diff: `-` what the journal holds, `+` what the engine produced, by JSON path.
     pub diff: Vec<String>,
@@ -57,12 +64,16 @@ impl Divergence {
     }
 }
 
+/// The outcome of replaying one session: how far it got and where (if anywhere) it diverged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayReport {
+    /// The session replayed.
     pub session_id: String,
+    /// Steps that replayed identical (the diverging one is not counted).
     pub steps: usize,
     /// The behaviour flags the replay ran under.
     pub flags: Vec<u32>,
+    /// The first step that diverged; `None`: the journal replays identical.
     pub divergence: Option<Divergence>,
 }
 

@@ -30,11 +30,14 @@ pub enum RequestAt {
 pub struct RebuiltRequest {
     /// The step whose `call_model` effect sent it.
     pub seq: u64,
+    /// The turn of its query it was sent in.
     pub turn: u32,
+    /// Its 1-based number in the session.
     pub request: u32,
     /// `anthropic` or `openai`: whose wire format `body` is in (scripted sessions are shown as
     /// Anthropic requests, the format their cassettes answer).
     pub format: &'static str,
+    /// The request's JSON body, in `format`'s wire shape.
     pub body: Value,
 }
 

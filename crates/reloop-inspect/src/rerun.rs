@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The error type a rerun's model failure carries when it stops at a divergence.
-pub const RERUN_DIVERGED: &str = "rerun_diverged";
+pub(crate) const RERUN_DIVERGED: &str = "rerun_diverged";
 
 /// What a recorded session holds for a rerun.
 #[derive(Debug, Clone, Default)]
@@ -158,7 +158,7 @@ pub struct RerunDivergence {
 }
 
 /// Compares what request `request` carries now with what it carried in the recording.
-pub fn compare(request: u32, recorded: &[&Message], now: &[&Message]) -> Option<RerunDivergence> {
+pub(crate) fn compare(request: u32, recorded: &[&Message], now: &[&Message]) -> Option<RerunDivergence> {
     let shape = |m: &[&Message]| m.iter().map(|m| (m.role, m.content.len())).collect::<Vec<_>>();
     for (i, (was, is)) in recorded.iter().zip(now).enumerate() {
         if was == is {
@@ -265,6 +265,8 @@ pub struct RecordedProvider {
 }
 
 impl RecordedProvider {
+    /// Answers from `recording`; at the first divergence hands over to `live`, or (with none)
+    /// stops the run.
     pub fn new(recording: Arc<Recording>, live: Option<Arc<dyn ModelProvider>>) -> Self {
         RecordedProvider {
             recording,
@@ -341,6 +343,8 @@ pub struct RecordedTool {
 }
 
 impl RecordedTool {
+    /// Wraps the real tool `inner`, answering its calls from `results` (text, is-error) in order
+    /// (see [`Recording::tool_results`]).
     pub fn new(inner: Arc<dyn Tool>, results: VecDeque<(String, bool)>) -> Self {
         RecordedTool { inner, results: Mutex::new(results) }
     }

@@ -27,10 +27,15 @@ pub struct RequestFacts {
     pub seq: u64,
     /// The step that answered it (a response, a failure or a summary).
     pub done_seq: Option<u64>,
+    /// The model it went to (a fallback shows here).
     pub model: String,
+    /// How many messages it carried: how the history grew.
     pub message_count: usize,
+    /// Its cap on output tokens.
     pub max_tokens: u32,
+    /// What its response reported using (zero until it is answered).
     pub usage: Usage,
+    /// What it cost at the binary's prices.
     pub cost_usd: f64,
     /// From the step that asked to the step that answered, by the journal's clock.
     pub duration_ms: Option<u64>,
@@ -43,35 +48,52 @@ pub struct RequestFacts {
 /// One tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCallFacts {
+    /// The `tool_use` id that ties the call to its result.
     pub id: String,
+    /// The tool called.
     pub name: String,
+    /// The input the model gave it.
     pub input: Value,
     /// The input that matters, in a few words: the command, the path, the pattern.
     pub key: String,
+    /// The prompt the call was made in.
     pub prompt: u32,
+    /// The turn the call was made in.
     pub turn: u32,
     /// The step whose `model_block` held the call.
     pub seq: u64,
     /// The step whose `tool_done` answered it.
     pub done_seq: Option<u64>,
+    /// The result's text (`None` until answered, or when gathered without payloads).
     pub result: Option<String>,
+    /// Whether the result is an error the model was shown.
     pub is_error: bool,
+    /// Whether the call was refused rather than run.
     pub denied: bool,
+    /// From the call to its result, by the journal's clock.
     pub duration_ms: Option<u64>,
 }
 
 /// What one turn of one prompt cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TurnFacts {
+    /// The prompt the turn belongs to.
     pub prompt: u32,
+    /// The turn's number within its prompt.
     pub turn: u32,
+    /// The turn's first step.
     pub first_seq: u64,
+    /// The turn's last step.
     pub last_seq: u64,
+    /// Model requests the turn made, retries included.
     pub requests: u32,
     /// Requests that failed (retried, fallen back from, or final).
     pub failed: u32,
+    /// Input tokens (cache reads and writes included) the turn's requests used.
     pub input_tokens: u64,
+    /// Output tokens the turn's requests used.
     pub output_tokens: u64,
+    /// What the turn's requests cost at the binary's prices.
     pub cost_usd: f64,
     /// From the turn's first step to its last, by the journal's clock.
     pub duration_ms: u64,
@@ -80,21 +102,28 @@ pub struct TurnFacts {
 /// One prompt (a query): the user's text and where it starts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptFacts {
+    /// The prompt's number in the session, from 1.
     pub number: u32,
+    /// The step that took it in.
     pub seq: u64,
+    /// What the user wrote.
     pub text: String,
 }
 
 /// Everything above for one session, plus what step belongs to which prompt.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Facts {
+    /// The session's prompts, in order.
     pub prompts: Vec<PromptFacts>,
+    /// Its model requests, in the order they were asked for.
     pub requests: Vec<RequestFacts>,
+    /// Its tool calls, in the order the model made them.
     pub tools: Vec<ToolCallFacts>,
+    /// Its turns, in order.
     pub turns: Vec<TurnFacts>,
     /// The prompt of each step, by its index in the steps given.
     #[serde(skip)]
-    pub prompt_of: Vec<u32>,
+    pub(crate) prompt_of: Vec<u32>,
     /// Steps the importer inferred (no line of the transcript held them), with what it did.
     pub inferred: BTreeMap<u64, String>,
     /// Where the first and the latest call of each id are in `tools`, and each turn in `turns`:
@@ -117,17 +146,12 @@ impl Facts {
     }
 
     /// The tool call with this id.
-    pub fn tool(&self, id: &str) -> Option<&ToolCallFacts> {
+    pub(crate) fn tool(&self, id: &str) -> Option<&ToolCallFacts> {
         self.tool_at.get(id).and_then(|&(first, _)| self.tools.get(first))
     }
 
-    /// The prompt the step at `seq` belongs to.
-    pub fn prompt_at(&self, steps: &[StepRecord], seq: u64) -> u32 {
-        steps.iter().position(|s| s.seq == seq).and_then(|i| self.prompt_of.get(i).copied()).unwrap_or(0)
-    }
-
     /// The turn facts of one prompt's turn.
-    pub fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
+    pub(crate) fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
         self.turn_at.get(&(prompt, turn)).and_then(|&i| self.turns.get(i))
     }
 
@@ -383,7 +407,7 @@ pub fn text_of(content: &[ContentBlock]) -> String {
 
 /// The input of a call that tells a person what it did: Bash's command, a file tool's path,
 /// a search's pattern (and where); for other tools, their first short string field.
-pub fn tool_key(name: &str, input: &Value) -> String {
+pub(crate) fn tool_key(name: &str, input: &Value) -> String {
     let field = |k: &str| input.get(k).and_then(Value::as_str);
     let key = match name {
         "Bash" => field("command").map(str::to_string),
@@ -426,7 +450,7 @@ fn inferred_steps(header: &SessionHeader) -> BTreeMap<u64, String> {
 }
 
 /// `1.4 s`, `320 ms`, `2 min 5 s`.
-pub fn duration(ms: u64) -> String {
+pub(crate) fn duration(ms: u64) -> String {
     match ms {
         0..=999 => format!("{ms} ms"),
         1_000..=59_999 => format!("{:.1} s", ms as f64 / 1000.0),
