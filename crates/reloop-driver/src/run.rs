@@ -53,7 +53,9 @@ impl Session {
         self
     }
 
-    /// Keeps the session open between queries (see [`Session::keep_alive`]).
+    /// Keeps the session open when a query ends: the next [`RunHandle::send`] starts the next
+    /// query of the same conversation (Claude Code's stream-json input); [`RunHandle::close`]
+    /// ends it. Each query ends with its own [`RunEvent::Finished`].
     pub fn with_keep_alive(mut self, keep_alive: bool) -> Self {
         self.keep_alive = keep_alive;
         self

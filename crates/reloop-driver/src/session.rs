@@ -30,41 +30,41 @@ pub struct AgentSetup {
 /// Everything a run needs. [`Session::start`] journals the header and spawns the loop.
 pub struct Session {
     /// Where model requests go (a live API or a cassette).
-    pub provider: Arc<dyn ModelProvider>,
+    pub(crate) provider: Arc<dyn ModelProvider>,
     /// The tools the model may call.
     pub tools: ToolRegistry,
     /// Where every step is recorded before its effects run; `None`: an unrecorded run that
     /// cannot be resumed.
     pub journal: Option<SessionJournal>,
     /// The core's rules (caps, compaction, profile), journaled in the header.
-    pub core: Config,
+    pub(crate) core: Config,
     /// What the driver needs besides the core's rules, journaled in the header.
     pub run: RunConfig,
     /// For crash tests: the process aborts right after journaling this step, as a `kill -9`
     /// would stop it, before the step's effects run.
-    pub crash_after_step: Option<u64>,
+    pub(crate) crash_after_step: Option<u64>,
     /// Hooks from the settings file (none by default).
-    pub hooks: Arc<HooksConfig>,
+    pub(crate) hooks: Arc<HooksConfig>,
     /// Permission mode, rules and workspace; `None` lets every call through.
-    pub permissions: Option<Arc<PermissionContext>>,
+    pub(crate) permissions: Option<Arc<PermissionContext>>,
     /// The caller's own permission callback, consulted before the rules.
-    pub can_use_tool: Option<crate::config::CanUseTool>,
+    pub(crate) can_use_tool: Option<crate::config::CanUseTool>,
     /// Asked when the permission rules would ask (the Agent SDK's `can_use_tool`); without it
     /// an ask is a deny with the prompt's text.
-    pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
+    pub(crate) prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// Keep the session open when a query ends: the next [`crate::RunHandle::send`] starts the next
     /// query of the same conversation (Claude Code's stream-json input); [`crate::RunHandle::close`]
     /// ends it. Each query ends with its own [`crate::RunEvent::Finished`].
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// The id a new session takes (`--session-id`); a fresh UUID otherwise.
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// The session a new one comes from (a rerun's recording), journaled in its header.
-    pub parent: Option<(String, u64)>,
+    pub(crate) parent: Option<(String, u64)>,
     /// The most one event may hold as JSON; larger outcomes are cut before they are journaled
     /// (see the driver's `bounds` module).
-    pub max_event_bytes: usize,
+    pub(crate) max_event_bytes: usize,
     /// The agents `Agent` calls may run; `None`: no `Agent` tool.
-    pub agents: Option<AgentSetup>,
+    pub(crate) agents: Option<AgentSetup>,
     /// Model requests the session's tree had completed before this process (a resume).
     pub(crate) request_base: u32,
 }
