@@ -195,7 +195,7 @@ impl Digest {
     }
 }
 
-impl crate::json::Sink for Digest {
+impl crate::wire::Sink for Digest {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.bytes(bytes);

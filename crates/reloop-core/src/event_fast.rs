@@ -121,7 +121,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<String> {
         let rest = self.0.strip_prefix('"')?;
         let bytes = rest.as_bytes();
-        let end = crate::json::first_escaped(bytes)?;
+        let end = crate::wire::json::first_escaped(bytes)?;
         if bytes[end] == b'"' {
             self.0 = &rest[end + 1..];
             return Some(rest[..end].to_string());

@@ -27,11 +27,11 @@
 //! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `profile`,
 //! `config`, `context`, `state`), then `step` (the step constructors), `request` (the way to the next
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
-//! the dispatcher `transition` on top. Beside them, the JSON the journal holds: `json` (pieces of JSON
-//! with serde_json's bytes, written with less work; below everything), the forms read and written by hand for
-//! replay's hot path (`block_json`, `block_ser`, `block_write`, `event_fast`, `event_json`), and
-//! `step_json` (a step's effects and reason as replay compares them). Each hand-written form is
-//! held to serde's by property tests.
+//! the dispatcher `transition` on top. Below everything, `wire`: the frozen JSON bytes that older
+//! digests hash and the token estimate counts. Beside them, the forms read and written by hand for
+//! replay's hot path (`block_json`, `block_ser`, `event_fast`, `event_json`), and `step_json` (a
+//! step's effects and reason as replay compares them). Each hand-written form is held to serde's
+//! by property tests.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -43,7 +43,6 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 mod abort;
 mod block_json;
 mod block_ser;
-mod block_write;
 pub mod compact;
 pub mod config;
 pub mod context;
@@ -57,7 +56,6 @@ mod extra;
 pub mod flags;
 pub mod history;
 pub mod hook;
-mod json;
 pub mod message;
 mod phase;
 pub mod profile;
@@ -72,6 +70,7 @@ pub mod step_json;
 pub mod testkit;
 pub mod tokens;
 pub mod transition;
+mod wire;
 
 pub use config::{Config, Price, DIGEST_VERSION};
 pub use context::{Loop, PermissionDenial, QueuedMessage};

@@ -291,7 +291,7 @@ impl State {
                 d.u64(u64::from(s.streamed));
             }
             State::RunningTools(_, t) => {
-                crate::block_write::write_tool_uses(&mut d, &t.calls);
+                crate::wire::write_tool_uses(&mut d, &t.calls);
                 t.digest_outcomes(&mut d);
                 d.json_list(&t.feedback);
                 d.json_option(&t.stopped_by.as_ref().map(HookPrevented::evidence));

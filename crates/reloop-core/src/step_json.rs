@@ -7,7 +7,7 @@
 //! (the tests hold the two to each other).
 
 use crate::effect::{Command, Effect, ModelCall};
-use crate::json::{self, Sink};
+use crate::wire::json::{self, Sink};
 use crate::reason::{Continue, Reason};
 
 /// Appends `effects` as their JSON array.
@@ -21,7 +21,7 @@ pub fn write_effects(out: &mut Vec<u8>, effects: &[Effect]) -> Result<(), serde_
             Effect::Command(Command::CallModel(call)) => call_model(out, call),
             Effect::Command(Command::RunTools { calls }) => {
                 out.put(b"{\"effect\":\"run_tools\",\"calls\":");
-                crate::block_write::write_tool_uses(out, calls);
+                crate::wire::write_tool_uses(out, calls);
                 out.push(b'}');
             }
             other => serde_json::to_writer(&mut *out, other)?,

@@ -62,7 +62,7 @@ pub fn estimate(ctx: &Loop) -> u64 {
 
 struct Counter(u64);
 
-impl crate::json::Sink for Counter {
+impl crate::wire::Sink for Counter {
     fn put(&mut self, bytes: &[u8]) {
         // Bytes, not chars: multi-byte text counts heavier, which errs on the safe side.
         self.0 += bytes.len() as u64;

@@ -5,7 +5,7 @@
 //! The bytes are those of the `Serialize` impls (`crate::block_ser`), which the tests hold
 //! these to for every form.
 
-use crate::json::{self, Sink};
+use super::json::{self, Sink};
 use crate::message::{ContentBlock, Message, Role, ToolResultContent, ToolUse};
 
 impl ContentBlock {
@@ -128,7 +128,7 @@ mod tests {
     }
 
     fn input() -> impl Strategy<Value = Value> {
-        crate::json::tests::arbitrary_value()
+        crate::wire::json::tests::arbitrary_value()
     }
 
     fn extra() -> impl Strategy<Value = Extra> {
