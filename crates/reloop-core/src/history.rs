@@ -79,31 +79,17 @@ impl History {
 
     /// Appends a message; the old value stays valid and shares everything with the new one.
     pub fn push(&mut self, message: Message) {
-        self.push_digested(message, None);
-    }
-
-    /// Appends a message whose blocks' JSON is known already (the response's blocks, written
-    /// as each completed): the digest takes those bytes instead of serializing the blocks again.
-    /// `content_json` must be what `serde_json` writes for `message.content` without its
-    /// brackets; a test holds this to [`History::push`].
-    pub(crate) fn push_with_content_json(&mut self, message: Message, content_json: &[u8]) {
-        self.push_digested(message, Some(content_json));
-    }
-
-    /// Appends `message`, digesting its JSON (its content's as given, when it is).
-    fn push_digested(&mut self, message: Message, content_json: Option<&[u8]>) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
-        let before = digest.written();
-        match content_json {
-            None => message.write_json(&mut digest),
-            Some(json) => message.write_json_with(&mut digest, |d| {
-                d.bytes(b"[");
-                d.bytes(json);
-                d.bytes(b"]");
-            }),
-        }
-        let json_len = digest.written() - before;
+        let json_len = if digest.is_typed() {
+            crate::digest::digest_message(&mut digest, &message);
+            crate::wire::json_len(&message)
+        } else {
+            // Up to version 3 the digest takes the message's JSON: its length comes with it.
+            let before = digest.written();
+            message.write_json(&mut digest);
+            digest.written() - before
+        };
         self.append(message, digest.finish(), json_len);
     }
 
@@ -246,7 +232,7 @@ impl PartialEq for History {
     fn eq(&self, other: &Self) -> bool {
         // Digests of different versions differ for the same messages: those are compared.
         self.len() == other.len()
-            && if (self.digest_version >= WORDS_FROM) == (other.digest_version >= WORDS_FROM) {
+            && if Digest::same_input(self.digest_version, other.digest_version) {
                 self.digest() == other.digest()
             } else {
                 self.messages() == other.messages()

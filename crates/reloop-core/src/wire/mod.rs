@@ -16,4 +16,18 @@ pub(crate) mod json;
 mod message;
 
 pub(crate) use json::Sink;
-pub(crate) use message::write_tool_uses;
+
+/// The length of a message's JSON: what the token estimate counts.
+pub(crate) fn json_len(message: &crate::message::Message) -> u64 {
+    struct Counter(u64);
+    impl Sink for Counter {
+        fn put(&mut self, bytes: &[u8]) {
+            // Bytes, not chars: multi-byte text counts heavier, which errs on the safe side.
+            self.0 += bytes.len() as u64;
+        }
+    }
+    let mut counter = Counter(0);
+    message.write_json(&mut counter);
+    counter.0
+}
+pub(crate) use message::{write_blocks, write_tool_uses};
