@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::digest::{Digest, WORDS_FROM};
+pub use crate::digest::{Digest, TYPED_FROM, WORDS_FROM};
 use crate::message::{ContentBlock, Message, ToolResultContent};
 
 struct Node {

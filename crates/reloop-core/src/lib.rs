@@ -29,9 +29,8 @@
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
 //! the dispatcher `transition` on top. Below everything, `wire`: the frozen JSON bytes that older
 //! digests hash and the token estimate counts. Beside them, the forms read and written by hand for
-//! replay's hot path (`block_json`, `block_ser`, `event_fast`, `event_json`), and `step_json` (a
-//! step's effects and reason as replay compares them). Each hand-written form is held to serde's
-//! by property tests.
+//! replay's hot path (`block_json`, `block_ser`, `event_fast`, `event_json`). Each hand-written form
+//! is held to serde's by property tests.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -66,7 +65,6 @@ mod retry;
 mod settings;
 pub mod state;
 pub mod step;
-pub mod step_json;
 pub mod testkit;
 pub mod tokens;
 pub mod transition;
