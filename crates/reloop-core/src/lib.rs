@@ -40,7 +40,6 @@
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 mod abort;
-mod block_json;
 mod block_ser;
 pub mod compact;
 pub mod config;
@@ -49,8 +48,6 @@ mod digest;
 pub mod effect;
 mod end_of_turn;
 pub mod event;
-mod event_fast;
-mod event_json;
 mod extra;
 pub mod flags;
 pub mod history;

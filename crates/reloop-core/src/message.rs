@@ -128,8 +128,8 @@ pub struct ToolResult {
     pub extra: Extra,
 }
 
-/// A tool result is a string or a list of blocks (text, image). Read by `crate::block_json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A tool result is a string or a list of blocks (text, image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
     /// Plain text.
@@ -232,7 +232,35 @@ impl ContentBlock {
     }
 }
 
-// Writing a block: `crate::block_ser`; reading one: `crate::block_json`.
+// Writing a block: `crate::block_ser`.
+
+/// A block is read as a map first: the known types then lose `type` as `Map::swap_remove` takes
+/// it out (the last kept field moves into its place), and the rest is read by the type's struct,
+/// whose unknown fields are kept in their order. Older journals' digests hash the kept fields in
+/// that order, so it is the reading, not an accident of it.
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = Map::<String, Value>::deserialize(d)?;
+        let tag = match map.get("type") {
+            Some(Value::String(tag)) => tag.clone(),
+            _ => return Err(D::Error::custom("content block without a string `type`")),
+        };
+        if !matches!(tag.as_str(), "text" | "tool_use" | "tool_result" | "thinking" | "redacted_thinking") {
+            return Ok(ContentBlock::Other(map));
+        }
+        map.swap_remove("type");
+        let body = Value::Object(map);
+        match tag.as_str() {
+            "text" => serde_json::from_value(body).map(ContentBlock::Text),
+            "tool_use" => serde_json::from_value(body).map(ContentBlock::ToolUse),
+            "tool_result" => serde_json::from_value(body).map(ContentBlock::ToolResult),
+            "thinking" => serde_json::from_value(body).map(ContentBlock::Thinking),
+            _ => serde_json::from_value(body).map(ContentBlock::RedactedThinking),
+        }
+        .map_err(D::Error::custom)
+    }
+}
 
 /// Token usage as the API reports it. Unknown counters are kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -326,5 +354,16 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true})
         );
         assert_eq!(serde_json::from_value::<ContentBlock>(value).unwrap(), block);
+    }
+
+    #[test]
+    fn a_known_block_loses_its_type_as_a_swap_remove_takes_it_and_an_unknown_one_keeps_all() {
+        let text = r#"{"type":"text","text":"a","citations":null,"x":1}"#;
+        let block: ContentBlock = serde_json::from_str(text).unwrap();
+        // The last field moved into `type`'s place: older journals' digests hash this order.
+        assert_eq!(serde_json::to_string(&block).unwrap(), r#"{"type":"text","text":"a","x":1,"citations":null}"#);
+        let other = r#"{"type":"image","source":{"data":"x"}}"#;
+        assert_eq!(serde_json::to_string(&serde_json::from_str::<ContentBlock>(other).unwrap()).unwrap(), other);
+        assert!(serde_json::from_str::<ContentBlock>(r#"{"text":"a"}"#).is_err());
     }
 }

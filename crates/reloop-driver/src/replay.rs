@@ -140,7 +140,7 @@ impl Replayer {
     /// step, as [`Replayer::feed`] does, and rendered to report it. `session` names the session
     /// in errors.
     pub fn feed_row(&mut self, row: &ReplayRow<'_>, session: &str) -> Result<bool, JournalError> {
-        self.feed_decoded(row, Event::from_json(row.event), session)
+        self.feed_decoded(row, reloop_journal::read_event(row.event), session)
     }
 
     /// Like [`Replayer::feed_row`], with the row's event already decoded (on another thread, by

@@ -4,7 +4,7 @@
 //! rows are kept small (a session number, phase numbers, an integer digest, no empty effects)
 //! and read without intermediate copies.
 
-use reloop_core::{Effect, Event, Ignored, Reason};
+use reloop_core::{Effect, Ignored, Reason};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -213,7 +213,7 @@ impl<'a> StepRow<'a> {
     /// The step decoded; `session` names it in errors.
     pub fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
         let seq = self.seq;
-        let event = Event::from_json(self.event).map_err(|source| JournalError::Decode {
+        let event = crate::event_read::read_event(self.event).map_err(|source| JournalError::Decode {
             session: session.to_string(),
             seq,
             what: "event",
