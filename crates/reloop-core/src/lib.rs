@@ -40,7 +40,6 @@
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 mod abort;
-mod block_ser;
 pub mod compact;
 pub mod config;
 pub mod context;

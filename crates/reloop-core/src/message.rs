@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
@@ -90,7 +90,7 @@ fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<
 }
 
 /// A text block.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Text {
     /// The text.
     pub text: String,
@@ -100,7 +100,7 @@ pub struct Text {
 }
 
 /// A tool call the model asks for.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUse {
     /// The call's id, answered by a `tool_result`.
     pub id: String,
@@ -114,14 +114,14 @@ pub struct ToolUse {
 }
 
 /// The answer to a tool call.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The call it answers.
     pub tool_use_id: String,
     /// What the model is told.
     pub content: ToolResultContent,
     /// The call failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
@@ -158,12 +158,12 @@ impl ToolResultContent {
 }
 
 /// The model's extended thinking.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thinking {
     /// The thinking text.
     pub thinking: String,
     /// The signature the API checks when the block is sent back.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
@@ -171,7 +171,7 @@ pub struct Thinking {
 }
 
 /// Thinking the API redacted.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedactedThinking {
     /// The encrypted thinking.
     pub data: String,
@@ -232,7 +232,28 @@ impl ContentBlock {
     }
 }
 
-// Writing a block: `crate::block_ser`.
+/// A block is written tagged by its `type`, first, then its fields, then the kept ones.
+impl Serialize for ContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Tagged<'a> {
+            Text(&'a Text),
+            ToolUse(&'a ToolUse),
+            ToolResult(&'a ToolResult),
+            Thinking(&'a Thinking),
+            RedactedThinking(&'a RedactedThinking),
+        }
+        match self {
+            ContentBlock::Text(b) => Tagged::Text(b).serialize(s),
+            ContentBlock::ToolUse(b) => Tagged::ToolUse(b).serialize(s),
+            ContentBlock::ToolResult(b) => Tagged::ToolResult(b).serialize(s),
+            ContentBlock::Thinking(b) => Tagged::Thinking(b).serialize(s),
+            ContentBlock::RedactedThinking(b) => Tagged::RedactedThinking(b).serialize(s),
+            ContentBlock::Other(map) => map.serialize(s),
+        }
+    }
+}
 
 /// A block is read as a map first: the known types then lose `type` as `Map::swap_remove` takes
 /// it out (the last kept field moves into its place), and the rest is read by the type's struct,
