@@ -133,9 +133,8 @@ fn effects_or_a_reason_that_are_not_text_are_refused_naming_the_step() {
         let conn = rusqlite::Connection::open(&copy).unwrap();
         // Valid JSON up to a byte that is no UTF-8, and that byte alone.
         for bytes in [&b"[{\"effect\":\"call_model\"\xff}]"[..], b"\xff\xfe"] {
-            let sql = format!(
-                "UPDATE steps SET {column} = CAST(?1 AS TEXT), outcome = NULL WHERE (key & 4294967295) = ?2"
-            );
+            let sql =
+                format!("UPDATE steps SET {column} = CAST(?1 AS TEXT), outcome = NULL WHERE (key & 4294967295) = ?2");
             assert_eq!(conn.execute(&sql, rusqlite::params![bytes, step]).unwrap(), 1);
             let out = ws.reloop(&["replay", &id, "--journal", copy.to_str().unwrap()]);
             assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));

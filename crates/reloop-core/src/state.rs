@@ -67,13 +67,7 @@ impl Tools {
     /// The calls of a response, none answered.
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools {
-            calls,
-            outcomes,
-            feedback: Vec::new(),
-            stopped_by: None,
-            started: Vec::new(),
-        }
+        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
     }
 
     /// Each call's outcome, once it arrived.

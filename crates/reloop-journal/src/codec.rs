@@ -70,8 +70,8 @@ pub struct EncodedStep {
     pub(crate) reason_name: Option<&'static str>,
     pub(crate) terminal: Option<&'static str>,
     pub(crate) digest: u64,
-    /// The hash of what the step did ([`crate::outcome_hash`]); `None` for effects given as
-    /// JSON that does not read back as exactly the engine's.
+    /// The hash of what the step did ([`crate::outcome_hash`]); `None` for a step that did
+    /// nothing, and for effects given as JSON that do not read back as exactly the engine's.
     pub(crate) outcome: Option<u64>,
 }
 
@@ -119,7 +119,11 @@ impl EncodedStep {
             reason_name,
             terminal: step.reason.and_then(Reason::terminal_reason).map(|r| r.as_str()),
             digest: step.digest,
+            // A step that did nothing (most deltas and blocks) stores no hash: a row with no
+            // effects and no reason reads back as the hash of nothing, and the column would cost
+            // a tool turn about seventy bytes.
             outcome: match step.effects {
+                _ if step.effects.is_empty() && step.reason.is_none() && step.ignored.is_none() => None,
                 EffectsRef::Core(effects) => Some(outcome_hash(effects, step.reason, step.ignored)),
                 EffectsRef::Json(effects) => outcome_hash_of_json(effects, step.reason, step.ignored),
             },

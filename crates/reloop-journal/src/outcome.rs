@@ -33,7 +33,15 @@ pub(crate) fn outcome_hash_of_json(effects: &Value, reason: Option<&Reason>, ign
 
 /// The hash of a stored row, from its text: its effects (a JSON array) and its reason (or,
 /// when `reason_kind` is `ignored`, its why). `None` when any of it does not read back exactly.
-pub(crate) fn outcome_hash_of_text(effects: &[u8], reason_kind: Option<&str>, reason_json: Option<&[u8]>) -> Option<u64> {
+pub(crate) fn outcome_hash_of_text(
+    effects: &[u8],
+    reason_kind: Option<&str>,
+    reason_json: Option<&[u8]>,
+) -> Option<u64> {
+    if effects == b"[]" && reason_json.is_none() {
+        // Nothing done: a step's row stores no hash for it.
+        return Some(outcome_hash(&[], None, None));
+    }
     let effects: Value = serde_json::from_slice(effects).ok()?;
     let value = |json: Option<&[u8]>| json.map(serde_json::from_slice::<Value>).transpose().ok();
     let (reason, ignored): (Option<Reason>, Option<Ignored>) = match (reason_kind, value(reason_json)?) {
@@ -80,7 +88,10 @@ mod tests {
     fn an_ignored_step_hashes_its_why_and_text_that_does_not_read_back_exactly_has_no_hash() {
         let why = Ignored { phase: "idle".into(), event_kind: "model_done".into(), why: IgnoreWhy::NotExpected };
         let text = serde_json::to_vec(&why).unwrap();
-        assert_eq!(outcome_hash_of_text(b"[]", Some("ignored"), Some(&text)), Some(outcome_hash(&[], None, Some(&why))));
+        assert_eq!(
+            outcome_hash_of_text(b"[]", Some("ignored"), Some(&text)),
+            Some(outcome_hash(&[], None, Some(&why)))
+        );
         assert_eq!(outcome_hash_of_text(b"[{\"effect\":\"cancel_model\",\"more\":1}]", None, None), None);
         assert_eq!(outcome_hash_of_text(b"not json", None, None), None);
     }

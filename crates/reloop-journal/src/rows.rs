@@ -178,8 +178,7 @@ impl ReplayRow<'_> {
     /// does not read back exactly: the caller then decodes it ([`ReplayRow::outcome`]) to
     /// decide and report.
     pub fn same_outcome(&self, effects: &[Effect], reason: Option<&Reason>, ignored: Option<&Ignored>) -> bool {
-        let journaled =
-            self.outcome.or_else(|| outcome_hash_of_text(self.effects, self.reason_kind, self.reason_json));
+        let journaled = self.outcome.or_else(|| outcome_hash_of_text(self.effects, self.reason_kind, self.reason_json));
         journaled == Some(outcome_hash(effects, reason, ignored))
     }
 

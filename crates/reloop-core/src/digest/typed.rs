@@ -140,6 +140,15 @@ impl ser::Error for Refused {
 
 type Done = Result<(), Refused>;
 
+/// Narrower numbers as the wide ones.
+macro_rules! widen {
+    ($($method:ident($ty:ty)),* => $wide:ident($wide_ty:ty)) => {$(
+        fn $method(self, v: $ty) -> Done {
+            self.$wide(<$wide_ty>::from(v))
+        }
+    )*};
+}
+
 impl<'a> ser::Serializer for Typed<'a> {
     type Ok = ();
     type Error = Refused;
@@ -155,34 +164,16 @@ impl<'a> ser::Serializer for Typed<'a> {
         self.0.bytes(&[if v { TRUE } else { FALSE }]);
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Done {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Done {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Done {
-        self.serialize_i64(i64::from(v))
-    }
+    widen!(serialize_i8(i8), serialize_i16(i16), serialize_i32(i32) => serialize_i64(i64));
+    widen!(serialize_u8(u8), serialize_u16(u16), serialize_u32(u32) => serialize_u64(u64));
+    widen!(serialize_f32(f32) => serialize_f64(f64));
     fn serialize_i64(mut self, v: i64) -> Done {
         self.tagged(SIGNED, v as u64);
         Ok(())
     }
-    fn serialize_u8(self, v: u8) -> Done {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Done {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Done {
-        self.serialize_u64(u64::from(v))
-    }
     fn serialize_u64(mut self, v: u64) -> Done {
         self.tagged(UNSIGNED, v);
         Ok(())
-    }
-    fn serialize_f32(self, v: f32) -> Done {
-        self.serialize_f64(f64::from(v))
     }
     fn serialize_f64(mut self, v: f64) -> Done {
         self.tagged(FLOAT, v.to_bits());
@@ -284,49 +275,31 @@ impl Typed<'_> {
     }
 }
 
-impl ser::SerializeSeq for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
+/// The compound forms: each item in turn (a struct's fields after their names), then [`END`].
+macro_rules! compound {
+    ($($trait:ident :: $method:ident $(($key:ident))?),*) => {$(
+        impl ser::$trait for Typed<'_> {
+            type Ok = ();
+            type Error = Refused;
+            fn $method<T: Serialize + ?Sized>(&mut self, $($key: &'static str,)? value: &T) -> Done {
+                $(self.0.str($key);)?
+                self.item(value)
+            }
+            fn end(self) -> Done {
+                Typed::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
-}
+compound!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+    SerializeStruct::serialize_field(key),
+    SerializeStructVariant::serialize_field(key)
+);
 
 impl ser::SerializeMap for Typed<'_> {
     type Ok = ();
@@ -335,30 +308,6 @@ impl ser::SerializeMap for Typed<'_> {
         self.item(key)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
-}
-
-impl ser::SerializeStruct for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.0.str(key);
-        self.item(value)
-    }
-    fn end(self) -> Done {
-        Typed::end(self)
-    }
-}
-
-impl ser::SerializeStructVariant for Typed<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.0.str(key);
         self.item(value)
     }
     fn end(self) -> Done {
