@@ -6,7 +6,7 @@
 //! the state digest that replay compares is O(1) per step too.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -19,9 +19,10 @@ struct Node {
     prev: Option<Arc<Node>>,
     len: usize,
     digest: u64,
-    /// The length of the message's JSON, which its digest wrote: the token estimate counts it,
-    /// and would otherwise serialize the message again for every request.
-    json_len: u64,
+    /// The length of the message's JSON, which the token estimate counts: written by its digest
+    /// up to version 3, measured the first time an estimate needs it after (most messages, a
+    /// response covered by its usage, never are), and kept so no request measures it again.
+    json_len: OnceLock<u64>,
 }
 
 /// An append-only, structurally shared list of messages.
@@ -81,19 +82,19 @@ impl History {
     pub fn push(&mut self, message: Message) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
-        let json_len = if digest.is_typed() {
+        let json_len = OnceLock::new();
+        if digest.is_typed() {
             crate::digest::digest_message(&mut digest, &message);
-            crate::wire::json_len(&message)
         } else {
             // Up to version 3 the digest takes the message's JSON: its length comes with it.
             let before = digest.written();
             message.write_json(&mut digest);
-            digest.written() - before
-        };
+            let _ = json_len.set(digest.written() - before);
+        }
         self.append(message, digest.finish(), json_len);
     }
 
-    fn append(&mut self, mut message: Message, digest: u64, json_len: u64) {
+    fn append(&mut self, mut message: Message, digest: u64, json_len: OnceLock<u64>) {
         // Kept for the session's life: spare capacity left by building the blocks would be held
         // as long (a long session's memory is mostly its history).
         message.content.shrink_to_fit();
@@ -162,7 +163,7 @@ impl History {
         std::iter::from_fn(move || {
             let m = node?;
             node = m.prev.as_deref();
-            Some(m.json_len)
+            Some(*m.json_len.get_or_init(|| crate::wire::json_len(&m.message)))
         })
         .take(n)
     }
