@@ -110,10 +110,10 @@ fn a_tampered_journal_diverges_with_effects_and_reason_codes() {
     assert!(stderr(&out).contains("the reason max_turns cannot carry no_tool_requested evidence"), "{}", stderr(&out));
 }
 
-/// Replay compares a row's effects and reason as the bytes the journal holds; bytes that are not
-/// text (a garbled page, a hand edit) are still refused, naming the step, and never pass for the
-/// engine's own text or crash the replay. A number stored there is read as text by SQLite and
-/// diverges like any other difference.
+/// Replay compares the hash a row holds of its effects and reason; a row written before rows
+/// held it (its `outcome` is NULL) has it computed from its text. Bytes there that are not text
+/// (a garbled page, a hand edit) are then refused, naming the step, and never pass for the
+/// engine's own or crash the replay. A number stored there diverges like any other difference.
 #[test]
 fn effects_or_a_reason_that_are_not_text_are_refused_naming_the_step() {
     let ws = Workspace::seed();
@@ -133,7 +133,8 @@ fn effects_or_a_reason_that_are_not_text_are_refused_naming_the_step() {
         let conn = rusqlite::Connection::open(&copy).unwrap();
         // Valid JSON up to a byte that is no UTF-8, and that byte alone.
         for bytes in [&b"[{\"effect\":\"call_model\"\xff}]"[..], b"\xff\xfe"] {
-            let sql = format!("UPDATE steps SET {column} = CAST(?1 AS TEXT) WHERE (key & 4294967295) = ?2");
+            let sql =
+                format!("UPDATE steps SET {column} = CAST(?1 AS TEXT), outcome = NULL WHERE (key & 4294967295) = ?2");
             assert_eq!(conn.execute(&sql, rusqlite::params![bytes, step]).unwrap(), 1);
             let out = ws.reloop(&["replay", &id, "--journal", copy.to_str().unwrap()]);
             assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
@@ -144,7 +145,7 @@ fn effects_or_a_reason_that_are_not_text_are_refused_naming_the_step() {
     let copy = ws.dir.path().join("number.db");
     std::fs::copy(&journal, &copy).unwrap();
     let conn = rusqlite::Connection::open(&copy).unwrap();
-    let sql = "UPDATE steps SET effects = 42 WHERE (key & 4294967295) = ?1";
+    let sql = "UPDATE steps SET effects = 42, outcome = NULL WHERE (key & 4294967295) = ?1";
     assert_eq!(conn.execute(sql, [effects_step]).unwrap(), 1);
     let report = replay_json(&ws, &["replay", &id, "--journal", copy.to_str().unwrap(), "--json"]);
     assert_eq!(report["divergence"]["code"], "RELOOP-D001", "{report}");

@@ -15,7 +15,7 @@ fn dump_with_a_late_abort(ws: &Workspace) -> Value {
     let out = ws.reloop(&["export", "last", "--format", "journal"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut dump: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(dump["header"]["core_config"]["digest_version"], 3, "new sessions record digest version 3");
+    assert_eq!(dump["header"]["core_config"]["digest_version"], 4, "new sessions record digest version 4");
     let last = dump["steps"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["to_phase"], "done");
     let late = json!({

@@ -84,7 +84,10 @@ fn is_reloop_profile(profile: &crate::profile::ProfileId) -> bool {
 /// * 3: the same fields, FNV-1a's fold taken over 64-bit words instead of bytes (with a
 ///   finalizer), usage as numbers instead of JSON ([`crate::history::Digest`]): a fifth of a
 ///   replay's time was FNV taking one byte at a time.
-pub const DIGEST_VERSION: u32 = 3;
+/// * 4: the same fields and fold, each value mixed in as typed fields (numbers as numbers,
+///   strings after their length) rather than as its JSON text: no JSON is written to digest a
+///   state, so the state keeps no JSON of its blocks or outcomes.
+pub const DIGEST_VERSION: u32 = 4;
 
 fn legacy_digest_version() -> u32 {
     1

@@ -254,11 +254,11 @@ impl Loop {
         let (s, q, t, i, r) = (&self.session, &self.query, &self.turn, &self.iteration, &self.request);
         d.u64s([self.messages.digest(), self.messages.len() as u64, u64::from(q.turn_count)]);
         match i.transition {
-            Some(reason) => d.json_name(reason.as_str()),
-            None => d.bytes(b"null"),
+            Some(reason) if !d.is_typed() => d.name(reason.as_str()),
+            transition => d.option(&transition.map(|reason| reason.as_str())),
         }
         d.u64s([u64::from(q.max_output_tokens_recovery_count), u64::from(t.has_attempted_reactive_compact)]);
-        d.json_option(&i.max_output_tokens_override);
+        d.option(&i.max_output_tokens_override);
         d.u64s([u64::from(t.stop_hook_active), u64::from(s.requests)]);
         usage_into(d, &s.usage);
         d.u64s([
@@ -274,7 +274,7 @@ impl Loop {
             q.budget_checked_at,
             u64::from(q.stop_hook_blocks),
         ]);
-        d.json_list(&s.permission_denials);
+        d.list(&s.permission_denials);
         d.u64s([
             s.usage_tokens,
             s.messages_at_usage as u64,
@@ -283,18 +283,18 @@ impl Loop {
             u64::from(r.just_compacted),
         ]);
         if self.config.digest_version >= 2 || !q.queued.is_empty() || !q.consumed_inputs.is_empty() {
-            d.json_list(&q.queued);
-            d.json_list(&q.consumed_inputs);
+            d.list(&q.queued);
+            d.list(&q.consumed_inputs);
         }
         d.u64(s.cost_usd.to_bits());
-        if d.is_typed() {
+        if d.takes_numbers() {
             d.u64(s.model_usage.len() as u64);
             for (model, usage) in &s.model_usage {
                 d.str(model);
                 usage_into(d, usage);
             }
         } else {
-            d.json(&s.model_usage);
+            d.value(&s.model_usage);
         }
         // Added after journals existed, and only ever set under profiles that have the rule.
         if q.nudge_turns != 0 {
@@ -306,8 +306,8 @@ impl Loop {
         }
         // Added after journals existed, and only ever set by their own events: counted when set.
         if s.model.is_some() || s.permission_mode.is_some() {
-            d.json(&s.model);
-            d.json(&s.permission_mode);
+            d.value(&s.model);
+            d.value(&s.permission_mode);
         }
     }
 }
@@ -315,7 +315,7 @@ impl Loop {
 /// Usage as numbers from digest version 3 (it changes with every response, and its JSON cost
 /// more to write than the rest of the digest), as JSON before.
 fn usage_into(d: &mut Digest, usage: &Usage) {
-    if d.is_typed() {
+    if d.takes_numbers() {
         d.u64s([
             usage.input_tokens,
             usage.output_tokens,
@@ -323,6 +323,6 @@ fn usage_into(d: &mut Digest, usage: &Usage) {
             usage.cache_read_input_tokens,
         ]);
     } else {
-        d.json(usage);
+        d.value(usage);
     }
 }

@@ -72,9 +72,10 @@ impl Extra {
             if i > 0 {
                 text.push(b',');
             }
-            crate::json::string(&mut text, key);
+            // Writing a string into a vector cannot fail.
+            let _ = serde_json::to_writer(&mut text, key);
             text.push(b':');
-            crate::json::string(&mut text, value);
+            let _ = serde_json::to_writer(&mut text, value);
         }
         text.push(b'}');
         // serde_json writes UTF-8.

@@ -6,12 +6,12 @@
 //! the state digest that replay compares is O(1) per step too.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::digest::{Digest, WORDS_FROM};
+pub use crate::digest::{Digest, TYPED_FROM, WORDS_FROM};
 use crate::message::{ContentBlock, Message, ToolResultContent};
 
 struct Node {
@@ -19,9 +19,10 @@ struct Node {
     prev: Option<Arc<Node>>,
     len: usize,
     digest: u64,
-    /// The length of the message's JSON, which its digest wrote: the token estimate counts it,
-    /// and would otherwise serialize the message again for every request.
-    json_len: u64,
+    /// The length of the message's JSON, which the token estimate counts: written by its digest
+    /// up to version 3, measured the first time an estimate needs it after (most messages, a
+    /// response covered by its usage, never are), and kept so no request measures it again.
+    json_len: OnceLock<u64>,
 }
 
 /// An append-only, structurally shared list of messages.
@@ -79,35 +80,21 @@ impl History {
 
     /// Appends a message; the old value stays valid and shares everything with the new one.
     pub fn push(&mut self, message: Message) {
-        self.push_digested(message, None);
-    }
-
-    /// Appends a message whose blocks' JSON is known already (the response's blocks, written
-    /// as each completed): the digest takes those bytes instead of serializing the blocks again.
-    /// `content_json` must be what `serde_json` writes for `message.content` without its
-    /// brackets; a test holds this to [`History::push`].
-    pub(crate) fn push_with_content_json(&mut self, message: Message, content_json: &[u8]) {
-        self.push_digested(message, Some(content_json));
-    }
-
-    /// Appends `message`, digesting its JSON (its content's as given, when it is).
-    fn push_digested(&mut self, message: Message, content_json: Option<&[u8]>) {
         let mut digest = Digest::for_version(self.digest_version);
         digest.u64(self.digest());
-        let before = digest.written();
-        match content_json {
-            None => message.write_json(&mut digest),
-            Some(json) => message.write_json_with(&mut digest, |d| {
-                d.bytes(b"[");
-                d.bytes(json);
-                d.bytes(b"]");
-            }),
+        let json_len = OnceLock::new();
+        if digest.is_typed() {
+            crate::digest::digest_message(&mut digest, &message);
+        } else {
+            // Up to version 3 the digest takes the message's JSON: its length comes with it.
+            let before = digest.written();
+            message.write_json(&mut digest);
+            let _ = json_len.set(digest.written() - before);
         }
-        let json_len = digest.written() - before;
         self.append(message, digest.finish(), json_len);
     }
 
-    fn append(&mut self, mut message: Message, digest: u64, json_len: u64) {
+    fn append(&mut self, mut message: Message, digest: u64, json_len: OnceLock<u64>) {
         // Kept for the session's life: spare capacity left by building the blocks would be held
         // as long (a long session's memory is mostly its history).
         message.content.shrink_to_fit();
@@ -176,7 +163,7 @@ impl History {
         std::iter::from_fn(move || {
             let m = node?;
             node = m.prev.as_deref();
-            Some(m.json_len)
+            Some(*m.json_len.get_or_init(|| crate::wire::json_len(&m.message)))
         })
         .take(n)
     }
@@ -246,7 +233,7 @@ impl PartialEq for History {
     fn eq(&self, other: &Self) -> bool {
         // Digests of different versions differ for the same messages: those are compared.
         self.len() == other.len()
-            && if (self.digest_version >= WORDS_FROM) == (other.digest_version >= WORDS_FROM) {
+            && if Digest::same_input(self.digest_version, other.digest_version) {
                 self.digest() == other.digest()
             } else {
                 self.messages() == other.messages()

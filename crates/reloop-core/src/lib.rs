@@ -27,11 +27,10 @@
 //! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `profile`,
 //! `config`, `context`, `state`), then `step` (the step constructors), `request` (the way to the next
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
-//! the dispatcher `transition` on top. Beside them, the JSON the journal holds: `json` (pieces of JSON
-//! with serde_json's bytes, written with less work; below everything), the forms read and written by hand for
-//! replay's hot path (`block_json`, `block_ser`, `block_write`, `event_fast`, `event_json`), and
-//! `step_json` (a step's effects and reason as replay compares them). Each hand-written form is
-//! held to serde's by property tests.
+//! the dispatcher `transition` on top. Below everything, `wire`: the frozen JSON bytes that digest
+//! versions 1–3 hash and the token estimate counts, held to serde_json's by property tests; from
+//! version 4 the digest takes typed fields (`digest`). Journal rows are read and written by
+//! `reloop-journal`, through serde: the core writes no other JSON by hand.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -41,9 +40,6 @@
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 mod abort;
-mod block_json;
-mod block_ser;
-mod block_write;
 pub mod compact;
 pub mod config;
 pub mod context;
@@ -51,13 +47,10 @@ mod digest;
 pub mod effect;
 mod end_of_turn;
 pub mod event;
-mod event_fast;
-mod event_json;
 mod extra;
 pub mod flags;
 pub mod history;
 pub mod hook;
-mod json;
 pub mod message;
 mod phase;
 pub mod profile;
@@ -68,10 +61,10 @@ mod retry;
 mod settings;
 pub mod state;
 pub mod step;
-pub mod step_json;
 pub mod testkit;
 pub mod tokens;
 pub mod transition;
+mod wire;
 
 pub use config::{Config, Price, DIGEST_VERSION};
 pub use context::{Loop, PermissionDenial, QueuedMessage};

@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
@@ -90,7 +90,7 @@ fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<
 }
 
 /// A text block.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Text {
     /// The text.
     pub text: String,
@@ -100,7 +100,7 @@ pub struct Text {
 }
 
 /// A tool call the model asks for.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUse {
     /// The call's id, answered by a `tool_result`.
     pub id: String,
@@ -114,22 +114,22 @@ pub struct ToolUse {
 }
 
 /// The answer to a tool call.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The call it answers.
     pub tool_use_id: String,
     /// What the model is told.
     pub content: ToolResultContent,
     /// The call failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
     pub extra: Extra,
 }
 
-/// A tool result is a string or a list of blocks (text, image). Read by `crate::block_json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A tool result is a string or a list of blocks (text, image).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
     /// Plain text.
@@ -158,12 +158,12 @@ impl ToolResultContent {
 }
 
 /// The model's extended thinking.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thinking {
     /// The thinking text.
     pub thinking: String,
     /// The signature the API checks when the block is sent back.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
     /// Fields reloop does not read, kept verbatim.
     #[serde(flatten)]
@@ -171,7 +171,7 @@ pub struct Thinking {
 }
 
 /// Thinking the API redacted.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedactedThinking {
     /// The encrypted thinking.
     pub data: String,
@@ -232,7 +232,56 @@ impl ContentBlock {
     }
 }
 
-// Writing a block: `crate::block_ser`; reading one: `crate::block_json`.
+/// A block is written tagged by its `type`, first, then its fields, then the kept ones.
+impl Serialize for ContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Tagged<'a> {
+            Text(&'a Text),
+            ToolUse(&'a ToolUse),
+            ToolResult(&'a ToolResult),
+            Thinking(&'a Thinking),
+            RedactedThinking(&'a RedactedThinking),
+        }
+        match self {
+            ContentBlock::Text(b) => Tagged::Text(b).serialize(s),
+            ContentBlock::ToolUse(b) => Tagged::ToolUse(b).serialize(s),
+            ContentBlock::ToolResult(b) => Tagged::ToolResult(b).serialize(s),
+            ContentBlock::Thinking(b) => Tagged::Thinking(b).serialize(s),
+            ContentBlock::RedactedThinking(b) => Tagged::RedactedThinking(b).serialize(s),
+            ContentBlock::Other(map) => map.serialize(s),
+        }
+    }
+}
+
+/// A block is read as a map first: the known types then lose `type` as `Map::swap_remove` takes
+/// it out (the last kept field moves into its place), and the rest is read by the type's struct,
+/// whose unknown fields are kept in their order. Older journals' digests hash the kept fields in
+/// that order, so it is the reading, not an accident of it.
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = Map::<String, Value>::deserialize(d)?;
+        let tag = match map.get("type") {
+            Some(Value::String(tag)) => tag.clone(),
+            _ => return Err(D::Error::custom("content block without a string `type`")),
+        };
+        if !matches!(tag.as_str(), "text" | "tool_use" | "tool_result" | "thinking" | "redacted_thinking") {
+            return Ok(ContentBlock::Other(map));
+        }
+        map.swap_remove("type");
+        let body = Value::Object(map);
+        match tag.as_str() {
+            "text" => serde_json::from_value(body).map(ContentBlock::Text),
+            "tool_use" => serde_json::from_value(body).map(ContentBlock::ToolUse),
+            "tool_result" => serde_json::from_value(body).map(ContentBlock::ToolResult),
+            "thinking" => serde_json::from_value(body).map(ContentBlock::Thinking),
+            _ => serde_json::from_value(body).map(ContentBlock::RedactedThinking),
+        }
+        .map_err(D::Error::custom)
+    }
+}
 
 /// Token usage as the API reports it. Unknown counters are kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -326,5 +375,16 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom", "is_error": true})
         );
         assert_eq!(serde_json::from_value::<ContentBlock>(value).unwrap(), block);
+    }
+
+    #[test]
+    fn a_known_block_loses_its_type_as_a_swap_remove_takes_it_and_an_unknown_one_keeps_all() {
+        let text = r#"{"type":"text","text":"a","citations":null,"x":1}"#;
+        let block: ContentBlock = serde_json::from_str(text).unwrap();
+        // The last field moved into `type`'s place: older journals' digests hash this order.
+        assert_eq!(serde_json::to_string(&block).unwrap(), r#"{"type":"text","text":"a","x":1,"citations":null}"#);
+        let other = r#"{"type":"image","source":{"data":"x"}}"#;
+        assert_eq!(serde_json::to_string(&serde_json::from_str::<ContentBlock>(other).unwrap()).unwrap(), other);
+        assert!(serde_json::from_str::<ContentBlock>(r#"{"text":"a"}"#).is_err());
     }
 }

@@ -33,7 +33,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     // the request that did took that mark when it was sent).
     ctx.request = Request { just_compacted: ctx.request.just_compacted, ..Request::default() };
     let streamed = streaming.streamed;
-    let (blocks, content_json) = streaming.into_blocks();
+    let blocks = streaming.into_blocks();
     let mut assistant = Message::assistant(blocks);
     let kept = [("id", meta.id.as_deref()), ("model", meta.model.as_deref())];
     let kept: Vec<(&str, &str)> = kept.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
@@ -46,7 +46,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     // measured afresh); later messages are estimated.
     crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
-        ctx.messages.push_with_content_json(assistant, &content_json);
+        ctx.messages.push(assistant);
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(State::RunningTools(ctx, Tools::new(calls)), effects);
     }

@@ -16,11 +16,6 @@ pub use crate::config::Config;
 pub struct Streaming {
     /// The content blocks completed so far.
     blocks: Vec<ContentBlock>,
-    /// Their JSON, comma-separated: the bytes the state digest hashes of them, written once as
-    /// each block completes. Every later step of the response (each text delta) digests them
-    /// again, and serializing a long thinking block at every delta made a response of 500 deltas
-    /// cost five times its journal-free time.
-    blocks_json: Vec<u8>,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
     pub streamed: bool,
@@ -34,28 +29,22 @@ impl Streaming {
 
     /// A block completed.
     pub(crate) fn push(&mut self, block: ContentBlock) {
-        if self.blocks.is_empty() {
-            // Room for a usual response's blocks at once, rather than growing by doubling from
-            // eight bytes (they are dropped when the response completes).
-            self.blocks_json.reserve(256);
-        } else {
-            self.blocks_json.push(b',');
-        }
-        block.write_json(&mut self.blocks_json);
         self.blocks.push(block);
     }
 
-    /// The blocks, and their JSON as a message's `content` array holds it (without the
-    /// brackets).
-    pub(crate) fn into_blocks(self) -> (Vec<ContentBlock>, Vec<u8>) {
-        (self.blocks, self.blocks_json)
+    /// The blocks.
+    pub(crate) fn into_blocks(self) -> Vec<ContentBlock> {
+        self.blocks
     }
 
-    /// Mixes the blocks into a digest, as their JSON array.
+    /// Mixes the blocks into a digest: typed, or as their JSON array up to version 3.
     fn digest_into(&self, d: &mut Digest) {
-        d.bytes(b"[");
-        d.bytes(&self.blocks_json);
-        d.bytes(b"]");
+        if d.is_typed() {
+            d.u64(self.blocks.len() as u64);
+            self.blocks.iter().for_each(|block| crate::digest::digest_block(d, block));
+        } else {
+            crate::wire::write_blocks(d, &self.blocks);
+        }
     }
 }
 
@@ -66,13 +55,6 @@ pub struct Tools {
     pub calls: Vec<ToolUse>,
     /// Each call's outcome, once it arrived.
     outcomes: Vec<Option<ToolOutcome>>,
-    /// Each arrived outcome's JSON, written once as it arrives (empty until one is): every
-    /// later step of the batch digests the outcomes again, and a tool's output can be long (a
-    /// file read whole).
-    outcomes_json: Vec<Option<Vec<u8>>>,
-    /// An outcome could not be serialized (none of ours fails): the digest then serializes the
-    /// outcomes as it always did.
-    unserializable: bool,
     /// PostToolUse feedback for the model, by call index.
     pub feedback: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
@@ -85,15 +67,7 @@ impl Tools {
     /// The calls of a response, none answered.
     pub fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools {
-            calls,
-            outcomes,
-            outcomes_json: Vec::new(),
-            unserializable: false,
-            feedback: Vec::new(),
-            stopped_by: None,
-            started: Vec::new(),
-        }
+        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
     }
 
     /// Each call's outcome, once it arrived.
@@ -105,23 +79,10 @@ impl Tools {
     pub(crate) fn answer(&mut self, i: usize, outcome: ToolOutcome) {
         let Some(slot) = self.outcomes.get_mut(i) else { return };
         *slot = Some(outcome);
-        // The last answer usually ends the batch, and a batch of one call (the most common) is
-        // never digested with an answer: its JSON is written only if a later step may need it
-        // (the digest writes an outcome without it itself).
-        if self.is_complete() {
-            return;
-        }
-        let mut json = Vec::new();
-        if serde_json::to_writer(&mut json, &self.outcomes[i]).is_err() {
-            self.unserializable = true;
-        }
-        self.outcomes_json.resize(self.outcomes.len(), None);
-        self.outcomes_json[i] = Some(json);
     }
 
     /// Takes the outcomes, in the calls' order, leaving none.
     pub(crate) fn take_outcomes(&mut self) -> Vec<Option<ToolOutcome>> {
-        self.outcomes_json.clear();
         std::mem::take(&mut self.outcomes)
     }
 
@@ -130,24 +91,15 @@ impl Tools {
         self.outcomes.iter().all(Option::is_some)
     }
 
-    /// Mixes the outcomes into a digest, as their JSON array.
-    fn digest_outcomes(&self, d: &mut Digest) {
-        if self.unserializable {
-            d.json(&self.outcomes);
-            return;
+    /// Mixes the calls and their outcomes into a digest.
+    fn digest_into(&self, d: &mut Digest) {
+        if d.is_typed() {
+            d.u64(self.calls.len() as u64);
+            self.calls.iter().for_each(|call| crate::digest::digest_tool_use(d, call));
+        } else {
+            crate::wire::write_tool_uses(d, &self.calls);
         }
-        d.bytes(b"[");
-        for (i, outcome) in self.outcomes.iter().enumerate() {
-            if i > 0 {
-                d.bytes(b",");
-            }
-            match (outcome, self.outcomes_json.get(i).and_then(Option::as_deref)) {
-                (Some(_), Some(json)) => d.bytes(json),
-                (Some(outcome), None) => d.json(outcome),
-                (None, _) => d.bytes(b"null"),
-            }
-        }
-        d.bytes(b"]");
+        d.value(&self.outcomes);
     }
 }
 
@@ -284,23 +236,22 @@ impl State {
         self.context().digest_into(&mut d);
         match self {
             State::Idle(_) | State::WaitingRetry(_) => {}
-            State::RunningStopHooks(_, stop_reason) => d.json(stop_reason),
-            State::Compacting(_, compaction) => d.json(compaction),
+            State::RunningStopHooks(_, stop_reason) => d.value(stop_reason),
+            State::Compacting(_, compaction) => d.value(compaction),
             State::AwaitingModel(_, s) => {
                 s.digest_into(&mut d);
                 d.u64(u64::from(s.streamed));
             }
             State::RunningTools(_, t) => {
-                crate::block_write::write_tool_uses(&mut d, &t.calls);
-                t.digest_outcomes(&mut d);
-                d.json_list(&t.feedback);
-                d.json_option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
+                t.digest_into(&mut d);
+                d.list(&t.feedback);
+                d.option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {
-                    d.json_list(&t.started);
+                    d.list(&t.started);
                 }
             }
-            State::Done(_, t) => d.json(t),
+            State::Done(_, t) => d.value(t),
         }
         d.finish()
     }
@@ -358,14 +309,14 @@ mod tests {
     }
 
     proptest! {
-        /// What the streaming state and the history keep of the blocks' JSON, written as each
-        /// completed, digests as the blocks serialized at once did: every journaled digest of
-        /// every version depends on it.
+        /// Up to version 3 the blocks of a response in flight digest as their JSON array, as
+        /// serde_json writes it: every journaled digest of those versions depends on it. In
+        /// every version, the token estimate counts each message's JSON as serde_json writes it.
         #[test]
-        fn the_blocks_json_kept_as_they_complete_digests_as_the_blocks_at_once(
+        fn blocks_digest_as_their_json_up_to_version_3_and_messages_count_their_json(
             picks in proptest::collection::vec(0..BLOCKS.len(), 0..6),
             extra in proptest::collection::vec(0..EXTRA.len(), 0..4),
-            version in 1u32..=3,
+            version in 1u32..=4,
         ) {
             let blocks: Vec<ContentBlock> =
                 picks.iter().map(|i| serde_json::from_str(BLOCKS[*i]).expect("a block")).collect();
@@ -373,56 +324,21 @@ mod tests {
             for block in blocks.clone() {
                 streaming.push(block);
             }
-            prop_assert_eq!(
-                digests(version, |d| streaming.digest_into(d)),
-                digests(version, |d| d.json(&blocks))
-            );
-
-            let (kept, json) = streaming.into_blocks();
-            let mut message = Message::assistant(kept);
+            if version < crate::digest::TYPED_FROM {
+                let mut json = Digest::for_version(version);
+                serde_json::to_writer(&mut json, &blocks).expect("writes");
+                prop_assert_eq!(digests(version, |d| streaming.digest_into(d)), json.finish());
+            }
+            let mut message = Message::assistant(streaming.into_blocks());
             for i in extra {
                 let (key, value) = EXTRA[i];
                 message.extra.insert(key.to_string(), serde_json::from_str::<Value>(value).expect("a value"));
             }
-            let mut by_bytes = History::with_digest_version(version);
-            by_bytes.push(Message::user_text("go"));
-            let mut by_value = by_bytes.clone();
-            by_bytes.push_with_content_json(message.clone(), &json);
-            // The token estimate counts each message's JSON as its digest wrote it.
+            let mut history = History::with_digest_version(version);
+            history.push(Message::user_text("go"));
+            history.push(message.clone());
             let lens = [&message, &Message::user_text("go")].map(|m| serde_json::to_vec(m).expect("json").len() as u64);
-            by_value.push(message);
-            prop_assert_eq!(by_bytes.digest(), by_value.digest());
-            prop_assert_eq!(by_bytes.tail_json_lens(5).collect::<Vec<_>>(), lens.to_vec());
-            prop_assert_eq!(by_value.tail_json_lens(5).collect::<Vec<_>>(), lens.to_vec());
-            prop_assert_eq!(by_bytes, by_value);
-        }
-
-        /// The same for the outcomes of a batch of tool calls, answered in any order.
-        #[test]
-        fn the_outcomes_json_kept_as_they_arrive_digests_as_the_outcomes_at_once(
-            order in Just((0..5usize).collect::<Vec<_>>()).prop_shuffle(),
-            answered in 0..=5usize,
-            version in 1u32..=3,
-        ) {
-            let calls: Vec<ToolUse> = (0..5)
-                .map(|i| ToolUse { id: format!("toolu_{i}"), name: "Read".into(), input: Value::Null, extra: Default::default() })
-                .collect();
-            let mut tools = Tools::new(calls);
-            for &i in &order[..answered] {
-                let text = format!("{i}\t\"line\"\n é {}", "x".repeat(i * 40));
-                let mut outcome = ToolOutcome::error(&format!("toolu_{i}"), &text);
-                outcome.is_error = i % 2 == 0;
-                outcome.request = 7;
-                tools.answer(i, outcome);
-            }
-            prop_assert_eq!(
-                digests(version, |d| tools.digest_outcomes(d)),
-                digests(version, |d| d.json(&tools.outcomes()))
-            );
-            let taken = tools.take_outcomes();
-            prop_assert_eq!(taken.iter().flatten().count(), answered);
-            prop_assert!(tools.outcomes().is_empty());
-            prop_assert_eq!(digests(version, |d| tools.digest_outcomes(d)), digests(version, |d| d.json(&tools.outcomes())));
+            prop_assert_eq!(history.tail_json_lens(5).collect::<Vec<_>>(), lens.to_vec());
         }
     }
 }

@@ -45,9 +45,7 @@ impl Limits {
 
 /// Estimated tokens of one message.
 pub fn estimate_message(message: &Message) -> u64 {
-    let mut counter = Counter(0);
-    message.write_json(&mut counter);
-    counter.0.div_ceil(CHARS_PER_TOKEN)
+    crate::wire::json_len(message).div_ceil(CHARS_PER_TOKEN)
 }
 
 /// Estimated tokens of the next request.
@@ -58,15 +56,6 @@ pub fn estimate(ctx: &Loop) -> u64 {
     let added =
         ctx.messages.tail_json_lens(len - since).map(|n| n.div_ceil(CHARS_PER_TOKEN)).fold(0u64, u64::saturating_add);
     ctx.session.usage_tokens.saturating_add(added)
-}
-
-struct Counter(u64);
-
-impl crate::json::Sink for Counter {
-    fn put(&mut self, bytes: &[u8]) {
-        // Bytes, not chars: multi-byte text counts heavier, which errs on the safe side.
-        self.0 += bytes.len() as u64;
-    }
 }
 
 /// Records a response's usage as the size of the history up to and including the response,

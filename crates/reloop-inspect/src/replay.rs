@@ -105,8 +105,6 @@ pub struct Replayer {
     fold: Option<Box<Fold>>,
     steps: usize,
     divergence: Option<Divergence>,
-    /// Reused for the engine's effects and reason as JSON, compared with the row's text.
-    buf: Vec<u8>,
 }
 
 impl Replayer {
@@ -124,7 +122,6 @@ impl Replayer {
             fold: None,
             steps: 0,
             divergence: None,
-            buf: Vec::new(),
         };
         let unknown = header.core_config.flags.unknown();
         if unknown.is_empty() {
@@ -153,13 +150,13 @@ impl Replayer {
         self.keep(fold, kept == Some(true))
     }
 
-    /// Replays one step read as its row (`reloop replay` streams them): the row's effects and
-    /// reason are compared as the text they were written as with the engine's, serialized the
-    /// same way, so the common case decodes only the event. A difference in the text is then
-    /// decided on the decoded step, as [`Replayer::feed`] does (the same values may be spelled
-    /// otherwise, by an older writer). `session` names the session in errors.
+    /// Replays one step read as its row (`reloop replay` streams them): what the step did is
+    /// compared by the hash the row holds of it ([`ReplayRow::same_outcome`]), so the common case
+    /// decodes only the event and writes no text. A difference is then decided on the decoded
+    /// step, as [`Replayer::feed`] does, and rendered to report it. `session` names the session
+    /// in errors.
     pub fn feed_row(&mut self, row: &ReplayRow<'_>, session: &str) -> Result<bool, JournalError> {
-        self.feed_decoded(row, Event::from_json(row.event), session)
+        self.feed_decoded(row, reloop_journal::read_event(row.event), session)
     }
 
     /// Like [`Replayer::feed_row`], with the row's event already decoded (on another thread, by
@@ -188,14 +185,9 @@ impl Replayer {
         event_kind: &'static str,
         session: &str,
     ) -> Result<bool, JournalError> {
-        let ignored_row = row.reason_kind == Some("ignored");
+        let ignored = step.ignored.as_ref().filter(|_| self.compare_ignored);
         let same = step.state.digest() == row.digest
-            && self.same_written(|out| reloop_core::step_json::write_effects(out, &step.effects), Some(row.effects))
-            && self.same_written(
-                |out| reloop_core::step_json::write_reason(out, step.reason.as_ref()),
-                row.reason_json.filter(|_| !ignored_row),
-            )
-            && (!self.compare_ignored || self.same_json(&step.ignored, row.reason_json.filter(|_| ignored_row)))
+            && row.same_outcome(&step.effects, step.reason.as_ref(), ignored)
             && row.ends_in(step.state.phase())?;
         if same {
             self.steps += 1;
@@ -220,27 +212,6 @@ impl Replayer {
             self.fold = Some(fold);
         }
         kept
-    }
-
-    /// Whether `value` serializes to `json` (`None`: to nothing, or to `null`).
-    fn same_json<T: Serialize>(&mut self, value: &T, json: Option<&[u8]>) -> bool {
-        self.same_written(|out| serde_json::to_writer(out, value), json)
-    }
-
-    /// Whether `write` writes `json` (`None`: nothing, or `null`).
-    fn same_written(
-        &mut self,
-        write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
-        json: Option<&[u8]>,
-    ) -> bool {
-        self.buf.clear();
-        if write(&mut self.buf).is_err() {
-            return false;
-        }
-        match json {
-            Some(json) => self.buf == json,
-            None => self.buf == b"null",
-        }
     }
 
     /// Compares a step the engine took with the journaled one.

@@ -61,7 +61,7 @@ where
                 full_tx.send(std::mem::replace(batch, next)).is_ok()
             };
             let read_rows = read(&mut |row| {
-                batch.events.push(Event::from_json(row.event));
+                batch.events.push(reloop_journal::read_event(row.event));
                 batch.rows.push(row);
                 // The replay stopped (it diverged, or failed): so does the reading.
                 let full = batch.rows.is_full() || batch.rows.len() >= rows_per_batch;

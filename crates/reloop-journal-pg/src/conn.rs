@@ -55,8 +55,8 @@ pub(crate) const TAKE: &str = "INSERT INTO reloop.leases (session_id, epoch, hol
      RETURNING epoch";
 const BLOB: &str = "INSERT INTO reloop.blobs (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING";
 const STEP: &str = "INSERT INTO reloop.steps (session_id, seq, at_ms, kind, event, event_hash, from_phase, to_phase,
-         turn_before, turn_after, reason_kind, reason, reason_json, effects, effects_hash, digest)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
+         turn_before, turn_after, reason_kind, reason, reason_json, effects, effects_hash, digest, outcome)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 const SESSION: &str = "INSERT INTO reloop.sessions (id, created_at_ms, engine_version, core_config, run_config,
          parent_id, fork_seq, base_seq)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING";
@@ -514,6 +514,7 @@ fn write_rows(
                 &row.effects.inline(effects),
                 &row.effects.hash,
                 &(s.digest() as i64),
+                &s.outcome().map(|hash| hash as i64),
             ],
         )
         .map_err(|e| database_error(place, &e))?;

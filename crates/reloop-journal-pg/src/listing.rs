@@ -37,7 +37,7 @@ impl Conn {
                 let db = |e: postgres::Error| database_error(&self.place, &e);
                 if first_prompt.is_none() {
                     if let Some(p) = self.client.query_opt(&prompt, &range).map_err(db)? {
-                        first_prompt = Some(Event::from_json(p.get(0)).map_err(|e| decode("event", e))?);
+                        first_prompt = Some(reloop_journal::read_event(p.get(0)).map_err(|e| decode("event", e))?);
                     }
                 }
                 for row in self.client.query(&priced, &range).map_err(db)? {

@@ -10,7 +10,7 @@ use postgres::Client;
 use reloop_journal::JournalError;
 
 /// The schema version this build writes. Each bump appends to `MIGRATIONS`; none is edited.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The advisory lock key migrations serialize on: "RLOP", as SQLite's application id.
 const MIGRATION_LOCK: i64 = 0x524C_4F50;
@@ -84,8 +84,14 @@ CREATE TABLE reloop.queue (
 CREATE INDEX queue_waiting ON reloop.queue(enqueued_at) WHERE finished_at IS NULL;
 ";
 
+/// The hash of what each step did (`reloop_journal::outcome_hash`), written as it is appended, as
+/// SQLite's v6 does: a replay compares it instead of the step's text. Older rows have none.
+const V3: &str = "
+ALTER TABLE reloop.steps ADD COLUMN outcome bigint; -- the hash of what the step did (the u64's bits)
+";
+
 /// Every version's SQL, in order: version n is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3];
 
 /// Brings the database up to [`SCHEMA_VERSION`], or refuses one a newer reloop wrote. `place`
 /// names the database in errors.

@@ -27,6 +27,7 @@ struct OwnedRow {
     reason_json: Option<Range<usize>>,
     effects: Range<usize>,
     digest: u64,
+    outcome: Option<u64>,
 }
 
 /// A stored phase: its number, its name (a phase this journal's reader does not number), or a
@@ -63,6 +64,7 @@ impl RowBatch {
             reason_json,
             effects,
             digest: row.digest,
+            outcome: row.outcome,
         });
     }
 
@@ -99,6 +101,7 @@ impl RowBatch {
             reason_json: r.reason_json.clone().map(|j| &self.json[j]),
             effects: &self.json[r.effects.clone()],
             digest: r.digest,
+            outcome: r.outcome,
         })
     }
 
@@ -163,6 +166,7 @@ mod tests {
             reason_json: Some(br#"{"kind":"next_turn"}"#),
             effects: b"[]",
             digest: u64::MAX,
+            outcome: None,
         };
         let mut batch = RowBatch::default();
         batch.push(&row);
@@ -188,6 +192,7 @@ mod tests {
             reason_json: None,
             effects: b"[]",
             digest: 0,
+            outcome: None,
         };
         let mut batch = RowBatch::default();
         batch.push(&row);

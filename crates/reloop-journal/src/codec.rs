@@ -9,7 +9,8 @@ use reloop_core::{Ignored, Reason};
 use serde_json::Value;
 
 use crate::error::JournalError;
-use crate::record::{check_row, NewStep};
+use crate::outcome::{outcome_hash, outcome_hash_of_json};
+use crate::record::{check_row, EffectsRef, NewStep};
 
 /// The phases a row stores as numbers, by number. A phase not listed is stored by name, so a
 /// newer core's phase never makes a row unwritable.
@@ -69,6 +70,9 @@ pub struct EncodedStep {
     pub(crate) reason_name: Option<&'static str>,
     pub(crate) terminal: Option<&'static str>,
     pub(crate) digest: u64,
+    /// The hash of what the step did ([`crate::outcome_hash`]); `None` for a step that did
+    /// nothing, and for effects given as JSON that do not read back as exactly the engine's.
+    pub(crate) outcome: Option<u64>,
 }
 
 impl EncodedStep {
@@ -115,6 +119,14 @@ impl EncodedStep {
             reason_name,
             terminal: step.reason.and_then(Reason::terminal_reason).map(|r| r.as_str()),
             digest: step.digest,
+            // A step that did nothing (most deltas and blocks) stores no hash: a row with no
+            // effects and no reason reads back as the hash of nothing, and the column would cost
+            // a tool turn about seventy bytes.
+            outcome: match step.effects {
+                _ if step.effects.is_empty() && step.reason.is_none() && step.ignored.is_none() => None,
+                EffectsRef::Core(effects) => Some(outcome_hash(effects, step.reason, step.ignored)),
+                EffectsRef::Json(effects) => outcome_hash_of_json(effects, step.reason, step.ignored),
+            },
         })
     }
 
@@ -202,6 +214,11 @@ impl EncodedStep {
     pub fn digest(&self) -> u64 {
         self.digest
     }
+
+    /// The hash of what the step did, when it has one: replay compares it.
+    pub fn outcome(&self) -> Option<u64> {
+        self.outcome
+    }
 }
 
 /// `bytes` as text. serde_json writes only UTF-8, so this fails only if that ever changes; it is
@@ -242,7 +259,7 @@ impl RowOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{EffectsRef, NewStep};
+    use crate::record::NewStep;
     use reloop_core::{ContentBlock, Event, EVENT_KINDS};
 
     fn encoded(event: &Event) -> EncodedStep {

@@ -22,7 +22,8 @@
 //! This crate knows nothing of HTTP, processes or tokio.
 
 // Layers, lowest first (`tests/layout.rs` keeps them free of cycles): `error`; the records and
-// the one row codec, with no database in them (`record`, `codec`); SQLite's rows and schema
+// the one row codec, the hash of what a step did and the reading of an event, with no database in
+// them (`record`, `outcome`, `codec`, `event_read`); SQLite's rows and schema
 // (`rows`, `schema`); the SQLite journal (`store`) and what extends it (`read`, `lock`,
 // `listing`, `agents`, `dump`); the backend trait over it (`backend`), and what runs on that
 // (`dump_stream`, `writer`, `batch`).
@@ -33,8 +34,10 @@ mod codec;
 mod dump;
 mod dump_stream;
 mod error;
+mod event_read;
 mod listing;
 mod lock;
+mod outcome;
 mod read;
 mod record;
 mod rows;
@@ -49,7 +52,9 @@ pub use codec::{EncodedStep, RowOutcome};
 pub use dump::{DumpHeader, DumpStep, DumpWriter, SessionDump, DUMP_FORMAT};
 pub use dump_stream::{load_dump, visit_dump, DumpHead};
 pub use error::JournalError;
+pub use event_read::read_event;
 pub use listing::SessionOverview;
+pub use outcome::outcome_hash;
 pub use record::{EffectsRef, NewStep, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
 pub use rows::{ReplayRow, StepRow};
 pub use schema::{SCHEMA_VERSION, V1_SCHEMA};

@@ -22,7 +22,7 @@ impl Journal {
         mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let columns = "key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
-                       reason_kind, reason_json, effects, digest";
+                       reason_kind, reason_json, effects, digest, outcome";
         self.walk_session(id, columns, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
             visit(&StepRow {
@@ -37,6 +37,7 @@ impl Journal {
                 reason_json: text(8)?,
                 effects: text(9)?.unwrap_or("[]"),
                 digest: r.get::<_, i64>(10)? as u64,
+                outcome: r.get::<_, Option<i64>>(11)?.map(|hash| hash as u64),
             })
         })
     }
@@ -47,7 +48,7 @@ impl Journal {
         id: &str,
         mut visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
-        let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest";
+        let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest, outcome";
         self.walk_session(id, columns, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
             let bytes = |i: usize| r.get_ref(i)?.as_bytes_or_null().map_err(rusqlite::Error::from);
@@ -59,6 +60,7 @@ impl Journal {
                 reason_json: bytes(4)?,
                 effects: bytes(5)?.unwrap_or(b"[]"),
                 digest: r.get::<_, i64>(6)? as u64,
+                outcome: r.get::<_, Option<i64>>(7)?.map(|hash| hash as u64),
             })
         })
     }

@@ -4,18 +4,19 @@
 //! rows are kept small (a session number, phase numbers, an integer digest, no empty effects)
 //! and read without intermediate copies.
 
-use reloop_core::Event;
+use reloop_core::{Effect, Ignored, Reason};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::codec::{numbered_phase, phase_number, EncodedStep, RowOutcome, StoredPhase};
 use crate::error::JournalError;
+use crate::outcome::{outcome_hash, outcome_hash_of_text};
 use crate::record::{NewStep, StepRecord};
 
 /// The columns in table order (key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
-/// reason_kind, reason, reason_json, effects, digest; the generated ones are left out): the
-/// statement cache hashes this text on every step, so it is kept short.
-pub(crate) const INSERT_STEP: &str = "INSERT INTO steps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
+/// reason_kind, reason, reason_json, effects, digest, outcome; the generated ones are left out):
+/// the statement cache hashes this text on every step, so it is kept short.
+pub(crate) const INSERT_STEP: &str = "INSERT INTO steps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
 
 /// Steps of one session a row key has room for: its low 32 bits hold the step's number.
 pub(crate) const SEQ_BITS: u32 = 32;
@@ -87,6 +88,7 @@ impl EncodedStep {
             text_or_null(reason_json),
             text_or_null(effects),
             self.digest as i64,
+            self.outcome.map(|hash| hash as i64),
         ])?;
         if let Some(reason) = self.terminal {
             let mut end = conn.prepare_cached("UPDATE sessions SET terminal_reason = ?2 WHERE id = ?1")?;
@@ -130,6 +132,8 @@ pub struct StepRow<'a> {
     /// The effects as a JSON array.
     pub effects: &'a str,
     pub digest: u64,
+    /// The hash of what the step did, written when it was appended (`None` before schema v6).
+    pub outcome: Option<u64>,
 }
 
 /// The part of a step's row that replay compares: its event and what it did, without when it
@@ -150,6 +154,8 @@ pub struct ReplayRow<'a> {
     /// The effects as a JSON array, as stored (see `reason_json`).
     pub effects: &'a [u8],
     pub digest: u64,
+    /// The hash of what the step did, written when it was appended (`None` before schema v6).
+    pub outcome: Option<u64>,
 }
 
 impl ReplayRow<'_> {
@@ -164,6 +170,20 @@ impl ReplayRow<'_> {
             ValueRef::Integer(n) => Ok(numbered_phase(n) == phase),
             _ => Ok(self.to_phase()? == phase),
         }
+    }
+
+    /// Whether the engine's step did what this row says it did: its effects, its reason and why
+    /// its event was ignored, compared by their hash ([`crate::outcome_hash`]; a row written
+    /// before the hash was has it computed from its text). `false` also when the row's text
+    /// does not read back exactly: the caller then decodes it ([`ReplayRow::outcome`]) to
+    /// decide and report.
+    pub fn same_outcome(&self, effects: &[Effect], reason: Option<&Reason>, ignored: Option<&Ignored>) -> bool {
+        if self.outcome.is_none() && self.effects == b"[]" && self.reason_json.is_none() {
+            // The row says the step did nothing (most deltas and blocks): nothing to hash.
+            return effects.is_empty() && reason.is_none() && ignored.is_none();
+        }
+        let journaled = self.outcome.or_else(|| outcome_hash_of_text(self.effects, self.reason_kind, self.reason_json));
+        journaled == Some(outcome_hash(effects, reason, ignored))
     }
 
     /// What the step did: its reason (or why its event was ignored) and its effects, decoded;
@@ -184,6 +204,7 @@ impl<'a> StepRow<'a> {
             reason_json: self.reason_json.map(str::as_bytes),
             effects: self.effects.as_bytes(),
             digest: self.digest,
+            outcome: self.outcome,
         }
     }
 
@@ -195,7 +216,7 @@ impl<'a> StepRow<'a> {
     /// The step decoded; `session` names it in errors.
     pub fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
         let seq = self.seq;
-        let event = Event::from_json(self.event).map_err(|source| JournalError::Decode {
+        let event = crate::event_read::read_event(self.event).map_err(|source| JournalError::Decode {
             session: session.to_string(),
             seq,
             what: "event",

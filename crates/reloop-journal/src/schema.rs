@@ -3,13 +3,13 @@
 use rusqlite::Connection;
 
 use crate::error::JournalError;
-use crate::rows::{phase_sql, step_key, INSERT_STEP};
+use crate::rows::{phase_sql, step_key};
 
 /// `PRAGMA application_id`: "RLOP". A database with another id is not ours.
 pub const APPLICATION_ID: i64 = 0x524C_4F50;
 
 /// The schema version this build writes. Each bump adds a migration below; none is ever edited.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const V1: &str = "
 CREATE TABLE sessions (
@@ -113,6 +113,9 @@ CREATE VIEW transitions AS
     FROM steps s JOIN session_numbers n ON n.n = s.session;
 ";
 
+/// A row of v4's `steps`, as the move to v4 writes it (later versions add columns).
+const INSERT_V4_STEP: &str = "INSERT INTO steps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
+
 /// Moves v3's rows into v4's `steps`, one session number per session (in creation order). A
 /// digest that is not hex is refused, naming its step: read as 0, the step would replay as
 /// diverged with nothing to say the journal, not the engine, was at fault.
@@ -126,7 +129,7 @@ fn move_rows_to_v4(conn: &Connection) -> Result<(), JournalError> {
                        JOIN session_numbers n ON n.id = e.session_id
          ORDER BY n.n, e.seq",
     )?;
-    let mut write = conn.prepare(INSERT_STEP)?;
+    let mut write = conn.prepare(INSERT_V4_STEP)?;
     let mut rows = read.query([])?;
     while let Some(r) = rows.next()? {
         let seq = r.get::<_, i64>(1)? as u64;
@@ -176,6 +179,13 @@ CREATE TRIGGER session_written AFTER INSERT ON session_locks BEGIN
 END;
 ";
 
+/// v6: the hash of what each step did (`reloop_journal::outcome_hash` of its effects, reason and
+/// why it was ignored), written as it is appended, so replay compares one number instead of the
+/// step's text. Rows written before have none: replay computes theirs from their text.
+const V6: &str = "
+ALTER TABLE steps ADD COLUMN outcome INTEGER; -- the hash of what the step did (the u64's bits); NULL before v6
+";
+
 /// Brings a fresh or older journal up to [`SCHEMA_VERSION`], one version at a time, so a v1
 /// journal takes exactly the steps a v1 journal took when v2 was new.
 pub fn migrate(conn: &Connection, from: i64) -> Result<(), JournalError> {
@@ -199,6 +209,10 @@ pub fn migrate(conn: &Connection, from: i64) -> Result<(), JournalError> {
     if from < 5 {
         conn.execute_batch(V5)?;
         conn.pragma_update(None, "user_version", 5)?;
+    }
+    if from < 6 {
+        conn.execute_batch(V6)?;
+        conn.pragma_update(None, "user_version", 6)?;
     }
     Ok(())
 }

@@ -33,7 +33,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             let mut ctx = ctx;
             let mut answered = Vec::new();
             if !streaming.blocks().is_empty() {
-                let assistant = Message::assistant(streaming.into_blocks().0);
+                let assistant = Message::assistant(streaming.into_blocks());
                 answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
                 ctx.messages.push(assistant);
             }

@@ -1,14 +1,15 @@
-//! JSON written straight into a sink, with serde_json's exact bytes: the pieces the engine's
-//! hand-written forms (`block_write`, `step_json`) are made of.
+//! JSON written straight into a sink, with serde_json's exact bytes: the pieces a message's
+//! frozen JSON (`super::message`) is made of.
 //!
-//! Replay writes every step's effects and reason to compare them with the journal's, and the
-//! state's blocks for its digest. Through serde_json a small object cost about a hundred and
+//! Digests up to version 3 hash a message's JSON at every append, and the token estimate counts
+//! its length. Through serde_json a small object cost about a hundred and
 //! fifty instructions a key (each string scanned byte by byte through a table, each piece a
 //! separate `io::Write` call); here a string with nothing to escape is found eight bytes at a
 //! time and copied whole, integers go through `itoa`, and floats are serde_json's own. The
 //! tests hold every piece to serde_json.
 
 #[cfg(test)]
+#[path = "json_tests.rs"]
 pub(crate) mod tests;
 
 /// A JSON value, straight: it cannot fail (its keys are strings) and needs no serializer.

@@ -1,6 +1,6 @@
 //! The events of a response read by hand, in the exact form the journal writes them: a model
 //! block (text or a tool call), a response's end and a tool's result. With the text deltas
-//! (`crate::event_json::text_delta`), these are nearly every step of every session, and read
+//! (`super::text_delta`), these are nearly every step of every session, and read
 //! through serde they were half of a replay's reading thread.
 //!
 //! Only the writer's own form is taken: its keys, in its order, each once, with nothing else
@@ -12,9 +12,7 @@
 
 use serde_json::Value;
 
-use crate::event::{StopReason, ToolOutcome};
-use crate::message::{ContentBlock, ToolResultContent, Usage};
-use crate::Event;
+use reloop_core::{ContentBlock, Event, StopReason, ToolOutcome, ToolResultContent, Usage};
 
 /// The event `json` holds, when it is in the writer's form of a kind read here.
 pub(crate) fn written(json: &str) -> Option<Event> {
@@ -121,7 +119,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<String> {
         let rest = self.0.strip_prefix('"')?;
         let bytes = rest.as_bytes();
-        let end = crate::json::first_escaped(bytes)?;
+        let end = first_escaped(bytes)?;
         if bytes[end] == b'"' {
             self.0 = &rest[end + 1..];
             return Some(rest[..end].to_string());
@@ -232,6 +230,33 @@ fn depth(value: &Value) -> usize {
     at(value, 0)
 }
 
+/// Where the first byte a JSON string escapes (a quote, a backslash, a control character) stands
+/// in `bytes`: eight bytes at a time, by the word tricks for "has a byte less than" and "has a
+/// byte equal to" (a tool's output is long, and a byte at a time was six instructions a byte).
+/// The tricks can flag a byte after a true match (a borrow carries up), never one before it, so
+/// the lowest flag is the first match. The tail is padded with spaces, which nothing escapes.
+fn first_escaped(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    fn flags(w: u64) -> u64 {
+        let control = w.wrapping_sub(ONES * 0x20) & !w;
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let quote = quote.wrapping_sub(ONES) & !quote;
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let backslash = backslash.wrapping_sub(ONES) & !backslash;
+        (control | quote | backslash) & HIGH
+    }
+    let word = |chunk: &[u8]| {
+        let mut w = [b' '; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        flags(u64::from_le_bytes(w))
+    };
+    bytes.chunks(8).enumerate().find_map(|(i, chunk)| {
+        let f = word(chunk);
+        (f != 0).then(|| i * 8 + (f.trailing_zeros() / 8) as usize)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,7 +296,7 @@ mod tests {
             if read.is_some() {
                 assert_eq!(read, ordinary(&json), "{input}");
             }
-            assert_eq!(Event::from_json(&json).ok(), ordinary(&json), "{input}");
+            assert_eq!(super::super::read_event(&json).ok(), ordinary(&json), "{input}");
         }
     }
 
@@ -292,7 +317,7 @@ mod tests {
             let read = written(json);
             assert!(read.is_some(), "read here: {json}");
             assert_eq!(read, ordinary(json), "{json}");
-            assert_eq!(Event::from_json(json).ok(), ordinary(json));
+            assert_eq!(super::super::read_event(json).ok(), ordinary(json));
         }
     }
 
@@ -322,7 +347,7 @@ mod tests {
             &deep,
         ] {
             assert_eq!(written(json), None, "{json}");
-            assert_eq!(Event::from_json(json).ok(), ordinary(json), "{json}");
+            assert_eq!(super::super::read_event(json).ok(), ordinary(json), "{json}");
         }
     }
 
@@ -414,7 +439,7 @@ mod tests {
             byte in prop_oneof![Just(b'"'), Just(b'\\'), Just(b'0'), Just(b'9'), Just(b','), Just(b'{'), Just(b'}'), Just(b'['), Just(b' '), Just(b'.'), Just(b'e'), Just(b'-'), Just(b'u'), Just(0x1fu8)],
         ) {
             let json = serde_json::to_string(&event).expect("writes");
-            let Some(edited) = crate::event_json::tests::one_byte_edit(json, at, edit, byte) else { return Ok(()) };
+            let Some(edited) = crate::event_read::tests::one_byte_edit(json, at, edit, byte) else { return Ok(()) };
             if let Some(read) = written(&edited) {
                 prop_assert_eq!(ordinary(&edited), Some(read), "{}", edited);
             }

@@ -1,7 +1,8 @@
-//! Every event of the replay corpus, as its writer spelled it, reads through `Event::from_json`
+//! Every event of the replay corpus, as its writer spelled it, reads through `read_event`
 //! (its fast readings first) to the value the ordinary `serde_json` reading gives.
 
 use reloop_core::Event;
+use reloop_journal::read_event;
 
 #[test]
 fn every_corpus_event_reads_as_the_ordinary_reading_reads_it() {
@@ -17,7 +18,7 @@ fn every_corpus_event_reads_as_the_ordinary_reading_reads_it() {
         for step in dump["steps"].as_array().expect("steps") {
             let text = step["event"].to_string();
             let ordinary: Event = serde_json::from_str(&text).expect("an event");
-            assert_eq!(Event::from_json(&text).expect("read"), ordinary, "{text}");
+            assert_eq!(read_event(&text).expect("read"), ordinary, "{text}");
             read += 1;
         }
     }

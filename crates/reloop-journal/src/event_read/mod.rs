@@ -1,4 +1,5 @@
-//! Reading an [`Event`] from its journaled JSON, fast.
+//! Reading an [`Event`] from its journaled JSON, fast: the one way every backend and replay read
+//! a row's event ([`read_event`]), the same result as `serde_json::from_str`.
 //!
 //! An event is journaled internally tagged (`{"kind":"text_delta","index":0,...}`). serde reads
 //! that form by buffering the whole object into an intermediate tree before it knows the
@@ -18,13 +19,37 @@ use serde::de::{
 };
 use serde::Deserialize;
 
-use crate::block_json::Key;
-use crate::event_fast::number;
+use reloop_core::hook::{HookEventName, HookRun};
+use reloop_core::{ContentBlock, Event, ModelError, StopReason, ToolOutcome, Usage};
 
-use crate::event::{ModelError, StopReason, ToolOutcome};
-use crate::hook::{HookEventName, HookRun};
-use crate::message::{ContentBlock, Usage};
-use crate::Event;
+use fast::number;
+
+mod fast;
+
+/// A key, borrowed from the input when it holds no escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
 
 fn legacy() -> u32 {
     0
@@ -113,16 +138,14 @@ enum Tagged {
     },
 }
 
-impl Event {
-    /// Reads an event from its journaled JSON (see the module docs); the same result as
-    /// `serde_json::from_str`, faster for the form every writer produces.
-    pub fn from_json(text: &str) -> serde_json::Result<Event> {
-        let event = text_delta(text).or_else(|| crate::event_fast::written(text)).or_else(|| fast(text));
-        if let Some(event) = event {
-            return Ok(event);
-        }
-        serde_json::from_str(text)
+/// Reads an event from its journaled JSON (see the module docs); the same result as
+/// `serde_json::from_str`, faster for the form every writer produces.
+pub fn read_event(text: &str) -> serde_json::Result<Event> {
+    let event = text_delta(text).or_else(|| fast::written(text)).or_else(|| fast(text));
+    if let Some(event) = event {
+        return Ok(event);
     }
+    serde_json::from_str(text)
 }
 
 /// A text delta exactly as the journal writes it (`{"kind":"text_delta","index":0,"text":"…",
@@ -326,7 +349,7 @@ pub(crate) mod tests {
             let (fast, ordinary) = both(text);
             assert!(fast.is_some(), "the fast reading takes {text}");
             assert_eq!(fast, ordinary, "{text}");
-            assert_eq!(Event::from_json(text).ok(), ordinary);
+            assert_eq!(read_event(text).ok(), ordinary);
         }
     }
 
@@ -354,7 +377,7 @@ pub(crate) mod tests {
             r#"{"kind":"retry_ready","attempt":-1}"#,
             r#"{"kind":"user_input","content":"not a list"}"#,
         ] {
-            assert_eq!(Event::from_json(text).ok(), serde_json::from_str::<Event>(text).ok(), "{text}");
+            assert_eq!(read_event(text).ok(), serde_json::from_str::<Event>(text).ok(), "{text}");
         }
     }
 
@@ -390,7 +413,7 @@ pub(crate) mod tests {
         ) {
             let event = Event::TextDelta { index, text, request };
             let json = serde_json::to_string(&event).expect("writes");
-            prop_assert_eq!(Event::from_json(&json).ok(), Some(event));
+            prop_assert_eq!(read_event(&json).ok(), Some(event));
         }
 
         /// Whatever the short reading takes, the ordinary one reads the same: any text delta,

@@ -1,11 +1,10 @@
-//! Blocks and messages written as JSON straight into a sink, for the engine's hot paths: a
-//! response's blocks as they complete (the state digest hashes them), each message as it joins
-//! the history (its digest and its length for the token estimate). Through serde a small block
-//! cost some six hundred instructions, most of them serde's machinery; here about a hundred.
-//! The bytes are those of the `Serialize` impls (`crate::block_ser`), which the tests hold
-//! these to for every form.
+//! Blocks and messages written as JSON straight into a sink: each message as it joins the
+//! history (its length for the token estimate, and its digest up to version 3), and the blocks
+//! and calls of a state digested up to version 3. Through serde a small block cost some six
+//! hundred instructions, most of them serde's machinery; here about a hundred. The bytes are
+//! serde_json's for the `Serialize` impls, which the tests hold these to for every form.
 
-use crate::json::{self, Sink};
+use super::json::{self, Sink};
 use crate::message::{ContentBlock, Message, Role, ToolResultContent, ToolUse};
 
 impl ContentBlock {
@@ -79,23 +78,18 @@ pub(crate) fn write_tool_uses<S: Sink + ?Sized>(out: &mut S, calls: &[ToolUse]) 
 
 impl Message {
     pub(crate) fn write_json<S: Sink + ?Sized>(&self, out: &mut S) {
-        self.write_json_with(out, |out| write_blocks(out, &self.content));
-    }
-
-    /// The message with its content array written by `content` (the history takes a
-    /// response's blocks as they were written when each completed).
-    pub(crate) fn write_json_with<S: Sink + ?Sized>(&self, out: &mut S, content: impl FnOnce(&mut S)) {
         out.put(match self.role {
             Role::User => b"{\"role\":\"user\",\"content\":",
             Role::Assistant => b"{\"role\":\"assistant\",\"content\":",
             Role::System => b"{\"role\":\"system\",\"content\":",
         });
-        content(out);
+        write_blocks(out, &self.content);
         close(out, &self.extra);
     }
 }
 
-fn write_blocks<S: Sink + ?Sized>(out: &mut S, blocks: &[ContentBlock]) {
+/// Blocks as a JSON array (a message's content, a response's blocks so far).
+pub(crate) fn write_blocks<S: Sink + ?Sized>(out: &mut S, blocks: &[ContentBlock]) {
     json::array(out, blocks, |out, block| block.write_json(out));
 }
 
@@ -128,7 +122,7 @@ mod tests {
     }
 
     fn input() -> impl Strategy<Value = Value> {
-        crate::json::tests::arbitrary_value()
+        crate::wire::json::tests::arbitrary_value()
     }
 
     fn extra() -> impl Strategy<Value = Extra> {

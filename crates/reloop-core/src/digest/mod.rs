@@ -1,7 +1,15 @@
 //! The digest replay compares: a hash of the state's bytes, in the algorithm the session's
 //! digest version fixes. Journaled digests depend on every byte of it.
+//!
+//! Up to version 3 a state's parts are mixed in as their JSON text (`crate::wire`, frozen);
+//! from version 4 as typed fields (`typed`): numbers as numbers, strings and lists after their
+//! length, so no JSON is written to digest a state.
 
 use serde::Serialize;
+
+mod typed;
+
+pub(crate) use typed::{digest_block, digest_message, digest_tool_use};
 
 /// The digest replay compares, in the form the session's digest version fixes: FNV-1a over
 /// bytes up to version 2; from version 3 the same fold over 64-bit words, with a stronger
@@ -15,6 +23,8 @@ pub struct Digest {
     kind: Kind,
     /// Bytes mixed in so far.
     written: u64,
+    /// Values are mixed in as typed fields, not as their JSON (from [`TYPED_FROM`]).
+    typed: bool,
 }
 
 #[derive(Clone)]
@@ -42,6 +52,9 @@ const BLOCK: usize = 256;
 /// The first digest version digested by words (and with usage as numbers, not JSON).
 pub const WORDS_FROM: u32 = 3;
 
+/// The first digest version whose input is typed fields rather than JSON text.
+pub const TYPED_FROM: u32 = 4;
+
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// 2^64 / φ: odd, with its bits spread, so one multiply mixes a whole word.
@@ -50,7 +63,7 @@ const WORD_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 impl Default for Digest {
     /// FNV-1a, as every digest before version 3 was.
     fn default() -> Self {
-        Digest { kind: Kind::Fnv(FNV_OFFSET), written: 0 }
+        Digest { kind: Kind::Fnv(FNV_OFFSET), written: 0, typed: false }
     }
 }
 
@@ -58,15 +71,27 @@ impl Digest {
     /// The digest of a session of this digest version.
     pub fn for_version(version: u32) -> Self {
         if version >= WORDS_FROM {
-            Digest { kind: Kind::Words { h: FNV_OFFSET, block: [0; BLOCK], fill: 0 }, written: 0 }
+            let kind = Kind::Words { h: FNV_OFFSET, block: [0; BLOCK], fill: 0 };
+            Digest { kind, written: 0, typed: version >= TYPED_FROM }
         } else {
             Digest::default()
         }
     }
 
-    /// Whether this digest takes numbers as numbers where older versions took their JSON.
-    pub fn is_typed(&self) -> bool {
+    /// Whether versions `a` and `b` digest the same messages alike.
+    pub fn same_input(a: u32, b: u32) -> bool {
+        let input = |v: u32| (v >= WORDS_FROM, v >= TYPED_FROM);
+        input(a) == input(b)
+    }
+
+    /// Whether this digest takes usage as numbers where older versions took its JSON.
+    pub fn takes_numbers(&self) -> bool {
         matches!(self.kind, Kind::Words { .. })
+    }
+
+    /// Whether this digest takes every value as typed fields, no JSON.
+    pub fn is_typed(&self) -> bool {
+        self.typed
     }
 
     /// How many bytes were mixed in so far.
@@ -130,10 +155,13 @@ impl Digest {
         self.bytes(bytes.as_flattened());
     }
 
-    /// Mixes in a name as its JSON string: for names serde writes as they are (no character
-    /// in them is escaped), without starting a serializer.
+    /// Mixes in a name: as its JSON string up to version 3 (for names serde writes as they are,
+    /// no character in them escaped, without starting a serializer), as a string after.
     #[inline]
-    pub fn json_name(&mut self, name: &str) {
+    pub fn name(&mut self, name: &str) {
+        if self.typed {
+            return self.str(name);
+        }
         debug_assert!(!name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20), "{name} needs escaping");
         self.bytes(b"\"");
         self.bytes(name.as_bytes());
@@ -146,30 +174,32 @@ impl Digest {
         self.bytes(s.as_bytes());
     }
 
-    /// Mixes in a value's JSON.
-    pub fn json<T: Serialize>(&mut self, value: &T) {
-        // Serialization into a hasher cannot fail for our types; an error would only mean a
-        // non-string map key, which our types do not have. Fold it in as a marker regardless.
-        if serde_json::to_writer(&mut *self, value).is_err() {
+    /// Mixes in a value: its JSON up to version 3, its typed fields after.
+    pub fn value<T: Serialize + ?Sized>(&mut self, value: &T) {
+        if self.typed {
+            typed::value(self, value);
+        } else if serde_json::to_writer(&mut *self, value).is_err() {
+            // Serialization into a hasher cannot fail for our types; an error would only mean a
+            // non-string map key, which our types do not have. Fold it in as a marker regardless.
             self.bytes(b"<unserializable>");
         }
     }
 
-    /// Mixes in a list's JSON: an empty one (most of the state's lists, at most steps) as the
-    /// `[]` serde_json writes for it, without starting a serializer for it.
-    pub fn json_list<T: Serialize>(&mut self, items: &[T]) {
-        if items.is_empty() {
+    /// Mixes in a list as [`Digest::value`] does: an empty one (most of the state's lists, at
+    /// most steps) as the `[]` serde_json writes for it, without starting a serializer for it.
+    pub fn list<T: Serialize>(&mut self, items: &[T]) {
+        if items.is_empty() && !self.typed {
             self.bytes(b"[]");
         } else {
-            self.json(&items);
+            self.value(items);
         }
     }
 
-    /// Mixes in an option's JSON: `None` as the `null` serde_json writes for it.
-    pub fn json_option<T: Serialize>(&mut self, value: &Option<T>) {
+    /// Mixes in an option as [`Digest::value`] does: `None` as the `null` serde_json writes.
+    pub fn option<T: Serialize>(&mut self, value: &Option<T>) {
         match value {
-            None => self.bytes(b"null"),
-            Some(value) => self.json(value),
+            None if !self.typed => self.bytes(b"null"),
+            _ => self.value(value),
         }
     }
 
@@ -195,7 +225,7 @@ impl Digest {
     }
 }
 
-impl crate::json::Sink for Digest {
+impl crate::wire::Sink for Digest {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         self.bytes(bytes);
@@ -255,7 +285,8 @@ mod tests {
         assert_eq!(of(2, b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(of(WORDS_FROM, b""), WORDS_OF_EMPTY);
         assert_eq!(of(WORDS_FROM, b"a"), WORDS_OF_A);
-        assert!(!Digest::default().is_typed() && Digest::for_version(WORDS_FROM).is_typed());
+        assert!(!Digest::default().takes_numbers() && Digest::for_version(WORDS_FROM).takes_numbers());
+        assert!(!Digest::for_version(WORDS_FROM).is_typed() && Digest::for_version(TYPED_FROM).is_typed());
     }
 
     // Computed apart from this code, from the definition (a few lines of Python).
@@ -275,18 +306,18 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_list_and_none_digest_as_their_json() {
-        for version in [1, WORDS_FROM] {
+    fn an_empty_list_and_none_digest_as_their_value() {
+        for version in [1, WORDS_FROM, TYPED_FROM] {
             let digest = |write: &dyn Fn(&mut Digest)| {
                 let mut d = Digest::for_version(version);
                 write(&mut d);
                 d.finish()
             };
             let (empty, some): (Vec<String>, Vec<String>) = (Vec::new(), vec!["a\"b".into()]);
-            assert_eq!(digest(&|d| d.json_list(&empty)), digest(&|d| d.json(&empty)));
-            assert_eq!(digest(&|d| d.json_list(&some)), digest(&|d| d.json(&some)));
-            assert_eq!(digest(&|d| d.json_option(&None::<u32>)), digest(&|d| d.json(&None::<u32>)));
-            assert_eq!(digest(&|d| d.json_option(&Some(7u32))), digest(&|d| d.json(&Some(7u32))));
+            assert_eq!(digest(&|d| d.list(&empty)), digest(&|d| d.value(&empty)));
+            assert_eq!(digest(&|d| d.list(&some)), digest(&|d| d.value(&some)));
+            assert_eq!(digest(&|d| d.option(&None::<u32>)), digest(&|d| d.value(&None::<u32>)));
+            assert_eq!(digest(&|d| d.option(&Some(7u32))), digest(&|d| d.value(&Some(7u32))));
         }
     }
 
