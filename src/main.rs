@@ -1,17 +1,22 @@
 //! `reloop`: run, replay and explain coding-agent loops.
 //!
 //! Exit codes: 0 success; 1 the run ended in error (`is_error`); 2 bad input (arguments,
-//! cassette, journal); 3 replay diverged.
+//! cassette, journal); 3 replay diverged; 128 + N a signal ended the run. Each command returns
+//! its [`error::Exit`], each error carries one, and `main` turns it into the process's code.
+//!
+//! The modules form layers: `term` (what reaches a terminal) and `error` at the bottom, the
+//! shared `options`, the one `launch` path that builds and drives sessions, and the two front
+//! ends on top, `cli` (the subcommands) and `sdk` (Claude Code's print mode).
 
 mod budget;
 mod cli;
 mod demo;
+mod error;
+mod launch;
 mod mcp;
 mod models;
-mod output;
-mod pager;
+mod options;
 mod sdk;
-mod spinner;
 mod term;
 
 use std::process::ExitCode;
@@ -38,14 +43,14 @@ enum Invocation {
 }
 
 /// Parses the command line; a usage error quotes the argument it refuses, shown visibly.
-fn parse<T: clap::Parser>() -> Result<T, ExitCode> {
+fn parse<T: clap::Parser>() -> Result<T, error::Exit> {
     match T::try_parse() {
         Ok(args) => Ok(args),
         // Help and version are reloop's own text; clap prints them as it likes.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             term::write_stderr(&term::visible(&e.render().to_string()));
-            Err(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)))
+            Err(error::Exit::BadInput)
         }
     }
 }
@@ -67,13 +72,13 @@ fn main() -> ExitCode {
     };
     let invocation = match invocation {
         Ok(invocation) => invocation,
-        Err(code) => return code,
+        Err(exit) => return exit.code(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             term::errln!("reloop: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
+            return error::Exit::BadInput.code();
         }
     };
     let outcome = match invocation {
@@ -81,18 +86,18 @@ fn main() -> ExitCode {
         Invocation::Print(args) => runtime.block_on(sdk::run(args)),
     };
     // The pager shows everything the command wrote; the user may read on after an error too.
-    pager::finish();
-    let code = match outcome {
-        Ok(code) => code,
+    term::pager::finish();
+    let exit = match outcome {
+        Ok(exit) => exit,
         Err(e) => {
             term::errln!("reloop: {e}");
-            ExitCode::from(e.exit_code())
+            e.exit()
         }
     };
     // A tool thread that ignores its cancel flag (a read stuck on a device) must not keep the
     // process alive: the runtime gets a bounded time to wind down, and hardly any once a signal
     // ended the run (the tools' process groups are killed by then).
-    runtime.shutdown_timeout(if cli::ending() { ENDING_GRACE } else { SHUTDOWN_GRACE });
+    runtime.shutdown_timeout(if launch::signals::ending() { ENDING_GRACE } else { SHUTDOWN_GRACE });
     term::flush_stdout();
-    code
+    exit.code()
 }

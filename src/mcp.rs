@@ -17,7 +17,7 @@ use reloop_mcp::{CallOutput, McpSet, McpTool, Options, SdkChannel, ServerRecord,
 use reloop_tools::{Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::term::errln;
 
 /// How often a waiting call looks at its cancel flag.

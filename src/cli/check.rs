@@ -7,11 +7,11 @@
 //! journals (`*.db`, every session in them). A folder is read one level deep, sorted by name.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use reloop_journal::{DumpHead, Journal};
 
 use super::CliError;
+use crate::error::Exit;
 use crate::term::outln;
 
 #[derive(clap::Args, Debug)]
@@ -32,7 +32,7 @@ struct Case {
     failure: Option<String>,
 }
 
-pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
     let files = files(&args.path)?;
     let mut cases = Vec::new();
     for file in &files {
@@ -56,7 +56,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
         std::fs::write(junit, junit_xml(&cases))
             .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if failed == 0 { Exit::Success } else { Exit::Diverged })
 }
 
 /// The files to check: `path` itself, or the recorded sessions of a folder, sorted.
@@ -87,7 +87,7 @@ fn check_file(file: &Path) -> Vec<Case> {
     }
 }
 
-fn case(name: String, report: reloop_driver::ReplayReport) -> Case {
+fn case(name: String, report: reloop_inspect::ReplayReport) -> Case {
     let failure =
         report.divergence.map(|d| format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary()));
     Case { name, steps: report.steps, failure }
@@ -112,8 +112,8 @@ fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
                 Ok(header) => header,
                 Err(e) => return failed(name, e.to_string()),
             };
-            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
-            match reloop_driver::replay_journal(&mut journal, &summary.id, &mut replayer) {
+            let mut replayer = reloop_inspect::Replayer::new(&header, &[]);
+            match reloop_inspect::replay_journal(&mut journal, &summary.id, &mut replayer) {
                 Ok(_) => case(name, replayer.finish()),
                 Err(e) => failed(name, e.to_string()),
             }
@@ -129,7 +129,7 @@ fn dump_case(file: &Path, name: String) -> Case {
         let dump = super::reread::Rereadable::open(file).map_err(|e| format!("cannot read it: {e}"))?;
         let open = || dump.read().map_err(|e| format!("cannot read it: {e}"));
         let head = DumpHead::read(open()?).map_err(|e| format!("not a session dump: {e}"))?;
-        let mut replayer = reloop_driver::Replayer::new(&head.header, &[]);
+        let mut replayer = reloop_inspect::Replayer::new(&head.header, &[]);
         reloop_journal::visit_dump(open()?, &mut |step| Ok(replayer.feed(&step))).map_err(|e| e.to_string())?;
         Ok::<_, String>(replayer.finish())
     })();
@@ -154,8 +154,8 @@ fn transcript_case(file: &Path, name: String) -> Case {
         reloop_import::import_into(&mut journal, &imported, &id, created).map_err(|e| e.to_string())?;
         drop(imported);
         let header = journal.header(&id).map_err(|e| e.to_string())?;
-        let mut replayer = reloop_driver::Replayer::new(&header, &[]);
-        reloop_driver::replay_journal(&mut journal, &id, &mut replayer).map_err(|e| e.to_string())?;
+        let mut replayer = reloop_inspect::Replayer::new(&header, &[]);
+        reloop_inspect::replay_journal(&mut journal, &id, &mut replayer).map_err(|e| e.to_string())?;
         Ok::<_, String>(replayer.finish())
     })();
     match replayed {

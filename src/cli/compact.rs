@@ -2,40 +2,39 @@
 //! stays replayable.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use reloop_core::{Event, State};
 
-use super::session::{drive, fork_header, provider_for, session_with};
 use super::{current_dir, CliError, JournalArg, OutputFormat};
+use crate::error::Exit;
+use crate::launch::drive::drive;
+use crate::launch::fork::fork_header;
+use crate::launch::recorded::{provider_for, session_with};
+use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg};
 
 #[derive(clap::Args, Debug)]
+#[command(mut_args(reword(&[("session", "The session to compact: an id, a unique id prefix, or `last`")])))]
 pub struct CompactArgs {
-    /// The session to compact: an id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// A cassette whose first response is the summary (for scripted sessions).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
-    /// The provider's base URL, when the session's was not journaled [env: ANTHROPIC_BASE_URL
-    /// or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub output: OutputFormatArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
-pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: CompactArgs) -> Result<Exit, CliError> {
     let invoked_from = current_dir()?;
-    let mut journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
-    let parent_id = journal.resolve(&args.session)?;
+    let mut journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
+    let parent_id = journal.resolve(&args.session.session)?;
     let parent = journal.header(&parent_id)?;
     let core = parent.core_config.clone();
-    let prefix = super::session::fork_point(&journal, &parent_id, None, &core, "compact")?;
+    let prefix = crate::launch::fork::fork_point(&journal, &parent_id, None, &core, "compact")?;
     let at = prefix.at;
     if !matches!(prefix.state, State::Done(..)) {
         return Err(CliError::Usage(format!(
@@ -53,12 +52,12 @@ pub async fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
     // The state is folded again as the steps are written: one is held at a time.
     drop(prefix);
     let id = header.id.clone();
-    let provider = provider_for(&header, args.base_url.as_deref(), args.wire.timeouts())?;
-    super::session::write_fork(&mut journal, &header, &parent_id, at, &core)?;
-    if args.output_format == OutputFormat::Text {
+    let provider = provider_for(&header, args.connection.base_url.as_deref(), args.connection.wire.timeouts())?;
+    crate::launch::fork::write_fork(&mut journal, &header, &parent_id, at, &core)?;
+    if args.output.output_format == OutputFormat::Text {
         crate::term::outln!("compacting {parent_id} as session {id} (the original is unchanged)");
     }
     let session = session_with(provider, &header, journal, None)?;
     let handle = session.resume_with(&id, Event::CompactRequested)?;
-    drive(handle, args.output_format).await
+    drive(handle, args.output.output_format).await
 }

@@ -1,15 +1,22 @@
 //! `reloop doctor`: what containment this machine gives the processes tools start, measured.
 
-use std::process::ExitCode;
-
 use reloop_tools::sandbox::{Availability, Sandbox};
 
 use super::CliError;
+use crate::error::Exit;
+use crate::options::JsonArg;
 
-/// Prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
+/// `reloop doctor`: prints the sandbox's state, its bwrap, the kernel's security modules and the cost of a
 /// confined call; `json` for tools. Exit 0 either way: a machine without a sandbox is a fact
 /// to report, and sessions on it still run (every command then asks).
-pub fn doctor(json: bool) -> Result<ExitCode, CliError> {
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn run(args: DoctorArgs) -> Result<Exit, CliError> {
+    let json = args.json.json;
     let report = Sandbox::report();
     if json {
         let (available, why, bwrap) = match &report.availability {
@@ -29,7 +36,7 @@ pub fn doctor(json: bool) -> Result<ExitCode, CliError> {
             }
         });
         crate::term::write_stdout(&format!("{value}\n"), false);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     let mut lines = Vec::new();
     match &report.availability {
@@ -63,5 +70,5 @@ pub fn doctor(json: bool) -> Result<ExitCode, CliError> {
         lines.push(format!("  a confined process starts in {confined:.1} ms (a plain one: {plain:.1} ms)"));
     }
     crate::term::write_stdout(&(lines.join("\n") + "\n"), false);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

@@ -1,34 +1,37 @@
-//! Command-line parsing and dispatch.
+//! The `reloop` subcommands: one file per command, each its clap `Args` and its `run`, and the
+//! helpers they share below them (option groups, journal opening, reading, signals). The
+//! commands form layers with no import cycle (tests/layout.rs).
 
-mod agents;
 mod check;
 mod compact;
+mod completions;
+mod diff;
 mod doctor;
-mod help;
-mod inspect;
-pub(crate) mod journal;
-mod listing;
+mod export;
+mod fork;
+mod import;
+mod man;
 mod reading;
+mod replay;
 mod reread;
 mod rerun;
+mod resume;
 pub(crate) mod run;
-mod scripted;
-pub(crate) mod session;
-pub(crate) mod signals;
+mod sessions;
+mod show;
 mod tree;
 mod view;
 mod what_if;
-pub(crate) mod wire;
+mod why;
 mod worker;
 
-pub use signals::ending;
+use clap::{Parser, Subcommand};
 
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-use clap::{Parser, Subcommand, ValueEnum};
-
+pub use crate::error::{CliError, Exit};
+pub use crate::options::{JournalArg, OutputFormat};
 pub use run::RunArgs;
+
+pub(crate) use crate::launch::current_dir;
 
 #[derive(Parser, Debug)]
 #[command(name = "reloop", version, about = "A replayable engine for coding-agent loops")]
@@ -46,115 +49,32 @@ pub enum Command {
     /// Run the agent loop on a prompt (with a cassette, or the bundled --demo).
     Run(RunArgs),
     /// Continue a session whose process stopped (a crash, a kill): ask again for what was in flight.
-    Resume(session::ResumeArgs),
+    Resume(resume::ResumeArgs),
     /// Start a new session from a step of another: same history up to it, then its own way.
-    Fork(session::ForkArgs),
+    Fork(fork::ForkArgs),
     /// Run queued sessions (`reloop run --enqueue`) from a shared journal until SIGTERM; several
     /// workers share the queue, one writer per session by lease.
     Worker(worker::WorkerArgs),
     /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
     Compact(compact::CompactArgs),
     /// List the sessions of a journal: date, source, steps, cost, how each ended, first prompt.
-    Sessions {
-        #[command(flatten)]
-        journal: JournalArg,
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Sessions(sessions::SessionsArgs),
     /// Show a session: its header and conversation, rebuilt from the journal.
-    Show {
-        /// A session id, a unique id prefix, or `last`.
-        session: String,
-        /// Show the transition trace (one line per journaled step) instead of the conversation.
-        #[arg(long)]
-        steps: bool,
-        /// Show the exact request sent at turn N (its first request), rebuilt from the journal.
-        #[arg(long, value_name = "N", conflicts_with = "steps")]
-        turn: Option<u32>,
-        /// Show the exact request with this number (retries included), rebuilt from the journal.
-        #[arg(long, value_name = "R", conflicts_with_all = ["steps", "turn"])]
-        request: Option<u32>,
-        #[command(flatten)]
-        journal: JournalArg,
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Show(show::ShowArgs),
     /// Re-run a session's journal through today's engine, with no model and no tools.
-    Replay {
-        /// A session id, a unique id prefix, or `last`.
-        session: String,
-        #[command(flatten)]
-        journal: JournalArg,
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Print the stream the live run showed, rebuilt from the journal (timings aside).
-        #[arg(long, value_enum)]
-        output_format: Option<OutputFormat>,
-        /// Debugging: replay with behaviour flag N flipped, to see where that behaviour bites.
-        #[arg(long, value_name = "N", hide = true)]
-        flip_flag: Vec<u32>,
-        /// What-if: replay under a changed setting and show where the session would have gone
-        /// otherwise. Keys: `compat=PROFILE` (another profile's rules).
-        #[arg(long, value_name = "KEY=VALUE")]
-        set: Vec<String>,
-    },
+    Replay(replay::ReplayArgs),
     /// Turn a recorded transcript into a reloop session (`reloop import claude-code FILE.jsonl`,
     /// or a whole `~/.claude/projects/<project>/` folder). A file imported before is not
     /// imported again.
-    Import {
-        /// The transcript's format: `claude-code`.
-        #[arg(value_enum)]
-        format: ImportFormat,
-        /// The transcript (`~/.claude/projects/<project>/<session>.jsonl`), (claude-code) a folder of them,
-        /// or a session dump.
-        file: PathBuf,
-        /// Import the conversation that ends at this line's uuid instead of the latest one.
-        #[arg(long)]
-        leaf: Option<String>,
-        #[command(flatten)]
-        journal: JournalArg,
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Import(import::ImportArgs),
     /// Write a session out as messages, stream-json or Claude Code transcript lines.
-    Export {
-        /// A session id, a unique id prefix, or `last`.
-        session: String,
-        /// What to write: the messages array, the stream-json lines, Claude Code transcript
-        /// lines, or a session dump.
-        #[arg(long, value_enum, default_value = "messages")]
-        format: ExportKind,
-        #[command(flatten)]
-        journal: JournalArg,
-    },
+    Export(export::ExportArgs),
     /// Write a session as one self-contained HTML page: its timeline, the state path drawn,
     /// every step's event, effects and reason a click away. No network, no external files.
-    View {
-        /// A session id, a unique id prefix, or `last`.
-        session: String,
-        /// Where to write the page [default: reloop-ID.html, ID the start of the session id].
-        #[arg(short, long, value_name = "FILE.html")]
-        output: Option<PathBuf>,
-        #[command(flatten)]
-        journal: JournalArg,
-    },
+    View(view::ViewArgs),
     /// Where two sessions part ways: the first step whose event, request or reason differs, side
     /// by side, then what each did after it. Exit 0 when they agree, 1 when they differ.
-    Diff {
-        /// The first session (id, unique prefix, or `last`).
-        a: String,
-        /// The second session; a fork and its parent are compared from the fork point.
-        b: String,
-        #[command(flatten)]
-        journal: JournalArg,
-        /// The difference as JSON, for tools.
-        #[arg(long)]
-        json: bool,
-    },
+    Diff(diff::DiffArgs),
     /// Replay every recorded session of a folder or file as a regression test (exit 3 on a
     /// divergence); `--junit FILE` for CI.
     Check(check::CheckArgs),
@@ -162,102 +82,14 @@ pub enum Command {
     /// the first request that differs stops it (exit 3).
     Rerun(rerun::RerunArgs),
     /// Print a shell completion script (`reloop completions bash > /etc/bash_completion.d/reloop`).
-    Completions {
-        /// The shell to complete in.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    Completions(completions::CompletionsArgs),
     /// Print reloop's man page (roff) to stdout (`reloop man > reloop.1`).
-    Man,
+    Man(man::ManArgs),
     /// Report what containment this machine gives the commands tools run (the sandbox), and
     /// what a confined command costs.
-    Doctor {
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Doctor(doctor::DoctorArgs),
     /// Explain why each turn of a session continued or stopped.
-    Why {
-        /// A session id, a unique id prefix, or `last`.
-        session: String,
-        /// Only the decisions taken in this turn (of every prompt, unless --prompt says which).
-        #[arg(long)]
-        turn: Option<u32>,
-        /// Only the decisions of this prompt (1 is the session's first).
-        #[arg(long, value_name = "P")]
-        prompt: Option<u32>,
-        /// Only decisions with this reason or kind: next_turn, completed, retry, fallback, hook...
-        #[arg(long, value_name = "NAME")]
-        reason: Option<String>,
-        /// Write the path of states and reasons as a Graphviz graph.
-        #[arg(long, conflicts_with = "json")]
-        dot: bool,
-        /// Also list every event a state did not expect, with why it was ignored.
-        #[arg(long)]
-        steps: bool,
-        #[command(flatten)]
-        journal: JournalArg,
-        /// Print JSON, for tools, instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct JournalArg {
-    /// The journal: a SQLite file [default: .reloop/journal.db under the working directory], or
-    /// a PostgreSQL database many machines share (postgres://user@host/db).
-    #[arg(long, env = "RELOOP_JOURNAL")]
-    pub journal: Option<PathBuf>,
-}
-
-impl JournalArg {
-    /// The journal path, relative to `base` unless given.
-    pub fn path(&self, base: &Path) -> PathBuf {
-        self.journal.clone().unwrap_or_else(|| base.join(".reloop").join("journal.db"))
-    }
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImportFormat {
-    ClaudeCode,
-    /// A session dump written by `reloop export --format journal`.
-    Journal,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportKind {
-    Messages,
-    StreamJson,
-    ClaudeJsonl,
-    /// The session's header and steps, verbatim (`reloop import journal` reads it back).
-    Journal,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    Text,
-    Json,
-    StreamJson,
-}
-
-/// Errors the binary turns into a message and an exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    #[error("{0}")]
-    Usage(String),
-    #[error(transparent)]
-    Journal(#[from] reloop_journal::JournalError),
-    #[error(transparent)]
-    Driver(#[from] reloop_driver::DriverError),
-    #[error("{0}")]
-    Io(String),
-}
-
-impl CliError {
-    pub fn exit_code(&self) -> u8 {
-        2
-    }
+    Why(why::WhyArgs),
 }
 
 /// Whether `command` reads a journal and prints what may be long: such output goes through the
@@ -265,58 +97,37 @@ impl CliError {
 fn pages(command: &Command) -> bool {
     matches!(
         command,
-        Command::Sessions { .. }
-            | Command::Show { .. }
-            | Command::Replay { .. }
-            | Command::Export { .. }
-            | Command::Why { .. }
-            | Command::Man
+        Command::Sessions(_)
+            | Command::Show(_)
+            | Command::Replay(_)
+            | Command::Export(_)
+            | Command::Why(_)
+            | Command::Man(_)
     )
 }
 
-pub async fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     if pages(&cli.command) {
-        crate::pager::start(cli.no_pager);
+        crate::term::pager::start(cli.no_pager);
     }
     match cli.command {
         Command::Run(args) => run::run(args).await,
-        Command::Resume(args) => session::resume(args).await,
-        Command::Fork(args) => session::fork(args).await,
-        Command::Compact(args) => compact::compact(args).await,
-        Command::Worker(args) => worker::worker(args).await,
-        Command::Sessions { journal, json } => listing::sessions(&journal, json),
-        Command::Show { session, steps, journal, json, .. } if steps => inspect::trace(&journal, &session, json),
-        Command::Show { session, turn: Some(n), journal, .. } => {
-            inspect::request(&journal, &session, reloop_driver::RequestAt::Turn(n))
-        }
-        Command::Show { session, request: Some(n), journal, .. } => {
-            inspect::request(&journal, &session, reloop_driver::RequestAt::Number(n))
-        }
-        Command::Show { session, journal, json, .. } => inspect::show(&journal, &session, json),
-        Command::Replay { session, journal, json, output_format, flip_flag, set } => {
-            inspect::replay(&journal, &session, json, output_format, &flip_flag, &set)
-        }
-        Command::Check(args) => check::check(&args),
-        Command::Rerun(args) => rerun::rerun(args).await,
-        Command::Import { format: ImportFormat::ClaudeCode, file, leaf, journal, json } => {
-            listing::import(&journal, &file, leaf, json)
-        }
-        Command::Import { format: ImportFormat::Journal, file, journal, json, .. } => {
-            inspect::import_dump(&journal, &file, json)
-        }
-        Command::Export { session, format, journal } => inspect::export(&journal, &session, format),
-        Command::Completions { shell } => help::completions(shell),
-        Command::Man => help::man(),
-        Command::Doctor { json } => doctor::doctor(json),
-        Command::View { session, output, journal } => view::view(&journal, &session, output),
-        Command::Diff { a, b, journal, json } => inspect::diff(&journal, &a, &b, json),
-        Command::Why { session, turn, prompt, reason, journal, json, dot, steps } => {
-            let filter = reloop_driver::explain::WhyFilter { turn, prompt, reason, ignored: steps };
-            inspect::why(&journal, &session, filter, json, dot)
-        }
+        Command::Resume(args) => resume::run(args).await,
+        Command::Fork(args) => fork::run(args).await,
+        Command::Compact(args) => compact::run(args).await,
+        Command::Worker(args) => worker::run(args).await,
+        Command::Rerun(args) => rerun::run(args).await,
+        Command::Sessions(args) => sessions::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::View(args) => view::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Why(args) => why::run(args),
     }
-}
-
-pub(crate) fn current_dir() -> Result<PathBuf, CliError> {
-    std::env::current_dir().map_err(|e| CliError::Io(format!("cannot read the current directory: {e}")))
 }

@@ -1,14 +1,15 @@
-//! The journal as the reading commands open it, and a session's steps fed to a replayer: `show`,
-//! `replay` and `why` (inspect) and `replay --flip/--set` (what_if) share them, so they sit below
-//! both.
+//! What the reading commands share: the journal opened to read, a session's steps fed to a
+//! replayer, ids and times as a person reads them, and what a response cost. `show`, `replay`,
+//! `why`, `diff`, `view`, `sessions` and `import` sit on it.
 
 use reloop_driver::SessionJournal;
+use reloop_journal::SessionHeader;
 
 use super::{current_dir, CliError, JournalArg};
 
 /// Opens the journal to read it: the commands that call this never write.
 pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
-    journal.open(&current_dir()?, super::journal::Open::Reading)
+    journal.open(&current_dir()?, crate::launch::journal::Open::Reading)
 }
 
 /// Feeds a session's steps to `replayer`: SQLite's rows undecoded (the fast path), any other
@@ -18,11 +19,35 @@ pub(crate) fn open(journal: &JournalArg) -> Result<SessionJournal, CliError> {
 pub(crate) fn feed(
     journal: &mut SessionJournal,
     id: &str,
-    replayer: &mut reloop_driver::Replayer,
+    replayer: &mut reloop_inspect::Replayer,
 ) -> Result<(), CliError> {
     match journal {
-        SessionJournal::Sqlite(sqlite) => reloop_driver::replay_journal(sqlite, id, replayer)?,
+        SessionJournal::Sqlite(sqlite) => reloop_inspect::replay_journal(sqlite, id, replayer)?,
         SessionJournal::Shared(shared) => shared.visit_steps(id, &mut |record| Ok(replayer.feed(&record)))?,
     };
     Ok(())
+}
+
+/// The first eight characters of reloop's own ids (UUIDs, hex): unique enough to type, and any
+/// unique prefix works. Any other id (from a dump someone handed over) is shown whole.
+pub(crate) fn short(id: &str) -> &str {
+    if id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        id.get(..8).unwrap_or(id)
+    } else {
+        id
+    }
+}
+
+/// `2025-03-04 17:22` in this machine's time zone.
+pub(crate) fn local_time(ms: u64) -> String {
+    let Ok(at) = jiff::Timestamp::from_millisecond(ms as i64) else { return "?".to_string() };
+    at.to_zoned(jiff::tz::TimeZone::system()).strftime("%Y-%m-%d %H:%M").to_string()
+}
+
+/// What a response cost: the session's own prices, else the bundled model table's.
+pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage) -> f64 + '_ {
+    move |model, usage| match header.core_config.prices.iter().find(|p| p.model == model) {
+        Some(p) => p.cost(usage),
+        None => crate::models::price(model).map_or(0.0, |p| p.cost(usage)),
+    }
 }

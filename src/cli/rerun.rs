@@ -6,22 +6,31 @@
 //! `view` show where it parted.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use reloop_driver::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_driver::RunEvent;
+use reloop_inspect::rerun::{RecordedProvider, RecordedTool, Recording};
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
-use super::{current_dir, CliError, JournalArg, OutputFormat};
-use crate::output::Printer;
+use super::{current_dir, CliError, JournalArg};
+use crate::error::Exit;
+use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg, SettingsArg};
 use crate::term::outln;
+use crate::term::output::Printer;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_args(reword(&[
+        ("session", "The recorded session: an id, a unique id prefix, or `last`"),
+        ("settings", "The settings file (hooks) to run with [default: the recorded session's]"),
+        ("base_url", "The provider's base URL for `--then-live`, when the session's was not journaled"),
+        ("output_format", "How the rerun is shown: streamed text, one JSON result, or stream-json lines"),
+    ]))
+)]
 pub struct RerunArgs {
-    /// The recorded session: an id, a unique id prefix, or `last`.
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Today's workspace, where the tools run [default: the recorded session's working directory].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -33,26 +42,21 @@ pub struct RerunArgs {
     /// from the environment, as for `reloop resume`).
     #[arg(long)]
     pub then_live: bool,
-    /// The settings file (hooks) to run with [default: the recorded session's].
-    #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
-    /// The provider's base URL for `--then-live`, when the session's was not journaled.
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub settings: SettingsArg,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
     #[command(flatten)]
     pub journal: JournalArg,
-    /// How the rerun is shown: streamed text, one JSON result, or stream-json lines.
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
 }
 
-pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
-    let signals = super::signals::Signals::install()?;
+pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
+    let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
-    let journal = args.journal.open(&invoked_from, super::journal::Open::Existing)?;
-    let recorded_id = journal.resolve(&args.session)?;
+    let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
+    let recorded_id = journal.resolve(&args.session.session)?;
     let recorded = journal.header(&recorded_id)?;
     let recording = Arc::new(Recording::read(&*journal, &recorded, &recorded_id)?);
     if recording.prompts.is_empty() {
@@ -60,13 +64,18 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
     }
     let header = rerun_header(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)))?;
     let live = if args.then_live {
-        Some(super::session::provider_for(&recorded, args.base_url.as_deref(), args.wire.timeouts())?)
+        Some(crate::launch::recorded::provider_for(
+            &recorded,
+            args.connection.base_url.as_deref(),
+            args.connection.wire.timeouts(),
+        )?)
     } else {
         None
     };
     let provider = RecordedProvider::new(recording.clone(), live);
     let (divergence, matched) = (provider.divergence.clone(), provider.matched.clone());
-    let mut session = super::session::session_with(Arc::new(provider), &header, journal, args.settings.as_deref())?;
+    let mut session =
+        crate::launch::recorded::session_with(Arc::new(provider), &header, journal, args.settings.settings.as_deref())?;
     for name in &args.recorded_tools {
         let Some(tool) = session.tools.get(name).cloned() else {
             return Err(CliError::Usage(format!("--recorded-tools {name}: the session offers no such tool")));
@@ -83,7 +92,7 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
         on_signal.abort();
         on_signal.close();
     }));
-    let mut printer = Printer::new(args.output_format, false);
+    let mut printer = Printer::new(args.output.output_format, false);
     let (mut next, mut last) = (1, None);
     while let Some(event) = handle.next().await {
         printer.on_event(&event);
@@ -101,7 +110,7 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
     }
     handle.finish().await?;
     if watch.exit_code().is_some() {
-        super::signals::kill_child_groups();
+        crate::launch::signals::kill_child_groups();
     }
     let matched = matched.load(std::sync::atomic::Ordering::Relaxed);
     let divergence = divergence.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -122,11 +131,11 @@ pub async fn rerun(args: RerunArgs) -> Result<ExitCode, CliError> {
             if args.then_live {
                 outln!("  the recorded session's model answered from there (--then-live)");
             }
-            Ok(ExitCode::from(3))
+            Ok(Exit::Diverged)
         }
         None => {
             outln!("rerun of {recorded_id} as session {rerun_id}: {matched} requests as recorded, identical");
-            Ok(if last.is_some_and(|r| r.is_error) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            Ok(if last.is_some_and(|r| r.is_error) { Exit::Failed } else { Exit::Success })
         }
     }
 }

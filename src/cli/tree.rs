@@ -4,8 +4,9 @@
 use reloop_driver::SessionJournal;
 use reloop_journal::Subagent;
 
-use super::listing::short;
-use super::CliError;
+use super::reading::short;
+use super::{CliError, JournalArg};
+use crate::term::outln;
 
 /// The subagents under `id`, depth first, with their depth (1 for `id`'s own).
 pub(crate) fn subagents(journal: &SessionJournal, id: &str) -> Result<Vec<(usize, Subagent)>, CliError> {
@@ -41,4 +42,16 @@ pub(crate) fn lines(journal: &SessionJournal, id: &str) -> Result<Vec<String>, C
         ));
     }
     Ok(lines)
+}
+
+/// The session's subagents, one line each, under a `subagents:` heading (nothing without any).
+pub(crate) fn print_subagents(journal: &JournalArg, id: &str) -> Result<(), CliError> {
+    let lines = lines(&super::reading::open(journal)?, id)?;
+    if !lines.is_empty() {
+        outln!("subagents:");
+        for line in lines {
+            outln!("{line}");
+        }
+    }
+    Ok(())
 }

@@ -11,16 +11,17 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use reloop_core::{Event, Reason};
-use reloop_driver::explain::{why_step, WhyFilter};
-use reloop_driver::timeline::{Facts, FactsGatherer};
+use reloop_inspect::explain::{why_step, WhyFilter};
+use reloop_inspect::timeline::{Facts, FactsGatherer};
 use reloop_journal::{JournalError, SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{current_dir, CliError, JournalArg};
+use super::{current_dir, CliError};
+use crate::error::Exit;
+use crate::options::{JournalArg, SessionArg};
 use crate::term::outln;
 use reloop_driver::SessionJournal;
 
@@ -29,11 +30,23 @@ const TEMPLATE: &str = include_str!("view.html");
 /// Where the template takes the session's data.
 const DATA: &str = "{{DATA}}";
 
-pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let journal = journal.open(&current_dir()?, super::journal::Open::Reading)?;
+#[derive(clap::Args, Debug)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Where to write the page [default: reloop-ID.html, ID the start of the session id].
+    #[arg(short, long, value_name = "FILE.html")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub journal: JournalArg,
+}
+
+pub fn run(args: ViewArgs) -> Result<Exit, CliError> {
+    let (selector, output) = (args.session.session.as_str(), args.output);
+    let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let id = journal.resolve(selector)?;
     let header = journal.header(&id)?;
-    let price = super::inspect::price(&header);
+    let price = super::reading::price(&header);
 
     // The facts, with every call's input and output: the page shows them.
     let mut gatherer = FactsGatherer::new(&header, &price);
@@ -54,7 +67,7 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
     if let Err(e) = write_page(&path, &header.id, &parts, &journal, steps) {
         // `-o /dev/stdout` into a reader that has gone: a normal end, as for any output.
         if matches!(&e, PageError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe) {
-            return Ok(ExitCode::SUCCESS);
+            return Ok(Exit::Success);
         }
         // A page cut short would open as a broken timeline: better none.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
@@ -66,7 +79,7 @@ pub fn view(journal: &JournalArg, selector: &str, output: Option<PathBuf>) -> Re
         });
     }
     outln!("wrote {} ({} steps); open it in a browser", path.display(), steps);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// The page's `session` object: who and what the session is, its totals and how it ended.
@@ -82,12 +95,12 @@ fn session_json(
     let model = facts.requests.iter().rev().map(|r| r.model.as_str()).find(|m| !m.is_empty());
     Ok(json!({
         "id": header.id,
-        "source": reloop_driver::timeline::source(header),
+        "source": reloop_inspect::timeline::source(header),
         "file": config.get("file"),
         "provider": config.get("provider"),
         "model": model.unwrap_or(&header.core_config.model),
         "cwd": config.get("cwd"),
-        "created": super::listing::local_time(header.created_at_ms),
+        "created": super::reading::local_time(header.created_at_ms),
         "engine_version": header.engine_version,
         "parent": header.parent.as_ref().map(|(p, seq)| json!({"id": p, "seq": seq})),
         // A subagent's call, and the session's own subagents: the tree around the page.

@@ -5,13 +5,12 @@
 //! changed rules (the session never made the requests they would have made), so the replay
 //! stops there and says so.
 
-use std::process::ExitCode;
-
 use reloop_core::profile::ProfileId;
 use reloop_core::{Config, Reason};
 use serde_json::json;
 
 use super::{CliError, JournalArg};
+use crate::error::Exit;
 use crate::term::outln;
 
 /// The settings `--set` takes, with what their value is.
@@ -34,7 +33,7 @@ pub fn replay(
     json: bool,
     flips: &[u32],
     set: &[String],
-) -> Result<ExitCode, CliError> {
+) -> Result<Exit, CliError> {
     // Streamed as `replay` is: the steps are read a row at a time, never held.
     let mut opened = super::reading::open(journal)?;
     let id = opened.resolve(selector)?;
@@ -43,7 +42,7 @@ pub fn replay(
     for change in set {
         apply(&mut header.core_config, change)?;
     }
-    let mut replayer = reloop_driver::Replayer::new(&header, flips);
+    let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     super::reading::feed(&mut opened, &id, &mut replayer)?;
     let report = replayer.finish();
     let changes = set.join(" ");
@@ -53,7 +52,7 @@ pub fn replay(
         } else {
             outln!("what-if {changes}: no change — all {} steps go as recorded", report.steps);
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     };
     // The turn the step was in: its row, walked to (nothing before it is kept).
     let mut turn = 0;
@@ -81,7 +80,7 @@ pub fn replay(
         outln!("  {} steps went as recorded before it", report.steps);
         outln!("  past it the journal holds no events for the changed rules: the session never made what they would have asked for");
     }
-    Ok(ExitCode::from(3))
+    Ok(Exit::Diverged)
 }
 
 fn print(value: &serde_json::Value) -> Result<(), CliError> {

@@ -10,7 +10,6 @@
 //! they are, without journaling an abort (which would end them for good), gives their leases up
 //! and exits 0. Every session it held is left as a crash would leave it, for the next worker.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -21,7 +20,9 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{journal, CliError, JournalArg};
+use super::{CliError, JournalArg};
+use crate::error::Exit;
+use crate::launch::journal;
 use crate::term::errln;
 
 #[derive(clap::Args, Debug)]
@@ -38,7 +39,7 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub exit_when_idle: bool,
     #[command(flatten)]
-    pub wire: super::wire::WireArgs,
+    pub wire: crate::options::WireArgs,
 }
 
 /// How one claimed session's run ended.
@@ -49,7 +50,7 @@ enum Ended {
     Halted,
 }
 
-pub async fn worker(args: WorkerArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
     let Some(url) = args.journal.shared_url().map(str::to_string) else {
         return Err(CliError::Usage(
             "reloop worker takes sessions from a shared journal: --journal postgres://...".into(),
@@ -123,9 +124,9 @@ pub async fn worker(args: WorkerArgs) -> Result<ExitCode, CliError> {
     listener.abort();
     drop(spare);
     if stop.is_cancelled() {
-        super::signals::kill_child_groups();
+        crate::launch::signals::kill_child_groups();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// A new connection to the shared journal (connecting blocks: off the runtime's threads).
@@ -182,11 +183,11 @@ async fn run_one(
 ) -> Result<Ended, CliError> {
     let journal = SessionJournal::Shared(Box::new(journal) as Box<dyn JournalBackend + Send>);
     let header = tokio::task::block_in_place(|| journal.header(&id))?;
-    let provider = match super::session::provider_for(&header, None, timeouts) {
+    let provider = match crate::launch::recorded::provider_for(&header, None, timeouts) {
         Ok(provider) => provider,
         Err(e) => return Ok(Ended::Finished(format!("error: {e}"))),
     };
-    let session = match super::session::session_with(provider, &header, journal, None) {
+    let session = match crate::launch::recorded::session_with(provider, &header, journal, None) {
         Ok(session) => session,
         Err(e) => return Ok(Ended::Finished(format!("error: {e}"))),
     };

@@ -10,8 +10,13 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::cli::run::{InputFormat, ProviderKind, RunArgs};
-use crate::cli::{JournalArg, OutputFormat};
+use crate::options::{
+    reword, value_names, ConnectionArgs, InputFormat, JournalArg, MaxTurnsArg, McpArgs, OutputFormatArg, ProviderKind,
+};
+use reloop_hooks::Settings;
+
+use crate::launch::permissions::PermissionFlags;
+use crate::launch::NewSession;
 
 /// The Claude Code version whose wire reloop speaks: what `system/init` reports as
 /// `claude_code_version` and `-v` prints, so an SDK's version checks pass.
@@ -21,7 +26,14 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
 #[command(
     name = "reloop",
     about = "Claude Code's print mode, journaled: reloop [-p] [PROMPT] --output-format stream-json ...",
-    disable_version_flag = true
+    disable_version_flag = true,
+    mut_args(reword(&[
+        ("output_format", "text (the answer), json (the result line) or stream-json (every line, as the SDKs read)"),
+        ("base_url", "The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
+        ("mcp_config", "MCP servers: a file or inline JSON `{\"mcpServers\": {...}}` (repeatable)"),
+        ("strict_mcp_config", "Use only --mcp-config servers: the project's `.mcp.json` is not read"),
+    ])),
+    mut_args(value_names(&[("max_turns", "MAX_TURNS"), ("mcp_config", "MCP_CONFIG")]))
 )]
 pub struct PrintArgs {
     /// The prompt (with `--input-format text`); read from stdin when absent.
@@ -32,9 +44,8 @@ pub struct PrintArgs {
     /// Print the version, as Claude Code's `-v` does.
     #[arg(short = 'v', long = "version")]
     pub version: bool,
-    /// text (the answer), json (the result line) or stream-json (every line, as the SDKs read).
-    #[arg(long, value_enum, default_value = "text")]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub output: OutputFormatArg,
     /// text (the PROMPT, or all of stdin) or stream-json (the SDKs' protocol on stdin).
     #[arg(long, value_enum, default_value = "text")]
     pub input_format: InputFormat,
@@ -75,9 +86,8 @@ pub struct PrintArgs {
     /// `stdio`: ask the SDK (`can_use_tool` control requests) where the rules would ask.
     #[arg(long)]
     pub permission_prompt_tool: Option<String>,
-    /// Stop before a turn that would exceed N turns.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    #[command(flatten)]
+    pub max_turns: MaxTurnsArg,
     /// End the run once it has cost this many US dollars.
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
@@ -125,11 +135,8 @@ pub struct PrintArgs {
     /// scripted, anthropic or openai [default: scripted with --script, else anthropic].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderKind>,
-    /// The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL].
-    #[arg(long)]
-    pub base_url: Option<String>,
     #[command(flatten)]
-    pub wire: crate::cli::wire::WireArgs,
+    pub connection: ConnectionArgs,
     /// Retries of one failed request.
     #[arg(long, default_value_t = 10)]
     pub max_retries: u32,
@@ -137,12 +144,8 @@ pub struct PrintArgs {
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
     pub compat: String,
 
-    /// MCP servers: a file or inline JSON `{"mcpServers": {...}}` (repeatable).
-    #[arg(long, num_args = 1..)]
-    pub mcp_config: Vec<String>,
-    /// Use only --mcp-config servers: the project's `.mcp.json` is not read.
-    #[arg(long)]
-    pub strict_mcp_config: bool,
+    #[command(flatten)]
+    pub mcp: McpArgs,
 
     // Accepted, not honoured yet: each one given is named in a warning.
     /// A JSON schema for structured output (not supported yet: warned).
@@ -376,8 +379,8 @@ impl PrintArgs {
     /// The model the session asks: `--model`, `ANTHROPIC_MODEL`, else the profile's default.
     pub fn model_name(&self) -> String {
         let rules = reloop_core::profile::ProfileId::parse(&self.compat).map(|p| p.profile());
-        self.run_args().model.unwrap_or_else(|| {
-            rules.and_then(|r| r.default_model).unwrap_or(crate::cli::run::DEFAULT_MODEL).to_string()
+        self.model_flag().unwrap_or_else(|| {
+            rules.and_then(|r| r.default_model).unwrap_or(crate::launch::new::DEFAULT_MODEL).to_string()
         })
     }
 
@@ -390,47 +393,55 @@ impl PrintArgs {
         }
     }
 
-    /// `reloop run`'s settings for the same session. The system prompt, the settings and the
-    /// tools are the caller's to apply (they may come from a file or `initialize`).
-    pub fn run_args(&self) -> RunArgs {
-        RunArgs {
-            prompt: self.prompt.clone(),
-            script: self.script.clone(),
-            demo: false,
-            cwd: None,
-            max_turns: self.max_turns,
+    /// The new session these flags ask for, in `cwd` (its journal there too). The system prompt,
+    /// the settings and the tools are the caller's to apply (they may come from a file or
+    /// `initialize`).
+    pub fn new_session(&self, cwd: PathBuf, settings: Settings, settings_path: Option<PathBuf>) -> NewSession {
+        NewSession {
             journal: self.journal.clone(),
-            output_format: self.output_format,
-            model: self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty())),
+            journal_base: cwd.clone(),
+            cwd,
+            provider: self.provider.unwrap_or(if self.script.is_some() {
+                ProviderKind::Scripted
+            } else {
+                ProviderKind::Anthropic
+            }),
+            demo: false,
+            script: self.script.clone(),
+            base_url: self.connection.base_url.clone(),
+            timeouts: self.connection.wire.timeouts(),
+            compat: self.compat.clone(),
+            model: self.model_flag(),
             max_output_tokens: None,
+            fallback_model: self.fallback_model.clone(),
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
-            provider: self.provider,
-            base_url: self.base_url.clone(),
-            wire: self.wire.clone(),
-            fallback_model: self.fallback_model.clone(),
+            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
+            max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: false,
             token_budget: None,
-            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
-            settings: None,
-            permission_mode: self.permission_mode(),
-            allowed_tools: self.allowed_tools.clone(),
-            disallowed_tools: self.disallowed_tools.clone(),
-            add_dir: self.add_dir.clone(),
-            tool_env_keep: Vec::new(),
-            dangerously_allow_root: self.dangerously_allow_root,
             stop_hook_block_cap: 8,
-            input_format: self.input_format,
             context_window: None,
-            no_auto_compact: false,
+            auto_compact: true,
             max_budget_usd: self.max_budget_usd,
             crash_after_step: None,
-            compat: self.compat.clone(),
-            enqueue: false,
-            mcp_config: self.mcp_config.clone(),
-            strict_mcp_config: self.strict_mcp_config,
+            settings,
+            settings_path,
+            permissions: PermissionFlags {
+                mode: self.permission_mode(),
+                dangerously_allow_root: self.dangerously_allow_root,
+                allowed_tools: self.allowed_tools.clone(),
+                disallowed_tools: self.disallowed_tools.clone(),
+                add_dir: self.add_dir.clone(),
+                tool_env_keep: Vec::new(),
+            },
         }
+    }
+
+    /// `--model`, else `ANTHROPIC_MODEL`.
+    fn model_flag(&self) -> Option<String> {
+        self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
     }
 
     /// The tool names `--tools` keeps (`None`: all), and the bare names `--disallowedTools`
@@ -460,7 +471,7 @@ impl PrintArgs {
     /// The model server's `host:port` when a base URL names one other than Anthropic's
     /// (`--base-url`, else `ANTHROPIC_BASE_URL`), credentials left out.
     pub fn gateway(&self) -> Option<String> {
-        let url = self.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
+        let url = self.connection.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok())?;
         let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
@@ -471,6 +482,7 @@ impl PrintArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::OutputFormat;
 
     fn parse(args: &[&str]) -> PrintArgs {
         PrintArgs::try_parse_from(std::iter::once("reloop").chain(args.iter().copied())).unwrap()
@@ -503,10 +515,10 @@ mod tests {
             "--input-format",
             "stream-json",
         ]);
-        assert_eq!(args.output_format, OutputFormat::StreamJson);
+        assert_eq!(args.output.output_format, OutputFormat::StreamJson);
         assert_eq!(args.system_prompt.as_deref(), Some(""));
         assert_eq!(args.allowed_tools, vec!["Read"]);
-        assert_eq!(args.max_turns, Some(3));
+        assert_eq!(args.max_turns.max_turns, Some(3));
         assert_eq!(args.resume.as_deref(), Some("abc"));
         assert_eq!(args.add_dir, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
         assert!(args.unhonoured().is_empty(), "{:?}", args.unhonoured());

@@ -14,11 +14,9 @@ mod protocol;
 mod session;
 mod stream;
 
-use std::process::ExitCode;
-
 pub use args::{is_print_mode, PrintArgs};
 
-use crate::cli::CliError;
+use crate::error::{CliError, Exit};
 
 /// Now, as Claude Code's line timestamps write it.
 pub fn timestamp() -> String {
@@ -30,14 +28,14 @@ pub fn timestamp() -> String {
 }
 
 /// Runs the print mode.
-pub async fn run(args: PrintArgs) -> Result<ExitCode, CliError> {
+pub async fn run(args: PrintArgs) -> Result<Exit, CliError> {
     if args.version {
         crate::term::outln!(
             "{} (Claude Code compatible; reloop {})",
             args::CLAUDE_CODE_VERSION,
             env!("CARGO_PKG_VERSION")
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Success);
     }
     session::run(args).await
 }

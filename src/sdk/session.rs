@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -17,20 +16,21 @@ use super::args::PrintArgs;
 use super::control::{self, Initialize, SdkMcp, SdkPrompt};
 use super::protocol::{self, Incoming, Wire};
 use super::stream::SdkStream;
-use crate::cli::run::{InputFormat, ProviderKind};
-use crate::cli::{CliError, OutputFormat};
+use crate::error::{CliError, Exit};
+use crate::options::InputFormat;
+use crate::options::OutputFormat;
 use crate::term::errln;
 
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
-pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
+pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
     for (flag, why) in args.unhonoured() {
         errln!("reloop: warning: {flag} is accepted but not honoured: {why}");
     }
-    let signals = crate::cli::signals::Signals::install()?;
-    let here = crate::cli::current_dir()?;
+    let signals = crate::launch::signals::Signals::install()?;
+    let here = crate::launch::current_dir()?;
     let cwd = std::fs::canonicalize(&here)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", here.display())))?;
     let wire = Wire::default();
@@ -41,15 +41,15 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
                 None => read_prompt()?,
             };
             let project = settings(args.settings.as_deref(), &cwd)?.0.other;
-            let servers = crate::mcp::start(&args.mcp_config, args.strict_mcp_config, &cwd, &project).await?;
+            let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-                .with_output(setup.args.output_format)
+                .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
                 .with_mcp_servers(crate::mcp::status(&setup.servers));
-            let (_, code) = crate::cli::session::drive_with(handle, &mut printer, signals).await?;
+            let (_, code) = crate::launch::drive::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
         InputFormat::StreamJson => stream_session(args, cwd, wire, signals).await,
@@ -58,7 +58,7 @@ pub async fn run(mut args: PrintArgs) -> Result<ExitCode, CliError> {
 
 /// Flag combinations Claude Code refuses, refused the same way (exit 2).
 fn check(args: &PrintArgs) -> Result<(), CliError> {
-    if args.input_format == InputFormat::StreamJson && args.output_format != OutputFormat::StreamJson {
+    if args.input_format == InputFormat::StreamJson && args.output.output_format != OutputFormat::StreamJson {
         return Err(CliError::Usage("--input-format=stream-json requires --output-format=stream-json".into()));
     }
     if let Some(tool) = args.permission_prompt_tool.as_deref().filter(|t| *t != "stdio") {
@@ -108,38 +108,22 @@ struct Setup {
 
 impl Setup {
     fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
-        let mut run_args = self.args.run_args();
-        run_args.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
+        let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
+        self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
+        let mut spec = self.args.new_session(self.cwd.clone(), settings, settings_path);
+        spec.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
             (Some(text), _) => Some(text.clone()),
             (None, Some(file)) => Some(std::fs::read_to_string(file).map_err(|e| {
                 CliError::Usage(format!("--system-prompt-file {}: cannot read it: {e}", file.display()))
             })?),
             (None, None) => self.init.system_prompt.clone(),
         };
-        if run_args.append_system_prompt.is_none() {
-            run_args.append_system_prompt = self.init.append_system_prompt.clone();
+        if spec.append_system_prompt.is_none() {
+            spec.append_system_prompt = self.init.append_system_prompt.clone();
         }
-        let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
-        self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut tools = ToolRegistry::builtin();
         tools.retain(|name| self.args.offered(name));
-        crate::mcp::register(&self.servers, &mut tools);
-        let kind = self.args.provider.unwrap_or(if self.args.script.is_some() {
-            ProviderKind::Scripted
-        } else {
-            ProviderKind::Anthropic
-        });
-        let (mut session, _) = crate::cli::run::build_session(
-            &run_args,
-            kind,
-            &self.cwd,
-            &self.cwd,
-            prompt_text,
-            settings,
-            settings_path,
-            tools,
-        )?;
-        session.run = session.run.with_mcp_servers(crate::mcp::records(&self.servers));
+        let (mut session, _) = spec.launch(prompt_text, tools, &self.servers)?;
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
         // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
         if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {
@@ -181,7 +165,7 @@ impl Setup {
             }
             None => (None, 0),
         };
-        let prefix = crate::cli::session::fork_point(journal, &id, at, &header.core_config, "resume")?;
+        let prefix = crate::launch::fork::fork_point(journal, &id, at, &header.core_config, "resume")?;
         // With no line given, the fork point is the session's last step.
         let last = if at.is_some() { last } else { prefix.at };
         let at = prefix.at;
@@ -194,13 +178,13 @@ impl Setup {
         }
         let (id, state) = if self.args.fork_session || at != last {
             let mut fork =
-                crate::cli::session::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
+                crate::launch::fork::fork_header(&header, at, &header.core_config, None, None, prefix.requests_done)?;
             if let Some(given) = &self.args.session_id {
                 fork.id = given.clone();
             }
             // The state is folded again as the steps are written: one is held at a time.
             drop(prefix);
-            let state = crate::cli::session::write_fork(journal, &fork, &id, at, &header.core_config)?;
+            let state = crate::launch::fork::write_fork(journal, &fork, &id, at, &header.core_config)?;
             (fork.id, state)
         } else {
             (id, prefix.state)
@@ -271,15 +255,15 @@ async fn stream_session(
     args: PrintArgs,
     cwd: PathBuf,
     wire: Wire,
-    signals: crate::cli::signals::Signals,
-) -> Result<ExitCode, CliError> {
+    signals: crate::launch::signals::Signals,
+) -> Result<Exit, CliError> {
     // The servers start before the SDK's first request, so `mcp_status` can answer for them; the
     // SDK's in-process ones need its control channel, so they start once `initialize` has named
     // them all (the Python SDK in `--mcp-config`, the TypeScript SDK in `initialize`), or at the
     // first prompt if no `initialize` comes.
     let project = settings(args.settings.as_deref(), &cwd)?.0.other;
     let (mut servers, flagged) =
-        crate::mcp::start_deferring_sdk(&args.mcp_config, args.strict_mcp_config, &cwd, &project, true).await?;
+        crate::mcp::start_deferring_sdk(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project, true).await?;
     let mut sdk_servers = Some(flagged);
     let mut incoming = protocol::read_stdin(wire.clone());
     let mut init = Initialize::default();
@@ -350,7 +334,7 @@ async fn stream_session(
     if let Some(mode) = early.mode {
         args.permission_mode = Some(mode);
     }
-    let prompt_text = crate::cli::run::text_of(&first);
+    let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
@@ -361,15 +345,15 @@ async fn stream_session(
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
-/// the last query ended (see [`crate::cli::session::live_exit_code`]).
+/// the last query ended (see [`crate::launch::drive::live_exit_code`]).
 async fn serve(
     mut handle: RunHandle,
     stream: &mut SdkStream,
     incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
     wire: &Wire,
     setup: &Setup,
-    signals: crate::cli::signals::Signals,
-) -> Result<ExitCode, CliError> {
+    signals: crate::launch::signals::Signals,
+) -> Result<Exit, CliError> {
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
     let watch = signals.watch(Arc::new(move || {
@@ -399,7 +383,7 @@ async fn serve(
                 if crate::term::stdout_closed() && !reader_gone {
                     // Nobody reads the session any more: stop it, as a closed pipe stops Claude Code.
                     reader_gone = true;
-                    crate::cli::signals::mark_ending();
+                    crate::launch::signals::mark_ending();
                     control.abort();
                     control.close();
                     closed = true;
@@ -458,7 +442,7 @@ async fn serve(
     }
     handle.finish().await?;
     let last = last.ok_or_else(|| CliError::Io("the session ended without a result".into()))?;
-    Ok(crate::cli::session::live_exit_code(&watch, reader_gone, last.is_error))
+    Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, last.is_error))
 }
 
 fn subtype(request: &Value) -> &str {
@@ -479,7 +463,10 @@ fn requested_model(request: &Value) -> Result<Option<String>, String> {
 fn requested_mode(request: &Value, args: &PrintArgs) -> Result<PermissionMode, String> {
     let text = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode: mode must be a string")?;
     let mode: PermissionMode = text.parse().map_err(|e: reloop_tools::PermissionError| e.to_string())?;
-    if mode == PermissionMode::BypassPermissions && crate::cli::run::running_as_root() && !args.dangerously_allow_root {
+    if mode == PermissionMode::BypassPermissions
+        && crate::launch::permissions::running_as_root()
+        && !args.dangerously_allow_root
+    {
         return Err("set_permission_mode: bypassPermissions is refused when running as root (start reloop with --dangerously-allow-root if you mean it)".into());
     }
     Ok(mode)

@@ -70,7 +70,7 @@ pub struct SdkStream {
     mcp_servers: Vec<Value>,
 }
 
-impl crate::cli::session::ShowEvents for SdkStream {
+impl crate::launch::drive::ShowEvents for SdkStream {
     fn on_event(&mut self, event: &RunEvent) {
         SdkStream::on_event(self, event)
     }
@@ -117,11 +117,11 @@ impl SdkStream {
     }
 
     /// Prints what `--output-format` asks for.
-    pub fn with_output(mut self, format: crate::cli::OutputFormat) -> Self {
+    pub fn with_output(mut self, format: crate::options::OutputFormat) -> Self {
         self.output = match format {
-            crate::cli::OutputFormat::StreamJson => Output::Lines,
-            crate::cli::OutputFormat::Json => Output::Result,
-            crate::cli::OutputFormat::Text => Output::Text,
+            crate::options::OutputFormat::StreamJson => Output::Lines,
+            crate::options::OutputFormat::Json => Output::Result,
+            crate::options::OutputFormat::Text => Output::Text,
         };
         self
     }
@@ -676,7 +676,7 @@ fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId) -> Value 
     let mut out = Map::new();
     for (model, usage) in by_model {
         let max_output_tokens =
-            crate::cli::run::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
+            crate::launch::new::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
         let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
         out.insert(
             shown_id(profile, model),

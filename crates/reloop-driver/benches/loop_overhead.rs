@@ -54,7 +54,7 @@ fn main() {
         let steps = journal.steps(&id).expect("steps");
         let read = read_start.elapsed().as_secs_f64();
         let replay_start = Instant::now();
-        let report = reloop_driver::replay(&header, &steps);
+        let report = reloop_inspect::replay(&header, &steps);
         let replay = replay_start.elapsed().as_secs_f64();
         assert!(report.divergence.is_none(), "bench session must replay identical");
         let bytes = journal.size_bytes().expect("size");

@@ -1,6 +1,6 @@
 //! Replay speed and memory: a scripted session of 1,000 and of 10,000 turns is recorded, then
 //! replayed streaming from SQLite as `reloop replay` does (rows read and decoded on a second
-//! thread, `reloop_driver::replay_rows`), streaming on one thread, and from steps already in
+//! thread, `reloop_inspect::replay_rows`), streaming on one thread, and from steps already in
 //! memory. Prints steps per second, and the peak memory of a whole process that replays the
 //! journal as `reloop replay` does (this bench run again as a child: in this process, memory the
 //! allocator kept from the recording would hide the replay's). Times are the fastest of three
@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use common::{cassette_compacting, cassette_streamed, run_cassette, run_session};
-use reloop_driver::Replayer;
+use reloop_inspect::Replayer;
 use reloop_journal::{Journal, SessionHeader};
 
 fn kib(field: &str) -> u64 {
@@ -50,7 +50,7 @@ fn replay_child(path: &Path) {
     let id = journal.resolve("last").expect("session");
     let header = journal.header(&id).expect("header");
     let mut replayer = Replayer::new(&header, &[]);
-    reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
+    reloop_inspect::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
     assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
     println!("{}", kib("VmHWM:"));
 }
@@ -68,7 +68,7 @@ fn process_peak(path: &Path) -> u64 {
 fn streamed_replay(journal: &mut Journal, header: &SessionHeader, id: &str) -> (f64, usize) {
     fastest(|| {
         let mut replayer = Replayer::new(header, &[]);
-        let steps = reloop_driver::replay_journal(journal, id, &mut replayer).expect("steps");
+        let steps = reloop_inspect::replay_journal(journal, id, &mut replayer).expect("steps");
         assert!(replayer.finish().divergence.is_none(), "the bench session must replay identical");
         steps
     })
@@ -141,7 +141,7 @@ fn main() {
         let mut in_memory = f64::MAX;
         for _ in 0..3 {
             let start = Instant::now();
-            let report = reloop_driver::replay(&header, &records);
+            let report = reloop_inspect::replay(&header, &records);
             in_memory = in_memory.min(start.elapsed().as_secs_f64());
             assert!(report.divergence.is_none());
         }

@@ -47,8 +47,8 @@ fn main() {
         let start = Instant::now();
         let mut steps = 0;
         for _ in 0..n {
-            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
-            steps = reloop_driver::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
+            let mut replayer = reloop_inspect::Replayer::new(&header, &[]);
+            steps = reloop_inspect::replay_journal(&mut journal, &id, &mut replayer).expect("steps");
             assert!(replayer.finish().divergence.is_none());
         }
         let per = start.elapsed().as_secs_f64() / n as f64;
@@ -59,7 +59,7 @@ fn main() {
         let start = Instant::now();
         let mut steps = 0;
         for _ in 0..n {
-            let mut replayer = reloop_driver::Replayer::new(&header, &[]);
+            let mut replayer = reloop_inspect::Replayer::new(&header, &[]);
             steps = journal.visit_replay_rows(&id, |row| replayer.feed_row(row, &id)).expect("steps");
             assert!(replayer.finish().divergence.is_none());
         }
@@ -70,7 +70,7 @@ fn main() {
     let steps = journal.steps(&id).expect("steps");
     let start = Instant::now();
     for _ in 0..n {
-        let report = reloop_driver::replay(&header, &steps);
+        let report = reloop_inspect::replay(&header, &steps);
         assert!(report.divergence.is_none());
     }
     let per = start.elapsed().as_secs_f64() / n as f64;

@@ -246,3 +246,13 @@ fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
         reloop_tools::sandbox::Availability::Unavailable(_) => None,
     }
 }
+
+/// The request details the session's profile words its own way.
+pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
+    let wire = rules.wire;
+    reloop_model::WireStyle {
+        stream_key: wire.whole_stream_key,
+        effort: wire.effort_for(model),
+        timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
+    }
+}

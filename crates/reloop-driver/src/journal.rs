@@ -8,7 +8,6 @@
 
 use std::ops::{Deref, DerefMut};
 
-use reloop_core::{transition, Event, State};
 use reloop_journal::{EffectsRef, Journal, JournalBackend, JournalError, NewStep, SessionHeader, StepRecord};
 
 /// A session's journal.
@@ -82,63 +81,6 @@ pub(crate) fn record_of(step: &NewStep<'_>) -> Result<StepRecord, JournalError> 
     })
 }
 
-/// A session's events folded through the core one at a time: the state is all it holds, never
-/// the steps. [`rebuild`] and the fork ([`crate::fork_point_of`], [`crate::fork_steps`]) fold with it.
-pub(crate) struct Fold {
-    /// Always set between events; taken for the length of one.
-    state: Option<State>,
-    core: reloop_core::Config,
-    /// The last step folded (0 before any).
-    pub(crate) last_seq: u64,
-}
-
-impl Fold {
-    /// A session that has not started, under `core`.
-    pub(crate) fn new(core: &reloop_core::Config) -> Self {
-        Fold { state: Some(State::new(core.clone())), core: core.clone(), last_seq: 0 }
-    }
-
-    /// Steps the core with step `seq`'s event; `seen` is shown the phase and turn the step left
-    /// and the step itself.
-    pub(crate) fn push(&mut self, seq: u64, event: Event, seen: impl FnOnce(&str, u32, &reloop_core::Step)) {
-        let Some(state) = self.state.take() else { return };
-        let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let step = transition(state, event);
-        seen(from_phase, turn_before, &step);
-        self.last_seq = seq;
-        self.state = Some(step.state);
-    }
-
-    /// The state the events led to.
-    pub(crate) fn into_state(self) -> State {
-        let core = self.core;
-        self.state.unwrap_or_else(|| State::new(core))
-    }
-}
-
-/// A session's state rebuilt from its journal ([`rebuild`]).
-#[derive(Debug)]
-pub struct Rebuilt {
-    /// The state its journaled events lead to.
-    pub state: State,
-    /// How many steps it has.
-    pub steps: usize,
-    /// The last step's number (0 for none).
-    pub last_seq: u64,
-}
-
-/// Rebuilds session `id`'s state under `core`: the events are folded through the core as the
-/// journal hands them over, so a session of any length costs the memory of its state, never
-/// of its steps.
-pub fn rebuild(journal: &dyn JournalBackend, id: &str, core: &reloop_core::Config) -> Result<Rebuilt, JournalError> {
-    let mut fold = Fold::new(core);
-    let steps = journal.visit_steps(id, &mut |record| {
-        fold.push(record.seq, record.event, |_, _, _| {});
-        Ok(true)
-    })?;
-    Ok(Rebuilt { last_seq: fold.last_seq, state: fold.into_state(), steps })
-}
-
 impl SessionJournal {
     /// Another connection to the same journal, for a child session that writes while its parent
     /// does.
@@ -171,23 +113,6 @@ impl SessionJournal {
 mod tests {
     use super::*;
     use reloop_core::{transition, Config, ContentBlock, Event, State};
-
-    #[test]
-    fn a_rebuilt_state_is_the_fold_of_the_sessions_steps() {
-        for (_tmp, journal, id) in crate::test_corpus::journals() {
-            let header = journal.header(&id).expect("header");
-            let steps = journal.steps(&id).expect("steps");
-            let folded =
-                steps.iter().fold(State::new(header.core_config.clone()), |s, r| transition(s, r.event.clone()).state);
-            let rebuilt = rebuild(&journal, &id, &header.core_config).expect("rebuilt");
-            assert_eq!(rebuilt.state.digest(), folded.digest(), "{id}");
-            assert_eq!(rebuilt.steps, steps.len(), "{id}");
-            assert_eq!(rebuilt.last_seq, steps.last().map_or(0, |s| s.seq), "{id}");
-        }
-        let (_tmp, journal, _) = crate::test_corpus::journals().into_iter().next().expect("a session");
-        let none = rebuild(&journal, "no-such-session", &Config::default()).expect("nothing to fold");
-        assert!(matches!(none.state, State::Idle(_)) && none.steps == 0 && none.last_seq == 0);
-    }
 
     #[test]
     fn a_record_made_for_a_shared_journal_is_the_one_sqlite_stores() {

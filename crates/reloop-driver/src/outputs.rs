@@ -2,11 +2,9 @@
 //! from the same journaled facts, so `reloop replay --output-format stream-json` prints what the
 //! live run printed (timings aside).
 
-use reloop_core::hook::{combine, interpret};
+use reloop_core::hook::outcome;
 use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
-use reloop_journal::{SessionHeader, StepRecord};
 
-use crate::config::RunConfig;
 use crate::handle::{CompactStatus, RunEvent, RunResult};
 
 /// The caller-visible events of one step, in the order they are shown.
@@ -26,8 +24,9 @@ pub fn step_outputs(
             out.push(RunEvent::Input { id: id.clone(), status: "queued" })
         }
         Event::HookDone { hook_event, runs, .. } => {
-            let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(*hook_event, r))).collect();
-            for notice in combine(&verdicts).user_messages {
+            // Read as the decision read them (`reloop_core::hook::outcome`), so the notices shown
+            // are those of the verdicts the call was decided by.
+            for notice in outcome(*hook_event, runs).user_messages {
                 out.push(RunEvent::HookNotice { command: notice.command, message: notice.message });
             }
         }
@@ -150,70 +149,5 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         profile: ctx.config.profile,
         duration_api_ms: 0,
         context_tokens: ctx.session.usage_tokens,
-    }
-}
-
-/// The stream a session's live run showed, rebuilt from its journal with no model and no tools.
-pub fn replay_outputs(header: &SessionHeader, steps: &[StepRecord]) -> Vec<RunEvent> {
-    let (mut replay, started) = OutputReplay::new(header);
-    let mut out = vec![started];
-    for record in steps {
-        out.extend(replay.step(record.seq, record.at_ms, &record.event));
-    }
-    out.extend(replay.finish());
-    out
-}
-
-/// [`replay_outputs`] one step at a time, so a session of any length is shown in the memory of
-/// its state, not of all its steps (`reloop replay --output-format` streams them from the
-/// journal through it).
-pub struct OutputReplay {
-    session_id: String,
-    state: Option<State>,
-    /// When the first and the last step were journaled: the run's duration.
-    span: Option<(u64, u64)>,
-}
-
-impl OutputReplay {
-    /// A replay of the session `header` describes, and the `Started` event that opens its stream.
-    pub fn new(header: &SessionHeader) -> (Self, RunEvent) {
-        let run: Option<RunConfig> = serde_json::from_value(header.run_config.clone()).ok();
-        let started = RunEvent::Started {
-            session_id: header.id.clone(),
-            model: run.as_ref().map(|r| r.model.clone()).unwrap_or_default(),
-            cwd: run.as_ref().map(|r| r.cwd.clone()).unwrap_or_default(),
-            tools: run.as_ref().map(|r| r.tools.clone()).unwrap_or_default(),
-            permission_mode: run
-                .as_ref()
-                .and_then(|r| r.permissions.as_ref())
-                .and_then(|p| p.mode.parse::<reloop_tools::PermissionMode>().ok())
-                .map_or("default".to_string(), |m| m.as_str().to_string()),
-            provider: run.as_ref().map(|r| r.provider.clone()).unwrap_or_default(),
-            profile: header.core_config.profile,
-        };
-        let replay = OutputReplay {
-            session_id: header.id.clone(),
-            state: Some(State::new(header.core_config.clone())),
-            span: None,
-        };
-        (replay, started)
-    }
-
-    /// What the caller saw of the step journaled at `seq` (at `at_ms`) with `event`.
-    pub fn step(&mut self, seq: u64, at_ms: u64, event: &Event) -> Vec<RunEvent> {
-        let Some(state) = self.state.take() else { return Vec::new() };
-        self.span = Some((self.span.map_or(at_ms, |(first, _)| first), at_ms));
-        let len_before = state.messages().len();
-        let step = reloop_core::transition(state, event.clone());
-        let out = step_outputs(seq, event, len_before, &step.state, &step.effects, step.reason.as_ref());
-        self.state = Some(step.state);
-        out
-    }
-
-    /// The run's result, when the session ended.
-    pub fn finish(self) -> Option<RunEvent> {
-        let state = self.state.filter(State::is_done)?;
-        let duration = self.span.map_or(0, |(first, last)| last.saturating_sub(first));
-        Some(RunEvent::Finished(result_of(&self.session_id, &state, duration)))
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use reloop_core::hook::HookRun;
+use reloop_tools::PromptReply;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -36,22 +37,13 @@ pub trait PermissionPrompt: Send + Sync {
 /// The name the journal gives the prompt's run.
 pub const PROMPT_RUN_NAME: &str = "can_use_tool";
 
-/// What an answer decides.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Answer {
-    /// Run, with this input.
-    Allow(Value),
-    /// Do not run; the model is told `message`.
-    Deny(String),
-}
-
-/// Asks `prompt` about a call and returns the run to journal and what it decided.
+/// Asks `prompt` about a call and returns the run to journal and the reply, which
+/// [`reloop_tools::decide()`] reads.
 pub(crate) async fn ask(
     prompt: &Arc<dyn PermissionPrompt>,
     request: PromptRequest,
     cancel: &CancellationToken,
-) -> (HookRun, Answer) {
-    let (input, message) = (request.input.clone(), request.message.clone());
+) -> (HookRun, PromptReply) {
     let mut run = HookRun {
         command: PROMPT_RUN_NAME.to_string(),
         exit_code: None,
@@ -67,47 +59,11 @@ pub(crate) async fn ask(
         Ok(value) => {
             run.exit_code = Some(0);
             run.stdout = value.to_string();
-            let answer = decide(&value, input, &message);
-            (run, answer)
+            (run, PromptReply::Replied(value))
         }
         Err(error) => {
             run.stderr = error;
-            (run, Answer::Deny(message))
+            (run, PromptReply::Failed)
         }
-    }
-}
-
-/// Reads a reply: `allow` runs the call (with `updatedInput` when it is an object), `deny`
-/// refuses it with the reply's message; anything else refuses it with the headless text.
-pub(crate) fn decide(reply: &Value, input: Value, headless: &str) -> Answer {
-    match reply.get("behavior").and_then(Value::as_str) {
-        Some("allow") => match reply.get("updatedInput") {
-            Some(updated @ Value::Object(_)) => Answer::Allow(updated.clone()),
-            _ => Answer::Allow(input),
-        },
-        Some("deny") => {
-            let message = reply.get("message").and_then(Value::as_str).filter(|m| !m.is_empty());
-            Answer::Deny(message.unwrap_or(headless).to_string())
-        }
-        _ => Answer::Deny(headless.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn an_allow_runs_the_updated_input_and_a_deny_its_message() {
-        let input = json!({"file_path": "a"});
-        let allow = json!({"behavior": "allow", "updatedInput": {"file_path": "b"}});
-        assert_eq!(decide(&allow, input.clone(), "h"), Answer::Allow(json!({"file_path": "b"})));
-        assert_eq!(decide(&json!({"behavior": "allow"}), input.clone(), "h"), Answer::Allow(input.clone()));
-        let deny = json!({"behavior": "deny", "message": "nope-from-sdk"});
-        assert_eq!(decide(&deny, input.clone(), "h"), Answer::Deny("nope-from-sdk".into()));
-        assert_eq!(decide(&json!({"behavior": "deny"}), input.clone(), "h"), Answer::Deny("h".into()));
-        assert_eq!(decide(&json!("garbage"), input, "h"), Answer::Deny("h".into()));
     }
 }

@@ -162,8 +162,8 @@ impl Session {
             let offered = self.run.tools.clone();
             self.tools.retain(|name| offered.iter().any(|o| o == name));
         }
-        let crate::journal::Rebuilt { state, last_seq: seq, .. } =
-            crate::journal::rebuild(&**journal, session_id, &self.core)?;
+        let crate::fold::Rebuilt { state, last_seq: seq, .. } =
+            crate::fold::rebuild(&**journal, session_id, &self.core)?;
         if matches!(state, State::Idle(_)) {
             // The process stopped before the prompt was journaled: there is nothing to go on with.
             return Err(DriverError::NothingToResume(session_id.to_string()));

@@ -2,10 +2,11 @@
 //!
 //! Consecutive concurrency-safe calls run in parallel (at most [`MAX_PARALLEL`] at once); any
 //! other call runs alone, in order, as a barrier. A safe call at the head of a response starts
-//! as soon as its `tool_use` block is complete, while the model still streams. Each call goes
-//! through its PreToolUse hooks, the permission check, the tool, and its PostToolUse hooks; the
-//! hook runs and the outcome are fed back as events when the call finishes, and the core puts the
-//! results back in `tool_use` order.
+//! as soon as its `tool_use` block is complete, while the model still streams. Whether a call
+//! runs is [`reloop_tools::decide()`]'s to say; this module only fetches the answers it asks for
+//! (runs the PreToolUse hooks, calls `can_use_tool`, asks the prompt), then runs the tool and its
+//! PostToolUse hooks. The hook runs and the outcome are fed back as events when the call
+//! finishes, and the core puts the results back in `tool_use` order.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -13,10 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use reloop_core::hook::{combine, interpret, pre_tool_use_denied, pre_tool_use_feedback, HookEventName, Permission};
+use reloop_core::hook::HookEventName;
 use reloop_core::{Event, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
-use reloop_tools::{Decision, PermissionContext, ToolContext, ToolRegistry, Verdict};
+use reloop_tools::{
+    decide, Answers, Checks, Need, Next, PermissionContext, PromptReply, ReadFirst, Ruling, ToolContext, ToolRegistry,
+    Why,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -282,22 +286,41 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
 }
 
 /// The events of `call` when it can be answered on the spot, as [`run_call`] would answer it:
-/// an instant, read-only tool with no hook, no caller callback, and a permission check (if any)
-/// that allows it, so nothing would be awaited. Spares such a call its own task. `None`: run it.
+/// an instant, read-only tool with no PostToolUse hook, that the decision lets run without
+/// awaiting anything ([`decide_now`]). Spares such a call its own task. `None`: run it.
 fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<Vec<Event>> {
     let quiet = env.registry.is_instant(&call.name, &call.input)
         && env.registry.is_read_only(&call.name, &call.input)
-        && env.can_use_tool.is_none()
-        && env.hooks.matching(HookEventName::PreToolUse, Some(&call.name)).is_empty()
-        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty()
-        && env.permissions.as_ref().is_none_or(|p| p.verdict(&env.registry, &call.name, &call.input) == Verdict::Allow);
+        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty();
     if !quiet {
         return None;
     }
+    let Some(Ruling::Run { input, .. }) = decide_now(call, env) else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
-    let (content, is_error) = execute_instant(&env.registry, call, &call.input, &ctx);
+    let (content, is_error) = execute_instant(&env.registry, call, &input, &ctx);
     Some(vec![done(&call.id, content, is_error, false)])
+}
+
+/// The ruling on `call` when the decision asks only what is answered without waiting or
+/// anybody's code (the read-first check, the rules); `None` when it needs a hook, the caller's
+/// callback or a prompt.
+fn decide_now(call: &ToolUse, env: &ToolEnv) -> Option<Ruling> {
+    let checks = checks(call, env);
+    let mut answers = Answers::default();
+    loop {
+        match decide(&call.name, &call.input, checks, &answers) {
+            Next::Decided(ruling) => return Some(ruling),
+            Next::Need(Need::ReadFirst) => {
+                let refusal = reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx);
+                answers.read_first = Some(ReadFirst::from_refusal(refusal));
+            }
+            Next::Need(Need::Rules { input }) => {
+                answers.rules = Some(env.permissions.as_ref()?.judge(&env.registry, &call.name, &input));
+            }
+            Next::Need(Need::PreToolUse | Need::CanUseTool { .. } | Need::Prompt { .. }) => return None,
+        }
+    }
 }
 
 /// Runs an instant call here; a panic is answered as a tool error, as the blocking pool would.
@@ -334,90 +357,14 @@ async fn run_call(
         events.push(done(&call.id, cancelled_text(&culprit), true, false));
         return events;
     }
-    // A Write or Edit of a file never read is refused before anything else looks at it (when
-    // the profile has the rule): a tool error, not a permission denial.
-    if let Some(refusal) =
-        env.read_check_first.then(|| reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx)).flatten()
-    {
-        events.push(done(&call.id, refusal, true, false));
-        return events;
-    }
-    let mut input = call.input.clone();
-    let mut allowed_by_hook = false;
-    let pre = env.hooks.matching(HookEventName::PreToolUse, Some(&call.name));
-    if !pre.is_empty() {
-        let hook_input = HookInput::pre_tool_use(env.hook_common.clone(), &call.name, input.clone(), &call.id);
-        let runs = run_all(&pre, &hook_input, &env.ctx.cwd, &token).await;
-        let verdicts: Vec<_> =
-            runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::PreToolUse, r))).collect();
-        let combined = combine(&verdicts);
-        events.push(Event::HookDone {
-            hook_event: HookEventName::PreToolUse,
-            tool_use_id: Some(call.id.clone()),
-            runs,
-            request,
-        });
-        if !combined.blocks.is_empty() {
-            events.push(done(&call.id, pre_tool_use_feedback(&call.name, &combined.blocks), true, true));
+    // Whether the call runs is decided by `reloop_tools::decide`; this only fetches what it asks.
+    let input = match permit(&call, request, &env, &token, &mut events).await {
+        Ruling::Run { input, .. } => input,
+        Ruling::Refuse { message, denied, .. } => {
+            events.push(done(&call.id, message, true, denied));
             return events;
         }
-        match &combined.permission {
-            Some(p) if p.decision == Permission::Deny => {
-                events.push(done(&call.id, pre_tool_use_denied(&call.name, p.reason.as_deref()), true, true));
-                return events;
-            }
-            Some(p) if p.decision == Permission::Allow => allowed_by_hook = true,
-            _ => {}
-        }
-        if let Some(updated) = combined.updated_input {
-            input = updated;
-        }
-    }
-    if !allowed_by_hook {
-        match env.can_use_tool.as_ref().and_then(|f| f(&call.name, &input)) {
-            Some(Decision::Deny { message }) => {
-                events.push(done(&call.id, message, true, true));
-                return events;
-            }
-            Some(_) => allowed_by_hook = true,
-            None => {}
-        }
-    }
-    if !allowed_by_hook {
-        if let Some(permissions) = &env.permissions {
-            match (permissions.verdict(&env.registry, &call.name, &input), &env.prompt) {
-                (Verdict::Allow, _) => {}
-                (Verdict::Deny { message } | Verdict::Ask { message }, None) | (Verdict::Deny { message }, _) => {
-                    // A tool the flags removed is not there to deny: no permission denial.
-                    let denied = !permissions.removes(&call.name);
-                    events.push(done(&call.id, message, true, denied));
-                    return events;
-                }
-                (Verdict::Ask { message }, Some(prompt)) => {
-                    let asked = crate::prompt::PromptRequest {
-                        tool_name: call.name.clone(),
-                        input: input.clone(),
-                        tool_use_id: call.id.clone(),
-                        message,
-                    };
-                    let (run, answer) = crate::prompt::ask(prompt, asked, &token).await;
-                    events.push(Event::HookDone {
-                        hook_event: HookEventName::PermissionRequest,
-                        tool_use_id: Some(call.id.clone()),
-                        runs: vec![run],
-                        request,
-                    });
-                    match answer {
-                        crate::prompt::Answer::Allow(updated) => input = updated,
-                        crate::prompt::Answer::Deny(message) => {
-                            events.push(done(&call.id, message, true, true));
-                            return events;
-                        }
-                    }
-                }
-            }
-        }
-    }
+    };
     // An `Agent` call's start is journaled (once) before its child session exists, so a resume
     // knows to look for the child.
     let agent = env.agents.is_some() && call.name == crate::agents::AGENT_TOOL;
@@ -483,6 +430,82 @@ async fn run_call(
         }
     }
     events
+}
+
+/// The steps `env` has for `call`.
+fn checks(call: &ToolUse, env: &ToolEnv) -> Checks {
+    Checks {
+        read_first: env.read_check_first,
+        pre_tool_use: !env.hooks.matching(HookEventName::PreToolUse, Some(&call.name)).is_empty(),
+        can_use_tool: env.can_use_tool.is_some(),
+        rules: env.permissions.is_some(),
+        prompt: env.prompt.is_some(),
+    }
+}
+
+/// Carries out [`reloop_tools::decide()`] for `call`: answers each question it asks (running
+/// the PreToolUse hooks, calling the callback, judging by the rules, asking the prompt) until it
+/// rules. The hooks' and the prompt's runs go into `events`, as the journal keeps them.
+async fn permit(
+    call: &ToolUse,
+    request: u32,
+    env: &ToolEnv,
+    token: &CancellationToken,
+    events: &mut Vec<Event>,
+) -> Ruling {
+    let checks = checks(call, env);
+    let mut answers = Answers::default();
+    loop {
+        match decide(&call.name, &call.input, checks, &answers) {
+            Next::Decided(ruling) => return ruling,
+            Next::Need(Need::ReadFirst) => {
+                let refusal = reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx);
+                answers.read_first = Some(ReadFirst::from_refusal(refusal));
+            }
+            Next::Need(Need::PreToolUse) => {
+                let pre = env.hooks.matching(HookEventName::PreToolUse, Some(&call.name));
+                let hook_input =
+                    HookInput::pre_tool_use(env.hook_common.clone(), &call.name, call.input.clone(), &call.id);
+                let runs = run_all(&pre, &hook_input, &env.ctx.cwd, token).await;
+                answers.pre_tool_use = Some(runs.clone());
+                events.push(Event::HookDone {
+                    hook_event: HookEventName::PreToolUse,
+                    tool_use_id: Some(call.id.clone()),
+                    runs,
+                    request,
+                });
+            }
+            Next::Need(Need::CanUseTool { input }) => {
+                let answer = env.can_use_tool.as_ref().and_then(|f| f(&call.name, &input));
+                answers.can_use_tool = Some(answer.into());
+            }
+            Next::Need(Need::Rules { input }) => match &env.permissions {
+                Some(permissions) => answers.rules = Some(permissions.judge(&env.registry, &call.name, &input)),
+                // Not asked without rules ([`checks`]); were it, no rules means no refusal.
+                None => return Ruling::Run { input, why: Why::NoRules },
+            },
+            Next::Need(Need::Prompt { input, message }) => {
+                let Some(prompt) = &env.prompt else {
+                    answers.prompt = Some(PromptReply::Failed);
+                    continue;
+                };
+                let asked = crate::prompt::PromptRequest {
+                    tool_name: call.name.clone(),
+                    input,
+                    tool_use_id: call.id.clone(),
+                    message,
+                };
+                let (run, reply) = crate::prompt::ask(prompt, asked, token).await;
+                events.push(Event::HookDone {
+                    hook_event: HookEventName::PermissionRequest,
+                    tool_use_id: Some(call.id.clone()),
+                    runs: vec![run],
+                    request,
+                });
+                answers.prompt = Some(reply);
+            }
+        }
+    }
 }
 
 /// An outcome; [`ToolScheduler::run`] tags it with its request when it feeds it back.

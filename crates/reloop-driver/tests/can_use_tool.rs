@@ -47,6 +47,6 @@ async fn the_callback_refuses_a_write_and_the_refusal_replays() {
     let journal = Journal::open_existing(&journal_path).unwrap();
     let header = journal.header(&result.session_id).unwrap();
     let steps = journal.steps(&result.session_id).unwrap();
-    assert!(reloop_driver::replay(&header, &steps).divergence.is_none());
+    assert!(reloop_inspect::replay(&header, &steps).divergence.is_none());
     assert_eq!(asked.load(Ordering::SeqCst), 1, "replay asked the callback again");
 }

@@ -95,5 +95,5 @@ async fn an_instant_tool_runs_outside_the_blocking_pool_and_a_panic_is_answered(
     assert_eq!(outcomes[0], ("found".to_string(), false));
     assert!(outcomes[1].1 && outcomes[1].0.contains("the tool failed unexpectedly"), "{outcomes:?}");
     let header = journal.header(&result.session_id).unwrap();
-    assert!(reloop_driver::replay(&header, &steps).divergence.is_none());
+    assert!(reloop_inspect::replay(&header, &steps).divergence.is_none());
 }

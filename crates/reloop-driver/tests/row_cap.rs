@@ -55,5 +55,5 @@ async fn a_result_over_the_share_is_cut_journaled_once_and_the_session_finishes(
         assert!(size(&step.event) <= share, "step {} event over its share", step.seq);
     }
     let header = journal.header(&result.session_id).unwrap();
-    assert!(reloop_driver::replay(&header, &steps).divergence.is_none());
+    assert!(reloop_inspect::replay(&header, &steps).divergence.is_none());
 }

@@ -16,6 +16,7 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct HookCommand {
     /// The command line; for a callback, `callback:<id>` (how runs and feedback name it).
     pub command: String,
+    /// How long it may run before it is killed and counts as a non-blocking error.
     pub timeout: Duration,
     /// Set for a hook the caller answers instead of a command (the Agent SDK's hook callbacks).
     pub callback: Option<CallbackHook>,
@@ -49,7 +50,9 @@ pub trait HookCallbacks: Send + Sync {
 /// A callback hook: the caller's id for it and who answers.
 #[derive(Clone)]
 pub struct CallbackHook {
+    /// The caller's name for the callback, handed back to [`HookCallbacks::call`].
     pub id: String,
+    /// Who answers it.
     pub handler: Arc<dyn HookCallbacks>,
 }
 
@@ -111,7 +114,9 @@ impl Matcher {
 /// One `{"matcher": ..., "hooks": [...]}` entry.
 #[derive(Debug, Clone)]
 pub struct MatcherGroup {
+    /// The tools the group's hooks fire for.
     pub matcher: Matcher,
+    /// The hooks, in file order.
     pub hooks: Vec<HookCommand>,
 }
 

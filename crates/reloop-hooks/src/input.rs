@@ -7,8 +7,11 @@ use serde_json::Value;
 /// The fields every hook input carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookCommon {
+    /// The session the hook runs in, so a hook can keep state per session.
     pub session_id: String,
+    /// Where the session's transcript is, for a hook that reads the conversation.
     pub transcript_path: String,
+    /// The session's working directory (the hook runs there too).
     pub cwd: String,
     /// `default`, `acceptEdits`, `plan` or `bypassPermissions`.
     pub permission_mode: String,
@@ -20,21 +23,32 @@ pub struct HookCommon {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct HookInput {
+    /// As [`HookCommon::session_id`].
     pub session_id: String,
+    /// As [`HookCommon::transcript_path`].
     pub transcript_path: String,
+    /// As [`HookCommon::cwd`].
     pub cwd: String,
+    /// As [`HookCommon::permission_mode`].
     pub permission_mode: String,
+    /// Which event fired, so one script can serve several.
     pub hook_event_name: HookEventName,
+    /// Stop only: the turn already continues because a Stop hook blocked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_hook_active: Option<bool>,
+    /// Stop only: the text of the turn's last assistant message, when it had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_assistant_message: Option<String>,
+    /// Tool events only: the tool called, as the model named it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// Tool events only: the call's input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_input: Option<Value>,
+    /// PostToolUse only: what the tool answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_response: Option<Value>,
+    /// Tool events only: the `tool_use` id, tying the PreToolUse and PostToolUse of one call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
 }
@@ -66,6 +80,7 @@ impl HookInput {
         }
     }
 
+    /// Before a tool call runs: the hook may block it or decide its permission.
     pub fn pre_tool_use(common: HookCommon, tool_name: &str, tool_input: Value, tool_use_id: &str) -> Self {
         HookInput {
             tool_name: Some(tool_name.to_string()),
@@ -75,6 +90,7 @@ impl HookInput {
         }
     }
 
+    /// After a tool call ran, with its `tool_response`: the hook may give the model feedback.
     pub fn post_tool_use(
         common: HookCommon,
         tool_name: &str,

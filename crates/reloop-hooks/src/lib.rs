@@ -23,6 +23,8 @@
 //!   [`reloop_core::hook::interpret`] and [`reloop_core::hook::combine`], so replay re-derives it
 //!   from the journal without running anything.
 
+#![warn(missing_docs)]
+
 mod config;
 mod input;
 mod run;

@@ -16,21 +16,44 @@ use crate::config::{HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOO
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettingsError {
+    /// The file could not be read.
     #[error("cannot read settings file {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The file named by `--settings`.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The text is not JSON.
     #[error("{origin}: not valid JSON: {source}")]
-    Json { origin: String, source: serde_json::Error },
-    /// `path` is the JSON path of the offending value, `$` for the whole document.
+    Json {
+        /// Where the text came from (usually the file path).
+        origin: String,
+        /// The parser's error, with its line and column.
+        source: serde_json::Error,
+    },
+    /// A value has the wrong shape for its key.
     #[error("{origin}: {path}: {message}")]
-    Invalid { origin: String, path: String, message: String },
+    Invalid {
+        /// Where the text came from (usually the file path).
+        origin: String,
+        /// The JSON path of the offending value (`hooks.Stop[0].hooks[1].timeout`), `$` for the
+        /// whole document.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// The `permissions` rules, kept verbatim (`"Bash(npm test:*)"`) for the permission layer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionRules {
+    /// Calls that run without asking.
     pub allow: Vec<String>,
+    /// Calls that never run; a deny rule wins over allow and ask.
     pub deny: Vec<String>,
+    /// Calls that always ask, even where a mode or an allow rule would let them run.
     pub ask: Vec<String>,
 }
 
@@ -38,7 +61,9 @@ pub struct PermissionRules {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct Settings {
+    /// The hooks to run, by event.
     pub hooks: HooksConfig,
+    /// The `allow`, `deny` and `ask` rules.
     pub permissions: PermissionRules,
     /// Top-level keys reloop does not read (`model`, `env`, ...), kept so nothing is lost.
     pub other: Map<String, Value>,

@@ -28,8 +28,11 @@ use crate::time::format_rfc3339_ms;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ExportFormat {
+    /// The final history as an Anthropic Messages API array: what the next request would send.
     Messages,
+    /// Claude Code's `--output-format stream-json` lines, for tools that read a run's output.
     StreamJson,
+    /// A Claude Code transcript, one line per message, that re-imports to the same events.
     ClaudeJsonl,
 }
 

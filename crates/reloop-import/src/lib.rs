@@ -20,6 +20,7 @@
 //! Pure functions over text and a journal handle: no clock, no file system, no network.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod emit;
 mod error;
@@ -37,7 +38,7 @@ use serde_json::{json, Value};
 
 pub use error::{ExportError, ImportError};
 pub use export::{export, ExportFormat, Exporter};
-pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
+pub use time::format_rfc3339_ms;
 
 /// How to import.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,6 +50,8 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
+    /// These options with the conversation ending at `leaf` (`None`: the latest leaf); the
+    /// struct is `non_exhaustive`, so a caller outside the crate sets the leaf this way.
     pub fn with_leaf(mut self, leaf: Option<String>) -> Self {
         self.leaf = leaf;
         self
@@ -70,16 +73,23 @@ pub struct ImportSummary {
     pub leaf: String,
     /// The file is a subagent's transcript.
     pub sidechain: bool,
+    /// Prompts the person typed (and text used as one), each a `UserInput`.
     pub prompts: usize,
+    /// Model responses, each a `ModelDone`.
     pub responses: usize,
+    /// Content blocks of those responses, each a `ModelBlock`.
     pub model_blocks: usize,
+    /// Tool results, each a `ToolDone`, synthesized ones included.
     pub tool_results: usize,
     /// `[Request interrupted by user]` markers mapped to aborts.
     pub interrupts: usize,
+    /// API error lines, each a request that failed for good (`ModelFailed`).
     pub api_errors: usize,
+    /// Stop hook feedback Claude Code wrote as a user message, taken as a prompt.
     pub stop_hook_feedback: usize,
     /// Compaction boundaries crossed.
     pub compactions: usize,
+    /// Compaction summaries Claude Code wrote as a user message, taken as a prompt.
     pub compact_summaries: usize,
     /// Meta or command text used as a prompt because a response answered it.
     pub meta_prompts: usize,
@@ -89,6 +99,9 @@ pub struct ImportSummary {
     pub synthesized_tool_results: usize,
     /// Results written by an interrupt, left for the core's abort to write.
     pub withheld_tool_results: usize,
+    /// Lines (or items) that produced no event, by kind (`file-history-snapshot`,
+    /// `other_branch`, `sidechain`, ...): what the import left out, counted so nothing is lost
+    /// silently.
     pub skipped: BTreeMap<String, usize>,
     /// The core's phase after the last event (`done`, or `awaiting_model` for a transcript that
     /// ends with a request in flight).
@@ -107,9 +120,11 @@ pub struct Imported {
     /// The transcript's Claude Code `version`, and whether the profile chosen for it (in
     /// `core_config`) is that exact version rather than the nearest known one.
     pub version: Option<(String, bool)>,
+    /// The events that rebuild the conversation through the core, in order.
     pub events: Vec<Event>,
     /// When each event happened, from the transcript's timestamps (Unix ms), one per event.
     pub at_ms: Vec<u64>,
+    /// What was read and what it became, for the person importing.
     pub summary: ImportSummary,
 }
 
@@ -117,10 +132,15 @@ pub struct Imported {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct ImportReport {
+    /// The new session's id, as given.
     pub session_id: String,
+    /// Steps journaled, one per event.
     pub steps: usize,
+    /// Messages in the session's final history.
     pub messages: usize,
+    /// The core's phase after the last step.
     pub final_phase: String,
+    /// Why the session ended, when it did (`completed`, `aborted_streaming`, ...).
     pub terminal_reason: Option<String>,
 }
 

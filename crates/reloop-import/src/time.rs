@@ -25,7 +25,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]`; `None` for anything else or before 1970.
-pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') {
         return None;

@@ -7,6 +7,9 @@
 //! left out. A directory module is one node; [`dir_graph`] reads the files inside one. Test support only: it panics on a source it cannot
 //! read, since a test that cannot see the sources must fail.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -32,7 +32,7 @@ pub trait SdkChannel: Send + Sync + 'static {
 /// Why a message could not be handed to the host.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct ChannelError(String);
+pub(crate) struct ChannelError(String);
 
 /// One server's side of the host channel, as rmcp's client sees it.
 pub(crate) struct ChannelTransport {

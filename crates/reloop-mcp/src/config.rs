@@ -14,9 +14,21 @@ use crate::McpError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
     /// A child process speaking JSON-RPC over its stdin and stdout.
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String> },
+    Stdio {
+        /// The program to start, found on `PATH` when it is not a path.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it on top of the environment it inherits.
+        env: BTreeMap<String, String>,
+    },
     /// A streamable-HTTP endpoint.
-    Http { url: String, headers: BTreeMap<String, String> },
+    Http {
+        /// The endpoint; it may carry secrets, so messages show it through [`crate::redact_url`].
+        url: String,
+        /// Headers sent with every request (an `Authorization`, say).
+        headers: BTreeMap<String, String>,
+    },
     /// A server inside the Agent SDK's process (`"type": "sdk"`), reached through the SDK's
     /// control channel under the entry's name.
     Sdk,
@@ -27,6 +39,7 @@ pub enum Transport {
 pub struct ServerConfig {
     /// The name in `mcpServers`, as the user wrote it (tool names use its normalized form).
     pub name: String,
+    /// How to reach it.
     pub transport: Transport,
     /// Where the entry came from (`.mcp.json`, a file, `--mcp-config`), for messages.
     pub origin: String,
@@ -82,8 +95,11 @@ pub struct Sources {
 /// `enabledMcpjsonServers`, `disabledMcpjsonServers`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Approval {
+    /// `enableAllProjectMcpServers`: every project server may start.
     pub all: bool,
+    /// `enabledMcpjsonServers`: the project servers that may start.
     pub enabled: Vec<String>,
+    /// `disabledMcpjsonServers`: project servers that never start, even under `all`.
     pub disabled: Vec<String>,
 }
 
@@ -115,7 +131,10 @@ impl Approval {
 /// The servers to start, and the project servers left out for want of approval.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
+    /// The servers to start, in configuration order.
     pub servers: Vec<ServerConfig>,
+    /// The `.mcp.json` servers the settings did not approve, so the user can be told why their
+    /// tools are missing.
     pub unapproved: Vec<String>,
 }
 
@@ -184,7 +203,7 @@ fn parse_file(path: &Path) -> Result<Vec<ServerConfig>, McpError> {
 }
 
 /// Parses one configuration's text; `origin` names it in errors.
-pub fn parse(text: &str, origin: &str) -> Result<Vec<ServerConfig>, McpError> {
+pub(crate) fn parse(text: &str, origin: &str) -> Result<Vec<ServerConfig>, McpError> {
     let bad = |problem: String| McpError::Config { origin: origin.to_string(), problem };
     let file: File = serde_json::from_str(text).map_err(|e| bad(format!("not an MCP configuration: {e}")))?;
     let mut out = Vec::new();

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 /// Claude Code's default cap on one MCP result (`MAX_MCP_OUTPUT_TOKENS`), the same as Read's.
 pub const MAX_OUTPUT_TOKENS: usize = 25_000;
 /// The environment variable that changes the cap, Claude Code's name.
-pub const MAX_OUTPUT_TOKENS_ENV: &str = "MAX_MCP_OUTPUT_TOKENS";
+pub(crate) const MAX_OUTPUT_TOKENS_ENV: &str = "MAX_MCP_OUTPUT_TOKENS";
 /// Characters per token in Claude Code's estimate.
 const CHARS_PER_TOKEN: usize = 4;
 /// The image types the Messages API takes; another image is described, not sent.
@@ -15,7 +15,9 @@ const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/we
 /// What a call answers: Anthropic content blocks (`text`, `image`) and whether it failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallOutput {
+    /// The `tool_result` content the model is given.
     pub blocks: Vec<Value>,
+    /// The result is an error (`is_error` on the `tool_result`): the tool's own or the server's.
     pub is_error: bool,
     /// The server itself failed (no answer in time, connection lost, garbage, not connected),
     /// as opposed to a tool that answered with an error: the user is told too.
@@ -46,7 +48,7 @@ impl CallOutput {
 }
 
 /// The cap in tokens: [`MAX_OUTPUT_TOKENS_ENV`] when it holds a positive number, else the default.
-pub fn max_output_tokens() -> usize {
+pub(crate) fn max_output_tokens() -> usize {
     std::env::var(MAX_OUTPUT_TOKENS_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -56,7 +58,7 @@ pub fn max_output_tokens() -> usize {
 
 /// Maps a `CallToolResult` (as JSON on the wire) from `server`. A result that is not an object
 /// with a `content` list or `structuredContent` is garbage and becomes an error for the model.
-pub fn map_result(server: &str, result: &Value, max_tokens: usize) -> CallOutput {
+pub(crate) fn map_result(server: &str, result: &Value, max_tokens: usize) -> CallOutput {
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let content = result.get("content").and_then(Value::as_array);
     let mut blocks: Vec<Value> = content.into_iter().flatten().flat_map(|item| map_block(server, item)).collect();
@@ -125,7 +127,7 @@ fn map_block(server: &str, item: &Value) -> Vec<Value> {
 }
 
 /// Claude Code's note after a cut MCP result.
-pub fn truncated_note(max_tokens: usize) -> String {
+pub(crate) fn truncated_note(max_tokens: usize) -> String {
     format!(
         "\n\n[OUTPUT TRUNCATED - exceeded {max_tokens} token limit]\n\nThe tool output was truncated. If this MCP \
          server provides pagination or filtering tools, use them to retrieve specific portions of the data. If \

@@ -22,6 +22,7 @@
 //!   Claude Code maps them and capped at `MAX_MCP_OUTPUT_TOKENS`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod channel;
 mod config;
@@ -33,14 +34,15 @@ mod url;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use channel::{ChannelError, SdkChannel};
-pub use config::{parse as parse_config, Approval, Loaded, ServerConfig, Sources, Transport};
-pub use content::{
-    map_result, max_output_tokens, truncated_note, CallOutput, MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS_ENV,
-};
-pub use server::{connect, connect_sdk, Options, Server, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS};
-pub use tools::{normalize, record_of, tool_name, McpTool, ServerRecord, ToolRecord, MAX_DESCRIPTION_CHARS};
+pub use channel::SdkChannel;
+pub use config::{Approval, Loaded, ServerConfig, Sources, Transport};
+pub use content::{CallOutput, MAX_OUTPUT_TOKENS};
+pub use server::Options;
+pub use tools::{McpTool, ServerRecord, ToolRecord};
 pub use url::redact_url;
+
+use server::{connect, connect_sdk, Server};
+use tools::record_of;
 
 /// What can go wrong before a session starts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,10 +50,20 @@ pub use url::redact_url;
 pub enum McpError {
     /// A configuration source cannot be read or is not a configuration.
     #[error("MCP configuration {origin}: {problem}")]
-    Config { origin: String, problem: String },
+    Config {
+        /// The source: a file's path, `--mcp-config`, or `.mcp.json`.
+        origin: String,
+        /// What is wrong with it, in a sentence.
+        problem: String,
+    },
     /// A server did not start (spawn, initialize or tools/list failed, or took too long).
     #[error("MCP server {server:?} failed to start: {problem}")]
-    Start { server: String, problem: String },
+    Start {
+        /// The server's name in `mcpServers`.
+        server: String,
+        /// Why it did not start, with the tail of its stderr when it had one.
+        problem: String,
+    },
 }
 
 /// The servers of one session and their tools.
@@ -66,7 +78,7 @@ pub struct McpSet {
 
 /// The longest tool name the model APIs take (`^[a-zA-Z0-9_-]{1,64}$`): a longer one would make
 /// every request of the session fail, so such a tool is not offered.
-pub const MAX_TOOL_NAME_CHARS: usize = 64;
+const MAX_TOOL_NAME_CHARS: usize = 64;
 
 impl McpSet {
     /// Starts every configured server at once and lists its tools. A server that fails is

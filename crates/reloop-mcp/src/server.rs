@@ -18,10 +18,10 @@ use crate::content::{map_result, CallOutput};
 use crate::McpError;
 
 /// Claude Code's default startup timeout (`MCP_TIMEOUT`), in milliseconds.
-pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 /// reloop's default for one call (`MCP_TOOL_TIMEOUT`), in milliseconds: ten minutes, Bash's
 /// longest. Claude Code's is about 28 hours, which is a hang by another name.
-pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const DEFAULT_CALL_TIMEOUT_MS: u64 = 600_000;
 /// How much of a stdio server's stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 2048;
 
@@ -97,7 +97,7 @@ impl StderrTail {
 }
 
 /// A server that answered `initialize` and `tools/list`.
-pub struct Server {
+pub(crate) struct Server {
     name: String,
     service: RunningService<RoleClient, ()>,
     stderr: StderrTail,
@@ -113,7 +113,7 @@ impl std::fmt::Debug for Server {
 }
 
 /// Starts `config`'s server and lists its tools, all within [`Options::startup_timeout`].
-pub async fn connect(
+pub(crate) async fn connect(
     config: &ServerConfig,
     cwd: &std::path::Path,
     options: &Options,
@@ -200,7 +200,7 @@ const NO_SDK_CHANNEL: &str = "an in-process server of the Agent SDK (\"type\": \
 
 /// Starts the in-process server `name` over the host's `channel` and lists its tools, all within
 /// [`Options::startup_timeout`]; a call is bounded by [`Options::call_timeout`] as for any server.
-pub async fn connect_sdk(
+pub(crate) async fn connect_sdk(
     name: &str,
     channel: Arc<dyn SdkChannel>,
     options: &Options,
@@ -241,10 +241,6 @@ fn reqwest_header_name(name: &str) -> Option<http::HeaderName> {
 }
 
 impl Server {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Calls `tool` (the server's own name) with `arguments`. Every failure — the timeout, a
     /// closed connection, a protocol error, a garbled answer — is an error output worded for the
     /// model; none is a panic or a hang.
@@ -278,10 +274,5 @@ impl Server {
                 self.options.call_timeout.as_millis()
             )),
         }
-    }
-
-    /// Closes the connection (a stdio server's process is ended).
-    pub async fn close(self) {
-        let _ = self.service.cancel().await;
     }
 }

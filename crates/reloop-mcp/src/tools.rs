@@ -10,11 +10,12 @@ use crate::content::CallOutput;
 use crate::server::Server;
 
 /// Claude Code's cap on an MCP tool's description, in characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 2048;
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 2048;
 
 /// A server as the session header records it: its start and the tools it offered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerRecord {
+    /// The server's name in `mcpServers`.
     pub name: String,
     /// `stdio`, `http` or `sdk` (a server inside the Agent SDK's process).
     pub transport: String,
@@ -23,6 +24,7 @@ pub struct ServerRecord {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The tools offered to the model (none when it failed).
     #[serde(default)]
     pub tools: Vec<ToolRecord>,
 }
@@ -34,7 +36,9 @@ pub struct ToolRecord {
     pub name: String,
     /// The tool's name on its server.
     pub server_tool: String,
+    /// The server's description, cut to Claude Code's cap.
     pub description: String,
+    /// The JSON schema inputs are checked against, an object schema.
     pub input_schema: Value,
     /// The server's `readOnlyHint`: only then may the call run next to others.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -43,18 +47,18 @@ pub struct ToolRecord {
 
 /// Claude Code's form of a server or tool name inside `mcp__…__…`: anything but ASCII letters,
 /// digits, `_` and `-` becomes `_`.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
 /// `mcp__<server>__<tool>`.
-pub fn tool_name(server: &str, tool: &str) -> String {
+pub(crate) fn tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{}__{}", normalize(server), normalize(tool))
 }
 
 /// The record of one tool from its `tools/list` entry (JSON on the wire); `None` for an entry
 /// without a name.
-pub fn record_of(server: &str, tool: &Value) -> Option<ToolRecord> {
+pub(crate) fn record_of(server: &str, tool: &Value) -> Option<ToolRecord> {
     let name = tool.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
     let description: String = tool
         .get("description")
@@ -81,6 +85,7 @@ pub fn record_of(server: &str, tool: &Value) -> Option<ToolRecord> {
 /// A tool the model may call; its server may be gone (a session resumed without it).
 #[derive(Clone)]
 pub struct McpTool {
+    /// What the model is offered, as the session header records it.
     pub record: ToolRecord,
     server_name: String,
     server: Option<Arc<Server>>,
@@ -95,11 +100,12 @@ impl std::fmt::Debug for McpTool {
 
 impl McpTool {
     /// The tool `record` on `server` (`None`: not connected; calls answer so).
-    pub fn new(record: ToolRecord, server_name: &str, server: Option<Arc<Server>>) -> Self {
+    pub(crate) fn new(record: ToolRecord, server_name: &str, server: Option<Arc<Server>>) -> Self {
         let validator = jsonschema::validator_for(&record.input_schema).map(Arc::new).map_err(|e| e.to_string());
         McpTool { record, server_name: server_name.to_string(), server, validator }
     }
 
+    /// The name the model calls it by, `mcp__<server>__<tool>`.
     pub fn name(&self) -> &str {
         &self.record.name
     }

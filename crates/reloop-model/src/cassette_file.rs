@@ -22,8 +22,8 @@ use std::rc::Rc;
 use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::cassette::{json_error, validate_response, Replace, ORIGIN};
 use crate::error::ScriptError;
-use crate::scripted::{json_error, validate_response, Replace, ORIGIN};
 
 /// Where each response of the cassette file lies in it: (offset, length in bytes). The file's
 /// cursor is left anywhere.

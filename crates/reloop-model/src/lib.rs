@@ -21,17 +21,19 @@
 //! [`AnthropicProvider`] (Messages API, SSE), [`OpenAiProvider`] (chat completions, SSE).
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod anthropic;
+mod anthropic;
+mod cassette;
 mod cassette_file;
-pub mod error;
+mod error;
 mod frame;
 mod http;
 pub mod limits;
-pub mod openai;
-pub mod provider;
+mod openai;
+mod provider;
 mod retry_after;
-pub mod scripted;
+mod scripted;
 pub mod sse;
 
 pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};

@@ -53,6 +53,7 @@ impl Default for Timeouts {
 }
 
 impl Timeouts {
+    /// Both timeouts; the struct is `non_exhaustive`, so other crates build it this way.
     pub fn new(request: Duration, stream_idle: Duration) -> Self {
         Timeouts { request, stream_idle }
     }
@@ -83,9 +84,14 @@ pub const MAX_EVENT_BYTES: usize = 32 << 20;
 pub struct ResponseLimits {
     /// The request's `max_tokens`, when the caps derive from it (for the error message).
     pub max_tokens: Option<u32>,
+    /// The most bytes of content (text, thinking, tool input) the response may carry.
     pub content_bytes: u64,
+    /// The most content events (deltas) the response may carry: many tiny deltas cost more
+    /// than their bytes.
     pub content_events: u64,
+    /// The most bytes the response may take on the wire, pings and framing included.
     pub wire_bytes: u64,
+    /// The longest SSE line, and the most data one event may carry.
     pub event_bytes: usize,
 }
 
@@ -142,7 +148,7 @@ fn too_large(what: String) -> ModelError {
 /// What an assembler has taken in of one response, checked against its caps. Its byte count
 /// only grows, and only with content: the idle timer counts that growth as progress.
 #[derive(Debug, Clone)]
-pub struct ContentBudget {
+pub(crate) struct ContentBudget {
     limits: ResponseLimits,
     bytes: u64,
     events: u64,
@@ -155,6 +161,7 @@ impl Default for ContentBudget {
 }
 
 impl ContentBudget {
+    /// Nothing taken in yet, under `limits`.
     pub fn new(limits: ResponseLimits) -> Self {
         ContentBudget { limits, bytes: 0, events: 0 }
     }

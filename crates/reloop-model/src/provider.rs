@@ -8,6 +8,7 @@ use reloop_core::{ContentBlock, History, ModelError, StopReason, ToolSpec, Usage
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SystemBlock {
+    /// The prompt text.
     pub text: String,
     /// Ask the provider to put a cache breakpoint after this block (Anthropic always marks the
     /// last system block too).
@@ -15,10 +16,12 @@ pub struct SystemBlock {
 }
 
 impl SystemBlock {
+    /// A block with no cache breakpoint of its own.
     pub fn new(text: impl Into<String>) -> Self {
         SystemBlock { text: text.into(), cache: false }
     }
 
+    /// A block the provider caches up to: the end of the stable prefix.
     pub fn cached(text: impl Into<String>) -> Self {
         SystemBlock { text: text.into(), cache: true }
     }
@@ -28,9 +31,13 @@ impl SystemBlock {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ModelRequest {
+    /// The model's name as the provider knows it.
     pub model: String,
+    /// The cap on the response's tokens; the response's size caps derive from it too.
     pub max_tokens: u32,
+    /// The system prompt, in blocks.
     pub system: Vec<SystemBlock>,
+    /// The conversation so far, as the core's history holds it.
     pub messages: History,
     /// The tools offered, shared: a session builds its specs once, not for every request.
     pub tools: std::sync::Arc<[ToolSpec]>,
@@ -52,6 +59,8 @@ pub struct ModelRequest {
 }
 
 impl ModelRequest {
+    /// A streamed request with no system prompt, tools or thinking; the `with_*` methods add
+    /// them (the struct is `non_exhaustive`).
     pub fn new(model: impl Into<String>, max_tokens: u32, messages: History, request_number: u32) -> Self {
         ModelRequest {
             model: model.into(),
@@ -68,21 +77,25 @@ impl ModelRequest {
         }
     }
 
+    /// See [`ModelRequest::stream`].
     pub fn with_stream(mut self, stream: bool) -> Self {
         self.stream = stream;
         self
     }
 
+    /// The request with this system prompt.
     pub fn with_system(mut self, system: Vec<SystemBlock>) -> Self {
         self.system = system;
         self
     }
 
+    /// The request offering these tools.
     pub fn with_tools(mut self, tools: impl Into<std::sync::Arc<[ToolSpec]>>) -> Self {
         self.tools = tools.into();
         self
     }
 
+    /// See [`ModelRequest::thinking`].
     pub fn with_thinking(mut self, thinking: Option<serde_json::Value>) -> Self {
         self.thinking = thinking;
         self
@@ -116,11 +129,30 @@ pub struct WireStyle {
 pub enum StreamEvent {
     /// Text as it arrives, for the caller's live output. The completed `Block` carries the
     /// authoritative text.
-    TextDelta { index: usize, text: String },
+    TextDelta {
+        /// The content block the text belongs to.
+        index: usize,
+        /// The new text.
+        text: String,
+    },
     /// One completed content block, emitted in order of completion.
-    Block { index: usize, block: ContentBlock },
+    Block {
+        /// Its position in the response's content.
+        index: usize,
+        /// The block, whole.
+        block: ContentBlock,
+    },
     /// The response is complete.
-    Done { id: Option<String>, model: Option<String>, stop_reason: Option<StopReason>, usage: Usage },
+    Done {
+        /// The response's id, when the server gave one.
+        id: Option<String>,
+        /// The model that answered, as the server named it.
+        model: Option<String>,
+        /// Why the model stopped (`end_turn`, `tool_use`, `max_tokens`, ...), when it said.
+        stop_reason: Option<StopReason>,
+        /// The tokens the request and the response counted.
+        usage: Usage,
+    },
     /// The request failed; any blocks already emitted belong to an abandoned response.
     Failed(ModelError),
 }

@@ -17,48 +17,19 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
-use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
-use serde::Deserialize;
+use reloop_core::ModelError;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::anthropic::parse_anthropic_sse;
+use crate::cassette::{parse_response, strip_position, validate_response, Replace};
 use crate::error::ScriptError;
-use crate::http::error_from_http;
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
-
-#[derive(Debug, Clone)]
-struct Scripted {
-    delay: Option<Duration>,
-    events: Vec<StreamEvent>,
-}
 
 /// The largest cassette reloop reads: about 400,000 scripted turns. A path to an endless or
 /// enormous file (`/dev/zero`) is refused with an error instead of filling memory.
 pub const MAX_CASSETTE_BYTES: u64 = 128 << 20;
-
-/// What an error says the cassette is; the caller names the file.
-pub(crate) const ORIGIN: &str = "cassette";
-
-/// A text replaced in every response before it is read (the CLI's `{{cwd}}`, the workspace's
-/// path as JSON string content).
-#[derive(Debug, Clone)]
-pub(crate) struct Replace {
-    from: String,
-    to: String,
-}
-
-impl Replace {
-    fn apply<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        if self.from.is_empty() || !text.contains(&self.from) {
-            return std::borrow::Cow::Borrowed(text);
-        }
-        std::borrow::Cow::Owned(text.replace(&self.from, &self.to))
-    }
-}
 
 /// A pipe's or a device's text, refused past [`MAX_CASSETTE_BYTES`] (an error of kind
 /// `InvalidData` that says so).
@@ -76,32 +47,6 @@ fn too_long() -> std::io::Error {
         std::io::ErrorKind::InvalidData,
         format!("a cassette is at most {} MiB; this one is longer", MAX_CASSETTE_BYTES >> 20),
     )
-}
-
-/// A JSON error of the cassette file `path`: its line and column, or, for a failed read, the
-/// read's error.
-pub(crate) fn json_error(path: &Path, err: serde_json::Error) -> ScriptError {
-    match err.io_error_kind() {
-        Some(kind) => {
-            ScriptError::Read { path: path.to_path_buf(), source: std::io::Error::new(kind, err.to_string()) }
-        }
-        None => ScriptError::Json {
-            origin: ORIGIN.to_string(),
-            line: err.line(),
-            column: err.column(),
-            message: strip_position(&err.to_string()),
-        },
-    }
-}
-
-/// Whether one response's text (after `replace`) is a response the provider can give.
-pub(crate) fn validate_response(text: &str, replace: Option<&Replace>) -> Result<(), String> {
-    let text = match replace {
-        Some(replace) => replace.apply(text),
-        None => std::borrow::Cow::Borrowed(text),
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    parse_response(value).map(drop)
 }
 
 /// Answers model requests from a cassette.
@@ -152,37 +97,6 @@ impl Responses {
     }
 }
 
-/// A Messages API response object (non-streaming shape).
-#[derive(Deserialize)]
-struct ResponseObject {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    content: Content,
-    #[serde(default)]
-    stop_reason: Option<StopReason>,
-    #[serde(default)]
-    usage: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Text(String),
-    Blocks(Vec<ContentBlock>),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ErrorResponse {
-    status: u16,
-    #[serde(default)]
-    headers: Map<String, Value>,
-    #[serde(default)]
-    body: Value,
-}
-
 impl ScriptedProvider {
     /// Loads a cassette from text. Errors name the response at fault.
     pub fn from_json(text: &str) -> Result<Self, ScriptError> {
@@ -207,7 +121,7 @@ impl ScriptedProvider {
     pub fn from_file_replacing(path: &Path, replace: Option<(&str, &str)>) -> Result<Self, ScriptError> {
         let read_error = |source| ScriptError::Read { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(read_error)?;
-        let replace = replace.map(|(from, to)| Replace { from: from.to_string(), to: to.to_string() });
+        let replace = replace.map(|(from, to)| Replace::new(from, to));
         let metadata = file.metadata().map_err(read_error)?;
         if !metadata.is_file() {
             let text = read_capped(file).map_err(read_error)?;
@@ -229,6 +143,7 @@ impl ScriptedProvider {
         self.responses.len()
     }
 
+    /// Whether the cassette holds no response: every request would find none.
     pub fn is_empty(&self) -> bool {
         self.responses.len() == 0
     }
@@ -307,87 +222,5 @@ impl ModelProvider for ScriptedProvider {
             stream::iter(response.events)
         };
         stream::once(answer).flatten().boxed()
-    }
-}
-
-fn parse_response(value: Value) -> Result<Scripted, String> {
-    let Value::Object(mut fields) = value else {
-        return Err("expected an object with one of \"message\", \"error\" or \"sse\"".into());
-    };
-    let delay = match fields.remove("delay_ms") {
-        None => None,
-        Some(value) => Some(Duration::from_millis(
-            value.as_u64().ok_or("\"delay_ms\" must be a non-negative integer (milliseconds)")?,
-        )),
-    };
-    let kinds: Vec<String> = fields.keys().cloned().collect();
-    let (kind, body) = match (fields.into_iter().next(), kinds.len()) {
-        (Some(entry), 1) => entry,
-        _ => {
-            return Err(format!(
-                "expected exactly one of \"message\", \"error\" or \"sse\" (besides \"delay_ms\"), found {kinds:?}"
-            ))
-        }
-    };
-    let events = match kind.as_str() {
-        "message" => message_events(body)?,
-        "error" => vec![StreamEvent::Failed(error_event(body)?)],
-        "sse" => match body {
-            Value::String(text) => parse_anthropic_sse(text.as_bytes()),
-            _ => return Err("\"sse\" must be a string holding a raw SSE response body".into()),
-        },
-        other => return Err(format!("unknown response kind {other:?} (expected \"message\", \"error\" or \"sse\")")),
-    };
-    Ok(Scripted { delay, events })
-}
-
-/// A Messages API response object as the events a stream of it would have given.
-pub(crate) fn message_events(body: Value) -> Result<Vec<StreamEvent>, String> {
-    let response: ResponseObject =
-        serde_json::from_value(body).map_err(|err| format!("\"message\" is not a Messages API response: {err}"))?;
-    let blocks = match response.content {
-        Content::Text(text) => vec![ContentBlock::text(text)],
-        Content::Blocks(blocks) => blocks,
-    };
-    let mut events = Vec::new();
-    for (index, block) in blocks.into_iter().enumerate() {
-        if let ContentBlock::Text(text) = &block {
-            if !text.text.is_empty() {
-                events.push(StreamEvent::TextDelta { index, text: text.text.clone() });
-            }
-        }
-        events.push(StreamEvent::Block { index, block });
-    }
-    let mut usage = Usage::default();
-    if let Some(value) = &response.usage {
-        crate::anthropic::sse::merge_usage(&mut usage, value);
-    }
-    events.push(StreamEvent::Done { id: response.id, model: response.model, stop_reason: response.stop_reason, usage });
-    Ok(events)
-}
-
-fn error_event(body: Value) -> Result<ModelError, String> {
-    let error: ErrorResponse = serde_json::from_value(body).map_err(|err| {
-        format!("\"error\" must be {{\"status\": <HTTP status>, \"headers\"?: {{..}}, \"body\"?: ..}}: {err}")
-    })?;
-    let header = |name: &str| {
-        error.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| match value {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-    };
-    let body = match &error.body {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    Ok(error_from_http(error.status, header, &body))
-}
-
-/// serde_json appends " at line L column C"; the error reports those as fields.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(cut) => message[..cut].to_string(),
-        None => message.to_string(),
     }
 }

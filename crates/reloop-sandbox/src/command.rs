@@ -45,6 +45,7 @@ pub enum Access {
 /// One call's limits beyond its session's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
+    /// Whether the workspace roots are writable to this call.
     pub access: Access,
     /// Paths that must not be read, by any name the caller found (canonical path, hard links).
     pub masked: Vec<PathBuf>,
@@ -152,13 +153,13 @@ pub(crate) fn build(
     program: &OsStr,
     program_args: &[&OsStr],
 ) -> Result<Command, SandboxError> {
-    let as_root = crate::probe::is_root();
+    let as_root = crate::os::is_root();
     let mut command = Command::new(bwrap);
     command.args(arguments(policy, call, cwd, as_root)?).arg(program).args(program_args);
     command.env_clear().envs(policy.env.iter().map(|(k, v)| (k, v))).envs(call.env.iter().map(|(k, v)| (k, v)));
     // bwrap is started from a directory it can see whatever the caller's is.
     command.current_dir("/");
-    crate::probe::die_with_parent(&mut command);
+    crate::os::die_with_parent(&mut command);
     Ok(command)
 }
 

@@ -30,13 +30,17 @@
 //! * [`EnvPolicy`] is the allow-list: variables a tool process may inherit, never reloop's own
 //!   environment minus a few names.
 
+#![warn(missing_docs)]
+
 mod command;
 mod env;
+mod os;
 mod probe;
 
 pub use command::{Access, Call, Policy, SCRATCH_BYTES, SYSTEM_DIRS};
 pub use env::{EnvPolicy, BASE_VARS, CREDENTIAL_VARS};
-pub use probe::{protect_self, Availability, Report, Sandbox, BWRAP_ENV};
+pub use os::protect_self;
+pub use probe::{Availability, Report, Sandbox, BWRAP_ENV};
 
 /// Why a confined command could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -44,5 +48,8 @@ pub use probe::{protect_self, Availability, Report, Sandbox, BWRAP_ENV};
 pub enum SandboxError {
     /// A path the sandbox must bind is not absolute, or not valid where bwrap expects it.
     #[error("cannot confine the command: {path:?} is not an absolute path")]
-    NotAbsolute { path: std::path::PathBuf },
+    NotAbsolute {
+        /// The path as the caller gave it.
+        path: std::path::PathBuf,
+    },
 }

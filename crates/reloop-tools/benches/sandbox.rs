@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use reloop_tools::sandbox::{Availability, EnvPolicy, Policy, Sandbox};
-use reloop_tools::{BashTool, Confinement, Containment, PathFilter, Tool, ToolContext};
+use reloop_tools::{Confinement, Containment, PathFilter, ToolContext, ToolRegistry};
 use serde_json::json;
 
 const CALLS: usize = 200;
@@ -109,10 +109,12 @@ fn median_of(mut times: Vec<f64>) -> (f64, f64) {
 
 fn measure(ctx: &ToolContext, command: &str) -> (f64, f64) {
     let input = json!({ "command": command });
+    let registry = ToolRegistry::builtin();
+    let bash = registry.get("Bash").expect("the built-in registry has Bash");
     let mut times: Vec<f64> = Vec::with_capacity(CALLS);
     for _ in 0..CALLS {
         let start = Instant::now();
-        let out = BashTool.call(&input, ctx);
+        let out = bash.call(&input, ctx);
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         assert!(!out.is_error || command.contains("touch"), "{}", out.content);
     }

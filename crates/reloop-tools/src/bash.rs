@@ -19,23 +19,23 @@ use crate::input;
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 /// Timeout when the model gives none (ms).
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Longest timeout the model may ask for (ms); larger values are lowered to it.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Characters of output kept by default; the start is kept because that is where errors usually
 /// begin. `BASH_MAX_OUTPUT_LENGTH` changes it, as in Claude Code, up to [`MAX_OUTPUT_CHARS_LIMIT`].
-pub const MAX_OUTPUT_CHARS: usize = 30_000;
+pub(crate) const MAX_OUTPUT_CHARS: usize = 30_000;
 /// The most `BASH_MAX_OUTPUT_LENGTH` may raise the output to (Claude Code's bound).
-pub const MAX_OUTPUT_CHARS_LIMIT: usize = 150_000;
+pub(crate) const MAX_OUTPUT_CHARS_LIMIT: usize = 150_000;
 /// The environment variable that sets how many characters of output are kept.
-pub const MAX_OUTPUT_ENV: &str = "BASH_MAX_OUTPUT_LENGTH";
+pub(crate) const MAX_OUTPUT_ENV: &str = "BASH_MAX_OUTPUT_LENGTH";
 
 /// Config keys every read-only command runs with, as `git -c` would set them, so a repository
 /// config the model managed to change cannot turn a "read-only" `git status` into a program run:
 /// no fsmonitor hook, no hooks, no pager, no bare repository found by walking up, no gpg run
 /// for signatures. Keys with no harmless value (`diff.external`, textconv and filter drivers)
 /// are protected instead by refusing edits of `.git/` and git config files without approval.
-pub const NEUTRAL_GIT_CONFIG: &[(&str, &str)] = &[
+pub(crate) const NEUTRAL_GIT_CONFIG: &[(&str, &str)] = &[
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),
@@ -57,7 +57,7 @@ and Write do that better. Commands are not interactive: stdin is empty.";
 
 /// The built-in Bash tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BashTool;
+pub(crate) struct BashTool;
 
 impl Tool for BashTool {
     fn name(&self) -> &str {

@@ -29,7 +29,7 @@ use crate::bash_options::{parse_options, Class, Parsed};
 use crate::bash_table::{find_row, Operands, Parse, Row};
 use crate::shell_lex::{lex, Options};
 
-pub use crate::bash_verdict::NotReadOnly;
+pub(crate) use crate::bash_verdict::NotReadOnly;
 
 /// Whether `cmd` certainly only reads. Bash calls are concurrency-safe and read-only iff this holds.
 pub fn is_read_only_command(cmd: &str) -> bool {
@@ -48,7 +48,7 @@ const BYPASS_VAR: &str = "RELOOP_TEST_CLASSIFY_ALL_READ_ONLY";
 /// and prove the sandbox alone contains it (the sandbox is the backstop for a classifier
 /// mistake). The variable is read once per process. Release builds never read it and always
 /// return false, so a shipped binary cannot be talked out of its classifier.
-pub fn classifier_bypassed() -> bool {
+pub(crate) fn classifier_bypassed() -> bool {
     #[cfg(debug_assertions)]
     {
         static BYPASSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -62,7 +62,7 @@ pub fn classifier_bypassed() -> bool {
 
 /// A path a read-only command reads, as written in the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathOperand {
+pub(crate) struct PathOperand {
     /// The word as the shell passes it (quotes removed; `~` and globs still to expand).
     pub word: String,
     /// Whether the command reads the contents of every file below it (`grep -r`, `rg`).
@@ -76,7 +76,7 @@ pub struct PathOperand {
 
 /// What a command does, as far as the table can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     pub verdict: Result<(), NotReadOnly>,
     /// Paths read by a read-only command: operands, option values and `< file` inputs. A
     /// directory a command lists or walks without a path operand (`rg foo`) appears as `.`.
@@ -100,7 +100,7 @@ const MAX_DIRECTORIES: usize = 16;
 const LEX: Options = Options { line_continuation: true, dollar_is_opaque: true };
 
 /// Analyses a whole command line.
-pub fn analyze(cmd: &str) -> Analysis {
+pub(crate) fn analyze(cmd: &str) -> Analysis {
     let lexed = lex(cmd, LEX);
     let mut analysis = Analysis { verdict: Ok(()), reads: Vec::new(), directories: vec![vec![".".to_string()]] };
     // An opaque command is still read segment by segment, so that deny rules see where

@@ -4,7 +4,7 @@
 
 /// Why a command is not read-only, for tests and for the reader of a denial.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NotReadOnly {
+pub(crate) enum NotReadOnly {
     /// The text holds a construct whose effect the words do not show.
     Opaque,
     /// No command at all.

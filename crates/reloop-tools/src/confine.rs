@@ -18,7 +18,7 @@ use crate::path_filter::PathFilter;
 
 /// Entries one walk of the workspace may visit to find what deny rules name; a larger
 /// workspace refuses commands rather than run them with a mask that might miss a name.
-pub const MAX_WALK_ENTRIES: usize = 200_000;
+pub(crate) const MAX_WALK_ENTRIES: usize = 200_000;
 
 /// How the processes of a session's tools are contained.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +46,8 @@ pub struct Confinement {
 }
 
 impl Confinement {
+    /// A confinement in `sandbox` under `policy` that masks what `read_denied` hides and keeps
+    /// read-only what `edit_denied` hides; with both `None` a call needs no walk of the workspace.
     pub fn new(
         sandbox: Sandbox,
         policy: Policy,

@@ -12,9 +12,9 @@ use crate::tool::{Tool, ToolContext, ToolOutput};
 use crate::walk;
 
 /// Most paths returned; more would flood the context without helping the model choose.
-pub const MAX_GLOB_RESULTS: usize = 100;
+pub(crate) const MAX_GLOB_RESULTS: usize = 100;
 /// The line that follows a cut result list.
-pub const GLOB_TRUNCATED_NOTE: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
+pub(crate) const GLOB_TRUNCATED_NOTE: &str = "(Results are truncated. Consider using a more specific path or pattern.)";
 
 const DESCRIPTION: &str = "Fast file pattern matching that works with any codebase size. Supports glob patterns \
 like \"**/*.js\" or \"src/**/*.ts\", matched against paths relative to the searched directory (`*` does not cross \
@@ -24,7 +24,7 @@ when you need to find files by name; use Grep to search their contents.";
 
 /// The built-in Glob tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GlobTool;
+pub(crate) struct GlobTool;
 
 impl Tool for GlobTool {
     fn name(&self) -> &str {

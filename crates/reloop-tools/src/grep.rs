@@ -31,7 +31,7 @@ pub fn grep_truncated_note() -> String {
 
 /// The built-in Grep tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GrepTool;
+pub(crate) struct GrepTool;
 
 impl Tool for GrepTool {
     fn name(&self) -> &str {

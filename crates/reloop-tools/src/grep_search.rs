@@ -13,7 +13,7 @@ use crate::tool::ToolContext;
 use crate::walk;
 
 /// Characters kept of one content line, so a minified file cannot flood the context.
-pub const MAX_GREP_LINE_CHARS: usize = 500;
+pub(crate) const MAX_GREP_LINE_CHARS: usize = 500;
 /// Most bytes one searched line (or, in multiline mode, one file) may take in memory; a file
 /// needing more is skipped, so a 300 MB single-line file cannot exhaust memory.
 const SEARCH_HEAP_LIMIT: usize = 32 * 1024 * 1024;

@@ -20,10 +20,36 @@
 //!   command [`is_read_only_command`] accepts, the workspace writable for one that was approved,
 //!   deny-rule paths masked by every name ([`Confinement`]). The classifier decides when to ask;
 //!   the sandbox decides what the command can do.
+//! * Whether a call runs at all is [`decide()`]: a pure function over what is known of the call
+//!   (the read-first check, the PreToolUse hooks' runs, the embedder's callback, the rules'
+//!   [`Judgement`], a person's reply) that returns the ruling with its evidence ([`Why`]) or the
+//!   next answer it needs. The driver only fetches the answers and carries the ruling out.
 //! * Write and Edit refuse an existing file that was not Read in the same session
 //!   ([`ToolContext::files_read`]), so the model never overwrites content it has not seen.
 //! * Grep and Glob walk like `rg`: hidden files skipped, `.gitignore`/`.ignore`/`.rgignore`
 //!   honoured (also outside a git repository), output paths relative to [`ToolContext::cwd`].
+//! * The only `unsafe` is Bash's few `libc` calls (the output pipe, `poll`, killing the process
+//!   group), each function allowed by name under the workspace's `unsafe_code = "deny"`.
+//!
+//! The public surface, and nothing else (the tools themselves, the Bash classifier's analysis,
+//! schema validation and the tools' limits stay inside; an embedder reaches the tools through
+//! the registry):
+//!
+//! * Tools: [`Tool`], [`ToolContext`] (with [`ReadStamp`], [`PathFilter`], [`ToolEnvPolicy`],
+//!   [`CREDENTIAL_VARS`]), [`ToolOutput`], and [`ToolRegistry`], whose
+//!   [`builtin`](ToolRegistry::builtin) set is Read, Write, Edit, Glob, Grep and Bash.
+//! * Containment: [`Containment`], [`Confinement`], and the sandbox crate as [`sandbox`].
+//! * Permissions: [`PermissionContext`] with its [`PermissionMode`], [`PermissionRules`] of
+//!   [`Rule`]s, [`Workspace`] and [`Sandboxing`]; its [`Judgement`] ([`Verdict`], [`RuleStep`]);
+//!   the [`Decision`] a headless session or an embedder's callback gives; [`PermissionError`] and
+//!   [`RuleProblem`]; [`tool_paths`], the paths a call touches as rules see them.
+//! * The whole decision: [`decide()`] over [`Checks`] and [`Answers`] ([`ReadFirst`],
+//!   [`CallbackAnswer`], [`PromptReply`]), giving [`Next`]: a [`Need`] or a [`Ruling`] with its
+//!   [`Why`]; [`read_first_refusal`] for the read-first check it takes as input.
+//! * Texts and limits callers assert on or reuse: [`is_read_only_command`],
+//!   [`grep_truncated_note`], [`MAX_GREP_RESULT_LINES`], [`MAX_EDIT_BYTES`].
+
+#![warn(missing_docs)]
 
 mod bash;
 mod bash_classify;
@@ -34,6 +60,7 @@ mod bash_options;
 mod bash_table;
 mod bash_verdict;
 mod confine;
+mod decide;
 mod error;
 mod glob;
 mod grep;
@@ -52,26 +79,15 @@ mod validate;
 mod walk;
 mod write_edit;
 
-pub use bash::{
-    BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_OUTPUT_CHARS_LIMIT, MAX_OUTPUT_ENV, MAX_TIMEOUT_MS,
-    NEUTRAL_GIT_CONFIG,
-};
-pub use bash_classify::{
-    analyze as analyze_command, classifier_bypassed, is_read_only_command, Analysis, NotReadOnly, PathOperand,
-};
-pub use confine::{Confinement, Containment, MAX_WALK_ENTRIES};
-pub use glob::{GlobTool, GLOB_TRUNCATED_NOTE, MAX_GLOB_RESULTS};
-pub use grep::{grep_truncated_note, GrepTool, MAX_GREP_RESULT_LINES};
-pub use grep_search::MAX_GREP_LINE_CHARS;
+pub use bash_classify::is_read_only_command;
+pub use confine::{Confinement, Containment};
+pub use decide::{decide, Answers, CallbackAnswer, Checks, Need, Next, PromptReply, ReadFirst, Ruling, Why};
+pub use grep::{grep_truncated_note, MAX_GREP_RESULT_LINES};
 pub use permissions::{
-    tool_paths, Decision, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule, RuleProblem,
-    Sandboxing, Verdict, Workspace,
-};
-pub use read::{
-    ReadTool, DEFAULT_LINE_LIMIT, LINE_TRUNCATED_MARKER, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_OUTPUT_TOKENS,
+    tool_paths, Decision, Judgement, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule,
+    RuleProblem, RuleStep, Sandboxing, Verdict, Workspace,
 };
 pub use registry::ToolRegistry;
 pub use reloop_sandbox as sandbox;
 pub use tool::{PathFilter, ReadStamp, Tool, ToolContext, ToolEnvPolicy, ToolOutput, CREDENTIAL_VARS};
-pub use validate::{check as check_input, validate_input, InputError, Issue};
-pub use write_edit::{read_first_refusal, EditTool, WriteTool, MAX_EDIT_BYTES};
+pub use write_edit::{read_first_refusal, MAX_EDIT_BYTES};

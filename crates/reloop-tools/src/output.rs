@@ -5,6 +5,7 @@
 /// The text a tool answers with, as it goes back to the model in a `tool_result` block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
+    /// The text of the result: what the model reads, and what hooks are given.
     pub content: String,
     /// Marks the result as a failure for the model (Claude Code's `is_error`).
     pub is_error: bool,

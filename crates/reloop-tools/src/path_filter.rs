@@ -10,6 +10,8 @@ use std::sync::Arc;
 pub struct PathFilter(Arc<dyn Fn(&Path) -> bool + Send + Sync>);
 
 impl PathFilter {
+    /// A filter hiding the paths for which `hides` is true. The closure sits behind an `Arc`,
+    /// so the clone each call's context takes shares it.
     pub fn new(hides: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
         PathFilter(Arc::new(hides))
     }

@@ -2,8 +2,10 @@
 //! `..` cannot escape.
 //!
 //! A session runs with nobody to ask, so every "ask" of Claude Code becomes a deny whose message is
-//! the text the prompt would have shown; the model reads it and adapts. [`PermissionContext::check`]
-//! decides in this order, the first step that applies winning:
+//! the text the prompt would have shown; the model reads it and adapts. These rules are one step
+//! of a call's whole decision ([`crate::decide()`]: read-first, hooks, callback, rules, prompt),
+//! which takes their [`Judgement`] (the verdict and the step below that gave it).
+//! [`PermissionContext::check`] decides in this order, the first step that applies winning:
 //!
 //! 1. A matching deny rule, or an entry of `disallowed_tools`, denies. A bare tool name removes the
 //!    tool, so the model is told what Claude Code tells it about a tool it cannot see:
@@ -49,6 +51,7 @@
 //! text matches, as in Claude Code, not a sandbox around the programs a command starts.
 
 mod bash_paths;
+mod judgement;
 mod protected;
 mod rules;
 mod shell;
@@ -66,6 +69,7 @@ use crate::registry::ToolRegistry;
 use crate::tool::{PathFilter, ToolEnvPolicy};
 use crate::validate::validate_input;
 
+pub use judgement::{Judgement, RuleStep};
 pub use rules::{PermissionRules, Rule};
 pub use workspace::{tool_paths, Workspace};
 use workspace::{EDIT_TOOLS, READ_TOOLS};
@@ -126,32 +130,55 @@ impl fmt::Display for PermissionMode {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PermissionError {
+    /// A `--permission-mode` or settings value that is not one of Claude Code's five modes.
     #[error(
         "unknown permission mode `{given}`: expected one of default, acceptEdits, plan, bypassPermissions, dontAsk"
     )]
-    UnknownMode { given: String },
+    UnknownMode {
+        /// The text as the user gave it, so the message quotes their typo.
+        given: String,
+    },
+    /// A rule that does not parse; refused at startup rather than silently matching nothing.
     #[error("invalid permission rule `{rule}`: {problem}")]
-    InvalidRule { rule: String, problem: RuleProblem },
+    InvalidRule {
+        /// The rule's text as written.
+        rule: String,
+        /// What is wrong with it.
+        problem: RuleProblem,
+    },
+    /// A workspace directory that cannot be canonicalized (missing, unreadable): the canonical
+    /// path is what confines the file tools, so there is no safe fallback.
     #[error("cannot use `{}` as a workspace directory: {source}", path.display())]
     Workspace {
+        /// The directory as given.
         path: PathBuf,
+        /// Why canonicalizing it failed.
         #[source]
         source: std::io::Error,
     },
+    /// A workspace directory that resolves to a file.
     #[error("cannot use `{}` as a workspace directory: not a directory", path.display())]
-    NotADirectory { path: PathBuf },
+    NotADirectory {
+        /// The path as given.
+        path: PathBuf,
+    },
 }
 
 /// What is wrong with a rule's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuleProblem {
+    /// `(ls)` or an empty rule: nothing says which tool it governs.
     #[error("no tool name before the parenthesis")]
     MissingTool,
+    /// A name no tool can have (`Ba sh`), most likely a typo that would never match.
     #[error("a tool name has only letters, digits, `_` and `-`")]
     BadToolName,
+    /// `Bash(git diff` or text after the `)`: the specifier's extent is unclear.
     #[error("`(` is not closed by a `)` at the end")]
     Unclosed,
+    /// `Bash()`: the bare tool name is how a rule names the whole tool, so empty parentheses
+    /// are taken for a rule left unfinished.
     #[error("the parentheses are empty; write the bare tool name for the whole tool")]
     EmptySpecifier,
 }
@@ -161,19 +188,17 @@ pub enum RuleProblem {
 #[serde(tag = "decision", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Decision {
+    /// The call runs.
     Allow,
     /// The call does not run; `message` goes back to the model as an error tool result. Headless
     /// there is nobody to ask, so an ask arrives here too, with the text the prompt would show.
     Deny {
+        /// The model's tool result text, worded as Claude Code words it.
         message: String,
     },
 }
 
 impl Decision {
-    pub fn is_allow(&self) -> bool {
-        matches!(self, Decision::Allow)
-    }
-
     /// The text for the model when denied.
     pub fn message(&self) -> Option<&str> {
         match self {
@@ -189,10 +214,16 @@ pub enum Verdict {
     /// The call runs.
     Allow,
     /// The call does not run; `message` goes back to the model.
-    Deny { message: String },
+    Deny {
+        /// The model's tool result text.
+        message: String,
+    },
     /// The user would be asked; `message` is what the prompt shows, and what a headless
     /// session answers with as a deny.
-    Ask { message: String },
+    Ask {
+        /// The prompt's text, also the headless deny's.
+        message: String,
+    },
 }
 
 impl Verdict {
@@ -212,8 +243,11 @@ impl Verdict {
 /// Everything a permission decision depends on.
 #[derive(Debug, Clone)]
 pub struct PermissionContext {
+    /// How much runs without asking; a caller may switch it mid-session (the SDK's `set_permission_mode`).
     pub mode: PermissionMode,
+    /// The allow, deny and ask rules, checked before the mode.
     pub rules: PermissionRules,
+    /// The directories file tools may reach without a rule naming the path.
     pub workspace: Workspace,
     /// `--disallowed-tools` entries: bare tool names or rules, both denying.
     pub disallowed_tools: Vec<String>,
@@ -454,6 +488,13 @@ impl PermissionContext {
     /// Like [`PermissionContext::check`], but tells an ask apart from a deny, for a session
     /// that has somebody to ask (the Agent SDK's `can_use_tool`). `dontAsk` never asks.
     pub fn verdict(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Verdict {
+        self.judge(registry, tool, input).verdict
+    }
+
+    /// [`PermissionContext::verdict`] with the step of the order that gave it. Not pure: paths
+    /// are resolved on disk (symlinks, `..`), so a decision takes it as an answer
+    /// ([`crate::decide()`]).
+    pub fn judge(&self, registry: &ToolRegistry, tool: &str, input: &Value) -> Judgement {
         let cwd = self.workspace.cwd();
         let text = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str)).flatten();
         let call = Call {
@@ -465,51 +506,58 @@ impl PermissionContext {
         };
 
         if let Some(refusal) = self.denied(&call) {
-            return Verdict::Deny { message: refusal.to_string() };
+            // A tool the flags removed is not there to deny: the evidence says so.
+            let step = if self.removes(tool) { RuleStep::Removed } else { RuleStep::DenyRule };
+            return Judgement::new(Verdict::Deny { message: refusal.to_string() }, step);
         }
         let valid =
             registry.get_with_schema(tool).is_some_and(|(_, schema)| validate_input(tool, schema, input).is_ok());
         if !valid {
-            return Verdict::Allow;
+            return Judgement::new(Verdict::Allow, RuleStep::Unjudged);
         }
         if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call))
             || self.bash_reaches(&call, self.rules.ask())
         {
-            return self.asking(&call);
+            return Judgement::new(self.asking(&call), RuleStep::AskRule);
         }
         if self.mode == PermissionMode::BypassPermissions {
-            return Verdict::Allow;
+            return Judgement::new(Verdict::Allow, RuleStep::Bypass);
         }
         if EDIT_TOOLS.contains(&tool) && self.mode != PermissionMode::Plan {
             if let Some(path) = call.paths.iter().find(|p| protected::is_protected(p) && !self.names_allowed(tool, p)) {
-                return match self.mode {
+                let verdict = match self.mode {
                     PermissionMode::DontAsk => Verdict::deny(Refusal::DontAsk { tool: tool.to_string() }),
                     _ => Verdict::Ask { message: Refusal::WriteTo { path: path.clone() }.to_string() },
                 };
+                return Judgement::new(verdict, RuleStep::Protected);
             }
         }
         if self.allowed_by_rule(&call) {
-            return Verdict::Allow;
+            return Judgement::new(Verdict::Allow, RuleStep::AllowRule);
         }
         if let Some(outside) = call.paths.iter().find(|p| !self.workspace.contains(p)) {
             let path = outside.clone();
             let refusal =
                 if EDIT_TOOLS.contains(&tool) { Refusal::WriteTo { path } } else { Refusal::ReadFrom { path } };
-            return self.asking_with(refusal);
+            return Judgement::new(self.asking_with(refusal), RuleStep::OutsideWorkspace);
         }
         if tool == "Bash" && !self.bash_reads_inside(&call) {
-            return self.asking(&call);
+            return Judgement::new(self.asking(&call), RuleStep::BashReadsOutside);
         }
         // An MCP tool asks even when its server says it only reads, as in Claude Code: the hint
         // comes from the server, not from reloop.
         // Bash only with containment: the classifier's word alone never runs a command.
         if registry.is_read_only(tool, input) && !tool.starts_with("mcp__") && (self.contained() || tool != "Bash") {
-            return Verdict::Allow;
+            return Judgement::new(Verdict::Allow, RuleStep::ReadOnly);
         }
         match self.mode {
-            PermissionMode::Plan => Verdict::deny(Refusal::PlanMode { tool: tool.to_string() }),
-            PermissionMode::AcceptEdits if EDIT_TOOLS.contains(&tool) => Verdict::Allow,
-            _ => self.asking(&call),
+            PermissionMode::Plan => {
+                Judgement::new(Verdict::deny(Refusal::PlanMode { tool: tool.to_string() }), RuleStep::PlanMode)
+            }
+            PermissionMode::AcceptEdits if EDIT_TOOLS.contains(&tool) => {
+                Judgement::new(Verdict::Allow, RuleStep::AcceptEdits)
+            }
+            _ => Judgement::new(self.asking(&call), RuleStep::WouldAsk),
         }
     }
 

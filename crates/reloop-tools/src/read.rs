@@ -17,15 +17,15 @@ use crate::special::open_regular;
 use crate::tool::{ReadStamp, Tool, ToolContext, ToolOutput};
 
 /// Lines shown when the model gives no limit.
-pub const DEFAULT_LINE_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LINE_LIMIT: usize = 2000;
 /// Characters kept of one line; longer lines are cut so one minified file cannot flood the context.
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Marker appended to a cut line.
-pub const LINE_TRUNCATED_MARKER: &str = "… [line truncated]";
+pub(crate) const LINE_TRUNCATED_MARKER: &str = "… [line truncated]";
 /// Largest file read without `offset`/`limit` (Claude Code's 256 KB).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// Largest answer, in estimated tokens (Claude Code's 25000).
-pub const MAX_OUTPUT_TOKENS: usize = 25_000;
+pub(crate) const MAX_OUTPUT_TOKENS: usize = 25_000;
 /// How much of the file is sniffed for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8192;
 /// Bytes of one line kept while streaming: enough for [`MAX_LINE_CHARS`] of any UTF-8.
@@ -40,7 +40,7 @@ not read in this session.";
 
 /// The built-in Read tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ReadTool;
+pub(crate) struct ReadTool;
 
 impl Tool for ReadTool {
     fn name(&self) -> &str {

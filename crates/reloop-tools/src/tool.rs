@@ -43,9 +43,13 @@ pub struct ToolContext {
 /// modification time. Equal stamps mean the same part of an unchanged file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadStamp {
-    pub part: (Option<i64>, Option<i64>),
-    pub len: u64,
-    pub modified: Option<std::time::SystemTime>,
+    /// Offset and limit as the model gave them: another part of the file is a new read.
+    part: (Option<i64>, Option<i64>),
+    /// The size then; a change of size alone shows a rewrite within the clock's resolution.
+    len: u64,
+    /// The modification time then; `None` (no clock on this file system) never counts as
+    /// unchanged.
+    modified: Option<std::time::SystemTime>,
 }
 
 impl ReadStamp {
@@ -161,7 +165,9 @@ impl ToolContext {
 /// is cooperative through [`ToolContext::cancel`]. `input` has already been validated against
 /// [`Tool::input_schema`] when it comes through [`crate::ToolRegistry`].
 pub trait Tool: Send + Sync {
+    /// The name the model calls the tool by, and rules and hooks match on (`Read`, `Bash`).
     fn name(&self) -> &str;
+    /// The text the model is given to decide when and how to use the tool.
     fn description(&self) -> &str;
     /// A JSON schema (`"type": "object"`) the model is given and the registry validates against.
     fn input_schema(&self) -> Value;
@@ -176,5 +182,6 @@ pub trait Tool: Send + Sync {
     fn is_instant(&self, _input: &Value) -> bool {
         false
     }
+    /// Runs the call. Never panics: a failure is a [`ToolOutput::error`] worded for the model.
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// One problem with an input, in Claude Code's vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Issue {
+pub(crate) enum Issue {
     /// A `required` property is absent.
     Missing { param: String },
     /// A property not in `properties` was given while `additionalProperties` is false.
@@ -45,7 +45,7 @@ impl std::fmt::Display for Issue {
 /// Why the registry refused to run a tool; `Display` is the exact `tool_result` text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum InputError {
+pub(crate) enum InputError {
     /// The input does not satisfy the tool's schema.
     #[error("<tool_use_error>InputValidationError: {tool} failed due to the following {}:\n{}</tool_use_error>",
         if issues.len() > 1 { "issues" } else { "issue" },
@@ -72,7 +72,7 @@ fn shown_prefix(raw: &str) -> &str {
 ///
 /// A `Value::String` input is the driver's marker for JSON the model never finished, so it is
 /// reported as unparseable rather than as a wrong type.
-pub fn validate_input(tool: &str, schema: &Value, input: &Value) -> Result<(), InputError> {
+pub(crate) fn validate_input(tool: &str, schema: &Value, input: &Value) -> Result<(), InputError> {
     if let Value::String(raw) = input {
         return Err(InputError::Unparseable { tool: tool.to_string(), raw: raw.clone() });
     }
@@ -86,7 +86,7 @@ pub fn validate_input(tool: &str, schema: &Value, input: &Value) -> Result<(), I
 
 /// Lists every problem of `input` against `schema`, in Claude Code's order: missing parameters,
 /// then unexpected ones, then wrong types and values.
-pub fn check(schema: &Value, input: &Value) -> Vec<Issue> {
+pub(crate) fn check(schema: &Value, input: &Value) -> Vec<Issue> {
     let Value::Object(object) = input else {
         return vec![Issue::NotAnObject { provided: json_type(input).to_string() }];
     };

@@ -34,11 +34,11 @@ pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The built-in Write tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct WriteTool;
+pub(crate) struct WriteTool;
 
 /// The built-in Edit tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct EditTool;
+pub(crate) struct EditTool;
 
 impl Tool for WriteTool {
     fn name(&self) -> &str {

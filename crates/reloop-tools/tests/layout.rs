@@ -29,6 +29,14 @@ fn the_crate_s_modules_have_no_import_cycle() {
 }
 
 #[test]
+fn the_permission_decision_reads_only_the_rules_types() {
+    // `decide` is pure: it names the rules' verdict types and no module that runs a tool, walks
+    // the disk or starts a process.
+    let graph = graph(&src());
+    assert_eq!(graph["decide"], BTreeSet::from(["permissions".to_string()]), "{graph:?}");
+}
+
+#[test]
 fn the_bash_table_is_data_that_names_no_module() {
     let graph = graph(&src());
     assert_eq!(graph["bash_table"], BTreeSet::new(), "bash_table must stay data, below the logic that reads it");

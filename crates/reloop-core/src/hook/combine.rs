@@ -132,6 +132,14 @@ pub fn combine(verdicts: &[(String, HookVerdict)]) -> Combined {
     combined
 }
 
+/// What the runs of one event's hooks add up to: each read by [`interpret`](super::interpret),
+/// then merged by [`combine`] in hook order. The one reading of journaled runs, so the decision
+/// a live run acted on and the stream a replay shows cannot drift apart.
+pub fn outcome(event: HookEventName, runs: &[super::HookRun]) -> Combined {
+    let verdicts: Vec<_> = runs.iter().map(|run| (run.command.clone(), super::interpret(event, run))).collect();
+    combine(&verdicts)
+}
+
 /// The user message appended when Stop hooks block: one `Stop hook feedback:` header, then one
 /// line per blocking hook in hook order (see [`Blocked::line`]). With a single hook this is
 /// exactly Claude Code's `Stop hook feedback:\n[{command}]: {stderr}` / `Stop hook feedback:\n{R}`.

@@ -21,7 +21,7 @@ impl Runner {
         let mut model_request =
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.run.system_blocks());
         if rule.in_place {
-            let style = crate::request::wire_style(ctx.config.rules(), &model_request.model, true);
+            let style = crate::config::wire_style(ctx.config.rules(), &model_request.model, true);
             model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
         }
         let mut stream = self.provider.stream(model_request);
@@ -52,7 +52,7 @@ impl Runner {
         let system = self.run.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
-        let style = crate::request::wire_style(state.context().config.rules(), &model, call.stream);
+        let style = crate::config::wire_style(state.context().config.rules(), &model, call.stream);
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
             .with_stream(call.stream)
             .with_style(style)

@@ -13,21 +13,26 @@ use crate::http::{join_url, post_json, post_sse, redact_url, url_secrets, SsePos
 use crate::limits::{ResponseLimits, Timeouts};
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
-pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// Where requests go unless the configuration names another server (a proxy, a gateway).
+pub(crate) const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Where and how to reach the API. `Debug` redacts the key.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct AnthropicConfig {
+    /// The server, without `/v1/messages`: the API's own, a proxy's or a gateway's.
     pub base_url: String,
+    /// Sent as `x-api-key`.
     pub api_key: String,
     /// Sent with every request (e.g. `anthropic-beta`).
     pub extra_headers: Vec<(String, String)>,
+    /// How long to wait for the server.
     pub timeouts: Timeouts,
 }
 
 impl AnthropicConfig {
+    /// The Anthropic API itself with `api_key`, default timeouts and no extra headers.
     pub fn new(api_key: impl Into<String>) -> Self {
         AnthropicConfig {
             base_url: DEFAULT_ANTHROPIC_BASE_URL.into(),
@@ -37,16 +42,19 @@ impl AnthropicConfig {
         }
     }
 
+    /// This configuration with other timeouts (`API_TIMEOUT_MS`, the stream idle timeout).
     pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
         self.timeouts = timeouts;
         self
     }
 
+    /// This configuration sending to another server (`ANTHROPIC_BASE_URL`, `--base-url`).
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into();
         self
     }
 
+    /// This configuration with one more header sent with every request.
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra_headers.push((name.into(), value.into()));
         self
@@ -81,6 +89,9 @@ impl fmt::Debug for AnthropicProvider {
 }
 
 impl AnthropicProvider {
+    /// A provider for `config`, checked now (the base URL's scheme, the key and headers as
+    /// header values) so a bad configuration fails before the session starts, not at its first
+    /// request.
     pub fn new(config: AnthropicConfig) -> Result<Self, ConfigError> {
         check_base_url(&config.base_url)?;
         let mut headers = HeaderMap::new();
@@ -125,7 +136,7 @@ impl ModelProvider for AnthropicProvider {
         };
         if !request.stream {
             let cap = usize::try_from(limits.wire_bytes).unwrap_or(usize::MAX);
-            return post_json(post, cap, crate::scripted::message_events);
+            return post_json(post, cap, crate::anthropic::message::message_events);
         }
         post_sse(post, AnthropicAssembler::with_limits(limits))
     }

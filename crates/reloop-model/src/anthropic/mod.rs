@@ -1,9 +1,10 @@
-//! The Anthropic Messages API: the stream assembler (shared with the scripted provider) and the
-//! HTTP provider.
+//! The Anthropic Messages API: the stream assembler and the response object's reader (both
+//! shared with the scripted provider, which sits above this module), and the HTTP provider.
 
 mod body;
-pub mod http;
-pub mod sse;
+pub(crate) mod http;
+pub(crate) mod message;
+pub(crate) mod sse;
 
-pub use http::{request_body, AnthropicConfig, AnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL};
+pub use http::{request_body, AnthropicConfig, AnthropicProvider};
 pub use sse::{parse_anthropic_sse, AnthropicAssembler};

@@ -2,7 +2,7 @@
 //! the request converted from the Anthropic-shaped history, the answer assembled into the same
 //! blocks.
 
-pub mod assembler;
+mod assembler;
 
 use std::fmt;
 
@@ -27,20 +27,25 @@ pub struct OpenAiConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer` when present; local servers need none.
     pub api_key: Option<String>,
+    /// Sent with every request (an OpenRouter `HTTP-Referer`, say).
     pub extra_headers: Vec<(String, String)>,
+    /// How long to wait for the server.
     pub timeouts: Timeouts,
 }
 
 impl OpenAiConfig {
+    /// The server at `base_url`, with default timeouts and no extra headers.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         OpenAiConfig { base_url: base_url.into(), api_key, extra_headers: Vec::new(), timeouts: Timeouts::default() }
     }
 
+    /// This configuration with other timeouts (`API_TIMEOUT_MS`, the stream idle timeout).
     pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
         self.timeouts = timeouts;
         self
     }
 
+    /// This configuration with one more header sent with every request.
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.extra_headers.push((name.into(), value.into()));
         self
@@ -75,6 +80,9 @@ impl fmt::Debug for OpenAiProvider {
 }
 
 impl OpenAiProvider {
+    /// A provider for `config`, checked now (the base URL's scheme, the key and headers as
+    /// header values) so a bad configuration fails before the session starts, not at its first
+    /// request.
     pub fn new(config: OpenAiConfig) -> Result<Self, ConfigError> {
         check_base_url(&config.base_url)?;
         let mut headers = HeaderMap::new();

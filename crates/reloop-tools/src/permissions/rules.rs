@@ -180,15 +180,15 @@ impl PermissionRules {
         PermissionRules { allow, deny, ask }
     }
 
-    pub fn allow(&self) -> &[Rule] {
+    pub(crate) fn allow(&self) -> &[Rule] {
         &self.allow
     }
 
-    pub fn deny(&self) -> &[Rule] {
+    pub(crate) fn deny(&self) -> &[Rule] {
         &self.deny
     }
 
-    pub fn ask(&self) -> &[Rule] {
+    pub(crate) fn ask(&self) -> &[Rule] {
         &self.ask
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::task::JoinHandle;
 
-use super::CliError;
+use crate::error::{CliError, Exit};
 
 /// How long an abort may take before the process ends without waiting for it.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -112,8 +112,8 @@ impl Watch {
     }
 
     /// The exit code of a run a signal ended: 128 + its number, as a shell reports it.
-    pub fn exit_code(&self) -> Option<std::process::ExitCode> {
-        self.received().and_then(|n| u8::try_from(128 + n).ok()).map(std::process::ExitCode::from)
+    pub fn exit_code(&self) -> Option<Exit> {
+        self.received().map(Exit::Signal)
     }
 }
 
@@ -139,7 +139,7 @@ async fn next_signal(streams: &mut [(i32, Signal)]) -> Option<i32> {
 fn end_now(number: i32) -> ! {
     kill_child_groups();
     crate::term::flush_stdout();
-    std::process::exit(128 + number)
+    std::process::exit(Exit::Signal(number).status())
 }
 
 /// Kills the process group of every child of this process that leads one. Children found in

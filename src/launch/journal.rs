@@ -9,7 +9,8 @@ use reloop_driver::SessionJournal;
 use reloop_journal::Journal;
 use reloop_journal_pg::{LeaseTimes, PgJournal};
 
-use super::{CliError, JournalArg};
+use crate::error::CliError;
+use crate::options::JournalArg;
 
 /// How a command means to use the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::compact::shape::summary_request;
-use reloop_core::{transition, Command, ContentBlock, Effect, Event, History, Message, ModelError, Role, State};
+use reloop_core::{Command, ContentBlock, Effect, Event, History, Message, ModelError, Role};
+use reloop_driver::Fold;
 use reloop_journal::{JournalBackend, JournalError, SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput};
@@ -62,17 +63,13 @@ impl Recording {
 /// A recording read a step at a time.
 struct RecordingReader {
     recording: Recording,
-    state: Option<State>,
+    fold: Fold,
     names: HashMap<String, String>,
 }
 
 impl RecordingReader {
     fn new(header: &SessionHeader) -> Self {
-        RecordingReader {
-            recording: Recording::default(),
-            state: Some(State::new(header.core_config.clone())),
-            names: HashMap::new(),
-        }
+        RecordingReader { recording: Recording::default(), fold: Fold::new(&header.core_config), names: HashMap::new() }
     }
 
     fn push(&mut self, record: &StepRecord) {
@@ -113,23 +110,22 @@ impl RecordingReader {
             }
             _ => {}
         }
-        let Some(state) = self.state.take() else { return };
-        let step = transition(state, record.event.clone());
-        for effect in &step.effects {
-            match effect {
-                Effect::Command(Command::CallModel(call)) => {
-                    recording.requests.insert(call.request, step.state.messages().clone());
+        self.fold.push(record.seq, record.event.clone(), |step| {
+            for effect in &step.effects {
+                match effect {
+                    Effect::Command(Command::CallModel(call)) => {
+                        recording.requests.insert(call.request, step.state.messages().clone());
+                    }
+                    // The summary request carries what the driver shapes from the history.
+                    Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
+                        let rule = step.state.context().config.compact_rule();
+                        let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
+                        recording.requests.insert(*request, messages);
+                    }
+                    _ => {}
                 }
-                // The summary request carries what the driver shapes from the history.
-                Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
-                    let rule = step.state.context().config.compact_rule();
-                    let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
-                    recording.requests.insert(*request, messages);
-                }
-                _ => {}
             }
-        }
-        self.state = Some(step.state);
+        });
     }
 
     fn finish(self) -> Recording {

@@ -3,7 +3,7 @@
 //! The fork's journal starts with the parent's events up to the fork point, recomputed through
 //! today's core under the fork's own config (so its transitions are what this engine does with
 //! those facts), and its header names the parent and the step. From there it is an ordinary
-//! session: [`crate::Session::resume`] asks again for whatever was in flight at the fork point.
+//! session: [`reloop_driver::Session::resume`] asks again for whatever was in flight at the fork point.
 //!
 //! Request numbers are absolute in the core (a fork at request 3 next sends request 4). A fork
 //! given a new cassette wants that cassette's first response to answer the fork's first new
@@ -16,7 +16,7 @@ use reloop_core::{Config, State};
 use reloop_journal::{JournalBackend, JournalError, StepRecord, StepSink};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
-use crate::journal::Fold;
+use reloop_driver::Fold;
 
 /// Why a fork cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -57,11 +57,11 @@ pub fn fork_point_of(
     journal.visit_steps(id, &mut |record| {
         total += 1;
         if at.is_none_or(|at| record.seq <= at) {
-            fold.push(record.seq, record.event, |_, _, _| {});
+            fold.push(record.seq, record.event, |_| ());
         }
-        Ok(at.is_none_or(|at| at == 0 || fold.last_seq < at))
+        Ok(at.is_none_or(|at| at == 0 || fold.last_seq() < at))
     })?;
-    let at = at.unwrap_or(fold.last_seq);
+    let at = at.unwrap_or(fold.last_seq());
     if at == 0 || at > total {
         return Err(ForkError::OutOfRange { at, steps: total });
     }
@@ -87,12 +87,12 @@ pub fn fork_steps(
             return Ok(false);
         }
         let (seq, at_ms) = (record.seq, record.at_ms);
-        let mut written = Ok(());
-        fold.push(seq, record.event.clone(), |from_phase, turn_before, step| {
-            written = sink(&StepRecord::of(seq, at_ms, record.event, from_phase, turn_before, step));
+        let Some(before) = fold.before() else { return Ok(false) };
+        let written = fold.push(seq, record.event.clone(), |step| {
+            sink(&StepRecord::of(seq, at_ms, record.event, before.phase, before.turn, step))
         });
-        written?;
-        Ok(fold.last_seq < at)
+        written.transpose()?;
+        Ok(fold.last_seq() < at)
     })?;
     Ok(fold.into_state())
 }

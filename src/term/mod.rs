@@ -16,6 +16,13 @@
 //! `CLICOLOR`, `TERM=dumb`, and whether the stream is a terminal), before a pager takes stdout
 //! over; styles are anstyle's and only ever wrap text already made [`visible`], so the only
 //! escape codes that reach a terminal are reloop's own.
+//!
+//! Everything else about the terminal sits here too, below every command: the pager ([`pager`]),
+//! the spinner ([`spinner`]) and how a run is shown ([`output`]).
+
+pub mod output;
+pub mod pager;
+pub mod spinner;
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -30,7 +37,7 @@ static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 /// Whether stdout and stderr get colour, decided on first use.
 static COLOUR: OnceLock<(bool, bool)> = OnceLock::new();
 
-/// The pager's stdin, when a pager shows what reloop writes to stdout ([`crate::pager`]).
+/// The pager's stdin, when a pager shows what reloop writes to stdout ([`pager`]).
 static PAGER_INPUT: Mutex<Option<std::process::ChildStdin>> = Mutex::new(None);
 
 /// The styles reloop uses, so every command looks alike.

@@ -3,7 +3,7 @@
 
 use reloop_model::ScriptedProvider;
 
-use super::CliError;
+use crate::error::CliError;
 
 /// The scripted provider of a cassette file, read from it one response at a time; `{{cwd}}`
 /// in it reads as the working directory. `what` names the file in a read error ("the script").

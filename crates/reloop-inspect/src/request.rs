@@ -5,14 +5,14 @@
 //! in the session header. Rebuilding them here, with the provider's own body builder, shows what
 //! went over the wire without having stored it.
 
-use reloop_core::{transition, Command, Effect, ModelCall, State};
+use reloop_core::{Command, Effect, ModelCall, State};
 use reloop_journal::{SessionHeader, StepRecord};
 use reloop_model::{ModelRequest, SystemBlock};
 use reloop_tools::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{RunConfig, DEFAULT_SYSTEM_PROMPT};
+use reloop_driver::{wire_style, Fold, RunConfig, DEFAULT_SYSTEM_PROMPT};
 
 /// Which request to rebuild.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,35 +50,35 @@ pub struct RequestFinder<'a> {
     header: &'a SessionHeader,
     run: Option<RunConfig>,
     at: RequestAt,
-    state: Option<State>,
+    /// Dropped once the request is found: a later query's turn of the same number is not it.
+    fold: Option<Fold>,
 }
 
 impl<'a> RequestFinder<'a> {
     /// A search for the request `at` of the session `header` describes.
     pub fn new(header: &'a SessionHeader, at: RequestAt) -> Self {
         let run = serde_json::from_value(header.run_config.clone()).ok();
-        RequestFinder { header, run, at, state: Some(State::new(header.core_config.clone())) }
+        RequestFinder { header, run, at, fold: Some(Fold::new(&header.core_config)) }
     }
 
     /// The request, if the step `record` (the next, in order) sent it.
     pub fn step(&mut self, record: &StepRecord) -> Option<RebuiltRequest> {
-        let step = transition(self.state.take()?, record.event.clone());
-        let call = step.effects.iter().find_map(|e| match e {
-            Effect::Command(Command::CallModel(c)) if matches_at(c, self.at) => Some(c.clone()),
-            _ => None,
-        });
-        let Some(call) = call else {
-            self.state = Some(step.state);
-            return None;
-        };
-        let header = self.header;
-        let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
-        let request = build(self.run.as_ref(), &header.core_config.model, &call, &step.state);
-        let (format, body) = match provider {
-            "openai" => ("openai", reloop_model::openai_request_body(&request)),
-            _ => ("anthropic", reloop_model::request_body(&request)),
-        };
-        Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
+        let (header, run, at) = (self.header, self.run.as_ref(), self.at);
+        let found = self.fold.as_mut()?.push(record.seq, record.event.clone(), |step| {
+            let call = step.effects.iter().find_map(|e| match e {
+                Effect::Command(Command::CallModel(c)) if matches_at(c, at) => Some(c.clone()),
+                _ => None,
+            })?;
+            let provider = header.run_config.get("provider").and_then(Value::as_str).unwrap_or_default();
+            let request = build(run, &header.core_config.model, &call, &step.state);
+            let (format, body) = match provider {
+                "openai" => ("openai", reloop_model::openai_request_body(&request)),
+                _ => ("anthropic", reloop_model::request_body(&request)),
+            };
+            Some(RebuiltRequest { seq: record.seq, turn: call.turn, request: call.request, format, body })
+        })??;
+        self.fold = None;
+        Some(found)
     }
 }
 
@@ -115,14 +115,4 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
         .with_system(system)
         .with_tools(tools)
         .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
-}
-
-/// The request details the session's profile words its own way.
-pub(crate) fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
-    let wire = rules.wire;
-    reloop_model::WireStyle {
-        stream_key: wire.whole_stream_key,
-        effort: wire.effort_for(model),
-        timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
-    }
 }

@@ -13,7 +13,8 @@
 //!
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
-use reloop_core::{flags, transition, Event, Ignored, Reason, State};
+use reloop_core::{flags, Event, Ignored, Reason};
+use reloop_driver::Fold;
 use std::borrow::Cow;
 
 use reloop_journal::{JournalError, ReplayRow, RowOutcome, SessionHeader, StepRecord};
@@ -88,7 +89,9 @@ pub struct Replayer {
     session_id: String,
     flags: Vec<u32>,
     compare_ignored: bool,
-    state: Option<State>,
+    /// Dropped at a divergence: the replay goes no further. Boxed, as it is taken out and put
+    /// back at every step.
+    fold: Option<Box<Fold>>,
     steps: usize,
     divergence: Option<Divergence>,
 }
@@ -105,13 +108,13 @@ impl Replayer {
             flags: config.flags.numbers().collect(),
             // Digest version 1 journaled no ignored events: there is nothing to compare them with.
             compare_ignored: config.digest_version >= 2,
-            state: None,
+            fold: None,
             steps: 0,
             divergence: None,
         };
         let unknown = header.core_config.flags.unknown();
         if unknown.is_empty() {
-            replayer.state = Some(State::new(config));
+            replayer.fold = Some(Box::new(Fold::new(&config)));
         } else {
             replayer.divergence = Some(unknown_flags(header, &unknown));
         }
@@ -120,18 +123,20 @@ impl Replayer {
 
     /// Replays one step; `false` once the replay has diverged (feeding more does nothing).
     pub fn feed(&mut self, record: &StepRecord) -> bool {
-        let Some(state) = self.state.take() else { return false };
-        let step = transition(state, record.event.clone());
-        let journaled = Journaled {
-            seq: record.seq,
-            event_kind: record.event.kind(),
-            to_phase: Cow::Borrowed(&record.to_phase),
-            reason: Cow::Borrowed(&record.reason),
-            ignored: Cow::Borrowed(&record.ignored),
-            effects: Cow::Borrowed(&record.effects),
-            digest: record.digest,
-        };
-        self.check(step, journaled)
+        let Some(mut fold) = self.fold.take() else { return false };
+        let kept = fold.push(record.seq, record.event.clone(), |step| {
+            let journaled = Journaled {
+                seq: record.seq,
+                event_kind: record.event.kind(),
+                to_phase: Cow::Borrowed(&record.to_phase),
+                reason: Cow::Borrowed(&record.reason),
+                ignored: Cow::Borrowed(&record.ignored),
+                effects: Cow::Borrowed(&record.effects),
+                digest: record.digest,
+            };
+            self.check(step, journaled)
+        });
+        self.keep(fold, kept == Some(true))
     }
 
     /// Replays one step read as its row (`reloop replay` streams them): what the step did is
@@ -151,18 +156,30 @@ impl Replayer {
         event: Result<Event, serde_json::Error>,
         session: &str,
     ) -> Result<bool, JournalError> {
-        let Some(state) = self.state.take() else { return Ok(false) };
+        let Some(mut fold) = self.fold.take() else { return Ok(false) };
         let decode = |what, source| JournalError::Decode { session: session.to_string(), seq: row.seq, what, source };
         let event = event.map_err(|e| decode("event", e))?;
         let event_kind = event.kind();
-        let step = transition(state, event);
+        let kept = fold.push(row.seq, event, |step| self.compare_row(step, row, event_kind, session));
+        let kept = kept.transpose()? == Some(true);
+        Ok(self.keep(fold, kept))
+    }
+
+    /// Whether the step the engine took is the one `row` journaled, compared as
+    /// [`Replayer::feed_row`] says.
+    fn compare_row(
+        &mut self,
+        step: &reloop_core::Step,
+        row: &ReplayRow<'_>,
+        event_kind: &'static str,
+        session: &str,
+    ) -> Result<bool, JournalError> {
         let ignored = step.ignored.as_ref().filter(|_| self.compare_ignored);
         let same = step.state.digest() == row.digest
             && row.same_outcome(&step.effects, step.reason.as_ref(), ignored)
             && row.ends_in(step.state.phase())?;
         if same {
             self.steps += 1;
-            self.state = Some(step.state);
             return Ok(true);
         }
         let RowOutcome { reason, ignored, effects } = row.outcome(session)?;
@@ -178,8 +195,16 @@ impl Replayer {
         Ok(self.check(step, journaled))
     }
 
+    /// Goes on from `fold` if the step it took was the journal's (`kept`).
+    fn keep(&mut self, fold: Box<Fold>, kept: bool) -> bool {
+        if kept {
+            self.fold = Some(fold);
+        }
+        kept
+    }
+
     /// Compares a step the engine took with the journaled one.
-    fn check(&mut self, step: reloop_core::Step, journaled: Journaled<'_>) -> bool {
+    fn check(&mut self, step: &reloop_core::Step, journaled: Journaled<'_>) -> bool {
         let compare_ignored = self.compare_ignored;
         let effects = serde_json::to_value(&step.effects).unwrap_or_default();
         let digest = step.state.digest();
@@ -210,7 +235,6 @@ impl Replayer {
             }
         }
         self.steps += 1;
-        self.state = Some(step.state);
         true
     }
 

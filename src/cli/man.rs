@@ -1,23 +1,17 @@
-//! `reloop completions SHELL` and `reloop man`: generated from the same clap definition that
-//! parses the command line, so they can never name a flag reloop does not take.
-
-use std::process::ExitCode;
+//! `reloop man`: the man page, generated from the same clap definition that parses the command
+//! line, so it can never name a flag reloop does not take.
 
 use clap::CommandFactory;
 
 use super::{Cli, CliError};
+use crate::error::Exit;
 
-/// The completion script for `shell`, on stdout.
-pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, CliError> {
-    let mut command = Cli::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "reloop", &mut script);
-    write(script)
-}
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {}
 
 /// The man page (section 1, roff), on stdout: the top-level page, then one page per
 /// subcommand, as `man -l` reads them.
-pub fn man() -> Result<ExitCode, CliError> {
+pub fn run(_: ManArgs) -> Result<Exit, CliError> {
     let mut command = Cli::command();
     // Built, so each subcommand carries the global flags (--no-pager) into its own page.
     command.build();
@@ -33,13 +27,7 @@ pub fn man() -> Result<ExitCode, CliError> {
         let invoked = format!("reloop {}", sub.get_name());
         render(sub.clone().display_name(page_name).bin_name(invoked).version(env!("CARGO_PKG_VERSION")), &mut page)?;
     }
-    write(page)
-}
-
-fn write(bytes: Vec<u8>) -> Result<ExitCode, CliError> {
-    let text = String::from_utf8(bytes).map_err(|e| CliError::Io(format!("generated text is not UTF-8: {e}")))?;
-    crate::term::write_stdout(&text, false);
-    Ok(ExitCode::SUCCESS)
+    super::completions::write_generated(page)
 }
 
 #[cfg(test)]

@@ -6,9 +6,16 @@ use reloop_core::{ContentBlock, Message, Role, TerminalReason};
 use reloop_driver::{RunEvent, RunResult};
 use serde_json::{json, Value};
 
-use crate::cli::OutputFormat;
-use crate::spinner::Spinner;
-use crate::term::{errln, out, outln, style, styled_errln, styled_line};
+use super::spinner::Spinner;
+use super::{errln, out, outln, style, styled_errln, styled_line};
+
+/// How a run is shown: streamed text, one JSON result, or Claude Code's stream-json lines.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
 
 pub struct Printer {
     format: OutputFormat,

@@ -1,0 +1,182 @@
+//! `reloop show SESSION`: a session rebuilt from the journal: its conversation, its transition
+//! trace (`--steps`), or the exact request of a turn (`--turn N`, `--request R`).
+
+use reloop_core::{ContentBlock, Role};
+use serde_json::json;
+
+use super::reading::open;
+use super::CliError;
+use crate::error::Exit;
+use crate::options::{JournalArg, JsonArg, SessionArg};
+use crate::term::outln;
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Show the transition trace (one line per journaled step) instead of the conversation.
+    #[arg(long)]
+    pub steps: bool,
+    /// Show the exact request sent at turn N (its first request), rebuilt from the journal.
+    #[arg(long, value_name = "N", conflicts_with = "steps")]
+    pub turn: Option<u32>,
+    /// Show the exact request with this number (retries included), rebuilt from the journal.
+    #[arg(long, value_name = "R", conflicts_with_all = ["steps", "turn"])]
+    pub request: Option<u32>,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn run(args: ShowArgs) -> Result<Exit, CliError> {
+    let (journal, session, json) = (&args.journal, args.session.session.as_str(), args.json.json);
+    match (args.steps, args.turn, args.request) {
+        (true, _, _) => trace(journal, session, json),
+        (false, Some(n), _) => request(journal, session, reloop_inspect::RequestAt::Turn(n)),
+        (false, None, Some(n)) => request(journal, session, reloop_inspect::RequestAt::Number(n)),
+        (false, None, None) => conversation(journal, session, json),
+    }
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
+}
+
+fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit, CliError> {
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
+    let reloop_driver::Rebuilt { state, steps, .. } =
+        reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
+    drop(opened);
+    if json {
+        /// The session as `show --json` prints it, serialized straight to stdout: a long
+        /// conversation is never copied into a JSON value or a string first.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            id: &'a str,
+            engine_version: &'a str,
+            core_config: &'a reloop_core::Config,
+            run_config: &'a serde_json::Value,
+            steps: usize,
+            terminal: Option<&'a reloop_core::Terminal>,
+            messages: &'a reloop_core::history::History,
+        }
+        let shown = Shown {
+            id: &header.id,
+            engine_version: &header.engine_version,
+            core_config: &header.core_config,
+            run_config: &header.run_config,
+            steps,
+            terminal: state.terminal(),
+            messages: state.messages(),
+        };
+        match crate::term::json_line_streamed(&shown, true) {
+            // A closed stdout ends the serialization with an error: the reader went away, which
+            // is a normal end.
+            Err(_) if crate::term::stdout_closed() => {}
+            written => written.map_err(|e| CliError::Io(e.to_string()))?,
+        }
+        return Ok(Exit::Success);
+    }
+    outln!(
+        "session {}  (engine {}, {} steps, rules {})",
+        header.id,
+        header.engine_version,
+        steps,
+        header.core_config.profile.name()
+    );
+    if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
+        outln!("cwd {cwd}");
+    }
+    super::tree::print_subagents(journal, &header.id)?;
+    for message in state.messages().messages() {
+        if crate::term::stdout_closed() {
+            break;
+        }
+        let who = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+        };
+        for block in &message.content {
+            match block {
+                ContentBlock::Text(t) => outln!("{who}: {}", t.text),
+                ContentBlock::ToolUse(t) => outln!("{who}: tool_use {} {} {}", t.id, t.name, t.input),
+                ContentBlock::ToolResult(r) => {
+                    let flag = if r.is_error { " (error)" } else { "" };
+                    outln!("{who}: tool_result {}{flag}:", r.tool_use_id);
+                    for line in r.content.as_text().lines() {
+                        outln!("    {line}");
+                    }
+                }
+                other => outln!("{who}: [{}]", other.type_name()),
+            }
+        }
+    }
+    if let Some(t) = state.terminal() {
+        outln!("terminal: {}", t.reason().as_str());
+    }
+    Ok(Exit::Success)
+}
+
+fn trace(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit, CliError> {
+    let journal = open(journal)?;
+    let id = journal.resolve(selector)?;
+    // Streamed a step at a time, so a session of any length is shown in the memory of one step.
+    let mut array = crate::term::PrettyArray::default();
+    journal.visit_steps(&id, &mut |s| {
+        if crate::term::stdout_closed() {
+            return Ok(false);
+        }
+        if !json {
+            outln!("{}", reloop_inspect::explain::trace_line(&s));
+            return Ok(true);
+        }
+        let mut row = json!({
+            "seq": s.seq, "event": s.event.kind(), "from": s.from_phase, "to": s.to_phase,
+            "turn": s.turn_after, "effects": s.effects, "reason": s.reason,
+        });
+        // Only an ignored step says why it was ignored.
+        if let Some(ignored) = &s.ignored {
+            row["ignored"] = json!(ignored);
+        }
+        array.push(&row).map_err(|e| reloop_journal::JournalError::Encode { what: "a step", source: e })?;
+        Ok(true)
+    })?;
+    if json {
+        array.end();
+    }
+    Ok(Exit::Success)
+}
+
+/// `reloop show SESSION --turn N`: the request as the provider sent it, as JSON.
+fn request(journal: &JournalArg, selector: &str, at: reloop_inspect::RequestAt) -> Result<Exit, CliError> {
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
+    // The steps are read up to the one that sent the request, a step at a time.
+    let mut finder = reloop_inspect::RequestFinder::new(&header, at);
+    let mut found = None;
+    opened.visit_steps(&header.id, &mut |record| {
+        found = finder.step(&record);
+        Ok(found.is_none())
+    })?;
+    drop(opened);
+    let Some(rebuilt) = found else {
+        let what = match at {
+            reloop_inspect::RequestAt::Turn(n) => format!("at turn {n}"),
+            reloop_inspect::RequestAt::Number(n) => format!("number {n}"),
+            _ => "like that".to_string(),
+        };
+        return Err(CliError::Usage(format!("session {} sent no model request {what}", header.id)));
+    };
+    print_json(&json!({
+        "session_id": header.id,
+        "seq": rebuilt.seq,
+        "turn": rebuilt.turn,
+        "request": rebuilt.request,
+        "format": rebuilt.format,
+        "body": rebuilt.body,
+    }))?;
+    Ok(Exit::Success)
+}

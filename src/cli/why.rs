@@ -1,0 +1,99 @@
+//! `reloop why SESSION`: why each turn of a session continued or stopped, in the loop's words.
+
+use reloop_inspect::explain::{why_step, WhyFilter};
+use reloop_journal::StepRecord;
+
+use super::reading::open;
+use super::CliError;
+use crate::error::Exit;
+use crate::options::{JournalArg, JsonArg, SessionArg};
+use crate::term::{out, outln};
+
+#[derive(clap::Args, Debug)]
+pub struct WhyArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Only the decisions taken in this turn (of every prompt, unless --prompt says which).
+    #[arg(long)]
+    pub turn: Option<u32>,
+    /// Only the decisions of this prompt (1 is the session's first).
+    #[arg(long, value_name = "P")]
+    pub prompt: Option<u32>,
+    /// Only decisions with this reason or kind: next_turn, completed, retry, fallback, hook...
+    #[arg(long, value_name = "NAME")]
+    pub reason: Option<String>,
+    /// Write the path of states and reasons as a Graphviz graph.
+    #[arg(long, conflicts_with = "json")]
+    pub dot: bool,
+    /// Also list every event a state did not expect, with why it was ignored.
+    #[arg(long)]
+    pub steps: bool,
+    #[command(flatten)]
+    pub journal: JournalArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
+    let (journal, selector, json, dot) = (&args.journal, args.session.session.as_str(), args.json.json, args.dot);
+    let filter = WhyFilter { turn: args.turn, prompt: args.prompt, reason: args.reason.clone(), ignored: args.steps };
+    let opened = open(journal)?;
+    let header = opened.header(&opened.resolve(selector)?)?;
+    if dot {
+        // Only the steps of the turn asked for are kept.
+        let turn = filter.turn;
+        let mut steps: Vec<StepRecord> = Vec::new();
+        opened.visit_steps(&header.id, &mut |s| {
+            if turn.is_none_or(|t| s.turn_before == t || s.turn_after == t) {
+                steps.push(s);
+            }
+            Ok(true)
+        })?;
+        out!("{}", reloop_inspect::explain::dot(&header, &steps));
+        return Ok(Exit::Success);
+    }
+    // Two walks over the journal, each holding one step: the facts of the whole session, then
+    // the decisions, which read them.
+    let price = super::reading::price(&header);
+    // `why` names calls but shows no input or output: the facts need not hold every output.
+    let mut gatherer = reloop_inspect::timeline::FactsGatherer::new(&header, &price).without_payloads();
+    let steps = opened.visit_steps(&header.id, &mut |s| {
+        gatherer.step(&s);
+        Ok(true)
+    })?;
+    let facts = gatherer.finish();
+    // The decisions are written as the second walk finds them: a long session's lines are
+    // never held (they were most of `why`'s memory).
+    let mut written = 0usize;
+    let mut array = crate::term::PrettyArray::default();
+    let mut grouping = reloop_inspect::explain::Grouping::default();
+    let mut i = 0;
+    // A session still being written may have more steps now: the facts cover the first ones.
+    opened.visit_steps(&header.id, &mut |s| {
+        for line in why_step(i, &s, &facts, &filter) {
+            if json {
+                array
+                    .push(&line)
+                    .map_err(|e| reloop_journal::JournalError::Encode { what: "a decision", source: e })?;
+            } else {
+                if written == 0 {
+                    // Whose rules decided: the same events under another profile decide otherwise.
+                    outln!("rules: {}", header.core_config.profile.name());
+                }
+                crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);
+            }
+            written += 1;
+        }
+        i += 1;
+        Ok(i < steps && !crate::term::stdout_closed())
+    })?;
+    drop(opened);
+    if json {
+        array.end();
+    } else if written == 0 {
+        outln!("no decisions match");
+    } else {
+        super::tree::print_subagents(journal, &header.id)?;
+    }
+    Ok(Exit::Success)
+}
