@@ -9,7 +9,7 @@
 //! engine's values) has none; its hash is computed on read from its text, when that text reads
 //! back exactly, and otherwise replay compares the decoded values.
 
-use reloop_core::history::{Digest, TYPED_FROM};
+use reloop_core::{Digest, TYPED_FROM};
 use reloop_core::{Effect, Ignored, Reason};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
