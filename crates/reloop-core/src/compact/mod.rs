@@ -51,7 +51,7 @@ impl Trigger {
 
 /// A compaction in flight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Compaction {
+pub(crate) struct Compaction {
     /// What started it.
     pub trigger: Trigger,
     /// Estimated tokens of the history before compaction.
