@@ -149,6 +149,13 @@ pub const PHASES: &[&str] =
 /// a state is made by [`State::new`] and moved on only by [`crate::transition()`], so no caller can
 /// build a mid-run state the machine never reached, or change one behind its back. Callers read it
 /// through its queries ([`State::phase`], [`State::context`], [`State::terminal`], ...).
+///
+/// ```compile_fail
+/// # use reloop_core::{Config, State};
+/// // The context can be read, never written: only a transition moves the loop on.
+/// let state = State::new(Config::default());
+/// state.context().query.turn_count = 9;
+/// ```
 #[derive(Debug, Clone)]
 pub struct State(Phase);
 
