@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use reloop_core::{Event, State};
+use reloop_core::Event;
 
 use super::{current_dir, CliError, JournalArg, OutputFormat};
 use crate::error::Exit;
@@ -36,7 +36,7 @@ pub async fn run(args: CompactArgs) -> Result<Exit, CliError> {
     let core = parent.core_config.clone();
     let prefix = crate::launch::fork::fork_point(&journal, &parent_id, None, &core, "compact")?;
     let at = prefix.at;
-    if !matches!(prefix.state, State::Done(..)) {
+    if !prefix.state.is_done() {
         return Err(CliError::Usage(format!(
             "session {parent_id} is still working ({}); resume it first, then compact it",
             prefix.state.phase()

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use reloop_core::{transition, ContentBlock, Event, State};
+use reloop_core::{transition, ContentBlock, Event};
 use reloop_journal::StepRecord;
 
 use super::{current_dir, CliError};
@@ -65,7 +65,7 @@ pub async fn run(args: ForkArgs) -> Result<Exit, CliError> {
         core = core.with_max_turns(args.max_turns.max_turns);
     }
     let prefix = fork_point(&journal, &parent_id, Some(args.at), &core, "fork")?;
-    let stopped = matches!(prefix.state, State::Done(..) | State::Idle(_));
+    let stopped = prefix.state.is_done() || prefix.state.is_idle();
     match (&args.prompt, stopped) {
         (None, true) => {
             return Err(CliError::Usage(format!(

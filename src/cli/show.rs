@@ -60,7 +60,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             run_config: &'a serde_json::Value,
             steps: usize,
             terminal: Option<&'a reloop_core::Terminal>,
-            messages: &'a reloop_core::history::History,
+            messages: &'a reloop_core::History,
         }
         let shown = Shown {
             id: &header.id,

@@ -195,7 +195,7 @@ impl Setup {
             first.push(Event::SetModel { model: Some(model.clone()) });
         }
         if let Some(mode) = &self.args.permission_mode {
-            let journaled = ctx.session.permission_mode.clone().or_else(|| header_mode(&header));
+            let journaled = ctx.permission_mode().map(str::to_string).or_else(|| header_mode(&header));
             if journaled.as_deref() != Some(mode.as_str()) {
                 first.push(Event::SetPermissionMode { mode: mode.clone() });
             }

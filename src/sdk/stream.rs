@@ -10,8 +10,7 @@
 use std::collections::BTreeMap;
 
 use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
-use reloop_core::reason::{Continue, Failure, Stop};
-use reloop_core::{Message, Reason, Role, TerminalReason, Usage};
+use reloop_core::{Continue, Failure, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 

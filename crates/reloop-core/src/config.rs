@@ -27,7 +27,7 @@ pub struct Config {
     pub fallback_max_output_tokens: Option<u32>,
     /// The output-token limit of each response (before any escalation).
     pub max_output_tokens: u32,
-    /// On a `max_tokens` cut, first repeat the request with [`ESCALATED_MAX_TOKENS`].
+    /// On a `max_tokens` cut, first repeat the request with a 64,000-token limit (`ESCALATED_MAX_TOKENS`).
     pub escalate_max_tokens: bool,
     /// Retries of one failed request before the loop gives up.
     pub max_retries: u32,
@@ -38,7 +38,7 @@ pub struct Config {
     pub token_budget: Option<u64>,
     /// Consecutive stop-hook blocks after which the turn ends anyway.
     pub stop_hook_block_cap: u32,
-    /// The behaviours this session runs with ([`crate::flags`]); journals written before flags
+    /// The behaviours this session runs with ([`crate::Flags`]); journals written before flags
     /// existed get the baseline set.
     #[serde(default = "crate::flags::baseline_for_old_journals")]
     pub flags: crate::flags::Flags,
@@ -82,7 +82,7 @@ fn is_reloop_profile(profile: &crate::profile::ProfileId) -> bool {
 /// * 2: every field is digested always; completion events carry the number of what they
 ///   complete and a stale one is [`crate::Ignored`]; ignored events are journaled and compared.
 /// * 3: the same fields, FNV-1a's fold taken over 64-bit words instead of bytes (with a
-///   finalizer), usage as numbers instead of JSON ([`crate::history::Digest`]): a fifth of a
+///   finalizer), usage as numbers instead of JSON ([`crate::Digest`]): a fifth of a
 ///   replay's time was FNV taking one byte at a time.
 /// * 4: the same fields and fold, each value mixed in as typed fields (numbers as numbers,
 ///   strings after their length) rather than as its JSON text: no JSON is written to digest a
@@ -296,7 +296,7 @@ impl Config {
         self
     }
 
-    /// Whether the session runs with behaviour `flag` (see [`crate::flags::TABLE`]).
+    /// Whether the session runs with behaviour `flag` (see [`crate::Flag`]).
     pub fn flag(&self, flag: crate::flags::Flag) -> bool {
         self.flags.has(flag.number())
     }

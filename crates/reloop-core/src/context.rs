@@ -17,82 +17,84 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::history::{Digest, History};
+use crate::digest::Digest;
+use crate::history::History;
 use crate::message::{ContentBlock, Usage};
 use crate::reason::ContinueReason;
 
-/// What Claude Code's `queryLoop` carries from one iteration to the next.
+/// What Claude Code's `queryLoop` carries from one iteration to the next. Opaque outside the
+/// core: callers read it through the queries below, and only a transition changes it.
 #[derive(Debug, Clone)]
 pub struct Loop {
     /// The rules the session runs under.
-    pub config: Arc<Config>,
+    pub(crate) config: Arc<Config>,
     /// The conversation.
-    pub messages: History,
+    pub(crate) messages: History,
     /// What lives as long as the session.
-    pub session: Session,
+    pub(crate) session: Session,
     /// What lives as long as the query.
-    pub query: Query,
+    pub(crate) query: Query,
     /// What lives as long as the turn.
-    pub turn: Turn,
+    pub(crate) turn: Turn,
     /// What lives as long as one pass of the loop.
-    pub iteration: Iteration,
+    pub(crate) iteration: Iteration,
     /// What lives as long as the request in flight, across its retries.
-    pub request: Request,
+    pub(crate) request: Request,
 }
 
 /// Session-long counters and totals.
 #[derive(Debug, Clone, Default)]
-pub struct Session {
+pub(crate) struct Session {
     /// Model requests made so far (summary requests included); the number of the last one.
-    pub requests: u32,
+    pub(crate) requests: u32,
     /// Usage summed over every completed response.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// The session switched to the fallback model for the rest of the run.
-    pub fallback_active: bool,
+    pub(crate) fallback_active: bool,
     /// Calls a permission rule, mode or hook refused, for the run's result.
-    pub permission_denials: Vec<PermissionDenial>,
+    pub(crate) permission_denials: Vec<PermissionDenial>,
     /// Tokens the last response reported (input, cache and output) ...
-    pub usage_tokens: u64,
+    pub(crate) usage_tokens: u64,
     /// ... covering this many messages of the history; later ones are estimated.
-    pub messages_at_usage: usize,
+    pub(crate) messages_at_usage: usize,
     /// Consecutive failed compactions (the circuit breaker opens at three).
-    pub compact_failures: u32,
+    pub(crate) compact_failures: u32,
     /// Compactions so far, for the record.
-    pub compactions: u32,
+    pub(crate) compactions: u32,
     /// What the run has cost so far.
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// Usage by model.
-    pub model_usage: BTreeMap<String, Usage>,
+    pub(crate) model_usage: BTreeMap<String, Usage>,
     /// The model the caller switched to (`set_model`), over the configured one.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The permission mode the caller switched to (`set_permission_mode`).
-    pub permission_mode: Option<String>,
+    pub(crate) permission_mode: Option<String>,
 }
 
 /// From a prompt until the loop stops.
 #[derive(Debug, Clone)]
-pub struct Query {
+pub(crate) struct Query {
     /// Starts at 1; only a `next_turn` continue increments it.
-    pub turn_count: u32,
+    pub(crate) turn_count: u32,
     /// Output-token recoveries in a row (reset by `next_turn`, `stop_hook_blocking` and
     /// `token_budget_continuation`).
-    pub max_output_tokens_recovery_count: u32,
+    pub(crate) max_output_tokens_recovery_count: u32,
     /// Output tokens of this query, for the token budget.
-    pub output_tokens: u64,
+    pub(crate) output_tokens: u64,
     /// Token-budget continuations in this query.
-    pub budget_continuations: u32,
+    pub(crate) budget_continuations: u32,
     /// The tokens each of the last two budget continuations added.
-    pub budget_last_deltas: [u64; 2],
+    pub(crate) budget_last_deltas: [u64; 2],
     /// Output tokens at the last budget check.
-    pub budget_checked_at: u64,
+    pub(crate) budget_checked_at: u64,
     /// Consecutive stop-hook blocks.
-    pub stop_hook_blocks: u32,
+    pub(crate) stop_hook_blocks: u32,
     /// Messages the user queued that no request has carried yet.
-    pub queued: Vec<QueuedMessage>,
+    pub(crate) queued: Vec<QueuedMessage>,
     /// Ids of queued messages a request carried.
-    pub consumed_inputs: Vec<String>,
+    pub(crate) consumed_inputs: Vec<String>,
     /// Tool turns counted toward the profile's nudge.
-    pub nudge_turns: u32,
+    pub(crate) nudge_turns: u32,
 }
 
 impl Default for Query {
@@ -114,38 +116,38 @@ impl Default for Query {
 
 /// One model answer and the tools it asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Turn {
+pub(crate) struct Turn {
     /// Reactive compaction was tried in this turn; it survives stop-hook continues, so
     /// compact → error → hook → compact cannot spiral.
-    pub has_attempted_reactive_compact: bool,
+    pub(crate) has_attempted_reactive_compact: bool,
     /// A Stop hook held this turn open.
-    pub stop_hook_active: bool,
+    pub(crate) stop_hook_active: bool,
     /// Malformed-tool-call retries used in this turn.
-    pub malformed_tool_call_retries: u32,
+    pub(crate) malformed_tool_call_retries: u32,
 }
 
 /// One pass of the loop: what the continue that started it decided.
 #[derive(Debug, Clone, Default)]
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// The continue reason that started this pass, if any.
-    pub transition: Option<ContinueReason>,
+    pub(crate) transition: Option<ContinueReason>,
     /// The escalated output-token limit, for the pass an escalation started.
-    pub max_output_tokens_override: Option<u32>,
+    pub(crate) max_output_tokens_override: Option<u32>,
 }
 
 /// The request in flight, across its retries.
 #[derive(Debug, Clone, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// Consecutive failures.
-    pub retry_attempt: u32,
+    pub(crate) retry_attempt: u32,
     /// Consecutive overload errors (529 or an `overloaded_error` event), for the fallback rule.
-    pub consecutive_overloaded: u32,
+    pub(crate) consecutive_overloaded: u32,
     /// It follows a compaction attempt: it must not trigger another.
-    pub just_compacted: bool,
+    pub(crate) just_compacted: bool,
     /// Consecutive overloads reported inside a 200 stream (the profile's non-streaming rule).
-    pub midstream_overloads: u32,
+    pub(crate) midstream_overloads: u32,
     /// The next attempt asks for the whole answer, not a stream.
-    pub whole: bool,
+    pub(crate) whole: bool,
 }
 
 /// A message the user queued while the loop ran.
@@ -170,7 +172,7 @@ pub struct PermissionDenial {
 
 impl Loop {
     /// A fresh session under `config`.
-    pub fn new(config: Config) -> Self {
+    pub(crate) fn new(config: Config) -> Self {
         Loop {
             messages: History::with_digest_version(config.digest_version),
             config: Arc::new(config),
@@ -190,6 +192,57 @@ impl Loop {
     /// The number of the last request made (the one in flight, if any).
     pub fn requests(&self) -> u32 {
         self.session.requests
+    }
+
+    /// The rules the session runs under.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The conversation.
+    pub fn messages(&self) -> &History {
+        &self.messages
+    }
+
+    /// Usage summed over every completed response.
+    pub fn usage(&self) -> &Usage {
+        &self.session.usage
+    }
+
+    /// Usage by model.
+    pub fn model_usage(&self) -> &BTreeMap<String, Usage> {
+        &self.session.model_usage
+    }
+
+    /// What the run has cost so far.
+    pub fn cost_usd(&self) -> f64 {
+        self.session.cost_usd
+    }
+
+    /// Tokens the last response reported (input, cache and output): the context's size as the
+    /// API last saw it.
+    pub fn usage_tokens(&self) -> u64 {
+        self.session.usage_tokens
+    }
+
+    /// Calls a permission rule, mode or hook refused, for the run's result.
+    pub fn permission_denials(&self) -> &[PermissionDenial] {
+        &self.session.permission_denials
+    }
+
+    /// The permission mode the caller switched to (`set_permission_mode`), if any.
+    pub fn permission_mode(&self) -> Option<&str> {
+        self.session.permission_mode.as_deref()
+    }
+
+    /// Messages the user queued that no request has carried yet.
+    pub fn queued(&self) -> &[QueuedMessage] {
+        &self.query.queued
+    }
+
+    /// Ids of queued messages a request of this query carried.
+    pub fn consumed_inputs(&self) -> &[String] {
+        &self.query.consumed_inputs
     }
 
     /// Whether `request` completes the request in flight. `0` is an event journaled before

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::digest::{Digest, TYPED_FROM, WORDS_FROM};
+use crate::digest::Digest;
 use crate::message::{ContentBlock, Message, ToolResultContent};
 
 struct Node {
@@ -157,7 +157,7 @@ impl History {
     }
 
     /// The length of the JSON of each of the last `n` messages, newest first: what
-    /// [`crate::tokens::estimate_message`] counts, without serializing them again.
+    /// `crate::tokens::estimate_message` counts, without serializing them again.
     pub fn tail_json_lens(&self, n: usize) -> impl Iterator<Item = u64> + '_ {
         let mut node = self.head.as_deref();
         std::iter::from_fn(move || {
@@ -266,6 +266,7 @@ impl<'de> Deserialize<'de> for History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::WORDS_FROM;
 
     #[test]
     fn appending_shares_the_prefix() {

@@ -10,7 +10,7 @@
 //!   awaits, so the same events always produce the same steps: that is what makes a journaled
 //!   session replayable byte for byte.
 //! * The driver's run loop is: apply one event, journal the step, execute its effects, feed their
-//!   outcomes back as events, until the state is [`State::Done`].
+//!   outcomes back as events, until the state is done ([`State::is_done`]).
 //!
 //! * Every state × event pair is decided: each phase's module matches every event kind with no
 //!   wildcard, and an event a phase does not expect (a stale request's block, a duplicate tool
@@ -39,49 +39,61 @@
 /// wrote the journal it checks.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+// The public surface is what an embedder needs: the state and its transition, events, steps,
+// commands and notices, reasons, the config and the messages, all re-exported here at the root.
+// Every other module is private, and `State` and its context are opaque, so a caller can neither
+// build a state the machine never reached nor depend on how the core is laid out. Four modules
+// stay public because their items read better under a namespace than at the root: `hook` (the
+// hook protocol the hook runner and the permission decision speak), `profile` (each Claude Code
+// version's texts, limits and rules), `compact` (the shape of a compaction's summary request),
+// and `testkit` (a simulation driver and invariants, behind the `testkit` feature).
 mod abort;
 pub mod compact;
-pub mod config;
-pub mod context;
+mod config;
+mod context;
 mod digest;
-pub mod effect;
+mod effect;
 mod end_of_turn;
-pub mod event;
+mod event;
 mod extra;
-pub mod flags;
-pub mod history;
+mod flags;
+mod history;
 pub mod hook;
-pub mod message;
+mod message;
 mod phase;
 pub mod profile;
-pub mod reason;
+mod reason;
 mod request;
 mod response;
 mod retry;
 mod settings;
-pub mod state;
-pub mod step;
+mod state;
+mod step;
+#[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod tokens;
-pub mod transition;
+mod tokens;
+mod transition;
 mod wire;
 
+pub use abort::INTERRUPTED_TOOL_RESULT;
 pub use config::{Config, Price, DIGEST_VERSION};
 pub use context::{Loop, PermissionDenial, QueuedMessage};
+pub use digest::{Digest, TYPED_FROM};
 pub use effect::{Command, Effect, ModelCall, Notice, RetryWait};
 pub use end_of_turn::DIMINISHING_TOKENS;
 pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome, EVENT_KINDS};
 pub use flags::{Flag, Flags};
 pub use history::History;
 pub use message::{
-    AgentUsage, ContentBlock, Extra, Message, Role, ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage,
+    AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking, ToolResult, ToolResultContent,
+    ToolSpec, ToolUse, Usage,
 };
 pub use reason::{
-    CompactionFailure, Completion, Continue, ContinueReason, Evidence, Failure, HookPrevented, ModelFailure, Reason,
-    Stop, TerminalReason, TooLong, ToolRef,
+    compacted_line, compaction_failure_line, thousands, CompactionFailure, Completion, Continue, ContinueReason,
+    Evidence, Failure, HookPrevented, ModelFailure, Reason, Stop, TerminalReason, TooLong, ToolRef,
 };
 pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS};
-pub use state::{State, Terminal, PHASES};
+pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;

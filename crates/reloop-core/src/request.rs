@@ -8,7 +8,7 @@ use crate::compact::{Compaction, Trigger};
 use crate::context::{Iteration, Loop};
 use crate::effect::{Command, Effect, ModelCall};
 use crate::reason::{Continue, ContinueReason, Reason, Stop};
-use crate::state::{State, Streaming, Terminal};
+use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
 /// Proceeds to the next request: stops at the cost budget, compacts first at the auto-compact
@@ -54,7 +54,7 @@ pub(crate) fn proceed(mut ctx: Box<Loop>, effects_before: Vec<Effect>, reason: O
     };
     let mut effects = effects_before;
     effects.push(Command::CallModel(call).into());
-    Step::decided(State::AwaitingModel(ctx, Streaming::default()), effects, reason)
+    Step::decided(Phase::AwaitingModel(ctx, Streaming::default()), effects, reason)
 }
 
 /// The turn a `next_turn` continue was about to start never begins.
@@ -97,7 +97,7 @@ pub(crate) fn begin_compaction(
         }
         .into(),
     );
-    Step::decided(State::Compacting(ctx, compaction), effects, reason)
+    Step::decided(Phase::Compacting(ctx, compaction), effects, reason)
 }
 
 /// A new query: the prompt joins the history, the query's and the turn's guards start afresh,

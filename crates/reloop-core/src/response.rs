@@ -8,7 +8,7 @@ use crate::event::StopReason;
 use crate::message::{Message, Usage};
 use crate::reason::{Continue, Failure, Stop};
 use crate::request::continue_with;
-use crate::state::{State, Streaming, Terminal, Tools};
+use crate::state::{Phase, Streaming, Terminal, Tools};
 use crate::step::{done, Step};
 
 /// Appended after a response cut by the output-token limit (Claude Code's text).
@@ -48,7 +48,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     if !calls.is_empty() {
         ctx.messages.push(assistant);
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
-        return Step::with(State::RunningTools(ctx, Tools::new(calls)), effects);
+        return Step::with(Phase::RunningTools(ctx, Tools::new(calls)), effects);
     }
     match meta.stop_reason {
         Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streamed),
@@ -147,7 +147,7 @@ fn end_of_turn(mut ctx: Box<Loop>, assistant: Message, stop_reason: Option<StopR
     if ctx.config.stop_hooks {
         let stop_hook_active = ctx.turn.stop_hook_active;
         let effects = vec![Command::RunStopHooks { stop_hook_active, last_assistant_message }.into()];
-        return Step::with(State::RunningStopHooks(ctx, stop_reason), effects);
+        return Step::with(Phase::RunningStopHooks(ctx, stop_reason), effects);
     }
     crate::end_of_turn::checks(ctx, stop_reason)
 }

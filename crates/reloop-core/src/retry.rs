@@ -12,7 +12,7 @@ use crate::message::Message;
 use crate::profile::RetryAfter;
 use crate::reason::{Failure, ModelFailure, Stop, TerminalReason, TooLong};
 use crate::request::{begin_compaction, proceed};
-use crate::state::{State, Streaming, Terminal};
+use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
 /// The `tool_result` of a call received from an attempt abandoned for the fallback model.
@@ -140,7 +140,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         })
         .into(),
     );
-    Step::with(State::WaitingRetry(ctx), effects)
+    Step::with(Phase::WaitingRetry(ctx), effects)
 }
 
 /// `prompt is too long: 210000 tokens > 200000 maximum` → 210000.
@@ -268,6 +268,7 @@ mod tests {
     use crate::config::Config;
     use crate::event::Event;
     use crate::message::{ContentBlock, Role};
+    use crate::state::State;
     use crate::transition::transition;
 
     #[test]

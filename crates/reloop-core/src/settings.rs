@@ -9,7 +9,8 @@ use crate::state::State;
 use crate::step::{IgnoreWhy, Step};
 
 /// Records the model the next requests go to (`None`: the configured one).
-pub(crate) fn set_model(mut state: State, model: Option<String>) -> Step {
+pub(crate) fn set_model(state: impl Into<State>, model: Option<String>) -> Step {
+    let mut state = state.into();
     let model = model.filter(|m| !m.is_empty());
     if state.context().session.model == model {
         return Step::ignore(state, &Event::SetModel { model }, IgnoreWhy::AlreadySet);
@@ -19,7 +20,8 @@ pub(crate) fn set_model(mut state: State, model: Option<String>) -> Step {
 }
 
 /// Records the permission mode the driver now enforces.
-pub(crate) fn set_permission_mode(mut state: State, mode: String) -> Step {
+pub(crate) fn set_permission_mode(state: impl Into<State>, mode: String) -> Step {
+    let mut state = state.into();
     if state.context().session.permission_mode.as_deref() == Some(mode.as_str()) {
         return Step::ignore(state, &Event::SetPermissionMode { mode }, IgnoreWhy::AlreadySet);
     }

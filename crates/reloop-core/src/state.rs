@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::context::Loop;
+use crate::digest::Digest;
 use crate::event::ToolOutcome;
-use crate::history::{Digest, History};
+use crate::history::History;
 use crate::message::{ContentBlock, ToolUse};
 use crate::reason::{Evidence, HookPrevented, Stop, TerminalReason};
 
@@ -18,7 +19,7 @@ pub struct Streaming {
     blocks: Vec<ContentBlock>,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
-    pub streamed: bool,
+    pub(crate) streamed: bool,
 }
 
 impl Streaming {
@@ -52,22 +53,27 @@ impl Streaming {
 #[derive(Debug, Clone)]
 pub struct Tools {
     /// The calls, in the order the model asked for them.
-    pub calls: Vec<ToolUse>,
+    pub(crate) calls: Vec<ToolUse>,
     /// Each call's outcome, once it arrived.
     outcomes: Vec<Option<ToolOutcome>>,
     /// PostToolUse feedback for the model, by call index.
-    pub feedback: Vec<(usize, String)>,
+    pub(crate) feedback: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
-    pub stopped_by: Option<HookPrevented>,
+    pub(crate) stopped_by: Option<HookPrevented>,
     /// Calls that may change something and were journaled as started.
-    pub started: Vec<String>,
+    pub(crate) started: Vec<String>,
 }
 
 impl Tools {
     /// The calls of a response, none answered.
-    pub fn new(calls: Vec<ToolUse>) -> Self {
+    pub(crate) fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
         Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
+    }
+
+    /// The calls, in the order the model asked for them.
+    pub fn calls(&self) -> &[ToolUse] {
+        &self.calls
     }
 
     /// Each call's outcome, once it arrived.
@@ -135,13 +141,27 @@ impl Terminal {
     }
 }
 
-/// Every phase, in the order of [`State`]'s variants: the rows of the transition table.
+/// Every phase, in the order of the state's phases: the rows of the transition table.
 pub const PHASES: &[&str] =
     &["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
 
-/// One variant per phase of the loop.
+/// The loop's state: which phase it is in and what that phase carries. Opaque outside the core:
+/// a state is made by [`State::new`] and moved on only by [`crate::transition()`], so no caller can
+/// build a mid-run state the machine never reached, or change one behind its back. Callers read it
+/// through its queries ([`State::phase`], [`State::context`], [`State::terminal`], ...).
+///
+/// ```compile_fail
+/// # use reloop_core::{Config, State};
+/// // The context can be read, never written: only a transition moves the loop on.
+/// let state = State::new(Config::default());
+/// state.context().query.turn_count = 9;
+/// ```
 #[derive(Debug, Clone)]
-pub enum State {
+pub struct State(Phase);
+
+/// One variant per phase of the loop, each carrying the loop-wide context and what is in flight.
+#[derive(Debug, Clone)]
+pub(crate) enum Phase {
     /// Waiting for the user's first input.
     Idle(Box<Loop>),
     /// A model request is in flight.
@@ -158,42 +178,54 @@ pub enum State {
     Done(Box<Loop>, Terminal),
 }
 
+impl From<Phase> for State {
+    fn from(phase: Phase) -> Self {
+        State(phase)
+    }
+}
+
 impl State {
     /// A session that has not started, under `config`.
     pub fn new(config: Config) -> Self {
-        State::Idle(Box::new(Loop::new(config)))
+        State(Phase::Idle(Box::new(Loop::new(config))))
+    }
+
+    /// The phase and what it carries, for the transition to take apart.
+    pub(crate) fn into_phase(self) -> Phase {
+        self.0
     }
 
     /// The loop-wide context, whatever the phase.
     pub fn context(&self) -> &Loop {
-        match self {
-            State::Idle(c)
-            | State::AwaitingModel(c, _)
-            | State::RunningTools(c, _)
-            | State::WaitingRetry(c)
-            | State::RunningStopHooks(c, _)
-            | State::Compacting(c, _)
-            | State::Done(c, _) => c,
+        match &self.0 {
+            Phase::Idle(c)
+            | Phase::AwaitingModel(c, _)
+            | Phase::RunningTools(c, _)
+            | Phase::WaitingRetry(c)
+            | Phase::RunningStopHooks(c, _)
+            | Phase::Compacting(c, _)
+            | Phase::Done(c, _) => c,
         }
     }
 
     /// The context of a loop that has not stopped.
     pub(crate) fn context_mut_if_running(&mut self) -> Option<&mut Loop> {
-        match self {
-            State::Done(..) => None,
-            state => Some(state.context_mut()),
+        if self.is_done() {
+            None
+        } else {
+            Some(self.context_mut())
         }
     }
 
     pub(crate) fn context_mut(&mut self) -> &mut Loop {
-        match self {
-            State::Idle(c)
-            | State::AwaitingModel(c, _)
-            | State::RunningTools(c, _)
-            | State::WaitingRetry(c)
-            | State::RunningStopHooks(c, _)
-            | State::Compacting(c, _)
-            | State::Done(c, _) => c,
+        match &mut self.0 {
+            Phase::Idle(c)
+            | Phase::AwaitingModel(c, _)
+            | Phase::RunningTools(c, _)
+            | Phase::WaitingRetry(c)
+            | Phase::RunningStopHooks(c, _)
+            | Phase::Compacting(c, _)
+            | Phase::Done(c, _) => c,
         }
     }
 
@@ -204,28 +236,49 @@ impl State {
 
     /// The phase's name, as journaled.
     pub fn phase(&self) -> &'static str {
-        match self {
-            State::Idle(_) => "idle",
-            State::AwaitingModel(..) => "awaiting_model",
-            State::RunningTools(..) => "running_tools",
-            State::WaitingRetry(_) => "waiting_retry",
-            State::RunningStopHooks(..) => "running_stop_hooks",
-            State::Compacting(..) => "compacting",
-            State::Done(..) => "done",
+        match &self.0 {
+            Phase::Idle(_) => "idle",
+            Phase::AwaitingModel(..) => "awaiting_model",
+            Phase::RunningTools(..) => "running_tools",
+            Phase::WaitingRetry(_) => "waiting_retry",
+            Phase::RunningStopHooks(..) => "running_stop_hooks",
+            Phase::Compacting(..) => "compacting",
+            Phase::Done(..) => "done",
         }
     }
 
     /// How the loop ended, once it has.
     pub fn terminal(&self) -> Option<&Terminal> {
-        match self {
-            State::Done(_, t) => Some(t),
+        match &self.0 {
+            Phase::Done(_, t) => Some(t),
             _ => None,
         }
     }
 
     /// The loop has stopped.
     pub fn is_done(&self) -> bool {
-        matches!(self, State::Done(..))
+        matches!(self.0, Phase::Done(..))
+    }
+
+    /// The loop waits for the user's first input.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.0, Phase::Idle(..))
+    }
+
+    /// A model request is in flight: the response streamed so far, if so.
+    pub fn streaming(&self) -> Option<&Streaming> {
+        match &self.0 {
+            Phase::AwaitingModel(_, streaming) => Some(streaming),
+            _ => None,
+        }
+    }
+
+    /// Tools are running: their calls and the outcomes received so far, if so.
+    pub fn tools(&self) -> Option<&Tools> {
+        match &self.0 {
+            Phase::RunningTools(_, tools) => Some(tools),
+            _ => None,
+        }
     }
 
     /// A digest of everything that decides the loop's future. Replay compares it step by step;
@@ -234,15 +287,15 @@ impl State {
         let mut d = Digest::for_version(self.context().config.digest_version);
         d.bytes(self.phase().as_bytes());
         self.context().digest_into(&mut d);
-        match self {
-            State::Idle(_) | State::WaitingRetry(_) => {}
-            State::RunningStopHooks(_, stop_reason) => d.value(stop_reason),
-            State::Compacting(_, compaction) => d.value(compaction),
-            State::AwaitingModel(_, s) => {
+        match &self.0 {
+            Phase::Idle(_) | Phase::WaitingRetry(_) => {}
+            Phase::RunningStopHooks(_, stop_reason) => d.value(stop_reason),
+            Phase::Compacting(_, compaction) => d.value(compaction),
+            Phase::AwaitingModel(_, s) => {
                 s.digest_into(&mut d);
                 d.u64(u64::from(s.streamed));
             }
-            State::RunningTools(_, t) => {
+            Phase::RunningTools(_, t) => {
                 t.digest_into(&mut d);
                 d.list(&t.feedback);
                 d.option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
@@ -251,7 +304,7 @@ impl State {
                     d.list(&t.started);
                 }
             }
-            State::Done(_, t) => d.value(t),
+            Phase::Done(_, t) => d.value(t),
         }
         d.finish()
     }

@@ -13,7 +13,7 @@ use crate::effect::Effect;
 use crate::event::Event;
 use crate::hook::HookEventName;
 use crate::reason::Reason;
-use crate::state::{State, Terminal};
+use crate::state::{Phase, State, Terminal};
 
 /// The outcome of one transition. Only the core builds one (`#[non_exhaustive]`), through the
 /// constructors below, so a step is never both a decision and ignored.
@@ -148,35 +148,37 @@ impl Ignored {
 
 impl Step {
     /// The event was applied; the loop goes on in the same phase with nothing to do.
-    pub(crate) fn stay(state: State) -> Self {
-        Step { state, effects: Vec::new(), reason: None, ignored: None }
+    pub(crate) fn stay(state: impl Into<State>) -> Self {
+        Step { state: state.into(), effects: Vec::new(), reason: None, ignored: None }
     }
 
     /// The event was applied; the driver must carry out `effects`.
-    pub(crate) fn with(state: State, effects: Vec<Effect>) -> Self {
-        Step { state, effects, reason: None, ignored: None }
+    pub(crate) fn with(state: impl Into<State>, effects: Vec<Effect>) -> Self {
+        Step { state: state.into(), effects, reason: None, ignored: None }
     }
 
     /// The event was not for this state; it stays as it was.
-    pub(crate) fn ignore(state: State, event: &Event, why: IgnoreWhy) -> Self {
+    pub(crate) fn ignore(state: impl Into<State>, event: &Event, why: IgnoreWhy) -> Self {
+        let state = state.into();
         let ignored = Ignored { phase: state.phase().to_string(), event_kind: event.kind().to_string(), why };
         Step { state, effects: Vec::new(), reason: None, ignored: Some(ignored) }
     }
 
     /// A decision that sends a request or stops the loop.
-    pub(crate) fn decided(state: State, effects: Vec<Effect>, reason: Option<Reason>) -> Self {
-        Step { state, effects, reason, ignored: None }
+    pub(crate) fn decided(state: impl Into<State>, effects: Vec<Effect>, reason: Option<Reason>) -> Self {
+        Step { state: state.into(), effects, reason, ignored: None }
     }
 }
 
 /// The loop stops with `terminal`.
 pub(crate) fn done(ctx: Box<Loop>, terminal: Terminal, effects: Vec<Effect>) -> Step {
     let reason = Reason::Terminal(terminal.stop.clone());
-    Step::decided(State::Done(ctx, terminal), effects, Some(reason))
+    Step::decided(Phase::Done(ctx, terminal), effects, Some(reason))
 }
 
 /// A message the user queued waits for the next turn boundary (any phase but `done`).
-pub(crate) fn queue(mut state: State, id: String, content: Vec<crate::message::ContentBlock>) -> Step {
+pub(crate) fn queue(state: impl Into<State>, id: String, content: Vec<crate::message::ContentBlock>) -> Step {
+    let mut state = state.into();
     if let Some(ctx) = state.context_mut_if_running() {
         ctx.query.queued.push(crate::context::QueuedMessage { id, content });
     }
@@ -184,7 +186,8 @@ pub(crate) fn queue(mut state: State, id: String, content: Vec<crate::message::C
 }
 
 /// A completion event for a request that is not in flight.
-pub(crate) fn stale(state: State, event: &Event) -> Step {
+pub(crate) fn stale(state: impl Into<State>, event: &Event) -> Step {
+    let state = state.into();
     let expected = state.context().requests();
     let got = event.request().unwrap_or_default();
     Step::ignore(state, event, IgnoreWhy::StaleRequest { expected, got })

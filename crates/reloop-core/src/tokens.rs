@@ -7,7 +7,6 @@
 
 use crate::config::Config;
 use crate::context::Loop;
-use crate::message::Message;
 
 /// Characters of serialized message JSON per estimated token.
 pub const CHARS_PER_TOKEN: u64 = 4;
@@ -43,8 +42,9 @@ impl Limits {
     }
 }
 
-/// Estimated tokens of one message.
-pub fn estimate_message(message: &Message) -> u64 {
+/// Estimated tokens of one message: what `estimate` counts for each message, checked by a test.
+#[cfg(test)]
+fn estimate_message(message: &crate::message::Message) -> u64 {
     crate::wire::json_len(message).div_ceil(CHARS_PER_TOKEN)
 }
 
@@ -74,6 +74,7 @@ pub(crate) fn note_usage(ctx: &mut Loop, usage: &crate::message::Usage) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::Message;
 
     #[test]
     fn the_issue_s_example() {

@@ -7,21 +7,19 @@
 
 use crate::event::Event;
 use crate::phase;
-use crate::state::State;
-pub use crate::step::Step;
-
-pub use crate::abort::{INTERRUPTED_TOOL_RESULT, INTERRUPT_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE};
+use crate::state::{Phase, State};
+use crate::step::Step;
 
 /// Applies one event to the state.
 pub fn transition(state: State, event: Event) -> Step {
-    match state {
-        State::Idle(ctx) => phase::idle::on(ctx, event),
-        State::AwaitingModel(ctx, streaming) => phase::awaiting_model::on(ctx, streaming, event),
-        State::RunningTools(ctx, tools) => phase::running_tools::on(ctx, tools, event),
-        State::WaitingRetry(ctx) => phase::waiting_retry::on(ctx, event),
-        State::Compacting(ctx, compaction) => phase::compacting::on(ctx, compaction, event),
-        State::RunningStopHooks(ctx, stop_reason) => phase::running_stop_hooks::on(ctx, stop_reason, event),
-        State::Done(ctx, terminal) => phase::done::on(ctx, terminal, event),
+    match state.into_phase() {
+        Phase::Idle(ctx) => phase::idle::on(ctx, event),
+        Phase::AwaitingModel(ctx, streaming) => phase::awaiting_model::on(ctx, streaming, event),
+        Phase::RunningTools(ctx, tools) => phase::running_tools::on(ctx, tools, event),
+        Phase::WaitingRetry(ctx) => phase::waiting_retry::on(ctx, event),
+        Phase::Compacting(ctx, compaction) => phase::compacting::on(ctx, compaction, event),
+        Phase::RunningStopHooks(ctx, stop_reason) => phase::running_stop_hooks::on(ctx, stop_reason, event),
+        Phase::Done(ctx, terminal) => phase::done::on(ctx, terminal, event),
     }
 }
 

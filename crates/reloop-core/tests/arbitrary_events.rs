@@ -96,7 +96,7 @@ fn resolve(spec: &Spec, state: &State) -> Event {
         10 => Event::QueuedInput { id: format!("q{v}"), content: vec![ContentBlock::text("more")] },
         11 => Event::CompactRequested,
         12 => {
-            let awaited = state.context().request.retry_attempt;
+            let awaited = reloop_core::testkit::retry_attempt(state);
             Event::RetryReady { attempt: u32::try_from(i64::from(awaited) + i64::from(spec.offset)).unwrap_or(0) }
         }
         13 => Event::Resumed,

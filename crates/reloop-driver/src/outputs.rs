@@ -64,7 +64,7 @@ pub fn step_outputs(
                 out.extend(ids.iter().map(|id| RunEvent::Input { id: id.clone(), status: "consumed" }))
             }
             Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
-                let line = reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message);
+                let line = reloop_core::compaction_failure_line(trigger, *failures, *breaker_open, message);
                 out.push(RunEvent::Warning(line));
             }
             // Still the same compaction: its status line stays open.
@@ -94,8 +94,8 @@ pub fn step_outputs(
         out.push(RunEvent::CompactStatus(CompactStatus::Failed));
     }
     if let (Some(Reason::Terminal(_)), ctx) = (reason, after.context()) {
-        out.extend(ctx.query.consumed_inputs.iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
-        out.extend(ctx.query.queued.iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
+        out.extend(ctx.consumed_inputs().iter().map(|id| RunEvent::Input { id: id.clone(), status: "completed" }));
+        out.extend(ctx.queued().iter().map(|q| RunEvent::Input { id: q.id.clone(), status: "dropped" }));
     }
     if let Some(reason) = reason {
         if let Evidence::StopHookCap { .. } = reason.evidence() {
@@ -126,7 +126,7 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
     let result = match &terminal.error {
         Some(error) => error.clone(),
         None => ctx
-            .messages
+            .messages()
             .messages()
             .into_iter()
             .rev()
@@ -142,12 +142,12 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
         model_requests: ctx.requests(),
         duration_ms,
         result,
-        usage: ctx.session.usage.clone(),
-        permission_denials: ctx.session.permission_denials.clone(),
-        total_cost_usd: ctx.session.cost_usd,
-        model_usage: ctx.session.model_usage.clone(),
-        profile: ctx.config.profile,
+        usage: ctx.usage().clone(),
+        permission_denials: ctx.permission_denials().to_vec(),
+        total_cost_usd: ctx.cost_usd(),
+        model_usage: ctx.model_usage().clone(),
+        profile: ctx.config().profile,
         duration_api_ms: 0,
-        context_tokens: ctx.session.usage_tokens,
+        context_tokens: ctx.usage_tokens(),
     }
 }

@@ -169,7 +169,7 @@ impl Session {
         }
         let crate::fold::Rebuilt { state, last_seq: seq, .. } =
             crate::fold::rebuild(&**journal, session_id, &self.core)?;
-        if matches!(state, State::Idle(_)) {
+        if state.is_idle() {
             // The process stopped before the prompt was journaled: there is nothing to go on with.
             return Err(DriverError::NothingToResume(session_id.to_string()));
         }
@@ -346,7 +346,7 @@ impl Runner {
             api_ms_at_query: 0,
         };
         // A resumed session goes on under the mode it was last switched to.
-        if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().session.permission_mode.clone()) {
+        if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().permission_mode().map(str::to_string)) {
             runner.switch_permission_mode(&mode);
         }
         Ok(runner)
@@ -373,7 +373,7 @@ impl Runner {
             tools: self.tool_specs.iter().map(|s| s.name.clone()).collect(),
             permission_mode: self.hook_common.permission_mode.clone(),
             provider: self.run.provider.clone(),
-            profile: self.state.as_ref().map(|s| s.context().config.profile).unwrap_or_default(),
+            profile: self.state.as_ref().map(|s| s.context().config().profile).unwrap_or_default(),
         });
         let mut pending = std::collections::VecDeque::from(first);
         let mut abort_open = true;
@@ -535,8 +535,8 @@ impl Runner {
             }
         }
         // A safe call may start while the model still streams.
-        if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), request, .. }, State::AwaitingModel(..), None) =
-            (&event, &step.state, &step.ignored)
+        if let (Event::ModelBlock { block: ContentBlock::ToolUse(call), request, .. }, Some(_), None) =
+            (&event, step.state.streaming(), &step.ignored)
         {
             self.tools_in_flight.on_block(call, *request);
         }
@@ -617,7 +617,7 @@ impl Runner {
     /// What the session has spent when its tools start: its children may spend what is left.
     fn note_spent(&self, state: &State) {
         if let Some(agents) = &self.agents {
-            *agents.spent.lock().unwrap_or_else(|p| p.into_inner()) = state.context().session.cost_usd;
+            *agents.spent.lock().unwrap_or_else(|p| p.into_inner()) = state.context().cost_usd();
         }
     }
 

@@ -11,7 +11,7 @@ use crate::ImportSummary;
 
 /// The `tool_result` text given to calls the transcript never answered when the conversation
 /// went on regardless (the core's own text for interrupted calls).
-const UNANSWERED: &str = reloop_core::transition::INTERRUPTED_TOOL_RESULT;
+const UNANSWERED: &str = reloop_core::INTERRUPTED_TOOL_RESULT;
 
 pub(crate) struct Emitter {
     state: Option<State>,
@@ -76,11 +76,11 @@ impl Emitter {
 
     /// The calls of the batch in flight and whether each is answered, in tool_use order.
     fn open_calls(&self) -> Vec<(String, bool)> {
-        match &self.state {
-            Some(State::RunningTools(_, tools)) => {
-                tools.calls.iter().zip(tools.outcomes()).map(|(c, o)| (c.id.clone(), o.is_some())).collect()
+        match self.state.as_ref().and_then(State::tools) {
+            Some(tools) => {
+                tools.calls().iter().zip(tools.outcomes()).map(|(c, o)| (c.id.clone(), o.is_some())).collect()
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         }
     }
 

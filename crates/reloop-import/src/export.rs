@@ -14,7 +14,7 @@
 
 use std::io::Write;
 
-use reloop_core::history::Digest;
+use reloop_core::Digest;
 use reloop_core::{transition, ContentBlock, Event, Message, Role, State};
 use reloop_journal::{SessionHeader, StepRecord};
 
@@ -202,7 +202,7 @@ fn stream_json_tail(
                 "num_turns": state.context().turn_count(),
                 "result": result,
                 "session_id": header.id,
-                "usage": encode("usage", &state.context().session.usage)?,
+                "usage": encode("usage", state.context().usage())?,
                 "terminal_reason": terminal.reason().as_str(),
             }),
         )?;

@@ -277,7 +277,7 @@ pub(crate) fn is_cancellation(outcome: &ToolOutcome) -> bool {
     };
     let text = text.trim();
     outcome.is_error
-        && (text == reloop_core::transition::INTERRUPTED_TOOL_RESULT
+        && (text == reloop_core::INTERRUPTED_TOOL_RESULT
             || text.starts_with("The user doesn't want to proceed with this tool use")
             || text.starts_with("The user doesn't want to take this action right now"))
 }

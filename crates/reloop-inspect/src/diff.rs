@@ -389,11 +389,7 @@ pub fn text(d: &SessionDiff) -> String {
         }
     };
     let tokens = |s: &After| {
-        format!(
-            "{} in / {} out",
-            reloop_core::reason::thousands(s.input_tokens),
-            reloop_core::reason::thousands(s.output_tokens)
-        )
+        format!("{} in / {} out", reloop_core::thousands(s.input_tokens), reloop_core::thousands(s.output_tokens))
     };
     let rows: [(&str, String, String); 6] = [
         ("steps", x.steps.to_string(), y.steps.to_string()),

@@ -260,8 +260,8 @@ pub(crate) fn turn_words(t: &crate::timeline::TurnFacts) -> String {
     format!(
         "turn {}: {requests}, {} in / {} out tokens, ${:.4}, {}",
         t.turn,
-        reloop_core::reason::thousands(t.input_tokens),
-        reloop_core::reason::thousands(t.output_tokens),
+        reloop_core::thousands(t.input_tokens),
+        reloop_core::thousands(t.output_tokens),
         t.cost_usd,
         crate::timeline::duration(t.duration_ms)
     )
@@ -363,11 +363,11 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
     let explanation = match &evidence {
         Evidence::Compacted { trigger, pre_tokens, post_tokens } => format!(
             "the request would reach the auto-compact threshold; {}",
-            reloop_core::reason::compacted_line(trigger, *pre_tokens, *post_tokens)
+            reloop_core::compacted_line(trigger, *pre_tokens, *post_tokens)
         ),
         Evidence::CompactionFailed { trigger, failures, message, breaker_open } => format!(
             "{}; the request goes ahead",
-            reloop_core::reason::compaction_failure_line(trigger, *failures, *breaker_open, message)
+            reloop_core::compaction_failure_line(trigger, *failures, *breaker_open, message)
         ),
         Evidence::CompactionRetried { trigger, message } => format!(
             "the summary request ({trigger}) was itself too long ({message}); sent again with its head cut to the last exchange"

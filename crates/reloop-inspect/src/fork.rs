@@ -105,7 +105,7 @@ pub fn fork_steps(
 
 /// Requests the parent had completed in `state`: one in flight is not.
 fn requests_done(state: &State) -> u32 {
-    let in_flight = u32::from(matches!(state, State::AwaitingModel(..)));
+    let in_flight = u32::from(state.streaming().is_some());
     state.context().requests().saturating_sub(in_flight)
 }
 

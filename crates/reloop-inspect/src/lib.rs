@@ -57,6 +57,6 @@ mod tests {
         }
         let (_tmp, journal, _) = crate::test_corpus::journals().into_iter().next().expect("a session");
         let none = rebuild(&journal, "no-such-session", &Config::default()).expect("nothing to fold");
-        assert!(matches!(none.state, State::Idle(_)) && none.steps == 0 && none.last_seq == 0);
+        assert!(none.state.is_idle() && none.steps == 0 && none.last_seq == 0);
     }
 }

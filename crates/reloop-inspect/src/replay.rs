@@ -13,7 +13,7 @@
 //!
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
-use reloop_core::{flags, Event, Ignored, Reason};
+use reloop_core::{Event, Flags, Ignored, Reason};
 use reloop_driver::Fold;
 use std::borrow::Cow;
 
@@ -258,7 +258,7 @@ impl Replayer {
 fn unknown_flags(header: &SessionHeader, unknown: &[u32]) -> Divergence {
     let empty =
         StepView { to_phase: String::new(), reason: None, ignored: None, effects: Value::Null, digest: String::new() };
-    let known: Vec<u32> = flags::TABLE.iter().map(|f| f.number).collect();
+    let known: Vec<u32> = Flags::known().numbers().collect();
     Divergence {
         code: "RELOOP-D004",
         seq: 0,

@@ -111,7 +111,7 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let mut tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
     // Tools that are not built in (MCP servers') were offered after them, as recorded.
     tools.extend(run.iter().flat_map(|r| r.tool_specs.iter().filter(|s| offered.contains(&s.name)).cloned()));
-    let style = wire_style(state.context().config.rules(), &model, call.stream);
+    let style = wire_style(state.context().config().rules(), &model, call.stream);
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)
         .with_style(style)

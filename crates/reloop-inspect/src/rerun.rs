@@ -118,7 +118,7 @@ impl RecordingReader {
                     }
                     // The summary request carries what the driver shapes from the history.
                     Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
-                        let rule = step.state.context().config.compact_rule();
+                        let rule = step.state.context().config().compact_rule();
                         let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
                         recording.requests.insert(*request, messages);
                     }

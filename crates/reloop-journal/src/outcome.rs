@@ -8,7 +8,7 @@
 //! row written before the column existed (or from JSON that does not read back as exactly the
 //! engine's values) has none; replay compares its text with serde_json's for the engine's step.
 
-use reloop_core::history::{Digest, TYPED_FROM};
+use reloop_core::{Digest, TYPED_FROM};
 use reloop_core::{Effect, Ignored, Reason};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -14,17 +14,14 @@ use crate::message::{ContentBlock, Message, Role};
 pub mod shape;
 
 /// After this many consecutive failed compactions, auto-compaction stops trying.
-pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
+pub(crate) const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 
 /// The first words of the summary message (Claude Code's text).
-pub const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
+pub(crate) const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
 /// The last words of the summary message (Claude Code's text).
-pub const SUMMARY_CONTINUE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
+pub(crate) const SUMMARY_CONTINUE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
 /// The error of a prompt that cannot be made to fit.
-pub const PROMPT_TOO_LONG: &str = "Prompt is too long";
-
-/// The summary instructions are profile data.
-pub use crate::profile::{COMPACT_INSTRUCTION, COMPACT_INSTRUCTION_2_1_197, COMPACT_INSTRUCTION_2_1_332, TEXT_ONLY};
+pub(crate) const PROMPT_TOO_LONG: &str = "Prompt is too long";
 
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,7 +48,7 @@ impl Trigger {
 
 /// A compaction in flight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Compaction {
+pub(crate) struct Compaction {
     /// What started it.
     pub trigger: Trigger,
     /// Estimated tokens of the history before compaction.
@@ -64,12 +61,13 @@ pub struct Compaction {
 }
 
 /// The summary message that opens the compacted history.
-pub fn summary_message(summary: &str) -> String {
+#[cfg(test)]
+pub(crate) fn summary_message(summary: &str) -> String {
     format!("{SUMMARY_PREAMBLE}\n\nSummary:\n{}\n{SUMMARY_CONTINUE}", extract_summary(summary))
 }
 
 /// The text inside `<summary>` tags when the model used them (its `<analysis>` is dropped).
-pub fn extract_summary(text: &str) -> &str {
+pub(crate) fn extract_summary(text: &str) -> &str {
     match (text.find("<summary>"), text.rfind("</summary>")) {
         (Some(start), Some(end)) if start + 9 <= end => text[start + 9..end].trim(),
         _ => text.trim(),

@@ -19,16 +19,16 @@ pub const USER_CONTEXT_OPENING: &str =
 /// The date line inside the context reminder, and the date message after a 2.1.332 compaction.
 pub const DATE_OPENING: &str = "Today's date is ";
 /// The head of a summary request cut down after it was itself too long (2.1.332's text).
-pub const TRUNCATED_HEAD: &str = "[earlier conversation truncated for compaction retry]";
+pub(crate) const TRUNCATED_HEAD: &str = "[earlier conversation truncated for compaction retry]";
 /// 2.1.332's last paragraph of the summary message, when messages were kept after it.
 pub const KEPT_NOTE: &str = "The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary was written without seeing them, so something it says has not happened yet may already have happened in them.";
 /// The tool whose earlier results are shown again after a compaction, and its input's path key.
-pub const READ_TOOL: (&str, &str) = ("Read", "file_path");
+pub(crate) const READ_TOOL: (&str, &str) = ("Read", "file_path");
 /// At most this many files are shown again (Claude Code's limit), newest first ...
-pub const REATTACH_MAX_FILES: usize = 5;
+pub(crate) const REATTACH_MAX_FILES: usize = 5;
 /// ... each at most this many bytes (about Claude Code's 5,000 tokens per file); a larger
 /// result is left out rather than cut.
-pub const REATTACH_MAX_BYTES: usize = 20_000;
+pub(crate) const REATTACH_MAX_BYTES: usize = 20_000;
 
 /// The messages of a summary request: the first `summarize` messages (or, `truncated`, a
 /// marker, the date and the last exchange of them), the instruction appended to the last user
@@ -260,7 +260,7 @@ mod tests {
     fn reloop_s_summary_request_is_the_prefix_and_a_user_message_of_its_own() {
         let request = summary_request(&conversation(), 5, false, &RELOOP.compact);
         assert_eq!(request.len(), 6);
-        assert_eq!(texts(request.last().unwrap()), [crate::compact::COMPACT_INSTRUCTION]);
+        assert_eq!(texts(request.last().unwrap()), [crate::profile::COMPACT_INSTRUCTION]);
     }
 
     #[test]
@@ -349,9 +349,9 @@ mod tests {
     fn the_reloop_instruction_is_byte_for_byte_the_one_old_journals_recorded() {
         // FNV-1a of the text every journal before profiles sent; a change here breaks nothing
         // in replay (requests are not journaled) but would change what old sessions asked.
-        let fnv = crate::compact::COMPACT_INSTRUCTION
+        let fnv = crate::profile::COMPACT_INSTRUCTION
             .bytes()
             .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-        assert_eq!((crate::compact::COMPACT_INSTRUCTION.len(), fnv), (1303, 0x2336_aa4f_32f7_2ce0));
+        assert_eq!((crate::profile::COMPACT_INSTRUCTION.len(), fnv), (1303, 0x2336_aa4f_32f7_2ce0));
     }
 }

@@ -165,7 +165,7 @@ pub fn pre_tool_use_feedback(tool: &str, blocks: &[Blocked]) -> String {
 
 /// The message for the model next to the tool result when PostToolUse hooks block: one line per
 /// hook, `PostToolUse:{tool} hook error: [{command}]: {stderr}` for exit 2, the reason for JSON.
-pub fn post_tool_use_feedback(tool: &str, blocks: &[Blocked]) -> String {
+pub(crate) fn post_tool_use_feedback(tool: &str, blocks: &[Blocked]) -> String {
     tool_feedback(HookEventName::PostToolUse, tool, blocks)
 }
 
@@ -193,9 +193,10 @@ pub fn pre_tool_use_denied(tool: &str, reason: Option<&str>) -> String {
 }
 
 /// Claude Code's stop-hook cap: after this many consecutive blocks the turn ends anyway.
-pub const DEFAULT_STOP_HOOK_CAP: u32 = 8;
+#[cfg(test)]
+pub(crate) const DEFAULT_STOP_HOOK_CAP: u32 = 8;
 
 /// The warning shown when stop hooks hit the cap and the turn is ended regardless.
-pub fn stop_hook_cap_warning(cap: u32) -> String {
+pub(crate) fn stop_hook_cap_warning(cap: u32) -> String {
     format!("A hook blocked the turn from ending {cap} consecutive times — overriding and ending turn")
 }

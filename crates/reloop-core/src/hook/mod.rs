@@ -128,9 +128,9 @@ pub enum HookVerdict {
 }
 
 /// Shown for a blocking exit with nothing on stderr, so the message never ends in a bare colon.
-pub const NO_STDERR: &str = "No stderr output";
+pub(crate) const NO_STDERR: &str = "No stderr output";
 /// The reason of a JSON block that gave none.
-pub const DEFAULT_BLOCK_REASON: &str = "Blocked by hook";
+pub(crate) const DEFAULT_BLOCK_REASON: &str = "Blocked by hook";
 
 /// Reads one run as Claude Code does: JSON stdout counts only on exit 0, exit 2 blocks with
 /// stderr, anything else is a non-blocking error.

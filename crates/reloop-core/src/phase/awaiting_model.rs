@@ -7,19 +7,19 @@ use crate::event::Event;
 use crate::message::Message;
 use crate::request::proceed;
 use crate::response::Meta;
-use crate::state::{State, Streaming};
+use crate::state::{Phase, Streaming};
 use crate::step::{queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step {
     match event {
         Event::TextDelta { request, .. } if ctx.is_current(request) => {
             streaming.streamed = true;
-            Step::stay(State::AwaitingModel(ctx, streaming))
+            Step::stay(Phase::AwaitingModel(ctx, streaming))
         }
         Event::ModelBlock { block, request, .. } if ctx.is_current(request) => {
             streaming.push(block);
             streaming.streamed = true;
-            Step::stay(State::AwaitingModel(ctx, streaming))
+            Step::stay(Phase::AwaitingModel(ctx, streaming))
         }
         Event::ModelDone { id, model, stop_reason, usage, request } if ctx.is_current(request) => {
             crate::response::complete(ctx, streaming, Meta { id, model, stop_reason, usage })
@@ -28,7 +28,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
         other @ (Event::TextDelta { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
-        | Event::ModelFailed { .. }) => stale(State::AwaitingModel(ctx, streaming), &other),
+        | Event::ModelFailed { .. }) => stale(Phase::AwaitingModel(ctx, streaming), &other),
         Event::Abort => {
             let mut ctx = ctx;
             let mut answered = Vec::new();
@@ -47,11 +47,11 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             ctx.session.requests = ctx.session.requests.saturating_sub(1);
             proceed(ctx, effects, None)
         }
-        Event::QueuedInput { id, content } => queue(State::AwaitingModel(ctx, streaming), id, content),
+        Event::QueuedInput { id, content } => queue(Phase::AwaitingModel(ctx, streaming), id, content),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::AwaitingModel(ctx, streaming), model),
+        Event::SetModel { model } => crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model),
         Event::SetPermissionMode { mode } => {
-            crate::settings::set_permission_mode(State::AwaitingModel(ctx, streaming), mode)
+            crate::settings::set_permission_mode(Phase::AwaitingModel(ctx, streaming), mode)
         }
         other @ (Event::UserInput { .. }
         | Event::ToolStarted { .. }
@@ -61,7 +61,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
         | Event::CompactFailed { .. }
         | Event::CompactRequested
         | Event::RetryReady { .. }) => {
-            Step::ignore(State::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected)
+            Step::ignore(Phase::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected)
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::event::{Event, ModelError};
 use crate::message::Usage;
 use crate::reason::{CompactionFailure, Completion, Continue, Failure, Stop, TooLong};
 use crate::request::{begin_compaction, continue_with, proceed};
-use crate::state::{State, Terminal};
+use crate::state::{Phase, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
@@ -18,7 +18,7 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         }
         Event::CompactFailed { error, request } if ctx.is_current(request) => failed(ctx, compaction, error),
         other @ (Event::CompactDone { .. } | Event::CompactFailed { .. }) => {
-            stale(State::Compacting(ctx, compaction), &other)
+            stale(Phase::Compacting(ctx, compaction), &other)
         }
         // The summary request in flight is sent again under the same number.
         Event::Resumed => {
@@ -28,11 +28,11 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::Compacting(ctx, compaction), model),
+        Event::SetModel { model } => crate::settings::set_model(Phase::Compacting(ctx, compaction), model),
         Event::SetPermissionMode { mode } => {
-            crate::settings::set_permission_mode(State::Compacting(ctx, compaction), mode)
+            crate::settings::set_permission_mode(Phase::Compacting(ctx, compaction), mode)
         }
-        Event::QueuedInput { id, content } => queue(State::Compacting(ctx, compaction), id, content),
+        Event::QueuedInput { id, content } => queue(Phase::Compacting(ctx, compaction), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
         | Event::ModelBlock { .. }
@@ -42,7 +42,7 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         | Event::ToolDone(_)
         | Event::HookDone { .. }
         | Event::CompactRequested
-        | Event::RetryReady { .. }) => Step::ignore(State::Compacting(ctx, compaction), &other, IgnoreWhy::NotExpected),
+        | Event::RetryReady { .. }) => Step::ignore(Phase::Compacting(ctx, compaction), &other, IgnoreWhy::NotExpected),
     }
 }
 

@@ -5,22 +5,22 @@ use crate::compact::{Compaction, Trigger};
 use crate::context::Loop;
 use crate::event::Event;
 use crate::request::{begin_compaction, start_query};
-use crate::state::{State, Terminal};
+use crate::state::{Phase, Terminal};
 use crate::step::{IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::Done(ctx, terminal), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::Done(ctx, terminal), mode),
+        Event::SetModel { model } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),
         Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);
                 let compaction = Compaction { trigger: Trigger::Manual, pre_tokens, summarize, truncated: false };
                 begin_compaction(ctx, compaction, Vec::new(), None)
             }
-            None => Step::ignore(State::Done(ctx, terminal), &event, IgnoreWhy::NothingToCompact),
+            None => Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::NothingToCompact),
         },
         // Late outcomes of what the end cancelled, a queued message that came too late, a
         // second abort: none of them changes a stopped loop.
@@ -36,6 +36,6 @@ pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         | Event::QueuedInput { .. }
         | Event::RetryReady { .. }
         | Event::Resumed
-        | Event::Abort) => Step::ignore(State::Done(ctx, terminal), &other, IgnoreWhy::Finished),
+        | Event::Abort) => Step::ignore(Phase::Done(ctx, terminal), &other, IgnoreWhy::Finished),
     }
 }

@@ -3,7 +3,7 @@
 use crate::context::Loop;
 use crate::event::Event;
 use crate::request::start_query;
-use crate::state::State;
+use crate::state::Phase;
 use crate::step::{queue, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
@@ -11,10 +11,10 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::UserInput { content } => start_query(ctx, content),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::Idle(ctx), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::Idle(ctx), mode),
-        Event::QueuedInput { id, content } => queue(State::Idle(ctx), id, content),
-        Event::Resumed => Step::ignore(State::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
+        Event::SetModel { model } => crate::settings::set_model(Phase::Idle(ctx), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Idle(ctx), mode),
+        Event::QueuedInput { id, content } => queue(Phase::Idle(ctx), id, content),
+        Event::Resumed => Step::ignore(Phase::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
         other @ (Event::TextDelta { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
@@ -25,6 +25,6 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         | Event::CompactDone { .. }
         | Event::CompactFailed { .. }
         | Event::CompactRequested
-        | Event::RetryReady { .. }) => Step::ignore(State::Idle(ctx), &other, IgnoreWhy::NotExpected),
+        | Event::RetryReady { .. }) => Step::ignore(Phase::Idle(ctx), &other, IgnoreWhy::NotExpected),
     }
 }

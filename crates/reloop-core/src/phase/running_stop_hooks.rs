@@ -9,7 +9,7 @@ use crate::hook::{combine, interpret, stop_hook_feedback, HookEventName, HookRun
 use crate::message::Message;
 use crate::reason::{Completion, Continue, HookPrevented, Stop};
 use crate::request::continue_with;
-use crate::state::{State, Terminal};
+use crate::state::{Phase, Terminal};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) -> Step {
@@ -18,23 +18,23 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
             stop_hooks_done(ctx, stop_reason, &runs)
         }
         Event::HookDone { hook_event, request, .. } if ctx.is_current(request) => {
-            Step::ignore(State::RunningStopHooks(ctx, stop_reason), &event, IgnoreWhy::NotStopHooks { hook_event })
+            Step::ignore(Phase::RunningStopHooks(ctx, stop_reason), &event, IgnoreWhy::NotStopHooks { hook_event })
         }
-        other @ Event::HookDone { .. } => stale(State::RunningStopHooks(ctx, stop_reason), &other),
+        other @ Event::HookDone { .. } => stale(Phase::RunningStopHooks(ctx, stop_reason), &other),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelHooks)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::RunningStopHooks(ctx, stop_reason), model),
+        Event::SetModel { model } => crate::settings::set_model(Phase::RunningStopHooks(ctx, stop_reason), model),
         Event::SetPermissionMode { mode } => {
-            crate::settings::set_permission_mode(State::RunningStopHooks(ctx, stop_reason), mode)
+            crate::settings::set_permission_mode(Phase::RunningStopHooks(ctx, stop_reason), mode)
         }
         // Hooks in flight when the process stopped run again.
         Event::Resumed => {
             let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();
             let stop_hook_active = ctx.turn.stop_hook_active;
             let effects = vec![Command::RunStopHooks { stop_hook_active, last_assistant_message }.into()];
-            Step::with(State::RunningStopHooks(ctx, stop_reason), effects)
+            Step::with(Phase::RunningStopHooks(ctx, stop_reason), effects)
         }
-        Event::QueuedInput { id, content } => queue(State::RunningStopHooks(ctx, stop_reason), id, content),
+        Event::QueuedInput { id, content } => queue(Phase::RunningStopHooks(ctx, stop_reason), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
         | Event::ModelBlock { .. }
@@ -46,7 +46,7 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
         | Event::CompactFailed { .. }
         | Event::CompactRequested
         | Event::RetryReady { .. }) => {
-            Step::ignore(State::RunningStopHooks(ctx, stop_reason), &other, IgnoreWhy::NotExpected)
+            Step::ignore(Phase::RunningStopHooks(ctx, stop_reason), &other, IgnoreWhy::NotExpected)
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, Hoo
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
-use crate::state::{State, Terminal, Tools};
+use crate::state::{Phase, Terminal, Tools};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
@@ -20,28 +20,28 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
                 IgnoreWhy::AlreadyStarted { tool_use_id: tool_use_id.clone() }
             } else {
                 tools.started.push(tool_use_id.clone());
-                return Step::stay(State::RunningTools(ctx, tools));
+                return Step::stay(Phase::RunningTools(ctx, tools));
             };
-            Step::ignore(State::RunningTools(ctx, tools), &event, why)
+            Step::ignore(Phase::RunningTools(ctx, tools), &event, why)
         }
         Event::ToolDone(outcome) if ctx.is_current(outcome.request) => tool_done(ctx, tools, outcome),
         Event::HookDone { hook_event: hook_event @ HookEventName::Stop, request, .. } if ctx.is_current(request) => {
-            Step::ignore(State::RunningTools(ctx, tools), &event, IgnoreWhy::NotToolHooks { hook_event })
+            Step::ignore(Phase::RunningTools(ctx, tools), &event, IgnoreWhy::NotToolHooks { hook_event })
         }
         Event::HookDone { hook_event, ref tool_use_id, ref runs, request } if ctx.is_current(request) => {
             match tool_use_id.as_deref().and_then(|id| tools.calls.iter().position(|c| c.id == id)) {
                 Some(index) => {
                     tool_hooks_done(&mut tools, index, hook_event, runs);
-                    Step::stay(State::RunningTools(ctx, tools))
+                    Step::stay(Phase::RunningTools(ctx, tools))
                 }
                 None => {
                     let tool_use_id = tool_use_id.clone().unwrap_or_default();
-                    Step::ignore(State::RunningTools(ctx, tools), &event, IgnoreWhy::UnknownToolCall { tool_use_id })
+                    Step::ignore(Phase::RunningTools(ctx, tools), &event, IgnoreWhy::UnknownToolCall { tool_use_id })
                 }
             }
         }
         other @ (Event::ToolStarted { .. } | Event::ToolDone(_) | Event::HookDone { .. }) => {
-            stale(State::RunningTools(ctx, tools), &other)
+            stale(Phase::RunningTools(ctx, tools), &other)
         }
         // Calls that were unanswered when the process stopped are asked for again.
         Event::Resumed => {
@@ -49,15 +49,15 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
                 tools.calls.iter().zip(tools.outcomes()).filter(|(_, o)| o.is_none()).map(|(c, _)| c.clone()).collect();
             let started = pending.iter().filter(|c| tools.started.contains(&c.id)).map(|c| c.id.clone()).collect();
             let effects = vec![Command::ResumeTools { calls: pending, started }.into()];
-            Step::with(State::RunningTools(ctx, tools), effects)
+            Step::with(Phase::RunningTools(ctx, tools), effects)
         }
         Event::Abort => crate::abort::tools(ctx, tools),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::RunningTools(ctx, tools), model),
+        Event::SetModel { model } => crate::settings::set_model(Phase::RunningTools(ctx, tools), model),
         Event::SetPermissionMode { mode } => {
-            crate::settings::set_permission_mode(State::RunningTools(ctx, tools), mode)
+            crate::settings::set_permission_mode(Phase::RunningTools(ctx, tools), mode)
         }
-        Event::QueuedInput { id, content } => queue(State::RunningTools(ctx, tools), id, content),
+        Event::QueuedInput { id, content } => queue(Phase::RunningTools(ctx, tools), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
         | Event::ModelBlock { .. }
@@ -66,7 +66,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         | Event::CompactDone { .. }
         | Event::CompactFailed { .. }
         | Event::CompactRequested
-        | Event::RetryReady { .. }) => Step::ignore(State::RunningTools(ctx, tools), &other, IgnoreWhy::NotExpected),
+        | Event::RetryReady { .. }) => Step::ignore(Phase::RunningTools(ctx, tools), &other, IgnoreWhy::NotExpected),
     }
 }
 
@@ -81,7 +81,7 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
         } else {
             IgnoreWhy::UnknownToolCall { tool_use_id }
         };
-        return Step::ignore(State::RunningTools(ctx, tools), &Event::ToolDone(outcome), why);
+        return Step::ignore(Phase::RunningTools(ctx, tools), &Event::ToolDone(outcome), why);
     };
     if outcome.denied {
         let call = &tools.calls[i];
@@ -98,7 +98,7 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
     if tools.is_complete() {
         tools_done(ctx, tools)
     } else {
-        Step::stay(State::RunningTools(ctx, tools))
+        Step::stay(Phase::RunningTools(ctx, tools))
     }
 }
 

@@ -4,7 +4,7 @@ use crate::context::Loop;
 use crate::effect::Command;
 use crate::event::Event;
 use crate::request::proceed;
-use crate::state::State;
+use crate::state::Phase;
 use crate::step::{queue, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
@@ -12,15 +12,15 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::RetryReady { attempt } if is_awaited(&ctx, attempt) => proceed(ctx, Vec::new(), None),
         Event::RetryReady { attempt } => {
             let expected = ctx.request.retry_attempt;
-            Step::ignore(State::WaitingRetry(ctx), &event, IgnoreWhy::StaleAttempt { expected, got: attempt })
+            Step::ignore(Phase::WaitingRetry(ctx), &event, IgnoreWhy::StaleAttempt { expected, got: attempt })
         }
         // The wait was not journaled as over: the retry goes out now.
         Event::Resumed => proceed(ctx, Vec::new(), None),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(State::WaitingRetry(ctx), model),
-        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(State::WaitingRetry(ctx), mode),
-        Event::QueuedInput { id, content } => queue(State::WaitingRetry(ctx), id, content),
+        Event::SetModel { model } => crate::settings::set_model(Phase::WaitingRetry(ctx), model),
+        Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::WaitingRetry(ctx), mode),
+        Event::QueuedInput { id, content } => queue(Phase::WaitingRetry(ctx), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
         | Event::ModelBlock { .. }
@@ -31,7 +31,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         | Event::HookDone { .. }
         | Event::CompactDone { .. }
         | Event::CompactFailed { .. }
-        | Event::CompactRequested) => Step::ignore(State::WaitingRetry(ctx), &other, IgnoreWhy::NotExpected),
+        | Event::CompactRequested) => Step::ignore(Phase::WaitingRetry(ctx), &other, IgnoreWhy::NotExpected),
     }
 }
 

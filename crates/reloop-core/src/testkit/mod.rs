@@ -29,6 +29,12 @@ use crate::transition::transition;
 pub use invariants::Violation;
 use script::{model_events, stop_hook_event};
 
+/// The retry the loop is waiting for: the attempt a `retry_ready` event must name. A test that
+/// feeds events by hand needs it; the state keeps it to itself.
+pub fn retry_attempt(state: &State) -> u32 {
+    state.context().request.retry_attempt
+}
+
 /// What the model does with one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelOutcome {

@@ -12,12 +12,9 @@ use crate::session::{hook_runs, overloaded, server_error, too_long, Verdict};
 /// one; for a tool event a call of this turn, an unknown one and a stale one; and so on.
 pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
     let r = state.context().requests();
-    let attempt = state.context().request.retry_attempt;
+    let attempt = reloop_core::testkit::retry_attempt(state);
     let stale = r + 7;
-    let known = match state {
-        State::RunningTools(_, tools) => tools.calls.first().map_or("t1".to_string(), |c| c.id.clone()),
-        _ => "t1".to_string(),
-    };
+    let known = state.tools().and_then(|tools| tools.calls().first()).map_or("t1".to_string(), |c| c.id.clone());
     let tool_done = |id: &str, request| {
         let mut o = ToolOutcome::error(id, "ok");
         o.is_error = false;

@@ -210,10 +210,7 @@ impl Session {
     // The model.
 
     fn next_index(&self) -> usize {
-        match self.state() {
-            State::AwaitingModel(_, streaming) => streaming.blocks().len(),
-            _ => 0,
-        }
+        self.state().streaming().map_or(0, |streaming| streaming.blocks().len())
     }
 
     /// The model streams a text block.
@@ -266,7 +263,7 @@ impl Session {
 
     /// The driver's wait for the retry is over.
     pub fn retry_ready(self) -> Self {
-        let attempt = self.state().context().request.retry_attempt;
+        let attempt = reloop_core::testkit::retry_attempt(self.state());
         self.feed(Event::RetryReady { attempt })
     }
 
@@ -274,16 +271,16 @@ impl Session {
 
     /// Every call not answered yet starts and returns its result, in order.
     pub fn tools_run(mut self) -> Self {
-        let pending: Vec<String> = match self.state() {
-            State::RunningTools(_, tools) => tools
-                .calls
-                .iter()
-                .zip(tools.outcomes())
-                .filter(|(_, o)| o.is_none())
-                .map(|(c, _)| c.id.clone())
-                .collect(),
-            other => panic!("path {:?}: no tools run in {}", self.name, other.phase()),
+        let Some(tools) = self.state().tools() else {
+            panic!("path {:?}: no tools run in {}", self.name, self.state().phase())
         };
+        let pending: Vec<String> = tools
+            .calls()
+            .iter()
+            .zip(tools.outcomes())
+            .filter(|(_, o)| o.is_none())
+            .map(|(c, _)| c.id.clone())
+            .collect();
         for id in pending {
             self = self.tool_started(&id).tool_done(&id);
         }

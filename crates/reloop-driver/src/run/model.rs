@@ -14,14 +14,14 @@ impl Runner {
     /// main requests' tools too when it is shaped like them), its answer read as text only.
     pub(super) fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
         let ctx = state.context();
-        let rule = ctx.config.compact_rule();
+        let rule = ctx.config().compact_rule();
         let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, truncated, &rule);
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
         let mut model_request =
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.run.system_blocks());
         if rule.in_place {
-            let style = crate::config::wire_style(ctx.config.rules(), &model_request.model, true);
+            let style = crate::config::wire_style(ctx.config().rules(), &model_request.model, true);
             model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
         }
         let mut stream = self.provider.stream(model_request);
@@ -52,7 +52,7 @@ impl Runner {
         let system = self.run.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
-        let style = crate::config::wire_style(state.context().config.rules(), &model, call.stream);
+        let style = crate::config::wire_style(state.context().config().rules(), &model, call.stream);
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
             .with_stream(call.stream)
             .with_style(style)

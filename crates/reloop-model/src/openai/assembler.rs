@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use reloop_core::message::Thinking;
+use reloop_core::Thinking;
 use reloop_core::{ContentBlock, ModelError, StopReason, Usage};
 use serde_json::{Map, Value};
 
