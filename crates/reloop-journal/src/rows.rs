@@ -247,6 +247,16 @@ impl<'a> StepRow<'a> {
     }
 }
 
+/// Whether serde_json writes `value` as `stored` (`None`: as nothing, that is `null`). `text` is
+/// a buffer reused between the comparisons of one row.
+fn same_text<T: serde::Serialize + ?Sized>(text: &mut Vec<u8>, value: &T, stored: Option<&[u8]>) -> bool {
+    text.clear();
+    if serde_json::to_writer(&mut *text, value).is_err() {
+        return false;
+    }
+    text.as_slice() == stored.unwrap_or(b"null")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,14 +266,4 @@ mod tests {
         assert_eq!(step_key(1, 5), Some((1 << 32) + 5));
         assert_eq!(step_key(1, 1 << 32), None);
     }
-}
-
-/// Whether serde_json writes `value` as `stored` (`None`: as nothing, that is `null`). `text` is
-/// a buffer reused between the comparisons of one row.
-fn same_text<T: serde::Serialize + ?Sized>(text: &mut Vec<u8>, value: &T, stored: Option<&[u8]>) -> bool {
-    text.clear();
-    if serde_json::to_writer(&mut *text, value).is_err() {
-        return false;
-    }
-    text.as_slice() == stored.unwrap_or(b"null")
 }
