@@ -64,6 +64,10 @@ const SCENARIOS: &[Scenario] = &[
     // one whose history is rebuilt by a compaction, which must keep the version.
     Scenario { name: "digest_v3_seed", reasons: &["next_turn", "completed"], record: seed },
     Scenario { name: "digest_v3_auto_compact", reasons: &["next_turn", "completed"], record: auto_compact },
+    // Digest version 4's typed input, pinned the same way: a change to what it hashes (a field
+    // renamed, a variant reordered in the typed serializer) fails here, not in users' journals.
+    Scenario { name: "digest_v4_seed", reasons: &["next_turn", "completed"], record: seed },
+    Scenario { name: "digest_v4_auto_compact", reasons: &["next_turn", "completed"], record: auto_compact },
 ];
 
 fn corpus_dir() -> PathBuf {
