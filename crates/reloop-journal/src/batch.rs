@@ -73,10 +73,12 @@ impl RowBatch {
         self.rows.len() >= Self::ROWS || self.text.len() + self.json.len() >= Self::BYTES
     }
 
+    /// How many rows the batch holds.
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether the batch holds no row, so there is nothing to hand on.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -76,7 +76,7 @@ pub struct EncodedStep {
 }
 
 impl EncodedStep {
-    /// Encodes `step` into `buf` (cleared first; [`EncodedStep::into_buffer`] gives it back), and
+    /// Encodes `step` into `buf` (cleared first; the journal takes it back to reuse), and
     /// refuses a row over [`crate::MAX_ROW_BYTES`] before anything is written. `session` names
     /// the session in errors.
     pub fn encode(step: &NewStep<'_>, session: &str, mut buf: Vec<u8>) -> Result<Self, JournalError> {
@@ -141,7 +141,7 @@ impl EncodedStep {
     }
 
     /// The buffer, for the next step.
-    pub fn into_buffer(self) -> Vec<u8> {
+    pub(crate) fn into_buffer(self) -> Vec<u8> {
         self.text
     }
 
@@ -189,6 +189,7 @@ impl EncodedStep {
         self.terminal
     }
 
+    /// When the step's event arrived, by the driver's clock (display only).
     pub fn at_ms(&self) -> u64 {
         self.at_ms
     }
@@ -203,14 +204,17 @@ impl EncodedStep {
         self.to_phase.name()
     }
 
+    /// The turn count before the step.
     pub fn turn_before(&self) -> u32 {
         self.turn_before
     }
 
+    /// The turn count after the step.
     pub fn turn_after(&self) -> u32 {
         self.turn_after
     }
 
+    /// The state's digest after the step, for replay to check.
     pub fn digest(&self) -> u64 {
         self.digest
     }
@@ -231,8 +235,11 @@ fn as_text<'a>(what: &'static str, bytes: &'a [u8]) -> Result<&'a str, JournalEr
 /// What a step did, decoded from its row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowOutcome {
+    /// Why the state moved on or ended, when the step gave a reason.
     pub reason: Option<Reason>,
+    /// Why the state did not expect the event, for an ignored step.
     pub ignored: Option<Ignored>,
+    /// The effects as a JSON array (`[]` when the row holds none).
     pub effects: Value,
 }
 

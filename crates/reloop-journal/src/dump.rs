@@ -21,38 +21,59 @@ pub const DUMP_FORMAT: &str = "reloop-session/1";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SessionDump {
+    /// [`DUMP_FORMAT`], checked on reading: a dump of another layout is refused, not misread.
     pub format: String,
+    /// What the session was started with.
     pub header: DumpHeader,
+    /// Every step, in order.
     pub steps: Vec<DumpStep>,
 }
 
+/// A [`SessionHeader`] as text: the configs as JSON, the parent as two optional fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DumpHeader {
+    /// As [`SessionHeader::id`]; loading keeps it, so a session moves with its id.
     pub id: String,
+    /// As [`SessionHeader::created_at_ms`].
     pub created_at_ms: u64,
+    /// As [`SessionHeader::engine_version`].
     pub engine_version: String,
+    /// The [`reloop_core::Config`] as JSON, checked when the dump is loaded.
     pub core_config: Value,
+    /// As [`SessionHeader::run_config`].
     pub run_config: Value,
+    /// For a fork: the parent session's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// For a fork: the step of the parent it was forked at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_seq: Option<u64>,
 }
 
+/// A [`StepRecord`] as text: the event, reason and ignored as JSON, the digest as hex.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DumpStep {
+    /// As [`StepRecord::seq`].
     pub seq: u64,
+    /// As [`StepRecord::at_ms`].
     pub at_ms: u64,
+    /// The [`reloop_core::Event`] as JSON.
     pub event: Value,
+    /// As [`StepRecord::from_phase`].
     pub from_phase: String,
+    /// As [`StepRecord::to_phase`].
     pub to_phase: String,
+    /// As [`StepRecord::turn_before`].
     pub turn_before: u32,
+    /// As [`StepRecord::turn_after`].
     pub turn_after: u32,
+    /// The [`reloop_core::Reason`] as JSON, when the step gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Value>,
     /// Why the state ignored the event, for an ignored step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignored: Option<Value>,
+    /// As [`StepRecord::effects`].
     pub effects: Value,
     /// 16 hex digits, as in the `transitions` table.
     pub digest: String,
@@ -68,6 +89,7 @@ impl SessionDump {
         Ok(dump)
     }
 
+    /// The dump's text, pretty-printed so that a recorded session reviews well in a diff.
     pub fn to_json(&self) -> Result<String, JournalError> {
         serde_json::to_string_pretty(self).map_err(|source| JournalError::Encode { what: "session dump", source })
     }
@@ -85,7 +107,7 @@ fn bad(what: &str, e: serde_json::Error) -> JournalError {
 
 impl DumpHeader {
     /// The header as the journal holds it.
-    pub fn record(&self) -> Result<SessionHeader, JournalError> {
+    pub(crate) fn record(&self) -> Result<SessionHeader, JournalError> {
         Ok(SessionHeader {
             id: self.id.clone(),
             created_at_ms: self.created_at_ms,
@@ -99,7 +121,7 @@ impl DumpHeader {
 
 impl DumpStep {
     /// The step as the journal holds it.
-    pub fn record(&self) -> Result<StepRecord, JournalError> {
+    pub(crate) fn record(&self) -> Result<StepRecord, JournalError> {
         let at = |what: &str| format!("step {} {what}", self.seq);
         fn decode<T: serde::de::DeserializeOwned>(at: String, value: &Value) -> Result<T, JournalError> {
             T::deserialize(value).map_err(|e| bad(&at, e))

@@ -22,6 +22,7 @@ use crate::record::{SessionHeader, StepRecord};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct DumpHead {
+    /// The session the dump holds, decoded.
     pub header: SessionHeader,
     /// How many steps it holds.
     pub steps: usize,

@@ -19,6 +19,14 @@
 //! * [`JournalBackend`] is what any journal does; [`Journal`] is the SQLite one, and
 //!   `reloop-journal-pg` a PostgreSQL one many machines share.
 //!
+//! The public surface, by who uses it: the records every writer and reader shares
+//! ([`SessionHeader`], [`StepRecord`], [`NewStep`], [`SessionSummary`], [`SessionOverview`],
+//! [`Subagent`], [`JournalError`]); the driver's writing ([`JournalWriter`], [`Durability`],
+//! [`Writer`], [`Reopen`]); replay's reading ([`ReplayRow`], [`RowBatch`], [`RowOutcome`],
+//! [`outcome_hash`], [`read_event`]); the one row codec another backend builds on
+//! ([`EncodedStep`]); and dumps, a session as one JSON document ([`SessionDump`],
+//! [`DumpWriter`], [`load_dump`], [`visit_dump`]).
+//!
 //! This crate knows nothing of HTTP, processes or tokio.
 
 // Layers, lowest first (`tests/layout.rs` keeps them free of cycles): `error`; the records and
@@ -27,6 +35,8 @@
 // (`rows`, `schema`); the SQLite journal (`store`) and what extends it (`read`, `lock`,
 // `listing`, `agents`, `dump`); the backend trait over it (`backend`), and what runs on that
 // (`dump_stream`, `writer`, `batch`).
+#![warn(missing_docs)]
+
 mod agents;
 mod backend;
 mod batch;
@@ -56,7 +66,7 @@ pub use event_read::read_event;
 pub use listing::SessionOverview;
 pub use outcome::outcome_hash;
 pub use record::{EffectsRef, NewStep, SessionHeader, SessionSummary, StepRecord, ENGINE_VERSION, MAX_ROW_BYTES};
-pub use rows::{ReplayRow, StepRow};
-pub use schema::{SCHEMA_VERSION, V1_SCHEMA};
+pub use rows::ReplayRow;
+pub use schema::SCHEMA_VERSION;
 pub use store::Journal;
 pub use writer::{Durability, JournalWriter, GROUP_COMMIT_INTERVAL};

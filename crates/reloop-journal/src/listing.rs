@@ -18,12 +18,17 @@ pub(crate) const LAST_WRITTEN: &str = "SELECT s.id FROM sessions s LEFT JOIN ses
 /// What a listing shows of one session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionOverview {
+    /// The session's id.
     pub id: String,
+    /// Wall-clock start, in milliseconds since the Unix epoch.
     pub created_at_ms: u64,
     /// This machine's clock at the session's latest write.
     pub last_written_ms: u64,
+    /// How many steps are journaled.
     pub steps: u64,
+    /// Why the session ended (a terminal reason's name); `None` while it may still go on.
     pub terminal_reason: Option<String>,
+    /// For a fork: the parent session's id and the step it was forked at.
     pub parent: Option<(String, u64)>,
     /// Provider, model, cwd, an import's file...
     pub run_config: Value,

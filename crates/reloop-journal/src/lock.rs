@@ -59,7 +59,7 @@ impl Journal {
 
     /// Stops being the session's writer (a worker done with one session of many); releasing a
     /// session this journal does not write is a no-op.
-    pub fn unlock_session(&mut self, session: &str) -> Result<(), JournalError> {
+    pub(crate) fn unlock_session(&mut self, session: &str) -> Result<(), JournalError> {
         self.commit()?;
         let held = {
             let mut locked = self.locked.borrow_mut();

@@ -16,7 +16,7 @@ impl Journal {
 
     /// Like [`Journal::visit_steps`], but each step is handed as its row, undecoded; an error
     /// from `visit` stops the walk and is returned.
-    pub fn visit_rows(
+    pub(crate) fn visit_rows(
         &self,
         id: &str,
         mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
@@ -42,7 +42,8 @@ impl Journal {
         })
     }
 
-    /// Like [`Journal::visit_rows`], reading only the columns replay compares.
+    /// Like [`Journal::visit_steps`], but each step is handed undecoded, and only the columns
+    /// replay compares are read.
     pub fn visit_replay_rows(
         &self,
         id: &str,

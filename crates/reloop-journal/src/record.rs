@@ -26,40 +26,60 @@ pub(crate) fn check_row(session: &str, seq: u64, bytes: usize) -> Result<(), Jou
 /// What a session was started with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionHeader {
+    /// The session's id (a UUID); every selector and fork names it.
     pub id: String,
+    /// Wall-clock start, in milliseconds since the Unix epoch; orders `reloop sessions`.
     pub created_at_ms: u64,
+    /// The reloop that wrote the session, for telling which core's rules it recorded.
     pub engine_version: String,
+    /// The rules the core ran under: replay runs the session again under exactly these.
     pub core_config: Config,
     /// The driver's settings (provider, model, cwd, prompt, ...), opaque to the journal.
     pub run_config: Value,
+    /// For a fork: the parent session's id and the step it was forked at (`fork_seq`).
     pub parent: Option<(String, u64)>,
 }
 
 /// One line of `reloop sessions`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionSummary {
+    /// The session's id.
     pub id: String,
+    /// Wall-clock start, in milliseconds since the Unix epoch.
     pub created_at_ms: u64,
+    /// How many steps are journaled.
     pub steps: u64,
+    /// Why the session ended (a terminal reason's name); `None` while it may still go on.
     pub terminal_reason: Option<String>,
+    /// For a fork: the parent session's id and the step it was forked at.
     pub parent: Option<(String, u64)>,
 }
 
 /// One journaled step: the event and what the transition made of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
+    /// The step's place in its session: 1, 2, 3, ...
     pub seq: u64,
+    /// The driver's wall clock when the event arrived (milliseconds since the Unix epoch);
+    /// for display only, never an input to the core.
     pub at_ms: u64,
+    /// What happened: the input replay feeds the core again.
     pub event: Event,
+    /// The state's phase before the event, by name.
     pub from_phase: String,
+    /// The state's phase after the transition, by name.
     pub to_phase: String,
+    /// The turn count before the event.
     pub turn_before: u32,
+    /// The turn count after the transition.
     pub turn_after: u32,
+    /// Why the state moved on (or ended), when the transition gave a reason.
     pub reason: Option<Reason>,
     /// Set when the state did not expect the event (journaled from digest version 2 on).
     pub ignored: Option<Ignored>,
     /// The effects as JSON, compared verbatim by replay.
     pub effects: Value,
+    /// The state's digest after the step: replay checks it recomputes the same state.
     pub digest: u64,
 }
 
@@ -96,7 +116,9 @@ impl StepRecord {
 /// (fork, import). Both are written as the same text.
 #[derive(Debug, Clone, Copy)]
 pub enum EffectsRef<'a> {
+    /// The effects the core's step returned, written without a `Value` in between.
     Core(&'a [Effect]),
+    /// Effects already as JSON (a JSON array), read back from a journal or a dump.
     Json(&'a Value),
 }
 
@@ -122,16 +144,27 @@ impl EffectsRef<'_> {
 /// [`StepRecord`] converts with `From`.
 #[derive(Debug, Clone, Copy)]
 pub struct NewStep<'a> {
+    /// As [`StepRecord::seq`].
     pub seq: u64,
+    /// As [`StepRecord::at_ms`].
     pub at_ms: u64,
+    /// As [`StepRecord::event`].
     pub event: &'a Event,
+    /// As [`StepRecord::from_phase`].
     pub from_phase: &'a str,
+    /// As [`StepRecord::to_phase`].
     pub to_phase: &'a str,
+    /// As [`StepRecord::turn_before`].
     pub turn_before: u32,
+    /// As [`StepRecord::turn_after`].
     pub turn_after: u32,
+    /// As [`StepRecord::reason`].
     pub reason: Option<&'a Reason>,
+    /// As [`StepRecord::ignored`].
     pub ignored: Option<&'a Ignored>,
+    /// As [`StepRecord::effects`], in whichever form the writer holds them.
     pub effects: EffectsRef<'a>,
+    /// As [`StepRecord::digest`].
     pub digest: u64,
 }
 

@@ -116,24 +116,24 @@ pub(crate) fn insert_step(
 /// One step as stored, borrowed from its row: the JSON is left as text, so a reader that only
 /// compares (replay) need not build values it would throw away. [`StepRow::record`] decodes it.
 #[derive(Debug, Clone, Copy)]
-pub struct StepRow<'a> {
-    pub seq: u64,
-    pub at_ms: u64,
+pub(crate) struct StepRow<'a> {
+    pub(crate) seq: u64,
+    pub(crate) at_ms: u64,
     /// The event as JSON.
-    pub event: &'a str,
+    pub(crate) event: &'a str,
     pub(crate) from_phase: ValueRef<'a>,
     pub(crate) to_phase: ValueRef<'a>,
-    pub turn_before: u32,
-    pub turn_after: u32,
+    pub(crate) turn_before: u32,
+    pub(crate) turn_after: u32,
     /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.
-    pub reason_kind: Option<&'a str>,
+    pub(crate) reason_kind: Option<&'a str>,
     /// The reason (or, for an ignored step, the why) as JSON.
-    pub reason_json: Option<&'a str>,
+    pub(crate) reason_json: Option<&'a str>,
     /// The effects as a JSON array.
-    pub effects: &'a str,
-    pub digest: u64,
+    pub(crate) effects: &'a str,
+    pub(crate) digest: u64,
     /// The hash of what the step did, written when it was appended (`None` before schema v6).
-    pub outcome: Option<u64>,
+    pub(crate) outcome: Option<u64>,
 }
 
 /// The part of a step's row that replay compares: its event and what it did, without when it
@@ -141,21 +141,23 @@ pub struct StepRow<'a> {
 /// columns, which costs a streamed replay a seventh less).
 #[derive(Debug, Clone, Copy)]
 pub struct ReplayRow<'a> {
+    /// The step's place in its session: replay feeds the rows in this order.
     pub seq: u64,
-    /// The event as JSON.
+    /// The event as JSON: what replay feeds the core again.
     pub event: &'a str,
     pub(crate) to_phase: ValueRef<'a>,
     /// `continue`, `terminal` or `ignored`, when the step has a reason or was ignored.
-    pub reason_kind: Option<&'a str>,
+    pub(crate) reason_kind: Option<&'a str>,
     /// The reason (or, for an ignored step, the why) as JSON, as stored: replay compares its
     /// bytes with the engine's (valid UTF-8) text, so only a row that differs is checked to be
     /// text, when it is read as JSON.
-    pub reason_json: Option<&'a [u8]>,
+    pub(crate) reason_json: Option<&'a [u8]>,
     /// The effects as a JSON array, as stored (see `reason_json`).
-    pub effects: &'a [u8],
+    pub(crate) effects: &'a [u8],
+    /// The state's digest after the step, as recorded: replay's digest must equal it.
     pub digest: u64,
     /// The hash of what the step did, written when it was appended (`None` before schema v6).
-    pub outcome: Option<u64>,
+    pub(crate) outcome: Option<u64>,
 }
 
 impl ReplayRow<'_> {
@@ -203,7 +205,7 @@ impl ReplayRow<'_> {
 
 impl<'a> StepRow<'a> {
     /// The columns replay compares.
-    pub fn compared(&self) -> ReplayRow<'a> {
+    pub(crate) fn compared(&self) -> ReplayRow<'a> {
         ReplayRow {
             seq: self.seq,
             event: self.event,
@@ -216,13 +218,8 @@ impl<'a> StepRow<'a> {
         }
     }
 
-    /// The phase the step ended in.
-    pub fn to_phase(&self) -> Result<String, JournalError> {
-        self.compared().to_phase()
-    }
-
     /// The step decoded; `session` names it in errors.
-    pub fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
+    pub(crate) fn record(&self, session: &str) -> Result<StepRecord, JournalError> {
         let seq = self.seq;
         let event = crate::event_read::read_event(self.event).map_err(|source| JournalError::Decode {
             session: session.to_string(),

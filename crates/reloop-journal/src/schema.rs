@@ -218,5 +218,5 @@ pub fn migrate(conn: &Connection, from: i64) -> Result<(), JournalError> {
 }
 
 /// The v1 schema alone, for tests that need a journal as an older reloop wrote it.
-#[doc(hidden)]
-pub const V1_SCHEMA: &str = V1;
+#[cfg(test)]
+pub(crate) const V1_SCHEMA: &str = V1;

@@ -160,6 +160,7 @@ impl Journal {
         })
     }
 
+    /// The journal's file, for messages that name it.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -332,6 +333,7 @@ impl Journal {
         }
     }
 
+    /// What session `id` was started with; replay, resume and fork start from it.
     pub fn header(&self, id: &str) -> Result<SessionHeader, JournalError> {
         let row = self
             .conn
@@ -364,6 +366,7 @@ impl Journal {
         })
     }
 
+    /// Every session in the journal, one summary each (`reloop sessions`).
     pub fn sessions(&self) -> Result<Vec<SessionSummary>, JournalError> {
         let mut stmt = self.conn.prepare(
             "SELECT s.id, s.created_at_ms, s.terminal_reason, s.parent_id, s.fork_seq,
