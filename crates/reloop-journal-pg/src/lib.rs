@@ -17,8 +17,13 @@
 //! tokio runtime thread, and the driver calls the journal from tokio tasks.
 //!
 //! The schema is documented in `docs/journal.md` for people who query it with `psql`.
+//!
+//! The public surface is small: [`PgJournal`], used through [`reloop_journal::JournalBackend`]
+//! like any journal, and [`LeaseTimes`] to tune its leases; [`SCHEMA_VERSION`] and
+//! [`BLOB_MIN_BYTES`] are public so that tests and tools can check what a database holds.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod conn;
 mod listing;
