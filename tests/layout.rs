@@ -101,7 +101,7 @@ fn crate_dependencies() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn nothing_that_runs_a_session_depends_on_the_inspector() {
     let deps = crate_dependencies();
-    // The reader saw what it checks: the inspector reads through the driver's fold.
+    // The reader saw what it checks: the inspector reads the driver's run config and outputs.
     assert!(deps["reloop-inspect"].contains("reloop-driver"), "{deps:?}");
     let users: Vec<&String> = deps.iter().filter(|(_, d)| d.contains("reloop-inspect")).map(|(c, _)| c).collect();
     assert!(users.is_empty(), "only the binary may depend on reloop-inspect, not {users:?}");

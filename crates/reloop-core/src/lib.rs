@@ -57,6 +57,7 @@ mod end_of_turn;
 mod event;
 mod extra;
 mod flags;
+mod fold;
 mod history;
 pub mod hook;
 mod message;
@@ -83,6 +84,7 @@ pub use effect::{Command, Effect, ModelCall, Notice, RetryWait};
 pub use end_of_turn::DIMINISHING_TOKENS;
 pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome, EVENT_KINDS};
 pub use flags::{Flag, Flags};
+pub use fold::{Before, Fold};
 pub use history::History;
 pub use message::{
     AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking, ToolResult, ToolResultContent,

@@ -43,7 +43,7 @@ mod tools;
 
 pub use config::{wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
-pub use fold::{rebuild, Before, Fold, Rebuilt};
+pub use fold::{rebuild, Rebuilt};
 pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
 pub use journal::SessionJournal;

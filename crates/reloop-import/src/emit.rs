@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use reloop_core::{transition, Config, ContentBlock, Event, State, ToolOutcome, ToolResultContent};
+use reloop_core::{Config, ContentBlock, Event, Fold, State, ToolOutcome, ToolResultContent};
 
 use crate::items::{is_cancellation, Item, PromptKind, Response};
 use crate::ImportSummary;
@@ -14,7 +14,8 @@ use crate::ImportSummary;
 const UNANSWERED: &str = reloop_core::INTERRUPTED_TOOL_RESULT;
 
 pub(crate) struct Emitter {
-    state: Option<State>,
+    /// The events so far, folded through the core: the phase the next line meets.
+    fold: Fold,
     pub events: Vec<Event>,
     pub at_ms: Vec<u64>,
     now: u64,
@@ -32,7 +33,7 @@ pub(crate) struct Emitter {
 impl Emitter {
     pub fn new(config: Config) -> Self {
         Emitter {
-            state: Some(State::new(config)),
+            fold: Fold::new(&config),
             events: Vec::new(),
             at_ms: Vec::new(),
             now: 0,
@@ -46,7 +47,7 @@ impl Emitter {
     }
 
     pub fn phase(&self) -> &'static str {
-        self.state.as_ref().map_or("done", State::phase)
+        self.fold.state().map_or("done", State::phase)
     }
 
     fn apply(&mut self, event: Event, at_ms: Option<u64>) {
@@ -54,13 +55,12 @@ impl Emitter {
             self.now = t;
         }
         // Each outcome names the request in flight, as the live driver's do.
-        let event = match &self.state {
+        let event = match self.fold.state() {
             Some(state) => event.correlated(state.context().requests()),
             None => event,
         };
-        if let Some(state) = self.state.take() {
-            self.state = Some(transition(state, event.clone()).state);
-        }
+        let seq = self.events.len() as u64 + 1;
+        self.fold.push(seq, event.clone(), |_| ());
         self.events.push(event);
         self.at_ms.push(self.now);
     }
@@ -76,7 +76,7 @@ impl Emitter {
 
     /// The calls of the batch in flight and whether each is answered, in tool_use order.
     fn open_calls(&self) -> Vec<(String, bool)> {
-        match self.state.as_ref().and_then(State::tools) {
+        match self.fold.state().and_then(State::tools) {
             Some(tools) => {
                 tools.calls().iter().zip(tools.outcomes()).map(|(c, o)| (c.id.clone(), o.is_some())).collect()
             }

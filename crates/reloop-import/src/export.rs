@@ -15,7 +15,7 @@
 use std::io::Write;
 
 use reloop_core::Digest;
-use reloop_core::{transition, ContentBlock, Event, Message, Role, State};
+use reloop_core::{ContentBlock, Event, Fold, Message, Role, State};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use serde_json::{json, Map, Value};
@@ -94,7 +94,8 @@ pub fn export(format: ExportFormat, header: &SessionHeader, steps: &[StepRecord]
 pub struct Exporter<'a> {
     format: ExportFormat,
     header: &'a SessionHeader,
-    state: Option<State>,
+    /// The steps so far, folded through the core.
+    fold: Fold,
     /// When the first and the last step were journaled: the run's duration.
     span: Option<(u64, u64)>,
     jsonl: JsonlWriter<'a>,
@@ -124,18 +125,18 @@ impl<'a> Exporter<'a> {
             parent: None,
             lines: 0,
         };
-        Ok(Exporter { format, header, state: Some(State::new(header.core_config.clone())), span: None, jsonl })
+        Ok(Exporter { format, header, fold: Fold::new(&header.core_config), span: None, jsonl })
     }
 
     /// Replays one step, writing what it adds (a transcript's lines; the other formats are
     /// written from the final state).
     pub fn step(&mut self, record: &StepRecord, out: &mut dyn Write) -> Result<(), ExportError> {
-        let Some(state) = self.state.take() else { return Ok(()) };
+        let Some(before) = self.fold.before() else { return Ok(()) };
         self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
-        let before = state.messages().len();
-        let state = self.state.insert(transition(state, record.event.clone()).state);
+        self.fold.push(record.seq, record.event.clone(), |_| ());
+        let Some(state) = self.fold.state() else { return Ok(()) };
         if self.format == ExportFormat::ClaudeJsonl {
-            let added = state.messages().len().saturating_sub(before);
+            let added = state.messages().len().saturating_sub(before.messages);
             transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, out)?;
         }
         Ok(())
@@ -143,7 +144,10 @@ impl<'a> Exporter<'a> {
 
     /// Writes what comes after the last step.
     pub fn finish(self, out: &mut dyn Write) -> Result<(), ExportError> {
-        let Some(state) = self.state else { return Ok(()) };
+        if self.fold.state().is_none() {
+            return Ok(());
+        }
+        let state = self.fold.into_state();
         match self.format {
             // Serialized straight from the history: never a copy of the whole conversation as a
             // JSON value or one string.

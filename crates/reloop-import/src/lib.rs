@@ -31,7 +31,7 @@ mod transcript;
 
 use std::collections::{BTreeMap, HashSet};
 
-use reloop_core::{transition, Config, Event, State};
+use reloop_core::{Config, Event, Fold};
 use reloop_journal::{JournalBackend, SessionHeader, StepRecord, Writer, ENGINE_VERSION};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -277,24 +277,25 @@ pub fn import_into(
         run_config: imported.header_run_config.clone(),
         parent: None,
     };
-    let mut state = Some(State::new(imported.core_config.clone()));
+    let mut fold = Fold::new(&imported.core_config);
     let mut refused = None;
     let written = journal.create_session_from(&header, Writer::Take, &mut |sink| {
         for (i, (event, &at_ms)) in imported.events.iter().zip(&imported.at_ms).enumerate() {
-            let Some(before) = state.take() else { break };
-            let (from_phase, turn_before) = (before.phase(), before.context().turn_count());
-            let step = transition(before, event.clone());
-            if step.ignored.is_some() {
-                refused = Some(ImportError::RejectedEvent {
-                    index: i,
-                    kind: event.kind().to_string(),
-                    phase: from_phase.to_string(),
-                });
-                // Any error rolls the session back; the refusal above is what is reported.
-                return Err(reloop_journal::JournalError::Empty);
-            }
-            sink(&StepRecord::of(i as u64 + 1, at_ms, event.clone(), from_phase, turn_before, &step))?;
-            state = Some(step.state);
+            let Some(before) = fold.before() else { break };
+            let seq = i as u64 + 1;
+            let stepped = fold.push(seq, event.clone(), |step| {
+                if step.ignored.is_some() {
+                    refused = Some(ImportError::RejectedEvent {
+                        index: i,
+                        kind: event.kind().to_string(),
+                        phase: before.phase.to_string(),
+                    });
+                    // Any error rolls the session back; the refusal above is what is reported.
+                    return Err(reloop_journal::JournalError::Empty);
+                }
+                sink(&StepRecord::of(seq, at_ms, event.clone(), before.phase, before.turn, step))
+            });
+            stepped.transpose()?;
         }
         Ok(())
     });
@@ -302,7 +303,7 @@ pub fn import_into(
         return Err(refused);
     }
     written?;
-    let state = state.ok_or_else(|| ImportError::Journal(reloop_journal::JournalError::Empty))?;
+    let state = fold.state().ok_or(ImportError::Journal(reloop_journal::JournalError::Empty))?;
     Ok(ImportReport {
         session_id: session_id.to_string(),
         steps: imported.events.len(),

@@ -16,7 +16,7 @@ use reloop_core::{Config, State};
 use reloop_journal::{JournalBackend, JournalError, StepRecord, StepSink};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 
-use reloop_driver::Fold;
+use reloop_core::Fold;
 
 /// Why a fork cannot be made.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 //! recorded session holds (and answers a rerun from it, which the binary runs); [`request_at`]
 //! rebuilds the exact request a session sent.
 //!
-//! Every state it needs comes from the one fold of a session's events, [`reloop_driver::Fold`],
+//! Every state it needs comes from the one fold of a session's events, [`reloop_core::Fold`],
 //! the one resume uses. It depends on the core, the journal, the model and tool traits and the
 //! driver (for that fold and the run's config); nothing that runs a session depends on it.
 //!

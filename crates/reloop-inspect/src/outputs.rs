@@ -3,9 +3,10 @@
 //! [`result_of`]) over the journaled facts, through the one fold, so a replay prints what the
 //! live run printed (timings aside).
 
+use reloop_core::Fold;
 use reloop_core::{Event, State};
 use reloop_driver::outputs::{result_of, step_outputs};
-use reloop_driver::{Fold, RunConfig, RunEvent};
+use reloop_driver::{RunConfig, RunEvent};
 use reloop_journal::{SessionHeader, StepRecord};
 
 /// The stream a session's live run showed, rebuilt from its journal with no model and no tools.

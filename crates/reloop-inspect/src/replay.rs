@@ -13,8 +13,8 @@
 //!
 //! Codes are stable: a new kind of divergence gets a new number, an old one is never reused.
 
+use reloop_core::Fold;
 use reloop_core::{Event, Flags, Ignored, Reason};
-use reloop_driver::Fold;
 use std::borrow::Cow;
 
 use reloop_journal::{JournalError, ReplayRow, RowOutcome, SessionHeader, StepRecord};

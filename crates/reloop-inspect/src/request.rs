@@ -12,7 +12,8 @@ use reloop_tools::ToolRegistry;
 use serde::Serialize;
 use serde_json::Value;
 
-use reloop_driver::{wire_style, Fold, RunConfig, DEFAULT_SYSTEM_PROMPT};
+use reloop_core::Fold;
+use reloop_driver::{wire_style, RunConfig, DEFAULT_SYSTEM_PROMPT};
 
 /// Which request to rebuild.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::{self, BoxStream, StreamExt};
 use reloop_core::compact::shape::summary_request;
+use reloop_core::Fold;
 use reloop_core::{Command, ContentBlock, Effect, Event, History, Message, ModelError, Role};
-use reloop_driver::Fold;
 use reloop_journal::{JournalBackend, JournalError, SessionHeader, StepRecord};
 use reloop_model::{ModelProvider, ModelRequest, StreamEvent};
 use reloop_tools::{Tool, ToolContext, ToolOutput};
