@@ -9,16 +9,16 @@
 //! 5. stop when the state is done.
 //!
 //! Only this crate awaits. The caller sees the run as an async stream of [`RunEvent`]s ending
-//! with [`RunEvent::Finished`]. Reading a journal back goes through one [`reloop_core::Fold`] of its events
-//! (resume here; replay, `why`, forks and the rest in `reloop-inspect`, which this crate never
-//! imports).
+//! with [`RunEvent::Finished`]. Reading a journal back goes through the core's one
+//! [`reloop_core::Fold`] of its events (resume here; replay, `why`, forks and the rest in
+//! `reloop-inspect`, which this crate never imports).
 //!
 //! The public surface is what a front end needs to launch, steer and read back a session:
 //! [`Session`] with its [`RunConfig`] (and [`PermissionSpec`], [`AgentSetup`], [`CanUseTool`],
 //! [`PermissionPrompt`]), the [`RunHandle`] and [`AbortHandle`] that steer a run, the
 //! [`RunEvent`]s and [`RunResult`] it yields, [`DriverError`], the [`SessionJournal`] it writes,
-//! [`rebuild`] (its state read back through the core's fold), [`outputs`] (the events a step shows), [`agents`] (the
-//! `Agent` tool's catalog) and the ids it mints. The loop itself, its tool scheduler, context
+//! [`rebuild`] (its state read back through the core's fold), [`outputs`] (the events a step
+//! shows), [`agents`] (the `Agent` tool's catalog) and the ids it mints. The loop itself, its tool scheduler, context
 //! gathering and row bounds are private.
 
 #![forbid(unsafe_code)]
