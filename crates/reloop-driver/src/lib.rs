@@ -18,8 +18,8 @@
 //! [`PermissionPrompt`]), the [`RunHandle`] and [`AbortHandle`] that steer a run, the
 //! [`RunEvent`]s and [`RunResult`] it yields, [`DriverError`], the [`SessionJournal`] it writes,
 //! [`rebuild`] (its state read back through the core's fold), [`outputs`] (the events a step
-//! shows), [`agents`] (the `Agent` tool's catalog) and the ids it mints. The loop itself, its tool scheduler, context
-//! gathering and row bounds are private.
+//! shows), [`agents`] (the `Agent` tool's catalog) and the ids it mints. The loop itself, its
+//! tool scheduler, context gathering and row bounds are private.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
