@@ -8,10 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use reloop_layout::{
-    assert_acyclic, dir_graph, long_files, module_of, named_paths, non_test_code, read, sources, Graph,
+    assert_acyclic, dir_graph, long_files, module_of, named_paths, non_test_code, read, sources, Graph, MAX_LINES,
 };
-
-const MAX_LINES: usize = 800;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

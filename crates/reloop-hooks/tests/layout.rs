@@ -4,25 +4,11 @@
 //! The layers: a hook's input at the bottom; the hooks a settings file declares above it; the
 //! settings reader and the runner on top, neither knowing the other.
 
-use std::path::{Path, PathBuf};
-
-use reloop_layout::{assert_acyclic, graph, long_files};
-
-const MAX_LINES: usize = 800;
-
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+use reloop_layout::checked_crate;
 
 #[test]
-fn no_file_in_the_crate_is_over_800_lines() {
-    assert_eq!(long_files(&src(), MAX_LINES), vec![], "over {MAX_LINES} lines");
-}
-
-#[test]
-fn the_crate_s_modules_have_no_import_cycle() {
-    let graph = graph(&src());
-    assert_acyclic(&graph, "reloop-hooks");
+fn the_crate_s_modules_have_no_import_cycle_and_no_file_is_over_800_lines() {
+    let graph = checked_crate(env!("CARGO_MANIFEST_DIR"), "reloop-hooks");
     // The reader saw the graph it checks: the runner runs configured hooks on their input, and
     // the settings reader builds the configuration.
     assert!(graph["run"].contains("config") && graph["run"].contains("input"), "{graph:?}");

@@ -1,25 +1,11 @@
 //! The inspector's shape, checked: its modules form layers with no import cycle (so each can be
 //! read knowing only the ones below it), and no file outgrows what a reader takes in at once.
 
-use std::path::{Path, PathBuf};
-
-use reloop_layout::{assert_acyclic, graph, long_files};
-
-const MAX_LINES: usize = 800;
-
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+use reloop_layout::checked_crate;
 
 #[test]
-fn no_file_in_the_inspector_is_over_800_lines() {
-    assert_eq!(long_files(&src(), MAX_LINES), vec![], "over {MAX_LINES} lines");
-}
-
-#[test]
-fn the_inspector_s_modules_have_no_import_cycle() {
-    let graph = graph(&src());
-    assert_acyclic(&graph, "reloop-inspect");
+fn the_inspector_s_modules_have_no_import_cycle_and_no_file_is_over_800_lines() {
+    let graph = checked_crate(env!("CARGO_MANIFEST_DIR"), "reloop-inspect");
     // The reader saw the graph it checks: `why` and `diff` read the timeline's facts, and the
     // two-thread replay drives the replayer.
     assert!(graph["explain"].contains("timeline") && graph["diff"].contains("timeline"), "{graph:?}");

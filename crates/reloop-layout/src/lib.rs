@@ -207,6 +207,21 @@ fn add_uses(
     graph.entry(module).or_default().extend(used);
 }
 
+/// The most lines a file outside the core may hold: what a reader takes in at once.
+pub const MAX_LINES: usize = 800;
+
+/// What every library crate's layout test checks first: no file under its `src/` over
+/// [`MAX_LINES`], and no import cycle between its modules. `manifest_dir` is the crate's
+/// (`env!("CARGO_MANIFEST_DIR")`), `name` names it in a failure. Returns the module graph, for
+/// the test to check the layers it expects to see.
+pub fn checked_crate(manifest_dir: &str, name: &str) -> Graph {
+    let src = Path::new(manifest_dir).join("src");
+    assert_eq!(long_files(&src, MAX_LINES), vec![], "{name}: files over {MAX_LINES} lines");
+    let graph = graph(&src);
+    assert_acyclic(&graph, name);
+    graph
+}
+
 /// Fails the test with the cycle, when `graph` (of `what`) has one.
 pub fn assert_acyclic(graph: &Graph, what: &str) {
     if let Some(cycle) = find_cycle(graph) {

@@ -4,25 +4,11 @@
 //! The layers: configuration, the SDK channel, result mapping and URL redaction at the bottom,
 //! each on its own; a connected server above them; the tools it offers on top.
 
-use std::path::{Path, PathBuf};
-
-use reloop_layout::{assert_acyclic, graph, long_files};
-
-const MAX_LINES: usize = 800;
-
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
+use reloop_layout::checked_crate;
 
 #[test]
-fn no_file_in_the_crate_is_over_800_lines() {
-    assert_eq!(long_files(&src(), MAX_LINES), vec![], "over {MAX_LINES} lines");
-}
-
-#[test]
-fn the_crate_s_modules_have_no_import_cycle() {
-    let graph = graph(&src());
-    assert_acyclic(&graph, "reloop-mcp");
+fn the_crate_s_modules_have_no_import_cycle_and_no_file_is_over_800_lines() {
+    let graph = checked_crate(env!("CARGO_MANIFEST_DIR"), "reloop-mcp");
     // The reader saw the graph it checks: a server is reached as configured, over a transport
     // that may be the SDK's channel, and its tools call it.
     assert!(graph["server"].contains("config") && graph["server"].contains("channel"), "{graph:?}");
