@@ -88,7 +88,7 @@ impl History {
         } else {
             // Up to version 3 the digest takes the message's JSON: its length comes with it.
             let before = digest.written();
-            message.write_json(&mut digest);
+            digest.value(&message);
             let _ = json_len.set(digest.written() - before);
         }
         self.append(message, digest.finish(), json_len);

@@ -27,9 +27,9 @@
 //! Modules are layered, with no cycle: data (`message`, `event`, `effect`, `reason`, `profile`,
 //! `config`, `context`, `state`), then `step` (the step constructors), `request` (the way to the next
 //! request), the rules (`response`, `retry`, `end_of_turn`, `abort`), one module per phase, and
-//! the dispatcher `transition` on top. Below everything, `wire`: the frozen JSON bytes that digest
-//! versions 1–3 hash and the token estimate counts, held to serde_json's by property tests; from
-//! version 4 the digest takes typed fields (`digest`). Journal rows are read and written by
+//! the dispatcher `transition` on top. Below everything, `wire`: which of serde_json's bytes
+//! define behaviour (what digest versions 1–3 hash and the token estimate counts); from version 4
+//! the digest takes typed fields (`digest`). Journal rows are read and written by
 //! `reloop-journal`, through serde: the core writes no other JSON by hand.
 
 #![forbid(unsafe_code)]

@@ -44,7 +44,7 @@ impl Streaming {
             d.u64(self.blocks.len() as u64);
             self.blocks.iter().for_each(|block| crate::digest::digest_block(d, block));
         } else {
-            crate::wire::write_blocks(d, &self.blocks);
+            d.value(&self.blocks);
         }
     }
 }
@@ -103,7 +103,7 @@ impl Tools {
             d.u64(self.calls.len() as u64);
             self.calls.iter().for_each(|call| crate::digest::digest_tool_use(d, call));
         } else {
-            crate::wire::write_tool_uses(d, &self.calls);
+            d.value(&self.calls);
         }
         d.value(&self.outcomes);
     }

@@ -225,13 +225,6 @@ impl Digest {
     }
 }
 
-impl crate::wire::Sink for Digest {
-    #[inline]
-    fn put(&mut self, bytes: &[u8]) {
-        self.bytes(bytes);
-    }
-}
-
 /// Folds `bytes`, a whole number of words, in order.
 fn fold_words(h: &mut u64, bytes: &[u8]) {
     for word in bytes.chunks_exact(8) {
