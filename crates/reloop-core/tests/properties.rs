@@ -6,24 +6,11 @@ use proptest::prelude::*;
 use reloop_core::testkit::{HookOutcome, ModelOutcome, Simulation};
 use reloop_core::Config;
 
+mod common;
+
 /// 512 cases in CI; `PROPTEST_CASES=N` for a deeper run.
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(512)
-}
-
-fn outcome() -> impl Strategy<Value = ModelOutcome> {
-    prop_oneof![
-        3 => Just(ModelOutcome::Text),
-        6 => (0usize..5).prop_map(ModelOutcome::Tools),
-        1 => Just(ModelOutcome::Error),
-        1 => Just(ModelOutcome::Overloaded),
-        1 => Just(ModelOutcome::Fatal),
-        2 => Just(ModelOutcome::MaxTokens),
-        1 => Just(ModelOutcome::MissingToolCall),
-        2 => (0u64..3_000).prop_map(ModelOutcome::TextTokens),
-        2 => (0u64..40_000, 0usize..3).prop_map(|(input_tokens, tools)| ModelOutcome::Large { input_tokens, tools }),
-        1 => Just(ModelOutcome::PromptTooLong),
-    ]
 }
 
 fn config() -> impl Strategy<Value = Config> {
@@ -56,7 +43,7 @@ proptest! {
 
     #[test]
     fn every_run_keeps_the_invariants(
-        script in proptest::collection::vec(outcome(), 0..16),
+        script in proptest::collection::vec(common::model_outcome(), 0..16),
         config in config(),
         abort_at in proptest::option::of(0usize..40),
         reverse in any::<bool>(),

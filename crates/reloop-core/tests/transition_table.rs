@@ -12,6 +12,8 @@
 //! testkit's invariants, and when the doc's table differs from the generated one:
 //! `RELOOP_BLESS=1` rewrites the doc's table.
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "transition_table/paths.rs"]
 mod paths;
 #[path = "transition_table/samples.rs"]

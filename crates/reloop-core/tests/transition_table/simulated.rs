@@ -15,21 +15,6 @@ use crate::session::{Edge, Outcome};
 /// How many sessions are simulated.
 const RUNS: usize = 4096;
 
-fn model_outcome() -> impl Strategy<Value = ModelOutcome> {
-    prop_oneof![
-        3 => Just(ModelOutcome::Text),
-        6 => (0usize..5).prop_map(ModelOutcome::Tools),
-        1 => Just(ModelOutcome::Error),
-        1 => Just(ModelOutcome::Overloaded),
-        1 => Just(ModelOutcome::Fatal),
-        2 => Just(ModelOutcome::MaxTokens),
-        1 => Just(ModelOutcome::MissingToolCall),
-        2 => (0u64..3_000).prop_map(ModelOutcome::TextTokens),
-        2 => (0u64..40_000, 0usize..3).prop_map(|(input_tokens, tools)| ModelOutcome::Large { input_tokens, tools }),
-        1 => Just(ModelOutcome::PromptTooLong),
-    ]
-}
-
 fn config() -> impl Strategy<Value = Config> {
     (
         proptest::option::of(1u32..8),
@@ -59,7 +44,7 @@ fn simulation() -> impl Strategy<Value = (Simulation, Vec<ModelOutcome>)> {
         prop_oneof![4 => Just(HookOutcome::Pass), 5 => Just(HookOutcome::Block), 1 => Just(HookOutcome::Prevent)];
     (
         config(),
-        proptest::collection::vec(model_outcome(), 0..16),
+        proptest::collection::vec(crate::common::model_outcome(), 0..16),
         proptest::option::of(0usize..40),
         any::<bool>(),
         proptest::collection::vec(0usize..30, 0..3),
