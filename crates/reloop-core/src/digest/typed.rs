@@ -27,6 +27,11 @@ const MAP: u8 = 12;
 const STRUCT: u8 = 13;
 const END: u8 = 14;
 
+/// An empty list's bytes, as [`Typed`] writes them; [`Digest::list`] writes them directly.
+pub(super) const EMPTY_LIST: &[u8] = &[LIST, END];
+/// `None`'s bytes, as [`Typed`] writes them; [`Digest::option`] writes them directly.
+pub(super) const NONE_BYTES: &[u8] = &[NONE];
+
 /// Mixes in `value`'s typed fields.
 pub(super) fn value<T: Serialize + ?Sized>(d: &mut Digest, value: &T) {
     // Our types serialize into a digest without error; a custom error could only come from a
@@ -107,6 +112,7 @@ pub(crate) fn digest_tool_use(d: &mut Digest, call: &ToolUse) {
 struct Typed<'a>(&'a mut Digest);
 
 impl Typed<'_> {
+    #[inline]
     fn tagged(&mut self, tag: u8, n: u64) {
         let mut bytes = [0; 9];
         bytes[0] = tag;
@@ -114,6 +120,7 @@ impl Typed<'_> {
         self.0.bytes(&bytes);
     }
 
+    #[inline]
     fn string(&mut self, tag: u8, s: &[u8]) {
         self.tagged(tag, s.len() as u64);
         self.0.bytes(s);
