@@ -209,6 +209,9 @@ class Server:
                     start = dict(msg, content=[], stop_reason=None)
                     start["usage"] = dict(msg["usage"], output_tokens=1)
                     ev("message_start", {"type": "message_start", "message": start})
+                    if step.get("sse_error") == "start":
+                        ev("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                        return
                     for i, b in enumerate(msg["content"]):
                         raw = step_raw_inputs(step).get(i)
                         if b["type"] == "text":
@@ -348,6 +351,9 @@ def step_raw_inputs(step):
 
 
 def fresh_dirs():
+    # the CLI also keeps per-session task files under /tmp/claude-<uid>/<project dir>/
+    scratch = "/tmp/claude-%d/%s" % (os.getuid(), PROJECT.replace("/", "-"))
+    shutil.rmtree(scratch, ignore_errors=True)
     for d in (PROJECT, HOME, HOOKS):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)

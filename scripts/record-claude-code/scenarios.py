@@ -7,7 +7,8 @@ kind are used in order; `defaults[kind]` answers once they run out.
 Step fields: `text` or `blocks` (text / tool_use / thinking / redacted_thinking; a tool_use's
 `raw_input` streams that exact partial JSON), `stop` (stop_reason, default from the blocks), `usage`,
 `status`+`error_type`+`message`+`headers` (an HTTP error instead), `hang` (stream the text's first
-chunk, then stall N seconds), `delay` (seconds before answering).
+chunk, then stall N seconds), `sse_error` (end the stream with an SSE `error` event instead of
+`message_delta`; `"start"`: right after `message_start`), `delay` (seconds before answering).
 """
 import copy
 
@@ -225,6 +226,25 @@ SCENARIOS = [
         "steps": [{"blocks": [read()]}],
         "defaults": {"main": {"status": 500, "error_type": "api_error", "message": "Internal server error",
                               "headers": {"x-should-retry": "false"}}},
+    },
+    {
+        "name": "api_errors/sse_overloaded",
+        "note": "HTTP 200 streams that send an SSE `error` event (`overloaded_error`) after `message_start` and "
+                "the first text block, three times; then a normal answer (facts §7: Claude Code falls back to a "
+                "non-streaming request).",
+        "prompt": "检查登录模块",
+        "steps": [{"text": "部分回答", "sse_error": True}, {"text": "部分回答", "sse_error": True},
+                  {"text": "部分回答", "sse_error": True}],
+        "defaults": {"main": {"text": FINAL}},
+    },
+    {
+        "name": "api_errors/sse_overloaded_at_start",
+        "note": "As `sse_overloaded`, but the SSE `error` event comes right after `message_start`, before any "
+                "content block (the case in facts §7).",
+        "prompt": "检查登录模块",
+        "steps": [{"text": "x", "sse_error": "start"}, {"text": "x", "sse_error": "start"},
+                  {"text": "x", "sse_error": "start"}],
+        "defaults": {"main": {"text": FINAL}},
     },
     # 6. interrupts
     {
