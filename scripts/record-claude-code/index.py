@@ -25,6 +25,9 @@ lines = [
     "wrote any), `stdout.jsonl` (stream-json), `requests.jsonl` (every request the fake server got), "
     "`scenario.json` (prompt, flags, env, the server's script, exit code) and `NOTE.md`.",
     "",
+    "FINDINGS.md (written by hand from these recordings) says per family what each version wrote into "
+    "the transcript: line types, subtypes, attachments, meta messages and their exact texts.",
+    "",
     "| fixture | exit | requests | files |",
     "|---|---|---|---|",
 ]
