@@ -171,6 +171,30 @@ fn an_imported_transcript_on_a_priced_model_is_priced_with_its_cache_reads_and_w
 }
 
 #[test]
+fn a_budget_set_on_replay_of_a_session_that_recorded_no_price_is_refused_not_answered_no_change() {
+    let ws = Workspace::seed();
+    // An import records no prices: its responses counted as costing 0, and a budget could never
+    // stop it. The answer is not "no change" for a session that cost $0.32.
+    assert_eq!(ws.reloop(&["import", "claude-code", KFISCHER]).status.code(), Some(0));
+    let out = ws.reloop(&["replay", "last", "--set", "max_budget_usd=0.05"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(
+            "--set max_budget_usd cannot be answered: the session recorded no price for model claude-opus-4-5-20251101"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A run records its model's price: the budget is replayed at it ($0.00855 after turn 1).
+    let out = ws.run_responses("check", two_turns("claude-sonnet-4-6"), &["--model", "claude-sonnet-4-6"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = ws.reloop(&["replay", "last", "--set", "max_budget_usd=0.005", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(report["would"].as_str().unwrap().starts_with("would have stopped with max_budget_usd"), "{report}");
+}
+
+#[test]
 fn a_native_session_on_a_model_without_a_price_costs_unknown_and_warns_once_per_command() {
     let ws = Workspace::seed();
     let out = ws.run_responses("check", two_turns("my-local-model"), &["--model", "my-local-model"]);
