@@ -44,8 +44,20 @@ fn known(model: &str) -> Option<Entry> {
     if let Some(e) = table.models.get(model) {
         return Some(e.clone());
     }
-    let prefix = table.models.iter().filter(|(name, _)| model.starts_with(name.as_str())).max_by_key(|(n, _)| n.len());
+    let prefix = table
+        .models
+        .iter()
+        .filter(|(name, _)| model.strip_prefix(name.as_str()).is_some_and(same_model))
+        .max_by_key(|(n, _)| n.len());
     prefix.map(|(_, e)| e.clone())
+}
+
+/// Whether what follows a listed name still names that model: a dated snapshot (`-20250929`,
+/// Vertex's `@20250929`) or a context variant (`[1m]`). Anything else is another model
+/// (`claude-sonnet-4-7` is not `claude-sonnet-4`), whose price the table does not know.
+fn same_model(rest: &str) -> bool {
+    let dated = |d: &str| d.len() >= 8 && d.bytes().take(8).all(|b| b.is_ascii_digit());
+    rest.is_empty() || rest.starts_with('[') || rest.strip_prefix(['-', '@']).is_some_and(dated)
 }
 
 /// The words for a model with no price, said the same way by every command that meets one.
@@ -112,6 +124,14 @@ mod tests {
     fn a_model_the_table_does_not_list_has_no_price_rather_than_the_defaults() {
         assert_eq!(super::known_price("some-local-model"), None);
         assert_eq!(super::known_price("claude-opus-4-6"), None);
+        // A listed name followed by anything but a date or a context variant is another model.
+        assert_eq!(super::known_price("claude-sonnet-4-7"), None);
+        assert_eq!(super::known_price("claude-sonnet-4x"), None);
+        let output = |m: &str| super::known_price(m).map(|p| p.output);
+        assert_eq!(output("claude-sonnet-4-20250514"), Some(15.0));
+        assert_eq!(output("claude-sonnet-4-5@20250929"), Some(15.0));
+        assert_eq!(output("claude-opus-4-8[1m]"), Some(25.0));
+        assert_eq!(output("claude-haiku-4-5-20251001"), Some(5.0));
     }
 
     #[test]
