@@ -131,6 +131,18 @@ pub struct MaxTurnsArg {
     pub max_turns: Option<u32>,
 }
 
+/// `--price MODEL=INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ]`: a model's prices where
+/// `data/models.json` has none (a local model, a model newer than the table), so its cost is
+/// counted and `--max-budget-usd` can be enforced on it.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PriceArg {
+    /// A model's prices in USD per million tokens (repeatable); cache writes default to 1.25
+    /// times INPUT and cache reads to a tenth of it. Wins over data/models.json.
+    #[arg(long = "price", value_name = "MODEL=INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ]",
+          value_parser = crate::models::parse_price)]
+    pub prices: Vec<reloop_core::Price>,
+}
+
 /// `--crash-after-step N`, hidden: crash tests of the commands that write a session.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct CrashArg {

@@ -398,7 +398,7 @@ fn defaults_per_profile_model_and_max_tokens_and_an_unknown_model_warns_once() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests()[0].body["max_tokens"], 8000, "CLAUDE_CODE_MAX_OUTPUT_TOKENS wins");
-    let warned = stderr(&out).matches("has no prices for model my-local-model").count();
+    let warned = stderr(&out).matches("no price for model my-local-model (data/models.json does not list it)").count();
     assert_eq!(warned, 1, "{}", stderr(&out));
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["total_cost_usd"], 0.0, "no borrowed prices");

@@ -98,4 +98,14 @@ fn an_imported_claude_code_session_and_a_reloop_run_of_its_prompt_line_up() {
     assert_eq!(y["event"], "tool_use Bash mix phx.server &", "{d}");
     assert_eq!(d["after_a"]["terminal_reason"], "aborted_streaming");
     assert_eq!(d["after_b"]["terminal_reason"], "completed");
+    // Claude Code's side ran claude-opus-4-6, which data/models.json does not price: its cost
+    // is unknown, and the text says so once on stderr.
+    assert_eq!(d["after_a"]["cost_usd"], Value::Null, "{d}");
+    assert_eq!(d["after_a"]["unpriced_models"], json!(["claude-opus-4-6"]));
+    let text = ws.reloop(&["diff", &ids(&ws)[0], "last"]);
+    assert!(stdout(&text).contains(" cost      cost unknown  "), "{}", stdout(&text));
+    assert_eq!(
+        common::stderr(&text),
+        "reloop: warning: no price for model claude-opus-4-6 (data/models.json does not list it): its cost is shown as unknown\n"
+    );
 }

@@ -26,7 +26,8 @@ fn sessions_show_date_source_model_steps_cost_end_and_first_prompt() {
     // The import's transcript is older than the run: it is listed first, and still is `last`.
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 4, "{list}");
-    assert!(lines[0].contains("   23 steps  $0.0962  aborted_streaming  claude-opus-4-6  <- last"), "{list}");
+    // data/models.json has no price for claude-opus-4-6: its cost is unknown, not Sonnet's.
+    assert!(lines[0].contains("   23 steps  cost unknown  aborted_streaming  claude-opus-4-6  <- last"), "{list}");
     assert!(
         lines[0].starts_with(&format!("{}  2026-02-1", &sessions_json(&ws)[0]["id"].as_str().unwrap()[..8])),
         "{list}"

@@ -158,6 +158,9 @@ fn an_imported_session_shows_each_prompt_retries_and_what_was_inferred() {
     assert!(
         r.dom.contains(">WebFetch<") && r.dom.contains("https://github.com/bradleygolden/claude-marketplace-elixir")
     );
+    // Tokens by kind, and claude-opus-4-6's cost as unknown: data/models.json has no price for it.
+    assert!(r.dom.contains(" cache read · ") && r.dom.contains(" cache write · "), "tokens apart");
+    assert!(r.dom.contains("cost unknown (no price for claude-opus-4-6)"), "the session's cost");
 }
 
 /// The page's data: the JSON of its script element (whose `\u` escapes JSON reads back).

@@ -43,6 +43,9 @@ pub fn run(args: DiffArgs) -> Result<Exit, CliError> {
     if json {
         crate::term::json_line(&d, true).map_err(|e| CliError::Io(e.to_string()))?;
     } else {
+        let unpriced: std::collections::BTreeSet<&String> =
+            d.after_a.spend.unpriced_models.iter().chain(&d.after_b.spend.unpriced_models).collect();
+        super::reading::warn_unpriced(unpriced);
         out!("{}", reloop_inspect::diff::text(&d));
     }
     Ok(if d.first_difference.is_some() { Exit::Failed } else { Exit::Success })

@@ -11,7 +11,7 @@ mod export;
 mod fork;
 mod import;
 mod man;
-mod reading;
+pub(crate) mod reading;
 mod replay;
 mod reread;
 mod rerun;

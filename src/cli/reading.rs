@@ -44,10 +44,24 @@ pub(crate) fn local_time(ms: u64) -> String {
     at.to_zoned(jiff::tz::TimeZone::system()).strftime("%Y-%m-%d %H:%M").to_string()
 }
 
-/// What a response cost: the session's own prices, else the bundled model table's.
-pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage) -> f64 + '_ {
-    move |model, usage| match header.core_config.prices.iter().find(|p| p.model == model) {
-        Some(p) => p.cost(usage),
-        None => crate::models::price(model).map_or(0.0, |p| p.cost(usage)),
+/// What a response cost: the session's own prices (as it ran, `--price` included), else the
+/// bundled model table's; `None` for a model neither prices, whose cost is unknown.
+pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+    price_in(&header.core_config.prices)
+}
+
+/// [`price`] from a session's recorded prices.
+pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+    move |model, usage| match prices.iter().find(|p| p.model == model) {
+        Some(p) => Some(p.cost(usage)),
+        None => crate::models::known_price(model).map(|p| p.cost(usage)),
+    }
+}
+
+/// One warning line on stderr per model a text command found with no price: its cost is shown
+/// as unknown, and this says why and how to give one.
+pub(crate) fn warn_unpriced<'a>(models: impl IntoIterator<Item = &'a String>) {
+    for model in models {
+        crate::term::errln!("reloop: warning: {}: its cost is shown as unknown", crate::models::unpriced(model));
     }
 }

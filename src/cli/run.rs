@@ -12,7 +12,8 @@ use crate::error::Exit;
 use crate::launch::permissions::PermissionFlags;
 use crate::launch::NewSession;
 use crate::options::{
-    reword, ConnectionArgs, CrashArg, InputFormat, MaxTurnsArg, McpArgs, OutputFormatArg, ProviderKind, SettingsArg,
+    reword, ConnectionArgs, CrashArg, InputFormat, MaxTurnsArg, McpArgs, OutputFormatArg, PriceArg, ProviderKind,
+    SettingsArg,
 };
 use crate::term::output::Printer;
 
@@ -110,9 +111,12 @@ pub struct RunArgs {
     /// Never compact before a request (reactive compaction on "prompt is too long" stays on).
     #[arg(long)]
     pub no_auto_compact: bool,
-    /// End the run once it has cost this many US dollars (prices from data/models.json).
+    /// End the run once it has cost this many US dollars (prices from data/models.json or
+    /// --price; a model with neither is refused, exit 2).
     #[arg(long, value_name = "USD")]
     pub max_budget_usd: Option<f64>,
+    #[command(flatten)]
+    pub price: PriceArg,
     #[command(flatten)]
     pub crash: CrashArg,
     #[command(flatten)]
@@ -235,6 +239,7 @@ impl RunArgs {
             context_window: self.context_window,
             auto_compact: !self.no_auto_compact,
             max_budget_usd: self.max_budget_usd,
+            prices: self.price.prices.clone(),
             crash_after_step: self.crash.crash_after_step,
             settings,
             settings_path,

@@ -25,11 +25,13 @@ struct Row {
     prompt: String,
     model: String,
     source: String,
-    cost_usd: f64,
+    spend: reloop_inspect::spend::Spend,
 }
 
 impl Row {
-    fn of(overview: SessionOverview) -> Row {
+    /// The row of a session, its responses priced at `prices` (the session's own, recorded as it
+    /// ran) else the model table's: a model neither prices makes its cost unknown.
+    fn of(overview: SessionOverview, prices: &[reloop_core::Price]) -> Row {
         let config = &overview.run_config;
         let text = |key: &str| config.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let prompt = match &overview.first_prompt {
@@ -37,14 +39,12 @@ impl Row {
             _ => String::new(),
         };
         let model = overview.responses.iter().rev().find_map(|(m, _)| m.clone()).unwrap_or_else(|| text("model"));
-        let cost_usd = overview
-            .responses
-            .iter()
-            .map(|(m, usage)| {
-                let m = m.as_deref().unwrap_or(&model);
-                crate::models::price(m).map_or(0.0, |p| p.cost(usage))
-            })
-            .fold(0.0, |a, b| a + b);
+        let price = super::reading::price_in(prices);
+        let mut spend = reloop_inspect::spend::Spend::default();
+        for (m, usage) in &overview.responses {
+            let m = m.as_deref().unwrap_or(&model);
+            spend.add(m, usage, price(m, usage));
+        }
         let agent =
             |key: &str| config.get("agent").and_then(|a| a.get(key)).and_then(Value::as_str).map(str::to_string);
         let source = match (&overview.parent, text("provider").as_str()) {
@@ -59,7 +59,7 @@ impl Row {
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
-        Row { overview, prompt, model, source, cost_usd }
+        Row { overview, prompt, model, source, spend }
     }
 
     fn end(&self, journal: &SessionJournal) -> Result<String, CliError> {
@@ -74,7 +74,12 @@ impl Row {
 pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     let json = args.json.json;
     let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
-    let mut rows: Vec<Row> = journal.overview()?.into_iter().map(Row::of).collect();
+    let mut rows: Vec<Row> = Vec::new();
+    for overview in journal.overview()? {
+        // Each session's recorded prices: `--price` given to a run prices its model here too.
+        let prices = journal.header(&overview.id)?.core_config.prices;
+        rows.push(Row::of(overview, &prices));
+    }
     // `last` is the session written most recently: the overview's last row.
     let last = rows.iter().rev().find(|r| r.overview.run_config.get("agent").is_none()).map(|r| r.overview.id.clone());
     // Listed in creation order (an import's creation is its transcript's start), forks under
@@ -92,7 +97,13 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "parent": o.parent.as_ref().map(|(id, _)| id),
                     "fork_seq": o.parent.as_ref().map(|(_, seq)| seq),
                     "source": r.source, "file": o.run_config.get("file"),
-                    "model": r.model, "first_prompt": r.prompt, "cost_usd": r.cost_usd,
+                    "model": r.model, "first_prompt": r.prompt,
+                    "input_tokens": r.spend.input_tokens,
+                    "cache_read_input_tokens": r.spend.cache_read_input_tokens,
+                    "cache_creation_input_tokens": r.spend.cache_creation_input_tokens,
+                    "output_tokens": r.spend.output_tokens,
+                    "cache_hit_rate": r.spend.cache_hit_rate(),
+                    "cost_usd": r.spend.cost_usd(), "unpriced_models": r.spend.unpriced_models,
                     "writer_pid": journal.as_sqlite().map(|j| j.writer(&o.id)).transpose()?.flatten(),
                     "writer": journal.live_writer(&o.id)?,
                     "agent": o.run_config.get("agent"),
@@ -122,17 +133,19 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
             })
             .collect()
     };
+    let unpriced: std::collections::BTreeSet<&String> = rows.iter().flat_map(|r| &r.spend.unpriced_models).collect();
+    super::reading::warn_unpriced(unpriced);
     let mut stack: Vec<(&Row, usize)> = children(None).into_iter().rev().map(|r| (r, 0)).collect();
     while let Some((r, depth)) = stack.pop() {
         let o = &r.overview;
         let indent = "    ".repeat(depth);
         let mark = if Some(&o.id) == last.as_ref() { "  <- last" } else { "" };
         outln!(
-            "{indent}{}  {}  {:>5} steps  ${:.4}  {}  {}{mark}",
+            "{indent}{}  {}  {:>5} steps  {}  {}  {}{mark}",
             short(&o.id),
             local_time(o.created_at_ms),
             o.steps,
-            r.cost_usd,
+            r.spend.cost_words(),
             r.end(&journal)?,
             if r.model.is_empty() { "-" } else { r.model.as_str() },
         );

@@ -49,6 +49,12 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
     let reloop_driver::Rebuilt { state, steps, .. } =
         reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
     drop(opened);
+    // Every response's tokens by kind, subagents' included, priced as `why` prices them.
+    let price = super::reading::price(&header);
+    let mut spend = reloop_inspect::spend::Spend::default();
+    for (model, usage) in state.context().model_usage() {
+        spend.add(model, usage, price(model, usage));
+    }
     if json {
         /// The session as `show --json` prints it, serialized straight to stdout: a long
         /// conversation is never copied into a JSON value or a string first.
@@ -60,6 +66,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             run_config: &'a serde_json::Value,
             steps: usize,
             terminal: Option<&'a reloop_core::Terminal>,
+            usage: &'a reloop_inspect::spend::Spend,
             messages: &'a reloop_core::History,
         }
         let shown = Shown {
@@ -69,6 +76,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             run_config: &header.run_config,
             steps,
             terminal: state.terminal(),
+            usage: &spend,
             messages: state.messages(),
         };
         match crate::term::json_line_streamed(&shown, true) {
@@ -117,6 +125,8 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
     if let Some(t) = state.terminal() {
         outln!("terminal: {}", t.reason().as_str());
     }
+    outln!("usage: {}, {}", spend.tokens_words(), spend.cost_words());
+    super::reading::warn_unpriced(&spend.unpriced_models);
     Ok(Exit::Success)
 }
 

@@ -31,14 +31,21 @@ pub(crate) fn lines(journal: &SessionJournal, id: &str) -> Result<Vec<String>, C
         let state = reloop_driver::rebuild(&**journal, &sub.id, &header.core_config)?.state;
         let end = state.terminal().map_or("(unfinished)", |t| t.reason().as_str());
         let result = reloop_driver::outputs::result_of(&sub.id, &state, 0);
+        // Priced as `why` prices a session: a model with no price makes the cost unknown
+        // rather than the $0 the run counted for it.
+        let price = super::reading::price(&header);
+        let mut spend = reloop_inspect::spend::Spend::default();
+        for (model, usage) in &result.model_usage {
+            spend.add(model, usage, price(model, usage));
+        }
         lines.push(format!(
-            "{}{} -> agent {}  {}  {end}, {} turns, ${:.4}",
+            "{}{} -> agent {}  {}  {end}, {} turns, {}",
             "  ".repeat(depth),
             sub.tool_use_id,
             sub.agent_type,
             short(&sub.id),
             result.num_turns,
-            result.total_cost_usd
+            spend.cost_words()
         ));
     }
     Ok(lines)

@@ -59,6 +59,7 @@ pub fn run(args: ViewArgs) -> Result<Exit, CliError> {
         Ok(true)
     })?;
     let facts = gatherer.finish();
+    super::reading::warn_unpriced(&facts.totals().unpriced_models);
 
     let session = session_json(&journal, &header, &facts, terminal, steps)?;
     let path =
@@ -91,7 +92,7 @@ fn session_json(
     steps: usize,
 ) -> Result<Value, CliError> {
     let config = &header.run_config;
-    let (input_tokens, output_tokens, cost_usd) = facts.totals();
+    let spend = facts.totals();
     let model = facts.requests.iter().rev().map(|r| r.model.as_str()).find(|m| !m.is_empty());
     Ok(json!({
         "id": header.id,
@@ -109,7 +110,9 @@ fn session_json(
             .map(|s| json!({"id": s.id, "tool_use_id": s.tool_use_id, "agent_type": s.agent_type}))
             .collect::<Vec<_>>(),
         "terminal": terminal,
-        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost_usd,
+        "input_tokens": spend.input_tokens, "cache_read_input_tokens": spend.cache_read_input_tokens,
+        "cache_creation_input_tokens": spend.cache_creation_input_tokens, "output_tokens": spend.output_tokens,
+        "cache_hit_rate": spend.cache_hit_rate(), "cost_usd": spend.cost_usd(), "unpriced_models": spend.unpriced_models,
         "steps": steps,
     }))
 }

@@ -42,6 +42,9 @@ pub fn replay(
     for change in set {
         apply(&mut header.core_config, change)?;
     }
+    if header.core_config.max_budget_usd.is_some() && header.core_config.max_budget_usd != recorded.max_budget_usd {
+        budget_is_countable(&header.core_config)?;
+    }
     let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     super::reading::feed(&mut opened, &id, &mut replayer)?;
     let report = replayer.finish();
@@ -148,6 +151,24 @@ fn short(effects: &serde_json::Value) -> String {
     } else {
         kinds.join(", ")
     }
+}
+
+/// A budget set on replay counts the session's cost as it was recorded, at the prices the
+/// session recorded. A model it recorded none for (an import records none; a run on a model the
+/// table does not list) counted as costing 0, so the budget could never bite and the answer
+/// would be a misleading "no change": it is refused instead. (Pricing it now would change the
+/// recorded state's digest at the first response, a difference the session never had.)
+fn budget_is_countable(config: &Config) -> Result<(), CliError> {
+    let models = std::iter::once(config.model.as_str()).chain(config.fallback_model.as_deref());
+    for model in models.filter(|m| !m.is_empty()) {
+        if !config.prices.iter().any(|p| p.model == model) {
+            return Err(CliError::Usage(format!(
+                "--set max_budget_usd cannot be answered: the session recorded no price for model {model} (an \
+                 imported session records none), so its cost counted as 0 and no budget would stop it"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One `KEY=VALUE` change to the configuration a replay runs under.

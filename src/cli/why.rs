@@ -34,6 +34,14 @@ pub struct WhyArgs {
     pub json: JsonArg,
 }
 
+/// A decision as `why --json` prints it: the line, and the tokens and cost of its turn.
+#[derive(serde::Serialize)]
+struct WithUsage<'a> {
+    #[serde(flatten)]
+    line: &'a reloop_inspect::explain::WhyLine,
+    turn_usage: Option<&'a reloop_inspect::spend::Spend>,
+}
+
 pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
     let (journal, selector, json, dot) = (&args.journal, args.session.session.as_str(), args.json.json, args.dot);
     let filter = WhyFilter { turn: args.turn, prompt: args.prompt, reason: args.reason.clone(), ignored: args.steps };
@@ -68,12 +76,17 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
     let mut array = crate::term::PrettyArray::default();
     let mut grouping = reloop_inspect::explain::Grouping::default();
     let mut i = 0;
+    if !json {
+        super::reading::warn_unpriced(&facts.totals().unpriced_models);
+    }
     // A session still being written may have more steps now: the facts cover the first ones.
     opened.visit_steps(&header.id, &mut |s| {
         for line in why_step(i, &s, &facts, &filter) {
             if json {
+                // Each decision carries its turn's tokens and cost, as the text's turn heading.
+                let turn_usage = facts.turn(line.prompt, line.turn);
                 array
-                    .push(&line)
+                    .push(&WithUsage { line: &line, turn_usage: turn_usage.map(|t| &t.spend) })
                     .map_err(|e| reloop_journal::JournalError::Encode { what: "a decision", source: e })?;
             } else {
                 if written == 0 {

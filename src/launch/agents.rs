@@ -40,8 +40,13 @@ fn setup(cwd: &Path, scripted: bool) -> AgentSetup {
     for warning in &catalog.warnings {
         crate::term::errln!("reloop: warning: {warning}");
     }
-    let prices =
-        catalog.definitions().iter().filter_map(|d| d.model.as_deref()).filter_map(crate::models::price).collect();
+    // A model the table does not price gets none (its cost is unknown), never the default's.
+    let prices = catalog
+        .definitions()
+        .iter()
+        .filter_map(|d| d.model.as_deref())
+        .filter_map(crate::models::known_price)
+        .collect();
     AgentSetup {
         catalog,
         prices,

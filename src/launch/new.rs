@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use reloop_core::{Config, ContentBlock};
+use reloop_core::{Config, ContentBlock, Price};
 use reloop_driver::{RunConfig, Session};
 use reloop_hooks::Settings;
 use reloop_model::{AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, Timeouts};
@@ -49,6 +49,8 @@ pub struct NewSession {
     pub context_window: Option<u64>,
     pub auto_compact: bool,
     pub max_budget_usd: Option<f64>,
+    /// Prices the user gave (`--price`), for models the table does not price or prices otherwise.
+    pub prices: Vec<Price>,
     /// Crash tests: abort after journaling this step.
     pub crash_after_step: Option<u64>,
     /// The settings (hooks, rules, `env`, `sandbox`) and the file they came from, if one did.
@@ -79,6 +81,13 @@ impl NewSession {
         // Claude Code's limit follows the model: after a fallback, the fallback model's.
         let fallback_max_output_tokens =
             self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
+        let spec = permissions::spec(&self.permissions, &self.settings)?;
+        let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
+        // Priced before anything is started or journaled: an unenforceable budget is refused.
+        let prices = self.prices(&model)?;
+        let agents =
+            super::agents::for_new_session(cwd, self.provider == ProviderKind::Scripted, permissions.removes("Agent"));
+        self.agents_priced(agents.as_ref(), &prices)?;
         let provider = provider(&self)?;
         let journal_path = self.journal.path(&self.journal_base);
         let journal = self.journal.open(&self.journal_base, Open::Create)?;
@@ -89,8 +98,6 @@ impl NewSession {
             (None, Some(a)) => Some(format!("{}\n\n{a}", reloop_driver::DEFAULT_SYSTEM_PROMPT)),
             (None, None) => None,
         };
-        let spec = permissions::spec(&self.permissions, &self.settings)?;
-        let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         let run = RunConfig::new(provider.name().to_string(), model.clone(), cwd.to_path_buf())
             .with_script(self.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
             .with_thinking(self.thinking)
@@ -117,26 +124,75 @@ impl NewSession {
                 .with_stop_hook_block_cap(self.stop_hook_block_cap)
                 .with_context_window(self.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
                 .with_auto_compact(self.auto_compact)
-                .with_prices(
-                    std::iter::once(&model)
-                        .chain(self.fallback_model.as_ref())
-                        .filter_map(|m| crate::models::price_or_warn(m))
-                        .collect(),
-                )
+                .with_prices(prices)
                 .with_max_budget_usd(self.max_budget_usd)
                 .with_profile(profile)
                 .with_local_model_server(local_server(&self)),
             run,
         )
         .with_hooks(self.settings.hooks.clone())
-        .with_agents(super::agents::for_new_session(
-            cwd,
-            self.provider == ProviderKind::Scripted,
-            permissions.removes("Agent"),
-        ))
+        .with_agents(agents)
         .with_permissions(Some(permissions))
         .with_crash_after_step(self.crash_after_step);
         Ok((session, journal_path))
+    }
+}
+
+impl NewSession {
+    /// The prices the session records: the model's and the fallback's (`--price`, else
+    /// data/models.json), and every other `--price` given (a subagent or `set_model` may ask
+    /// those models). A model with neither gets no price, and one warning: its responses count
+    /// as costing nothing, and the reading commands show their cost as unknown. With
+    /// `--max-budget-usd` such a model is refused (exit 2): the budget could not be enforced
+    /// on it, and enforcing it at another model's prices would stop the run at a wrong point.
+    fn prices(&self, model: &str) -> Result<Vec<Price>, CliError> {
+        let mut prices: Vec<Price> = Vec::new();
+        // A model given twice: the last --price wins.
+        for given in self.prices.iter().rev() {
+            if !prices.iter().any(|p| p.model == given.model) {
+                prices.insert(0, given.clone());
+            }
+        }
+        for m in std::iter::once(model).chain(self.fallback_model.as_deref()) {
+            if prices.iter().any(|p| p.model == m) {
+                continue;
+            }
+            match crate::models::known_price(m) {
+                Some(price) => prices.push(price),
+                None => self.unpriced(m)?,
+            }
+        }
+        Ok(prices)
+    }
+
+    /// The agents' models must be priced too under a budget: a child spends from it.
+    fn agents_priced(&self, agents: Option<&reloop_driver::AgentSetup>, prices: &[Price]) -> Result<(), CliError> {
+        let Some(agents) = agents else { return Ok(()) };
+        let models: std::collections::BTreeSet<&str> =
+            agents.catalog.definitions().iter().filter_map(|d| d.model.as_deref()).collect();
+        for m in models {
+            if !prices.iter().chain(&agents.prices).any(|p| p.model == m) {
+                self.unpriced(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A model without a price: refused under a budget, else warned about once.
+    fn unpriced(&self, model: &str) -> Result<(), CliError> {
+        let unpriced = crate::models::unpriced(model);
+        if self.max_budget_usd.is_some() {
+            return Err(CliError::Usage(format!(
+                "--max-budget-usd cannot be enforced: {unpriced}; give its price with --price \
+                 {model}=INPUT,OUTPUT[,CACHE_WRITE,CACHE_READ] (USD per million tokens)"
+            )));
+        }
+        crate::term::errln!(
+            "reloop: warning: {unpriced}: its cost is not counted and shows as unknown (give one with --price \
+             {model}=INPUT,OUTPUT), its context window is taken as {}",
+            crate::models::context_window(model)
+        );
+        Ok(())
     }
 }
 

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::options::{
-    reword, value_names, ConnectionArgs, InputFormat, JournalArg, MaxTurnsArg, McpArgs, OutputFormatArg, ProviderKind,
+    reword, value_names, ConnectionArgs, InputFormat, JournalArg, MaxTurnsArg, McpArgs, OutputFormatArg, PriceArg,
+    ProviderKind,
 };
 use reloop_hooks::Settings;
 
@@ -88,7 +89,8 @@ pub struct PrintArgs {
     pub permission_prompt_tool: Option<String>,
     #[command(flatten)]
     pub max_turns: MaxTurnsArg,
-    /// End the run once it has cost this many US dollars.
+    /// End the run once it has cost this many US dollars (a model with no known price is
+    /// refused: give one with --price).
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
     /// Extended thinking with this many budget tokens.
@@ -143,6 +145,8 @@ pub struct PrintArgs {
     /// Whose loop rules to follow (see `reloop run --help`).
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
     pub compat: String,
+    #[command(flatten)]
+    pub price: PriceArg,
 
     #[command(flatten)]
     pub mcp: McpArgs,
@@ -425,6 +429,7 @@ impl PrintArgs {
             context_window: None,
             auto_compact: true,
             max_budget_usd: self.max_budget_usd,
+            prices: self.price.prices.clone(),
             crash_after_step: None,
             settings,
             settings_path,
@@ -554,6 +559,7 @@ mod tests {
         "max-retries",
         "dangerously-allow-root",
         "compat",
+        "price",
     ];
 
     #[test]

@@ -48,6 +48,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
                 .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
+                .with_prices(setup.args.price.prices.clone())
                 .with_mcp_servers(crate::mcp::status(&setup.servers));
             let (_, code) = crate::launch::drive::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
@@ -340,6 +341,7 @@ async fn stream_session(
     let model = setup.args.model.clone().unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
+        .with_prices(setup.args.price.prices.clone())
         .with_mcp_servers(crate::mcp::status(&setup.servers));
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }

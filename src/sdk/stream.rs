@@ -29,6 +29,8 @@ enum Output {
 /// Turns run events into lines.
 pub struct SdkStream {
     output: Output,
+    /// Prices given with `--price`, before the model table's (`modelUsage`'s `costUSD`).
+    prices: Vec<reloop_core::Price>,
     /// The `system/init` line, printed again when a later query starts.
     init: Option<Map<String, Value>>,
     /// Tokens the last response reported (`get_context_usage`).
@@ -79,6 +81,7 @@ impl SdkStream {
     pub fn new(wire: Wire, model: String, partial: bool) -> Self {
         SdkStream {
             output: Output::Lines,
+            prices: Vec::new(),
             init: None,
             context_tokens: 0,
             wire,
@@ -101,6 +104,12 @@ impl SdkStream {
             supersedes: None,
             mcp_servers: Vec::new(),
         }
+    }
+
+    /// The prices given with `--price`, which price `modelUsage` as they priced the run.
+    pub fn with_prices(mut self, prices: Vec<reloop_core::Price>) -> Self {
+        self.prices = prices;
+        self
     }
 
     /// Names the model server a server-side error's text points at.
@@ -578,7 +587,7 @@ impl SdkStream {
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));
-        line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile));
+        line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile, &self.prices));
         line.insert("permission_denials".into(), json!(result.permission_denials));
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         line.insert("uuid".into(), json!(self.uuid()));
@@ -670,13 +679,14 @@ fn usage_json(usage: &Usage) -> Value {
 }
 
 /// `modelUsage` in Claude Code's camelCase, with each model's cost, context window and the
-/// output-token limit the profile gives it.
-fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId) -> Value {
+/// output-token limit the profile gives it. A model with no price costs 0 here, as in
+/// `total_cost_usd` (the launch warned about it on stderr), never another model's price.
+fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId, prices: &[reloop_core::Price]) -> Value {
     let mut out = Map::new();
     for (model, usage) in by_model {
         let max_output_tokens =
             crate::launch::new::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
-        let cost = crate::models::price(model).map_or(0.0, |p| p.cost(usage));
+        let cost = crate::cli::reading::price_in(prices)(model, usage).unwrap_or(0.0);
         out.insert(
             shown_id(profile, model),
             json!({

@@ -102,7 +102,7 @@ pub fn settings() -> insta::Settings {
     s.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots"));
     s.set_prepend_module_to_snapshot(false);
     // A turn's time is the wall clock's: everything else on a `why` turn line is the journal's.
-    s.add_filter(r"(?m)(out tokens, \$[0-9.]+), [^\n]*$", "$1, [time]");
+    s.add_filter(r"(?m)(out tokens(?:, cache hit [0-9.]+%)?, (?:\$[0-9.]+|cost unknown)), [^\n]*$", "$1, [time]");
     s
 }
 

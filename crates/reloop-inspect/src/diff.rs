@@ -39,12 +39,9 @@ pub struct After {
     pub requests: usize,
     /// Tools called, by name, with how many times.
     pub tools: BTreeMap<String, usize>,
-    /// Input tokens (cache reads and writes included) those requests used.
-    pub input_tokens: u64,
-    /// Output tokens those requests used.
-    pub output_tokens: u64,
-    /// What those requests cost, at the binary's prices.
-    pub cost_usd: f64,
+    /// The tokens those requests used, by kind, and what they cost at the binary's prices.
+    #[serde(flatten)]
+    pub spend: crate::spend::Spend,
     /// How the side ended, if it did.
     pub terminal_reason: Option<String>,
 }
@@ -88,7 +85,7 @@ pub struct SessionDiff {
 pub struct Side<'a, E> {
     /// The session's header: its id and whether it is a fork (and of what).
     pub header: &'a SessionHeader,
-    /// Prices the side's responses for [`After::cost_usd`].
+    /// Prices the side's responses for [`After::spend`].
     pub price: PriceFn<'a>,
     /// Hands over the session's steps, in order.
     pub walk: &'a mut Walk<'a, E>,
@@ -333,10 +330,8 @@ impl<'a> AfterGatherer<'a> {
         // The core answers an asking once: a later answer to the same request is ignored.
         let Some(asked_model) = self.asked.remove(&request) else { return };
         let model = model.cloned().unwrap_or(asked_model);
-        self.after.input_tokens +=
-            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
-        self.after.output_tokens += usage.output_tokens;
-        self.after.cost_usd += (self.price)(&model, usage);
+        let cost = (self.price)(&model, usage);
+        self.after.spend.add(&model, usage, cost);
     }
 
     fn finish(self) -> After {
@@ -388,15 +383,18 @@ pub fn text(d: &SessionDiff) -> String {
             t.iter().map(|(n, c)| format!("{n}×{c}")).collect::<Vec<_>>().join(" ")
         }
     };
-    let tokens = |s: &After| {
-        format!("{} in / {} out", reloop_core::thousands(s.input_tokens), reloop_core::thousands(s.output_tokens))
-    };
-    let rows: [(&str, String, String); 6] = [
+    let (n, (a, b)) = (reloop_core::thousands, (&x.spend, &y.spend));
+    let hit = |s: &crate::spend::Spend| s.cache_hit_rate().map_or("-".to_string(), crate::spend::percent);
+    let rows: [(&str, String, String); 10] = [
         ("steps", x.steps.to_string(), y.steps.to_string()),
         ("requests", x.requests.to_string(), y.requests.to_string()),
         ("tools", tools(&x.tools), tools(&y.tools)),
-        ("tokens", tokens(x), tokens(y)),
-        ("cost", format!("${:.4}", x.cost_usd), format!("${:.4}", y.cost_usd)),
+        ("in", n(a.input_tokens), n(b.input_tokens)),
+        ("cache rd", n(a.cache_read_input_tokens), n(b.cache_read_input_tokens)),
+        ("cache wr", n(a.cache_creation_input_tokens), n(b.cache_creation_input_tokens)),
+        ("out", n(a.output_tokens), n(b.output_tokens)),
+        ("cache hit", hit(a), hit(b)),
+        ("cost", a.cost_words(), b.cost_words()),
         (
             "end",
             x.terminal_reason.clone().unwrap_or_else(|| "(unfinished)".into()),
@@ -429,7 +427,7 @@ mod tests {
 
     /// Diffs `a` and `b` held in memory, counting how often each is walked.
     fn diffed(a: &Session, b: &Session) -> (SessionDiff, usize, usize) {
-        let price = |_: &str, u: &reloop_core::Usage| (u.input_tokens + u.output_tokens) as f64 * 1e-6;
+        let price = |_: &str, u: &reloop_core::Usage| Some((u.input_tokens + u.output_tokens) as f64 * 1e-6);
         let (mut walks_a, mut walks_b) = (0, 0);
         let mut walk_a = |visit: &mut dyn FnMut(&StepRecord) -> bool| -> Result<(), ()> {
             walks_a += 1;
@@ -511,13 +509,14 @@ mod tests {
             assert_eq!(first.a.as_ref().map(|v| v.seq), Some(seq));
             assert!(first.a.expect("a").event.starts_with("tool_done "), "the tool is named");
             // Counted the way the timeline's facts count them.
-            let price = |_: &str, u: &reloop_core::Usage| (u.input_tokens + u.output_tokens) as f64 * 1e-6;
+            let price = |_: &str, u: &reloop_core::Usage| Some((u.input_tokens + u.output_tokens) as f64 * 1e-6);
             let facts = crate::timeline::Facts::gather(&session.header, &session.steps, &price);
             let requests: Vec<_> = facts.requests.iter().filter(|r| r.seq >= seq).collect();
             assert_eq!(d.after_a.requests, requests.len(), "{}", session.header.id);
-            assert_eq!(d.after_a.output_tokens, requests.iter().map(|r| r.usage.output_tokens).sum::<u64>());
-            let cost: f64 = requests.iter().map(|r| r.cost_usd).sum();
-            assert!((d.after_a.cost_usd - cost).abs() < 1e-12, "{} vs {cost}", d.after_a.cost_usd);
+            assert_eq!(d.after_a.spend.output_tokens, requests.iter().map(|r| r.usage.output_tokens).sum::<u64>());
+            let cost: f64 = requests.iter().filter_map(|r| r.cost_usd).sum();
+            let after = d.after_a.spend.cost_usd().unwrap();
+            assert!((after - cost).abs() < 1e-12, "{after} vs {cost}");
             let tools = facts.tools.iter().filter(|t| t.seq >= seq).count();
             assert_eq!(d.after_a.tools.values().sum::<usize>(), tools);
         }

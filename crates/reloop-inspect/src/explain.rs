@@ -251,18 +251,18 @@ impl Grouping {
     }
 }
 
-/// `turn 2: 1 request, 3,120 in / 85 out tokens, $0.0107, 1.4 s`
+/// `turn 2: 1 request, 120 in, 3,000 cache read, 0 cache write, 85 out tokens, cache hit 96.2%,
+/// $0.0107, 1.4 s` (`cost unknown` for a model with no price)
 pub(crate) fn turn_words(t: &crate::timeline::TurnFacts) -> String {
     let mut requests = if t.requests == 1 { "1 request".to_string() } else { format!("{} requests", t.requests) };
     if t.failed > 0 {
         requests.push_str(&format!(" ({} failed)", t.failed));
     }
     format!(
-        "turn {}: {requests}, {} in / {} out tokens, ${:.4}, {}",
+        "turn {}: {requests}, {}, {}, {}",
         t.turn,
-        reloop_core::thousands(t.input_tokens),
-        reloop_core::thousands(t.output_tokens),
-        t.cost_usd,
+        t.spend.tokens_words(),
+        t.spend.cost_words(),
         crate::timeline::duration(t.duration_ms)
     )
 }

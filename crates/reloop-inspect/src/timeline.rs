@@ -10,9 +10,7 @@ use reloop_journal::{SessionHeader, StepRecord};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Prices a response: `(model, usage) -> USD`. The binary knows the model table; the driver
-/// only knows the session's own config.
-pub type PriceFn<'a> = &'a dyn Fn(&str, &Usage) -> f64;
+pub use crate::spend::{PriceFn, Spend};
 
 /// One model request, retries and compaction summaries included.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -35,8 +33,8 @@ pub struct RequestFacts {
     pub max_tokens: u32,
     /// What its response reported using (zero until it is answered).
     pub usage: Usage,
-    /// What it cost at the binary's prices.
-    pub cost_usd: f64,
+    /// What it cost at the binary's prices; `None` (`null`) when its model has none.
+    pub cost_usd: Option<f64>,
     /// From the step that asked to the step that answered, by the journal's clock.
     pub duration_ms: Option<u64>,
     /// `end_turn`, `tool_use`, `failed: overloaded_error`, `summary`, `in flight`.
@@ -89,12 +87,9 @@ pub struct TurnFacts {
     pub requests: u32,
     /// Requests that failed (retried, fallen back from, or final).
     pub failed: u32,
-    /// Input tokens (cache reads and writes included) the turn's requests used.
-    pub input_tokens: u64,
-    /// Output tokens the turn's requests used.
-    pub output_tokens: u64,
-    /// What the turn's requests cost at the binary's prices.
-    pub cost_usd: f64,
+    /// The tokens the turn's requests used, by kind, and what they cost at the binary's prices.
+    #[serde(flatten)]
+    pub spend: Spend,
     /// From the turn's first step to its last, by the journal's clock.
     pub duration_ms: u64,
 }
@@ -151,19 +146,17 @@ impl Facts {
     }
 
     /// The turn facts of one prompt's turn.
-    pub(crate) fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
+    pub fn turn(&self, prompt: u32, turn: u32) -> Option<&TurnFacts> {
         self.turn_at.get(&(prompt, turn)).and_then(|&i| self.turns.get(i))
     }
 
     /// Tokens and cost of the whole session.
-    pub fn totals(&self) -> (u64, u64, f64) {
-        self.requests.iter().fold((0, 0, 0.0), |(i, o, c), r| {
-            (
-                i + r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens,
-                o + r.usage.output_tokens,
-                c + r.cost_usd,
-            )
-        })
+    pub fn totals(&self) -> Spend {
+        let mut spend = Spend::default();
+        for r in &self.requests {
+            spend.add(&r.model, &r.usage, r.cost_usd);
+        }
+        spend
     }
 }
 
@@ -249,6 +242,7 @@ impl<'a> FactsGatherer<'a> {
                         message_count: call.message_count,
                         max_tokens: call.max_tokens,
                         outcome: "in flight".to_string(),
+                        cost_usd: Some(0.0),
                         ..RequestFacts::default()
                     });
                 }
@@ -262,6 +256,7 @@ impl<'a> FactsGatherer<'a> {
                         seq: step.seq,
                         model: self.header.core_config.model.clone(),
                         outcome: "in flight".to_string(),
+                        cost_usd: Some(0.0),
                         summary: true,
                         ..RequestFacts::default()
                     });
@@ -288,7 +283,8 @@ impl<'a> FactsGatherer<'a> {
             }
             if let Some(usage) = usage {
                 r.usage = usage.clone();
-                r.cost_usd = (self.price)(&r.model, usage);
+                // A response that used nothing cost nothing, whatever its model's price.
+                r.cost_usd = if *usage == Usage::default() { Some(0.0) } else { (self.price)(&r.model, usage) };
             }
             r.outcome = outcome;
             r.done_seq = Some(step.seq);
@@ -373,10 +369,7 @@ impl<'a> FactsGatherer<'a> {
             if let Some(t) = at.and_then(|at| facts.turns.get_mut(at)) {
                 t.requests += 1;
                 t.failed += u32::from(r.outcome.starts_with("failed"));
-                t.input_tokens +=
-                    r.usage.input_tokens + r.usage.cache_read_input_tokens + r.usage.cache_creation_input_tokens;
-                t.output_tokens += r.usage.output_tokens;
-                t.cost_usd += r.cost_usd;
+                t.spend.add(&r.model, &r.usage, r.cost_usd);
             }
         }
         facts
@@ -474,7 +467,7 @@ mod tests {
     use super::*;
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
-        let price = |_: &str, u: &Usage| u.output_tokens as f64 * 1e-6;
+        let price = |_: &str, u: &Usage| Some(u.output_tokens as f64 * 1e-6);
         let mut calls = 0;
         for (header, steps) in crate::test_corpus::sessions() {
             let mut lean = FactsGatherer::new(&header, &price).without_payloads();
