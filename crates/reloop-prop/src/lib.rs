@@ -34,11 +34,38 @@ pub mod strategy;
 mod summary;
 
 pub use property::{Property, PropertyError};
-pub use runner::{run, Coverage, Failure, Report, RunOptions, Verdict};
+pub use runner::{run, run_with_hooks, Coverage, Failure, Report, RunOptions, Verdict};
 pub use setup::{OfferedTool, Setup};
 pub use summary::Summary;
 
 pub use reloop_core::testkit::{Call, HookOutcome, ModelOutcome, ToolResult};
+
+/// The prompt every simulated session starts from (and a counterexample's cassette is run on).
+pub const PROMPT: &str = "go";
+
+/// Runs a configuration's real hooks for a case, instead of drawing their verdicts. The caller
+/// decides where and how they run (`reloop prop --hooks run`: in a scratch workspace).
+pub trait HookRunner {
+    /// The runs of the hooks of `event` (for `call`, a tool hook), or `None` to draw the verdict.
+    fn runs(
+        &self,
+        event: reloop_core::hook::HookEventName,
+        call: Option<&reloop_core::ToolUse>,
+    ) -> Option<Vec<reloop_core::hook::HookRun>>;
+}
+
+/// Every hook's verdict drawn: no command runs.
+pub struct Simulated;
+
+impl HookRunner for Simulated {
+    fn runs(
+        &self,
+        _: reloop_core::hook::HookEventName,
+        _: Option<&reloop_core::ToolUse>,
+    ) -> Option<Vec<reloop_core::hook::HookRun>> {
+        None
+    }
+}
 
 /// One generated case: the outside facts a session meets.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +83,11 @@ pub struct World {
 impl World {
     /// Plays the world through the core under `setup`.
     pub fn simulate(&self, setup: &Setup) -> reloop_core::testkit::Trace {
+        self.simulate_with(setup, &Simulated)
+    }
+
+    /// As [`World::simulate`], the hooks' runs asked of `hooks` first.
+    pub fn simulate_with(&self, setup: &Setup, hooks: &dyn HookRunner) -> reloop_core::testkit::Trace {
         let mut sim = reloop_core::testkit::Simulation::new(setup.config.clone())
             .abort_at(self.abort_at)
             .queue_at(self.queue_at.clone());
@@ -63,6 +95,6 @@ impl World {
             sim = sim.stop_hooks(self.stop_hooks.clone());
         }
         sim.max_steps = setup.step_bound(self.script.len());
-        sim.run(&self.script)
+        sim.run_with_hooks(&self.script, &mut |event, call| hooks.runs(event, call))
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::invariants;
 use crate::property::{Evaluator, Property, PropertyError};
-use crate::{strategy, Setup, Summary, World};
+use crate::{strategy, HookRunner, Setup, Simulated, Summary, World};
 
 /// How many cases, from which seed.
 #[derive(Debug, Clone, Copy)]
@@ -124,8 +124,9 @@ fn check_case(
     setup: &Setup,
     properties: &[Property],
     eval: &Evaluator,
+    hooks: &dyn HookRunner,
 ) -> Result<Checked, PropertyError> {
-    let trace = world.simulate(setup);
+    let trace = world.simulate_with(setup, hooks);
     let mut summary = Summary::of(&trace);
     for tool in &setup.tools {
         summary.tool_calls.entry(tool.name.clone()).or_default();
@@ -164,6 +165,17 @@ pub fn run(
     options: &RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, PropertyError> {
+    run_with_hooks(setup, properties, options, &Simulated, progress)
+}
+
+/// As [`run`], each hook run asked of `hooks` first (the configuration's real commands).
+pub fn run_with_hooks(
+    setup: &Setup,
+    properties: &[Property],
+    options: &RunOptions,
+    hooks: &dyn HookRunner,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, PropertyError> {
     let eval = Evaluator::new(setup.values());
     let config = PropConfig {
         cases: options.cases,
@@ -187,7 +199,7 @@ pub fn run(
     let started = Instant::now();
     let elapsed = RefCell::new(None);
     let result = runner.run(&strategy::world(setup), |world| {
-        let checked = match check_case(&world, setup, properties, &eval) {
+        let checked = match check_case(&world, setup, properties, &eval, hooks) {
             Ok(checked) => checked,
             Err(e) => {
                 eval_error.borrow_mut().get_or_insert(e);
@@ -219,9 +231,9 @@ pub fn run(
     }
     let seconds = elapsed.into_inner().unwrap_or_else(|| started.elapsed()).as_secs_f64();
     let failure = match result {
-        Err(TestError::Fail(_, world)) => match check_case(&world, setup, properties, &eval)? {
+        Err(TestError::Fail(_, world)) => match check_case(&world, setup, properties, &eval, hooks)? {
             Checked::Fails { name, kind, detail } => {
-                let summary = Summary::of(&world.simulate(setup));
+                let summary = Summary::of(&world.simulate_with(setup, hooks));
                 Some(Failure { name, kind, detail, world, summary })
             }
             Checked::Holds(_) => None,

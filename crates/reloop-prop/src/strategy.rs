@@ -73,8 +73,10 @@ fn example(ty: &str) -> Value {
 /// hooks that match it.
 pub fn call(tools: Vec<OfferedTool>) -> impl Strategy<Value = Call> {
     let count = tools.len().max(1);
-    (0..count, prop::bool::weighted(0.9), any::<u8>(), tool_result(), hook_outcome(), hook_outcome()).prop_map(
-        move |(i, valid, variant, result, pre, post)| {
+    // Drawn as "invalid" so that shrinking (toward false) moves toward a valid input.
+    (0..count, prop::bool::weighted(0.1), any::<u8>(), tool_result(), hook_outcome(), hook_outcome()).prop_map(
+        move |(i, invalid, variant, result, pre, post)| {
+            let valid = !invalid;
             let tool = tools.get(i).cloned().unwrap_or_else(|| OfferedTool::new("Read", json!({})));
             Call {
                 input: tool_input(&tool.schema, valid, variant),

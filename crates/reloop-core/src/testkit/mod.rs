@@ -28,6 +28,7 @@ use crate::step::Ignored;
 use crate::transition::transition;
 
 pub use invariants::Violation;
+pub use script::RealHooks;
 use script::{hook_event, model_events, tool_events};
 
 use crate::event::StopReason;
@@ -217,6 +218,13 @@ impl Simulation {
     /// Runs the loop against the script. Requests beyond the script fail like an exhausted
     /// cassette.
     pub fn run(&self, script: &[ModelOutcome]) -> Trace {
+        self.run_with_hooks(script, &mut |_, _| None)
+    }
+
+    /// As [`Simulation::run`], asking `hooks` for each hook run first: the runs it returns are
+    /// fed instead of a scripted verdict (`reloop prop --hooks run` runs the real commands).
+    /// The core stays pure; whatever the hooks do happens on the caller's side.
+    pub fn run_with_hooks(&self, script: &[ModelOutcome], hooks: &mut RealHooks<'_>) -> Trace {
         let mut state = State::new(self.config.clone());
         let mut queue =
             std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
@@ -279,12 +287,20 @@ impl Simulation {
                     Command::RunStopHooks { .. } => {
                         let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
                         hook_runs += 1;
-                        queue.push_back(hook_event(HookEventName::Stop, None, verdict, requests));
+                        queue.push_back(match hooks(HookEventName::Stop, None) {
+                            Some(runs) => Event::HookDone {
+                                hook_event: HookEventName::Stop,
+                                tool_use_id: None,
+                                runs,
+                                request: requests,
+                            },
+                            None => hook_event(HookEventName::Stop, None, verdict, requests),
+                        });
                     }
                     Command::RunTools { calls } => {
                         let asked = script.get(requests as usize - 1);
                         let mut done: Vec<Vec<Event>> =
-                            calls.iter().enumerate().map(|(i, c)| tool_events(c, asked, i, requests)).collect();
+                            calls.iter().enumerate().map(|(i, c)| tool_events(c, asked, i, requests, hooks)).collect();
                         if self.reverse_tool_order {
                             done.reverse();
                         }

@@ -7,6 +7,10 @@ use crate::event::{Event, ModelError, StopReason, ToolOutcome};
 use crate::hook::HookEventName;
 use crate::message::{ContentBlock, ToolResultContent, ToolUse, Usage};
 
+/// Runs the real hooks of an event (for a tool call) when the caller has them; `None` draws
+/// the scripted verdict instead.
+pub type RealHooks<'a> = dyn FnMut(HookEventName, Option<&ToolUse>) -> Option<Vec<crate::hook::HookRun>> + 'a;
+
 /// The runs of the hooks of `hook_event` giving `verdict`.
 pub(super) fn hook_event(
     hook_event: HookEventName,
@@ -37,7 +41,13 @@ pub(super) fn hook_event(
 /// The events one tool call of a batch gives: its hooks' runs around its outcome. `asked` is
 /// the response that asked for the batch; the `index`th of its calls says what happens (a
 /// plain `Tools(n)` call succeeds).
-pub(super) fn tool_events(call: &ToolUse, asked: Option<&ModelOutcome>, index: usize, request: u32) -> Vec<Event> {
+pub(super) fn tool_events(
+    call: &ToolUse,
+    asked: Option<&ModelOutcome>,
+    index: usize,
+    request: u32,
+    real: &mut RealHooks<'_>,
+) -> Vec<Event> {
     let spec = match asked {
         Some(ModelOutcome::Calls { calls, .. }) => calls.get(index),
         _ => None,
@@ -55,8 +65,16 @@ pub(super) fn tool_events(call: &ToolUse, asked: Option<&ModelOutcome>, index: u
     let Some(spec) = spec else { return vec![outcome(format!("ran {}", call.name), false, false)] };
     let mut events = Vec::new();
     if let Some(verdict) = spec.pre_hook {
-        events.push(hook_event(HookEventName::PreToolUse, Some(call.id.clone()), verdict, request));
-        if verdict == HookOutcome::Block {
+        let id = Some(call.id.clone());
+        let (event, blocks) = match real(HookEventName::PreToolUse, Some(call)) {
+            Some(runs) => {
+                let blocks = runs.iter().any(|r| r.exit_code == Some(2));
+                (Event::HookDone { hook_event: HookEventName::PreToolUse, tool_use_id: id, runs, request }, blocks)
+            }
+            None => (hook_event(HookEventName::PreToolUse, id, verdict, request), verdict == HookOutcome::Block),
+        };
+        events.push(event);
+        if blocks {
             // A blocking PreToolUse hook keeps the tool from running; its message is the result.
             events.push(outcome("PreToolUse hook blocked the call: tests failing".into(), true, false));
             return events;
@@ -82,7 +100,11 @@ pub(super) fn tool_events(call: &ToolUse, asked: Option<&ModelOutcome>, index: u
         }
     };
     if let (Some(verdict), false) = (spec.post_hook, spec.result == ToolResult::Denied) {
-        events.push(hook_event(HookEventName::PostToolUse, Some(call.id.clone()), verdict, request));
+        let id = Some(call.id.clone());
+        events.push(match real(HookEventName::PostToolUse, Some(call)) {
+            Some(runs) => Event::HookDone { hook_event: HookEventName::PostToolUse, tool_use_id: id, runs, request },
+            None => hook_event(HookEventName::PostToolUse, id, verdict, request),
+        });
     }
     events.push(result);
     events
