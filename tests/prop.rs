@@ -115,3 +115,21 @@ fn with_hooks_run_the_settings_file_s_hook_command_really_runs() {
     let ran = std::fs::read_to_string(&marker).expect("the Stop hook ran");
     assert!(ran.lines().count() >= 1 && !ran.contains("missing-workspace"), "{ran}");
 }
+
+#[test]
+fn docs_cli_md_documents_every_flag_of_reloop_prop() {
+    let ws = Workspace::seed();
+    let help = stdout(&ws.reloop(&["prop", "--help"]));
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md")).unwrap();
+    let start = docs.find("## Property tests: `reloop prop`").expect("a section for reloop prop");
+    let section = &docs[start..start + docs[start..].find("\n## Print mode").unwrap()];
+    let flags: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == '=')
+        .filter(|w| w.starts_with("--") && w.len() > 2 && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .filter(|w| *w != "--help" && *w != "--no-pager")
+        .collect();
+    assert!(flags.len() > 20, "{flags:?}");
+    for flag in flags {
+        assert!(section.contains(flag), "docs/cli.md does not document {flag}");
+    }
+}
