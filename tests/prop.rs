@@ -85,14 +85,15 @@ fn an_expression_that_does_not_parse_names_the_property_and_the_position() {
 }
 
 #[test]
-fn with_hooks_run_the_settings_file_s_hook_command_really_runs() {
+fn with_hooks_run_the_settings_file_s_hook_command_really_runs_contained_in_a_scratch_workspace() {
     let ws = Workspace::seed();
-    let marker = ws.dir.path().join("hook-ran");
+    let escaped = ws.dir.path().join("escaped");
     let settings = ws.dir.path().join("settings.json");
+    // The hook blocks every stop, saying where it ran; it also tries to write outside the
+    // scratch copy, which the containment refuses.
     let hook = format!(
-        "echo ran >> {}; test -f README.md || echo missing-workspace >> {}",
-        marker.display(),
-        marker.display()
+        "touch {} 2>/dev/null; test -f README.md && echo \"tests fail in $(basename $PWD)\" >&2; exit 2",
+        escaped.display()
     );
     let body = serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook}]}]}});
     std::fs::write(&settings, body.to_string()).unwrap();
@@ -100,7 +101,7 @@ fn with_hooks_run_the_settings_file_s_hook_command_really_runs() {
     let out = ws.reloop(&[
         "prop",
         "--cases",
-        "20",
+        "50",
         "--seed",
         "3",
         "--settings",
@@ -109,11 +110,19 @@ fn with_hooks_run_the_settings_file_s_hook_command_really_runs() {
         "run",
         "--workspace",
         cwd.to_str().unwrap(),
+        "--property",
+        "never_blocked: stop_hook_blocks == 0",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    let ran = std::fs::read_to_string(&marker).expect("the Stop hook ran");
-    assert!(ran.lines().count() >= 1 && !ran.contains("missing-workspace"), "{ran}");
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["failure"]["name"], "never_blocked");
+    let session = report["failure"]["session"].as_str().unwrap();
+    let shown = stdout(&ws.reloop(&["why", session]));
+    assert!(shown.contains("tests fail in reloop-prop-"), "{shown}");
+    if std::path::Path::new("/usr/bin/bwrap").exists() {
+        assert!(!escaped.exists(), "a hook wrote outside its scratch workspace");
+    }
 }
 
 #[test]
@@ -132,4 +141,30 @@ fn docs_cli_md_documents_every_flag_of_reloop_prop() {
     for flag in flags {
         assert!(section.contains(flag), "docs/cli.md does not document {flag}");
     }
+}
+
+#[test]
+fn from_a_recorded_session_its_limits_are_tested_and_junit_reports_each_verdict() {
+    let ws = Workspace::seed();
+    let out = ws.run("look", "seed.json", &["--max-turns", "2"]);
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    let junit = ws.dir.path().join("prop.xml");
+    let out = ws.reloop(&[
+        "prop",
+        "--from",
+        "last",
+        "--cases",
+        "300",
+        "--seed",
+        "9",
+        "--property",
+        "limited: config.max_turns == 2 && turns <= 2",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("tests=\"10\" failures=\"0\""), "{xml}");
+    assert!(xml.contains("<testcase name=\"property limited\"/>"), "{xml}");
 }

@@ -139,8 +139,15 @@ pub async fn run(args: PropArgs) -> Result<Exit, CliError> {
     }
     .map_err(|e| CliError::Usage(e.to_string()))?;
     bar.finish();
+    let runner: &dyn reloop_prop::HookRunner = match &hooks {
+        Some(real) => real,
+        None => &reloop_prop::Simulated,
+    };
     let written = match &report.failure {
-        Some(failure) => Some(write_counterexample(&args, &setup, &report, failure)?),
+        // With real hooks the session is played again with them, on a thread that may block.
+        Some(failure) => {
+            Some(tokio::task::block_in_place(|| write_counterexample(&args, &setup, &report, failure, runner))?)
+        }
         None => None,
     };
     if let Some(junit) = &args.junit {
@@ -271,6 +278,7 @@ fn write_counterexample(
     setup: &Setup,
     report: &Report,
     failure: &reloop_prop::Failure,
+    hooks: &dyn reloop_prop::HookRunner,
 ) -> Result<Written, CliError> {
     let cwd = current_dir()?;
     let id = reloop_driver::new_session_id();
@@ -295,10 +303,11 @@ fn write_counterexample(
         "property_kind": failure.kind,
         "detail": failure.detail,
         "seed": report.seed,
+        "hooks": if args.hooks == HooksMode::Run { "run" } else { "simulate" },
         "cassette": cassette_path,
         "run_command": run_command,
     });
-    let trace = failure.world.simulate(setup);
+    let trace = failure.world.simulate_with(setup, hooks);
     let mut journal = args.journal.open(&cwd, crate::launch::journal::Open::Create)?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     reloop_prop::record::journal_trace(&mut *journal, &trace, &id, now, run_config)?;
