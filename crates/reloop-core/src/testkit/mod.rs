@@ -266,7 +266,6 @@ impl Simulation {
                                 ModelOutcome::Error
                                     | ModelOutcome::Fatal
                                     | ModelOutcome::PromptTooLong
-                                    | ModelOutcome::Overloaded
                                     | ModelOutcome::RateLimited { .. }
                                     | ModelOutcome::StreamCut
                             )
