@@ -355,7 +355,7 @@ impl Progress {
 
     fn tick(&mut self, done: u64) {
         if let Some(bar) = &self.0 {
-            if done % 64 == 0 {
+            if done.is_multiple_of(64) {
                 bar.set_position(done);
             }
         }
