@@ -168,3 +168,26 @@ fn from_a_recorded_session_its_limits_are_tested_and_junit_reports_each_verdict(
     assert!(xml.contains("tests=\"10\" failures=\"0\""), "{xml}");
     assert!(xml.contains("<testcase name=\"property limited\"/>"), "{xml}");
 }
+
+#[test]
+fn a_tool_a_deny_rule_names_whole_is_refused_in_every_case() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"deny": ["Bash"]}}"#).unwrap();
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "300",
+        "--seed",
+        "4",
+        "--tools",
+        "Bash,Read",
+        "--settings",
+        settings.to_str().unwrap(),
+        "--property",
+        "bash_refused: tool_calls.Bash <= denials + tool_errors",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(json(&out)["coverage"]["denied"].as_u64().unwrap() > 0);
+}

@@ -30,7 +30,8 @@ pub enum HooksMode {
 pub struct PropArgs {
     /// A property every case must keep, `NAME: EXPR`, EXPR a CEL expression over the case's
     /// summary (requests, turns, terminal_reason, cost_usd, input_tokens, output_tokens,
-    /// stop_hook_blocks, retries, compactions, recoveries, tool_calls, denials, steps, config.*)
+    /// stop_hook_blocks, retries, compactions, recoveries, tool_calls, denials, tool_errors, steps,
+    /// config.*)
     /// (repeatable).
     #[arg(long, value_name = "NAME: EXPR")]
     pub property: Vec<String>,
@@ -224,8 +225,20 @@ fn offered(specs: &[(String, Value)], names: &[String], settings: &Settings) -> 
             schema: schema.clone(),
             pre_hooks: !settings.hooks.matching(HookEventName::PreToolUse, Some(name)).is_empty(),
             post_hooks: !settings.hooks.matching(HookEventName::PostToolUse, Some(name)).is_empty(),
+            denied: denies_whole_tool(settings, name),
         })
         .collect())
+}
+
+/// Whether a deny rule of the settings names the whole tool (`Bash`, `Bash(*)`, an MCP
+/// server's `mcp__server`): then every call of it is refused, whatever its input. Rules on an
+/// input (`Bash(rm:*)`) are left to the drawn denials.
+fn denies_whole_tool(settings: &Settings, name: &str) -> bool {
+    settings.permissions.deny.iter().map(|r| r.trim()).any(|rule| {
+        rule == name
+            || rule.strip_prefix(name).is_some_and(|rest| rest == "(*)" || rest == "()")
+            || (rule.starts_with("mcp__") && name.strip_prefix(rule).is_some_and(|rest| rest.starts_with("__")))
+    })
 }
 
 /// The configuration a recorded session ran under: its core rules as journaled, its tools and
@@ -233,35 +246,19 @@ fn offered(specs: &[(String, Value)], names: &[String], settings: &Settings) -> 
 fn setup_from_session(args: &PropArgs, selector: &str) -> Result<(Setup, Settings), CliError> {
     let opened = open(&args.journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
-    let run = &header.run_config;
-    let settings = match run.get("settings").and_then(Value::as_str) {
+    let settings = match header.run_config.get("settings").and_then(Value::as_str) {
         Some(path) if Path::new(path).exists() => {
             Settings::from_file(Path::new(path)).map_err(|e| CliError::Usage(e.to_string()))?
         }
         _ => Settings::empty(),
     };
-    let mut specs: Vec<(String, Value)> =
+    let builtin: Vec<(String, Value)> =
         ToolRegistry::builtin().specs().into_iter().map(|s| (s.name, s.input_schema)).collect();
-    if let Some(recorded) = run.get("tool_specs").and_then(Value::as_array) {
-        for spec in recorded {
-            if let (Some(name), Some(schema)) = (spec.get("name").and_then(Value::as_str), spec.get("input_schema")) {
-                specs.push((name.to_string(), schema.clone()));
-            }
-        }
-    }
-    let recorded_tools: Vec<String> = run
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|t| t.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    let names = if args.tools.is_empty() { recorded_tools } else { args.tools.clone() };
-    let names: Vec<String> = names.into_iter().filter(|n| specs.iter().any(|(s, _)| s == n)).collect();
-    let mut setup = Setup::new(header.core_config.clone());
-    setup.tools = offered(&specs, &names, &settings)?;
-    setup.stop_hooks = header.core_config.stop_hooks || !settings.hooks.matching(HookEventName::Stop, None).is_empty();
+    let mut setup = Setup::from_header(&header, &builtin);
+    let specs: Vec<(String, Value)> = setup.tools.iter().map(|t| (t.name.clone(), t.schema.clone())).collect();
+    setup.tools = offered(&specs, &args.tools, &settings)?;
+    setup.stop_hooks |= !settings.hooks.matching(HookEventName::Stop, None).is_empty();
     setup.max_responses = args.max_responses;
-    setup.extra.insert("compat".into(), json!(header.core_config.profile.name()));
-    setup.extra.insert("from".into(), json!(header.id));
     Ok((setup, settings))
 }
 

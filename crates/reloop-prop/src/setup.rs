@@ -15,12 +15,14 @@ pub struct OfferedTool {
     pub pre_hooks: bool,
     /// PostToolUse hooks match it.
     pub post_hooks: bool,
+    /// A deny rule names the whole tool: every call is refused.
+    pub denied: bool,
 }
 
 impl OfferedTool {
     /// A tool with this schema and no hooks.
     pub fn new(name: impl Into<String>, schema: Value) -> Self {
-        OfferedTool { name: name.into(), schema, pre_hooks: false, post_hooks: false }
+        OfferedTool { name: name.into(), schema, pre_hooks: false, post_hooks: false, denied: false }
     }
 }
 
@@ -58,6 +60,38 @@ impl Setup {
             max_responses: 20,
             extra: serde_json::Map::new(),
         }
+    }
+
+    /// The configuration a recorded session ran under: the core's rules of its header, and the
+    /// tools it offered, their schemas looked up in `specs` (the built-in tools' and any
+    /// others') and in the header's own `tool_specs` (an MCP server's, recorded at the start).
+    /// Hooks are not in a header: set [`Setup::stop_hooks`] and each tool's from the settings.
+    pub fn from_header(header: &reloop_journal::SessionHeader, specs: &[(String, Value)]) -> Setup {
+        let run = &header.run_config;
+        let mut known: Vec<(String, Value)> = specs.to_vec();
+        if let Some(recorded) = run.get("tool_specs").and_then(Value::as_array) {
+            for spec in recorded {
+                if let (Some(name), Some(schema)) = (spec.get("name").and_then(Value::as_str), spec.get("input_schema"))
+                {
+                    known.push((name.to_string(), schema.clone()));
+                }
+            }
+        }
+        let offered: Vec<&str> = run
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut setup = Setup::new(header.core_config.clone());
+        setup.tools = known
+            .into_iter()
+            .filter(|(name, _)| offered.contains(&name.as_str()))
+            .map(|(name, schema)| OfferedTool::new(name, schema))
+            .collect();
+        setup.stop_hooks = header.core_config.stop_hooks;
+        setup.extra.insert("compat".into(), json!(header.core_config.profile.name()));
+        setup.extra.insert("from".into(), json!(header.id));
+        setup
     }
 
     /// The steps a case of `responses` model answers may take before it counts as a loop that

@@ -80,7 +80,11 @@ pub fn call(tools: Vec<OfferedTool>) -> impl Strategy<Value = Call> {
             let tool = tools.get(i).cloned().unwrap_or_else(|| OfferedTool::new("Read", json!({})));
             Call {
                 input: tool_input(&tool.schema, valid, variant),
-                result: if valid { result } else { ToolResult::Invalid },
+                result: match (valid, tool.denied) {
+                    (false, _) => ToolResult::Invalid,
+                    (true, true) => ToolResult::Denied,
+                    (true, false) => result,
+                },
                 pre_hook: tool.pre_hooks.then_some(pre),
                 post_hook: tool.post_hooks.then_some(post),
                 name: tool.name,

@@ -31,6 +31,8 @@ pub struct Summary {
     pub tool_calls: BTreeMap<String, u64>,
     /// Tool calls refused (rules, the user, hooks).
     pub denials: u64,
+    /// Tool calls that failed otherwise (an error, invalid input, a blocking PreToolUse hook).
+    pub tool_errors: u64,
     /// Output-token recoveries and escalations.
     pub recoveries: u64,
     /// Events fed to the core.
@@ -52,12 +54,14 @@ impl Summary {
             compactions: 0,
             tool_calls: BTreeMap::new(),
             denials: 0,
+            tool_errors: 0,
             recoveries: 0,
             steps: trace.steps.len() as u64,
         };
         for step in &trace.steps {
             if let Event::ToolDone(outcome) = &step.event {
                 s.denials += u64::from(outcome.denied);
+                s.tool_errors += u64::from(outcome.is_error && !outcome.denied);
             }
             match step.reason.as_ref().and_then(|r| r.continue_reason()) {
                 Some(ContinueReason::StopHookBlocking) => s.stop_hook_blocks += 1,
