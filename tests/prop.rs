@@ -191,3 +191,33 @@ fn a_tool_a_deny_rule_names_whole_is_refused_in_every_case() {
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(json(&out)["coverage"]["denied"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn an_mcp_server_s_tools_are_listed_once_and_called_in_the_worlds() {
+    let Some(py) = std::env::var_os("RELOOP_MCP_PY").map(std::path::PathBuf::from).filter(|p| p.exists()) else {
+        assert_ne!(std::env::var("RELOOP_REQUIRE_MCP").as_deref(), Ok("1"), "RELOOP_MCP_PY is not set");
+        eprintln!("notice: MCP test skipped (set RELOOP_MCP_PY, see tests/mcp.rs)");
+        return;
+    };
+    let ws = Workspace::seed();
+    let server = ws.dir.path().join("server.py");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/server.py"), &server).unwrap();
+    let config = serde_json::json!({"mcpServers": {"fix": {"command": py, "args": [server, "stdio"]}}}).to_string();
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "200",
+        "--seed",
+        "6",
+        "--mcp-config",
+        &config,
+        "--strict-mcp-config",
+        "--tools",
+        "mcp__fix__echo",
+        "--property",
+        "only_echo: tool_calls.mcp__fix__echo >= 0 && size(config.tools) == 1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(json(&out)["coverage"]["called_tools"].as_u64().unwrap() > 0);
+}
