@@ -44,9 +44,9 @@ pub struct PropArgs {
     /// The seed the cases are drawn from [default: a new one, printed].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The most model responses one case draws.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub max_responses: usize,
+    /// The most model responses one case draws (1 to 1000).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub max_responses: u16,
     /// Take the configuration (limits, budgets, profile, tools, settings) from this recorded
     /// session's header; the other configuration flags are then not read.
     #[arg(long, value_name = "SESSION")]
@@ -205,7 +205,7 @@ async fn setup_from_flags(args: &PropArgs, seed: u64) -> Result<(Setup, Settings
     let mut setup = Setup::new(config);
     setup.tools = offered(&specs, &args.tools, &settings)?;
     setup.stop_hooks = !settings.hooks.matching(HookEventName::Stop, None).is_empty();
-    setup.max_responses = args.max_responses;
+    setup.max_responses = usize::from(args.max_responses);
     setup.extra.insert("compat".into(), json!(args.compat));
     Ok((setup, settings))
 }
@@ -258,7 +258,7 @@ fn setup_from_session(args: &PropArgs, selector: &str) -> Result<(Setup, Setting
     let specs: Vec<(String, Value)> = setup.tools.iter().map(|t| (t.name.clone(), t.schema.clone())).collect();
     setup.tools = offered(&specs, &args.tools, &settings)?;
     setup.stop_hooks |= !settings.hooks.matching(HookEventName::Stop, None).is_empty();
-    setup.max_responses = args.max_responses;
+    setup.max_responses = usize::from(args.max_responses);
     Ok((setup, settings))
 }
 

@@ -97,12 +97,15 @@ pub fn call(tools: Vec<OfferedTool>) -> impl Strategy<Value = Call> {
 /// simpler ones first so a counterexample shrinks toward them. Input tokens range up to past
 /// the context window, so compaction and "prompt is too long" are met.
 pub fn model_outcome(setup: &Setup) -> impl Strategy<Value = ModelOutcome> {
-    let window = setup.config.context_window.max(1);
+    // Ranges that are never empty, whatever the window (a tiny `--context-window` included).
+    let window = setup.config.context_window.max(4);
+    let (half, past) = (window / 2, window + window / 10 + 1);
+    let small = 100u64.min(half - 1)..half;
     let tools = setup.tools.clone();
     let calls = prop::collection::vec(call(tools), 1..4);
     prop_oneof![
         4 => Just(ModelOutcome::Text),
-        8 => (calls, prop_oneof![3 => 100u64..window / 2, 1 => window / 2..window + window / 10])
+        8 => (calls, prop_oneof![3 => small, 1 => half..past])
             .prop_map(|(calls, input_tokens)| ModelOutcome::Calls { calls, input_tokens }),
         2 => Just(ModelOutcome::MaxTokens),
         1 => prop_oneof![
@@ -112,7 +115,7 @@ pub fn model_outcome(setup: &Setup) -> impl Strategy<Value = ModelOutcome> {
         ].prop_map(ModelOutcome::Stopped),
         1 => Just(ModelOutcome::MissingToolCall),
         2 => (0u64..4_000).prop_map(ModelOutcome::TextTokens),
-        1 => (window / 2..window + window / 10, 0usize..3)
+        1 => (half..past, 0usize..3)
             .prop_map(|(input_tokens, tools)| ModelOutcome::Large { input_tokens, tools }),
         1 => Just(ModelOutcome::Error),
         1 => Just(ModelOutcome::Overloaded),

@@ -53,3 +53,11 @@ fn a_property_that_does_not_parse_is_named_with_its_position() {
     let err = run(&setup(3), &[unknown], &RunOptions { cases: 10, seed: 1 }, &mut |_| {}).unwrap_err();
     assert!(matches!(&err, PropertyError::Eval { name, .. } if name == "typo"), "{err}");
 }
+
+#[test]
+fn a_tiny_context_window_and_a_long_script_still_draw_worlds() {
+    let mut tiny = Setup::new(Config::default().with_context_window(1).with_max_turns(Some(3)));
+    tiny.max_responses = 200;
+    let report = run(&tiny, &[], &RunOptions { cases: 50, seed: 5 }, &mut |_| {}).unwrap();
+    assert_eq!(report.cases, 50, "{:?}", report.failure);
+}
