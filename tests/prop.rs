@@ -221,3 +221,50 @@ fn an_mcp_server_s_tools_are_listed_once_and_called_in_the_worlds() {
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(json(&out)["coverage"]["called_tools"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
+    use reloop_prop::{Call, ModelOutcome as M, ToolResult, World};
+    let call = |name: &str, input: Value| Call {
+        name: name.into(),
+        input,
+        result: ToolResult::Success,
+        pre_hook: None,
+        post_hook: None,
+    };
+    let script = vec![
+        M::Calls { calls: vec![call("Read", serde_json::json!({"file_path": "README.md"}))], input_tokens: 100 },
+        M::Text,
+        M::Tools(1),
+        M::Error,
+        M::Overloaded,
+        M::RateLimited { retry_after_ms: Some(1) },
+        M::RateLimited { retry_after_ms: None },
+        M::StreamCut,
+        M::MaxTokens,
+        M::MissingToolCall,
+        M::TextTokens(7),
+        M::Large { input_tokens: 5_000, tools: 1 },
+        M::Stopped(reloop_core::StopReason::Refusal),
+        M::PromptTooLong,
+        M::Fatal,
+    ];
+    let world = World { script, stop_hooks: vec![], queue_at: vec![], abort_at: None };
+    let ws = Workspace::seed();
+    let path = ws.dir.path().join("every.json");
+    std::fs::write(&path, reloop_prop::cassette::cassette(&world, "claude-sonnet-4-6").to_string()).unwrap();
+    let cwd = ws.cwd();
+    let out = ws.reloop(&[
+        "run",
+        "go",
+        "--script",
+        path.to_str().unwrap(),
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--max-retries",
+        "0",
+    ]);
+    // The cassette is read whole before the run: a response it could not read would be exit 2.
+    assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("cassette"), "{}", stderr(&out));
+}
