@@ -186,7 +186,7 @@ fn junit_xml(cases: &[Case]) -> String {
 }
 
 /// XML attribute text: markup characters escaped, control characters dropped (XML 1.0 has none).
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -11,6 +11,8 @@ mod export;
 mod fork;
 mod import;
 mod man;
+mod prop;
+mod prop_hooks;
 pub(crate) mod reading;
 mod replay;
 mod reread;
@@ -90,6 +92,10 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Explain why each turn of a session continued or stopped.
     Why(why::WhyArgs),
+    /// Property-test a loop configuration: generated worlds through the real core, built-in
+    /// invariants and your own properties (CEL); a falsified one is shrunk to a counterexample
+    /// journaled as a session and written as a cassette. Exit 1 when one is falsified.
+    Prop(prop::PropArgs),
 }
 
 /// Whether `command` reads a journal and prints what may be long: such output goes through the
@@ -129,5 +135,6 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Command::View(args) => view::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Why(args) => why::run(args),
+        Command::Prop(args) => prop::run(args).await,
     }
 }

@@ -56,6 +56,11 @@ impl Row {
                 short(&agent("parent").unwrap_or_default())
             ),
             (None, "import") => format!("import {}", text("file")),
+            (None, "prop") => format!(
+                "prop: {} falsified, seed {}",
+                text("property"),
+                config.get("seed").map(Value::to_string).unwrap_or_default()
+            ),
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };

@@ -162,8 +162,12 @@ impl Trace {
             if recoveries > crate::config::MAX_OUTPUT_TOKENS_RECOVERY_LIMIT {
                 return Err(Violation(format!("{recoveries} consecutive output-token recoveries")));
             }
-            if malformed_this_turn > 1 {
-                return Err(Violation("the malformed-call retry ran twice in one turn".into()));
+            // The profile says how often (reloop's own rules once, Claude Code 2.1.332's twice).
+            let malformed_limit = self.config.profile.profile().malformed.retries;
+            if malformed_this_turn > malformed_limit {
+                return Err(Violation(format!(
+                    "the malformed-call retry ran {malformed_this_turn} times in one turn (the profile allows {malformed_limit})"
+                )));
             }
             if escalations_in_a_row > 1 {
                 return Err(Violation("escalated the same request twice".into()));

@@ -19,15 +19,19 @@ mod invariants;
 mod script;
 
 use crate::effect::{Command, Effect};
-use crate::event::{Event, ModelError, ToolOutcome};
-use crate::message::{ContentBlock, ToolResultContent, Usage};
+use crate::event::{Event, ModelError};
+use crate::hook::HookEventName;
+use crate::message::{ContentBlock, Usage};
 use crate::reason::Reason;
 use crate::state::{Config, State};
 use crate::step::Ignored;
 use crate::transition::transition;
 
 pub use invariants::Violation;
-use script::{model_events, stop_hook_event};
+pub use script::RealHooks;
+use script::{hook_event, model_events, tool_events};
+
+use crate::event::StopReason;
 
 /// The retry the loop is waiting for: the attempt a `retry_ready` event must name. A test that
 /// feeds events by hand needs it; the state keeps it to itself.
@@ -63,6 +67,53 @@ pub enum ModelOutcome {
     },
     /// The API says the prompt is too long.
     PromptTooLong,
+    /// 429 rate limited, with the server's `retry-after` (milliseconds) or none.
+    RateLimited {
+        /// The `retry-after` the server sent, in milliseconds.
+        retry_after_ms: Option<u64>,
+    },
+    /// The stream breaks in the middle of a text block (no `message_stop`).
+    StreamCut,
+    /// Text ending with this stop reason (`stop_sequence`, `pause_turn`, `refusal`, ...).
+    Stopped(StopReason),
+    /// Calls of named tools, each with its input and what happens when it runs, in a response
+    /// that reports `input_tokens` (usage near the context window drives compaction).
+    Calls {
+        /// The calls, in order.
+        calls: Vec<Call>,
+        /// The input tokens the response reports.
+        input_tokens: u64,
+    },
+}
+
+/// One tool call of a [`ModelOutcome::Calls`] response and the outside facts it meets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The tool's name.
+    pub name: String,
+    /// The input the model sends.
+    pub input: serde_json::Value,
+    /// What running it gives.
+    pub result: ToolResult,
+    /// The PreToolUse hooks' verdict, when hooks match the tool.
+    pub pre_hook: Option<HookOutcome>,
+    /// The PostToolUse hooks' verdict, when hooks match the tool.
+    pub post_hook: Option<HookOutcome>,
+}
+
+/// What running a tool call gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolResult {
+    /// It succeeds with a short output.
+    Success,
+    /// It fails (`is_error`).
+    Error,
+    /// It succeeds with this many bytes of output.
+    Large(usize),
+    /// The permission rules or the user refuse it.
+    Denied,
+    /// Its input does not match the tool's schema: the validation error is the result.
+    Invalid,
 }
 
 /// What the Stop hooks say, one verdict per time they run.
@@ -74,6 +125,8 @@ pub enum HookOutcome {
     Block,
     /// `{"continue": false}`: the run ends.
     Prevent,
+    /// Exit 1: a non-blocking error, shown and otherwise ignored.
+    Error,
 }
 
 /// A scripted session: the model's outcomes in request order, plus optional disturbances.
@@ -165,6 +218,13 @@ impl Simulation {
     /// Runs the loop against the script. Requests beyond the script fail like an exhausted
     /// cassette.
     pub fn run(&self, script: &[ModelOutcome]) -> Trace {
+        self.run_with_hooks(script, &mut |_, _| None)
+    }
+
+    /// As [`Simulation::run`], asking `hooks` for each hook run first: the runs it returns are
+    /// fed instead of a scripted verdict (`reloop prop --hooks run` runs the real commands).
+    /// The core stays pure; whatever the hooks do happens on the caller's side.
+    pub fn run_with_hooks(&self, script: &[ModelOutcome], hooks: &mut RealHooks<'_>) -> Trace {
         let mut state = State::new(self.config.clone());
         let mut queue =
             std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
@@ -202,7 +262,13 @@ impl Simulation {
                         // A summary request fails when the script says the model errs there.
                         let failing = matches!(
                             script.get(*request as usize - 1),
-                            Some(ModelOutcome::Error | ModelOutcome::Fatal | ModelOutcome::PromptTooLong)
+                            Some(
+                                ModelOutcome::Error
+                                    | ModelOutcome::Fatal
+                                    | ModelOutcome::PromptTooLong
+                                    | ModelOutcome::RateLimited { .. }
+                                    | ModelOutcome::StreamCut
+                            )
                         );
                         queue.push_back(if failing {
                             Event::CompactFailed {
@@ -220,26 +286,24 @@ impl Simulation {
                     Command::RunStopHooks { .. } => {
                         let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
                         hook_runs += 1;
-                        queue.push_back(stop_hook_event(verdict, requests));
+                        queue.push_back(match hooks(HookEventName::Stop, None) {
+                            Some(runs) => Event::HookDone {
+                                hook_event: HookEventName::Stop,
+                                tool_use_id: None,
+                                runs,
+                                request: requests,
+                            },
+                            None => hook_event(HookEventName::Stop, None, verdict, requests),
+                        });
                     }
                     Command::RunTools { calls } => {
-                        let mut done: Vec<Event> = calls
-                            .iter()
-                            .map(|c| {
-                                Event::ToolDone(ToolOutcome {
-                                    tool_use_id: c.id.clone(),
-                                    content: ToolResultContent::Text(format!("ran {}", c.name)),
-                                    is_error: false,
-                                    denied: false,
-                                    request: requests,
-                                    agent_usage: None,
-                                })
-                            })
-                            .collect();
+                        let asked = script.get(requests as usize - 1);
+                        let mut done: Vec<Vec<Event>> =
+                            calls.iter().enumerate().map(|(i, c)| tool_events(c, asked, i, requests, hooks)).collect();
                         if self.reverse_tool_order {
                             done.reverse();
                         }
-                        queue.extend(done);
+                        queue.extend(done.into_iter().flatten());
                     }
                     // A resume, hook cancellations and the end's cancellations need no answer
                     // in a simulation: nothing runs.
