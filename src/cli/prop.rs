@@ -176,6 +176,14 @@ async fn setup_from_flags(args: &PropArgs, seed: u64) -> Result<(Setup, Settings
         .model
         .clone()
         .unwrap_or_else(|| rules.default_model.unwrap_or(crate::launch::new::DEFAULT_MODEL).to_string());
+    let price = crate::models::known_price(&model);
+    if price.is_none() && args.max_budget_usd.is_some() {
+        // The budget invariant would hold vacuously: an unpriced model's responses cost nothing.
+        return Err(CliError::Usage(format!(
+            "--max-budget-usd cannot be checked: {}",
+            crate::models::unpriced(&model)
+        )));
+    }
     let config = Config::default()
         .with_max_turns(args.max_turns.max_turns)
         .with_model(model.clone())
@@ -186,7 +194,7 @@ async fn setup_from_flags(args: &PropArgs, seed: u64) -> Result<(Setup, Settings
         .with_stop_hook_block_cap(args.stop_hook_block_cap)
         .with_context_window(args.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
         .with_auto_compact(!args.no_auto_compact)
-        .with_prices(crate::models::price_or_warn(&model).into_iter().collect())
+        .with_prices(price.into_iter().collect())
         .with_max_budget_usd(args.max_budget_usd)
         .with_profile(profile);
     let settings = match &args.settings.settings {
