@@ -242,8 +242,9 @@ pub(crate) fn is_legacy(request: &u32) -> bool {
 /// Completion events carry the number of what they complete (`request`, `attempt`): the core
 /// applies one only when it completes what is in flight, and reports any other as
 /// [`crate::Ignored`]. A stale answer can then never be taken for a fresh one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// The user's prompt starts the session.
     UserInput {
@@ -377,25 +378,7 @@ pub enum Event {
 }
 
 /// Every event kind, in declaration order: the columns of the transition table.
-pub const EVENT_KINDS: &[&str] = &[
-    "user_input",
-    "text_delta",
-    "model_block",
-    "model_done",
-    "model_failed",
-    "tool_started",
-    "tool_done",
-    "hook_done",
-    "compact_done",
-    "compact_failed",
-    "queued_input",
-    "compact_requested",
-    "retry_ready",
-    "resumed",
-    "abort",
-    "set_model",
-    "set_permission_mode",
-];
+pub const EVENT_KINDS: &[&str] = <Event as strum::VariantNames>::VARIANTS;
 
 impl Event {
     /// The request number a completion event names (`None` for events that complete no
@@ -449,25 +432,7 @@ impl Event {
 
     /// The event's kind as journaled, e.g. `model_block`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Event::UserInput { .. } => "user_input",
-            Event::TextDelta { .. } => "text_delta",
-            Event::ModelBlock { .. } => "model_block",
-            Event::ModelDone { .. } => "model_done",
-            Event::ModelFailed { .. } => "model_failed",
-            Event::ToolStarted { .. } => "tool_started",
-            Event::ToolDone(_) => "tool_done",
-            Event::HookDone { .. } => "hook_done",
-            Event::CompactDone { .. } => "compact_done",
-            Event::CompactFailed { .. } => "compact_failed",
-            Event::QueuedInput { .. } => "queued_input",
-            Event::CompactRequested => "compact_requested",
-            Event::RetryReady { .. } => "retry_ready",
-            Event::Resumed => "resumed",
-            Event::Abort => "abort",
-            Event::SetModel { .. } => "set_model",
-            Event::SetPermissionMode { .. } => "set_permission_mode",
-        }
+        self.into()
     }
 }
 

@@ -142,8 +142,7 @@ impl Terminal {
 }
 
 /// Every phase, in the order of the state's phases: the rows of the transition table.
-pub const PHASES: &[&str] =
-    &["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
+pub const PHASES: &[&str] = <Phase as strum::VariantNames>::VARIANTS;
 
 /// The loop's state: which phase it is in and what that phase carries. Opaque outside the core:
 /// a state is made by [`State::new`] and moved on only by [`crate::transition()`], so no caller can
@@ -160,7 +159,8 @@ pub const PHASES: &[&str] =
 pub struct State(Phase);
 
 /// One variant per phase of the loop, each carrying the loop-wide context and what is in flight.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub(crate) enum Phase {
     /// Waiting for the user's first input.
     Idle(Box<Loop>),
@@ -236,15 +236,7 @@ impl State {
 
     /// The phase's name, as journaled.
     pub fn phase(&self) -> &'static str {
-        match &self.0 {
-            Phase::Idle(_) => "idle",
-            Phase::AwaitingModel(..) => "awaiting_model",
-            Phase::RunningTools(..) => "running_tools",
-            Phase::WaitingRetry(_) => "waiting_retry",
-            Phase::RunningStopHooks(..) => "running_stop_hooks",
-            Phase::Compacting(..) => "compacting",
-            Phase::Done(..) => "done",
-        }
+        (&self.0).into()
     }
 
     /// How the loop ended, once it has.

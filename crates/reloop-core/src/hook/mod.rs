@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The hook events reloop runs. Settings may name others; they are kept but never fired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "PascalCase")]
 #[non_exhaustive]
 pub enum HookEventName {
@@ -30,12 +30,7 @@ pub enum HookEventName {
 impl HookEventName {
     /// The name as it appears in settings files and in `hook_event_name`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HookEventName::Stop => "Stop",
-            HookEventName::PreToolUse => "PreToolUse",
-            HookEventName::PostToolUse => "PostToolUse",
-            HookEventName::PermissionRequest => "PermissionRequest",
-        }
+        self.into()
     }
 
     /// The event a settings key names, if reloop runs it.

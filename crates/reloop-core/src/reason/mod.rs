@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::StopReason;
 
 /// Why the loop asks the model again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ContinueReason {
     /// The model asked for tools; their results go back in the next request.
     NextTurn,
@@ -36,8 +37,9 @@ pub enum ContinueReason {
 }
 
 /// Why the loop stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TerminalReason {
     /// Nothing held the turn open.
     Completed,
@@ -66,35 +68,14 @@ pub enum TerminalReason {
 impl ContinueReason {
     /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ContinueReason::NextTurn => "next_turn",
-            ContinueReason::MaxOutputTokensEscalate => "max_output_tokens_escalate",
-            ContinueReason::MaxOutputTokensRecovery => "max_output_tokens_recovery",
-            ContinueReason::MalformedToolCallRetry => "malformed_tool_call_retry",
-            ContinueReason::ReactiveCompactRetry => "reactive_compact_retry",
-            ContinueReason::StopHookBlocking => "stop_hook_blocking",
-            ContinueReason::TokenBudgetContinuation => "token_budget_continuation",
-            ContinueReason::QueuedInput => "queued_input",
-        }
+        self.into()
     }
 }
 
 impl TerminalReason {
     /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
-        match self {
-            TerminalReason::Completed => "completed",
-            TerminalReason::MaxTurns => "max_turns",
-            TerminalReason::AbortedStreaming => "aborted_streaming",
-            TerminalReason::AbortedTools => "aborted_tools",
-            TerminalReason::PromptTooLong => "prompt_too_long",
-            TerminalReason::BlockingLimit => "blocking_limit",
-            TerminalReason::ModelError => "model_error",
-            TerminalReason::StopHookPrevented => "stop_hook_prevented",
-            TerminalReason::HookStopped => "hook_stopped",
-            TerminalReason::MaxBudgetUsd => "max_budget_usd",
-            TerminalReason::MalformedToolUseExhausted => "malformed_tool_use_exhausted",
-        }
+        self.into()
     }
 
     /// Whether a run that ends this way is a failure for the caller (result `is_error`, exit 1).
