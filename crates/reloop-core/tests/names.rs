@@ -165,6 +165,7 @@ fn every_reason_trigger_and_hook_event_name_is_its_serde_string() {
 #[test]
 fn the_phases_are_journaled_under_these_names() {
     // The journal stores a phase by its index in this list: neither names nor order may change.
-    let phases = ["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
+    let phases =
+        ["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
     assert_eq!(PHASES, phases);
 }
