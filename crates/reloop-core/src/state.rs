@@ -290,7 +290,7 @@ impl State {
             Phase::RunningTools(_, t) => {
                 t.digest_into(&mut d);
                 d.list(&t.feedback);
-                d.option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
+                d.option(&t.stopped_by.clone().map(Evidence::HookPrevented));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {
                     d.list(&t.started);

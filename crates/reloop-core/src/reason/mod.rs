@@ -111,18 +111,7 @@ pub enum Evidence {
     /// The caller aborted; these tool calls were answered as interrupted.
     Interrupted { tool_use_ids: Vec<String> },
     /// The model request failed for good.
-    ModelFailure {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        status: Option<u16>,
-        error_type: String,
-        message: String,
-        /// Retries made before giving up.
-        #[serde(default)]
-        retries: u32,
-        /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`.
-        #[serde(default)]
-        why_final: String,
-    },
+    ModelFailure(ModelFailure),
     /// The response was cut by the output-token limit.
     OutputTruncated {
         /// The limit the cut response had.
@@ -140,17 +129,11 @@ pub enum Evidence {
     /// Stop hooks blocked `cap` times in a row; the turn ended anyway.
     StopHookCap { cap: u32 },
     /// A hook said `continue: false`.
-    HookPrevented {
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop_reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tool_use_id: Option<String>,
-    },
+    HookPrevented(HookPrevented),
     /// The history was compacted.
     Compacted { trigger: String, pre_tokens: u64, post_tokens: u64 },
     /// A compaction failed.
-    CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
+    CompactionFailed(CompactionFailure),
     /// A summary request was too long and went again with its head cut.
     CompactionRetried { trigger: String, message: String },
     /// The prompt is at or above the blocking limit and nothing can compact it.
@@ -325,6 +308,25 @@ mod tests {
             r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"tools_requested","tools":[{"name":"Read","id":"t1"}]}}"#
         );
         assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason);
+    }
+
+    #[test]
+    fn evidence_held_as_a_typed_struct_journals_flat_and_reads_old_rows() {
+        for json in [
+            r#"{"kind":"terminal","reason":"model_error","evidence":{"evidence":"model_failure","status":529,"error_type":"overloaded_error","message":"m","retries":2,"why_final":"retries exhausted"}}"#,
+            r#"{"kind":"terminal","reason":"prompt_too_long","evidence":{"evidence":"compaction_failed","trigger":"reactive","failures":1,"message":"m","breaker_open":false}}"#,
+            r#"{"kind":"terminal","reason":"hook_stopped","evidence":{"evidence":"hook_prevented","command":"c","stop_reason":"s","tool_use_id":"t"}}"#,
+            r#"{"kind":"terminal","reason":"stop_hook_prevented","evidence":{"evidence":"hook_prevented","command":"c"}}"#,
+        ] {
+            let reason: Reason = serde_json::from_str(json).unwrap();
+            assert_eq!(serde_json::to_string(&reason).unwrap(), json);
+        }
+        // Rows written before `retries` and `why_final` existed read with their defaults.
+        let old = r#"{"kind":"terminal","reason":"model_error","evidence":{"evidence":"model_failure","error_type":"api_error","message":"m"}}"#;
+        let Reason::Terminal(Stop::ModelError(Failure::Request(failure))) = serde_json::from_str(old).unwrap() else {
+            panic!("a model failure")
+        };
+        assert_eq!((failure.status, failure.retries, failure.why_final.as_str()), (None, 0, ""));
     }
 
     #[test]

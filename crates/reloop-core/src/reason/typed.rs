@@ -1,6 +1,8 @@
 //! The typed reasons: each continue and stop variant with its own evidence, and the mapping to
 //! and from the flat [`Evidence`] the journal keeps.
 
+use serde::{Deserialize, Serialize};
+
 use super::{mismatch, ContinueReason, Evidence, TerminalReason, ToolRef};
 use crate::event::StopReason;
 
@@ -178,23 +180,26 @@ pub enum Failure {
     CompactionFailed(CompactionFailure),
 }
 
-/// A model request that failed for good.
-#[derive(Debug, Clone, PartialEq)]
+/// A model request that failed for good (journaled as the `model_failure` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFailure {
     /// The HTTP status, if the server answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// The error's type.
     pub error_type: String,
     /// The error's message.
     pub message: String,
     /// Retries made before giving up.
+    #[serde(default)]
     pub retries: u32,
     /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`, ...
+    #[serde(default)]
     pub why_final: String,
 }
 
-/// A failed compaction.
-#[derive(Debug, Clone, PartialEq)]
+/// A failed compaction (journaled as the `compaction_failed` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionFailure {
     /// `auto`, `reactive` or `manual`.
     pub trigger: String,
@@ -206,52 +211,20 @@ pub struct CompactionFailure {
     pub breaker_open: bool,
 }
 
-/// A hook that said `continue: false`.
-#[derive(Debug, Clone, PartialEq)]
+/// A hook that said `continue: false` (journaled as the `hook_prevented` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookPrevented {
     /// The hook's command.
     pub command: String,
     /// Its `stopReason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
     /// The call, for a tool hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
 }
 
-impl HookPrevented {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::HookPrevented {
-            command: self.command.clone(),
-            stop_reason: self.stop_reason.clone(),
-            tool_use_id: self.tool_use_id.clone(),
-        }
-    }
-}
-
-impl ModelFailure {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::ModelFailure {
-            status: self.status,
-            error_type: self.error_type.clone(),
-            message: self.message.clone(),
-            retries: self.retries,
-            why_final: self.why_final.clone(),
-        }
-    }
-}
-
 impl CompactionFailure {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::CompactionFailed {
-            trigger: self.trigger.clone(),
-            failures: self.failures,
-            message: self.message.clone(),
-            breaker_open: self.breaker_open,
-        }
-    }
-
     /// The one wording of a failed compaction, wherever it is shown.
     pub fn line(&self) -> String {
         super::compaction_failure_line(&self.trigger, self.failures, self.breaker_open, &self.message)
@@ -357,16 +330,18 @@ impl Stop {
             Stop::AbortedStreaming { tool_use_ids } | Stop::AbortedTools { tool_use_ids } => {
                 Evidence::Interrupted { tool_use_ids }
             }
-            Stop::PromptTooLong(TooLong::Refused(f)) | Stop::ModelError(Failure::Request(f)) => f.evidence(),
+            Stop::PromptTooLong(TooLong::Refused(f)) | Stop::ModelError(Failure::Request(f)) => {
+                Evidence::ModelFailure(f)
+            }
             Stop::PromptTooLong(TooLong::CompactionFailed(c)) | Stop::ModelError(Failure::CompactionFailed(c)) => {
-                c.evidence()
+                Evidence::CompactionFailed(c)
             }
             Stop::BlockingLimit { estimate, limit } => Evidence::TooLong { estimate, limit },
             Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of }) => {
                 Evidence::OutputTruncated { limit, attempt, of }
             }
             Stop::ModelError(Failure::MalformedToolCall) => Evidence::MalformedToolCall { retried: true },
-            Stop::StopHookPrevented(h) | Stop::HookStopped(h) => h.evidence(),
+            Stop::StopHookPrevented(h) | Stop::HookStopped(h) => Evidence::HookPrevented(h),
             Stop::MaxBudgetUsd { cost_usd, budget_usd } => Evidence::BudgetReached { cost_usd, budget_usd },
             Stop::MalformedToolUseExhausted { retries } => Evidence::MalformedToolCallExhausted { retries },
         }
@@ -374,13 +349,6 @@ impl Stop {
 
     pub(crate) fn from_wire(reason: TerminalReason, evidence: Evidence) -> Result<Self, String> {
         use TerminalReason as T;
-        let failure = |status, error_type, message, retries, why_final| ModelFailure {
-            status,
-            error_type,
-            message,
-            retries,
-            why_final,
-        };
         Ok(match (reason, evidence) {
             (T::Completed, Evidence::NoToolRequested { stop_reason }) => {
                 Stop::Completed(Completion::NoToolRequested { stop_reason })
@@ -395,41 +363,19 @@ impl Stop {
             (T::MaxTurns, Evidence::MaxTurns { max_turns, turn_count }) => Stop::MaxTurns { max_turns, turn_count },
             (T::AbortedStreaming, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedStreaming { tool_use_ids },
             (T::AbortedTools, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedTools { tool_use_ids },
-            (T::PromptTooLong, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
-                Stop::PromptTooLong(TooLong::Refused(failure(status, error_type, message, retries, why_final)))
-            }
-            (T::PromptTooLong, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
-                Stop::PromptTooLong(TooLong::CompactionFailed(CompactionFailure {
-                    trigger,
-                    failures,
-                    message,
-                    breaker_open,
-                }))
-            }
+            (T::PromptTooLong, Evidence::ModelFailure(f)) => Stop::PromptTooLong(TooLong::Refused(f)),
+            (T::PromptTooLong, Evidence::CompactionFailed(c)) => Stop::PromptTooLong(TooLong::CompactionFailed(c)),
             (T::BlockingLimit, Evidence::TooLong { estimate, limit }) => Stop::BlockingLimit { estimate, limit },
-            (T::ModelError, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
-                Stop::ModelError(Failure::Request(failure(status, error_type, message, retries, why_final)))
-            }
+            (T::ModelError, Evidence::ModelFailure(f)) => Stop::ModelError(Failure::Request(f)),
             (T::ModelError, Evidence::OutputTruncated { limit, attempt, of }) => {
                 Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of })
             }
             (T::ModelError, Evidence::MalformedToolCall { retried: true }) => {
                 Stop::ModelError(Failure::MalformedToolCall)
             }
-            (T::ModelError, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
-                Stop::ModelError(Failure::CompactionFailed(CompactionFailure {
-                    trigger,
-                    failures,
-                    message,
-                    breaker_open,
-                }))
-            }
-            (T::StopHookPrevented, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
-                Stop::StopHookPrevented(HookPrevented { command, stop_reason, tool_use_id })
-            }
-            (T::HookStopped, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
-                Stop::HookStopped(HookPrevented { command, stop_reason, tool_use_id })
-            }
+            (T::ModelError, Evidence::CompactionFailed(c)) => Stop::ModelError(Failure::CompactionFailed(c)),
+            (T::StopHookPrevented, Evidence::HookPrevented(h)) => Stop::StopHookPrevented(h),
+            (T::HookStopped, Evidence::HookPrevented(h)) => Stop::HookStopped(h),
             (T::MaxBudgetUsd, Evidence::BudgetReached { cost_usd, budget_usd }) => {
                 Stop::MaxBudgetUsd { cost_usd, budget_usd }
             }
