@@ -380,20 +380,21 @@ pub enum Event {
 /// Every event kind, in declaration order: the columns of the transition table.
 pub const EVENT_KINDS: &[&str] = <Event as strum::VariantNames>::VARIANTS;
 
-impl Event {
-    /// The request number a completion event names (`None` for events that complete no
-    /// request; `Some(0)` for one journaled before correlation ids).
-    pub fn request(&self) -> Option<u32> {
-        match self {
-            Event::TextDelta { request, .. }
-            | Event::ModelBlock { request, .. }
-            | Event::ModelDone { request, .. }
-            | Event::ModelFailed { request, .. }
-            | Event::ToolStarted { request, .. }
-            | Event::HookDone { request, .. }
-            | Event::CompactDone { request, .. }
-            | Event::CompactFailed { request, .. } => Some(*request),
-            Event::ToolDone(outcome) => Some(outcome.request),
+/// Matches `$event` (an `Event`, or a reference to one) once: `$some` for the events that
+/// complete a request, with `$request` bound to the number they carry, `$none` for the others.
+/// The one list of where a request number lives, for reading it and for setting it.
+macro_rules! on_request {
+    ($event:expr, $request:ident => $some:expr, _ => $none:expr) => {
+        match $event {
+            Event::TextDelta { request: $request, .. }
+            | Event::ModelBlock { request: $request, .. }
+            | Event::ModelDone { request: $request, .. }
+            | Event::ModelFailed { request: $request, .. }
+            | Event::ToolStarted { request: $request, .. }
+            | Event::ToolDone(ToolOutcome { request: $request, .. })
+            | Event::HookDone { request: $request, .. }
+            | Event::CompactDone { request: $request, .. }
+            | Event::CompactFailed { request: $request, .. } => $some,
             Event::UserInput { .. }
             | Event::QueuedInput { .. }
             | Event::CompactRequested
@@ -401,32 +402,22 @@ impl Event {
             | Event::Resumed
             | Event::Abort
             | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. } => None,
+            | Event::SetPermissionMode { .. } => $none,
         }
+    };
+}
+
+impl Event {
+    /// The request number a completion event names (`None` for events that complete no
+    /// request; `Some(0)` for one journaled before correlation ids).
+    pub fn request(&self) -> Option<u32> {
+        on_request!(self, request => Some(*request), _ => None)
     }
 
     /// The same event naming `request` as what it completes (events that complete no request
     /// are returned as they are). The driver tags each outcome with the request it answers.
     pub fn correlated(mut self, number: u32) -> Self {
-        match &mut self {
-            Event::TextDelta { request, .. }
-            | Event::ModelBlock { request, .. }
-            | Event::ModelDone { request, .. }
-            | Event::ModelFailed { request, .. }
-            | Event::ToolStarted { request, .. }
-            | Event::HookDone { request, .. }
-            | Event::CompactDone { request, .. }
-            | Event::CompactFailed { request, .. } => *request = number,
-            Event::ToolDone(outcome) => outcome.request = number,
-            Event::UserInput { .. }
-            | Event::QueuedInput { .. }
-            | Event::CompactRequested
-            | Event::RetryReady { .. }
-            | Event::Resumed
-            | Event::Abort
-            | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. } => {}
-        }
+        on_request!(&mut self, request => *request = number, _ => {});
         self
     }
 

@@ -11,10 +11,6 @@ use crate::request::continue_with;
 use crate::state::{Phase, Streaming, Terminal, Tools};
 use crate::step::{done, Step};
 
-/// Appended after a response cut by the output-token limit (Claude Code's text).
-pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = crate::profile::MAX_TOKENS_RESUME_TEXT;
-/// Appended when the model announced a tool call and sent none.
-pub const MALFORMED_TOOL_CALL_MESSAGE: &str = crate::profile::MALFORMED_RETRY_TEXT_2_1_197;
 /// The error when the malformed-call retry failed too.
 pub const MALFORMED_TOOL_CALL_ERROR: &str = "The model's tool call could not be parsed (retry also failed).";
 /// What a completed response says about itself.

@@ -178,6 +178,22 @@ pub(crate) enum Phase {
     Done(Box<Loop>, Terminal),
 }
 
+/// The loop-wide context every phase carries (`$phase`: a reference to a [`Phase`]): the one
+/// list of the phases, for reading the context and for changing it.
+macro_rules! context_of {
+    ($phase:expr) => {
+        match $phase {
+            Phase::Idle(c)
+            | Phase::AwaitingModel(c, _)
+            | Phase::RunningTools(c, _)
+            | Phase::WaitingRetry(c)
+            | Phase::RunningStopHooks(c, _)
+            | Phase::Compacting(c, _)
+            | Phase::Done(c, _) => c,
+        }
+    };
+}
+
 impl From<Phase> for State {
     fn from(phase: Phase) -> Self {
         State(phase)
@@ -197,15 +213,7 @@ impl State {
 
     /// The loop-wide context, whatever the phase.
     pub fn context(&self) -> &Loop {
-        match &self.0 {
-            Phase::Idle(c)
-            | Phase::AwaitingModel(c, _)
-            | Phase::RunningTools(c, _)
-            | Phase::WaitingRetry(c)
-            | Phase::RunningStopHooks(c, _)
-            | Phase::Compacting(c, _)
-            | Phase::Done(c, _) => c,
-        }
+        context_of!(&self.0)
     }
 
     /// The context of a loop that has not stopped.
@@ -218,15 +226,7 @@ impl State {
     }
 
     pub(crate) fn context_mut(&mut self) -> &mut Loop {
-        match &mut self.0 {
-            Phase::Idle(c)
-            | Phase::AwaitingModel(c, _)
-            | Phase::RunningTools(c, _)
-            | Phase::WaitingRetry(c)
-            | Phase::RunningStopHooks(c, _)
-            | Phase::Compacting(c, _)
-            | Phase::Done(c, _) => c,
-        }
+        context_of!(&mut self.0)
     }
 
     /// The conversation.
