@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::message::{ContentBlock, Usage};
 
 /// Why the model stopped, as the API says it. Unknown reasons are kept verbatim.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::AsRefStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its turn.
     EndTurn,
@@ -21,34 +22,19 @@ pub enum StopReason {
     /// The model refused.
     Refusal,
     /// A reason this engine does not know, verbatim.
+    #[strum(default, transparent)]
     Other(String),
 }
 
 impl StopReason {
     /// The reason as the API spells it.
     pub fn as_str(&self) -> &str {
-        match self {
-            StopReason::EndTurn => "end_turn",
-            StopReason::ToolUse => "tool_use",
-            StopReason::MaxTokens => "max_tokens",
-            StopReason::StopSequence => "stop_sequence",
-            StopReason::PauseTurn => "pause_turn",
-            StopReason::Refusal => "refusal",
-            StopReason::Other(s) => s,
-        }
+        self.as_ref()
     }
 
     /// Reads the API's spelling.
     pub fn parse(s: &str) -> Self {
-        match s {
-            "end_turn" => StopReason::EndTurn,
-            "tool_use" => StopReason::ToolUse,
-            "max_tokens" => StopReason::MaxTokens,
-            "stop_sequence" => StopReason::StopSequence,
-            "pause_turn" => StopReason::PauseTurn,
-            "refusal" => StopReason::Refusal,
-            other => StopReason::Other(other.to_string()),
-        }
+        s.parse().unwrap_or_else(|_| StopReason::Other(s.to_string()))
     }
 }
 
@@ -443,6 +429,19 @@ mod tests {
         }
         let fresh = Event::RetryReady { attempt: 2 };
         assert_eq!(serde_json::to_string(&fresh).unwrap(), r#"{"kind":"retry_ready","attempt":2}"#);
+    }
+
+    #[test]
+    fn stop_reasons_read_and_write_the_api_s_spelling_and_keep_unknown_ones() {
+        let known = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"];
+        for name in known {
+            let reason = StopReason::parse(name);
+            assert!(!matches!(reason, StopReason::Other(_)), "{name}");
+            assert_eq!(reason.as_str(), name);
+            assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{name}\""));
+        }
+        assert_eq!(StopReason::parse("model_context_window_exceeded").as_str(), "model_context_window_exceeded");
+        assert_eq!(StopReason::parse("Tool_Use"), StopReason::Other("Tool_Use".into()));
     }
 
     #[test]

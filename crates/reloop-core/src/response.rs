@@ -29,7 +29,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     // the request that did took that mark when it was sent).
     ctx.request = Request { just_compacted: ctx.request.just_compacted, ..Request::default() };
     let streamed = streaming.streamed;
-    let blocks = streaming.into_blocks();
+    let blocks = streaming.blocks;
     let mut assistant = Message::assistant(blocks);
     let kept = [("id", meta.id.as_deref()), ("model", meta.model.as_deref())];
     let kept: Vec<(&str, &str)> = kept.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();

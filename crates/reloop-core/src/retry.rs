@@ -64,7 +64,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         ctx.request.retry_attempt = 0;
         ctx.request.consecutive_overloaded = 0;
         let streamed = streaming.streamed;
-        let partial = Message::assistant(streaming.into_blocks());
+        let partial = Message::assistant(streaming.blocks);
         let orphans: Vec<String> = partial.tool_uses().map(|t| t.id.clone()).collect();
         if orphans.is_empty() {
             if streamed {

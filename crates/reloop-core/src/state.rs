@@ -16,7 +16,7 @@ pub use crate::config::Config;
 #[derive(Debug, Clone, Default)]
 pub struct Streaming {
     /// The content blocks completed so far.
-    blocks: Vec<ContentBlock>,
+    pub(crate) blocks: Vec<ContentBlock>,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
     pub(crate) streamed: bool,
@@ -26,16 +26,6 @@ impl Streaming {
     /// The content blocks completed so far.
     pub fn blocks(&self) -> &[ContentBlock] {
         &self.blocks
-    }
-
-    /// A block completed.
-    pub(crate) fn push(&mut self, block: ContentBlock) {
-        self.blocks.push(block);
-    }
-
-    /// The blocks.
-    pub(crate) fn into_blocks(self) -> Vec<ContentBlock> {
-        self.blocks
     }
 
     /// Mixes the blocks into a digest: typed, or as their JSON array up to version 3.
@@ -367,14 +357,14 @@ mod tests {
                 picks.iter().map(|i| serde_json::from_str(BLOCKS[*i]).expect("a block")).collect();
             let mut streaming = Streaming::default();
             for block in blocks.clone() {
-                streaming.push(block);
+                streaming.blocks.push(block);
             }
             if version < crate::digest::TYPED_FROM {
                 let mut json = Digest::for_version(version);
                 serde_json::to_writer(&mut json, &blocks).expect("writes");
                 prop_assert_eq!(digests(version, |d| streaming.digest_into(d)), json.finish());
             }
-            let mut message = Message::assistant(streaming.into_blocks());
+            let mut message = Message::assistant(streaming.blocks);
             for i in extra {
                 let (key, value) = EXTRA[i];
                 message.extra.insert(key.to_string(), serde_json::from_str::<Value>(value).expect("a value"));
