@@ -36,9 +36,6 @@ impl ProfileId {
     /// Every profile, oldest first.
     pub const ALL: [ProfileId; 3] = [ProfileId::Reloop, ProfileId::ClaudeCode2_1_197, ProfileId::ClaudeCode2_1_332];
 
-    /// What new sessions run under.
-    pub const DEFAULT_FOR_NEW_SESSIONS: ProfileId = ProfileId::ClaudeCode2_1_332;
-
     /// The profile's name, as `--compat` and the journal spell it.
     pub fn name(self) -> &'static str {
         self.profile().name
