@@ -330,6 +330,62 @@ mod tests {
     }
 
     #[test]
+    fn every_typed_reason_journals_under_its_name_and_reads_back_the_same() {
+        let failure = ModelFailure {
+            status: Some(400),
+            error_type: "invalid_request_error".into(),
+            message: "m".into(),
+            retries: 1,
+            why_final: "not retryable".into(),
+        };
+        let compaction =
+            CompactionFailure { trigger: "auto".into(), failures: 3, message: "m".into(), breaker_open: true };
+        let hook = HookPrevented { command: "c".into(), stop_reason: Some("s".into()), tool_use_id: None };
+        let continues = [
+            (Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t".into() }] }, "next_turn"),
+            (Continue::MaxOutputTokensEscalate { limit: 1, attempt: 1, to: 2 }, "max_output_tokens_escalate"),
+            (Continue::MaxOutputTokensRecovery { limit: 1, attempt: 2, of: 3 }, "max_output_tokens_recovery"),
+            (Continue::MalformedToolCallRetry, "malformed_tool_call_retry"),
+            (Continue::ReactiveCompactRetry { pre_tokens: 2, post_tokens: 1 }, "reactive_compact_retry"),
+            (Continue::StopHookBlocking { feedback: vec!["f".into()], block: 1, cap: 8 }, "stop_hook_blocking"),
+            (Continue::TokenBudgetContinuation { pct: 1, turn_tokens: 2, budget: 3 }, "token_budget_continuation"),
+            (Continue::QueuedInput { ids: vec!["q".into()] }, "queued_input"),
+        ];
+        let stops = [
+            (Stop::Completed(Completion::NoToolRequested { stop_reason: Some(StopReason::EndTurn) }), "completed"),
+            (Stop::Completed(Completion::StopHookCap { cap: 8 }), "completed"),
+            (
+                Stop::Completed(Completion::TokenBudgetDone { pct: 1, turn_tokens: 2, budget: 3, diminishing: true }),
+                "completed",
+            ),
+            (Stop::Completed(Completion::Compacted { pre_tokens: 2, post_tokens: 1 }), "completed"),
+            (Stop::MaxTurns { max_turns: 1, turn_count: 2 }, "max_turns"),
+            (Stop::AbortedStreaming { tool_use_ids: vec!["t".into()] }, "aborted_streaming"),
+            (Stop::AbortedTools { tool_use_ids: vec![] }, "aborted_tools"),
+            (Stop::PromptTooLong(TooLong::Refused(failure.clone())), "prompt_too_long"),
+            (Stop::PromptTooLong(TooLong::CompactionFailed(compaction.clone())), "prompt_too_long"),
+            (Stop::BlockingLimit { estimate: 2, limit: 1 }, "blocking_limit"),
+            (Stop::ModelError(Failure::Request(failure)), "model_error"),
+            (Stop::ModelError(Failure::OutputTokensExhausted { limit: 1, attempt: 3, of: 3 }), "model_error"),
+            (Stop::ModelError(Failure::MalformedToolCall), "model_error"),
+            (Stop::ModelError(Failure::CompactionFailed(compaction)), "model_error"),
+            (Stop::StopHookPrevented(hook.clone()), "stop_hook_prevented"),
+            (Stop::HookStopped(hook), "hook_stopped"),
+            (Stop::MaxBudgetUsd { cost_usd: 1.5, budget_usd: 1.0 }, "max_budget_usd"),
+            (Stop::MalformedToolUseExhausted { retries: 2 }, "malformed_tool_use_exhausted"),
+        ];
+        let reasons = continues
+            .into_iter()
+            .map(|(c, name)| (Reason::Continue(c), name))
+            .chain(stops.into_iter().map(|(s, name)| (Reason::Terminal(s), name)));
+        for (reason, name) in reasons {
+            assert_eq!(reason.name(), name);
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason, "{json}");
+        }
+    }
+
+    #[test]
     fn an_impossible_pairing_in_a_journal_is_refused() {
         let json =
             r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"interrupted","tool_use_ids":[]}}"#;
