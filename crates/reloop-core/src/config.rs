@@ -40,7 +40,7 @@ pub struct Config {
     pub stop_hook_block_cap: u32,
     /// The behaviours this session runs with ([`crate::Flags`]); journals written before flags
     /// existed get the baseline set.
-    #[serde(default = "crate::flags::baseline_for_old_journals")]
+    #[serde(default = "crate::flags::Flags::baseline")]
     pub flags: crate::flags::Flags,
     /// Stop hooks are configured: the end of a turn waits for their verdicts.
     pub stop_hooks: bool,

@@ -137,11 +137,6 @@ impl FromIterator<u32> for Flags {
     }
 }
 
-/// Serde default of `Config::flags` for journals written before flags existed.
-pub(crate) fn baseline_for_old_journals() -> Flags {
-    Flags::baseline()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
