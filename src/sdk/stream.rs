@@ -619,7 +619,9 @@ fn api_error_text(result: &RunResult, gateway: Option<&str>) -> Option<String> {
     {
         return None;
     }
-    let reloop_core::Evidence::ModelFailure { status: Some(status), message, .. } = result.terminal.evidence() else {
+    let reloop_core::Evidence::ModelFailure(reloop_core::ModelFailure { status: Some(status), message, .. }) =
+        result.terminal.evidence()
+    else {
         return None;
     };
     match status {
@@ -653,7 +655,7 @@ fn shown_id(profile: ProfileId, model: &str) -> String {
 /// The HTTP status of the failure that ended the run, if one did.
 fn api_error_status(result: &RunResult) -> Option<u16> {
     match result.terminal.evidence() {
-        reloop_core::Evidence::ModelFailure { status, .. } => status,
+        reloop_core::Evidence::ModelFailure(failure) => failure.status,
         _ => None,
     }
 }

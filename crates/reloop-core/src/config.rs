@@ -40,7 +40,7 @@ pub struct Config {
     pub stop_hook_block_cap: u32,
     /// The behaviours this session runs with ([`crate::Flags`]); journals written before flags
     /// existed get the baseline set.
-    #[serde(default = "crate::flags::baseline_for_old_journals")]
+    #[serde(default = "crate::flags::Flags::baseline")]
     pub flags: crate::flags::Flags,
     /// Stop hooks are configured: the end of a turn waits for their verdicts.
     pub stop_hooks: bool,
@@ -149,12 +149,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The same config under another profile's rules.
-    pub fn with_profile(mut self, profile: crate::profile::ProfileId) -> Self {
-        self.profile = profile;
-        self
-    }
-
     /// The rules of the session's profile.
     pub fn rules(&self) -> &'static crate::profile::Profile {
         self.profile.profile()
@@ -177,87 +171,9 @@ impl Config {
         }
     }
 
-    /// The same config with `max_turns` set.
-    pub fn with_max_turns(mut self, max_turns: Option<u32>) -> Self {
-        self.max_turns = max_turns;
-        self
-    }
-
     /// The same config with `model` set.
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
-        self
-    }
-
-    /// The same config with `fallback_model` set.
-    pub fn with_fallback_model(mut self, model: Option<String>) -> Self {
-        self.fallback_model = model;
-        self
-    }
-
-    /// The same config with `fallback_max_output_tokens` set.
-    pub fn with_fallback_max_output_tokens(mut self, n: Option<u32>) -> Self {
-        self.fallback_max_output_tokens = n;
-        self
-    }
-
-    /// The same config with `max_output_tokens` set.
-    pub fn with_max_output_tokens(mut self, n: u32) -> Self {
-        self.max_output_tokens = n;
-        self
-    }
-
-    /// The same config with `escalate_max_tokens` set.
-    pub fn with_escalate_max_tokens(mut self, on: bool) -> Self {
-        self.escalate_max_tokens = on;
-        self
-    }
-
-    /// The same config with `max_retries` set.
-    pub fn with_max_retries(mut self, n: u32) -> Self {
-        self.max_retries = n;
-        self
-    }
-
-    /// The same config with `retry_seed` set.
-    pub fn with_retry_seed(mut self, seed: u64) -> Self {
-        self.retry_seed = seed;
-        self
-    }
-
-    /// The same config with `token_budget` set.
-    pub fn with_token_budget(mut self, budget: Option<u64>) -> Self {
-        self.token_budget = budget;
-        self
-    }
-
-    /// The same config with `context_window` set.
-    pub fn with_context_window(mut self, tokens: u64) -> Self {
-        self.context_window = tokens;
-        self
-    }
-
-    /// The same config with `auto_compact` set.
-    pub fn with_auto_compact(mut self, on: bool) -> Self {
-        self.auto_compact = on;
-        self
-    }
-
-    /// The same config with `reactive_compact` set.
-    pub fn with_reactive_compact(mut self, on: bool) -> Self {
-        self.reactive_compact = on;
-        self
-    }
-
-    /// The same config with `prices` set.
-    pub fn with_prices(mut self, prices: Vec<Price>) -> Self {
-        self.prices = prices;
-        self
-    }
-
-    /// The same config with `max_budget_usd` set.
-    pub fn with_max_budget_usd(mut self, budget: Option<f64>) -> Self {
-        self.max_budget_usd = budget;
         self
     }
 
@@ -266,38 +182,60 @@ impl Config {
         self.prices.iter().find(|p| p.model == model).map_or(0.0, |p| p.cost(usage))
     }
 
-    /// The same config with `stop_hooks` set.
-    pub fn with_stop_hooks(mut self, on: bool) -> Self {
-        self.stop_hooks = on;
-        self
-    }
-
-    /// The same config with `stop_hook_block_cap` set.
-    pub fn with_stop_hook_block_cap(mut self, cap: u32) -> Self {
-        self.stop_hook_block_cap = cap;
-        self
-    }
-
-    /// The same config with `flags` set.
-    pub fn with_flags(mut self, flags: crate::flags::Flags) -> Self {
-        self.flags = flags;
-        self
-    }
-
-    /// The same config with `local_model_server` set.
-    pub fn with_local_model_server(mut self, local: bool) -> Self {
-        self.local_model_server = local;
-        self
-    }
-
-    /// The same config with `digest_version` set.
-    pub fn with_digest_version(mut self, version: u32) -> Self {
-        self.digest_version = version;
-        self
-    }
-
     /// Whether the session runs with behaviour `flag` (see [`crate::Flag`]).
     pub fn flag(&self, flag: crate::flags::Flag) -> bool {
         self.flags.has(flag.number())
     }
+}
+
+/// The `with_*` setters: each gives back the same config with one field set (the config is
+/// `#[non_exhaustive]`, so callers outside the core build one from [`Config::default`]).
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident => $field:ident: $ty:ty;)*) => {
+        impl Config {
+            $($(#[$doc])* pub fn $name(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            })*
+        }
+    };
+}
+
+setters! {
+    /// The same config under another profile's rules.
+    with_profile => profile: crate::profile::ProfileId;
+    /// The same config with `max_turns` set.
+    with_max_turns => max_turns: Option<u32>;
+    /// The same config with `fallback_model` set.
+    with_fallback_model => fallback_model: Option<String>;
+    /// The same config with `fallback_max_output_tokens` set.
+    with_fallback_max_output_tokens => fallback_max_output_tokens: Option<u32>;
+    /// The same config with `max_output_tokens` set.
+    with_max_output_tokens => max_output_tokens: u32;
+    /// The same config with `escalate_max_tokens` set.
+    with_escalate_max_tokens => escalate_max_tokens: bool;
+    /// The same config with `max_retries` set.
+    with_max_retries => max_retries: u32;
+    /// The same config with `retry_seed` set.
+    with_retry_seed => retry_seed: u64;
+    /// The same config with `token_budget` set.
+    with_token_budget => token_budget: Option<u64>;
+    /// The same config with `context_window` set.
+    with_context_window => context_window: u64;
+    /// The same config with `auto_compact` set.
+    with_auto_compact => auto_compact: bool;
+    /// The same config with `prices` set.
+    with_prices => prices: Vec<Price>;
+    /// The same config with `max_budget_usd` set.
+    with_max_budget_usd => max_budget_usd: Option<f64>;
+    /// The same config with `stop_hooks` set.
+    with_stop_hooks => stop_hooks: bool;
+    /// The same config with `stop_hook_block_cap` set.
+    with_stop_hook_block_cap => stop_hook_block_cap: u32;
+    /// The same config with `flags` set.
+    with_flags => flags: crate::flags::Flags;
+    /// The same config with `local_model_server` set.
+    with_local_model_server => local_model_server: bool;
+    /// The same config with `digest_version` set.
+    with_digest_version => digest_version: u32;
 }

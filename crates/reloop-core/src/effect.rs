@@ -69,8 +69,9 @@ pub enum Effect {
 
 /// Work the driver must carry out. Not `#[non_exhaustive]`: a new command must break the
 /// build of every driver until it is handled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "effect", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Command {
     /// Send the history to the model and stream its answer back as events.
     CallModel(ModelCall),
@@ -121,8 +122,9 @@ pub enum Command {
 }
 
 /// News for the caller's stream; the driver does nothing else with it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "effect", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Notice {
     /// The history was compacted: the caller's stream shows a compact boundary.
     CompactBoundary {
@@ -211,31 +213,14 @@ impl Effect {
 impl Command {
     /// The command's name as journaled.
     pub fn name(&self) -> &'static str {
-        match self {
-            Command::CallModel(_) => "call_model",
-            Command::RunTools { .. } => "run_tools",
-            Command::ResumeTools { .. } => "resume_tools",
-            Command::Summarize { .. } => "summarize",
-            Command::RunStopHooks { .. } => "run_stop_hooks",
-            Command::CancelHooks => "cancel_hooks",
-            Command::CancelModel => "cancel_model",
-            Command::CancelTools => "cancel_tools",
-            Command::WaitRetry(_) => "wait_retry",
-        }
+        self.into()
     }
 }
 
 impl Notice {
     /// The notice's name as journaled.
     pub fn name(&self) -> &'static str {
-        match self {
-            Notice::CompactBoundary { .. } => "compact_boundary",
-            Notice::CompactionFailed { .. } => "compaction_failed",
-            Notice::CompactionRetried { .. } => "compaction_retried",
-            Notice::InputConsumed { .. } => "input_consumed",
-            Notice::Withdraw => "withdraw",
-            Notice::SwitchModel { .. } => "switch_model",
-        }
+        self.into()
     }
 }
 

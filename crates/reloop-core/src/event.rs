@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::message::{ContentBlock, Usage};
 
 /// Why the model stopped, as the API says it. Unknown reasons are kept verbatim.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, strum::AsRefStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its turn.
     EndTurn,
@@ -21,34 +22,19 @@ pub enum StopReason {
     /// The model refused.
     Refusal,
     /// A reason this engine does not know, verbatim.
+    #[strum(default, transparent)]
     Other(String),
 }
 
 impl StopReason {
     /// The reason as the API spells it.
     pub fn as_str(&self) -> &str {
-        match self {
-            StopReason::EndTurn => "end_turn",
-            StopReason::ToolUse => "tool_use",
-            StopReason::MaxTokens => "max_tokens",
-            StopReason::StopSequence => "stop_sequence",
-            StopReason::PauseTurn => "pause_turn",
-            StopReason::Refusal => "refusal",
-            StopReason::Other(s) => s,
-        }
+        self.as_ref()
     }
 
     /// Reads the API's spelling.
     pub fn parse(s: &str) -> Self {
-        match s {
-            "end_turn" => StopReason::EndTurn,
-            "tool_use" => StopReason::ToolUse,
-            "max_tokens" => StopReason::MaxTokens,
-            "stop_sequence" => StopReason::StopSequence,
-            "pause_turn" => StopReason::PauseTurn,
-            "refusal" => StopReason::Refusal,
-            other => StopReason::Other(other.to_string()),
-        }
+        s.parse().unwrap_or_else(|_| StopReason::Other(s.to_string()))
     }
 }
 
@@ -242,8 +228,9 @@ pub(crate) fn is_legacy(request: &u32) -> bool {
 /// Completion events carry the number of what they complete (`request`, `attempt`): the core
 /// applies one only when it completes what is in flight, and reports any other as
 /// [`crate::Ignored`]. A stale answer can then never be taken for a fresh one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// The user's prompt starts the session.
     UserInput {
@@ -377,97 +364,52 @@ pub enum Event {
 }
 
 /// Every event kind, in declaration order: the columns of the transition table.
-pub const EVENT_KINDS: &[&str] = &[
-    "user_input",
-    "text_delta",
-    "model_block",
-    "model_done",
-    "model_failed",
-    "tool_started",
-    "tool_done",
-    "hook_done",
-    "compact_done",
-    "compact_failed",
-    "queued_input",
-    "compact_requested",
-    "retry_ready",
-    "resumed",
-    "abort",
-    "set_model",
-    "set_permission_mode",
-];
+pub const EVENT_KINDS: &[&str] = <Event as strum::VariantNames>::VARIANTS;
+
+/// Matches `$event` (an `Event`, or a reference to one) once: `$some` for the events that
+/// complete a request, with `$request` bound to the number they carry, `$none` for the others.
+/// The one list of where a request number lives, for reading it and for setting it.
+macro_rules! on_request {
+    ($event:expr, $request:ident => $some:expr, _ => $none:expr) => {
+        match $event {
+            Event::TextDelta { request: $request, .. }
+            | Event::ModelBlock { request: $request, .. }
+            | Event::ModelDone { request: $request, .. }
+            | Event::ModelFailed { request: $request, .. }
+            | Event::ToolStarted { request: $request, .. }
+            | Event::ToolDone(ToolOutcome { request: $request, .. })
+            | Event::HookDone { request: $request, .. }
+            | Event::CompactDone { request: $request, .. }
+            | Event::CompactFailed { request: $request, .. } => $some,
+            Event::UserInput { .. }
+            | Event::QueuedInput { .. }
+            | Event::CompactRequested
+            | Event::RetryReady { .. }
+            | Event::Resumed
+            | Event::Abort
+            | Event::SetModel { .. }
+            | Event::SetPermissionMode { .. } => $none,
+        }
+    };
+}
 
 impl Event {
     /// The request number a completion event names (`None` for events that complete no
     /// request; `Some(0)` for one journaled before correlation ids).
     pub fn request(&self) -> Option<u32> {
-        match self {
-            Event::TextDelta { request, .. }
-            | Event::ModelBlock { request, .. }
-            | Event::ModelDone { request, .. }
-            | Event::ModelFailed { request, .. }
-            | Event::ToolStarted { request, .. }
-            | Event::HookDone { request, .. }
-            | Event::CompactDone { request, .. }
-            | Event::CompactFailed { request, .. } => Some(*request),
-            Event::ToolDone(outcome) => Some(outcome.request),
-            Event::UserInput { .. }
-            | Event::QueuedInput { .. }
-            | Event::CompactRequested
-            | Event::RetryReady { .. }
-            | Event::Resumed
-            | Event::Abort
-            | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. } => None,
-        }
+        on_request!(self, request => Some(*request), _ => None)
     }
 
     /// The same event naming `request` as what it completes (events that complete no request
     /// are returned as they are). The driver tags each outcome with the request it answers.
     pub fn correlated(mut self, number: u32) -> Self {
-        match &mut self {
-            Event::TextDelta { request, .. }
-            | Event::ModelBlock { request, .. }
-            | Event::ModelDone { request, .. }
-            | Event::ModelFailed { request, .. }
-            | Event::ToolStarted { request, .. }
-            | Event::HookDone { request, .. }
-            | Event::CompactDone { request, .. }
-            | Event::CompactFailed { request, .. } => *request = number,
-            Event::ToolDone(outcome) => outcome.request = number,
-            Event::UserInput { .. }
-            | Event::QueuedInput { .. }
-            | Event::CompactRequested
-            | Event::RetryReady { .. }
-            | Event::Resumed
-            | Event::Abort
-            | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. } => {}
-        }
+        on_request!(&mut self, request => *request = number, _ => {});
         self
     }
 
     /// The event's kind as journaled, e.g. `model_block`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Event::UserInput { .. } => "user_input",
-            Event::TextDelta { .. } => "text_delta",
-            Event::ModelBlock { .. } => "model_block",
-            Event::ModelDone { .. } => "model_done",
-            Event::ModelFailed { .. } => "model_failed",
-            Event::ToolStarted { .. } => "tool_started",
-            Event::ToolDone(_) => "tool_done",
-            Event::HookDone { .. } => "hook_done",
-            Event::CompactDone { .. } => "compact_done",
-            Event::CompactFailed { .. } => "compact_failed",
-            Event::QueuedInput { .. } => "queued_input",
-            Event::CompactRequested => "compact_requested",
-            Event::RetryReady { .. } => "retry_ready",
-            Event::Resumed => "resumed",
-            Event::Abort => "abort",
-            Event::SetModel { .. } => "set_model",
-            Event::SetPermissionMode { .. } => "set_permission_mode",
-        }
+        self.into()
     }
 }
 
@@ -487,6 +429,19 @@ mod tests {
         }
         let fresh = Event::RetryReady { attempt: 2 };
         assert_eq!(serde_json::to_string(&fresh).unwrap(), r#"{"kind":"retry_ready","attempt":2}"#);
+    }
+
+    #[test]
+    fn stop_reasons_read_and_write_the_api_s_spelling_and_keep_unknown_ones() {
+        let known = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"];
+        for name in known {
+            let reason = StopReason::parse(name);
+            assert!(!matches!(reason, StopReason::Other(_)), "{name}");
+            assert_eq!(reason.as_str(), name);
+            assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{name}\""));
+        }
+        assert_eq!(StopReason::parse("model_context_window_exceeded").as_str(), "model_context_window_exceeded");
+        assert_eq!(StopReason::parse("Tool_Use"), StopReason::Other("Tool_Use".into()));
     }
 
     #[test]

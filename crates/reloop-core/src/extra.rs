@@ -57,9 +57,7 @@ impl Extra {
         let text = self.0.as_deref()?;
         text.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
     }
-}
 
-impl Extra {
     /// Fields whose values are strings, written straight to their text (a response's `id` and
     /// `model`, once a turn) rather than through a map. Keys are distinct.
     pub fn of_strings(fields: &[(&str, &str)]) -> Self {

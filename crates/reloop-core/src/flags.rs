@@ -9,8 +9,8 @@
 //! shows exactly where the change bites (`reloop replay --flip-flag N`).
 //!
 //! Rules: a new behaviour gets the next free number and joins [`CURRENT`]; a retired behaviour
-//! keeps its number (marked retired in [`TABLE`]) so old journals still name it; a journal
-//! holding a number this engine does not know is reported by replay as `RELOOP-D004`.
+//! keeps its number (listed in `RETIRED`) so no new flag takes it; a journal holding a number
+//! this engine does not know is reported by replay as `RELOOP-D004`.
 
 use std::collections::BTreeSet;
 
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 /// A behaviour this engine knows, by its number. The discriminants are the journaled numbers:
 /// a number is given once and never reused, and a retired behaviour's number stays in
 /// the retired list forever.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::FromRepr, strum::VariantArray)]
 #[repr(u32)]
 pub enum Flag {
     /// The interrupt text (`[Request interrupted by user…]`) goes in the same user message as the
@@ -49,21 +49,6 @@ pub enum Flag {
 #[cfg(test)]
 const RETIRED: &[u32] = &[];
 
-/// One flag: its number, its name and the behaviour it switches on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlagInfo {
-    /// The flag.
-    pub flag: Flag,
-    /// Its journaled number.
-    pub number: u32,
-    /// Its name.
-    pub name: &'static str,
-    /// The engine version that introduced it.
-    pub since: &'static str,
-    /// What it switches on.
-    pub behaviour: &'static str,
-}
-
 impl Flag {
     /// The journaled number.
     pub const fn number(self) -> u32 {
@@ -72,84 +57,23 @@ impl Flag {
 
     /// The flag of a journaled number, if this engine knows it.
     pub fn from_number(number: u32) -> Option<Flag> {
-        TABLE.iter().find(|f| f.number == number).map(|f| f.flag)
+        Flag::from_repr(number)
     }
 }
 
-/// Number of [`Flag::InterruptInResultsMessage`].
-pub const INTERRUPT_IN_RESULTS_MESSAGE: u32 = Flag::InterruptInResultsMessage.number();
-/// Number of [`Flag::RetryAfterFloor`].
-pub const RETRY_AFTER_FLOOR: u32 = Flag::RetryAfterFloor.number();
-/// Number of [`Flag::LocalConnectionFailsFast`].
-pub const LOCAL_CONNECTION_FAILS_FAST: u32 = Flag::LocalConnectionFailsFast.number();
-
-/// Number of [`Flag::ClaudeCodeCompaction`].
-pub const CLAUDE_CODE_COMPACTION: u32 = Flag::ClaudeCodeCompaction.number();
-/// Number of [`Flag::JsonStopHookSystemMessage`].
-pub const JSON_STOP_HOOK_SYSTEM_MESSAGE: u32 = Flag::JsonStopHookSystemMessage.number();
-
-/// Number of [`Flag::TotalTokensReminder`].
-pub const TOTAL_TOKENS_REMINDER: u32 = Flag::TotalTokensReminder.number();
-
-/// Every flag this engine knows, in order.
-pub const TABLE: &[FlagInfo] = &[
-    FlagInfo {
-        flag: Flag::InterruptInResultsMessage,
-        number: Flag::InterruptInResultsMessage.number(),
-        name: "interrupt_in_results_message",
-        since: "0.1.0",
-        behaviour: "the interrupt text shares one user message with the interrupted tool results",
-    },
-    FlagInfo {
-        flag: Flag::RetryAfterFloor,
-        number: Flag::RetryAfterFloor.number(),
-        name: "retry_after_floor",
-        since: "0.1.0",
-        behaviour: "a numeric retry-after is a floor on the retry delay",
-    },
-    FlagInfo {
-        flag: Flag::LocalConnectionFailsFast,
-        number: Flag::LocalConnectionFailsFast.number(),
-        name: "local_connection_fails_fast",
-        since: "0.1.0",
-        behaviour: "a connection error to a model server on this machine is retried only a couple of times",
-    },
-    FlagInfo {
-        flag: Flag::ClaudeCodeCompaction,
-        number: Flag::ClaudeCodeCompaction.number(),
-        name: "claude_code_compaction",
-        since: "0.1.0",
-        behaviour: "under a Claude Code profile, a compaction is shaped as that version shapes it",
-    },
-    FlagInfo {
-        flag: Flag::JsonStopHookSystemMessage,
-        number: Flag::JsonStopHookSystemMessage.number(),
-        name: "json_stop_hook_system_message",
-        since: "0.1.0",
-        behaviour: "under 2.1.332, a Stop hook blocking in its JSON form also leaves a system message",
-    },
-    FlagInfo {
-        flag: Flag::TotalTokensReminder,
-        number: Flag::TotalTokensReminder.number(),
-        name: "total_tokens_reminder",
-        since: "0.1.0",
-        behaviour: "under 2.1.332 with a Sonnet model, tool results carry the <total_tokens> reminder",
-    },
-];
-
 /// The flags new sessions get: every behaviour this engine has.
-pub const CURRENT: &[u32] = &[
-    INTERRUPT_IN_RESULTS_MESSAGE,
-    RETRY_AFTER_FLOOR,
-    LOCAL_CONNECTION_FAILS_FAST,
-    CLAUDE_CODE_COMPACTION,
-    JSON_STOP_HOOK_SYSTEM_MESSAGE,
-    TOTAL_TOKENS_REMINDER,
+pub const CURRENT: &[Flag] = &[
+    Flag::InterruptInResultsMessage,
+    Flag::RetryAfterFloor,
+    Flag::LocalConnectionFailsFast,
+    Flag::ClaudeCodeCompaction,
+    Flag::JsonStopHookSystemMessage,
+    Flag::TotalTokensReminder,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
 /// when flags were introduced. Never changes.
-pub const BASELINE: &[u32] = &[INTERRUPT_IN_RESULTS_MESSAGE, RETRY_AFTER_FLOOR];
+pub const BASELINE: &[Flag] = &[Flag::InterruptInResultsMessage, Flag::RetryAfterFloor];
 
 /// A session's set of flags, journaled as a sorted array of numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,18 +89,18 @@ impl Default for Flags {
 impl Flags {
     /// Every behaviour this engine has.
     pub fn current() -> Self {
-        Flags(CURRENT.iter().copied().collect())
+        CURRENT.iter().map(|f| f.number()).collect()
     }
 
     /// What journals from before flags get.
     pub fn baseline() -> Self {
-        Flags(BASELINE.iter().copied().collect())
+        BASELINE.iter().map(|f| f.number()).collect()
     }
 
     /// Every flag this engine knows, whether on or off by default: a journal naming another is
     /// from a newer engine.
     pub fn known() -> Self {
-        TABLE.iter().map(|f| f.number).collect()
+        <Flag as strum::VariantArray>::VARIANTS.iter().map(|f| f.number()).collect()
     }
 
     /// No flag at all.
@@ -203,7 +127,7 @@ impl Flags {
 
     /// Numbers this engine does not know (a journal from a newer engine).
     pub fn unknown(&self) -> Vec<u32> {
-        self.0.iter().copied().filter(|n| info(*n).is_none()).collect()
+        self.0.iter().copied().filter(|n| Flag::from_number(*n).is_none()).collect()
     }
 }
 
@@ -213,39 +137,29 @@ impl FromIterator<u32> for Flags {
     }
 }
 
-/// What a flag number means, if this engine knows it.
-pub fn info(number: u32) -> Option<&'static FlagInfo> {
-    TABLE.iter().find(|f| f.number == number)
-}
-
-/// Serde default of `Config::flags` for journals written before flags existed.
-pub(crate) fn baseline_for_old_journals() -> Flags {
-    Flags::baseline()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn numbers_are_unique_and_every_current_flag_is_documented() {
-        let numbers: BTreeSet<u32> = TABLE.iter().map(|f| f.number).collect();
-        assert_eq!(numbers.len(), TABLE.len(), "a flag number was reused");
-        assert!(RETIRED.iter().all(|n| !numbers.contains(n)), "a retired flag number was reused");
-        for f in TABLE {
-            assert_eq!(f.flag.number(), f.number, "{} is tabled under another number", f.name);
-            assert!(!RETIRED.contains(&f.number), "flag {} reuses a retired number", f.number);
-            assert_eq!(Flag::from_number(f.number), Some(f.flag));
+    fn numbers_are_unique_and_no_flag_reuses_a_retired_one() {
+        // The discriminants are the numbers: the compiler refuses one given twice.
+        let known = Flags::known();
+        for flag in <Flag as strum::VariantArray>::VARIANTS {
+            assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
+            assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        for n in CURRENT.iter().chain(BASELINE) {
-            assert!(info(*n).is_some(), "flag {n} is not in the table");
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(Flag::from_number(7), None);
+        for flag in CURRENT.iter().chain(BASELINE) {
+            assert!(known.has(flag.number()), "{flag:?} is not known");
         }
     }
 
     #[test]
     fn flags_are_journaled_as_sorted_numbers_and_old_journals_get_the_baseline() {
         let mut flags = Flags::current();
-        flags.flip(RETRY_AFTER_FLOOR);
+        flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
         assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,99]");
         assert_eq!(flags.unknown(), vec![99]);

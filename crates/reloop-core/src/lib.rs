@@ -94,7 +94,7 @@ pub use reason::{
     compacted_line, compaction_failure_line, thousands, CompactionFailure, Completion, Continue, ContinueReason,
     Evidence, Failure, HookPrevented, ModelFailure, Reason, Stop, TerminalReason, TooLong, ToolRef,
 };
-pub use response::{MALFORMED_TOOL_CALL_ERROR, MALFORMED_TOOL_CALL_MESSAGE, MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE};
+pub use response::MALFORMED_TOOL_CALL_ERROR;
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};

@@ -267,19 +267,16 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some(Value::String(tag)) => tag.clone(),
             _ => return Err(D::Error::custom("content block without a string `type`")),
         };
-        if !matches!(tag.as_str(), "text" | "tool_use" | "tool_result" | "thinking" | "redacted_thinking") {
-            return Ok(ContentBlock::Other(map));
-        }
+        let read: fn(Value) -> serde_json::Result<ContentBlock> = match tag.as_str() {
+            "text" => |body| serde_json::from_value(body).map(ContentBlock::Text),
+            "tool_use" => |body| serde_json::from_value(body).map(ContentBlock::ToolUse),
+            "tool_result" => |body| serde_json::from_value(body).map(ContentBlock::ToolResult),
+            "thinking" => |body| serde_json::from_value(body).map(ContentBlock::Thinking),
+            "redacted_thinking" => |body| serde_json::from_value(body).map(ContentBlock::RedactedThinking),
+            _ => return Ok(ContentBlock::Other(map)),
+        };
         map.swap_remove("type");
-        let body = Value::Object(map);
-        match tag.as_str() {
-            "text" => serde_json::from_value(body).map(ContentBlock::Text),
-            "tool_use" => serde_json::from_value(body).map(ContentBlock::ToolUse),
-            "tool_result" => serde_json::from_value(body).map(ContentBlock::ToolResult),
-            "thinking" => serde_json::from_value(body).map(ContentBlock::Thinking),
-            _ => serde_json::from_value(body).map(ContentBlock::RedactedThinking),
-        }
-        .map_err(D::Error::custom)
+        read(Value::Object(map)).map_err(D::Error::custom)
     }
 }
 

@@ -11,10 +11,6 @@ use crate::request::continue_with;
 use crate::state::{Phase, Streaming, Terminal, Tools};
 use crate::step::{done, Step};
 
-/// Appended after a response cut by the output-token limit (Claude Code's text).
-pub const MAX_OUTPUT_TOKENS_RECOVERY_MESSAGE: &str = crate::profile::MAX_TOKENS_RESUME_TEXT;
-/// Appended when the model announced a tool call and sent none.
-pub const MALFORMED_TOOL_CALL_MESSAGE: &str = crate::profile::MALFORMED_RETRY_TEXT_2_1_197;
 /// The error when the malformed-call retry failed too.
 pub const MALFORMED_TOOL_CALL_ERROR: &str = "The model's tool call could not be parsed (retry also failed).";
 /// What a completed response says about itself.
@@ -33,7 +29,7 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     // the request that did took that mark when it was sent).
     ctx.request = Request { just_compacted: ctx.request.just_compacted, ..Request::default() };
     let streamed = streaming.streamed;
-    let blocks = streaming.into_blocks();
+    let blocks = streaming.blocks;
     let mut assistant = Message::assistant(blocks);
     let kept = [("id", meta.id.as_deref()), ("model", meta.model.as_deref())];
     let kept: Vec<(&str, &str)> = kept.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();

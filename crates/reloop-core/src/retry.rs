@@ -64,7 +64,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         ctx.request.retry_attempt = 0;
         ctx.request.consecutive_overloaded = 0;
         let streamed = streaming.streamed;
-        let partial = Message::assistant(streaming.into_blocks());
+        let partial = Message::assistant(streaming.blocks);
         let orphans: Vec<String> = partial.tool_uses().map(|t| t.id.clone()).collect();
         if orphans.is_empty() {
             if streamed {
@@ -320,7 +320,7 @@ mod tests {
         let local = Config::default().with_model("m").with_local_model_server(true);
         assert_eq!(retries_of_a_refused_connection(local.clone()), (2, vec![2, 2]));
         let mut old = crate::flags::Flags::current();
-        old.flip(crate::flags::LOCAL_CONNECTION_FAILS_FAST);
+        old.flip(Flag::LocalConnectionFailsFast.number());
         assert_eq!(retries_of_a_refused_connection(local.with_flags(old)).0, 10, "a journal without the flag");
         let remote = Config::default().with_model("m");
         assert_eq!(retries_of_a_refused_connection(remote).0, 10, "a remote API keeps its ten retries");

@@ -16,7 +16,7 @@ pub use crate::config::Config;
 #[derive(Debug, Clone, Default)]
 pub struct Streaming {
     /// The content blocks completed so far.
-    blocks: Vec<ContentBlock>,
+    pub(crate) blocks: Vec<ContentBlock>,
     /// Something of this response reached the caller's stream (a delta or a block); a failed
     /// attempt must then be withdrawn.
     pub(crate) streamed: bool,
@@ -26,16 +26,6 @@ impl Streaming {
     /// The content blocks completed so far.
     pub fn blocks(&self) -> &[ContentBlock] {
         &self.blocks
-    }
-
-    /// A block completed.
-    pub(crate) fn push(&mut self, block: ContentBlock) {
-        self.blocks.push(block);
-    }
-
-    /// The blocks.
-    pub(crate) fn into_blocks(self) -> Vec<ContentBlock> {
-        self.blocks
     }
 
     /// Mixes the blocks into a digest: typed, or as their JSON array up to version 3.
@@ -142,8 +132,7 @@ impl Terminal {
 }
 
 /// Every phase, in the order of the state's phases: the rows of the transition table.
-pub const PHASES: &[&str] =
-    &["idle", "awaiting_model", "running_tools", "waiting_retry", "compacting", "running_stop_hooks", "done"];
+pub const PHASES: &[&str] = <Phase as strum::VariantNames>::VARIANTS;
 
 /// The loop's state: which phase it is in and what that phase carries. Opaque outside the core:
 /// a state is made by [`State::new`] and moved on only by [`crate::transition()`], so no caller can
@@ -160,7 +149,8 @@ pub const PHASES: &[&str] =
 pub struct State(Phase);
 
 /// One variant per phase of the loop, each carrying the loop-wide context and what is in flight.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "snake_case")]
 pub(crate) enum Phase {
     /// Waiting for the user's first input.
     Idle(Box<Loop>),
@@ -176,6 +166,22 @@ pub(crate) enum Phase {
     RunningStopHooks(Box<Loop>, Option<crate::event::StopReason>),
     /// The loop has stopped; nothing more happens.
     Done(Box<Loop>, Terminal),
+}
+
+/// The loop-wide context every phase carries (`$phase`: a reference to a [`Phase`]): the one
+/// list of the phases, for reading the context and for changing it.
+macro_rules! context_of {
+    ($phase:expr) => {
+        match $phase {
+            Phase::Idle(c)
+            | Phase::AwaitingModel(c, _)
+            | Phase::RunningTools(c, _)
+            | Phase::WaitingRetry(c)
+            | Phase::RunningStopHooks(c, _)
+            | Phase::Compacting(c, _)
+            | Phase::Done(c, _) => c,
+        }
+    };
 }
 
 impl From<Phase> for State {
@@ -197,15 +203,7 @@ impl State {
 
     /// The loop-wide context, whatever the phase.
     pub fn context(&self) -> &Loop {
-        match &self.0 {
-            Phase::Idle(c)
-            | Phase::AwaitingModel(c, _)
-            | Phase::RunningTools(c, _)
-            | Phase::WaitingRetry(c)
-            | Phase::RunningStopHooks(c, _)
-            | Phase::Compacting(c, _)
-            | Phase::Done(c, _) => c,
-        }
+        context_of!(&self.0)
     }
 
     /// The context of a loop that has not stopped.
@@ -218,15 +216,7 @@ impl State {
     }
 
     pub(crate) fn context_mut(&mut self) -> &mut Loop {
-        match &mut self.0 {
-            Phase::Idle(c)
-            | Phase::AwaitingModel(c, _)
-            | Phase::RunningTools(c, _)
-            | Phase::WaitingRetry(c)
-            | Phase::RunningStopHooks(c, _)
-            | Phase::Compacting(c, _)
-            | Phase::Done(c, _) => c,
-        }
+        context_of!(&mut self.0)
     }
 
     /// The conversation.
@@ -236,15 +226,7 @@ impl State {
 
     /// The phase's name, as journaled.
     pub fn phase(&self) -> &'static str {
-        match &self.0 {
-            Phase::Idle(_) => "idle",
-            Phase::AwaitingModel(..) => "awaiting_model",
-            Phase::RunningTools(..) => "running_tools",
-            Phase::WaitingRetry(_) => "waiting_retry",
-            Phase::RunningStopHooks(..) => "running_stop_hooks",
-            Phase::Compacting(..) => "compacting",
-            Phase::Done(..) => "done",
-        }
+        (&self.0).into()
     }
 
     /// How the loop ended, once it has.
@@ -298,7 +280,7 @@ impl State {
             Phase::RunningTools(_, t) => {
                 t.digest_into(&mut d);
                 d.list(&t.feedback);
-                d.option(&t.stopped_by.as_ref().map(HookPrevented::evidence));
+                d.option(&t.stopped_by.clone().map(Evidence::HookPrevented));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {
                     d.list(&t.started);
@@ -375,14 +357,14 @@ mod tests {
                 picks.iter().map(|i| serde_json::from_str(BLOCKS[*i]).expect("a block")).collect();
             let mut streaming = Streaming::default();
             for block in blocks.clone() {
-                streaming.push(block);
+                streaming.blocks.push(block);
             }
             if version < crate::digest::TYPED_FROM {
                 let mut json = Digest::for_version(version);
                 serde_json::to_writer(&mut json, &blocks).expect("writes");
                 prop_assert_eq!(digests(version, |d| streaming.digest_into(d)), json.finish());
             }
-            let mut message = Message::assistant(streaming.into_blocks());
+            let mut message = Message::assistant(streaming.blocks);
             for i in extra {
                 let (key, value) = EXTRA[i];
                 message.extra.insert(key.to_string(), serde_json::from_str::<Value>(value).expect("a value"));

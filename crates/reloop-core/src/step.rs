@@ -43,8 +43,9 @@ pub struct Ignored {
 }
 
 /// Why an event was ignored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "why", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum IgnoreWhy {
     /// This phase has nothing in flight that the event could complete or change.
     NotExpected,
@@ -129,20 +130,7 @@ impl Ignored {
 
     /// The why's name as journaled, e.g. `stale_request`.
     pub fn name(&self) -> &'static str {
-        match self.why {
-            IgnoreWhy::NotExpected => "not_expected",
-            IgnoreWhy::Finished => "finished",
-            IgnoreWhy::StaleRequest { .. } => "stale_request",
-            IgnoreWhy::StaleAttempt { .. } => "stale_attempt",
-            IgnoreWhy::UnknownToolCall { .. } => "unknown_tool_call",
-            IgnoreWhy::AlreadyAnswered { .. } => "already_answered",
-            IgnoreWhy::AlreadyStarted { .. } => "already_started",
-            IgnoreWhy::NotStopHooks { .. } => "not_stop_hooks",
-            IgnoreWhy::NotToolHooks { .. } => "not_tool_hooks",
-            IgnoreWhy::NothingToCompact => "nothing_to_compact",
-            IgnoreWhy::NothingInFlight => "nothing_in_flight",
-            IgnoreWhy::AlreadySet => "already_set",
-        }
+        (&self.why).into()
     }
 }
 

@@ -352,7 +352,8 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
             Some(("compacted", Evidence::Compacted { trigger, pre_tokens, post_tokens }))
         }
         Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
-            Some(("compaction_failed", Evidence::CompactionFailed { trigger, failures, message, breaker_open }))
+            let failure = reloop_core::CompactionFailure { trigger, failures, message, breaker_open };
+            Some(("compaction_failed", Evidence::CompactionFailed(failure)))
         }
         Effect::Notice(Notice::CompactionRetried { trigger, message }) => {
             Some(("compaction_retried", Evidence::CompactionRetried { trigger, message }))
@@ -365,10 +366,7 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
             "the request would reach the auto-compact threshold; {}",
             reloop_core::compacted_line(trigger, *pre_tokens, *post_tokens)
         ),
-        Evidence::CompactionFailed { trigger, failures, message, breaker_open } => format!(
-            "{}; the request goes ahead",
-            reloop_core::compaction_failure_line(trigger, *failures, *breaker_open, message)
-        ),
+        Evidence::CompactionFailed(failure) => format!("{}; the request goes ahead", failure.line()),
         Evidence::CompactionRetried { trigger, message } => format!(
             "the summary request ({trigger}) was itself too long ({message}); sent again with its head cut to the last exchange"
         ),

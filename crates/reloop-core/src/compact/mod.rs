@@ -24,8 +24,9 @@ pub(crate) const SUMMARY_CONTINUE: &str = "Continue the conversation from where 
 pub(crate) const PROMPT_TOO_LONG: &str = "Prompt is too long";
 
 /// What started a compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Trigger {
     /// The next request would reach the auto-compact threshold.
     Auto,
@@ -38,11 +39,7 @@ pub enum Trigger {
 impl Trigger {
     /// `auto`, `reactive` or `manual`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Auto => "auto",
-            Trigger::Reactive => "reactive",
-            Trigger::Manual => "manual",
-        }
+        self.into()
     }
 }
 

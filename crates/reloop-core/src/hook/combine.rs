@@ -104,7 +104,7 @@ pub fn combine(verdicts: &[(String, HookVerdict)]) -> Combined {
             HookVerdict::PermissionDecision { decision, reason, updated_input } => {
                 let stronger = match &combined.permission {
                     None => true,
-                    Some(won) => decision.strength() > won.decision.strength(),
+                    Some(won) => *decision > won.decision,
                 };
                 if stronger {
                     combined.permission = Some(PermissionOutcome {

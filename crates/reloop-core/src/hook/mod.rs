@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The hook events reloop runs. Settings may name others; they are kept but never fired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "PascalCase")]
 #[non_exhaustive]
 pub enum HookEventName {
@@ -30,12 +30,7 @@ pub enum HookEventName {
 impl HookEventName {
     /// The name as it appears in settings files and in `hook_event_name`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HookEventName::Stop => "Stop",
-            HookEventName::PreToolUse => "PreToolUse",
-            HookEventName::PostToolUse => "PostToolUse",
-            HookEventName::PermissionRequest => "PermissionRequest",
-        }
+        self.into()
     }
 
     /// The event a settings key names, if reloop runs it.
@@ -67,28 +62,17 @@ pub struct HookRun {
     pub timed_out: bool,
 }
 
-/// A permission decision a PreToolUse hook returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A permission decision a PreToolUse hook returned. Ordered by strength: deny beats ask beats
+/// allow when several hooks decide, so one hook cannot wave through a call another refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Permission {
     /// Run the call without asking.
     Allow,
-    /// Refuse the call.
-    Deny,
     /// Ask the user.
     Ask,
-}
-
-impl Permission {
-    /// Deny beats ask beats allow when several hooks decide, so one hook cannot wave through a
-    /// call another refused.
-    fn strength(self) -> u8 {
-        match self {
-            Permission::Allow => 0,
-            Permission::Ask => 1,
-            Permission::Deny => 2,
-        }
-    }
+    /// Refuse the call.
+    Deny,
 }
 
 /// What one hook run means for the loop.

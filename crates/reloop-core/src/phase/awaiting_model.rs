@@ -17,7 +17,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             Step::stay(Phase::AwaitingModel(ctx, streaming))
         }
         Event::ModelBlock { block, request, .. } if ctx.is_current(request) => {
-            streaming.push(block);
+            streaming.blocks.push(block);
             streaming.streamed = true;
             Step::stay(Phase::AwaitingModel(ctx, streaming))
         }
@@ -33,7 +33,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             let mut ctx = ctx;
             let mut answered = Vec::new();
             if !streaming.blocks().is_empty() {
-                let assistant = Message::assistant(streaming.into_blocks());
+                let assistant = Message::assistant(streaming.blocks);
                 answered = assistant.tool_uses().map(|t| t.id.clone()).collect();
                 ctx.messages.push(assistant);
             }

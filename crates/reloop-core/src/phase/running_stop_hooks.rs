@@ -5,7 +5,7 @@ use crate::context::Loop;
 use crate::effect::Command;
 use crate::event::{Event, StopReason};
 use crate::flags::Flag;
-use crate::hook::{combine, interpret, stop_hook_feedback, HookEventName, HookRun};
+use crate::hook::{outcome, stop_hook_feedback, HookEventName, HookRun};
 use crate::message::Message;
 use crate::reason::{Completion, Continue, HookPrevented, Stop};
 use crate::request::continue_with;
@@ -52,8 +52,7 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
 }
 
 fn stop_hooks_done(mut ctx: Box<Loop>, stop_reason: Option<StopReason>, runs: &[HookRun]) -> Step {
-    let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(HookEventName::Stop, r))).collect();
-    let combined = combine(&verdicts);
+    let combined = outcome(HookEventName::Stop, runs);
     if let Some(prevented) = combined.prevent {
         let prevented =
             HookPrevented { command: prevented.command, stop_reason: prevented.stop_reason, tool_use_id: None };

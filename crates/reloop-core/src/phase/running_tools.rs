@@ -4,7 +4,7 @@
 use crate::context::{Loop, PermissionDenial, Turn};
 use crate::effect::{Command, Notice};
 use crate::event::{Event, ToolOutcome};
-use crate::hook::{combine, interpret, post_tool_use_feedback, HookEventName, HookRun};
+use crate::hook::{outcome, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
@@ -104,8 +104,7 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
 
 /// Files a tool hook's verdict with its call; the loop acts on it when all tools are done.
 fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: &[HookRun]) {
-    let verdicts: Vec<_> = runs.iter().map(|r| (r.command.clone(), interpret(event, r))).collect();
-    let combined = combine(&verdicts);
+    let combined = outcome(event, runs);
     if event == HookEventName::PostToolUse && !combined.blocks.is_empty() {
         // A call re-run after a resume replaces its earlier feedback rather than repeating it.
         tools.feedback.retain(|(i, _)| *i != index);

@@ -4,7 +4,7 @@
 //!
 //! A profile holds texts, limits and which rule applies; code asks the session's profile
 //! ([`crate::Config::profile`]) rather than branching on a version. `docs/profiles.md` is the
-//! table rule × profile, checked against [`Profile::rules`] by a test.
+//! table rule × profile, generated from this data by `tests/profiles_table.rs`.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,9 +35,6 @@ pub enum ProfileId {
 impl ProfileId {
     /// Every profile, oldest first.
     pub const ALL: [ProfileId; 3] = [ProfileId::Reloop, ProfileId::ClaudeCode2_1_197, ProfileId::ClaudeCode2_1_332];
-
-    /// What new sessions run under.
-    pub const DEFAULT_FOR_NEW_SESSIONS: ProfileId = ProfileId::ClaudeCode2_1_332;
 
     /// The profile's name, as `--compat` and the journal spell it.
     pub fn name(self) -> &'static str {
@@ -282,174 +279,6 @@ impl Profile {
             Some(preamble) => system_reminder(&format!("{preamble}\n{feedback}")),
             None => feedback.to_string(),
         }
-    }
-
-    /// The rule × value rows `docs/profiles.md` shows for this profile.
-    pub fn rules(&self) -> Vec<(&'static str, String)> {
-        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
-        vec![
-            ("max-tokens resume wrapped in `<system-reminder>`", yes_no(self.max_tokens_resume.reminder)),
-            ("max-tokens resume echoed as a synthetic `user` line", yes_no(self.echo_resume)),
-            ("malformed tool call: retries", self.malformed.retries.to_string()),
-            (
-                "malformed tool call: bad message retracted, reminder appended to the last user message (stdout: a synthetic line with `retracted_message_uuids`, the next answer `supersedes` it)",
-                yes_no(self.malformed.retract),
-            ),
-            ("malformed tool call: retry text", format!("`{}`", self.malformed.reminder.text)),
-            (
-                "malformed tool call: own terminal reason `malformed_tool_use_exhausted`",
-                yes_no(self.malformed.own_terminal_reason),
-            ),
-            ("Stop-hook feedback wrapped with the hook provenance preamble", yes_no(self.stop_hook_preamble.is_some())),
-            ("Stop-hook stderr fed back as written (trailing newline kept)", yes_no(self.stop_hook_raw_stderr)),
-            (
-                "Stop hook blocking in its JSON form: a `role: \"system\"` message after the feedback",
-                self.stop_hook_json_system.map_or("none".to_string(), |t| format!("`{t}`")),
-            ),
-            (
-                "result line in Claude Code's words (an API error ends `completed` or `api_error`, not `model_error`)",
-                yes_no(self.claude_code_version.is_some()),
-            ),
-            (
-                "result: `terminal_reason: \"api_error\"` and `api_error_type` on API errors",
-                yes_no(self.result.api_error_terminal),
-            ),
-            (
-                "result: `api_error: \"max_output_tokens\"` when output tokens run out",
-                yes_no(self.result.max_output_tokens_api_error),
-            ),
-            ("result: max-tokens resumes count in `num_turns`", yes_no(self.result.resumes_count_as_turns)),
-            (
-                "Write/Edit refuse a file not read first (`File has not been read yet`)",
-                yes_no(self.tools.edit_requires_read),
-            ),
-            ("... before hooks and permissions, and not as a permission denial", yes_no(self.tools.read_check_first)),
-            (
-                "Bash writing inside the working directories (default mode)",
-                self.tools
-                    .bash_write
-                    .map_or("`This command requires approval`".to_string(), |t| format!("`{}`", t.create)),
-            ),
-            ("`--disallowedTools` text", format!("`{}`", self.tools.disallowed)),
-            (
-                "a second Read of the same part of an unchanged file",
-                self.tools.unchanged_read.map_or("the content again".to_string(), |t| format!("`{t}` (not an error)")),
-            ),
-            (
-                "stdout: `system/notification` after the first Stop-hook feedback",
-                self.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
-            ),
-            (
-                "stdout: the Stop-hook block cap reported (`system/informational`, `system/notification`)",
-                yes_no(self.lines.block_cap),
-            ),
-            ("stdout: a `system/permission_denied` line per denied call", yes_no(self.lines.permission_denied)),
-            (
-                "stdout: the `model_fallback` line's words",
-                match self.lines.fallback {
-                    FallbackWording::Ids => "the models' ids".to_string(),
-                    FallbackWording::DisplayNames => {
-                        "display names, `(1M context)`; `[1m]` ids here, on `system/init` and in `modelUsage`".to_string()
-                    }
-                    FallbackWording::DisplayNamesAndWindow => {
-                        "display names and the context window's change".to_string()
-                    }
-                },
-            ),
-            (
-                "a numeric `retry-after` sets the delay",
-                match self.retry_after {
-                    RetryAfter::Floor => "at least it (the larger of it and the backoff)",
-                    RetryAfter::Exact => "exactly",
-                    RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
-                }
-                .to_string(),
-            ),
-            (
-                "a `role: \"system\"` reminder after tool turns",
-                self.nudge.map_or("none".to_string(), |n| {
-                    let who = n.models.map_or(String::new(), |m| format!(" ({m} models)"));
-                    let counted = if n.silent_only { "consecutive tool turns without text" } else { "tool turns" };
-                    format!("every {} {counted}{who}: `{}`", n.every, n.text.trim_end())
-                }),
-            ),
-            (
-                "after streams broke off with an overload, one request for the whole answer",
-                self.whole_answer.map_or("no".to_string(), |w| {
-                    let cap = w.max_tokens_cap.map_or(String::new(), |c| format!(", max_tokens at most {c}"));
-                    format!("after {} in a row, at once{cap}", w.after)
-                }),
-            ),
-            (
-                "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
-                yes_no(self.compact.in_place),
-            ),
-            (
-                "compaction: the instruction opens with `CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.`",
-                yes_no(self.compact.instruction.starts_with(TEXT_ONLY)),
-            ),
-            (
-                "compaction: the summary names the tools used before it; says the kept messages follow",
-                format!("{}; {}", yes_no(self.compact.tools_used), yes_no(self.compact.kept_note)),
-            ),
-            (
-                "compaction: files read before it shown again",
-                match self.compact.reattach {
-                    Reattach::None => "no",
-                    Reattach::SystemMessage => "a `role: \"system\"` message after the kept tail",
-                    Reattach::ReminderBlocks => "`<system-reminder>` blocks on the kept tail's last user message",
-                }
-                .to_string(),
-            ),
-            (
-                "compaction: today's date given back",
-                match self.compact.date {
-                    RestoredDate::None => "no",
-                    RestoredDate::ContextBlock => "the context reminder opens the summary message",
-                    RestoredDate::SystemMessage => "`Today's date is …` as a `role: \"system\"` message",
-                }
-                .to_string(),
-            ),
-            (
-                "compaction: a summary request that is too long is sent again with its head cut",
-                yes_no(self.compact.truncated_retry),
-            ),
-            (
-                "stdout: `system/status` lines around a compaction",
-                match self.lines.compact_status {
-                    CompactStatusLines::None => "none",
-                    CompactStatusLines::Plain => "`compacting`, then `compact_result`",
-                    CompactStatusLines::WithOutputChars => "`compacting` (with `compact_output_chars`), then `compact_result`",
-                }
-                .to_string(),
-            ),
-            (
-                "request: `output_config.effort`, Opus / other models (those in `EFFORT_MODELS` only)",
-                self.wire.effort.map_or("none".to_string(), |(opus, other)| format!("`{opus}` / `{other}`")),
-            ),
-            (
-                "request: the whole-answer request's `stream` key",
-                if self.wire.whole_stream_key { "`\"stream\": false`" } else { "none" }.to_string(),
-            ),
-            (
-                "request: `X-Stainless-Timeout` header, streamed / whole answer",
-                self.wire.stainless_timeout.map_or("none".to_string(), |(s, w)| format!("{s} / {w}")),
-            ),
-            (
-                "`<total_tokens>N tokens left</total_tokens>` reminder on tool results and the first message",
-                self.total_tokens.map_or("none".to_string(), |t| {
-                    format!("{} models: N = {} less the last response's tokens", t.models, t.budget)
-                }),
-            ),
-            (
-                "default model",
-                self.default_model.map_or("reloop's (`claude-sonnet-4-6`)".to_string(), |m| format!("`{m}`")),
-            ),
-            (
-                "`max_tokens`: Opus / other models (after a fallback: the fallback model's)",
-                format!("{} / {DEFAULT_MAX_TOKENS}", self.opus_max_tokens),
-            ),
-        ]
     }
 }
 

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::StopReason;
 
 /// Why the loop asks the model again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ContinueReason {
     /// The model asked for tools; their results go back in the next request.
     NextTurn,
@@ -36,8 +37,9 @@ pub enum ContinueReason {
 }
 
 /// Why the loop stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TerminalReason {
     /// Nothing held the turn open.
     Completed,
@@ -66,35 +68,14 @@ pub enum TerminalReason {
 impl ContinueReason {
     /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ContinueReason::NextTurn => "next_turn",
-            ContinueReason::MaxOutputTokensEscalate => "max_output_tokens_escalate",
-            ContinueReason::MaxOutputTokensRecovery => "max_output_tokens_recovery",
-            ContinueReason::MalformedToolCallRetry => "malformed_tool_call_retry",
-            ContinueReason::ReactiveCompactRetry => "reactive_compact_retry",
-            ContinueReason::StopHookBlocking => "stop_hook_blocking",
-            ContinueReason::TokenBudgetContinuation => "token_budget_continuation",
-            ContinueReason::QueuedInput => "queued_input",
-        }
+        self.into()
     }
 }
 
 impl TerminalReason {
     /// The reason as journaled.
     pub fn as_str(self) -> &'static str {
-        match self {
-            TerminalReason::Completed => "completed",
-            TerminalReason::MaxTurns => "max_turns",
-            TerminalReason::AbortedStreaming => "aborted_streaming",
-            TerminalReason::AbortedTools => "aborted_tools",
-            TerminalReason::PromptTooLong => "prompt_too_long",
-            TerminalReason::BlockingLimit => "blocking_limit",
-            TerminalReason::ModelError => "model_error",
-            TerminalReason::StopHookPrevented => "stop_hook_prevented",
-            TerminalReason::HookStopped => "hook_stopped",
-            TerminalReason::MaxBudgetUsd => "max_budget_usd",
-            TerminalReason::MalformedToolUseExhausted => "malformed_tool_use_exhausted",
-        }
+        self.into()
     }
 
     /// Whether a run that ends this way is a failure for the caller (result `is_error`, exit 1).
@@ -130,18 +111,7 @@ pub enum Evidence {
     /// The caller aborted; these tool calls were answered as interrupted.
     Interrupted { tool_use_ids: Vec<String> },
     /// The model request failed for good.
-    ModelFailure {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        status: Option<u16>,
-        error_type: String,
-        message: String,
-        /// Retries made before giving up.
-        #[serde(default)]
-        retries: u32,
-        /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`.
-        #[serde(default)]
-        why_final: String,
-    },
+    ModelFailure(ModelFailure),
     /// The response was cut by the output-token limit.
     OutputTruncated {
         /// The limit the cut response had.
@@ -159,17 +129,11 @@ pub enum Evidence {
     /// Stop hooks blocked `cap` times in a row; the turn ended anyway.
     StopHookCap { cap: u32 },
     /// A hook said `continue: false`.
-    HookPrevented {
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop_reason: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        tool_use_id: Option<String>,
-    },
+    HookPrevented(HookPrevented),
     /// The history was compacted.
     Compacted { trigger: String, pre_tokens: u64, post_tokens: u64 },
     /// A compaction failed.
-    CompactionFailed { trigger: String, failures: u32, message: String, breaker_open: bool },
+    CompactionFailed(CompactionFailure),
     /// A summary request was too long and went again with its head cut.
     CompactionRetried { trigger: String, message: String },
     /// The prompt is at or above the blocking limit and nothing can compact it.
@@ -344,6 +308,81 @@ mod tests {
             r#"{"kind":"continue","reason":"next_turn","evidence":{"evidence":"tools_requested","tools":[{"name":"Read","id":"t1"}]}}"#
         );
         assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason);
+    }
+
+    #[test]
+    fn evidence_held_as_a_typed_struct_journals_flat_and_reads_old_rows() {
+        for json in [
+            r#"{"kind":"terminal","reason":"model_error","evidence":{"evidence":"model_failure","status":529,"error_type":"overloaded_error","message":"m","retries":2,"why_final":"retries exhausted"}}"#,
+            r#"{"kind":"terminal","reason":"prompt_too_long","evidence":{"evidence":"compaction_failed","trigger":"reactive","failures":1,"message":"m","breaker_open":false}}"#,
+            r#"{"kind":"terminal","reason":"hook_stopped","evidence":{"evidence":"hook_prevented","command":"c","stop_reason":"s","tool_use_id":"t"}}"#,
+            r#"{"kind":"terminal","reason":"stop_hook_prevented","evidence":{"evidence":"hook_prevented","command":"c"}}"#,
+        ] {
+            let reason: Reason = serde_json::from_str(json).unwrap();
+            assert_eq!(serde_json::to_string(&reason).unwrap(), json);
+        }
+        // Rows written before `retries` and `why_final` existed read with their defaults.
+        let old = r#"{"kind":"terminal","reason":"model_error","evidence":{"evidence":"model_failure","error_type":"api_error","message":"m"}}"#;
+        let Reason::Terminal(Stop::ModelError(Failure::Request(failure))) = serde_json::from_str(old).unwrap() else {
+            panic!("a model failure")
+        };
+        assert_eq!((failure.status, failure.retries, failure.why_final.as_str()), (None, 0, ""));
+    }
+
+    #[test]
+    fn every_typed_reason_journals_under_its_name_and_reads_back_the_same() {
+        let failure = ModelFailure {
+            status: Some(400),
+            error_type: "invalid_request_error".into(),
+            message: "m".into(),
+            retries: 1,
+            why_final: "not retryable".into(),
+        };
+        let compaction =
+            CompactionFailure { trigger: "auto".into(), failures: 3, message: "m".into(), breaker_open: true };
+        let hook = HookPrevented { command: "c".into(), stop_reason: Some("s".into()), tool_use_id: None };
+        let continues = [
+            (Continue::NextTurn { tools: vec![ToolRef { name: "Read".into(), id: "t".into() }] }, "next_turn"),
+            (Continue::MaxOutputTokensEscalate { limit: 1, attempt: 1, to: 2 }, "max_output_tokens_escalate"),
+            (Continue::MaxOutputTokensRecovery { limit: 1, attempt: 2, of: 3 }, "max_output_tokens_recovery"),
+            (Continue::MalformedToolCallRetry, "malformed_tool_call_retry"),
+            (Continue::ReactiveCompactRetry { pre_tokens: 2, post_tokens: 1 }, "reactive_compact_retry"),
+            (Continue::StopHookBlocking { feedback: vec!["f".into()], block: 1, cap: 8 }, "stop_hook_blocking"),
+            (Continue::TokenBudgetContinuation { pct: 1, turn_tokens: 2, budget: 3 }, "token_budget_continuation"),
+            (Continue::QueuedInput { ids: vec!["q".into()] }, "queued_input"),
+        ];
+        let stops = [
+            (Stop::Completed(Completion::NoToolRequested { stop_reason: Some(StopReason::EndTurn) }), "completed"),
+            (Stop::Completed(Completion::StopHookCap { cap: 8 }), "completed"),
+            (
+                Stop::Completed(Completion::TokenBudgetDone { pct: 1, turn_tokens: 2, budget: 3, diminishing: true }),
+                "completed",
+            ),
+            (Stop::Completed(Completion::Compacted { pre_tokens: 2, post_tokens: 1 }), "completed"),
+            (Stop::MaxTurns { max_turns: 1, turn_count: 2 }, "max_turns"),
+            (Stop::AbortedStreaming { tool_use_ids: vec!["t".into()] }, "aborted_streaming"),
+            (Stop::AbortedTools { tool_use_ids: vec![] }, "aborted_tools"),
+            (Stop::PromptTooLong(TooLong::Refused(failure.clone())), "prompt_too_long"),
+            (Stop::PromptTooLong(TooLong::CompactionFailed(compaction.clone())), "prompt_too_long"),
+            (Stop::BlockingLimit { estimate: 2, limit: 1 }, "blocking_limit"),
+            (Stop::ModelError(Failure::Request(failure)), "model_error"),
+            (Stop::ModelError(Failure::OutputTokensExhausted { limit: 1, attempt: 3, of: 3 }), "model_error"),
+            (Stop::ModelError(Failure::MalformedToolCall), "model_error"),
+            (Stop::ModelError(Failure::CompactionFailed(compaction)), "model_error"),
+            (Stop::StopHookPrevented(hook.clone()), "stop_hook_prevented"),
+            (Stop::HookStopped(hook), "hook_stopped"),
+            (Stop::MaxBudgetUsd { cost_usd: 1.5, budget_usd: 1.0 }, "max_budget_usd"),
+            (Stop::MalformedToolUseExhausted { retries: 2 }, "malformed_tool_use_exhausted"),
+        ];
+        let reasons = continues
+            .into_iter()
+            .map(|(c, name)| (Reason::Continue(c), name))
+            .chain(stops.into_iter().map(|(s, name)| (Reason::Terminal(s), name)));
+        for (reason, name) in reasons {
+            assert_eq!(reason.name(), name);
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason, "{json}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The typed reasons: each continue and stop variant with its own evidence, and the mapping to
 //! and from the flat [`Evidence`] the journal keeps.
 
+use serde::{Deserialize, Serialize};
+
 use super::{mismatch, ContinueReason, Evidence, TerminalReason, ToolRef};
 use crate::event::StopReason;
 
@@ -178,23 +180,26 @@ pub enum Failure {
     CompactionFailed(CompactionFailure),
 }
 
-/// A model request that failed for good.
-#[derive(Debug, Clone, PartialEq)]
+/// A model request that failed for good (journaled as the `model_failure` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFailure {
     /// The HTTP status, if the server answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// The error's type.
     pub error_type: String,
     /// The error's message.
     pub message: String,
     /// Retries made before giving up.
+    #[serde(default)]
     pub retries: u32,
     /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`, ...
+    #[serde(default)]
     pub why_final: String,
 }
 
-/// A failed compaction.
-#[derive(Debug, Clone, PartialEq)]
+/// A failed compaction (journaled as the `compaction_failed` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionFailure {
     /// `auto`, `reactive` or `manual`.
     pub trigger: String,
@@ -206,237 +211,100 @@ pub struct CompactionFailure {
     pub breaker_open: bool,
 }
 
-/// A hook that said `continue: false`.
-#[derive(Debug, Clone, PartialEq)]
+/// A hook that said `continue: false` (journaled as the `hook_prevented` evidence).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookPrevented {
     /// The hook's command.
     pub command: String,
     /// Its `stopReason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
     /// The call, for a tool hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
 }
 
-impl HookPrevented {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::HookPrevented {
-            command: self.command.clone(),
-            stop_reason: self.stop_reason.clone(),
-            tool_use_id: self.tool_use_id.clone(),
-        }
-    }
-}
-
-impl ModelFailure {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::ModelFailure {
-            status: self.status,
-            error_type: self.error_type.clone(),
-            message: self.message.clone(),
-            retries: self.retries,
-            why_final: self.why_final.clone(),
-        }
-    }
-}
-
 impl CompactionFailure {
-    /// Its flat evidence.
-    pub fn evidence(&self) -> Evidence {
-        Evidence::CompactionFailed {
-            trigger: self.trigger.clone(),
-            failures: self.failures,
-            message: self.message.clone(),
-            breaker_open: self.breaker_open,
-        }
-    }
-
     /// The one wording of a failed compaction, wherever it is shown.
     pub fn line(&self) -> String {
         super::compaction_failure_line(&self.trigger, self.failures, self.breaker_open, &self.message)
     }
 }
 
-impl Continue {
-    /// The reason's name.
-    pub fn reason(&self) -> ContinueReason {
-        match self {
-            Continue::NextTurn { .. } => ContinueReason::NextTurn,
-            Continue::MaxOutputTokensEscalate { .. } => ContinueReason::MaxOutputTokensEscalate,
-            Continue::MaxOutputTokensRecovery { .. } => ContinueReason::MaxOutputTokensRecovery,
-            Continue::MalformedToolCallRetry => ContinueReason::MalformedToolCallRetry,
-            Continue::ReactiveCompactRetry { .. } => ContinueReason::ReactiveCompactRetry,
-            Continue::StopHookBlocking { .. } => ContinueReason::StopHookBlocking,
-            Continue::TokenBudgetContinuation { .. } => ContinueReason::TokenBudgetContinuation,
-            Continue::QueuedInput { .. } => ContinueReason::QueuedInput,
-        }
-    }
+/// Generates a typed enum's `reason`, `evidence` and `from_wire` from one table: each row pairs
+/// a variant with its reason's name and its flat evidence, written as patterns that read both
+/// ways (`where` names an evidence field that holds a fixed text). The three mappings are then
+/// one list, and cannot disagree.
+macro_rules! wire_table {
+    ($typed:ident, $name:ident: $([$($t:tt)*] => $reason:ident, [$($e:tt)*] $(where $var:ident = $lit:literal)?;)*) => {
+        impl $typed {
+            /// The reason's name.
+            #[allow(unused_variables)] // a row's fields are named for the other two mappings
+            pub fn reason(&self) -> $name {
+                match self {
+                    $($($t)* => $name::$reason,)*
+                }
+            }
 
-    /// The flat evidence, as journaled.
-    pub fn evidence(&self) -> Evidence {
-        match self.clone() {
-            Continue::NextTurn { tools } => Evidence::ToolsRequested { tools },
-            Continue::MaxOutputTokensEscalate { limit, attempt, to } => {
-                Evidence::OutputTruncated { limit, attempt, of: to }
+            /// The flat evidence, as journaled.
+            pub fn evidence(&self) -> Evidence {
+                match self.clone() {
+                    $($($t)* => {
+                        $(let $var = String::from($lit);)?
+                        $($e)*
+                    })*
+                }
             }
-            Continue::MaxOutputTokensRecovery { limit, attempt, of } => {
-                Evidence::OutputTruncated { limit, attempt, of }
-            }
-            Continue::MalformedToolCallRetry => Evidence::MalformedToolCall { retried: false },
-            Continue::ReactiveCompactRetry { pre_tokens, post_tokens } => {
-                Evidence::Compacted { trigger: "reactive".into(), pre_tokens, post_tokens }
-            }
-            Continue::StopHookBlocking { feedback, block, cap } => Evidence::StopHookBlock { feedback, block, cap },
-            Continue::TokenBudgetContinuation { pct, turn_tokens, budget } => {
-                Evidence::TokenBudget { pct, turn_tokens, budget }
-            }
-            Continue::QueuedInput { ids } => Evidence::QueuedInput { ids },
-        }
-    }
 
-    pub(crate) fn from_wire(reason: ContinueReason, evidence: Evidence) -> Result<Self, String> {
-        Ok(match (reason, evidence) {
-            (ContinueReason::NextTurn, Evidence::ToolsRequested { tools }) => Continue::NextTurn { tools },
-            (ContinueReason::MaxOutputTokensEscalate, Evidence::OutputTruncated { limit, attempt, of }) => {
-                Continue::MaxOutputTokensEscalate { limit, attempt, to: of }
+            /// The typed form of a journaled reason and evidence, or why they cannot pair.
+            pub(crate) fn from_wire(reason: $name, evidence: Evidence) -> Result<Self, String> {
+                Ok(match (reason, evidence) {
+                    $(($name::$reason, $($e)*) $(if $var == $lit)? => $($t)*,)*
+                    (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
+                })
             }
-            (ContinueReason::MaxOutputTokensRecovery, Evidence::OutputTruncated { limit, attempt, of }) => {
-                Continue::MaxOutputTokensRecovery { limit, attempt, of }
-            }
-            (ContinueReason::MalformedToolCallRetry, Evidence::MalformedToolCall { retried: false }) => {
-                Continue::MalformedToolCallRetry
-            }
-            (ContinueReason::ReactiveCompactRetry, Evidence::Compacted { trigger, pre_tokens, post_tokens })
-                if trigger == "reactive" =>
-            {
-                Continue::ReactiveCompactRetry { pre_tokens, post_tokens }
-            }
-            (ContinueReason::StopHookBlocking, Evidence::StopHookBlock { feedback, block, cap }) => {
-                Continue::StopHookBlocking { feedback, block, cap }
-            }
-            (ContinueReason::TokenBudgetContinuation, Evidence::TokenBudget { pct, turn_tokens, budget }) => {
-                Continue::TokenBudgetContinuation { pct, turn_tokens, budget }
-            }
-            (ContinueReason::QueuedInput, Evidence::QueuedInput { ids }) => Continue::QueuedInput { ids },
-            (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
-        })
-    }
+        }
+    };
 }
 
-impl Stop {
-    /// The reason's name.
-    pub fn reason(&self) -> TerminalReason {
-        match self {
-            Stop::Completed(_) => TerminalReason::Completed,
-            Stop::MaxTurns { .. } => TerminalReason::MaxTurns,
-            Stop::AbortedStreaming { .. } => TerminalReason::AbortedStreaming,
-            Stop::AbortedTools { .. } => TerminalReason::AbortedTools,
-            Stop::PromptTooLong(_) => TerminalReason::PromptTooLong,
-            Stop::BlockingLimit { .. } => TerminalReason::BlockingLimit,
-            Stop::ModelError(_) => TerminalReason::ModelError,
-            Stop::StopHookPrevented(_) => TerminalReason::StopHookPrevented,
-            Stop::HookStopped(_) => TerminalReason::HookStopped,
-            Stop::MaxBudgetUsd { .. } => TerminalReason::MaxBudgetUsd,
-            Stop::MalformedToolUseExhausted { .. } => TerminalReason::MalformedToolUseExhausted,
-        }
-    }
+wire_table! { Continue, ContinueReason:
+    [Continue::NextTurn { tools }] => NextTurn, [Evidence::ToolsRequested { tools }];
+    [Continue::MaxOutputTokensEscalate { limit, attempt, to }] => MaxOutputTokensEscalate,
+        [Evidence::OutputTruncated { limit, attempt, of: to }];
+    [Continue::MaxOutputTokensRecovery { limit, attempt, of }] => MaxOutputTokensRecovery,
+        [Evidence::OutputTruncated { limit, attempt, of }];
+    [Continue::MalformedToolCallRetry] => MalformedToolCallRetry, [Evidence::MalformedToolCall { retried: false }];
+    [Continue::ReactiveCompactRetry { pre_tokens, post_tokens }] => ReactiveCompactRetry,
+        [Evidence::Compacted { trigger, pre_tokens, post_tokens }] where trigger = "reactive";
+    [Continue::StopHookBlocking { feedback, block, cap }] => StopHookBlocking,
+        [Evidence::StopHookBlock { feedback, block, cap }];
+    [Continue::TokenBudgetContinuation { pct, turn_tokens, budget }] => TokenBudgetContinuation,
+        [Evidence::TokenBudget { pct, turn_tokens, budget }];
+    [Continue::QueuedInput { ids }] => QueuedInput, [Evidence::QueuedInput { ids }];
+}
 
-    /// The flat evidence, as journaled.
-    pub fn evidence(&self) -> Evidence {
-        match self.clone() {
-            Stop::Completed(Completion::NoToolRequested { stop_reason }) => Evidence::NoToolRequested { stop_reason },
-            Stop::Completed(Completion::StopHookCap { cap }) => Evidence::StopHookCap { cap },
-            Stop::Completed(Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing }) => {
-                Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing }
-            }
-            Stop::Completed(Completion::Compacted { pre_tokens, post_tokens }) => {
-                Evidence::Compacted { trigger: "manual".into(), pre_tokens, post_tokens }
-            }
-            Stop::MaxTurns { max_turns, turn_count } => Evidence::MaxTurns { max_turns, turn_count },
-            Stop::AbortedStreaming { tool_use_ids } | Stop::AbortedTools { tool_use_ids } => {
-                Evidence::Interrupted { tool_use_ids }
-            }
-            Stop::PromptTooLong(TooLong::Refused(f)) | Stop::ModelError(Failure::Request(f)) => f.evidence(),
-            Stop::PromptTooLong(TooLong::CompactionFailed(c)) | Stop::ModelError(Failure::CompactionFailed(c)) => {
-                c.evidence()
-            }
-            Stop::BlockingLimit { estimate, limit } => Evidence::TooLong { estimate, limit },
-            Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of }) => {
-                Evidence::OutputTruncated { limit, attempt, of }
-            }
-            Stop::ModelError(Failure::MalformedToolCall) => Evidence::MalformedToolCall { retried: true },
-            Stop::StopHookPrevented(h) | Stop::HookStopped(h) => h.evidence(),
-            Stop::MaxBudgetUsd { cost_usd, budget_usd } => Evidence::BudgetReached { cost_usd, budget_usd },
-            Stop::MalformedToolUseExhausted { retries } => Evidence::MalformedToolCallExhausted { retries },
-        }
-    }
-
-    pub(crate) fn from_wire(reason: TerminalReason, evidence: Evidence) -> Result<Self, String> {
-        use TerminalReason as T;
-        let failure = |status, error_type, message, retries, why_final| ModelFailure {
-            status,
-            error_type,
-            message,
-            retries,
-            why_final,
-        };
-        Ok(match (reason, evidence) {
-            (T::Completed, Evidence::NoToolRequested { stop_reason }) => {
-                Stop::Completed(Completion::NoToolRequested { stop_reason })
-            }
-            (T::Completed, Evidence::StopHookCap { cap }) => Stop::Completed(Completion::StopHookCap { cap }),
-            (T::Completed, Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing }) => {
-                Stop::Completed(Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing })
-            }
-            (T::Completed, Evidence::Compacted { trigger, pre_tokens, post_tokens }) if trigger == "manual" => {
-                Stop::Completed(Completion::Compacted { pre_tokens, post_tokens })
-            }
-            (T::MaxTurns, Evidence::MaxTurns { max_turns, turn_count }) => Stop::MaxTurns { max_turns, turn_count },
-            (T::AbortedStreaming, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedStreaming { tool_use_ids },
-            (T::AbortedTools, Evidence::Interrupted { tool_use_ids }) => Stop::AbortedTools { tool_use_ids },
-            (T::PromptTooLong, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
-                Stop::PromptTooLong(TooLong::Refused(failure(status, error_type, message, retries, why_final)))
-            }
-            (T::PromptTooLong, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
-                Stop::PromptTooLong(TooLong::CompactionFailed(CompactionFailure {
-                    trigger,
-                    failures,
-                    message,
-                    breaker_open,
-                }))
-            }
-            (T::BlockingLimit, Evidence::TooLong { estimate, limit }) => Stop::BlockingLimit { estimate, limit },
-            (T::ModelError, Evidence::ModelFailure { status, error_type, message, retries, why_final }) => {
-                Stop::ModelError(Failure::Request(failure(status, error_type, message, retries, why_final)))
-            }
-            (T::ModelError, Evidence::OutputTruncated { limit, attempt, of }) => {
-                Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of })
-            }
-            (T::ModelError, Evidence::MalformedToolCall { retried: true }) => {
-                Stop::ModelError(Failure::MalformedToolCall)
-            }
-            (T::ModelError, Evidence::CompactionFailed { trigger, failures, message, breaker_open }) => {
-                Stop::ModelError(Failure::CompactionFailed(CompactionFailure {
-                    trigger,
-                    failures,
-                    message,
-                    breaker_open,
-                }))
-            }
-            (T::StopHookPrevented, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
-                Stop::StopHookPrevented(HookPrevented { command, stop_reason, tool_use_id })
-            }
-            (T::HookStopped, Evidence::HookPrevented { command, stop_reason, tool_use_id }) => {
-                Stop::HookStopped(HookPrevented { command, stop_reason, tool_use_id })
-            }
-            (T::MaxBudgetUsd, Evidence::BudgetReached { cost_usd, budget_usd }) => {
-                Stop::MaxBudgetUsd { cost_usd, budget_usd }
-            }
-            (T::MalformedToolUseExhausted, Evidence::MalformedToolCallExhausted { retries }) => {
-                Stop::MalformedToolUseExhausted { retries }
-            }
-            (reason, evidence) => return Err(mismatch(reason.as_str(), &evidence)),
-        })
-    }
+wire_table! { Stop, TerminalReason:
+    [Stop::Completed(Completion::NoToolRequested { stop_reason })] => Completed,
+        [Evidence::NoToolRequested { stop_reason }];
+    [Stop::Completed(Completion::StopHookCap { cap })] => Completed, [Evidence::StopHookCap { cap }];
+    [Stop::Completed(Completion::TokenBudgetDone { pct, turn_tokens, budget, diminishing })] => Completed,
+        [Evidence::TokenBudgetDone { pct, turn_tokens, budget, diminishing }];
+    [Stop::Completed(Completion::Compacted { pre_tokens, post_tokens })] => Completed,
+        [Evidence::Compacted { trigger, pre_tokens, post_tokens }] where trigger = "manual";
+    [Stop::MaxTurns { max_turns, turn_count }] => MaxTurns, [Evidence::MaxTurns { max_turns, turn_count }];
+    [Stop::AbortedStreaming { tool_use_ids }] => AbortedStreaming, [Evidence::Interrupted { tool_use_ids }];
+    [Stop::AbortedTools { tool_use_ids }] => AbortedTools, [Evidence::Interrupted { tool_use_ids }];
+    [Stop::PromptTooLong(TooLong::Refused(f))] => PromptTooLong, [Evidence::ModelFailure(f)];
+    [Stop::PromptTooLong(TooLong::CompactionFailed(c))] => PromptTooLong, [Evidence::CompactionFailed(c)];
+    [Stop::BlockingLimit { estimate, limit }] => BlockingLimit, [Evidence::TooLong { estimate, limit }];
+    [Stop::ModelError(Failure::Request(f))] => ModelError, [Evidence::ModelFailure(f)];
+    [Stop::ModelError(Failure::OutputTokensExhausted { limit, attempt, of })] => ModelError,
+        [Evidence::OutputTruncated { limit, attempt, of }];
+    [Stop::ModelError(Failure::MalformedToolCall)] => ModelError, [Evidence::MalformedToolCall { retried: true }];
+    [Stop::ModelError(Failure::CompactionFailed(c))] => ModelError, [Evidence::CompactionFailed(c)];
+    [Stop::StopHookPrevented(h)] => StopHookPrevented, [Evidence::HookPrevented(h)];
+    [Stop::HookStopped(h)] => HookStopped, [Evidence::HookPrevented(h)];
+    [Stop::MaxBudgetUsd { cost_usd, budget_usd }] => MaxBudgetUsd, [Evidence::BudgetReached { cost_usd, budget_usd }];
+    [Stop::MalformedToolUseExhausted { retries }] => MalformedToolUseExhausted,
+        [Evidence::MalformedToolCallExhausted { retries }];
 }
