@@ -245,7 +245,7 @@ fn ctrl_c_cancels_the_http_request_promptly() {
     let head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
     let server = FakeServer::start(vec![Canned::Stall(head.to_string())]);
     let cwd = ws.cwd();
-    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = common::reloop_bin()
         .args(["run", "hi", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url, "--output-format", "json"])
         .env("ANTHROPIC_API_KEY", KEY)
         .env("RELOOP_JOURNAL", ws.journal())

@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::fake_server::{sse_from_message, Canned, FakeServer};
@@ -113,7 +113,7 @@ fn a_second_writer_is_refused_and_a_dead_writers_lock_is_not() {
     let ws = Workspace::seed();
     let cwd = ws.cwd();
     let cassette = cassette_path("slow_bash_then_done.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut child = common::reloop_bin()
         .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
         .args(["--allowed-tools", "Bash"])
         .env("RELOOP_JOURNAL", ws.journal())
