@@ -10,6 +10,7 @@ mod doctor;
 mod export;
 mod fork;
 mod import;
+mod junit;
 mod man;
 mod reading;
 mod replay;
