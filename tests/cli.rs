@@ -262,7 +262,7 @@ fn a_local_model_server_that_is_not_running_fails_fast_and_says_how_to_start_one
     let result = lines.last().unwrap();
     let message = result["result"].as_str().unwrap();
     assert!(
-        message.contains(&format!("nothing is listening at {url} — start your model server (ollama serve, vllm serve, llama-server) or pass --base-url")),
+        message.contains(&format!("nothing is listening at {url} — start your model server there (ollama serve, vllm serve and llama-server speak the OpenAI wire: --provider openai)")),
         "{message}"
     );
     // The session replays identically and `why` names the decision.

@@ -35,7 +35,13 @@ pub use run::RunArgs;
 pub(crate) use crate::launch::current_dir;
 
 #[derive(Parser, Debug)]
-#[command(name = "reloop", version, about = "A replayable engine for coding-agent loops")]
+#[command(
+    name = "reloop",
+    version,
+    about = "A replayable engine for coding-agent loops",
+    after_help = "With no subcommand, reloop is Claude Code's print mode, as the Claude Agent SDKs run it:\n  \
+                  reloop -p \"question\" [--output-format text|json|stream-json]   (reloop -p --help: its flags)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

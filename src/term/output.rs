@@ -64,6 +64,7 @@ impl Printer {
         }
     }
 
+    /// What to try after the demo: the README's seven commands, on this session (`last`).
     pub fn demo_footer(&mut self, session_id: &str, journal: Option<&Path>) {
         if self.format != OutputFormat::Text {
             return;
@@ -72,10 +73,22 @@ impl Printer {
             Some(path) => (path.display().to_string(), format!(" --journal {}", path.display())),
             None => ("./.reloop/journal.db".to_string(), String::new()),
         };
+        let short = session_id.get(..8).unwrap_or(session_id);
+        let diff = format!("diff {short} last");
+        let tries: [(&str, &str); 7] = [
+            ("sessions", "the journal's sessions"),
+            ("show last", "the conversation, rebuilt from the journal"),
+            ("show last --steps", "the transition trace: event, phase change, effects, reason"),
+            ("replay last", "today's engine over the journal, with no model and no tools"),
+            ("why last", "why each turn continued or stopped"),
+            ("view last -o last.html", "the session as one self-contained page, for a browser"),
+            (&diff, "after another run: where the two sessions part ways"),
+        ];
         outln!("\nThe session is journaled in {where_}. Try:");
-        outln!("  reloop replay {session_id}{flag}   # re-run it with no model and no tools");
-        outln!("  reloop why {session_id}{flag}      # why each turn continued or stopped");
-        outln!("  reloop show {session_id}{flag}     # the conversation, from the journal");
+        for (command, what) in tries {
+            let command = format!("reloop {command}{flag}");
+            outln!("  {command:<32}# {what}");
+        }
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
