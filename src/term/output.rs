@@ -29,6 +29,9 @@ pub struct Printer {
     running: Vec<(String, String)>,
     /// The MCP servers `system/init` lists (the key is left out when there are none).
     mcp_servers: Vec<serde_json::Value>,
+    /// Whether this process printed part of an answer not finished yet: what a withdrawal takes
+    /// back. A fork or a resume withdraws an answer another process was streaming.
+    partial_shown: bool,
 }
 
 impl Printer {
@@ -41,6 +44,7 @@ impl Printer {
             spinner: Spinner::off(),
             running: Vec::new(),
             mcp_servers: Vec::new(),
+            partial_shown: false,
         }
     }
 
@@ -163,8 +167,10 @@ impl Printer {
             RunEvent::TextDelta { text, .. } => {
                 out!("{text}");
                 self.mid_line = !text.ends_with('\n');
+                self.partial_shown = true;
             }
             RunEvent::Message(message) if message.role == Role::Assistant => {
+                self.partial_shown = false;
                 for call in message.tool_uses() {
                     self.end_line();
                     styled_line(style::STRONG, &format!("⏺ {}({})", call.name, call.input));
@@ -210,10 +216,13 @@ impl Printer {
                 self.end_line();
                 errln!("  · Switched to {to} due to high demand for {from}");
             }
-            RunEvent::Withdrawn => {
+            RunEvent::Withdrawn if std::mem::take(&mut self.partial_shown) => {
                 self.end_line();
                 errln!("  · (the failed attempt's output above is withdrawn)");
             }
+            // Nothing of it was shown here: the answer a stopped process (or the session forked
+            // mid-answer) was streaming is asked for again, and nothing failed.
+            RunEvent::Withdrawn => {}
             RunEvent::HookNotice { command, message } => {
                 self.end_line();
                 errln!("  · hook [{command}]: {message}");
