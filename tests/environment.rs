@@ -27,7 +27,8 @@ fn names_after(text: &str, marker: &str, found: &mut BTreeSet<String>) {
 }
 
 /// Every variable name the non-test code of the binary and its crates reads: `env::var("X")`,
-/// `env::var_os("X")`, clap's `env = "X"`, and constants named `..._ENV` or `..._VAR`.
+/// `env::var_os("X")`, the binary's `env_nonempty("X")`, clap's `env = "X"`, and constants
+/// named `..._ENV` or `..._VAR`.
 fn read_by_the_code() -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs = vec![root.join("src")];
@@ -40,7 +41,9 @@ fn read_by_the_code() -> BTreeSet<String> {
             continue;
         }
         let code = non_test_code(&read(&file));
-        for marker in ["env::var(\"", "env::var_os(\"", "env = \"", "_ENV: &str = \"", "_VAR: &str = \""] {
+        for marker in
+            ["env::var(\"", "env::var_os(\"", "env_nonempty(\"", "env = \"", "_ENV: &str = \"", "_VAR: &str = \""]
+        {
             names_after(&code, marker, &mut found);
         }
     }

@@ -105,17 +105,13 @@ fn side(view: &reloop_inspect::replay::StepView) -> String {
     serde_json::to_string(view).unwrap_or_default()
 }
 
-/// The command that replays the diverging session step by step, from the folder `check` ran in.
+/// The command that replays the diverging session step by step, from the folder `check` ran in:
+/// a journal's session by its id, a dump or a transcript by its file.
 pub(crate) fn reproduce(case: &Case) -> String {
     let file = shell_word(&case.file);
     match (&case.session, case.file.extension().and_then(|e| e.to_str())) {
         (Some(id), Some("db")) => format!("reloop replay {id} --journal {file}"),
-        (Some(id), _) => {
-            format!("reloop import journal {file} --journal check.db && reloop replay {id} --journal check.db")
-        }
-        (None, _) => {
-            format!("reloop import claude-code {file} --journal check.db && reloop replay last --journal check.db")
-        }
+        _ => format!("reloop replay {file}"),
     }
 }
 
@@ -184,9 +180,6 @@ mod tests {
         let db = case("j.db s1", "rec/j.db", Some("s1"), Verdict::Passed);
         assert_eq!(reproduce(&db), "reloop replay s1 --journal rec/j.db");
         let dump = case("it's.json", "rec/it's.json", Some("s2"), Verdict::Passed);
-        assert_eq!(
-            reproduce(&dump),
-            "reloop import journal 'rec/it'\\''s.json' --journal check.db && reloop replay s2 --journal check.db"
-        );
+        assert_eq!(reproduce(&dump), "reloop replay 'rec/it'\\''s.json'");
     }
 }

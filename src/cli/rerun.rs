@@ -16,6 +16,7 @@ use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg};
 use crate::error::Exit;
+use crate::launch::journal::Open;
 use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg, SettingsArg};
 use crate::term::outln;
 use crate::term::output::Printer;
@@ -23,7 +24,7 @@ use crate::term::output::Printer;
 #[derive(clap::Args, Debug)]
 #[command(
     mut_args(reword(&[
-        ("session", "The recorded session: an id, a unique id prefix, or `last`"),
+        ("session", "The recorded session: an id, a unique id prefix, `last`, or its file (a dump, a transcript, a .db journal)"),
         ("settings", "The settings file (hooks) to run with [default: the recorded session's]"),
         ("base_url", "The provider's base URL for `--then-live`, when the session's was not journaled"),
         ("output_format", "How the rerun is shown: streamed text, one JSON result, or stream-json lines"),
@@ -61,10 +62,27 @@ pub struct RerunArgs {
 pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
-    let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
-    let recorded_id = journal.resolve(&args.session.session)?;
-    let recorded = journal.header(&recorded_id)?;
-    let mut recording = Recording::read(&*journal, &recorded, &recorded_id)?;
+    // A recording named by its file (a dump kept in the repository) is read from a scratch
+    // journal; the rerun itself goes to the working journal, made when there is none (a CI job).
+    let mut selector = args.session.session.clone();
+    let scratch = super::named_file::load(&mut [&mut selector], &args.journal.path(&invoked_from))?;
+    let how = if scratch.is_some() { Open::Create } else { Open::Existing };
+    let journal = args.journal.open(&invoked_from, how)?;
+    let source = scratch.as_ref().map(|s| reloop_journal::Journal::open_for_reading(&s.journal())).transpose()?;
+    let (recorded_id, recorded, mut recording) = match &source {
+        Some(source) => {
+            let header = source.header(&selector)?;
+            let recording = Recording::read(source, &header, &selector)?;
+            (selector.clone(), header, recording)
+        }
+        None => {
+            let id = journal.resolve(&selector)?;
+            let header = journal.header(&id)?;
+            let recording = Recording::read(&*journal, &header, &id)?;
+            (id, header, recording)
+        }
+    };
+    drop(source);
     if recording.prompts.is_empty() {
         return Err(CliError::Usage(format!("session {recorded_id} holds no prompt to rerun")));
     }
