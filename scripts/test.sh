@@ -59,4 +59,13 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 cargo test --workspace "$@"
 
+# The suite passes whatever the developer's shell exports (tests/environment.rs holds every
+# variable reloop reads to the list a test's child starts without): the end-to-end tests of
+# colour, the pager, checks, reruns and the seed scenario again, under a shell that sets them all.
+NO_COLOR=1 CLICOLOR_FORCE=1 CLICOLOR=1 PAGER=false TERM=dumb CI=true RELOOP_PAGER=false \
+  RELOOP_COMPAT=no-such-profile RELOOP_JOURNAL=/nonexistent/journal.db RELOOP_LEASE_TTL_MS=1 \
+  ANTHROPIC_MODEL=no-such-model ANTHROPIC_BASE_URL=http://127.0.0.1:9 API_TIMEOUT_MS=1 \
+  cargo test --locked --test environment --test cli --test check --test rerun --test seed --test errors \
+    --test session_files --test recipes
+
 bash scripts/newcomer.sh

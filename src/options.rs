@@ -51,7 +51,7 @@ impl JournalArg {
 /// The session a command reads or continues.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SessionArg {
-    /// A session id, a unique id prefix, or `last`.
+    /// A session id, a unique id prefix, `last`, or a session file (a dump, a transcript, a .db journal).
     pub session: String,
 }
 

@@ -19,7 +19,7 @@ fn run_and_interrupt(ws: &Workspace, cassette: &str, ready: &str) -> (Option<i32
 /// Starts reloop with `args` in the workspace, waits until `ready` appears on stdout's lines so
 /// far, sends SIGINT.
 fn interrupt(ws: &Workspace, args: &[&str], ready: &str) -> (Option<i32>, Vec<Value>, Duration) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut child = common::reloop_bin()
         .args(args)
         .current_dir(ws.cwd())
         .env("RELOOP_JOURNAL", ws.journal())

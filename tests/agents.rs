@@ -338,7 +338,7 @@ fn an_abort_of_the_parent_aborts_its_running_child() {
     let cassette = ws.dir.path().join("slow-child.json");
     std::fs::write(&cassette, serde_json::json!({ "responses": responses }).to_string()).unwrap();
     let cwd = ws.cwd();
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut run = common::reloop_bin()
         .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
         .env("RELOOP_JOURNAL", ws.journal())
         .stdout(std::process::Stdio::null())

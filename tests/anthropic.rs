@@ -237,6 +237,27 @@ fn no_api_key_fails_at_once_and_says_what_to_do() {
     assert!(err.contains("ANTHROPIC_API_KEY") && err.contains("--script") && err.contains("--demo"), "{err}");
 }
 
+/// A server on this machine speaking the Anthropic wire (a proxy, a local model behind one)
+/// needs no key: reloop sends a placeholder where the wire carries one, and a remote server
+/// still asks for the real one.
+#[test]
+fn a_loopback_server_needs_no_api_key_and_a_remote_one_still_does() {
+    let ws = Workspace::seed();
+    let server = FakeServer::start(seed_messages(&ws).iter().map(|m| Canned::Sse(sse_from_message(m))).collect());
+    let cwd = ws.cwd();
+    let out = ws.reloop(&["run", "检查登录模块", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        let key = r.headers.iter().find(|(k, _)| k == "x-api-key").map(|(_, v)| v.as_str());
+        assert_eq!(key, Some("reloop-loopback-no-key"));
+    }
+    let remote = ws.reloop(&["run", "hi", "--base-url", "https://models.example.com"]);
+    assert_eq!(remote.status.code(), Some(2), "{}", stderr(&remote));
+    assert!(stderr(&remote).contains("ANTHROPIC_API_KEY"), "{}", stderr(&remote));
+}
+
 #[test]
 fn ctrl_c_cancels_the_http_request_promptly() {
     use std::process::{Command, Stdio};
@@ -245,7 +266,7 @@ fn ctrl_c_cancels_the_http_request_promptly() {
     let head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
     let server = FakeServer::start(vec![Canned::Stall(head.to_string())]);
     let cwd = ws.cwd();
-    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = common::reloop_bin()
         .args(["run", "hi", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url, "--output-format", "json"])
         .env("ANTHROPIC_API_KEY", KEY)
         .env("RELOOP_JOURNAL", ws.journal())

@@ -51,6 +51,74 @@ fn check_fails_naming_a_session_whose_journal_was_changed() {
     assert!(std::fs::read_to_string(junit).unwrap().contains("<failure message=\"RELOOP-D00"));
 }
 
+/// What a CI system reads: the report's folders are made, the suite carries its counts, start
+/// and duration and each case its time; a divergence's failure says what the journal holds and
+/// what today's engine does, and gives a command that, run as written, shows it again; a file
+/// that cannot be read is an error (exit 2), not a failure.
+#[test]
+fn the_junit_report_is_what_ci_systems_read_and_its_command_shows_the_divergence_again() {
+    let ws = Workspace::seed();
+    let folder = ws.dir.path().join("recorded");
+    std::fs::create_dir(&folder).unwrap();
+    let changed = std::fs::read_to_string(corpus().join("scripted_seed.json")).unwrap().replacen(
+        "\"max_tokens\": 32000",
+        "\"max_tokens\": 31999",
+        1,
+    );
+    std::fs::write(folder.join("changed.json"), changed).unwrap();
+    std::fs::copy(corpus().join("scripted_max_turns.json"), folder.join("kept.json")).unwrap();
+    let out = ws.reloop(&["check", "recorded", "--junit", "reports/agents/check.xml"]);
+    assert_eq!(out.status.code(), Some(3), "{}{}", stdout(&out), stderr(&out));
+    let xml = std::fs::read_to_string(ws.dir.path().join("reports/agents/check.xml")).unwrap();
+    let suite = xml.lines().find(|l| l.starts_with("  <testsuite ")).unwrap();
+    assert!(suite.contains("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\""), "{suite}");
+    assert!(regex_like_timestamp(suite), "{suite}");
+    assert_eq!(xml.matches("<testcase ").count(), 2, "{xml}");
+    assert!(xml.lines().filter(|l| l.contains("<testcase ")).all(|l| l.contains(" time=\"")), "{xml}");
+    let failure = xml.split("<failure ").nth(1).unwrap().split("</failure>").next().unwrap();
+    assert!(failure.contains("type=\"RELOOP-D001\">RELOOP-D001 at step "), "{failure}");
+    assert!(failure.contains("&#10;  - effects") && failure.contains("&#10;  + effects"), "{failure}");
+    let command = failure.split("to see it again: ").nth(1).unwrap().replace("&amp;", "&");
+    let again = common::hermetic(&mut std::process::Command::new("sh"))
+        .args(["-c", &command])
+        .current_dir(ws.dir.path())
+        .env("PATH", path_with_reloop())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(3), "{command}: {}{}", stdout(&again), stderr(&again));
+    assert!(stdout(&again).contains("RELOOP-D001"), "{}", stdout(&again));
+
+    // A file that is no session: an error of the input, exit 2, `<error>` in the report.
+    std::fs::write(folder.join("broken.json"), "{not json").unwrap();
+    let out = ws.reloop(&["check", "recorded", "--junit", "reports/check.xml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).contains("ERROR     recorded/broken.json: not a session dump"), "{}", stdout(&out));
+    assert!(stdout(&out).ends_with("1 passed, 1 failed, 1 unreadable\n"), "{}", stdout(&out));
+    let xml = std::fs::read_to_string(ws.dir.path().join("reports/check.xml")).unwrap();
+    assert!(xml.contains("failures=\"1\" errors=\"1\""), "{xml}");
+    assert!(xml.contains("<error message=\"not a session dump"), "{xml}");
+    let missing = ws.reloop(&["check", "recorded/gone.json"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", stdout(&missing));
+    assert!(stdout(&missing).starts_with("ERROR     recorded/gone.json: cannot read it"), "{}", stdout(&missing));
+}
+
+/// `timestamp="YYYY-MM-DDTHH:MM:SS"`, JUnit's form.
+fn regex_like_timestamp(line: &str) -> bool {
+    let Some(at) = line.split("timestamp=\"").nth(1).and_then(|t| t.get(..19)) else { return false };
+    at.bytes().enumerate().all(|(i, b)| match i {
+        4 | 7 => b == b'-',
+        10 => b == b'T',
+        13 | 16 => b == b':',
+        _ => b.is_ascii_digit(),
+    })
+}
+
+/// PATH with the `reloop` under test first, so a command written for people runs it.
+fn path_with_reloop() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_reloop")).parent().unwrap().display().to_string();
+    format!("{bin}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
 /// A journal is checked a session at a time, each replayed as `reloop replay` replays it: one
 /// whose recorded digest was changed diverges, one with a row that cannot be read fails naming
 /// the step, and the others pass.
@@ -73,18 +141,20 @@ fn check_replays_every_session_of_a_journal_and_names_each_that_fails() {
     drop(conn);
     let junit = ws.dir.path().join("report.xml");
     let out = ws.reloop(&["check", journal.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    // A row that cannot be read is bad input (exit 2), not a regression.
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let said = stdout(&out);
     let lines: Vec<&str> = said.lines().collect();
     assert_eq!(lines.len(), 4, "{said}");
     assert!(lines.iter().any(|l| l.starts_with("DIVERGED") && l.contains("RELOOP-D003 at step 4")), "{said}");
     assert!(
-        lines.iter().any(|l| l.starts_with("DIVERGED") && l.contains("step 2") && l.contains("cannot be read")),
+        lines.iter().any(|l| l.starts_with("ERROR     ") && l.contains("step 2") && l.contains("cannot be read")),
         "{said}"
     );
     assert!(lines.iter().any(|l| l.starts_with("ok        ") && l.contains("steps identical")), "{said}");
-    assert_eq!(lines[3], "1 passed, 2 failed");
-    assert!(std::fs::read_to_string(junit).unwrap().contains("failures=\"2\""));
+    assert_eq!(lines[3], "1 passed, 1 failed, 1 unreadable");
+    let xml = std::fs::read_to_string(junit).unwrap();
+    assert!(xml.contains("failures=\"1\" errors=\"1\""), "{xml}");
 }
 
 /// Three tool turns, then an answer, recorded under the default profile.
@@ -156,6 +226,6 @@ fn a_dump_is_checked_through_a_pipe_and_a_cut_one_fails_as_not_a_dump() {
     let cut = ws.dir.path().join("cut.json");
     std::fs::write(&cut, &text[..text.len() * 2 / 3]).unwrap();
     let out = ws.reloop(&["check", cut.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
-    assert!(stdout(&out).contains("not a session dump"), "{}", stdout(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("ERROR     ") && stdout(&out).contains("not a session dump"), "{}", stdout(&out));
 }

@@ -48,7 +48,7 @@ fn run_cassette(ws: &Workspace, prompt: &str, responses: Vec<serde_json::Value>,
 /// Runs `reloop ARGS` with stdout piped, reads one line (or none when `read_first` is false),
 /// closes the pipe and waits: the exit code and stderr.
 fn closed_after_one_line(ws: &Workspace, args: &[&str], read_first: bool) -> (Option<i32>, String) {
-    let mut child = Command::new(RELOOP)
+    let mut child = common::reloop_bin()
         .args(args)
         .env("RELOOP_JOURNAL", ws.journal())
         .current_dir(ws.dir.path())
@@ -127,12 +127,10 @@ fn on_terminal(ws: &Workspace, args: &[&str], env: &[(&str, &str)], unset: &[&st
         .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
         .collect();
     let mut cmd = Command::new("script");
-    cmd.args(["-q", "-e", "-c", &quoted.join(" "), "/dev/null"])
+    common::hermetic(&mut cmd)
+        .args(["-q", "-e", "-c", &quoted.join(" "), "/dev/null"])
         .env("RELOOP_JOURNAL", ws.journal())
         .env("TERM", "xterm-256color")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("CI")
         .current_dir(ws.dir.path())
         .stdin(Stdio::null());
     for name in unset {
@@ -264,7 +262,7 @@ fn a_local_model_server_that_is_not_running_fails_fast_and_says_how_to_start_one
     let result = lines.last().unwrap();
     let message = result["result"].as_str().unwrap();
     assert!(
-        message.contains(&format!("nothing is listening at {url} — start your model server (ollama serve, vllm serve, llama-server) or pass --base-url")),
+        message.contains(&format!("nothing is listening at {url} — start your model server there (ollama serve, vllm serve and llama-server speak the OpenAI wire: --provider openai)")),
         "{message}"
     );
     // The session replays identically and `why` names the decision.

@@ -321,6 +321,15 @@ fn a_session_replays_under_its_recorded_profile_and_what_if_shows_where_another_
     let said = stdout(&other);
     assert!(said.contains("recorded under claude-code-2.1.197 and replayed under claude-code-2.1.332"), "{said}");
     assert!(said.contains("what-if compat=claude-code-2.1.332: at step"), "{said}");
+    // The two sides never read the same: the same decision is said to be the same, and what
+    // differs (the state the step leaves) is named and shown.
+    assert!(
+        said.contains(
+            "the session would have decided as recorded (max_output_tokens_recovery (output cut at 64000 tokens"
+        ) && said.contains("but the state it leaves differs (digest)"),
+        "{said}"
+    );
+    assert!(said.contains("\n  - digest: ") && said.contains("\n  + digest: "), "{said}");
     let bad = r.ws.reloop(&["replay", "last", "--set", "compat=claude-code-9"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(

@@ -271,7 +271,7 @@ fn resumed(ws: &Workspace) -> Output {
 fn aborted_tools(ws: &Workspace) -> Output {
     let cassette = cassette_path("slow_bash.json");
     let cwd = ws.cwd();
-    let child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let child = common::reloop_bin()
         .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
         .args(["--allowed-tools", "Bash"])
         .env("RELOOP_JOURNAL", ws.journal())

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use common::{cassette_path, stderr, stdout, Workspace};
@@ -202,7 +202,7 @@ fn fifty_crashes_at_random_points_all_resume_without_loss_or_repetition() {
     let (mut killed, mut kills_resumed) = (0, 0);
     for i in 0..6 {
         let scene = Scene::new();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+        let mut child = common::reloop_bin()
             .args(scene.run_args())
             .env("RELOOP_JOURNAL", scene.ws.journal())
             .current_dir(scene.ws.dir.path())

@@ -45,6 +45,18 @@ fn two_runs_of_one_prompt_part_ways_at_the_step_whose_tool_input_differs() {
     let same = ws.reloop(&["diff", &a, "last"]);
     assert_eq!(same.status.code(), Some(0));
     assert!(stdout(&same).contains("take the same"), "{}", stdout(&same));
+    // The compared steps and the uncompared ones add up to the count `sessions` shows.
+    let d: Value = serde_json::from_str(&stdout(&ws.reloop(&["diff", &a, "last", "--json"]))).unwrap();
+    let listed: Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    let steps = listed.as_array().unwrap().iter().find(|s| s["id"] == a.as_str()).unwrap()["steps"].as_u64().unwrap();
+    let (same_steps, uncompared) = (d["same_steps"].as_u64().unwrap(), d["uncompared_steps_a"].as_u64().unwrap());
+    assert!(uncompared > 0, "{d}");
+    assert_eq!(same_steps + uncompared, steps, "{d}");
+    assert!(
+        stdout(&same).contains(&format!("take the same {same_steps} steps ({uncompared} more, ")),
+        "{}",
+        stdout(&same)
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::fake_server::{sse_from_message, Canned, FakeServer};
@@ -113,7 +113,7 @@ fn a_second_writer_is_refused_and_a_dead_writers_lock_is_not() {
     let ws = Workspace::seed();
     let cwd = ws.cwd();
     let cassette = cassette_path("slow_bash_then_done.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut child = common::reloop_bin()
         .args(["run", "go", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
         .args(["--allowed-tools", "Bash"])
         .env("RELOOP_JOURNAL", ws.journal())
@@ -284,6 +284,34 @@ fn a_fork_with_a_new_script_continues_from_the_fork_point() {
     assert!(why.contains("next_turn") && why.contains("stop: completed"), "{why}");
     let dot = stdout(&ws.reloop(&["why", &fork, "--dot"]));
     assert!(dot.starts_with("digraph reloop {") && dot.contains(&format!("fork of {parent} @{at}")), "{dot}");
+}
+
+/// A fork taken in the middle of a streamed answer asks for that answer again: nothing failed,
+/// so nothing is said to be withdrawn, and `why` does not count the time between the parent's
+/// step and the fork into the fork's turn.
+#[test]
+fn a_fork_taken_mid_answer_says_nothing_failed_and_counts_no_time_before_the_fork() {
+    let ws = Workspace::seed();
+    assert_eq!(ws.run("检查登录模块", "seed.json", &[]).status.code(), Some(0));
+    let parent = json(&ws.reloop(&["sessions", "--json"]))[0]["id"].as_str().unwrap().to_string();
+    let steps = json(&ws.reloop(&["show", &parent, "--steps", "--json"]));
+    // The second answer's first block: its text was streamed, its other block not yet.
+    let at = step_calling(&ws, &parent, 2) + 2;
+    let kinds: Vec<&str> = steps.as_array().unwrap().iter().map(|s| s["event"].as_str().unwrap()).collect();
+    assert_eq!(&kinds[at as usize - 2..=at as usize], ["text_delta", "model_block", "model_block"], "{kinds:?}");
+    // The parent ran ten minutes before the fork.
+    let conn = rusqlite::Connection::open(ws.journal()).unwrap();
+    conn.execute("UPDATE steps SET at_ms = at_ms - 600000 WHERE key >> 32 = 1", []).unwrap();
+    drop(conn);
+
+    let out = ws.reloop(&["fork", &parent, "--at", &at.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!said.contains("withdrawn") && !said.contains("failed"), "{said}");
+    let why = stdout(&ws.reloop(&["why", "last"]));
+    let turns: Vec<&str> = why.lines().filter(|l| l.trim_start().starts_with("turn ")).collect();
+    assert_eq!(turns.len(), 3, "{why}");
+    assert!(turns.iter().all(|t| !t.contains(" min")), "the wait before the fork counted into a turn: {why}");
 }
 
 #[test]

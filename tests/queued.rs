@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{response, text, Workspace};
@@ -20,7 +20,7 @@ fn run_queued(ws: &Workspace, responses: Vec<Value>, when: &str, later: &str, ex
     let path = ws.dir.path().join("queued.json");
     std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
     let cwd = ws.cwd();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut child = common::reloop_bin()
         .args(["run", "--script", path.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
         .args(["--input-format", "stream-json", "--output-format", "stream-json"])
         .args(extra)

@@ -101,3 +101,65 @@ fn a_session_that_compacted_reruns_identically_summary_included() {
     let diff = ws.reloop(&["diff", &recorded, &rerun]);
     assert_eq!(diff.status.code(), Some(0), "the rerun takes the recording's steps: {}", stdout(&diff));
 }
+
+/// A divergence is the rerun's own verdict: not shown as an API error, and the rerun is listed
+/// as a rerun of its recording, not as a fork of it.
+#[test]
+fn a_rerun_that_parts_says_so_in_its_own_words_and_is_listed_as_a_rerun() {
+    let ws = Workspace::seed();
+    let recorded = record(&ws);
+    std::fs::write(ws.cwd().join("README.md"), "# store\n").unwrap();
+    let out = ws.reloop(&["rerun", &recorded]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!said.contains("API Error"), "{said}");
+    assert!(said.contains("the rerun stopped: RELOOP-R001: request 2 differs from the recording"), "{said}");
+    let listed = stdout(&ws.reloop(&["sessions"]));
+    assert!(listed.contains(&format!("rerun of {}", &recorded[..8])), "{listed}");
+    assert!(!listed.contains("fork of"), "{listed}");
+}
+
+/// A session recorded in one checkout reruns in another (a CI job's): the recorded workspace
+/// root in its tool calls and results is today's, a path outside it stays as recorded (and here
+/// no longer exists, so that call now fails), and `--map-path` maps such a root too.
+#[test]
+fn a_session_recorded_in_one_checkout_reruns_in_another_with_its_paths_mapped() {
+    let recorded_in = Workspace::seed();
+    let notes = recorded_in.dir.path().join("data/notes.txt");
+    std::fs::create_dir_all(notes.parent().unwrap()).unwrap();
+    std::fs::write(&notes, "remember the login\n").unwrap();
+    let readme = recorded_in.cwd().join("README.md");
+    let out = recorded_in.run_responses(
+        &format!("look at {}", readme.display()),
+        vec![
+            response("m1", json!([call("toolu_read", "Read", json!({"file_path": readme}))]), "tool_use", 10),
+            response("m2", json!([call("toolu_glob", "Glob", json!({"pattern": "*.md"}))]), "tool_use", 10),
+            response("m3", json!([call("toolu_notes", "Read", json!({"file_path": notes}))]), "tool_use", 10),
+            response("m4", text("all done"), "end_turn", 5),
+        ],
+        &["--permission-mode", "bypassPermissions", "--dangerously-allow-root"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dump = recorded_in.reloop(&["export", "last", "--format", "journal"]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let old_data = recorded_in.dir.path().join("data").canonicalize().unwrap();
+    drop(recorded_in); // the recording's checkout is gone, as on a CI machine
+
+    let clone = Workspace::seed();
+    std::fs::create_dir_all(clone.dir.path().join("data")).unwrap();
+    std::fs::write(clone.dir.path().join("data/notes.txt"), "remember the login\n").unwrap();
+    std::fs::write(clone.dir.path().join("fix-login.json"), &dump.stdout).unwrap();
+    let imported = clone.reloop(&["import", "journal", "fix-login.json"]);
+    assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
+
+    let out = clone.reloop(&["rerun", "last", "--cwd", "ws"]);
+    assert_eq!(out.status.code(), Some(3), "{}{}", stdout(&out), stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("RELOOP-R002: request 4 differs") && said.contains("the call toolu_notes"), "{said}");
+
+    let map = format!("--map-path={}=data", old_data.display());
+    let recorded = stdout(&imported).split_whitespace().nth(4).unwrap().trim_end_matches(':').to_string();
+    let out = clone.reloop(&["rerun", &recorded, "--cwd", "ws", &map]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("4 requests as recorded, identical"), "{}", stdout(&out));
+}

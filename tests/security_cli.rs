@@ -66,7 +66,7 @@ fn wait_for_tool(parent: u32) -> Vec<u32> {
 fn spawn_run(ws: &Workspace, responses: Vec<Value>, extra: &[&str]) -> Child {
     let path = ws.dir.path().join("cassette.json");
     std::fs::write(&path, json!({ "responses": responses }).to_string()).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_reloop"))
+    common::reloop_bin()
         .args(["run", "go", "--script", path.to_str().unwrap(), "--cwd", ws.cwd().to_str().unwrap()])
         .args(["--allowed-tools", "Bash"])
         .args(extra)
@@ -160,7 +160,7 @@ fn a_second_signal_while_aborting_still_ends_with_the_first_ones_code() {
 fn a_signal_before_the_prompt_arrives_ends_the_run_at_once() {
     // The prompt is awaited on stdin; SIGTERM must not be swallowed while nothing runs yet.
     let ws = Workspace::seed();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reloop"))
+    let mut child = common::reloop_bin()
         .args(["run", "--input-format", "stream-json", "--script", "/nonexistent.json"])
         .args(["--cwd", ws.cwd().to_str().unwrap()])
         .env("RELOOP_JOURNAL", ws.journal())
@@ -262,7 +262,7 @@ fn json_output_keeps_the_exact_values_without_raw_controls() {
 fn into_head(ws: &Workspace, args: &str) -> (i32, String) {
     let bin = env!("CARGO_BIN_EXE_reloop");
     let script = format!("{bin} {args} 2>{err} | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}", err = "stderr.txt");
-    let out = Command::new("bash")
+    let out = common::hermetic(&mut Command::new("bash"))
         .args(["-c", &script])
         .current_dir(ws.dir.path())
         .env("RELOOP_JOURNAL", ws.journal())

@@ -115,6 +115,53 @@ fn the_demo_runs_on_a_fresh_machine() {
     assert_eq!(ws.reloop(&["replay", "last"]).status.code(), Some(0));
 }
 
+/// The first contact in a repository: the demo keeps its workspace beside the journal (nothing
+/// left in the temp dir), `.reloop/` keeps itself out of `git status`, and the demo suggests the
+/// README's seven commands on `last`, each of which runs.
+#[test]
+fn the_demo_in_a_git_repository_leaves_nothing_behind_and_every_command_it_suggests_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, tmp) = (dir.path().join("repo"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let git = |args: &[&str]| {
+        common::hermetic(&mut std::process::Command::new("git")).args(args).current_dir(&repo).output().unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let reloop =
+        |args: &[&str]| common::reloop_bin().args(args).current_dir(&repo).env("TMPDIR", &tmp).output().unwrap();
+    let out = reloop(&["run", "--demo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the demo left something in the temp dir");
+    assert_eq!(common::stdout(&git(&["status", "--porcelain"])), "", "git status offers reloop's files");
+    assert!(repo.join(".reloop/demo/src/auth/login.ts").exists());
+
+    let readme = include_str!("../README.md");
+    let block = readme.split("The demo prints the commands").nth(1).unwrap().split("```sh\n").nth(1).unwrap();
+    let block = block.split("```").next().unwrap();
+    let listed: Vec<&str> = block.lines().map(|l| l.split('#').next().unwrap().trim()).collect();
+    let said = stdout(&out);
+    let suggested: Vec<&str> =
+        said.lines().filter(|l| l.starts_with("  reloop ")).map(|l| l.split('#').next().unwrap().trim()).collect();
+    assert_eq!(suggested.len(), listed.len(), "{said}");
+    // The README's `diff A B` is this session and the next run's.
+    let as_listed: Vec<String> = suggested
+        .iter()
+        .map(|c| if c.starts_with("reloop diff ") { "reloop diff A B".to_string() } else { c.to_string() })
+        .collect();
+    assert_eq!(as_listed, listed, "{said}");
+    assert_eq!(reloop(&["run", "--demo"]).status.code(), Some(0));
+    for command in suggested {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let ran = reloop(&args);
+        let expected: &[i32] = if args[0] == "diff" { &[0, 1] } else { &[0] };
+        assert!(ran.status.code().is_some_and(|c| expected.contains(&c)), "{command}: {}", stderr(&ran));
+    }
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "a second demo left something in the temp dir");
+    // `view -o last.html` wrote the page it was asked for; nothing else appears.
+    assert_eq!(common::stdout(&git(&["status", "--porcelain"])), "?? last.html\n", "git status offers reloop's files");
+}
+
 #[test]
 fn text_and_json_formats() {
     let ws = Workspace::seed();

@@ -1,15 +1,18 @@
 //! `reloop check DIR|FILE`: recorded sessions as regression tests. Every session found is
 //! replayed through today's engine; one line per session, a summary, exit 3 on any divergence,
-//! and `--junit FILE` for CI systems.
+//! exit 2 when a file or a session cannot be read (a broken input is not a regression: CI
+//! systems show it as an error, not a failure), and `--junit FILE` for CI systems.
 //!
 //! What it reads: session dumps (`reloop export --format journal`, `*.json`), Claude Code
 //! transcripts (`*.jsonl`, imported in memory under the profile of their version), and SQLite
 //! journals (`*.db`, every session in them). A folder is read one level deep, sorted by name.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use reloop_journal::{DumpHead, Journal};
 
+use super::junit::{headline, Case, Verdict};
 use super::CliError;
 use crate::error::Exit;
 use crate::term::outln;
@@ -18,25 +21,23 @@ use crate::term::outln;
 pub struct CheckArgs {
     /// A folder of recorded sessions, or one file (`.json` dump, `.jsonl` transcript, `.db` journal).
     pub path: PathBuf,
-    /// Also write a JUnit XML report here, one test case per session.
+    /// Also write a JUnit XML report here, one test case per session (its folders are created).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
 
-/// One session's verdict.
-struct Case {
-    /// Where it came from: the file, and the session id inside a journal.
-    name: String,
-    steps: usize,
-    /// The divergence or the error that stopped the check, if any.
-    failure: Option<String>,
-}
-
 pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
+    let started = jiff::Timestamp::now();
     let files = files(&args.path)?;
     let mut cases = Vec::new();
     for file in &files {
-        cases.extend(check_file(file));
+        let clock = Instant::now();
+        let mut found = check_file(file);
+        // A journal's sessions are timed one by one; a file of one session takes the whole time.
+        if let [one] = found.as_mut_slice() {
+            one.time = clock.elapsed();
+        }
+        cases.extend(found);
     }
     if cases.is_empty() {
         return Err(CliError::Usage(format!(
@@ -45,18 +46,33 @@ pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
         )));
     }
     for case in &cases {
-        match &case.failure {
-            None => outln!("ok        {}  ({} steps identical)", case.name, case.steps),
-            Some(why) => outln!("DIVERGED  {}: {why}", case.name),
+        match &case.verdict {
+            Verdict::Passed => outln!("ok        {}  ({} steps identical)", case.name, case.steps),
+            Verdict::Diverged(d) => outln!("DIVERGED  {}: {}", case.name, headline(d)),
+            Verdict::Unreadable(why) => outln!("ERROR     {}: {why}", case.name),
         }
     }
-    let failed = cases.iter().filter(|c| c.failure.is_some()).count();
-    outln!("{} passed, {failed} failed", cases.len() - failed);
+    let failed = cases.iter().filter(|c| matches!(c.verdict, Verdict::Diverged(_))).count();
+    let errors = cases.iter().filter(|c| matches!(c.verdict, Verdict::Unreadable(_))).count();
+    let passed = cases.len() - failed - errors;
+    if errors == 0 {
+        outln!("{passed} passed, {failed} failed");
+    } else {
+        outln!("{passed} passed, {failed} failed, {errors} unreadable");
+    }
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit_xml(&cases))
+        if let Some(folder) = junit.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| CliError::Io(format!("cannot create {}: {e}", folder.display())))?;
+        }
+        std::fs::write(junit, super::junit::report(&cases, started))
             .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
     }
-    Ok(if failed == 0 { Exit::Success } else { Exit::Diverged })
+    Ok(match (errors, failed) {
+        (0, 0) => Exit::Success,
+        (0, _) => Exit::Diverged,
+        _ => Exit::BadInput,
+    })
 }
 
 /// The files to check: `path` itself, or the recorded sessions of a folder, sorted.
@@ -77,7 +93,7 @@ fn extension(path: &Path) -> &str {
     path.extension().and_then(|e| e.to_str()).unwrap_or("")
 }
 
-/// The verdicts of one file; a file that cannot be read is one failed case, naming why.
+/// The verdicts of one file; a file that cannot be read is one unreadable case, naming why.
 fn check_file(file: &Path) -> Vec<Case> {
     let name = file.display().to_string();
     match extension(file) {
@@ -87,36 +103,40 @@ fn check_file(file: &Path) -> Vec<Case> {
     }
 }
 
-fn case(name: String, report: reloop_inspect::ReplayReport) -> Case {
-    let failure =
-        report.divergence.map(|d| format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary()));
-    Case { name, steps: report.steps, failure }
+fn case(name: String, file: &Path, session: Option<String>, report: reloop_inspect::ReplayReport) -> Case {
+    let verdict = match report.divergence {
+        None => Verdict::Passed,
+        Some(d) => Verdict::Diverged(Box::new(d)),
+    };
+    Case { name, file: file.to_path_buf(), session, steps: report.steps, time: Duration::ZERO, verdict }
 }
 
 /// Every session of a journal, each replayed as `reloop replay` replays it (its rows read on a
 /// second thread, a step at a time): a journal of any size is checked in the memory of one
-/// session's state. A journal that cannot be opened is one failed case; a session that cannot
-/// be read is its own.
+/// session's state. A journal that cannot be opened is one unreadable case; a session that
+/// cannot be read is its own.
 fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
-    let failed = |name: String, why: String| Case { name, steps: 0, failure: Some(why) };
     let opened = Journal::open_for_reading(file).and_then(|journal| Ok((journal.sessions()?, journal)));
     let (summaries, mut journal) = match opened {
         Ok(opened) => opened,
-        Err(e) => return vec![failed(name.to_string(), e.to_string())],
+        Err(e) => return vec![Case::unreadable(name.to_string(), file, None, e.to_string())],
     };
     summaries
         .iter()
         .map(|summary| {
-            let name = format!("{name} {}", summary.id);
+            let clock = Instant::now();
+            let (name, id) = (format!("{name} {}", summary.id), Some(summary.id.clone()));
             let header = match journal.header(&summary.id) {
                 Ok(header) => header,
-                Err(e) => return failed(name, e.to_string()),
+                Err(e) => return Case::unreadable(name, file, id, e.to_string()),
             };
             let mut replayer = reloop_inspect::Replayer::new(&header, &[]);
-            match reloop_inspect::replay_journal(&mut journal, &summary.id, &mut replayer) {
-                Ok(_) => case(name, replayer.finish()),
-                Err(e) => failed(name, e.to_string()),
-            }
+            let mut checked = match reloop_inspect::replay_journal(&mut journal, &summary.id, &mut replayer) {
+                Ok(_) => case(name, file, id, replayer.finish()),
+                Err(e) => Case::unreadable(name, file, id, e.to_string()),
+            };
+            checked.time = clock.elapsed();
+            checked
         })
         .collect()
 }
@@ -125,17 +145,19 @@ fn journal_cases(file: &Path, name: &str) -> Vec<Case> {
 /// the replay), so a dump of any length is checked in the memory of its state; a pipe is copied
 /// to a temporary file first (`Rereadable`).
 fn dump_case(file: &Path, name: String) -> Case {
+    let mut id = None;
     let replayed = (|| {
         let dump = super::reread::Rereadable::open(file).map_err(|e| format!("cannot read it: {e}"))?;
         let open = || dump.read().map_err(|e| format!("cannot read it: {e}"));
         let head = DumpHead::read(open()?).map_err(|e| format!("not a session dump: {e}"))?;
+        id = Some(head.header.id.clone());
         let mut replayer = reloop_inspect::Replayer::new(&head.header, &[]);
         reloop_journal::visit_dump(open()?, &mut |step| Ok(replayer.feed(&step))).map_err(|e| e.to_string())?;
         Ok::<_, String>(replayer.finish())
     })();
     match replayed {
-        Ok(report) => case(name, report),
-        Err(why) => Case { name, steps: 0, failure: Some(why) },
+        Ok(report) => case(name, file, id, report),
+        Err(why) => Case::unreadable(name, file, id, why),
     }
 }
 
@@ -159,62 +181,7 @@ fn transcript_case(file: &Path, name: String) -> Case {
         Ok::<_, String>(replayer.finish())
     })();
     match replayed {
-        Ok(report) => case(name, report),
-        Err(why) => Case { name, steps: 0, failure: Some(why) },
-    }
-}
-
-/// A JUnit report: one suite, one case per session, a failure element for each divergence.
-fn junit_xml(cases: &[Case]) -> String {
-    let failed = cases.iter().filter(|c| c.failure.is_some()).count();
-    let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"reloop check\" tests=\"{}\" failures=\"{failed}\">\n",
-        cases.len()
-    );
-    for case in cases {
-        let name = escape(&case.name);
-        match &case.failure {
-            None => xml.push_str(&format!("    <testcase classname=\"reloop.replay\" name=\"{name}\"/>\n")),
-            Some(why) => xml.push_str(&format!(
-                "    <testcase classname=\"reloop.replay\" name=\"{name}\">\n      <failure message=\"{}\"/>\n    </testcase>\n",
-                escape(why)
-            )),
-        }
-    }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
-    xml
-}
-
-/// XML attribute text: markup characters escaped, control characters dropped (XML 1.0 has none).
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\n' => out.push_str("&#10;"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn junit_text_is_escaped_and_counts_failures() {
-        let cases = [
-            Case { name: "a.json".into(), steps: 3, failure: None },
-            Case { name: "b<&>\"x\u{1}".into(), steps: 1, failure: Some("RELOOP-D001 at step 2: a\nb".into()) },
-        ];
-        let xml = junit_xml(&cases);
-        assert!(xml.contains("tests=\"2\" failures=\"1\""));
-        assert!(xml.contains("name=\"b&lt;&amp;&gt;&quot;x\""));
-        assert!(xml.contains("message=\"RELOOP-D001 at step 2: a&#10;b\""));
+        Ok(report) => case(name, file, None, report),
+        Err(why) => Case::unreadable(name, file, None, why),
     }
 }

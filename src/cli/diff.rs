@@ -11,7 +11,7 @@ use crate::term::out;
 #[derive(clap::Args, Debug)]
 #[command(mut_args(reword(&[("json", "The difference as JSON, for tools")])))]
 pub struct DiffArgs {
-    /// The first session (id, unique prefix, or `last`).
+    /// The first session (id, unique prefix, `last`, or a session file).
     pub a: String,
     /// The second session; a fork and its parent are compared from the fork point.
     pub b: String,

@@ -10,7 +10,9 @@ mod doctor;
 mod export;
 mod fork;
 mod import;
+mod junit;
 mod man;
+mod named_file;
 mod prop;
 mod prop_hooks;
 pub(crate) mod reading;
@@ -36,7 +38,13 @@ pub use run::RunArgs;
 pub(crate) use crate::launch::current_dir;
 
 #[derive(Parser, Debug)]
-#[command(name = "reloop", version, about = "A replayable engine for coding-agent loops")]
+#[command(
+    name = "reloop",
+    version,
+    about = "A replayable engine for coding-agent loops",
+    after_help = "With no subcommand, reloop is Claude Code's print mode, as the Claude Agent SDKs run it:\n  \
+                  reloop -p \"question\" [--output-format text|json|stream-json]   (reloop -p --help: its flags)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -112,7 +120,9 @@ fn pages(command: &Command) -> bool {
     )
 }
 
-pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+pub async fn dispatch(mut cli: Cli) -> Result<Exit, CliError> {
+    // A session named by its file is read into a scratch journal the command then reads.
+    let _scratch = read_session_files(&mut cli.command)?;
     if pages(&cli.command) {
         crate::term::pager::start(cli.no_pager);
     }
@@ -137,4 +147,46 @@ pub async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Command::Why(args) => why::run(args),
         Command::Prop(args) => prop::run(args).await,
     }
+}
+
+/// Where a reading command names a session by its file (a dump, a transcript, a journal), the
+/// file is read into a scratch journal ([`named_file`]) and the command pointed at it. A
+/// command that writes the session on (`resume`, `fork`, `compact`) needs it in the working
+/// journal; `rerun` reads its recording so itself.
+fn read_session_files(command: &mut Command) -> Result<Option<named_file::Scratch>, CliError> {
+    let (selectors, journal): (Vec<&mut String>, &mut JournalArg) = match command {
+        Command::Show(a) => (vec![&mut a.session.session], &mut a.journal),
+        Command::Replay(a) => (vec![&mut a.session.session], &mut a.journal),
+        Command::Why(a) => (vec![&mut a.session.session], &mut a.journal),
+        Command::View(a) => (vec![&mut a.session.session], &mut a.journal),
+        Command::Export(a) => (vec![&mut a.session.session], &mut a.journal),
+        Command::Diff(a) => (vec![&mut a.a, &mut a.b], &mut a.journal),
+        Command::Resume(a) => return refuse_file(&a.session.session, "resume"),
+        Command::Fork(a) => return refuse_file(&a.session.session, "fork"),
+        Command::Compact(a) => return refuse_file(&a.session.session, "compact"),
+        _ => return Ok(None),
+    };
+    let mut selectors = selectors;
+    if !selectors.iter().any(|s| named_file::is_file(s)) {
+        return Ok(None);
+    }
+    if journal.shared_url().is_some() {
+        return Err(CliError::Usage("a session file is compared with sessions of a SQLite journal only".into()));
+    }
+    let working = journal.path(&current_dir()?);
+    let scratch = named_file::load(&mut selectors, &working)?;
+    if let Some(scratch) = &scratch {
+        journal.journal = Some(scratch.journal());
+    }
+    Ok(scratch)
+}
+
+fn refuse_file(selector: &str, command: &str) -> Result<Option<named_file::Scratch>, CliError> {
+    if named_file::is_file(selector) {
+        return Err(CliError::Usage(format!(
+            "{selector}: `reloop {command}` writes the session on, so it must be in the journal: \
+             `reloop import journal {selector}` (or `import claude-code` for a transcript) first"
+        )));
+    }
+    Ok(None)
 }

@@ -477,10 +477,10 @@ fn junit_xml(report: &Report) -> String {
         report.seconds
     );
     for v in &report.verdicts {
-        let name = super::check::escape(&format!("{} {}", v.kind, v.name));
+        let name = super::junit::escape(&format!("{} {}", v.kind, v.name));
         match (&report.failure, v.holds) {
             (Some(f), false) => {
-                let message = super::check::escape(&format!("{} (seed {})", f.detail, report.seed));
+                let message = super::junit::escape(&format!("{} (seed {})", f.detail, report.seed));
                 xml += &format!("  <testcase name=\"{name}\"><failure message=\"{message}\"/></testcase>\n");
             }
             _ => xml += &format!("  <testcase name=\"{name}\"/>\n"),

@@ -5,16 +5,18 @@
 //! model answer from there. The new session names the recording as its parent, so `diff` and
 //! `view` show where it parted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::StreamExt;
 use reloop_driver::RunEvent;
-use reloop_inspect::rerun::{RecordedProvider, RecordedTool, Recording};
+use reloop_inspect::rerun::{RecordedProvider, RecordedTool, Recording, RerunDivergence};
+use reloop_inspect::rerun_paths::PathMap;
 use reloop_journal::{SessionHeader, ENGINE_VERSION};
 
 use super::{current_dir, CliError, JournalArg};
 use crate::error::Exit;
+use crate::launch::journal::Open;
 use crate::options::{reword, ConnectionArgs, OutputFormatArg, SessionArg, SettingsArg};
 use crate::term::outln;
 use crate::term::output::Printer;
@@ -22,7 +24,7 @@ use crate::term::output::Printer;
 #[derive(clap::Args, Debug)]
 #[command(
     mut_args(reword(&[
-        ("session", "The recorded session: an id, a unique id prefix, or `last`"),
+        ("session", "The recorded session: an id, a unique id prefix, `last`, or its file (a dump, a transcript, a .db journal)"),
         ("settings", "The settings file (hooks) to run with [default: the recorded session's]"),
         ("base_url", "The provider's base URL for `--then-live`, when the session's was not journaled"),
         ("output_format", "How the rerun is shown: streamed text, one JSON result, or stream-json lines"),
@@ -31,9 +33,14 @@ use crate::term::output::Printer;
 pub struct RerunArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Today's workspace, where the tools run [default: the recorded session's working directory].
+    /// Today's workspace, where the tools run [default: the recorded working directory when it
+    /// exists here, else the current directory]. The recorded one's paths are mapped to it.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Another recorded root to map, as the working directory is: paths under OLD in the
+    /// recording (tool calls, tool results, settings) are read as under NEW (repeatable).
+    #[arg(long, value_name = "OLD=NEW")]
+    pub map_path: Vec<String>,
     /// Tools whose calls get their recorded results instead of running again, so their side
     /// effects are not repeated (comma separated, e.g. `Bash,WebFetch`).
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
@@ -55,14 +62,35 @@ pub struct RerunArgs {
 pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
-    let journal = args.journal.open(&invoked_from, crate::launch::journal::Open::Existing)?;
-    let recorded_id = journal.resolve(&args.session.session)?;
-    let recorded = journal.header(&recorded_id)?;
-    let recording = Arc::new(Recording::read(&*journal, &recorded, &recorded_id)?);
+    // A recording named by its file (a dump kept in the repository) is read from a scratch
+    // journal; the rerun itself goes to the working journal, made when there is none (a CI job).
+    let mut selector = args.session.session.clone();
+    let scratch = super::named_file::load(&mut [&mut selector], &args.journal.path(&invoked_from))?;
+    let how = if scratch.is_some() { Open::Create } else { Open::Existing };
+    let journal = args.journal.open(&invoked_from, how)?;
+    let source = scratch.as_ref().map(|s| reloop_journal::Journal::open_for_reading(&s.journal())).transpose()?;
+    let (recorded_id, recorded, mut recording) = match &source {
+        Some(source) => {
+            let header = source.header(&selector)?;
+            let recording = Recording::read(source, &header, &selector)?;
+            (selector.clone(), header, recording)
+        }
+        None => {
+            let id = journal.resolve(&selector)?;
+            let header = journal.header(&id)?;
+            let recording = Recording::read(&*journal, &header, &id)?;
+            (id, header, recording)
+        }
+    };
+    drop(source);
     if recording.prompts.is_empty() {
         return Err(CliError::Usage(format!("session {recorded_id} holds no prompt to rerun")));
     }
-    let header = rerun_header(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)))?;
+    let today = workspace(&recorded, args.cwd.as_ref().map(|d| invoked_from.join(d)), &invoked_from)?;
+    let map = path_map(&recorded, &today, &args.map_path, &invoked_from)?;
+    recording.map_paths(&map);
+    let recording = Arc::new(recording);
+    let header = rerun_header(&recorded, &today, &map)?;
     let live = if args.then_live {
         Some(crate::launch::recorded::provider_for(
             &recorded,
@@ -95,6 +123,7 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     let mut printer = Printer::new(args.output.output_format, false);
     let (mut next, mut last) = (1, None);
     while let Some(event) = handle.next().await {
+        let event = as_rerun(event, &divergence, args.then_live);
         printer.on_event(&event);
         if let RunEvent::Finished(result) = event {
             last = Some(result);
@@ -140,18 +169,69 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     }
 }
 
-/// The new session's header: the recording's rules and run settings, its own id, the recording
-/// as parent, today's workspace, and no context gathered anew (the recorded prompts carry it).
-fn rerun_header(recorded: &SessionHeader, cwd: Option<PathBuf>) -> Result<SessionHeader, CliError> {
+/// A run stopped at a divergence ended as a failed model request; shown as what it is (the
+/// rerun parted from the recording), never as an API error.
+fn as_rerun(event: RunEvent, divergence: &std::sync::Mutex<Option<RerunDivergence>>, then_live: bool) -> RunEvent {
+    let RunEvent::Finished(mut result) = event else { return event };
+    let parted = divergence.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let (Some(d), false) = (parted, then_live) {
+        let said = format!(
+            "the rerun stopped: {}: request {} differs from the recording (no recorded answer for it)",
+            d.code, d.request
+        );
+        result.terminal.error = Some(said.clone());
+        result.result = said;
+    }
+    RunEvent::Finished(result)
+}
+
+/// The recorded session's working directory, as its run config holds it.
+fn recorded_cwd(recorded: &SessionHeader) -> Option<PathBuf> {
+    recorded.run_config.get("cwd").and_then(|c| c.as_str()).filter(|c| !c.is_empty()).map(PathBuf::from)
+}
+
+/// Where the rerun's tools run: `--cwd`, else the recorded working directory when this machine
+/// has it (a rerun where it was recorded), else the current directory (a clone elsewhere, a CI
+/// job's checkout).
+fn workspace(recorded: &SessionHeader, given: Option<PathBuf>, invoked_from: &Path) -> Result<PathBuf, CliError> {
+    let dir = match given {
+        Some(dir) => dir,
+        None => recorded_cwd(recorded).filter(|d| d.is_dir()).unwrap_or_else(|| invoked_from.to_path_buf()),
+    };
+    std::fs::canonicalize(&dir)
+        .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
+}
+
+/// The recorded roots and today's: the recorded working directory to `today`, and each
+/// `--map-path OLD=NEW` (NEW relative to the current directory).
+fn path_map(
+    recorded: &SessionHeader,
+    today: &Path,
+    given: &[String],
+    invoked_from: &Path,
+) -> Result<PathMap, CliError> {
+    let text = |p: &Path| p.to_string_lossy().into_owned();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for pair in given {
+        let Some((old, new)) = pair.split_once('=').filter(|(old, new)| !old.is_empty() && !new.is_empty()) else {
+            return Err(CliError::Usage(format!("--map-path {pair}: expected OLD=NEW, two paths")));
+        };
+        pairs.push((old.to_string(), text(&invoked_from.join(new))));
+    }
+    pairs.extend(recorded_cwd(recorded).map(|cwd| (text(&cwd), text(today))));
+    Ok(PathMap::new(pairs))
+}
+
+/// The new session's header: the recording's rules and run settings (its paths mapped to
+/// today's), its own id, the recording as parent, today's workspace, and no context gathered
+/// anew (the recorded prompts carry it).
+fn rerun_header(recorded: &SessionHeader, today: &Path, map: &PathMap) -> Result<SessionHeader, CliError> {
     let mut run = recorded.run_config.clone();
+    map.json(&mut run);
     let Some(fields) = run.as_object_mut() else {
         return Err(CliError::Usage(format!("session {} has no run config to rerun", recorded.id)));
     };
-    if let Some(cwd) = cwd {
-        let cwd = std::fs::canonicalize(&cwd)
-            .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", cwd.display())))?;
-        fields.insert("cwd".into(), serde_json::json!(cwd));
-    }
+    fields.insert("cwd".into(), serde_json::json!(today));
     fields.insert("gather_context".into(), serde_json::json!(false));
     fields.insert("provider".into(), serde_json::json!("rerun"));
     Ok(SessionHeader {

@@ -148,7 +148,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         }
     }
     let (cwd, prompt) = if args.demo {
-        let cwd = demo::workspace().map_err(|e| CliError::Io(format!("cannot create the demo workspace: {e}")))?;
+        let beside_journal = match args.journal.journal {
+            None => Some(crate::launch::journal::reloop_dir(&invoked_from)?.join("demo")),
+            Some(_) => None,
+        };
+        let cwd = demo::workspace(beside_journal.as_deref())
+            .map_err(|e| CliError::Io(format!("cannot create the demo workspace: {e}")))?;
         (cwd, args.prompt.clone().unwrap_or_else(|| demo::PROMPT.to_string()))
     } else {
         let cwd = resolve_cwd(args.cwd.as_ref(), &invoked_from)?;

@@ -48,6 +48,8 @@ impl Row {
         let agent =
             |key: &str| config.get("agent").and_then(|a| a.get(key)).and_then(Value::as_str).map(str::to_string);
         let source = match (&overview.parent, text("provider").as_str()) {
+            // A rerun names its recording as parent at step 0: it is no fork of it.
+            (Some((parent, _)), "rerun") => format!("rerun of {}", short(parent)),
             (Some((parent, seq)), _) => format!("fork of {} @{seq}", short(parent)),
             (None, _) if agent("parent").is_some() => format!(
                 "agent {} for {} of {}",

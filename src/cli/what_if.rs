@@ -65,11 +65,11 @@ pub fn replay(
         }
         Ok(s.seq < d.seq)
     })?;
-    let would = would_have(&d.actual.reason, &d.expected.reason, &d.actual.effects, &d.expected.effects);
+    let would = would_have(&d.actual.reason, &d.expected.reason, &d.actual.effects, &d.expected.effects, &d.diff);
     if json {
         print(&json!({
             "changes": set, "differs": true, "seq": d.seq, "turn": turn, "event": d.event_kind,
-            "would": would, "code": d.code, "recorded": d.expected, "under_changes": d.actual,
+            "would": would, "code": d.code, "recorded": d.expected, "under_changes": d.actual, "diff": d.diff,
         }))?;
     } else {
         if recorded.profile != header.core_config.profile {
@@ -80,6 +80,10 @@ pub fn replay(
             );
         }
         outln!("what-if {changes}: at step {} (turn {turn}, {}) the session {would}", d.seq, d.event_kind);
+        // What differs, by JSON path: `-` as recorded, `+` under the changes.
+        for line in d.diff.iter().take(SHOWN_DIFF_LINES) {
+            outln!("  {}", clipped(line));
+        }
         outln!("  {} steps went as recorded before it", report.steps);
         outln!("  past it the journal holds no events for the changed rules: the session never made what they would have asked for");
     }
@@ -90,14 +94,40 @@ fn print(value: &serde_json::Value) -> Result<(), CliError> {
     crate::term::json_line(value, true).map_err(|e| CliError::Io(e.to_string()))
 }
 
-/// The first difference, in the loop's words.
+/// How many lines of the difference a what-if shows, each cut to [`SHOWN_DIFF_CHARS`].
+const SHOWN_DIFF_LINES: usize = 8;
+const SHOWN_DIFF_CHARS: usize = 200;
+
+fn clipped(line: &str) -> String {
+    match line.char_indices().nth(SHOWN_DIFF_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// The first difference, in the loop's words; `diff` (the replay's, by JSON path) names where
+/// two sides that read alike in a few words differ (another profile's request has the same kind
+/// and size, other text).
 fn would_have(
     actual: &Option<Reason>,
     expected: &Option<Reason>,
     actual_effects: &serde_json::Value,
     expected_effects: &serde_json::Value,
+    diff: &[String],
 ) -> String {
     let recorded = expected.as_ref().map_or("went on".to_string(), |r| format!("{} ({})", r.name(), r.explain()));
+    if actual == expected && actual_effects == expected_effects {
+        // Same decision, same effects: only what the state holds after it differs, which two
+        // sentences naming the same reason would hide.
+        let what: Vec<&str> = ["phase", "digest", "ignored"]
+            .into_iter()
+            .filter(|field| diff.iter().any(|l| l.get(2..).is_some_and(|rest| rest.starts_with(field))))
+            .collect();
+        let what = if what.is_empty() { "its state".to_string() } else { what.join(", ") };
+        return format!(
+            "would have decided as recorded ({recorded}), but the state it leaves differs ({what}): the changed rules track the session otherwise from here"
+        );
+    }
     match actual {
         Some(reason @ Reason::Terminal(_)) => {
             format!(
@@ -116,7 +146,26 @@ fn would_have(
             )
         }
         None if actual_effects != expected_effects => {
-            format!("would have acted otherwise: {} instead of {}", short(actual_effects), short(expected_effects))
+            let (now, then) = (short(actual_effects), short(expected_effects));
+            if now != then {
+                return format!("would have acted otherwise: {now} instead of {then}");
+            }
+            let paths: Vec<&str> = diff
+                .iter()
+                .filter_map(|line| line.get(2..)?.split_once(": ").map(|(path, _)| path))
+                .fold(Vec::new(), |mut seen, path| {
+                    if !seen.contains(&path) {
+                        seen.push(path);
+                    }
+                    seen
+                });
+            match paths.as_slice() {
+                [] => format!("would have acted otherwise: {now}, unlike the recorded one"),
+                [one] => format!("would have acted otherwise: {now} differing at {one}"),
+                [first, rest @ ..] => {
+                    format!("would have acted otherwise: {now} differing at {first} and {} more", rest.len())
+                }
+            }
         }
         None => format!("would have gone on where it decided: it {}", recorded_instead(&recorded)),
     }

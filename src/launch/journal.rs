@@ -44,6 +44,20 @@ pub fn lease_times() -> Result<LeaseTimes, CliError> {
     Ok(LeaseTimes { ttl, heartbeat: Some(ttl / 3) })
 }
 
+/// `.reloop/` under `base`, where the default journal lives, created with a `.gitignore` that
+/// ignores all of it: a journal (and the demo's workspace) is this machine's, never the
+/// repository's, and `git status` should not offer it.
+pub fn reloop_dir(base: &Path) -> Result<PathBuf, CliError> {
+    let dir = base.join(".reloop");
+    let io = |e: std::io::Error| CliError::Io(format!("cannot create {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "# reloop's journal and scratch files, never committed\n*\n").map_err(io)?;
+    }
+    Ok(dir)
+}
+
 /// Connects to the PostgreSQL journal at `url`.
 pub fn connect(url: &str) -> Result<PgJournal, CliError> {
     Ok(PgJournal::connect(url, lease_times()?)?)
@@ -62,6 +76,9 @@ impl JournalArg {
             return Ok(SessionJournal::Shared(journal));
         }
         let path: PathBuf = self.path(base);
+        if how == Open::Create && self.journal.is_none() {
+            reloop_dir(base)?;
+        }
         let journal = match how {
             Open::Create => Journal::create_or_open(&path)?,
             Open::Existing => Journal::open_existing(&path)?,

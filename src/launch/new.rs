@@ -212,6 +212,10 @@ pub(crate) fn compat(name: &str) -> Result<reloop_core::profile::ProfileId, CliE
     })
 }
 
+/// The key sent to a model server on this machine when none is set: the Anthropic wire carries
+/// a key in every request, and a local server (a proxy, a test double) ignores it.
+const LOOPBACK_KEY: &str = "reloop-loopback-no-key";
+
 /// Whether the model server the run talks to is on this machine: a refused connection there
 /// fails fast instead of ten backed-off retries.
 fn local_server(session: &NewSession) -> bool {
@@ -242,7 +246,12 @@ fn provider(session: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
             Ok(Arc::new(provider))
         }
         ProviderKind::Anthropic => {
-            let key = std::env::var("ANTHROPIC_API_KEY").ok().filter(|k| !k.is_empty()).ok_or_else(|| {
+            let base = session.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL"));
+            // A server on this machine speaking the Anthropic wire asks for no key; the wire
+            // carries one, so a placeholder is sent in its header.
+            let local = base.as_deref().is_some_and(reloop_model::is_local_url);
+            let key = env_nonempty("ANTHROPIC_API_KEY").or_else(|| local.then(|| LOOPBACK_KEY.to_string()));
+            let key = key.ok_or_else(|| {
                 CliError::Usage(
                     "no model to ask: set ANTHROPIC_API_KEY to use the Anthropic API \
                      (export ANTHROPIC_API_KEY=...), or pass --script FILE to run a cassette, \
@@ -251,7 +260,7 @@ fn provider(session: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
                 )
             })?;
             let mut config = AnthropicConfig::new(key).with_timeouts(session.timeouts);
-            if let Some(base) = session.base_url.clone().or_else(|| env_nonempty("ANTHROPIC_BASE_URL")) {
+            if let Some(base) = base {
                 config = config.with_base_url(base);
             }
             Ok(Arc::new(AnthropicProvider::new(config).map_err(config_error)?))

@@ -29,6 +29,9 @@ pub struct Printer {
     running: Vec<(String, String)>,
     /// The MCP servers `system/init` lists (the key is left out when there are none).
     mcp_servers: Vec<serde_json::Value>,
+    /// Whether this process printed part of an answer not finished yet: what a withdrawal takes
+    /// back. A fork or a resume withdraws an answer another process was streaming.
+    partial_shown: bool,
 }
 
 impl Printer {
@@ -41,6 +44,7 @@ impl Printer {
             spinner: Spinner::off(),
             running: Vec::new(),
             mcp_servers: Vec::new(),
+            partial_shown: false,
         }
     }
 
@@ -64,6 +68,7 @@ impl Printer {
         }
     }
 
+    /// What to try after the demo: the README's seven commands, on this session (`last`).
     pub fn demo_footer(&mut self, session_id: &str, journal: Option<&Path>) {
         if self.format != OutputFormat::Text {
             return;
@@ -72,10 +77,22 @@ impl Printer {
             Some(path) => (path.display().to_string(), format!(" --journal {}", path.display())),
             None => ("./.reloop/journal.db".to_string(), String::new()),
         };
+        let short = session_id.get(..8).unwrap_or(session_id);
+        let diff = format!("diff {short} last");
+        let tries: [(&str, &str); 7] = [
+            ("sessions", "the journal's sessions"),
+            ("show last", "the conversation, rebuilt from the journal"),
+            ("show last --steps", "the transition trace: event, phase change, effects, reason"),
+            ("replay last", "today's engine over the journal, with no model and no tools"),
+            ("why last", "why each turn continued or stopped"),
+            ("view last -o last.html", "the session as one self-contained page, for a browser"),
+            (&diff, "after another run: where the two sessions part ways"),
+        ];
         outln!("\nThe session is journaled in {where_}. Try:");
-        outln!("  reloop replay {session_id}{flag}   # re-run it with no model and no tools");
-        outln!("  reloop why {session_id}{flag}      # why each turn continued or stopped");
-        outln!("  reloop show {session_id}{flag}     # the conversation, from the journal");
+        for (command, what) in tries {
+            let command = format!("reloop {command}{flag}");
+            outln!("  {command:<32}# {what}");
+        }
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
@@ -150,8 +167,10 @@ impl Printer {
             RunEvent::TextDelta { text, .. } => {
                 out!("{text}");
                 self.mid_line = !text.ends_with('\n');
+                self.partial_shown = true;
             }
             RunEvent::Message(message) if message.role == Role::Assistant => {
+                self.partial_shown = false;
                 for call in message.tool_uses() {
                     self.end_line();
                     styled_line(style::STRONG, &format!("⏺ {}({})", call.name, call.input));
@@ -197,10 +216,13 @@ impl Printer {
                 self.end_line();
                 errln!("  · Switched to {to} due to high demand for {from}");
             }
-            RunEvent::Withdrawn => {
+            RunEvent::Withdrawn if std::mem::take(&mut self.partial_shown) => {
                 self.end_line();
                 errln!("  · (the failed attempt's output above is withdrawn)");
             }
+            // Nothing of it was shown here: the answer a stopped process (or the session forked
+            // mid-answer) was streaming is asked for again, and nothing failed.
+            RunEvent::Withdrawn => {}
             RunEvent::HookNotice { command, message } => {
                 self.end_line();
                 errln!("  · hook [{command}]: {message}");

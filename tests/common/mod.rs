@@ -10,6 +10,55 @@ use std::process::{Command, Output};
 
 pub const LOGIN_TS: &str = include_str!("../../src/demo/login.ts");
 
+/// Every variable of the caller's environment that reloop reads as a person's setting: colour
+/// (`anstream`'s), the pager, reloop's own, the provider's, Claude Code's limits. A test's child
+/// process starts without them ([`hermetic`]), so the suite passes whatever the developer's
+/// shell exports (`NO_COLOR=1`, `PAGER=less`, `RELOOP_COMPAT=...`); a test that depends on one
+/// sets it itself. tests/layout.rs holds this list to every variable the code reads.
+pub const USER_ENV: &[&str] = &[
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "TERM",
+    "CI",
+    "PAGER",
+    "LESS",
+    "LV",
+    "RELOOP_PAGER",
+    "RELOOP_JOURNAL",
+    "RELOOP_COMPAT",
+    "RELOOP_LEASE_TTL_MS",
+    "RELOOP_CRASH_AFTER_AGENT_STEP",
+    "RELOOP_TEST_CLASSIFY_ALL_READ_ONLY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "API_TIMEOUT_MS",
+    "CLAUDE_STREAM_IDLE_TIMEOUT_MS",
+    "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+    "BASH_MAX_OUTPUT_LENGTH",
+    "MAX_MCP_OUTPUT_TOKENS",
+    "MCP_TIMEOUT",
+    "MCP_TOOL_TIMEOUT",
+];
+
+/// `cmd` without any of [`USER_ENV`]: what a test's child sees is what the test sets.
+pub fn hermetic(cmd: &mut Command) -> &mut Command {
+    for name in USER_ENV {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+/// The `reloop` binary, started without the caller's settings ([`hermetic`]).
+pub fn reloop_bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reloop"));
+    hermetic(&mut cmd);
+    cmd
+}
+
 /// A temporary workspace holding `src/auth/login.ts`, and a journal beside it.
 pub struct Workspace {
     pub dir: tempfile::TempDir,
@@ -39,14 +88,8 @@ impl Workspace {
 
     /// Runs `reloop ARGS` with extra environment variables (and no inherited provider keys).
     pub fn reloop_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reloop"));
-        cmd.args(args)
-            .env("RELOOP_JOURNAL", self.journal())
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("ANTHROPIC_BASE_URL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_MODEL")
-            .current_dir(self.dir.path());
+        let mut cmd = reloop_bin();
+        cmd.args(args).env("RELOOP_JOURNAL", self.journal()).current_dir(self.dir.path());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -56,12 +99,9 @@ impl Workspace {
     /// `reloop ARGS` run in the workspace with its journal and piped stdio, no provider
     /// variables inherited: the print mode, which works in its current directory.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_reloop"));
+        let mut cmd = reloop_bin();
         cmd.args(args)
             .env("RELOOP_JOURNAL", self.journal())
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("ANTHROPIC_BASE_URL")
-            .env_remove("ANTHROPIC_MODEL")
             .current_dir(self.cwd())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

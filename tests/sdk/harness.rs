@@ -86,7 +86,8 @@ impl Scenario {
                 c
             }
         };
-        cmd.arg(name)
+        crate::common::hermetic(&mut cmd)
+            .arg(name)
             .env("RELOOP_BIN", env!("CARGO_BIN_EXE_reloop"))
             .env("RELOOP_SDK_DIR", &self.sdk_dir)
             .env("WORKDIR", self.ws.cwd())

@@ -69,6 +69,10 @@ pub struct SessionDiff {
     pub fork_point: Option<u64>,
     /// Compared steps (after the fork point) both sessions agree on before the difference.
     pub same_steps: usize,
+    /// A's steps (after the fork point) that are not compared: streamed text deltas, a call's
+    /// start mark, a restart (how a session was driven, not what it did), ignored events; so that
+    /// `same_steps` plus these is the step count `reloop sessions` shows.
+    pub uncompared_steps_a: usize,
     /// Where they part ways; `None`: the sessions are the same step for step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<FirstDifference>,
@@ -112,10 +116,13 @@ pub fn diff<E>(a: &mut Side<'_, E>, b: &mut Side<'_, E>) -> Result<SessionDiff, 
 
     // A's compared steps, as hashes.
     let mut hashes_a = Vec::new();
+    let mut uncompared_steps_a = 0;
     let mut viewer = Viewer::new(a.header, from);
     (a.walk)(&mut |step| {
-        if let Some(view) = viewer.view(step) {
-            hashes_a.push(hash(&view));
+        match viewer.view(step) {
+            Some(view) => hashes_a.push(hash(&view)),
+            None if step.seq > from => uncompared_steps_a += 1,
+            None => {}
         }
         true
     })?;
@@ -177,6 +184,7 @@ pub fn diff<E>(a: &mut Side<'_, E>, b: &mut Side<'_, E>) -> Result<SessionDiff, 
         b: b.header.id.clone(),
         fork_point,
         same_steps: same,
+        uncompared_steps_a,
         after_a: after_a.finish(),
         after_b: after_b.finish(),
         first_difference,
@@ -352,7 +360,11 @@ pub fn text(d: &SessionDiff) -> String {
         out.push_str(&format!("A {a} and B {b}: one forks the other at step {n}; compared from there\n"));
     }
     let Some(first) = &d.first_difference else {
-        out.push_str(&format!("A {a} and B {b} take the same {} steps\n", d.same_steps));
+        let uncompared = match d.uncompared_steps_a {
+            0 => String::new(),
+            n => format!(" ({n} more, streamed text, tool-start marks and ignored events, are not compared)"),
+        };
+        out.push_str(&format!("A {a} and B {b} take the same {} steps{uncompared}\n", d.same_steps));
         return out;
     };
     let at = |v: &Option<StepView>| v.as_ref().map_or("(ended)".to_string(), |v| format!("#{}", v.seq));

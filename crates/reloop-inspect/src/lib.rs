@@ -29,6 +29,7 @@ pub mod replay;
 mod replay_stream;
 mod request;
 pub mod rerun;
+pub mod rerun_paths;
 pub mod spend;
 #[cfg(test)]
 mod test_corpus;

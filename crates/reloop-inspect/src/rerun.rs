@@ -54,6 +54,37 @@ impl Recording {
         self.answers.entry(request).or_default()
     }
 
+    /// The recording as if it had been made where `map` puts its roots: every request's
+    /// messages, every answer (the model's tool calls name today's paths), every recorded
+    /// tool result, and the prompts (a prompt naming a file names today's, as the recorded
+    /// requests it starts now do).
+    pub fn map_paths(&mut self, map: &crate::rerun_paths::PathMap) {
+        if map.is_empty() {
+            return;
+        }
+        for prompt in &mut self.prompts {
+            *prompt = prompt.iter().map(|block| map.item(block)).collect();
+        }
+        for history in self.requests.values_mut() {
+            let messages: Vec<Message> = history.messages().into_iter().map(|m| map.item(m)).collect();
+            *history = history.empty_like().extended(messages);
+        }
+        for answer in self.answers.values_mut() {
+            for event in answer.iter_mut() {
+                match event {
+                    StreamEvent::Block { block, .. } => *block = map.item(block),
+                    StreamEvent::TextDelta { text, .. } => *text = map.text(text),
+                    _ => {}
+                }
+            }
+        }
+        for results in self.tool_results.values_mut() {
+            for (content, _) in results.iter_mut() {
+                *content = map.text(content);
+            }
+        }
+    }
+
     /// The recorded results of `tool`'s calls, in order.
     pub fn tool_results(&self, tool: &str) -> VecDeque<(String, bool)> {
         self.tool_results.get(tool).cloned().unwrap_or_default()

@@ -175,6 +175,12 @@ pub struct FactsGatherer<'a> {
     asked_at: Vec<u64>,
     /// When each turn's first step was (by `turns`' index): for its duration.
     turn_first_at: Vec<u64>,
+    /// Per turn (as `turn_first_at`), the time the session stood still inside it: from the step
+    /// before a restart (`Resumed`: a resume, a fork point) to the restart. A fork's copied steps
+    /// keep the parent's times, so without it a fork's first turn counts the wait before the fork.
+    turn_paused: Vec<u64>,
+    /// The time of the step before this one.
+    last_at: Option<u64>,
     /// Tool calls keep their input and result (see [`FactsGatherer::without_payloads`]).
     payloads: bool,
 }
@@ -192,6 +198,8 @@ impl<'a> FactsGatherer<'a> {
             started_at: Vec::new(),
             asked_at: Vec::new(),
             turn_first_at: Vec::new(),
+            turn_paused: Vec::new(),
+            last_at: None,
             payloads: true,
         }
     }
@@ -338,12 +346,20 @@ impl<'a> FactsGatherer<'a> {
     /// first and last steps are known without keeping every step.
     fn turn_step(&mut self, step: &StepRecord, starts_prompt: bool) {
         let turn = if starts_prompt { step.turn_after } else { step.turn_before };
+        let stood_still = match (&step.event, self.last_at.replace(step.at_ms)) {
+            (Event::Resumed, Some(before)) => step.at_ms.saturating_sub(before),
+            _ => 0,
+        };
         let facts = &mut self.facts;
         match facts.turn_at.get(&(self.prompt, turn)).copied() {
             Some(at) => {
+                if let Some(paused) = self.turn_paused.get_mut(at) {
+                    *paused += stood_still;
+                }
+                let paused = self.turn_paused.get(at).copied().unwrap_or(0);
                 if let (Some(t), Some(&first_at)) = (facts.turns.get_mut(at), self.turn_first_at.get(at)) {
                     t.last_seq = step.seq;
-                    t.duration_ms = step.at_ms.saturating_sub(first_at);
+                    t.duration_ms = step.at_ms.saturating_sub(first_at).saturating_sub(paused);
                 }
             }
             None => {
@@ -356,6 +372,7 @@ impl<'a> FactsGatherer<'a> {
                     ..TurnFacts::default()
                 });
                 self.turn_first_at.push(step.at_ms);
+                self.turn_paused.push(0);
             }
         }
     }

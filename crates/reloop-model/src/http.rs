@@ -260,11 +260,12 @@ pub(crate) fn connection_error(err: &reqwest::Error) -> ModelError {
 }
 
 /// The message for a local model server that is not running: where reloop knocked and what
-/// starts one, since the usual cause is a server not started yet.
+/// starts one, since the usual cause is a server not started yet (the URL was given, so the
+/// hint is the wire the usual local servers speak, not `--base-url`).
 fn nothing_listening(url: &reqwest::Url) -> String {
     format!(
-        "nothing is listening at {} — start your model server (ollama serve, vllm serve, llama-server) \
-         or pass --base-url",
+        "nothing is listening at {} — start your model server there (ollama serve, vllm serve and \
+         llama-server speak the OpenAI wire: --provider openai)",
         url.origin().ascii_serialization()
     )
 }
@@ -388,8 +389,8 @@ mod tests {
         assert_eq!(
             error.message,
             format!(
-                "nothing is listening at http://127.0.0.1:{port} — start your model server \
-                 (ollama serve, vllm serve, llama-server) or pass --base-url"
+                "nothing is listening at http://127.0.0.1:{port} — start your model server there \
+                 (ollama serve, vllm serve and llama-server speak the OpenAI wire: --provider openai)"
             )
         );
     }

@@ -130,8 +130,8 @@ async fn connection_refused_is_a_connection_error() {
     assert_eq!((error.status, error.error_type.as_str()), (None, "connection_error"));
     // A local server that is not running: the message says where and what starts one.
     let down = format!(
-        "nothing is listening at http://{addr} — start your model server (ollama serve, vllm serve, llama-server) \
-         or pass --base-url"
+        "nothing is listening at http://{addr} — start your model server there (ollama serve, vllm serve and \
+         llama-server speak the OpenAI wire: --provider openai)"
     );
     assert_eq!(error.message, down);
     let provider = OpenAiProvider::new(OpenAiConfig::new(format!("http://{addr}"), Some(KEY.into()))).expect("p");
