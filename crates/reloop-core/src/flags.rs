@@ -43,6 +43,10 @@ pub enum Flag {
     /// Under 2.1.332 with a Sonnet model, tool results and the session's first message carry the
     /// `<total_tokens>` reminder ([`crate::profile::TotalTokens`]). Off: they do not.
     TotalTokensReminder = 6,
+    /// A compaction asked for while a request awaits its answer, before any of it arrived,
+    /// withdraws that request and compacts first (an importer marks where Claude Code did).
+    /// Off: the request is not expected then, and ignored.
+    CompactBeforeRequest = 7,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -91,6 +95,9 @@ pub const JSON_STOP_HOOK_SYSTEM_MESSAGE: u32 = Flag::JsonStopHookSystemMessage.n
 /// Number of [`Flag::TotalTokensReminder`].
 pub const TOTAL_TOKENS_REMINDER: u32 = Flag::TotalTokensReminder.number();
 
+/// Number of [`Flag::CompactBeforeRequest`].
+pub const COMPACT_BEFORE_REQUEST: u32 = Flag::CompactBeforeRequest.number();
+
 /// Every flag this engine knows, in order.
 pub const TABLE: &[FlagInfo] = &[
     FlagInfo {
@@ -135,6 +142,13 @@ pub const TABLE: &[FlagInfo] = &[
         since: "0.1.0",
         behaviour: "under 2.1.332 with a Sonnet model, tool results carry the <total_tokens> reminder",
     },
+    FlagInfo {
+        flag: Flag::CompactBeforeRequest,
+        number: Flag::CompactBeforeRequest.number(),
+        name: "compact_before_request",
+        since: "0.1.0",
+        behaviour: "a compaction asked for before a request's answer begins withdraws the request and compacts first",
+    },
 ];
 
 /// The flags new sessions get: every behaviour this engine has.
@@ -145,6 +159,7 @@ pub const CURRENT: &[u32] = &[
     CLAUDE_CODE_COMPACTION,
     JSON_STOP_HOOK_SYSTEM_MESSAGE,
     TOTAL_TOKENS_REMINDER,
+    COMPACT_BEFORE_REQUEST,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -247,7 +262,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(RETRY_AFTER_FLOOR);
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -14,8 +14,9 @@
 
 use std::io::Write;
 
+use reloop_core::hook::{outcome, stop_hook_feedback, HookEventName};
 use reloop_core::Digest;
-use reloop_core::{ContentBlock, Event, Fold, Message, Role, State};
+use reloop_core::{Completion, ContentBlock, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use serde_json::{json, Map, Value};
@@ -136,6 +137,9 @@ impl<'a> Exporter<'a> {
         self.fold.push(record.seq, record.event.clone(), |_| ());
         let Some(state) = self.fold.state() else { return Ok(()) };
         if self.format == ExportFormat::ClaudeJsonl {
+            if let Event::CompactDone { .. } = &record.event {
+                return compaction_lines(&mut self.jsonl, record, state, out);
+            }
             let added = state.messages().len().saturating_sub(before.messages);
             transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, out)?;
         }
@@ -256,6 +260,22 @@ impl JsonlWriter<'_> {
         flags: &[&str],
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
+        let mut obj = Map::new();
+        obj.insert("message".into(), message);
+        for flag in flags {
+            obj.insert((*flag).to_string(), Value::Bool(true));
+        }
+        self.push_line(kind, obj, at_ms, out)
+    }
+
+    /// A line of `kind` holding `fields` (a message and its flags, or a `system` line's own).
+    fn push_line(
+        &mut self,
+        kind: &str,
+        fields: Map<String, Value>,
+        at_ms: u64,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
         let uuid = line_uuid(&self.header.id, self.lines);
         let mut obj = Map::new();
         obj.insert("parentUuid".into(), self.parent.clone().map_or(Value::Null, Value::String));
@@ -265,10 +285,7 @@ impl JsonlWriter<'_> {
         obj.insert("sessionId".into(), Value::String(self.header.id.clone()));
         obj.insert("version".into(), Value::String(self.version.to_string()));
         obj.insert("type".into(), Value::String(kind.to_string()));
-        obj.insert("message".into(), message);
-        for flag in flags {
-            obj.insert((*flag).to_string(), Value::Bool(true));
-        }
+        obj.extend(fields);
         obj.insert("uuid".into(), Value::String(uuid.clone()));
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
         write_line(out, &Value::Object(obj))?;
@@ -276,6 +293,34 @@ impl JsonlWriter<'_> {
         self.parent = Some(uuid);
         Ok(())
     }
+}
+
+/// A compaction as Claude Code writes it: the boundary (with the core's count before it), then
+/// the message the compacted history opens with, marked as the summary. The rest of the new
+/// history (the kept tail, what is given back) is the core's to rebuild.
+fn compaction_lines(
+    w: &mut JsonlWriter<'_>,
+    record: &StepRecord,
+    state: &State,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+    let (trigger, pre_tokens) = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Notice(Notice::CompactBoundary { trigger, pre_tokens, .. }) => Some((trigger.clone(), *pre_tokens)),
+            _ => None,
+        })
+        .unwrap_or_else(|| ("auto".to_string(), 0));
+    let mut fields = Map::new();
+    fields.insert("subtype".into(), json!("compact_boundary"));
+    fields.insert("content".into(), json!("Conversation compacted"));
+    fields.insert("compactMetadata".into(), json!({"trigger": trigger, "preTokens": pre_tokens}));
+    w.push_line("system", fields, record.at_ms, out)?;
+    if let Some(first) = state.messages().messages().first() {
+        w.push("user", encode("message", first)?, record.at_ms, &["isCompactSummary"], out)?;
+    }
+    Ok(())
 }
 
 /// The transcript lines of one step: the messages it added, and a failed request's error line.
@@ -307,6 +352,48 @@ fn transcript_lines(
                 w.push("user", value, record.at_ms, flags, out)?;
             }
         }
+    }
+    // The Stop hooks that ran, as Claude Code sums them up: which, and whether one ended the run.
+    if let Event::HookDone { hook_event: HookEventName::Stop, runs, .. } = &record.event {
+        let combined = outcome(HookEventName::Stop, runs);
+        // The block the cap overrode: never sent to the model, but Claude Code writes it.
+        if let Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. }))) = &record.reason {
+            let rules = state.context().config().rules();
+            let blocks: Vec<_> = combined
+                .blocks
+                .iter()
+                .map(|b| {
+                    let raw =
+                        runs.iter().find(|r| r.command == b.command && !b.from_json && !r.stderr.trim().is_empty());
+                    let mut b = b.clone();
+                    if let (true, Some(run)) = (rules.stop_hook_raw_stderr, raw) {
+                        b.message = run.stderr.clone();
+                    }
+                    b
+                })
+                .collect();
+            let text = rules.stop_hook_feedback(&stop_hook_feedback(&blocks));
+            w.push("user", encode("message", &Message::user_text(text))?, record.at_ms, &["isMeta"], out)?;
+        }
+        let prevented = combined.prevent.as_ref();
+        // A hook that failed without blocking, in the words it failed with (read back as such).
+        let errors: Vec<&str> =
+            runs.iter().filter(|r| !matches!(r.exit_code, Some(0 | 2))).map(|r| r.stderr.as_str()).collect();
+        let mut fields = Map::new();
+        fields.insert("subtype".into(), json!("stop_hook_summary"));
+        fields.insert("hookCount".into(), json!(runs.len()));
+        fields
+            .insert("hookInfos".into(), json!(runs.iter().map(|r| json!({"command": r.command})).collect::<Vec<_>>()));
+        fields.insert("hookErrors".into(), json!(errors));
+        fields.insert("preventedContinuation".into(), json!(prevented.is_some()));
+        fields.insert("stopReason".into(), json!(prevented.and_then(|p| p.stop_reason.clone()).unwrap_or_default()));
+        w.push_line("system", fields, record.at_ms, out)?;
+    }
+    // The `--max-turns` stop, as Claude Code records it.
+    if let Some(Reason::Terminal(Stop::MaxTurns { max_turns, .. })) = &record.reason {
+        let mut fields = Map::new();
+        fields.insert("attachment".into(), json!({"type": "max_turns_reached", "maxTurns": max_turns}));
+        w.push_line("attachment", fields, record.at_ms, out)?;
     }
     if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
         let message = json!({

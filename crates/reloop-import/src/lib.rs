@@ -26,6 +26,8 @@ mod emit;
 mod error;
 mod export;
 mod items;
+mod loop_lines;
+mod observed;
 mod time;
 mod transcript;
 
@@ -38,6 +40,7 @@ use serde_json::{json, Value};
 
 pub use error::{ExportError, ImportError};
 pub use export::{export, ExportFormat, Exporter};
+pub use observed::{Decision, Interrupted, Observation};
 pub use time::format_rfc3339_ms;
 
 /// How to import.
@@ -85,7 +88,8 @@ pub struct ImportSummary {
     pub interrupts: usize,
     /// API error lines, each a request that failed for good (`ModelFailed`).
     pub api_errors: usize,
-    /// Stop hook feedback Claude Code wrote as a user message, taken as a prompt.
+    /// Stop hook feedback Claude Code wrote as a user message: each a Stop hook's block
+    /// (`HookDone`), the core writing the feedback message itself.
     pub stop_hook_feedback: usize,
     /// Compaction boundaries crossed.
     pub compactions: usize,
@@ -126,6 +130,9 @@ pub struct Imported {
     pub at_ms: Vec<u64>,
     /// What was read and what it became, for the person importing.
     pub summary: ImportSummary,
+    /// What Claude Code was seen to decide, in transcript order: kept apart from the inputs
+    /// (`events`) so that a check can run the inputs through the profile's engine and compare.
+    pub observed: Vec<Observation>,
 }
 
 /// What [`import_into`] journaled.
@@ -145,15 +152,82 @@ pub struct ImportReport {
 }
 
 /// The core's rules for imported sessions: an API error line in a transcript is a final failure
-/// (Claude Code already retried), so the core must not plan retries of its own.
-fn import_config(model: Option<&str>, profile: reloop_core::profile::ProfileId) -> Result<Config, ImportError> {
-    let mut config = json!({"max_retries": 0});
-    if let Some(model) = model {
-        config["model"] = Value::String(model.to_string());
+/// (Claude Code already retried), so the core must not plan retries of its own; Claude Code
+/// decided when to compact (the transcript's boundaries say where), so reloop's own
+/// auto-compaction is off. What the transcript shows of the run's settings (Stop hooks,
+/// `--max-turns`, the output limit) is set as Claude Code ran; what it does not show is
+/// inferred, and said so in `inferred_config`.
+fn import_config(
+    items: &[items::Item],
+    model: Option<&str>,
+    profile: reloop_core::profile::ProfileId,
+) -> (Config, Vec<Value>) {
+    // Today's behaviours (flags), as a session recorded now gets them.
+    let mut config = Config::default()
+        .with_max_retries(0)
+        .with_auto_compact(false)
+        .with_profile(profile)
+        .with_model(model.unwrap_or_default());
+    let mut inferred = Vec::new();
+    let stop_hooks =
+        items.iter().any(|i| matches!(i, items::Item::StopHookFeedback { .. } | items::Item::StopHookSummary { .. }));
+    config = config.with_stop_hooks(stop_hooks);
+    let max_turns = items.iter().find_map(|i| match i {
+        items::Item::MaxTurns { max_turns, .. } => Some(*max_turns),
+        _ => None,
+    });
+    config = config.with_max_turns(max_turns);
+    let named = items.iter().find_map(|i| match i {
+        items::Item::ApiError { text, .. } => loop_lines::output_limit_in(text),
+        _ => None,
+    });
+    let limit = match named {
+        Some(limit) => limit,
+        None => {
+            let model_name = model.unwrap_or("");
+            let limit = profile.profile().max_tokens_for(model_name);
+            inferred.push(json!({
+                "field": "max_output_tokens",
+                "value": limit,
+                "what": format!(
+                    "the output limit {limit} is what {} sends for {}; the transcript does not name it",
+                    profile.name(),
+                    if model_name.is_empty() { "an unnamed model" } else { model_name }
+                ),
+            }));
+            limit
+        }
+    };
+    config = config.with_max_output_tokens(limit);
+    // A window larger than the usual 200,000 tokens shows in what the requests carried.
+    let largest = items
+        .iter()
+        .filter_map(|i| match i {
+            items::Item::Response(r) => Some(
+                r.usage
+                    .input_tokens
+                    .saturating_add(r.usage.cache_creation_input_tokens)
+                    .saturating_add(r.usage.cache_read_input_tokens)
+                    .saturating_add(r.usage.output_tokens),
+            ),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let window = config.context_window;
+    // The core refuses a request this close to the window (its blocking limit: the output
+    // reserve, at most 20,000, and 3,000 more).
+    if largest.saturating_add(23_000) > window {
+        config = config.with_context_window(1_000_000);
+        inferred.push(json!({
+            "field": "context_window",
+            "value": 1_000_000,
+            "what": format!(
+                "a request carried {largest} tokens, more than a {window}-token window holds: the import takes the 1M window"
+            ),
+        }));
     }
-    let config: Config =
-        serde_json::from_value(config).map_err(|source| ImportError::Encode { what: "core config", source })?;
-    Ok(config.with_profile(profile))
+    (config, inferred)
 }
 
 /// The refusal of a transcript whose `parentUuid` chain loops back to the line `at`.
@@ -211,8 +285,12 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
     let version = lines.iter().rev().find_map(|l| l.fields().str_field("version").map(str::to_string));
     let nearest = version.as_deref().and_then(reloop_core::profile::ProfileId::nearest);
     let profile = nearest.map_or(reloop_core::profile::ProfileId::Reloop, |(p, _)| p);
-    let core_config = import_config(model, profile)?;
+    let (core_config, inferred_config) = import_config(&items, model, profile);
     let mut emitter = emit::Emitter::new(core_config.clone());
+    emitter.limit_inferred = inferred_config
+        .iter()
+        .find(|c| c["field"] == "max_output_tokens")
+        .and_then(|c| c["what"].as_str().map(str::to_string));
     for (kind, n) in skipped {
         *emitter.skipped_mut().entry(kind).or_default() += n;
     }
@@ -240,6 +318,12 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         "leaf": leaf_line.uuid,
         // Steps no line of the transcript held: `why` and `view` mark them.
         "inferred": emitter.inferred.iter().map(|(seq, what)| json!({"seq": seq, "what": what})).collect::<Vec<_>>(),
+        // Settings of the run the transcript does not hold, and what the import took them to be.
+        "inferred_config": inferred_config,
+        // Whose rules the events were chosen under, and whether they are the transcript's
+        // version's own or the nearest known.
+        "profile": profile.name(),
+        "profile_exact": nearest.map(|(_, exact)| exact),
     });
     let mut summary = std::mem::take(&mut emitter.summary);
     summary.lines = transcript.lines.len() + transcript.dropped.values().sum::<usize>();
@@ -254,6 +338,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         events: std::mem::take(&mut emitter.events),
         at_ms: std::mem::take(&mut emitter.at_ms),
         summary,
+        observed: std::mem::take(&mut emitter.observed),
     })
 }
 

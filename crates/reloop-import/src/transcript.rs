@@ -15,7 +15,7 @@ use crate::time::parse_rfc3339_ms;
 
 /// Line types Claude Code writes. Anything else inside a transcript is counted and skipped.
 const KNOWN_TYPES: &[&str] =
-    &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
+    &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment"];
 
 /// One line of the file: what the tree of lines needs, and the line's text. Its fields are
 /// parsed again when the conversation is read ([`Line::fields`]), one line at a time: a
@@ -59,6 +59,18 @@ impl Fields {
 
     pub fn flag(&self, key: &str) -> bool {
         self.0.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    pub fn object(&self, key: &str) -> Option<&Map<String, Value>> {
+        self.0.get(key).and_then(Value::as_object)
+    }
+
+    pub fn array(&self, key: &str) -> Option<&Vec<Value>> {
+        self.0.get(key).and_then(Value::as_array)
+    }
+
+    pub fn map(&self) -> &Map<String, Value> {
+        &self.0
     }
 
     pub fn message(&self) -> Option<&Map<String, Value>> {
