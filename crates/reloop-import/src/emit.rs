@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use reloop_core::hook::{HookEventName, HookRun};
 use reloop_core::{
-    Config, ContentBlock, Continue, Event, Failure, Fold, Reason, State, Stop, ToolOutcome, ToolResultContent,
+    Command, Config, ContentBlock, Continue, Effect, Event, Failure, Fold, Reason, State, Stop, ToolOutcome,
+    ToolResultContent,
 };
 
 use crate::items::{is_cancellation, Item, PromptKind, Response};
@@ -48,6 +49,10 @@ pub(crate) struct Emitter {
     summary_as_prompt: bool,
     /// The compaction the last boundary started: its trigger and Claude Code's count before it.
     compaction: Option<(Option<String>, Option<u64>)>,
+    /// Retries of the request under way the transcript shows.
+    retries: u32,
+    /// The retries Claude Code allows a request (`maxRetries`), as the core is configured.
+    pub max_retries: u32,
     /// What the import inferred about the output limit, when the transcript does not name it:
     /// every step whose decision rests on the limit is marked with it.
     pub limit_inferred: Option<String>,
@@ -72,6 +77,8 @@ impl Emitter {
             last_response_line: 0,
             led_to_response: None,
             limit_inferred: None,
+            retries: 0,
+            max_retries: config.max_retries,
             compaction: None,
             summary_as_prompt: false,
         }
@@ -82,6 +89,11 @@ impl Emitter {
     }
 
     fn apply(&mut self, event: Event, at_ms: Option<u64>) {
+        self.apply_seen(event, at_ms);
+    }
+
+    /// [`Self::apply`], returning the retry the core planned, if it planned one.
+    fn apply_seen(&mut self, event: Event, at_ms: Option<u64>) -> Option<u32> {
         if let Some(t) = at_ms {
             self.now = t;
         }
@@ -91,12 +103,20 @@ impl Emitter {
             None => event,
         };
         let seq = self.events.len() as u64 + 1;
-        let limited = self.fold.push(seq, event.clone(), |step| uses_output_limit(step.reason.as_ref()));
+        let seen = self.fold.push(seq, event.clone(), |step| {
+            let retry = step.effects.iter().find_map(|e| match e {
+                Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+                _ => None,
+            });
+            (uses_output_limit(step.reason.as_ref()), retry)
+        });
         self.events.push(event);
         self.at_ms.push(self.now);
-        if let (Some(true), Some(what)) = (limited, &self.limit_inferred) {
+        let (limited, retry) = seen.unwrap_or((false, None));
+        if let (true, Some(what)) = (limited, &self.limit_inferred) {
             self.inferred.push((seq, what.clone()));
         }
+        retry
     }
 
     /// The summary that opens the compacted history: the compaction's outcome. Its request's
@@ -462,6 +482,24 @@ impl Emitter {
                         self.skip("system:stop_hook_summary");
                     }
                 }
+                Item::Retracted { at_ms, line } => {
+                    self.flush_prompt(at_ms);
+                    if self.phase() == "awaiting_model" {
+                        let done = Event::ModelDone {
+                            id: None,
+                            model: None,
+                            stop_reason: Some(reloop_core::StopReason::ToolUse),
+                            usage: Default::default(),
+                            request: 0,
+                        };
+                        self.apply(done, at_ms);
+                        self.summary.responses += 1;
+                        self.infer("the transcript keeps only the uuid of the answer Claude Code took back; the import takes it as the malformed call its reminder names (stop_reason tool_use, no call)");
+                        self.last_response_line = line;
+                    } else {
+                        self.skip("retracted_answer");
+                    }
+                }
                 Item::MaxTurns { max_turns, at_ms, line } => {
                     self.flush_prompt(at_ms);
                     self.observe_stop(line, Decision::MaxTurns { max_turns });
@@ -518,20 +556,52 @@ impl Emitter {
                         self.observe_stop(line, Decision::Interrupted { during });
                     }
                 }
-                Item::ApiError { error, text, at_ms, line } => {
+                Item::ApiRetry { error, attempt, max_retries, at_ms, line } => {
+                    self.flush_prompt(at_ms);
+                    let (status, error_type) = (error.status, error.error_type.clone());
+                    if self.await_model(at_ms) {
+                        match self.apply_seen(Event::ModelFailed { error, request: 0 }, at_ms) {
+                            Some(planned) => {
+                                self.retries += 1;
+                                self.apply(Event::RetryReady { attempt: planned }, at_ms);
+                            }
+                            None => self.skip("retry_the_core_did_not_plan"),
+                        }
+                        self.observe(line, Decision::Retried { attempt, max_retries, status, error_type });
+                    } else {
+                        self.skip("orphan_api_retry");
+                    }
+                }
+                Item::ApiError { mut error, text, at_ms, line } => {
                     self.flush_prompt(at_ms);
                     if let Some(limit) = output_limit_in(&text) {
-                        // The core's own end after the last resume: Claude Code writes it as an
-                        // error line.
                         self.observe_stop(line, Decision::OutputTokensExhausted { limit });
-                        if self.terminal().is_some() {
-                            self.skip("output_limit_error");
-                            continue;
+                    }
+                    // The core's own end (the resumes or the malformed-call retries ran out):
+                    // Claude Code writes it as an error line, the core has already stopped.
+                    let own = self.fold.state().and_then(State::terminal).and_then(|t| t.error.as_deref());
+                    if own.is_some_and(|own| {
+                        own.trim() == text.trim()
+                            || output_limit_in(own) == output_limit_in(&text) && output_limit_in(own).is_some()
+                    }) {
+                        if !self.query_stopped {
+                            let reason = self.terminal().unwrap_or_default().to_string();
+                            self.observe_stop(line, Decision::EndedWithError { reason });
                         }
+                        self.skip("error_line_of_the_core_s_stop");
+                        continue;
                     }
                     let (status, error_type) = (error.status, error.error_type.clone());
                     if self.await_model(at_ms) {
+                        // Claude Code gave up on this request: the core must not retry it either.
+                        let short = std::mem::take(&mut self.retries) < self.max_retries;
+                        if short {
+                            error = error.with_should_retry(Some(false));
+                        }
                         self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
+                        if short {
+                            self.infer("Claude Code gave up on this request before its retries ran out; the transcript does not say why, so the import marks the error not to be retried");
+                        }
                         self.summary.api_errors += 1;
                         self.drop_hidden();
                         if !self.query_stopped {

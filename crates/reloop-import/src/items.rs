@@ -87,6 +87,20 @@ pub(crate) enum Item {
         at_ms: Option<u64>,
         line: usize,
     },
+    /// A failed request Claude Code retried (`system`/`api_error`, 2.1.332 writes one per retry).
+    ApiRetry {
+        error: ModelError,
+        attempt: u32,
+        max_retries: u32,
+        at_ms: Option<u64>,
+        line: usize,
+    },
+    /// An answer Claude Code took back and did not keep (2.1.332's malformed-call retry): the
+    /// reminder after it says what it was.
+    Retracted {
+        at_ms: Option<u64>,
+        line: usize,
+    },
     /// The `max_turns_reached` attachment: the run stopped at `--max-turns`.
     MaxTurns {
         max_turns: u32,
@@ -121,12 +135,15 @@ pub(crate) fn build(
                             _ => None,
                         })
                         .collect();
-                    items.push(Item::ApiError {
-                        error: parse_api_error(&text),
-                        text,
-                        at_ms: line.at_ms,
-                        line: line.no,
-                    });
+                    let mut error = parse_api_error(&text);
+                    // 2.1.332 names the status and type beside the text.
+                    if let Some(status) = fields.u64_field("apiErrorStatus").and_then(|s| u16::try_from(s).ok()) {
+                        error.status = Some(status);
+                    }
+                    if let Some(kind) = fields.str_field("apiErrorType") {
+                        error.error_type = kind.to_string();
+                    }
+                    items.push(Item::ApiError { error, text, at_ms: line.at_ms, line: line.no });
                     continue;
                 }
                 let stop_reason = message.get("stop_reason").and_then(Value::as_str).map(StopReason::parse);
@@ -196,6 +213,17 @@ pub(crate) fn build(
                 if rest.is_empty() {
                     continue;
                 }
+                // 2.1.332 takes back a malformed answer and keeps only its uuid.
+                let retracted = fields.array("retractedMessageUuids").map_or(0, Vec::len);
+                if retracted > 0
+                    && !lines.iter().any(|l| {
+                        fields
+                            .array("retractedMessageUuids")
+                            .is_some_and(|r| r.iter().any(|u| u.as_str() == l.uuid.as_deref()))
+                    })
+                {
+                    items.push(Item::Retracted { at_ms: line.at_ms, line: line.no });
+                }
                 items.push(classify_user(line, &fields, rest));
             }
             "system" => {
@@ -207,6 +235,22 @@ pub(crate) fn build(
                         items.push(Item::CompactBoundary {
                             trigger: field("trigger", "trigger").and_then(|t| t.as_str().map(str::to_string)),
                             pre_tokens: field("preTokens", "pre_tokens").and_then(|t| t.as_u64()),
+                            at_ms: line.at_ms,
+                            line: line.no,
+                        })
+                    }
+                    Some("api_error") if fields.u64_field("retryAttempt").is_some() => {
+                        let error = fields.object("error");
+                        let text = error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("");
+                        let mut parsed = parse_api_error(&format!("API Error: {text}"));
+                        if let Some(status) = error.and_then(|e| e.get("status")).and_then(Value::as_u64) {
+                            parsed.status = u16::try_from(status).ok();
+                        }
+                        let number = |k: &str| fields.u64_field(k).and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+                        items.push(Item::ApiRetry {
+                            error: parsed.with_retry_after_ms(fields.u64_field("retryInMs")),
+                            attempt: number("retryAttempt"),
+                            max_retries: number("maxRetries"),
                             at_ms: line.at_ms,
                             line: line.no,
                         })

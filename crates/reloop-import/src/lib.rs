@@ -159,6 +159,7 @@ pub struct ImportReport {
 /// inferred, and said so in `inferred_config`.
 fn import_config(
     items: &[items::Item],
+    sent_max_tokens: Option<u32>,
     model: Option<&str>,
     profile: reloop_core::profile::ProfileId,
 ) -> (Config, Vec<Value>) {
@@ -169,6 +170,12 @@ fn import_config(
         .with_profile(profile)
         .with_model(model.unwrap_or_default());
     let mut inferred = Vec::new();
+    // The retries Claude Code allowed, where it wrote them down (2.1.332 names them with each).
+    let max_retries = items.iter().find_map(|i| match i {
+        items::Item::ApiRetry { max_retries, .. } => Some(*max_retries),
+        _ => None,
+    });
+    config = config.with_max_retries(max_retries.unwrap_or(0));
     let stop_hooks =
         items.iter().any(|i| matches!(i, items::Item::StopHookFeedback { .. } | items::Item::StopHookSummary { .. }));
     config = config.with_stop_hooks(stop_hooks);
@@ -177,9 +184,11 @@ fn import_config(
         _ => None,
     });
     config = config.with_max_turns(max_turns);
-    let named = items.iter().find_map(|i| match i {
-        items::Item::ApiError { text, .. } => loop_lines::output_limit_in(text),
-        _ => None,
+    let named = sent_max_tokens.or_else(|| {
+        items.iter().find_map(|i| match i {
+            items::Item::ApiError { text, .. } => loop_lines::output_limit_in(text),
+            _ => None,
+        })
     });
     let limit = match named {
         Some(limit) => limit,
@@ -285,7 +294,13 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
     let version = lines.iter().rev().find_map(|l| l.fields().str_field("version").map(str::to_string));
     let nearest = version.as_deref().and_then(reloop_core::profile::ProfileId::nearest);
     let profile = nearest.map_or(reloop_core::profile::ProfileId::Reloop, |(p, _)| p);
-    let (core_config, inferred_config) = import_config(&items, model, profile);
+    // 2.1.332 writes each request's parameters (`api-request`): the output limit it asked for.
+    let sent_max_tokens = transcript.lines.iter().filter(|l| l.kind == "api-request").find_map(|l| {
+        let fields = l.fields();
+        let max = fields.object("params").and_then(|p| p.get("max_tokens")).and_then(Value::as_u64);
+        max.and_then(|m| u32::try_from(m).ok())
+    });
+    let (core_config, inferred_config) = import_config(&items, sent_max_tokens, model, profile);
     let mut emitter = emit::Emitter::new(core_config.clone());
     emitter.limit_inferred = inferred_config
         .iter()

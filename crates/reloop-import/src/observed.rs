@@ -60,6 +60,17 @@ pub enum Decision {
         /// Claude Code's count of the tokens before it.
         pre_tokens: Option<u64>,
     },
+    /// A request failed and Claude Code retried it (`system`/`api_error`).
+    Retried {
+        /// The retry's number, from 1.
+        attempt: u32,
+        /// The retries allowed.
+        max_retries: u32,
+        /// The failure's HTTP status.
+        status: Option<u16>,
+        /// The failure's type.
+        error_type: String,
+    },
     /// A request failed and Claude Code gave up on it (an API error line).
     ModelError {
         /// The HTTP status, when the text names one.
@@ -71,6 +82,11 @@ pub enum Decision {
     OutputTokensExhausted {
         /// The limit the error names.
         limit: u32,
+    },
+    /// The run ended with an error line of the loop's own (the malformed-call retries ran out).
+    EndedWithError {
+        /// The engine's terminal reason for the same stop.
+        reason: String,
     },
     /// The run stopped at `--max-turns` (the `max_turns_reached` attachment).
     MaxTurns {
