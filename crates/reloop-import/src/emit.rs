@@ -319,7 +319,7 @@ impl Emitter {
         }
     }
 
-    fn response(&mut self, response: Response) {
+    fn response(&mut self, response: Response, cut: bool) {
         let first_at = response.blocks.first().and_then(|(_, t)| *t).or(response.last_at_ms);
         if let Some((line, decision)) = self.led_to_response.take() {
             self.observe(line, decision);
@@ -332,6 +332,9 @@ impl Emitter {
         for (index, (block, at_ms)) in response.blocks.into_iter().enumerate() {
             self.apply(Event::ModelBlock { index, block, request: 0 }, at_ms);
             self.summary.model_blocks += 1;
+        }
+        if cut {
+            return;
         }
         let done = Event::ModelDone {
             id: response.id,
@@ -506,7 +509,11 @@ impl Emitter {
                 }
                 Item::Response(response) => {
                     self.flush_prompt(response.blocks.first().and_then(|(_, t)| *t));
-                    self.response(response);
+                    // An answer with no stop_reason that an interrupt follows was cut while it
+                    // streamed: its blocks arrived, its end never did.
+                    let cut = response.stop_reason.is_none()
+                        && next_is(&items, i, |item| matches!(item, Item::Interrupt { for_tool_use: false, .. }));
+                    self.response(response, cut);
                 }
                 Item::ToolResults { mut results, at_ms, line } => {
                     self.flush_prompt(at_ms);
@@ -601,8 +608,12 @@ impl Emitter {
                         self.apply(Event::ModelFailed { error: error.clone(), request: 0 }, at_ms);
                         // The core compacts after "prompt is too long", as Claude Code does;
                         // an error line where the retried answer would be says it failed.
-                        if self.phase() == "compacting" {
-                            self.apply(Event::CompactFailed { error, request: 0 }, at_ms);
+                        // (A profile may send a failed summary request once more, head cut.)
+                        for _ in 0..3 {
+                            if self.phase() != "compacting" {
+                                break;
+                            }
+                            self.apply(Event::CompactFailed { error: error.clone(), request: 0 }, at_ms);
                             self.infer("Claude Code's compaction after the prompt-too-long error left no line of its own; the error it ended with says the compaction failed");
                         }
                         if short {

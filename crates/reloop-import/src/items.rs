@@ -135,7 +135,11 @@ pub(crate) fn build(
                             _ => None,
                         })
                         .collect();
-                    let mut error = parse_api_error(&text);
+                    // 2.1.332 keeps the API's own error beside Claude Code's words for it.
+                    let mut error = match fields.str_field("errorDetails") {
+                        Some(details) => parse_api_error(&format!("API Error: {details}")),
+                        None => parse_api_error(&text),
+                    };
                     // 2.1.332 names the status and type beside the text.
                     if let Some(status) = fields.u64_field("apiErrorStatus").and_then(|s| u16::try_from(s).ok()) {
                         error.status = Some(status);
@@ -253,7 +257,7 @@ pub(crate) fn build(
                         }
                         let number = |k: &str| fields.u64_field(k).and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
                         items.push(Item::ApiRetry {
-                            error: parsed.with_retry_after_ms(fields.u64_field("retryInMs")),
+                            error: parsed,
                             attempt: number("retryAttempt"),
                             max_retries: number("maxRetries"),
                             at_ms: line.at_ms,

@@ -163,8 +163,15 @@ fn import_config(
     model: Option<&str>,
     profile: reloop_core::profile::ProfileId,
 ) -> (Config, Vec<Value>) {
-    // Today's behaviours (flags), as a session recorded now gets them.
+    // Today's behaviours (flags), as a session recorded now gets them, but for the
+    // `<total_tokens>` reminder: it rewrites tool results, and the transcript holds them as the
+    // tools gave them.
+    let mut flags = reloop_core::Flags::current();
+    if flags.has(reloop_core::Flag::TotalTokensReminder.number()) {
+        flags.flip(reloop_core::Flag::TotalTokensReminder.number());
+    }
     let mut config = Config::default()
+        .with_flags(flags)
         .with_max_retries(0)
         .with_auto_compact(false)
         .with_profile(profile)
