@@ -142,6 +142,14 @@ impl Emitter {
         ));
     }
 
+    /// A message the person queued while the loop ran, numbered in the order it came (the
+    /// transcript's own ids do not survive an export).
+    fn queue(&mut self, content: Vec<ContentBlock>, at_ms: Option<u64>) {
+        self.summary.queued += 1;
+        let id = format!("queued_{}", self.summary.queued);
+        self.apply(Event::QueuedInput { id, content }, at_ms);
+    }
+
     /// Marks the event just applied as the import's inference.
     fn infer(&mut self, what: impl Into<String>) {
         self.inferred.push((self.events.len() as u64, what.into()));
@@ -503,6 +511,28 @@ impl Emitter {
                         self.skip("retracted_answer");
                     }
                 }
+                Item::Queued { content, at_ms } => {
+                    // Queued where no tools ran: it waits for the next request the core makes.
+                    self.flush_prompt(at_ms);
+                    if matches!(self.phase(), "idle" | "done") {
+                        self.pending_at = at_ms;
+                        self.pending_prompt.extend(content);
+                    } else {
+                        self.queue(content, at_ms);
+                    }
+                }
+                Item::ModelFallback { at_ms, line, .. } => {
+                    self.flush_prompt(at_ms);
+                    // The overload that tipped the switch is in no line: the fallback line says it.
+                    if self.phase() == "awaiting_model" {
+                        let error = reloop_core::ModelError::new(Some(529), "overloaded_error", "Overloaded");
+                        self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
+                        self.infer("the overload that made Claude Code switch models is in no line; its model_fallback line says it happened");
+                        self.observe(line, Decision::ModelFallback);
+                    } else {
+                        self.skip("system:model_fallback");
+                    }
+                }
                 Item::MaxTurns { max_turns, at_ms, line } => {
                     self.flush_prompt(at_ms);
                     self.observe_stop(line, Decision::MaxTurns { max_turns });
@@ -537,6 +567,12 @@ impl Emitter {
                             Some(_) => break,
                         }
                         j += 1;
+                    }
+                    // A message queued while these tools ran joined their results.
+                    if let Some(Item::Queued { content, .. }) =
+                        take_next(&mut items, i, |item| matches!(item, Item::Queued { .. }))
+                    {
+                        self.queue(content, at_ms);
                     }
                     for outcome in &results {
                         let tool_use_id = outcome.tool_use_id.clone();

@@ -339,6 +339,12 @@ fn compaction_lines(
     Ok(())
 }
 
+/// The step handed queued input to the model.
+fn consumed_input(record: &StepRecord) -> bool {
+    let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+    effects.iter().any(|e| matches!(e, Effect::Notice(Notice::InputConsumed { .. })))
+}
+
 /// The transcript lines of one step: the messages it added, and a failed request's error line.
 fn transcript_lines(
     w: &mut JsonlWriter<'_>,
@@ -362,10 +368,36 @@ fn transcript_lines(
             // An injected reminder: meta, as Claude Code marks what the user did not type.
             Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
             Role::User => {
-                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
-                    || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let results = message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort) || results;
                 let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
-                w.push("user", value, record.at_ms, flags, out)?;
+                // What the person queued joined the results; Claude Code writes it as its own
+                // `queued_command` line after them.
+                let queued = consumed_input(record) && results;
+                let (kept, typed): (Vec<ContentBlock>, Vec<ContentBlock>) = if queued {
+                    let split = message
+                        .content
+                        .iter()
+                        .rposition(|b| matches!(b, ContentBlock::ToolResult(_)))
+                        .map_or(0, |i| i + 1);
+                    (message.content[..split].to_vec(), message.content[split..].to_vec())
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                if queued {
+                    let mut results_only = message.clone();
+                    results_only.content = kept;
+                    w.push("user", encode("message", &results_only)?, record.at_ms, flags, out)?;
+                } else {
+                    w.push("user", value, record.at_ms, flags, out)?;
+                }
+                for block in typed {
+                    if let ContentBlock::Text(t) = block {
+                        let mut fields = Map::new();
+                        fields.insert("attachment".into(), json!({"type": "queued_command", "prompt": t.text}));
+                        w.push_line("attachment", fields, record.at_ms, out)?;
+                    }
+                }
             }
         }
     }
@@ -416,6 +448,23 @@ fn transcript_lines(
         fields
             .insert("retractedMessageUuids".into(), json!([line_uuid(&w.header.id, usize::MAX - record.seq as usize)]));
         w.push_line("user", fields, record.at_ms, out)?;
+    }
+    // The switch to the fallback model, naming both models.
+    if let Event::ModelFailed { .. } = &record.event {
+        let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+        for (trigger, from, to) in effects.iter().filter_map(|e| match e {
+            Effect::Notice(Notice::SwitchModel { trigger, from, to }) => Some((trigger, from, to)),
+            _ => None,
+        }) {
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("model_fallback"));
+            fields.insert("trigger".into(), json!(trigger));
+            fields.insert("original_model".into(), json!(from));
+            fields.insert("fallback_model".into(), json!(to));
+            fields
+                .insert("content".into(), json!(format!("Switched to {to} after repeated {trigger} errors on {from}")));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
     }
     // A failed request the core retries, as 2.1.332 records each retry.
     if let Event::ModelFailed { error, .. } = &record.event {

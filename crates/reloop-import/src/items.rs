@@ -101,6 +101,21 @@ pub(crate) enum Item {
         at_ms: Option<u64>,
         line: usize,
     },
+    /// A message the person typed while the loop ran (`queued_command`): it joined the next
+    /// request.
+    Queued {
+        content: Vec<ContentBlock>,
+        at_ms: Option<u64>,
+    },
+    /// Claude Code switched to the fallback model after repeated overloads (`model_fallback`).
+    ModelFallback {
+        /// The models, when the line names them (the stream's line does; 2.1.332's transcript
+        /// line only words them).
+        from: Option<String>,
+        to: Option<String>,
+        at_ms: Option<u64>,
+        line: usize,
+    },
     /// The `max_turns_reached` attachment: the run stopped at `--max-turns`.
     MaxTurns {
         max_turns: u32,
@@ -264,6 +279,20 @@ pub(crate) fn build(
                             line: line.no,
                         })
                     }
+                    Some("model_fallback") => {
+                        let model = |a: &str, b: &str| {
+                            fields.str_field(a).or_else(|| fields.str_field(b)).map(|m| {
+                                // `[1m]` names the window, not the model.
+                                m.trim_end_matches("[1m]").to_string()
+                            })
+                        };
+                        items.push(Item::ModelFallback {
+                            from: model("original_model", "originalModel"),
+                            to: model("fallback_model", "fallbackModel"),
+                            at_ms: line.at_ms,
+                            line: line.no,
+                        })
+                    }
                     Some("stop_hook_summary") => items.push(Item::StopHookSummary {
                         summary: StopHookSummary::read(fields.map()),
                         at_ms: line.at_ms,
@@ -278,10 +307,15 @@ pub(crate) fn build(
                 let attachment = fields.object("attachment");
                 let kind = attachment.and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("");
                 let max = attachment.and_then(|a| a.get("maxTurns")).and_then(Value::as_u64);
+                let prompt = attachment.and_then(|a| a.get("prompt")).and_then(Value::as_str);
                 match (kind, max.and_then(|m| u32::try_from(m).ok())) {
                     ("max_turns_reached", Some(max_turns)) => {
                         items.push(Item::MaxTurns { max_turns, at_ms: line.at_ms, line: line.no })
                     }
+                    ("queued_command", _) if prompt.is_some() => items.push(Item::Queued {
+                        content: vec![ContentBlock::text(prompt.unwrap_or_default())],
+                        at_ms: line.at_ms,
+                    }),
                     _ => skip(format!("attachment:{kind}")),
                 }
             }

@@ -51,6 +51,7 @@ impl Session {
                         out.push(format!("compacted ({trigger})"))
                     }
                     Effect::Notice(Notice::CompactionFailed { .. }) => out.push("compaction_failed".to_string()),
+                    Effect::Notice(Notice::SwitchModel { .. }) => out.push("fallback".to_string()),
                     _ => {}
                 }
             }
@@ -252,6 +253,30 @@ fn denied_calls_are_permission_denials() {
             assert!(s.observed().iter().any(|d| matches!(d, Decision::PermissionDenied { .. })), "{version} {family}");
             assert_eq!(s.decisions().last().map(String::as_str), Some("completed"));
         }
+    }
+}
+
+#[test]
+fn a_model_fallback_is_the_core_s_switch_after_the_overloads() {
+    let s = import("2.1.332", "model_fallback");
+    assert_eq!(s.decisions(), names(&["retry", "retry", "fallback", "completed"]));
+    assert_eq!(s.imported.core_config.model, "claude-opus-5-5");
+    assert_eq!(s.imported.core_config.fallback_model.as_deref(), Some("claude-sonnet-4-6"));
+    assert!(s.observed().contains(&Decision::ModelFallback));
+    // The third overload, which tipped the switch, is in no line.
+    assert!(s.inferred().iter().any(|w| w.contains("switch models")), "{:?}", s.inferred());
+    // 2.1.197 writes neither the retries nor the switch: only the answer the fallback gave.
+    assert_eq!(import("2.1.197", "model_fallback").decisions(), names(&["completed"]));
+}
+
+#[test]
+fn a_message_queued_while_tools_ran_joins_their_results_and_is_no_prompt() {
+    for version in VERSIONS {
+        let s = import(version, "queued_command");
+        assert_eq!(s.prompts(), 1, "{version}");
+        assert_eq!(s.imported.summary.queued, 1, "{version}");
+        let queued = s.imported.events.iter().position(|e| e.kind() == "queued_input").expect("queued");
+        assert_eq!(s.imported.events[queued + 1].kind(), "tool_done", "{version}: before the batch's last result");
     }
 }
 
