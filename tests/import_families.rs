@@ -92,3 +92,12 @@ fn a_subagent_s_transcript_is_a_child_session_of_the_call_it_answered() {
         assert!(stdout(&ws.reloop(&["why", "last"])).contains("toolu_01_AGENT -> agent general-purpose"));
     }
 }
+
+#[test]
+fn a_refused_call_reads_as_denied_in_why() {
+    for version in ["2.1.197", "2.1.332"] {
+        let (ws, _) = import(version, "permission_denied/default_mode");
+        let why = stdout(&ws.reloop(&["why", "last"]));
+        assert!(why.contains("Write new.txt (toolu_02_WRITE, denied)"), "{version}: {why}");
+    }
+}
