@@ -43,6 +43,10 @@ pub enum Flag {
     /// Under 2.1.332 with a Sonnet model, tool results and the session's first message carry the
     /// `<total_tokens>` reminder ([`crate::profile::TotalTokens`]). Off: they do not.
     TotalTokensReminder = 6,
+    /// A compaction asked for while a request awaits its answer, before any of it arrived,
+    /// withdraws that request and compacts first (an importer marks where Claude Code did).
+    /// Off: the request is not expected then, and ignored.
+    CompactBeforeRequest = 7,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -69,6 +73,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeCompaction,
     Flag::JsonStopHookSystemMessage,
     Flag::TotalTokensReminder,
+    Flag::CompactBeforeRequest,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -161,7 +166,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

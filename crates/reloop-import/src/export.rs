@@ -14,8 +14,11 @@
 
 use std::io::Write;
 
+use reloop_core::hook::{outcome, stop_hook_feedback, HookEventName};
 use reloop_core::Digest;
-use reloop_core::{ContentBlock, Event, Fold, Message, Role, State};
+use reloop_core::{
+    Completion, ContentBlock, Continue, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop,
+};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use serde_json::{json, Map, Value};
@@ -132,12 +135,29 @@ impl<'a> Exporter<'a> {
     /// written from the final state).
     pub fn step(&mut self, record: &StepRecord, out: &mut dyn Write) -> Result<(), ExportError> {
         let Some(before) = self.fold.before() else { return Ok(()) };
+        // The answer a step ends: the core may take it back rather than keep it (2.1.332's
+        // malformed-call rule), and Claude Code still writes the last one.
+        let answer = match (&record.event, self.fold.state().and_then(State::streaming)) {
+            (Event::ModelDone { id, model, .. }, Some(streaming)) => {
+                let message = json!({"role": "assistant", "content": streaming.blocks(), "id": id, "model": model});
+                serde_json::from_value::<Message>(message).ok()
+            }
+            _ => None,
+        };
         self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
         self.fold.push(record.seq, record.event.clone(), |_| ());
         let Some(state) = self.fold.state() else { return Ok(()) };
         if self.format == ExportFormat::ClaudeJsonl {
+            if let Event::CompactDone { .. } = &record.event {
+                return compaction_lines(&mut self.jsonl, record, state, out);
+            }
             let added = state.messages().len().saturating_sub(before.messages);
-            transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, out)?;
+            let mut messages = state.messages().tail(added);
+            let exhausted = matches!(&record.reason, Some(Reason::Terminal(Stop::MalformedToolUseExhausted { .. })));
+            if let (true, Some(answer)) = (exhausted && added == 0, answer.as_ref()) {
+                messages.push(answer);
+            }
+            transcript_lines(&mut self.jsonl, record, messages, state, out)?;
         }
         Ok(())
     }
@@ -256,6 +276,22 @@ impl JsonlWriter<'_> {
         flags: &[&str],
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
+        let mut obj = Map::new();
+        obj.insert("message".into(), message);
+        for flag in flags {
+            obj.insert((*flag).to_string(), Value::Bool(true));
+        }
+        self.push_line(kind, obj, at_ms, out)
+    }
+
+    /// A line of `kind` holding `fields` (a message and its flags, or a `system` line's own).
+    fn push_line(
+        &mut self,
+        kind: &str,
+        fields: Map<String, Value>,
+        at_ms: u64,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
         let uuid = line_uuid(&self.header.id, self.lines);
         let mut obj = Map::new();
         obj.insert("parentUuid".into(), self.parent.clone().map_or(Value::Null, Value::String));
@@ -265,10 +301,7 @@ impl JsonlWriter<'_> {
         obj.insert("sessionId".into(), Value::String(self.header.id.clone()));
         obj.insert("version".into(), Value::String(self.version.to_string()));
         obj.insert("type".into(), Value::String(kind.to_string()));
-        obj.insert("message".into(), message);
-        for flag in flags {
-            obj.insert((*flag).to_string(), Value::Bool(true));
-        }
+        obj.extend(fields);
         obj.insert("uuid".into(), Value::String(uuid.clone()));
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
         write_line(out, &Value::Object(obj))?;
@@ -276,6 +309,40 @@ impl JsonlWriter<'_> {
         self.parent = Some(uuid);
         Ok(())
     }
+}
+
+/// A compaction as Claude Code writes it: the boundary (with the core's count before it), then
+/// the message the compacted history opens with, marked as the summary. The rest of the new
+/// history (the kept tail, what is given back) is the core's to rebuild.
+fn compaction_lines(
+    w: &mut JsonlWriter<'_>,
+    record: &StepRecord,
+    state: &State,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+    let (trigger, pre_tokens) = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Notice(Notice::CompactBoundary { trigger, pre_tokens, .. }) => Some((trigger.clone(), *pre_tokens)),
+            _ => None,
+        })
+        .unwrap_or_else(|| ("auto".to_string(), 0));
+    let mut fields = Map::new();
+    fields.insert("subtype".into(), json!("compact_boundary"));
+    fields.insert("content".into(), json!("Conversation compacted"));
+    fields.insert("compactMetadata".into(), json!({"trigger": trigger, "preTokens": pre_tokens}));
+    w.push_line("system", fields, record.at_ms, out)?;
+    if let Some(first) = state.messages().messages().first() {
+        w.push("user", encode("message", first)?, record.at_ms, &["isCompactSummary"], out)?;
+    }
+    Ok(())
+}
+
+/// The step handed queued input to the model.
+fn consumed_input(record: &StepRecord) -> bool {
+    let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+    effects.iter().any(|e| matches!(e, Effect::Notice(Notice::InputConsumed { .. })))
 }
 
 /// The transcript lines of one step: the messages it added, and a failed request's error line.
@@ -301,14 +368,132 @@ fn transcript_lines(
             // An injected reminder: meta, as Claude Code marks what the user did not type.
             Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
             Role::User => {
-                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
-                    || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let results = message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort) || results;
                 let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
-                w.push("user", value, record.at_ms, flags, out)?;
+                // What the person queued joined the results; Claude Code writes it as its own
+                // `queued_command` line after them.
+                let queued = consumed_input(record) && results;
+                let (kept, typed): (Vec<ContentBlock>, Vec<ContentBlock>) = if queued {
+                    let split = message
+                        .content
+                        .iter()
+                        .rposition(|b| matches!(b, ContentBlock::ToolResult(_)))
+                        .map_or(0, |i| i + 1);
+                    (message.content[..split].to_vec(), message.content[split..].to_vec())
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                if queued {
+                    let mut results_only = message.clone();
+                    results_only.content = kept;
+                    w.push("user", encode("message", &results_only)?, record.at_ms, flags, out)?;
+                } else {
+                    w.push("user", value, record.at_ms, flags, out)?;
+                }
+                for block in typed {
+                    if let ContentBlock::Text(t) = block {
+                        let mut fields = Map::new();
+                        fields.insert("attachment".into(), json!({"type": "queued_command", "prompt": t.text}));
+                        w.push_line("attachment", fields, record.at_ms, out)?;
+                    }
+                }
             }
         }
     }
-    if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
+    // The Stop hooks that ran, as Claude Code sums them up: which, and whether one ended the run.
+    if let Event::HookDone { hook_event: HookEventName::Stop, runs, .. } = &record.event {
+        let combined = outcome(HookEventName::Stop, runs);
+        // The block the cap overrode: never sent to the model, but Claude Code writes it.
+        if let Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. }))) = &record.reason {
+            let rules = state.context().config().rules();
+            let blocks: Vec<_> = combined
+                .blocks
+                .iter()
+                .map(|b| {
+                    let raw =
+                        runs.iter().find(|r| r.command == b.command && !b.from_json && !r.stderr.trim().is_empty());
+                    let mut b = b.clone();
+                    if let (true, Some(run)) = (rules.stop_hook_raw_stderr, raw) {
+                        b.message = run.stderr.clone();
+                    }
+                    b
+                })
+                .collect();
+            let text = rules.stop_hook_feedback(&stop_hook_feedback(&blocks));
+            w.push("user", encode("message", &Message::user_text(text))?, record.at_ms, &["isMeta"], out)?;
+        }
+        let prevented = combined.prevent.as_ref();
+        // A hook that failed without blocking, in the words it failed with (read back as such).
+        let errors: Vec<&str> =
+            runs.iter().filter(|r| !matches!(r.exit_code, Some(0 | 2))).map(|r| r.stderr.as_str()).collect();
+        let mut fields = Map::new();
+        fields.insert("subtype".into(), json!("stop_hook_summary"));
+        fields.insert("hookCount".into(), json!(runs.len()));
+        fields
+            .insert("hookInfos".into(), json!(runs.iter().map(|r| json!({"command": r.command})).collect::<Vec<_>>()));
+        fields.insert("hookErrors".into(), json!(errors));
+        fields.insert("preventedContinuation".into(), json!(prevented.is_some()));
+        fields.insert("stopReason".into(), json!(prevented.and_then(|p| p.stop_reason.clone()).unwrap_or_default()));
+        w.push_line("system", fields, record.at_ms, out)?;
+    }
+    // An answer the core took back (2.1.332's malformed-call rule): Claude Code keeps only its
+    // uuid, on the reminder line that follows it.
+    let rules = state.context().config().rules();
+    if let (Some(Reason::Continue(Continue::MalformedToolCallRetry)), true) = (&record.reason, rules.malformed.retract)
+    {
+        let mut fields = Map::new();
+        fields.insert("message".into(), json!({"role": "user", "content": rules.malformed.reminder.text}));
+        fields.insert("isMeta".into(), json!(true));
+        fields
+            .insert("retractedMessageUuids".into(), json!([line_uuid(&w.header.id, usize::MAX - record.seq as usize)]));
+        w.push_line("user", fields, record.at_ms, out)?;
+    }
+    // The switch to the fallback model, naming both models.
+    if let Event::ModelFailed { .. } = &record.event {
+        let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+        for (trigger, from, to) in effects.iter().filter_map(|e| match e {
+            Effect::Notice(Notice::SwitchModel { trigger, from, to }) => Some((trigger, from, to)),
+            _ => None,
+        }) {
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("model_fallback"));
+            fields.insert("trigger".into(), json!(trigger));
+            fields.insert("original_model".into(), json!(from));
+            fields.insert("fallback_model".into(), json!(to));
+            fields
+                .insert("content".into(), json!(format!("Switched to {to} after repeated {trigger} errors on {from}")));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
+    }
+    // A failed request the core retries, as 2.1.332 records each retry.
+    if let Event::ModelFailed { error, .. } = &record.event {
+        let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+        for wait in effects.iter().filter_map(|e| match e {
+            Effect::Command(reloop_core::Command::WaitRetry(w)) => Some(w),
+            _ => None,
+        }) {
+            let text = api_error_text(error);
+            let message = text.strip_prefix("API Error: ").unwrap_or(&text);
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("api_error"));
+            fields.insert("level".into(), json!("error"));
+            fields.insert("error".into(), json!({"message": message, "status": error.status}));
+            fields.insert("retryInMs".into(), json!(wait.delay_ms));
+            fields.insert("retryAttempt".into(), json!(wait.attempt));
+            fields.insert("maxRetries".into(), json!(wait.max_retries));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
+    }
+    // The `--max-turns` stop, as Claude Code records it.
+    if let Some(Reason::Terminal(Stop::MaxTurns { max_turns, .. })) = &record.reason {
+        let mut fields = Map::new();
+        fields.insert("attachment".into(), json!({"type": "max_turns_reached", "maxTurns": max_turns}));
+        w.push_line("attachment", fields, record.at_ms, out)?;
+    }
+    if let (Event::ModelFailed { error, .. } | Event::CompactFailed { error, .. }, Some(_)) =
+        (&record.event, state.terminal())
+    {
         let message = json!({
             "id": format!("msg_api_error_{}", record.seq),
             "type": "message",

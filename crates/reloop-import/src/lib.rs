@@ -9,6 +9,17 @@
 //!   written, a prompt typed while a request was in flight), the import synthesizes the smallest
 //!   event that lets the core follow, and counts it in the [`ImportSummary`].
 //! * One conversation per import: the branch ending at the latest leaf, or at [`ImportOptions::leaf`].
+//! * What Claude Code writes about its own loop becomes the fact the core needs to take the same
+//!   step itself, under the profile of the transcript's `version`: Stop-hook feedback and
+//!   `stop_hook_summary` lines are the Stop hooks' runs (`HookDone`), a `compact_boundary` asks
+//!   the core to compact before the request in flight and its summary is the `CompactDone`, the
+//!   `max_turns_reached` attachment sets `--max-turns`, `api_error` lines are failed requests the
+//!   core retries, a `model_fallback` line is the overload that tipped the switch, a
+//!   `queued_command` is a `QueuedInput`, an answer 2.1.332 retracted is the malformed call its
+//!   reminder names. Settings no line holds (the output limit, a larger window) are inferred and
+//!   listed in the run config's `inferred_config`; steps no line holds in its `inferred`.
+//! * What Claude Code was seen to decide ([`Imported::observed`]) is kept apart from those
+//!   inputs, so a check can feed the inputs to a profile and compare the decisions.
 //! * Lines that mean nothing to the loop (snapshots, progress, slash commands, meta text) are
 //!   skipped and counted by kind, never fatal. Files that hold no conversation at all (0 bytes,
 //!   summaries or snapshots only, another tool's log) are an [`ImportError`] naming the file and line.
@@ -26,6 +37,8 @@ mod emit;
 mod error;
 mod export;
 mod items;
+mod loop_lines;
+mod observed;
 mod time;
 mod transcript;
 
@@ -38,6 +51,7 @@ use serde_json::{json, Value};
 
 pub use error::{ExportError, ImportError};
 pub use export::{export, ExportFormat, Exporter};
+pub use observed::{Decision, Interrupted, Observation};
 pub use time::format_rfc3339_ms;
 
 /// How to import.
@@ -75,6 +89,9 @@ pub struct ImportSummary {
     pub sidechain: bool,
     /// Prompts the person typed (and text used as one), each a `UserInput`.
     pub prompts: usize,
+    /// Prompts Claude Code wrote itself (`promptSource: "system"`: a background agent's task
+    /// notification), each a `UserInput` that starts a query nobody typed.
+    pub prompts_from_claude_code: usize,
     /// Model responses, each a `ModelDone`.
     pub responses: usize,
     /// Content blocks of those responses, each a `ModelBlock`.
@@ -85,8 +102,11 @@ pub struct ImportSummary {
     pub interrupts: usize,
     /// API error lines, each a request that failed for good (`ModelFailed`).
     pub api_errors: usize,
-    /// Stop hook feedback Claude Code wrote as a user message, taken as a prompt.
+    /// Stop hook feedback Claude Code wrote as a user message: each a Stop hook's block
+    /// (`HookDone`), the core writing the feedback message itself.
     pub stop_hook_feedback: usize,
+    /// Messages queued while the loop ran (`queued_command`), each a `QueuedInput`.
+    pub queued: usize,
     /// Compaction boundaries crossed.
     pub compactions: usize,
     /// Compaction summaries Claude Code wrote as a user message, taken as a prompt.
@@ -126,6 +146,9 @@ pub struct Imported {
     pub at_ms: Vec<u64>,
     /// What was read and what it became, for the person importing.
     pub summary: ImportSummary,
+    /// What Claude Code was seen to decide, in transcript order: kept apart from the inputs
+    /// (`events`) so that a check can run the inputs through the profile's engine and compare.
+    pub observed: Vec<Observation>,
 }
 
 /// What [`import_into`] journaled.
@@ -145,15 +168,98 @@ pub struct ImportReport {
 }
 
 /// The core's rules for imported sessions: an API error line in a transcript is a final failure
-/// (Claude Code already retried), so the core must not plan retries of its own.
-fn import_config(model: Option<&str>, profile: reloop_core::profile::ProfileId) -> Result<Config, ImportError> {
-    let mut config = json!({"max_retries": 0});
-    if let Some(model) = model {
-        config["model"] = Value::String(model.to_string());
+/// (Claude Code already retried), so the core must not plan retries of its own; Claude Code
+/// decided when to compact (the transcript's boundaries say where), so reloop's own
+/// auto-compaction is off. What the transcript shows of the run's settings (Stop hooks,
+/// `--max-turns`, the output limit) is set as Claude Code ran; what it does not show is
+/// inferred, and said so in `inferred_config`.
+fn import_config(
+    items: &[items::Item],
+    sent_max_tokens: Option<u32>,
+    model: Option<&str>,
+    profile: reloop_core::profile::ProfileId,
+) -> (Config, Vec<Value>) {
+    // Today's behaviours (flags), as a session recorded now gets them, but for the
+    // `<total_tokens>` reminder: it rewrites tool results, and the transcript holds them as the
+    // tools gave them.
+    let mut flags = reloop_core::Flags::current();
+    if flags.has(reloop_core::Flag::TotalTokensReminder.number()) {
+        flags.flip(reloop_core::Flag::TotalTokensReminder.number());
     }
-    let config: Config =
-        serde_json::from_value(config).map_err(|source| ImportError::Encode { what: "core config", source })?;
-    Ok(config.with_profile(profile))
+    let mut config = Config::default()
+        .with_flags(flags)
+        .with_max_retries(0)
+        .with_auto_compact(false)
+        .with_profile(profile)
+        .with_model(model.unwrap_or_default());
+    let mut inferred = Vec::new();
+    // The retries Claude Code allowed, where it wrote them down (2.1.332 names them with each).
+    let max_retries = items.iter().find_map(|i| match i {
+        items::Item::ApiRetry { max_retries, .. } => Some(*max_retries),
+        _ => None,
+    });
+    config = config.with_max_retries(max_retries.unwrap_or(0));
+    let stop_hooks =
+        items.iter().any(|i| matches!(i, items::Item::StopHookFeedback { .. } | items::Item::StopHookSummary { .. }));
+    config = config.with_stop_hooks(stop_hooks);
+    let max_turns = items.iter().find_map(|i| match i {
+        items::Item::MaxTurns { max_turns, .. } => Some(*max_turns),
+        _ => None,
+    });
+    config = config.with_max_turns(max_turns);
+    let named = sent_max_tokens.or_else(|| {
+        items.iter().find_map(|i| match i {
+            items::Item::ApiError { text, .. } => loop_lines::output_limit_in(text),
+            _ => None,
+        })
+    });
+    let limit = match named {
+        Some(limit) => limit,
+        None => {
+            let model_name = model.unwrap_or("");
+            let limit = profile.profile().max_tokens_for(model_name);
+            inferred.push(json!({
+                "field": "max_output_tokens",
+                "value": limit,
+                "what": format!(
+                    "the output limit {limit} is what {} sends for {}; the transcript does not name it",
+                    profile.name(),
+                    if model_name.is_empty() { "an unnamed model" } else { model_name }
+                ),
+            }));
+            limit
+        }
+    };
+    config = config.with_max_output_tokens(limit);
+    // A window larger than the usual 200,000 tokens shows in what the requests carried.
+    let largest = items
+        .iter()
+        .filter_map(|i| match i {
+            items::Item::Response(r) => Some(
+                r.usage
+                    .input_tokens
+                    .saturating_add(r.usage.cache_creation_input_tokens)
+                    .saturating_add(r.usage.cache_read_input_tokens)
+                    .saturating_add(r.usage.output_tokens),
+            ),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let window = config.context_window;
+    // The core refuses a request this close to the window (its blocking limit: the output
+    // reserve, at most 20,000, and 3,000 more).
+    if largest.saturating_add(23_000) > window {
+        config = config.with_context_window(1_000_000);
+        inferred.push(json!({
+            "field": "context_window",
+            "value": 1_000_000,
+            "what": format!(
+                "a request carried {largest} tokens, more than a {window}-token window holds: the import takes the 1M window"
+            ),
+        }));
+    }
+    (config, inferred)
 }
 
 /// The refusal of a transcript whose `parentUuid` chain loops back to the line `at`.
@@ -205,14 +311,62 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
         _ => None,
     });
+    // After a fallback the answers come from the fallback model: the session's model is the
+    // one asked first, the fallback the one that answered after the switch.
+    let fallback_at = items.iter().position(|i| matches!(i, items::Item::ModelFallback { .. }));
+    let (named_from, named_to) = match fallback_at.map(|at| &items[at]) {
+        Some(items::Item::ModelFallback { from, to, .. }) => (from.clone(), to.clone()),
+        _ => (None, None),
+    };
+    let fallback = named_to.or_else(|| {
+        fallback_at.and_then(|at| {
+            items[at..].iter().find_map(|item| match item {
+                items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
+                _ => None,
+            })
+        })
+    });
+    let model = match fallback_at {
+        Some(_) if named_from.is_some() => named_from,
+        Some(at) => transcript
+            .lines
+            .iter()
+            .filter(|l| l.kind == "api-request")
+            .find_map(|l| {
+                l.fields().object("params").and_then(|p| p.get("model")).and_then(Value::as_str).map(str::to_string)
+            })
+            .or_else(|| {
+                items[..at].iter().find_map(|item| match item {
+                    items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
+                    _ => None,
+                })
+            })
+            .or(model),
+        None => model,
+    };
     let model = model.as_deref();
     // The rules of the Claude Code version that wrote the transcript (the nearest one known); a
     // transcript that names none gets reloop's own.
     let version = lines.iter().rev().find_map(|l| l.fields().str_field("version").map(str::to_string));
     let nearest = version.as_deref().and_then(reloop_core::profile::ProfileId::nearest);
     let profile = nearest.map_or(reloop_core::profile::ProfileId::Reloop, |(p, _)| p);
-    let core_config = import_config(model, profile)?;
+    // 2.1.332 writes each request's parameters (`api-request`): the output limit it asked for.
+    let sent_max_tokens = transcript.lines.iter().filter(|l| l.kind == "api-request").find_map(|l| {
+        let fields = l.fields();
+        let max = fields.object("params").and_then(|p| p.get("max_tokens")).and_then(Value::as_u64);
+        max.and_then(|m| u32::try_from(m).ok())
+    });
+    let (mut core_config, inferred_config) = import_config(&items, sent_max_tokens, model, profile);
+    if let Some(fallback) = &fallback {
+        let limit = profile.profile().max_tokens_for(fallback);
+        core_config =
+            core_config.with_fallback_model(Some(fallback.clone())).with_fallback_max_output_tokens(Some(limit));
+    }
     let mut emitter = emit::Emitter::new(core_config.clone());
+    emitter.limit_inferred = inferred_config
+        .iter()
+        .find(|c| c["field"] == "max_output_tokens")
+        .and_then(|c| c["what"].as_str().map(str::to_string));
     for (kind, n) in skipped {
         *emitter.skipped_mut().entry(kind).or_default() += n;
     }
@@ -240,6 +394,12 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         "leaf": leaf_line.uuid,
         // Steps no line of the transcript held: `why` and `view` mark them.
         "inferred": emitter.inferred.iter().map(|(seq, what)| json!({"seq": seq, "what": what})).collect::<Vec<_>>(),
+        // Settings of the run the transcript does not hold, and what the import took them to be.
+        "inferred_config": inferred_config,
+        // Whose rules the events were chosen under, and whether they are the transcript's
+        // version's own or the nearest known.
+        "profile": profile.name(),
+        "profile_exact": nearest.map(|(_, exact)| exact),
     });
     let mut summary = std::mem::take(&mut emitter.summary);
     summary.lines = transcript.lines.len() + transcript.dropped.values().sum::<usize>();
@@ -254,6 +414,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         events: std::mem::take(&mut emitter.events),
         at_ms: std::mem::take(&mut emitter.at_ms),
         summary,
+        observed: std::mem::take(&mut emitter.observed),
     })
 }
 

@@ -15,7 +15,7 @@ use crate::time::parse_rfc3339_ms;
 
 /// Line types Claude Code writes. Anything else inside a transcript is counted and skipped.
 const KNOWN_TYPES: &[&str] =
-    &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
+    &["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment"];
 
 /// One line of the file: what the tree of lines needs, and the line's text. Its fields are
 /// parsed again when the conversation is read ([`Line::fields`]), one line at a time: a
@@ -35,6 +35,9 @@ pub(crate) struct Line<'t> {
     /// An assistant line's `tool_use` ids, a user line's `tool_result` `tool_use_id`s: which
     /// results answer which calls.
     block_ids: Vec<String>,
+    /// Answers this line took back (2.1.332's malformed-call reminder names the answer it
+    /// retracts, which then hangs off the conversation on a branch of its own).
+    retracted: Vec<String>,
     text: &'t str,
 }
 
@@ -57,8 +60,24 @@ impl Fields {
         self.0.get(key).and_then(Value::as_str)
     }
 
+    pub fn u64_field(&self, key: &str) -> Option<u64> {
+        self.0.get(key).and_then(Value::as_u64)
+    }
+
     pub fn flag(&self, key: &str) -> bool {
         self.0.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    pub fn object(&self, key: &str) -> Option<&Map<String, Value>> {
+        self.0.get(key).and_then(Value::as_object)
+    }
+
+    pub fn array(&self, key: &str) -> Option<&Vec<Value>> {
+        self.0.get(key).and_then(Value::as_array)
+    }
+
+    pub fn map(&self) -> &Map<String, Value> {
+        &self.0
     }
 
     pub fn message(&self) -> Option<&Map<String, Value>> {
@@ -150,8 +169,15 @@ impl<'t> Transcript<'t> {
                 "user" => fields.block_ids("tool_result", "tool_use_id").map(str::to_string).collect(),
                 _ => Vec::new(),
             };
+            let retracted = fields
+                .array("retractedMessageUuids")
+                .into_iter()
+                .flatten()
+                .filter_map(|u| u.as_str().map(str::to_string))
+                .collect();
             lines.push(Line {
                 no,
+                retracted,
                 uuid,
                 parent,
                 logical_parent,
@@ -261,7 +287,16 @@ impl<'t> Transcript<'t> {
             (None, Some(lp)) if line.kind == "system" => Some(lp),
             _ => None,
         };
-        up.and_then(|p| by_uuid.get(p.as_str()).copied())
+        let up = up?;
+        match by_uuid.get(up.as_str()) {
+            Some(&at) => Some(at),
+            // A retracted answer is not kept (2.1.332): what hung off it continues the
+            // conversation from the line before it.
+            None if self.lines.iter().any(|l| l.retracted.iter().any(|r| r == up)) => {
+                (0..i).rev().find(|&j| self.lines[j].uuid.is_some())
+            }
+            None => None,
+        }
     }
 
     /// The conversation ending at `leaf`, as indices into `lines` in file order; `Err` with the
@@ -276,6 +311,14 @@ impl<'t> Transcript<'t> {
             }
             at = self.up(i, &by_uuid);
         }
+
+        // Answers the conversation took back, where the file keeps them.
+        let retracted: Vec<usize> = set
+            .iter()
+            .flat_map(|&i| self.lines[i].retracted.iter())
+            .filter_map(|u| by_uuid.get(u.as_str()).copied())
+            .collect();
+        set.extend(retracted);
 
         // Siblings the path misses: later blocks of a response already on it, and results of its
         // tool calls, as long as they descend from the conversation and not from another branch.

@@ -4,7 +4,7 @@
 mod common;
 
 use reloop_core::{Event, Role};
-use reloop_import::{export, parse_claude_code, ExportFormat, ImportError, ImportOptions, Imported};
+use reloop_import::{export, parse_claude_code, Decision, ExportFormat, ImportError, ImportOptions, Imported};
 use serde_json::{json, Value};
 
 /// A transcript line chained to the previous one.
@@ -113,14 +113,142 @@ fn a_compaction_boundary_is_crossed_and_its_summary_is_the_next_prompt() {
     assert_eq!(imported.summary.responses, 2, "the history before the boundary is kept");
 }
 
+fn reasons(imported: &Imported) -> Vec<String> {
+    let (_, steps) = common::journal(imported, "r");
+    steps.iter().filter_map(|s| s.reason.as_ref().map(|r| r.name().to_string())).collect()
+}
+
 #[test]
-fn stop_hook_feedback_is_a_new_prompt_and_counted() {
+fn stop_hook_feedback_is_the_hook_s_block_not_a_prompt() {
     let mut w = Writer::new();
-    w.user("do it").text("m1", "done").user("Stop hook feedback:\ntests fail").text("m2", "fixed");
+    w.user("do it").text("m1", "done");
+    w.push(
+        "user",
+        json!({"role": "user", "content": "Stop hook feedback:\n[./check.sh]: tests fail\n"}),
+        json!({"isMeta": true}),
+    );
+    w.text("m2", "fixed");
     let imported = w.import();
     assert_eq!(imported.summary.stop_hook_feedback, 1);
-    assert_eq!(imported.summary.prompts, 2);
-    assert_eq!(imported.summary.final_phase, "done");
+    assert_eq!(imported.summary.prompts, 1, "the person typed one prompt");
+    assert!(imported.core_config.stop_hooks);
+    assert_eq!(reasons(&imported), ["stop_hook_blocking", "completed"]);
+    let Some(Event::HookDone { runs, .. }) = imported.events.iter().find(|e| e.kind() == "hook_done") else {
+        panic!("no hook outcome")
+    };
+    assert_eq!(
+        (runs[0].command.as_str(), runs[0].exit_code, runs[0].stderr.as_str()),
+        ("./check.sh", Some(2), "tests fail\n")
+    );
+    let decisions: Vec<_> = imported.observed.iter().map(|o| o.decision.clone()).collect();
+    assert_eq!(decisions, [Decision::StopHookBlocked { block: 1 }, Decision::Completed]);
+    // The last turn's end: no line of the transcript says the hooks passed.
+    let inferred = imported.header_run_config["inferred"].as_array().unwrap();
+    assert_eq!(inferred.len(), 1, "{inferred:?}");
+    assert!(inferred[0]["what"].as_str().unwrap().contains("no Stop hook outcome"));
+}
+
+#[test]
+fn a_stop_hook_summary_says_the_hooks_passed_or_ended_the_run() {
+    let summary = |prevented: bool| {
+        json!({"subtype": "stop_hook_summary", "hookCount": 1, "hookInfos": [{"command": "./h.sh"}], "hookErrors": [],
+               "preventedContinuation": prevented, "stopReason": if prevented { "enough" } else { "" }})
+    };
+    let mut w = Writer::new();
+    w.user("do it").text("m1", "done").push("system", Value::Null, summary(false));
+    let passed = w.import();
+    assert_eq!(reasons(&passed), ["completed"]);
+    assert_eq!(passed.header_run_config["inferred"], json!([]), "the summary says what happened");
+    let mut w = Writer::new();
+    w.user("do it").text("m1", "done").push("system", Value::Null, summary(true));
+    let prevented = w.import();
+    assert_eq!(reasons(&prevented), ["stop_hook_prevented"]);
+}
+
+#[test]
+fn nine_blocks_end_the_turn_at_the_cap_as_claude_code_does() {
+    let mut w = Writer::new();
+    w.user("do it");
+    for i in 0..9 {
+        w.text(&format!("m{i}"), "done");
+        let feedback = reloop_core::profile::CLAUDE_CODE_2_1_332
+            .stop_hook_feedback("Stop hook feedback:\n[./h.sh]: STOP-HOOK-FEEDBACK: check logout\n");
+        w.push("user", json!({"role": "user", "content": feedback}), json!({"isMeta": true}));
+    }
+    let imported = w.import();
+    assert_eq!(imported.summary.prompts, 1);
+    let reasons = reasons(&imported);
+    assert_eq!(reasons.len(), 9);
+    assert!(reasons[..8].iter().all(|r| r == "stop_hook_blocking"), "{reasons:?}");
+    assert_eq!(reasons[8], "completed", "the ninth block ends the turn at the cap");
+}
+
+#[test]
+fn the_max_turns_attachment_is_the_max_turns_stop() {
+    let mut w = Writer::new();
+    w.user("go").tool_use("m1", "t1").result("t1", "a").tool_use("m2", "t2").result("t2", "b");
+    w.push(
+        "attachment",
+        Value::Null,
+        json!({"attachment": {"type": "max_turns_reached", "maxTurns": 2, "turnCount": 3}}),
+    );
+    let imported = w.import();
+    assert_eq!(imported.core_config.max_turns, Some(2));
+    assert_eq!(reasons(&imported), ["next_turn", "max_turns"]);
+    assert_eq!(imported.observed.last().map(|o| o.decision.clone()), Some(Decision::MaxTurns { max_turns: 2 }));
+}
+
+#[test]
+fn an_auto_compaction_between_turns_is_the_core_s_compaction_there() {
+    let mut w = Writer::new();
+    w.user("go").tool_use("m1", "t1").result("t1", "a").tool_use("m3", "t3").result("t3", "c");
+    let meta = json!({"subtype": "compact_boundary", "compactMetadata": {"trigger": "auto", "preTokens": 12466}});
+    w.push("system", Value::Null, meta);
+    let summary = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\nTHE SUMMARY\n\nIf you need specific details from before compaction, read the full transcript at: /t.jsonl\nContinue the conversation from where it left off without asking the user any further questions.";
+    w.push("user", json!({"role": "user", "content": summary}), json!({"isCompactSummary": true}));
+    w.text("m2", "done");
+    let imported = w.import();
+    assert_eq!(imported.summary.prompts, 1, "the summary is no prompt");
+    assert_eq!(
+        kinds(&imported),
+        [
+            "user_input",
+            "model_block",
+            "model_done",
+            "tool_done",
+            "model_block",
+            "model_done",
+            "tool_done",
+            "compact_requested",
+            "compact_done",
+            "model_block",
+            "model_done"
+        ]
+    );
+    let Some(Event::CompactDone { summary, .. }) = imported.events.iter().find(|e| e.kind() == "compact_done") else {
+        panic!()
+    };
+    assert_eq!(summary, "THE SUMMARY");
+    assert_eq!(reasons(&imported), ["next_turn", "next_turn", "completed"]);
+    assert!(imported
+        .observed
+        .iter()
+        .any(|o| o.decision == Decision::Compacted { trigger: Some("auto".into()), pre_tokens: Some(12466) }));
+    let inferred = imported.header_run_config["inferred"].to_string();
+    assert!(inferred.contains("Claude Code counted 12466 tokens before it"), "{inferred}");
+}
+
+#[test]
+fn a_denied_call_is_a_permission_denial() {
+    let mut w = Writer::new();
+    w.user("go").tool_use("m1", "t1");
+    let denied = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": true,
+        "content": "Claude requested permissions to write to /w/new.txt, but you haven't granted it yet."}]});
+    w.push("user", denied, json!({})).text("m2", "ok");
+    let imported = w.import();
+    let Some(Event::ToolDone(outcome)) = imported.events.iter().find(|e| e.kind() == "tool_done") else { panic!() };
+    assert!(outcome.denied && outcome.is_error);
+    assert!(imported.observed.iter().any(|o| o.decision == Decision::PermissionDenied { tool_use_id: "t1".into() }));
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! `awaiting_model`: one model request is in flight; its completed blocks accumulate until the
 //! response ends ([`crate::response`]) or fails ([`crate::retry`]).
 
+use crate::compact::{Compaction, Trigger};
 use crate::context::Loop;
 use crate::effect::{Command, Effect, Notice};
 use crate::event::Event;
+use crate::flags::Flag;
 use crate::message::Message;
-use crate::request::proceed;
+use crate::request::{begin_compaction, proceed};
 use crate::response::Meta;
 use crate::state::{Phase, Streaming};
 use crate::step::{queue, stale, IgnoreWhy, Step};
@@ -48,6 +50,9 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             proceed(ctx, effects, None)
         }
         Event::QueuedInput { id, content } => queue(Phase::AwaitingModel(ctx, streaming), id, content),
+        Event::CompactRequested if ctx.config.flag(Flag::CompactBeforeRequest) && !streaming.streamed => {
+            compact_first(ctx, streaming, event)
+        }
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model),
         Event::SetPermissionMode { mode } => {
@@ -64,4 +69,17 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             Step::ignore(Phase::AwaitingModel(ctx, streaming), &other, IgnoreWhy::NotExpected)
         }
     }
+}
+
+/// The request in flight, of which nothing has arrived, is withdrawn (its number is used again,
+/// as a resume does) and the history is compacted first; the request goes after the summary, as
+/// an auto-compaction's does.
+fn compact_first(mut ctx: Box<Loop>, streaming: Streaming, event: Event) -> Step {
+    let Some(summarize) = crate::compact::summarizable(&ctx.messages) else {
+        return Step::ignore(Phase::AwaitingModel(ctx, streaming), &event, IgnoreWhy::NothingToCompact);
+    };
+    ctx.session.requests = ctx.session.requests.saturating_sub(1);
+    let pre_tokens = crate::tokens::estimate(&ctx);
+    let compaction = Compaction { trigger: Trigger::Auto, pre_tokens, summarize, truncated: false };
+    begin_compaction(ctx, compaction, vec![Command::CancelModel.into()], None)
 }
