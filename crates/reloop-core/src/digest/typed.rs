@@ -127,24 +127,9 @@ impl Typed<'_> {
     }
 }
 
-/// The error a `Serialize` impl may raise; ours raise none.
-#[derive(Debug)]
-struct Refused;
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a value refused to be digested")
-    }
-}
-
-impl std::error::Error for Refused {}
-
-impl ser::Error for Refused {
-    fn custom<T: std::fmt::Display>(_: T) -> Self {
-        Refused
-    }
-}
-
+/// The error a `Serialize` impl may raise (ours raise none): serde's own plain error, which
+/// carries the message.
+type Refused = serde::de::value::Error;
 type Done = Result<(), Refused>;
 
 /// Narrower numbers as the wide ones.
