@@ -19,6 +19,17 @@ pub struct SessionsArgs {
     pub json: JsonArg,
 }
 
+/// An import's rules, in words: the profile its transcript's Claude Code version chose, exact or
+/// the nearest known.
+fn import_rules(config: &Value) -> String {
+    let version = config.get("version").and_then(Value::as_str);
+    match version.map(|v| (v, reloop_core::profile::ProfileId::nearest(v))) {
+        Some((v, Some((p, true)))) => format!("{}, Claude Code {v}", p.name()),
+        Some((v, Some((p, false)))) => format!("{}, nearest to Claude Code {v}", p.name()),
+        _ => "reloop: no Claude Code version named".to_string(),
+    }
+}
+
 /// One row of `sessions`, worked out from the journal's overview.
 struct Row {
     overview: SessionOverview,
@@ -55,7 +66,7 @@ impl Row {
                 agent("tool_use_id").unwrap_or_default(),
                 short(&agent("parent").unwrap_or_default())
             ),
-            (None, "import") => format!("import {}", text("file")),
+            (None, "import") => format!("import {} ({})", text("file"), import_rules(config)),
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
@@ -96,6 +107,8 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "writer_pid": journal.as_sqlite().map(|j| j.writer(&o.id)).transpose()?.flatten(),
                     "writer": journal.live_writer(&o.id)?,
                     "agent": o.run_config.get("agent"),
+                    "rules": (o.run_config.get("provider").and_then(Value::as_str) == Some("import"))
+                        .then(|| import_rules(&o.run_config)),
                 }))
             })
             .collect::<Result<_, CliError>>()?;

@@ -102,6 +102,8 @@ fn session_json(
         "cwd": config.get("cwd"),
         "created": super::reading::local_time(header.created_at_ms),
         "engine_version": header.engine_version,
+        // Whose rules decided the steps (for an import: its transcript's version's, or the nearest).
+        "rules": reloop_inspect::timeline::rules_words(header),
         "parent": header.parent.as_ref().map(|(p, seq)| json!({"id": p, "seq": seq})),
         // A subagent's call, and the session's own subagents: the tree around the page.
         "agent": config.get("agent"),

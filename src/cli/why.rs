@@ -78,7 +78,7 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
             } else {
                 if written == 0 {
                     // Whose rules decided: the same events under another profile decide otherwise.
-                    outln!("rules: {}", header.core_config.profile.name());
+                    outln!("rules: {}", reloop_inspect::timeline::rules_words(&header));
                 }
                 crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);
             }

@@ -598,7 +598,13 @@ impl Emitter {
                         if short {
                             error = error.with_should_retry(Some(false));
                         }
-                        self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
+                        self.apply(Event::ModelFailed { error: error.clone(), request: 0 }, at_ms);
+                        // The core compacts after "prompt is too long", as Claude Code does;
+                        // an error line where the retried answer would be says it failed.
+                        if self.phase() == "compacting" {
+                            self.apply(Event::CompactFailed { error, request: 0 }, at_ms);
+                            self.infer("Claude Code's compaction after the prompt-too-long error left no line of its own; the error it ended with says the compaction failed");
+                        }
                         if short {
                             self.infer("Claude Code gave up on this request before its retries ran out; the transcript does not say why, so the import marks the error not to be retried");
                         }

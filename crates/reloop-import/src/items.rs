@@ -143,6 +143,11 @@ pub(crate) fn build(
                     if let Some(kind) = fields.str_field("apiErrorType") {
                         error.error_type = kind.to_string();
                     }
+                    // The API's 400 as Claude Code words it once it gives up on the prompt.
+                    if error.status.is_none() && text.trim_start().starts_with("Prompt is too long") {
+                        error.status = Some(400);
+                        error.error_type = "invalid_request_error".to_string();
+                    }
                     items.push(Item::ApiError { error, text, at_ms: line.at_ms, line: line.no });
                     continue;
                 }

@@ -459,6 +459,25 @@ pub(crate) fn duration(ms: u64) -> String {
 }
 
 /// Where a session came from: `run`, `fork`, `import`.
+/// Whose rules decided the session's steps, in words: the profile, and for an import whether it
+/// is the transcript's own Claude Code version or the nearest known one.
+pub fn rules_words(header: &SessionHeader) -> String {
+    let profile = header.core_config.profile;
+    let version = header.run_config.get("version").and_then(Value::as_str).filter(|_| source(header) == "import");
+    match version.map(|v| (v, reloop_core::profile::ProfileId::nearest(v))) {
+        Some((v, Some((p, true)))) if p == profile => format!("{} (the transcript's Claude Code {v})", profile.name()),
+        Some((v, Some((p, false)))) if p == profile => {
+            format!("{}, the nearest known to the transcript's Claude Code {v}", profile.name())
+        }
+        Some((v, _)) => format!("{} (the transcript's Claude Code {v} has no profile)", profile.name()),
+        None if source(header) == "import" => {
+            format!("{}: the transcript names no Claude Code version", profile.name())
+        }
+        None => profile.name().to_string(),
+    }
+}
+
+/// Where the session came from: `fork`, `import` or `run`.
 pub fn source(header: &SessionHeader) -> &'static str {
     if header.parent.is_some() {
         "fork"
