@@ -21,6 +21,14 @@ pub struct CheckArgs {
     /// Also write a JUnit XML report here, one test case per session.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Check Claude Code transcripts against their profile's rules instead of replaying: does
+    /// the engine, fed what the model, the tools and the hooks answered, decide what Claude Code
+    /// did? Exit 3 on the first disagreement of any transcript.
+    #[arg(long)]
+    pub rules: bool,
+    /// With `--rules`: the verdicts as one JSON document.
+    #[arg(long, requires = "rules")]
+    pub json: bool,
 }
 
 /// One session's verdict.
@@ -33,6 +41,9 @@ struct Case {
 }
 
 pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
+    if args.rules {
+        return super::check_rules::run(&args.path, args.junit.as_deref(), args.json);
+    }
     let files = files(&args.path)?;
     let mut cases = Vec::new();
     for file in &files {

@@ -28,6 +28,7 @@ mod export;
 mod items;
 mod loop_lines;
 mod observed;
+mod rules;
 mod skips;
 mod time;
 mod transcript;
@@ -42,6 +43,7 @@ use serde_json::{json, Value};
 pub use error::{ExportError, ImportError};
 pub use export::{export, ExportFormat, Exporter};
 pub use observed::{Decision, Interrupted, Observation};
+pub use rules::{check_imported, check_rules, Disagreement, InferredStep, InputCheck, RulesReport};
 pub use skips::Skip;
 pub use time::format_rfc3339_ms;
 

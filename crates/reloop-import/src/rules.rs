@@ -1,0 +1,739 @@
+//! Does the profile's engine explain what Claude Code did? The import's inputs (the model's
+//! answers, the tools' results, the hooks' outcomes) are fed to the engine under the
+//! transcript's profile, and every decision it takes is held against what the transcript shows
+//! Claude Code decided ([`crate::Imported::observed`]), both ways: each observed decision must be
+//! the engine's own at that step, and each decision of the engine must be one the transcript
+//! shows (or is silent about, which is said). The import bends its events so the core can follow
+//! a transcript; none of that bending can pass here unnoticed: a fact the import left out because
+//! the engine had stopped ([`crate::Imported::skips`]) is a disagreement, and a block, stop or
+//! compaction the engine took only because the import supplied it is unclaimed by any
+//! observation and so a disagreement too. What the transcript does not hold is listed as
+//! inferred, never counted as agreement silently.
+
+use reloop_core::{Command, Completion, Config, Continue, Effect, Event, Fold, Reason, Stop, ToolOutcome};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::observed::{Decision, Interrupted, Observation};
+use crate::{ImportError, ImportOptions, Imported};
+
+/// The answer a tool gives a call before running it: `None` for a tool the checker does not
+/// have, `Some(Err(text))` when the input breaks the tool's schema (`reloop-tools`' registry).
+pub type InputCheck<'a> = &'a dyn Fn(&str, &Value) -> Option<Result<(), String>>;
+
+/// The verdict on one transcript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RulesReport {
+    /// The file, as named to [`check_rules`].
+    pub file: String,
+    /// The transcript's Claude Code version.
+    pub version: Option<String>,
+    /// The profile whose rules were checked.
+    pub profile: String,
+    /// Whether the profile is the transcript's own version rather than the nearest known.
+    pub profile_exact: Option<bool>,
+    /// The engine's steps.
+    pub steps: usize,
+    /// Decisions held against the transcript (Claude Code's and the engine's, each counted once
+    /// when they meet).
+    pub decisions: usize,
+    /// Tool inputs checked against the tools' schemas.
+    pub inputs_checked: usize,
+    /// Steps that rest on what the transcript does not hold, and what was taken for it.
+    pub inferred: Vec<InferredStep>,
+    /// The first disagreement, in the order of the transcript.
+    pub disagreement: Option<Disagreement>,
+}
+
+/// A step whose input or decision the transcript does not hold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InferredStep {
+    /// The engine's step.
+    pub seq: u64,
+    /// What was taken for it.
+    pub what: String,
+}
+
+/// Where Claude Code and the engine part.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Disagreement {
+    /// A stable code (`docs/cli.md` lists them).
+    pub code: &'static str,
+    /// The transcript's line that shows Claude Code's side, when one does.
+    pub line: Option<usize>,
+    /// The engine's step.
+    pub seq: u64,
+    /// What Claude Code did.
+    pub claude_code: String,
+    /// What the engine decides for the same inputs.
+    pub engine: String,
+    /// The profile rule or setting that made the engine decide so.
+    pub rule: String,
+}
+
+/// What the engine did with one event.
+#[derive(Debug, Clone)]
+struct EngineStep {
+    event_kind: &'static str,
+    reason: Option<Reason>,
+    /// The retry the step planned.
+    retry: Option<u32>,
+    phase: &'static str,
+}
+
+/// Reads a transcript and checks it against its profile's rules.
+pub fn check_rules(text: &str, origin: &str, inputs: InputCheck<'_>) -> Result<RulesReport, ImportError> {
+    let imported = crate::parse_claude_code(text, origin, &ImportOptions::default())?;
+    Ok(check_imported(&imported, origin, inputs))
+}
+
+/// [`check_rules`] on a transcript already parsed.
+pub fn check_imported(imported: &Imported, origin: &str, inputs: InputCheck<'_>) -> RulesReport {
+    let config = &imported.core_config;
+    let trace = run_engine(config, &imported.events);
+    let mut checker = Checker {
+        imported,
+        config,
+        trace: &trace,
+        claimed: vec![false; trace.len()],
+        found: Vec::new(),
+        decisions: 0,
+        inferred: Vec::new(),
+    };
+    checker.refused_events();
+    checker.observations();
+    checker.skips();
+    checker.unclaimed();
+    checker.compaction_points();
+    let inputs_checked = checker.tool_inputs(inputs);
+    let run_config = &imported.header_run_config;
+    for entry in run_config["inferred"].as_array().into_iter().flatten() {
+        if let (Some(seq), Some(what)) = (entry["seq"].as_u64(), entry["what"].as_str()) {
+            checker.inferred.push(InferredStep { seq, what: what.to_string() });
+        }
+    }
+    checker.inferred.sort_by_key(|i| i.seq);
+    checker.inferred.dedup();
+    let disagreement = checker.found.into_iter().min_by_key(|d| (d.seq, d.line.unwrap_or(usize::MAX)));
+    RulesReport {
+        file: origin.to_string(),
+        version: run_config["version"].as_str().map(str::to_string),
+        profile: config.profile.name().to_string(),
+        profile_exact: run_config["profile_exact"].as_bool(),
+        steps: imported.events.len(),
+        decisions: checker.decisions,
+        inputs_checked,
+        inferred: checker.inferred,
+        disagreement,
+    }
+}
+
+/// Folds the events through the core, keeping each step's decision.
+fn run_engine(config: &Config, events: &[Event]) -> Vec<EngineStep> {
+    let mut fold = Fold::new(config);
+    let mut trace = Vec::with_capacity(events.len());
+    for (i, event) in events.iter().enumerate() {
+        let seen = fold.push(i as u64 + 1, event.clone(), |step| {
+            let retry = step.effects.iter().find_map(|e| match e {
+                Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+                _ => None,
+            });
+            let reason = if step.ignored.is_some() { None } else { step.reason.clone() };
+            (reason, retry, step.ignored.is_some())
+        });
+        let (reason, retry, ignored) = seen.unwrap_or((None, None, true));
+        let phase = if ignored { "ignored" } else { fold.state().map_or("done", reloop_core::State::phase) };
+        trace.push(EngineStep { event_kind: event.kind(), reason, retry, phase });
+    }
+    trace
+}
+
+struct Checker<'a> {
+    imported: &'a Imported,
+    config: &'a Config,
+    trace: &'a [EngineStep],
+    /// The engine's decisions an observation accounts for, by step index.
+    claimed: Vec<bool>,
+    found: Vec<Disagreement>,
+    decisions: usize,
+    inferred: Vec<InferredStep>,
+}
+
+impl Checker<'_> {
+    fn disagree(
+        &mut self,
+        code: &'static str,
+        line: Option<usize>,
+        seq: u64,
+        cc: String,
+        engine: String,
+        rule: String,
+    ) {
+        self.found.push(Disagreement { code, line, seq, claude_code: cc, engine, rule });
+    }
+
+    /// The engine's decision at step `seq` (1-based), in words.
+    fn engine_at(&self, seq: u64) -> String {
+        match seq.checked_sub(1).and_then(|i| self.trace.get(i as usize)) {
+            Some(EngineStep { reason: Some(r), event_kind, .. }) => {
+                format!("{}: {} (step {seq}, {event_kind})", r.name(), r.explain())
+            }
+            Some(step) => format!("no decision at step {seq} ({}; phase {})", step.event_kind, step.phase),
+            None => "no step".to_string(),
+        }
+    }
+
+    /// The first step at or after `seq` that decided something, before the next prompt.
+    fn decision_from(&self, seq: u64) -> Option<u64> {
+        let start = seq.saturating_sub(1) as usize;
+        for (i, step) in self.trace.iter().enumerate().skip(start) {
+            if i > start && step.event_kind == "user_input" {
+                return None;
+            }
+            if step.reason.is_some() {
+                return Some(i as u64 + 1);
+            }
+        }
+        None
+    }
+
+    /// The latest step at or before `seq` that decided something, within the query: the decision
+    /// that led to a request, which the transcript shows only when the request's answer comes
+    /// (after a compaction, say).
+    fn decision_before(&self, seq: u64) -> Option<u64> {
+        let mut s = seq.min(self.trace.len() as u64);
+        while s >= 1 {
+            let step = &self.trace[s as usize - 1];
+            if step.reason.is_some() {
+                return Some(s);
+            }
+            if step.event_kind == "user_input" {
+                return None;
+            }
+            s -= 1;
+        }
+        None
+    }
+
+    fn reason(&self, seq: u64) -> Option<&Reason> {
+        self.trace.get(seq.checked_sub(1)? as usize).and_then(|s| s.reason.as_ref())
+    }
+
+    fn claim(&mut self, seq: u64) {
+        if let Some(c) = seq.checked_sub(1).and_then(|i| self.claimed.get_mut(i as usize)) {
+            *c = true;
+        }
+        self.decisions += 1;
+    }
+
+    /// An event the engine refuses under the transcript's profile: the import chose it under
+    /// these same rules, so this is a broken import, reported rather than trusted.
+    fn refused_events(&mut self) {
+        if let Some(i) = self.trace.iter().position(|s| s.phase == "ignored") {
+            let kind = self.trace[i].event_kind;
+            let seq = i as u64 + 1;
+            self.disagree(
+                "RULES-E001",
+                None,
+                seq,
+                format!("the transcript goes on with a {kind}"),
+                format!("the engine refuses a {kind} at step {seq}"),
+                format!("profile {}", self.config.profile.name()),
+            );
+        }
+    }
+
+    /// Each of Claude Code's observed decisions against the engine's.
+    fn observations(&mut self) {
+        for obs in &self.imported.observed {
+            self.observation(obs);
+        }
+    }
+
+    fn observation(&mut self, obs: &Observation) {
+        let Some(seq) = obs.seq else { return };
+        let line = Some(obs.line);
+        let cap = self.config.stop_hook_block_cap;
+        match &obs.decision {
+            Decision::NextTurn => self.expect_before(
+                obs,
+                seq,
+                "RULES-D001",
+                "the tools' results went back to the model (next turn)",
+                |r| matches!(r, Reason::Continue(Continue::NextTurn { .. })),
+            ),
+            Decision::StopHookBlocked { block } => {
+                let block = *block;
+                let agrees = |r: &Reason| match r {
+                    Reason::Continue(Continue::StopHookBlocking { block: b, .. }) => *b == block,
+                    // Claude Code writes the feedback of the block that meets the cap, then ends
+                    // the turn (FINDINGS.md, both versions).
+                    Reason::Terminal(Stop::Completed(Completion::StopHookCap { cap: c })) => block == c + 1,
+                    _ => false,
+                };
+                match self.reason(seq) {
+                    Some(r) if agrees(r) => self.claim(seq),
+                    _ => self.disagree(
+                        "RULES-D002",
+                        line,
+                        seq,
+                        format!("a Stop hook blocked the end of the turn (block {block} in a row) and the model was asked again"),
+                        self.engine_at(seq),
+                        format!("stop_hook_block_cap {cap}: the engine ends the turn when the hooks block a {}th time", cap + 1),
+                    ),
+                }
+            }
+            Decision::StopHooksPassed => self.expect(obs, seq, "RULES-D002", "the Stop hooks let the turn end", |r| {
+                matches!(r, Reason::Terminal(Stop::Completed(_)))
+            }),
+            Decision::StopHookPrevented { .. } => {
+                self.expect(obs, seq, "RULES-D002", "a Stop hook ended the run (continue: false)", |r| {
+                    matches!(r, Reason::Terminal(Stop::StopHookPrevented(_)))
+                })
+            }
+            Decision::MaxTokensResume => self.expect_before(
+                obs,
+                seq,
+                "RULES-D003",
+                "the answer was cut at the output limit; the model was asked to resume",
+                |r| {
+                    matches!(
+                        r,
+                        Reason::Continue(
+                            Continue::MaxOutputTokensRecovery { .. } | Continue::MaxOutputTokensEscalate { .. }
+                        )
+                    )
+                },
+            ),
+            Decision::OutputTokensExhausted { limit } => {
+                let limit = *limit;
+                self.expect(obs, seq, "RULES-D003", &format!("the run ended: output limit {limit} exhausted after the resumes"), |r| {
+                    matches!(r, Reason::Terminal(Stop::ModelError(reloop_core::Failure::OutputTokensExhausted { limit: l, .. })) if *l == limit)
+                })
+            }
+            Decision::MalformedToolCallRetry => self.expect_before(
+                obs,
+                seq,
+                "RULES-D004",
+                "a tool_use answer without a call; the model was told to retry",
+                |r| matches!(r, Reason::Continue(Continue::MalformedToolCallRetry)),
+            ),
+            Decision::EndedWithError { reason } => {
+                let reason = reason.clone();
+                self.expect(obs, seq, "RULES-D004", &format!("the run ended with its own error ({reason})"), |r| {
+                    r.name() == reason
+                })
+            }
+            Decision::Retried { attempt, max_retries, status, error_type } => {
+                let attempt = *attempt;
+                // The failure the retry follows: the latest failed request at or before `seq`.
+                let failed = (1..=seq).rev().find(|&s| self.trace[s as usize - 1].event_kind == "model_failed");
+                let planned = failed.and_then(|s| self.trace[s as usize - 1].retry);
+                match (failed, planned) {
+                    (Some(s), Some(a)) if a == attempt => self.claim(s),
+                    _ => {
+                        let at = failed.unwrap_or(seq);
+                        let status = status.map(|s| format!("{s} ")).unwrap_or_default();
+                        self.disagree(
+                            "RULES-D005",
+                            line,
+                            at,
+                            format!("request failed ({status}{error_type}); retry {attempt} of {max_retries}"),
+                            match planned {
+                                Some(a) => format!("retry {a}"),
+                                None => format!("no retry: {}", self.engine_at(at)),
+                            },
+                            format!("max_retries {} and the profile's retry rules", self.config.max_retries),
+                        );
+                    }
+                }
+            }
+            Decision::ModelError { status, error_type } => {
+                let status = status.map(|s| format!("{s} ")).unwrap_or_default();
+                self.expect(
+                    obs,
+                    seq,
+                    "RULES-D005",
+                    &format!("the run ended on a failed request ({status}{error_type})"),
+                    |r| matches!(r, Reason::Terminal(Stop::ModelError(_) | Stop::PromptTooLong(_))),
+                )
+            }
+            Decision::MaxTurns { max_turns } => {
+                let max = *max_turns;
+                match self.reason(seq) {
+                    Some(Reason::Terminal(Stop::MaxTurns { max_turns, .. })) if *max_turns == max => self.claim(seq),
+                    _ => self.disagree(
+                        "RULES-D006",
+                        line,
+                        seq,
+                        format!("the run stopped at --max-turns {max} (max_turns_reached)"),
+                        self.engine_at(seq),
+                        format!("max_turns {max}: the engine stops before a turn past it"),
+                    ),
+                }
+            }
+            Decision::Interrupted { during } => {
+                let want = match during {
+                    Interrupted::Streaming => "aborted_streaming",
+                    Interrupted::Tools => "aborted_tools",
+                };
+                self.expect(obs, seq, "RULES-D007", &format!("the person interrupted ({want})"), |r| {
+                    matches!(r.name(), "aborted_streaming" | "aborted_tools")
+                })
+            }
+            Decision::Completed => {
+                let at = self.decision_from(seq);
+                match at.and_then(|s| self.reason(s).map(|r| (s, r))) {
+                    Some((s, Reason::Terminal(Stop::Completed(_)))) => self.claim(s),
+                    _ => self.disagree(
+                        "RULES-D008",
+                        line,
+                        at.unwrap_or(seq),
+                        "the turn ended: the model's answer asked for no tool".to_string(),
+                        self.engine_at(at.unwrap_or(seq)),
+                        "the end-of-turn rules (Stop hooks, recoveries)".to_string(),
+                    ),
+                }
+            }
+            // Taken up with the tool inputs, and the compaction points.
+            Decision::ToolInputRejected { .. } | Decision::PermissionDenied { .. } | Decision::Compacted { .. } => {}
+        }
+    }
+
+    /// The decision that led to the request at `seq` must satisfy `agrees`.
+    fn expect_before(
+        &mut self,
+        obs: &Observation,
+        seq: u64,
+        code: &'static str,
+        cc: &str,
+        agrees: impl Fn(&Reason) -> bool,
+    ) {
+        let at = self.decision_before(seq);
+        self.judge(obs, seq, at, code, cc, agrees);
+    }
+
+    /// The engine's decision at `seq` (or the first after it in the query) must satisfy `agrees`.
+    fn expect(&mut self, obs: &Observation, seq: u64, code: &'static str, cc: &str, agrees: impl Fn(&Reason) -> bool) {
+        let at = self.decision_from(seq);
+        self.judge(obs, seq, at, code, cc, agrees);
+    }
+
+    fn judge(
+        &mut self,
+        obs: &Observation,
+        seq: u64,
+        at: Option<u64>,
+        code: &'static str,
+        cc: &str,
+        agrees: impl Fn(&Reason) -> bool,
+    ) {
+        match at.and_then(|s| self.reason(s).map(|r| (s, agrees(r)))) {
+            Some((s, true)) => self.claim(s),
+            _ => {
+                let rule = match at.and_then(|s| self.reason(s)) {
+                    Some(r) => rule_of(r, self.config),
+                    None => format!("profile {}", self.config.profile.name()),
+                };
+                self.disagree(
+                    code,
+                    Some(obs.line),
+                    at.unwrap_or(seq),
+                    cc.to_string(),
+                    self.engine_at(at.unwrap_or(seq)),
+                    rule,
+                );
+            }
+        }
+    }
+
+    /// Facts the import left out because the engine had no use for them where they came.
+    fn skips(&mut self) {
+        for skip in &self.imported.skips {
+            let (code, cc) = match skip.kind.as_str() {
+                "orphan_response" => ("RULES-S001", "the model was asked again"),
+                "orphan_api_retry" | "orphan_api_error" => ("RULES-S001", "a request failed (an API error line)"),
+                "retry_the_core_did_not_plan" => ("RULES-D005", "a failed request was retried"),
+                "compact_boundary_not_followed" => ("RULES-D009", "the history was compacted"),
+                "stop_hook_feedback" | "system:stop_hook_summary" => ("RULES-D002", "Stop hooks ran"),
+                "orphan_tool_result" => ("RULES-S002", "a tool result came for a call not in flight"),
+                _ => continue,
+            };
+            let seq = skip.after_seq;
+            let engine = match seq.checked_sub(1).and_then(|i| self.trace.get(i as usize)) {
+                Some(step) => {
+                    let last = (1..=seq).rev().find_map(|s| self.reason(s));
+                    match (step.phase, last) {
+                        ("done", Some(r)) => format!("the engine had stopped: {}: {}", r.name(), r.explain()),
+                        (phase, _) => format!("the engine was {phase}"),
+                    }
+                }
+                None => "the engine had not started".to_string(),
+            };
+            let rule = match (1..=seq).rev().find_map(|s| self.reason(s)) {
+                Some(r) => rule_of(r, self.config),
+                None => format!("profile {}", self.config.profile.name()),
+            };
+            self.disagree(code, skip.line, seq.max(1), format!("{cc} (line {})", line_text(skip.line)), engine, rule);
+        }
+    }
+
+    /// The engine's decisions no observation accounts for.
+    fn unclaimed(&mut self) {
+        let n = self.trace.len();
+        for i in 0..n {
+            if self.claimed[i] {
+                continue;
+            }
+            let Some(reason) = self.trace[i].reason.clone() else { continue };
+            let seq = i as u64 + 1;
+            let next = self.trace[i + 1..].iter().map(|s| s.event_kind).find(|k| *k != "hook_done");
+            match &reason {
+                // A block (or the cap) no Stop-hook feedback shows: the import supplied it
+                // because the model answered again after the end of its turn.
+                Reason::Continue(Continue::StopHookBlocking { .. })
+                | Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. })) => self.disagree(
+                    "RULES-D008",
+                    None,
+                    seq,
+                    "the model was asked again after an answer that asked for no tool, with no Stop-hook feedback".to_string(),
+                    "the turn ends".to_string(),
+                    "the end-of-turn rules: only a blocking Stop hook, a recovery or queued input go on".to_string(),
+                ),
+                Reason::Terminal(Stop::AbortedStreaming { .. } | Stop::AbortedTools { .. }) => {
+                    self.inferred.push(InferredStep {
+                        seq,
+                        what: "the transcript stops this query without writing why (no interrupt marker); taken as an interrupt".to_string(),
+                    });
+                }
+                // The engine goes on: Claude Code's next request, when there is one, is the
+                // continue (2.1.197 writes no resume prompt); a transcript may end anywhere.
+                Reason::Continue(c) => match next {
+                    None | Some("model_block" | "model_done" | "model_failed" | "compact_requested" | "abort") => {
+                        self.decisions += 1;
+                        if next.is_some() && !matches!(c, Continue::NextTurn { .. }) {
+                            self.inferred.push(InferredStep {
+                                seq,
+                                what: format!(
+                                    "{}: the transcript shows the next request but not what asked for it",
+                                    reason.name()
+                                ),
+                            });
+                        }
+                    }
+                    Some(other) => self.disagree(
+                        "RULES-D001",
+                        None,
+                        seq,
+                        format!("the query went on with a {other}, no request"),
+                        format!("{}: {}", reason.name(), reason.explain()),
+                        rule_of(&reason, self.config),
+                    ),
+                },
+                Reason::Terminal(stop) => self.disagree(
+                    "RULES-D010",
+                    None,
+                    seq,
+                    match next {
+                        Some(k) => format!("no stop here: the query goes on (the next step is a {k} the import took from a line that is no person's prompt, or supplied)"),
+                        None => "the transcript ends without showing this stop".to_string(),
+                    },
+                    format!("{}: {}", reason.name(), reason.explain()),
+                    rule_of(&Reason::Terminal(stop.clone()), self.config),
+                ),
+            }
+        }
+    }
+
+    /// Claude Code's compactions against the engine's own auto-compact rule: a second engine,
+    /// with auto-compaction on as Claude Code has it, takes the same inputs; it must compact
+    /// where the transcript does, and nowhere else.
+    fn compaction_points(&mut self) {
+        let compactions: Vec<&Observation> =
+            self.imported.observed.iter().filter(|o| matches!(o.decision, Decision::Compacted { .. })).collect();
+        let probe_config = self.config.clone().with_auto_compact(true);
+        let mut probe = Fold::new(&probe_config);
+        for (i, event) in self.imported.events.iter().enumerate() {
+            let seq = i as u64 + 1;
+            let phase_before = probe.state().map_or("done", reloop_core::State::phase);
+            if matches!(event, Event::CompactRequested) {
+                let obs = compactions.iter().find(|o| o.seq == Some(seq));
+                let (trigger, pre) = match obs.map(|o| &o.decision) {
+                    Some(Decision::Compacted { trigger, pre_tokens }) => (trigger.clone(), *pre_tokens),
+                    _ => (None, None),
+                };
+                if phase_before == "compacting" {
+                    // The engine had already decided to compact here.
+                    self.decisions += 1;
+                    continue;
+                }
+                if trigger.as_deref() == Some("manual") {
+                    self.decisions += 1;
+                } else {
+                    let threshold = auto_compact_threshold(&probe_config);
+                    match pre {
+                        Some(pre) if pre < threshold => {
+                            self.inferred.push(InferredStep {
+                                seq,
+                                what: format!("Claude Code compacted below the auto-compact threshold ({pre} < {threshold} tokens): taken as the reactive compaction after a prompt-too-long error, which the transcript does not keep"),
+                            });
+                            self.decisions += 1;
+                        }
+                        _ => {
+                            self.disagree(
+                                "RULES-D009",
+                                obs.map(|o| o.line),
+                                seq,
+                                format!(
+                                    "the history was compacted (auto, {} tokens by Claude Code's count)",
+                                    pre.map_or("?".to_string(), |p| p.to_string())
+                                ),
+                                "no compaction: the engine's estimate is under its auto-compact threshold".to_string(),
+                                format!(
+                                    "auto-compact threshold {threshold} (context window {})",
+                                    self.config.context_window
+                                ),
+                            );
+                            return;
+                        }
+                    }
+                }
+            }
+            let stepped = probe.push(seq, event.clone(), |step| step.ignored.is_none());
+            let phase = probe.state().map_or("done", reloop_core::State::phase);
+            if stepped == Some(false) {
+                // The probe went its own way earlier (reported there).
+                return;
+            }
+            let next_is_compaction = matches!(self.imported.events.get(i + 1), Some(Event::CompactRequested));
+            if phase == "compacting"
+                && phase_before != "compacting"
+                && !next_is_compaction
+                && !matches!(event, Event::CompactRequested | Event::ModelFailed { .. })
+            {
+                let threshold = auto_compact_threshold(&probe_config);
+                self.disagree(
+                    "RULES-D009",
+                    None,
+                    seq,
+                    "no compaction here: the next request was sent as it was".to_string(),
+                    "the engine compacts before the next request (auto)".to_string(),
+                    format!("auto-compact threshold {threshold} (context window {})", self.config.context_window),
+                );
+                return;
+            }
+        }
+    }
+
+    /// Every call's input against the tool's schema: a rejection the transcript shows must be
+    /// the engine's, and an input the schema rejects must not be shown accepted.
+    fn tool_inputs(&mut self, inputs: InputCheck<'_>) -> usize {
+        let mut checked = 0;
+        let results: Vec<(u64, &ToolOutcome)> = self
+            .imported
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e {
+                Event::ToolDone(o) => Some((i as u64 + 1, o)),
+                _ => None,
+            })
+            .collect();
+        let rejected: Vec<(&str, usize)> = self
+            .imported
+            .observed
+            .iter()
+            .filter_map(|o| match &o.decision {
+                Decision::ToolInputRejected { tool_use_id } => Some((tool_use_id.as_str(), o.line)),
+                _ => None,
+            })
+            .collect();
+        for (i, event) in self.imported.events.iter().enumerate() {
+            let Event::ModelBlock { block: reloop_core::ContentBlock::ToolUse(call), .. } = event else { continue };
+            let Some(verdict) = inputs(&call.name, &call.input) else { continue };
+            let Some(&(seq, outcome)) = results.iter().find(|(_, o)| o.tool_use_id == call.id) else { continue };
+            if outcome.denied {
+                continue;
+            }
+            checked += 1;
+            self.decisions += 1;
+            let shown_rejected = rejected.iter().find(|(id, _)| *id == call.id);
+            let result_text = outcome.content.as_text();
+            match (verdict, shown_rejected) {
+                (Ok(()), None) | (Err(_), Some(_)) => {}
+                (Err(text), None) => self.disagree(
+                    "RULES-V001",
+                    None,
+                    seq,
+                    format!("{} ({}) was run: its result is {}", call.name, call.id, clip(&result_text)),
+                    format!("the input is refused before it runs: {}", clip(&text)),
+                    format!("the {} tool's input schema", call.name),
+                ),
+                (Ok(()), Some(&(_, line))) => self.disagree(
+                    "RULES-V002",
+                    Some(line),
+                    seq,
+                    format!("{} ({}) was refused before it ran: {}", call.name, call.id, clip(&result_text)),
+                    "the input satisfies the tool's schema: the call runs".to_string(),
+                    format!("the {} tool's input schema", call.name),
+                ),
+            }
+            let _ = i;
+        }
+        checked
+    }
+}
+
+/// The auto-compact threshold the engine uses for `config`.
+fn auto_compact_threshold(config: &Config) -> u64 {
+    // The core's own numbers: the window less the output reserve (at most 20,000) less 13,000.
+    let reserve = u64::from(config.max_output_tokens.min(20_000));
+    config.context_window.saturating_sub(reserve).saturating_sub(13_000)
+}
+
+/// The profile rule or setting behind a decision.
+fn rule_of(reason: &Reason, config: &Config) -> String {
+    let profile = config.profile.name();
+    match reason {
+        Reason::Continue(Continue::NextTurn { .. }) => {
+            "the model asked for tools: their results go back (next_turn)".to_string()
+        }
+        Reason::Continue(Continue::MaxOutputTokensRecovery { of, .. }) => {
+            format!("max_output_tokens {}: up to {of} resumes", config.max_output_tokens)
+        }
+        Reason::Continue(Continue::MaxOutputTokensEscalate { .. }) => "escalate_max_tokens".to_string(),
+        Reason::Continue(Continue::MalformedToolCallRetry)
+        | Reason::Terminal(Stop::MalformedToolUseExhausted { .. }) => {
+            format!("{profile}: malformed tool call, {} retries", config.rules().malformed.retries)
+        }
+        Reason::Terminal(Stop::ModelError(reloop_core::Failure::MalformedToolCall)) => {
+            format!("{profile}: malformed tool call, {} retries", config.rules().malformed.retries)
+        }
+        Reason::Continue(Continue::StopHookBlocking { cap, .. })
+        | Reason::Terminal(Stop::Completed(Completion::StopHookCap { cap })) => {
+            format!("stop_hook_block_cap {cap}")
+        }
+        Reason::Terminal(Stop::MaxTurns { max_turns, .. }) => format!("max_turns {max_turns}"),
+        Reason::Terminal(Stop::ModelError(reloop_core::Failure::OutputTokensExhausted { limit, of, .. })) => {
+            format!("max_output_tokens {limit}: up to {of} resumes")
+        }
+        Reason::Terminal(Stop::ModelError(_)) => format!("max_retries {}", config.max_retries),
+        Reason::Terminal(Stop::Completed(_)) => "the end-of-turn rules (Stop hooks, recoveries)".to_string(),
+        other => format!("{profile}: {}", other.name()),
+    }
+}
+
+fn line_text(line: Option<usize>) -> String {
+    line.map_or("?".to_string(), |l| l.to_string())
+}
+
+/// A tool result or refusal cut to one readable line.
+fn clip(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(160) {
+        Some((at, _)) => format!("{}…", &one[..at]),
+        None => one,
+    }
+}
