@@ -245,6 +245,48 @@ fn a_stop_hook_obeyed_a_ninth_time_disagrees_with_the_cap() {
 }
 
 #[test]
+fn compactions_are_checked_against_the_auto_compact_threshold_both_ways() {
+    let ws = Workspace::seed();
+    for version in ["2.1.197", "2.1.332"] {
+        let rel = format!("{version}/auto_compact/auto/transcript.jsonl");
+        // Unedited: the engine's own estimate reaches the threshold where Claude Code compacted.
+        let (code, doc) = check_json(&ws, &recorded().join(&rel));
+        assert_eq!(code, Some(0), "{doc:#}");
+        assert!(!doc.to_string().contains("reactive"), "{doc:#}");
+        // The responses' usage made small: Claude Code's compaction is under the engine's
+        // threshold.
+        let mut lines = lines(&rel);
+        for line in lines.iter_mut().filter(|l| l["type"] == "assistant") {
+            for key in ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] {
+                if let Some(n) = line["message"]["usage"][key].as_u64() {
+                    line["message"]["usage"][key] = json!(n.min(1000));
+                }
+            }
+        }
+        let edited = write(&ws, &format!("small-usage-{version}.jsonl"), &lines);
+        let d = disagreement(&ws, &edited);
+        assert_eq!(d["code"], "RULES-D009", "{d:#}");
+        assert_eq!(d["claude_code"], "the history was compacted (auto, 190043 tokens by Claude Code's count)");
+        assert_eq!(d["rule"], "auto-compact threshold 167000 (context window 200000)");
+        // The boundary and its summary taken out: the engine compacts where the transcript shows
+        // none, which Claude Code's failed compactions look like: inferred, and said.
+        let mut lines = self::lines(&rel);
+        let boundary = lines.iter().find(|l| l["subtype"] == "compact_boundary").unwrap().clone();
+        let summary = lines.iter().find(|l| l["isCompactSummary"] == true).unwrap().clone();
+        lines.retain(|l| l["uuid"] != boundary["uuid"] && l["uuid"] != summary["uuid"]);
+        for l in lines.iter_mut().filter(|l| l["parentUuid"] == boundary["uuid"] || l["parentUuid"] == summary["uuid"])
+        {
+            l["parentUuid"] = boundary["logicalParentUuid"].clone();
+        }
+        let edited = write(&ws, &format!("no-boundary-{version}.jsonl"), &lines);
+        let (code, doc) = check_json(&ws, &edited);
+        assert_eq!(code, Some(0), "{doc:#}");
+        let inferred = doc["transcripts"][0]["inferred"].to_string();
+        assert!(inferred.contains("taken as an auto-compaction that failed or was given up"), "{inferred}");
+    }
+}
+
+#[test]
 fn an_unreadable_transcript_is_bad_input_and_a_folder_without_one_too() {
     let ws = Workspace::seed();
     let broken = ws.dir.path().join("broken.jsonl");

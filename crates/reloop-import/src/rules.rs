@@ -114,6 +114,25 @@ pub fn check_imported(imported: &Imported, origin: &str, inputs: InputCheck<'_>)
             checker.inferred.push(InferredStep { seq, what: what.to_string() });
         }
     }
+    // Settings the transcript does not hold, as the import took them (step 0: the whole run).
+    for entry in run_config["inferred_config"].as_array().into_iter().flatten() {
+        if let Some(what) = entry["what"].as_str() {
+            checker.inferred.push(InferredStep { seq: 0, what: format!("setting: {what}") });
+        }
+    }
+    // A version that writes no retry lines (2.1.197): the import allows none, so the retries
+    // Claude Code made before giving up are not checked, and the check says so.
+    let retried = imported.observed.iter().any(|o| matches!(o.decision, Decision::Retried { .. }));
+    if config.max_retries == 0 && !retried {
+        for o in &imported.observed {
+            if let (Decision::ModelError { .. }, Some(seq)) = (&o.decision, o.seq) {
+                checker.inferred.push(InferredStep {
+                    seq,
+                    what: "the transcript writes no retries before this error: whether Claude Code retried it as the profile would is not checked".to_string(),
+                });
+            }
+        }
+    }
     checker.inferred.sort_by_key(|i| i.seq);
     checker.inferred.dedup();
     let disagreement = checker.found.into_iter().min_by_key(|d| (d.seq, d.line.unwrap_or(usize::MAX)));
@@ -553,7 +572,28 @@ impl Checker<'_> {
     fn compaction_points(&mut self) {
         let compactions: Vec<&Observation> =
             self.imported.observed.iter().filter(|o| matches!(o.decision, Decision::Compacted { .. })).collect();
-        let probe_config = self.config.clone().with_auto_compact(true);
+        // The window Claude Code compacted in: its default, unless a request carried more than
+        // it holds. The import may take a larger one so that its own engine (auto-compaction
+        // off) is not refused near the window; the check must not inherit that.
+        let default_window = Config::default().context_window;
+        let largest = self
+            .imported
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ModelDone { usage, .. } => Some(
+                    usage
+                        .input_tokens
+                        .saturating_add(usage.cache_creation_input_tokens)
+                        .saturating_add(usage.cache_read_input_tokens)
+                        .saturating_add(usage.output_tokens),
+                ),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let window = if largest > default_window { self.config.context_window } else { default_window };
+        let probe_config = self.config.clone().with_auto_compact(true).with_context_window(window);
         let mut probe = Fold::new(&probe_config);
         for (i, event) in self.imported.events.iter().enumerate() {
             let seq = i as u64 + 1;
@@ -591,16 +631,18 @@ impl Checker<'_> {
                                     pre.map_or("?".to_string(), |p| p.to_string())
                                 ),
                                 "no compaction: the engine's estimate is under its auto-compact threshold".to_string(),
-                                format!(
-                                    "auto-compact threshold {threshold} (context window {})",
-                                    self.config.context_window
-                                ),
+                                format!("auto-compact threshold {threshold} (context window {window})"),
                             );
                             return;
                         }
                     }
                 }
             }
+            // Each outcome names the probe's own request in flight, as the import's name its.
+            let event = match probe.state() {
+                Some(state) => event.clone().correlated(state.context().requests()),
+                None => event.clone(),
+            };
             let stepped = probe.push(seq, event.clone(), |step| step.ignored.is_none());
             let phase = probe.state().map_or("done", reloop_core::State::phase);
             if stepped == Some(false) {
@@ -613,16 +655,26 @@ impl Checker<'_> {
                 && !next_is_compaction
                 && !matches!(event, Event::CompactRequested | Event::ModelFailed { .. })
             {
+                // The engine compacts here and the transcript shows no compaction: Claude Code
+                // writes nothing for an auto-compaction that failed or was given up
+                // (FINDINGS.md), and the request then goes out uncompacted, as here. The probe
+                // is told its compaction failed, and follows on.
                 let threshold = auto_compact_threshold(&probe_config);
-                self.disagree(
-                    "RULES-D009",
-                    None,
+                self.inferred.push(InferredStep {
                     seq,
-                    "no compaction here: the next request was sent as it was".to_string(),
-                    "the engine compacts before the next request (auto)".to_string(),
-                    format!("auto-compact threshold {threshold} (context window {})", self.config.context_window),
+                    what: format!("the engine's estimate reaches the auto-compact threshold ({threshold}, window {window}) and the transcript shows no compaction: taken as an auto-compaction that failed or was given up, which Claude Code does not write"),
+                });
+                self.decisions += 1;
+                let failed = reloop_core::ModelError::new(
+                    None,
+                    "compaction_not_in_transcript",
+                    "the transcript shows no compaction here",
                 );
-                return;
+                let requests = probe.state().map_or(0, |s| s.context().requests());
+                let event = Event::CompactFailed { error: failed, request: requests };
+                if probe.push(seq, event, |step| step.ignored.is_none()) != Some(true) {
+                    return;
+                }
             }
         }
     }
