@@ -149,6 +149,14 @@ impl Emitter {
         ));
     }
 
+    /// A message the person queued while the loop ran, numbered in the order it came (the
+    /// transcript's own ids do not survive an export).
+    fn queue(&mut self, content: Vec<ContentBlock>, at_ms: Option<u64>) {
+        self.summary.queued += 1;
+        let id = format!("queued_{}", self.summary.queued);
+        self.apply(Event::QueuedInput { id, content }, at_ms);
+    }
+
     /// Marks the event just applied as the import's inference.
     fn infer(&mut self, what: impl Into<String>) {
         self.inferred.push((self.events.len() as u64, what.into()));
@@ -328,7 +336,7 @@ impl Emitter {
         }
     }
 
-    fn response(&mut self, response: Response) {
+    fn response(&mut self, response: Response, cut: bool) {
         let first_at = response.blocks.first().and_then(|(_, t)| *t).or(response.last_at_ms);
         if let Some((line, decision)) = self.led_to_response.take() {
             self.observe(line, decision);
@@ -341,6 +349,9 @@ impl Emitter {
         for (index, (block, at_ms)) in response.blocks.into_iter().enumerate() {
             self.apply(Event::ModelBlock { index, block, request: 0 }, at_ms);
             self.summary.model_blocks += 1;
+        }
+        if cut {
+            return;
         }
         let done = Event::ModelDone {
             id: response.id,
@@ -510,13 +521,39 @@ impl Emitter {
                         self.skip("retracted_answer");
                     }
                 }
+                Item::Queued { content, at_ms } => {
+                    // Queued where no tools ran: it waits for the next request the core makes.
+                    self.flush_prompt(at_ms);
+                    if matches!(self.phase(), "idle" | "done") {
+                        self.pending_at = at_ms;
+                        self.pending_prompt.extend(content);
+                    } else {
+                        self.queue(content, at_ms);
+                    }
+                }
+                Item::ModelFallback { at_ms, line, .. } => {
+                    self.flush_prompt(at_ms);
+                    // The overload that tipped the switch is in no line: the fallback line says it.
+                    if self.phase() == "awaiting_model" {
+                        let error = reloop_core::ModelError::new(Some(529), "overloaded_error", "Overloaded");
+                        self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
+                        self.infer("the overload that made Claude Code switch models is in no line; its model_fallback line says it happened");
+                        self.observe(line, Decision::ModelFallback);
+                    } else {
+                        self.skip("system:model_fallback");
+                    }
+                }
                 Item::MaxTurns { max_turns, at_ms, line } => {
                     self.flush_prompt(at_ms);
                     self.observe_stop(line, Decision::MaxTurns { max_turns });
                 }
                 Item::Response(response) => {
                     self.flush_prompt(response.blocks.first().and_then(|(_, t)| *t));
-                    self.response(response);
+                    // An answer with no stop_reason that an interrupt follows was cut while it
+                    // streamed: its blocks arrived, its end never did.
+                    let cut = response.stop_reason.is_none()
+                        && next_is(&items, i, |item| matches!(item, Item::Interrupt { for_tool_use: false, .. }));
+                    self.response(response, cut);
                 }
                 Item::ToolResults { mut results, at_ms, line } => {
                     self.flush_prompt(at_ms);
@@ -540,6 +577,12 @@ impl Emitter {
                             Some(_) => break,
                         }
                         j += 1;
+                    }
+                    // A message queued while these tools ran joined their results.
+                    if let Some(Item::Queued { content, .. }) =
+                        take_next(&mut items, i, |item| matches!(item, Item::Queued { .. }))
+                    {
+                        self.queue(content, at_ms);
                     }
                     for outcome in &results {
                         let tool_use_id = outcome.tool_use_id.clone();
@@ -611,8 +654,12 @@ impl Emitter {
                         self.apply(Event::ModelFailed { error: error.clone(), request: 0 }, at_ms);
                         // The core compacts after "prompt is too long", as Claude Code does;
                         // an error line where the retried answer would be says it failed.
-                        if self.phase() == "compacting" {
-                            self.apply(Event::CompactFailed { error, request: 0 }, at_ms);
+                        // (A profile may send a failed summary request once more, head cut.)
+                        for _ in 0..3 {
+                            if self.phase() != "compacting" {
+                                break;
+                            }
+                            self.apply(Event::CompactFailed { error: error.clone(), request: 0 }, at_ms);
                             self.infer("Claude Code's compaction after the prompt-too-long error left no line of its own; the error it ended with says the compaction failed");
                         }
                         if short {

@@ -16,7 +16,9 @@ use std::io::Write;
 
 use reloop_core::hook::{outcome, stop_hook_feedback, HookEventName};
 use reloop_core::Digest;
-use reloop_core::{Completion, ContentBlock, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop};
+use reloop_core::{
+    Completion, ContentBlock, Continue, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop,
+};
 use reloop_journal::{SessionHeader, StepRecord};
 
 use serde_json::{json, Map, Value};
@@ -133,6 +135,15 @@ impl<'a> Exporter<'a> {
     /// written from the final state).
     pub fn step(&mut self, record: &StepRecord, out: &mut dyn Write) -> Result<(), ExportError> {
         let Some(before) = self.fold.before() else { return Ok(()) };
+        // The answer a step ends: the core may take it back rather than keep it (2.1.332's
+        // malformed-call rule), and Claude Code still writes the last one.
+        let answer = match (&record.event, self.fold.state().and_then(State::streaming)) {
+            (Event::ModelDone { id, model, .. }, Some(streaming)) => {
+                let message = json!({"role": "assistant", "content": streaming.blocks(), "id": id, "model": model});
+                serde_json::from_value::<Message>(message).ok()
+            }
+            _ => None,
+        };
         self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
         self.fold.push(record.seq, record.event.clone(), |_| ());
         let Some(state) = self.fold.state() else { return Ok(()) };
@@ -141,7 +152,12 @@ impl<'a> Exporter<'a> {
                 return compaction_lines(&mut self.jsonl, record, state, out);
             }
             let added = state.messages().len().saturating_sub(before.messages);
-            transcript_lines(&mut self.jsonl, record, state.messages().tail(added), state, out)?;
+            let mut messages = state.messages().tail(added);
+            let exhausted = matches!(&record.reason, Some(Reason::Terminal(Stop::MalformedToolUseExhausted { .. })));
+            if let (true, Some(answer)) = (exhausted && added == 0, answer.as_ref()) {
+                messages.push(answer);
+            }
+            transcript_lines(&mut self.jsonl, record, messages, state, out)?;
         }
         Ok(())
     }
@@ -323,6 +339,12 @@ fn compaction_lines(
     Ok(())
 }
 
+/// The step handed queued input to the model.
+fn consumed_input(record: &StepRecord) -> bool {
+    let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+    effects.iter().any(|e| matches!(e, Effect::Notice(Notice::InputConsumed { .. })))
+}
+
 /// The transcript lines of one step: the messages it added, and a failed request's error line.
 fn transcript_lines(
     w: &mut JsonlWriter<'_>,
@@ -346,10 +368,36 @@ fn transcript_lines(
             // An injected reminder: meta, as Claude Code marks what the user did not type.
             Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
             Role::User => {
-                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort)
-                    || message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let results = message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
+                let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort) || results;
                 let flags: &[&str] = if from_outside { &[] } else { &["isMeta"] };
-                w.push("user", value, record.at_ms, flags, out)?;
+                // What the person queued joined the results; Claude Code writes it as its own
+                // `queued_command` line after them.
+                let queued = consumed_input(record) && results;
+                let (kept, typed): (Vec<ContentBlock>, Vec<ContentBlock>) = if queued {
+                    let split = message
+                        .content
+                        .iter()
+                        .rposition(|b| matches!(b, ContentBlock::ToolResult(_)))
+                        .map_or(0, |i| i + 1);
+                    (message.content[..split].to_vec(), message.content[split..].to_vec())
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                if queued {
+                    let mut results_only = message.clone();
+                    results_only.content = kept;
+                    w.push("user", encode("message", &results_only)?, record.at_ms, flags, out)?;
+                } else {
+                    w.push("user", value, record.at_ms, flags, out)?;
+                }
+                for block in typed {
+                    if let ContentBlock::Text(t) = block {
+                        let mut fields = Map::new();
+                        fields.insert("attachment".into(), json!({"type": "queued_command", "prompt": t.text}));
+                        w.push_line("attachment", fields, record.at_ms, out)?;
+                    }
+                }
             }
         }
     }
@@ -389,13 +437,63 @@ fn transcript_lines(
         fields.insert("stopReason".into(), json!(prevented.and_then(|p| p.stop_reason.clone()).unwrap_or_default()));
         w.push_line("system", fields, record.at_ms, out)?;
     }
+    // An answer the core took back (2.1.332's malformed-call rule): Claude Code keeps only its
+    // uuid, on the reminder line that follows it.
+    let rules = state.context().config().rules();
+    if let (Some(Reason::Continue(Continue::MalformedToolCallRetry)), true) = (&record.reason, rules.malformed.retract)
+    {
+        let mut fields = Map::new();
+        fields.insert("message".into(), json!({"role": "user", "content": rules.malformed.reminder.text}));
+        fields.insert("isMeta".into(), json!(true));
+        fields
+            .insert("retractedMessageUuids".into(), json!([line_uuid(&w.header.id, usize::MAX - record.seq as usize)]));
+        w.push_line("user", fields, record.at_ms, out)?;
+    }
+    // The switch to the fallback model, naming both models.
+    if let Event::ModelFailed { .. } = &record.event {
+        let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+        for (trigger, from, to) in effects.iter().filter_map(|e| match e {
+            Effect::Notice(Notice::SwitchModel { trigger, from, to }) => Some((trigger, from, to)),
+            _ => None,
+        }) {
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("model_fallback"));
+            fields.insert("trigger".into(), json!(trigger));
+            fields.insert("original_model".into(), json!(from));
+            fields.insert("fallback_model".into(), json!(to));
+            fields
+                .insert("content".into(), json!(format!("Switched to {to} after repeated {trigger} errors on {from}")));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
+    }
+    // A failed request the core retries, as 2.1.332 records each retry.
+    if let Event::ModelFailed { error, .. } = &record.event {
+        let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
+        for wait in effects.iter().filter_map(|e| match e {
+            Effect::Command(reloop_core::Command::WaitRetry(w)) => Some(w),
+            _ => None,
+        }) {
+            let text = api_error_text(error);
+            let message = text.strip_prefix("API Error: ").unwrap_or(&text);
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("api_error"));
+            fields.insert("level".into(), json!("error"));
+            fields.insert("error".into(), json!({"message": message, "status": error.status}));
+            fields.insert("retryInMs".into(), json!(wait.delay_ms));
+            fields.insert("retryAttempt".into(), json!(wait.attempt));
+            fields.insert("maxRetries".into(), json!(wait.max_retries));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
+    }
     // The `--max-turns` stop, as Claude Code records it.
     if let Some(Reason::Terminal(Stop::MaxTurns { max_turns, .. })) = &record.reason {
         let mut fields = Map::new();
         fields.insert("attachment".into(), json!({"type": "max_turns_reached", "maxTurns": max_turns}));
         w.push_line("attachment", fields, record.at_ms, out)?;
     }
-    if let (Event::ModelFailed { error, .. }, Some(_)) = (&record.event, state.terminal()) {
+    if let (Event::ModelFailed { error, .. } | Event::CompactFailed { error, .. }, Some(_)) =
+        (&record.event, state.terminal())
+    {
         let message = json!({
             "id": format!("msg_api_error_{}", record.seq),
             "type": "message",

@@ -101,6 +101,21 @@ pub(crate) enum Item {
         at_ms: Option<u64>,
         line: usize,
     },
+    /// A message the person typed while the loop ran (`queued_command`): it joined the next
+    /// request.
+    Queued {
+        content: Vec<ContentBlock>,
+        at_ms: Option<u64>,
+    },
+    /// Claude Code switched to the fallback model after repeated overloads (`model_fallback`).
+    ModelFallback {
+        /// The models, when the line names them (the stream's line does; 2.1.332's transcript
+        /// line only words them).
+        from: Option<String>,
+        to: Option<String>,
+        at_ms: Option<u64>,
+        line: usize,
+    },
     /// The `max_turns_reached` attachment: the run stopped at `--max-turns`.
     MaxTurns {
         max_turns: u32,
@@ -135,7 +150,11 @@ pub(crate) fn build(
                             _ => None,
                         })
                         .collect();
-                    let mut error = parse_api_error(&text);
+                    // 2.1.332 keeps the API's own error beside Claude Code's words for it.
+                    let mut error = match fields.str_field("errorDetails") {
+                        Some(details) => parse_api_error(&format!("API Error: {details}")),
+                        None => parse_api_error(&text),
+                    };
                     // 2.1.332 names the status and type beside the text.
                     if let Some(status) = fields.u64_field("apiErrorStatus").and_then(|s| u16::try_from(s).ok()) {
                         error.status = Some(status);
@@ -253,9 +272,23 @@ pub(crate) fn build(
                         }
                         let number = |k: &str| fields.u64_field(k).and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
                         items.push(Item::ApiRetry {
-                            error: parsed.with_retry_after_ms(fields.u64_field("retryInMs")),
+                            error: parsed,
                             attempt: number("retryAttempt"),
                             max_retries: number("maxRetries"),
+                            at_ms: line.at_ms,
+                            line: line.no,
+                        })
+                    }
+                    Some("model_fallback") => {
+                        let model = |a: &str, b: &str| {
+                            fields.str_field(a).or_else(|| fields.str_field(b)).map(|m| {
+                                // `[1m]` names the window, not the model.
+                                m.trim_end_matches("[1m]").to_string()
+                            })
+                        };
+                        items.push(Item::ModelFallback {
+                            from: model("original_model", "originalModel"),
+                            to: model("fallback_model", "fallbackModel"),
                             at_ms: line.at_ms,
                             line: line.no,
                         })
@@ -274,10 +307,15 @@ pub(crate) fn build(
                 let attachment = fields.object("attachment");
                 let kind = attachment.and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("");
                 let max = attachment.and_then(|a| a.get("maxTurns")).and_then(Value::as_u64);
+                let prompt = attachment.and_then(|a| a.get("prompt")).and_then(Value::as_str);
                 match (kind, max.and_then(|m| u32::try_from(m).ok())) {
                     ("max_turns_reached", Some(max_turns)) => {
                         items.push(Item::MaxTurns { max_turns, at_ms: line.at_ms, line: line.no })
                     }
+                    ("queued_command", _) if prompt.is_some() => items.push(Item::Queued {
+                        content: vec![ContentBlock::text(prompt.unwrap_or_default())],
+                        at_ms: line.at_ms,
+                    }),
                     _ => skip(format!("attachment:{kind}")),
                 }
             }

@@ -95,6 +95,8 @@ pub struct ImportSummary {
     /// Stop hook feedback Claude Code wrote as a user message: each a Stop hook's block
     /// (`HookDone`), the core writing the feedback message itself.
     pub stop_hook_feedback: usize,
+    /// Messages queued while the loop ran (`queued_command`), each a `QueuedInput`.
+    pub queued: usize,
     /// Compaction boundaries crossed.
     pub compactions: usize,
     /// Compaction summaries Claude Code wrote as a user message, taken as a prompt.
@@ -170,8 +172,15 @@ fn import_config(
     model: Option<&str>,
     profile: reloop_core::profile::ProfileId,
 ) -> (Config, Vec<Value>) {
-    // Today's behaviours (flags), as a session recorded now gets them.
+    // Today's behaviours (flags), as a session recorded now gets them, but for the
+    // `<total_tokens>` reminder: it rewrites tool results, and the transcript holds them as the
+    // tools gave them.
+    let mut flags = reloop_core::Flags::current();
+    if flags.has(reloop_core::Flag::TotalTokensReminder.number()) {
+        flags.flip(reloop_core::Flag::TotalTokensReminder.number());
+    }
     let mut config = Config::default()
+        .with_flags(flags)
         .with_max_retries(0)
         .with_auto_compact(false)
         .with_profile(profile)
@@ -295,6 +304,39 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
         _ => None,
     });
+    // After a fallback the answers come from the fallback model: the session's model is the
+    // one asked first, the fallback the one that answered after the switch.
+    let fallback_at = items.iter().position(|i| matches!(i, items::Item::ModelFallback { .. }));
+    let (named_from, named_to) = match fallback_at.map(|at| &items[at]) {
+        Some(items::Item::ModelFallback { from, to, .. }) => (from.clone(), to.clone()),
+        _ => (None, None),
+    };
+    let fallback = named_to.or_else(|| {
+        fallback_at.and_then(|at| {
+            items[at..].iter().find_map(|item| match item {
+                items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
+                _ => None,
+            })
+        })
+    });
+    let model = match fallback_at {
+        Some(_) if named_from.is_some() => named_from,
+        Some(at) => transcript
+            .lines
+            .iter()
+            .filter(|l| l.kind == "api-request")
+            .find_map(|l| {
+                l.fields().object("params").and_then(|p| p.get("model")).and_then(Value::as_str).map(str::to_string)
+            })
+            .or_else(|| {
+                items[..at].iter().find_map(|item| match item {
+                    items::Item::Response(r) => r.model.clone().filter(|m| !m.starts_with('<')),
+                    _ => None,
+                })
+            })
+            .or(model),
+        None => model,
+    };
     let model = model.as_deref();
     // The rules of the Claude Code version that wrote the transcript (the nearest one known); a
     // transcript that names none gets reloop's own.
@@ -307,7 +349,12 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         let max = fields.object("params").and_then(|p| p.get("max_tokens")).and_then(Value::as_u64);
         max.and_then(|m| u32::try_from(m).ok())
     });
-    let (core_config, inferred_config) = import_config(&items, sent_max_tokens, model, profile);
+    let (mut core_config, inferred_config) = import_config(&items, sent_max_tokens, model, profile);
+    if let Some(fallback) = &fallback {
+        let limit = profile.profile().max_tokens_for(fallback);
+        core_config =
+            core_config.with_fallback_model(Some(fallback.clone())).with_fallback_max_output_tokens(Some(limit));
+    }
     let mut emitter = emit::Emitter::new(core_config.clone());
     emitter.limit_inferred = inferred_config
         .iter()

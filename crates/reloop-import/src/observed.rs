@@ -88,6 +88,8 @@ pub enum Decision {
         /// The engine's terminal reason for the same stop.
         reason: String,
     },
+    /// Claude Code switched to its fallback model (`model_fallback`).
+    ModelFallback,
     /// The run stopped at `--max-turns` (the `max_turns_reached` attachment).
     MaxTurns {
         /// The limit.
