@@ -80,6 +80,8 @@ struct EngineStep {
     reason: Option<Reason>,
     /// The retry the step planned.
     retry: Option<u32>,
+    /// The model the step switched to (the fallback model).
+    switched_to: Option<String>,
     phase: &'static str,
 }
 
@@ -159,12 +161,16 @@ fn run_engine(config: &Config, events: &[Event]) -> Vec<EngineStep> {
                 Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
                 _ => None,
             });
+            let switched = step.effects.iter().find_map(|e| match e {
+                Effect::Notice(reloop_core::Notice::SwitchModel { to, .. }) => Some(to.clone()),
+                _ => None,
+            });
             let reason = if step.ignored.is_some() { None } else { step.reason.clone() };
-            (reason, retry, step.ignored.is_some())
+            (reason, retry, switched, step.ignored.is_some())
         });
-        let (reason, retry, ignored) = seen.unwrap_or((None, None, true));
+        let (reason, retry, switched_to, ignored) = seen.unwrap_or((None, None, None, true));
         let phase = if ignored { "ignored" } else { fold.state().map_or("done", reloop_core::State::phase) };
-        trace.push(EngineStep { event_kind: event.kind(), reason, retry, phase });
+        trace.push(EngineStep { event_kind: event.kind(), reason, retry, switched_to, phase });
     }
     trace
 }
@@ -413,6 +419,23 @@ impl Checker<'_> {
                         "the turn ended: the model's answer asked for no tool".to_string(),
                         self.engine_at(at.unwrap_or(seq)),
                         "the end-of-turn rules (Stop hooks, recoveries)".to_string(),
+                    ),
+                }
+            }
+            Decision::ModelFallback => {
+                let switched = self.trace.get(seq as usize - 1).and_then(|s| s.switched_to.clone());
+                match switched {
+                    Some(_) => self.claim(seq),
+                    None => self.disagree(
+                        "RULES-D011",
+                        line,
+                        seq,
+                        "Claude Code switched to the fallback model after an overload".to_string(),
+                        format!("no switch: {}", self.engine_at(seq)),
+                        format!(
+                            "fallback_model {}: the switch after an overload",
+                            self.config.fallback_model.as_deref().unwrap_or("(none)")
+                        ),
                     ),
                 }
             }

@@ -23,7 +23,7 @@ pub struct Skip {
 /// The transcript line an item comes from, where it keeps one.
 pub(crate) fn item_line(item: &Item) -> Option<usize> {
     match item {
-        Item::Prompt { .. } | Item::Hidden { .. } => None,
+        Item::Prompt { .. } | Item::Hidden { .. } | Item::Queued { .. } => None,
         Item::Response(r) => Some(r.line),
         Item::ToolResults { line, .. }
         | Item::Interrupt { line, .. }
@@ -33,6 +33,7 @@ pub(crate) fn item_line(item: &Item) -> Option<usize> {
         | Item::StopHookSummary { line, .. }
         | Item::ApiRetry { line, .. }
         | Item::Retracted { line, .. }
-        | Item::MaxTurns { line, .. } => Some(*line),
+        | Item::MaxTurns { line, .. }
+        | Item::ModelFallback { line, .. } => Some(*line),
     }
 }
