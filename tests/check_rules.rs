@@ -158,6 +158,40 @@ fn a_tool_input_the_schema_rejects_recorded_as_accepted_disagrees() {
             "{d:#}"
         );
         assert_eq!(d["rule"], "the Read tool's input schema");
+        // The refusal in other words than the engine's: the model reads them.
+        let mut lines = self::lines(&rel);
+        let refused = lines.iter_mut().find(|l| l.to_string().contains("is missing")).unwrap();
+        let text = refused.to_string().replacen("is missing", "is absent", 1);
+        *refused = serde_json::from_str(&text).unwrap();
+        let edited = write(&ws, &format!("wording-{version}.jsonl"), &lines);
+        let d = disagreement(&ws, &edited);
+        assert_eq!(d["code"], "RULES-V003", "{d:#}");
+        assert!(d["engine"].as_str().unwrap().contains("The required parameter `file_path` is missing"), "{d:#}");
+        // A call the schema accepts, recorded as refused for its input.
+        let mut lines = self::lines(&format!("{version}/max_turns/transcript.jsonl"));
+        let ran = lines
+            .iter_mut()
+            .find(|l| {
+                l["message"]["content"][0]["type"] == "tool_result" && l["message"]["content"][0]["is_error"] != true
+            })
+            .unwrap();
+        ran["message"]["content"][0]["content"] = json!("<tool_use_error>InputValidationError: Read failed due to the following issue:\nThe required parameter `file_path` is missing</tool_use_error>");
+        ran["message"]["content"][0]["is_error"] = json!(true);
+        let edited = write(&ws, &format!("refused-{version}.jsonl"), &lines);
+        let d = disagreement(&ws, &edited);
+        assert_eq!(d["code"], "RULES-V002", "{d:#}");
+    }
+}
+
+#[test]
+fn input_cut_by_the_output_limit_is_refused_in_claude_code_s_words() {
+    let ws = Workspace::seed();
+    for version in ["2.1.197", "2.1.332"] {
+        // `{"__unparsedToolInput": {"raw", "len"}}` is the unfinished JSON reloop carries as text.
+        let (code, doc) =
+            check_json(&ws, &recorded().join(format!("{version}/output_limit/tool_use_cut/transcript.jsonl")));
+        assert_eq!(code, Some(0), "{doc:#}");
+        assert_eq!(doc["transcripts"][0]["inputs_checked"], 1, "{doc:#}");
     }
 }
 

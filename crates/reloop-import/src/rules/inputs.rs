@@ -2,6 +2,7 @@
 //! shows the call got.
 
 use reloop_core::{Event, ToolOutcome};
+use serde_json::Value;
 
 use super::{Checker, InputCheck};
 use crate::observed::Decision;
@@ -30,9 +31,9 @@ impl Checker<'_> {
                 _ => None,
             })
             .collect();
-        for (i, event) in self.imported.events.iter().enumerate() {
+        for event in &self.imported.events {
             let Event::ModelBlock { block: reloop_core::ContentBlock::ToolUse(call), .. } = event else { continue };
-            let Some(verdict) = inputs(&call.name, &call.input) else { continue };
+            let Some(verdict) = inputs(&call.name, &as_called(&call.input)) else { continue };
             let Some(&(seq, outcome)) = results.iter().find(|(_, o)| o.tool_use_id == call.id) else { continue };
             if outcome.denied {
                 continue;
@@ -42,7 +43,17 @@ impl Checker<'_> {
             let shown_rejected = rejected.iter().find(|(id, _)| *id == call.id);
             let result_text = outcome.content.as_text();
             match (verdict, shown_rejected) {
-                (Ok(()), None) | (Err(_), Some(_)) => {}
+                (Ok(()), None) => {}
+                // Both refuse: the words must be the same, for the model reads them.
+                (Err(text), Some(&(_, line))) if text.trim() != result_text.trim() => self.disagree(
+                    "RULES-V003",
+                    Some(line),
+                    seq,
+                    format!("{} ({}) was refused: {}", call.name, call.id, clip(&result_text)),
+                    format!("refused in other words: {}", clip(&text)),
+                    format!("the {} tool's input schema and Claude Code's wording of its issues", call.name),
+                ),
+                (Err(_), Some(_)) => {}
                 (Err(text), None) => self.disagree(
                     "RULES-V001",
                     None,
@@ -60,9 +71,23 @@ impl Checker<'_> {
                     format!("the {} tool's input schema", call.name),
                 ),
             }
-            let _ = i;
         }
         checked
+    }
+}
+
+/// The input as the tools see it: Claude Code writes JSON the model never finished as
+/// `{"__unparsedToolInput": {"raw", "len"}}`, which reloop carries as the raw text itself.
+fn as_called(input: &Value) -> Value {
+    let raw = input
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.get("__unparsedToolInput"))
+        .and_then(|u| u.get("raw"))
+        .and_then(Value::as_str);
+    match raw {
+        Some(raw) => Value::String(raw.to_string()),
+        None => input.clone(),
     }
 }
 
