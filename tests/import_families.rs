@@ -72,3 +72,32 @@ fn compaction_max_turns_and_the_cap_read_as_native_stops() {
         );
     }
 }
+
+#[test]
+fn a_subagent_s_transcript_is_a_child_session_of_the_call_it_answered() {
+    for version in ["2.1.197", "2.1.332"] {
+        let (ws, lines) = import(version, "subagent/foreground");
+        assert_eq!(reasons(&lines)[0], "next_turn", "{version}");
+        let sessions: Vec<serde_json::Value> =
+            serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+        let child = sessions.iter().find(|s| !s["agent"].is_null());
+        let Some(child) = child else {
+            // 2.1.197 keeps no subagents/ folder beside the transcript.
+            assert!(!recorded(version, "subagent/foreground").with_file_name("subagents").exists(), "{version}");
+            continue;
+        };
+        let parent = sessions.iter().find(|s| s["agent"].is_null()).unwrap();
+        assert_eq!(child["agent"]["parent"], parent["id"], "{version}");
+        assert_eq!(child["agent"]["tool_use_id"], "toolu_01_AGENT", "{version}");
+        assert!(stdout(&ws.reloop(&["why", "last"])).contains("toolu_01_AGENT -> agent general-purpose"));
+    }
+}
+
+#[test]
+fn a_refused_call_reads_as_denied_in_why() {
+    for version in ["2.1.197", "2.1.332"] {
+        let (ws, _) = import(version, "permission_denied/default_mode");
+        let why = stdout(&ws.reloop(&["why", "last"]));
+        assert!(why.contains("Write new.txt (toolu_02_WRITE, denied)"), "{version}: {why}");
+    }
+}

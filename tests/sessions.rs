@@ -31,12 +31,24 @@ fn sessions_show_date_source_model_steps_cost_end_and_first_prompt() {
         lines[0].starts_with(&format!("{}  2026-02-1", &sessions_json(&ws)[0]["id"].as_str().unwrap()[..8])),
         "{list}"
     );
-    assert_eq!(lines[1].trim(), format!("import {}: start phoenix in background", file.display()));
+    // Whose rules: the profile nearest the transcript's Claude Code version, said to be nearest.
+    assert_eq!(
+        lines[1].trim(),
+        format!(
+            "import {} (claude-code-2.1.197, nearest to Claude Code 2.1.38): start phoenix in background",
+            file.display()
+        )
+    );
     assert!(lines[2].contains("   14 steps  $0.0201  completed  claude-sonnet-4-6"), "{list}");
     assert_eq!(lines[3].trim(), "run (scripted): 检查登录模块");
     let why = stdout(&ws.reloop(&["why", "last"]));
     // The rules the transcript's Claude Code version had, then the prompts.
-    assert!(why.starts_with("rules: claude-code-2.1.197\nprompt 1 (#1): start phoenix in background\n"), "{why}");
+    assert!(
+        why.starts_with(
+            "rules: claude-code-2.1.197, the nearest known to the transcript's Claude Code 2.1.38\nprompt 1 (#1): start phoenix in background\n"
+        ),
+        "{why}"
+    );
     let rows = sessions_json(&ws);
     assert_eq!(rows[0]["last"], true);
     assert_eq!(rows[0]["source"], format!("import {}", file.display()));
@@ -98,7 +110,8 @@ fn why_groups_decisions_by_prompt_with_tool_inputs_costs_and_filters() {
     common::settings().bind(|| insta::assert_snapshot!("why_imported_two_prompts", why));
 
     let only = stdout(&ws.reloop(&["why", "last", "--prompt", "2", "--reason", "next_turn"]));
-    assert!(only.starts_with("rules: claude-code-2.1.197\nprompt 2 (#10): scrolling back in xterm.js"), "{only}");
+    let rules = "rules: claude-code-2.1.197, the nearest known to the transcript's Claude Code 2.1.38";
+    assert!(only.starts_with(&format!("{rules}\nprompt 2 (#10): scrolling back in xterm.js")), "{only}");
     assert_eq!(only.lines().filter(|l| l.contains("next_turn")).count(), 2, "{only}");
     assert!(!only.contains("prompt 1") && !only.contains("stop:"), "{only}");
 

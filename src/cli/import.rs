@@ -63,6 +63,17 @@ enum Outcome {
 /// Imports one transcript, unless the same conversation of the same file is already in the
 /// journal: a second import of an unchanged file is refused, never a silent duplicate.
 fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -> Result<Outcome, CliError> {
+    import_as(journal, file, leaf, None)
+}
+
+/// [`import_one`], as the subagent of a session (`agent`: the parent, the call it answered and
+/// the agent's type, as a native subagent session records them).
+fn import_as(
+    journal: &mut SessionJournal,
+    file: &Path,
+    leaf: Option<String>,
+    agent: Option<Value>,
+) -> Result<Outcome, CliError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
     let options = reloop_import::ImportOptions::default().with_leaf(leaf);
@@ -75,6 +86,9 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
     // names it however it is typed next time.
     let origin = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string();
     imported.header_run_config["file"] = Value::String(origin.clone());
+    if let Some(agent) = agent {
+        imported.header_run_config["agent"] = agent;
+    }
     let leaf = imported.header_run_config.get("leaf").cloned();
     let earlier = journal.imports_of(&origin)?;
     if let Some((id, _)) = earlier.iter().find(|(_, config)| config.get("leaf") == leaf.as_ref()) {
@@ -90,6 +104,59 @@ fn import_one(journal: &mut SessionJournal, file: &Path, leaf: Option<String>) -
     Ok(Outcome::Imported { id, steps: report.steps, summary: imported.summary, replaces, profile, version })
 }
 
+/// The subagents' transcripts of the session `file` holds: `<session>/subagents/agent-*.jsonl`
+/// beside it (or `subagents/` beside it, as recordings keep them), each with the call it
+/// answered and its type from its `.meta.json`.
+fn subagent_files(file: &Path) -> Vec<(PathBuf, Value)> {
+    let Some(dir) = file.parent() else { return Vec::new() };
+    let stem = file.file_stem().map(|s| dir.join(s).join("subagents"));
+    let mut found = Vec::new();
+    for folder in stem.into_iter().chain([dir.join("subagents")]) {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for path in files {
+            let meta: Value = std::fs::read_to_string(path.with_extension("meta.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            found.push((path, meta));
+        }
+        if !found.is_empty() {
+            break;
+        }
+    }
+    found
+}
+
+/// Imports the subagents of the session just imported as `parent`, each linked to it as a
+/// native subagent session is, so `why`, `sessions` and `view` show them under it.
+fn import_subagents(journal: &mut SessionJournal, file: &Path, parent: &str, json: bool) -> Result<(), CliError> {
+    for (path, meta) in subagent_files(file) {
+        let field = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let agent = json!({"parent": parent, "tool_use_id": field("toolUseId"), "agent_type": field("agentType")});
+        match import_as(journal, &path, None, Some(agent)) {
+            Ok(Outcome::Imported { id, steps, .. }) if json => print(&json!({
+                "file": path.display().to_string(), "session_id": id, "steps": steps, "subagent_of": parent,
+                "tool_use_id": field("toolUseId"),
+            }))?,
+            Ok(Outcome::Imported { id, steps, .. }) => outln!(
+                "  subagent {} ({} for {}): {steps} steps, from {}",
+                short(&id),
+                field("agentType"),
+                field("toolUseId"),
+                path.display()
+            ),
+            Ok(Outcome::AlreadyImported { .. }) => {}
+            Err(e) => errln!("skipped subagent: {e}"),
+        }
+    }
+    Ok(())
+}
+
 /// `reloop import claude-code FILE|DIR`: a transcript, or every transcript of a Claude Code
 /// project folder (`~/.claude/projects/<project>/`).
 fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bool) -> Result<Exit, CliError> {
@@ -103,6 +170,9 @@ fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bo
             ))),
             outcome => {
                 report(path, &outcome, json)?;
+                if let Outcome::Imported { id, .. } = &outcome {
+                    import_subagents(&mut journal, path, id, json)?;
+                }
                 Ok(Exit::Success)
             }
         };
@@ -128,6 +198,9 @@ fn transcripts(journal: &JournalArg, path: &Path, leaf: Option<String>, json: bo
                     Outcome::AlreadyImported { .. } => already += 1,
                 }
                 report(file, &outcome, json)?;
+                if let Outcome::Imported { id, .. } = &outcome {
+                    import_subagents(&mut journal, file, id, json)?;
+                }
             }
             // One transcript that cannot be read does not stop the others: it is named.
             Err(e) => {

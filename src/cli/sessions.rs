@@ -66,7 +66,7 @@ impl Row {
                 agent("tool_use_id").unwrap_or_default(),
                 short(&agent("parent").unwrap_or_default())
             ),
-            (None, "import") => format!("import {} ({})", text("file"), import_rules(config)),
+            (None, "import") => format!("import {}", text("file")),
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
@@ -149,7 +149,12 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
             r.end(&journal)?,
             if r.model.is_empty() { "-" } else { r.model.as_str() },
         );
-        outln!("{indent}          {}: {}", r.source, reloop_inspect::timeline::shorten(&r.prompt, 72));
+        // An import says whose rules read it.
+        let rules = match o.run_config.get("provider").and_then(Value::as_str) {
+            Some("import") => format!(" ({})", import_rules(&o.run_config)),
+            _ => String::new(),
+        };
+        outln!("{indent}          {}{rules}: {}", r.source, reloop_inspect::timeline::shorten(&r.prompt, 72));
         stack.extend(children(Some(&o.id)).into_iter().rev().map(|c| (c, depth + 1)));
     }
     Ok(Exit::Success)

@@ -52,6 +52,8 @@ pub(crate) struct Emitter {
     /// A compaction summary no compaction of the core's produced is the pending prompt: its
     /// prompt is marked as the import's reading.
     summary_as_prompt: bool,
+    /// The pending prompt is one Claude Code wrote itself.
+    pending_from_claude_code: bool,
     /// The compaction the last boundary started: its trigger and Claude Code's count before it.
     compaction: Option<(Option<String>, Option<u64>)>,
     /// Retries of the request under way the transcript shows.
@@ -88,6 +90,7 @@ impl Emitter {
             max_retries: config.max_retries,
             compaction: None,
             summary_as_prompt: false,
+            pending_from_claude_code: false,
         }
     }
 
@@ -260,7 +263,11 @@ impl Emitter {
         self.stop_for_prompt(at_ms);
         let content = std::mem::take(&mut self.pending_prompt);
         self.apply(Event::UserInput { content }, at_ms);
-        self.summary.prompts += 1;
+        if std::mem::take(&mut self.pending_from_claude_code) {
+            self.summary.prompts_from_claude_code += 1;
+        } else {
+            self.summary.prompts += 1;
+        }
         if std::mem::take(&mut self.summary_as_prompt) {
             self.infer("a compaction summary where the core was compacting nothing: the import takes the summary as the prompt");
         }
@@ -407,6 +414,9 @@ impl Emitter {
             self.line = item_line(&item);
             match item {
                 Item::Prompt { content, kind, at_ms } => {
+                    if kind == PromptKind::FromClaudeCode {
+                        self.pending_from_claude_code = true;
+                    }
                     if kind == PromptKind::CompactSummary {
                         self.summary.compact_summaries += 1;
                         if self.phase() == "compacting" {

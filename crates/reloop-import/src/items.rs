@@ -33,6 +33,9 @@ pub(crate) struct Response {
 pub(crate) enum PromptKind {
     Prompt,
     CompactSummary,
+    /// A prompt Claude Code wrote itself (`promptSource: "system"`, e.g. a background agent's
+    /// task notification): it starts a query, but nobody typed it.
+    FromClaudeCode,
 }
 
 #[derive(Debug)]
@@ -371,7 +374,12 @@ fn classify_user(line: &Line, fields: &Fields, content: Vec<ContentBlock>) -> It
     if let Some(kind) = hidden_kind {
         return Item::Hidden { content, kind, at_ms };
     }
-    Item::Prompt { content, kind: PromptKind::Prompt, at_ms }
+    let kind = if fields.str_field("promptSource") == Some("system") {
+        PromptKind::FromClaudeCode
+    } else {
+        PromptKind::Prompt
+    };
+    Item::Prompt { content, kind, at_ms }
 }
 
 /// A message's `content` as blocks: a string is one text block; a `tool_result` without

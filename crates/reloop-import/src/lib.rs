@@ -82,6 +82,9 @@ pub struct ImportSummary {
     pub sidechain: bool,
     /// Prompts the person typed (and text used as one), each a `UserInput`.
     pub prompts: usize,
+    /// Prompts Claude Code wrote itself (`promptSource: "system"`: a background agent's task
+    /// notification), each a `UserInput` that starts a query nobody typed.
+    pub prompts_from_claude_code: usize,
     /// Model responses, each a `ModelDone`.
     pub responses: usize,
     /// Content blocks of those responses, each a `ModelBlock`.

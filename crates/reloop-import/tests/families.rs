@@ -257,6 +257,13 @@ fn denied_calls_are_permission_denials() {
 }
 
 #[test]
+fn a_background_agent_s_notification_is_claude_code_s_prompt_not_the_person_s() {
+    let s = import("2.1.332", "subagent/default");
+    assert_eq!((s.prompts(), s.imported.summary.prompts_from_claude_code), (1, 1));
+    assert_eq!(s.decisions(), names(&["next_turn", "completed", "completed"]));
+}
+
+#[test]
 fn a_model_fallback_is_the_core_s_switch_after_the_overloads() {
     let s = import("2.1.332", "model_fallback");
     assert_eq!(s.decisions(), names(&["retry", "retry", "fallback", "completed"]));

@@ -171,9 +171,12 @@ fn step_lines(s: &StepRecord, facts: &Facts, ignored: bool) -> Vec<WhyLine> {
     lines
 }
 
-/// `Read src/auth/login.ts (toolu_02)`: a call by its name, the input that matters and its id.
+/// `Read src/auth/login.ts (toolu_02)`: a call by its name, the input that matters and its id;
+/// a call that was refused rather than run says so (`(toolu_03, denied)`).
 fn call_words(facts: &Facts, name: &str, id: &str) -> String {
-    match facts.tool(id).map(|t| t.key.as_str()).filter(|k| !k.is_empty()) {
+    let tool = facts.tool(id);
+    let id = if tool.is_some_and(|t| t.denied) { format!("{id}, denied") } else { id.to_string() };
+    match tool.map(|t| t.key.as_str()).filter(|k| !k.is_empty()) {
         Some(key) => format!("{name} {key} ({id})"),
         None => format!("{name} ({id})"),
     }
