@@ -317,6 +317,19 @@ fn compactions_are_checked_against_the_auto_compact_threshold_both_ways() {
 }
 
 #[test]
+fn a_session_named_alone_brings_its_subagents_sidechains() {
+    let ws = Workspace::seed();
+    for version in ["2.1.197", "2.1.332"] {
+        let session = recorded().join(format!("{version}/subagent/foreground/transcript.jsonl"));
+        let (code, doc) = check_json(&ws, &session);
+        assert_eq!(code, Some(0), "{doc:#}");
+        let files = verdicts(&doc, &recorded());
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files[1].0.contains("/subagent/foreground/subagents/agent-"), "{files:?}");
+    }
+}
+
+#[test]
 fn an_unreadable_transcript_is_bad_input_and_a_folder_without_one_too() {
     let ws = Workspace::seed();
     let broken = ws.dir.path().join("broken.jsonl");

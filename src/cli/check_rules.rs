@@ -161,14 +161,24 @@ fn headline(r: &RulesReport) -> String {
     )
 }
 
-/// The transcripts under `path`: the file itself, or every `*.jsonl` below the folder that holds
-/// Claude Code lines (others, such as a recorder's stdout, are listed as skipped), sorted.
+/// The transcripts under `path`: the file itself and its subagents' sidechains, or every
+/// `*.jsonl` below the folder that holds Claude Code lines (others, such as a recorder's stdout,
+/// are listed as skipped), sorted.
 fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
-    if !path.is_dir() {
-        return Ok((vec![path.to_path_buf()], Vec::new()));
-    }
     let mut found = Vec::new();
-    let mut dirs = vec![path.to_path_buf()];
+    let mut dirs = Vec::new();
+    if path.is_dir() {
+        dirs.push(path.to_path_buf());
+    } else {
+        // A session's subagents live beside it: `<session>/subagents/agent-*.jsonl`, or
+        // `subagents/` itself beside it, as recordings keep them (as `import` finds them).
+        let beside = path.parent().map(|d| d.join("subagents"));
+        for subagents in [Some(path.with_extension("").join("subagents")), beside].into_iter().flatten() {
+            if subagents.is_dir() {
+                dirs.push(subagents);
+            }
+        }
+    }
     while let Some(dir) = dirs.pop() {
         let entries =
             std::fs::read_dir(&dir).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", dir.display())))?;
@@ -182,7 +192,11 @@ fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
         }
     }
     found.sort();
-    let (transcripts, others) = found.into_iter().partition(|p| looks_like_transcript(p));
+    let (mut transcripts, others): (Vec<PathBuf>, Vec<PathBuf>) =
+        found.into_iter().partition(|p| looks_like_transcript(p));
+    if !path.is_dir() {
+        transcripts.insert(0, path.to_path_buf());
+    }
     Ok((transcripts, others))
 }
 
