@@ -245,6 +245,22 @@ fn a_stop_hook_obeyed_a_ninth_time_disagrees_with_the_cap() {
             "{d:#}"
         );
         assert_eq!(d["rule"], "stop_hook_block_cap 8");
+        // Edited: a tenth block's feedback after the ninth, no answer after it.
+        let mut lines = self::lines(&rel);
+        let ninth = lines
+            .iter()
+            .rev()
+            .find(|l| l["message"]["content"].as_str().is_some_and(|c| c.starts_with("Stop hook feedback:")))
+            .unwrap()
+            .clone();
+        let mut tenth = ninth.clone();
+        tenth["uuid"] = json!("00000000-0000-4000-8000-0000000000bb");
+        tenth["parentUuid"] = last["uuid"].clone();
+        lines.push(tenth);
+        let edited = write(&ws, &format!("cap-tenth-{version}.jsonl"), &lines);
+        let d = disagreement(&ws, &edited);
+        assert_eq!(d["code"], "RULES-D002", "{d:#}");
+        assert!(d["engine"].as_str().unwrap().starts_with("no turn ends here"), "{d:#}");
         // A block the transcript holds no feedback for is no block: the model's answer after an
         // answer that asked for no tool is a turn Claude Code went on with by itself.
         let mut lines = self::lines(&rel);

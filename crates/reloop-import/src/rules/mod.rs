@@ -108,6 +108,7 @@ pub fn check_imported(imported: &Imported, origin: &str, inputs: InputCheck<'_>)
         inferred: Vec::new(),
     };
     checker.refused_events();
+    checker.feedback_as_prompt();
     checker.observations();
     checker.skips();
     checker.unclaimed();
@@ -269,6 +270,38 @@ impl Checker<'_> {
                 format!("the transcript goes on with a {kind}"),
                 format!("the engine refuses a {kind} at step {seq}"),
                 format!("profile {}", self.config.profile.name()),
+            );
+        }
+    }
+
+    /// Stop-hook feedback where the engine ended no turn: the import can only send it to the
+    /// model as a prompt, which the engine never does with a hook's words.
+    fn feedback_as_prompt(&mut self) {
+        for (i, event) in self.imported.events.iter().enumerate() {
+            let Event::UserInput { content } = event else { continue };
+            let feedback = content.iter().any(|b| match b {
+                reloop_core::ContentBlock::Text(t) => t.text.starts_with("Stop hook feedback:\n"),
+                _ => false,
+            });
+            if !feedback {
+                continue;
+            }
+            let seq = i as u64 + 1;
+            let before = (1..seq).rev().find_map(|s| self.reason(s).map(|r| (s, r.clone())));
+            let (engine, rule) = match &before {
+                Some((s, r)) => (
+                    format!("no turn ends here: the engine had decided {} at step {s}: {}", r.name(), r.explain()),
+                    rule_of(r, self.config),
+                ),
+                None => ("no turn ends here".to_string(), format!("profile {}", self.config.profile.name())),
+            };
+            self.disagree(
+                "RULES-D002",
+                None,
+                seq,
+                "a Stop hook blocked and its feedback went to the model".to_string(),
+                engine,
+                rule,
             );
         }
     }
@@ -504,6 +537,7 @@ impl Checker<'_> {
                 "compact_boundary_not_followed" => ("RULES-D009", "the history was compacted"),
                 "stop_hook_feedback" | "system:stop_hook_summary" => ("RULES-D002", "Stop hooks ran"),
                 "orphan_tool_result" => ("RULES-S002", "a tool result came for a call not in flight"),
+                "system:model_fallback" => ("RULES-D011", "Claude Code switched to the fallback model"),
                 _ => continue,
             };
             let seq = skip.after_seq;
