@@ -333,6 +333,38 @@ fn compactions_are_checked_against_the_auto_compact_threshold_both_ways() {
 }
 
 #[test]
+fn malformed_call_retries_ended_early_disagree() {
+    let ws = Workspace::seed();
+    for version in ["2.1.197", "2.1.332"] {
+        let rel = format!("{version}/malformed_tool_call/no_block_exhausted/transcript.jsonl");
+        let mut lines = lines(&rel);
+        // One retry fewer than the version's rule: its reminder (and 2.1.197's second answer)
+        // taken out, the chain closed over the gap.
+        let reminder = lines.iter().rposition(|l| l["isMeta"] == true && l["type"] == "user").unwrap();
+        let mut gone = vec![reminder];
+        if version == "2.1.197" {
+            gone.push(reminder + 1);
+        }
+        for &at in gone.iter().rev() {
+            let line = lines.remove(at);
+            for l in lines.iter_mut().filter(|l| l["parentUuid"] == line["uuid"]) {
+                l["parentUuid"] = line["parentUuid"].clone();
+            }
+        }
+        let edited = write(&ws, &format!("malformed-{version}.jsonl"), &lines);
+        let d = disagreement(&ws, &edited);
+        assert_eq!(d["code"], "RULES-D004", "{d:#}");
+        assert_eq!(
+            d["claude_code"],
+            "the run ended: \"The model's tool call could not be parsed (retry also failed).\""
+        );
+        assert!(d["engine"].as_str().unwrap().starts_with("the engine goes on: malformed_tool_call_retry"), "{d:#}");
+        let retries = if version == "2.1.197" { 1 } else { 2 };
+        assert_eq!(d["rule"], format!("claude-code-{version}: malformed tool call, {retries} retries"));
+    }
+}
+
+#[test]
 fn a_session_named_alone_brings_its_subagents_sidechains() {
     let ws = Workspace::seed();
     for version in ["2.1.197", "2.1.332"] {

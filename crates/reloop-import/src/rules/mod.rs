@@ -412,6 +412,34 @@ impl Checker<'_> {
                 }
             }
             Decision::ModelError { status, error_type } => {
+                // An error line in the loop's own words (the malformed-call retries ran out) is
+                // no failed request: the engine must have stopped there by its own rule, and
+                // the import found it had not.
+                let failed = (1..=seq).rev().find_map(|s| match &self.imported.events[s as usize - 1] {
+                    Event::ModelFailed { error, .. } => Some((s, error.message.clone())),
+                    _ => None,
+                });
+                if let Some((at, message)) = failed.filter(|(_, m)| m.trim() == reloop_core::MALFORMED_TOOL_CALL_ERROR)
+                {
+                    let before = (1..at).rev().find_map(|s| self.reason(s).cloned());
+                    let rule = format!(
+                        "{}: malformed tool call, {} retries",
+                        self.config.profile.name(),
+                        self.config.rules().malformed.retries
+                    );
+                    self.disagree(
+                        "RULES-D004",
+                        line,
+                        at,
+                        format!("the run ended: \"{}\"", message.trim()),
+                        match before {
+                            Some(r) => format!("the engine goes on: {}: {}", r.name(), r.explain()),
+                            None => "the engine goes on".to_string(),
+                        },
+                        rule,
+                    );
+                    return;
+                }
                 let status = status.map(|s| format!("{s} ")).unwrap_or_default();
                 self.expect(
                     obs,
