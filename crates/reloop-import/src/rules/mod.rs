@@ -468,9 +468,7 @@ impl Checker<'_> {
                     Interrupted::Streaming => "aborted_streaming",
                     Interrupted::Tools => "aborted_tools",
                 };
-                self.expect(obs, seq, "RULES-D007", &format!("the person interrupted ({want})"), |r| {
-                    matches!(r.name(), "aborted_streaming" | "aborted_tools")
-                })
+                self.expect(obs, seq, "RULES-D007", &format!("the person interrupted ({want})"), |r| r.name() == want)
             }
             Decision::Completed => {
                 let at = self.decision_from(seq);
@@ -610,9 +608,13 @@ impl Checker<'_> {
                     "the end-of-turn rules: only a blocking Stop hook, a recovery or queued input go on".to_string(),
                 ),
                 Reason::Terminal(Stop::AbortedStreaming { .. } | Stop::AbortedTools { .. }) => {
+                    let was = i.checked_sub(1).map_or("idle", |before| self.trace[before].phase);
+                    let going = (1..seq).rev().find_map(|s| self.reason(s)).map_or(String::new(), |r| {
+                        format!(" (the engine had decided {} and was {was})", r.name())
+                    });
                     self.inferred.push(InferredStep {
                         seq,
-                        what: "the transcript stops this query without writing why (no interrupt marker); taken as an interrupt".to_string(),
+                        what: format!("the transcript stops this query without writing why{going}; taken as an interrupt it did not mark"),
                     });
                 }
                 // The engine goes on: Claude Code's next request, when there is one, is the
