@@ -623,14 +623,16 @@ impl Emitter {
                     self.flush_prompt(at_ms);
                     let (status, error_type) = (error.status, error.error_type.clone());
                     if self.await_model(at_ms) {
-                        match self.apply_seen(Event::ModelFailed { error, request: 0 }, at_ms) {
+                        let planned = self.apply_seen(Event::ModelFailed { error, request: 0 }, at_ms);
+                        // Against the failure's step, where the core planned (or not) its retry.
+                        self.observe(line, Decision::Retried { attempt, max_retries, status, error_type });
+                        match planned {
                             Some(planned) => {
                                 self.retries += 1;
                                 self.apply(Event::RetryReady { attempt: planned }, at_ms);
                             }
                             None => self.skip("retry_the_core_did_not_plan"),
                         }
-                        self.observe(line, Decision::Retried { attempt, max_retries, status, error_type });
                     } else {
                         self.skip("orphan_api_retry");
                     }

@@ -9,6 +9,17 @@
 //!   written, a prompt typed while a request was in flight), the import synthesizes the smallest
 //!   event that lets the core follow, and counts it in the [`ImportSummary`].
 //! * One conversation per import: the branch ending at the latest leaf, or at [`ImportOptions::leaf`].
+//! * What Claude Code writes about its own loop becomes the fact the core needs to take the same
+//!   step itself, under the profile of the transcript's `version`: Stop-hook feedback and
+//!   `stop_hook_summary` lines are the Stop hooks' runs (`HookDone`), a `compact_boundary` asks
+//!   the core to compact before the request in flight and its summary is the `CompactDone`, the
+//!   `max_turns_reached` attachment sets `--max-turns`, `api_error` lines are failed requests the
+//!   core retries, a `model_fallback` line is the overload that tipped the switch, a
+//!   `queued_command` is a `QueuedInput`, an answer 2.1.332 retracted is the malformed call its
+//!   reminder names. Settings no line holds (the output limit, a larger window) are inferred and
+//!   listed in the run config's `inferred_config`; steps no line holds in its `inferred`.
+//! * What Claude Code was seen to decide ([`Imported::observed`]) is kept apart from those
+//!   inputs, so a check can feed the inputs to a profile and compare the decisions.
 //! * Lines that mean nothing to the loop (snapshots, progress, slash commands, meta text) are
 //!   skipped and counted by kind, never fatal. Files that hold no conversation at all (0 bytes,
 //!   summaries or snapshots only, another tool's log) are an [`ImportError`] naming the file and line.
