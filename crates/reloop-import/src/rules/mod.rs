@@ -15,10 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::observed::{Decision, Interrupted, Observation};
+use crate::{ImportError, ImportOptions, Imported};
 
 mod compaction;
 mod inputs;
-use crate::{ImportError, ImportOptions, Imported};
 
 /// The answer a tool gives a call before running it: `None` for a tool the checker does not
 /// have, `Some(Err(text))` when the input breaks the tool's schema (`reloop-tools`' registry).
