@@ -14,7 +14,13 @@ fn recorded() -> PathBuf {
 }
 
 fn real() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+    assert!(
+        root.is_dir(),
+        "the real fixtures are missing: expected {} (shared/ beside the repository)",
+        root.display()
+    );
+    root
 }
 
 /// `check --rules --json PATH`: the exit code and the document.
