@@ -24,9 +24,20 @@ pub struct CheckArgs {
     /// Also write a JUnit XML report here, one test case per session (its folders are created).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Check Claude Code transcripts against their profile's rules instead of replaying: does
+    /// the engine, fed what the model, the tools and the hooks answered, decide what Claude Code
+    /// did? Exit 3 on the first disagreement of any transcript.
+    #[arg(long)]
+    pub rules: bool,
+    /// With `--rules`: the verdicts as one JSON document.
+    #[arg(long, requires = "rules")]
+    pub json: bool,
 }
 
 pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
+    if args.rules {
+        return super::check_rules::run(&args.path, args.junit.as_deref(), args.json);
+    }
     let started = jiff::Timestamp::now();
     let files = files(&args.path)?;
     let mut cases = Vec::new();

@@ -3,6 +3,7 @@
 //! commands form layers with no import cycle (tests/layout.rs).
 
 mod check;
+mod check_rules;
 mod compact;
 mod completions;
 mod diff;

@@ -13,6 +13,7 @@ use reloop_core::{
 use crate::items::{is_cancellation, Item, PromptKind, Response};
 use crate::loop_lines::{output_limit_in, StopBlock, StopHookSummary};
 use crate::observed::{Decision, Interrupted, Observation};
+use crate::skips::{item_line, Skip};
 use crate::ImportSummary;
 
 /// The `tool_result` text given to calls the transcript never answered when the conversation
@@ -36,6 +37,10 @@ pub(crate) struct Emitter {
     pub inferred: Vec<(u64, String)>,
     /// What Claude Code was seen to decide.
     pub observed: Vec<Observation>,
+    /// Where facts of the transcript were left out, in order.
+    pub skips: Vec<Skip>,
+    /// The line of the item being read, for [`Self::skips`].
+    line: Option<usize>,
     /// Consecutive Stop-hook blocks the transcript shows in the turn under way.
     stop_blocks: u32,
     /// A stop of the query under way has been observed.
@@ -74,6 +79,8 @@ impl Emitter {
             summary: ImportSummary::default(),
             inferred: Vec::new(),
             observed: Vec::new(),
+            skips: Vec::new(),
+            line: None,
             stop_blocks: 0,
             query_stopped: false,
             last_response_line: 0,
@@ -218,6 +225,8 @@ impl Emitter {
 
     fn skip(&mut self, kind: &str) {
         *self.summary.skipped.entry(kind.to_string()).or_default() += 1;
+        let after_seq = self.events.len() as u64;
+        self.skips.push(Skip { kind: kind.to_string(), line: self.line, after_seq });
     }
 
     /// The calls of the batch in flight and whether each is answered, in tool_use order.
@@ -402,6 +411,7 @@ impl Emitter {
         let mut items: Vec<Option<Item>> = items.into_iter().map(Some).collect();
         for i in 0..items.len() {
             let Some(item) = items[i].take() else { continue };
+            self.line = item_line(&item);
             match item {
                 Item::Prompt { content, kind, at_ms } => {
                     if kind == PromptKind::FromClaudeCode {
@@ -678,6 +688,7 @@ impl Emitter {
                 }
             }
         }
+        self.line = None;
         self.flush_prompt(None);
         self.drop_hidden();
         self.observe_end_of_query();

@@ -39,6 +39,8 @@ mod export;
 mod items;
 mod loop_lines;
 mod observed;
+mod rules;
+mod skips;
 mod time;
 mod transcript;
 
@@ -52,6 +54,8 @@ use serde_json::{json, Value};
 pub use error::{ExportError, ImportError};
 pub use export::{export, ExportFormat, Exporter};
 pub use observed::{Decision, Interrupted, Observation};
+pub use rules::{check_imported, check_rules, Disagreement, InferredStep, InputCheck, RulesReport};
+pub use skips::Skip;
 pub use time::format_rfc3339_ms;
 
 /// How to import.
@@ -149,6 +153,9 @@ pub struct Imported {
     /// What Claude Code was seen to decide, in transcript order: kept apart from the inputs
     /// (`events`) so that a check can run the inputs through the profile's engine and compare.
     pub observed: Vec<Observation>,
+    /// Where facts of the transcript were left out because the core had no use for them, in
+    /// order (the counts are in `summary.skipped`).
+    pub skips: Vec<Skip>,
 }
 
 /// What [`import_into`] journaled.
@@ -415,6 +422,7 @@ pub fn parse_claude_code(text: &str, origin: &str, opts: &ImportOptions) -> Resu
         at_ms: std::mem::take(&mut emitter.at_ms),
         summary,
         observed: std::mem::take(&mut emitter.observed),
+        skips: std::mem::take(&mut emitter.skips),
     })
 }
 

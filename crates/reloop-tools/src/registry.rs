@@ -97,6 +97,14 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// The answer a call gets before it runs: `None` when no tool here has that name,
+    /// `Some(Err(text))` with the exact `tool_result` text when the input breaks the tool's
+    /// schema. A check of recorded sessions compares it with what the recording shows.
+    pub fn check_input(&self, name: &str, input: &Value) -> Option<Result<(), String>> {
+        let (_, schema) = self.get_with_schema(name)?;
+        Some(validate_input(name, schema, input).map_err(|e| e.to_string()))
+    }
+
     /// The tool, when `name` is known and `input` satisfies its schema.
     fn valid(&self, name: &str, input: &Value) -> Option<&Arc<dyn Tool>> {
         let (tool, schema) = self.get_with_schema(name)?;

@@ -1,0 +1,311 @@
+//! `reloop check --rules DIR|FILE`: does the profile's engine explain what Claude Code did?
+//! Every Claude Code transcript found (a file, or every `*.jsonl` under a folder, subagents'
+//! sidechains included as transcripts of their own) is fed to the engine under its version's
+//! profile, no model called and no tool run, and each decision is held against the transcript's
+//! (`reloop_import::check_rules`). One line per transcript, the first disagreement with its code,
+//! both sides and the rule; exit 3 on any disagreement, 2 on a transcript that cannot be read.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use reloop_import::{ImportError, RulesReport};
+use serde_json::json;
+
+use super::CliError;
+use crate::error::Exit;
+use crate::term::outln;
+
+/// What became of one file.
+enum Verdict {
+    Checked(Box<RulesReport>),
+    /// Named on the command line or found as a transcript, but it cannot be read.
+    Unreadable(String),
+    /// A file Claude Code writes that holds no conversation (0 bytes, titles and checkpoints
+    /// only, a `/command` alone): no decision to check, neither agreement nor failure.
+    NoConversation(String),
+}
+
+struct Case {
+    file: PathBuf,
+    time: Duration,
+    verdict: Verdict,
+}
+
+impl Case {
+    fn disagrees(&self) -> bool {
+        matches!(&self.verdict, Verdict::Checked(r) if r.disagreement.is_some())
+    }
+    fn unreadable(&self) -> bool {
+        matches!(self.verdict, Verdict::Unreadable(_))
+    }
+    fn empty(&self) -> bool {
+        matches!(self.verdict, Verdict::NoConversation(_))
+    }
+}
+
+pub fn run(path: &Path, junit: Option<&Path>, as_json: bool) -> Result<Exit, CliError> {
+    let started = jiff::Timestamp::now();
+    let (files, skipped) = transcripts(path)?;
+    if files.is_empty() {
+        return Err(CliError::Usage(format!("{}: no Claude Code transcripts (*.jsonl)", path.display())));
+    }
+    let registry = reloop_tools::ToolRegistry::builtin();
+    let inputs = |name: &str, input: &serde_json::Value| registry.check_input(name, input);
+    let cases: Vec<Case> = files
+        .into_iter()
+        .map(|file| {
+            let clock = Instant::now();
+            let verdict = match std::fs::read_to_string(&file) {
+                Err(e) => Verdict::Unreadable(format!("cannot read it: {e}")),
+                Ok(text) => match reloop_import::check_rules(&text, &file.display().to_string(), &inputs) {
+                    Ok(report) => Verdict::Checked(Box::new(report)),
+                    Err(
+                        e @ (ImportError::Empty { .. }
+                        | ImportError::NoConversation { .. }
+                        | ImportError::NothingToReplay { .. }),
+                    ) => Verdict::NoConversation(e.to_string()),
+                    Err(e) => Verdict::Unreadable(format!("not a readable transcript: {e}")),
+                },
+            };
+            Case { file, time: clock.elapsed(), verdict }
+        })
+        .collect();
+    let disagree = cases.iter().filter(|c| c.disagrees()).count();
+    let unreadable = cases.iter().filter(|c| c.unreadable()).count();
+    let empty = cases.iter().filter(|c| c.empty()).count();
+    let agree = cases.len() - disagree - unreadable - empty;
+    if as_json {
+        let transcripts: Vec<_> = cases
+            .iter()
+            .map(|c| match &c.verdict {
+                Verdict::Checked(r) => {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    v["status"] = json!(if r.disagreement.is_some() { "disagrees" } else { "agrees" });
+                    v
+                }
+                Verdict::Unreadable(why) => {
+                    json!({"file": c.file.display().to_string(), "status": "unreadable", "error": why})
+                }
+                Verdict::NoConversation(why) => {
+                    json!({"file": c.file.display().to_string(), "status": "no_conversation", "why": why})
+                }
+            })
+            .collect();
+        let skipped: Vec<String> = skipped.iter().map(|p| p.display().to_string()).collect();
+        let doc = json!({
+            "transcripts": transcripts,
+            "skipped": skipped,
+            "agree": agree,
+            "disagree": disagree,
+            "unreadable": unreadable,
+            "no_conversation": empty,
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        for case in &cases {
+            outln!("{}", line(case));
+        }
+        let others = match skipped.len() {
+            0 => String::new(),
+            n => format!(" ({n} other .jsonl files are not Claude Code transcripts; --json lists them)"),
+        };
+        outln!("{agree} agree, {disagree} disagree, {unreadable} unreadable, {empty} without a conversation{others}");
+    }
+    if let Some(junit) = junit {
+        if let Some(dir) = junit.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| CliError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        std::fs::write(junit, junit_xml(&cases, started))
+            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
+    }
+    Ok(if unreadable > 0 || empty == cases.len() {
+        // Nothing readable to check is bad input, as a folder with no transcript is.
+        Exit::BadInput
+    } else if disagree > 0 {
+        Exit::Diverged
+    } else {
+        Exit::Success
+    })
+}
+
+/// One transcript's line.
+fn line(case: &Case) -> String {
+    let name = case.file.display();
+    match &case.verdict {
+        Verdict::Unreadable(why) => format!("UNREADABLE {name}: {why}"),
+        Verdict::NoConversation(_) => format!("empty      {name}  (no conversation: nothing to check)"),
+        Verdict::Checked(r) => match &r.disagreement {
+            None => format!(
+                "agrees     {name}  ({}{}, {} decisions, {} tool inputs, {} inferred)",
+                r.profile,
+                if r.profile_exact == Some(false) { " (nearest)" } else { "" },
+                r.decisions,
+                r.inputs_checked,
+                r.inferred.len()
+            ),
+            Some(_) => format!("DISAGREES  {name}: {}", headline(r)),
+        },
+    }
+}
+
+/// The disagreement in one line, then both sides and the rule.
+fn headline(r: &RulesReport) -> String {
+    let Some(d) = &r.disagreement else { return String::new() };
+    let at = match d.line {
+        Some(line) => format!("line {line}, step {}", d.seq),
+        None => format!("step {}", d.seq),
+    };
+    format!(
+        "{} at {at} ({}): Claude Code: {}; the engine: {}; rule: {}",
+        d.code, r.profile, d.claude_code, d.engine, d.rule
+    )
+}
+
+/// The transcripts under `path`: the file itself and its subagents' sidechains, or every
+/// `*.jsonl` below the folder that holds Claude Code lines (others, such as a recorder's stdout,
+/// are listed as skipped), sorted.
+fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
+    let mut found = Vec::new();
+    let mut dirs = Vec::new();
+    if path.is_dir() {
+        dirs.push(path.to_path_buf());
+    } else {
+        // A session's subagents live beside it: `<session>/subagents/agent-*.jsonl`, or
+        // `subagents/` itself beside it, as recordings keep them (as `import` finds them).
+        let beside = path.parent().map(|d| d.join("subagents"));
+        for subagents in [Some(path.with_extension("").join("subagents")), beside].into_iter().flatten() {
+            if subagents.is_dir() {
+                dirs.push(subagents);
+            }
+        }
+    }
+    while let Some(dir) = dirs.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "jsonl") {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    let (mut transcripts, others): (Vec<PathBuf>, Vec<PathBuf>) =
+        found.into_iter().partition(|p| looks_like_transcript(p));
+    if !path.is_dir() {
+        transcripts.insert(0, path.to_path_buf());
+    }
+    Ok((transcripts, others))
+}
+
+/// A Claude Code transcript's lines carry `sessionId` (stream-json output says `session_id`),
+/// and Claude Code's files without a conversation hold `summary` or `file-history-snapshot`
+/// lines or nothing; a file that cannot be opened is taken as one, so that it is reported.
+fn looks_like_transcript(path: &Path) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else { return true };
+    let reader = std::io::BufReader::new(file);
+    let mut lines = 0;
+    for line in reader.lines().take(64) {
+        let Ok(line) = line else { return true };
+        lines += 1;
+        if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&line) {
+            let own = map
+                .get("type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| matches!(t, "summary" | "file-history-snapshot"));
+            if own || map.contains_key("sessionId") {
+                return true;
+            }
+        }
+    }
+    lines == 0
+}
+
+/// The JUnit report: one case per transcript, a disagreement a `<failure>` whose type is its
+/// code, an unreadable transcript an `<error>` (a broken input is no disagreement).
+fn junit_xml(cases: &[Case], started: jiff::Timestamp) -> String {
+    let failures = cases.iter().filter(|c| c.disagrees()).count();
+    let errors = cases.iter().filter(|c| c.unreadable()).count();
+    let skipped = cases.iter().filter(|c| c.empty()).count();
+    let time: f64 = cases.iter().map(|c| c.time.as_secs_f64()).sum();
+    let timestamp = started.strftime("%Y-%m-%dT%H:%M:%S");
+    let counts = format!(
+        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\"",
+        cases.len()
+    );
+    let mut xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reloop check --rules\" {counts}>\n  <testsuite name=\"reloop check --rules\" {counts} timestamp=\"{timestamp}\">\n"
+    );
+    for case in cases {
+        let open = format!(
+            "    <testcase classname=\"reloop.rules\" name=\"{}\" time=\"{:.3}\"",
+            escape(&case.file.display().to_string()),
+            case.time.as_secs_f64()
+        );
+        match &case.verdict {
+            Verdict::Checked(r) => match &r.disagreement {
+                None => xml.push_str(&format!("{open}/>\n")),
+                Some(d) => {
+                    let body = [
+                        format!(
+                            "{} at line {}, step {}",
+                            d.code,
+                            d.line.map_or("?".to_string(), |l| l.to_string()),
+                            d.seq
+                        ),
+                        format!("  Claude Code: {}", d.claude_code),
+                        format!("  the engine ({}): {}", r.profile, d.engine),
+                        format!("  rule: {}", d.rule),
+                        format!("to see it again: reloop check --rules {}", shell_word(&case.file)),
+                    ];
+                    xml.push_str(&format!(
+                        "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                        escape(&headline(r)),
+                        d.code,
+                        escape(&body.join("\n"))
+                    ));
+                }
+            },
+            Verdict::NoConversation(why) => {
+                xml.push_str(&format!("{open}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", escape(why)))
+            }
+            Verdict::Unreadable(why) => xml.push_str(&format!(
+                "{open}>\n      <error message=\"{}\" type=\"unreadable\">{}</error>\n    </testcase>\n",
+                escape(why),
+                escape(&format!("{}: {why}", case.file.display()))
+            )),
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// A path as one shell word.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// XML text: markup characters escaped, control characters dropped (XML 1.0 has none).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\n' => out.push_str("&#10;"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
