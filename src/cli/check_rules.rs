@@ -225,87 +225,37 @@ fn looks_like_transcript(path: &Path) -> bool {
 }
 
 /// The JUnit report: one case per transcript, a disagreement a `<failure>` whose type is its
-/// code, an unreadable transcript an `<error>` (a broken input is no disagreement).
+/// code, an unreadable transcript an `<error>` (a broken input is no disagreement), a file with
+/// no conversation `<skipped>`.
 fn junit_xml(cases: &[Case], started: jiff::Timestamp) -> String {
-    let failures = cases.iter().filter(|c| c.disagrees()).count();
-    let errors = cases.iter().filter(|c| c.unreadable()).count();
-    let skipped = cases.iter().filter(|c| c.empty()).count();
-    let time: f64 = cases.iter().map(|c| c.time.as_secs_f64()).sum();
-    let timestamp = started.strftime("%Y-%m-%dT%H:%M:%S");
-    let counts = format!(
-        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\"",
-        cases.len()
-    );
-    let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reloop check --rules\" {counts}>\n  <testsuite name=\"reloop check --rules\" {counts} timestamp=\"{timestamp}\">\n"
-    );
-    for case in cases {
-        let open = format!(
-            "    <testcase classname=\"reloop.rules\" name=\"{}\" time=\"{:.3}\"",
-            escape(&case.file.display().to_string()),
-            case.time.as_secs_f64()
-        );
-        match &case.verdict {
-            Verdict::Checked(r) => match &r.disagreement {
-                None => xml.push_str(&format!("{open}/>\n")),
-                Some(d) => {
-                    let body = [
-                        format!(
-                            "{} at line {}, step {}",
-                            d.code,
-                            d.line.map_or("?".to_string(), |l| l.to_string()),
-                            d.seq
-                        ),
-                        format!("  Claude Code: {}", d.claude_code),
-                        format!("  the engine ({}): {}", r.profile, d.engine),
-                        format!("  rule: {}", d.rule),
-                        format!("to see it again: reloop check --rules {}", shell_word(&case.file)),
-                    ];
-                    xml.push_str(&format!(
-                        "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                        escape(&headline(r)),
-                        d.code,
-                        escape(&body.join("\n"))
-                    ));
+    use super::junit::{Outcome, TestCase};
+    let cases: Vec<TestCase> = cases
+        .iter()
+        .map(|case| TestCase {
+            classname: "reloop.rules",
+            name: case.file.display().to_string(),
+            time: case.time,
+            outcome: match &case.verdict {
+                Verdict::Checked(r) => match &r.disagreement {
+                    None => Outcome::Passed,
+                    Some(d) => {
+                        let line = d.line.map_or("?".to_string(), |l| l.to_string());
+                        let body = [
+                            format!("{} at line {line}, step {}", d.code, d.seq),
+                            format!("  Claude Code: {}", d.claude_code),
+                            format!("  the engine ({}): {}", r.profile, d.engine),
+                            format!("  rule: {}", d.rule),
+                            format!("to see it again: reloop check --rules {}", super::junit::shell_word(&case.file)),
+                        ];
+                        Outcome::Failure { message: headline(r), kind: d.code.to_string(), body: body.join("\n") }
+                    }
+                },
+                Verdict::NoConversation(why) => Outcome::Skipped { message: why.clone() },
+                Verdict::Unreadable(why) => {
+                    Outcome::Error { message: why.clone(), body: format!("{}: {why}", case.file.display()) }
                 }
             },
-            Verdict::NoConversation(why) => {
-                xml.push_str(&format!("{open}>\n      <skipped message=\"{}\"/>\n    </testcase>\n", escape(why)))
-            }
-            Verdict::Unreadable(why) => xml.push_str(&format!(
-                "{open}>\n      <error message=\"{}\" type=\"unreadable\">{}</error>\n    </testcase>\n",
-                escape(why),
-                escape(&format!("{}: {why}", case.file.display()))
-            )),
-        }
-    }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
-    xml
-}
-
-/// A path as one shell word.
-fn shell_word(path: &Path) -> String {
-    let text = path.display().to_string();
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
-/// XML text: markup characters escaped, control characters dropped (XML 1.0 has none).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\n' => out.push_str("&#10;"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+        })
+        .collect();
+    super::junit::document("reloop check --rules", started, &cases)
 }

@@ -51,53 +51,107 @@ pub(crate) fn headline(d: &Divergence) -> String {
     format!("{} at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary())
 }
 
-/// The report of one `reloop check`, begun at `started`.
-pub(crate) fn report(cases: &[Case], started: jiff::Timestamp) -> String {
-    let count = |f: fn(&Verdict) -> bool| cases.iter().filter(|c| f(&c.verdict)).count();
-    let failures = count(|v| matches!(v, Verdict::Diverged(_)));
-    let errors = count(|v| matches!(v, Verdict::Unreadable(_)));
+/// One case of a JUnit report, as every command that writes one (`check`, `check --rules`)
+/// shapes it.
+pub(crate) struct TestCase {
+    /// Which kind of check: `reloop.replay`, `reloop.rules`.
+    pub classname: &'static str,
+    pub name: String,
+    pub time: Duration,
+    pub outcome: Outcome,
+}
+
+/// How a case ended, in JUnit's words.
+pub(crate) enum Outcome {
+    Passed,
+    /// A regression: `message` is its headline, `kind` its code, `body` what differs and how
+    /// to see it again.
+    Failure {
+        message: String,
+        kind: String,
+        body: String,
+    },
+    /// The input could not be read.
+    Error {
+        message: String,
+        body: String,
+    },
+    /// Nothing to check.
+    Skipped {
+        message: String,
+    },
+}
+
+/// A JUnit document of one suite named `suite`, begun at `started`: the counts CI systems read
+/// (`tests`, `failures`, `errors`, `skipped`, `time`), its timestamp, and a `time` per case.
+pub(crate) fn document(suite: &str, started: jiff::Timestamp, cases: &[TestCase]) -> String {
+    let count = |f: fn(&Outcome) -> bool| cases.iter().filter(|c| f(&c.outcome)).count();
+    let failures = count(|o| matches!(o, Outcome::Failure { .. }));
+    let errors = count(|o| matches!(o, Outcome::Error { .. }));
+    let skipped = count(|o| matches!(o, Outcome::Skipped { .. }));
     let time: f64 = cases.iter().map(|c| c.time.as_secs_f64()).sum();
     // JUnit's timestamp is ISO 8601 without a zone; reloop writes it in UTC.
     let timestamp = started.strftime("%Y-%m-%dT%H:%M:%S");
     let counts = format!(
-        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{time:.3}\"",
+        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\"",
         cases.len()
     );
     let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"reloop check\" {counts}>\n  <testsuite name=\"reloop check\" {counts} timestamp=\"{timestamp}\">\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{suite}\" {counts}>\n  <testsuite name=\"{suite}\" {counts} timestamp=\"{timestamp}\">\n"
     );
     for case in cases {
         let open = format!(
-            "    <testcase classname=\"reloop.replay\" name=\"{}\" time=\"{:.3}\"",
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+            case.classname,
             escape(&case.name),
             case.time.as_secs_f64()
         );
-        match &case.verdict {
-            Verdict::Passed => xml.push_str(&format!("{open}/>\n")),
-            Verdict::Diverged(d) => {
-                let mut body = vec![headline(d)];
-                body.extend(d.diff.iter().map(|line| format!("  {line}")));
-                if d.diff.is_empty() {
-                    body.push(format!("  - the journal: {}", side(&d.expected)));
-                    body.push(format!("  + today's engine: {}", side(&d.actual)));
-                }
-                body.push(format!("to see it again: {}", reproduce(case)));
-                xml.push_str(&format!(
-                    "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                    escape(&headline(d)),
-                    d.code,
-                    escape(&body.join("\n"))
-                ));
+        let inner = match &case.outcome {
+            Outcome::Passed => {
+                xml.push_str(&format!("{open}/>\n"));
+                continue;
             }
-            Verdict::Unreadable(why) => xml.push_str(&format!(
-                "{open}>\n      <error message=\"{}\" type=\"unreadable\">{}</error>\n    </testcase>\n",
-                escape(why),
-                escape(&format!("{}: {why}", case.file.display()))
-            )),
-        }
+            Outcome::Failure { message, kind, body } => {
+                format!("<failure message=\"{}\" type=\"{}\">{}</failure>", escape(message), escape(kind), escape(body))
+            }
+            Outcome::Error { message, body } => {
+                format!("<error message=\"{}\" type=\"unreadable\">{}</error>", escape(message), escape(body))
+            }
+            Outcome::Skipped { message } => format!("<skipped message=\"{}\"/>", escape(message)),
+        };
+        xml.push_str(&format!("{open}>\n      {inner}\n    </testcase>\n"));
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// The report of one `reloop check`, begun at `started`.
+pub(crate) fn report(cases: &[Case], started: jiff::Timestamp) -> String {
+    let cases: Vec<TestCase> = cases
+        .iter()
+        .map(|case| TestCase {
+            classname: "reloop.replay",
+            name: case.name.clone(),
+            time: case.time,
+            outcome: match &case.verdict {
+                Verdict::Passed => Outcome::Passed,
+                Verdict::Diverged(d) => {
+                    let mut body = vec![headline(d)];
+                    body.extend(d.diff.iter().map(|line| format!("  {line}")));
+                    if d.diff.is_empty() {
+                        body.push(format!("  - the journal: {}", side(&d.expected)));
+                        body.push(format!("  + today's engine: {}", side(&d.actual)));
+                    }
+                    body.push(format!("to see it again: {}", reproduce(case)));
+                    Outcome::Failure { message: headline(d), kind: d.code.to_string(), body: body.join("\n") }
+                }
+                Verdict::Unreadable(why) => {
+                    Outcome::Error { message: why.clone(), body: format!("{}: {why}", case.file.display()) }
+                }
+            },
+        })
+        .collect();
+    document("reloop check", started, &cases)
 }
 
 /// One side of a divergence whose diff is empty: the step's view as JSON.
@@ -116,7 +170,7 @@ pub(crate) fn reproduce(case: &Case) -> String {
 }
 
 /// A path as one shell word: quoted when it holds anything a shell would read.
-fn shell_word(path: &Path) -> String {
+pub(crate) fn shell_word(path: &Path) -> String {
     let text = path.display().to_string();
     if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c)) {
         text
