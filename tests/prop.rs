@@ -229,8 +229,8 @@ fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
         name: name.into(),
         input,
         result: ToolResult::Success,
-        pre_hook: None,
-        post_hook: None,
+        pre_hooks: vec![],
+        post_hooks: vec![],
     };
     let script = vec![
         M::Calls { calls: vec![call("Read", serde_json::json!({"file_path": "README.md"}))], input_tokens: 100 },
@@ -267,4 +267,70 @@ fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
     // The cassette is read whole before the run: a response it could not read would be exit 2.
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(!stderr(&out).contains("cassette"), "{}", stderr(&out));
+}
+
+#[test]
+fn each_configured_hook_is_drawn_apart_and_why_names_the_user_s_hook() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    let body = serde_json::json!({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "./scripts/tests-pass.sh"}]},
+        {"hooks": [{"type": "command", "command": "npm run lint"}]},
+    ]}});
+    std::fs::write(&settings, body.to_string()).unwrap();
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "300",
+        "--seed",
+        "11",
+        "--settings",
+        settings.to_str().unwrap(),
+        "--property",
+        "never_blocked: stop_hook_blocks == 0",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let why = stdout(&ws.reloop(&["why", &session, "--json"]));
+    assert!(why.contains("./scripts/tests-pass.sh") || why.contains("npm run lint"), "{why}");
+    assert!(!why.contains("./check.sh"), "{why}");
+}
+
+#[test]
+fn a_rule_on_an_input_refuses_exactly_the_calls_it_names() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    let prop = |rules: &str| {
+        std::fs::write(&settings, format!(r#"{{"permissions": {rules}}}"#)).unwrap();
+        ws.reloop(&[
+            "prop",
+            "--cases",
+            "400",
+            "--seed",
+            "5",
+            "--tools",
+            "Bash",
+            "--settings",
+            settings.to_str().unwrap(),
+            "--property",
+            "nothing_refused: denials == 0",
+            "--json",
+        ])
+    };
+    // Every Bash call allowed: nothing is refused, whatever the input (no random denial).
+    let out = prop(r#"{"allow": ["Bash"]}"#);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    // A deny rule on `rm` refuses the calls that run rm, and only those.
+    let out = prop(r#"{"allow": ["Bash"], "deny": ["Bash(rm:*)"]}"#);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let steps = stdout(&ws.reloop(&["show", "--steps", &session]));
+    assert!(steps.contains("rm x"), "{steps}");
+    // An ask rule, with nobody to ask, refuses as a non-interactive run does.
+    let out = prop(r#"{"allow": ["Bash"], "ask": ["Bash(git push:*)"]}"#);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let steps = stdout(&ws.reloop(&["show", "--steps", &session]));
+    assert!(steps.contains("git push x"), "{steps}");
 }

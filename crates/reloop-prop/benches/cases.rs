@@ -13,8 +13,8 @@ fn main() {
     let mut setup = Setup::new(
         Config::default().with_max_turns(Some(20)).with_max_budget_usd(Some(5.0)).with_stop_hook_block_cap(4),
     );
-    setup.stop_hooks = true;
-    setup.tools[1].pre_hooks = true;
+    setup.stop_hooks = vec!["./tests-pass.sh".into()];
+    setup.tools[1].pre_hooks = vec!["./guard.sh".into()];
     setup.max_responses = 20;
     for (label, properties) in [
         ("invariants only", vec![]),

@@ -26,6 +26,7 @@
 
 pub mod cassette;
 pub mod invariants;
+mod play;
 mod property;
 pub mod record;
 mod runner;
@@ -35,7 +36,7 @@ mod summary;
 
 pub use property::{Property, PropertyError};
 pub use runner::{run, run_with_hooks, Coverage, Failure, Report, RunOptions, Verdict};
-pub use setup::{OfferedTool, Setup};
+pub use setup::{OfferedTool, Permissions, Setup, SetupError};
 pub use summary::Summary;
 
 pub use reloop_core::testkit::{Call, HookOutcome, ModelOutcome, ToolResult};
@@ -72,7 +73,8 @@ impl HookRunner for Simulated {
 pub struct World {
     /// The model's answer to each request, in request order (summary requests included).
     pub script: Vec<ModelOutcome>,
-    /// The Stop hooks' verdicts, one per time they run (`Pass` once they run out).
+    /// The Stop hooks' verdicts, one per configured Stop hook per time they run, in order
+    /// (`Pass` once they run out).
     pub stop_hooks: Vec<HookOutcome>,
     /// The user queues a message before the events with these indices.
     pub queue_at: Vec<usize>,
@@ -91,10 +93,11 @@ impl World {
         let mut sim = reloop_core::testkit::Simulation::new(setup.config.clone())
             .abort_at(self.abort_at)
             .queue_at(self.queue_at.clone());
-        if setup.stop_hooks {
+        if !setup.stop_hooks.is_empty() {
             sim = sim.stop_hooks(self.stop_hooks.clone());
         }
         sim.max_steps = setup.step_bound(self.script.len());
-        sim.run_with_hooks(&self.script, &mut |event, call| hooks.runs(event, call))
+        let mut play = play::Play { setup, hooks, stop: &self.stop_hooks, stop_runs: 0 };
+        sim.run_with(&self.script, &mut play)
     }
 }
