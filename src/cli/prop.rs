@@ -272,6 +272,8 @@ struct Written {
     session: String,
     cassette: PathBuf,
     run_command: String,
+    /// What a run of the cassette does not reproduce, as the cassette says.
+    not_reproduced: Vec<String>,
 }
 
 /// Journals the counterexample as a session (source `prop`) and writes its cassette.
@@ -287,7 +289,12 @@ fn write_counterexample(
     let dir = args.out.clone().unwrap_or_else(|| cwd.join(".reloop").join("prop"));
     std::fs::create_dir_all(&dir).map_err(|e| CliError::Io(format!("cannot create {}: {e}", dir.display())))?;
     let cassette_path = dir.join(format!("{id}.json"));
-    let cassette = reloop_prop::cassette::cassette(&failure.world, &setup.config.model);
+    let cassette = reloop_prop::cassette::cassette(&failure.world, setup, hooks);
+    let not_reproduced: Vec<String> = cassette
+        .get("not_reproduced")
+        .and_then(Value::as_array)
+        .map(|notes| notes.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
     let text = serde_json::to_string_pretty(&cassette).map_err(|e| CliError::Io(e.to_string()))?;
     std::fs::write(&cassette_path, text + "\n")
         .map_err(|e| CliError::Io(format!("cannot write {}: {e}", cassette_path.display())))?;
@@ -313,13 +320,17 @@ fn write_counterexample(
     let mut journal = args.journal.open(&cwd, crate::launch::journal::Open::Create)?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     reloop_prop::record::journal_trace(&mut *journal, &trace, &id, now, run_config)?;
-    Ok(Written { session: id, cassette: cassette_path, run_command })
+    Ok(Written { session: id, cassette: cassette_path, run_command, not_reproduced })
 }
 
 /// The `reloop run` line that plays the cassette under the same limits.
 fn run_command(args: &PropArgs, setup: &Setup, cassette: &Path) -> String {
     let c = &setup.config;
     let mut line = format!("reloop run --script {} --compat {}", cassette.display(), c.profile.name());
+    // The rules judge paths against the workspace the cases were judged in.
+    if let Ok(cwd) = current_dir() {
+        line += &format!(" --cwd {}", cwd.display());
+    }
     line += &format!(" --model {} --max-retries {}", c.model, c.max_retries);
     if let Some(n) = c.max_turns {
         line += &format!(" --max-turns {n}");
@@ -406,6 +417,9 @@ fn print_report(report: &Report, written: Option<&Written>, args: &PropArgs) {
         outln!("  session:  {}   (reloop why {})", w.session, w.session);
         outln!("  cassette: {}", w.cassette.display());
         outln!("  replay it: {}", w.run_command);
+        for note in &w.not_reproduced {
+            outln!("  not reproduced by the cassette: {note}");
+        }
         let again = if args.seed.is_some() { String::new() } else { format!(" (add --seed {})", report.seed) };
         outln!("  the same seed finds it again{again}");
     }
@@ -465,6 +479,7 @@ fn report_json(report: &Report, written: Option<&Written>) -> Value {
             "session": written.map(|w| w.session.clone()),
             "cassette": written.map(|w| w.cassette.clone()),
             "run_command": written.map(|w| w.run_command.clone()),
+            "not_reproduced": written.map(|w| w.not_reproduced.clone()),
         })),
     })
 }

@@ -175,12 +175,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             "--enqueue puts the session in a shared journal's queue: --journal postgres://...".into(),
         ));
     }
+    let mut tools = ToolRegistry::builtin();
+    if let Some(script) = &args.script {
+        recorded_tools(script, &mut tools)?;
+    }
     let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings.other).await?;
-    let (session, journal_path) = args.new_session(kind, cwd.clone(), journal_base, settings, settings_path).launch(
-        &prompt,
-        ToolRegistry::builtin(),
-        &servers,
-    )?;
+    let (session, journal_path) =
+        args.new_session(kind, cwd.clone(), journal_base, settings, settings_path).launch(&prompt, tools, &servers)?;
     if args.enqueue {
         let id = session.enqueue(vec![ContentBlock::text(prompt)])?;
         crate::term::outln!("{id}");
@@ -298,4 +299,48 @@ fn parse_user_line(line: &str) -> Result<Vec<ContentBlock>, String> {
     let message: reloop_core::Message = serde_json::from_value(value.get("message").cloned().unwrap_or_default())
         .map_err(|e| format!("bad message ({e})"))?;
     Ok(message.content)
+}
+
+/// What a cassette holds for the run besides the model's answers.
+#[derive(serde::Deserialize)]
+struct CassetteExtras {
+    /// Tool name → the results of its calls, in call order: the tool is not run.
+    #[serde(default)]
+    tool_results: std::collections::BTreeMap<String, Vec<RecordedResult>>,
+    /// What a run of the cassette does not reproduce (of the session it was written from).
+    #[serde(default)]
+    not_reproduced: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct RecordedResult {
+    content: String,
+    #[serde(default)]
+    is_error: bool,
+}
+
+/// Answers the calls of each tool the cassette has `tool_results` for from them, as `rerun
+/// --recorded-tools` does (`reloop prop`'s counterexamples carry the outcomes their worlds drew),
+/// and says what the cassette says a run does not reproduce. The responses themselves are
+/// skipped here, never held: the provider reads them.
+fn recorded_tools(script: &std::path::Path, tools: &mut ToolRegistry) -> Result<(), CliError> {
+    let file =
+        std::fs::File::open(script).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", script.display())))?;
+    let reader = std::io::BufReader::new(std::io::Read::take(file, reloop_model::MAX_CASSETTE_BYTES + 1));
+    // A cassette that does not parse is the provider's to report, with its line and column.
+    let Ok(extras) = serde_json::from_reader::<_, CassetteExtras>(reader) else { return Ok(()) };
+    for note in &extras.not_reproduced {
+        crate::term::errln!("reloop: the cassette does not reproduce: {note}");
+    }
+    for (name, results) in extras.tool_results {
+        let Some(tool) = tools.get(&name).cloned() else {
+            return Err(CliError::Usage(format!(
+                "{}: tool_results names {name}, which is not a built-in tool",
+                script.display()
+            )));
+        };
+        let results = results.into_iter().map(|r| (r.content, r.is_error)).collect();
+        tools.register(std::sync::Arc::new(reloop_inspect::rerun::RecordedTool::new(tool, results)));
+    }
+    Ok(())
 }

@@ -90,6 +90,11 @@ impl World {
 
     /// As [`World::simulate`], the hooks' runs asked of `hooks` first.
     pub fn simulate_with(&self, setup: &Setup, hooks: &dyn HookRunner) -> reloop_core::testkit::Trace {
+        self.play(setup, hooks).trace
+    }
+
+    /// As [`World::simulate_with`], also telling which calls ran.
+    pub fn play(&self, setup: &Setup, hooks: &dyn HookRunner) -> Played {
         let mut sim = reloop_core::testkit::Simulation::new(setup.config.clone())
             .abort_at(self.abort_at)
             .queue_at(self.queue_at.clone());
@@ -97,7 +102,18 @@ impl World {
             sim = sim.stop_hooks(self.stop_hooks.clone());
         }
         sim.max_steps = setup.step_bound(self.script.len());
-        let mut play = play::Play { setup, hooks, stop: &self.stop_hooks, stop_runs: 0 };
-        sim.run_with(&self.script, &mut play)
+        let mut play = play::Play { setup, hooks, stop: &self.stop_hooks, stop_runs: 0, ran: Vec::new() };
+        let trace = sim.run_with(&self.script, &mut play);
+        Played { trace, ran: play.ran }
     }
+}
+
+/// A world played under a setup.
+#[derive(Debug)]
+pub struct Played {
+    /// What the session did.
+    pub trace: reloop_core::testkit::Trace,
+    /// The `tool_use` ids of the calls that ran (neither hooks nor rules refused them), in
+    /// the order they were decided.
+    pub ran: Vec<String>,
 }

@@ -18,6 +18,8 @@ pub(crate) struct Play<'a> {
     pub(crate) stop: &'a [HookOutcome],
     /// Times the Stop hooks ran so far.
     pub(crate) stop_runs: usize,
+    /// The calls that ran (neither hooks nor rules refused them), by `tool_use` id.
+    pub(crate) ran: Vec<String>,
 }
 
 impl Outside for Play<'_> {
@@ -49,7 +51,10 @@ impl Outside for Play<'_> {
     fn refusal(&mut self, call: &ToolUse, pre: &[HookRun]) -> Option<Refusal> {
         match self.setup.ruling(call, pre) {
             Ruling::Refuse { message, denied, .. } => Some(Refusal { message, denied }),
-            _ => None,
+            Ruling::Run { .. } => {
+                self.ran.push(call.id.clone());
+                None
+            }
         }
     }
 }

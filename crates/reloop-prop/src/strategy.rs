@@ -139,6 +139,7 @@ pub fn model_outcome(setup: &Setup) -> impl Strategy<Value = ModelOutcome> {
     let (half, past) = (window / 2, window + window / 10 + 1);
     let small = 100u64.min(half - 1)..half;
     let calls = prop::collection::vec(call(setup), 1..4);
+    let read_calls = if setup.tool("Read").is_some() { 2usize } else { 0 };
     prop_oneof![
         4 => Just(ModelOutcome::Text),
         8 => (calls, prop_oneof![3 => small, 1 => half..past])
@@ -148,12 +149,16 @@ pub fn model_outcome(setup: &Setup) -> impl Strategy<Value = ModelOutcome> {
             Just(StopReason::StopSequence),
             Just(StopReason::PauseTurn),
             Just(StopReason::Refusal),
+            // A stop reason this engine has no name for, as a newer API sends.
+            Just(StopReason::Other("model_context_window_exceeded".into())),
         ].prop_map(ModelOutcome::Stopped),
         1 => Just(ModelOutcome::MissingToolCall),
         2 => (0u64..4_000).prop_map(ModelOutcome::TextTokens),
-        // Text of a large usage; large usage with calls is drawn as `Calls` above, of the tools
-        // offered (a `Large` call is always a Read of /x).
-        1 => (half..past).prop_map(|input_tokens| ModelOutcome::Large { input_tokens, tools: 0 }),
+        // Large usage; its calls (always Reads of /x) only when Read is offered. Calls of any
+        // offered tool with large usage are drawn as `Calls` above.
+        1 => (half..past, 0..=read_calls).prop_map(|(input_tokens, tools)| ModelOutcome::Large { input_tokens, tools }),
+        // Plain Reads of /x (none: a `tool_use` stop with no block), when Read is offered.
+        1 => (0..=read_calls).prop_map(ModelOutcome::Tools),
         1 => Just(ModelOutcome::Error),
         1 => Just(ModelOutcome::Overloaded),
         1 => prop::option::of(0u64..2_000).prop_map(|retry_after_ms| ModelOutcome::RateLimited { retry_after_ms }),

@@ -258,7 +258,7 @@ impl Simulation {
                 match command {
                     Command::CallModel(call) => {
                         let outcome = script.get(call.request as usize - 1).cloned();
-                        queue.extend(model_events(call.request, outcome));
+                        queue.extend(model_events(call.request, outcome, script.len()));
                     }
                     Command::WaitRetry(wait) => queue.push_back(Event::RetryReady { attempt: wait.attempt }),
                     Command::Summarize { request, .. } => {

@@ -161,7 +161,9 @@ pub(super) fn tool_events(
     events
 }
 
-pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<Event> {
+/// The events of the model's answer to `request`: `outcome`, or none past the end of a
+/// script of `len` answers, worded as `reloop run --script` words an exhausted cassette.
+pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>, len: usize) -> Vec<Event> {
     let done = |stop: StopReason| Event::ModelDone {
         id: Some(format!("msg_{request}")),
         model: None,
@@ -287,7 +289,11 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
             events
         }
         None => vec![Event::ModelFailed {
-            error: ModelError::new(None, "script_exhausted", format!("no response for model request {request}")),
+            error: ModelError::new(
+                None,
+                "script_exhausted",
+                format!("the script has no response for model request {request} (it holds {len})"),
+            ),
             request,
         }],
     }
