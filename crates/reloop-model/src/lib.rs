@@ -37,10 +37,11 @@ mod scripted;
 pub mod sse;
 
 pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};
+pub use cassette::EXTRA_KEYS;
 pub use error::{ConfigError, ScriptError};
 pub use http::{is_local_url, is_redacted_url, redact_url};
 pub use limits::{ResponseLimits, Timeouts, RESPONSE_TOO_LARGE};
 pub use openai::{openai_request_body, parse_openai_sse, OpenAiAssembler, OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelRequest, StreamEvent, SystemBlock, WireStyle};
-pub use scripted::{ScriptedProvider, EXTRA_KEYS, MAX_CASSETTE_BYTES};
+pub use scripted::{ScriptedProvider, MAX_CASSETTE_BYTES};
 pub use sse::{sse_events, sse_events_with, SseAssembler};

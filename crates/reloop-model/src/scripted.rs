@@ -27,7 +27,7 @@ use reloop_core::ModelError;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::cassette::{parse_response, strip_position, validate_response, Replace};
+use crate::cassette::{parse_response, strip_position, unknown_key, validate_response, Replace, EXTRA_KEYS};
 use crate::error::ScriptError;
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
@@ -51,14 +51,6 @@ fn too_long() -> std::io::Error {
         std::io::ErrorKind::InvalidData,
         format!("a cassette is at most {} MiB; this one is longer", MAX_CASSETTE_BYTES >> 20),
     )
-}
-
-/// The keys a cassette may hold besides `"responses"`, for the run rather than the provider.
-pub const EXTRA_KEYS: &[&str] = &["tool_results", "not_reproduced"];
-
-/// The error for a cassette key that is none of reloop's.
-pub(crate) fn unknown_key(key: &str) -> String {
-    format!("unknown key {key:?} (expected \"responses\", \"tool_results\" or \"not_reproduced\")")
 }
 
 /// Answers model requests from a cassette.
