@@ -40,6 +40,10 @@ pub use setup::{OfferedTool, Permissions, Setup, SetupError};
 pub use summary::Summary;
 
 pub use reloop_core::testkit::{Call, HookOutcome, ModelOutcome, ToolResult};
+/// The settings file and the permission modes a [`Setup`] is built from, so a test needs no
+/// other reloop crate to name them.
+pub use reloop_hooks::Settings;
+pub use reloop_tools::PermissionMode;
 
 /// The prompt every simulated session starts from (and a counterexample's cassette is run on).
 pub const PROMPT: &str = "go";
