@@ -61,8 +61,10 @@ pub fn sampled_input(schema: &Value, valid: bool, variant: u8, samples: &[String
         .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
         .unwrap_or_default();
     let mut input = Map::new();
-    let mut sample =
-        (!samples.is_empty() && variant % 3 != 0).then(|| samples[usize::from(variant) % samples.len()].clone());
+    let mut sample = match variant.is_multiple_of(3) {
+        true => None,
+        false => samples.get(usize::from(variant) % samples.len().max(1)).cloned(),
+    };
     for name in &required {
         let ty = props.get(name).and_then(|p| p.get("type")).and_then(Value::as_str).unwrap_or("string");
         let value = match (ty, sample.take()) {

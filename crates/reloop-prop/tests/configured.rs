@@ -25,8 +25,11 @@ fn worlds(setup: &Setup, n: usize) -> Vec<World> {
     (0..n).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect()
 }
 
-/// Every hook run of the trace: (event, command, exit code), one list per time the hooks ran.
-fn hook_rounds(trace: &Trace) -> Vec<(HookEventName, Vec<(String, Option<i32>)>)> {
+/// One time an event's hooks ran: each hook's command and exit code.
+type Round = (HookEventName, Vec<(String, Option<i32>)>);
+
+/// Every time hooks ran in the trace.
+fn hook_rounds(trace: &Trace) -> Vec<Round> {
     trace
         .steps
         .iter()
