@@ -324,10 +324,10 @@ struct RecordedResult {
 /// and says what the cassette says a run does not reproduce. The responses themselves are
 /// skipped here, never held: the provider reads them.
 fn recorded_tools(script: &std::path::Path, tools: &mut ToolRegistry) -> Result<(), CliError> {
-    let file =
-        std::fs::File::open(script).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", script.display())))?;
+    // A cassette that cannot be read is the provider's to report, as the script's.
+    let Ok(file) = std::fs::File::open(script) else { return Ok(()) };
     let reader = std::io::BufReader::new(std::io::Read::take(file, reloop_model::MAX_CASSETTE_BYTES + 1));
-    // A cassette that does not parse is the provider's to report, with its line and column.
+    // Nor one that does not parse: the provider names its line and column.
     let Ok(extras) = serde_json::from_reader::<_, CassetteExtras>(reader) else { return Ok(()) };
     for note in &extras.not_reproduced {
         crate::term::errln!("reloop: the cassette does not reproduce: {note}");
@@ -340,7 +340,34 @@ fn recorded_tools(script: &std::path::Path, tools: &mut ToolRegistry) -> Result<
             )));
         };
         let results = results.into_iter().map(|r| (r.content, r.is_error)).collect();
-        tools.register(std::sync::Arc::new(reloop_inspect::rerun::RecordedTool::new(tool, results)));
+        let recorded = reloop_inspect::rerun::RecordedTool::new(tool, results);
+        tools.register(std::sync::Arc::new(InOrder(std::sync::Arc::new(recorded))));
     }
     Ok(())
+}
+
+/// A tool whose calls run one after another, so recorded results, handed out in order, go to
+/// the calls in the order the model made them (concurrent calls would take them in the order
+/// their threads come).
+struct InOrder(std::sync::Arc<dyn reloop_tools::Tool>);
+
+impl reloop_tools::Tool for InOrder {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn description(&self) -> &str {
+        self.0.description()
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        self.0.input_schema()
+    }
+    fn is_read_only(&self, input: &serde_json::Value) -> bool {
+        self.0.is_read_only(input)
+    }
+    fn is_concurrency_safe(&self, _: &serde_json::Value) -> bool {
+        false
+    }
+    fn call(&self, input: &serde_json::Value, ctx: &reloop_tools::ToolContext) -> reloop_tools::ToolOutput {
+        self.0.call(input, ctx)
+    }
 }
