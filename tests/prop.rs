@@ -65,9 +65,7 @@ fn max_turns_does_not_bound_requests_and_the_counterexample_replays_explains_and
 
     // The cassette: `reloop run --script` under the same limits breaks the property again.
     let command = failure["run_command"].as_str().unwrap();
-    let mut words: Vec<&str> = command.split(' ').skip(1).collect();
-    let cwd = ws.cwd();
-    words.extend(["--cwd", cwd.to_str().unwrap()]);
+    let words: Vec<&str> = command.split(' ').skip(1).collect();
     ws.reloop(&words);
     let steps = stdout(&ws.reloop(&["show", "--steps", "last"]));
     assert!(steps.matches("call_model(").count() > 3, "{steps}");
@@ -169,6 +167,8 @@ fn from_a_recorded_session_its_limits_are_tested_and_junit_reports_each_verdict(
     assert!(xml.contains("<testcase name=\"property limited\"/>"), "{xml}");
 }
 
+/// A bare deny rule removes the tool: each call is refused as a tool that does not exist, which
+/// (as in Claude Code) is a tool error, not a permission denial.
 #[test]
 fn a_tool_a_deny_rule_names_whole_is_refused_in_every_case() {
     let ws = Workspace::seed();
@@ -185,11 +185,11 @@ fn a_tool_a_deny_rule_names_whole_is_refused_in_every_case() {
         "--settings",
         settings.to_str().unwrap(),
         "--property",
-        "bash_refused: tool_calls.Bash <= denials + tool_errors",
+        "bash_refused: tool_calls.Bash <= tool_errors",
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    assert!(json(&out)["coverage"]["denied"].as_u64().unwrap() > 0);
+    assert!(json(&out)["coverage"]["called_tools"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -229,8 +229,8 @@ fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
         name: name.into(),
         input,
         result: ToolResult::Success,
-        pre_hook: None,
-        post_hook: None,
+        pre_hooks: vec![],
+        post_hooks: vec![],
     };
     let script = vec![
         M::Calls { calls: vec![call("Read", serde_json::json!({"file_path": "README.md"}))], input_tokens: 100 },
@@ -252,7 +252,10 @@ fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
     let world = World { script, stop_hooks: vec![], queue_at: vec![], abort_at: None };
     let ws = Workspace::seed();
     let path = ws.dir.path().join("every.json");
-    std::fs::write(&path, reloop_prop::cassette::cassette(&world, "claude-sonnet-4-6").to_string()).unwrap();
+    let setup = reloop_prop::Setup::new(reloop_core::Config::default().with_model("claude-sonnet-4-6".to_string()));
+    let cassette = reloop_prop::cassette::cassette(&world, &setup, &reloop_prop::Simulated);
+    assert_eq!(cassette["tool_results"]["Read"][0]["content"], "ran Read", "{cassette}");
+    std::fs::write(&path, cassette.to_string()).unwrap();
     let cwd = ws.cwd();
     let out = ws.reloop(&[
         "run",
@@ -267,4 +270,161 @@ fn a_cassette_of_every_outcome_kind_is_one_reloop_run_accepts() {
     // The cassette is read whole before the run: a response it could not read would be exit 2.
     assert_ne!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(!stderr(&out).contains("cassette"), "{}", stderr(&out));
+}
+
+#[test]
+fn each_configured_hook_is_drawn_apart_and_why_names_the_user_s_hook() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    let body = serde_json::json!({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "./scripts/tests-pass.sh"}]},
+        {"hooks": [{"type": "command", "command": "npm run lint"}]},
+    ]}});
+    std::fs::write(&settings, body.to_string()).unwrap();
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "300",
+        "--seed",
+        "11",
+        "--settings",
+        settings.to_str().unwrap(),
+        "--property",
+        "never_blocked: stop_hook_blocks == 0",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let why = stdout(&ws.reloop(&["why", &session, "--json"]));
+    assert!(why.contains("./scripts/tests-pass.sh") || why.contains("npm run lint"), "{why}");
+    assert!(!why.contains("./check.sh"), "{why}");
+}
+
+#[test]
+fn a_rule_on_an_input_refuses_exactly_the_calls_it_names() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    let prop = |rules: &str| {
+        std::fs::write(&settings, format!(r#"{{"permissions": {rules}}}"#)).unwrap();
+        ws.reloop(&[
+            "prop",
+            "--cases",
+            "400",
+            "--seed",
+            "5",
+            "--tools",
+            "Bash",
+            "--settings",
+            settings.to_str().unwrap(),
+            "--property",
+            "nothing_refused: denials == 0",
+            "--json",
+        ])
+    };
+    // Every Bash call allowed: nothing is refused, whatever the input (no random denial).
+    let out = prop(r#"{"allow": ["Bash"]}"#);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    // A deny rule on `rm` refuses the calls that run rm, and only those.
+    let out = prop(r#"{"allow": ["Bash"], "deny": ["Bash(rm:*)"]}"#);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let steps = stdout(&ws.reloop(&["show", "--steps", &session]));
+    assert!(steps.contains("rm x"), "{steps}");
+    // An ask rule, with nobody to ask, refuses as a non-interactive run does.
+    let out = prop(r#"{"allow": ["Bash"], "ask": ["Bash(git push:*)"]}"#);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let session = json(&out)["failure"]["session"].as_str().unwrap().to_string();
+    let steps = stdout(&ws.reloop(&["show", "--steps", &session]));
+    assert!(steps.contains("git push x"), "{steps}");
+}
+
+/// The decisions `why --json` lists for a session, without the step numbers (a run journals
+/// the stream's deltas as steps of their own).
+fn decisions(ws: &Workspace, session: &str) -> Vec<Value> {
+    let out = ws.reloop(&["why", session, "--json"]);
+    let mut all: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+    for d in &mut all {
+        d.as_object_mut().unwrap().remove("seq");
+    }
+    all
+}
+
+/// The tool results of a session's conversation, as `show` prints them.
+fn tool_results(ws: &Workspace, session: &str) -> Vec<String> {
+    let shown = stdout(&ws.reloop(&["show", session]));
+    shown.lines().filter(|l| l.starts_with("user: tool_result")).map(str::to_string).collect()
+}
+
+#[test]
+fn the_cassette_of_a_counterexample_that_depends_on_a_tool_outcome_reruns_into_the_same_decisions() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"allow": ["Bash"]}}"#).unwrap();
+    // False only when a Bash call succeeds: the drawn outcome ("ran Bash") decides it; the
+    // real command (`x`) would fail.
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "300",
+        "--seed",
+        "8",
+        "--tools",
+        "Bash",
+        "--max-retries",
+        "0",
+        "--settings",
+        settings.to_str().unwrap(),
+        "--property",
+        "every_bash_call_fails: tool_calls.Bash == tool_errors + denials",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let failure = &json(&out)["failure"];
+    let session = failure["session"].as_str().unwrap().to_string();
+    let cassette: Value =
+        serde_json::from_str(&std::fs::read_to_string(failure["cassette"].as_str().unwrap()).unwrap()).unwrap();
+    assert!(cassette["tool_results"]["Bash"].is_array(), "{cassette}");
+
+    let command = failure["run_command"].as_str().unwrap();
+    let words: Vec<&str> = command.split(' ').skip(1).collect();
+    let run = ws.reloop(&words);
+    assert_ne!(run.status.code(), Some(2), "{}", stderr(&run));
+    let rerun = stdout(&ws.reloop(&["sessions", "--json"]));
+    let sessions: Value = serde_json::from_str(&rerun).unwrap();
+    let newest =
+        sessions.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).find(|id| *id != session);
+    let newest = newest.expect("the run journaled a session");
+    assert_eq!(decisions(&ws, &newest), decisions(&ws, &session));
+    assert_eq!(tool_results(&ws, &newest), tool_results(&ws, &session));
+    assert!(tool_results(&ws, &session).iter().any(|r| !r.contains("(error)")), "{:?}", tool_results(&ws, &session));
+}
+
+#[test]
+fn what_a_cassette_cannot_reproduce_it_says_and_prop_prints() {
+    let ws = Workspace::seed();
+    let settings = ws.dir.path().join("settings.json");
+    let body = serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./tests-pass.sh"}]}]}});
+    std::fs::write(&settings, body.to_string()).unwrap();
+    let out = ws.reloop(&[
+        "prop",
+        "--cases",
+        "300",
+        "--seed",
+        "2",
+        "--settings",
+        settings.to_str().unwrap(),
+        "--property",
+        "never_blocked: stop_hook_blocks == 0",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("not reproduced by the cassette: the verdicts of the hooks ./tests-pass.sh"), "{text}");
+    let path = text.lines().find_map(|l| l.trim().strip_prefix("cassette: ")).unwrap().trim().to_string();
+    let cassette: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(cassette["not_reproduced"][0].as_str().unwrap().contains("./tests-pass.sh"), "{cassette}");
+    // `reloop run` reads such a cassette and says the same.
+    let cwd = ws.cwd();
+    let run = ws.reloop(&["run", "go", "--script", &path, "--cwd", cwd.to_str().unwrap()]);
+    assert_ne!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("the cassette does not reproduce: the verdicts of the hooks"), "{}", stderr(&run));
 }

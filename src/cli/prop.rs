@@ -6,7 +6,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use reloop_core::hook::HookEventName;
 use reloop_core::Config;
 use reloop_hooks::Settings;
 use reloop_prop::{OfferedTool, Property, Report, RunOptions, Setup};
@@ -65,6 +64,11 @@ pub struct PropArgs {
     pub tools: Vec<String>,
     #[command(flatten)]
     pub settings: SettingsArg,
+    /// The permission mode each call is judged in, with the settings file's rules, as a
+    /// non-interactive `reloop run` judges it (an ask is refused): default, acceptEdits, plan,
+    /// bypassPermissions or dontAsk.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub permission_mode: String,
     #[command(flatten)]
     pub mcp: McpArgs,
     /// Whose loop rules to follow: claude-code-2.1.332, claude-code-2.1.197, or reloop.
@@ -211,15 +215,21 @@ async fn setup_from_flags(args: &PropArgs, seed: u64) -> Result<(Setup, Settings
     }
     let specs: Vec<(String, Value)> = registry.specs().into_iter().map(|s| (s.name, s.input_schema)).collect();
     let mut setup = Setup::new(config);
-    setup.tools = offered(&specs, &args.tools, &settings)?;
-    setup.stop_hooks = !settings.hooks.matching(HookEventName::Stop, None).is_empty();
+    setup.tools = offered(&specs, &args.tools)?;
+    let mode =
+        args.permission_mode.parse().map_err(|e: reloop_tools::PermissionError| CliError::Usage(e.to_string()))?;
+    let mut setup = setup.with_settings(&settings, mode, &cwd).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(permissions) = &mut setup.permissions {
+        // The MCP servers' tools are judged as a run judges them (never read-only).
+        permissions.registry = registry;
+    }
     setup.max_responses = usize::from(args.max_responses);
     setup.extra.insert("compat".into(), json!(args.compat));
     Ok((setup, settings))
 }
 
-/// The tools named (all when none are), each with its schema and whether hooks match it.
-fn offered(specs: &[(String, Value)], names: &[String], settings: &Settings) -> Result<Vec<OfferedTool>, CliError> {
+/// The tools named (all when none are), each with its schema.
+fn offered(specs: &[(String, Value)], names: &[String]) -> Result<Vec<OfferedTool>, CliError> {
     let wanted: Vec<&str> = names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()).collect();
     if let Some(unknown) = wanted.iter().find(|n| !specs.iter().any(|(name, _)| name == *n)) {
         let known: Vec<&str> = specs.iter().map(|(n, _)| n.as_str()).collect();
@@ -228,25 +238,8 @@ fn offered(specs: &[(String, Value)], names: &[String], settings: &Settings) -> 
     Ok(specs
         .iter()
         .filter(|(name, _)| wanted.is_empty() || wanted.contains(&name.as_str()))
-        .map(|(name, schema)| OfferedTool {
-            name: name.clone(),
-            schema: schema.clone(),
-            pre_hooks: !settings.hooks.matching(HookEventName::PreToolUse, Some(name)).is_empty(),
-            post_hooks: !settings.hooks.matching(HookEventName::PostToolUse, Some(name)).is_empty(),
-            denied: denies_whole_tool(settings, name),
-        })
+        .map(|(name, schema)| OfferedTool::new(name.clone(), schema.clone()))
         .collect())
-}
-
-/// Whether a deny rule of the settings names the whole tool (`Bash`, `Bash(*)`, an MCP
-/// server's `mcp__server`): then every call of it is refused, whatever its input. Rules on an
-/// input (`Bash(rm:*)`) are left to the drawn denials.
-fn denies_whole_tool(settings: &Settings, name: &str) -> bool {
-    settings.permissions.deny.iter().map(|r| r.trim()).any(|rule| {
-        rule == name
-            || rule.strip_prefix(name).is_some_and(|rest| rest == "(*)" || rest == "()")
-            || (rule.starts_with("mcp__") && name.strip_prefix(rule).is_some_and(|rest| rest.starts_with("__")))
-    })
 }
 
 /// The configuration a recorded session ran under: its core rules as journaled, its tools and
@@ -254,18 +247,22 @@ fn denies_whole_tool(settings: &Settings, name: &str) -> bool {
 fn setup_from_session(args: &PropArgs, selector: &str) -> Result<(Setup, Settings), CliError> {
     let opened = open(&args.journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
-    let settings = match header.run_config.get("settings").and_then(Value::as_str) {
+    let (settings, settings_found) = match header.run_config.get("settings").and_then(Value::as_str) {
         Some(path) if Path::new(path).exists() => {
-            Settings::from_file(Path::new(path)).map_err(|e| CliError::Usage(e.to_string()))?
+            (Settings::from_file(Path::new(path)).map_err(|e| CliError::Usage(e.to_string()))?, true)
         }
-        _ => Settings::empty(),
+        _ => (Settings::empty(), false),
     };
     let builtin: Vec<(String, Value)> =
         ToolRegistry::builtin().specs().into_iter().map(|s| (s.name, s.input_schema)).collect();
     let mut setup = Setup::from_header(&header, &builtin);
     let specs: Vec<(String, Value)> = setup.tools.iter().map(|t| (t.name.clone(), t.schema.clone())).collect();
-    setup.tools = offered(&specs, &args.tools, &settings)?;
-    setup.stop_hooks |= !settings.hooks.matching(HookEventName::Stop, None).is_empty();
+    setup.tools = offered(&specs, &args.tools)?;
+    // The header holds the permissions the session ran with (its settings' rules merged in);
+    // the settings file still gives the hooks, when it exists.
+    if settings_found {
+        setup = setup.with_hooks(&settings);
+    }
     setup.max_responses = usize::from(args.max_responses);
     Ok((setup, settings))
 }
@@ -275,6 +272,8 @@ struct Written {
     session: String,
     cassette: PathBuf,
     run_command: String,
+    /// What a run of the cassette does not reproduce, as the cassette says.
+    not_reproduced: Vec<String>,
 }
 
 /// Journals the counterexample as a session (source `prop`) and writes its cassette.
@@ -290,7 +289,12 @@ fn write_counterexample(
     let dir = args.out.clone().unwrap_or_else(|| cwd.join(".reloop").join("prop"));
     std::fs::create_dir_all(&dir).map_err(|e| CliError::Io(format!("cannot create {}: {e}", dir.display())))?;
     let cassette_path = dir.join(format!("{id}.json"));
-    let cassette = reloop_prop::cassette::cassette(&failure.world, &setup.config.model);
+    let cassette = reloop_prop::cassette::cassette(&failure.world, setup, hooks);
+    let not_reproduced: Vec<String> = cassette
+        .get("not_reproduced")
+        .and_then(Value::as_array)
+        .map(|notes| notes.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
     let text = serde_json::to_string_pretty(&cassette).map_err(|e| CliError::Io(e.to_string()))?;
     std::fs::write(&cassette_path, text + "\n")
         .map_err(|e| CliError::Io(format!("cannot write {}: {e}", cassette_path.display())))?;
@@ -316,13 +320,17 @@ fn write_counterexample(
     let mut journal = args.journal.open(&cwd, crate::launch::journal::Open::Create)?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     reloop_prop::record::journal_trace(&mut *journal, &trace, &id, now, run_config)?;
-    Ok(Written { session: id, cassette: cassette_path, run_command })
+    Ok(Written { session: id, cassette: cassette_path, run_command, not_reproduced })
 }
 
 /// The `reloop run` line that plays the cassette under the same limits.
 fn run_command(args: &PropArgs, setup: &Setup, cassette: &Path) -> String {
     let c = &setup.config;
     let mut line = format!("reloop run --script {} --compat {}", cassette.display(), c.profile.name());
+    // The rules judge paths against the workspace the cases were judged in.
+    if let Ok(cwd) = current_dir() {
+        line += &format!(" --cwd {}", cwd.display());
+    }
     line += &format!(" --model {} --max-retries {}", c.model, c.max_retries);
     if let Some(n) = c.max_turns {
         line += &format!(" --max-turns {n}");
@@ -339,6 +347,9 @@ fn run_command(args: &PropArgs, setup: &Setup, cassette: &Path) -> String {
     }
     if let Some(settings) = &args.settings.settings {
         line += &format!(" --settings {}", settings.display());
+    }
+    if args.permission_mode != "default" {
+        line += &format!(" --permission-mode {}", args.permission_mode);
     }
     line + " " + reloop_prop::PROMPT
 }
@@ -406,6 +417,9 @@ fn print_report(report: &Report, written: Option<&Written>, args: &PropArgs) {
         outln!("  session:  {}   (reloop why {})", w.session, w.session);
         outln!("  cassette: {}", w.cassette.display());
         outln!("  replay it: {}", w.run_command);
+        for note in &w.not_reproduced {
+            outln!("  not reproduced by the cassette: {note}");
+        }
         let again = if args.seed.is_some() { String::new() } else { format!(" (add --seed {})", report.seed) };
         outln!("  the same seed finds it again{again}");
     }
@@ -465,6 +479,7 @@ fn report_json(report: &Report, written: Option<&Written>) -> Value {
             "session": written.map(|w| w.session.clone()),
             "cassette": written.map(|w| w.cassette.clone()),
             "run_command": written.map(|w| w.run_command.clone()),
+            "not_reproduced": written.map(|w| w.not_reproduced.clone()),
         })),
     })
 }

@@ -175,12 +175,13 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             "--enqueue puts the session in a shared journal's queue: --journal postgres://...".into(),
         ));
     }
+    let mut tools = ToolRegistry::builtin();
+    if let Some(script) = &args.script {
+        recorded_tools(script, &mut tools)?;
+    }
     let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &settings.other).await?;
-    let (session, journal_path) = args.new_session(kind, cwd.clone(), journal_base, settings, settings_path).launch(
-        &prompt,
-        ToolRegistry::builtin(),
-        &servers,
-    )?;
+    let (session, journal_path) =
+        args.new_session(kind, cwd.clone(), journal_base, settings, settings_path).launch(&prompt, tools, &servers)?;
     if args.enqueue {
         let id = session.enqueue(vec![ContentBlock::text(prompt)])?;
         crate::term::outln!("{id}");
@@ -298,4 +299,75 @@ fn parse_user_line(line: &str) -> Result<Vec<ContentBlock>, String> {
     let message: reloop_core::Message = serde_json::from_value(value.get("message").cloned().unwrap_or_default())
         .map_err(|e| format!("bad message ({e})"))?;
     Ok(message.content)
+}
+
+/// What a cassette holds for the run besides the model's answers.
+#[derive(serde::Deserialize)]
+struct CassetteExtras {
+    /// Tool name → the results of its calls, in call order: the tool is not run.
+    #[serde(default)]
+    tool_results: std::collections::BTreeMap<String, Vec<RecordedResult>>,
+    /// What a run of the cassette does not reproduce (of the session it was written from).
+    #[serde(default)]
+    not_reproduced: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct RecordedResult {
+    content: String,
+    #[serde(default)]
+    is_error: bool,
+}
+
+/// Answers the calls of each tool the cassette has `tool_results` for from them, as `rerun
+/// --recorded-tools` does (`reloop prop`'s counterexamples carry the outcomes their worlds drew),
+/// and says what the cassette says a run does not reproduce. The responses themselves are
+/// skipped here, never held: the provider reads them.
+fn recorded_tools(script: &std::path::Path, tools: &mut ToolRegistry) -> Result<(), CliError> {
+    // A cassette that cannot be read is the provider's to report, as the script's.
+    let Ok(file) = std::fs::File::open(script) else { return Ok(()) };
+    let reader = std::io::BufReader::new(std::io::Read::take(file, reloop_model::MAX_CASSETTE_BYTES + 1));
+    // Nor one that does not parse: the provider names its line and column.
+    let Ok(extras) = serde_json::from_reader::<_, CassetteExtras>(reader) else { return Ok(()) };
+    for note in &extras.not_reproduced {
+        crate::term::errln!("reloop: the cassette does not reproduce: {note}");
+    }
+    for (name, results) in extras.tool_results {
+        let Some(tool) = tools.get(&name).cloned() else {
+            return Err(CliError::Usage(format!(
+                "{}: tool_results names {name}, which is not a built-in tool",
+                script.display()
+            )));
+        };
+        let results = results.into_iter().map(|r| (r.content, r.is_error)).collect();
+        let recorded = reloop_inspect::rerun::RecordedTool::new(tool, results);
+        tools.register(std::sync::Arc::new(InOrder(std::sync::Arc::new(recorded))));
+    }
+    Ok(())
+}
+
+/// A tool whose calls run one after another, so recorded results, handed out in order, go to
+/// the calls in the order the model made them (concurrent calls would take them in the order
+/// their threads come).
+struct InOrder(std::sync::Arc<dyn reloop_tools::Tool>);
+
+impl reloop_tools::Tool for InOrder {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn description(&self) -> &str {
+        self.0.description()
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        self.0.input_schema()
+    }
+    fn is_read_only(&self, input: &serde_json::Value) -> bool {
+        self.0.is_read_only(input)
+    }
+    fn is_concurrency_safe(&self, _: &serde_json::Value) -> bool {
+        false
+    }
+    fn call(&self, input: &serde_json::Value, ctx: &reloop_tools::ToolContext) -> reloop_tools::ToolOutput {
+        self.0.call(input, ctx)
+    }
 }

@@ -142,3 +142,11 @@ pub(crate) fn strip_position(message: &str) -> String {
         None => message.to_string(),
     }
 }
+
+/// The keys a cassette may hold besides `"responses"`, for the run rather than the provider.
+pub const EXTRA_KEYS: &[&str] = &["tool_results", "not_reproduced"];
+
+/// The error for a cassette key that is none of reloop's.
+pub(crate) fn unknown_key(key: &str) -> String {
+    format!("unknown key {key:?} (expected \"responses\", \"tool_results\" or \"not_reproduced\")")
+}

@@ -239,7 +239,7 @@ fn root_shape(path: &Path, file: &File, limit: u64) -> Result<Shape, ScriptError
         return Err(error("expected a \"responses\" array"));
     }
     if let Some(key) = &shape.unknown {
-        return Err(error(&format!("unknown key {key:?} (expected only \"responses\")")));
+        return Err(error(&crate::cassette::unknown_key(key)));
     }
     if !shape.array {
         return Err(error("expected a \"responses\" array"));
@@ -298,6 +298,9 @@ impl<'de> Visitor<'de> for Probe {
                 shape.array = matches!(map.next_value_seed(Probe)?, Probed::Array);
             } else {
                 map.next_value::<IgnoredAny>()?;
+                if crate::cassette::EXTRA_KEYS.contains(&key.as_str()) {
+                    continue;
+                }
                 if shape.unknown.as_ref().is_none_or(|first| key < *first) {
                     shape.unknown = Some(key);
                 }

@@ -37,6 +37,7 @@ mod scripted;
 pub mod sse;
 
 pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};
+pub use cassette::EXTRA_KEYS;
 pub use error::{ConfigError, ScriptError};
 pub use http::{is_local_url, is_redacted_url, redact_url};
 pub use limits::{ResponseLimits, Timeouts, RESPONSE_TOO_LARGE};

@@ -1,7 +1,11 @@
 //! The scripted provider: answers from a cassette, so reloop runs with no API key and tests
 //! are deterministic.
 //!
-//! A cassette is `{"responses": [R, ...]}`. Response k (1-based) answers the request whose
+//! A cassette is `{"responses": [R, ...]}`, optionally with `"tool_results"` (tool name → the
+//! results its calls give, in call order, `[{"content": "...", "is_error": false}]`, which
+//! `reloop run --script` answers those tools' calls with instead of running them) and
+//! `"not_reproduced"` (notes on what a run of the cassette does not reproduce, printed by
+//! `reloop run`); the provider reads only the responses ([`EXTRA_KEYS`]). Response k (1-based) answers the request whose
 //! `request_number` is k: indexing by the request, not by an internal counter, lets a resumed
 //! or forked session pick up where it was. R is one of
 //! `{"message": <Messages API response>}`, `{"error": {"status", "headers"?, "body"?}}` or
@@ -23,7 +27,7 @@ use reloop_core::ModelError;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::cassette::{parse_response, strip_position, validate_response, Replace};
+use crate::cassette::{parse_response, strip_position, unknown_key, validate_response, Replace, EXTRA_KEYS};
 use crate::error::ScriptError;
 use crate::provider::{ModelProvider, ModelRequest, StreamEvent};
 
@@ -165,8 +169,8 @@ impl ScriptedProvider {
         let Some(responses) = root.remove("responses") else {
             return Err(shape("expected a \"responses\" array"));
         };
-        if let Some(key) = root.keys().next() {
-            return Err(shape(&format!("unknown key {key:?} (expected only \"responses\")")));
+        if let Some(key) = root.keys().find(|k| !EXTRA_KEYS.contains(&k.as_str())) {
+            return Err(shape(&unknown_key(key)));
         }
         let Ok(responses) = serde_json::from_str::<Vec<&RawValue>>(responses.get()) else {
             return Err(shape("expected a \"responses\" array"));

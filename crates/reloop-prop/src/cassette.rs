@@ -1,17 +1,139 @@
-//! A world's model answers as a cassette (`{"responses": [...]}`) that `reloop run --script`
-//! plays: one response a request, in request order, as the simulation answered them.
+//! A counterexample as a cassette `reloop run --script` turns into the same session: the
+//! model's answers, one a request in request order (a summary request answered with a
+//! summary), the results of the calls that ran (`"tool_results"`, which the run answers those
+//! tools' calls with instead of running them), and what a run does not reproduce
+//! (`"not_reproduced"`: drawn hook verdicts, queued input, aborts, an MCP tool's results).
+//! Permission decisions need nothing: the run judges each call by the same settings file.
 
-use reloop_core::StopReason;
+use std::collections::{BTreeMap, BTreeSet};
+
+use reloop_core::{Command, Effect, Event, StopReason};
 use serde_json::{json, Value};
 
-use crate::{ModelOutcome, World};
+use crate::{HookRunner, ModelOutcome, Setup, ToolResult, World};
 
-/// The cassette of `world` for `model`. Its tool calls run for real under `reloop run`, so
-/// their outputs are the workspace's; hooks, queued input and aborts are not in a cassette.
-pub fn cassette(world: &World, model: &str) -> Value {
-    let responses: Vec<Value> =
-        world.script.iter().enumerate().map(|(i, outcome)| response(i as u32 + 1, outcome, model)).collect();
-    json!({ "responses": responses })
+/// The cassette of `world` played under `setup`, the hooks' runs asked of `hooks` first.
+pub fn cassette(world: &World, setup: &Setup, hooks: &dyn HookRunner) -> Value {
+    let played = world.play(setup, hooks);
+    let trace = &played.trace;
+    let model = &setup.config.model;
+    let summaries: BTreeSet<u32> = trace
+        .steps
+        .iter()
+        .flat_map(|s| s.effects.iter())
+        .filter_map(|e| match e {
+            Effect::Command(Command::Summarize { request, .. }) => Some(*request),
+            _ => None,
+        })
+        .collect();
+    let responses: Vec<Value> = world
+        .script
+        .iter()
+        .enumerate()
+        .map(|(i, outcome)| {
+            let request = i as u32 + 1;
+            match summaries.contains(&request) && !fails(outcome) {
+                true => message(request, model, vec![text("<summary>what happened</summary>")], "end_turn", 10, 5),
+                false => response(request, outcome, model),
+            }
+        })
+        .collect();
+    let mut notes = Vec::new();
+    let mut results: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let asked: BTreeMap<&str, &str> = trace
+        .steps
+        .iter()
+        .flat_map(|s| s.effects.iter())
+        .filter_map(|e| match e {
+            Effect::Command(Command::RunTools { calls }) => Some(calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    for id in &played.ran {
+        // An invalid input never reaches the tool: the run's validation answers it.
+        if call_of(world, id).is_some_and(|c| c.result == ToolResult::Invalid) {
+            continue;
+        }
+        let (Some(name), Some((content, is_error))) = (asked.get(id.as_str()), outcome_of(trace, id)) else { continue };
+        if name.starts_with("mcp__") {
+            notes.push(format!("the result of {name} ({id}): a run calls its server"));
+            continue;
+        }
+        results.entry(name.to_string()).or_default().push(json!({"content": content, "is_error": is_error}));
+    }
+    notes.extend(unreproduced(trace));
+    let mut cassette = json!({ "responses": responses });
+    if !results.is_empty() {
+        cassette["tool_results"] = json!(results);
+    }
+    if !notes.is_empty() {
+        cassette["not_reproduced"] = json!(notes);
+    }
+    cassette
+}
+
+/// What a `reloop run` of the cassette cannot do as the simulated session did.
+fn unreproduced(trace: &reloop_core::testkit::Trace) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut hooks: Vec<String> = Vec::new();
+    for (i, step) in trace.steps.iter().enumerate() {
+        match &step.event {
+            Event::HookDone { runs, .. } => {
+                for run in runs {
+                    if !hooks.contains(&run.command) {
+                        hooks.push(run.command.clone());
+                    }
+                }
+            }
+            Event::QueuedInput { .. } => {
+                notes.push(format!("the message queued at step {}: a run from a cassette queues none", i + 1))
+            }
+            Event::Abort => notes.push(format!("the abort at step {}: a run from a cassette is not aborted", i + 1)),
+            _ => {}
+        }
+    }
+    if !hooks.is_empty() {
+        notes.insert(
+            0,
+            format!(
+                "the verdicts of the hooks {}: a run runs the settings file's hooks, which may decide otherwise",
+                hooks.join(", ")
+            ),
+        );
+    }
+    notes
+}
+
+/// The call of `world` with this `tool_use` id (`toolu_{request}_{index}`).
+fn call_of<'w>(world: &'w World, id: &str) -> Option<&'w crate::Call> {
+    let (request, index) = id.strip_prefix("toolu_")?.split_once('_')?;
+    let (request, index): (usize, usize) = (request.parse().ok()?, index.parse().ok()?);
+    match world.script.get(request.checked_sub(1)?)? {
+        ModelOutcome::Calls { calls, .. } => calls.get(index),
+        _ => None,
+    }
+}
+
+/// The result the session gave the call `id`.
+fn outcome_of(trace: &reloop_core::testkit::Trace, id: &str) -> Option<(String, bool)> {
+    trace.steps.iter().find_map(|s| match &s.event {
+        Event::ToolDone(o) if o.tool_use_id == id => Some((o.content.as_text(), o.is_error)),
+        _ => None,
+    })
+}
+
+/// The outcomes a summary request fails with in the simulation.
+fn fails(outcome: &ModelOutcome) -> bool {
+    matches!(
+        outcome,
+        ModelOutcome::Error
+            | ModelOutcome::Fatal
+            | ModelOutcome::PromptTooLong
+            | ModelOutcome::RateLimited { .. }
+            | ModelOutcome::StreamCut
+    )
 }
 
 fn message(request: u32, model: &str, content: Vec<Value>, stop: &str, input: u64, output: u64) -> Value {

@@ -26,6 +26,7 @@
 
 pub mod cassette;
 pub mod invariants;
+mod play;
 mod property;
 pub mod record;
 mod runner;
@@ -35,10 +36,14 @@ mod summary;
 
 pub use property::{Property, PropertyError};
 pub use runner::{run, run_with_hooks, Coverage, Failure, Report, RunOptions, Verdict};
-pub use setup::{OfferedTool, Setup};
+pub use setup::{OfferedTool, Permissions, Setup, SetupError};
 pub use summary::Summary;
 
 pub use reloop_core::testkit::{Call, HookOutcome, ModelOutcome, ToolResult};
+/// The settings file and the permission modes a [`Setup`] is built from, so a test needs no
+/// other reloop crate to name them.
+pub use reloop_hooks::Settings;
+pub use reloop_tools::PermissionMode;
 
 /// The prompt every simulated session starts from (and a counterexample's cassette is run on).
 pub const PROMPT: &str = "go";
@@ -72,7 +77,8 @@ impl HookRunner for Simulated {
 pub struct World {
     /// The model's answer to each request, in request order (summary requests included).
     pub script: Vec<ModelOutcome>,
-    /// The Stop hooks' verdicts, one per time they run (`Pass` once they run out).
+    /// The Stop hooks' verdicts, one per configured Stop hook per time they run, in order
+    /// (`Pass` once they run out).
     pub stop_hooks: Vec<HookOutcome>,
     /// The user queues a message before the events with these indices.
     pub queue_at: Vec<usize>,
@@ -88,13 +94,30 @@ impl World {
 
     /// As [`World::simulate`], the hooks' runs asked of `hooks` first.
     pub fn simulate_with(&self, setup: &Setup, hooks: &dyn HookRunner) -> reloop_core::testkit::Trace {
+        self.play(setup, hooks).trace
+    }
+
+    /// As [`World::simulate_with`], also telling which calls ran.
+    pub fn play(&self, setup: &Setup, hooks: &dyn HookRunner) -> Played {
         let mut sim = reloop_core::testkit::Simulation::new(setup.config.clone())
             .abort_at(self.abort_at)
             .queue_at(self.queue_at.clone());
-        if setup.stop_hooks {
+        if !setup.stop_hooks.is_empty() {
             sim = sim.stop_hooks(self.stop_hooks.clone());
         }
         sim.max_steps = setup.step_bound(self.script.len());
-        sim.run_with_hooks(&self.script, &mut |event, call| hooks.runs(event, call))
+        let mut play = play::Play { setup, hooks, stop: &self.stop_hooks, stop_runs: 0, ran: Vec::new() };
+        let trace = sim.run_with(&self.script, &mut play);
+        Played { trace, ran: play.ran }
     }
+}
+
+/// A world played under a setup.
+#[derive(Debug)]
+pub struct Played {
+    /// What the session did.
+    pub trace: reloop_core::testkit::Trace,
+    /// The `tool_use` ids of the calls that ran (neither hooks nor rules refused them), in
+    /// the order they were decided.
+    pub ran: Vec<String>,
 }

@@ -7,8 +7,8 @@ use reloop_prop::{run, Property, PropertyError, RunOptions, Setup};
 
 fn setup(max_turns: u32) -> Setup {
     let mut setup = Setup::new(Config::default().with_max_turns(Some(max_turns)).with_max_budget_usd(Some(5.0)));
-    setup.stop_hooks = true;
-    setup.tools[1].pre_hooks = true;
+    setup.stop_hooks = vec!["./tests-pass.sh".into()];
+    setup.tools[1].pre_hooks = vec!["./guard.sh".into()];
     setup
 }
 

@@ -28,8 +28,8 @@ use crate::step::Ignored;
 use crate::transition::transition;
 
 pub use invariants::Violation;
-pub use script::RealHooks;
 use script::{hook_event, model_events, tool_events};
+pub use script::{hook_run, Outside, Refusal, Scripted};
 
 use crate::event::StopReason;
 
@@ -95,10 +95,11 @@ pub struct Call {
     pub input: serde_json::Value,
     /// What running it gives.
     pub result: ToolResult,
-    /// The PreToolUse hooks' verdict, when hooks match the tool.
-    pub pre_hook: Option<HookOutcome>,
-    /// The PostToolUse hooks' verdict, when hooks match the tool.
-    pub post_hook: Option<HookOutcome>,
+    /// The verdict of each PreToolUse hook matching the tool, in hook order (none: no hook
+    /// matches, and none runs).
+    pub pre_hooks: Vec<HookOutcome>,
+    /// The verdict of each PostToolUse hook matching the tool, in hook order.
+    pub post_hooks: Vec<HookOutcome>,
 }
 
 /// What running a tool call gives.
@@ -116,7 +117,7 @@ pub enum ToolResult {
     Invalid,
 }
 
-/// What the Stop hooks say, one verdict per time they run.
+/// What one hook says when it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookOutcome {
     /// Exit 0, nothing said: the turn may end.
@@ -218,13 +219,15 @@ impl Simulation {
     /// Runs the loop against the script. Requests beyond the script fail like an exhausted
     /// cassette.
     pub fn run(&self, script: &[ModelOutcome]) -> Trace {
-        self.run_with_hooks(script, &mut |_, _| None)
+        self.run_with(script, &mut Scripted)
     }
 
-    /// As [`Simulation::run`], asking `hooks` for each hook run first: the runs it returns are
-    /// fed instead of a scripted verdict (`reloop prop --hooks run` runs the real commands).
-    /// The core stays pure; whatever the hooks do happens on the caller's side.
-    pub fn run_with_hooks(&self, script: &[ModelOutcome], hooks: &mut RealHooks<'_>) -> Trace {
+    /// As [`Simulation::run`], asking `outside` for each hook run and each call's permission:
+    /// the runs it returns are fed instead of a scripted verdict's (`reloop prop` names the
+    /// configured commands, or runs them with `--hooks run`), and its refusals answer calls as
+    /// the permission rules would. The core stays pure; whatever `outside` does happens on the
+    /// caller's side.
+    pub fn run_with(&self, script: &[ModelOutcome], hooks: &mut dyn Outside) -> Trace {
         let mut state = State::new(self.config.clone());
         let mut queue =
             std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
@@ -255,7 +258,7 @@ impl Simulation {
                 match command {
                     Command::CallModel(call) => {
                         let outcome = script.get(call.request as usize - 1).cloned();
-                        queue.extend(model_events(call.request, outcome));
+                        queue.extend(model_events(call.request, outcome, script.len()));
                     }
                     Command::WaitRetry(wait) => queue.push_back(Event::RetryReady { attempt: wait.attempt }),
                     Command::Summarize { request, .. } => {
@@ -286,7 +289,7 @@ impl Simulation {
                     Command::RunStopHooks { .. } => {
                         let verdict = self.stop_hooks.get(hook_runs).copied().unwrap_or(HookOutcome::Pass);
                         hook_runs += 1;
-                        queue.push_back(match hooks(HookEventName::Stop, None) {
+                        queue.push_back(match hooks.hook_runs(HookEventName::Stop, None, &[verdict]) {
                             Some(runs) => Event::HookDone {
                                 hook_event: HookEventName::Stop,
                                 tool_use_id: None,

@@ -7,9 +7,69 @@ use crate::event::{Event, ModelError, StopReason, ToolOutcome};
 use crate::hook::HookEventName;
 use crate::message::{ContentBlock, ToolResultContent, ToolUse, Usage};
 
-/// Runs the real hooks of an event (for a tool call) when the caller has them; `None` draws
-/// the scripted verdict instead.
-pub type RealHooks<'a> = dyn FnMut(HookEventName, Option<&ToolUse>) -> Option<Vec<crate::hook::HookRun>> + 'a;
+/// The outside facts a caller decides instead of the script: the runs of hooks (named as its
+/// configuration names them, or really run) and whether a call may run (its permission rules).
+pub trait Outside {
+    /// The runs of the hooks of `event` (for a tool hook, of `call`) that drew `verdicts`, one
+    /// per hook; `None` feeds the scripted runs (a hook named `./check.sh` per verdict).
+    fn hook_runs(
+        &mut self,
+        event: HookEventName,
+        call: Option<&ToolUse>,
+        verdicts: &[HookOutcome],
+    ) -> Option<Vec<crate::hook::HookRun>>;
+
+    /// Whether `call` is refused, its PreToolUse hooks having run `pre` (empty when none
+    /// match): `None` runs it, with the script's result.
+    fn refusal(&mut self, call: &ToolUse, pre: &[crate::hook::HookRun]) -> Option<Refusal>;
+}
+
+/// A call that does not run, and what the model is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The tool result's text.
+    pub message: String,
+    /// It counts as a permission denial (not a tool error).
+    pub denied: bool,
+}
+
+/// The script decides everything: each verdict is run by a hook named `./check.sh`, and only a
+/// blocking PreToolUse hook refuses a call.
+pub struct Scripted;
+
+impl Outside for Scripted {
+    fn hook_runs(
+        &mut self,
+        _: HookEventName,
+        _: Option<&ToolUse>,
+        _: &[HookOutcome],
+    ) -> Option<Vec<crate::hook::HookRun>> {
+        None
+    }
+
+    fn refusal(&mut self, _: &ToolUse, pre: &[crate::hook::HookRun]) -> Option<Refusal> {
+        pre.iter()
+            .any(|r| r.exit_code == Some(2))
+            .then(|| Refusal { message: "PreToolUse hook blocked the call: tests failing".into(), denied: false })
+    }
+}
+
+/// The scripted run of one hook giving `verdict`.
+fn scripted_run(verdict: HookOutcome) -> crate::hook::HookRun {
+    let (exit_code, stdout, stderr) = match verdict {
+        HookOutcome::Pass => (0, String::new(), String::new()),
+        HookOutcome::Block => (2, String::new(), "tests failing".to_string()),
+        HookOutcome::Prevent => (0, r#"{"continue": false, "stopReason": "enough"}"#.to_string(), String::new()),
+        HookOutcome::Error => (1, String::new(), "hook crashed".to_string()),
+    };
+    crate::hook::HookRun { command: "./check.sh".into(), exit_code: Some(exit_code), stdout, stderr, timed_out: false }
+}
+
+/// The run of a hook named `command` giving `verdict`, as `reloop prop` feeds a configured
+/// hook's drawn verdict.
+pub fn hook_run(command: &str, verdict: HookOutcome) -> crate::hook::HookRun {
+    crate::hook::HookRun { command: command.to_string(), ..scripted_run(verdict) }
+}
 
 /// The runs of the hooks of `hook_event` giving `verdict`.
 pub(super) fn hook_event(
@@ -18,35 +78,18 @@ pub(super) fn hook_event(
     verdict: HookOutcome,
     request: u32,
 ) -> Event {
-    let (exit_code, stdout, stderr) = match verdict {
-        HookOutcome::Pass => (0, String::new(), String::new()),
-        HookOutcome::Block => (2, String::new(), "tests failing".to_string()),
-        HookOutcome::Prevent => (0, r#"{"continue": false, "stopReason": "enough"}"#.to_string(), String::new()),
-        HookOutcome::Error => (1, String::new(), "hook crashed".to_string()),
-    };
-    Event::HookDone {
-        hook_event,
-        tool_use_id,
-        runs: vec![crate::hook::HookRun {
-            command: "./check.sh".into(),
-            exit_code: Some(exit_code),
-            stdout,
-            stderr,
-            timed_out: false,
-        }],
-        request,
-    }
+    Event::HookDone { hook_event, tool_use_id, runs: vec![scripted_run(verdict)], request }
 }
 
 /// The events one tool call of a batch gives: its hooks' runs around its outcome. `asked` is
 /// the response that asked for the batch; the `index`th of its calls says what happens (a
-/// plain `Tools(n)` call succeeds).
+/// plain `Tools(n)` call succeeds unless `outside` refuses it).
 pub(super) fn tool_events(
     call: &ToolUse,
     asked: Option<&ModelOutcome>,
     index: usize,
     request: u32,
-    real: &mut RealHooks<'_>,
+    outside: &mut dyn Outside,
 ) -> Vec<Event> {
     let spec = match asked {
         Some(ModelOutcome::Calls { calls, .. }) => calls.get(index),
@@ -62,55 +105,65 @@ pub(super) fn tool_events(
             agent_usage: None,
         })
     };
-    let Some(spec) = spec else { return vec![outcome(format!("ran {}", call.name), false, false)] };
     let mut events = Vec::new();
-    if let Some(verdict) = spec.pre_hook {
+    let hooks = |event: HookEventName, verdicts: &[HookOutcome], outside: &mut dyn Outside| {
+        outside
+            .hook_runs(event, Some(call), verdicts)
+            .unwrap_or_else(|| verdicts.iter().map(|v| scripted_run(*v)).collect())
+    };
+    let (pre, post) = spec.map_or((&[][..], &[][..]), |s| (&s.pre_hooks[..], &s.post_hooks[..]));
+    let mut pre_runs = Vec::new();
+    if !pre.is_empty() {
+        pre_runs = hooks(HookEventName::PreToolUse, pre, outside);
         let id = Some(call.id.clone());
-        let (event, blocks) = match real(HookEventName::PreToolUse, Some(call)) {
-            Some(runs) => {
-                let blocks = runs.iter().any(|r| r.exit_code == Some(2));
-                (Event::HookDone { hook_event: HookEventName::PreToolUse, tool_use_id: id, runs, request }, blocks)
-            }
-            None => (hook_event(HookEventName::PreToolUse, id, verdict, request), verdict == HookOutcome::Block),
-        };
-        events.push(event);
-        if blocks {
-            // A blocking PreToolUse hook keeps the tool from running; its message is the result.
-            events.push(outcome("PreToolUse hook blocked the call: tests failing".into(), true, false));
-            return events;
-        }
+        events.push(Event::HookDone {
+            hook_event: HookEventName::PreToolUse,
+            tool_use_id: id,
+            runs: pre_runs.clone(),
+            request,
+        });
     }
+    if let Some(refused) = outside.refusal(call, &pre_runs) {
+        // The hooks or the rules keep the tool from running; their message is the result.
+        events.push(outcome(refused.message, true, refused.denied));
+        return events;
+    }
+    let Some(spec) = spec else {
+        events.push(outcome(format!("ran {}", call.name), false, false));
+        return events;
+    };
     let result = match spec.result {
         ToolResult::Success => outcome(format!("ran {}", call.name), false, false),
         ToolResult::Error => outcome(format!("<tool_use_error>{} failed</tool_use_error>", call.name), true, false),
         ToolResult::Large(bytes) => outcome("x".repeat(bytes), false, false),
-        ToolResult::Denied => outcome(format!("Permission to use {} has been denied.", call.name), true, true),
+        ToolResult::Denied => {
+            events.push(outcome(format!("Permission to use {} has been denied.", call.name), true, true));
+            return events;
+        }
         ToolResult::Invalid => {
-            return {
-                events.push(outcome(
-                    format!(
-                        "<tool_use_error>InputValidationError: {} failed due to invalid input</tool_use_error>",
-                        call.name
-                    ),
-                    true,
-                    false,
-                ));
-                events
-            }
+            events.push(outcome(
+                format!(
+                    "<tool_use_error>InputValidationError: {} failed due to invalid input</tool_use_error>",
+                    call.name
+                ),
+                true,
+                false,
+            ));
+            return events;
         }
     };
-    if let (Some(verdict), false) = (spec.post_hook, spec.result == ToolResult::Denied) {
+    if !post.is_empty() {
+        let runs = hooks(HookEventName::PostToolUse, post, outside);
         let id = Some(call.id.clone());
-        events.push(match real(HookEventName::PostToolUse, Some(call)) {
-            Some(runs) => Event::HookDone { hook_event: HookEventName::PostToolUse, tool_use_id: id, runs, request },
-            None => hook_event(HookEventName::PostToolUse, id, verdict, request),
-        });
+        events.push(Event::HookDone { hook_event: HookEventName::PostToolUse, tool_use_id: id, runs, request });
     }
     events.push(result);
     events
 }
 
-pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<Event> {
+/// The events of the model's answer to `request`: `outcome`, or none past the end of a
+/// script of `len` answers, worded as `reloop run --script` words an exhausted cassette.
+pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>, len: usize) -> Vec<Event> {
     let done = |stop: StopReason| Event::ModelDone {
         id: Some(format!("msg_{request}")),
         model: None,
@@ -236,7 +289,11 @@ pub(super) fn model_events(request: u32, outcome: Option<ModelOutcome>) -> Vec<E
             events
         }
         None => vec![Event::ModelFailed {
-            error: ModelError::new(None, "script_exhausted", format!("no response for model request {request}")),
+            error: ModelError::new(
+                None,
+                "script_exhausted",
+                format!("the script has no response for model request {request} (it holds {len})"),
+            ),
             request,
         }],
     }
