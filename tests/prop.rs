@@ -163,8 +163,9 @@ fn from_a_recorded_session_its_limits_are_tested_and_junit_reports_each_verdict(
     ]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains("tests=\"10\" failures=\"0\""), "{xml}");
-    assert!(xml.contains("<testcase name=\"property limited\"/>"), "{xml}");
+    assert!(xml.contains("tests=\"10\" failures=\"0\" errors=\"0\" skipped=\"0\""), "{xml}");
+    let case = xml.lines().find(|l| l.contains("name=\"property limited\"")).expect("the property's case");
+    assert!(case.contains("classname=\"reloop.prop\"") && case.ends_with("/>"), "{xml}");
 }
 
 /// A bare deny rule removes the tool: each call is refused as a tool that does not exist, which

@@ -72,12 +72,7 @@ pub fn run(args: CheckArgs) -> Result<Exit, CliError> {
         outln!("{passed} passed, {failed} failed, {errors} unreadable");
     }
     if let Some(junit) = &args.junit {
-        if let Some(folder) = junit.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(folder)
-                .map_err(|e| CliError::Io(format!("cannot create {}: {e}", folder.display())))?;
-        }
-        std::fs::write(junit, super::junit::report(&cases, started))
-            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
+        super::junit::write(junit, &super::junit::report(&cases, started))?;
     }
     Ok(match (errors, failed) {
         (0, 0) => Exit::Success,

@@ -112,11 +112,7 @@ pub fn run(path: &Path, junit: Option<&Path>, as_json: bool) -> Result<Exit, Cli
         outln!("{agree} agree, {disagree} disagree, {unreadable} unreadable, {empty} without a conversation{others}");
     }
     if let Some(junit) = junit {
-        if let Some(dir) = junit.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| CliError::Io(format!("cannot create {}: {e}", dir.display())))?;
-        }
-        std::fs::write(junit, junit_xml(&cases, started))
-            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
+        super::junit::write(junit, &junit_xml(&cases, started))?;
     }
     Ok(if unreadable > 0 || empty == cases.len() {
         // Nothing readable to check is bad input, as a folder with no transcript is.

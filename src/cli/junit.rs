@@ -125,6 +125,15 @@ pub(crate) fn document(suite: &str, started: jiff::Timestamp, cases: &[TestCase]
     xml
 }
 
+/// Writes a report to `path`, creating its folders (a CI job's `target/` may not exist yet).
+pub(crate) fn write(path: &Path, xml: &str) -> Result<(), super::CliError> {
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder)
+            .map_err(|e| super::CliError::Io(format!("cannot create {}: {e}", folder.display())))?;
+    }
+    std::fs::write(path, xml).map_err(|e| super::CliError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
 /// The report of one `reloop check`, begun at `started`.
 pub(crate) fn report(cases: &[Case], started: jiff::Timestamp) -> String {
     let cases: Vec<TestCase> = cases

@@ -112,6 +112,7 @@ pub struct PropArgs {
 }
 
 pub async fn run(args: PropArgs) -> Result<Exit, CliError> {
+    let started = jiff::Timestamp::now();
     let mut properties = Vec::new();
     for text in &args.property {
         properties.push(Property::parse_line(text).map_err(|e| CliError::Usage(e.to_string()))?);
@@ -156,8 +157,7 @@ pub async fn run(args: PropArgs) -> Result<Exit, CliError> {
         None => None,
     };
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit_xml(&report))
-            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", junit.display())))?;
+        super::junit::write(junit, &junit_xml(&report, started))?;
     }
     if args.json.json {
         outln!("{}", report_json(&report, written.as_ref()));
@@ -484,22 +484,27 @@ fn report_json(report: &Report, written: Option<&Written>) -> Value {
     })
 }
 
-fn junit_xml(report: &Report) -> String {
-    let failures = report.verdicts.iter().filter(|v| !v.holds).count();
-    let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"reloop prop\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">\n",
-        report.verdicts.len(),
-        report.seconds
-    );
-    for v in &report.verdicts {
-        let name = super::junit::escape(&format!("{} {}", v.kind, v.name));
-        match (&report.failure, v.holds) {
-            (Some(f), false) => {
-                let message = super::junit::escape(&format!("{} (seed {})", f.detail, report.seed));
-                xml += &format!("  <testcase name=\"{name}\"><failure message=\"{message}\"/></testcase>\n");
-            }
-            _ => xml += &format!("  <testcase name=\"{name}\"/>\n"),
-        }
-    }
-    xml + "</testsuite>\n"
+/// The JUnit report: one case per property and built-in invariant, a falsified one a
+/// `<failure>` with its counterexample's seed. Every case checks them all at once, so each
+/// shares the run's time evenly.
+fn junit_xml(report: &Report, started: jiff::Timestamp) -> String {
+    use super::junit::{Outcome, TestCase};
+    let share = report.seconds / report.verdicts.len().max(1) as f64;
+    let cases: Vec<TestCase> = report
+        .verdicts
+        .iter()
+        .map(|v| TestCase {
+            classname: "reloop.prop",
+            name: format!("{} {}", v.kind, v.name),
+            time: std::time::Duration::from_secs_f64(share.max(0.0)),
+            outcome: match (&report.failure, v.holds) {
+                (Some(f), false) => {
+                    let message = format!("{} (seed {})", f.detail, report.seed);
+                    Outcome::Failure { body: message.clone(), message, kind: v.kind.to_string() }
+                }
+                _ => Outcome::Passed,
+            },
+        })
+        .collect();
+    super::junit::document("reloop prop", started, &cases)
 }
