@@ -80,6 +80,12 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         return proceed(ctx, effects, None);
     }
 
+    if error.status.is_none() && !streaming.blocks.is_empty() && ctx.config.streamed_error_final() {
+        // The half answer stays, shown and in the history, as Claude Code keeps it.
+        ctx.messages.push(Message::assistant(streaming.blocks));
+        let why = "the stream broke after part of the answer arrived";
+        return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
     if streaming.streamed {
         effects.push(Notice::Withdraw.into());
     }
@@ -324,6 +330,59 @@ mod tests {
         assert_eq!(retries_of_a_refused_connection(local.with_flags(old)).0, 10, "a journal without the flag");
         let remote = Config::default().with_model("m");
         assert_eq!(retries_of_a_refused_connection(remote).0, 10, "a remote API keeps its ten retries");
+    }
+
+    /// What one overload inside a 200 stream leads to, after `streamed` text blocks arrived:
+    /// the retry's attempt, or the run's end (its error text).
+    fn after_a_stream_overload(config: Config, streamed: usize) -> Result<u32, String> {
+        let mut state =
+            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        for index in 0..streamed {
+            state =
+                transition(state, Event::ModelBlock { index, block: ContentBlock::text("部分回答"), request: 1 }).state;
+        }
+        let error = ModelError::new(None, "overloaded_error", "Overloaded");
+        let step = transition(state, Event::ModelFailed { error, request: 1 });
+        let wait = step.effects.iter().find_map(|e| match e {
+            Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+            _ => None,
+        });
+        match (wait, step.state.terminal()) {
+            (Some(attempt), None) => Ok(attempt),
+            (None, Some(t)) => Err(t.error.clone().unwrap_or_default()),
+            other => panic!("neither one retry nor an end: {other:?}"),
+        }
+    }
+
+    /// The history's roles after an overload that broke the stream after one block.
+    fn kept_after_a_stream_overload(config: Config) -> Vec<Role> {
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let block = ContentBlock::text("部分回答");
+        let state = transition(state, Event::ModelBlock { index: 0, block, request: 1 }).state;
+        let error = ModelError::new(None, "overloaded_error", "Overloaded");
+        let step = transition(state, Event::ModelFailed { error, request: 1 });
+        assert!(!step.effects.iter().any(|e| matches!(e, Effect::Notice(Notice::Withdraw))), "nothing withdrawn");
+        step.state.messages().messages().iter().map(|m| m.role).collect()
+    }
+
+    #[test]
+    fn under_2_1_197_a_stream_that_broke_after_part_of_the_answer_is_not_retried() {
+        use crate::profile::ProfileId;
+        let old = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_197);
+        assert_eq!(after_a_stream_overload(old.clone(), 1), Err("API Error: Overloaded".to_string()));
+        assert_eq!(
+            kept_after_a_stream_overload(old.clone()),
+            vec![Role::User, Role::Assistant],
+            "the half answer kept"
+        );
+        // Before any of the answer, the same error is retried (then the whole answer is asked).
+        assert_eq!(after_a_stream_overload(old.clone(), 0), Ok(1));
+        let mut flags = crate::flags::Flags::current();
+        flags.flip(Flag::StreamedErrorFinal.number());
+        assert_eq!(after_a_stream_overload(old.with_flags(flags), 1), Ok(1), "a journal without the flag");
+        let new = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_332);
+        assert_eq!(after_a_stream_overload(new, 1), Ok(1));
+        assert_eq!(after_a_stream_overload(Config::default().with_model("m"), 1), Ok(1));
     }
 
     /// The wait the loop asks for after one failure with `error`, under `profile`.

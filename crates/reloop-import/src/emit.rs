@@ -559,10 +559,13 @@ impl Emitter {
                 }
                 Item::Response(response) => {
                     self.flush_prompt(response.blocks.first().and_then(|(_, t)| *t));
-                    // An answer with no stop_reason that an interrupt follows was cut while it
-                    // streamed: its blocks arrived, its end never did.
+                    // An answer with no stop_reason that an interrupt or an API error follows
+                    // was cut while it streamed: its blocks arrived, its end never did (2.1.197
+                    // keeps what streamed before an SSE `error` event this way).
                     let cut = response.stop_reason.is_none()
-                        && next_is(&items, i, |item| matches!(item, Item::Interrupt { for_tool_use: false, .. }));
+                        && next_is(&items, i, |item| {
+                            matches!(item, Item::Interrupt { for_tool_use: false, .. } | Item::ApiError { .. })
+                        });
                     self.response(response, cut);
                 }
                 Item::ToolResults { mut results, at_ms, line } => {
@@ -659,7 +662,14 @@ impl Emitter {
                     let (status, error_type) = (error.status, error.error_type.clone());
                     if self.await_model(at_ms) {
                         // Claude Code gave up on this request: the core must not retry it either.
-                        let short = std::mem::take(&mut self.retries) < self.max_retries;
+                        // A stream cut after part of the answer is final by the profile's own
+                        // rule (2.1.197), which needs no mark.
+                        let cut_final = error.status.is_none()
+                            && self.fold.state().is_some_and(|state| {
+                                state.streaming().is_some_and(|s| !s.blocks().is_empty())
+                                    && state.context().config().streamed_error_final()
+                            });
+                        let short = std::mem::take(&mut self.retries) < self.max_retries && !cut_final;
                         if short {
                             error = error.with_should_retry(Some(false));
                         }

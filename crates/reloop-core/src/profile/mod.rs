@@ -114,6 +114,10 @@ pub struct Profile {
     /// After this many streams in a row broke off with an overload, the next request asks for
     /// the whole answer at once, without a wait.
     pub whole_answer: Option<WholeAnswer>,
+    /// An error inside a 200 stream after part of the answer arrived is final: Claude Code
+    /// 2.1.197 keeps the half answer and ends with the error, where an error before any of it
+    /// is retried (under [`crate::Flag::StreamedErrorFinal`]).
+    pub streamed_error_final: bool,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
@@ -171,6 +175,7 @@ pub const RELOOP: Profile = Profile {
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
+    streamed_error_final: false,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
     compact: CompactRule {
         in_place: false,
@@ -209,6 +214,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
+    streamed_error_final: true,
     opus_max_tokens: 64_000,
     compact: CompactRule {
         in_place: true,
@@ -258,6 +264,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
+    streamed_error_final: false,
     opus_max_tokens: 128_000,
     compact: CompactRule {
         in_place: true,
