@@ -10,8 +10,8 @@ use crate::event::{ModelError, ModelErrorKind, ToolOutcome};
 use crate::flags::Flag;
 use crate::message::Message;
 use crate::profile::RetryAfter;
-use crate::reason::{Failure, ModelFailure, Stop, TerminalReason, TooLong};
-use crate::request::{begin_compaction, proceed};
+use crate::reason::{Continue, Failure, ModelFailure, Stop, TerminalReason, TooLong};
+use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
@@ -85,6 +85,18 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         ctx.messages.push(Message::assistant(streaming.blocks));
         let why = "the stream broke after part of the answer arrived";
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
+    let resume = ctx.config.rules().cut_stream_resume.filter(|_| ctx.config.flag(Flag::CutStreamResume));
+    if let (Some(resume), None, false) = (resume, error.status, streaming.blocks.is_empty()) {
+        if ctx.request.retry_attempt >= ctx.config.max_retries {
+            return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
+        }
+        // The half answer stays and the model is asked to go on from it; each cut is a retry.
+        ctx.request.retry_attempt += 1;
+        ctx.messages.push(Message::assistant(streaming.blocks));
+        ctx.messages.push(Message::user_text(resume.render()));
+        let decision = Continue::CutStreamResume { attempt: ctx.request.retry_attempt, of: ctx.config.max_retries };
+        return continue_with(ctx, decision, effects);
     }
     if streaming.streamed {
         effects.push(Notice::Withdraw.into());
@@ -380,7 +392,10 @@ mod tests {
         let mut flags = crate::flags::Flags::current();
         flags.flip(Flag::StreamedErrorFinal.number());
         assert_eq!(after_a_stream_overload(old.with_flags(flags), 1), Ok(1), "a journal without the flag");
-        let new = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_332);
+        // 2.1.332 resumes instead (tests/cut_stream.rs); without that flag, it retries.
+        let mut flags = crate::flags::Flags::current();
+        flags.flip(Flag::CutStreamResume.number());
+        let new = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_332).with_flags(flags);
         assert_eq!(after_a_stream_overload(new, 1), Ok(1));
         assert_eq!(after_a_stream_overload(Config::default().with_model("m"), 1), Ok(1));
     }

@@ -148,6 +148,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             },
         ),
         (
+            "... kept, and the model asked to resume from it, each cut a retry (flag 9 `cut_stream_resume`)",
+            p.cut_stream_resume.map_or("no".to_string(), |r| format!("`{}`", r.render().replace('\n', "\\n"))),
+        ),
+        (
             "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
             yes_no(p.compact.in_place),
         ),
