@@ -186,6 +186,13 @@ impl Config {
     pub fn flag(&self, flag: crate::flags::Flag) -> bool {
         self.flags.has(flag.number())
     }
+
+    /// An error inside a 200 stream after part of the answer arrived ends the run here (the
+    /// profile's rule, under its flag): an importer asks, so that it marks no such give-up as
+    /// one the transcript leaves unexplained.
+    pub fn streamed_error_final(&self) -> bool {
+        self.rules().streamed_error_final && self.flag(crate::flags::Flag::StreamedErrorFinal)
+    }
 }
 
 /// The `with_*` setters: each gives back the same config with one field set (the config is

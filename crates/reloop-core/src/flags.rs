@@ -47,6 +47,14 @@ pub enum Flag {
     /// withdraws that request and compacts first (an importer marks where Claude Code did).
     /// Off: the request is not expected then, and ignored.
     CompactBeforeRequest = 7,
+    /// Under a profile whose [`crate::profile::Profile::streamed_error_final`] is set (2.1.197),
+    /// an error inside a 200 stream after part of the answer arrived ends the run: no retry, no
+    /// whole answer. Off: it is retried like an error before any of the answer.
+    StreamedErrorFinal = 8,
+    /// Under a profile with [`crate::profile::Profile::cut_stream_resume`] (2.1.332), an error
+    /// inside a 200 stream after part of the answer arrived keeps the half answer and asks the
+    /// model to resume. Off: the half answer is withdrawn and the request retried.
+    CutStreamResume = 9,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -74,6 +82,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::JsonStopHookSystemMessage,
     Flag::TotalTokensReminder,
     Flag::CompactBeforeRequest,
+    Flag::StreamedErrorFinal,
+    Flag::CutStreamResume,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -154,8 +164,8 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
-        assert_eq!(Flag::from_number(7), None);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(Flag::from_number(10), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -166,7 +176,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

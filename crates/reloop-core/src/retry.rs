@@ -10,8 +10,8 @@ use crate::event::{ModelError, ModelErrorKind, ToolOutcome};
 use crate::flags::Flag;
 use crate::message::Message;
 use crate::profile::RetryAfter;
-use crate::reason::{Failure, ModelFailure, Stop, TerminalReason, TooLong};
-use crate::request::{begin_compaction, proceed};
+use crate::reason::{Continue, Failure, ModelFailure, Stop, TerminalReason, TooLong};
+use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
@@ -80,6 +80,24 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         return proceed(ctx, effects, None);
     }
 
+    if error.status.is_none() && !streaming.blocks.is_empty() && ctx.config.streamed_error_final() {
+        // The half answer stays, shown and in the history, as Claude Code keeps it.
+        ctx.messages.push(Message::assistant(streaming.blocks));
+        let why = "the stream broke after part of the answer arrived";
+        return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
+    let resume = ctx.config.rules().cut_stream_resume.filter(|_| ctx.config.flag(Flag::CutStreamResume));
+    if let (Some(resume), None, false) = (resume, error.status, streaming.blocks.is_empty()) {
+        if ctx.request.retry_attempt >= ctx.config.max_retries {
+            return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
+        }
+        // The half answer stays and the model is asked to go on from it; each cut is a retry.
+        ctx.request.retry_attempt += 1;
+        ctx.messages.push(Message::assistant(streaming.blocks));
+        ctx.messages.push(Message::user_text(resume.render()));
+        let decision = Continue::CutStreamResume { attempt: ctx.request.retry_attempt, of: ctx.config.max_retries };
+        return continue_with(ctx, decision, effects);
+    }
     if streaming.streamed {
         effects.push(Notice::Withdraw.into());
     }
@@ -324,6 +342,62 @@ mod tests {
         assert_eq!(retries_of_a_refused_connection(local.with_flags(old)).0, 10, "a journal without the flag");
         let remote = Config::default().with_model("m");
         assert_eq!(retries_of_a_refused_connection(remote).0, 10, "a remote API keeps its ten retries");
+    }
+
+    /// What one overload inside a 200 stream leads to, after `streamed` text blocks arrived:
+    /// the retry's attempt, or the run's end (its error text).
+    fn after_a_stream_overload(config: Config, streamed: usize) -> Result<u32, String> {
+        let mut state =
+            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        for index in 0..streamed {
+            state =
+                transition(state, Event::ModelBlock { index, block: ContentBlock::text("部分回答"), request: 1 }).state;
+        }
+        let error = ModelError::new(None, "overloaded_error", "Overloaded");
+        let step = transition(state, Event::ModelFailed { error, request: 1 });
+        let wait = step.effects.iter().find_map(|e| match e {
+            Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+            _ => None,
+        });
+        match (wait, step.state.terminal()) {
+            (Some(attempt), None) => Ok(attempt),
+            (None, Some(t)) => Err(t.error.clone().unwrap_or_default()),
+            other => panic!("neither one retry nor an end: {other:?}"),
+        }
+    }
+
+    /// The history's roles after an overload that broke the stream after one block.
+    fn kept_after_a_stream_overload(config: Config) -> Vec<Role> {
+        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let block = ContentBlock::text("部分回答");
+        let state = transition(state, Event::ModelBlock { index: 0, block, request: 1 }).state;
+        let error = ModelError::new(None, "overloaded_error", "Overloaded");
+        let step = transition(state, Event::ModelFailed { error, request: 1 });
+        assert!(!step.effects.iter().any(|e| matches!(e, Effect::Notice(Notice::Withdraw))), "nothing withdrawn");
+        step.state.messages().messages().iter().map(|m| m.role).collect()
+    }
+
+    #[test]
+    fn under_2_1_197_a_stream_that_broke_after_part_of_the_answer_is_not_retried() {
+        use crate::profile::ProfileId;
+        let old = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_197);
+        assert_eq!(after_a_stream_overload(old.clone(), 1), Err("API Error: Overloaded".to_string()));
+        assert_eq!(
+            kept_after_a_stream_overload(old.clone()),
+            vec![Role::User, Role::Assistant],
+            "the half answer kept"
+        );
+        // Before any of the answer, the same error is retried (then the whole answer is asked).
+        assert_eq!(after_a_stream_overload(old.clone(), 0), Ok(1));
+        let mut flags = crate::flags::Flags::current();
+        flags.flip(Flag::StreamedErrorFinal.number());
+        assert_eq!(after_a_stream_overload(old.with_flags(flags), 1), Ok(1), "a journal without the flag");
+        // 2.1.332 resumes instead (tests/cut_stream.rs); without that flag, it retries.
+        let mut flags = crate::flags::Flags::current();
+        flags.flip(Flag::CutStreamResume.number());
+        let new = Config::default().with_model("m").with_profile(ProfileId::ClaudeCode2_1_332).with_flags(flags);
+        assert_eq!(after_a_stream_overload(new, 1), Ok(1));
+        assert_eq!(after_a_stream_overload(Config::default().with_model("m"), 1), Ok(1));
     }
 
     /// The wait the loop asks for after one failure with `error`, under `profile`.

@@ -134,6 +134,7 @@ fn every_reason_trigger_and_hook_event_name_is_its_serde_string() {
         C::StopHookBlocking,
         C::TokenBudgetContinuation,
         C::QueuedInput,
+        C::CutStreamResume,
     ] {
         assert_eq!(reason.as_str(), tag(&reason, ""));
     }

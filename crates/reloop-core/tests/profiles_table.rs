@@ -140,6 +140,18 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             }),
         ),
         (
+            "an error inside a 200 stream after part of the answer arrived (flag 8 `streamed_error_final`)",
+            if p.streamed_error_final {
+                "final: the half answer kept, the run ends `API Error: …`".to_string()
+            } else {
+                "retried like an error before any of it".to_string()
+            },
+        ),
+        (
+            "... kept, and the model asked to resume from it, each cut a retry (flag 9 `cut_stream_resume`)",
+            p.cut_stream_resume.map_or("no".to_string(), |r| format!("`{}`", r.render().replace('\n', "\\n"))),
+        ),
+        (
             "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
             yes_no(p.compact.in_place),
         ),

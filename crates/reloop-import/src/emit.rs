@@ -343,6 +343,11 @@ impl Emitter {
         }
     }
 
+    /// A request is in flight and part of its answer has arrived.
+    fn cut_streaming(&self) -> bool {
+        self.fold.state().and_then(State::streaming).is_some_and(|s| !s.blocks().is_empty())
+    }
+
     fn response(&mut self, response: Response, cut: bool) {
         let first_at = response.blocks.first().and_then(|(_, t)| *t).or(response.last_at_ms);
         if let Some((line, decision)) = self.led_to_response.take() {
@@ -439,6 +444,13 @@ impl Emitter {
                         }
                         "malformed_tool_call_retry" => {
                             self.led_to_response = Some((self.last_response_line, Decision::MalformedToolCallRetry))
+                        }
+                        "cut_stream_resume" if self.cut_streaming() => {
+                            // The error that broke the stream is in no line: the resume says it.
+                            let error = reloop_core::ModelError::new(None, "overloaded_error", "Overloaded");
+                            self.apply(Event::ModelFailed { error, request: 0 }, at_ms);
+                            self.infer("the error that broke the stream is in no line; Claude Code's resume line says the stream broke (taken as an overload)");
+                            self.led_to_response = Some((self.last_response_line, Decision::CutStreamResume));
                         }
                         _ => {}
                     }
@@ -559,10 +571,20 @@ impl Emitter {
                 }
                 Item::Response(response) => {
                     self.flush_prompt(response.blocks.first().and_then(|(_, t)| *t));
-                    // An answer with no stop_reason that an interrupt follows was cut while it
-                    // streamed: its blocks arrived, its end never did.
-                    let cut = response.stop_reason.is_none()
-                        && next_is(&items, i, |item| matches!(item, Item::Interrupt { for_tool_use: false, .. }));
+                    // An answer with no stop_reason that an interrupt or an API error follows
+                    // was cut while it streamed: its blocks arrived, its end never did (2.1.197
+                    // keeps what streamed before an SSE `error` event this way).
+                    // (2.1.332 writes `end_turn` on an answer it then asks to resume: its meta
+                    // line says the stream broke.)
+                    let resumed = matches!(
+                        items[i + 1..].iter().flatten().next(),
+                        Some(Item::Hidden { kind: "cut_stream_resume", .. })
+                    );
+                    let cut = resumed
+                        || response.stop_reason.is_none()
+                            && next_is(&items, i, |item| {
+                                matches!(item, Item::Interrupt { for_tool_use: false, .. } | Item::ApiError { .. })
+                            });
                     self.response(response, cut);
                 }
                 Item::ToolResults { mut results, at_ms, line } => {
@@ -659,7 +681,14 @@ impl Emitter {
                     let (status, error_type) = (error.status, error.error_type.clone());
                     if self.await_model(at_ms) {
                         // Claude Code gave up on this request: the core must not retry it either.
-                        let short = std::mem::take(&mut self.retries) < self.max_retries;
+                        // A stream cut after part of the answer is final by the profile's own
+                        // rule (2.1.197), which needs no mark.
+                        let cut_final = error.status.is_none()
+                            && self.fold.state().is_some_and(|state| {
+                                state.streaming().is_some_and(|s| !s.blocks().is_empty())
+                                    && state.context().config().streamed_error_final()
+                            });
+                        let short = std::mem::take(&mut self.retries) < self.max_retries && !cut_final;
                         if short {
                             error = error.with_should_retry(Some(false));
                         }

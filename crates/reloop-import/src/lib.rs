@@ -205,7 +205,18 @@ fn import_config(
         items::Item::ApiRetry { max_retries, .. } => Some(*max_retries),
         _ => None,
     });
-    config = config.with_max_retries(max_retries.unwrap_or(0));
+    // A stream resumed after it broke (2.1.332) is a retry no line counts: the budget is then
+    // Claude Code's own (the 10 its retry lines name), not none.
+    let resumed = items.iter().any(|i| matches!(i, items::Item::Hidden { kind: "cut_stream_resume", .. }));
+    let unwritten = if resumed { Config::default().max_retries } else { 0 };
+    if max_retries.is_none() && resumed {
+        inferred.push(json!({
+            "field": "max_retries",
+            "value": unwritten,
+            "what": format!("max_retries {unwritten}, Claude Code's own: the transcript resumes a broken stream and names no retry budget"),
+        }));
+    }
+    config = config.with_max_retries(max_retries.unwrap_or(unwritten));
     let stop_hooks =
         items.iter().any(|i| matches!(i, items::Item::StopHookFeedback { .. } | items::Item::StopHookSummary { .. }));
     config = config.with_stop_hooks(stop_hooks);

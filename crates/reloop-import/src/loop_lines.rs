@@ -5,8 +5,8 @@
 
 use reloop_core::hook::HookRun;
 use reloop_core::profile::{
-    unwrap_reminder, HOOK_PROVENANCE_PREAMBLE, MALFORMED_RETRY_TEXT_2_1_197, MALFORMED_RETRY_TEXT_2_1_332,
-    MAX_TOKENS_RESUME_TEXT,
+    unwrap_reminder, CUT_STREAM_RESUME_TEXT, HOOK_PROVENANCE_PREAMBLE, MALFORMED_RETRY_TEXT_2_1_197,
+    MALFORMED_RETRY_TEXT_2_1_332, MAX_TOKENS_RESUME_TEXT,
 };
 use serde_json::{json, Map, Value};
 
@@ -158,13 +158,19 @@ impl StopHookSummary {
 }
 
 /// Text the core appends by itself after a response (the max-tokens resume, the malformed-call
-/// reminder), in either version's wording: the import leaves it to the core.
+/// reminder, the resume after a cut stream), in either version's wording: the import leaves it
+/// to the core.
 pub(crate) fn core_reminder(text: &str) -> Option<&'static str> {
     let inner = unwrap_reminder(text.trim_end_matches('\n'));
-    [MAX_TOKENS_RESUME_TEXT, MALFORMED_RETRY_TEXT_2_1_197, MALFORMED_RETRY_TEXT_2_1_332]
-        .into_iter()
-        .find(|known| inner == *known)
-        .map(|known| if known == MAX_TOKENS_RESUME_TEXT { "max_tokens_resume" } else { "malformed_tool_call_retry" })
+    [
+        (MAX_TOKENS_RESUME_TEXT, "max_tokens_resume"),
+        (MALFORMED_RETRY_TEXT_2_1_197, "malformed_tool_call_retry"),
+        (MALFORMED_RETRY_TEXT_2_1_332, "malformed_tool_call_retry"),
+        (CUT_STREAM_RESUME_TEXT, "cut_stream_resume"),
+    ]
+    .into_iter()
+    .find(|(known, _)| inner == *known)
+    .map(|(_, kind)| kind)
 }
 
 /// The model's own summary inside the message Claude Code opens a compacted history with: the

@@ -51,6 +51,8 @@ pub enum Decision {
     },
     /// The answer was cut at the output limit and the model was told to resume.
     MaxTokensResume,
+    /// The stream broke after part of the answer; it was kept and the model told to resume.
+    CutStreamResume,
     /// The model announced a tool call it did not make, and was told to retry.
     MalformedToolCallRetry,
     /// The history was compacted.

@@ -114,6 +114,14 @@ pub struct Profile {
     /// After this many streams in a row broke off with an overload, the next request asks for
     /// the whole answer at once, without a wait.
     pub whole_answer: Option<WholeAnswer>,
+    /// An error inside a 200 stream after part of the answer arrived is final: Claude Code
+    /// 2.1.197 keeps the half answer and ends with the error, where an error before any of it
+    /// is retried (under [`crate::Flag::StreamedErrorFinal`]).
+    pub streamed_error_final: bool,
+    /// After an error inside a 200 stream that broke it after part of the answer, the half
+    /// answer is kept and this text asks the model to resume (2.1.332), each cut counting as a
+    /// retry (under [`crate::Flag::CutStreamResume`]).
+    pub cut_stream_resume: Option<Injected>,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
@@ -171,6 +179,8 @@ pub const RELOOP: Profile = Profile {
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
+    streamed_error_final: false,
+    cut_stream_resume: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
     compact: CompactRule {
         in_place: false,
@@ -209,6 +219,8 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
+    streamed_error_final: true,
+    cut_stream_resume: None,
     opus_max_tokens: 64_000,
     compact: CompactRule {
         in_place: true,
@@ -258,6 +270,8 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
+    streamed_error_final: false,
+    cut_stream_resume: Some(Injected { text: CUT_STREAM_RESUME_TEXT, reminder: true }),
     opus_max_tokens: 128_000,
     compact: CompactRule {
         in_place: true,

@@ -206,6 +206,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
 
 /// The resume text, both versions.
 pub const MAX_TOKENS_RESUME_TEXT: &str = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
+/// 2.1.332's meta line after a stream that broke after part of the answer arrived.
+pub const CUT_STREAM_RESUME_TEXT: &str = "Your response above was cut off mid-stream. Resume directly from where it stops — no apology, no recap. If none of it survived, answer the request from the start.";
 
 /// 2.1.197's malformed-call retry text.
 pub const MALFORMED_RETRY_TEXT_2_1_197: &str = "Your tool call was malformed and could not be parsed. Please retry.";

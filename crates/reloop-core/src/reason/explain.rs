@@ -14,6 +14,9 @@ pub(super) fn explain_continue(c: &Continue) -> String {
         Continue::MaxOutputTokensRecovery { limit, attempt, of } => {
             format!("output cut at {limit} tokens; asked the model to resume (attempt {attempt} of {of})")
         }
+        Continue::CutStreamResume { attempt, of } => {
+            format!("the stream broke after part of the answer; kept it and asked the model to resume (retry {attempt} of {of})")
+        }
         Continue::MalformedToolCallRetry => {
             "stop_reason tool_use without a tool_use block; asked the model to retry (once per turn)".to_string()
         }

@@ -34,6 +34,8 @@ pub enum ContinueReason {
     TokenBudgetContinuation,
     /// The user queued a message while the loop ran.
     QueuedInput,
+    /// The stream broke after part of the answer arrived; the model is asked to resume from it.
+    CutStreamResume,
 }
 
 /// Why the loop stopped.
@@ -122,6 +124,8 @@ pub enum Evidence {
     },
     /// The model announced a tool call and sent none.
     MalformedToolCall { retried: bool },
+    /// The stream broke after part of the answer arrived: resume `attempt` of at most `of`.
+    StreamCut { attempt: u32, of: u32 },
     /// The model's tool calls stayed malformed after this many retries.
     MalformedToolCallExhausted { retries: u32 },
     /// Stop hooks refused to let the turn end.
@@ -281,6 +285,7 @@ mod tests {
             StopHookBlocking,
             TokenBudgetContinuation,
             QueuedInput,
+            CutStreamResume,
         ];
         for reason in all {
             // A new reason must be added above: this match has no arm for it.
@@ -292,7 +297,8 @@ mod tests {
                 | ReactiveCompactRetry
                 | StopHookBlocking
                 | TokenBudgetContinuation
-                | QueuedInput => {}
+                | QueuedInput
+                | CutStreamResume => {}
             }
             assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{}\"", reason.as_str()));
         }

@@ -34,6 +34,14 @@ pub enum Continue {
     },
     /// `stop_reason: tool_use` without a `tool_use` block: the model is asked to retry.
     MalformedToolCallRetry,
+    /// The stream broke after part of the answer arrived: it is kept and the model is asked to
+    /// resume from it (2.1.332).
+    CutStreamResume {
+        /// This resume's number (a retry of the request) ...
+        attempt: u32,
+        /// ... of at most this many.
+        of: u32,
+    },
     /// "Prompt is too long": the history was compacted and the request is retried.
     ReactiveCompactRetry {
         /// Tokens before.
@@ -281,6 +289,7 @@ wire_table! { Continue, ContinueReason:
     [Continue::TokenBudgetContinuation { pct, turn_tokens, budget }] => TokenBudgetContinuation,
         [Evidence::TokenBudget { pct, turn_tokens, budget }];
     [Continue::QueuedInput { ids }] => QueuedInput, [Evidence::QueuedInput { ids }];
+    [Continue::CutStreamResume { attempt, of }] => CutStreamResume, [Evidence::StreamCut { attempt, of }];
 }
 
 wire_table! { Stop, TerminalReason:

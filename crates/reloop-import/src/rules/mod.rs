@@ -368,6 +368,13 @@ impl Checker<'_> {
                     )
                 },
             ),
+            Decision::CutStreamResume => self.expect_before(
+                obs,
+                seq,
+                "RULES-D005",
+                "the stream broke after part of the answer; it was kept and the model asked to resume",
+                |r| matches!(r, Reason::Continue(Continue::CutStreamResume { .. })),
+            ),
             Decision::OutputTokensExhausted { limit } => {
                 let limit = *limit;
                 self.expect(obs, seq, "RULES-D003", &format!("the run ended: output limit {limit} exhausted after the resumes"), |r| {
@@ -668,6 +675,9 @@ fn rule_of(reason: &Reason, config: &Config) -> String {
             format!("max_output_tokens {}: up to {of} resumes", config.max_output_tokens)
         }
         Reason::Continue(Continue::MaxOutputTokensEscalate { .. }) => "escalate_max_tokens".to_string(),
+        Reason::Continue(Continue::CutStreamResume { of, .. }) => {
+            format!("{profile}: a stream broken after part of the answer is resumed, up to max_retries {of}")
+        }
         Reason::Continue(Continue::MalformedToolCallRetry)
         | Reason::Terminal(Stop::MalformedToolUseExhausted { .. }) => {
             format!("{profile}: malformed tool call, {} retries", config.rules().malformed.retries)
