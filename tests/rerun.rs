@@ -114,9 +114,47 @@ fn a_rerun_that_parts_says_so_in_its_own_words_and_is_listed_as_a_rerun() {
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!said.contains("API Error"), "{said}");
     assert!(said.contains("the rerun stopped: RELOOP-R001: request 2 differs from the recording"), "{said}");
+    assert!(
+        said.contains(
+            "· rerun diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("[rerun_diverged]"), "{said}");
     let listed = stdout(&ws.reloop(&["sessions"]));
     assert!(listed.contains(&format!("rerun of {}", &recorded[..8])), "{listed}");
-    assert!(!listed.contains("fork of"), "{listed}");
+    assert!(listed.contains("rerun diverged: RELOOP-R001"), "{listed}");
+    assert!(!listed.contains("fork of") && !listed.contains("model_error"), "{listed}");
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    assert_eq!(listed[0]["rerun_diverged"], serde_json::Value::Null, "the recording completed");
+    assert_eq!(
+        listed[1]["rerun_diverged"],
+        "rerun diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"
+    );
+    assert_eq!(listed[1]["terminal_reason"], "model_error", "the journal keeps what it recorded");
+
+    // `why`, `show` and `view` tell it the same way, never as a failed model request.
+    let why = stdout(&ws.reloop(&["why", "last"]));
+    assert!(
+        why.contains("#5    stop: rerun_diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"),
+        "{why}"
+    );
+    assert!(!why.contains("model request failed") && !why.contains("model_error"), "{why}");
+    let why: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["why", "last", "--json"]))).unwrap();
+    let stop = why.as_array().unwrap().last().unwrap();
+    assert_eq!((&stop["kind"], &stop["reason"]), (&json!("terminal"), &json!("rerun_diverged")), "{stop}");
+    assert!(stop["explanation"].as_str().unwrap().starts_with("RELOOP-R001 at step 5: message 3"), "{stop}");
+    let show = stdout(&ws.reloop(&["show", "last"]));
+    assert!(show.contains("\nterminal: rerun diverged: RELOOP-R001 at step 5: message 3 (user)"), "{show}");
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
+    assert!(shown["rerun_diverged"].as_str().unwrap().starts_with("rerun diverged: RELOOP-R001 at step 5"), "{shown}");
+    let page = ws.dir.path().join("rerun.html");
+    let out = ws.reloop(&["view", "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains(r#""source":"rerun""#), "the page calls it a rerun of its recording");
+    assert!(page.contains(r#""terminal":"rerun diverged: RELOOP-R001 at step 5: message 3 (user)"#), "the page's end");
+    assert!(page.contains(r#"rerun ? "rerun of " : "fork of ""#), "the page words a rerun's parent as such");
 }
 
 /// A session recorded in one checkout reruns in another (a CI job's): the recorded workspace

@@ -487,9 +487,12 @@ pub fn rules_words(header: &SessionHeader) -> String {
     }
 }
 
-/// Where the session came from: `fork`, `import` or `run`.
+/// Where the session came from: `rerun` (of its parent, a recording), `fork`, `import` or `run`.
 pub fn source(header: &SessionHeader) -> &'static str {
-    if header.parent.is_some() {
+    let provider = header.run_config.get("provider").and_then(Value::as_str);
+    if header.parent.is_some() && provider == Some("rerun") {
+        "rerun"
+    } else if header.parent.is_some() {
         "fork"
     } else if header.run_config.get("provider").and_then(Value::as_str) == Some("import") {
         "import"
