@@ -176,8 +176,9 @@ pub struct FactsGatherer<'a> {
     /// When each turn's first step was (by `turns`' index): for its duration.
     turn_first_at: Vec<u64>,
     /// Per turn (as `turn_first_at`), the time the session stood still inside it: from the step
-    /// before a restart (`Resumed`: a resume, a fork point) to the restart. A fork's copied steps
-    /// keep the parent's times, so without it a fork's first turn counts the wait before the fork.
+    /// before a restart (`Resumed`: a resume, a fork point, a worker claiming a queued session) to
+    /// the restart. A fork's copied steps keep the parent's times and a queued session's prompt
+    /// its enqueuing's, so without it a first turn counts the wait before the fork or the claim.
     turn_paused: Vec<u64>,
     /// The time of the step before this one.
     last_at: Option<u64>,
