@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{call, response, stderr, stdout, text, Workspace};
+use common::{call, reloop_bin, response, stderr, stdout, text, Workspace};
 use serde_json::json;
 
 /// Records a session that reads README.md, runs `touch marker` and answers.
@@ -200,4 +200,38 @@ fn a_session_recorded_in_one_checkout_reruns_in_another_with_its_paths_mapped() 
     let out = clone.reloop(&["rerun", &recorded, "--cwd", "ws", &map]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("4 requests as recorded, identical"), "{}", stdout(&out));
+}
+
+/// Two clones on one machine: `rerun` run inside the second, without `--cwd`, reruns in the
+/// checkout it is run from, not in the first clone (the recorded directory, which exists too).
+#[test]
+fn a_rerun_from_inside_a_second_clone_runs_in_that_clone() {
+    let ws = Workspace::seed();
+    let git = |dir: &std::path::Path| {
+        let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&ws.cwd());
+    let recorded = record(&ws);
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let clone = ws.dir.path().join("clone");
+    std::fs::create_dir_all(clone.join("src/auth")).unwrap();
+    std::fs::copy(ws.cwd().join("README.md"), clone.join("README.md")).unwrap();
+    git(&clone);
+    let rerun_in = |dir: &std::path::Path| {
+        reloop_bin().args(["rerun", &recorded]).env("RELOOP_JOURNAL", ws.journal()).current_dir(dir).output().unwrap()
+    };
+
+    let out = rerun_in(&clone.join("src/auth"));
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("3 requests as recorded, identical"), "{}", stdout(&out));
+    assert!(clone.join("marker").exists(), "the rerun ran in the clone it was run from, at its top level");
+    assert!(!ws.cwd().join("marker").exists(), "the first clone was left alone");
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
+    assert_eq!(shown["run_config"]["cwd"], clone.canonicalize().unwrap().to_str().unwrap());
+
+    // From inside the recorded checkout itself, the rerun runs where it was recorded.
+    let out = rerun_in(&ws.cwd().join("src"));
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(ws.cwd().join("marker").exists(), "run inside the recorded checkout, it reruns there");
 }
