@@ -235,3 +235,27 @@ fn a_rerun_from_inside_a_second_clone_runs_in_that_clone() {
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(ws.cwd().join("marker").exists(), "run inside the recorded checkout, it reruns there");
 }
+
+/// A session recorded in a subdirectory of its checkout (`ws/`) reruns, from anywhere in a
+/// second clone, in that clone's `ws/`.
+#[test]
+fn a_rerun_from_a_second_clone_finds_the_recorded_subdirectory_in_it() {
+    let ws = Workspace::seed();
+    let git = |dir: &std::path::Path| {
+        let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(ws.dir.path());
+    let recorded = record(&ws);
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(clone.path().join("ws")).unwrap();
+    std::fs::copy(ws.cwd().join("README.md"), clone.path().join("ws/README.md")).unwrap();
+    git(clone.path());
+    let out =
+        reloop_bin().args(["rerun", &recorded]).env("RELOOP_JOURNAL", ws.journal()).current_dir(clone.path()).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(clone.path().join("ws/marker").exists(), "the rerun ran in the clone's ws/");
+    assert!(!ws.cwd().join("marker").exists(), "the first clone was left alone");
+}
