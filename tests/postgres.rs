@@ -397,3 +397,41 @@ fn a_worker_takes_over_a_plain_run_whose_writer_died() {
     let replay = ok(&reloop_pg(&ws, &db, &["replay", &id]));
     assert!(replay.contains("identical"), "{replay}");
 }
+
+/// A queued session's time in the queue is no time of its turns: `why` of a session that waited
+/// seconds for a worker counts only the time the worker spent on it.
+#[test]
+fn a_queued_session_does_not_count_its_queue_wait_into_its_first_turn() {
+    let Some(db) = TestDb::new("a_queued_session_does_not_count_its_queue_wait_into_its_first_turn") else { return };
+    let ws = Workspace::seed();
+    let cassette = scratch_cassette(ws.dir.path());
+    let dir = ws.dir.path().join("queued");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = ok(&run_scripted(&ws, &db, "mark", &cassette, &dir, "Bash", &["--enqueue"])).trim().to_string();
+    const WAIT: Duration = Duration::from_millis(2500);
+    std::thread::sleep(WAIT);
+    let worker = ws.command(&["worker", "--journal", &db.uri, "--poll-ms", "50", "--exit-when-idle"]).output().unwrap();
+    assert_eq!(worker.status.code(), Some(0), "{}", stderr(&worker));
+    assert_eq!(outcomes(&mut db.client()).get(&id).map(String::as_str), Some("completed"));
+    let why = ok(&reloop_pg(&ws, &db, &["why", &id]));
+    // `  turn 1: 1 request, ..., $0.0001, 212 ms` (or `1.2 s`): each turn's own time.
+    let times: Vec<u64> = why
+        .lines()
+        .filter(|l| l.trim_start().starts_with("turn ") && !l.contains("->"))
+        .map(|l| {
+            let time = l.rsplit(", ").next().unwrap();
+            match time.split_once(' ') {
+                Some((ms, "ms")) => ms.parse().unwrap(),
+                Some((s, "s")) => (s.parse::<f64>().unwrap() * 1000.0) as u64,
+                _ => panic!("a turn's time in minutes: {l}"),
+            }
+        })
+        .collect();
+    assert_eq!(times.len(), 2, "{why}");
+    let counted: u64 = times.iter().sum();
+    assert!(
+        counted < WAIT.as_millis() as u64 - 1000,
+        "the queue wait is counted into the turns ({counted} ms):\n{why}"
+    );
+    assert!(times[0] >= 200, "turn 1 holds its Bash call's 0.2 s:\n{why}");
+}

@@ -103,6 +103,15 @@ fn the_documented_recipe_runs_as_written_in_a_repository_that_is_not_rust_and_bi
     let [rerun] = &blocks(5)[..] else { panic!("section 5 has one command") };
     assert!(s.ok(&repo, rerun).contains("2 requests as recorded, identical"));
     s.ok(&repo, "echo '# the shop' > README.md && git commit -q -am 'README'");
+    // A stretch where the session file is away: `rerun` exits 2 there (bad input), which bisect
+    // visits (the stretch is the middle of the range) and must skip, not blame.
+    s.ok(&repo, "git mv tests/agent-sessions/fix-login.json fix-login.json && git commit -q -m 'Move it away'");
+    for n in 1..=4 {
+        s.ok(&repo, &format!("echo '# a shop {n}' > README.md && git commit -q -am 'README {n}, the session away'"));
+    }
+    let away = s.sh(&repo, rerun);
+    assert_eq!(away.status.code(), Some(2), "{}{}", stdout(&away), stderr(&away));
+    s.ok(&repo, "git mv fix-login.json tests/agent-sessions/fix-login.json && git commit -q -m 'Move it back'");
     std::fs::write(&login, LOGIN_PY.replace("bool(password)", "check(password)")).unwrap();
     s.ok(&repo, "git commit -q -am 'Check passwords'");
     let breaking = s.ok(&repo, "git rev-parse HEAD").trim().to_string();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{call, response, stderr, stdout, text, Workspace};
+use common::{call, reloop_bin, response, stderr, stdout, text, Workspace};
 use serde_json::json;
 
 /// Records a session that reads README.md, runs `touch marker` and answers.
@@ -114,9 +114,47 @@ fn a_rerun_that_parts_says_so_in_its_own_words_and_is_listed_as_a_rerun() {
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!said.contains("API Error"), "{said}");
     assert!(said.contains("the rerun stopped: RELOOP-R001: request 2 differs from the recording"), "{said}");
+    assert!(
+        said.contains(
+            "· rerun diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("[rerun_diverged]"), "{said}");
     let listed = stdout(&ws.reloop(&["sessions"]));
     assert!(listed.contains(&format!("rerun of {}", &recorded[..8])), "{listed}");
-    assert!(!listed.contains("fork of"), "{listed}");
+    assert!(listed.contains("rerun diverged: RELOOP-R001"), "{listed}");
+    assert!(!listed.contains("fork of") && !listed.contains("model_error"), "{listed}");
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    assert_eq!(listed[0]["rerun_diverged"], serde_json::Value::Null, "the recording completed");
+    assert_eq!(
+        listed[1]["rerun_diverged"],
+        "rerun diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"
+    );
+    assert_eq!(listed[1]["terminal_reason"], "model_error", "the journal keeps what it recorded");
+
+    // `why`, `show` and `view` tell it the same way, never as a failed model request.
+    let why = stdout(&ws.reloop(&["why", "last"]));
+    assert!(
+        why.contains("#5    stop: rerun_diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read changed"),
+        "{why}"
+    );
+    assert!(!why.contains("model request failed") && !why.contains("model_error"), "{why}");
+    let why: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["why", "last", "--json"]))).unwrap();
+    let stop = why.as_array().unwrap().last().unwrap();
+    assert_eq!((&stop["kind"], &stop["reason"]), (&json!("terminal"), &json!("rerun_diverged")), "{stop}");
+    assert!(stop["explanation"].as_str().unwrap().starts_with("RELOOP-R001 at step 5: message 3"), "{stop}");
+    let show = stdout(&ws.reloop(&["show", "last"]));
+    assert!(show.contains("\nterminal: rerun diverged: RELOOP-R001 at step 5: message 3 (user)"), "{show}");
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
+    assert!(shown["rerun_diverged"].as_str().unwrap().starts_with("rerun diverged: RELOOP-R001 at step 5"), "{shown}");
+    let page = ws.dir.path().join("rerun.html");
+    let out = ws.reloop(&["view", "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains(r#""source":"rerun""#), "the page calls it a rerun of its recording");
+    assert!(page.contains(r#""terminal":"rerun diverged: RELOOP-R001 at step 5: message 3 (user)"#), "the page's end");
+    assert!(page.contains(r#"rerun ? "rerun of " : "fork of ""#), "the page words a rerun's parent as such");
 }
 
 /// A session recorded in one checkout reruns in another (a CI job's): the recorded workspace
@@ -162,4 +200,62 @@ fn a_session_recorded_in_one_checkout_reruns_in_another_with_its_paths_mapped() 
     let out = clone.reloop(&["rerun", &recorded, "--cwd", "ws", &map]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("4 requests as recorded, identical"), "{}", stdout(&out));
+}
+
+/// Two clones on one machine: `rerun` run inside the second, without `--cwd`, reruns in the
+/// checkout it is run from, not in the first clone (the recorded directory, which exists too).
+#[test]
+fn a_rerun_from_inside_a_second_clone_runs_in_that_clone() {
+    let ws = Workspace::seed();
+    let git = |dir: &std::path::Path| {
+        let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&ws.cwd());
+    let recorded = record(&ws);
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let clone = ws.dir.path().join("clone");
+    std::fs::create_dir_all(clone.join("src/auth")).unwrap();
+    std::fs::copy(ws.cwd().join("README.md"), clone.join("README.md")).unwrap();
+    git(&clone);
+    let rerun_in = |dir: &std::path::Path| {
+        reloop_bin().args(["rerun", &recorded]).env("RELOOP_JOURNAL", ws.journal()).current_dir(dir).output().unwrap()
+    };
+
+    let out = rerun_in(&clone.join("src/auth"));
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("3 requests as recorded, identical"), "{}", stdout(&out));
+    assert!(clone.join("marker").exists(), "the rerun ran in the clone it was run from, at its top level");
+    assert!(!ws.cwd().join("marker").exists(), "the first clone was left alone");
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
+    assert_eq!(shown["run_config"]["cwd"], clone.canonicalize().unwrap().to_str().unwrap());
+
+    // From inside the recorded checkout itself, the rerun runs where it was recorded.
+    let out = rerun_in(&ws.cwd().join("src"));
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(ws.cwd().join("marker").exists(), "run inside the recorded checkout, it reruns there");
+}
+
+/// A session recorded in a subdirectory of its checkout (`ws/`) reruns, from anywhere in a
+/// second clone, in that clone's `ws/`.
+#[test]
+fn a_rerun_from_a_second_clone_finds_the_recorded_subdirectory_in_it() {
+    let ws = Workspace::seed();
+    let git = |dir: &std::path::Path| {
+        let out = std::process::Command::new("git").args(["init", "-q"]).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(ws.dir.path());
+    let recorded = record(&ws);
+    std::fs::remove_file(ws.cwd().join("marker")).unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(clone.path().join("ws")).unwrap();
+    std::fs::copy(ws.cwd().join("README.md"), clone.path().join("ws/README.md")).unwrap();
+    git(clone.path());
+    let out =
+        reloop_bin().args(["rerun", &recorded]).env("RELOOP_JOURNAL", ws.journal()).current_dir(clone.path()).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(clone.path().join("ws/marker").exists(), "the rerun ran in the clone's ws/");
+    assert!(!ws.cwd().join("marker").exists(), "the first clone was left alone");
 }

@@ -33,8 +33,9 @@ use crate::term::output::Printer;
 pub struct RerunArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Today's workspace, where the tools run [default: the recorded working directory when it
-    /// exists here, else the current directory]. The recorded one's paths are mapped to it.
+    /// Today's workspace, where the tools run [default: the git checkout you are in when the
+    /// recorded directory is outside it, else the recorded working directory when it exists
+    /// here, else the current directory]. The recorded one's paths are mapped to it.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Another recorded root to map, as the working directory is: paths under OLD in the
@@ -190,16 +191,38 @@ fn recorded_cwd(recorded: &SessionHeader) -> Option<PathBuf> {
     recorded.run_config.get("cwd").and_then(|c| c.as_str()).filter(|c| !c.is_empty()).map(PathBuf::from)
 }
 
-/// Where the rerun's tools run: `--cwd`, else the recorded working directory when this machine
-/// has it (a rerun where it was recorded), else the current directory (a clone elsewhere, a CI
-/// job's checkout).
+/// Where the rerun's tools run: `--cwd`; else, run from inside a git checkout other than the
+/// recorded directory's (a second clone on the same machine), that checkout: the recorded
+/// directory's place in its own checkout, found again in this one, or this one's top level;
+/// else the recorded working directory when this machine has it (a rerun where it was
+/// recorded); else the current directory (a clone elsewhere, a CI job's checkout).
 fn workspace(recorded: &SessionHeader, given: Option<PathBuf>, invoked_from: &Path) -> Result<PathBuf, CliError> {
-    let dir = match given {
-        Some(dir) => dir,
-        None => recorded_cwd(recorded).filter(|d| d.is_dir()).unwrap_or_else(|| invoked_from.to_path_buf()),
+    let usable = |dir: &Path| {
+        std::fs::canonicalize(dir)
+            .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
     };
-    std::fs::canonicalize(&dir)
-        .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", dir.display())))
+    if let Some(dir) = given {
+        return usable(&dir);
+    }
+    let here = usable(invoked_from)?;
+    let Some(there) = recorded_cwd(recorded).and_then(|d| std::fs::canonicalize(d).ok()).filter(|d| d.is_dir()) else {
+        return Ok(here);
+    };
+    match checkout_of(&here) {
+        Some(checkout) if !there.starts_with(&checkout) => {
+            let inside = checkout_of(&there)
+                .and_then(|top| there.strip_prefix(top).ok().map(Path::to_path_buf))
+                .filter(|sub| !sub.as_os_str().is_empty());
+            Ok(inside.map(|sub| checkout.join(sub)).filter(|d| d.is_dir()).unwrap_or(checkout))
+        }
+        _ => Ok(there),
+    }
+}
+
+/// The top level of the git checkout `dir` is in (the nearest directory holding a `.git`
+/// directory or file), if any.
+fn checkout_of(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).map(Path::to_path_buf)
 }
 
 /// The recorded roots and today's: the recorded working directory to `today`, and each

@@ -37,6 +37,26 @@ struct Row {
     model: String,
     source: String,
     spend: reloop_inspect::spend::Spend,
+    /// A rerun's stop at a divergence: its code and its words (journaled as a failed request).
+    diverged: Option<(String, String)>,
+}
+
+/// How a rerun that ended in a model error ended: at a divergence (its code and words), read
+/// from its terminal step; `None` for any other session or end.
+fn diverged(journal: &SessionJournal, overview: &SessionOverview) -> Result<Option<(String, String)>, CliError> {
+    let rerun = overview.run_config.get("provider").and_then(Value::as_str) == Some("rerun");
+    if !rerun || overview.terminal_reason.as_deref() != Some("model_error") {
+        return Ok(None);
+    }
+    let mut found = None;
+    journal.visit_steps(&overview.id, &mut |s| {
+        if let Some(reloop_core::Reason::Terminal(stop)) = &s.reason {
+            let code = reloop_inspect::rerun::diverged_code(stop).map(str::to_string);
+            found = code.zip(reloop_inspect::rerun::diverged_words(stop, s.seq));
+        }
+        Ok(true)
+    })?;
+    Ok(found)
 }
 
 impl Row {
@@ -77,12 +97,15 @@ impl Row {
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
-        Row { overview, prompt, model, source, spend }
+        Row { overview, prompt, model, source, spend, diverged: None }
     }
 
     fn end(&self, journal: &SessionJournal) -> Result<String, CliError> {
         Ok(match (&self.overview.terminal_reason, journal.live_writer(&self.overview.id)?) {
             (_, Some(writer)) => format!("(running, {writer})"),
+            (_, None) if self.diverged.is_some() => {
+                format!("rerun diverged: {}", self.diverged.as_ref().map_or("", |(code, _)| code))
+            }
             (Some(reason), None) => reason.clone(),
             (None, None) => "(unfinished)".to_string(),
         })
@@ -96,7 +119,9 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     for overview in journal.overview()? {
         // Each session's recorded prices: `--price` given to a run prices its model here too.
         let prices = journal.header(&overview.id)?.core_config.prices;
-        rows.push(Row::of(overview, &prices));
+        let mut row = Row::of(overview, &prices);
+        row.diverged = diverged(&journal, &row.overview)?;
+        rows.push(row);
     }
     // `last` is the session written most recently: the overview's last row.
     let last = rows.iter().rev().find(|r| r.overview.run_config.get("agent").is_none()).map(|r| r.overview.id.clone());
@@ -112,6 +137,7 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "id": o.id, "created_at_ms": o.created_at_ms, "last_written_ms": o.last_written_ms,
                     "last": Some(&o.id) == last.as_ref(), "steps": o.steps,
                     "terminal_reason": o.terminal_reason,
+                    "rerun_diverged": r.diverged.as_ref().map(|(_, words)| words),
                     "parent": o.parent.as_ref().map(|(id, _)| id),
                     "fork_seq": o.parent.as_ref().map(|(_, seq)| seq),
                     "source": r.source, "file": o.run_config.get("file"),

@@ -51,6 +51,8 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
     drop(opened);
     // Every response's tokens by kind, subagents' included, priced as `why` prices them.
     let price = super::reading::price(&header);
+    // A rerun's divergence is journaled as a failed request (its last step): told as the rerun's.
+    let diverged = state.terminal().and_then(|t| reloop_inspect::rerun::diverged_words(&t.stop, steps as u64));
     let mut spend = reloop_inspect::spend::Spend::default();
     for (model, usage) in state.context().model_usage() {
         spend.add(model, usage, price(model, usage));
@@ -66,6 +68,9 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             run_config: &'a serde_json::Value,
             steps: usize,
             terminal: Option<&'a reloop_core::Terminal>,
+            /// A rerun's stop at a divergence, in words (the terminal holds it as a failed request).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rerun_diverged: Option<&'a str>,
             usage: &'a reloop_inspect::spend::Spend,
             messages: &'a reloop_core::History,
         }
@@ -76,6 +81,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             run_config: &header.run_config,
             steps,
             terminal: state.terminal(),
+            rerun_diverged: diverged.as_deref(),
             usage: &spend,
             messages: state.messages(),
         };
@@ -122,8 +128,10 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             }
         }
     }
-    if let Some(t) = state.terminal() {
-        outln!("terminal: {}", t.reason().as_str());
+    match (state.terminal(), &diverged) {
+        (Some(_), Some(words)) => outln!("terminal: {words}"),
+        (Some(t), None) => outln!("terminal: {}", t.reason().as_str()),
+        (None, _) => {}
     }
     outln!("usage: {}, {}", spend.tokens_words(), spend.cost_words());
     super::reading::warn_unpriced(&spend.unpriced_models);

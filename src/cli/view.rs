@@ -54,14 +54,19 @@ pub fn run(args: ViewArgs) -> Result<Exit, CliError> {
     let steps = journal.visit_steps(&id, &mut |s| {
         gatherer.step(&s);
         if let Some(reason) = s.reason.as_ref().filter(|r| r.is_terminal()) {
-            terminal = Some(reason.name());
+            // A rerun's divergence, journaled as a failed request, is shown as the rerun's.
+            let diverged = match reason {
+                Reason::Terminal(stop) => reloop_inspect::rerun::diverged_words(stop, s.seq),
+                _ => None,
+            };
+            terminal = Some(diverged.unwrap_or_else(|| reason.name().to_string()));
         }
         Ok(true)
     })?;
     let facts = gatherer.finish();
     super::reading::warn_unpriced(&facts.totals().unpriced_models);
 
-    let session = session_json(&journal, &header, &facts, terminal, steps)?;
+    let session = session_json(&journal, &header, &facts, terminal.as_deref(), steps)?;
     let path =
         output.unwrap_or_else(|| PathBuf::from(format!("reloop-{}.html", header.id.get(..8).unwrap_or(&header.id))));
     let parts = Parts { session: &session, facts: &facts };

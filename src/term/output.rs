@@ -239,9 +239,17 @@ impl Printer {
                 self.end_line();
                 errln!("  · Conversation compacted ({trigger}, {pre_tokens} tokens before)");
             }
-            RunEvent::Transition { reason, .. } => {
+            RunEvent::Transition { seq, reason, .. } => {
                 self.end_line();
-                let line = format!("  · {}: {}", reason.name(), reason.explain());
+                // A rerun's divergence is journaled as a failed request, and told as what it is.
+                let diverged = match reason {
+                    reloop_core::Reason::Terminal(stop) => reloop_inspect::rerun::diverged_words(stop, *seq),
+                    _ => None,
+                };
+                let line = match diverged {
+                    Some(words) => format!("  · {words}"),
+                    None => format!("  · {}: {}", reason.name(), reason.explain()),
+                };
                 if self.demo {
                     outln!("{line}");
                 } else {
@@ -258,7 +266,10 @@ impl Printer {
                     if result.is_error { style::ERROR } else { style::DIM },
                     &format!(
                         "[{}] {} turn(s), {} model request(s), {} ms · session {}",
-                        result.terminal.reason().as_str(),
+                        match reloop_inspect::rerun::diverged_code(&result.terminal.stop) {
+                            Some(_) => "rerun_diverged",
+                            None => result.terminal.reason().as_str(),
+                        },
                         result.num_turns,
                         result.model_requests,
                         result.duration_ms,

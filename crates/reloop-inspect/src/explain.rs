@@ -151,6 +151,22 @@ fn step_lines(s: &StepRecord, facts: &Facts, ignored: bool) -> Vec<WhyLine> {
     let mut lines = retry_lines(s);
     if let Some(reason) = s.reason.as_ref() {
         let evidence = reason.evidence();
+        // A rerun's divergence is journaled as a failed request: told as the rerun's verdict.
+        let diverged = match reason {
+            reloop_core::Reason::Terminal(stop) => crate::rerun::diverged_words(stop, s.seq),
+            _ => None,
+        };
+        if let Some(words) = diverged {
+            let explanation = words.trim_start_matches("rerun diverged: ").to_string();
+            lines.push(WhyLine {
+                kind: "terminal",
+                reason: crate::rerun::RERUN_DIVERGED,
+                explanation,
+                evidence: Some(evidence),
+                ..line_of(s)
+            });
+            return lines;
+        }
         let explanation = match &evidence {
             Evidence::ToolsRequested { tools } => {
                 let calls: Vec<String> = tools.iter().map(|t| call_words(facts, &t.name, &t.id)).collect();

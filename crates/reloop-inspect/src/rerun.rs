@@ -25,6 +25,31 @@ use serde_json::Value;
 /// The error type a rerun's model failure carries when it stops at a divergence.
 pub(crate) const RERUN_DIVERGED: &str = "rerun_diverged";
 
+/// The code of a rerun's divergence (`RELOOP-R001`) when `stop` is one: the journal records
+/// it as a failed model request of type `rerun_diverged` (so journals written before reruns
+/// existed, and since, replay as they were), but it is the rerun's own verdict, and is told so.
+pub fn diverged_code(stop: &reloop_core::Stop) -> Option<&str> {
+    match stop {
+        reloop_core::Stop::ModelError(reloop_core::Failure::Request(f)) if f.error_type == RERUN_DIVERGED => {
+            Some(f.message.split_once(": ").map_or(f.message.as_str(), |(code, _)| code))
+        }
+        _ => None,
+    }
+}
+
+/// A rerun's stop at a divergence in its own words, the step `seq` that took it named:
+/// `rerun diverged: RELOOP-R001 at step 5: message 3 (user), block 1: the result of toolu_read
+/// changed`. `None` for any other stop.
+pub fn diverged_words(stop: &reloop_core::Stop, seq: u64) -> Option<String> {
+    let reloop_core::Stop::ModelError(reloop_core::Failure::Request(f)) = stop else { return None };
+    let code = diverged_code(stop)?;
+    let what = f.message.split_once(": ").map_or("", |(_, what)| what);
+    Some(match what {
+        "" => format!("rerun diverged: {code} at step {seq}"),
+        what => format!("rerun diverged: {code} at step {seq}: {what}"),
+    })
+}
+
 /// What a recorded session holds for a rerun.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {

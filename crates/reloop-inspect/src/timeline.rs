@@ -176,8 +176,9 @@ pub struct FactsGatherer<'a> {
     /// When each turn's first step was (by `turns`' index): for its duration.
     turn_first_at: Vec<u64>,
     /// Per turn (as `turn_first_at`), the time the session stood still inside it: from the step
-    /// before a restart (`Resumed`: a resume, a fork point) to the restart. A fork's copied steps
-    /// keep the parent's times, so without it a fork's first turn counts the wait before the fork.
+    /// before a restart (`Resumed`: a resume, a fork point, a worker claiming a queued session) to
+    /// the restart. A fork's copied steps keep the parent's times and a queued session's prompt
+    /// its enqueuing's, so without it a first turn counts the wait before the fork or the claim.
     turn_paused: Vec<u64>,
     /// The time of the step before this one.
     last_at: Option<u64>,
@@ -487,9 +488,12 @@ pub fn rules_words(header: &SessionHeader) -> String {
     }
 }
 
-/// Where the session came from: `fork`, `import` or `run`.
+/// Where the session came from: `rerun` (of its parent, a recording), `fork`, `import` or `run`.
 pub fn source(header: &SessionHeader) -> &'static str {
-    if header.parent.is_some() {
+    let provider = header.run_config.get("provider").and_then(Value::as_str);
+    if header.parent.is_some() && provider == Some("rerun") {
+        "rerun"
+    } else if header.parent.is_some() {
         "fork"
     } else if header.run_config.get("provider").and_then(Value::as_str) == Some("import") {
         "import"
