@@ -45,16 +45,68 @@ fn the_reading_commands_take_a_dump_a_transcript_or_a_journal_by_its_file_and_im
     let sessions: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1, "nothing was imported: {sessions:#}");
 
-    // A command that writes the session on asks for an import first; a file that is no
-    // session is bad input.
-    let fork = ws.reloop(&["fork", &dump, "--at", "3"]);
-    assert_eq!(fork.status.code(), Some(2));
-    assert!(stderr(&fork).contains("reloop import journal"), "{}", stderr(&fork));
+    // A file that is no session is bad input.
     let broken = ws.dir.path().join("broken.json");
     std::fs::write(&broken, "{not json").unwrap();
     let out = ws.reloop(&["replay", broken.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not a session dump"), "{}", stderr(&out));
+}
+
+/// A command that goes on from a session (`fork`, `resume`, `compact`) takes its file too: the
+/// file's session is read into the working journal once, and the new session is its child.
+#[test]
+fn a_fork_of_a_dump_or_a_transcript_by_its_file_goes_on_from_it_in_the_working_journal() {
+    let ws = Workspace::seed();
+    assert_eq!(ws.run("检查登录模块", "seed.json", &[]).status.code(), Some(0));
+    let (dump, transcript) = (ws.dir.path().join("kept.json"), ws.dir.path().join("kept.jsonl"));
+    for (file, format) in [(&dump, "journal"), (&transcript, "claude-jsonl")] {
+        let out = ws.reloop(&["export", "last", "--format", format]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        std::fs::write(file, &out.stdout).unwrap();
+    }
+    std::fs::remove_file(ws.journal()).unwrap();
+    let script = common::cassette_path("fork_answer.json");
+    for file in [&dump, &transcript] {
+        let file = file.to_str().unwrap();
+        // The step that sent the second request, as the file's own steps number it.
+        let steps: serde_json::Value =
+            serde_json::from_str(&stdout(&ws.reloop(&["show", file, "--steps", "--json"]))).unwrap();
+        let at = steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["effects"].as_array().unwrap().iter().any(|e| e["effect"] == "call_model" && e["request"] == 2))
+            .map(|s| s["seq"].as_u64().unwrap())
+            .unwrap()
+            .to_string();
+        let mut parents = Vec::new();
+        for _ in 0..2 {
+            let fork = ws.reloop(&[
+                "fork",
+                file,
+                "--at",
+                &at,
+                "--script",
+                script.to_str().unwrap(),
+                "--output-format",
+                "json",
+            ]);
+            assert_eq!(fork.status.code(), Some(0), "{file}: {}{}", stdout(&fork), stderr(&fork));
+            assert!(stderr(&fork).contains("the new session goes on from it"), "{}", stderr(&fork));
+            let result: serde_json::Value = serde_json::from_str(&stdout(&fork)).unwrap();
+            assert_eq!(result["result"], "A different ending, from the fork.");
+            let sessions: serde_json::Value =
+                serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+            let row = sessions.as_array().unwrap().iter().find(|s| s["id"] == result["session_id"]).unwrap().clone();
+            assert_eq!(row["fork_seq"].to_string(), at, "{file}: {row:#}");
+            parents.push(row["parent"].clone());
+        }
+        assert!(parents[0].is_string(), "{file}: the fork has a parent: {parents:?}");
+        assert_eq!(parents[0], parents[1], "{file}: the file's session is read once");
+    }
+    let sessions: serde_json::Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 6, "two sessions read in and four forks: {sessions:#}");
 }
 
 /// `reloop rerun FILE` in a checkout with no journal yet (a CI job): the recording is read from

@@ -104,6 +104,14 @@ fn import_as(
     Ok(Outcome::Imported { id, steps: report.steps, summary: imported.summary, replaces, profile, version })
 }
 
+/// The session a command that goes on from a transcript (`fork FILE`) starts from: the import of
+/// `file` into `journal`, or the one made earlier of the same conversation.
+pub(crate) fn adopt(journal: &mut SessionJournal, file: &Path) -> Result<String, CliError> {
+    Ok(match import_one(journal, file, None)? {
+        Outcome::Imported { id, .. } | Outcome::AlreadyImported { id } => id,
+    })
+}
+
 /// The subagents' transcripts of the session `file` holds: `<session>/subagents/agent-*.jsonl`
 /// beside it (or `subagents/` beside it, as recordings keep them), each with the call it
 /// answered and its type from its `.meta.json`.

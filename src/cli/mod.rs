@@ -152,8 +152,9 @@ pub async fn dispatch(mut cli: Cli) -> Result<Exit, CliError> {
 
 /// Where a reading command names a session by its file (a dump, a transcript, a journal), the
 /// file is read into a scratch journal ([`named_file`]) and the command pointed at it. A
-/// command that writes the session on (`resume`, `fork`, `compact`) needs it in the working
-/// journal; `rerun` reads its recording so itself.
+/// command that writes the session on (`resume`, `fork`, `compact`) goes on from it in the
+/// working journal, so the file's session is read into that journal first (once: read again, it
+/// is found there); `rerun` reads its recording so itself.
 fn read_session_files(command: &mut Command) -> Result<Option<named_file::Scratch>, CliError> {
     let (selectors, journal): (Vec<&mut String>, &mut JournalArg) = match command {
         Command::Show(a) => (vec![&mut a.session.session], &mut a.journal),
@@ -162,9 +163,9 @@ fn read_session_files(command: &mut Command) -> Result<Option<named_file::Scratc
         Command::View(a) => (vec![&mut a.session.session], &mut a.journal),
         Command::Export(a) => (vec![&mut a.session.session], &mut a.journal),
         Command::Diff(a) => (vec![&mut a.a, &mut a.b], &mut a.journal),
-        Command::Resume(a) => return refuse_file(&a.session.session, "resume"),
-        Command::Fork(a) => return refuse_file(&a.session.session, "fork"),
-        Command::Compact(a) => return refuse_file(&a.session.session, "compact"),
+        Command::Resume(a) => return adopt_file(&mut a.session.session, &a.journal),
+        Command::Fork(a) => return adopt_file(&mut a.session.session, &a.journal),
+        Command::Compact(a) => return adopt_file(&mut a.session.session, &a.journal),
         _ => return Ok(None),
     };
     let mut selectors = selectors;
@@ -182,12 +183,21 @@ fn read_session_files(command: &mut Command) -> Result<Option<named_file::Scratc
     Ok(scratch)
 }
 
-fn refuse_file(selector: &str, command: &str) -> Result<Option<named_file::Scratch>, CliError> {
-    if named_file::is_file(selector) {
-        return Err(CliError::Usage(format!(
-            "{selector}: `reloop {command}` writes the session on, so it must be in the journal: \
-             `reloop import journal {selector}` (or `import claude-code` for a transcript) first"
-        )));
+fn adopt_file(selector: &mut String, journal: &JournalArg) -> Result<Option<named_file::Scratch>, CliError> {
+    if !named_file::is_file(selector) {
+        return Ok(None);
     }
+    let file = std::path::PathBuf::from(selector.as_str());
+    let base = current_dir()?;
+    let mut working = journal.open(&base, crate::launch::journal::Open::Create)?;
+    let id = match (file.extension().and_then(|e| e.to_str()), &mut working) {
+        (Some("jsonl"), working) => import::adopt(working, &file)?,
+        (_, reloop_driver::SessionJournal::Sqlite(working)) => named_file::adopt(working, &file)?,
+        (_, reloop_driver::SessionJournal::Shared(_)) => {
+            return Err(CliError::Usage("a session dump or journal file is read into a SQLite journal only".into()))
+        }
+    };
+    crate::term::errln!("reloop: {selector} is session {id} of the journal; the new session goes on from it");
+    *selector = id;
     Ok(None)
 }

@@ -67,6 +67,27 @@ pub(crate) fn load(selectors: &mut [&mut String], working: &Path) -> Result<Opti
     Ok(Some(scratch))
 }
 
+/// Reads the session a dump or a journal `file` holds into `journal` (once: it keeps its id, and
+/// is found there when read again), for a command that goes on from it (`fork FILE`): the new
+/// session is its child there.
+pub(crate) fn adopt(journal: &mut Journal, file: &Path) -> Result<String, CliError> {
+    if file.extension().and_then(|e| e.to_str()) == Some("db") {
+        let source = Journal::open_for_reading(file)?;
+        let id = source.resolve("last")?;
+        copy(&source, &id, journal)?;
+        return Ok(id);
+    }
+    let cannot_read = |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
+    let dump = super::reread::Rereadable::open(file).map_err(cannot_read)?;
+    let not_a_dump =
+        |e: reloop_journal::JournalError| CliError::Usage(format!("{}: not a session dump: {e}", file.display()));
+    let head = DumpHead::read(dump.read().map_err(cannot_read)?).map_err(not_a_dump)?;
+    if journal.header(&head.header.id).is_ok() {
+        return Ok(head.header.id);
+    }
+    read_into(journal, file)
+}
+
 /// Copies session `id` of `source` into `journal`, a step at a time.
 fn copy(source: &Journal, id: &str, journal: &mut Journal) -> Result<(), CliError> {
     if journal.header(id).is_ok() {
