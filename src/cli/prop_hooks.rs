@@ -6,11 +6,9 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Stdio;
 
 use reloop_hooks::HookCommand;
 use reloop_sandbox::{Access, Availability, Policy, Sandbox};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use reloop_core::hook::{HookEventName, HookRun};
 use reloop_core::ToolUse;
@@ -98,74 +96,15 @@ impl reloop_prop::HookRunner for RealHooks {
 }
 
 /// One hook command in the sandbox, with the workspace writable (hooks run formatters and
-/// tests): its input on stdin, its output kept up to [`reloop_hooks::MAX_HOOK_OUTPUT_BYTES`] a
-/// stream, killed (with everything it started) at its timeout.
+/// tests), run as `reloop run` runs hooks otherwise (input, output bounds, timeout, kill).
 async fn run_confined(sandbox: &Sandbox, policy: &Policy, cmd: &HookCommand, input: &HookInput, cwd: &Path) -> HookRun {
-    let mut run = HookRun {
-        command: cmd.command.clone(),
-        exit_code: None,
-        stdout: String::new(),
-        stderr: String::new(),
-        timed_out: false,
-    };
-    let call = reloop_sandbox::Call::new(Access::Write);
-    let args = [OsStr::new("-c"), OsStr::new(&cmd.command)];
-    let command = match sandbox.command(policy, &call, cwd, OsStr::new("bash"), &args) {
-        Ok(command) => command,
-        Err(e) => {
-            run.stderr = format!("Failed to confine hook: {e}");
-            return run;
-        }
-    };
-    let mut command = tokio::process::Command::from(command);
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            run.stderr = format!("Failed to run hook in {}: {e}", cwd.display());
-            return run;
-        }
-    };
-    let payload = serde_json::to_vec(input).unwrap_or_default();
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let limit = reloop_hooks::MAX_HOOK_OUTPUT_BYTES as u64;
-    let work = async {
-        let feed = async {
-            if let Some(mut stdin) = stdin {
-                // A hook that exits without reading is fine (broken pipe).
-                let _ = stdin.write_all(&payload).await;
-                let _ = stdin.shutdown().await;
-            }
-        };
-        let read = |pipe: Option<_>| async move {
-            let mut buf = Vec::new();
-            if let Some(pipe) = pipe {
-                let pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send> = pipe;
-                let _ = pipe.take(limit).read_to_end(&mut buf).await;
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        };
-        let out: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = stdout.map(|p| Box::new(p) as _);
-        let err: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = stderr.map(|p| Box::new(p) as _);
-        let ((), out, err) = tokio::join!(feed, read(out), read(err));
-        (out, err, child.wait().await)
-    };
-    match tokio::time::timeout(cmd.timeout, work).await {
-        Ok((out, err, status)) => {
-            run.stdout = out;
-            run.stderr = err;
-            match status {
-                Ok(status) => run.exit_code = status.code(),
-                Err(e) => run.stderr += &format!("\nFailed to wait for hook: {e}"),
-            }
-        }
-        // Dropping the child kills bwrap, and every process in the sandbox dies with it.
-        Err(_) => {
-            run.timed_out = true;
-            run.stderr = format!("Hook timed out after {:?}", cmd.timeout);
-        }
-    }
-    run
+    let cancel = tokio_util::sync::CancellationToken::new();
+    reloop_hooks::run_hook_as(cmd, input, cwd, &cancel, || {
+        let args = [OsStr::new("-c"), OsStr::new(&cmd.command)];
+        let call = reloop_sandbox::Call::new(Access::Write);
+        sandbox.command(policy, &call, cwd, OsStr::new("bash"), &args).map_err(|e| format!("cannot confine it: {e}"))
+    })
+    .await
 }
 
 /// Copies the files of `from` into `to`, skipping `.git`, `.reloop`, `target`, `node_modules`,

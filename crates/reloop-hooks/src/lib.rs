@@ -32,5 +32,5 @@ mod settings;
 
 pub use config::{CallbackHook, HookCallbacks, HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOOK_TIMEOUT};
 pub use input::{HookCommon, HookInput};
-pub use run::{run_all, run_hook, CANCELLED_NOTE, MAX_HOOK_OUTPUT_BYTES};
+pub use run::{run_all, run_hook, run_hook_as, CANCELLED_NOTE, MAX_HOOK_OUTPUT_BYTES};
 pub use settings::{PermissionRules, Settings, SettingsError};

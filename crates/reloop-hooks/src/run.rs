@@ -25,6 +25,20 @@ pub const CANCELLED_NOTE: &str = "Hook cancelled";
 /// command exits and both pipes close, so a background process still holding them keeps the
 /// hook running, bounded by its timeout. On timeout or cancel the whole process group is killed.
 pub async fn run_hook(cmd: &HookCommand, input: &HookInput, cwd: &Path, cancel: &CancellationToken) -> HookRun {
+    run_hook_as(cmd, input, cwd, cancel, || Ok(bash(&cmd.command, cwd))).await
+}
+
+/// [`run_hook`], with the process made by `process` instead of a plain `bash -c`: a caller that
+/// confines hooks (`reloop prop --hooks run`) wraps the command in its sandbox and gets the same
+/// input, output bounds, timeout, cancel and process-group kill. An error making it (the
+/// sandbox refused) is the run's stderr, as a failure to start is.
+pub async fn run_hook_as(
+    cmd: &HookCommand,
+    input: &HookInput,
+    cwd: &Path,
+    cancel: &CancellationToken,
+    process: impl FnOnce() -> Result<std::process::Command, String>,
+) -> HookRun {
     let mut run = HookRun {
         command: cmd.command.clone(),
         exit_code: None,
@@ -46,7 +60,7 @@ pub async fn run_hook(cmd: &HookCommand, input: &HookInput, cwd: &Path, cancel: 
             return run;
         }
     };
-    let mut child = match spawn(&cmd.command, cwd) {
+    let mut child = match process().and_then(|p| spawn(p).map_err(|e| e.to_string())) {
         Ok(child) => child,
         Err(err) => {
             run.stderr = format!("Failed to run hook in {}: {err}", cwd.display());
@@ -135,14 +149,20 @@ enum End {
 /// pid, so one `killpg` reaches them all; `kill_on_drop` covers a caller that drops the future.
 /// A hook runs as the user configured it, but without reloop's own credentials: its output
 /// reaches the model and the journal.
-fn spawn(command: &str, cwd: &Path) -> std::io::Result<Child> {
-    let mut bash = Command::new("bash");
+/// `bash -c COMMAND` in `cwd`, reloop's credentials removed: how a hook runs unconfined.
+fn bash(command: &str, cwd: &Path) -> std::process::Command {
+    let mut bash = std::process::Command::new("bash");
     for name in reloop_sandbox::CREDENTIAL_VARS {
         bash.env_remove(name);
     }
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    bash.arg("-c").arg(command).current_dir(cwd);
+    bash
+}
+
+/// Starts a hook's process with its pipes, in a process group of its own (killed whole on a
+/// timeout or cancel), killed if dropped.
+fn spawn(process: std::process::Command) -> std::io::Result<Child> {
+    Command::from(process)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
