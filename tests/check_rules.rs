@@ -421,3 +421,19 @@ fn an_unreadable_transcript_is_bad_input_and_a_folder_without_one_too() {
     let out = ws.reloop(&["check", "--json", empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Hostile folders end: a symlink back up the tree is not walked, and a FIFO named `*.jsonl` is
+/// not opened (it would block for ever).
+#[test]
+fn a_folder_with_a_link_loop_and_a_fifo_is_checked_without_following_either() {
+    let ws = Workspace::seed();
+    let folder = ws.dir.path().join("suite");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(recorded().join("2.1.332/max_turns/transcript.jsonl"), folder.join("max_turns.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&folder, folder.join("loop")).unwrap();
+    let fifo = folder.join("pipe.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (code, doc) = check_json(&ws, &folder);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(verdicts(&doc, &folder), vec![("max_turns.jsonl".to_string(), "agrees".to_string())], "{doc:#}");
+}

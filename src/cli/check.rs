@@ -171,7 +171,7 @@ fn dump_case(file: &Path, name: String) -> Case {
 /// journal file is.
 fn transcript_case(file: &Path, name: String) -> Case {
     let replayed = (|| {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
+        let text = super::check_rules::read_transcript(file)?;
         let options = reloop_import::ImportOptions::default();
         let imported = reloop_import::parse_claude_code(&text, &file.display().to_string(), &options)
             .map_err(|e| format!("not an importable transcript: {e}"))?;

@@ -55,8 +55,8 @@ pub fn run(path: &Path, junit: Option<&Path>, as_json: bool) -> Result<Exit, Cli
         .into_iter()
         .map(|file| {
             let clock = Instant::now();
-            let verdict = match std::fs::read_to_string(&file) {
-                Err(e) => Verdict::Unreadable(format!("cannot read it: {e}")),
+            let verdict = match read_transcript(&file) {
+                Err(why) => Verdict::Unreadable(why),
                 Ok(text) => match reloop_import::check_rules(&text, &file.display().to_string(), &inputs) {
                     Ok(report) => Verdict::Checked(Box::new(report)),
                     Err(
@@ -180,10 +180,12 @@ fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
             std::fs::read_dir(&dir).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", dir.display())))?;
         for entry in entries.flatten() {
             let p = entry.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "jsonl") {
-                found.push(p);
+            // A symlinked folder is not walked (a link to a parent would loop for ever); a
+            // `.jsonl` that is no regular file (a FIFO, a device) is not opened.
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(p),
+                _ if p.extension().is_some_and(|e| e == "jsonl") && p.is_file() => found.push(p),
+                _ => {}
             }
         }
     }
@@ -200,9 +202,10 @@ fn transcripts(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), CliError> {
 /// and Claude Code's files without a conversation hold `summary` or `file-history-snapshot`
 /// lines or nothing; a file that cannot be opened is taken as one, so that it is reported.
 fn looks_like_transcript(path: &Path) -> bool {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read};
     let Ok(file) = std::fs::File::open(path) else { return true };
-    let reader = std::io::BufReader::new(file);
+    // Its first lines tell; a file of one endless line is read no further than this.
+    let reader = std::io::BufReader::new(file.take(SNIFF_BYTES));
     let mut lines = 0;
     for line in reader.lines().take(64) {
         let Ok(line) = line else { return true };
@@ -218,6 +221,27 @@ fn looks_like_transcript(path: &Path) -> bool {
         }
     }
     lines == 0
+}
+
+/// The most of a transcript `check` and `check --rules` read: a Claude Code session of a long
+/// day is tens of megabytes; a bigger file is reported unreadable rather than read into memory.
+const MAX_TRANSCRIPT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// How much of a `.jsonl` is read to tell whether Claude Code wrote it.
+const SNIFF_BYTES: u64 = 1024 * 1024;
+
+/// A transcript's text, at most [`MAX_TRANSCRIPT_BYTES`]. A pipe named on the command line is
+/// read as the person asked (as a dump is); the folder walk never opens one.
+pub(super) fn read_transcript(file: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_TRANSCRIPT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
+        return Err(format!("cannot read it: more than the {MAX_TRANSCRIPT_BYTES} bytes a transcript may hold"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read it: {e}"))
 }
 
 /// The JUnit report: one case per transcript, a disagreement a `<failure>` whose type is its
