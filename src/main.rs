@@ -18,6 +18,7 @@ mod models;
 mod options;
 mod sdk;
 mod term;
+mod transcript;
 
 use std::process::ExitCode;
 

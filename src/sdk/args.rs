@@ -221,7 +221,7 @@ pub struct PrintArgs {
     /// Where project configuration lives (not loaded: warned).
     #[arg(long)]
     pub project_config_root: Option<String>,
-    /// Do not persist the session (warned: every session is journaled).
+    /// Write no session file under ~/.claude/projects/ (the session is journaled all the same).
     #[arg(long)]
     pub no_session_persistence: bool,
     /// Echo user messages back (warned).
@@ -311,7 +311,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--managed-settings", Status::Warned),
     ("--managed-settings-in-initialize", Status::Warned),
     ("--project-config-root", Status::Warned),
-    ("--no-session-persistence", Status::Warned),
+    ("--no-session-persistence", Status::Supported),
     ("--replay-user-messages", Status::Warned),
     ("--allow-dangerously-skip-permissions", Status::Warned),
     ("--hard-fail", Status::Warned),
@@ -361,7 +361,6 @@ impl PrintArgs {
             "managed settings are not loaded",
         );
         warn(self.project_config_root.is_some(), "--project-config-root", "project configuration is not loaded");
-        warn(self.no_session_persistence, "--no-session-persistence", "every session is journaled");
         warn(self.replay_user_messages, "--replay-user-messages", "user messages are not echoed");
         warn(
             self.allow_dangerously_skip_permissions,

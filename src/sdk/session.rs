@@ -50,7 +50,9 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .with_gateway(setup.args.gateway())
                 .with_prices(setup.args.price.prices.clone())
                 .with_mcp_servers(crate::mcp::status(&setup.servers));
-            let (_, code) = crate::launch::drive::drive_with(handle, &mut printer, signals).await?;
+            let mut persist = setup.persist();
+            let mut shown = crate::transcript::Persisting { persist: &mut persist, printer: &mut printer };
+            let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
             Ok(code)
         }
         InputFormat::StreamJson => stream_session(args, cwd, wire, signals).await,
@@ -108,6 +110,11 @@ struct Setup {
 }
 
 impl Setup {
+    /// The session file's keeper (`--no-session-persistence`: none written).
+    fn persist(&self) -> crate::transcript::Persist {
+        crate::transcript::Persist::new(self.args.no_session_persistence, self.args.journal.clone(), self.cwd.clone())
+    }
+
     fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
         let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
@@ -159,6 +166,11 @@ impl Setup {
         let (at, last) = match &self.args.resume_session_at {
             Some(line) => {
                 let (found, last) = step_of_line(journal, &id, line)?;
+                // Not a stream line: a line of the session file (`get_session_messages`' uuids).
+                let found = match found {
+                    Some(found) => Some(found),
+                    None => crate::transcript::step_of_transcript_line(journal, &id, line)?,
+                };
                 let found = found.ok_or_else(|| {
                     CliError::Usage(format!("--resume-session-at {line}: no line of session {id} has that uuid"))
                 })?;
@@ -358,6 +370,7 @@ async fn serve(
 ) -> Result<Exit, CliError> {
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
+    let mut persist = setup.persist();
     let watch = signals.watch(Arc::new(move || {
         on_signal.abort();
         on_signal.close();
@@ -369,6 +382,7 @@ async fn serve(
         tokio::select! {
             event = handle.next() => {
                 let Some(event) = event else { break };
+                persist.on_event(&event);
                 stream.on_event(&event);
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);

@@ -30,6 +30,7 @@ pub const USER_ENV: &[&str] = &[
     "RELOOP_LEASE_TTL_MS",
     "RELOOP_CRASH_AFTER_AGENT_STEP",
     "RELOOP_TEST_CLASSIFY_ALL_READ_ONLY",
+    "CLAUDE_CONFIG_DIR",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODEL",
@@ -81,6 +82,12 @@ impl Workspace {
         self.dir.path().join("journal.db")
     }
 
+    /// Where print-mode runs write Claude Code's session files (`CLAUDE_CONFIG_DIR`), so a test
+    /// never writes into the developer's `~/.claude`.
+    pub fn claude_dir(&self) -> PathBuf {
+        self.dir.path().join("claude-config")
+    }
+
     /// Runs `reloop ARGS` with this workspace's journal.
     pub fn reloop(&self, args: &[&str]) -> Output {
         self.reloop_env(args, &[])
@@ -89,7 +96,10 @@ impl Workspace {
     /// Runs `reloop ARGS` with extra environment variables (and no inherited provider keys).
     pub fn reloop_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = reloop_bin();
-        cmd.args(args).env("RELOOP_JOURNAL", self.journal()).current_dir(self.dir.path());
+        cmd.args(args)
+            .env("RELOOP_JOURNAL", self.journal())
+            .env("CLAUDE_CONFIG_DIR", self.claude_dir())
+            .current_dir(self.dir.path());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -102,6 +112,7 @@ impl Workspace {
         let mut cmd = reloop_bin();
         cmd.args(args)
             .env("RELOOP_JOURNAL", self.journal())
+            .env("CLAUDE_CONFIG_DIR", self.claude_dir())
             .current_dir(self.cwd())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

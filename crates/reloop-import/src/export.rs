@@ -104,7 +104,54 @@ pub struct Exporter<'a> {
     jsonl: JsonlWriter<'a>,
 }
 
+/// How a transcript's lines are laid out, beyond what [`ExportFormat::ClaudeJsonl`] writes by
+/// default (one assistant line per response, a main session): the session files Claude Code
+/// keeps under `~/.claude/projects/` split a response into one line per content block, and a
+/// subagent's file is a sidechain of its parent's session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TranscriptStyle {
+    /// One `assistant` line per content block, each with the response's id, as Claude Code
+    /// writes them (the SDKs' session readers return one message per line).
+    pub split_blocks: bool,
+    /// A typed prompt is written as Claude Code writes it: its text as a string, without the
+    /// `<system-reminder>` context the loop put before it (Claude Code keeps that context on
+    /// lines of its own, which the SDKs' readers skip).
+    pub plain_prompts: bool,
+    /// The file is a subagent's: its lines are `isSidechain`, carry `agentId`, and name the
+    /// parent's session.
+    pub sidechain: Option<Sidechain>,
+}
+
+/// A subagent's transcript, as part of its parent's session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sidechain {
+    /// The agent's id (`agent-<id>.jsonl`).
+    pub agent_id: String,
+    /// The parent's session id, which every line of the file names.
+    pub session_id: String,
+}
+
+impl TranscriptStyle {
+    /// Claude Code's session-file layout: a main session's, or (with `sidechain`) a subagent's.
+    pub fn session_file(sidechain: Option<Sidechain>) -> Self {
+        TranscriptStyle { split_blocks: true, plain_prompts: true, sidechain }
+    }
+}
+
 impl<'a> Exporter<'a> {
+    /// A Claude Code transcript in `style` (see [`TranscriptStyle`]); [`Exporter::new`] with
+    /// [`ExportFormat::ClaudeJsonl`] is the default style.
+    pub fn transcript(
+        header: &'a SessionHeader,
+        style: TranscriptStyle,
+        out: &mut dyn Write,
+    ) -> Result<Self, ExportError> {
+        let mut exporter = Exporter::new(ExportFormat::ClaudeJsonl, header, out)?;
+        exporter.jsonl.style = style;
+        Ok(exporter)
+    }
+
     /// An export of the session `header` describes; what comes before any step is written now.
     pub fn new(format: ExportFormat, header: &'a SessionHeader, out: &mut dyn Write) -> Result<Self, ExportError> {
         if format == ExportFormat::StreamJson {
@@ -127,6 +174,7 @@ impl<'a> Exporter<'a> {
             version: run_str(header, "version").unwrap_or(&header.engine_version),
             parent: None,
             lines: 0,
+            style: TranscriptStyle::default(),
         };
         Ok(Exporter { format, header, fold: Fold::new(&header.core_config), span: None, jsonl })
     }
@@ -265,6 +313,7 @@ struct JsonlWriter<'a> {
     parent: Option<String>,
     /// Lines written so far: the next line's index.
     lines: usize,
+    style: TranscriptStyle,
 }
 
 impl JsonlWriter<'_> {
@@ -295,10 +344,14 @@ impl JsonlWriter<'_> {
         let uuid = line_uuid(&self.header.id, self.lines);
         let mut obj = Map::new();
         obj.insert("parentUuid".into(), self.parent.clone().map_or(Value::Null, Value::String));
-        obj.insert("isSidechain".into(), Value::Bool(false));
+        obj.insert("isSidechain".into(), Value::Bool(self.style.sidechain.is_some()));
+        if let Some(side) = &self.style.sidechain {
+            obj.insert("agentId".into(), Value::String(side.agent_id.clone()));
+        }
         obj.insert("userType".into(), Value::String("external".into()));
         obj.insert("cwd".into(), Value::String(self.cwd.to_string()));
-        obj.insert("sessionId".into(), Value::String(self.header.id.clone()));
+        let session = self.style.sidechain.as_ref().map_or(&self.header.id, |s| &s.session_id);
+        obj.insert("sessionId".into(), Value::String(session.clone()));
         obj.insert("version".into(), Value::String(self.version.to_string()));
         obj.insert("type".into(), Value::String(kind.to_string()));
         obj.extend(fields);
@@ -363,7 +416,16 @@ fn transcript_lines(
                     obj.insert("stop_sequence".into(), Value::Null);
                     obj.insert("usage".into(), encode("usage", usage)?);
                 }
-                w.push("assistant", value, record.at_ms, &[], out)?;
+                match (&value, w.style.split_blocks) {
+                    (Value::Object(obj), true) if message.content.len() > 1 => {
+                        for block in &message.content {
+                            let mut line = obj.clone();
+                            line.insert("content".into(), json!([encode("content block", block)?]));
+                            w.push("assistant", Value::Object(line), record.at_ms, &[], out)?;
+                        }
+                    }
+                    _ => w.push("assistant", value, record.at_ms, &[], out)?,
+                }
             }
             // An injected reminder: meta, as Claude Code marks what the user did not type.
             Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
@@ -384,7 +446,13 @@ fn transcript_lines(
                 } else {
                     (Vec::new(), Vec::new())
                 };
-                if queued {
+                let prompt = match (&record.event, w.style.plain_prompts) {
+                    (Event::UserInput { .. }, true) => plain_prompt(message),
+                    _ => None,
+                };
+                if let Some(text) = prompt {
+                    w.push("user", json!({"role": "user", "content": text}), record.at_ms, flags, out)?;
+                } else if queued {
                     let mut results_only = message.clone();
                     results_only.content = kept;
                     w.push("user", encode("message", &results_only)?, record.at_ms, flags, out)?;
@@ -507,6 +575,20 @@ fn transcript_lines(
         w.push("assistant", message, record.at_ms, &["isApiErrorMessage"], out)?;
     }
     Ok(())
+}
+
+/// A typed prompt's text as Claude Code writes it, when the message is text alone: the
+/// `<system-reminder>` blocks before it left out, the rest joined.
+fn plain_prompt(message: &Message) -> Option<String> {
+    let mut texts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text(t) if texts.is_empty() && t.text.starts_with("<system-reminder>") => {}
+            ContentBlock::Text(t) => texts.push(t.text.as_str()),
+            _ => return None,
+        }
+    }
+    (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod claude_dir;
 mod emit;
 mod error;
 mod export;
@@ -51,8 +52,9 @@ use reloop_journal::{JournalBackend, SessionHeader, StepRecord, Writer, ENGINE_V
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub use claude_dir::{agent_id, project_dir_name};
 pub use error::{ExportError, ImportError};
-pub use export::{export, ExportFormat, Exporter};
+pub use export::{export, ExportFormat, Exporter, Sidechain, TranscriptStyle};
 pub use observed::{Decision, Interrupted, Observation};
 pub use rules::{check_imported, check_rules, Disagreement, InferredStep, InputCheck, RulesReport};
 pub use skips::Skip;
