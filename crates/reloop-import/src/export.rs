@@ -387,7 +387,11 @@ fn compaction_lines(
     fields.insert("compactMetadata".into(), json!({"trigger": trigger, "preTokens": pre_tokens}));
     w.push_line("system", fields, record.at_ms, out)?;
     if let Some(first) = state.messages().messages().first() {
-        w.push("user", encode("message", first)?, record.at_ms, &["isCompactSummary"], out)?;
+        let value = match (w.style.plain_prompts, plain_text(first)) {
+            (true, Some(text)) => json!({"role": "user", "content": text}),
+            _ => encode("message", first)?,
+        };
+        w.push("user", value, record.at_ms, &["isCompactSummary"], out)?;
     }
     Ok(())
 }
@@ -428,7 +432,13 @@ fn transcript_lines(
                 }
             }
             // An injected reminder: meta, as Claude Code marks what the user did not type.
-            Role::System => w.push("user", value, record.at_ms, &["isMeta"], out)?,
+            Role::System => {
+                let value = match (w.style.plain_prompts, plain_text(message)) {
+                    (true, Some(text)) => json!({"role": "user", "content": text}),
+                    _ => value,
+                };
+                w.push("user", value, record.at_ms, &["isMeta"], out)?
+            }
             Role::User => {
                 let results = message.content.iter().any(|b| matches!(b, ContentBlock::ToolResult(_)));
                 let from_outside = matches!(record.event, Event::UserInput { .. } | Event::Abort) || results;
@@ -446,12 +456,23 @@ fn transcript_lines(
                 } else {
                     (Vec::new(), Vec::new())
                 };
+                let aborted = matches!(record.event, Event::Abort);
                 let prompt = match (&record.event, w.style.plain_prompts) {
                     (Event::UserInput { .. }, true) => plain_prompt(message),
+                    (_, true) if !aborted => plain_text(message),
                     _ => None,
                 };
                 if let Some(text) = prompt {
                     w.push("user", json!({"role": "user", "content": text}), record.at_ms, flags, out)?;
+                } else if aborted && results && w.style.plain_prompts {
+                    // Claude Code writes the interrupted calls' results, then the interruption.
+                    let (answered, said): (Vec<ContentBlock>, Vec<ContentBlock>) =
+                        message.content.iter().cloned().partition(|b| matches!(b, ContentBlock::ToolResult(_)));
+                    for part in [answered, said].into_iter().filter(|p| !p.is_empty()) {
+                        let mut line = message.clone();
+                        line.content = part;
+                        w.push("user", encode("message", &line)?, record.at_ms, flags, out)?;
+                    }
                 } else if queued {
                     let mut results_only = message.clone();
                     results_only.content = kept;
@@ -469,8 +490,10 @@ fn transcript_lines(
             }
         }
     }
+    // Lines 2.1.197 never writes into its session file (its loop lines live in the stream only).
+    let quiet = w.style.plain_prompts && state.context().config().rules().claude_code_version == Some("2.1.197");
     // The Stop hooks that ran, as Claude Code sums them up: which, and whether one ended the run.
-    if let Event::HookDone { hook_event: HookEventName::Stop, runs, .. } = &record.event {
+    if let (Event::HookDone { hook_event: HookEventName::Stop, runs, .. }, false) = (&record.event, quiet) {
         let combined = outcome(HookEventName::Stop, runs);
         // The block the cap overrode: never sent to the model, but Claude Code writes it.
         if let Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. }))) = &record.reason {
@@ -489,7 +512,12 @@ fn transcript_lines(
                 })
                 .collect();
             let text = rules.stop_hook_feedback(&stop_hook_feedback(&blocks));
-            w.push("user", encode("message", &Message::user_text(text))?, record.at_ms, &["isMeta"], out)?;
+            let message = if w.style.plain_prompts {
+                json!({"role": "user", "content": text})
+            } else {
+                encode("message", &Message::user_text(text))?
+            };
+            w.push("user", message, record.at_ms, &["isMeta"], out)?;
         }
         let prevented = combined.prevent.as_ref();
         // A hook that failed without blocking, in the words it failed with (read back as such).
@@ -504,6 +532,18 @@ fn transcript_lines(
         fields.insert("preventedContinuation".into(), json!(prevented.is_some()));
         fields.insert("stopReason".into(), json!(prevented.and_then(|p| p.stop_reason.clone()).unwrap_or_default()));
         w.push_line("system", fields, record.at_ms, out)?;
+        // 2.1.332's warning that the cap ended the turn, as its session file keeps it.
+        if let (Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { cap }))), true) =
+            (&record.reason, w.style.plain_prompts && state.context().config().rules().lines.block_cap)
+        {
+            let text = reloop_core::profile::BLOCK_CAP_TEXT.replace("{n}", &cap.saturating_add(1).to_string());
+            let mut fields = Map::new();
+            fields.insert("subtype".into(), json!("informational"));
+            fields.insert("content".into(), json!(text));
+            fields.insert("isMeta".into(), json!(false));
+            fields.insert("level".into(), json!("warning"));
+            w.push_line("system", fields, record.at_ms, out)?;
+        }
     }
     // An answer the core took back (2.1.332's malformed-call rule): Claude Code keeps only its
     // uuid, on the reminder line that follows it.
@@ -518,7 +558,7 @@ fn transcript_lines(
         w.push_line("user", fields, record.at_ms, out)?;
     }
     // The switch to the fallback model, naming both models.
-    if let Event::ModelFailed { .. } = &record.event {
+    if let (Event::ModelFailed { .. }, false) = (&record.event, quiet) {
         let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
         for (trigger, from, to) in effects.iter().filter_map(|e| match e {
             Effect::Notice(Notice::SwitchModel { trigger, from, to }) => Some((trigger, from, to)),
@@ -535,7 +575,7 @@ fn transcript_lines(
         }
     }
     // A failed request the core retries, as 2.1.332 records each retry.
-    if let Event::ModelFailed { error, .. } = &record.event {
+    if let (Event::ModelFailed { error, .. }, false) = (&record.event, quiet) {
         let effects: Vec<Effect> = serde_json::from_value(record.effects.clone()).unwrap_or_default();
         for wait in effects.iter().filter_map(|e| match e {
             Effect::Command(reloop_core::Command::WaitRetry(w)) => Some(w),
@@ -558,6 +598,28 @@ fn transcript_lines(
         let mut fields = Map::new();
         fields.insert("attachment".into(), json!({"type": "max_turns_reached", "maxTurns": max_turns}));
         w.push_line("attachment", fields, record.at_ms, out)?;
+    }
+    // A run the loop ended in error on its own (the output limit, malformed calls, exhausted):
+    // Claude Code's session file ends with the error as a synthetic assistant message too.
+    let ended_here = before_terminal_none(record) && w.style.plain_prompts;
+    if let (Some(terminal), true) = (state.terminal(), ended_here) {
+        let exhausted = matches!(
+            terminal.evidence(),
+            reloop_core::Evidence::MalformedToolCallExhausted { .. } | reloop_core::Evidence::OutputTruncated { .. }
+        );
+        if let (Some(error), true) = (&terminal.error, exhausted) {
+            let message = json!({
+                "id": format!("msg_api_error_{}", record.seq),
+                "type": "message",
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": error}],
+                "stop_reason": "stop_sequence",
+                "stop_sequence": "",
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            });
+            w.push("assistant", message, record.at_ms, &["isApiErrorMessage"], out)?;
+        }
     }
     if let (Event::ModelFailed { error, .. } | Event::CompactFailed { error, .. }, Some(_)) =
         (&record.event, state.terminal())
@@ -589,6 +651,25 @@ fn plain_prompt(message: &Message) -> Option<String> {
         }
     }
     (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// The step ended the run (it moved to a terminal phase), rather than being replayed after it.
+fn before_terminal_none(record: &StepRecord) -> bool {
+    matches!(&record.reason, Some(Reason::Terminal(_)))
+        && !matches!(record.event, Event::ModelFailed { .. } | Event::CompactFailed { .. })
+}
+
+/// A message of text alone as one string, as Claude Code writes the lines it makes itself.
+fn plain_text(message: &Message) -> Option<String> {
+    let texts: Option<Vec<&str>> = message
+        .content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.filter(|t| !t.is_empty()).map(|t| t.join("\n"))
 }
 
 #[cfg(test)]
