@@ -80,6 +80,13 @@ pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
+    // A session the Agent SDKs drove: their stream, query by query, as print mode printed it.
+    if format == Some(OutputFormat::StreamJson) && crate::sdk::replay::replay(&journal, &id, &header)? {
+        if let Some(d) = &report.divergence {
+            errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
+        }
+        return Ok(exit_of(&report));
+    }
     let mut printer = crate::term::output::Printer::new(format.unwrap_or(OutputFormat::Text), false);
     let (mut outputs, started) = reloop_inspect::outputs::OutputReplay::new(&header);
     printer.on_event(&started);

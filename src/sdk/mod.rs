@@ -11,6 +11,7 @@
 pub mod args;
 mod control;
 mod protocol;
+pub mod replay;
 mod session;
 mod stream;
 

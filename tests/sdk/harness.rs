@@ -88,7 +88,9 @@ impl Scenario {
         };
         crate::common::hermetic(&mut cmd)
             .arg(name)
-            .env("RELOOP_BIN", env!("CARGO_BIN_EXE_reloop"))
+            .env("RELOOP_BIN", self.teeing_cli())
+            .env("REAL_RELOOP", env!("CARGO_BIN_EXE_reloop"))
+            .env("STREAM_LOG", self.stream_log())
             .env("RELOOP_SDK_DIR", &self.sdk_dir)
             .env("WORKDIR", self.ws.cwd())
             .env("RELOOP_JOURNAL", self.ws.journal())
@@ -115,8 +117,51 @@ impl Scenario {
         self.server.requests()
     }
 
-    /// `reloop replay` reproduces the session identically and `reloop why` explains it.
+    /// The CLI the SDK starts: reloop, its stdout copied to [`Self::stream_log`] on the way, so
+    /// the test sees every line the SDK read.
+    fn teeing_cli(&self) -> PathBuf {
+        let path = self.ws.dir.path().join("reloop-tee");
+        std::fs::write(&path, "#!/bin/bash\nexec \"$REAL_RELOOP\" \"$@\" > >(tee -a \"$STREAM_LOG\")\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// Every stdout line of every CLI process the scenario started.
+    pub fn stream_log(&self) -> PathBuf {
+        self.ws.dir.path().join("live-stream.jsonl")
+    }
+
+    /// `reloop replay ID --output-format stream-json` prints the message types, in order, that
+    /// the live processes printed for the session.
+    pub fn assert_replay_stream_matches_live(&self, session_id: &str) {
+        let kind = |l: &Value| format!("{}/{}", l["type"].as_str().unwrap_or("?"), l["subtype"].as_str().unwrap_or(""));
+        let live: Vec<String> = std::fs::read_to_string(self.stream_log())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["session_id"] == session_id && !l["type"].as_str().unwrap_or("").starts_with("control"))
+            .map(|l| kind(&l))
+            .collect();
+        let journal = self.ws.journal();
+        let out = self.ws.reloop(&[
+            "replay",
+            session_id,
+            "--journal",
+            journal.to_str().unwrap(),
+            "--output-format",
+            "stream-json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let replayed: Vec<String> =
+            stdout(&out).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|l| kind(&l)).collect();
+        assert!(!live.is_empty(), "no live line of session {session_id} was logged");
+        assert_eq!(replayed, live, "the replayed stream of {session_id} (left) is not the live one (right)");
+    }
+
+    /// `reloop replay` reproduces the session identically, its stream is the live one, and `reloop why` explains it.
     pub fn assert_replays_and_explains(&self, session_id: &str) {
+        self.assert_replay_stream_matches_live(session_id);
         let journal = self.ws.journal();
         let journal = journal.to_str().unwrap();
         let replay = self.ws.reloop(&["replay", session_id, "--journal", journal]);

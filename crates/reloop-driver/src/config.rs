@@ -68,6 +68,11 @@ pub struct RunConfig {
     /// caller that started them recorded them: the driver keeps them, it does not read them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<serde_json::Value>,
+    /// Set on a session Claude Code's print mode ran (the Agent SDKs' CLI): how its stream was
+    /// shaped (partial messages, the gateway its error texts name), so `reloop replay
+    /// --output-format stream-json` prints that stream again. The driver keeps it, never reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print: Option<serde_json::Value>,
 }
 
 /// Which call of which session a subagent's session answers.
@@ -105,6 +110,7 @@ impl RunConfig {
             agent: None,
             tool_specs: Vec::new(),
             mcp_servers: Vec::new(),
+            print: None,
         }
     }
 

@@ -1,0 +1,85 @@
+//! `reloop replay ID --output-format stream-json` of a session print mode ran: the stream the
+//! SDK read, printed again from the journal by the same [`SdkStream`] that printed it live, fed
+//! the driver's own step outputs ([`reloop_driver::outputs::step_outputs`]). Each query ends
+//! with its `result` line as it did live (a `ClaudeSDKClient` session holds several), a later
+//! query opens with `system/init` again, and `set_model` / `set_permission_mode` between queries
+//! print their lines. Timings and the live run's partial-message choice are what the header
+//! recorded ([`print_record`]).
+
+use reloop_core::{Event, Fold, State};
+use reloop_driver::outputs::{result_of, step_outputs};
+use reloop_driver::{RunEvent, SessionJournal};
+use reloop_journal::SessionHeader;
+use serde_json::{json, Value};
+
+use super::args::PrintArgs;
+use super::protocol::Wire;
+use super::stream::SdkStream;
+use crate::error::CliError;
+
+/// What the header keeps of how print mode shaped the stream (`RunConfig::print`).
+pub fn print_record(args: &PrintArgs, mcp_servers: Vec<Value>) -> Value {
+    json!({
+        "include_partial_messages": args.include_partial_messages,
+        "gateway": args.gateway(),
+        "mcp_servers": mcp_servers,
+    })
+}
+
+/// Prints session `id`'s SDK stream again; `false` (nothing printed) when print mode did not
+/// run it.
+pub fn replay(journal: &SessionJournal, id: &str, header: &SessionHeader) -> Result<bool, CliError> {
+    let Some(print) = header.run_config.get("print").filter(|p| p.is_object()) else { return Ok(false) };
+    let partial = print["include_partial_messages"].as_bool().unwrap_or(false);
+    let model = header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut stream = SdkStream::new(Wire::default(), model, partial)
+        .with_gateway(print["gateway"].as_str().map(str::to_string))
+        .with_prices(header.core_config.prices.clone())
+        .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default());
+    let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);
+    stream.on_event(&started);
+    let mut fold = Fold::new(&header.core_config);
+    // When the query in progress started (its first step), for the result's duration.
+    let mut first_at: Option<u64> = None;
+    let mut was_done = false;
+    journal.visit_steps(id, &mut |record| {
+        if crate::term::stdout_closed() {
+            return Ok(false);
+        }
+        let Some(before) = fold.before() else { return Ok(false) };
+        if was_done {
+            // Between queries: what the SDK changed, and the next query's `system/init`.
+            match &record.event {
+                Event::SetModel { model } => {
+                    let shown = model.clone().unwrap_or_else(|| header_model(header));
+                    stream.set_model(shown.clone());
+                    stream.local_command_output(&format!("Set model to {shown}"));
+                }
+                Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
+                Event::UserInput { .. } => stream.next_query(),
+                _ => {}
+            }
+        }
+        let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
+        let outputs = fold.push(seq, event.clone(), |step| {
+            step_outputs(seq, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+        });
+        first_at = first_at.or(Some(at_ms));
+        for output in outputs.unwrap_or_default() {
+            stream.on_event(&output);
+        }
+        let done = fold.state().is_some_and(State::is_done);
+        if let (true, false, Some(state)) = (done, was_done, fold.state()) {
+            let duration = at_ms.saturating_sub(first_at.unwrap_or(at_ms));
+            stream.on_event(&RunEvent::Finished(result_of(id, state, duration)));
+            first_at = None;
+        }
+        was_done = done;
+        Ok(true)
+    })?;
+    Ok(true)
+}
+
+fn header_model(header: &SessionHeader) -> String {
+    header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string()
+}
