@@ -2,6 +2,9 @@
 # Installs the official Claude Agent SDKs that tests/sdk.rs drives against the reloop binary:
 #   target/sdk/venv          Python venv with claude-agent-sdk (PyPI)
 #   target/sdk/node          npm install of @anthropic-ai/claude-agent-sdk (from tests/sdk/package.json)
+#   target/sdk/examples      the Python SDK's own example programs, from its sdist on PyPI (the wheel
+#                            has none), which tests/sdk_examples.rs runs on reloop and on the bundled
+#                            Claude Code; trio in the venv, which one of them imports
 # Idempotent and quiet: a stamp file records what was installed, so a second run does nothing.
 # The SDKs' bundled Claude Code binaries are never run (tests pass the reloop binary as the CLI);
 # the npm platform packages that only carry that binary are skipped (--omit=optional).
@@ -11,10 +14,12 @@ cd "$(dirname "$0")/.."
 PY_SDK_VERSION=0.2.189   # newest claude-agent-sdk on PyPI when pinned
 SDK_DIR=target/sdk
 STAMP="$SDK_DIR/.installed"
-want="py=$PY_SDK_VERSION node=$(cat tests/sdk/package.json tests/sdk/package-lock.json | cksum)"
+TRIO_VERSION=0.35.0      # for examples/streaming_mode_trio.py
+want="py=$PY_SDK_VERSION trio=$TRIO_VERSION examples=1 node=$(cat tests/sdk/package.json tests/sdk/package-lock.json | cksum)"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" \
-      && -x "$SDK_DIR/venv/bin/python" && -d "$SDK_DIR/node/node_modules/@anthropic-ai/claude-agent-sdk" ]]; then
+      && -x "$SDK_DIR/venv/bin/python" && -d "$SDK_DIR/node/node_modules/@anthropic-ai/claude-agent-sdk" \
+      && -f "$SDK_DIR/examples/quick_start.py" ]]; then
   exit 0
 fi
 
@@ -36,7 +41,17 @@ if [[ ! -x "$SDK_DIR/venv/bin/python" ]]; then
   python3 -m venv "$SDK_DIR/venv" >"$log" 2>&1 || fail "python3 -m venv"
 fi
 "$SDK_DIR/venv/bin/python" -m pip install -q --disable-pip-version-check \
-  "claude-agent-sdk==$PY_SDK_VERSION" >"$log" 2>&1 || fail "pip install claude-agent-sdk==$PY_SDK_VERSION"
+  "claude-agent-sdk==$PY_SDK_VERSION" "trio==$TRIO_VERSION" >"$log" 2>&1 || fail "pip install claude-agent-sdk==$PY_SDK_VERSION"
+
+# The SDK's examples/ ship in its source distribution only.
+sdist=$(mktemp -d)
+"$SDK_DIR/venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+  -d "$sdist" "claude-agent-sdk==$PY_SDK_VERSION" >"$log" 2>&1 || fail "pip download the claude-agent-sdk sdist"
+rm -rf "$SDK_DIR/examples"
+mkdir -p "$SDK_DIR/examples"
+tar -xzf "$sdist"/claude_agent_sdk-"$PY_SDK_VERSION".tar.gz -C "$SDK_DIR/examples" --strip-components=2 \
+  "claude_agent_sdk-$PY_SDK_VERSION/examples" >"$log" 2>&1 || fail "unpacking the sdist's examples"
+rm -rf "$sdist"
 
 # Node: package.json and its lock live in tests/sdk/ (committed); the install goes to target/sdk/node.
 mkdir -p "$SDK_DIR/node"
