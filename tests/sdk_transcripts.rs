@@ -268,6 +268,18 @@ fn python_sdk_reads_a_client_session_back_and_resumes_it_truncated_at_a_message(
     for m in messages.as_array().unwrap() {
         assert_eq!(m["session_id"], json!(session_id));
     }
+    // As in Claude Code, a message's uuid in the file is the one the stream gave it live.
+    let in_file: Vec<&Value> = messages.as_array().unwrap().iter().map(|m| &m["uuid"]).collect();
+    let live: Vec<&Value> = run
+        .of_type("assistant")
+        .into_iter()
+        .filter(|m| m["session_id"] == json!(session_id))
+        .map(|m| &m["uuid"])
+        .collect();
+    assert_eq!(live.len(), 3, "{}", run.dump());
+    for uuid in live {
+        assert!(in_file.contains(&uuid), "live uuid {uuid} not in the file: {in_file:?}");
+    }
     // The resume sent only what came up to the chosen message, then the new prompt.
     let requests = s.requests();
     assert_eq!(requests.len(), 4, "{}", run.dump());

@@ -156,11 +156,30 @@ pub struct Wire {
     next: Arc<AtomicU64>,
     /// Once stdin has closed, no answer can come: new requests fail at once.
     closed: Arc<std::sync::atomic::AtomicBool>,
+    /// Lines kept here instead of printed (a replay read by the session-file writer).
+    captured: Option<Arc<Mutex<Vec<Value>>>>,
 }
 
 impl Wire {
+    /// A wire that prints nothing and keeps its lines in the returned list.
+    pub fn capturing() -> (Wire, Arc<Mutex<Vec<Value>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        (Wire { captured: Some(lines.clone()), ..Wire::default() }, lines)
+    }
+
+    /// Whether lines are kept rather than printed.
+    pub fn is_capturing(&self) -> bool {
+        self.captured.is_some()
+    }
+
     /// One line on stdout, flushed.
     pub fn line(&self, value: &Value) {
+        if let Some(lines) = &self.captured {
+            if let Ok(mut lines) = lines.lock() {
+                lines.push(value.clone());
+            }
+            return;
+        }
         match serde_json::to_string(value) {
             Ok(text) => crate::term::write_stdout(&format!("{}\n", crate::term::json_safe(&text)), true),
             Err(e) => crate::term::errln!("reloop: cannot write a JSON line: {e}"),

@@ -29,10 +29,31 @@ pub fn print_record(args: &PrintArgs, mcp_servers: Vec<Value>) -> Value {
 /// Prints session `id`'s SDK stream again; `false` (nothing printed) when print mode did not
 /// run it.
 pub fn replay(journal: &SessionJournal, id: &str, header: &SessionHeader) -> Result<bool, CliError> {
+    replay_on(journal, id, header, Wire::default())
+}
+
+/// The lines [`replay`] would print, kept rather than printed (`None`: print mode did not run
+/// the session). The session-file writer gives its lines the uuids these carry, as Claude Code's
+/// file and stream share theirs.
+pub fn stream_lines(
+    journal: &SessionJournal,
+    id: &str,
+    header: &SessionHeader,
+) -> Result<Option<Vec<Value>>, CliError> {
+    let (wire, lines) = Wire::capturing();
+    if !replay_on(journal, id, header, wire)? {
+        return Ok(None);
+    }
+    let lines = lines.lock().map(|l| l.clone()).unwrap_or_default();
+    Ok(Some(lines))
+}
+
+fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: Wire) -> Result<bool, CliError> {
     let Some(print) = header.run_config.get("print").filter(|p| p.is_object()) else { return Ok(false) };
     let partial = print["include_partial_messages"].as_bool().unwrap_or(false);
+    let capturing = wire.is_capturing();
     let model = header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
-    let mut stream = SdkStream::new(Wire::default(), model, partial)
+    let mut stream = SdkStream::new(wire, model, partial)
         .with_gateway(print["gateway"].as_str().map(str::to_string))
         .with_prices(header.core_config.prices.clone())
         .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default());
@@ -43,7 +64,7 @@ pub fn replay(journal: &SessionJournal, id: &str, header: &SessionHeader) -> Res
     let mut first_at: Option<u64> = None;
     let mut was_done = false;
     journal.visit_steps(id, &mut |record| {
-        if crate::term::stdout_closed() {
+        if crate::term::stdout_closed() && !capturing {
             return Ok(false);
         }
         let Some(before) = fold.before() else { return Ok(false) };

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use reloop_driver::SessionJournal;
 use reloop_import::{Exporter, Sidechain, TranscriptStyle};
 use reloop_journal::SessionHeader;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::error::CliError;
 
@@ -40,7 +40,14 @@ pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq
     let header = journal.header(id)?;
     let cwd = header.run_config.get("cwd").and_then(|v| v.as_str()).unwrap_or("").to_string();
     let file = session_file(config, &cwd, id);
-    write_file(journal, &header, TranscriptStyle::session_file(None), &file)?;
+    let text = transcript_text(journal, &header, TranscriptStyle::session_file(None))?;
+    // The file's messages carry the uuids the stream gave them, as Claude Code's do: an SDK
+    // resumes at a uuid it saw live, or one `get_session_messages` returned, alike.
+    let text = match crate::sdk::replay::stream_lines(journal, id, &header)? {
+        Some(stream) => with_stream_uuids(&text, &stream),
+        None => text,
+    };
+    replace(&file, &text)?;
     let dir = file.with_extension("").join("subagents");
     for sub in subagents(journal, id)? {
         let agent = reloop_import::agent_id(&sub.id);
@@ -105,6 +112,16 @@ fn write_file(
     style: TranscriptStyle,
     file: &Path,
 ) -> Result<(), CliError> {
+    let text = transcript_text(journal, header, style)?;
+    replace(file, &text)
+}
+
+/// The transcript of `header`'s session in `style`, rebuilt from the journal.
+fn transcript_text(
+    journal: &SessionJournal,
+    header: &SessionHeader,
+    style: TranscriptStyle,
+) -> Result<Vec<u8>, CliError> {
     let mut text = Vec::new();
     let mut exporter = Exporter::transcript(header, style, &mut text).map_err(|e| CliError::Io(e.to_string()))?;
     let mut failed = None;
@@ -119,7 +136,58 @@ fn write_file(
         return Err(CliError::Io(e.to_string()));
     }
     exporter.finish(&mut text).map_err(|e| CliError::Io(e.to_string()))?;
-    replace(file, &text)
+    Ok(text)
+}
+
+/// What ties a file line to the stream line that showed the same thing: an assistant line's
+/// response id and content block, a user line's first tool result.
+fn match_key(line: &Value) -> Option<String> {
+    let message = line.get("message")?;
+    let content = message.get("content")?.as_array()?;
+    match line.get("type")?.as_str()? {
+        "assistant" => {
+            Some(format!("a{}{}", message.get("id").and_then(Value::as_str).unwrap_or(""), content.first()?))
+        }
+        "user" => {
+            let first = content.first()?;
+            (first.get("type")? == "tool_result")
+                .then(|| format!("u{}", first.get("tool_use_id").unwrap_or(&Value::Null)))
+        }
+        _ => None,
+    }
+}
+
+/// `text`'s lines with the uuid of the stream line that showed each message (matched in order
+/// by [`match_key`]), and every `parentUuid` following the change. Lines the stream did not show
+/// (the typed prompt, meta lines) keep theirs.
+fn with_stream_uuids(text: &[u8], stream: &[Value]) -> Vec<u8> {
+    let mut shown: std::collections::HashMap<String, std::collections::VecDeque<String>> = Default::default();
+    for line in stream {
+        if let (Some(key), Some(uuid)) = (match_key(line), line.get("uuid").and_then(Value::as_str)) {
+            shown.entry(key).or_default().push_back(uuid.to_string());
+        }
+    }
+    let mut renamed: std::collections::HashMap<String, String> = Default::default();
+    let mut out = Vec::with_capacity(text.len());
+    for raw in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let Ok(mut line) = serde_json::from_slice::<Value>(raw) else {
+            out.extend_from_slice(raw);
+            out.push(b'\n');
+            continue;
+        };
+        if let Some(new) = match_key(&line).and_then(|k| shown.get_mut(&k)).and_then(|q| q.pop_front()) {
+            if let Some(old) = line.get("uuid").and_then(Value::as_str) {
+                renamed.insert(old.to_string(), new.clone());
+            }
+            line["uuid"] = json!(new);
+        }
+        if let Some(parent) = line.get("parentUuid").and_then(Value::as_str).and_then(|p| renamed.get(p)) {
+            line["parentUuid"] = json!(parent);
+        }
+        out.extend_from_slice(line.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    out
 }
 
 fn replace(file: &Path, bytes: &[u8]) -> Result<(), CliError> {
