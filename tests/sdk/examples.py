@@ -45,6 +45,63 @@ if _cli:
 '''
 
 
+def from_schema(schema):
+    """A value that fits a JSON schema's shape (its required properties filled)."""
+    kind = schema.get("type")
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object" or "properties" in schema:
+        return {k: from_schema(v) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [from_schema(schema["items"])] if isinstance(schema.get("items"), dict) else []
+    return {"number": 1, "integer": 1, "boolean": True, "string": "x", "null": None}.get(kind, "x")
+
+
+def smart_answer(body):
+    """With FAKE_SMART=1 (the SDK's e2e tests): what a model asked these tests' questions does,
+    as blocks: the tool calls the prompt asks for, short exact replies, structured output."""
+    tools = {t.get("name"): t for t in body.get("tools", []) if isinstance(t, dict)}
+    messages = body.get("messages", [])
+    last = messages[-1] if messages else {}
+    content = last.get("content") if isinstance(last.get("content"), list) else []
+    answered = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    called = {b.get("name") for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+              for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    said = last_user_text(body)
+    system = json.dumps(body.get("system", ""))
+
+    def call(name, args):
+        return [{"type": "tool_use", "id": "toolu_fake_%d" % len(messages), "name": name, "input": args}]
+
+    if "StructuredOutput" in tools and "StructuredOutput" not in called:
+        return call("StructuredOutput", from_schema(tools["StructuredOutput"].get("input_schema", {})))
+    if answered:
+        return [{"type": "text", "text": "DONE"}]
+    m = re.search(r"Use the Agent tool exactly once with subagent_type '([\w-]+)', prompt '([^']+)'", said)
+    agent = "Agent" if "Agent" in tools else "Task"
+    if m and agent in tools:
+        return call(agent, {"subagent_type": m.group(1), "prompt": m.group(2), "description": "greet",
+                            "run_in_background": False})
+    m = re.search(r"Use the Write tool to create the file (\S+) containing exactly the text (\w+)", said)
+    if m and "Write" in tools:
+        return call("Write", {"file_path": m.group(1), "content": m.group(2)})
+    m = re.search(r"(?:Run(?: this bash command| the command)?): (.+)$", said)
+    if m and "Bash" in tools:
+        return call("Bash", {"command": m.group(1).strip(), "description": "run it"})
+    m = re.search(r"Call the (mcp__\w+) tool", said)
+    if m and m.group(1) in tools:
+        return call(m.group(1), from_schema(tools[m.group(1)].get("input_schema", {})))
+    m = re.search(r"Reply with(?: exactly)?: (.+)$", said)
+    if m:
+        return [{"type": "text", "text": m.group(1).strip()}]
+    m = re.search(r"(\d+)\s*\+\s*(\d+)", said)
+    if m:
+        return [{"type": "text", "text": str(int(m.group(1)) + int(m.group(2)))}]
+    if "short friendly sentence" in system or "greeting" in said:
+        return [{"type": "text", "text": "Hi there, nice to meet you!"}]
+    return None
+
+
 def last_user_text(body):
     for message in reversed(body.get("messages", [])):
         if message.get("role") != "user":
@@ -84,29 +141,54 @@ class Fake(http.server.BaseHTTPRequestHandler):
         model = body.get("model", "")
         with self.lock:
             self.models.append(model)
-        if model in ALIASES or not model.startswith("claude-"):
+        # A model the API does not know (an alias, or the e2e tests' made-up id) is refused.
+        if model in ALIASES or not model.startswith("claude-") or "nonexistent" in model:
             self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "model: %s" % model},
                              "request_id": "req_fake_not_found"})
             return
         said = last_user_text(body).strip().splitlines()
         text = "FAKE ANSWER to: %s" % (said[0][:60] if said else "")
+        blocks = smart_answer(body) if os.environ.get("FAKE_SMART") == "1" else None
+        blocks = blocks or [{"type": "text", "text": text}]
+        if os.environ.get("FAKE_SMART") == "1" and (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
+            blocks = [{"type": "thinking", "thinking": "Let me think.", "signature": "c2lnbmF0dXJl"}] + blocks
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         usage = {"input_tokens": 10, "output_tokens": 5}
         events = [
             ("message_start", {"type": "message_start", "message": {
                 "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
                 "stop_reason": None, "stop_sequence": None, "usage": usage}}),
-            ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "text", "text": ""}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "text_delta", "text": text}}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        ]
+        for i, block in enumerate(blocks):
+            if block["type"] == "thinking":
+                start = {"type": "thinking", "thinking": "", "signature": ""}
+                delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+                events += [
+                    ("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+                    ("content_block_delta", {"type": "content_block_delta", "index": i,
+                                             "delta": {"type": "signature_delta", "signature": block["signature"]}}),
+                    ("content_block_stop", {"type": "content_block_stop", "index": i}),
+                ]
+                continue
+            if block["type"] == "text":
+                start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+            else:
+                start = dict(block, input={})
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            events += [
+                ("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
+                ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": i}),
+            ]
+        events += [
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                "usage": {"output_tokens": 5}}),
             ("message_stop", {"type": "message_stop"}),
         ]
         if not body.get("stream"):
             self._json(200, {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                             "content": blocks, "stop_reason": stop,
                              "stop_sequence": None, "usage": usage})
             return
         payload = "".join("event: %s\ndata: %s\n\n" % (name, json.dumps(data)) for name, data in events).encode()
@@ -142,6 +224,10 @@ def mask(text, work):
 
 
 def main():
+    if sys.argv[1] == "--pytest":
+        return run_pytest(sys.argv[2], sys.argv[3], [sys.executable, "-m", "pytest", *sys.argv[4:]])
+    if sys.argv[1] == "--cmd":
+        return run_pytest(sys.argv[2], sys.argv[3], sys.argv[4:])
     example, cli, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -182,5 +268,32 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def run_pytest(root, cli, argv):
+    """`argv` (`python -m pytest ...` on a checkout of the SDK's repository for its e2e-tests/,
+    or a TypeScript demo) run in `root` against the smart fake; the Python SDK's CLI is `cli`
+    (`EXAMPLE_CLI`, which a demo's own CLI-path option reads). Its output is its own."""
+    os.environ["FAKE_SMART"] = "1"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    work = tempfile.mkdtemp(prefix="sdk-e2e-")
+    try:
+        home, site = os.path.join(work, "home"), os.path.join(work, "site")
+        for d in (home, site):
+            os.makedirs(d)
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write(SITECUSTOMIZE)
+        env = dict(os.environ, HOME=home, PYTHONPATH=site, EXAMPLE_CLI=cli, ANTHROPIC_BASE_URL=url,
+                   ANTHROPIC_API_KEY="sk-ant-fake-key-for-e2e", HTTP_PROXY=url, HTTPS_PROXY=url, http_proxy=url,
+                   https_proxy=url, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
+                   DISABLE_ERROR_REPORTING="1", DISABLE_GROWTHBOOK="1", RELOOP_JOURNAL=os.path.join(work, "j.db"))
+        env.pop("CLAUDE_CONFIG_DIR", None)
+        return subprocess.run(argv, cwd=root, env=env).returncode
+    finally:
+        server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
