@@ -18,7 +18,6 @@ mod models;
 mod options;
 mod sdk;
 mod term;
-mod transcript;
 
 use std::process::ExitCode;
 
@@ -83,7 +82,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match invocation {
-        Invocation::Reloop(args) => runtime.block_on(cli::dispatch(args)),
+        Invocation::Reloop(args) => {
+            // `reloop replay` of a session the SDKs drove prints their stream with their printer.
+            let _ = cli::SDK_STREAM.set(sdk::replay::replay);
+            runtime.block_on(cli::dispatch(args))
+        }
         Invocation::Print(args) => runtime.block_on(sdk::run(args)),
     };
     // The pager shows everything the command wrote; the user may read on after an error too.

@@ -148,3 +148,12 @@ mod tests {
         }
     }
 }
+
+/// A cost function over a session's recorded prices, the known table's after them (the SDK
+/// stream and the text commands price alike).
+pub(crate) fn price_in(prices: &[Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+    move |model, usage| match prices.iter().find(|p| p.model == model) {
+        Some(p) => Some(p.cost(usage)),
+        None => known_price(model).map(|p| p.cost(usage)),
+    }
+}

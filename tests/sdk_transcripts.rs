@@ -8,6 +8,8 @@
 //! is not installed, as tests/sdk.rs is).
 
 mod common;
+// Shared with tests/sdk.rs, which uses all of it.
+#[allow(dead_code)]
 #[path = "sdk/harness.rs"]
 mod harness;
 

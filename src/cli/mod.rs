@@ -34,6 +34,7 @@ use clap::{Parser, Subcommand};
 
 pub use crate::error::{CliError, Exit};
 pub use crate::options::{JournalArg, OutputFormat};
+pub use replay::SDK_STREAM;
 pub use run::RunArgs;
 
 pub(crate) use crate::launch::current_dir;

@@ -27,6 +27,14 @@ pub struct ReplayArgs {
     pub set: Vec<String>,
 }
 
+/// Prints a print-mode session's stream again (the SDK front end's printer, which this front end
+/// does not know: `main` hands it over).
+pub type SdkStreamReplay =
+    fn(&reloop_driver::SessionJournal, &str, &reloop_journal::SessionHeader) -> Result<bool, CliError>;
+
+/// The SDK stream's replay, set once by `main`.
+pub static SDK_STREAM: std::sync::OnceLock<SdkStreamReplay> = std::sync::OnceLock::new();
+
 pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let (journal, selector, json, format) =
         (&args.journal, args.session.session.as_str(), args.json.json, args.output_format);
@@ -81,7 +89,9 @@ pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
     // A session the Agent SDKs drove: their stream, query by query, as print mode printed it.
-    if format == Some(OutputFormat::StreamJson) && crate::sdk::replay::replay(&journal, &id, &header)? {
+    let sdk_stream = SDK_STREAM.get().filter(|_| format == Some(OutputFormat::StreamJson));
+    if let (Some(replay_sdk), true) = (sdk_stream, header.run_config.get("print").is_some()) {
+        replay_sdk(&journal, &id, &header)?;
         if let Some(d) = &report.divergence {
             errln!("{}: diverged at step {} ({}): {}", d.code, d.seq, d.event_kind, d.summary());
         }

@@ -14,6 +14,7 @@ mod protocol;
 pub mod replay;
 mod session;
 mod stream;
+mod transcript;
 
 pub use args::{is_print_mode, PrintArgs};
 

@@ -51,7 +51,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .with_prices(setup.args.price.prices.clone())
                 .with_mcp_servers(crate::mcp::status(&setup.servers));
             let mut persist = setup.persist();
-            let mut shown = crate::transcript::Persisting { persist: &mut persist, printer: &mut printer };
+            let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
             Ok(code)
         }
@@ -111,8 +111,8 @@ struct Setup {
 
 impl Setup {
     /// The session file's keeper (`--no-session-persistence`: none written).
-    fn persist(&self) -> crate::transcript::Persist {
-        crate::transcript::Persist::new(self.args.no_session_persistence, self.args.journal.clone(), self.cwd.clone())
+    fn persist(&self) -> super::transcript::Persist {
+        super::transcript::Persist::new(self.args.no_session_persistence, self.args.journal.clone(), self.cwd.clone())
     }
 
     fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
@@ -170,7 +170,7 @@ impl Setup {
                 // Not a stream line: a line of the session file (`get_session_messages`' uuids).
                 let found = match found {
                     Some(found) => Some(found),
-                    None => crate::transcript::step_of_transcript_line(journal, &id, line)?,
+                    None => super::transcript::step_of_transcript_line(journal, &id, line)?,
                 };
                 let found = found.ok_or_else(|| {
                     CliError::Usage(format!("--resume-session-at {line}: no line of session {id} has that uuid"))

@@ -43,7 +43,7 @@ pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq
     let text = transcript_text(journal, &header, TranscriptStyle::session_file(None))?;
     // The file's messages carry the uuids the stream gave them, as Claude Code's do: an SDK
     // resumes at a uuid it saw live, or one `get_session_messages` returned, alike.
-    let text = match crate::sdk::replay::stream_lines(journal, id, &header)? {
+    let text = match super::replay::stream_lines(journal, id, &header)? {
         Some(stream) => with_stream_uuids(&text, &stream),
         None => text,
     };
