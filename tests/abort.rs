@@ -23,6 +23,7 @@ fn interrupt(ws: &Workspace, args: &[&str], ready: &str) -> (Option<i32>, Vec<Va
         .args(args)
         .current_dir(ws.cwd())
         .env("RELOOP_JOURNAL", ws.journal())
+        .env("CLAUDE_CONFIG_DIR", ws.claude_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
