@@ -80,7 +80,13 @@ pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let mut replayer = reloop_inspect::Replayer::new(&header, flips);
     feed(&mut journal, &id, &mut replayer)?;
     let report = replayer.finish();
-    let mut printer = crate::term::output::Printer::new(format.unwrap_or(OutputFormat::Text), false);
+    let format = format.unwrap_or(OutputFormat::Text);
+    // A print-mode session is shown as print mode showed it; any other as `reloop run` does.
+    let mut printer: Box<dyn crate::launch::drive::ShowEvents> =
+        match crate::sdk::replay_printer(&header.run_config, format) {
+            Some(stream) => Box::new(stream),
+            None => Box::new(crate::term::output::Printer::new(format, false)),
+        };
     let (mut outputs, started) = reloop_inspect::outputs::OutputReplay::new(&header);
     printer.on_event(&started);
     journal.visit_steps(&id, &mut |record| {

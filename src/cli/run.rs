@@ -257,6 +257,7 @@ impl RunArgs {
                 add_dir: self.add_dir.clone(),
                 tool_env_keep: self.tool_env_keep.clone(),
             },
+            print_mode: None,
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct NewSession {
     pub settings: Settings,
     pub settings_path: Option<PathBuf>,
     pub permissions: PermissionFlags,
+    /// Set for Claude Code's print mode: recorded so a replay reprints its stream.
+    pub print_mode: Option<reloop_driver::PrintMode>,
 }
 
 impl NewSession {
@@ -106,7 +108,8 @@ impl NewSession {
             .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
             .with_settings(self.settings_path.clone())
             .with_mcp_servers(crate::mcp::records(servers))
-            .with_permissions(Some(spec));
+            .with_permissions(Some(spec))
+            .with_print_mode(self.print_mode.clone());
         let session = Session::new(
             provider,
             tools,

@@ -8,8 +8,10 @@
 //! and resumes; the SDK's answers (permission prompts, hook callbacks, model and mode switches)
 //! are journaled events, so a replay needs no SDK.
 
+mod accepted;
 pub mod args;
 mod control;
+mod ending;
 mod protocol;
 mod session;
 mod stream;
@@ -38,4 +40,20 @@ pub async fn run(args: PrintArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
     session::run(args).await
+}
+
+/// The printer `reloop replay --output-format` shows a print-mode session with (`reloop -p
+/// PROMPT`, marked in its header): the stream-json lines the live run printed, rebuilt from the
+/// journal's events. `None` for any other session, which the plain printer shows.
+pub fn replay_printer(
+    run_config: &serde_json::Value,
+    format: crate::options::OutputFormat,
+) -> Option<impl crate::launch::drive::ShowEvents> {
+    let print_mode: reloop_driver::PrintMode = serde_json::from_value(run_config.get("print_mode")?.clone()).ok()?;
+    let model = run_config.get("model").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+    Some(
+        stream::SdkStream::new(protocol::Wire::default(), model, false)
+            .with_output(format)
+            .with_gateway(print_mode.gateway),
+    )
 }

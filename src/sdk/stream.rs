@@ -58,6 +58,9 @@ pub struct SdkStream {
     resumes: u32,
     /// The Stop-hook notification was printed in this query.
     notified: bool,
+    /// `user` lines of the main thread shown in this query (printed or not): Claude Code's
+    /// `num_turns` is one more than these.
+    user_lines: u32,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
@@ -98,6 +101,7 @@ impl SdkStream {
             retries: 0,
             resumes: 0,
             notified: false,
+            user_lines: 0,
             tool_names: std::collections::HashMap::new(),
             gateway: None,
             response_text: String::new(),
@@ -301,7 +305,7 @@ impl SdkStream {
                     self.block_cap(cap);
                 }
                 self.result(result);
-                (self.retries, self.resumes, self.notified) = (0, 0, false);
+                (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
                 self.stop_reason = None;
                 self.tool_names.clear();
             }
@@ -355,9 +359,11 @@ impl SdkStream {
                     Synthetic::No => {
                         line.insert("message".into(), json!({"role": "user", "content": message.content}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                        self.user_lines += 1;
                     }
                     Synthetic::Hidden => return,
                     Synthetic::Echo(text) => {
+                        self.user_lines += 1;
                         let feedback = text.starts_with("Stop hook feedback:");
                         self.synthetic_line(&text, None);
                         if feedback {
@@ -408,6 +414,7 @@ impl SdkStream {
         line.insert("type".into(), json!("assistant"));
         line.insert("message".into(), body);
         let retracted = self.emit_with_tail(line, true, Vec::new());
+        self.user_lines += 1;
         self.synthetic_line(rules.malformed.reminder.text, Some(retracted.clone()));
         self.supersedes = Some(retracted);
     }
@@ -529,7 +536,12 @@ impl SdkStream {
             };
         }
         if text == rules.malformed.reminder.render() {
-            return Synthetic::Hidden;
+            // 2.1.197 echoes its retry text; 2.1.332 shows its own retraction line instead.
+            return if rules.malformed.retract {
+                Synthetic::Hidden
+            } else {
+                Synthetic::Echo(rules.malformed.reminder.text.to_string())
+            };
         }
         let unwrapped = profile::unwrap_reminder(text);
         let feedback = rules
@@ -556,6 +568,17 @@ impl SdkStream {
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!(subtype));
         let ending = Ending::of(result);
+        let error = super::ending::ErrorEnding::of(result, self.gateway.as_deref());
+        if let Some(error) = &error {
+            // Claude Code prints the error as the session's last assistant message.
+            let (mut shown, tail) = error.line(result);
+            let id = reloop_driver::line_uuid(&self.session_id, self.seq, 98);
+            if let Some(Value::Object(message)) = shown.get_mut("message") {
+                message.insert("id".into(), json!(id));
+            }
+            self.emit_with_tail(shown, true, tail);
+            self.stop_reason = Some("stop_sequence".into());
+        }
         line.insert("is_error".into(), json!(result.is_error));
         line.insert("api_error_status".into(), json!(api_error_status(result)));
         if let Some(kind) = ending.api_error_type {
@@ -569,7 +592,13 @@ impl SdkStream {
         line.insert("num_turns".into(), json!(self.num_turns(result)));
         match subtype {
             "success" => {
-                let text = api_error_text(result, self.gateway.as_deref()).unwrap_or_else(|| result.result.clone());
+                let capped = matches!(result.terminal.evidence(), reloop_core::Evidence::StopHookCap { .. });
+                let text = match &error {
+                    Some(error) => error.text.clone(),
+                    // Claude Code ends a turn its Stop hooks kept blocking with no result text.
+                    None if capped && result.profile.profile().claude_code_version.is_some() => String::new(),
+                    None => result.result.clone(),
+                };
                 line.insert("result".into(), json!(text));
             }
             "error_max_turns" => {
@@ -600,43 +629,15 @@ impl SdkStream {
 }
 
 impl SdkStream {
-    /// `num_turns` as Claude Code counts it: its versions also count malformed-call retries,
-    /// and 2.1.332 max-tokens resumes too (a max-turns end counts the refused turn; see result).
+    /// `num_turns` as Claude Code counts it: one more than the main thread's `user` lines of
+    /// the query (each tool result, each Stop-hook feedback, each echoed retry or resume, the
+    /// compaction summary), so two calls in one message count two (a max-turns end counts the
+    /// refused turn; see result).
     fn num_turns(&self, result: &RunResult) -> u32 {
-        let rules = result.profile.profile();
-        if rules.claude_code_version.is_none() {
+        if result.profile.profile().claude_code_version.is_none() {
             return result.num_turns;
         }
-        let resumes = if rules.result.resumes_count_as_turns { self.resumes } else { 0 };
-        result.num_turns.saturating_add(self.retries).saturating_add(resumes)
-    }
-}
-
-/// Claude Code's words for a run its API ended: a rejected (429) request, or a server-side
-/// error with the gateway it came through. `None`: the run's own result text stands.
-fn api_error_text(result: &RunResult, gateway: Option<&str>) -> Option<String> {
-    if result.profile.profile().claude_code_version.is_none() || result.terminal.reason() != TerminalReason::ModelError
-    {
-        return None;
-    }
-    let reloop_core::Evidence::ModelFailure(reloop_core::ModelFailure { status: Some(status), message, .. }) =
-        result.terminal.evidence()
-    else {
-        return None;
-    };
-    match status {
-        429 => Some("API Error: Request rejected (429) · rate limited".to_string()),
-        500.. => {
-            let mut text = format!(
-                "API Error: {status} {}. This is a server-side issue, usually temporary — try again in a moment.",
-                message.trim_end_matches('.')
-            );
-            if let Some(gateway) = gateway {
-                text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));
-            }
-            Some(text)
-        }
-        _ => None,
+        self.user_lines.saturating_add(1)
     }
 }
 
@@ -739,9 +740,7 @@ impl Ending {
             }
         };
         match &result.terminal.stop {
-            Stop::ModelError(Failure::Request(failure)) if failure.status.is_some() => {
-                api(Some(failure.error_type.clone()), None)
-            }
+            Stop::ModelError(Failure::Request(failure)) => api(Some(failure.error_type.clone()), None),
             Stop::ModelError(Failure::OutputTokensExhausted { .. }) => {
                 if rules.result.max_output_tokens_api_error {
                     Ending { terminal_reason: "api_error", api_error_type: None, api_error: Some("max_output_tokens") }

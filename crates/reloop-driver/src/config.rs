@@ -68,6 +68,19 @@ pub struct RunConfig {
     /// caller that started them recorded them: the driver keeps them, it does not read them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<serde_json::Value>,
+    /// Set when the session ran as Claude Code's print mode (`reloop -p PROMPT`): what its
+    /// stream-json showed besides the journal, so `reloop replay --output-format` prints the
+    /// same lines. The driver keeps it, it does not read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print_mode: Option<PrintMode>,
+}
+
+/// What a print-mode session's stream showed that the journal's events do not say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrintMode {
+    /// The model server's `host:port` its API errors named (none for Anthropic's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
 }
 
 /// Which call of which session a subagent's session answers.
@@ -105,7 +118,14 @@ impl RunConfig {
             agent: None,
             tool_specs: Vec::new(),
             mcp_servers: Vec::new(),
+            print_mode: None,
         }
+    }
+
+    /// Records that the session runs as Claude Code's print mode, and what its stream showed.
+    pub fn with_print_mode(mut self, print_mode: Option<PrintMode>) -> Self {
+        self.print_mode = print_mode;
+        self
     }
 
     /// The system blocks of every request: the prompt and the gathered context; none at all
