@@ -28,9 +28,7 @@ pub struct ErrorEnding {
 impl ErrorEnding {
     /// The error a Claude Code profile's run ended with; `None` for any other end (or profile).
     pub fn of(result: &RunResult, gateway: Option<&str>) -> Option<Self> {
-        if result.profile.profile().claude_code_version.is_none() {
-            return None;
-        }
+        result.profile.profile().claude_code_version?;
         let request = |failure: &ModelFailure, text: String| {
             let error = match failure.status {
                 Some(429) => Some("rate_limit"),
@@ -72,6 +70,16 @@ impl ErrorEnding {
             }),
             _ => None,
         }
+    }
+
+    /// The failed request's HTTP status.
+    pub fn status(&self) -> Option<u16> {
+        self.api.as_ref().map(|(status, _)| *status)
+    }
+
+    /// The failed request's error type.
+    pub fn error_type(&self) -> Option<String> {
+        self.api.as_ref().map(|(_, kind)| kind.clone())
     }
 
     /// The synthetic `assistant` line, without the `session_id`/`uuid` the stream adds:

@@ -580,8 +580,17 @@ impl SdkStream {
             self.stop_reason = Some("stop_sequence".into());
         }
         line.insert("is_error".into(), json!(result.is_error));
-        line.insert("api_error_status".into(), json!(api_error_status(result)));
-        if let Some(kind) = ending.api_error_type {
+        // Claude Code's max-turns result has no `api_error_status`; a failed compaction's names
+        // the 400 that asked for it.
+        if subtype != "error_max_turns" {
+            let status = api_error_status(result).or(error.as_ref().and_then(|e| e.status()));
+            line.insert("api_error_status".into(), json!(status));
+        }
+        let error_type = ending.api_error_type.clone().or_else(|| {
+            let rules = result.profile.profile();
+            rules.result.api_error_terminal.then(|| error.as_ref().and_then(|e| e.error_type())).flatten()
+        });
+        if let Some(kind) = error_type {
             line.insert("api_error_type".into(), json!(kind));
         }
         if let Some(api_error) = ending.api_error {
