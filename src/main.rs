@@ -62,6 +62,8 @@ fn main() -> ExitCode {
     // Colour follows the terminal reloop was given, decided before a pager takes stdout.
     term::init_colour();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `reloop replay` shows a print-mode session as print mode printed it.
+    let _ = launch::drive::REPLAY_PRINTER.set(sdk::replay_printer);
     let command = <cli::Cli as clap::CommandFactory>::command();
     let subcommands: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
     // With no subcommand, reloop is Claude Code's `claude -p`, as the Agent SDKs run it.

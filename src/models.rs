@@ -148,3 +148,11 @@ mod tests {
         }
     }
 }
+
+/// [`price`] from a session's recorded prices.
+pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+    move |model, usage| match prices.iter().find(|p| p.model == model) {
+        Some(p) => Some(p.cost(usage)),
+        None => known_price(model).map(|p| p.cost(usage)),
+    }
+}

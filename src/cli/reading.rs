@@ -50,13 +50,7 @@ pub(crate) fn price(header: &SessionHeader) -> impl Fn(&str, &reloop_core::Usage
     price_in(&header.core_config.prices)
 }
 
-/// [`price`] from a session's recorded prices.
-pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
-    move |model, usage| match prices.iter().find(|p| p.model == model) {
-        Some(p) => Some(p.cost(usage)),
-        None => crate::models::known_price(model).map(|p| p.cost(usage)),
-    }
-}
+pub(crate) use crate::models::price_in;
 
 /// One warning line on stderr per model a text command found with no price: its cost is shown
 /// as unknown, and this says why and how to give one.

@@ -83,8 +83,8 @@ pub fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let format = format.unwrap_or(OutputFormat::Text);
     // A print-mode session is shown as print mode showed it; any other as `reloop run` does.
     let mut printer: Box<dyn crate::launch::drive::ShowEvents> =
-        match crate::sdk::replay_printer(&header.run_config, format) {
-            Some(stream) => Box::new(stream),
+        match crate::launch::drive::REPLAY_PRINTER.get().and_then(|build| build(&header.run_config, format)) {
+            Some(stream) => stream,
             None => Box::new(crate::term::output::Printer::new(format, false)),
         };
     let (mut outputs, started) = reloop_inspect::outputs::OutputReplay::new(&header);

@@ -78,3 +78,12 @@ pub(crate) fn live_exit_code(watch: &Watch, reader_gone: bool, is_error: bool) -
         (None, false) => Exit::Success,
     }
 }
+
+/// Builds the printer a session's replay shows its stream with, from the session's recorded run
+/// config, when that session's front end printed it its own way (`None`: the plain printer).
+pub(crate) type ReplayPrinter = fn(&serde_json::Value, crate::options::OutputFormat) -> Option<Box<dyn ShowEvents>>;
+
+/// The print mode's [`ReplayPrinter`], set once at start by the binary: `reloop replay` (a `cli`
+/// command) shows a print-mode session as print mode did, without the two front ends knowing
+/// each other.
+pub(crate) static REPLAY_PRINTER: std::sync::OnceLock<ReplayPrinter> = std::sync::OnceLock::new();

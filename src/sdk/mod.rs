@@ -44,16 +44,17 @@ pub async fn run(args: PrintArgs) -> Result<Exit, CliError> {
 
 /// The printer `reloop replay --output-format` shows a print-mode session with (`reloop -p
 /// PROMPT`, marked in its header): the stream-json lines the live run printed, rebuilt from the
-/// journal's events. `None` for any other session, which the plain printer shows.
+/// journal's events. `None` for any other session, which the plain printer shows. The binary
+/// registers it as [`crate::launch::drive::REPLAY_PRINTER`].
 pub fn replay_printer(
     run_config: &serde_json::Value,
     format: crate::options::OutputFormat,
-) -> Option<impl crate::launch::drive::ShowEvents> {
+) -> Option<Box<dyn crate::launch::drive::ShowEvents>> {
     let print_mode: reloop_driver::PrintMode = serde_json::from_value(run_config.get("print_mode")?.clone()).ok()?;
     let model = run_config.get("model").and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
-    Some(
+    Some(Box::new(
         stream::SdkStream::new(protocol::Wire::default(), model, false)
             .with_output(format)
             .with_gateway(print_mode.gateway),
-    )
+    ))
 }
