@@ -46,6 +46,8 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("", "Exit code 1\\nfailing", "a failing command's result"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
     ("2.1.332/malformed_tool_call/no_block_exhausted", "\"supersedes\":true} | reloop", "a retraction superseded"),
+    ("", "Prompt is too long · the request is ~", "the single-exchange prompt-too-long text"),
+    ("2.1.332/env/anthropic_model", "<total_tokens>15000000 tokens left", "the first message's token reminder"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -447,8 +447,10 @@ impl PrintArgs {
             },
             // A `-p PROMPT` run is one query: its replay reprints its stream. (A stream-json
             // session's queries, `initialize` and control lines are the SDK's conversation.)
-            print_mode: (self.input_format == InputFormat::Text)
-                .then(|| reloop_driver::PrintMode { gateway: self.gateway() }),
+            print_mode: (self.input_format == InputFormat::Text).then(|| reloop_driver::PrintMode {
+                gateway: self.gateway(),
+                max_output_tokens: crate::launch::new::env_max_output_tokens(),
+            }),
         }
     }
 

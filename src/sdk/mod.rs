@@ -15,6 +15,7 @@ mod ending;
 mod protocol;
 mod session;
 mod stream;
+mod usage;
 
 pub use args::{is_print_mode, PrintArgs};
 
@@ -55,6 +56,7 @@ pub fn replay_printer(
     Some(Box::new(
         stream::SdkStream::new(protocol::Wire::default(), model, false)
             .with_output(format)
-            .with_gateway(print_mode.gateway),
+            .with_gateway(print_mode.gateway)
+            .with_max_output_tokens(print_mode.max_output_tokens),
     ))
 }

@@ -7,12 +7,12 @@
 //! ([`reloop_driver::line_uuid`]), so they are unique in a journal and a replay reprints them.
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
-use std::collections::BTreeMap;
-
 use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
 use reloop_core::{Continue, Failure, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
+
+use super::usage::{minus, model_usage, usage_json};
 
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
@@ -72,6 +72,8 @@ pub struct SdkStream {
     supersedes: Option<String>,
     /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
     mcp_servers: Vec<Value>,
+    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` as the run read it: each model's `maxOutputTokens`.
+    max_output_tokens: Option<u32>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -107,7 +109,14 @@ impl SdkStream {
             response_text: String::new(),
             supersedes: None,
             mcp_servers: Vec::new(),
+            max_output_tokens: crate::launch::new::env_max_output_tokens(),
         }
+    }
+
+    /// The output limit the run read from `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (a replay's, recorded).
+    pub fn with_max_output_tokens(mut self, limit: Option<u32>) -> Self {
+        self.max_output_tokens = limit;
+        self
     }
 
     /// The prices given with `--price`, which price `modelUsage` as they priced the run.
@@ -356,6 +365,18 @@ impl SdkStream {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("user"));
                 match self.synthetic(message) {
+                    Synthetic::No if self.one_line_per_result(message) => {
+                        // Claude Code prints each tool result as a `user` line of its own.
+                        for block in &message.content {
+                            let mut line = Map::new();
+                            line.insert("type".into(), json!("user"));
+                            line.insert("message".into(), json!({"role": "user", "content": [block]}));
+                            line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                            self.user_lines += 1;
+                            self.emit(line, true);
+                        }
+                        return;
+                    }
                     Synthetic::No => {
                         line.insert("message".into(), json!({"role": "user", "content": message.content}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
@@ -375,6 +396,13 @@ impl SdkStream {
                 self.emit(line, true);
             }
         }
+    }
+
+    /// Whether a message of several tool results is shown a line each, as Claude Code does.
+    fn one_line_per_result(&self, message: &Message) -> bool {
+        self.profile.profile().claude_code_version.is_some()
+            && message.content.len() > 1
+            && message.content.iter().all(|b| matches!(b, reloop_core::ContentBlock::ToolResult(_)))
     }
 
     /// A synthetic `user` line: the unwrapped text the model was given, after the line's uuid
@@ -625,7 +653,10 @@ impl SdkStream {
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));
-        line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile, &self.prices));
+        line.insert(
+            "modelUsage".into(),
+            model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens),
+        );
         line.insert("permission_denials".into(), json!(result.permission_denials));
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         line.insert("uuid".into(), json!(self.uuid()));
@@ -652,7 +683,7 @@ impl SdkStream {
 
 /// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
 /// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
-fn shown_id(profile: ProfileId, model: &str) -> String {
+pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
     if profile.profile().lines.fallback == FallbackWording::DisplayNames
         && crate::models::context_window(model) >= 1_000_000
     {
@@ -668,52 +699,6 @@ fn api_error_status(result: &RunResult) -> Option<u16> {
         reloop_core::Evidence::ModelFailure(failure) => failure.status,
         _ => None,
     }
-}
-
-fn minus(total: &Usage, before: &Usage) -> Usage {
-    Usage {
-        input_tokens: total.input_tokens.saturating_sub(before.input_tokens),
-        output_tokens: total.output_tokens.saturating_sub(before.output_tokens),
-        cache_creation_input_tokens: total
-            .cache_creation_input_tokens
-            .saturating_sub(before.cache_creation_input_tokens),
-        cache_read_input_tokens: total.cache_read_input_tokens.saturating_sub(before.cache_read_input_tokens),
-    }
-}
-
-fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens,
-    })
-}
-
-/// `modelUsage` in Claude Code's camelCase, with each model's cost, context window and the
-/// output-token limit the profile gives it. A model with no price costs 0 here, as in
-/// `total_cost_usd` (the launch warned about it on stderr), never another model's price.
-fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId, prices: &[reloop_core::Price]) -> Value {
-    let mut out = Map::new();
-    for (model, usage) in by_model {
-        let max_output_tokens =
-            crate::launch::new::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
-        let cost = crate::models::price_in(prices)(model, usage).unwrap_or(0.0);
-        out.insert(
-            shown_id(profile, model),
-            json!({
-                "inputTokens": usage.input_tokens,
-                "outputTokens": usage.output_tokens,
-                "cacheReadInputTokens": usage.cache_read_input_tokens,
-                "cacheCreationInputTokens": usage.cache_creation_input_tokens,
-                "webSearchRequests": 0,
-                "costUSD": cost,
-                "contextWindow": crate::models::context_window(model),
-                "maxOutputTokens": max_output_tokens,
-            }),
-        );
-    }
-    Value::Object(out)
 }
 
 /// How a user message is shown (see [`SdkStream::synthetic`]).

@@ -81,6 +81,9 @@ pub struct PrintMode {
     /// The model server's `host:port` its API errors named (none for Anthropic's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway: Option<String>,
+    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` as the run read it (`modelUsage`'s `maxOutputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// Which call of which session a subagent's session answers.
