@@ -37,7 +37,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/auto_compact/", "", "compaction"),
     ("2.1.332/auto_compact/", "", "compaction"),
     ("", "__unparsedToolInput", "a cut tool call on stdout"),
-    ("", "running in don't ask mode", "the dontAsk denial text"),
     ("", "block 9", "the ninth Stop-hook block"),
     ("", "result.num_turns: claude 10, reloop 9", "the ninth Stop-hook block"),
     ("2.1.197/subagent/", "", "subagents"),
