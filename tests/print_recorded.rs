@@ -36,7 +36,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/api_errors/overloaded_exhausted", "result.api_error_status", "the text of 529s outlasting few retries"),
     ("2.1.197/auto_compact/", "", "compaction"),
     ("2.1.332/auto_compact/", "", "compaction"),
-    ("", "__unparsedToolInput", "a cut tool call on stdout"),
     ("", "block 9", "the ninth Stop-hook block"),
     ("", "result.num_turns: claude 10, reloop 9", "the ninth Stop-hook block"),
     ("2.1.197/subagent/", "", "subagents"),
@@ -44,7 +43,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("", "thinking_tokens", "thinking estimates"),
     ("", "Exit code 1\\nfailing", "a failing command's result"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
-    ("2.1.332/malformed_tool_call/no_block_exhausted", "\"supersedes\":true} | reloop", "a retraction superseded"),
     ("", "Prompt is too long · the request is ~", "the single-exchange prompt-too-long text"),
     ("2.1.332/env/anthropic_model", "<total_tokens>15000000 tokens left", "the first message's token reminder"),
 ];

@@ -345,7 +345,9 @@ impl SdkStream {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                 }
                 self.response_text.clear();
+                let claude_code = self.profile.profile().claude_code_version.is_some();
                 for block in &message.content {
+                    let block = if claude_code { super::usage::shown_block(block) } else { json!(block) };
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
@@ -441,10 +443,32 @@ impl SdkStream {
         let mut line = Map::new();
         line.insert("type".into(), json!("assistant"));
         line.insert("message".into(), body);
-        let retracted = self.emit_with_tail(line, true, Vec::new());
+        // A bad answer after a retracted one supersedes it too, before being retracted itself.
+        let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+        let retracted = self.emit_with_tail(line, true, tail);
         self.user_lines += 1;
         self.synthetic_line(rules.malformed.reminder.text, Some(retracted.clone()));
         self.supersedes = Some(retracted);
+    }
+
+    /// The last answer that asked for a tool without calling one, when the retries ran out
+    /// (2.1.332 drops it from the history but prints it, superseding the one retracted before).
+    fn last_bad_answer(&mut self) {
+        if !self.profile.profile().malformed.retract {
+            return;
+        }
+        let text = std::mem::take(&mut self.response_text);
+        let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
+        let body = json!({
+            "type": "message", "role": "assistant", "model": self.model,
+            "content": content, "stop_reason": null, "stop_sequence": null,
+            "usage": usage_json(&self.response_usage),
+        });
+        let mut line = Map::new();
+        line.insert("type".into(), json!("assistant"));
+        line.insert("message".into(), body);
+        let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+        self.emit_with_tail(line, true, tail);
     }
 
     fn system_line(&mut self, subtype: &str, fields: Value) {
@@ -597,6 +621,9 @@ impl SdkStream {
         line.insert("subtype".into(), json!(subtype));
         let ending = Ending::of(result);
         let error = super::ending::ErrorEnding::of(result, self.gateway.as_deref());
+        if matches!(result.terminal.stop, Stop::MalformedToolUseExhausted { .. }) {
+            self.last_bad_answer();
+        }
         if let Some(error) = &error {
             // Claude Code prints the error as the session's last assistant message.
             let (mut shown, tail) = error.line(result);

@@ -1,4 +1,5 @@
-//! The `usage` and `modelUsage` of stream-json lines, in Claude Code's shapes.
+//! The `usage` and `modelUsage` of stream-json lines, and their content blocks, in Claude
+//! Code's shapes.
 
 use std::collections::BTreeMap;
 
@@ -56,4 +57,18 @@ pub(super) fn model_usage(
         );
     }
     Value::Object(out)
+}
+
+/// An assistant content block as Claude Code prints it: a call whose input never parsed (cut by
+/// `max_tokens`) shows `{"__unparsedToolInput": {"raw", "len"}}`, as the next request sends it
+/// (`len` in UTF-16 units).
+pub(super) fn shown_block(block: &reloop_core::ContentBlock) -> Value {
+    let mut shown = json!(block);
+    if let reloop_core::ContentBlock::ToolUse(call) = block {
+        if let Some(raw) = call.input.as_str() {
+            let len = raw.encode_utf16().count();
+            shown["input"] = json!({"__unparsedToolInput": {"raw": raw, "len": len}});
+        }
+    }
+    shown
 }
