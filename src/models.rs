@@ -111,6 +111,15 @@ pub fn parse_price(text: &str) -> Result<Price, String> {
     Ok(Price { model: model.to_string(), input, output, cache_write, cache_read })
 }
 
+/// A model's cost for a usage: the prices given (`--price`, or a session's recorded ones) first,
+/// then the model table's.
+pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+    move |model, usage| match prices.iter().find(|p| p.model == model) {
+        Some(p) => Some(p.cost(usage)),
+        None => known_price(model).map(|p| p.cost(usage)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -146,13 +155,5 @@ mod tests {
         for bad in ["qwen3", "=1,2", "m=1", "m=1,2,3", "m=1,x", "m=-1,2", "m=NaN,2", "m=inf,1"] {
             assert!(super::parse_price(bad).is_err(), "{bad}");
         }
-    }
-}
-
-/// [`price`] from a session's recorded prices.
-pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
-    move |model, usage| match prices.iter().find(|p| p.model == model) {
-        Some(p) => Some(p.cost(usage)),
-        None => known_price(model).map(|p| p.cost(usage)),
     }
 }
