@@ -111,9 +111,9 @@ pub fn parse_price(text: &str) -> Result<Price, String> {
     Ok(Price { model: model.to_string(), input, output, cache_write, cache_read })
 }
 
-/// A cost function over a session's recorded prices, the known table's after them (the SDK
-/// stream and the text commands price alike).
-pub(crate) fn price_in(prices: &[Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
+/// A model's cost for a usage: the prices given (`--price`, or a session's recorded ones) first,
+/// then the model table's.
+pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_core::Usage) -> Option<f64> + '_ {
     move |model, usage| match prices.iter().find(|p| p.model == model) {
         Some(p) => Some(p.cost(usage)),
         None => known_price(model).map(|p| p.cost(usage)),

@@ -121,9 +121,8 @@ fn dont_ask_mode_refuses_outright_what_default_mode_would_ask() {
         ]],
         &["--permission-mode", "dontAsk"],
     );
-    let dont_ask = |tool: &str| {
-        format!("Permission to use {tool} has been denied because reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue.")
-    };
+    // The session's profile (claude-code-2.1.332 by default) words it as Claude Code does.
+    let dont_ask = |tool: &str| reloop_core::profile::DONT_ASK_CLAUDE_CODE.replace("{tool}", tool);
     assert_eq!(run.results, vec![vec![err(dont_ask("Write")), err(dont_ask("Bash")), ok("1\t# shop\n2\t")]]);
     assert!(!new.exists() && !ws.cwd().join("made.txt").exists());
     assert_eq!(run.denied().len(), 2);

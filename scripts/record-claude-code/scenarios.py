@@ -407,6 +407,51 @@ SCENARIOS = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------
+# Print mode's own families (issue 39), recorded into tests/print/recorded/ for
+# tests/print_recorded.rs, never into crates/reloop-import/tests/recorded/:
+#   record.py --out tests/print/recorded --only parallel_tools --only env --only error_endings --only flags ...
+PRINT_MODE_SCENARIOS = [
+    {
+        "name": "parallel_tools/two_reads",
+        "note": "One answer with two Read calls, then the final text: how `num_turns` counts them.",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [txt("两个文件一起读。"), read(), read("src/auth/logout.ts")]}, {"text": FINAL}],
+    },
+    {
+        "name": "env/max_output_tokens",
+        "note": "`CLAUDE_CODE_MAX_OUTPUT_TOKENS=8000` and every answer cut by `max_tokens`: the request's limit and "
+                "the exhaustion text's number.",
+        "prompt": "检查登录模块",
+        "env": {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000"},
+        "defaults": {"main": {"text": "登录模块的问题在于：login() 使用硬编码的", "stop": "max_tokens"}},
+    },
+    {
+        "name": "env/anthropic_model",
+        "note": "`ANTHROPIC_MODEL=claude-sonnet-4-6`: the model and limit of the requests and of `system/init`.",
+        "prompt": "检查登录模块",
+        "env": {"ANTHROPIC_MODEL": "claude-sonnet-4-6"},
+        "steps": [{"text": FINAL}],
+    },
+    {
+        "name": "error_endings/prompt_too_long_single",
+        "note": "The first request gets 400 `prompt is too long`: a single exchange cannot be compacted.",
+        "prompt": "检查登录模块",
+        "defaults": {"main": {"status": 400, "error_type": "invalid_request_error",
+                              "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+    },
+    {
+        "name": "flags/prompt_suggestions",
+        "note": "`--prompt-suggestions` in print mode, with a one-answer session.",
+        "prompt": "检查登录模块",
+        "flags": ["--prompt-suggestions"],
+        "steps": [{"text": FINAL}],
+    },
+]
+
+SCENARIOS += PRINT_MODE_SCENARIOS
+
+
 def for_version(sc, version):
     """The scenario with its per-version overrides applied."""
     out = copy.deepcopy(sc)

@@ -139,8 +139,11 @@ pub struct PrintArgs {
     pub provider: Option<ProviderKind>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
-    /// Retries of one failed request.
-    #[arg(long, default_value_t = 10)]
+    /// Claude Code's interactive, cloud and UI flags: accepted, warned about.
+    #[command(flatten)]
+    pub accepted: super::accepted::Accepted,
+    /// Retries of one failed request (Claude Code's `CLAUDE_CODE_MAX_RETRIES`, else 10).
+    #[arg(long, env = "CLAUDE_CODE_MAX_RETRIES", default_value_t = 10)]
     pub max_retries: u32,
     /// Whose loop rules to follow (see `reloop run --help`).
     #[arg(long, env = "RELOOP_COMPAT", value_name = "PROFILE", default_value = "claude-code-2.1.332")]
@@ -376,6 +379,7 @@ impl PrintArgs {
                 "reloop reads settings only from --settings, not user or project files",
             );
         }
+        out.extend(self.accepted.unhonoured());
         out
     }
 

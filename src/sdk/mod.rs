@@ -8,13 +8,16 @@
 //! and resumes; the SDK's answers (permission prompts, hook callbacks, model and mode switches)
 //! are journaled events, so a replay needs no SDK.
 
+mod accepted;
 pub mod args;
 mod control;
+mod ending;
 mod protocol;
 pub mod replay;
 mod session;
 mod stream;
 mod transcript;
+mod usage;
 
 pub use args::{is_print_mode, PrintArgs};
 

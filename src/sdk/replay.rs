@@ -22,6 +22,7 @@ pub fn print_record(args: &PrintArgs, mcp_servers: Vec<Value>) -> Value {
     json!({
         "include_partial_messages": args.include_partial_messages,
         "gateway": args.gateway(),
+        "max_output_tokens": crate::launch::new::env_max_output_tokens(),
         "mcp_servers": mcp_servers,
     })
 }
@@ -55,6 +56,7 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
     let model = header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
     let mut stream = SdkStream::new(wire, model, partial)
         .with_gateway(print["gateway"].as_str().map(str::to_string))
+        .with_max_output_tokens(print["max_output_tokens"].as_u64().and_then(|n| u32::try_from(n).ok()))
         .with_prices(header.core_config.prices.clone())
         .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default());
     let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);

@@ -7,12 +7,12 @@
 //! ([`reloop_driver::line_uuid`]), so they are unique in a journal and a replay reprints them.
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
-use std::collections::BTreeMap;
-
 use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
 use reloop_core::{Continue, Failure, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
+
+use super::usage::{minus, model_usage, usage_json};
 
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
@@ -58,6 +58,9 @@ pub struct SdkStream {
     resumes: u32,
     /// The Stop-hook notification was printed in this query.
     notified: bool,
+    /// `user` lines of the main thread shown in this query (printed or not): Claude Code's
+    /// `num_turns` is one more than these.
+    user_lines: u32,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
@@ -69,6 +72,8 @@ pub struct SdkStream {
     supersedes: Option<String>,
     /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
     mcp_servers: Vec<Value>,
+    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` as the run read it: each model's `maxOutputTokens`.
+    max_output_tokens: Option<u32>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -98,12 +103,20 @@ impl SdkStream {
             retries: 0,
             resumes: 0,
             notified: false,
+            user_lines: 0,
             tool_names: std::collections::HashMap::new(),
             gateway: None,
             response_text: String::new(),
             supersedes: None,
             mcp_servers: Vec::new(),
+            max_output_tokens: crate::launch::new::env_max_output_tokens(),
         }
+    }
+
+    /// The output limit the run read from `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (a replay's, recorded).
+    pub fn with_max_output_tokens(mut self, limit: Option<u32>) -> Self {
+        self.max_output_tokens = limit;
+        self
     }
 
     /// The prices given with `--price`, which price `modelUsage` as they priced the run.
@@ -301,7 +314,7 @@ impl SdkStream {
                     self.block_cap(cap);
                 }
                 self.result(result);
-                (self.retries, self.resumes, self.notified) = (0, 0, false);
+                (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
                 self.stop_reason = None;
                 self.tool_names.clear();
             }
@@ -332,7 +345,9 @@ impl SdkStream {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                 }
                 self.response_text.clear();
+                let claude_code = self.profile.profile().claude_code_version.is_some();
                 for block in &message.content {
+                    let block = if claude_code { super::usage::shown_block(block) } else { json!(block) };
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
@@ -352,12 +367,26 @@ impl SdkStream {
                 let mut line = Map::new();
                 line.insert("type".into(), json!("user"));
                 match self.synthetic(message) {
+                    Synthetic::No if self.one_line_per_result(message) => {
+                        // Claude Code prints each tool result as a `user` line of its own.
+                        for block in &message.content {
+                            let mut line = Map::new();
+                            line.insert("type".into(), json!("user"));
+                            line.insert("message".into(), json!({"role": "user", "content": [block]}));
+                            line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                            self.user_lines += 1;
+                            self.emit(line, true);
+                        }
+                        return;
+                    }
                     Synthetic::No => {
                         line.insert("message".into(), json!({"role": "user", "content": message.content}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+                        self.user_lines += 1;
                     }
                     Synthetic::Hidden => return,
                     Synthetic::Echo(text) => {
+                        self.user_lines += 1;
                         let feedback = text.starts_with("Stop hook feedback:");
                         self.synthetic_line(&text, None);
                         if feedback {
@@ -369,6 +398,13 @@ impl SdkStream {
                 self.emit(line, true);
             }
         }
+    }
+
+    /// Whether a message of several tool results is shown a line each, as Claude Code does.
+    fn one_line_per_result(&self, message: &Message) -> bool {
+        self.profile.profile().claude_code_version.is_some()
+            && message.content.len() > 1
+            && message.content.iter().all(|b| matches!(b, reloop_core::ContentBlock::ToolResult(_)))
     }
 
     /// A synthetic `user` line: the unwrapped text the model was given, after the line's uuid
@@ -407,9 +443,32 @@ impl SdkStream {
         let mut line = Map::new();
         line.insert("type".into(), json!("assistant"));
         line.insert("message".into(), body);
-        let retracted = self.emit_with_tail(line, true, Vec::new());
+        // A bad answer after a retracted one supersedes it too, before being retracted itself.
+        let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+        let retracted = self.emit_with_tail(line, true, tail);
+        self.user_lines += 1;
         self.synthetic_line(rules.malformed.reminder.text, Some(retracted.clone()));
         self.supersedes = Some(retracted);
+    }
+
+    /// The last answer that asked for a tool without calling one, when the retries ran out
+    /// (2.1.332 drops it from the history but prints it, superseding the one retracted before).
+    fn last_bad_answer(&mut self) {
+        if !self.profile.profile().malformed.retract {
+            return;
+        }
+        let text = std::mem::take(&mut self.response_text);
+        let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
+        let body = json!({
+            "type": "message", "role": "assistant", "model": self.model,
+            "content": content, "stop_reason": null, "stop_sequence": null,
+            "usage": usage_json(&self.response_usage),
+        });
+        let mut line = Map::new();
+        line.insert("type".into(), json!("assistant"));
+        line.insert("message".into(), body);
+        let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+        self.emit_with_tail(line, true, tail);
     }
 
     fn system_line(&mut self, subtype: &str, fields: Value) {
@@ -529,7 +588,12 @@ impl SdkStream {
             };
         }
         if text == rules.malformed.reminder.render() {
-            return Synthetic::Hidden;
+            // 2.1.197 echoes its retry text; 2.1.332 shows its own retraction line instead.
+            return if rules.malformed.retract {
+                Synthetic::Hidden
+            } else {
+                Synthetic::Echo(rules.malformed.reminder.text.to_string())
+            };
         }
         let unwrapped = profile::unwrap_reminder(text);
         let feedback = rules
@@ -556,9 +620,32 @@ impl SdkStream {
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!(subtype));
         let ending = Ending::of(result);
+        let error = super::ending::ErrorEnding::of(result, self.gateway.as_deref());
+        if matches!(result.terminal.stop, Stop::MalformedToolUseExhausted { .. }) {
+            self.last_bad_answer();
+        }
+        if let Some(error) = &error {
+            // Claude Code prints the error as the session's last assistant message.
+            let (mut shown, tail) = error.line(result);
+            let id = reloop_driver::line_uuid(&self.session_id, self.seq, 98);
+            if let Some(Value::Object(message)) = shown.get_mut("message") {
+                message.insert("id".into(), json!(id));
+            }
+            self.emit_with_tail(shown, true, tail);
+            self.stop_reason = Some("stop_sequence".into());
+        }
         line.insert("is_error".into(), json!(result.is_error));
-        line.insert("api_error_status".into(), json!(api_error_status(result)));
-        if let Some(kind) = ending.api_error_type {
+        // Claude Code's max-turns result has no `api_error_status`; a failed compaction's names
+        // the 400 that asked for it.
+        if subtype != "error_max_turns" {
+            let status = api_error_status(result).or(error.as_ref().and_then(|e| e.status()));
+            line.insert("api_error_status".into(), json!(status));
+        }
+        let error_type = ending.api_error_type.clone().or_else(|| {
+            let rules = result.profile.profile();
+            rules.result.api_error_terminal.then(|| error.as_ref().and_then(|e| e.error_type())).flatten()
+        });
+        if let Some(kind) = error_type {
             line.insert("api_error_type".into(), json!(kind));
         }
         if let Some(api_error) = ending.api_error {
@@ -569,7 +656,13 @@ impl SdkStream {
         line.insert("num_turns".into(), json!(self.num_turns(result)));
         match subtype {
             "success" => {
-                let text = api_error_text(result, self.gateway.as_deref()).unwrap_or_else(|| result.result.clone());
+                let capped = matches!(result.terminal.evidence(), reloop_core::Evidence::StopHookCap { .. });
+                let text = match &error {
+                    Some(error) => error.text.clone(),
+                    // Claude Code ends a turn its Stop hooks kept blocking with no result text.
+                    None if capped && result.profile.profile().claude_code_version.is_some() => String::new(),
+                    None => result.result.clone(),
+                };
                 line.insert("result".into(), json!(text));
             }
             "error_max_turns" => {
@@ -587,7 +680,10 @@ impl SdkStream {
         line.insert("session_id".into(), json!(result.session_id));
         line.insert("total_cost_usd".into(), json!(result.total_cost_usd));
         line.insert("usage".into(), usage_json(&query_usage));
-        line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile, &self.prices));
+        line.insert(
+            "modelUsage".into(),
+            model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens),
+        );
         line.insert("permission_denials".into(), json!(result.permission_denials));
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         line.insert("uuid".into(), json!(self.uuid()));
@@ -600,49 +696,21 @@ impl SdkStream {
 }
 
 impl SdkStream {
-    /// `num_turns` as Claude Code counts it: its versions also count malformed-call retries,
-    /// and 2.1.332 max-tokens resumes too (a max-turns end counts the refused turn; see result).
+    /// `num_turns` as Claude Code counts it: one more than the main thread's `user` lines of
+    /// the query (each tool result, each Stop-hook feedback, each echoed retry or resume, the
+    /// compaction summary), so two calls in one message count two (a max-turns end counts the
+    /// refused turn; see result).
     fn num_turns(&self, result: &RunResult) -> u32 {
-        let rules = result.profile.profile();
-        if rules.claude_code_version.is_none() {
+        if result.profile.profile().claude_code_version.is_none() {
             return result.num_turns;
         }
-        let resumes = if rules.result.resumes_count_as_turns { self.resumes } else { 0 };
-        result.num_turns.saturating_add(self.retries).saturating_add(resumes)
-    }
-}
-
-/// Claude Code's words for a run its API ended: a rejected (429) request, or a server-side
-/// error with the gateway it came through. `None`: the run's own result text stands.
-fn api_error_text(result: &RunResult, gateway: Option<&str>) -> Option<String> {
-    if result.profile.profile().claude_code_version.is_none() || result.terminal.reason() != TerminalReason::ModelError
-    {
-        return None;
-    }
-    let reloop_core::Evidence::ModelFailure(reloop_core::ModelFailure { status: Some(status), message, .. }) =
-        result.terminal.evidence()
-    else {
-        return None;
-    };
-    match status {
-        429 => Some("API Error: Request rejected (429) · rate limited".to_string()),
-        500.. => {
-            let mut text = format!(
-                "API Error: {status} {}. This is a server-side issue, usually temporary — try again in a moment.",
-                message.trim_end_matches('.')
-            );
-            if let Some(gateway) = gateway {
-                text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));
-            }
-            Some(text)
-        }
-        _ => None,
+        self.user_lines.saturating_add(1)
     }
 }
 
 /// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
 /// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
-fn shown_id(profile: ProfileId, model: &str) -> String {
+pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
     if profile.profile().lines.fallback == FallbackWording::DisplayNames
         && crate::models::context_window(model) >= 1_000_000
     {
@@ -658,52 +726,6 @@ fn api_error_status(result: &RunResult) -> Option<u16> {
         reloop_core::Evidence::ModelFailure(failure) => failure.status,
         _ => None,
     }
-}
-
-fn minus(total: &Usage, before: &Usage) -> Usage {
-    Usage {
-        input_tokens: total.input_tokens.saturating_sub(before.input_tokens),
-        output_tokens: total.output_tokens.saturating_sub(before.output_tokens),
-        cache_creation_input_tokens: total
-            .cache_creation_input_tokens
-            .saturating_sub(before.cache_creation_input_tokens),
-        cache_read_input_tokens: total.cache_read_input_tokens.saturating_sub(before.cache_read_input_tokens),
-    }
-}
-
-fn usage_json(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens,
-    })
-}
-
-/// `modelUsage` in Claude Code's camelCase, with each model's cost, context window and the
-/// output-token limit the profile gives it. A model with no price costs 0 here, as in
-/// `total_cost_usd` (the launch warned about it on stderr), never another model's price.
-fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId, prices: &[reloop_core::Price]) -> Value {
-    let mut out = Map::new();
-    for (model, usage) in by_model {
-        let max_output_tokens =
-            crate::launch::new::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
-        let cost = crate::models::price_in(prices)(model, usage).unwrap_or(0.0);
-        out.insert(
-            shown_id(profile, model),
-            json!({
-                "inputTokens": usage.input_tokens,
-                "outputTokens": usage.output_tokens,
-                "cacheReadInputTokens": usage.cache_read_input_tokens,
-                "cacheCreationInputTokens": usage.cache_creation_input_tokens,
-                "webSearchRequests": 0,
-                "costUSD": cost,
-                "contextWindow": crate::models::context_window(model),
-                "maxOutputTokens": max_output_tokens,
-            }),
-        );
-    }
-    Value::Object(out)
 }
 
 /// How a user message is shown (see [`SdkStream::synthetic`]).
@@ -739,9 +761,7 @@ impl Ending {
             }
         };
         match &result.terminal.stop {
-            Stop::ModelError(Failure::Request(failure)) if failure.status.is_some() => {
-                api(Some(failure.error_type.clone()), None)
-            }
+            Stop::ModelError(Failure::Request(failure)) => api(Some(failure.error_type.clone()), None),
             Stop::ModelError(Failure::OutputTokensExhausted { .. }) => {
                 if rules.result.max_output_tokens_api_error {
                     Ending { terminal_reason: "api_error", api_error_type: None, api_error: Some("max_output_tokens") }

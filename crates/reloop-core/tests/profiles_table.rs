@@ -95,6 +95,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.tools.unchanged_read.map_or("the content again".to_string(), |t| format!("`{t}` (not an error)")),
         ),
         (
+            "`dontAsk` denial (also `permission_denied.message`)",
+            p.tools.dont_ask.map_or("reloop's own: `… reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue.`".to_string(), |t| format!("`{t}`")),
+        ),
+        (
             "stdout: `system/notification` after the first Stop-hook feedback",
             p.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
         ),

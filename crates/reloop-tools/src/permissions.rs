@@ -526,7 +526,7 @@ impl PermissionContext {
         if EDIT_TOOLS.contains(&tool) && self.mode != PermissionMode::Plan {
             if let Some(path) = call.paths.iter().find(|p| protected::is_protected(p) && !self.names_allowed(tool, p)) {
                 let verdict = match self.mode {
-                    PermissionMode::DontAsk => Verdict::deny(Refusal::DontAsk { tool: tool.to_string() }),
+                    PermissionMode::DontAsk => Verdict::deny(self.dont_ask(tool)),
                     _ => Verdict::Ask { message: Refusal::WriteTo { path: path.clone() }.to_string() },
                 };
                 return Judgement::new(verdict, RuleStep::Protected);
@@ -697,11 +697,19 @@ impl PermissionContext {
         })
     }
 
+    /// The `dontAsk` denial of a call of `tool`, in the profile's words.
+    fn dont_ask(&self, tool: &str) -> Refusal {
+        match self.texts.dont_ask {
+            Some(text) => Refusal::Worded { text: text.replace("{tool}", tool) },
+            None => Refusal::DontAsk { tool: tool.to_string() },
+        }
+    }
+
     /// What would have been asked, as the deny a headless session gives instead.
     fn ask(&self, call: &Call<'_>) -> Refusal {
         let tool = call.tool.to_string();
         if self.mode == PermissionMode::DontAsk {
-            return Refusal::DontAsk { tool };
+            return self.dont_ask(&tool);
         }
         let path = call.paths.first().cloned();
         match (call.tool, path) {

@@ -167,6 +167,7 @@ pub const RELOOP: Profile = Profile {
         read_check_first: false,
         bash_write: None,
         unchanged_read: None,
+        dont_ask: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -207,6 +208,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         read_check_first: true,
         bash_write: Some(BASH_WRITE_2_1_197),
         unchanged_read: Some(WASTED_READ_2_1_197),
+        dont_ask: Some(DONT_ASK_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-4-8"),
     lines: StreamLines {
@@ -258,6 +260,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         read_check_first: false,
         bash_write: Some(BASH_WRITE_2_1_332),
         unchanged_read: None,
+        dont_ask: Some(DONT_ASK_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

@@ -78,7 +78,13 @@ pub struct ToolTexts {
     /// The answer to a second Read of the same part of an unchanged file (2.1.197); `None`:
     /// the content again.
     pub unchanged_read: Option<&'static str>,
+    /// The denial of a call in `dontAsk` mode; `{tool}` stands for the tool's name. `None`:
+    /// reloop's own words.
+    pub dont_ask: Option<&'static str>,
 }
+
+/// Claude Code's `dontAsk` denial (2.1.197 and 2.1.332 alike, claude-code-facts.md §5.4).
+pub const DONT_ASK_CLAUDE_CODE: &str = "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.";
 
 /// 2.1.197's answer to a Read of a file unchanged since the last Read of it.
 pub const WASTED_READ_2_1_197: &str =

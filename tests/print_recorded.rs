@@ -1,0 +1,662 @@
+//! Print mode against the real Claude Code, recording by recording. Every fixture folder under
+//! `tests/print/recorded/<version>/` and `crates/reloop-import/tests/recorded/<version>/` holds
+//! what the real CLI of that version did (`scenario.json`: argv, env, the fake server's script;
+//! `stdout.jsonl`; `requests.jsonl`). This test runs the same arguments and environment through
+//! `reloop -p` under the version's profile, against a fake server on 127.0.0.1 that plays the
+//! same script (tests/print/player.rs), and compares the two structurally: stdout's lines (types,
+//! order, texts, the result's fields) and the requests (kinds, models, limits, messages).
+//! Session ids, uuids, timestamps, durations, costs, token counts and the port are left out.
+//!
+//! A difference is allowed only when [`DELIBERATE`] lists it; each entry names the section of
+//! docs/profiles.md ("Print mode against the recordings") that gives its reason. An entry that no
+//! longer matches any difference fails the test too, so the list only ever shrinks honestly.
+
+mod common;
+#[path = "print/player.rs"]
+mod player;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use player::Player;
+use serde_json::{json, Map, Value};
+
+/// The recorder's fixed paths (scripts/record-claude-code/record.py).
+const PROJECT: &str = "/tmp/reloop-cc-project";
+const HOOKS: &str = "/tmp/reloop-cc-hooks";
+const HOME: &str = "/tmp/reloop-cc-home";
+
+/// The differences kept on purpose or not reproduced yet: (fixture, a piece of the difference's
+/// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
+/// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
+const DELIBERATE: &[(&str, &str, &str)] = &[
+    ("", "Repeated 529 Overloaded errors", "the text of 529s outlasting few retries"),
+    ("2.1.197/api_errors/overloaded_exhausted", "result.api_error_status", "the text of 529s outlasting few retries"),
+    ("2.1.197/auto_compact/", "", "compaction"),
+    ("2.1.332/auto_compact/", "", "compaction"),
+    ("", "block 9", "the ninth Stop-hook block"),
+    ("", "result.num_turns: claude 10, reloop 9", "the ninth Stop-hook block"),
+    ("2.1.197/subagent/", "", "subagents"),
+    ("2.1.332/subagent/", "", "subagents"),
+    ("", "thinking_tokens", "thinking estimates"),
+    ("", "Exit code 1\\nfailing", "a failing command's result"),
+    ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
+    ("", "Prompt is too long · the request is ~", "the single-exchange prompt-too-long text"),
+    ("2.1.332/env/anthropic_model", "<total_tokens>15000000 tokens left", "the first message's token reminder"),
+];
+
+/// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
+const SEED_FILES: &[(&str, &str)] = &[
+    ("src/auth/login.ts", "export interface Credentials {\n  user: string;\n  password: string;\n}\n\nexport function login(c: Credentials): boolean {\n  return c.user === \"admin\" && c.password === \"secret\";\n}\n"),
+    ("src/auth/logout.ts", "export function logout(): void {\n  // TODO: clear the session\n}\n"),
+    ("README.md", "# demo\n\nA tiny project used to record Claude Code transcripts.\n"),
+];
+const STOP_HOOK: &str = r#"#!/bin/sh
+# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
+mode=$1; n=$2; d=/tmp/reloop-cc-hooks
+c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
+cat > $d/input-$c.json
+if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
+if [ "$mode" = json ]; then
+  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
+  exit 0
+fi
+echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
+exit 2
+"#;
+
+struct Fixture {
+    dir: PathBuf,
+    /// `VERSION/NAME`.
+    id: String,
+    version: String,
+    scenario: Value,
+}
+
+fn fixtures() -> Vec<Fixture> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for base in ["tests/print/recorded", "crates/reloop-import/tests/recorded"] {
+        let mut stack = vec![root.join(base)];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().is_some_and(|n| n == "scenario.json") {
+                    let scenario: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                    let version = scenario["claude_code_version"].as_str().unwrap().to_string();
+                    let name = scenario["name"].as_str().unwrap();
+                    out.push(Fixture { dir: dir.clone(), id: format!("{version}/{name}"), version, scenario });
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// A directory under /tmp whose path is exactly as long as `like`: texts that count characters
+/// (a cut tool input's `len`) then agree once the path is put back.
+fn same_length_dir(like: &str, prefix: &str) -> tempfile::TempDir {
+    let rand = like.len() - "/tmp/".len() - prefix.len();
+    tempfile::Builder::new().prefix(prefix).rand_bytes(rand).tempdir_in("/tmp").unwrap()
+}
+
+/// What reloop did with one recording's scenario.
+struct Live {
+    lines: Vec<Value>,
+    requests: Vec<player::Got>,
+    code: Option<i32>,
+    stderr: String,
+    replayed: Vec<Value>,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+fn run(fx: &Fixture) -> Live {
+    let project = same_length_dir(PROJECT, "rlpr-");
+    let hooks = same_length_dir(HOOKS, "rlph-");
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path().to_str().unwrap().to_string(), hooks.path().to_str().unwrap().to_string());
+    for (rel, text) in SEED_FILES {
+        let path = project.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let script = hooks.path().join("stop.sh");
+    std::fs::write(&script, STOP_HOOK.replace(HOOKS, &h)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The scenario with the recorder's paths moved to this run's.
+    let scenario: Value =
+        serde_json::from_str(&fx.scenario.to_string().replace(PROJECT, &p).replace(HOOKS, &h)).unwrap();
+    let settings = home.path().join("settings-under-test.json");
+    if scenario.get("settings").is_some() {
+        std::fs::write(&settings, scenario["settings"].to_string()).unwrap();
+    }
+    let player = Player::start(&scenario);
+    let recorded_settings = format!("{HOME}/settings-under-test.json");
+    let args: Vec<String> = scenario["argv"].as_array().unwrap()[1..]
+        .iter()
+        .map(|a| {
+            let a = a.as_str().unwrap();
+            if a == recorded_settings {
+                settings.display().to_string()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let journal = home.path().join("journal.db");
+    let mut cmd = common::reloop_bin();
+    cmd.args(&args)
+        .current_dir(project.path())
+        .env("HOME", home.path())
+        .env("RELOOP_JOURNAL", &journal)
+        .env("RELOOP_COMPAT", format!("claude-code-{}", fx.version))
+        .env("ANTHROPIC_BASE_URL", &player.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-recording")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in scenario["env_extra"].as_object().cloned().unwrap_or_default() {
+        cmd.env(k, v.as_str().unwrap());
+    }
+    let child = cmd.spawn().unwrap();
+    let out = wait_bounded(child, Duration::from_secs(180));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines =
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", fx.id))).collect();
+    let replay = common::reloop_bin()
+        .args(["replay", "last", "--output-format", "stream-json"])
+        .current_dir(project.path())
+        .env("HOME", home.path())
+        .env("RELOOP_JOURNAL", &journal)
+        .output()
+        .unwrap();
+    let replayed =
+        String::from_utf8_lossy(&replay.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    Live {
+        lines,
+        requests: player.requests(),
+        code: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        replayed,
+        _dirs: vec![project, hooks, home],
+    }
+}
+
+fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() || started.elapsed() > limit {
+            let _ = child.kill();
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Puts the recorder's paths back and the port out of texts, so the two sides read alike.
+fn normalize(value: &Value, live: Option<&Live>) -> Value {
+    let mut s = value.to_string();
+    if let Some(live) = live {
+        let dirs: Vec<String> = live._dirs.iter().map(|d| d.path().display().to_string()).collect();
+        s = s.replace(&dirs[0], PROJECT).replace(&dirs[1], HOOKS).replace(&dirs[2], HOME);
+    }
+    let re_port = |s: &str| {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(at) = rest.find("127.0.0.1:") {
+            out.push_str(&rest[..at + 10]);
+            rest = &rest[at + 10..];
+            let digits = rest.chars().take_while(char::is_ascii_digit).count();
+            out.push_str("PORT");
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    };
+    serde_json::from_str(&re_port(&s)).unwrap()
+}
+
+fn text_value(t: &Value) -> Value {
+    match t {
+        // The recorder keeps texts over 2000 characters as sha256, length and head.
+        Value::Object(o) => json!({"len": o["len"], "head": o["head"]}),
+        Value::String(s) if s.chars().count() > 2000 => {
+            json!({"len": s.chars().count(), "head": s.chars().take(300).collect::<String>()})
+        }
+        other => other.clone(),
+    }
+}
+
+fn tool_result_text(content: &Value) -> Value {
+    match content {
+        Value::Array(blocks) => {
+            Value::String(blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+        }
+        other => other.clone(),
+    }
+}
+
+/// A message's blocks as compared. A string content reads as one text block: where a message's
+/// content is a string or a list is the request side's business (tests/conformance*.rs).
+fn blocks_view(content: &Value) -> Value {
+    let Value::Array(blocks) = content else { return json!([{"text": text_value(content)}]) };
+    Value::Array(
+        blocks
+            .iter()
+            .map(|b| match b["type"].as_str().unwrap_or_default() {
+                "text" => json!({"text": text_value(&b["text"])}),
+                "tool_use" => json!({"tool_use": b["name"], "id": b["id"], "input": b["input"]}),
+                "tool_result" => json!({"tool_result": b["tool_use_id"], "content": tool_result_text(&b["content"]),
+                    "is_error": b.get("is_error").cloned().unwrap_or(Value::Bool(false))}),
+                "thinking" => json!({"thinking": b["thinking"]}),
+                other => json!({ "type": other }),
+            })
+            .collect(),
+    )
+}
+
+/// The line's keys that say how a run or a message ended, kept with their values (absent keys
+/// stay absent, so a missing field differs from a null one).
+fn pick(line: &Value, keys: &[&str]) -> Map<String, Value> {
+    keys.iter().filter_map(|k| line.get(*k).map(|v| (k.to_string(), v.clone()))).collect()
+}
+
+const RESULT_KEYS: &[&str] = &[
+    "subtype",
+    "is_error",
+    "num_turns",
+    "result",
+    "stop_reason",
+    "terminal_reason",
+    "api_error_status",
+    "api_error_type",
+    "api_error",
+    "errors",
+];
+
+/// One stdout line as compared.
+fn line_view(line: &Value) -> Option<Value> {
+    let kind = line["type"].as_str().unwrap_or_default();
+    let view = match kind {
+        "stream_event" => return None,
+        "system" => {
+            let mut l = line.as_object().cloned().unwrap_or_default();
+            for k in ["uuid", "session_id", "timestamp", "retry_delay_ms"] {
+                l.remove(k);
+            }
+            match l.get("subtype").and_then(Value::as_str) {
+                Some("init") => {
+                    let keep = ["type", "subtype", "cwd", "model", "permissionMode"];
+                    l.retain(|k, _| keep.contains(&k.as_str()));
+                }
+                Some("compact_boundary") => {
+                    let trigger = l["compact_metadata"]["trigger"].clone();
+                    l.insert("compact_metadata".into(), json!({ "trigger": trigger }));
+                    l.remove("logical_parent_uuid");
+                }
+                _ => {}
+            }
+            Value::Object(l)
+        }
+        "assistant" => {
+            let m = &line["message"];
+            let mut v = pick(
+                line,
+                &[
+                    "error",
+                    "is_api_error_message",
+                    "api_error_status",
+                    "api_error_type",
+                    "api_error",
+                    "api_error_params",
+                ],
+            );
+            v.insert("type".into(), json!("assistant"));
+            v.insert("model".into(), m["model"].clone());
+            v.insert("content".into(), blocks_view(&m["content"]));
+            if m["model"] == "<synthetic>" {
+                v.insert("stop_reason".into(), m["stop_reason"].clone());
+            }
+            if line.get("supersedes").is_some() {
+                v.insert("supersedes".into(), json!(true));
+            }
+            Value::Object(v)
+        }
+        "user" => {
+            let mut v = pick(line, &["isSynthetic"]);
+            v.insert("type".into(), json!("user"));
+            v.insert("content".into(), blocks_view(&line["message"]["content"]));
+            if line.get("retracted_message_uuids").is_some() {
+                v.insert("retracts".into(), json!(true));
+            }
+            Value::Object(v)
+        }
+        "result" => {
+            let mut v = pick(line, RESULT_KEYS);
+            v.insert("type".into(), json!("result"));
+            let denials: Vec<Value> = line["permission_denials"]
+                .as_array()
+                .map(|d| d.iter().map(|x| json!([x["tool_name"], x["tool_use_id"]])).collect())
+                .unwrap_or_default();
+            v.insert("permission_denials".into(), Value::Array(denials));
+            Value::Object(v)
+        }
+        _ => line.clone(),
+    };
+    Some(view)
+}
+
+/// A message of Claude Code's product prompt that reloop does not send (the environment, the
+/// date and attribution reminders): docs/profiles.md, "Print mode against the recordings".
+fn product_context(text: &str) -> bool {
+    [
+        "<system-reminder>\nAs you answer the user's questions",
+        "<system-reminder>\nAttribution for git commits",
+        "# Environment\n",
+        "Available agent types for the Agent tool:",
+        "<system-reminder>\n# Environment\n",
+        "<system-reminder>\nAvailable agent types for the Agent tool:",
+        "<system-reminder>\nThe following skills are available",
+        "<system-reminder>\nYou are powered by the model named",
+        "<system-reminder>\nThe following deferred tools",
+        "<system-reminder>\nToday's date is ",
+    ]
+    .iter()
+    .any(|p| text.starts_with(p))
+}
+
+fn request_view(kind: &str, body: &Value) -> Value {
+    let mut messages = Vec::new();
+    for m in body["messages"].as_array().cloned().unwrap_or_default() {
+        let content = match &m["content"] {
+            Value::Array(blocks) => Value::Array(
+                blocks
+                    .iter()
+                    .filter(|b| !(b["type"] == "text" && product_context(&head(&b["text"]))))
+                    .cloned()
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        let empty = content.as_array().is_some_and(Vec::is_empty);
+        if (m["role"] == "system" && product_context(&head(&m["content"]))) || empty {
+            continue;
+        }
+        messages.push(json!({"role": m["role"], "content": blocks_view(&content)}));
+    }
+    json!({"kind": kind, "model": body["model"], "max_tokens": body["max_tokens"], "stream": body.get("stream"),
+           "messages": messages})
+}
+
+fn head(text: &Value) -> String {
+    match text {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => o.get("head").and_then(Value::as_str).unwrap_or_default().to_string(),
+        Value::Array(blocks) => blocks.first().map(|b| head(&b["text"])).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 400 {
+        format!("{}…", s.chars().take(400).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// The differences between the recording and reloop's run, each one line.
+fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let read = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(fx.dir.join(name))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let expected_code = fx.scenario["outcome"]["exit_code"].as_i64().map(|c| c as i32);
+    if expected_code != live.code {
+        diffs.push(format!("exit code: claude {expected_code:?}, reloop {:?} ({})", live.code, live.stderr.trim()));
+    }
+    // stdout: the result's fields one by one, the other lines in order.
+    let theirs: Vec<Value> = read("stdout.jsonl").iter().map(|l| normalize(l, None)).collect();
+    let ours: Vec<Value> = live.lines.iter().map(|l| normalize(l, Some(live))).collect();
+    let results = |lines: &[Value]| -> Vec<Value> {
+        lines.iter().filter(|l| l["type"] == "result").filter_map(line_view).collect()
+    };
+    let (rt, ro) = (results(&theirs), results(&ours));
+    if rt.len() != ro.len() {
+        diffs.push(format!("result lines: claude {}, reloop {}", rt.len(), ro.len()));
+    }
+    for (t, o) in rt.iter().zip(&ro) {
+        let keys: std::collections::BTreeSet<&String> =
+            t.as_object().unwrap().keys().chain(o.as_object().unwrap().keys()).collect();
+        for k in keys {
+            if t.get(k) != o.get(k) {
+                diffs.push(format!(
+                    "result.{k}: claude {}, reloop {}",
+                    short(&t.get(k).cloned().unwrap_or(json!("<absent>"))),
+                    short(&o.get(k).cloned().unwrap_or(json!("<absent>")))
+                ));
+            }
+        }
+    }
+    let others = |lines: &[Value]| -> Vec<Value> {
+        lines.iter().filter(|l| l["type"] != "result").filter_map(line_view).collect()
+    };
+    let (lt, lo) = (others(&theirs), others(&ours));
+    if let Some(i) = (0..lt.len().max(lo.len())).find(|i| lt.get(*i) != lo.get(*i)) {
+        let describe = |l: Option<&Value>| l.map_or("<none>".to_string(), short);
+        diffs.push(format!("stdout line {i}: claude {} | reloop {}", describe(lt.get(i)), describe(lo.get(i))));
+    }
+    // requests: the Messages API ones, in order.
+    let theirs: Vec<Value> = read("requests.jsonl")
+        .iter()
+        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
+        .map(|r| normalize(&request_view(r["kind"].as_str().unwrap(), &r["body"]), None))
+        .collect();
+    let ours: Vec<Value> =
+        live.requests.iter().map(|r| normalize(&request_view(&r.kind, &r.body), Some(live))).collect();
+    if theirs.len() != ours.len() {
+        diffs.push(format!("requests: claude {}, reloop {}", theirs.len(), ours.len()));
+    }
+    'requests: for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
+        for k in ["kind", "model", "max_tokens", "stream"] {
+            if t[k] != o[k] {
+                diffs.push(format!("request {i}.{k}: claude {}, reloop {}", t[k], o[k]));
+                continue 'requests;
+            }
+        }
+        let (mt, mo) = (t["messages"].as_array().unwrap(), o["messages"].as_array().unwrap());
+        if let Some(j) = (0..mt.len().max(mo.len())).find(|j| mt.get(*j) != mo.get(*j)) {
+            let describe = |m: Option<&Value>| m.map_or("<none>".to_string(), short);
+            diffs.push(format!(
+                "request {i} message {j}: claude {} | reloop {}",
+                describe(mt.get(j)),
+                describe(mo.get(j))
+            ));
+        }
+    }
+    // The replay prints what the live run printed (timings aside).
+    let timeless = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .map(|l| {
+                let mut l = l.clone();
+                for k in [
+                    "duration_ms",
+                    "duration_api_ms",
+                    "ttft_ms",
+                    "ttft_stream_ms",
+                    "time_to_request_ms",
+                    "timestamp",
+                    "first_content_frame_ms",
+                    "retry_delay_ms",
+                ] {
+                    if let Some(o) = l.as_object_mut() {
+                        o.remove(k);
+                    }
+                }
+                l
+            })
+            .collect()
+    };
+    let (live_lines, replayed) = (timeless(&live.lines), timeless(&live.replayed));
+    if let Some(i) = (0..live_lines.len().max(replayed.len())).find(|i| live_lines.get(*i) != replayed.get(*i)) {
+        let describe = |l: Option<&Value>| l.map_or("<none>".to_string(), short);
+        diffs.push(format!(
+            "replay line {i}: live {} | replay {}",
+            describe(live_lines.get(i)),
+            describe(replayed.get(i))
+        ));
+    }
+    diffs
+}
+
+/// Recordings this harness does not run: their scenarios drive stdin or send signals
+/// (tests/sdk.rs and tests/abort.rs cover those paths).
+fn runnable(fx: &Fixture) -> bool {
+    fx.scenario.get("input").is_none() && fx.scenario.get("actions").is_none()
+}
+
+fn allowed(fixture: &str, diff: &str) -> Option<usize> {
+    DELIBERATE.iter().position(|(f, piece, _)| fixture.starts_with(f) && diff.contains(piece))
+}
+
+#[test]
+fn print_mode_matches_every_recording_of_the_real_claude_code() {
+    let fixtures: Vec<Fixture> = fixtures().into_iter().filter(runnable).collect();
+    assert!(fixtures.len() >= 40, "the recordings are found: {}", fixtures.len());
+    let only = std::env::var("PRINT_RECORDED_ONLY").ok();
+    let mut used = vec![false; DELIBERATE.len()];
+    let mut unexplained = BTreeMap::new();
+    let mut matching: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let chosen: Vec<&Fixture> =
+        fixtures.iter().filter(|fx| only.as_deref().is_none_or(|o| fx.id.contains(o))).collect();
+    // The runs mostly wait (retry backoffs, hooks): a few at once keep the test short.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(fx) = chosen.get(i) else { return };
+                let started = Instant::now();
+                let live = run(fx);
+                let diffs = differences(fx, &live);
+                eprintln!("{}: {} difference(s), {:.1}s", fx.id, diffs.len(), started.elapsed().as_secs_f64());
+                outcomes.lock().unwrap().push((i, diffs));
+            });
+        }
+    });
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort_by_key(|(i, _)| *i);
+    for (i, diffs) in outcomes {
+        let fx = chosen[i];
+        let mut left = Vec::new();
+        for d in diffs {
+            match allowed(&fx.id, &d) {
+                Some(i) => used[i] = true,
+                None => left.push(d),
+            }
+        }
+        let tally = matching.entry(fx.version.clone()).or_default();
+        tally.1 += 1;
+        if left.is_empty() {
+            tally.0 += 1;
+        } else {
+            unexplained.insert(fx.id.clone(), left);
+        }
+    }
+    for (version, (ok, all)) in &matching {
+        eprintln!("Claude Code {version}: {ok} of {all} recordings match (deliberate differences aside)");
+    }
+    let report: String = unexplained.iter().map(|(id, diffs)| format!("\n{id}:\n  {}", diffs.join("\n  "))).collect();
+    assert!(unexplained.is_empty(), "reloop -p differs from the recordings:{report}");
+    if only.is_none() {
+        let stale: Vec<&(&str, &str, &str)> =
+            DELIBERATE.iter().zip(&used).filter(|(_, u)| !**u).map(|(d, _)| d).collect();
+        assert!(stale.is_empty(), "DELIBERATE entries that no difference needs any more: {stale:?}");
+    }
+}
+
+/// Every flag either Claude Code version's `--help` lists (tests/print/help/, the real binaries'
+/// output) parses in `reloop -p`: honoured, or accepted with a warning.
+#[test]
+fn every_flag_either_claude_code_version_accepts_is_accepted_by_print_mode() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/help");
+    let mut flags = BTreeMap::new();
+    for version in ["2.1.197", "2.1.332"] {
+        let help = std::fs::read_to_string(dir.join(format!("{version}.txt"))).unwrap();
+        for line in help.lines() {
+            // An option line: `  -x, --name, --alias <value>   description`.
+            let spec = line.trim_start();
+            if !line.starts_with("  ") || !spec.starts_with('-') {
+                continue;
+            }
+            let spec = spec.split("  ").next().unwrap_or_default();
+            let takes_value = spec.contains(" <");
+            let is_flag = |w: &&str| {
+                w.len() > 2
+                    && w.starts_with("--")
+                    && w[2..].chars().all(|c| c.is_ascii_alphanumeric() || "-[]".contains(c))
+            };
+            for word in spec.split([',', ' ']).filter(is_flag) {
+                // `--system-prompt[-file]` is two flags.
+                let (base, optional) = word.split_once('[').map_or((word, ""), |(b, o)| (b, o.trim_end_matches(']')));
+                *flags.entry(base.to_string()).or_insert(false) |= takes_value;
+                if !optional.is_empty() {
+                    *flags.entry(format!("{base}{optional}")).or_insert(false) |= takes_value;
+                }
+            }
+        }
+    }
+    assert!(flags.len() > 60, "the help texts list the flags: {flags:?}");
+    assert!(flags.contains_key("--prompt-suggestions"));
+    // Values a flag checks; any other value-taking flag gets `x`.
+    let value_of = |flag: &str| match flag {
+        "--output-format" | "--input-format" => "text",
+        "--max-budget-usd" => "1",
+        "--permission-mode" => "default",
+        _ => "x",
+    };
+    for (flag, takes_value) in &flags {
+        let mut args = if flag == "--print" { vec!["hi", flag.as_str()] } else { vec!["-p", "hi", flag.as_str()] };
+        // Flags only named in another flag's description (`--system-prompt[-file]`) take values.
+        let named_in_text = flag.ends_with("-file") || flag.ends_with("-prompt") || flag == "--add-dir";
+        if *takes_value || named_in_text {
+            args.push(value_of(flag));
+        }
+        args.push("--help");
+        let out = common::reloop_bin().args(&args).stdin(Stdio::null()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "reloop {args:?} refused it: {err}");
+    }
+    // Given for real, a flag reloop does not honour is named on stderr and the run goes on.
+    let home = tempfile::tempdir().unwrap();
+    let player = Player::start(&json!({"steps": [{"text": "ok"}]}));
+    let out = common::reloop_bin()
+        .args(["-p", "hi", "--prompt-suggestions", "--output-format", "json"])
+        .current_dir(home.path())
+        .env("RELOOP_JOURNAL", home.path().join("j.db"))
+        .env("ANTHROPIC_BASE_URL", &player.url)
+        .env("ANTHROPIC_API_KEY", "k")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: --prompt-suggestions is accepted but not honoured"), "{err}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "ok");
+}
