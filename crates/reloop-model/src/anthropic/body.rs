@@ -157,9 +157,11 @@ impl Serialize for OutgoingBlock<'_> {
         // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request:
         // it is sent as Claude Code sends it, `{"__unparsedToolInput": {"raw", "len"}}` (`len` in
         // UTF-16 units, as JavaScript counts). Rare, so that block alone is rebuilt on a copy.
+        // Input that parsed to something else than an object (`[1, 2]`) goes as it parsed, as
+        // Claude Code sends it (tests/print/recorded/*/tool_inputs/invalid).
         let repaired;
         let block = match self.block {
-            ContentBlock::ToolUse(call) if !call.input.is_object() => {
+            ContentBlock::ToolUse(call) if call.input.is_string() => {
                 let mut call = call.clone();
                 let raw = call.input.as_str().unwrap_or_default().to_string();
                 let len = raw.encode_utf16().count();
