@@ -747,7 +747,9 @@ fn sonnet_under_2_1_332_gets_the_total_tokens_reminder_on_tool_results_and_the_f
         |n: u64| format!("<system-reminder>\n<total_tokens>{n} tokens left</total_tokens>\n</system-reminder>");
     let sonnet = run(V332, answers(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
     let first = &sonnet.requests[0].body["messages"][0]["content"];
-    assert_eq!(first.as_array().unwrap().last().unwrap()["text"], reminder(15_000_000));
+    // Before the prompt, where 2.1.332 has it among its context blocks (flag 14).
+    assert_eq!(first[0]["text"], reminder(15_000_000));
+    assert_eq!(first.as_array().unwrap().last().unwrap()["text"], "检查登录模块");
     let result = sonnet.last_message(1)["content"][0]["content"].as_str().unwrap().to_string();
     // The response reported 100 input and 10 output tokens.
     let tail = format!("\n\n{}", reminder(15_000_000 - 110));
