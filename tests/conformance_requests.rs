@@ -325,3 +325,49 @@ fn the_rebuilt_answers_are_the_recorded_ones() {
     assert_eq!(partial, "{\"limit\": 5.0}");
     assert!(sse.contains("toolu_01_READ"));
 }
+
+/// Where `cache_control` sits in these messages: (messages from the end, blocks from the end
+/// of that message), and whether the last message is a plain string.
+fn cache_marks(messages: &[Value]) -> (Vec<(usize, usize)>, bool) {
+    let mut marks = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let Some(blocks) = m["content"].as_array() else { continue };
+        for (j, b) in blocks.iter().enumerate() {
+            if b.get("cache_control").is_some() {
+                marks.push((messages.len() - 1 - i, blocks.len() - 1 - j));
+            }
+        }
+    }
+    (marks, messages.last().is_some_and(|m| m["content"].is_string()))
+}
+
+/// The text blocks of the last message (the summary instruction is the last of them).
+fn last_texts(messages: &[Value]) -> Vec<String> {
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    last["content"].as_array().into_iter().flatten().filter_map(|b| b["text"].as_str().map(str::to_string)).collect()
+}
+
+fn compaction_matches(version: &str, variant: &str) {
+    let rec = recording(version, &format!("compaction/{variant}"));
+    let r = run(version, &rec);
+    assert_eq!(r.requests.len(), rec.requests.len(), "as many requests as Claude Code");
+    let compact = rec.requests.iter().position(|q| q["kind"] == "compact").expect("a summary request");
+    let (ours, theirs) = (r.messages(compact), rec.messages(compact));
+    assert_eq!(last_texts(&ours).last(), last_texts(&theirs).last(), "the summary instruction, word for word");
+    assert_eq!(cache_marks(&ours), cache_marks(&theirs), "cache_control in the summary request");
+    assert_eq!(r.code, Some(0));
+    assert!(r.replays_identical());
+}
+
+// compaction/auto (recorded too) needs `CLAUDE_CODE_AUTO_COMPACT_WINDOW` honoured in print
+// mode (the environment family of issue 39): without it reloop's window for the model is 1M.
+
+#[test]
+fn reactive_compaction_s_summary_request_as_2_1_197_sends_it() {
+    compaction_matches("2.1.197", "reactive");
+}
+
+#[test]
+fn reactive_compaction_s_summary_request_as_2_1_332_sends_it() {
+    compaction_matches("2.1.332", "reactive");
+}

@@ -56,6 +56,10 @@ pub struct ModelRequest {
     pub output_config: Option<serde_json::Value>,
     /// Sent as the `X-Stainless-Timeout` header (seconds) when `Some`, as Claude Code's SDK does.
     pub timeout_header: Option<u32>,
+    /// The message that carries the cache breakpoint, counted from the end: 0, the last (every
+    /// main request); 1, the one before (Claude Code's summary request, whose last message
+    /// holds the instruction appended after the cached conversation).
+    pub cache_from_end: usize,
 }
 
 impl ModelRequest {
@@ -74,7 +78,14 @@ impl ModelRequest {
             stream_key: true,
             output_config: None,
             timeout_header: None,
+            cache_from_end: 0,
         }
+    }
+
+    /// See [`ModelRequest::cache_from_end`].
+    pub fn with_cache_from_end(mut self, from_end: usize) -> Self {
+        self.cache_from_end = from_end;
+        self
     }
 
     /// See [`ModelRequest::stream`].

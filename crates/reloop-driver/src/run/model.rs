@@ -22,7 +22,8 @@ impl Runner {
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.run.system_blocks());
         if rule.in_place {
             let style = crate::config::wire_style(ctx.config().rules(), &model_request.model, true);
-            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
+            // Claude Code caches the conversation up to the message before its instruction.
+            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style).with_cache_from_end(1);
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();

@@ -94,9 +94,10 @@ impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let messages = self.0.messages.messages();
         let count = messages.len();
+        let cached = count.checked_sub(1 + self.0.cache_from_end);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
-            seq.serialize_element(&Outgoing { message, last: i + 1 == count })?;
+            seq.serialize_element(&Outgoing { message, last: i + 1 == count, cached: Some(i) == cached })?;
         }
         seq.end()
     }
@@ -107,6 +108,8 @@ impl Serialize for Messages<'_> {
 struct Outgoing<'a> {
     message: &'a Message,
     last: bool,
+    /// Its last block carries the cache breakpoint.
+    cached: bool,
 }
 
 impl Serialize for Outgoing<'_> {
@@ -122,7 +125,7 @@ impl Serialize for Outgoing<'_> {
             // Claude Code sends an injected message that is no longer last as a plain string.
             map.serialize_entry("content", &self.message.text())?;
         } else {
-            map.serialize_entry("content", &Content { blocks: &self.message.content, last: self.last })?;
+            map.serialize_entry("content", &Content { blocks: &self.message.content, cached: self.cached })?;
         }
         map.end()
     }
@@ -130,7 +133,7 @@ impl Serialize for Outgoing<'_> {
 
 struct Content<'a> {
     blocks: &'a [ContentBlock],
-    last: bool,
+    cached: bool,
 }
 
 impl Serialize for Content<'_> {
@@ -140,7 +143,7 @@ impl Serialize for Content<'_> {
         for (i, block) in self.blocks.iter().enumerate() {
             // Thinking blocks cannot carry a cache breakpoint.
             let cacheable = !matches!(block, ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_));
-            let cached = self.last && i + 1 == count && cacheable;
+            let cached = self.cached && i + 1 == count && cacheable;
             seq.serialize_element(&OutgoingBlock { block, cached })?;
         }
         seq.end()
@@ -225,5 +228,21 @@ mod tests {
         );
         assert_eq!(value["messages"][1]["content"][1].get("cache_control"), None, "only the last message");
         assert_eq!(value["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    }
+
+    #[test]
+    fn a_summary_request_caches_the_message_before_its_instruction() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        history.push(Message::assistant(vec![ContentBlock::tool_use("t1", "Read", json!({"file_path": "/a"}))]));
+        history.push(Message::user(vec![
+            ContentBlock::tool_result("t1", "body", false),
+            ContentBlock::text("CRITICAL: Respond with TEXT ONLY."),
+        ]));
+        let request = ModelRequest::new("m", 100, history, 1).with_cache_from_end(1);
+        let value = serde_json::to_value(Body(&request)).unwrap();
+        assert_eq!(value["messages"][1]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(value["messages"][2]["content"][1].get("cache_control"), None);
+        assert_eq!(value.to_string().matches("cache_control").count(), 1);
     }
 }
