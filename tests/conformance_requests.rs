@@ -371,3 +371,39 @@ fn reactive_compaction_s_summary_request_as_2_1_197_sends_it() {
 fn reactive_compaction_s_summary_request_as_2_1_332_sends_it() {
     compaction_matches("2.1.332", "reactive");
 }
+
+/// Where `cache_control` sits among the messages that are not `role: "system"` (Claude Code
+/// sends system messages of product texts reloop does not: environment, agent types), and the
+/// forms of the system messages (`true`: a plain string).
+fn marks_beside_system(messages: &[Value]) -> (Vec<(usize, usize)>, Vec<bool>) {
+    let others: Vec<Value> = messages.iter().filter(|m| m["role"] != "system").cloned().collect();
+    let forms = messages.iter().filter(|m| m["role"] == "system").map(|m| m["content"].is_string()).collect();
+    (cache_marks(&others).0, forms)
+}
+
+#[test]
+fn cache_breakpoints_and_system_messages_through_a_compaction_as_2_1_197_sends_them() {
+    let rec = recording("2.1.197", "compaction/reactive");
+    let r = run("2.1.197", &rec);
+    assert_eq!(r.requests.len(), rec.requests.len());
+    for n in 0..rec.requests.len() {
+        let (ours, theirs) = (marks_beside_system(&r.messages(n)), marks_beside_system(&rec.messages(n)));
+        assert_eq!(ours.0, theirs.0, "request {}: cache_control", n + 1);
+        assert!(theirs.1.iter().all(|s| *s), "2.1.197 sends every system message as a string");
+        assert!(ours.1.iter().all(|s| *s), "request {}: every system message a string", n + 1);
+    }
+    assert!(r.messages(4).last().is_some_and(|m| m["role"] == "system"), "the files read, given back last");
+}
+
+#[test]
+fn cache_breakpoints_up_to_the_summary_request_as_2_1_332_sends_them() {
+    // After the summary, 2.1.332's breakpoint is on a trailing system message of product texts
+    // (deferred tools, agent types, environment) reloop does not send.
+    let rec = recording("2.1.332", "compaction/reactive");
+    let r = run("2.1.332", &rec);
+    assert_eq!(r.requests.len(), rec.requests.len());
+    for n in 1..4 {
+        let (ours, theirs) = (marks_beside_system(&r.messages(n)), marks_beside_system(&rec.messages(n)));
+        assert_eq!(ours.0, theirs.0, "request {}: cache_control", n + 1);
+    }
+}

@@ -211,6 +211,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             yes_no(p.wire.js_tool_inputs),
         ),
         (
+            "request: every `role: \"system\"` message a plain string, the cache breakpoint on the last other message",
+            yes_no(p.wire.system_as_string),
+        ),
+        (
             "a concurrent batch's tool results sent in the order they completed (flag 13)",
             yes_no(p.wire.results_as_completed),
         ),

@@ -197,6 +197,7 @@ pub const RELOOP: Profile = Profile {
         stainless_timeout: None,
         js_tool_inputs: false,
         results_as_completed: false,
+        system_as_string: false,
     },
     total_tokens: None,
 };
@@ -243,6 +244,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         stainless_timeout: Some((600, 300)),
         js_tool_inputs: true,
         results_as_completed: true,
+        system_as_string: true,
     },
     ..RELOOP
 };
@@ -300,6 +302,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         stainless_timeout: Some((600, 300)),
         js_tool_inputs: true,
         results_as_completed: true,
+        system_as_string: false,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };

@@ -291,6 +291,9 @@ pub struct WireRule {
     /// A turn's tool results go back in the order they arrived (under
     /// [`crate::Flag::ResultsAsCompleted`]); off: in the calls' order.
     pub results_as_completed: bool,
+    /// Every `role: "system"` message goes as a plain string, the cache breakpoint on the last
+    /// message that is not one (2.1.197); off: the last goes as blocks and may carry it.
+    pub system_as_string: bool,
 }
 
 impl WireRule {

@@ -94,10 +94,14 @@ impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let messages = self.0.messages.messages();
         let count = messages.len();
-        let cached = count.checked_sub(1 + self.0.cache_from_end);
+        let strings = self.0.system_as_string;
+        // The breakpoint's message, counted from the end among those that can carry it.
+        let cached =
+            (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
-            seq.serialize_element(&Outgoing { message, last: i + 1 == count, cached: Some(i) == cached })?;
+            let string = message.role == Role::System && (strings || i + 1 != count);
+            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
         }
         seq.end()
     }
@@ -107,7 +111,8 @@ impl Serialize for Messages<'_> {
 /// be rejected as extra inputs.
 struct Outgoing<'a> {
     message: &'a Message,
-    last: bool,
+    /// A system message sent as a plain string.
+    string: bool,
     /// Its last block carries the cache breakpoint.
     cached: bool,
 }
@@ -121,8 +126,9 @@ impl Serialize for Outgoing<'_> {
         };
         let mut map = s.serialize_map(Some(2))?;
         map.serialize_entry("role", role)?;
-        if self.message.role == Role::System && !self.last {
-            // Claude Code sends an injected message that is no longer last as a plain string.
+        if self.string {
+            // Claude Code sends an injected message that is no longer last as a plain string
+            // (2.1.197: every one).
             map.serialize_entry("content", &self.message.text())?;
         } else {
             map.serialize_entry("content", &Content { blocks: &self.message.content, cached: self.cached })?;
