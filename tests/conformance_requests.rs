@@ -18,6 +18,8 @@ const RECORDED_CWD: &str = "/tmp/reloop-cc-project";
 
 struct Recording {
     scenario: Value,
+    /// What Claude Code printed (stream-json), line by line.
+    stdout: Vec<Value>,
     /// The Messages API requests Claude Code sent, in order.
     requests: Vec<Value>,
 }
@@ -31,7 +33,8 @@ fn recording(version: &str, name: &str) -> Recording {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["method"] == "POST" && r["path"].as_str().is_some_and(|p| p.starts_with("/v1/messages")))
         .collect();
-    Recording { scenario, requests }
+    let stdout = read("stdout.jsonl").lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    Recording { scenario, stdout, requests }
 }
 
 impl Recording {
@@ -119,6 +122,8 @@ fn canned(step: &Value, seq: usize, tool_seq: &mut usize, cwd: &str) -> Canned {
 /// answers in the recorded order.
 struct Run {
     requests: Vec<Recorded>,
+    /// What reloop printed (stream-json), line by line.
+    lines: Vec<Value>,
     code: Option<i32>,
     ws: Workspace,
 }
@@ -146,7 +151,8 @@ fn run(version: &str, rec: &Recording) -> Run {
     }
     let out = cmd.env("ANTHROPIC_BASE_URL", &server.url).env("ANTHROPIC_API_KEY", "test-key").output().unwrap();
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    Run { requests: server.requests(), code: out.status.code(), ws }
+    let lines = common::stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    Run { requests: server.requests(), lines, code: out.status.code(), ws }
 }
 
 impl Run {
@@ -202,6 +208,15 @@ fn tool_inputs_match(version: &str, variant: &str) {
             "request {}: the tool inputs sent back",
             n + 1
         );
+    }
+    // What an SDK app reads: the assistant lines' tool inputs (issue 36: `15.0` printed as `15`).
+    let printed = |lines: &[Value]| -> Vec<Value> {
+        lines.iter().filter(|l| l["type"] == "assistant").map(|l| l["message"].clone()).collect()
+    };
+    // (An input that did not parse is printed as Claude Code sends it, `{"__unparsedToolInput":
+    // …}`, where reloop prints the raw string: an output-side difference, not compared here.)
+    if variant == "spelling" {
+        assert_eq!(tool_inputs(&printed(&r.lines), &cwd), tool_inputs(&printed(&rec.stdout), RECORDED_CWD), "stdout");
     }
     assert_eq!(r.code, Some(0));
     assert!(r.replays_identical());
