@@ -635,7 +635,9 @@ fn the_task_tools_reminder_of_2_1_197_comes_after_ten_opus_tool_turns_only() {
     assert_eq!(r.requests.len(), 11);
     let reminders: Vec<usize> = (0..11).filter(|n| r.last_message(*n)["role"] == "system").collect();
     assert_eq!(reminders, [10]);
-    let text = r.last_message(10)["content"][0]["text"].as_str().unwrap();
+    // 2.1.197 sends every system message as a plain string, last or not (recorded:
+    // tests/print/recorded/2.1.197/compaction/).
+    let text = r.last_message(10)["content"].as_str().unwrap();
     assert!(
         text.starts_with("The task tools haven't been used recently.") && text.ends_with("ignore if not applicable.\n")
     );
@@ -747,7 +749,9 @@ fn sonnet_under_2_1_332_gets_the_total_tokens_reminder_on_tool_results_and_the_f
         |n: u64| format!("<system-reminder>\n<total_tokens>{n} tokens left</total_tokens>\n</system-reminder>");
     let sonnet = run(V332, answers(), &["--model", "claude-sonnet-4-6"], |_| Vec::new());
     let first = &sonnet.requests[0].body["messages"][0]["content"];
-    assert_eq!(first.as_array().unwrap().last().unwrap()["text"], reminder(15_000_000));
+    // Before the prompt, where 2.1.332 has it among its context blocks (flag 14).
+    assert_eq!(first[0]["text"], reminder(15_000_000));
+    assert_eq!(first.as_array().unwrap().last().unwrap()["text"], "检查登录模块");
     let result = sonnet.last_message(1)["content"][0]["content"].as_str().unwrap().to_string();
     // The response reported 100 input and 10 output tokens.
     let tail = format!("\n\n{}", reminder(15_000_000 - 110));

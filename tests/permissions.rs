@@ -31,6 +31,7 @@ impl Run {
 /// Runs one assistant message of calls per entry of `turns`, then "Done.". Checks that the loop
 /// went on to the end whatever was refused, and that the session replays identical.
 fn session(ws: &Workspace, turns: Vec<Vec<Value>>, extra: &[&str]) -> Run {
+    let ids: Vec<Vec<Value>> = turns.iter().map(|calls| calls.iter().map(|c| c["id"].clone()).collect()).collect();
     let mut responses: Vec<Value> = turns
         .into_iter()
         .enumerate()
@@ -47,10 +48,12 @@ fn session(ws: &Workspace, turns: Vec<Vec<Value>>, extra: &[&str]) -> Run {
     let results: Vec<Vec<(String, bool)>> = lines
         .iter()
         .filter(|l| l["type"] == "user")
-        .map(|user| {
-            user["message"]["content"]
-                .as_array()
-                .unwrap()
+        .zip(&ids)
+        .map(|(user, ids)| {
+            // In the calls' order: a concurrent batch's go back as they completed.
+            let mut blocks = user["message"]["content"].as_array().unwrap().clone();
+            blocks.sort_by_key(|b| ids.iter().position(|id| *id == b["tool_use_id"]));
+            blocks
                 .iter()
                 .map(|b| (b["content"].as_str().unwrap().to_string(), b["is_error"].as_bool().unwrap_or(false)))
                 .collect()

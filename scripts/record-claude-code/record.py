@@ -92,6 +92,8 @@ class Server:
         self.lock = threading.Lock()
         self.steps = [dict(s) for s in scenario.get("steps", [])]
         self.defaults = scenario.get("defaults", {})
+        # `full_texts`: keep every message text whole (the compaction prompt is one of the long ones)
+        self.full_texts = bool(scenario.get("full_texts"))
         self.log = []
         self.t0 = time.time()
         self.hanging = threading.Event()
@@ -168,9 +170,14 @@ class Server:
                         if k == "tools":
                             d["names"] = [t.get("name") for t in logged[k] if isinstance(t, dict)]
                         logged[k] = d
-                logged["messages"] = [shrink_message(m) for m in logged.get("messages") or []]
-                entry = server.record({"method": "POST", "path": self.path, "headers": hdrs, "kind": kind,
-                                       "step_source": source, "answer": step, "body": logged})
+                logged["messages"] = [m if server.full_texts else shrink_message(m)
+                                      for m in logged.get("messages") or []]
+                entry = {"method": "POST", "path": self.path, "headers": hdrs, "kind": kind,
+                         "step_source": source, "answer": step, "body": logged}
+                if server.full_texts:
+                    # the messages exactly as sent (number spelling, key order), beside the parsed body
+                    entry["messages_raw"] = top_level_raw(raw.decode("utf-8", "replace"), "messages")
+                entry = server.record(entry)
                 if step.get("delay"):
                     time.sleep(step["delay"])
                 if step.get("status"):
@@ -344,6 +351,24 @@ def shrink_message(m):
             blocks.append(b)
         m["content"] = blocks
     return m
+
+
+def top_level_raw(text, key):
+    """The raw text of one top-level field of a JSON object, or None."""
+    dec = json.JSONDecoder()
+    i = text.index("{") + 1
+    while True:
+        while text[i] in " \t\r\n,":
+            i += 1
+        if text[i] == "}":
+            return None
+        name, i = dec.raw_decode(text, i)
+        while text[i] in " \t\r\n:":
+            i += 1
+        _, end = dec.raw_decode(text, i)
+        if name == key:
+            return text[i:end]
+        i = end
 
 
 def step_raw_inputs(step):

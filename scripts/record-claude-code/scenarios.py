@@ -451,6 +451,121 @@ PRINT_MODE_SCENARIOS = [
 
 SCENARIOS += PRINT_MODE_SCENARIOS
 
+# ---- Issue 39, the request side: what Claude Code sends back to the model ----------------------
+# Fixtures under tests/print/recorded/<version>/<family>/ (tests/conformance_requests.rs).
+# A tool input's raw JSON is streamed exactly as written here (`raw_input`).
+
+def raw_call(name, raw):
+    return {"type": "tool_use", "name": name, "input": {}, "raw_input": raw}
+
+
+# keys out of schema order, integer-like keys, numbers spelled as a model may spell them
+ODD_INPUT = ('{"zeta": 15.0, "2": "two", "alpha": [1.50, -0.0, 1E3, 2.5e-3], "1": {"b": 2.0, "a": 1}, '
+             '"big": 12345678901234567890, "tiny": 0.000001, "huge": 1e21, "small": 1e-7, "dup": 1, "dup": 2}')
+
+SCENARIOS += [
+    {
+        "name": "tool_inputs/spelling",
+        "note": "Tool inputs whose raw JSON has keys out of schema order and numbers spelled `5.0`, `1E3`, "
+                "`-0.0`, a big integer, duplicate keys: a valid Read, an allowed Bash, an unknown tool and a "
+                "Read the schema rejects, one per turn. What comes back in the next request's assistant "
+                "message is what Claude Code re-serializes.",
+        "prompt": "检查登录模块",
+        "flags": ["--allowedTools", "Bash"],
+        "full_texts": True,
+        "steps": [
+            {"blocks": [raw_call("Read", '{"limit": 5.0, "file_path": "%s/src/auth/login.ts", "offset": 1.0}' % P)]},
+            {"blocks": [raw_call("Bash", '{"description": "print hi", "timeout": 60000.0, "command": "echo hi"}')]},
+            {"blocks": [raw_call("NoSuchTool", ODD_INPUT)]},
+            {"blocks": [raw_call("Read", '{"zz_extra": 2.0, "file_path": "%s/README.md", "2": 1}' % P)]},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "tool_inputs/invalid",
+        "note": "Tool inputs that are no JSON object: an array, a trailing comma, an empty input, one per turn "
+                "(`stop_reason: tool_use`).",
+        "prompt": "检查登录模块",
+        "full_texts": True,
+        "steps": [
+            {"blocks": [raw_call("Read", '[1, 2.0]')]},
+            {"blocks": [raw_call("Read", '{"file_path": "%s/src/auth/login.ts",}' % P)]},
+            {"blocks": [raw_call("Read", '')]},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "concurrent_results/slow_first",
+        "note": "One message asks for a slow Bash (`sleep 2; echo slow`), then a fast one (`echo fast`), "
+                "both allowed: in which order do the results go back?",
+        "prompt": "检查登录模块",
+        "flags": ["--allowedTools", "Bash"],
+        "full_texts": True,
+        "steps": [
+            {"blocks": [bash("sleep 2; echo slow", "slow"), bash("echo fast", "fast")]},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "concurrent_results/mixed",
+        "note": "One message asks for a slow Bash, a Read, a Write (denied in the default mode) and another "
+                "Read.",
+        "prompt": "检查登录模块",
+        "flags": ["--allowedTools", "Bash"],
+        "full_texts": True,
+        "steps": [
+            {"blocks": [bash("sleep 2; echo slow", "slow"), read(),
+                        {"type": "tool_use", "name": "Write", "input": {"file_path": "%s/new.txt" % P, "content": "x\n"}},
+                        read("src/auth/logout.ts")]},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "compaction/auto",
+        "note": "As auto_compact/auto, with every message text kept whole: the summary request's prompt, "
+                "the summary message and where cache_control sits.",
+        "prompt": "检查登录模块",
+        "env": {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "200000"},
+        "full_texts": True,
+        "steps": [
+            {"blocks": [txt("先读 login.ts。"), read()]},
+            {"blocks": [read("src/auth/logout.ts")]},
+            {"blocks": [read("README.md")], "usage": {"input_tokens": 190000}},
+            {"kind": "compact", "text": SUMMARY},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "compaction/reactive",
+        "note": "As auto_compact/reactive (400 prompt is too long on the third main request), with every "
+                "message text kept whole.",
+        "prompt": "检查登录模块",
+        "full_texts": True,
+        "steps": [
+            {"blocks": [read()]},
+            {"blocks": [read("src/auth/logout.ts")]},
+            {"status": 400, "error_type": "invalid_request_error",
+             "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+            {"kind": "compact", "text": SUMMARY},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "total_tokens/sonnet",
+        "note": "`--model claude-sonnet-4-6`: two Reads, then the answer; usage differs per answer so the "
+                "`<total_tokens>` counts can be told apart.",
+        "prompt": "检查登录模块",
+        "flags": ["--model", "claude-sonnet-4-6"],
+        "full_texts": True,
+        "steps": [
+            {"blocks": [read()], "usage": {"input_tokens": 1000, "output_tokens": 50}},
+            {"blocks": [read("src/auth/logout.ts")], "usage": {"input_tokens": 2000, "output_tokens": 60,
+                                                               "cache_read_input_tokens": 300}},
+            {"text": FINAL},
+        ],
+    },
+]
+
 
 def for_version(sc, version):
     """The scenario with its per-version overrides applied."""

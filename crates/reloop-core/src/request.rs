@@ -104,7 +104,12 @@ pub(crate) fn begin_compaction(
 /// and the loop proceeds to its first request.
 pub(crate) fn start_query(mut ctx: Box<Loop>, mut content: Vec<crate::message::ContentBlock>) -> Step {
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
-        content.push(crate::message::ContentBlock::text(total.reminder(total.budget)));
+        let reminder = crate::message::ContentBlock::text(total.reminder(total.budget));
+        if ctx.config.flag(crate::flags::Flag::TotalTokensBeforePrompt) {
+            content.insert(0, reminder);
+        } else {
+            content.push(reminder);
+        }
     }
     ctx.messages.push(crate::message::Message::user(content));
     // What an earlier query queued was carried or reported dropped when it ended.

@@ -52,13 +52,16 @@ pub struct Tools {
     pub(crate) stopped_by: Option<HookPrevented>,
     /// Calls that may change something and were journaled as started.
     pub(crate) started: Vec<String>,
+    /// The calls' indices in the order their outcomes arrived (the journal's order, so a
+    /// replay sees the same): Claude Code sends a concurrent batch's results so.
+    arrived: Vec<usize>,
 }
 
 impl Tools {
     /// The calls of a response, none answered.
     pub(crate) fn new(calls: Vec<ToolUse>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new() }
+        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new(), arrived: Vec::new() }
     }
 
     /// The calls, in the order the model asked for them.
@@ -75,11 +78,25 @@ impl Tools {
     pub(crate) fn answer(&mut self, i: usize, outcome: ToolOutcome) {
         let Some(slot) = self.outcomes.get_mut(i) else { return };
         *slot = Some(outcome);
+        self.arrived.push(i);
     }
 
     /// Takes the outcomes, in the calls' order, leaving none.
     pub(crate) fn take_outcomes(&mut self) -> Vec<Option<ToolOutcome>> {
+        self.arrived.clear();
         std::mem::take(&mut self.outcomes)
+    }
+
+    /// Takes the outcomes in the order they arrived, leaving none. The driver runs a
+    /// concurrent batch only after the batch before it is done, so batches stay in the calls'
+    /// order; an outcome filed without arriving (none today) would come last, in call order.
+    pub(crate) fn take_outcomes_as_arrived(&mut self) -> Vec<Option<ToolOutcome>> {
+        let mut outcomes = std::mem::take(&mut self.outcomes);
+        let arrived = std::mem::take(&mut self.arrived);
+        let mut out: Vec<Option<ToolOutcome>> =
+            arrived.iter().filter_map(|&i| outcomes.get_mut(i).map(Option::take)).collect();
+        out.extend(outcomes);
+        out
     }
 
     /// Every call is answered.

@@ -211,6 +211,18 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.wire.stainless_timeout.map_or("none".to_string(), |(s, w)| format!("{s} / {w}")),
         ),
         (
+            "a tool input held as JavaScript parses it (integer-like keys first, `15.0` as `15`, Bash's `command` first)",
+            yes_no(p.wire.js_tool_inputs),
+        ),
+        (
+            "request: every `role: \"system\"` message a plain string, the cache breakpoint on the last other message",
+            yes_no(p.wire.system_as_string),
+        ),
+        (
+            "a concurrent batch's tool results sent in the order they completed (flag 13)",
+            yes_no(p.wire.results_as_completed),
+        ),
+        (
             "`<total_tokens>N tokens left</total_tokens>` reminder on tool results and the first message",
             p.total_tokens.map_or("none".to_string(), |t| {
                 format!("{} models: N = {} less the last response's tokens", t.models, t.budget)

@@ -56,6 +56,13 @@ pub struct ModelRequest {
     pub output_config: Option<serde_json::Value>,
     /// Sent as the `X-Stainless-Timeout` header (seconds) when `Some`, as Claude Code's SDK does.
     pub timeout_header: Option<u32>,
+    /// The message that carries the cache breakpoint, counted from the end: 0, the last (every
+    /// main request); 1, the one before (Claude Code's summary request, whose last message
+    /// holds the instruction appended after the cached conversation).
+    pub cache_from_end: usize,
+    /// Every `role: "system"` message goes as a plain string and the cache breakpoint skips
+    /// them (Claude Code 2.1.197); otherwise only the last one goes as blocks, and may carry it.
+    pub system_as_string: bool,
 }
 
 impl ModelRequest {
@@ -74,7 +81,15 @@ impl ModelRequest {
             stream_key: true,
             output_config: None,
             timeout_header: None,
+            cache_from_end: 0,
+            system_as_string: false,
         }
+    }
+
+    /// See [`ModelRequest::cache_from_end`].
+    pub fn with_cache_from_end(mut self, from_end: usize) -> Self {
+        self.cache_from_end = from_end;
+        self
     }
 
     /// See [`ModelRequest::stream`].
@@ -106,6 +121,7 @@ impl ModelRequest {
         self.stream_key = style.stream_key;
         self.output_config = style.effort.map(|effort| serde_json::json!({ "effort": effort }));
         self.timeout_header = style.timeout_header;
+        self.system_as_string = style.system_as_string;
         self
     }
 }
@@ -120,6 +136,8 @@ pub struct WireStyle {
     pub effort: Option<&'static str>,
     /// See [`ModelRequest::timeout_header`].
     pub timeout_header: Option<u32>,
+    /// See [`ModelRequest::system_as_string`].
+    pub system_as_string: bool,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

@@ -437,6 +437,13 @@ pub(crate) const TABLE: &[Row] = &[
         ..BASE
     },
     Row {
+        // Claude Code runs it as read-only, in a concurrent batch (tests/print/recorded/*/concurrent_results).
+        command: "sleep",
+        operands: Operands::Text,
+        examples: (&["sleep 2", "sleep 0.5"], &[]),
+        ..BASE
+    },
+    Row {
         command: "sha1sum",
         safe: SUMS,
         unsafe_: "-c --check",

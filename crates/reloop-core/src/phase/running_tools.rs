@@ -4,6 +4,7 @@
 use crate::context::{Loop, PermissionDenial, Turn};
 use crate::effect::{Command, Notice};
 use crate::event::{Event, ToolOutcome};
+use crate::flags::Flag;
 use crate::hook::{outcome, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
 use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
@@ -126,8 +127,9 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let calls = std::mem::take(&mut tools.calls);
     let called = !calls.is_empty();
     let requested: Vec<ToolRef> = calls.into_iter().map(|c| ToolRef { name: c.name, id: c.id }).collect();
-    let mut content: Vec<ContentBlock> =
-        tools.take_outcomes().into_iter().flatten().map(ToolOutcome::into_block).collect();
+    let as_arrived = ctx.config.rules().wire.results_as_completed && ctx.config.flag(Flag::ResultsAsCompleted);
+    let outcomes = if as_arrived { tools.take_outcomes_as_arrived() } else { tools.take_outcomes() };
+    let mut content: Vec<ContentBlock> = outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()) {
         let reminder = total.reminder(total.budget.saturating_sub(ctx.session.usage_tokens));
         for block in &mut content {

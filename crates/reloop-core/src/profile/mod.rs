@@ -192,7 +192,14 @@ pub const RELOOP: Profile = Profile {
         date: RestoredDate::None,
         truncated_retry: false,
     },
-    wire: WireRule { effort: None, whole_stream_key: true, stainless_timeout: None },
+    wire: WireRule {
+        effort: None,
+        whole_stream_key: true,
+        stainless_timeout: None,
+        js_tool_inputs: false,
+        results_as_completed: false,
+        system_as_string: false,
+    },
     total_tokens: None,
 };
 
@@ -233,7 +240,14 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         date: RestoredDate::ContextBlock,
         truncated_retry: false,
     },
-    wire: WireRule { effort: Some(("high", "high")), whole_stream_key: false, stainless_timeout: Some((600, 300)) },
+    wire: WireRule {
+        effort: Some(("high", "high")),
+        whole_stream_key: false,
+        stainless_timeout: Some((600, 300)),
+        js_tool_inputs: true,
+        results_as_completed: true,
+        system_as_string: true,
+    },
     ..RELOOP
 };
 
@@ -285,7 +299,14 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         date: RestoredDate::SystemMessage,
         truncated_retry: true,
     },
-    wire: WireRule { effort: Some(("medium", "high")), whole_stream_key: true, stainless_timeout: Some((600, 300)) },
+    wire: WireRule {
+        effort: Some(("medium", "high")),
+        whole_stream_key: true,
+        stainless_timeout: Some((600, 300)),
+        js_tool_inputs: true,
+        results_as_completed: true,
+        system_as_string: false,
+    },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };
 

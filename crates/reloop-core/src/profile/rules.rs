@@ -291,6 +291,15 @@ pub struct WireRule {
     pub whole_stream_key: bool,
     /// The `X-Stainless-Timeout` header, in seconds, on streamed and on whole-answer requests.
     pub stainless_timeout: Option<(u32, u32)>,
+    /// A tool input is held as JavaScript parses it ([`crate::js_json`]): integer-like keys
+    /// first, `15.0` as `15`, a Bash input `command` first. Off: as the model spelled it.
+    pub js_tool_inputs: bool,
+    /// A turn's tool results go back in the order they arrived (under
+    /// [`crate::Flag::ResultsAsCompleted`]); off: in the calls' order.
+    pub results_as_completed: bool,
+    /// Every `role: "system"` message goes as a plain string, the cache breakpoint on the last
+    /// message that is not one (2.1.197); off: the last goes as blocks and may carry it.
+    pub system_as_string: bool,
 }
 
 impl WireRule {

@@ -22,7 +22,8 @@ impl Runner {
             ModelRequest::new(model, ctx.max_tokens(), history, request).with_system(self.run.system_blocks());
         if rule.in_place {
             let style = crate::config::wire_style(ctx.config().rules(), &model_request.model, true);
-            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style);
+            // Claude Code caches the conversation up to the message before its instruction.
+            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style).with_cache_from_end(1);
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
@@ -63,6 +64,7 @@ impl Runner {
         let inbox = self.inbox.clone();
         let request = call.request;
         let api_ms = self.api_ms.clone();
+        let js_inputs = state.context().config().rules().wire.js_tool_inputs;
         self.model_task = Some(tokio::spawn(async move {
             let asked = Instant::now();
             let waited = move || {
@@ -72,7 +74,9 @@ impl Runner {
             while let Some(item) = stream.next().await {
                 let (event, last) = match item {
                     StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
-                    StreamEvent::Block { index, block } => (Event::ModelBlock { index, block, request }, false),
+                    StreamEvent::Block { index, block } => {
+                        (Event::ModelBlock { index, block: as_held(block, js_inputs), request }, false)
+                    }
                     StreamEvent::Done { id, model, stop_reason, usage } => {
                         (Event::ModelDone { id, model, stop_reason, usage, request }, true)
                     }
@@ -90,5 +94,20 @@ impl Runner {
             let error = ModelError::new(None, "invalid_stream", "the provider's stream ended without a result");
             let _ = inbox.send(Event::ModelFailed { error, request });
         }));
+    }
+}
+
+/// A tool call's input as the profile's version holds it once parsed (Claude Code: as
+/// JavaScript parses it). Done here, before the event is journaled, so the journal, the
+/// history, the tools and the stream all see the one value, and a replay needs no rule.
+fn as_held(block: ContentBlock, js_inputs: bool) -> ContentBlock {
+    match block {
+        // An input that never parsed is kept as its raw string.
+        ContentBlock::ToolUse(mut call) if js_inputs && !call.input.is_string() => {
+            let input = std::mem::take(&mut call.input);
+            call.input = reloop_core::js_json::tool_input(&call.name, input);
+            ContentBlock::ToolUse(call)
+        }
+        other => other,
     }
 }

@@ -94,9 +94,14 @@ impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let messages = self.0.messages.messages();
         let count = messages.len();
+        let strings = self.0.system_as_string;
+        // The breakpoint's message, counted from the end among those that can carry it.
+        let cached =
+            (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
-            seq.serialize_element(&Outgoing { message, last: i + 1 == count })?;
+            let string = message.role == Role::System && (strings || i + 1 != count);
+            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
         }
         seq.end()
     }
@@ -106,7 +111,10 @@ impl Serialize for Messages<'_> {
 /// be rejected as extra inputs.
 struct Outgoing<'a> {
     message: &'a Message,
-    last: bool,
+    /// A system message sent as a plain string.
+    string: bool,
+    /// Its last block carries the cache breakpoint.
+    cached: bool,
 }
 
 impl Serialize for Outgoing<'_> {
@@ -118,11 +126,12 @@ impl Serialize for Outgoing<'_> {
         };
         let mut map = s.serialize_map(Some(2))?;
         map.serialize_entry("role", role)?;
-        if self.message.role == Role::System && !self.last {
-            // Claude Code sends an injected message that is no longer last as a plain string.
+        if self.string {
+            // Claude Code sends an injected message that is no longer last as a plain string
+            // (2.1.197: every one).
             map.serialize_entry("content", &self.message.text())?;
         } else {
-            map.serialize_entry("content", &Content { blocks: &self.message.content, last: self.last })?;
+            map.serialize_entry("content", &Content { blocks: &self.message.content, cached: self.cached })?;
         }
         map.end()
     }
@@ -130,7 +139,7 @@ impl Serialize for Outgoing<'_> {
 
 struct Content<'a> {
     blocks: &'a [ContentBlock],
-    last: bool,
+    cached: bool,
 }
 
 impl Serialize for Content<'_> {
@@ -140,7 +149,7 @@ impl Serialize for Content<'_> {
         for (i, block) in self.blocks.iter().enumerate() {
             // Thinking blocks cannot carry a cache breakpoint.
             let cacheable = !matches!(block, ContentBlock::Thinking(_) | ContentBlock::RedactedThinking(_));
-            let cached = self.last && i + 1 == count && cacheable;
+            let cached = self.cached && i + 1 == count && cacheable;
             seq.serialize_element(&OutgoingBlock { block, cached })?;
         }
         seq.end()
@@ -157,9 +166,11 @@ impl Serialize for OutgoingBlock<'_> {
         // A tool_use whose input never parsed (cut by max_tokens) must still be a valid request:
         // it is sent as Claude Code sends it, `{"__unparsedToolInput": {"raw", "len"}}` (`len` in
         // UTF-16 units, as JavaScript counts). Rare, so that block alone is rebuilt on a copy.
+        // Input that parsed to something else than an object (`[1, 2]`) goes as it parsed, as
+        // Claude Code sends it (tests/print/recorded/*/tool_inputs/invalid).
         let repaired;
         let block = match self.block {
-            ContentBlock::ToolUse(call) if !call.input.is_object() => {
+            ContentBlock::ToolUse(call) if call.input.is_string() => {
                 let mut call = call.clone();
                 let raw = call.input.as_str().unwrap_or_default().to_string();
                 let len = raw.encode_utf16().count();
@@ -223,5 +234,21 @@ mod tests {
         );
         assert_eq!(value["messages"][1]["content"][1].get("cache_control"), None, "only the last message");
         assert_eq!(value["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    }
+
+    #[test]
+    fn a_summary_request_caches_the_message_before_its_instruction() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        history.push(Message::assistant(vec![ContentBlock::tool_use("t1", "Read", json!({"file_path": "/a"}))]));
+        history.push(Message::user(vec![
+            ContentBlock::tool_result("t1", "body", false),
+            ContentBlock::text("CRITICAL: Respond with TEXT ONLY."),
+        ]));
+        let request = ModelRequest::new("m", 100, history, 1).with_cache_from_end(1);
+        let value = serde_json::to_value(Body(&request)).unwrap();
+        assert_eq!(value["messages"][1]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(value["messages"][2]["content"][1].get("cache_control"), None);
+        assert_eq!(value.to_string().matches("cache_control").count(), 1);
     }
 }
