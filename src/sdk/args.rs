@@ -99,8 +99,8 @@ pub struct PrintArgs {
     /// A settings file, or the settings as an inline JSON object.
     #[arg(long)]
     pub settings: Option<String>,
-    /// Which settings files Claude Code would load (`user,project,local`); reloop loads only
-    /// `--settings`.
+    /// Which settings files are read (`user,project,local`; all when not given, none when
+    /// empty); `--settings` is read whatever this says.
     #[arg(long)]
     pub setting_sources: Option<String>,
     /// More folders the tools may use besides the working directory.
@@ -369,14 +369,6 @@ impl PrintArgs {
             "modes switch only by flag or set_permission_mode",
         );
         warn(self.hard_fail, "--hard-fail", "there is no debug log");
-        if let Some(sources) = &self.setting_sources {
-            let reads_files = sources.split(',').any(|s| !s.trim().is_empty());
-            warn(
-                reads_files,
-                "--setting-sources",
-                "reloop reads settings only from --settings, not user or project files",
-            );
-        }
         out
     }
 
@@ -445,7 +437,7 @@ impl PrintArgs {
     }
 
     /// `--model`, else `ANTHROPIC_MODEL`.
-    fn model_flag(&self) -> Option<String> {
+    pub(crate) fn model_flag(&self) -> Option<String> {
         self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
     }
 
