@@ -215,3 +215,23 @@ fn custom_slash_commands_reach_the_model_as_claude_code_sends_them() {
         }
     }
 }
+
+/// `init` lists the custom commands the sources let in, first and in Claude Code's order, and
+/// reports the settings' `outputStyle` (the Python SDK's e2e tests read both from `init`).
+#[test]
+fn init_reports_the_commands_and_output_style_the_layers_give() {
+    for version in VERSIONS {
+        let ws = Workspace::seed();
+        let scenario = Scenario::load(&ws, version, "settings_slash", "custom");
+        std::fs::write(ws.cwd().join(".claude/settings.local.json"), r#"{"outputStyle": "local-test-style"}"#).unwrap();
+        let server = FakeServer::start(scenario.turns());
+        let out = scenario.run(&ws, version, &server);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let init = stdout_lines(&out).into_iter().find(|l| l["subtype"] == "init").unwrap();
+        let recorded = lines(&scenario.dir.join("stdout.jsonl")).into_iter().find(|l| l["subtype"] == "init").unwrap();
+        let custom: Vec<&Value> = recorded["slash_commands"].as_array().unwrap().iter().take(3).collect();
+        let got: Vec<&Value> = init["slash_commands"].as_array().unwrap().iter().collect();
+        assert_eq!(got, custom, "{version}: reloop lists the custom commands (no built-ins)");
+        assert_eq!(init["output_style"], "local-test-style", "{version}");
+    }
+}

@@ -51,7 +51,8 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
                 .with_prices(setup.args.price.prices.clone())
-                .with_mcp_servers(crate::mcp::status(&setup.servers));
+                .with_mcp_servers(crate::mcp::status(&setup.servers))
+                .with_settings_view(setup.settings_view()?);
             let (_, code) = crate::launch::drive::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
@@ -143,6 +144,15 @@ impl Setup {
     fn commands(&self, content: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, CliError> {
         let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
         Ok(crate::slash::expand_content(content, &self.cwd, crate::settings::user_dir().as_deref(), &sources))
+    }
+
+    /// What `init` reports of the settings: the custom slash commands found and `outputStyle`.
+    fn settings_view(&self) -> Result<(Vec<String>, String), CliError> {
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        let commands = crate::slash::list(&self.cwd, crate::settings::user_dir().as_deref(), &sources);
+        let (settings, _) = settings(&self.args, &self.cwd)?;
+        let style = settings.other.get("outputStyle").and_then(Value::as_str).unwrap_or("default").to_string();
+        Ok((commands, style))
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -358,7 +368,8 @@ async fn stream_session(
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
         .with_prices(setup.args.price.prices.clone())
-        .with_mcp_servers(crate::mcp::status(&setup.servers));
+        .with_mcp_servers(crate::mcp::status(&setup.servers))
+        .with_settings_view(setup.settings_view()?);
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 

@@ -69,6 +69,8 @@ pub struct SdkStream {
     supersedes: Option<String>,
     /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
     mcp_servers: Vec<Value>,
+    /// `init`'s `slash_commands` and `output_style`, from the settings layers read.
+    settings_view: (Vec<String>, String),
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -103,6 +105,7 @@ impl SdkStream {
             response_text: String::new(),
             supersedes: None,
             mcp_servers: Vec::new(),
+            settings_view: (Vec::new(), "default".to_string()),
         }
     }
 
@@ -121,6 +124,12 @@ impl SdkStream {
     /// The MCP servers `system/init` lists.
     pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
         self.mcp_servers = servers;
+        self
+    }
+
+    /// The custom slash commands and the output style `init` reports (`crate::settings`).
+    pub fn with_settings_view(mut self, view: (Vec<String>, String)) -> Self {
+        self.settings_view = view;
         self
     }
 
@@ -223,8 +232,8 @@ impl SdkStream {
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
                     "tools": tools, "mcp_servers": self.mcp_servers, "model": shown_id(*profile, model), "permissionMode": permission_mode,
-                    "slash_commands": [], "apiKeySource": api_key_source,
-                    "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
+                    "slash_commands": self.settings_view.0, "apiKeySource": api_key_source,
+                    "claude_code_version": CLAUDE_CODE_VERSION, "output_style": self.settings_view.1,
                     "agents": [], "skills": [], "plugins": [],
                 });
                 let Value::Object(line) = init else { return };

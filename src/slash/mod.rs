@@ -68,6 +68,54 @@ pub(crate) fn expand_content(
     }
 }
 
+/// The custom commands `init` lists, as Claude Code lists them before its built-ins: the
+/// project's (`ns/sub.md` as `ns:sub`), then the user's, each sorted by name.
+pub(crate) fn list(cwd: &Path, user_dir: Option<&Path>, sources: &Sources) -> Vec<String> {
+    let mut out = Vec::new();
+    if sources.reads(Source::Project) {
+        out.extend(names_in(&cwd.join(".claude").join("commands")));
+    }
+    if let (true, Some(dir)) = (sources.reads(Source::User), user_dir) {
+        for name in names_in(&dir.join("commands")) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// How deep and how many command files are looked at, so a huge or looping tree stays bounded.
+const MAX_DEPTH: usize = 8;
+const MAX_COMMANDS: usize = 1000;
+
+fn names_in(root: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), Vec::<String>::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // `file_type` does not follow symlinks: a linked folder is not walked into.
+            let Ok(kind) = entry.file_type() else { continue };
+            if name.starts_with('.') || names.len() >= MAX_COMMANDS {
+                continue;
+            }
+            if kind.is_dir() && prefix.len() + 1 < MAX_DEPTH {
+                let mut deeper = prefix.clone();
+                deeper.push(name);
+                pending.push((entry.path(), deeper));
+            } else if let Some(stem) = name.strip_suffix(".md").filter(|s| !s.is_empty() && !s.contains(':')) {
+                let mut parts = prefix.clone();
+                parts.push(stem.to_string());
+                names.push(parts.join(":"));
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
 /// `ns:sub` → `ns/sub.md`; a name that could leave the commands folder is no command.
 fn relative_path(name: &str) -> Option<PathBuf> {
     let parts: Vec<&str> = name.split(':').collect();

@@ -60,3 +60,19 @@ fn substitution_leaves_other_dollars_alone() {
     assert_eq!(body("---\nx: 1\n---\nbody"), "body");
     assert_eq!(body("---\nno end"), "---\nno end");
 }
+
+#[test]
+fn init_lists_project_commands_then_user_ones_as_the_sources_allow() {
+    // The recorded order (settings_slash/custom): greet, ns:sub (project), ucmd (user).
+    let dir = project(&[
+        ("p/.claude/commands/greet.md", "x"),
+        ("p/.claude/commands/ns/sub.md", "x"),
+        ("p/.claude/commands/notes.txt", "not a command"),
+        ("home/commands/ucmd.md", "x"),
+        ("home/commands/greet.md", "listed once"),
+    ]);
+    let (cwd, user) = (dir.path().join("p"), dir.path().join("home"));
+    assert_eq!(list(&cwd, Some(&user), &Sources::parse(None).unwrap()), ["greet", "ns:sub", "ucmd"]);
+    assert_eq!(list(&cwd, Some(&user), &Sources::parse(Some("user")).unwrap()), ["greet", "ucmd"]);
+    assert!(list(&cwd, Some(&user), &Sources::parse(Some("")).unwrap()).is_empty());
+}
