@@ -235,3 +235,54 @@ fn init_reports_the_commands_and_output_style_the_layers_give() {
         assert_eq!(init["output_style"], "local-test-style", "{version}");
     }
 }
+
+/// The recorded hooks' `_env`: the value of PROBE_ALL (set by every layer's `env`) a hook
+/// process saw, in the order the hooks ran.
+fn recorded_env(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("hook-inputs.jsonl")) else { return Vec::new() };
+    serde_json::Deserializer::from_str(&text)
+        .into_iter::<Value>()
+        .map(|v| v.unwrap()["_env"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The settings' `env` reaches tool processes with the value of the highest layer read, the value
+/// Claude Code's hooks saw in the same layouts.
+#[test]
+fn the_settings_env_reaches_tools_from_the_highest_layer() {
+    for version in VERSIONS {
+        for variant in ["default", "user", "project_local", "empty", "flag"] {
+            let what = format!("{version}/{variant}");
+            let ws = Workspace::seed();
+            let scenario = Scenario::load(&ws, version, "settings_sources", variant);
+            let expected = recorded_env(&scenario.dir).first().cloned().unwrap_or_default();
+            let probe = json!({"id": "m1", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "tool_use", "id": "toolu_env", "name": "Bash",
+                             "input": {"command": "printf '%s' \"${PROBE_ALL:-unset}\"", "description": "probe"}}],
+                "stop_reason": "tool_use", "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}});
+            let done = json!({"id": "m2", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}});
+            let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&probe)), Canned::Sse(sse_from_message(&done))]);
+            let mut scenario = scenario;
+            let flags = scenario.scenario["flags"].as_array().cloned().unwrap_or_default();
+            let mut flags: Vec<Value> = flags;
+            flags.extend([json!("--allowedTools"), json!("Bash")]);
+            scenario.scenario["flags"] = Value::Array(flags);
+            let out = scenario.run(&ws, version, &server);
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            let requests = server.requests();
+            let result = requests[1].body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .find(|b| b["tool_use_id"] == "toolu_env")
+                .unwrap();
+            let content = result["content"].as_str().map(str::to_string).unwrap_or_else(|| result["content"][0]["text"].as_str().unwrap().to_string());
+            let want = if expected.is_empty() { "unset".to_string() } else { expected };
+            // (A reminder may follow the output, as Claude Code appends its token budget.)
+            assert_eq!(content.lines().next().unwrap_or(""), want, "{what}");
+        }
+    }
+}

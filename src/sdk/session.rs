@@ -33,7 +33,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     let here = crate::launch::current_dir()?;
     let cwd = std::fs::canonicalize(&here)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", here.display())))?;
-    settings_model(&mut args, &cwd)?;
+    apply_settings(&mut args, &cwd)?;
     let wire = Wire::default();
     match args.input_format {
         InputFormat::Text => {
@@ -260,11 +260,14 @@ fn load_settings(args: &PrintArgs, cwd: &std::path::Path) -> Result<crate::setti
     crate::settings::load(args.settings.as_deref(), &sources, cwd, crate::settings::user_dir().as_deref())
 }
 
-/// The settings' `model`, used when neither `--model` nor `ANTHROPIC_MODEL` names one (Claude
-/// Code's order).
-fn settings_model(args: &mut PrintArgs, cwd: &std::path::Path) -> Result<(), CliError> {
+/// What the settings change before anything starts: their `env` goes into the environment (tools
+/// and hooks inherit it), and their `model` is used when neither `--model` nor `ANTHROPIC_MODEL`
+/// names one (Claude Code's order).
+fn apply_settings(args: &mut PrintArgs, cwd: &std::path::Path) -> Result<(), CliError> {
+    let loaded = load_settings(args, cwd)?;
+    crate::settings::apply_env(&loaded.settings);
     if args.model_flag().is_none() {
-        args.model = load_settings(args, cwd)?.model;
+        args.model = loaded.model;
     }
     Ok(())
 }

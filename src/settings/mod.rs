@@ -135,6 +135,27 @@ pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Opti
     Ok(Loaded { settings, flag_path, model })
 }
 
+/// Puts the merged settings' `env` into this process's environment, as Claude Code does at start,
+/// so tool and hook processes inherit it (a hook in the recordings saw the local file's value of
+/// a variable all three files set) and `ANTHROPIC_MODEL` set there counts. Strings, numbers and
+/// booleans are taken as text; a name or value no environment can hold is skipped. Call it before
+/// anything else runs: the environment is process-wide.
+pub(crate) fn apply_env(settings: &Settings) {
+    let Some(Value::Object(env)) = settings.other.get("env") else { return };
+    for (name, value) in env {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => continue,
+        };
+        if name.is_empty() || name.contains(['=', '\0']) || text.contains('\0') {
+            continue;
+        }
+        std::env::set_var(name, text);
+    }
+}
+
 /// One layer's JSON, checked on its own so an error names its file; `None` when it does not exist.
 fn read_layer(path: &Path) -> Result<Option<Value>, CliError> {
     let file = match std::fs::File::open(path) {
