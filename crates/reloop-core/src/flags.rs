@@ -55,6 +55,10 @@ pub enum Flag {
     /// inside a 200 stream after part of the answer arrived keeps the half answer and asks the
     /// model to resume. Off: the half answer is withdrawn and the request retried.
     CutStreamResume = 9,
+    /// A tool call that ran and failed fires the PostToolUseFailure hooks instead of the
+    /// PostToolUse ones, as Claude Code does (the driver decides; the core files either the same
+    /// way). Off: a failed call runs its PostToolUse hooks like any other.
+    PostToolUseFailureHooks = 16,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -84,6 +88,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::CompactBeforeRequest,
     Flag::StreamedErrorFinal,
     Flag::CutStreamResume,
+    Flag::PostToolUseFailureHooks,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
