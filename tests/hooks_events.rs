@@ -83,3 +83,83 @@ fn a_failed_call_fires_post_tool_use_failure_as_claude_code_does() {
         assert!(ws.replays_identical(), "{version}");
     }
 }
+
+/// What the caller sees of a stream-json run: assistant and user lines, `system/informational`
+/// contents and the result, leaving out the events reloop does not run (SessionStart,
+/// UserPromptSubmit).
+fn seen(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| match (l["type"].as_str()?, l["subtype"].as_str()) {
+            ("assistant", _) => Some("assistant".to_string()),
+            ("user", _) => Some("user".to_string()),
+            ("result", _) => Some("result".to_string()),
+            ("system", Some("informational")) => {
+                let content = l["content"].as_str()?;
+                (!content.starts_with("UserPromptSubmit")).then(|| format!("informational: {content}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Hooks answering `systemMessage` (PreToolUse, PostToolUse, Stop in the recorded `context`
+/// scenario): 2.1.332 prints each as `EVENT says: MESSAGE`, a PostToolUse one after the results'
+/// line; 2.1.197 prints none. The replayed stream shows the same messages.
+#[test]
+fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
+    for version in ["2.1.332", "2.1.197"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events/context");
+        let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let recorded: Vec<Value> = std::fs::read_to_string(dir.join("stdout.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let ws = Workspace::seed();
+        let hooks_dir = ws.dir.path().join("hooks");
+        let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", hooks_dir.to_str().unwrap());
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = std::path::PathBuf::from(place(path));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
+            if path.extension().is_some_and(|e| e == "sh") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        let login = ws.cwd().join("src/auth/login.ts");
+        let server = FakeServer::start(vec![
+            message("m1", json!([{"type": "tool_use", "id": "toolu_01_READ", "name": "Read", "input": {"file_path": login}}]), "tool_use"),
+            message("m2", json!([{"type": "text", "text": "done"}]), "end_turn"),
+        ]);
+        let home = tempfile::tempdir().unwrap();
+        let compat = format!("claude-code-{version}");
+        let settings = place(&scenario["settings"].to_string());
+        let run = |args: &[&str]| {
+            reloop_bin()
+                .args(args)
+                .env("RELOOP_JOURNAL", ws.journal())
+                .env("HOME", home.path())
+                .env("ANTHROPIC_BASE_URL", &server.url)
+                .env("ANTHROPIC_API_KEY", "sk-test")
+                .current_dir(ws.cwd())
+                .output()
+                .unwrap()
+        };
+        let out = run(&["-p", "检查登录模块", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings]);
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let lines: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        assert_eq!(seen(&lines), seen(&recorded), "{version}");
+        let replayed = run(&["replay", "last", "--output-format", "stream-json"]);
+        assert!(replayed.status.success(), "{version}: {}", stderr(&replayed));
+        let again: Vec<Value> =
+            String::from_utf8_lossy(&replayed.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        // reloop's replayed stream (its own line shapes, whatever the profile) shows every one.
+        let says = |lines: &[Value]| -> usize {
+            lines.iter().filter(|l| l["subtype"] == "informational" && l["content"].as_str().is_some_and(|c| c.contains(" says: "))).count()
+        };
+        assert_eq!(says(&again), 3, "{version}: the replayed stream");
+    }
+}

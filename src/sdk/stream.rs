@@ -60,6 +60,9 @@ pub struct SdkStream {
     notified: bool,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
+    /// PostToolUse hooks' `systemMessage` lines, held until the results' line is printed (Claude
+    /// Code prints them after it).
+    after_results: Vec<String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
     /// the text of a server-side error).
     gateway: Option<String>,
@@ -101,6 +104,7 @@ impl SdkStream {
             resumes: 0,
             notified: false,
             tool_names: std::collections::HashMap::new(),
+            after_results: Vec::new(),
             gateway: None,
             response_text: String::new(),
             supersedes: None,
@@ -305,7 +309,13 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
+            RunEvent::HookSystemMessage { hook_event, tool_use_id, message } => {
+                self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
+            }
             RunEvent::Finished(result) => {
+                for content in std::mem::take(&mut self.after_results) {
+                    self.system_line("informational", json!({"content": content, "level": "notice"}));
+                }
                 if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
                     self.block_cap(cap);
                 }
@@ -376,6 +386,9 @@ impl SdkStream {
                     }
                 }
                 self.emit(line, true);
+                for content in std::mem::take(&mut self.after_results) {
+                    self.system_line("informational", json!({"content": content, "level": "notice"}));
+                }
             }
         }
     }
@@ -478,6 +491,25 @@ impl SdkStream {
             "model_fallback",
             json!({"trigger": trigger, "original_model": original, "fallback_model": to, "content": content}),
         );
+    }
+
+    /// A hook's `systemMessage` as 2.1.332 prints it: `EVENT says: MESSAGE`, the event of a tool
+    /// hook named with its tool (`PreToolUse:Read`); a PostToolUse one after the results' line.
+    fn hook_system_message(&mut self, event: reloop_core::hook::HookEventName, call: Option<&str>, message: &str) {
+        if !self.profile.profile().lines.hook_system_message {
+            return;
+        }
+        let tool = call.and_then(|id| self.tool_names.get(id));
+        let label = match tool {
+            Some(tool) => format!("{}:{tool}", event.as_str()),
+            None => event.as_str().to_string(),
+        };
+        let content = format!("{label} says: {message}");
+        if tool.is_some() && event != reloop_core::hook::HookEventName::PreToolUse {
+            self.after_results.push(content);
+        } else {
+            self.system_line("informational", json!({"content": content, "level": "notice"}));
+        }
     }
 
     /// Claude Code's notice after the first Stop-hook feedback of a query.
