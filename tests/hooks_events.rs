@@ -36,8 +36,16 @@ fn a_failed_call_fires_post_tool_use_failure_as_claude_code_does() {
         let settings = json!({"hooks": {"PreToolUse": group, "PostToolUse": group, "PostToolUseFailure": group}});
         let login = ws.cwd().join("src/auth/login.ts");
         let server = FakeServer::start(vec![
-            message("m1", json!([{"type": "tool_use", "id": "toolu_01_READ", "name": "Read", "input": {"file_path": login}}]), "tool_use"),
-            message("m2", json!([{"type": "tool_use", "id": "toolu_02_BASH", "name": "Bash", "input": {"command": "false", "description": "fail"}}]), "tool_use"),
+            message(
+                "m1",
+                json!([{"type": "tool_use", "id": "toolu_01_READ", "name": "Read", "input": {"file_path": login}}]),
+                "tool_use",
+            ),
+            message(
+                "m2",
+                json!([{"type": "tool_use", "id": "toolu_02_BASH", "name": "Bash", "input": {"command": "false", "description": "fail"}}]),
+                "tool_use",
+            ),
             message("m3", json!([{"type": "text", "text": "done"}]), "end_turn"),
         ]);
         let home = tempfile::tempdir().unwrap();
@@ -109,8 +117,12 @@ fn seen(lines: &[Value]) -> Vec<String> {
 #[test]
 fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
     for version in ["2.1.332", "2.1.197"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events/context");
-        let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/print/recorded")
+            .join(version)
+            .join("hooks_events/context");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let recorded: Vec<Value> = std::fs::read_to_string(dir.join("stdout.jsonl"))
             .unwrap()
             .lines()
@@ -130,7 +142,11 @@ fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
         }
         let login = ws.cwd().join("src/auth/login.ts");
         let server = FakeServer::start(vec![
-            message("m1", json!([{"type": "tool_use", "id": "toolu_01_READ", "name": "Read", "input": {"file_path": login}}]), "tool_use"),
+            message(
+                "m1",
+                json!([{"type": "tool_use", "id": "toolu_01_READ", "name": "Read", "input": {"file_path": login}}]),
+                "tool_use",
+            ),
             message("m2", json!([{"type": "text", "text": "done"}]), "end_turn"),
         ]);
         let home = tempfile::tempdir().unwrap();
@@ -147,7 +163,17 @@ fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
                 .output()
                 .unwrap()
         };
-        let out = run(&["-p", "检查登录模块", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings]);
+        let out = run(&[
+            "-p",
+            "检查登录模块",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--compat",
+            &compat,
+            "--settings",
+            &settings,
+        ]);
         assert!(out.status.success(), "{version}: {}", stderr(&out));
         let lines: Vec<Value> =
             String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
@@ -158,7 +184,12 @@ fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
             String::from_utf8_lossy(&replayed.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
         // reloop's replayed stream (its own line shapes, whatever the profile) shows every one.
         let says = |lines: &[Value]| -> usize {
-            lines.iter().filter(|l| l["subtype"] == "informational" && l["content"].as_str().is_some_and(|c| c.contains(" says: "))).count()
+            lines
+                .iter()
+                .filter(|l| {
+                    l["subtype"] == "informational" && l["content"].as_str().is_some_and(|c| c.contains(" says: "))
+                })
+                .count()
         };
         assert_eq!(says(&again), 3, "{version}: the replayed stream");
     }

@@ -37,7 +37,8 @@ struct Scenario {
 impl Scenario {
     fn load(ws: &Workspace, version: &str, family: &str, variant: &str) -> Scenario {
         let dir = fixture(version, family, variant);
-        let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let home = tempfile::tempdir().unwrap();
         let hooks = ws.dir.path().join("hooks");
         let place = |text: &str| {
@@ -60,7 +61,10 @@ impl Scenario {
     fn turns(&self) -> Vec<Canned> {
         let mut out = Vec::new();
         for line in lines(&self.dir.join("stdout.jsonl")) {
-            if line["type"] != "assistant" || !line["parent_tool_use_id"].is_null() || line["message"]["model"] == "<synthetic>" {
+            if line["type"] != "assistant"
+                || !line["parent_tool_use_id"].is_null()
+                || line["message"]["model"] == "<synthetic>"
+            {
                 continue;
             }
             let content = line["message"]["content"].clone();
@@ -99,7 +103,10 @@ impl Scenario {
 
     /// The models Claude Code asked for, request by request.
     fn recorded_models(&self) -> Vec<String> {
-        lines(&self.dir.join("requests.jsonl")).iter().map(|r| r["body"]["model"].as_str().unwrap().to_string()).collect()
+        lines(&self.dir.join("requests.jsonl"))
+            .iter()
+            .map(|r| r["body"]["model"].as_str().unwrap().to_string())
+            .collect()
     }
 }
 
@@ -207,7 +214,9 @@ fn custom_slash_commands_reach_the_model_as_claude_code_sends_them() {
                     .collect();
                 texts[texts.len().saturating_sub(n)..].to_vec()
             };
-            let user_of = |body: &Value| body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").cloned().unwrap();
+            let user_of = |body: &Value| {
+                body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").cloned().unwrap()
+            };
             let expanded = variant != "custom_user_only" && variant != "unknown";
             let n = if expanded { 2 } else { 1 };
             assert_eq!(tail(&user_of(&requests[0].body), n), tail(&user_of(&first["body"]), n), "{what}");
@@ -263,7 +272,8 @@ fn the_settings_env_reaches_tools_from_the_highest_layer() {
             let done = json!({"id": "m2", "type": "message", "role": "assistant", "model": "m",
                 "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn", "stop_sequence": null,
                 "usage": {"input_tokens": 1, "output_tokens": 1}});
-            let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&probe)), Canned::Sse(sse_from_message(&done))]);
+            let server =
+                FakeServer::start(vec![Canned::Sse(sse_from_message(&probe)), Canned::Sse(sse_from_message(&done))]);
             let mut scenario = scenario;
             let flags = scenario.scenario["flags"].as_array().cloned().unwrap_or_default();
             let mut flags: Vec<Value> = flags;
@@ -279,7 +289,10 @@ fn the_settings_env_reaches_tools_from_the_highest_layer() {
                 .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
                 .find(|b| b["tool_use_id"] == "toolu_env")
                 .unwrap();
-            let content = result["content"].as_str().map(str::to_string).unwrap_or_else(|| result["content"][0]["text"].as_str().unwrap().to_string());
+            let content = result["content"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| result["content"][0]["text"].as_str().unwrap().to_string());
             let want = if expected.is_empty() { "unset".to_string() } else { expected };
             // (A reminder may follow the output, as Claude Code appends its token budget.)
             assert_eq!(content.lines().next().unwrap_or(""), want, "{what}");

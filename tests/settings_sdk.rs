@@ -25,8 +25,11 @@ fn run(sources: &str, prompt: &str) -> Option<(Vec<Value>, Vec<Recorded>)> {
     let claude = s.ws.cwd().join(".claude");
     std::fs::create_dir_all(claude.join("commands")).unwrap();
     std::fs::write(claude.join("settings.local.json"), r#"{"outputStyle": "local-test-style"}"#).unwrap();
-    std::fs::write(claude.join("commands/testcmd.md"), "---\ndescription: Test command\n---\n\nThis is a test command: $ARGUMENTS\n")
-        .unwrap();
+    std::fs::write(
+        claude.join("commands/testcmd.md"),
+        "---\ndescription: Test command\n---\n\nThis is a test command: $ARGUMENTS\n",
+    )
+    .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(s.sdk_dir.join("venv/bin/python"));
     common::hermetic(&mut cmd)
@@ -43,7 +46,12 @@ fn run(sources: &str, prompt: &str) -> Option<(Vec<Value>, Vec<Recorded>)> {
         .current_dir(s.ws.dir.path());
     let done = spawn_with_deadline(cmd);
     let lines: Vec<Value> = done.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    assert!(done.status.success() && lines.iter().all(|l| l.get("error").is_none()), "{}\n{}", done.stdout, done.stderr);
+    assert!(
+        done.status.success() && lines.iter().all(|l| l.get("error").is_none()),
+        "{}\n{}",
+        done.stdout,
+        done.stderr
+    );
     Some((lines, s.requests()))
 }
 

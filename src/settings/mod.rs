@@ -123,8 +123,9 @@ pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Opti
         Some(text) if text.starts_with('{') => merge(&mut merged, parse_layer(text, "--settings")?),
         Some(file) => {
             let path = cwd.join(file);
-            let layer = read_layer(&path)?
-                .ok_or_else(|| CliError::Usage(format!("cannot read settings file {}: no such file", path.display())))?;
+            let layer = read_layer(&path)?.ok_or_else(|| {
+                CliError::Usage(format!("cannot read settings file {}: no such file", path.display()))
+            })?;
             merge(&mut merged, layer);
             flag_path = Some(std::fs::canonicalize(&path).unwrap_or(path));
         }

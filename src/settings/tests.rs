@@ -21,8 +21,11 @@ fn an_unknown_source_is_refused() {
 fn scalars_take_the_upper_layer_and_lists_are_joined_in_layer_order() {
     let mut merged = json!({"model": "u", "env": {"A": "u", "U": "1"}, "permissions": {"allow": ["x", "y"]},
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "u"}]}]}});
-    merge(&mut merged, json!({"model": "p", "env": {"A": "p"}, "permissions": {"allow": ["y", "z"], "deny": ["d"]},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "p"}]}]}}));
+    merge(
+        &mut merged,
+        json!({"model": "p", "env": {"A": "p"}, "permissions": {"allow": ["y", "z"], "deny": ["d"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "p"}]}]}}),
+    );
     assert_eq!(
         merged,
         json!({"model": "p", "env": {"A": "p", "U": "1"}, "permissions": {"allow": ["x", "y", "z"], "deny": ["d"]},
@@ -44,7 +47,8 @@ fn layers_load_from_their_files_and_a_bad_one_is_named() {
     assert_eq!(all.model.as_deref(), Some("m-local"));
     assert_eq!(all.settings.permissions.allow, vec!["Read"]);
     assert_eq!(all.settings.permissions.deny, vec!["Bash"]);
-    let user_only = load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user)).unwrap();
+    let user_only =
+        load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user)).unwrap();
     assert_eq!(user_only.model.as_deref(), Some("m-flag"));
     assert!(user_only.settings.permissions.deny.is_empty());
     std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":"Bash"}}"#).unwrap();

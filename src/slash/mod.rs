@@ -119,9 +119,8 @@ fn names_in(root: &Path) -> Vec<String> {
 /// `ns:sub` → `ns/sub.md`; a name that could leave the commands folder is no command.
 fn relative_path(name: &str) -> Option<PathBuf> {
     let parts: Vec<&str> = name.split(':').collect();
-    let safe = |p: &&str| {
-        !p.is_empty() && *p != "." && *p != ".." && !p.contains(['/', '\\', '\0']) && !p.starts_with('.')
-    };
+    let safe =
+        |p: &&str| !p.is_empty() && *p != "." && *p != ".." && !p.contains(['/', '\\', '\0']) && !p.starts_with('.');
     if !parts.iter().all(safe) {
         return None;
     }

@@ -36,7 +36,10 @@ fn namespaced_and_user_commands_and_their_sources() {
     ]);
     let (cwd, user) = (dir.path().join("p"), dir.path().join("home"));
     let all = Sources::parse(None).unwrap();
-    assert_eq!(expand("/ns:sub a b", &cwd, Some(&user), &all).unwrap().blocks[1], "NAMESPACED-COMMAND-BODY args=[a b]\n");
+    assert_eq!(
+        expand("/ns:sub a b", &cwd, Some(&user), &all).unwrap().blocks[1],
+        "NAMESPACED-COMMAND-BODY args=[a b]\n"
+    );
     assert_eq!(expand("/ucmd x y", &cwd, Some(&user), &all).unwrap().blocks[1], "USER-COMMAND-BODY args=[x y]\n");
     let user_only = Sources::parse(Some("user")).unwrap();
     assert_eq!(expand("/ns:sub a b", &cwd, Some(&user), &user_only), None);

@@ -292,10 +292,12 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
 /// an instant, read-only tool with no PostToolUse hook, that the decision lets run without
 /// awaiting anything ([`decide_now`]). Spares such a call its own task. `None`: run it.
 fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<Vec<Event>> {
+    let failure_hooks =
+        env.failure_hooks && !env.hooks.matching(HookEventName::PostToolUseFailure, Some(&call.name)).is_empty();
     let quiet = env.registry.is_instant(&call.name, &call.input)
         && env.registry.is_read_only(&call.name, &call.input)
         && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty()
-        && !(env.failure_hooks && !env.hooks.matching(HookEventName::PostToolUseFailure, Some(&call.name)).is_empty());
+        && !failure_hooks;
     if !quiet {
         return None;
     }
@@ -412,7 +414,8 @@ async fn run_call(
         }
     };
     // Claude Code runs PostToolUseFailure hooks, not PostToolUse ones, after a call that failed.
-    let event = if env.failure_hooks && output.1 { HookEventName::PostToolUseFailure } else { HookEventName::PostToolUse };
+    let event =
+        if env.failure_hooks && output.1 { HookEventName::PostToolUseFailure } else { HookEventName::PostToolUse };
     let post = env.hooks.matching(event, Some(&call.name));
     if !post.is_empty() {
         let hook_input = if event == HookEventName::PostToolUseFailure {
