@@ -26,6 +26,9 @@ enum Output {
     Text,
 }
 
+#[path = "stream_hooks.rs"]
+mod hooks;
+
 /// Turns run events into lines.
 pub struct SdkStream {
     output: Output,
@@ -313,9 +316,7 @@ impl SdkStream {
                 self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
             }
             RunEvent::Finished(result) => {
-                for content in std::mem::take(&mut self.after_results) {
-                    self.system_line("informational", json!({"content": content, "level": "notice"}));
-                }
+                self.flush_after_results();
                 if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
                     self.block_cap(cap);
                 }
@@ -386,9 +387,7 @@ impl SdkStream {
                     }
                 }
                 self.emit(line, true);
-                for content in std::mem::take(&mut self.after_results) {
-                    self.system_line("informational", json!({"content": content, "level": "notice"}));
-                }
+                self.flush_after_results();
             }
         }
     }
@@ -491,25 +490,6 @@ impl SdkStream {
             "model_fallback",
             json!({"trigger": trigger, "original_model": original, "fallback_model": to, "content": content}),
         );
-    }
-
-    /// A hook's `systemMessage` as 2.1.332 prints it: `EVENT says: MESSAGE`, the event of a tool
-    /// hook named with its tool (`PreToolUse:Read`); a PostToolUse one after the results' line.
-    fn hook_system_message(&mut self, event: reloop_core::hook::HookEventName, call: Option<&str>, message: &str) {
-        if !self.profile.profile().lines.hook_system_message {
-            return;
-        }
-        let tool = call.and_then(|id| self.tool_names.get(id));
-        let label = match tool {
-            Some(tool) => format!("{}:{tool}", event.as_str()),
-            None => event.as_str().to_string(),
-        };
-        let content = format!("{label} says: {message}");
-        if tool.is_some() && event != reloop_core::hook::HookEventName::PreToolUse {
-            self.after_results.push(content);
-        } else {
-            self.system_line("informational", json!({"content": content, "level": "notice"}));
-        }
     }
 
     /// Claude Code's notice after the first Stop-hook feedback of a query.
