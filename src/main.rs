@@ -17,6 +17,8 @@ mod mcp;
 mod models;
 mod options;
 mod sdk;
+mod settings;
+mod slash;
 mod term;
 
 use std::process::ExitCode;

@@ -392,6 +392,17 @@ def fresh_dirs():
     os.chmod(os.path.join(HOOKS, "stop.sh"), 0o755)
 
 
+def seed_files(files):
+    """A scenario's extra files (absolute paths: settings in the project or HOME, commands, hook
+    scripts); a `.sh` file is made executable."""
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        if path.endswith(".sh"):
+            os.chmod(path, 0o755)
+
+
 def base_env(port):
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -475,6 +486,7 @@ def find_session_files(session):
 def record(scenario, version, binary, out_root):
     name = scenario["name"]
     fresh_dirs()
+    seed_files(scenario.get("files", {}))
     srv = Server(scenario)
     port = srv.start()
     env = base_env(port)

@@ -573,3 +573,199 @@ def for_version(sc, version):
     out.update(copy.deepcopy(sc.get("by_version", {}).get(version, {})))
     out.pop("by_version", None)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings hierarchy, slash commands and hook events (issue 36, branch `settings`).
+# Fixtures: tests/print/recorded/<version>/settings_*/ and hooks_*/ (record with
+# `--out tests/print/recorded --only settings_sources --only settings_slash --only hooks_events`).
+# Every hook here is `ev.sh EVENT TAG MODE`: it saves `{"_tag","_env","input"}` (the hook input,
+# the tag naming which settings file declared it, and $PROBE_ALL as the hook saw it) as the next
+# hook-inputs.jsonl line, then answers by MODE.
+# ---------------------------------------------------------------------------------------------
+HOME_DIR = "/tmp/reloop-cc-home"
+EV = "/tmp/reloop-cc-hooks/ev.sh"
+EV_SH = r"""#!/bin/sh
+# usage: ev.sh EVENT TAG MODE
+ev=$1; tag=$2; mode=$3; d=/tmp/reloop-cc-hooks
+exec 9>$d/lock; flock 9
+c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
+{ printf '{"_tag":"%s","_env":"%s","input":' "$tag" "$PROBE_ALL"; cat; printf '}'; } > $d/input-$c.json
+flock -u 9
+case $mode in
+  ctx) printf '{"systemMessage":"SYSMSG-%s-%s","hookSpecificOutput":{"hookEventName":"%s","additionalContext":"CTX-%s-%s"}}\n' $ev $tag $ev $ev $tag ;;
+  sysmsg) printf '{"systemMessage":"SYSMSG-%s-%s"}\n' $ev $tag ;;
+  plain) echo "PLAIN-STDOUT-$ev-$tag" ;;
+  block) printf '{"decision":"block","reason":"BLOCK-REASON-%s-%s"}\n' $ev $tag ;;
+  stop) printf '{"continue":false,"stopReason":"STOP-REASON-%s-%s"}\n' $ev $tag ;;
+  exit2) echo "EXIT2-STDERR-$ev-$tag" >&2; exit 2 ;;
+esac
+exit 0
+"""
+
+
+def ev_hooks(spec):
+    """{"hooks": ...} from [(event, tag, mode[, matcher])]; one matcher group per entry."""
+    out = {}
+    for item in spec:
+        event, tag, mode = item[:3]
+        group = {"hooks": [{"type": "command", "command": "%s %s %s %s" % (EV, event, tag, mode)}]}
+        if len(item) > 3:
+            group["matcher"] = item[3]
+        out.setdefault(event, []).append(group)
+    return {"hooks": out}
+
+
+def json_file(obj):
+    import json
+    return json.dumps(obj, indent=1)
+
+
+def layered(with_flag=False):
+    """User, project and local settings that each set env, a model, permission rules and a
+    UserPromptSubmit hook, so which files were read and which value won shows in the requests."""
+    def one(tag, model, perms):
+        d = {"env": {"PROBE_" + tag[0].upper(): tag, "PROBE_ALL": tag}, "model": model, "permissions": perms}
+        d.update(ev_hooks([("UserPromptSubmit", tag, "log")]))
+        return d
+    return {
+        "%s/.claude/settings.json" % HOME_DIR: json_file(one("user", "claude-opus-4-1", {"allow": ["Bash(echo:*)"]})),
+        "%s/.claude/settings.json" % P: json_file(one("project", "claude-sonnet-4-5", {"deny": ["Bash(echo denied:*)"]})),
+        "%s/.claude/settings.local.json" % P: json_file(one("local", "claude-haiku-4-5", {"ask": ["Bash(echo asked:*)"]})),
+        EV: EV_SH,
+    }
+
+
+LAYER_STEPS = [
+    {"blocks": [bash("echo U=$PROBE_U P=$PROBE_P L=$PROBE_L ALL=$PROBE_ALL", "print the probes")]},
+    {"blocks": [bash("echo denied now", "a denied echo")]},
+    {"blocks": [bash("echo asked now", "an asked echo")]},
+    {"text": "SETTINGS-DONE"},
+]
+
+COMMANDS = {
+    "%s/.claude/commands/greet.md" % P: "---\ndescription: Greet someone\nargument-hint: NAME\n"
+    "allowed-tools: Bash(echo:*)\n---\nGreet $ARGUMENTS warmly. First word: $1. Then run echo hi.\n",
+    "%s/.claude/commands/ns/sub.md" % P: "NAMESPACED-COMMAND-BODY args=[$ARGUMENTS]\n",
+    "%s/.claude/commands/ucmd.md" % HOME_DIR: "USER-COMMAND-BODY args=[$ARGUMENTS]\n",
+    EV: EV_SH,
+}
+
+ALL_EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+              "PostToolUseFailure", "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact",
+              "PermissionRequest"]
+
+
+def stream(*texts, wait_secs=1.5):
+    acts = []
+    for i, t in enumerate(texts):
+        acts += [{"send": user_line(t)}, {"wait": "stdout", "contains": '"type":"result"', "n": i + 1}]
+    return acts + [{"sleep": wait_secs}, {"close": True}]
+
+
+SCENARIOS += [
+    {"name": "settings_sources/default",
+     "note": "User, project and local settings files (env, model, permissions, a UserPromptSubmit hook each), "
+             "no --setting-sources: which files the version reads by default, and which value wins.",
+     "prompt": "检查设置", "files": layered(), "steps": LAYER_STEPS},
+    {"name": "settings_sources/user",
+     "note": "As `default` with `--setting-sources user`.",
+     "prompt": "检查设置", "files": layered(), "steps": LAYER_STEPS, "flags": ["--setting-sources", "user"]},
+    {"name": "settings_sources/project_local",
+     "note": "As `default` with `--setting-sources project,local`.",
+     "prompt": "检查设置", "files": layered(), "steps": LAYER_STEPS,
+     "flags": ["--setting-sources", "project,local"]},
+    {"name": "settings_sources/empty",
+     "note": "As `default` with `--setting-sources=` (an empty list).",
+     "prompt": "检查设置", "files": layered(), "steps": LAYER_STEPS, "flags": ["--setting-sources="]},
+    {"name": "settings_sources/flag",
+     "note": "As `default` plus `--settings FILE` setting PROBE_ALL=flag, a model and a UserPromptSubmit hook.",
+     "prompt": "检查设置", "files": layered(), "steps": LAYER_STEPS,
+     "settings": dict({"env": {"PROBE_ALL": "flag"}, "model": "claude-3-7-sonnet-latest"},
+                      **ev_hooks([("UserPromptSubmit", "flag", "log")]))},
+    {"name": "settings_sources/user_model",
+     "note": "Only a user settings file, setting `model` to claude-sonnet-4-5 (is a user `model` honoured? "
+             "`user` above asked for claude-opus-4-1 and got the default).",
+     "prompt": "检查设置", "files": {"%s/.claude/settings.json" % HOME_DIR: json_file({"model": "claude-sonnet-4-5"})},
+     "steps": [{"text": "SETTINGS-DONE"}]},
+    {"name": "settings_slash/clear",
+     "note": "The prompt is `/clear` in print mode.", "prompt": "/clear", "files": {EV: EV_SH},
+     "settings": ev_hooks([("SessionStart", "s", "log"), ("UserPromptSubmit", "s", "log"), ("SessionEnd", "s", "log")]),
+     "defaults": {"main": {"text": "CLEAR-REACHED-MODEL"}}},
+    {"name": "settings_slash/compact",
+     "note": "The prompt is `/compact` in print mode, with no conversation yet.", "prompt": "/compact",
+     "files": {EV: EV_SH}, "settings": ev_hooks([("PreCompact", "s", "log"), ("UserPromptSubmit", "s", "log")]),
+     "steps": [{"kind": "compact", "text": SUMMARY}], "defaults": {"main": {"text": "COMPACT-REACHED-MODEL"}}},
+    {"name": "settings_slash/stream_clear",
+     "note": "stream-json input: a question, then `/clear`, then another question.",
+     "input": stream("检查登录模块", "/clear", "再说一遍"), "files": {EV: EV_SH},
+     "settings": ev_hooks([("SessionStart", "s", "log"), ("SessionEnd", "s", "log"), ("UserPromptSubmit", "s", "log")]),
+     "steps": [{"text": "FIRST-ANSWER"}, {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+    {"name": "settings_slash/stream_compact",
+     "note": "stream-json input: a question answered after a Read, then `/compact`, then another question.",
+     "input": stream("检查登录模块", "/compact", "再说一遍"), "files": {EV: EV_SH},
+     "settings": ev_hooks([("PreCompact", "s", "log"), ("SessionStart", "s", "log"), ("UserPromptSubmit", "s", "log")]),
+     "steps": [{"blocks": [read()]}, {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
+               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+    {"name": "settings_slash/custom",
+     "note": "Project command `.claude/commands/greet.md` (frontmatter, $ARGUMENTS, $1, allowed-tools) run as "
+             "`/greet Alice Bob`.", "prompt": "/greet Alice Bob", "files": COMMANDS,
+     "settings": ev_hooks([("UserPromptSubmit", "s", "log")]),
+     "steps": [{"blocks": [bash("echo hi", "say hi")]}, {"text": "GREETED"}]},
+    {"name": "settings_slash/namespaced",
+     "note": "Project command in a subfolder, `.claude/commands/ns/sub.md`, run as `/ns:sub a b`.",
+     "prompt": "/ns:sub a b", "files": COMMANDS, "steps": [{"text": "NS-DONE"}]},
+    {"name": "settings_slash/user_command",
+     "note": "User command `~/.claude/commands/ucmd.md` run as `/ucmd x y`.",
+     "prompt": "/ucmd x y", "files": COMMANDS, "steps": [{"text": "UCMD-DONE"}]},
+    {"name": "settings_slash/custom_user_only",
+     "note": "As `custom` with `--setting-sources user`: is the project command still found?",
+     "prompt": "/greet Alice Bob", "files": COMMANDS, "flags": ["--setting-sources", "user"],
+     "steps": [{"text": "GREETED"}]},
+    {"name": "settings_slash/unknown",
+     "note": "An unknown slash command, `/nosuch foo`.", "prompt": "/nosuch foo", "files": COMMANDS,
+     "defaults": {"main": {"text": "UNKNOWN-REACHED-MODEL"}}},
+    {"name": "hooks_events/all_log",
+     "note": "Every hook event configured with a logging hook; the model reads a file, runs a failing "
+             "command, runs a command that needs permission, starts a foreground subagent, then answers.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([(e, "s", "log") for e in ALL_EVENTS]),
+     "steps": [{"blocks": [read()]}, {"blocks": [bash("false", "fail")]},
+               {"blocks": [bash("touch newfile.txt", "needs permission")]},
+               {"blocks": [{"type": "tool_use", "name": "Agent",
+                            "input": {"description": "Check logout", "subagent_type": "general-purpose",
+                                      "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report.",
+                                      "run_in_background": False}}]},
+               {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
+               {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub."},
+               {"text": FINAL}]},
+    {"name": "hooks_events/context",
+     "note": "SessionStart, UserPromptSubmit and PostToolUse hooks answer additionalContext + systemMessage; "
+             "PreToolUse and Stop answer systemMessage only.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([("SessionStart", "s", "ctx"), ("UserPromptSubmit", "s", "ctx"), ("PostToolUse", "s", "ctx"),
+                           ("PreToolUse", "s", "sysmsg"), ("Stop", "s", "sysmsg")]),
+     "steps": [{"blocks": [read()]}, {"text": FINAL}]},
+    {"name": "hooks_events/plain",
+     "note": "SessionStart and UserPromptSubmit hooks print plain text on stdout (exit 0).",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([("SessionStart", "s", "plain"), ("UserPromptSubmit", "s", "plain")]),
+     "steps": [{"text": FINAL}]},
+    {"name": "hooks_events/prompt_block",
+     "note": "A UserPromptSubmit hook answers {\"decision\":\"block\",\"reason\":...}.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([("UserPromptSubmit", "s", "block")]), "defaults": {"main": {"text": "REACHED-MODEL"}}},
+    {"name": "hooks_events/prompt_exit2",
+     "note": "A UserPromptSubmit hook exits 2 with a stderr text.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([("UserPromptSubmit", "s", "exit2")]), "defaults": {"main": {"text": "REACHED-MODEL"}}},
+    {"name": "hooks_events/prompt_stop",
+     "note": "A UserPromptSubmit hook answers {\"continue\":false,\"stopReason\":...}.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH},
+     "settings": ev_hooks([("UserPromptSubmit", "s", "stop")]), "defaults": {"main": {"text": "REACHED-MODEL"}}},
+    {"name": "hooks_events/stream",
+     "note": "stream-json input with two messages; every event logged.",
+     "input": stream("检查登录模块", "再说一遍"), "files": {EV: EV_SH},
+     "settings": ev_hooks([(e, "s", "log") for e in ALL_EVENTS]),
+     "steps": [{"text": "FIRST-ANSWER"}, {"text": "SECOND-ANSWER"}]},
+]

@@ -51,7 +51,7 @@ pub(crate) fn spec(args: &PermissionFlags, settings: &Settings) -> Result<Permis
         .with_rules(allow, deny, ask)
         .with_disallowed(disallowed)
         .with_add_dirs(args.add_dir.clone())
-        .with_tool_env(secret_env_names(settings), args.tool_env_keep.clone())
+        .with_tool_env(secret_env_names(settings), kept_env_names(settings, &args.tool_env_keep))
         .with_sandbox_network(sandbox_network(settings)))
 }
 
@@ -83,6 +83,22 @@ fn secret_env_names(settings: &Settings) -> Vec<String> {
     const MARKS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"];
     let Some(serde_json::Value::Object(env)) = settings.other.get("env") else { return Vec::new() };
     env.keys().filter(|name| MARKS.iter().any(|mark| name.to_ascii_uppercase().contains(mark))).cloned().collect()
+}
+
+/// `--tool-env-keep`, plus the settings `env` names that are no credentials: Claude Code puts the
+/// settings' `env` into its environment, so its tools see them, and a sandboxed tool's
+/// environment is an allow-list that would otherwise drop them.
+fn kept_env_names(settings: &Settings, flags: &[String]) -> Vec<String> {
+    let secret = secret_env_names(settings);
+    let mut keep = flags.to_vec();
+    if let Some(serde_json::Value::Object(env)) = settings.other.get("env") {
+        for name in env.keys() {
+            if !secret.contains(name) && !keep.contains(name) {
+                keep.push(name.clone());
+            }
+        }
+    }
+    keep
 }
 
 /// Rules may be given space separated in one argument (`"Bash(git diff:*) Edit"`); spaces

@@ -99,8 +99,8 @@ pub struct PrintArgs {
     /// A settings file, or the settings as an inline JSON object.
     #[arg(long)]
     pub settings: Option<String>,
-    /// Which settings files Claude Code would load (`user,project,local`); reloop loads only
-    /// `--settings`.
+    /// Which settings files are read (`user,project,local`; all when not given, none when
+    /// empty); `--settings` is read whatever this says.
     #[arg(long)]
     pub setting_sources: Option<String>,
     /// More folders the tools may use besides the working directory.
@@ -371,14 +371,6 @@ impl PrintArgs {
             "modes switch only by flag or set_permission_mode",
         );
         warn(self.hard_fail, "--hard-fail", "there is no debug log");
-        if let Some(sources) = &self.setting_sources {
-            let reads_files = sources.split(',').any(|s| !s.trim().is_empty());
-            warn(
-                reads_files,
-                "--setting-sources",
-                "reloop reads settings only from --settings, not user or project files",
-            );
-        }
         out.extend(self.accepted.unhonoured());
         out
     }
@@ -448,7 +440,7 @@ impl PrintArgs {
     }
 
     /// `--model`, else `ANTHROPIC_MODEL`.
-    fn model_flag(&self) -> Option<String> {
+    pub(crate) fn model_flag(&self) -> Option<String> {
         self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
     }
 
@@ -537,9 +529,10 @@ mod tests {
     fn every_unhonoured_flag_given_is_named_once() {
         let args = parse(&["--json-schema", "{}", "--mcp-config", "{}", "--setting-sources=user,project"]);
         let named: Vec<_> = args.unhonoured().into_iter().map(|(flag, _)| flag).collect();
-        assert_eq!(named, vec!["--json-schema", "--setting-sources"]);
+        // --setting-sources is honoured (crate::settings), so it is not named.
+        assert_eq!(named, vec!["--json-schema"]);
         for flag in named {
-            assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned || flag == "--setting-sources"));
+            assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned));
         }
     }
 

@@ -33,6 +33,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     let here = crate::launch::current_dir()?;
     let cwd = std::fs::canonicalize(&here)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", here.display())))?;
+    apply_settings(&mut args, &cwd)?;
     let wire = Wire::default();
     match args.input_format {
         InputFormat::Text => {
@@ -40,16 +41,18 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 Some(prompt) => prompt,
                 None => read_prompt()?,
             };
-            let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+            let project = settings(&args, &cwd)?.0.other;
             let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
-            let handle = setup.start(&wire, vec![ContentBlock::text(prompt.clone())], &prompt, false)?;
+            let content = setup.commands(vec![ContentBlock::text(prompt.clone())])?;
+            let handle = setup.start(&wire, content, &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
                 .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
                 .with_prices(setup.args.price.prices.clone())
-                .with_mcp_servers(crate::mcp::status(&setup.servers));
+                .with_mcp_servers(crate::mcp::status(&setup.servers))
+                .with_settings_view(setup.settings_view()?);
             let mut persist = setup.persist();
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
@@ -116,7 +119,7 @@ impl Setup {
     }
 
     fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
-        let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
+        let (mut settings, settings_path) = settings(&self.args, &self.cwd)?;
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut spec = self.args.new_session(self.cwd.clone(), settings, settings_path);
         spec.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
@@ -142,6 +145,22 @@ impl Setup {
             session = session.with_prompt(Arc::new(SdkPrompt(wire.clone())));
         }
         Ok(session)
+    }
+
+    /// A user message that runs a custom slash command, expanded as Claude Code sends it to the
+    /// model (`crate::slash`); any other message unchanged.
+    fn commands(&self, content: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, CliError> {
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        Ok(crate::slash::expand_content(content, &self.cwd, crate::settings::user_dir().as_deref(), &sources))
+    }
+
+    /// What `init` reports of the settings: the custom slash commands found and `outputStyle`.
+    fn settings_view(&self) -> Result<(Vec<String>, String), CliError> {
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        let commands = crate::slash::list(&self.cwd, crate::settings::user_dir().as_deref(), &sources);
+        let (settings, _) = settings(&self.args, &self.cwd)?;
+        let style = settings.other.get("outputStyle").and_then(Value::as_str).unwrap_or("default").to_string();
+        Ok((commands, style))
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -242,19 +261,28 @@ fn step_of_line(
     Ok((found, last))
 }
 
-/// `--settings`: a file, or an inline JSON object (not re-read on `reloop resume`).
-fn settings(given: Option<&str>, cwd: &std::path::Path) -> Result<(Settings, Option<PathBuf>), CliError> {
-    match given.map(str::trim) {
-        None | Some("") => Ok((Settings::empty(), None)),
-        Some(text) if text.starts_with('{') => {
-            Ok((Settings::from_json(text, "--settings").map_err(|e| CliError::Usage(e.to_string()))?, None))
-        }
-        Some(path) => {
-            let path = cwd.join(path);
-            let settings = Settings::from_file(&path).map_err(|e| CliError::Usage(e.to_string()))?;
-            Ok((settings, Some(std::fs::canonicalize(&path).unwrap_or(path))))
-        }
+/// The session's settings: the user, project and local files `--setting-sources` lets in, then
+/// `--settings` (a file, or an inline JSON object; only a file is re-read on `reloop resume`).
+fn settings(args: &PrintArgs, cwd: &std::path::Path) -> Result<(Settings, Option<PathBuf>), CliError> {
+    let loaded = load_settings(args, cwd)?;
+    Ok((loaded.settings, loaded.flag_path))
+}
+
+fn load_settings(args: &PrintArgs, cwd: &std::path::Path) -> Result<crate::settings::Loaded, CliError> {
+    let sources = crate::settings::Sources::parse(args.setting_sources.as_deref())?;
+    crate::settings::load(args.settings.as_deref(), &sources, cwd, crate::settings::user_dir().as_deref())
+}
+
+/// What the settings change before anything starts: their `env` goes into the environment (tools
+/// and hooks inherit it), and their `model` is used when neither `--model` nor `ANTHROPIC_MODEL`
+/// names one (Claude Code's order).
+fn apply_settings(args: &mut PrintArgs, cwd: &std::path::Path) -> Result<(), CliError> {
+    let loaded = load_settings(args, cwd)?;
+    crate::settings::apply_env(&loaded.settings);
+    if args.model_flag().is_none() {
+        args.model = loaded.model;
     }
+    Ok(())
 }
 
 /// Settings the SDK changed before the first prompt: they shape the session's header.
@@ -275,7 +303,7 @@ async fn stream_session(
     // SDK's in-process ones need its control channel, so they start once `initialize` has named
     // them all (the Python SDK in `--mcp-config`, the TypeScript SDK in `initialize`), or at the
     // first prompt if no `initialize` comes.
-    let project = settings(args.settings.as_deref(), &cwd)?.0.other;
+    let project = settings(&args, &cwd)?.0.other;
     let (mut servers, flagged) =
         crate::mcp::start_deferring_sdk(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project, true).await?;
     let mut sdk_servers = Some(flagged);
@@ -350,12 +378,14 @@ async fn stream_session(
     }
     let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
+    let first = setup.commands(first)?;
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.clone().unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
         .with_prices(setup.args.price.prices.clone())
-        .with_mcp_servers(crate::mcp::status(&setup.servers));
+        .with_mcp_servers(crate::mcp::status(&setup.servers))
+        .with_settings_view(setup.settings_view()?);
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -407,8 +437,9 @@ async fn serve(
                 }
             }
             line = incoming.recv(), if stdin_open => match line {
-                Some(Incoming::User(content)) if running => waiting.push_back(content),
+                Some(Incoming::User(content)) if running => waiting.push_back(setup.commands(content)?),
                 Some(Incoming::User(content)) => {
+                    let content = setup.commands(content)?;
                     stream.next_query();
                     control.send(content);
                     running = true;

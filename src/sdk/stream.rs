@@ -26,6 +26,9 @@ enum Output {
     Text,
 }
 
+#[path = "stream_hooks.rs"]
+mod hooks;
+
 /// Turns run events into lines.
 pub struct SdkStream {
     output: Output,
@@ -63,6 +66,9 @@ pub struct SdkStream {
     user_lines: u32,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
+    /// PostToolUse hooks' `systemMessage` lines, held until the results' line is printed (Claude
+    /// Code prints them after it).
+    after_results: Vec<String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
     /// the text of a server-side error).
     gateway: Option<String>,
@@ -74,6 +80,8 @@ pub struct SdkStream {
     mcp_servers: Vec<Value>,
     /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` as the run read it: each model's `maxOutputTokens`.
     max_output_tokens: Option<u32>,
+    /// `init`'s `slash_commands` and `output_style`, from the settings layers read.
+    settings_view: (Vec<String>, String),
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -105,11 +113,13 @@ impl SdkStream {
             notified: false,
             user_lines: 0,
             tool_names: std::collections::HashMap::new(),
+            after_results: Vec::new(),
             gateway: None,
             response_text: String::new(),
             supersedes: None,
             mcp_servers: Vec::new(),
             max_output_tokens: crate::launch::new::env_max_output_tokens(),
+            settings_view: (Vec::new(), "default".to_string()),
         }
     }
 
@@ -134,6 +144,12 @@ impl SdkStream {
     /// The MCP servers `system/init` lists.
     pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
         self.mcp_servers = servers;
+        self
+    }
+
+    /// The custom slash commands and the output style `init` reports (`crate::settings`).
+    pub fn with_settings_view(mut self, view: (Vec<String>, String)) -> Self {
+        self.settings_view = view;
         self
     }
 
@@ -236,8 +252,8 @@ impl SdkStream {
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
                     "tools": tools, "mcp_servers": self.mcp_servers, "model": shown_id(*profile, model), "permissionMode": permission_mode,
-                    "slash_commands": [], "apiKeySource": api_key_source,
-                    "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
+                    "slash_commands": self.settings_view.0, "apiKeySource": api_key_source,
+                    "claude_code_version": CLAUDE_CODE_VERSION, "output_style": self.settings_view.1,
                     "agents": [], "skills": [], "plugins": [],
                 });
                 let Value::Object(line) = init else { return };
@@ -309,7 +325,11 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
+            RunEvent::HookSystemMessage { hook_event, tool_use_id, message } => {
+                self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
+            }
             RunEvent::Finished(result) => {
+                self.flush_after_results();
                 if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
                     self.block_cap(cap);
                 }
@@ -396,6 +416,7 @@ impl SdkStream {
                     }
                 }
                 self.emit(line, true);
+                self.flush_after_results();
             }
         }
     }

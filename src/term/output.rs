@@ -227,6 +227,10 @@ impl Printer {
                 self.end_line();
                 errln!("  · hook [{command}]: {message}");
             }
+            RunEvent::HookSystemMessage { hook_event, message, .. } => {
+                self.end_line();
+                errln!("  · {} says: {message}", hook_event.as_str());
+            }
             RunEvent::Warning(text) => {
                 self.end_line();
                 styled_errln(style::WARN, &format!("  ! {text}"));
@@ -318,6 +322,11 @@ impl Printer {
             RunEvent::Withdrawn => json!({"type": "system", "subtype": "tombstone", "session_id": self.session_id}),
             RunEvent::HookNotice { command, message } => json!({
                 "type": "system", "subtype": "hook_error", "command": command, "content": message,
+                "session_id": self.session_id,
+            }),
+            RunEvent::HookSystemMessage { hook_event, tool_use_id, message } => json!({
+                "type": "system", "subtype": "informational", "content": format!("{} says: {message}", hook_event.as_str()),
+                "level": "notice", "hook_event": hook_event.as_str(), "tool_use_id": tool_use_id,
                 "session_id": self.session_id,
             }),
             RunEvent::Warning(text) => {

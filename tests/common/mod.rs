@@ -34,6 +34,7 @@ pub const USER_ENV: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_MODEL",
+    "CLAUDE_CONFIG_DIR",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "API_TIMEOUT_MS",

@@ -62,6 +62,14 @@ pub enum Flag {
     /// Under a profile with the `<total_tokens>` reminder, the first message's reminder block
     /// goes before the prompt, as 2.1.332 places it among its context blocks. Off: after it.
     TotalTokensBeforePrompt = 14,
+    /// A tool call that ran and failed fires the PostToolUseFailure hooks instead of the
+    /// PostToolUse ones, as Claude Code does (the driver decides; the core files either the same
+    /// way). Off: a failed call runs its PostToolUse hooks like any other.
+    PostToolUseFailureHooks = 16,
+    /// A hook's `systemMessage` is shown to the caller (a `system/informational` line under a
+    /// profile whose version prints one). Off: it is dropped, as before, so an old journal's
+    /// replayed stream prints what its live run printed.
+    HookSystemMessage = 17,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -93,6 +101,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::CutStreamResume,
     Flag::ResultsAsCompleted,
     Flag::TotalTokensBeforePrompt,
+    Flag::PostToolUseFailureHooks,
+    Flag::HookSystemMessage,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -173,7 +183,7 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14]);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17]);
         assert_eq!(Flag::from_number(10), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
@@ -185,7 +195,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -87,6 +87,15 @@ pub enum RunEvent {
         /// What it reported.
         message: String,
     },
+    /// A hook's `systemMessage` (JSON stdout on exit 0): shown to the user, not to the model.
+    HookSystemMessage {
+        /// The event the hook ran for.
+        hook_event: reloop_core::hook::HookEventName,
+        /// The call, for a tool event (Claude Code names the tool: `PreToolUse:Read says: …`).
+        tool_use_id: Option<String>,
+        /// The message.
+        message: String,
+    },
     /// Something the user must know, e.g. that stop hooks were overridden at their cap.
     Warning(String),
     /// A queued user message: `queued`, `consumed` (a request carried it), `completed` (the

@@ -7,6 +7,15 @@ use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Rol
 
 use crate::handle::{CompactStatus, RunEvent, RunResult};
 
+/// A run's `systemMessage`: JSON stdout of a hook that exited 0, as Claude Code reads it.
+fn system_message(run: &reloop_core::hook::HookRun) -> Option<String> {
+    if run.exit_code != Some(0) || !run.stdout.trim_start().starts_with('{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(run.stdout.trim()).ok()?;
+    value.get("systemMessage")?.as_str().filter(|m| !m.is_empty()).map(str::to_string)
+}
+
 /// The caller-visible events of one step, in the order they are shown.
 pub fn step_outputs(
     seq: u64,
@@ -23,11 +32,20 @@ pub fn step_outputs(
         Event::QueuedInput { id, .. } if !after.is_done() => {
             out.push(RunEvent::Input { id: id.clone(), status: "queued" })
         }
-        Event::HookDone { hook_event, runs, .. } => {
+        Event::HookDone { hook_event, runs, tool_use_id, .. } => {
             // Read as the decision read them (`reloop_core::hook::outcome`), so the notices shown
             // are those of the verdicts the call was decided by.
             for notice in outcome(*hook_event, runs).user_messages {
                 out.push(RunEvent::HookNotice { command: notice.command, message: notice.message });
+            }
+            if after.context().config().flag(reloop_core::Flag::HookSystemMessage) {
+                for message in runs.iter().filter_map(system_message) {
+                    out.push(RunEvent::HookSystemMessage {
+                        hook_event: *hook_event,
+                        tool_use_id: tool_use_id.clone(),
+                        message,
+                    });
+                }
             }
         }
         _ => {}

@@ -310,6 +310,7 @@ impl Runner {
             prompt: session.prompt.clone(),
             read_check_first: rules.tools.read_check_first,
             can_use_tool: session.can_use_tool.clone(),
+            failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
         });
         // From here on the journal is written on its own thread.
         let journal = match session.journal {

@@ -53,6 +53,9 @@ pub(crate) struct ToolEnv {
     /// `Agent` calls whose start the journal holds from before a resume: they go on with their
     /// child without a second start.
     pub resumed: Arc<HashSet<String>>,
+    /// A failed call fires PostToolUseFailure hooks instead of PostToolUse ones (the session's
+    /// [`reloop_core::Flag::PostToolUseFailureHooks`]).
+    pub failure_hooks: bool,
 }
 
 /// A call started while the model streamed.
@@ -289,9 +292,12 @@ pub(crate) fn files_read_from(state: &reloop_core::State, ctx: &ToolContext) {
 /// an instant, read-only tool with no PostToolUse hook, that the decision lets run without
 /// awaiting anything ([`decide_now`]). Spares such a call its own task. `None`: run it.
 fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<Vec<Event>> {
+    let failure_hooks =
+        env.failure_hooks && !env.hooks.matching(HookEventName::PostToolUseFailure, Some(&call.name)).is_empty();
     let quiet = env.registry.is_instant(&call.name, &call.input)
         && env.registry.is_read_only(&call.name, &call.input)
-        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty();
+        && env.hooks.matching(HookEventName::PostToolUse, Some(&call.name)).is_empty()
+        && !failure_hooks;
     if !quiet {
         return None;
     }
@@ -379,6 +385,7 @@ async fn run_call(
         }
     }
     let mut agent_outcome = None;
+    let began = std::time::Instant::now();
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..call.clone() };
@@ -406,17 +413,20 @@ async fn run_call(
             }
         }
     };
-    let post = env.hooks.matching(HookEventName::PostToolUse, Some(&call.name));
+    // Claude Code runs PostToolUseFailure hooks, not PostToolUse ones, after a call that failed.
+    let event =
+        if env.failure_hooks && output.1 { HookEventName::PostToolUseFailure } else { HookEventName::PostToolUse };
+    let post = env.hooks.matching(event, Some(&call.name));
     if !post.is_empty() {
-        let response = serde_json::Value::String(output.0.clone());
-        let hook_input = HookInput::post_tool_use(env.hook_common.clone(), &call.name, input, &call.id, response);
+        let hook_input = if event == HookEventName::PostToolUseFailure {
+            let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+            HookInput::post_tool_use_failure(env.hook_common.clone(), &call.name, input, &call.id, &output.0, millis)
+        } else {
+            let response = serde_json::Value::String(output.0.clone());
+            HookInput::post_tool_use(env.hook_common.clone(), &call.name, input, &call.id, response)
+        };
         let runs = run_all(&post, &hook_input, &env.ctx.cwd, &token).await;
-        events.push(Event::HookDone {
-            hook_event: HookEventName::PostToolUse,
-            tool_use_id: Some(call.id.clone()),
-            runs,
-            request,
-        });
+        events.push(Event::HookDone { hook_event: event, tool_use_id: Some(call.id.clone()), runs, request });
     }
     match agent_outcome {
         Some(outcome) => events.push(Event::ToolDone(outcome)),
@@ -632,6 +642,7 @@ mod tests {
             starts: None,
             agents: None,
             resumed: Arc::new(HashSet::new()),
+            failure_hooks: true,
         });
         let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
             .map(|i| ToolUse {

@@ -51,6 +51,15 @@ pub struct HookInput {
     /// Tool events only: the `tool_use` id, tying the PreToolUse and PostToolUse of one call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
+    /// PostToolUseFailure only: the failed call's result text (`Exit code 1` for a Bash exit 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// PostToolUseFailure only: whether the call failed because it was interrupted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_interrupt: Option<bool>,
+    /// PostToolUseFailure only: how long the call ran, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 impl HookInput {
@@ -67,6 +76,9 @@ impl HookInput {
             tool_input: None,
             tool_response: None,
             tool_use_id: None,
+            error: None,
+            is_interrupt: None,
+            duration_ms: None,
         }
     }
 
@@ -101,6 +113,26 @@ impl HookInput {
         HookInput {
             tool_response: Some(tool_response),
             hook_event_name: HookEventName::PostToolUse,
+            ..HookInput::pre_tool_use(common, tool_name, tool_input, tool_use_id)
+        }
+    }
+
+    /// After a tool call ran and failed, in Claude Code's field order (recorded in
+    /// `tests/print/recorded/*/hooks_events/all_log`): the call, then `error` (its result text),
+    /// `is_interrupt` and `duration_ms`.
+    pub fn post_tool_use_failure(
+        common: HookCommon,
+        tool_name: &str,
+        tool_input: Value,
+        tool_use_id: &str,
+        error: &str,
+        duration_ms: u64,
+    ) -> Self {
+        HookInput {
+            error: Some(error.to_string()),
+            is_interrupt: Some(false),
+            duration_ms: Some(duration_ms),
+            hook_event_name: HookEventName::PostToolUseFailure,
             ..HookInput::pre_tool_use(common, tool_name, tool_input, tool_use_id)
         }
     }

@@ -20,6 +20,11 @@ pub enum HookEventName {
     PreToolUse,
     /// After a tool call ran.
     PostToolUse,
+    /// After a tool call ran and failed (its result is an error): Claude Code runs these instead
+    /// of PostToolUse for such a call (both recorded versions, `tests/print/recorded/*/hooks_events/all_log`).
+    /// The driver fires them under [`crate::Flag::PostToolUseFailureHooks`]; before, a failed
+    /// call ran its PostToolUse hooks.
+    PostToolUseFailure,
     /// The permission rules would ask the user about a tool call, and the caller answered: the
     /// Agent SDK's `can_use_tool` over `--permission-prompt-tool stdio`. Its one run holds the
     /// answer verbatim as stdout, so a replay needs no caller. Settings-file hooks of this event
@@ -39,6 +44,7 @@ impl HookEventName {
             "Stop" => Some(HookEventName::Stop),
             "PreToolUse" => Some(HookEventName::PreToolUse),
             "PostToolUse" => Some(HookEventName::PostToolUse),
+            "PostToolUseFailure" => Some(HookEventName::PostToolUseFailure),
             _ => None,
         }
     }

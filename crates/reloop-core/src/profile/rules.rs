@@ -178,6 +178,9 @@ pub struct StreamLines {
     pub fallback: FallbackWording,
     /// `system/status` lines around a compaction.
     pub compact_status: CompactStatusLines,
+    /// A hook's `systemMessage` is printed as `system/informational` `EVENT says: MESSAGE`
+    /// (2.1.332; 2.1.197 prints nothing, recorded in `tests/print/recorded/*/hooks_events/context`).
+    pub hook_system_message: bool,
 }
 
 /// The `system/status` lines a compaction prints: `compacting` before it, then its result.

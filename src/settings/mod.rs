@@ -1,0 +1,211 @@
+//! Claude Code's settings hierarchy for print mode: the user, project and local settings files,
+//! which of them `--setting-sources` lets in, and `--settings` on top, merged as Claude Code
+//! merges them.
+//!
+//! What the recordings under `tests/print/recorded/*/settings_sources/` show, for 2.1.197 and
+//! 2.1.332 alike:
+//! * with no `--setting-sources`, all three files are read (the Python SDK passes the flag only
+//!   when `setting_sources` is set, so an SDK app that leaves it unset gets all three too);
+//!   `--setting-sources=` (empty) reads none; `--settings` is read whatever the sources say;
+//! * a scalar (`model`, each `env` variable) comes from the highest layer that sets it:
+//!   `--settings` over local over project over user;
+//! * lists are joined: every layer's `UserPromptSubmit` hook ran, in the order user, project,
+//!   local, `--settings`; a project `deny` rule held although only the user file had rules.
+
+use std::path::{Path, PathBuf};
+
+use reloop_hooks::Settings;
+use serde_json::{Map, Value};
+
+use crate::error::CliError;
+
+/// One settings file Claude Code can read, named as `--setting-sources` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR/settings.json` when that is set).
+    User,
+    /// `<cwd>/.claude/settings.json`, shared with the project.
+    Project,
+    /// `<cwd>/.claude/settings.local.json`, this machine's own.
+    Local,
+}
+
+impl Source {
+    /// Lowest precedence first: the order the layers are merged in.
+    const ALL: [Source; 3] = [Source::User, Source::Project, Source::Local];
+
+    fn parse(name: &str) -> Option<Source> {
+        match name {
+            "user" => Some(Source::User),
+            "project" => Some(Source::Project),
+            "local" => Some(Source::Local),
+            _ => None,
+        }
+    }
+}
+
+/// Which layers a session reads: `--setting-sources` as given (`None`: not given).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sources(Vec<Source>);
+
+impl Sources {
+    /// `None` (flag absent) reads every layer, as both recorded versions do; an empty value reads
+    /// none; an unknown name is refused rather than silently reading less than asked.
+    pub(crate) fn parse(flag: Option<&str>) -> Result<Sources, CliError> {
+        let Some(text) = flag else { return Ok(Sources(Source::ALL.to_vec())) };
+        let mut wanted = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let source = Source::parse(name).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--setting-sources: unknown source {name:?} (expected user, project or local, comma-separated)"
+                ))
+            })?;
+            if !wanted.contains(&source) {
+                wanted.push(source);
+            }
+        }
+        Ok(Sources(Source::ALL.into_iter().filter(|s| wanted.contains(s)).collect()))
+    }
+
+    /// Whether `source` is read.
+    pub(crate) fn reads(&self, source: Source) -> bool {
+        self.0.contains(&source)
+    }
+}
+
+/// Where the user's Claude Code folder is: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
+pub(crate) fn user_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| PathBuf::from(home).join(".claude"))
+}
+
+/// The file a layer lives in.
+fn path_of(source: Source, cwd: &Path, user: Option<&Path>) -> Option<PathBuf> {
+    match source {
+        Source::User => user.map(|dir| dir.join("settings.json")),
+        Source::Project => Some(cwd.join(".claude").join("settings.json")),
+        Source::Local => Some(cwd.join(".claude").join("settings.local.json")),
+    }
+}
+
+/// The most a settings file may hold; a bigger one is refused rather than read into memory.
+const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The merged settings of a session, and the `--settings` file when one was named (a resume
+/// re-reads that file's hooks).
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// Every layer read, merged.
+    pub settings: Settings,
+    /// The `--settings` file, canonical, when the flag named a file rather than inline JSON.
+    pub flag_path: Option<PathBuf>,
+    /// The `model` the merged settings ask for, if any.
+    pub model: Option<String>,
+}
+
+/// Reads the layers `sources` allows from `cwd` and `user` (the user's Claude Code folder), then
+/// `--settings` (`flag`: a file, relative to `cwd`, or an inline JSON object), and merges them.
+/// A missing file is no layer; an unreadable or malformed one is a usage error naming it, with
+/// the JSON path of a bad value.
+pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Option<&Path>) -> Result<Loaded, CliError> {
+    let mut merged = Value::Object(Map::new());
+    for source in Source::ALL.into_iter().filter(|s| sources.reads(*s)) {
+        let Some(path) = path_of(source, cwd, user) else { continue };
+        if let Some(layer) = read_layer(&path)? {
+            merge(&mut merged, layer);
+        }
+    }
+    let mut flag_path = None;
+    match flag.map(str::trim) {
+        None | Some("") => {}
+        Some(text) if text.starts_with('{') => merge(&mut merged, parse_layer(text, "--settings")?),
+        Some(file) => {
+            let path = cwd.join(file);
+            let layer = read_layer(&path)?.ok_or_else(|| {
+                CliError::Usage(format!("cannot read settings file {}: no such file", path.display()))
+            })?;
+            merge(&mut merged, layer);
+            flag_path = Some(std::fs::canonicalize(&path).unwrap_or(path));
+        }
+    }
+    let model = merged.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_string);
+    let text = merged.to_string();
+    let settings = Settings::from_json(&text, "merged settings").map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(Loaded { settings, flag_path, model })
+}
+
+/// Puts the merged settings' `env` into this process's environment, as Claude Code does at start,
+/// so tool and hook processes inherit it (a hook in the recordings saw the local file's value of
+/// a variable all three files set) and `ANTHROPIC_MODEL` set there counts. Strings, numbers and
+/// booleans are taken as text; a name or value no environment can hold is skipped. Call it before
+/// anything else runs: the environment is process-wide.
+pub(crate) fn apply_env(settings: &Settings) {
+    let Some(Value::Object(env)) = settings.other.get("env") else { return };
+    for (name, value) in env {
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => continue,
+        };
+        if name.is_empty() || name.contains(['=', '\0']) || text.contains('\0') {
+            continue;
+        }
+        std::env::set_var(name, text);
+    }
+}
+
+/// One layer's JSON, checked on its own so an error names its file; `None` when it does not exist.
+fn read_layer(path: &Path) -> Result<Option<Value>, CliError> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CliError::Usage(format!("cannot read settings file {}: {e}", path.display()))),
+    };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_SETTINGS_BYTES + 1), &mut text)
+        .map_err(|e| CliError::Usage(format!("cannot read settings file {}: {e}", path.display())))?;
+    if text.len() as u64 > MAX_SETTINGS_BYTES {
+        return Err(CliError::Usage(format!(
+            "settings file {} is larger than {MAX_SETTINGS_BYTES} bytes",
+            path.display()
+        )));
+    }
+    parse_layer(&text, &path.display().to_string()).map(Some)
+}
+
+fn parse_layer(text: &str, origin: &str) -> Result<Value, CliError> {
+    // The same checks as a single file, so the error names this layer and the bad value's path.
+    Settings::from_json(text, origin).map_err(|e| CliError::Usage(e.to_string()))?;
+    serde_json::from_str(text).map_err(|e| CliError::Usage(format!("{origin}: not valid JSON: {e}")))
+}
+
+/// Lays `upper` over `lower`: objects merge key by key, lists are joined (lower first, a value
+/// already there not repeated), anything else is replaced by the upper layer's value.
+pub(crate) fn merge(lower: &mut Value, upper: Value) {
+    match (lower, upper) {
+        (Value::Object(low), Value::Object(up)) => {
+            for (key, value) in up {
+                match low.get_mut(&key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        low.insert(key, value);
+                    }
+                }
+            }
+        }
+        (Value::Array(low), Value::Array(up)) => {
+            for item in up {
+                if !low.contains(&item) {
+                    low.push(item);
+                }
+            }
+        }
+        (low, up) => *low = up,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,57 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn no_flag_reads_every_layer_and_an_empty_flag_reads_none() {
+    let all = Sources::parse(None).unwrap();
+    assert!(all.reads(Source::User) && all.reads(Source::Project) && all.reads(Source::Local));
+    let none = Sources::parse(Some("")).unwrap();
+    assert!(!none.reads(Source::User) && !none.reads(Source::Project) && !none.reads(Source::Local));
+    let some = Sources::parse(Some("local, project")).unwrap();
+    assert_eq!(some, Sources(vec![Source::Project, Source::Local]));
+}
+
+#[test]
+fn an_unknown_source_is_refused() {
+    let err = Sources::parse(Some("user,global")).unwrap_err().to_string();
+    assert!(err.contains("\"global\""), "{err}");
+}
+
+#[test]
+fn scalars_take_the_upper_layer_and_lists_are_joined_in_layer_order() {
+    let mut merged = json!({"model": "u", "env": {"A": "u", "U": "1"}, "permissions": {"allow": ["x", "y"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "u"}]}]}});
+    merge(
+        &mut merged,
+        json!({"model": "p", "env": {"A": "p"}, "permissions": {"allow": ["y", "z"], "deny": ["d"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "p"}]}]}}),
+    );
+    assert_eq!(
+        merged,
+        json!({"model": "p", "env": {"A": "p", "U": "1"}, "permissions": {"allow": ["x", "y", "z"], "deny": ["d"]},
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "u"}]},
+                               {"hooks": [{"type": "command", "command": "p"}]}]}})
+    );
+}
+
+#[test]
+fn layers_load_from_their_files_and_a_bad_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cwd, user) = (dir.path().join("proj"), dir.path().join("home"));
+    std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), r#"{"model":"m-user","permissions":{"allow":["Read"]}}"#).unwrap();
+    std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":["Bash"]}}"#).unwrap();
+    std::fs::write(cwd.join(".claude/settings.local.json"), r#"{"model":"m-local"}"#).unwrap();
+    let all = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap();
+    assert_eq!(all.model.as_deref(), Some("m-local"));
+    assert_eq!(all.settings.permissions.allow, vec!["Read"]);
+    assert_eq!(all.settings.permissions.deny, vec!["Bash"]);
+    let user_only =
+        load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user)).unwrap();
+    assert_eq!(user_only.model.as_deref(), Some("m-flag"));
+    assert!(user_only.settings.permissions.deny.is_empty());
+    std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":"Bash"}}"#).unwrap();
+    let err = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap_err().to_string();
+    assert!(err.contains(".claude/settings.json") && err.contains("permissions.deny"), "{err}");
+}
