@@ -413,3 +413,9 @@ def for_version(sc, version):
     out.update(copy.deepcopy(sc.get("by_version", {}).get(version, {})))
     out.pop("by_version", None)
     return out
+
+
+# Issue 36's SDK features (model aliases, SDK agents, structured output, partial messages).
+import scenarios_sdkfeat  # noqa: E402
+
+SCENARIOS += scenarios_sdkfeat.SCENARIOS

@@ -64,7 +64,7 @@ impl NewSession {
     /// journaled under `journal_base` unless `--journal` says where; `prompt` is the first prompt
     /// (it may ask for a token budget, `+500k`). Also returns the journal's path.
     pub fn launch(
-        self,
+        mut self,
         prompt: &str,
         mut tools: ToolRegistry,
         servers: &reloop_mcp::McpSet,
@@ -73,14 +73,21 @@ impl NewSession {
         crate::mcp::register(servers, &mut tools);
         let profile = compat(&self.compat)?;
         let rules = profile.profile();
+        // Aliases (`opus`, `sonnet`) become the version's ids before anything is journaled, so
+        // the journal holds what was sent and a replay resolves nothing.
+        if self.provider != ProviderKind::Openai {
+            self.model = self.model.map(|m| crate::models::resolve(profile, &m));
+            self.fallback_model = self.fallback_model.map(|m| crate::models::resolve(profile, &m));
+        }
         let model = self.model.clone().unwrap_or_else(|| rules.default_model.unwrap_or(DEFAULT_MODEL).to_string());
         let max_tokens = |model: &str| {
-            self.max_output_tokens.or_else(env_max_output_tokens).unwrap_or_else(|| rules.max_tokens_for(model))
+            self.max_output_tokens
+                .or_else(env_max_output_tokens)
+                .unwrap_or_else(|| crate::models::max_tokens(profile, model))
         };
         let max_output_tokens = max_tokens(&model);
         // Claude Code's limit follows the model: after a fallback, the fallback model's.
-        let fallback_max_output_tokens =
-            self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
+        let fallback_max_output_tokens = self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
         let spec = permissions::spec(&self.permissions, &self.settings)?;
         let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         // Priced before anything is started or journaled: an unenforceable budget is refused.

@@ -444,9 +444,19 @@ impl PrintArgs {
         }
     }
 
-    /// `--model`, else `ANTHROPIC_MODEL`.
+    /// `--model`, else `ANTHROPIC_MODEL`, an alias resolved as the profile's version does.
     fn model_flag(&self) -> Option<String> {
-        self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
+        let given = self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))?;
+        Some(self.resolve_model(&given))
+    }
+
+    /// The id a model name stands for under this session's profile (`opus` → the version's
+    /// Opus id); names for an OpenAI-compatible server are kept.
+    pub fn resolve_model(&self, name: &str) -> String {
+        match reloop_core::profile::ProfileId::parse(&self.compat) {
+            Some(profile) if self.provider != Some(ProviderKind::Openai) => crate::models::resolve(profile, name),
+            _ => name.to_string(),
+        }
     }
 
     /// The tool names `--tools` keeps (`None`: all), and the bare names `--disallowedTools`

@@ -192,8 +192,9 @@ impl Setup {
         };
         let mut first = Vec::new();
         let ctx = state.context();
-        if let Some(model) = self.args.model.as_ref().filter(|m| m.as_str() != ctx.current_model()) {
-            first.push(Event::SetModel { model: Some(model.clone()) });
+        let asked = self.args.model.as_deref().map(|m| self.args.resolve_model(m));
+        if let Some(model) = asked.filter(|m| m.as_str() != ctx.current_model()) {
+            first.push(Event::SetModel { model: Some(model) });
         }
         if let Some(mode) = &self.args.permission_mode {
             let journaled = ctx.permission_mode().map(str::to_string).or_else(|| header_mode(&header));
@@ -338,7 +339,7 @@ async fn stream_session(
     let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
     let handle = setup.start(&wire, first, &prompt_text, true)?;
-    let model = setup.args.model.clone().unwrap_or(model_name);
+    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
         .with_prices(setup.args.price.prices.clone())
@@ -407,6 +408,7 @@ async fn serve(
                             Ok(Value::Null)
                         }
                         "set_model" => requested_model(&request).map(|model| {
+                            let model = model.map(|m| setup.args.resolve_model(&m));
                             let shown = model.clone().unwrap_or_else(|| setup.args.model_name());
                             control.set_model(model);
                             stream.set_model(shown.clone());

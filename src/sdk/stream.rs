@@ -687,7 +687,7 @@ fn model_usage(by_model: &BTreeMap<String, Usage>, profile: ProfileId, prices: &
     let mut out = Map::new();
     for (model, usage) in by_model {
         let max_output_tokens =
-            crate::launch::new::env_max_output_tokens().unwrap_or_else(|| profile.profile().max_tokens_for(model));
+            crate::launch::new::env_max_output_tokens().unwrap_or_else(|| crate::models::max_tokens(profile, model));
         let cost = crate::cli::reading::price_in(prices)(model, usage).unwrap_or(0.0);
         out.insert(
             shown_id(profile, model),
