@@ -8,8 +8,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::compat::{answer, run};
-use common::text;
-use serde_json::Value;
+use common::{call, text};
+use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.197", "2.1.332"];
 
@@ -49,5 +49,50 @@ fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
             assert_eq!(r.result()["is_error"], false);
             assert!(r.replays_identical(), "{version} --model {alias}");
         }
+    }
+}
+
+/// The line kinds of a stream-json run the way the SDKs dispatch them (`stream_event` by its
+/// event's type), without `system` lines (status lines reloop does not print) and with
+/// consecutive deltas of one block as one (the server decides how a tool input is chunked).
+fn partial_shape(lines: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let kind = match line["type"].as_str().unwrap_or_default() {
+            "system" => continue,
+            "stream_event" => format!("{}:{}", line["event"]["type"].as_str().unwrap(), line["event"]["index"]),
+            "assistant" => format!("assistant:{}", line["message"]["content"][0]["type"].as_str().unwrap()),
+            other => other.to_string(),
+        };
+        if kind.starts_with("content_block_delta") && out.last() == Some(&kind) {
+            continue;
+        }
+        out.push(kind);
+    }
+    out
+}
+
+fn recorded_stdout(version: &str, scenario: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(recorded(version, scenario).join("stdout.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_line() {
+    for version in VERSIONS {
+        let real = partial_shape(&recorded_stdout(version, "partial_messages/tool_and_text"));
+        assert_eq!(real.iter().filter(|k| k.starts_with("assistant:")).count(), 3, "{real:?}");
+        assert!(real.contains(&"message_delta:null".to_string()) && real.contains(&"content_block_stop:1".to_string()));
+        let first = json!([{"type": "text", "text": "先读 login.ts。"},
+            call("toolu_01_READ", "Read", json!({"file_path": "src/auth/login.ts"}))]);
+        let answers = vec![answer("msg_1", first, "tool_use"), answer("msg_2", text("登录模块检查完毕。"), "end_turn")];
+        let profile = format!("claude-code-{version}");
+        let r = run(&profile, answers, &["--include-partial-messages"], |_| Vec::new());
+        assert_eq!(partial_shape(&r.lines), real, "{version}");
+        let delta = r.lines.iter().find(|l| l["event"]["type"] == "message_delta").unwrap();
+        assert_eq!(delta["event"]["delta"], json!({"stop_reason": "tool_use", "stop_sequence": null}));
+        let tool_start = r.lines.iter().find(|l| l["event"]["content_block"]["type"] == "tool_use").unwrap();
+        assert_eq!(tool_start["event"]["content_block"]["input"], json!({}));
+        assert!(r.replays_identical(), "{version}");
     }
 }

@@ -83,4 +83,14 @@ SCENARIOS = [alias(a) for a in ["opus", "sonnet", "haiku", "opusplan", "opus[1m]
                   {"text": FINAL}],
         "defaults": {"main": {"text": FINAL}},
     },
+] + [
+    {
+        "name": "thinking_env/%s_%s" % (model.replace("-", "_"), tokens),
+        "note": "`MAX_THINKING_TOKENS=%s` with `--model %s`: the request's `thinking` and `max_tokens`." % (tokens, model),
+        "prompt": "检查登录模块",
+        "env": {"MAX_THINKING_TOKENS": tokens},
+        "flags": ["--model", model],
+        "defaults": {"main": {"text": FINAL}},
+    }
+    for model in ["claude-sonnet-4-6", "haiku", "claude-opus-4-5"] for tokens in ["8000", "0"]
 ]

@@ -420,7 +420,7 @@ impl PrintArgs {
             fallback_model: self.fallback_model.clone(),
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
-            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
+            thinking: self.thinking_budget(),
             max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: false,
@@ -442,6 +442,13 @@ impl PrintArgs {
                 tool_env_keep: Vec::new(),
             },
         }
+    }
+
+    /// The extended-thinking budget: `--max-thinking-tokens`, else `MAX_THINKING_TOKENS` from
+    /// the environment as Claude Code reads it (an app sets it instead of the flag); 0 is none.
+    fn thinking_budget(&self) -> Option<u32> {
+        let env = || std::env::var("MAX_THINKING_TOKENS").ok().and_then(|v| v.trim().parse().ok());
+        self.max_thinking_tokens.or_else(env).filter(|t| *t > 0)
     }
 
     /// `--model`, else `ANTHROPIC_MODEL`, an alias resolved as the profile's version does.

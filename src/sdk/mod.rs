@@ -10,6 +10,7 @@
 
 pub mod args;
 mod control;
+mod partial;
 mod protocol;
 mod session;
 mod stream;

@@ -44,8 +44,8 @@ pub struct SdkStream {
     line: u32,
     /// Cumulative usage by model at the end of the previous query, for per-query `usage`.
     usage_before: Usage,
-    /// Whether anything was streamed for the response in flight (partial messages).
-    streaming: bool,
+    /// The partial-message events of the response in flight.
+    streaming: super::partial::Partial,
     /// The usage of the response whose message comes next.
     response_usage: Usage,
     /// Why the last response of the query stopped (`RunEvent::Response`).
@@ -91,7 +91,7 @@ impl SdkStream {
             seq: 0,
             line: 0,
             usage_before: Usage::default(),
-            streaming: false,
+            streaming: super::partial::Partial::default(),
             response_usage: Usage::default(),
             stop_reason: None,
             profile: ProfileId::default(),
@@ -210,6 +210,10 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        // A response retried or cut off leaves nothing open for the next one's partial events.
+        if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
+            self.streaming.reset();
+        }
         match event {
             RunEvent::Step { seq } => {
                 self.seq = *seq;
@@ -234,13 +238,9 @@ impl SdkStream {
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
-                if !self.streaming {
-                    self.streaming = true;
-                    self.stream_event(json!({"type": "message_start", "message": {
-                        "model": self.model, "role": "assistant", "type": "message", "content": []}}));
+                for event in self.streaming.text_delta(&self.model, *index, text) {
+                    self.stream_event(event);
                 }
-                self.stream_event(json!({"type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": text}}));
             }
             RunEvent::Response { usage, stop_reason } => {
                 self.response_usage = usage.clone();
@@ -319,9 +319,6 @@ impl SdkStream {
     fn message(&mut self, message: &Message) {
         match message.role {
             Role::Assistant => {
-                if std::mem::take(&mut self.streaming) {
-                    self.stream_event(json!({"type": "message_stop"}));
-                }
                 // One line per content block, all with the response's id, as Claude Code prints.
                 let kept = message.extra.to_map();
                 let id = kept.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
@@ -332,7 +329,12 @@ impl SdkStream {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                 }
                 self.response_text.clear();
-                for block in &message.content {
+                for (index, block) in message.content.iter().enumerate() {
+                    if self.partial {
+                        for event in self.streaming.before_block(&model, &id, index, block) {
+                            self.stream_event(event);
+                        }
+                    }
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
@@ -344,6 +346,15 @@ impl SdkStream {
                     // The answer that replaces a retracted one says so (2.1.332).
                     let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
                     self.emit_with_tail(line, true, tail);
+                    if self.partial {
+                        self.stream_event(super::partial::Partial::after_block(index));
+                    }
+                }
+                if self.partial {
+                    let (stop, tokens) = (self.stop_reason.clone(), self.response_usage.output_tokens);
+                    for event in self.streaming.end(&model, &id, stop.as_deref(), tokens) {
+                        self.stream_event(event);
+                    }
                 }
             }
             // Injected reminders reach the model only; Claude Code prints none of them.
@@ -397,6 +408,7 @@ impl SdkStream {
             self.response_text.clear();
             return;
         }
+        self.streaming.reset();
         let text = std::mem::take(&mut self.response_text);
         let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
         let body = json!({
