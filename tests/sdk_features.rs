@@ -96,3 +96,56 @@ fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_li
         assert!(r.replays_identical(), "{version}");
     }
 }
+
+#[test]
+fn sdk_defined_agents_run_like_project_agents_under_each_version() {
+    let agents = json!({"reviewer": {"description": "Reviews one file and reports problems.",
+        "prompt": "You are a strict code reviewer.", "tools": ["Read"], "model": "haiku"}});
+    for version in VERSIONS {
+        let real = recorded_requests(version, "sdk_agents/flag");
+        let real_init = &recorded_stdout(version, "sdk_agents/flag")[0];
+        let call_agent = json!([{"type": "text", "text": "交给 reviewer。"}, call("toolu_01_AGENT", "Agent",
+            json!({"description": "Review logout", "subagent_type": "reviewer",
+                   "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report."}))]);
+        let answers = vec![
+            answer("m1", call_agent, "tool_use"),
+            answer("s1", json!([call("toolu_02_READ", "Read", json!({"file_path": "src/auth/logout.ts"}))]), "tool_use"),
+            answer("s2", text("SUBAGENT REPORT: logout() is a stub."), "end_turn"),
+            answer("m2", text("登录模块检查完毕。"), "end_turn"),
+        ];
+        let profile = format!("claude-code-{version}");
+        let r = run(&profile, answers, &["--agents", &agents.to_string()], |_| Vec::new());
+        assert_eq!(r.requests.len(), 4, "{version}: {:?}", r.lines);
+        let names = |body: &Value| -> Vec<String> {
+            body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+        };
+        // The parent is offered Agent; the child runs on the definition's model, resolved as the
+        // version resolves `haiku`, with only the tools it lists.
+        assert!(names(&r.requests[0].body).contains(&"Agent".to_string()), "{version}");
+        assert_eq!(r.requests[1].body["model"], real[1]["model"], "{version}");
+        assert_eq!(names(&r.requests[1].body), ["Read"], "{version}");
+        assert_eq!(r.requests[1].body["system"].to_string().contains("You are a strict code reviewer."), true);
+        let init = &r.lines[0];
+        let listed: Vec<&str> = init["agents"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        assert_eq!(listed, ["general-purpose", "reviewer"], "reloop lists the agents it can run");
+        assert!(real_init["agents"].as_array().unwrap().iter().any(|a| a == "reviewer"));
+        assert_eq!(r.result()["result"], "登录模块检查完毕。");
+        assert!(r.replays_identical(), "{version}");
+    }
+}
+
+#[test]
+fn agent_is_offered_with_general_purpose_in_every_claude_code_print_session() {
+    let r = run("claude-code-2.1.332", vec![answer("m1", text("done"), "end_turn")], &[], |_| Vec::new());
+    let tools: Vec<&str> = r.requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"Agent"), "{tools:?}");
+    assert_eq!(r.lines[0]["agents"], json!(["general-purpose"]));
+    // reloop's own profile keeps its rule: only a project with agents gets the tool.
+    let r = run("reloop", vec![answer("m1", text("done"), "end_turn")], &[], |_| Vec::new());
+    let tools = r.requests[0].body["tools"].to_string();
+    assert!(!tools.contains("\"Agent\""), "{tools}");
+    // Bad definitions are refused before anything runs.
+    let r = run("claude-code-2.1.332", vec![], &["--agents", "{\"x\": {\"prompt\": \"p\"}}"], |_| Vec::new());
+    assert_eq!(r.code, Some(2));
+    assert!(r.requests.is_empty());
+}

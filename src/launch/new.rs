@@ -37,6 +37,9 @@ pub struct NewSession {
     pub model: Option<String>,
     pub max_output_tokens: Option<u32>,
     pub fallback_model: Option<String>,
+    /// An SDK session's agents: `Some` in print mode (holding the app's definitions, from
+    /// `--agents` or `initialize`, if it gave any), `None` for `reloop run`.
+    pub sdk_agents: Option<Option<serde_json::Value>>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub thinking: Option<u32>,
@@ -92,8 +95,18 @@ impl NewSession {
         let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         // Priced before anything is started or journaled: an unenforceable budget is refused.
         let prices = self.prices(&model)?;
-        let agents =
-            super::agents::for_new_session(cwd, self.provider == ProviderKind::Scripted, permissions.removes("Agent"));
+        let sdk = match &self.sdk_agents {
+            Some(json) => Some(
+                super::agents::SdkAgents::parse(json.as_ref(), profile).map_err(|e| CliError::Usage(format!("--agents: {e}")))?,
+            ),
+            None => None,
+        };
+        let agents = super::agents::for_new_session(
+            cwd,
+            self.provider == ProviderKind::Scripted,
+            permissions.removes("Agent"),
+            sdk.as_ref(),
+        );
         self.agents_priced(agents.as_ref(), &prices)?;
         let provider = provider(&self)?;
         let journal_path = self.journal.path(&self.journal_base);
@@ -113,7 +126,8 @@ impl NewSession {
             .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
             .with_settings(self.settings_path.clone())
             .with_mcp_servers(crate::mcp::records(servers))
-            .with_permissions(Some(spec));
+            .with_permissions(Some(spec))
+            .with_sdk_agents(sdk.filter(|s| !s.definitions.is_empty()).map(|s| reloop_driver::agents::sdk_json(&s.definitions)));
         let session = Session::new(
             provider,
             tools,

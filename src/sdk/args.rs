@@ -179,7 +179,8 @@ pub struct PrintArgs {
     /// The main thread's agent (subagents are not supported yet: warned).
     #[arg(long)]
     pub agent: Option<String>,
-    /// Agent definitions as JSON (not supported yet: warned).
+    /// Agent definitions as JSON, name to `{description, prompt, tools, model}`: the `Agent`
+    /// tool offers them besides the project's.
     #[arg(long)]
     pub agents: Option<String>,
     /// A guard on resume (not checked: warned).
@@ -297,7 +298,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--plugin-dir", Status::Warned),
     ("--plugin-dir-no-mcp", Status::Warned),
     ("--agent", Status::Warned),
-    ("--agents", Status::Warned),
+    ("--agents", Status::Supported),
     ("--resume-drops-turn", Status::Warned),
     ("--include-hook-events", Status::Warned),
     ("--session-mirror", Status::Warned),
@@ -343,7 +344,6 @@ impl PrintArgs {
         warn(!self.plugin_dir.is_empty(), "--plugin-dir", "plugins are not loaded");
         warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
         warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
-        warn(self.agents.is_some(), "--agents", "subagents are not supported yet");
         warn(self.resume_drops_turn.is_some(), "--resume-drops-turn", "the guard is not checked");
         warn(self.include_hook_events, "--include-hook-events", "hook events are not printed");
         warn(self.session_mirror, "--session-mirror", "sessions are mirrored to the journal only");
@@ -418,6 +418,7 @@ impl PrintArgs {
             model: self.model_flag(),
             max_output_tokens: None,
             fallback_model: self.fallback_model.clone(),
+            sdk_agents: Some(None),
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking_budget(),

@@ -49,7 +49,8 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .with_output(setup.args.output.output_format)
                 .with_gateway(setup.args.gateway())
                 .with_prices(setup.args.price.prices.clone())
-                .with_mcp_servers(crate::mcp::status(&setup.servers));
+                .with_mcp_servers(crate::mcp::status(&setup.servers))
+                .with_agents(setup.agent_names());
             let (_, code) = crate::launch::drive::drive_with(handle, &mut printer, signals).await?;
             Ok(code)
         }
@@ -112,6 +113,7 @@ impl Setup {
         let (mut settings, settings_path) = settings(self.args.settings.as_deref(), &self.cwd)?;
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut spec = self.args.new_session(self.cwd.clone(), settings, settings_path);
+        spec.sdk_agents = Some(self.sdk_agents()?);
         spec.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
             (Some(text), _) => Some(text.clone()),
             (None, Some(file)) => Some(std::fs::read_to_string(file).map_err(|e| {
@@ -134,6 +136,17 @@ impl Setup {
             session = session.with_prompt(Arc::new(SdkPrompt(wire.clone())));
         }
         Ok(session)
+    }
+
+    /// The app's agents, from `--agents` and `initialize`.
+    fn sdk_agents(&self) -> Result<Option<Value>, CliError> {
+        control::sdk_agents(self.args.agents.as_deref(), self.init.agents.as_ref()).map_err(CliError::Usage)
+    }
+
+    /// The agents' names as `system/init` lists them.
+    fn agent_names(&self) -> Vec<String> {
+        let sdk = self.sdk_agents().ok().flatten();
+        control::agent_catalog(&self.cwd, sdk.as_ref()).into_iter().map(|d| d.name).collect()
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -285,7 +298,9 @@ async fn stream_session(
                         for what in &parsed.unhonoured {
                             errln!("reloop: warning: {what} is accepted but not honoured");
                         }
-                        wire.respond(&id, Ok(control::initialize_response(&model_name)));
+                        let sdk = control::sdk_agents(args.agents.as_deref(), parsed.agents.as_ref()).ok().flatten();
+                        let agents = control::agent_catalog(&cwd, sdk.as_ref());
+                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents)));
                         if let Some(mut names) = sdk_servers.take() {
                             for name in &parsed.sdk_mcp_servers {
                                 if !names.contains(name) {
@@ -343,7 +358,8 @@ async fn stream_session(
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
         .with_prices(setup.args.price.prices.clone())
-        .with_mcp_servers(crate::mcp::status(&setup.servers));
+        .with_mcp_servers(crate::mcp::status(&setup.servers))
+        .with_agents(setup.agent_names());
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 

@@ -69,6 +69,8 @@ pub struct SdkStream {
     supersedes: Option<String>,
     /// The MCP servers as `system/init` lists them: `{"name", "status"}`.
     mcp_servers: Vec<Value>,
+    /// The agents' names as `system/init` lists them.
+    agents: Vec<String>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -103,6 +105,7 @@ impl SdkStream {
             response_text: String::new(),
             supersedes: None,
             mcp_servers: Vec::new(),
+            agents: Vec::new(),
         }
     }
 
@@ -115,6 +118,12 @@ impl SdkStream {
     /// Names the model server a server-side error's text points at.
     pub fn with_gateway(mut self, gateway: Option<String>) -> Self {
         self.gateway = gateway;
+        self
+    }
+
+    /// The agents `system/init` lists, by name.
+    pub fn with_agents(mut self, names: Vec<String>) -> Self {
+        self.agents = names;
         self
     }
 
@@ -229,7 +238,7 @@ impl SdkStream {
                     "tools": tools, "mcp_servers": self.mcp_servers, "model": shown_id(*profile, model), "permissionMode": permission_mode,
                     "slash_commands": [], "apiKeySource": api_key_source,
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": "default",
-                    "agents": [], "skills": [], "plugins": [],
+                    "agents": self.agents, "skills": [], "plugins": [],
                 });
                 let Value::Object(line) = init else { return };
                 self.init = Some(line.clone());

@@ -68,6 +68,10 @@ pub struct RunConfig {
     /// caller that started them recorded them: the driver keeps them, it does not read them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<serde_json::Value>,
+    /// The agents an SDK defined (`--agents`, `initialize`), as its JSON with models resolved:
+    /// a resumed or replayed session and its children rebuild the `Agent` tool from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_agents: Option<serde_json::Value>,
 }
 
 /// Which call of which session a subagent's session answers.
@@ -105,6 +109,7 @@ impl RunConfig {
             agent: None,
             tool_specs: Vec::new(),
             mcp_servers: Vec::new(),
+            sdk_agents: None,
         }
     }
 
@@ -123,6 +128,12 @@ impl RunConfig {
         } else {
             vec![reloop_model::SystemBlock::cached(system)]
         }
+    }
+
+    /// The agents an SDK defined, to journal.
+    pub fn with_sdk_agents(mut self, agents: Option<serde_json::Value>) -> Self {
+        self.sdk_agents = agents;
+        self
     }
 
     /// Records the MCP servers' starts in the header.
