@@ -130,6 +130,18 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
         assert_eq!(listed, ["general-purpose", "reviewer"], "reloop lists the agents it can run");
         assert!(real_init["agents"].as_array().unwrap().iter().any(|a| a == "reviewer"));
         assert_eq!(r.result()["result"], "登录模块检查完毕。");
+        // The child's prompt, call and result are printed marked with the parent's call, as the
+        // version printed them; its answer reaches the app only as the call's result.
+        let child = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| l["parent_tool_use_id"] == "toolu_01_AGENT")
+                .map(|l| format!("{}:{}", l["type"].as_str().unwrap(), l["message"]["content"][0]["type"].as_str().unwrap()))
+                .collect()
+        };
+        assert_eq!(child(&r.lines), child(&recorded_stdout(version, "sdk_agents/flag")), "{version}");
+        let first = r.lines.iter().find(|l| l["parent_tool_use_id"] == "toolu_01_AGENT").unwrap();
+        assert_eq!((&first["subagent_type"], &first["task_description"]), (&json!("reviewer"), &json!("Review logout")));
         assert!(r.replays_identical(), "{version}");
     }
 }

@@ -17,6 +17,9 @@ use serde_json::{json, Map, Value};
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
+mod children;
+mod partial_lines;
+
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
 /// result's text (`text`, as `claude -p` prints).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +74,9 @@ pub struct SdkStream {
     mcp_servers: Vec<Value>,
     /// The agents' names as `system/init` lists them.
     agents: Vec<String>,
+    /// The `Agent` calls of the session by id: their `subagent_type` and `description`, which
+    /// the child's lines carry, and the prompt its first line shows (until shown).
+    agent_calls: std::collections::HashMap<String, (Value, Value, Option<String>)>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -106,6 +112,7 @@ impl SdkStream {
             supersedes: None,
             mcp_servers: Vec::new(),
             agents: Vec::new(),
+            agent_calls: std::collections::HashMap::new(),
         }
     }
 
@@ -118,12 +125,6 @@ impl SdkStream {
     /// Names the model server a server-side error's text points at.
     pub fn with_gateway(mut self, gateway: Option<String>) -> Self {
         self.gateway = gateway;
-        self
-    }
-
-    /// The agents `system/init` lists, by name.
-    pub fn with_agents(mut self, names: Vec<String>) -> Self {
-        self.agents = names;
         self
     }
 
@@ -247,15 +248,15 @@ impl SdkStream {
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
-                for event in self.streaming.text_delta(&self.model, *index, text) {
-                    self.stream_event(event);
-                }
+                let events = self.streaming.text_delta(&self.model, *index, text);
+                self.stream_events(events);
             }
             RunEvent::Response { usage, stop_reason } => {
                 self.response_usage = usage.clone();
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
+            RunEvent::SubagentMessage { tool_use_id, message } => self.subagent_message(tool_use_id, message),
             RunEvent::ModelFallback { trigger, from, to } => {
                 self.model = to.clone();
                 self.model_fallback(trigger, from, to);
@@ -336,14 +337,11 @@ impl SdkStream {
                 let model = kept.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
+                    self.note_agent_call(call);
                 }
                 self.response_text.clear();
                 for (index, block) in message.content.iter().enumerate() {
-                    if self.partial {
-                        for event in self.streaming.before_block(&model, &id, index, block) {
-                            self.stream_event(event);
-                        }
-                    }
+                    self.partial_before(&model, &id, index, block);
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
@@ -355,16 +353,9 @@ impl SdkStream {
                     // The answer that replaces a retracted one says so (2.1.332).
                     let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
                     self.emit_with_tail(line, true, tail);
-                    if self.partial {
-                        self.stream_event(super::partial::Partial::after_block(index));
-                    }
+                    self.partial_after(index);
                 }
-                if self.partial {
-                    let (stop, tokens) = (self.stop_reason.clone(), self.response_usage.output_tokens);
-                    for event in self.streaming.end(&model, &id, stop.as_deref(), tokens) {
-                        self.stream_event(event);
-                    }
-                }
+                self.partial_end(&model, &id);
             }
             // Injected reminders reach the model only; Claude Code prints none of them.
             Role::System => {}

@@ -58,6 +58,8 @@ pub(crate) struct Subagents {
     pub run: RunConfig,
     pub hooks: Arc<HooksConfig>,
     pub can_use_tool: Option<crate::config::CanUseTool>,
+    /// The parent's events: each child message goes there too, marked with its call.
+    pub events: tokio::sync::mpsc::UnboundedSender<crate::handle::RunEvent>,
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// What the parent had spent when its tools started: a child may spend what is left.
     pub spent: Mutex<f64>,
@@ -176,8 +178,18 @@ impl Subagents {
         let _abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
+        let (events, tool_use_id) = (self.events.clone(), call.id.clone());
         let follower = tokio::spawn(async move {
-            let _ = done_tx.send(handle.finish().await);
+            let forward = move |event| {
+                let event = match event {
+                    crate::handle::RunEvent::Message(message) => {
+                        crate::handle::RunEvent::SubagentMessage { tool_use_id: tool_use_id.clone(), message }
+                    }
+                    nested => nested,
+                };
+                let _ = events.send(event);
+            };
+            let _ = done_tx.send(handle.finish_forwarding(forward).await);
         });
         self.live.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
         // A child that ends before it asks anything (its budget was spent) ends the wait too.
