@@ -38,11 +38,24 @@ impl PermissionPrompt for SdkPrompt {
                 "display_name": request.tool_name,
                 "input": request.input,
                 "description": request.message,
-                "permission_suggestions": [],
+                "permission_suggestions": permission_suggestions(&request.tool_name),
                 "tool_use_id": request.tool_use_id,
             });
             wire.request(ask).await
         })
+    }
+}
+
+/// What Claude Code suggests the app could allow instead of asking again: for a file edit,
+/// switching the session to `acceptEdits` (recorded from 2.1.197 with both SDKs,
+/// `fixtures/real/claude-agent-sdk/*/can_use_tool_*`). Other tools get none: what Claude Code
+/// suggests for them (rules) is not recorded here.
+fn permission_suggestions(tool: &str) -> Value {
+    match tool {
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        }
+        _ => json!([]),
     }
 }
 
