@@ -161,3 +161,30 @@ fn agent_is_offered_with_general_purpose_in_every_claude_code_print_session() {
     assert_eq!(r.code, Some(2));
     assert!(r.requests.is_empty());
 }
+
+#[test]
+fn the_budget_stop_reads_as_each_version_s() {
+    for version in VERSIONS {
+        let real = recorded_stdout(version, "budget/max_budget_usd");
+        let answers = vec![
+            answer("m1", json!([call("toolu_01_READ", "Read", json!({"file_path": "src/auth/login.ts"}))]), "tool_use"),
+            answer("m2", text("never asked"), "end_turn"),
+        ];
+        let profile = format!("claude-code-{version}");
+        let r = run(&profile, answers, &["--max-budget-usd", "0.0000001", "--price", "claude-opus-5-5=5,25", "--price", "claude-opus-4-8=5,25"], |_| Vec::new());
+        // Claude Code stops before the call runs; reloop runs the response's calls first (its
+        // tool_result line is the one more line; docs/sdk.md lists the difference).
+        let kinds = |lines: &[Value]| -> Vec<String> { lines.iter().map(|l| l["type"].as_str().unwrap().to_string()).collect() };
+        let mut expected = kinds(&real);
+        expected.insert(2, "user".to_string());
+        assert_eq!(kinds(&r.lines), expected, "{version}: {:?}", r.lines);
+        let (ours, theirs) = (r.result(), real.last().unwrap());
+        for key in ["subtype", "is_error", "num_turns", "stop_reason", "terminal_reason", "errors"] {
+            let budget = |v: &Value| v.to_string().replace("0.0000001", "B").replace("0.0001", "B");
+            assert_eq!(budget(&ours[key]), budget(&theirs[key]), "{version} {key}: {ours}");
+            assert_eq!(ours.get(key).is_some(), theirs.get(key).is_some(), "{version} {key} present: {ours}");
+        }
+        assert_eq!(r.code, Some(1));
+        assert!(r.replays_identical(), "{version}");
+    }
+}

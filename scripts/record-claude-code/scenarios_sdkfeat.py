@@ -93,4 +93,14 @@ SCENARIOS = [alias(a) for a in ["opus", "sonnet", "haiku", "opusplan", "opus[1m]
         "defaults": {"main": {"text": FINAL}},
     }
     for model in ["claude-sonnet-4-6", "haiku", "claude-opus-4-5"] for tokens in ["8000", "0"]
+] + [
+    {
+        "name": "budget/max_budget_usd",
+        "note": "`--max-budget-usd 0.0001`: the first answer (a Read call) already costs more; what the "
+                "session does next and how its result reads.",
+        "prompt": "检查登录模块",
+        "flags": ["--max-budget-usd", "0.0001"],
+        "steps": [{"blocks": [read()]}, {"blocks": [read("src/auth/logout.ts")]}],
+        "defaults": {"main": {"text": FINAL}},
+    },
 ]

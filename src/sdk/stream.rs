@@ -602,6 +602,9 @@ impl SdkStream {
         line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile, &self.prices));
         line.insert("permission_denials".into(), json!(result.permission_denials));
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
+        if matches!(result.terminal.stop, Stop::MaxBudgetUsd { .. }) {
+            budget_ending(&mut line, result.profile);
+        }
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
         match self.output {
@@ -771,6 +774,19 @@ impl Ending {
             },
             _ => own,
         }
+    }
+}
+
+/// The budget stop as each version words it (recorded, `budget/max_budget_usd`): 2.1.197 prints
+/// no `terminal_reason`, 2.1.332 `budget_exhausted` and a `null` `stop_reason`.
+fn budget_ending(line: &mut Map<String, Value>, profile: ProfileId) {
+    match profile {
+        ProfileId::ClaudeCode2_1_197 => drop(line.remove("terminal_reason")),
+        ProfileId::ClaudeCode2_1_332 => {
+            line.insert("terminal_reason".into(), json!("budget_exhausted"));
+            line.insert("stop_reason".into(), Value::Null);
+        }
+        ProfileId::Reloop => {}
     }
 }
 
