@@ -17,6 +17,7 @@ mod mcp;
 mod models;
 mod options;
 mod sdk;
+mod structured;
 mod term;
 
 use std::process::ExitCode;

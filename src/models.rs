@@ -229,7 +229,10 @@ mod tests {
         for name in ["claude-sonnet-4-6", "claude-opus-4-8[1m]", "qwen3", "opus-ish", ""] {
             assert_eq!(resolve(V332, name), name);
         }
-        assert_eq!((max_tokens(V197, "claude-sonnet-5"), max_tokens(V197, "claude-haiku-4-5-20251001")), (64_000, 32_000));
+        assert_eq!(
+            (max_tokens(V197, "claude-sonnet-5"), max_tokens(V197, "claude-haiku-4-5-20251001")),
+            (64_000, 32_000)
+        );
         assert_eq!((max_tokens(V332, "claude-haiku-5-5"), max_tokens(V332, "claude-sonnet-4-6")), (128_000, 32_000));
         assert_eq!(max_tokens(V197, "claude-opus-4-8"), 64_000);
         // reloop's own rules keep their limits: only a Claude Code version's recordings apply.

@@ -109,7 +109,11 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
                    "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report."}))]);
         let answers = vec![
             answer("m1", call_agent, "tool_use"),
-            answer("s1", json!([call("toolu_02_READ", "Read", json!({"file_path": "src/auth/logout.ts"}))]), "tool_use"),
+            answer(
+                "s1",
+                json!([call("toolu_02_READ", "Read", json!({"file_path": "src/auth/logout.ts"}))]),
+                "tool_use",
+            ),
             answer("s2", text("SUBAGENT REPORT: logout() is a stub."), "end_turn"),
             answer("m2", text("登录模块检查完毕。"), "end_turn"),
         ];
@@ -136,12 +140,17 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
             lines
                 .iter()
                 .filter(|l| l["parent_tool_use_id"] == "toolu_01_AGENT")
-                .map(|l| format!("{}:{}", l["type"].as_str().unwrap(), l["message"]["content"][0]["type"].as_str().unwrap()))
+                .map(|l| {
+                    format!("{}:{}", l["type"].as_str().unwrap(), l["message"]["content"][0]["type"].as_str().unwrap())
+                })
                 .collect()
         };
         assert_eq!(child(&r.lines), child(&recorded_stdout(version, "sdk_agents/flag")), "{version}");
         let first = r.lines.iter().find(|l| l["parent_tool_use_id"] == "toolu_01_AGENT").unwrap();
-        assert_eq!((&first["subagent_type"], &first["task_description"]), (&json!("reviewer"), &json!("Review logout")));
+        assert_eq!(
+            (&first["subagent_type"], &first["task_description"]),
+            (&json!("reviewer"), &json!("Review logout"))
+        );
         assert!(r.replays_identical(), "{version}");
     }
 }
@@ -149,7 +158,8 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
 #[test]
 fn agent_is_offered_with_general_purpose_in_every_claude_code_print_session() {
     let r = run("claude-code-2.1.332", vec![answer("m1", text("done"), "end_turn")], &[], |_| Vec::new());
-    let tools: Vec<&str> = r.requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let tools: Vec<&str> =
+        r.requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(tools.contains(&"Agent"), "{tools:?}");
     assert_eq!(r.lines[0]["agents"], json!(["general-purpose"]));
     // reloop's own profile keeps its rule: only a project with agents gets the tool.
@@ -171,10 +181,17 @@ fn the_budget_stop_reads_as_each_version_s() {
             answer("m2", text("never asked"), "end_turn"),
         ];
         let profile = format!("claude-code-{version}");
-        let r = run(&profile, answers, &["--max-budget-usd", "0.0000001", "--price", "claude-opus-5-5=5,25", "--price", "claude-opus-4-8=5,25"], |_| Vec::new());
+        let r = run(
+            &profile,
+            answers,
+            &["--max-budget-usd", "0.0000001", "--price", "claude-opus-5-5=5,25", "--price", "claude-opus-4-8=5,25"],
+            |_| Vec::new(),
+        );
         // Claude Code stops before the call runs; reloop runs the response's calls first (its
         // tool_result line is the one more line; docs/sdk.md lists the difference).
-        let kinds = |lines: &[Value]| -> Vec<String> { lines.iter().map(|l| l["type"].as_str().unwrap().to_string()).collect() };
+        let kinds = |lines: &[Value]| -> Vec<String> {
+            lines.iter().map(|l| l["type"].as_str().unwrap().to_string()).collect()
+        };
         let mut expected = kinds(&real);
         expected.insert(2, "user".to_string());
         assert_eq!(kinds(&r.lines), expected, "{version}: {:?}", r.lines);
@@ -186,5 +203,77 @@ fn the_budget_stop_reads_as_each_version_s() {
         }
         assert_eq!(r.code, Some(1));
         assert!(r.replays_identical(), "{version}");
+    }
+}
+
+/// The model's answers of a structured-output recording: a Read, then StructuredOutput calls
+/// with the recorded inputs, then text.
+fn structured_answers(inputs: &[Value]) -> Vec<common::fake_server::Canned> {
+    let mut answers = vec![answer(
+        "m0",
+        json!([call("toolu_01_READ", "Read", json!({"file_path": "src/auth/login.ts"}))]),
+        "tool_use",
+    )];
+    for (i, input) in inputs.iter().enumerate() {
+        let id = format!("toolu_{:02}_STRUCTUREDOUTPUT", i + 2);
+        answers.push(answer(&format!("m{}", i + 1), json!([call(&id, "StructuredOutput", input.clone())]), "tool_use"));
+    }
+    answers.push(answer("mt", text("登录模块检查完毕。"), "end_turn"));
+    answers.push(answer("mt2", text("登录模块检查完毕。"), "end_turn"));
+    answers
+}
+
+/// What a structured-output run shows an app: its lines' kinds and tool results, and the result.
+fn structured_shape(lines: &[Value]) -> (Vec<String>, Vec<Value>, Value) {
+    let kinds = lines
+        .iter()
+        .filter(|l| l["type"] == "assistant" || l["type"] == "user")
+        .map(|l| format!("{}:{}", l["type"].as_str().unwrap(), l["message"]["content"][0]["type"].as_str().unwrap()))
+        .collect();
+    let results = lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .map(|l| &l["message"]["content"][0])
+        .filter(|b| b["tool_use_id"].as_str().is_some_and(|id| id.contains("STRUCTURED")) || b["type"] == "text")
+        .map(|b| json!({"content": b.get("content").or(b.get("text")), "is_error": b.get("is_error").cloned().unwrap_or(json!(false))}))
+        .collect();
+    let result = lines.iter().rev().find(|l| l["type"] == "result").unwrap();
+    let keys =
+        ["subtype", "is_error", "result", "structured_output", "errors", "terminal_reason", "num_turns", "stop_reason"];
+    let picked = keys.iter().map(|k| (k.to_string(), result.get(*k).cloned().unwrap_or(json!("<absent>")))).collect();
+    (kinds, results, Value::Object(picked))
+}
+
+#[test]
+fn structured_output_answers_retries_and_gives_up_as_each_version_does() {
+    let schema = json!({"type": "object", "properties": {"file": {"type": "string"}, "issues": {"type": "integer"}},
+        "required": ["file", "issues"]});
+    let (good, bad) = (json!({"file": "login.ts", "issues": 1}), json!({"file": "login.ts"}));
+    let scenarios = [
+        ("valid", vec![good.clone()]),
+        ("invalid_then_valid", vec![bad.clone(), good.clone()]),
+        ("always_invalid", vec![bad.clone(); 8]),
+        ("text_only", vec![]),
+    ];
+    for version in VERSIONS {
+        for (name, inputs) in &scenarios {
+            let scenario = format!("structured_output/{name}");
+            let real = recorded_stdout(version, &scenario);
+            let profile = format!("claude-code-{version}");
+            let r = run(&profile, structured_answers(inputs), &["--json-schema", &schema.to_string()], |_| Vec::new());
+            let (ours, theirs) = (structured_shape(&r.lines), structured_shape(&real));
+            assert_eq!(ours.0, theirs.0, "{version} {name}: lines");
+            assert_eq!(ours.1, theirs.1, "{version} {name}: tool results");
+            assert_eq!(ours.2, theirs.2, "{version} {name}: result");
+            assert_eq!(r.requests.len(), recorded_requests(version, &scenario).len(), "{version} {name}: requests");
+            let tool = r.requests[0].body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == "StructuredOutput")
+                .cloned();
+            assert_eq!(tool.map(|t| t["input_schema"].clone()), Some(schema.clone()), "{version} {name}");
+            assert!(r.replays_identical(), "{version} {name}");
+        }
     }
 }

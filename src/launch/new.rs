@@ -40,6 +40,8 @@ pub struct NewSession {
     /// An SDK session's agents: `Some` in print mode (holding the app's definitions, from
     /// `--agents` or `initialize`, if it gave any), `None` for `reloop run`.
     pub sdk_agents: Option<Option<serde_json::Value>>,
+    /// `--json-schema`: the session answers through the `StructuredOutput` tool.
+    pub json_schema: Option<serde_json::Value>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub thinking: Option<u32>,
@@ -74,6 +76,10 @@ impl NewSession {
     ) -> Result<(Session, PathBuf), CliError> {
         let cwd = self.cwd.as_path();
         crate::mcp::register(servers, &mut tools);
+        if let Some(schema) = &self.json_schema {
+            let tool = crate::structured::tool(schema).map_err(|e| CliError::Usage(format!("--json-schema: {e}")))?;
+            tools.register(tool);
+        }
         let profile = compat(&self.compat)?;
         let rules = profile.profile();
         // Aliases (`opus`, `sonnet`) become the version's ids before anything is journaled, so
@@ -90,14 +96,16 @@ impl NewSession {
         };
         let max_output_tokens = max_tokens(&model);
         // Claude Code's limit follows the model: after a fallback, the fallback model's.
-        let fallback_max_output_tokens = self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
+        let fallback_max_output_tokens =
+            self.fallback_model.as_deref().map(max_tokens).filter(|n| *n != max_output_tokens);
         let spec = permissions::spec(&self.permissions, &self.settings)?;
         let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         // Priced before anything is started or journaled: an unenforceable budget is refused.
         let prices = self.prices(&model)?;
         let sdk = match &self.sdk_agents {
             Some(json) => Some(
-                super::agents::SdkAgents::parse(json.as_ref(), profile).map_err(|e| CliError::Usage(format!("--agents: {e}")))?,
+                super::agents::SdkAgents::parse(json.as_ref(), profile)
+                    .map_err(|e| CliError::Usage(format!("--agents: {e}")))?,
             ),
             None => None,
         };
@@ -127,7 +135,9 @@ impl NewSession {
             .with_settings(self.settings_path.clone())
             .with_mcp_servers(crate::mcp::records(servers))
             .with_permissions(Some(spec))
-            .with_sdk_agents(sdk.filter(|s| !s.definitions.is_empty()).map(|s| reloop_driver::agents::sdk_json(&s.definitions)));
+            .with_sdk_agents(
+                sdk.filter(|s| !s.definitions.is_empty()).map(|s| reloop_driver::agents::sdk_json(&s.definitions)),
+            );
         let session = Session::new(
             provider,
             tools,
@@ -147,6 +157,7 @@ impl NewSession {
                 .with_auto_compact(self.auto_compact)
                 .with_prices(prices)
                 .with_max_budget_usd(self.max_budget_usd)
+                .with_structured_output(self.json_schema.is_some())
                 .with_profile(profile)
                 .with_local_model_server(local_server(&self)),
             run,

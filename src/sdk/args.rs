@@ -152,7 +152,8 @@ pub struct PrintArgs {
     pub mcp: McpArgs,
 
     // Accepted, not honoured yet: each one given is named in a warning.
-    /// A JSON schema for structured output (not supported yet: warned).
+    /// A JSON schema for structured output: the model answers through the `StructuredOutput`
+    /// tool and the result carries `structured_output`.
     #[arg(long)]
     pub json_schema: Option<String>,
     /// Beta headers to send (not sent: warned).
@@ -289,7 +290,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--dangerously-skip-permissions", Status::Supported),
     ("--mcp-config", Status::Supported),
     ("--strict-mcp-config", Status::Supported),
-    ("--json-schema", Status::Warned),
+    ("--json-schema", Status::Supported),
     ("--betas", Status::Warned),
     ("--effort", Status::Warned),
     ("--thinking", Status::Warned),
@@ -327,11 +328,6 @@ impl PrintArgs {
                 out.push((flag, why));
             }
         };
-        warn(
-            self.json_schema.is_some(),
-            "--json-schema",
-            "structured output is not supported yet; the result is plain text",
-        );
         warn(!self.betas.is_empty(), "--betas", "beta headers are not sent");
         warn(self.effort.is_some(), "--effort", "the effort setting is not sent");
         warn(
@@ -419,6 +415,7 @@ impl PrintArgs {
             max_output_tokens: None,
             fallback_model: self.fallback_model.clone(),
             sdk_agents: Some(None),
+            json_schema: None,
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking_budget(),

@@ -129,6 +129,8 @@ pub struct Initialize {
     pub sdk_mcp_timeouts: Vec<(String, Duration)>,
     /// The agents the app defined (`agents`, name to definition), as it sent them.
     pub agents: Option<Value>,
+    /// The schema of the app's structured output (`jsonSchema`, as `--json-schema`).
+    pub json_schema: Option<Value>,
     /// Fields reloop cannot honour, for a warning each.
     pub unhonoured: Vec<&'static str>,
 }
@@ -195,11 +197,7 @@ impl Initialize {
             }
         }
         init.agents = request.get("agents").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())).cloned();
-        for (key, what) in [("jsonSchema", "initialize: jsonSchema (structured output is not supported yet)")] {
-            if request.get(key).is_some_and(|v| !v.is_null() && v != &json!({}) && v != &json!([])) {
-                init.unhonoured.push(what);
-            }
-        }
+        init.json_schema = request.get("jsonSchema").filter(|v| v.is_object()).cloned();
         Ok(init)
     }
 

@@ -62,7 +62,9 @@ impl Partial {
             return events;
         }
         let (start, delta) = match block {
-            ContentBlock::Text(t) => (json!({"type": "text", "text": ""}), vec![json!({"type": "text_delta", "text": t.text})]),
+            ContentBlock::Text(t) => {
+                (json!({"type": "text", "text": ""}), vec![json!({"type": "text_delta", "text": t.text})])
+            }
             ContentBlock::ToolUse(call) => (
                 json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}),
                 vec![json!({"type": "input_json_delta", "partial_json": call.input.to_string()})],
@@ -164,7 +166,10 @@ mod tests {
             serde_json::from_value(json!({"type": "thinking", "thinking": "hmm", "signature": "sig"})).unwrap();
         let events = p.before_block("m", "msg_9", 0, &thinking);
         assert_eq!(events[0]["message"]["id"], "msg_9");
-        assert_eq!(kinds(&events), ["message_start", "content_block_start", "content_block_delta", "content_block_delta"]);
+        assert_eq!(
+            kinds(&events),
+            ["message_start", "content_block_start", "content_block_delta", "content_block_delta"]
+        );
         assert_eq!(events[3]["delta"], json!({"type": "signature_delta", "signature": "sig"}));
         let end = p.end("m", "msg_9", Some("end_turn"), 3);
         assert_eq!(kinds(&end), ["message_delta", "message_stop"]);

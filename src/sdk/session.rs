@@ -114,6 +114,10 @@ impl Setup {
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut spec = self.args.new_session(self.cwd.clone(), settings, settings_path);
         spec.sdk_agents = Some(self.sdk_agents()?);
+        spec.json_schema = match (&self.args.json_schema, &self.init.json_schema) {
+            (Some(text), _) => Some(crate::structured::parse_schema(text).map_err(CliError::Usage)?),
+            (None, schema) => schema.clone(),
+        };
         spec.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
             (Some(text), _) => Some(text.clone()),
             (None, Some(file)) => Some(std::fs::read_to_string(file).map_err(|e| {

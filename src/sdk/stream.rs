@@ -18,6 +18,7 @@ use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
 mod children;
+mod endings;
 mod partial_lines;
 
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
@@ -74,9 +75,9 @@ pub struct SdkStream {
     mcp_servers: Vec<Value>,
     /// The agents' names as `system/init` lists them.
     agents: Vec<String>,
-    /// The `Agent` calls of the session by id: their `subagent_type` and `description`, which
-    /// the child's lines carry, and the prompt its first line shows (until shown).
-    agent_calls: std::collections::HashMap<String, (Value, Value, Option<String>)>,
+    /// What the result and a child's lines need of the session's `Agent` and
+    /// `StructuredOutput` calls.
+    calls: children::NotedCalls,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -112,7 +113,7 @@ impl SdkStream {
             supersedes: None,
             mcp_servers: Vec::new(),
             agents: Vec::new(),
-            agent_calls: std::collections::HashMap::new(),
+            calls: children::NotedCalls::default(),
         }
     }
 
@@ -559,6 +560,7 @@ impl SdkStream {
         let subtype = match reason {
             TerminalReason::MaxTurns => "error_max_turns",
             TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
+            TerminalReason::StructuredOutputRetryExhausted => "error_max_structured_output_retries",
             TerminalReason::AbortedStreaming | TerminalReason::AbortedTools => "error_during_execution",
             _ => "success",
         };
@@ -601,10 +603,9 @@ impl SdkStream {
         line.insert("usage".into(), usage_json(&query_usage));
         line.insert("modelUsage".into(), model_usage(&result.model_usage, result.profile, &self.prices));
         line.insert("permission_denials".into(), json!(result.permission_denials));
+        self.structured_output(&mut line, result);
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
-        if matches!(result.terminal.stop, Stop::MaxBudgetUsd { .. }) {
-            budget_ending(&mut line, result.profile);
-        }
+        endings::version_ending(&mut line, result);
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
         match self.output {
@@ -774,19 +775,6 @@ impl Ending {
             },
             _ => own,
         }
-    }
-}
-
-/// The budget stop as each version words it (recorded, `budget/max_budget_usd`): 2.1.197 prints
-/// no `terminal_reason`, 2.1.332 `budget_exhausted` and a `null` `stop_reason`.
-fn budget_ending(line: &mut Map<String, Value>, profile: ProfileId) {
-    match profile {
-        ProfileId::ClaudeCode2_1_197 => drop(line.remove("terminal_reason")),
-        ProfileId::ClaudeCode2_1_332 => {
-            line.insert("terminal_reason".into(), json!("budget_exhausted"));
-            line.insert("stop_reason".into(), Value::Null);
-        }
-        ProfileId::Reloop => {}
     }
 }
 

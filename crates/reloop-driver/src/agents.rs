@@ -244,7 +244,9 @@ pub fn sdk_definitions(agents: &Value) -> Result<Vec<AgentDefinition>, String> {
                 Some(Value::Array(items)) => items
                     .iter()
                     .take(MAX_SDK_AGENTS * 4)
-                    .map(|t| t.as_str().map(|t| t.trim().to_string()).ok_or(format!("agent {name}: {key} must list names")))
+                    .map(|t| {
+                        t.as_str().map(|t| t.trim().to_string()).ok_or(format!("agent {name}: {key} must list names"))
+                    })
                     .collect::<Result<Vec<_>, _>>()
                     .map(Some),
                 Some(_) => Err(format!("agent {name}: {key} must be a list of tool names")),
@@ -257,7 +259,11 @@ pub fn sdk_definitions(agents: &Value) -> Result<Vec<AgentDefinition>, String> {
             tools: list("tools")?,
             disallowed: list("disallowedTools")?.unwrap_or_default(),
             model: model.filter(|m| !m.is_empty() && *m != "inherit").map(str::to_string),
-            max_turns: def.get("maxTurns").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0),
+            max_turns: def
+                .get("maxTurns")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n > 0),
             prompt: text("prompt")?,
         });
     }

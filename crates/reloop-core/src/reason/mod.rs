@@ -36,6 +36,9 @@ pub enum ContinueReason {
     QueuedInput,
     /// The stream broke after part of the answer arrived; the model is asked to resume from it.
     CutStreamResume,
+    /// The model answered without the `StructuredOutput` call the session needs; it is asked
+    /// for it.
+    StructuredOutputEnforce,
 }
 
 /// Why the loop stopped.
@@ -65,6 +68,8 @@ pub enum TerminalReason {
     MaxBudgetUsd,
     /// The model's tool calls stayed malformed after every retry the profile allows.
     MalformedToolUseExhausted,
+    /// The model's `StructuredOutput` calls stayed invalid after every attempt allowed.
+    StructuredOutputRetryExhausted,
 }
 
 impl ContinueReason {
@@ -146,6 +151,12 @@ pub enum Evidence {
     QueuedInput { ids: Vec<String> },
     /// The run's cost reached the budget.
     BudgetReached { cost_usd: f64, budget_usd: f64 },
+    /// A `StructuredOutput` call passed validation: the answer is its input.
+    StructuredOutput { tool_use_id: String },
+    /// The model answered without calling `StructuredOutput`.
+    StructuredOutputMissing,
+    /// `StructuredOutput` calls failed validation `attempts` times; the last error.
+    StructuredOutputInvalid { attempts: u32, last_error: String },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.
