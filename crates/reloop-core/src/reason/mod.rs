@@ -297,6 +297,7 @@ mod tests {
             TokenBudgetContinuation,
             QueuedInput,
             CutStreamResume,
+            StructuredOutputEnforce,
         ];
         for reason in all {
             // A new reason must be added above: this match has no arm for it.
@@ -309,7 +310,8 @@ mod tests {
                 | StopHookBlocking
                 | TokenBudgetContinuation
                 | QueuedInput
-                | CutStreamResume => {}
+                | CutStreamResume
+                | StructuredOutputEnforce => {}
             }
             assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{}\"", reason.as_str()));
         }
@@ -367,6 +369,7 @@ mod tests {
             (Continue::StopHookBlocking { feedback: vec!["f".into()], block: 1, cap: 8 }, "stop_hook_blocking"),
             (Continue::TokenBudgetContinuation { pct: 1, turn_tokens: 2, budget: 3 }, "token_budget_continuation"),
             (Continue::QueuedInput { ids: vec!["q".into()] }, "queued_input"),
+            (Continue::StructuredOutputEnforce, "structured_output_enforce"),
         ];
         let stops = [
             (Stop::Completed(Completion::NoToolRequested { stop_reason: Some(StopReason::EndTurn) }), "completed"),
@@ -390,6 +393,11 @@ mod tests {
             (Stop::HookStopped(hook), "hook_stopped"),
             (Stop::MaxBudgetUsd { cost_usd: 1.5, budget_usd: 1.0 }, "max_budget_usd"),
             (Stop::MalformedToolUseExhausted { retries: 2 }, "malformed_tool_use_exhausted"),
+            (Stop::Completed(Completion::StructuredOutput { tool_use_id: "t".into() }), "completed"),
+            (
+                Stop::StructuredOutputRetryExhausted { attempts: 5, last_error: "e".into() },
+                "structured_output_retry_exhausted",
+            ),
         ];
         let reasons = continues
             .into_iter()
