@@ -226,7 +226,8 @@ impl Subagents {
         permissions: Option<Arc<PermissionContext>>,
     ) -> Session {
         let mut tools = self.tools.clone();
-        tools.retain(|name| definition.allows(name));
+        // A child answers its parent in text: structured output is the parent's alone.
+        tools.retain(|name| definition.allows(name) && name != reloop_core::structured::TOOL);
         let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
         let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
         let mut prices = self.core.prices.clone();
@@ -243,6 +244,7 @@ impl Subagents {
             .with_max_budget_usd(self.core.max_budget_usd.map(|limit| (limit - spent).max(0.0)))
             .with_token_budget(None)
             .with_stop_hooks(false)
+            .with_structured_output(false)
             .with_retry_seed(crate::new_seed())
             .with_prices(prices);
         let mut run = self.run.clone();
