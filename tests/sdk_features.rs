@@ -128,7 +128,7 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
         assert!(names(&r.requests[0].body).contains(&"Agent".to_string()), "{version}");
         assert_eq!(r.requests[1].body["model"], real[1]["model"], "{version}");
         assert_eq!(names(&r.requests[1].body), ["Read"], "{version}");
-        assert_eq!(r.requests[1].body["system"].to_string().contains("You are a strict code reviewer."), true);
+        assert!(r.requests[1].body["system"].to_string().contains("You are a strict code reviewer."));
         let init = &r.lines[0];
         let listed: Vec<&str> = init["agents"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
         assert_eq!(listed, ["general-purpose", "reviewer"], "reloop lists the agents it can run");
