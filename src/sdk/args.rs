@@ -547,9 +547,10 @@ mod tests {
 
     #[test]
     fn every_unhonoured_flag_given_is_named_once() {
-        let args = parse(&["--json-schema", "{}", "--mcp-config", "{}", "--setting-sources=user,project"]);
+        let args =
+            parse(&["--betas", "x", "--mcp-config", "{}", "--setting-sources=user,project", "--json-schema", "{}"]);
         let named: Vec<_> = args.unhonoured().into_iter().map(|(flag, _)| flag).collect();
-        assert_eq!(named, vec!["--json-schema", "--setting-sources"]);
+        assert_eq!(named, vec!["--betas", "--setting-sources"]);
         for flag in named {
             assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned || flag == "--setting-sources"));
         }
