@@ -19,6 +19,7 @@ mod options;
 mod sdk;
 mod settings;
 mod slash;
+mod structured;
 mod term;
 
 use std::process::ExitCode;

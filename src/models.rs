@@ -1,5 +1,6 @@
 //! The model table (`data/models.json`): context windows and prices, bundled into the binary.
 
+use reloop_core::profile::ProfileId;
 use reloop_core::Price;
 use serde::Deserialize;
 
@@ -120,6 +121,63 @@ pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_c
     }
 }
 
+/// The model aliases a Claude Code version resolves before its first request, with the id it
+/// sends and the `max_tokens` it asks of that model. Recorded from each version with `--model
+/// ALIAS` against a fake server (`crates/reloop-import/tests/recorded/VERSION/model_alias/`):
+/// the real API answers an alias with 404, so an app passing `opus` must get the id.
+/// `opusplan` is Sonnet outside plan mode (print mode never plans); `[1m]` asks for the
+/// 1M-context variant of the same id.
+const ALIASES_2_1_197: &[(&str, &str, u32)] = &[
+    ("default", "claude-opus-4-8", 64_000),
+    ("best", "claude-opus-4-8", 64_000),
+    ("opus", "claude-opus-4-8", 64_000),
+    ("sonnet", "claude-sonnet-5", 64_000),
+    ("haiku", "claude-haiku-4-5-20251001", 32_000),
+    ("opusplan", "claude-sonnet-5", 64_000),
+];
+
+/// As [`ALIASES_2_1_197`], for 2.1.332.
+const ALIASES_2_1_332: &[(&str, &str, u32)] = &[
+    ("default", "claude-opus-5-5", 128_000),
+    ("best", "claude-opus-5-5", 128_000),
+    ("opus", "claude-opus-5-5", 128_000),
+    ("sonnet", "claude-sonnet-5-5", 128_000),
+    ("haiku", "claude-haiku-5-5", 128_000),
+    ("opusplan", "claude-sonnet-5-5", 128_000),
+];
+
+/// The alias table of a profile; reloop's own profile resolves as the newest version does
+/// (the API refuses aliases whichever rules the loop follows).
+fn aliases(profile: ProfileId) -> &'static [(&'static str, &'static str, u32)] {
+    match profile {
+        ProfileId::ClaudeCode2_1_197 => ALIASES_2_1_197,
+        ProfileId::ClaudeCode2_1_332 | ProfileId::Reloop => ALIASES_2_1_332,
+    }
+}
+
+/// The model id `name` stands for under `profile`: an alias (`opus`, `sonnet[1m]`, any case)
+/// becomes the id that version sends; any other name is kept as given.
+pub fn resolve(profile: ProfileId, name: &str) -> String {
+    let trimmed = name.trim();
+    let base = trimmed.strip_suffix("[1m]").or_else(|| trimmed.strip_suffix("[1M]")).unwrap_or(trimmed);
+    aliases(profile)
+        .iter()
+        .find(|(alias, _, _)| alias.eq_ignore_ascii_case(base))
+        .map_or_else(|| name.to_string(), |(_, id, _)| (*id).to_string())
+}
+
+/// The `max_tokens` `profile`'s version asks of `model`: what it was seen sending for an
+/// alias's id, else the profile's rule (Opus's own limit, 32000 for the rest).
+pub fn max_tokens(profile: ProfileId, model: &str) -> u32 {
+    let rules = profile.profile();
+    if rules.claude_code_version.is_some() {
+        if let Some((_, _, n)) = aliases(profile).iter().find(|(_, id, _)| *id == model) {
+            return *n;
+        }
+    }
+    rules.max_tokens_for(model)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -155,5 +213,38 @@ mod tests {
         for bad in ["qwen3", "=1,2", "m=1", "m=1,2,3", "m=1,x", "m=-1,2", "m=NaN,2", "m=inf,1"] {
             assert!(super::parse_price(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn aliases_become_the_ids_each_version_sends() {
+        use super::{max_tokens, resolve};
+        use reloop_core::profile::ProfileId::{ClaudeCode2_1_197 as V197, ClaudeCode2_1_332 as V332, Reloop};
+        let cases = [
+            ("opus", "claude-opus-4-8", "claude-opus-5-5"),
+            ("sonnet", "claude-sonnet-5", "claude-sonnet-5-5"),
+            ("haiku", "claude-haiku-4-5-20251001", "claude-haiku-5-5"),
+            ("opusplan", "claude-sonnet-5", "claude-sonnet-5-5"),
+            ("opus[1m]", "claude-opus-4-8", "claude-opus-5-5"),
+            ("sonnet[1m]", "claude-sonnet-5", "claude-sonnet-5-5"),
+            ("best", "claude-opus-4-8", "claude-opus-5-5"),
+            ("default", "claude-opus-4-8", "claude-opus-5-5"),
+            ("Opus", "claude-opus-4-8", "claude-opus-5-5"),
+        ];
+        for (alias, old, new) in cases {
+            assert_eq!((resolve(V197, alias), resolve(V332, alias)), (old.to_string(), new.to_string()), "{alias}");
+            assert_eq!(resolve(Reloop, alias), new);
+        }
+        // Ids and unknown names pass unchanged, `[1m]` included.
+        for name in ["claude-sonnet-4-6", "claude-opus-4-8[1m]", "qwen3", "opus-ish", ""] {
+            assert_eq!(resolve(V332, name), name);
+        }
+        assert_eq!(
+            (max_tokens(V197, "claude-sonnet-5"), max_tokens(V197, "claude-haiku-4-5-20251001")),
+            (64_000, 32_000)
+        );
+        assert_eq!((max_tokens(V332, "claude-haiku-5-5"), max_tokens(V332, "claude-sonnet-4-6")), (128_000, 32_000));
+        assert_eq!(max_tokens(V197, "claude-opus-4-8"), 64_000);
+        // reloop's own rules keep their limits: only a Claude Code version's recordings apply.
+        assert_eq!(max_tokens(Reloop, "claude-sonnet-5-5"), 32_000);
     }
 }

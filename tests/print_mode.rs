@@ -208,10 +208,10 @@ fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at
 fn flags_reloop_cannot_honour_are_named_once_and_bad_combinations_exit_2() {
     let ws = Workspace::seed();
     let script = cassette(&ws, vec![response("m1", text("ok"), "end_turn", 1)]);
-    let out = print_mode(&ws, &["-p", "q", "--script", &script, "--json-schema", "{}", "--betas", "a,b"], &[]);
+    let out = print_mode(&ws, &["-p", "q", "--script", &script, "--effort", "high", "--betas", "a,b"], &[]);
     assert!(out.status.success());
     let err = stderr(&out);
-    assert_eq!(err.matches("--json-schema is accepted but not honoured").count(), 1, "{err}");
+    assert_eq!(err.matches("--effort is accepted but not honoured").count(), 1, "{err}");
     assert_eq!(err.matches("--betas is accepted but not honoured").count(), 1, "{err}");
 
     for (args, says) in [
@@ -220,6 +220,7 @@ fn flags_reloop_cannot_honour_are_named_once_and_bad_combinations_exit_2() {
         (vec!["--input-format", "stream-json", "--output-format", "text"], "requires --output-format=stream-json"),
         (vec!["-p", "q", "--permission-prompt-tool", "mcp__auth__prompt"], "only over stdio"),
         (vec!["-p", "q", "--no-such-flag"], "--no-such-flag"),
+        (vec!["-p", "q", "--json-schema", "{}"], "the root schema must declare type: 'object'"),
     ] {
         let out = print_mode(&ws, &args, &[]);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

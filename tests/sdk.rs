@@ -139,6 +139,9 @@ fn can_use_tool(sdk: Sdk) {
     assert_eq!(asked[0]["tool_use_id"], "toolu_01WRITE");
     assert_eq!(asked[0]["input"]["file_path"], out.as_str());
     assert_eq!(asked[0]["decision"], "allow");
+    // Claude Code suggests accepting edits for the session, and the SDK hands that to the app.
+    let suggested = asked[0]["suggestions"].to_string();
+    assert!(suggested.contains("setMode") && suggested.contains("acceptEdits"), "{suggested}");
     assert_eq!(asked[1]["tool_use_id"], "toolu_02WRITE");
     assert_eq!(asked[1]["decision"], "deny");
     assert_eq!(std::fs::read_to_string(&out).ok().as_deref(), Some("written\n"), "the allowed Write ran");

@@ -769,3 +769,9 @@ SCENARIOS += [
      "settings": ev_hooks([(e, "s", "log") for e in ALL_EVENTS]),
      "steps": [{"text": "FIRST-ANSWER"}, {"text": "SECOND-ANSWER"}]},
 ]
+
+
+# Issue 36's SDK features (model aliases, SDK agents, structured output, partial messages).
+import scenarios_sdkfeat  # noqa: E402
+
+SCENARIOS += scenarios_sdkfeat.SCENARIOS

@@ -234,6 +234,8 @@ impl RunArgs {
             model: self.model.clone(),
             max_output_tokens: self.max_output_tokens,
             fallback_model: self.fallback_model.clone(),
+            sdk_agents: None,
+            json_schema: None,
             system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking,

@@ -37,6 +37,11 @@ pub struct NewSession {
     pub model: Option<String>,
     pub max_output_tokens: Option<u32>,
     pub fallback_model: Option<String>,
+    /// An SDK session's agents: `Some` in print mode (holding the app's definitions, from
+    /// `--agents` or `initialize`, if it gave any), `None` for `reloop run`.
+    pub sdk_agents: Option<Option<serde_json::Value>>,
+    /// `--json-schema`: the session answers through the `StructuredOutput` tool.
+    pub json_schema: Option<serde_json::Value>,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub thinking: Option<u32>,
@@ -64,18 +69,30 @@ impl NewSession {
     /// journaled under `journal_base` unless `--journal` says where; `prompt` is the first prompt
     /// (it may ask for a token budget, `+500k`). Also returns the journal's path.
     pub fn launch(
-        self,
+        mut self,
         prompt: &str,
         mut tools: ToolRegistry,
         servers: &reloop_mcp::McpSet,
     ) -> Result<(Session, PathBuf), CliError> {
         let cwd = self.cwd.as_path();
         crate::mcp::register(servers, &mut tools);
+        if let Some(schema) = &self.json_schema {
+            let tool = crate::structured::tool(schema).map_err(|e| CliError::Usage(format!("--json-schema: {e}")))?;
+            tools.register(tool);
+        }
         let profile = compat(&self.compat)?;
         let rules = profile.profile();
+        // Aliases (`opus`, `sonnet`) become the version's ids before anything is journaled, so
+        // the journal holds what was sent and a replay resolves nothing.
+        if self.provider != ProviderKind::Openai {
+            self.model = self.model.map(|m| crate::models::resolve(profile, &m));
+            self.fallback_model = self.fallback_model.map(|m| crate::models::resolve(profile, &m));
+        }
         let model = self.model.clone().unwrap_or_else(|| rules.default_model.unwrap_or(DEFAULT_MODEL).to_string());
         let max_tokens = |model: &str| {
-            self.max_output_tokens.or_else(env_max_output_tokens).unwrap_or_else(|| rules.max_tokens_for(model))
+            self.max_output_tokens
+                .or_else(env_max_output_tokens)
+                .unwrap_or_else(|| crate::models::max_tokens(profile, model))
         };
         let max_output_tokens = max_tokens(&model);
         // Claude Code's limit follows the model: after a fallback, the fallback model's.
@@ -85,8 +102,19 @@ impl NewSession {
         let permissions = spec.context(cwd).map_err(|e| CliError::Usage(e.to_string()))?;
         // Priced before anything is started or journaled: an unenforceable budget is refused.
         let prices = self.prices(&model)?;
-        let agents =
-            super::agents::for_new_session(cwd, self.provider == ProviderKind::Scripted, permissions.removes("Agent"));
+        let sdk = match &self.sdk_agents {
+            Some(json) => Some(
+                super::agents::SdkAgents::parse(json.as_ref(), profile)
+                    .map_err(|e| CliError::Usage(format!("--agents: {e}")))?,
+            ),
+            None => None,
+        };
+        let agents = super::agents::for_new_session(
+            cwd,
+            self.provider == ProviderKind::Scripted,
+            permissions.removes("Agent"),
+            sdk.as_ref(),
+        );
         self.agents_priced(agents.as_ref(), &prices)?;
         let provider = provider(&self)?;
         let journal_path = self.journal.path(&self.journal_base);
@@ -106,7 +134,10 @@ impl NewSession {
             .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
             .with_settings(self.settings_path.clone())
             .with_mcp_servers(crate::mcp::records(servers))
-            .with_permissions(Some(spec));
+            .with_permissions(Some(spec))
+            .with_sdk_agents(
+                sdk.filter(|s| !s.definitions.is_empty()).map(|s| reloop_driver::agents::sdk_json(&s.definitions)),
+            );
         let session = Session::new(
             provider,
             tools,
@@ -126,6 +157,7 @@ impl NewSession {
                 .with_auto_compact(self.auto_compact)
                 .with_prices(prices)
                 .with_max_budget_usd(self.max_budget_usd)
+                .with_structured_output(self.json_schema.is_some())
                 .with_profile(profile)
                 .with_local_model_server(local_server(&self)),
             run,

@@ -155,7 +155,8 @@ pub struct PrintArgs {
     pub mcp: McpArgs,
 
     // Accepted, not honoured yet: each one given is named in a warning.
-    /// A JSON schema for structured output (not supported yet: warned).
+    /// A JSON schema for structured output: the model answers through the `StructuredOutput`
+    /// tool and the result carries `structured_output`.
     #[arg(long)]
     pub json_schema: Option<String>,
     /// Beta headers to send (not sent: warned).
@@ -182,7 +183,8 @@ pub struct PrintArgs {
     /// The main thread's agent (subagents are not supported yet: warned).
     #[arg(long)]
     pub agent: Option<String>,
-    /// Agent definitions as JSON (not supported yet: warned).
+    /// Agent definitions as JSON, name to `{description, prompt, tools, model}`: the `Agent`
+    /// tool offers them besides the project's.
     #[arg(long)]
     pub agents: Option<String>,
     /// A guard on resume (not checked: warned).
@@ -291,7 +293,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--dangerously-skip-permissions", Status::Supported),
     ("--mcp-config", Status::Supported),
     ("--strict-mcp-config", Status::Supported),
-    ("--json-schema", Status::Warned),
+    ("--json-schema", Status::Supported),
     ("--betas", Status::Warned),
     ("--effort", Status::Warned),
     ("--thinking", Status::Warned),
@@ -300,7 +302,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--plugin-dir", Status::Warned),
     ("--plugin-dir-no-mcp", Status::Warned),
     ("--agent", Status::Warned),
-    ("--agents", Status::Warned),
+    ("--agents", Status::Supported),
     ("--resume-drops-turn", Status::Warned),
     ("--include-hook-events", Status::Warned),
     ("--session-mirror", Status::Warned),
@@ -329,11 +331,6 @@ impl PrintArgs {
                 out.push((flag, why));
             }
         };
-        warn(
-            self.json_schema.is_some(),
-            "--json-schema",
-            "structured output is not supported yet; the result is plain text",
-        );
         warn(!self.betas.is_empty(), "--betas", "beta headers are not sent");
         warn(self.effort.is_some(), "--effort", "the effort setting is not sent");
         warn(
@@ -346,7 +343,6 @@ impl PrintArgs {
         warn(!self.plugin_dir.is_empty(), "--plugin-dir", "plugins are not loaded");
         warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
         warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
-        warn(self.agents.is_some(), "--agents", "subagents are not supported yet");
         warn(self.resume_drops_turn.is_some(), "--resume-drops-turn", "the guard is not checked");
         warn(self.include_hook_events, "--include-hook-events", "hook events are not printed");
         warn(self.session_mirror, "--session-mirror", "sessions are mirrored to the journal only");
@@ -413,9 +409,11 @@ impl PrintArgs {
             model: self.model_flag(),
             max_output_tokens: None,
             fallback_model: self.fallback_model.clone(),
+            sdk_agents: Some(None),
+            json_schema: None,
             system_prompt: None,
             append_system_prompt: self.append_system_prompt.clone(),
-            thinking: self.max_thinking_tokens.filter(|t| *t > 0),
+            thinking: self.thinking_budget(),
             max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: false,
@@ -439,9 +437,26 @@ impl PrintArgs {
         }
     }
 
-    /// `--model`, else `ANTHROPIC_MODEL`.
+    /// The extended-thinking budget: `--max-thinking-tokens`, else `MAX_THINKING_TOKENS` from
+    /// the environment as Claude Code reads it (an app sets it instead of the flag); 0 is none.
+    fn thinking_budget(&self) -> Option<u32> {
+        let env = || std::env::var("MAX_THINKING_TOKENS").ok().and_then(|v| v.trim().parse().ok());
+        self.max_thinking_tokens.or_else(env).filter(|t| *t > 0)
+    }
+
+    /// `--model`, else `ANTHROPIC_MODEL`, an alias resolved as the profile's version does.
     pub(crate) fn model_flag(&self) -> Option<String> {
-        self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))
+        let given = self.model.clone().or_else(|| std::env::var("ANTHROPIC_MODEL").ok().filter(|m| !m.is_empty()))?;
+        Some(self.resolve_model(&given))
+    }
+
+    /// The id a model name stands for under this session's profile (`opus` → the version's
+    /// Opus id); names for an OpenAI-compatible server are kept.
+    pub fn resolve_model(&self, name: &str) -> String {
+        match reloop_core::profile::ProfileId::parse(&self.compat) {
+            Some(profile) if self.provider != Some(ProviderKind::Openai) => crate::models::resolve(profile, name),
+            _ => name.to_string(),
+        }
     }
 
     /// The tool names `--tools` keeps (`None`: all), and the bare names `--disallowedTools`
@@ -527,10 +542,11 @@ mod tests {
 
     #[test]
     fn every_unhonoured_flag_given_is_named_once() {
-        let args = parse(&["--json-schema", "{}", "--mcp-config", "{}", "--setting-sources=user,project"]);
+        let args =
+            parse(&["--betas", "x", "--mcp-config", "{}", "--setting-sources=user,project", "--json-schema", "{}"]);
         let named: Vec<_> = args.unhonoured().into_iter().map(|(flag, _)| flag).collect();
         // --setting-sources is honoured (crate::settings), so it is not named.
-        assert_eq!(named, vec!["--json-schema"]);
+        assert_eq!(named, vec!["--betas"]);
         for flag in named {
             assert!(FLAGS.iter().any(|(f, s)| f.contains(flag) && *s == Status::Warned));
         }

@@ -38,11 +38,24 @@ impl PermissionPrompt for SdkPrompt {
                 "display_name": request.tool_name,
                 "input": request.input,
                 "description": request.message,
-                "permission_suggestions": [],
+                "permission_suggestions": permission_suggestions(&request.tool_name),
                 "tool_use_id": request.tool_use_id,
             });
             wire.request(ask).await
         })
+    }
+}
+
+/// What Claude Code suggests the app could allow instead of asking again: for a file edit,
+/// switching the session to `acceptEdits` (recorded from 2.1.197 with both SDKs,
+/// `fixtures/real/claude-agent-sdk/*/can_use_tool_*`). Other tools get none: what Claude Code
+/// suggests for them (rules) is not recorded here.
+fn permission_suggestions(tool: &str) -> Value {
+    match tool {
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        }
+        _ => json!([]),
     }
 }
 
@@ -114,6 +127,10 @@ pub struct Initialize {
     /// A call timeout the TypeScript SDK set for one of them (`sdkMcpServerConfigs`, `timeout`
     /// in milliseconds, its `createSdkMcpServer` option); the others use `MCP_TOOL_TIMEOUT`.
     pub sdk_mcp_timeouts: Vec<(String, Duration)>,
+    /// The agents the app defined (`agents`, name to definition), as it sent them.
+    pub agents: Option<Value>,
+    /// The schema of the app's structured output (`jsonSchema`, as `--json-schema`).
+    pub json_schema: Option<Value>,
     /// Fields reloop cannot honour, for a warning each.
     pub unhonoured: Vec<&'static str>,
 }
@@ -179,14 +196,8 @@ impl Initialize {
                 }
             }
         }
-        for (key, what) in [
-            ("agents", "initialize: agents (subagents are not supported yet)"),
-            ("jsonSchema", "initialize: jsonSchema (structured output is not supported yet)"),
-        ] {
-            if request.get(key).is_some_and(|v| !v.is_null() && v != &json!({}) && v != &json!([])) {
-                init.unhonoured.push(what);
-            }
-        }
+        init.agents = request.get("agents").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())).cloned();
+        init.json_schema = request.get("jsonSchema").filter(|v| v.is_object()).cloned();
         Ok(init)
     }
 
@@ -204,11 +215,50 @@ impl Initialize {
     }
 }
 
-/// The answer to `initialize`: what this CLI offers.
-pub fn initialize_response(model: &str) -> Value {
+/// The agents an SDK session has: the app's (`--agents` and `initialize`'s `agents`, the
+/// latter winning a name both define) as one JSON object; `None` when it defined none.
+pub fn sdk_agents(flag: Option<&str>, init: Option<&Value>) -> Result<Option<Value>, String> {
+    let mut merged = serde_json::Map::new();
+    if let Some(text) = flag {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => merged.extend(map),
+            _ => return Err("--agents: not a JSON object of name to definition".into()),
+        }
+    }
+    if let Some(Value::Object(map)) = init {
+        merged.extend(map.clone());
+    }
+    Ok((!merged.is_empty()).then_some(Value::Object(merged)))
+}
+
+/// The agents a session in `cwd` offers with the app's `sdk` ones: built-in, project files,
+/// the app's, sorted by name as Claude Code lists them (case aside). Bad app definitions list
+/// none of the app's (the session start says why).
+pub fn agent_catalog(cwd: &std::path::Path, sdk: Option<&Value>) -> Vec<reloop_driver::agents::AgentDefinition> {
+    let mut catalog = reloop_driver::agents::AgentCatalog::load(cwd);
+    for definition in sdk.map(reloop_driver::agents::sdk_definitions).and_then(Result::ok).unwrap_or_default() {
+        catalog.add(definition);
+    }
+    let mut all = catalog.definitions().to_vec();
+    all.sort_by_key(|d| d.name.to_lowercase());
+    all
+}
+
+/// The answer to `initialize`: what this CLI offers (`agents` as [`agent_catalog`] lists them).
+pub fn initialize_response(model: &str, agents: &[reloop_driver::agents::AgentDefinition]) -> Value {
+    let agents: Vec<Value> = agents
+        .iter()
+        .map(|d| {
+            let mut entry = json!({"name": d.name, "description": d.description});
+            if let Some(model) = &d.model {
+                entry["model"] = json!(model);
+            }
+            entry
+        })
+        .collect();
     json!({
         "commands": [],
-        "agents": [],
+        "agents": agents,
         "output_style": "default",
         "available_output_styles": ["default"],
         "models": [{"value": model, "displayName": model, "description": "the model this session asks"}],

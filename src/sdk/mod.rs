@@ -12,6 +12,7 @@ mod accepted;
 pub mod args;
 mod control;
 mod ending;
+mod partial;
 mod protocol;
 pub mod replay;
 mod session;

@@ -52,7 +52,8 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .with_gateway(setup.args.gateway())
                 .with_prices(setup.args.price.prices.clone())
                 .with_mcp_servers(crate::mcp::status(&setup.servers))
-                .with_settings_view(setup.settings_view()?);
+                .with_settings_view(setup.settings_view()?)
+                .with_agents(setup.agent_names());
             let mut persist = setup.persist();
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
@@ -122,6 +123,11 @@ impl Setup {
         let (mut settings, settings_path) = settings(&self.args, &self.cwd)?;
         self.init.register(&mut settings.hooks, wire).map_err(CliError::Usage)?;
         let mut spec = self.args.new_session(self.cwd.clone(), settings, settings_path);
+        spec.sdk_agents = Some(self.sdk_agents()?);
+        spec.json_schema = match (&self.args.json_schema, &self.init.json_schema) {
+            (Some(text), _) => Some(crate::structured::parse_schema(text).map_err(CliError::Usage)?),
+            (None, schema) => schema.clone(),
+        };
         spec.system_prompt = match (&self.args.system_prompt, &self.args.system_prompt_file) {
             (Some(text), _) => Some(text.clone()),
             (None, Some(file)) => Some(std::fs::read_to_string(file).map_err(|e| {
@@ -161,6 +167,17 @@ impl Setup {
         let (settings, _) = settings(&self.args, &self.cwd)?;
         let style = settings.other.get("outputStyle").and_then(Value::as_str).unwrap_or("default").to_string();
         Ok((commands, style))
+    }
+
+    /// The app's agents, from `--agents` and `initialize`.
+    fn sdk_agents(&self) -> Result<Option<Value>, CliError> {
+        control::sdk_agents(self.args.agents.as_deref(), self.init.agents.as_ref()).map_err(CliError::Usage)
+    }
+
+    /// The agents' names as `system/init` lists them.
+    fn agent_names(&self) -> Vec<String> {
+        let sdk = self.sdk_agents().ok().flatten();
+        control::agent_catalog(&self.cwd, sdk.as_ref()).into_iter().map(|d| d.name).collect()
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -224,8 +241,9 @@ impl Setup {
         };
         let mut first = Vec::new();
         let ctx = state.context();
-        if let Some(model) = self.args.model.as_ref().filter(|m| m.as_str() != ctx.current_model()) {
-            first.push(Event::SetModel { model: Some(model.clone()) });
+        let asked = self.args.model.as_deref().map(|m| self.args.resolve_model(m));
+        if let Some(model) = asked.filter(|m| m.as_str() != ctx.current_model()) {
+            first.push(Event::SetModel { model: Some(model) });
         }
         if let Some(mode) = &self.args.permission_mode {
             let journaled = ctx.permission_mode().map(str::to_string).or_else(|| header_mode(&header));
@@ -325,7 +343,9 @@ async fn stream_session(
                         for what in &parsed.unhonoured {
                             errln!("reloop: warning: {what} is accepted but not honoured");
                         }
-                        wire.respond(&id, Ok(control::initialize_response(&model_name)));
+                        let sdk = control::sdk_agents(args.agents.as_deref(), parsed.agents.as_ref()).ok().flatten();
+                        let agents = control::agent_catalog(&cwd, sdk.as_ref());
+                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents)));
                         if let Some(mut names) = sdk_servers.take() {
                             for name in &parsed.sdk_mcp_servers {
                                 if !names.contains(name) {
@@ -380,12 +400,13 @@ async fn stream_session(
     let setup = Setup { args, cwd, init, servers };
     let first = setup.commands(first)?;
     let handle = setup.start(&wire, first, &prompt_text, true)?;
-    let model = setup.args.model.clone().unwrap_or(model_name);
+    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
         .with_gateway(setup.args.gateway())
         .with_prices(setup.args.price.prices.clone())
         .with_mcp_servers(crate::mcp::status(&setup.servers))
-        .with_settings_view(setup.settings_view()?);
+        .with_settings_view(setup.settings_view()?)
+        .with_agents(setup.agent_names());
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -453,6 +474,7 @@ async fn serve(
                             Ok(Value::Null)
                         }
                         "set_model" => requested_model(&request).map(|model| {
+                            let model = model.map(|m| setup.args.resolve_model(&m));
                             let shown = model.clone().unwrap_or_else(|| setup.args.model_name());
                             control.set_model(model);
                             stream.set_model(shown.clone());

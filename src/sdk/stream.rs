@@ -17,6 +17,10 @@ use super::usage::{minus, model_usage, usage_json};
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
+mod children;
+mod endings;
+mod partial_lines;
+
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
 /// result's text (`text`, as `claude -p` prints).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +51,8 @@ pub struct SdkStream {
     line: u32,
     /// Cumulative usage by model at the end of the previous query, for per-query `usage`.
     usage_before: Usage,
-    /// Whether anything was streamed for the response in flight (partial messages).
-    streaming: bool,
+    /// The partial-message events of the response in flight.
+    streaming: super::partial::Partial,
     /// The usage of the response whose message comes next.
     response_usage: Usage,
     /// Why the last response of the query stopped (`RunEvent::Response`).
@@ -82,6 +86,11 @@ pub struct SdkStream {
     max_output_tokens: Option<u32>,
     /// `init`'s `slash_commands` and `output_style`, from the settings layers read.
     settings_view: (Vec<String>, String),
+    /// The agents' names as `system/init` lists them.
+    agents: Vec<String>,
+    /// What the result and a child's lines need of the session's `Agent` and
+    /// `StructuredOutput` calls.
+    calls: children::NotedCalls,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -104,7 +113,7 @@ impl SdkStream {
             seq: 0,
             line: 0,
             usage_before: Usage::default(),
-            streaming: false,
+            streaming: super::partial::Partial::default(),
             response_usage: Usage::default(),
             stop_reason: None,
             profile: ProfileId::default(),
@@ -120,6 +129,8 @@ impl SdkStream {
             mcp_servers: Vec::new(),
             max_output_tokens: crate::launch::new::env_max_output_tokens(),
             settings_view: (Vec::new(), "default".to_string()),
+            agents: Vec::new(),
+            calls: children::NotedCalls::default(),
         }
     }
 
@@ -239,6 +250,10 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        // A response retried or cut off leaves nothing open for the next one's partial events.
+        if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
+            self.streaming.reset();
+        }
         match event {
             RunEvent::Step { seq } => {
                 self.seq = *seq;
@@ -254,7 +269,7 @@ impl SdkStream {
                     "tools": tools, "mcp_servers": self.mcp_servers, "model": shown_id(*profile, model), "permissionMode": permission_mode,
                     "slash_commands": self.settings_view.0, "apiKeySource": api_key_source,
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": self.settings_view.1,
-                    "agents": [], "skills": [], "plugins": [],
+                    "agents": self.agents, "skills": [], "plugins": [],
                 });
                 let Value::Object(line) = init else { return };
                 self.init = Some(line.clone());
@@ -263,19 +278,15 @@ impl SdkStream {
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
-                if !self.streaming {
-                    self.streaming = true;
-                    self.stream_event(json!({"type": "message_start", "message": {
-                        "model": self.model, "role": "assistant", "type": "message", "content": []}}));
-                }
-                self.stream_event(json!({"type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": text}}));
+                let events = self.streaming.text_delta(&self.model, *index, text);
+                self.stream_events(events);
             }
             RunEvent::Response { usage, stop_reason } => {
                 self.response_usage = usage.clone();
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
+            RunEvent::SubagentMessage { tool_use_id, message } => self.subagent_message(tool_use_id, message),
             RunEvent::ModelFallback { trigger, from, to } => {
                 self.model = to.clone();
                 self.model_fallback(trigger, from, to);
@@ -352,9 +363,6 @@ impl SdkStream {
     fn message(&mut self, message: &Message) {
         match message.role {
             Role::Assistant => {
-                if std::mem::take(&mut self.streaming) {
-                    self.stream_event(json!({"type": "message_stop"}));
-                }
                 // One line per content block, all with the response's id, as Claude Code prints.
                 let kept = message.extra.to_map();
                 let id = kept.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
@@ -363,10 +371,12 @@ impl SdkStream {
                 let model = kept.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
+                    self.note_agent_call(call);
                 }
                 self.response_text.clear();
                 let claude_code = self.profile.profile().claude_code_version.is_some();
-                for block in &message.content {
+                for (index, block) in message.content.iter().enumerate() {
+                    self.partial_before(&model, &id, index, block);
                     let block = if claude_code { super::usage::shown_block(block) } else { json!(block) };
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
@@ -379,7 +389,9 @@ impl SdkStream {
                     // The answer that replaces a retracted one says so (2.1.332).
                     let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
                     self.emit_with_tail(line, true, tail);
+                    self.partial_after(index);
                 }
+                self.partial_end(&model, &id);
             }
             // Injected reminders reach the model only; Claude Code prints none of them.
             Role::System => {}
@@ -454,6 +466,7 @@ impl SdkStream {
             self.response_text.clear();
             return;
         }
+        self.streaming.reset();
         let text = std::mem::take(&mut self.response_text);
         let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
         let body = json!({
@@ -632,6 +645,7 @@ impl SdkStream {
         let subtype = match reason {
             TerminalReason::MaxTurns => "error_max_turns",
             TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
+            TerminalReason::StructuredOutputRetryExhausted => "error_max_structured_output_retries",
             TerminalReason::AbortedStreaming | TerminalReason::AbortedTools => "error_during_execution",
             _ => "success",
         };
@@ -706,7 +720,9 @@ impl SdkStream {
             model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens),
         );
         line.insert("permission_denials".into(), json!(result.permission_denials));
+        self.structured_output(&mut line, result);
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
+        endings::version_ending(&mut line, result);
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
         match self.output {

@@ -57,6 +57,17 @@ const scenarios = {
 
   // Two user messages in one CLI process: an async-iterable prompt that yields the second message
   // once the first turn's result has arrived.
+  // outputFormat and agents with model aliases, as the TypeScript demos pass them.
+  async structured_agents({ query }) {
+    const schema = { type: "object", properties: { file: { type: "string" }, issues: { type: "integer" } },
+      required: ["file", "issues"] };
+    await runQuery(query, "review a.txt with the reviewer", {
+      model: "sonnet",
+      outputFormat: { type: "json_schema", schema },
+      agents: { reviewer: { description: "Reviews one file.", prompt: "You are a strict reviewer.", tools: ["Read"], model: "haiku" } },
+    });
+  },
+
   async two_turns({ query }) {
     let firstResult;
     const firstDone = new Promise((resolve) => (firstResult = resolve));

@@ -234,7 +234,27 @@ async def sdk_mcp():
     )
 
 
+SCHEMA = {"type": "object", "properties": {"file": {"type": "string"}, "issues": {"type": "integer"}},
+          "required": ["file", "issues"]}
+
+
+async def structured():
+    """output_format: the answer comes back as structured_output."""
+    await run_query("review a.txt", output_format={"type": "json_schema", "schema": SCHEMA})
+
+
+async def sdk_agents():
+    """agents= (sent in initialize) with a model alias, as the SDK's own examples define them."""
+    from claude_agent_sdk import AgentDefinition
+
+    reviewer = AgentDefinition(description="Reviews one file.", prompt="You are a strict reviewer.",
+                               tools=["Read"], model="haiku")
+    await run_query("review a.txt with the reviewer", model="sonnet", agents={"reviewer": reviewer})
+
+
 SCENARIOS = {
+    "structured": structured,
+    "sdk_agents": sdk_agents,
     "oneshot_tool": oneshot_tool,
     "options": options_scenario,
     "two_turns": two_turns,

@@ -44,6 +44,11 @@ pub struct Config {
     pub flags: crate::flags::Flags,
     /// Stop hooks are configured: the end of a turn waits for their verdicts.
     pub stop_hooks: bool,
+    /// The session answers through the `StructuredOutput` tool (`--json-schema`): a valid
+    /// call ends the turn, an answer without one is asked for it once, and
+    /// [`crate::structured::MAX_ATTEMPTS`] invalid calls end the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub structured_output: bool,
     /// The model's context window, in tokens.
     pub context_window: u64,
     /// Summarise the history before a request that would reach the auto-compact threshold.
@@ -136,6 +141,7 @@ impl Default for Config {
             stop_hook_block_cap: 8,
             flags: crate::flags::Flags::current(),
             stop_hooks: false,
+            structured_output: false,
             context_window: 200_000,
             auto_compact: true,
             reactive_compact: true,
@@ -237,6 +243,8 @@ setters! {
     with_max_budget_usd => max_budget_usd: Option<f64>;
     /// The same config with `stop_hooks` set.
     with_stop_hooks => stop_hooks: bool;
+    /// The same config with `structured_output` set.
+    with_structured_output => structured_output: bool;
     /// The same config with `stop_hook_block_cap` set.
     with_stop_hook_block_cap => stop_hook_block_cap: u32;
     /// The same config with `flags` set.

@@ -95,6 +95,10 @@ pub(crate) struct Query {
     pub(crate) consumed_inputs: Vec<String>,
     /// Tool turns counted toward the profile's nudge.
     pub(crate) nudge_turns: u32,
+    /// `StructuredOutput` calls that failed validation in this query.
+    pub(crate) structured_failures: u32,
+    /// The model was already asked once to call `StructuredOutput` in this query.
+    pub(crate) structured_enforced: bool,
 }
 
 impl Default for Query {
@@ -110,6 +114,8 @@ impl Default for Query {
             queued: Vec::new(),
             consumed_inputs: Vec::new(),
             nudge_turns: 0,
+            structured_failures: 0,
+            structured_enforced: false,
         }
     }
 }

@@ -22,6 +22,14 @@ pub(crate) fn checks(mut ctx: Box<Loop>, stop_reason: Option<StopReason>) -> Ste
         let consumed = Notice::InputConsumed { ids: ids.clone() }.into();
         return continue_with(ctx, Continue::QueuedInput { ids }, vec![consumed]);
     }
+    // A structured-output session is asked once for the call it answers through.
+    if ctx.config.structured_output && !ctx.query.structured_enforced {
+        ctx.query.structured_enforced = true;
+        // Claude Code counts the answer it asks for as a turn of its own.
+        ctx.query.turn_count = ctx.query.turn_count.saturating_add(1);
+        ctx.messages.push(Message::user_text(crate::structured::ENFORCE_TEXT));
+        return continue_with(ctx, Continue::StructuredOutputEnforce, Vec::new());
+    }
     if let Some(budget) = ctx.config.token_budget.filter(|b| *b > 0) {
         let q = &mut ctx.query;
         let turn_tokens = q.output_tokens;

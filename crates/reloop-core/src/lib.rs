@@ -71,6 +71,7 @@ mod retry;
 mod settings;
 mod state;
 mod step;
+pub mod structured;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tokens;

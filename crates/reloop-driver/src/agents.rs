@@ -47,6 +47,8 @@ pub struct AgentDefinition {
     pub description: String,
     /// The tools it may use; `None`: every tool of the session but `Agent` itself.
     pub tools: Option<Vec<String>>,
+    /// Tools it may not use even where `tools` allows them (the SDKs' `disallowedTools`).
+    pub disallowed: Vec<String>,
     /// Its model; `None` or `inherit`: the calling session's.
     pub model: Option<String>,
     /// Its `--max-turns` (front matter `maxTurns`, a reloop extension); `None`: the caller's.
@@ -61,6 +63,7 @@ impl AgentDefinition {
             name: GENERAL_PURPOSE.into(),
             description: GENERAL_PURPOSE_DESCRIPTION.into(),
             tools: None,
+            disallowed: Vec::new(),
             model: None,
             max_turns: None,
             prompt: GENERAL_PURPOSE_PROMPT.into(),
@@ -74,6 +77,7 @@ impl AgentDefinition {
             name,
             description: String::new(),
             tools: None,
+            disallowed: Vec::new(),
             model: None,
             max_turns: None,
             prompt: String::new(),
@@ -82,7 +86,9 @@ impl AgentDefinition {
 
     /// Whether the child may use `tool` (never `Agent`: subagents do not nest, as in Claude Code).
     pub(crate) fn allows(&self, tool: &str) -> bool {
-        tool != AGENT_TOOL && self.tools.as_ref().is_none_or(|tools| tools.iter().any(|t| t == tool || t == "*"))
+        tool != AGENT_TOOL
+            && !self.disallowed.iter().any(|t| t == tool)
+            && self.tools.as_ref().is_none_or(|tools| tools.iter().any(|t| t == tool || t == "*"))
     }
 }
 
@@ -147,8 +153,9 @@ impl AgentCatalog {
         catalog
     }
 
-    /// Adds a definition; one of the same name is replaced.
-    pub(crate) fn add(&mut self, definition: AgentDefinition) {
+    /// Adds a definition; one of the same name is replaced (an SDK's definition replaces a
+    /// project file's, as Claude Code ranks its `--agents` above the project's).
+    pub fn add(&mut self, definition: AgentDefinition) {
         match self.definitions.iter_mut().find(|d| d.name == definition.name) {
             Some(existing) => *existing = definition,
             None => self.definitions.push(definition),
@@ -198,6 +205,98 @@ impl AgentCatalog {
     }
 }
 
+/// The most agents an SDK may define, and the longest name and texts it may give one: an app's
+/// definitions become tool descriptions and system prompts, so they are bounded like files.
+const MAX_SDK_AGENTS: usize = 64;
+const MAX_SDK_AGENT_NAME: usize = 128;
+const MAX_SDK_AGENT_BYTES: usize = 64 * 1024;
+
+/// The agents an SDK defines (`agents=` in `initialize`, or `--agents JSON`): an object of
+/// name to `{"description", "prompt", "tools"?, "disallowedTools"?, "model"?, "maxTurns"?}`,
+/// as the SDKs' `AgentDefinition` serialises. Keys reloop does not use are ignored; a
+/// definition without a description or prompt is refused with why.
+pub fn sdk_definitions(agents: &Value) -> Result<Vec<AgentDefinition>, String> {
+    let Some(map) = agents.as_object() else {
+        return Err("agents must be an object of name to definition".into());
+    };
+    if map.len() > MAX_SDK_AGENTS {
+        return Err(format!("{} agents defined; at most {MAX_SDK_AGENTS} are taken", map.len()));
+    }
+    let mut out = Vec::new();
+    for (name, def) in map {
+        let name = name.trim();
+        if name.is_empty() || name.len() > MAX_SDK_AGENT_NAME || name.chars().any(char::is_control) {
+            return Err(format!("agent name {name:?}: 1 to {MAX_SDK_AGENT_NAME} printable bytes"));
+        }
+        let text = |key: &str| -> Result<String, String> {
+            let value = def.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default();
+            if value.is_empty() {
+                return Err(format!("agent {name}: no {key}"));
+            }
+            if value.len() > MAX_SDK_AGENT_BYTES {
+                return Err(format!("agent {name}: its {key} is over {MAX_SDK_AGENT_BYTES} bytes"));
+            }
+            Ok(value.to_string())
+        };
+        let list = |key: &str| -> Result<Option<Vec<String>>, String> {
+            match def.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .take(MAX_SDK_AGENTS * 4)
+                    .map(|t| {
+                        t.as_str().map(|t| t.trim().to_string()).ok_or(format!("agent {name}: {key} must list names"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Some),
+                Some(_) => Err(format!("agent {name}: {key} must be a list of tool names")),
+            }
+        };
+        let model = def.get("model").and_then(Value::as_str).map(str::trim);
+        out.push(AgentDefinition {
+            name: name.to_string(),
+            description: text("description")?,
+            tools: list("tools")?,
+            disallowed: list("disallowedTools")?.unwrap_or_default(),
+            model: model.filter(|m| !m.is_empty() && *m != "inherit").map(str::to_string),
+            max_turns: def
+                .get("maxTurns")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n > 0),
+            prompt: text("prompt")?,
+        });
+    }
+    Ok(out)
+}
+
+/// The definitions back as the SDK's JSON, for the session's header: a resumed or replayed
+/// session rebuilds its catalog from what was journaled, not from an app that is gone.
+pub fn sdk_json(definitions: &[AgentDefinition]) -> Value {
+    let map = definitions
+        .iter()
+        .map(|d| {
+            let mut def = serde_json::Map::new();
+            def.insert("description".into(), json!(d.description));
+            def.insert("prompt".into(), json!(d.prompt));
+            if let Some(tools) = &d.tools {
+                def.insert("tools".into(), json!(tools));
+            }
+            if !d.disallowed.is_empty() {
+                def.insert("disallowedTools".into(), json!(d.disallowed));
+            }
+            if let Some(model) = &d.model {
+                def.insert("model".into(), json!(model));
+            }
+            if let Some(n) = d.max_turns {
+                def.insert("maxTurns".into(), json!(n));
+            }
+            (d.name.clone(), Value::Object(def))
+        })
+        .collect();
+    Value::Object(map)
+}
+
 /// Reads one agent file: front matter between `---` lines, then the prompt.
 fn read_definition(file: &Path) -> Result<AgentDefinition, String> {
     let size = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
@@ -230,6 +329,7 @@ pub(crate) fn parse_definition(text: &str) -> Result<AgentDefinition, String> {
         name: name.trim().to_string(),
         description: description.trim().to_string(),
         tools,
+        disallowed: Vec::new(),
         model: front.model.map(|m| m.trim().to_string()).filter(|m| !m.is_empty() && m != "inherit"),
         max_turns: front.max_turns.filter(|n| *n > 0),
         prompt: body.trim().to_string(),
@@ -316,5 +416,35 @@ mod tests {
             catalog.resolve(Some("nope")).unwrap_err(),
             "Agent type 'nope' not found. Available agents: general-purpose"
         );
+    }
+
+    #[test]
+    fn sdk_definitions_read_the_sdks_shape_and_round_trip() {
+        let given = json!({"reviewer": {"description": "Reviews", "prompt": "Be strict.", "tools": ["Read", "Grep"],
+            "disallowedTools": ["Grep"], "model": "haiku", "maxTurns": 4, "skills": ["x"]}});
+        let defs = sdk_definitions(&given).unwrap();
+        assert_eq!(defs.len(), 1);
+        let d = &defs[0];
+        assert_eq!((d.name.as_str(), d.model.as_deref(), d.max_turns), ("reviewer", Some("haiku"), Some(4)));
+        assert!(d.allows("Read") && !d.allows("Grep") && !d.allows("Bash"));
+        assert_eq!(sdk_definitions(&sdk_json(&defs)).unwrap(), defs);
+        let inherit = sdk_definitions(&json!({"a": {"description": "d", "prompt": "p", "model": "inherit"}})).unwrap();
+        assert_eq!(inherit[0].model, None);
+        assert_eq!(inherit[0].tools, None);
+    }
+
+    #[test]
+    fn bad_sdk_definitions_are_refused_with_why() {
+        assert!(sdk_definitions(&json!([])).unwrap_err().contains("object"));
+        assert!(sdk_definitions(&json!({"a": {"prompt": "p"}})).unwrap_err().contains("no description"));
+        assert!(sdk_definitions(&json!({"a": {"description": "d"}})).unwrap_err().contains("no prompt"));
+        assert!(sdk_definitions(&json!({"a": {"description": "d", "prompt": "p", "tools": "Read"}}))
+            .unwrap_err()
+            .contains("list"));
+        let many: serde_json::Map<String, Value> =
+            (0..65).map(|i| (format!("a{i}"), json!({"description": "d", "prompt": "p"}))).collect();
+        assert!(sdk_definitions(&Value::Object(many)).unwrap_err().contains("at most 64"));
+        let long = "x".repeat(MAX_SDK_AGENT_BYTES + 1);
+        assert!(sdk_definitions(&json!({"a": {"description": "d", "prompt": long}})).unwrap_err().contains("over"));
     }
 }

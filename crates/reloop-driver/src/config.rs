@@ -73,6 +73,10 @@ pub struct RunConfig {
     /// --output-format stream-json` prints that stream again. The driver keeps it, never reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub print: Option<serde_json::Value>,
+    /// The agents an SDK defined (`--agents`, `initialize`), as its JSON with models resolved:
+    /// a resumed or replayed session and its children rebuild the `Agent` tool from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_agents: Option<serde_json::Value>,
 }
 
 /// Which call of which session a subagent's session answers.
@@ -111,6 +115,7 @@ impl RunConfig {
             tool_specs: Vec::new(),
             mcp_servers: Vec::new(),
             print: None,
+            sdk_agents: None,
         }
     }
 
@@ -129,6 +134,12 @@ impl RunConfig {
         } else {
             vec![reloop_model::SystemBlock::cached(system)]
         }
+    }
+
+    /// The agents an SDK defined, to journal.
+    pub fn with_sdk_agents(mut self, agents: Option<serde_json::Value>) -> Self {
+        self.sdk_agents = agents;
+        self
     }
 
     /// Records the MCP servers' starts in the header.

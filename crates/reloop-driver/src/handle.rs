@@ -118,6 +118,15 @@ pub enum RunEvent {
     },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),
+    /// A message of a subagent run by this session's `Agent` call `tool_use_id`, as the child
+    /// journaled it (a printer marks its lines with `parent_tool_use_id`). Live runs only: a
+    /// replay of the parent takes the call's result from the journal and runs no child.
+    SubagentMessage {
+        /// The `Agent` call the child answers.
+        tool_use_id: String,
+        /// The child's message.
+        message: Message,
+    },
     /// The run is over.
     Finished(RunResult),
 }
@@ -235,6 +244,20 @@ impl RunHandle {
     /// Drains the remaining events and returns the result.
     pub async fn finish(mut self) -> Result<RunResult, DriverError> {
         while self.events.recv().await.is_some() {}
+        self.task.await.map_err(DriverError::TaskStopped)?
+    }
+
+    /// As [`Self::finish`], handing each message the run journals (its own and its
+    /// subagents') to `forward` on the way.
+    pub(crate) async fn finish_forwarding(
+        mut self,
+        mut forward: impl FnMut(RunEvent) + Send,
+    ) -> Result<RunResult, DriverError> {
+        while let Some(event) = self.events.recv().await {
+            if matches!(event, RunEvent::Message(_) | RunEvent::SubagentMessage { .. }) {
+                forward(event);
+            }
+        }
         self.task.await.map_err(DriverError::TaskStopped)?
     }
 }

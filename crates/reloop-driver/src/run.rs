@@ -297,7 +297,7 @@ impl Runner {
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
-        let (agents, provider) = children::subagents_for(&session, &session_id);
+        let (agents, provider) = children::subagents_for(&session, &session_id, &out);
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),

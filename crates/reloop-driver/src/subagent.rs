@@ -58,6 +58,8 @@ pub(crate) struct Subagents {
     pub run: RunConfig,
     pub hooks: Arc<HooksConfig>,
     pub can_use_tool: Option<crate::config::CanUseTool>,
+    /// The parent's events: each child message goes there too, marked with its call.
+    pub events: tokio::sync::mpsc::UnboundedSender<crate::handle::RunEvent>,
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// What the parent had spent when its tools started: a child may spend what is left.
     pub spent: Mutex<f64>,
@@ -176,8 +178,18 @@ impl Subagents {
         let _abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
+        let (events, tool_use_id) = (self.events.clone(), call.id.clone());
         let follower = tokio::spawn(async move {
-            let _ = done_tx.send(handle.finish().await);
+            let forward = move |event| {
+                let event = match event {
+                    crate::handle::RunEvent::Message(message) => {
+                        crate::handle::RunEvent::SubagentMessage { tool_use_id: tool_use_id.clone(), message }
+                    }
+                    nested => nested,
+                };
+                let _ = events.send(event);
+            };
+            let _ = done_tx.send(handle.finish_forwarding(forward).await);
         });
         self.live.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
         // A child that ends before it asks anything (its budget was spent) ends the wait too.
@@ -214,7 +226,8 @@ impl Subagents {
         permissions: Option<Arc<PermissionContext>>,
     ) -> Session {
         let mut tools = self.tools.clone();
-        tools.retain(|name| definition.allows(name));
+        // A child answers its parent in text: structured output is the parent's alone.
+        tools.retain(|name| definition.allows(name) && name != reloop_core::structured::TOOL);
         let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
         let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
         let mut prices = self.core.prices.clone();
@@ -231,6 +244,7 @@ impl Subagents {
             .with_max_budget_usd(self.core.max_budget_usd.map(|limit| (limit - spent).max(0.0)))
             .with_token_budget(None)
             .with_stop_hooks(false)
+            .with_structured_output(false)
             .with_retry_seed(crate::new_seed())
             .with_prices(prices);
         let mut run = self.run.clone();

@@ -101,14 +101,19 @@ impl ToolRegistry {
     /// `Some(Err(text))` with the exact `tool_result` text when the input breaks the tool's
     /// schema. A check of recorded sessions compares it with what the recording shows.
     pub fn check_input(&self, name: &str, input: &Value) -> Option<Result<(), String>> {
-        let (_, schema) = self.get_with_schema(name)?;
+        let (tool, schema) = self.get_with_schema(name)?;
+        if tool.validates_own_input() {
+            return Some(Ok(()));
+        }
         Some(validate_input(name, schema, input).map_err(|e| e.to_string()))
     }
 
     /// The tool, when `name` is known and `input` satisfies its schema.
     fn valid(&self, name: &str, input: &Value) -> Option<&Arc<dyn Tool>> {
         let (tool, schema) = self.get_with_schema(name)?;
-        validate_input(name, schema, input).ok()?;
+        if !tool.validates_own_input() {
+            validate_input(name, schema, input).ok()?;
+        }
         Some(tool)
     }
 
@@ -137,8 +142,10 @@ impl ToolRegistry {
                 "<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
             ));
         };
-        if let Err(err) = validate_input(name, schema, input) {
-            return ToolOutput::error(err.to_string());
+        if !tool.validates_own_input() {
+            if let Err(err) = validate_input(name, schema, input) {
+                return ToolOutput::error(err.to_string());
+            }
         }
         tool.call(input, ctx)
     }

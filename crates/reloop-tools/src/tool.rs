@@ -182,6 +182,11 @@ pub trait Tool: Send + Sync {
     fn is_instant(&self, _input: &Value) -> bool {
         false
     }
+    /// Whether the tool checks its input against its schema itself, in its own words (the
+    /// registry then does not): `StructuredOutput`'s errors are Claude Code's, not the registry's.
+    fn validates_own_input(&self) -> bool {
+        false
+    }
     /// Runs the call. Never panics: a failure is a [`ToolOutput::error`] worded for the model.
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
 }

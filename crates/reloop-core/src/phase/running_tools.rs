@@ -7,7 +7,7 @@ use crate::event::{Event, ToolOutcome};
 use crate::flags::Flag;
 use crate::hook::{outcome, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
-use crate::reason::{Continue, HookPrevented, Stop, ToolRef};
+use crate::reason::{Completion, Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
 use crate::state::{Phase, Terminal, Tools};
 use crate::step::{done, queue, stale, IgnoreWhy, Step};
@@ -126,6 +126,12 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     // The calls are done with: their names and ids move into the evidence.
     let calls = std::mem::take(&mut tools.calls);
     let called = !calls.is_empty();
+    // Judged in the calls' order (each call beside its own outcome), before the results may be
+    // put in the order they arrived.
+    let structured = match ctx.config.structured_output {
+        true => crate::structured::verdict(&calls, tools.outcomes()),
+        false => crate::structured::Verdict::None,
+    };
     let requested: Vec<ToolRef> = calls.into_iter().map(|c| ToolRef { name: c.name, id: c.id }).collect();
     let as_arrived = ctx.config.rules().wire.results_as_completed && ctx.config.flag(Flag::ResultsAsCompleted);
     let outcomes = if as_arrived { tools.take_outcomes_as_arrived() } else { tools.take_outcomes() };
@@ -153,6 +159,24 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     nudge(&mut ctx, called);
     if let Some(prevented) = tools.stopped_by {
         return done(ctx, Terminal::new(Stop::HookStopped(prevented)), effects);
+    }
+    match structured {
+        crate::structured::Verdict::Valid(tool_use_id) => {
+            let stop = Stop::Completed(Completion::StructuredOutput { tool_use_id });
+            return done(ctx, Terminal::new(stop), effects);
+        }
+        crate::structured::Verdict::Invalid(last_error) => {
+            ctx.query.structured_failures = ctx.query.structured_failures.saturating_add(1);
+            let attempts = ctx.query.structured_failures;
+            if attempts >= crate::structured::MAX_ATTEMPTS {
+                let text = format!(
+                    "Failed to provide valid structured output after {attempts} attempts — last StructuredOutput error: {last_error}"
+                );
+                let stop = Stop::StructuredOutputRetryExhausted { attempts, last_error };
+                return done(ctx, Terminal::failed(stop, text), effects);
+            }
+        }
+        crate::structured::Verdict::None => {}
     }
     let next = ctx.query.turn_count.saturating_add(1);
     if let Some(max_turns) = ctx.config.max_turns.filter(|max| next > *max) {

@@ -30,6 +30,9 @@ pub(super) fn explain_continue(c: &Continue) -> String {
             format!("{pct}% of {} ({} output tokens so far)", thousands(*budget), thousands(*turn_tokens))
         }
         Continue::QueuedInput { ids } => format!("the user queued {} while the model worked", ids.join(", ")),
+        Continue::StructuredOutputEnforce => {
+            "the model answered without calling StructuredOutput, which this session answers through".to_string()
+        }
     }
 }
 
@@ -83,6 +86,12 @@ pub(super) fn explain_stop(s: &Stop) -> String {
         }
         Stop::MaxBudgetUsd { cost_usd, budget_usd } => {
             format!("the run has cost ${cost_usd:.4}, reaching the ${budget_usd} budget")
+        }
+        Stop::Completed(Completion::StructuredOutput { tool_use_id }) => {
+            format!("the StructuredOutput call {tool_use_id} passed validation, which ends the turn")
+        }
+        Stop::StructuredOutputRetryExhausted { attempts, last_error } => {
+            format!("{attempts} StructuredOutput calls failed validation, the last with: {last_error}")
         }
     }
 }

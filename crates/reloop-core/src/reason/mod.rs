@@ -36,6 +36,9 @@ pub enum ContinueReason {
     QueuedInput,
     /// The stream broke after part of the answer arrived; the model is asked to resume from it.
     CutStreamResume,
+    /// The model answered without the `StructuredOutput` call the session needs; it is asked
+    /// for it.
+    StructuredOutputEnforce,
 }
 
 /// Why the loop stopped.
@@ -65,6 +68,8 @@ pub enum TerminalReason {
     MaxBudgetUsd,
     /// The model's tool calls stayed malformed after every retry the profile allows.
     MalformedToolUseExhausted,
+    /// The model's `StructuredOutput` calls stayed invalid after every attempt allowed.
+    StructuredOutputRetryExhausted,
 }
 
 impl ContinueReason {
@@ -146,6 +151,12 @@ pub enum Evidence {
     QueuedInput { ids: Vec<String> },
     /// The run's cost reached the budget.
     BudgetReached { cost_usd: f64, budget_usd: f64 },
+    /// A `StructuredOutput` call passed validation: the answer is its input.
+    StructuredOutput { tool_use_id: String },
+    /// The model answered without calling `StructuredOutput`.
+    StructuredOutputMissing,
+    /// `StructuredOutput` calls failed validation `attempts` times; the last error.
+    StructuredOutputInvalid { attempts: u32, last_error: String },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.
@@ -286,6 +297,7 @@ mod tests {
             TokenBudgetContinuation,
             QueuedInput,
             CutStreamResume,
+            StructuredOutputEnforce,
         ];
         for reason in all {
             // A new reason must be added above: this match has no arm for it.
@@ -298,7 +310,8 @@ mod tests {
                 | StopHookBlocking
                 | TokenBudgetContinuation
                 | QueuedInput
-                | CutStreamResume => {}
+                | CutStreamResume
+                | StructuredOutputEnforce => {}
             }
             assert_eq!(serde_json::to_string(&reason).unwrap(), format!("\"{}\"", reason.as_str()));
         }
@@ -356,6 +369,7 @@ mod tests {
             (Continue::StopHookBlocking { feedback: vec!["f".into()], block: 1, cap: 8 }, "stop_hook_blocking"),
             (Continue::TokenBudgetContinuation { pct: 1, turn_tokens: 2, budget: 3 }, "token_budget_continuation"),
             (Continue::QueuedInput { ids: vec!["q".into()] }, "queued_input"),
+            (Continue::StructuredOutputEnforce, "structured_output_enforce"),
         ];
         let stops = [
             (Stop::Completed(Completion::NoToolRequested { stop_reason: Some(StopReason::EndTurn) }), "completed"),
@@ -379,6 +393,11 @@ mod tests {
             (Stop::HookStopped(hook), "hook_stopped"),
             (Stop::MaxBudgetUsd { cost_usd: 1.5, budget_usd: 1.0 }, "max_budget_usd"),
             (Stop::MalformedToolUseExhausted { retries: 2 }, "malformed_tool_use_exhausted"),
+            (Stop::Completed(Completion::StructuredOutput { tool_use_id: "t".into() }), "completed"),
+            (
+                Stop::StructuredOutputRetryExhausted { attempts: 5, last_error: "e".into() },
+                "structured_output_retry_exhausted",
+            ),
         ];
         let reasons = continues
             .into_iter()

@@ -67,6 +67,8 @@ pub enum Continue {
         /// The budget.
         budget: u64,
     },
+    /// The model answered without the `StructuredOutput` call the session needs.
+    StructuredOutputEnforce,
     /// The model finished while the user had queued these messages.
     QueuedInput {
         /// The queued messages' ids.
@@ -124,6 +126,13 @@ pub enum Stop {
         /// Retries made.
         retries: u32,
     },
+    /// Every `StructuredOutput` call allowed failed validation.
+    StructuredOutputRetryExhausted {
+        /// Calls made.
+        attempts: u32,
+        /// The last call's validation error, as the model saw it.
+        last_error: String,
+    },
 }
 
 /// How a loop completed.
@@ -149,6 +158,11 @@ pub enum Completion {
         budget: u64,
         /// Returns diminished (else the target was reached).
         diminishing: bool,
+    },
+    /// A `StructuredOutput` call passed validation, which ends the turn.
+    StructuredOutput {
+        /// The call, whose input is the answer.
+        tool_use_id: String,
     },
     /// A manual compaction (`reloop compact`) of a stopped conversation finished.
     Compacted {
@@ -290,6 +304,7 @@ wire_table! { Continue, ContinueReason:
         [Evidence::TokenBudget { pct, turn_tokens, budget }];
     [Continue::QueuedInput { ids }] => QueuedInput, [Evidence::QueuedInput { ids }];
     [Continue::CutStreamResume { attempt, of }] => CutStreamResume, [Evidence::StreamCut { attempt, of }];
+    [Continue::StructuredOutputEnforce] => StructuredOutputEnforce, [Evidence::StructuredOutputMissing];
 }
 
 wire_table! { Stop, TerminalReason:
@@ -316,4 +331,8 @@ wire_table! { Stop, TerminalReason:
     [Stop::MaxBudgetUsd { cost_usd, budget_usd }] => MaxBudgetUsd, [Evidence::BudgetReached { cost_usd, budget_usd }];
     [Stop::MalformedToolUseExhausted { retries }] => MalformedToolUseExhausted,
         [Evidence::MalformedToolCallExhausted { retries }];
+    [Stop::Completed(Completion::StructuredOutput { tool_use_id })] => Completed,
+        [Evidence::StructuredOutput { tool_use_id }];
+    [Stop::StructuredOutputRetryExhausted { attempts, last_error }] => StructuredOutputRetryExhausted,
+        [Evidence::StructuredOutputInvalid { attempts, last_error }];
 }

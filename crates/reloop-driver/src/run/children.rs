@@ -32,7 +32,11 @@ impl RunChild for ChildLoop {
 
 /// The means of `session` (about to run as `session_id`) to run children, and the provider the
 /// session itself then asks (its view of the tree's request order); none without agents.
-pub(super) fn subagents_for(session: &Session, session_id: &str) -> (Option<Arc<Subagents>>, Arc<dyn ModelProvider>) {
+pub(super) fn subagents_for(
+    session: &Session,
+    session_id: &str,
+    events: &tokio::sync::mpsc::UnboundedSender<crate::handle::RunEvent>,
+) -> (Option<Arc<Subagents>>, Arc<dyn ModelProvider>) {
     let Some(setup) = session.agents.clone() else { return (None, session.provider.clone()) };
     let order = RequestOrder::new(session.provider.clone(), session.request_base, setup.renumber_requests);
     let subagents = Subagents {
@@ -50,6 +54,7 @@ pub(super) fn subagents_for(session: &Session, session_id: &str) -> (Option<Arc<
         start_gate: Arc::new(tokio::sync::Mutex::new(())),
         live: Mutex::new(Vec::new()),
         runner: Arc::new(ChildLoop),
+        events: events.clone(),
     };
     (Some(Arc::new(subagents)), order.view().0)
 }
