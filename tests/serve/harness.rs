@@ -99,15 +99,15 @@ fn unchunk(mut body: &str) -> String {
     out
 }
 
-/// A cassette whose answers take their time: a tool call after 1.5 s, the answer after 4 s more.
+/// A cassette whose answers take their time: a tool call after 3 s, the answer after 9 s more (time enough for a browser to start and open its page).
 fn slow_cassette(ws: &Workspace, answer: &str) -> PathBuf {
     let path = ws.dir.path().join("slow.json");
     let responses = json!({"responses": [
-        {"delay_ms": 1500, "message": {"id": "msg_s1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        {"delay_ms": 3000, "message": {"id": "msg_s1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
           "content": [{"type": "text", "text": "Looking for the files first."},
                       {"type": "tool_use", "id": "toolu_s1", "name": "Glob", "input": {"pattern": "**/*.ts"}}],
           "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 20}}},
-        {"delay_ms": 4000, "message": {"id": "msg_s2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+        {"delay_ms": 9000, "message": {"id": "msg_s2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
           "content": [{"type": "text", "text": answer}],
           "stop_reason": "end_turn", "usage": {"input_tokens": 120, "output_tokens": 30}}}
     ]});
