@@ -207,7 +207,7 @@ fn show_follow_prints_steps_until_the_session_ends_and_never_hangs() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("model_done") && text.contains("ended: completed"), "{text}");
-    assert!(run.wait().unwrap().success());
+    assert!(run.0.wait().unwrap().success());
     let replay = ws.reloop(&["show", &id, "--steps"]);
     assert_eq!(text.lines().count() - 1, stdout(&replay).lines().count(), "every step once");
 }
@@ -258,7 +258,7 @@ fn in_a_browser_a_live_session_is_followed_and_the_list_filters_searches_opens_a
     let script = dir.join("drive.mjs");
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/serve/drive.mjs"), &script).unwrap();
     let out = Command::new("timeout").arg("240").arg("node").arg(&script).arg(want.to_string()).output().unwrap();
-    assert!(run.wait().unwrap().success());
+    assert!(run.0.wait().unwrap().success());
     assert!(out.status.success(), "the browser run failed:\n{}\n{}", stdout(&out), stderr(&out));
     let seen: Value = serde_json::from_str(stdout(&out).lines().last().unwrap_or_default()).unwrap();
     assert_eq!(seen["faults"], json!([]), "console errors: {seen}");

@@ -115,24 +115,36 @@ fn slow_cassette(ws: &Workspace, answer: &str) -> PathBuf {
     path
 }
 
+/// A run in the background; killed if the test ends before it does.
+pub struct LiveRun(pub Child);
+
+impl Drop for LiveRun {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts a slow run in the background and waits until the journal shows it being written.
-pub fn start_live_run(ws: &Workspace, answer: &str) -> (Child, String) {
+pub fn start_live_run(ws: &Workspace, answer: &str) -> (LiveRun, String) {
     let cassette = slow_cassette(ws, answer);
     let cwd = ws.cwd();
-    let child = reloop_bin()
-        .args(["run", "a slow one", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
-        .env("RELOOP_JOURNAL", ws.journal())
-        .current_dir(ws.dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let run = LiveRun(
+        reloop_bin()
+            .args(["run", "a slow one", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()])
+            .env("RELOOP_JOURNAL", ws.journal())
+            .current_dir(ws.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let rows: Value = serde_json::from_str(&stdout(&ws.reloop(&["sessions", "--json"]))).unwrap_or_default();
         let live = rows.as_array().and_then(|r| r.iter().find(|r| !r["writer"].is_null()).cloned());
         if let Some(live) = live {
-            return (child, live["id"].as_str().unwrap().to_string());
+            return (run, live["id"].as_str().unwrap().to_string());
         }
         assert!(Instant::now() < deadline, "the slow run never showed up as running");
         std::thread::sleep(Duration::from_millis(100));

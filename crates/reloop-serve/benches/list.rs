@@ -60,7 +60,7 @@ fn fill(path: &Path, sessions: u64) {
             number.execute([&id]).unwrap();
             let m = tx.last_insert_rowid();
             steps.execute(params![m, n]).unwrap();
-            if i % 1000 == 0 {
+            if i.is_multiple_of(1000) {
                 rare.execute(params![m, format!("find the quokka bug number {i}")]).unwrap();
             }
         }
