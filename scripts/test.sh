@@ -24,10 +24,11 @@ if ! command -v bwrap >/dev/null 2>&1; then
 fi
 export RELOOP_REQUIRE_SANDBOX=1
 
-# The session page (tests/view.rs) is checked in a real headless browser; required here.
-if ! command -v chromium >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
-fi
+# The session page (tests/view.rs) and `reloop serve` (tests/serve.rs) are checked in a real
+# headless browser: Debian's chromium, driven by npm's playwright-core (installed once into
+# target/browser); required here.
+bash scripts/browser-setup.sh
+export RELOOP_BROWSER_DIR="$PWD/target/browser"
 export RELOOP_REQUIRE_BROWSER=1
 
 # The Agent SDK tests (tests/sdk.rs) drive the real Python and TypeScript SDKs against the reloop

@@ -101,8 +101,16 @@ fn nothing_that_runs_a_session_depends_on_the_inspector() {
     let deps = crate_dependencies();
     // The reader saw what it checks: the inspector reads the driver's run config and outputs.
     assert!(deps["reloop-inspect"].contains("reloop-driver"), "{deps:?}");
-    let users: Vec<&String> = deps.iter().filter(|(_, d)| d.contains("reloop-inspect")).map(|(c, _)| c).collect();
-    assert!(users.is_empty(), "only the binary may depend on reloop-inspect, not {users:?}");
+    // `reloop serve`'s pages read journals as the binary's commands do, and run nothing live.
+    assert!(deps["reloop-serve"].contains("reloop-inspect"), "{deps:?}");
+    let users: Vec<&String> = deps
+        .iter()
+        .filter(|(c, d)| d.contains("reloop-inspect") && c.as_str() != "reloop-serve")
+        .map(|(c, _)| c)
+        .collect();
+    assert!(users.is_empty(), "only the binary and reloop-serve may depend on reloop-inspect, not {users:?}");
+    let serve_users: Vec<&String> = deps.iter().filter(|(_, d)| d.contains("reloop-serve")).map(|(c, _)| c).collect();
+    assert!(serve_users.is_empty(), "only the binary may depend on reloop-serve, not {serve_users:?}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod reread;
 mod rerun;
 mod resume;
 pub(crate) mod run;
+mod serve;
 mod sessions;
 mod show;
 mod tree;
@@ -84,6 +85,9 @@ pub enum Command {
     /// Write a session as one self-contained HTML page: its timeline, the state path drawn,
     /// every step's event, effects and reason a click away. No network, no external files.
     View(view::ViewArgs),
+    /// Serve the journal's sessions as a local web app: a list with filters and full-text
+    /// search, each session's page (followed live while it runs), diffs. Read-only.
+    Serve(serve::ServeArgs),
     /// Where two sessions part ways: the first step whose event, request or reason differs, side
     /// by side, then what each did after it. Exit 0 when they agree, 1 when they differ.
     Diff(diff::DiffArgs),
@@ -114,7 +118,7 @@ fn pages(command: &Command) -> bool {
     matches!(
         command,
         Command::Sessions(_)
-            | Command::Show(_)
+            | Command::Show(show::ShowArgs { follow: false, .. })
             | Command::Replay(_)
             | Command::Export(_)
             | Command::Why(_)
@@ -145,6 +149,7 @@ pub async fn dispatch(mut cli: Cli) -> Result<Exit, CliError> {
         Command::Man(args) => man::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::View(args) => view::run(args),
+        Command::Serve(args) => serve::run(args).await,
         Command::Diff(args) => diff::run(args),
         Command::Why(args) => why::run(args),
         Command::Prop(args) => prop::run(args).await,

@@ -1,5 +1,6 @@
 //! `reloop show SESSION`: a session rebuilt from the journal: its conversation, its transition
-//! trace (`--steps`), or the exact request of a turn (`--turn N`, `--request R`).
+//! trace (`--steps`), or the exact request of a turn (`--turn N`, `--request R`); `--follow`
+//! prints a running session's steps as they are journaled, until it ends.
 
 use reloop_core::{ContentBlock, Role};
 use serde_json::json;
@@ -23,14 +24,24 @@ pub struct ShowArgs {
     /// Show the exact request with this number (retries included), rebuilt from the journal.
     #[arg(long, value_name = "R", conflicts_with_all = ["steps", "turn"])]
     pub request: Option<u32>,
+    /// Print the session's steps as they are journaled (the trace's lines), until it ends: until
+    /// nobody writes it (right away for a finished session).
+    #[arg(long, short = 'f', conflicts_with_all = ["turn", "request", "json"])]
+    pub follow: bool,
     #[command(flatten)]
     pub journal: JournalArg,
     #[command(flatten)]
     pub json: JsonArg,
 }
 
+/// How often `--follow` looks for new steps.
+const FOLLOW_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
 pub fn run(args: ShowArgs) -> Result<Exit, CliError> {
     let (journal, session, json) = (&args.journal, args.session.session.as_str(), args.json.json);
+    if args.follow {
+        return follow(journal, session);
+    }
     match (args.steps, args.turn, args.request) {
         (true, _, _) => trace(journal, session, json),
         (false, Some(n), _) => request(journal, session, reloop_inspect::RequestAt::Turn(n)),
@@ -196,5 +207,37 @@ fn request(journal: &JournalArg, selector: &str, at: reloop_inspect::RequestAt) 
         "format": rebuilt.format,
         "body": rebuilt.body,
     }))?;
+    Ok(Exit::Success)
+}
+
+/// `reloop show SESSION --follow`: the trace's lines of the steps journaled so far, then of each
+/// new one, looking every [`FOLLOW_EVERY`], until nobody writes the session (it ended, or its
+/// writer is gone). Who writes it is asked before each read, so the steps a writer journaled
+/// before it let go are all printed.
+fn follow(journal: &JournalArg, selector: &str) -> Result<Exit, CliError> {
+    let opened = open(journal)?;
+    let id = opened.resolve(selector)?;
+    let (mut printed, mut terminal) = (0u64, None);
+    loop {
+        let writer = opened.live_writer(&id)?;
+        opened.visit_steps(&id, &mut |s| {
+            if s.seq > printed {
+                outln!("{}", reloop_inspect::explain::trace_line(&s));
+                printed = s.seq;
+                if let Some(r) = s.reason.as_ref().filter(|r| r.is_terminal()) {
+                    terminal = Some(r.name());
+                }
+            }
+            Ok(!crate::term::stdout_closed())
+        })?;
+        if writer.is_none() || crate::term::stdout_closed() {
+            break;
+        }
+        std::thread::sleep(FOLLOW_EVERY);
+    }
+    match terminal {
+        Some(reason) => outln!("-- session {} ended: {reason} ({printed} steps)", super::reading::short(&id)),
+        None => outln!("-- session {} is not running: nobody writes it ({printed} steps)", super::reading::short(&id)),
+    }
     Ok(Exit::Success)
 }

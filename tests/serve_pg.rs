@@ -1,0 +1,81 @@
+//! `reloop serve` on a PostgreSQL journal: its index in the database's `reloop_serve` schema
+//! (a `tsvector` with a GIN index), the list, its filters and search, a session's page, its live
+//! events and a diff, as on SQLite. A real server is started by the shared harness
+//! (`crates/reloop-journal-pg/tests/support`); without one the test is skipped with a note,
+//! unless `RELOOP_REQUIRE_PG=1`.
+
+mod common;
+#[path = "serve/harness.rs"]
+mod harness;
+#[path = "../crates/reloop-journal-pg/tests/support/mod.rs"]
+mod support;
+
+use common::{cassette_path, stderr, stdout, Workspace};
+use harness::Server;
+use serde_json::{json, Value};
+use support::TestDb;
+
+#[test]
+fn a_postgres_journal_is_listed_searched_shown_followed_and_diffed() {
+    let Some(db) = TestDb::new("a_postgres_journal_is_listed_searched_shown_followed_and_diffed") else { return };
+    let ws = Workspace::seed();
+    let cwd = ws.cwd();
+    let seed = cassette_path("seed.json");
+    let pg = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--journal", &db.uri]);
+        ws.reloop(&all)
+    };
+    let out = pg(&["run", "find the login bug", "--script", seed.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: Value = serde_json::from_str(&stdout(&pg(&["sessions", "--json"]))).unwrap();
+    let id = rows[0]["id"].as_str().unwrap().to_string();
+    let fork_answer = cassette_path("fork_answer.json");
+    assert_eq!(pg(&["fork", &id, "--at", "7", "--script", fork_answer.to_str().unwrap()]).status.code(), Some(0));
+    let dump = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/journals/scripted_max_turns.json");
+    assert_eq!(pg(&["import", "journal", dump.to_str().unwrap()]).status.code(), Some(0));
+
+    let server = Server::start_on(&ws, &db.uri, &[]);
+    let all = server.json("/sessions.json");
+    assert_eq!(all["total"], 3, "{all}");
+    let fork = all["sessions"].as_array().unwrap().iter().find(|r| r["kind"] == "fork").unwrap()["id"].clone();
+    let fork = fork.as_str().unwrap().to_string();
+    assert_eq!(server.json(&format!("/sessions.json?parent={id}"))["sessions"][0]["id"], json!(fork));
+    assert_eq!(server.json("/sessions.json?status=max_turns")["total"], 1);
+    assert_eq!(server.json("/sessions.json?source=fork&model=claude-sonnet-4-6")["total"], 1);
+    let found = server.json("/sessions.json?q=MAX_ATTEMPTS");
+    assert!(found["sessions"].as_array().unwrap().iter().any(|r| r["id"] == json!(id)), "{found}");
+    // PostgreSQL's parser splits MAX_ATTEMPTS into two words, each marked where it matched.
+    assert!(found["sessions"][0]["snippet"].as_str().unwrap().contains("«MAX»_«ATTEMPTS»"), "{found}");
+    assert_eq!(server.json("/sessions.json?q=nowhere+to+be+found")["total"], 0);
+    assert_eq!(server.get("/?per=0", &[]).0, 400);
+
+    let (status, _, page) = server.get(&format!("/s/{}", &id[..8]), &[]);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("verifyPassword") && page.contains(&format!("/s/{fork}")), "{page}");
+    let (status, _, events) = server.get(&format!("/s/{id}/events"), &[]);
+    assert_eq!(status, 200);
+    assert!(events.contains("event: end"), "a finished session's stream ends at once: {events}");
+    let (status, _, diff) = server.get(&format!("/diff?a={id}&b={fork}"), &[]);
+    assert_eq!(status, 200);
+    assert!(diff.contains("they differ"), "{diff}");
+
+    // The index is its own schema, and the journal's tables are as the runs left them.
+    let mut client = db.client();
+    let texts: i64 = client.query_one("SELECT count(*) FROM reloop_serve.texts", &[]).unwrap().get(0);
+    assert!(texts > 5);
+    let gin: i64 = client
+        .query_one("SELECT count(*) FROM pg_indexes WHERE schemaname = 'reloop_serve' AND indexdef LIKE '%gin%'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(gin, 1);
+    // A session written while the server runs is indexed by its next refresh.
+    let out =
+        pg(&["run", "a second look at quokkas", "--script", seed.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.json("/sessions.json?q=quokkas")["total"] != 1 {
+        assert!(std::time::Instant::now() < deadline, "the new session was never indexed");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
