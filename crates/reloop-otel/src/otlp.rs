@@ -2,11 +2,13 @@
 //! or through the SDK's batch processor while a session runs.
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::trace::{SpanContext, SpanId, Status, TraceFlags, TraceState};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue, Value};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, SpanData, SpanEvents, SpanExporter as _, SpanLinks, SpanProcessor,
 };
@@ -64,6 +66,9 @@ fn exporter(endpoint: &str) -> Result<opentelemetry_otlp::SpanExporter, OtelErro
             why: "give an http:// or https:// URL".into(),
         });
     }
+    // The HTTP client's TLS (rustls, shared with the MCP client) has its crypto chosen by the
+    // program: ring, as reloop-mcp installs it; a second install is a no-op.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
@@ -102,12 +107,42 @@ pub fn send(endpoint: &str, spans: Vec<SpanRecord>) -> Result<usize, OtelError> 
 pub struct LiveExporter {
     processor: BatchSpanProcessor,
     endpoint: String,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+/// The OTLP exporter, with its last failure kept: the batch processor logs a failed export of
+/// its own timer and goes on, and the run must still be able to say that spans were lost.
+#[derive(Debug)]
+struct Watched {
+    inner: opentelemetry_otlp::SpanExporter,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl opentelemetry_sdk::trace::SpanExporter for Watched {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let result = self.inner.export(batch).await;
+        if let Err(e) = &result {
+            if let Ok(mut failed) = self.failed.lock() {
+                *failed = Some(e.to_string());
+            }
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
 }
 
 impl LiveExporter {
     /// An exporter to `endpoint` (a traces URL, see [`resolve_endpoint`]).
     pub fn new(endpoint: &str) -> Result<Self, OtelError> {
-        let exporter = exporter(endpoint)?;
+        let failed = Arc::new(Mutex::new(None));
+        let exporter = Watched { inner: exporter(endpoint)?, failed: failed.clone() };
         let config = BatchConfigBuilder::default()
             .with_max_queue_size(LIVE_QUEUE)
             .with_max_export_batch_size(512)
@@ -115,7 +150,7 @@ impl LiveExporter {
             .build();
         let mut processor = BatchSpanProcessor::new(exporter, config);
         processor.set_resource(&resource());
-        Ok(LiveExporter { processor, endpoint: endpoint.to_string() })
+        Ok(LiveExporter { processor, endpoint: endpoint.to_string(), failed })
     }
 
     /// Queues a finished span for export.
@@ -126,9 +161,12 @@ impl LiveExporter {
     /// Exports what is queued and stops, waiting at most `timeout`: an endpoint that is down or
     /// stalls gives an error here, never a longer wait.
     pub fn finish(self, timeout: Duration) -> Result<(), OtelError> {
-        self.processor
-            .shutdown_with_timeout(timeout)
-            .map_err(|e| OtelError::Send { endpoint: self.endpoint.clone(), why: e.to_string() })
+        let shut = self.processor.shutdown_with_timeout(timeout).map_err(|e| e.to_string());
+        let failed = self.failed.lock().ok().and_then(|mut f| f.take());
+        match (shut, failed) {
+            (Err(why), _) | (Ok(()), Some(why)) => Err(OtelError::Send { endpoint: self.endpoint.clone(), why }),
+            (Ok(()), None) => Ok(()),
+        }
     }
 }
 
