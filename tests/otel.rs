@@ -292,7 +292,12 @@ fn a_receiver_that_never_answers_costs_a_live_run_a_warning_not_a_hang_or_a_fail
     assert!(stdout(&why).contains("completed"), "{}", stdout(&why));
 
     // The same through the standard variable, which every launched session honours.
-    let out = ws.run_env_otel(&endpoint);
+    let cassette = common::cassette_path("seed.json");
+    let cwd = ws.cwd();
+    let out = ws.reloop_env(
+        &["run", "check the login module", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("reloop: warning: OpenTelemetry export"), "{}", stderr(&out));
     drop(stop);
@@ -313,19 +318,4 @@ fn an_export_to_a_receiver_that_is_down_fails_clearly_and_one_with_none_is_refus
     assert_eq!(out.status.code(), Some(2));
     let out = ws.reloop(&["export", "last", "--otlp-endpoint", &down]);
     assert_eq!(out.status.code(), Some(2), "--otlp-endpoint without --format otlp");
-}
-
-trait RunEnv {
-    fn run_env_otel(&self, endpoint: &str) -> std::process::Output;
-}
-
-impl RunEnv for Workspace {
-    fn run_env_otel(&self, endpoint: &str) -> std::process::Output {
-        let cassette = common::cassette_path("seed.json");
-        let cwd = self.cwd();
-        self.reloop_env(
-            &["run", "check the login module", "--script", cassette.to_str().unwrap(), "--cwd", cwd.to_str().unwrap()],
-            &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)],
-        )
-    }
 }

@@ -10,8 +10,9 @@
 //! failed run.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reloop_driver::RunEvent;
@@ -50,11 +51,19 @@ fn endpoint() -> Option<String> {
     resolve_endpoint(FLAG.get().map(String::as_str), |name| std::env::var(name).ok())
 }
 
+/// The reader thread's ends: closing `stop` ends it, `finished` brings its outcome, `seen` is
+/// the latest step the run has shown (the reader reads the journal only when it moved).
+struct Running {
+    seen: Arc<AtomicU64>,
+    stop: mpsc::Sender<()>,
+    finished: mpsc::Receiver<Result<(), String>>,
+}
+
 /// A live export in progress: nothing until the session has started, then its reader thread.
 pub(crate) struct Live {
     endpoint: String,
     journal: (JournalArg, PathBuf),
-    running: Option<(mpsc::Sender<()>, mpsc::Receiver<Result<(), String>>)>,
+    running: Option<Running>,
 }
 
 impl Live {
@@ -66,7 +75,13 @@ impl Live {
     }
 
     /// Starts reading the session back once it exists.
+    /// Starts reading the session back once it exists; then notes how far the run has got
+    /// (one atomic store: all the run loop's side ever does).
     pub(crate) fn on_event(&mut self, event: &RunEvent) {
+        if let (RunEvent::Step { seq }, Some(running)) = (event, &self.running) {
+            running.seen.fetch_max(*seq, Ordering::Relaxed);
+            return;
+        }
         let RunEvent::Started { session_id, .. } = event else { return };
         if self.running.is_some() {
             return;
@@ -78,11 +93,13 @@ impl Live {
         let (stop, stopped) = mpsc::channel();
         let (done, finished) = mpsc::channel();
         let (journal, session) = (self.journal.clone(), session_id.clone());
+        let seen = Arc::new(AtomicU64::new(0));
+        let progress = seen.clone();
         let spawned = std::thread::Builder::new().name("reloop-otel-live".into()).spawn(move || {
-            let _ = done.send(tail(journal, &session, exporter, stopped));
+            let _ = done.send(tail(journal, &session, exporter, &progress, stopped));
         });
         match spawned {
-            Ok(_) => self.running = Some((stop, finished)),
+            Ok(_) => self.running = Some(Running { seen, stop, finished }),
             Err(e) => warn(&format!("cannot start the export thread: {e}")),
         }
     }
@@ -90,7 +107,7 @@ impl Live {
     /// After the run: the last steps are read and everything is sent, waiting at most
     /// [`FLUSH_WAIT`] (plus the exporter's own timeout); a failure is a warning.
     pub(crate) fn finish(self) {
-        let Some((stop, finished)) = self.running else { return };
+        let Some(Running { stop, finished, .. }) = self.running else { return };
         drop(stop);
         match finished.recv_timeout(FLUSH_WAIT + reloop_otel::otlp::EXPORT_TIMEOUT) {
             Ok(Ok(())) => {}
@@ -104,21 +121,34 @@ fn warn(why: &str) {
     errln!("reloop: warning: OpenTelemetry export: {why}");
 }
 
-/// The reader: the session's new steps every [`POLL`] until `stopped` closes, then the rest,
-/// the spans still open and the root, and the flush.
+/// The reader: the session's new steps every [`POLL`] while the run shows progress (`seen`),
+/// until `stopped` closes; then the rest, the spans still open and the root, and the flush.
+/// The journal is walked from the session's start each time (it has no read from a step on),
+/// at most three times a second.
 fn tail(
     (journal, base): (JournalArg, PathBuf),
     session: &str,
     exporter: LiveExporter,
+    seen: &AtomicU64,
     stopped: mpsc::Receiver<()>,
 ) -> Result<(), String> {
     let read = journal.open(&base, super::journal::Open::Reading).map_err(|e| e.to_string());
     let result = read.and_then(|journal| {
-        let header = journal.header(session).map_err(|e| e.to_string())?;
-        let mut mapper = SessionMapper::new(&header);
+        let mut mapper: Option<SessionMapper> = None;
         let mut last = 0;
         loop {
             let ending = matches!(stopped.recv_timeout(POLL), Err(RecvTimeoutError::Disconnected));
+            if !ending && seen.load(Ordering::Relaxed) <= last {
+                continue;
+            }
+            // The header is committed by the journal's writer thread, maybe after the run
+            // announced the session: it is looked for until it is there (at the end, it must be).
+            let mapper = match (&mut mapper, journal.header(session)) {
+                (Some(mapper), _) => mapper,
+                (None, Ok(header)) => mapper.insert(SessionMapper::new(&header)),
+                (None, Err(e)) if ending => return Err(e.to_string()),
+                (None, Err(_)) => continue,
+            };
             journal
                 .visit_steps(session, &mut |step| {
                     if step.seq > last {
@@ -134,7 +164,7 @@ fn tail(
                 break;
             }
         }
-        for span in mapper.finish() {
+        for span in mapper.into_iter().flat_map(SessionMapper::finish) {
             exporter.send(&span);
         }
         Ok(())
