@@ -2,9 +2,10 @@
 //! Arize Phoenix (`bash scripts/otel-setup.sh` installs it into target/otel; the test starts
 //! `phoenix serve` on 127.0.0.1 with its working directory under target/ and telemetry off),
 //! then read back through Phoenix's GraphQL API: span names, parents and GenAI attributes, for a
-//! recorded session exported later (`export --format otlp`, with its recorded times) and for a
-//! session sent live (`run --otlp-endpoint`). And a receiver that accepts and never answers
-//! costs the run a warning, never a hang or a failure.
+//! recorded session exported later (`export --format otlp`, with its recorded times) and for
+//! sessions sent live (`run --otlp-endpoint`), a slow one's first turn at the receiver before
+//! the session ends. And a receiver that accepts and never answers costs the run a warning,
+//! never a hang or a failure.
 //!
 //! Phoenix is found through `RELOOP_PHOENIX` (the venv's `phoenix`). Without it the Phoenix test
 //! prints a notice and passes, unless `RELOOP_REQUIRE_PHOENIX=1` (set by scripts/test.sh).
@@ -251,6 +252,48 @@ fn sessions_exported_and_sent_live_are_stored_by_a_real_receiver_as_genai_traces
     }
     assert!(!named(&spans, "execute_tool ").is_empty(), "{spans:#?}");
 
+    // Live means while it runs: a session whose second answer takes 6 s has its first turn
+    // (its request and tool call) at the receiver before it ends.
+    let cassette = ws.dir.path().join("slow_answer.json");
+    let message = |id: &str, content: Value, stop: &str| {
+        json!({"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": content,
+               "stop_reason": stop, "usage": {"input_tokens": 100, "output_tokens": 20}})
+    };
+    let glob = json!([{"type": "tool_use", "id": "toolu_01", "name": "Glob", "input": {"pattern": "**/*.ts"}}]);
+    let script = json!({"responses": [
+        {"message": message("msg_01", glob, "tool_use")},
+        {"delay_ms": 6000, "message": message("msg_02", json!([{"type": "text", "text": "done"}]), "end_turn")},
+    ]});
+    std::fs::write(&cassette, script.to_string()).unwrap();
+    let cwd = ws.cwd();
+    let (script, cwd) = (cassette.to_str().unwrap(), cwd.to_str().unwrap());
+    let args = ["run", "find the ts files", "--script", script, "--cwd", cwd, "--model", "claude-sonnet-4-6"];
+    let mut child = ws.command(&args).arg("--otlp-endpoint").arg(&endpoint).stdin(Stdio::null()).spawn().unwrap();
+    let running = Instant::now();
+    let session = loop {
+        let sessions: Value = serde_json::from_slice(&ws.reloop(&["sessions", "--json"]).stdout).unwrap();
+        let known = [Some("5ce52c4987e4c0e1"), live["id"].as_str()];
+        if let Some(s) = sessions.as_array().unwrap().iter().find(|s| !known.contains(&s["id"].as_str())) {
+            break s["id"].as_str().unwrap().to_string();
+        }
+        assert!(running.elapsed() < Duration::from_secs(5), "the slow session did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let slow_trace = reloop_otel::ids::trace_id(&session).to_string();
+    let mut early = Vec::new();
+    while running.elapsed() < Duration::from_millis(5000) && early.len() < 3 {
+        early = phoenix.spans(&slow_trace);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "the session ended before its spans were looked for");
+    let mut early_names: Vec<&str> = early.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    early_names.sort();
+    assert_eq!(early_names, ["chat claude-sonnet-4-6", "execute_tool Glob", "turn 1"], "before the end");
+    assert!(child.wait().unwrap().success());
+    let spans = phoenix.spans_when(&slow_trace, 6);
+    assert_shape(&spans);
+    assert_eq!(spans.len(), 6, "root, two turns, two requests, one tool call: {spans:#?}");
+
     // A re-export of the live session names the same trace: the ids come from the journal.
     let again = ws.reloop(&["export", live["id"].as_str().unwrap(), "--format", "otlp", "--otlp-endpoint", &endpoint]);
     assert!(stdout(&again).contains(&format!("trace {live_trace}")), "{}", stdout(&again));
@@ -288,6 +331,7 @@ fn a_receiver_that_never_answers_costs_a_live_run_a_warning_not_a_hang_or_a_fail
     assert!(stderr(&out).contains("reloop: warning: OpenTelemetry export"), "{}", stderr(&out));
     // Bounded: the flush's wait and one export's timeout at most, whatever the receiver does.
     assert!(took < Duration::from_secs(20), "the run took {took:?}");
+    eprintln!("a live run against a receiver that never answers took {took:?}");
     let why = ws.reloop(&["why", "last"]);
     assert!(stdout(&why).contains("completed"), "{}", stdout(&why));
 
