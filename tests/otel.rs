@@ -294,6 +294,24 @@ fn sessions_exported_and_sent_live_are_stored_by_a_real_receiver_as_genai_traces
     assert_shape(&spans);
     assert_eq!(spans.len(), 6, "root, two turns, two requests, one tool call: {spans:#?}");
 
+    // The print mode (the Agent SDK's entry) sends its sessions live too, when the standard
+    // variable names a receiver.
+    let seed = common::cassette_path("seed.json");
+    let out = ws
+        .command(&["-p", "check the login module", "--script", seed.to_str().unwrap()])
+        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", format!("{endpoint}/v1/traces"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning: OpenTelemetry"), "{}", stderr(&out));
+    let sessions: Value = serde_json::from_slice(&ws.reloop(&["sessions", "--json"]).stdout).unwrap();
+    let newest = sessions.as_array().unwrap().iter().max_by_key(|s| s["created_at_ms"].as_u64()).unwrap();
+    let print_trace = reloop_otel::ids::trace_id(newest["id"].as_str().unwrap()).to_string();
+    let spans = phoenix.spans_when(&print_trace, 9);
+    assert_shape(&spans);
+    assert_eq!(named(&spans, "execute_tool ").len(), 2, "{spans:#?}");
+
     // A re-export of the live session names the same trace: the ids come from the journal.
     let again = ws.reloop(&["export", live["id"].as_str().unwrap(), "--format", "otlp", "--otlp-endpoint", &endpoint]);
     assert!(stdout(&again).contains(&format!("trace {live_trace}")), "{}", stdout(&again));
