@@ -49,6 +49,12 @@ bash scripts/mcp-setup.sh
 export RELOOP_MCP_PY="$PWD/target/mcp/venv/bin/python"
 export RELOOP_REQUIRE_MCP=1
 
+# The OpenTelemetry export tests (tests/otel.rs) send sessions to a real receiver, Arize Phoenix,
+# and query the spans back; installed once into target/otel and required here.
+bash scripts/otel-setup.sh
+export RELOOP_PHOENIX="$PWD/target/otel/venv/bin/phoenix"
+export RELOOP_REQUIRE_PHOENIX=1
+
 # Every crate of the lockfile, for every platform, before the tests run offline (the rust-version
 # test reads them with `cargo metadata --offline`).
 cargo fetch --locked --quiet

@@ -114,6 +114,13 @@ fn nothing_that_runs_a_session_depends_on_the_inspector() {
 }
 
 #[test]
+fn the_otel_mapping_knows_only_the_core_and_the_journal() {
+    let deps = crate_dependencies();
+    let expected: BTreeSet<String> = ["reloop-core", "reloop-journal"].into_iter().map(str::to_string).collect();
+    assert_eq!(deps["reloop-otel"], expected, "reloop-otel reads journaled steps; it never runs a session");
+}
+
+#[test]
 fn the_architecture_gives_every_crate_its_room() {
     let doc = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"));
     let rooms = doc.split("## Crates and their rooms").nth(1).expect("the crates section");

@@ -1,5 +1,6 @@
 //! `reloop export SESSION`: a session written out as messages, stream-json lines, Claude Code
-//! transcript lines or a session dump, a step at a time.
+//! transcript lines or a session dump, a step at a time; or sent to an OpenTelemetry receiver
+//! as a trace (`--format otlp`).
 
 use super::reading::open;
 use super::CliError;
@@ -15,6 +16,11 @@ pub struct ExportArgs {
     /// lines, or a session dump.
     #[arg(long, value_enum, default_value = "messages")]
     pub format: ExportKind,
+    /// With `--format otlp`: the OpenTelemetry receiver (OTLP over HTTP/protobuf; `/v1/traces`
+    /// is added to the URL). Without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+    /// OTEL_EXPORTER_OTLP_ENDPOINT.
+    #[arg(long, value_name = "URL", value_parser = otlp_url)]
+    pub otlp_endpoint: Option<String>,
     #[command(flatten)]
     pub journal: JournalArg,
 }
@@ -26,9 +32,50 @@ pub enum ExportKind {
     ClaudeJsonl,
     /// The session's header and steps, verbatim (`reloop import journal` reads it back).
     Journal,
+    /// The session as an OpenTelemetry trace, sent to an OTLP receiver (docs/otel.md).
+    Otlp,
+}
+
+/// `--otlp-endpoint`'s check: an http(s) URL, refused at once otherwise (exit 2).
+pub(crate) fn otlp_url(text: &str) -> Result<String, String> {
+    if text.starts_with("http://") || text.starts_with("https://") {
+        Ok(text.to_string())
+    } else {
+        Err("give an http:// or https:// URL (an OTLP/HTTP receiver)".into())
+    }
+}
+
+/// `--format otlp`: the session's spans, mapped from its journaled steps (with their recorded
+/// times), sent at once; the receiver's refusal or silence is an error of the command.
+fn otlp(args: &ExportArgs) -> Result<Exit, CliError> {
+    let endpoint = reloop_otel::otlp::resolve_endpoint(args.otlp_endpoint.as_deref(), |name| std::env::var(name).ok())
+        .ok_or_else(|| {
+            CliError::Usage(
+                "--format otlp needs a receiver: --otlp-endpoint URL, or OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+            )
+        })?;
+    let journal = open(&args.journal)?;
+    let header = journal.header(&journal.resolve(&args.session.session)?)?;
+    let mut mapper = reloop_otel::SessionMapper::new(&header);
+    let trace = mapper.trace_id();
+    let mut spans = Vec::new();
+    journal.visit_steps(&header.id, &mut |step| {
+        spans.extend(mapper.step(&step));
+        Ok(true)
+    })?;
+    spans.extend(mapper.finish());
+    let sent = reloop_otel::otlp::send(&endpoint, spans).map_err(|e| CliError::Io(e.to_string()))?;
+    outln!("sent {sent} spans of session {} to {endpoint}: trace {trace}", header.id);
+    Ok(Exit::Success)
 }
 
 pub fn run(args: ExportArgs) -> Result<Exit, CliError> {
+    if args.format == ExportKind::Otlp {
+        return otlp(&args);
+    }
+    if args.otlp_endpoint.is_some() {
+        return Err(CliError::Usage("--otlp-endpoint goes with --format otlp".into()));
+    }
     let (journal, selector, kind) = (&args.journal, args.session.session.as_str(), args.format);
     if kind == ExportKind::Journal {
         let journal = open(journal)?;
@@ -53,7 +100,7 @@ pub fn run(args: ExportArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
     let format = match kind {
-        ExportKind::Journal => return Ok(Exit::Success),
+        ExportKind::Journal | ExportKind::Otlp => return Ok(Exit::Success),
         ExportKind::Messages => reloop_import::ExportFormat::Messages,
         ExportKind::StreamJson => reloop_import::ExportFormat::StreamJson,
         ExportKind::ClaudeJsonl => reloop_import::ExportFormat::ClaudeJsonl,

@@ -129,12 +129,21 @@ pub struct RunArgs {
     /// worker` on the same shared journal (--journal postgres://...) runs it.
     #[arg(long, conflicts_with_all = ["demo", "input_format"])]
     pub enqueue: bool,
+    /// Send the session to an OpenTelemetry receiver as it runs, as a trace (OTLP over
+    /// HTTP/protobuf; `/v1/traces` is added to the URL). Without it, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+    /// or OTEL_EXPORTER_OTLP_ENDPOINT turns the export on. A receiver that is down costs a warning
+    /// only.
+    #[arg(long, value_name = "URL", value_parser = super::export::otlp_url)]
+    pub otlp_endpoint: Option<String>,
 }
 
 pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     // Listening starts first, so a signal during setup is acted on once the run exists.
     let signals = crate::launch::signals::Signals::install()?;
     let invoked_from = current_dir()?;
+    if let Some(url) = &args.otlp_endpoint {
+        crate::launch::otel::set_endpoint(url);
+    }
     let kind = args.provider.unwrap_or(if args.script.is_some() || args.demo {
         ProviderKind::Scripted
     } else {

@@ -43,8 +43,12 @@ pub(crate) async fn drive_with(
     let watch = signals.watch(Arc::new(move || on_signal.abort()));
     let mut result: Option<RunResult> = None;
     let mut reader_gone = false;
+    let mut live = super::otel::Live::start();
     while let Some(event) = handle.next().await {
         printer.on_event(&event);
+        if let Some(live) = &mut live {
+            live.on_event(&event);
+        }
         if let RunEvent::Finished(r) = event {
             result = Some(r);
         }
@@ -55,6 +59,10 @@ pub(crate) async fn drive_with(
         }
     }
     handle.finish().await?;
+    if let Some(live) = live {
+        // The last spans are sent off the runtime's threads; bounded, and only warned about.
+        let _ = tokio::task::spawn_blocking(move || live.finish()).await;
+    }
     let result = result.ok_or_else(|| CliError::Io("the run ended without a result".into()))?;
     let code = live_exit_code(&watch, reader_gone, result.is_error);
     Ok((result, code))

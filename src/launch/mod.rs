@@ -12,6 +12,7 @@ pub mod drive;
 pub mod fork;
 pub mod journal;
 pub mod new;
+pub mod otel;
 pub mod permissions;
 pub mod recorded;
 mod scripted;

@@ -119,6 +119,7 @@ impl NewSession {
         let provider = provider(&self)?;
         let journal_path = self.journal.path(&self.journal_base);
         let journal = self.journal.open(&self.journal_base, Open::Create)?;
+        super::otel::note_journal(&self.journal, &self.journal_base);
 
         let system_prompt = match (&self.system_prompt, &self.append_system_prompt) {
             (Some(s), Some(a)) => Some(format!("{s}\n\n{a}")),

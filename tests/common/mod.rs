@@ -46,6 +46,10 @@ pub const USER_ENV: &[&str] = &[
     "MAX_MCP_OUTPUT_TOKENS",
     "MCP_TIMEOUT",
     "MCP_TOOL_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
 ];
 
 /// `cmd` without any of [`USER_ENV`]: what a test's child sees is what the test sets.
