@@ -39,6 +39,8 @@ struct Row {
     spend: reloop_inspect::spend::Spend,
     /// A rerun's stop at a divergence: its code and its words (journaled as a failed request).
     diverged: Option<(String, String)>,
+    /// Its row in a shared journal's work queue, if it was queued.
+    queued: Option<reloop_journal_pg::QueueEntry>,
 }
 
 /// How a rerun that ended in a model error ended: at a divergence (its code and words), read
@@ -97,7 +99,7 @@ impl Row {
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
-        Row { overview, prompt, model, source, spend, diverged: None }
+        Row { overview, prompt, model, source, spend, diverged: None, queued: None }
     }
 
     fn end(&self, journal: &SessionJournal) -> Result<String, CliError> {
@@ -107,7 +109,10 @@ impl Row {
                 format!("rerun diverged: {}", self.diverged.as_ref().map_or("", |(code, _)| code))
             }
             (Some(reason), None) => reason.clone(),
-            (None, None) => "(unfinished)".to_string(),
+            // Waiting for a worker, or failed in the queue before it could end: not unfinished.
+            (None, None) => {
+                self.queued.as_ref().and_then(super::queue::end_words).unwrap_or_else(|| "(unfinished)".into())
+            }
         })
     }
 }
@@ -116,11 +121,13 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     let json = args.json.json;
     let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let mut rows: Vec<Row> = Vec::new();
+    let mut queue = super::queue::by_session(&args.journal)?;
     for overview in journal.overview()? {
         // Each session's recorded prices: `--price` given to a run prices its model here too.
         let prices = journal.header(&overview.id)?.core_config.prices;
         let mut row = Row::of(overview, &prices);
         row.diverged = diverged(&journal, &row.overview)?;
+        row.queued = queue.remove(&row.overview.id);
         rows.push(row);
     }
     // `last` is the session written most recently: the overview's last row.
@@ -151,6 +158,8 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "writer_pid": journal.as_sqlite().map(|j| j.writer(&o.id)).transpose()?.flatten(),
                     "writer": journal.live_writer(&o.id)?,
                     "agent": o.run_config.get("agent"),
+                    "queue": r.queued.as_ref().map(|q| json!({"state": q.state, "worker": q.worker,
+                        "since_ms": q.since_ms, "reason": q.reason})),
                     "rules": (o.run_config.get("provider").and_then(Value::as_str) == Some("import"))
                         .then(|| import_rules(&o.run_config)),
                 }))

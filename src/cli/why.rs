@@ -103,10 +103,19 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
     drop(opened);
     if json {
         array.end();
-    } else if written == 0 {
-        outln!("no decisions match");
     } else {
-        super::tree::print_subagents(journal, &header.id)?;
+        if written == 0 {
+            outln!("no decisions match");
+        } else {
+            super::tree::print_subagents(journal, &header.id)?;
+        }
+        // A queued session that failed before it could end has no decision saying why: the
+        // queue does.
+        if let Some(entry) = super::queue::by_session(journal)?.remove(&header.id) {
+            if let Some(words) = super::queue::end_words(&entry) {
+                outln!("queue: {words}");
+            }
+        }
     }
     Ok(Exit::Success)
 }
