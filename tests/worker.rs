@@ -247,3 +247,27 @@ fn queue_refuses_a_sqlite_journal() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--journal postgres://"), "{}", stderr(&out));
 }
+
+#[test]
+fn docs_cli_md_documents_every_flag_of_worker_and_queue() {
+    let ws = Workspace::seed();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md")).unwrap();
+    let start = docs.find("## Queue and workers (a shared journal)").expect("a section for the queue");
+    let section = &docs[start..start + docs[start..].find("\n## Continuing").unwrap()];
+    for command in ["worker", "queue"] {
+        let help = stdout(&ws.reloop(&[command, "--help"]));
+        let flags: Vec<&str> = help
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == '=' || c == '<')
+            .filter(|w| {
+                w.starts_with("--") && w.len() > 2 && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            })
+            .filter(|w| !["--help", "--no-pager", "--journal"].contains(w))
+            .collect();
+        assert!(flags.len() >= 2, "{command}: {flags:?}");
+        for flag in flags {
+            assert!(section.contains(flag), "docs/cli.md does not document {command} {flag}");
+        }
+        let usage = format!("reloop {command} --journal postgres://");
+        assert!(section.contains(&usage), "docs/cli.md shows no {usage}");
+    }
+}

@@ -53,9 +53,9 @@ pub struct WorkerArgs {
 /// The worker's log format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
-    /// `2026-12-05T02:40:01.123Z  INFO claimed session event="claim" session=... worker=...`.
+    /// Lines as a person reads them: time, level, words, fields (coloured on a terminal).
     Human,
-    /// `{"timestamp":...,"level":"INFO","message":"claimed session","event":"claim","session":...}`.
+    /// One JSON object a line: `timestamp`, `level`, `message`, `event`, `session`, `worker`...
     Json,
 }
 
