@@ -92,6 +92,11 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
                 if written == 0 {
                     // Whose rules decided: the same events under another profile decide otherwise.
                     outln!("rules: {}", reloop_inspect::timeline::rules_words(&header));
+                    // What answered is not what was asked: both, or the costs read as the wrong model's.
+                    let models = facts.models();
+                    if models.differ() {
+                        outln!("model: {}", models.words());
+                    }
                 }
                 crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);
             }
