@@ -529,6 +529,50 @@ pub fn source(header: &SessionHeader) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With a second between steps, every second of a session is some turn's, except the
+    /// wait before each prompt after the first (the session was idle, not working) and the
+    /// time it stood still before a restart: a turn's time runs from the step that began it,
+    /// its model request included.
+    #[test]
+    fn the_turns_times_add_up_to_the_sessions_time_at_work() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let mut checked = 0;
+        for (header, mut steps) in crate::test_corpus::sessions() {
+            for (i, step) in steps.iter_mut().enumerate() {
+                step.at_ms = 1_000 * i as u64;
+            }
+            let facts = Facts::gather(&header, &steps, &price);
+            let restarts = steps.iter().filter(|s| matches!(s.event, Event::Resumed)).count() as u64;
+            let prompts = facts.prompts.len().max(1) as u64;
+            let whole = 1_000 * (steps.len() as u64 - 1);
+            let counted: u64 = facts.turns.iter().map(|t| t.duration_ms).sum();
+            assert_eq!(counted, whole - 1_000 * (prompts - 1 + restarts), "{}: {:?}", header.id, facts.turns);
+            checked += 1;
+        }
+        assert!(checked >= 10);
+    }
+
+    /// The demo's second turn: asked at the first turn's last step (the tool's result), answered
+    /// 700 ms later. Its time holds that wait; before, it began at the answer's first event.
+    #[test]
+    fn a_turn_holds_the_wait_for_its_model() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let (header, mut steps) = crate::test_corpus::sessions()
+            .into_iter()
+            .find(|(_, steps)| steps.iter().filter(|s| s.turn_after != s.turn_before).count() >= 2)
+            .expect("a session of three turns");
+        let opener =
+            steps.iter().position(|s| s.turn_after != s.turn_before && s.turn_before == 1).expect("turn 1 -> 2");
+        let base = steps[0].at_ms;
+        for (i, step) in steps.iter_mut().enumerate() {
+            step.at_ms = base + if i > opener { 700 } else { 0 };
+        }
+        let facts = Facts::gather(&header, &steps, &price);
+        let second = facts.turns.iter().find(|t| t.turn == 2).expect("turn 2");
+        assert_eq!(second.duration_ms, 700, "{:?}", facts.turns);
+        assert_eq!(facts.turns[0].duration_ms, 0);
+    }
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
         let price = |_: &str, u: &Usage| Some(u.output_tokens as f64 * 1e-6);
