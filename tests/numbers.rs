@@ -69,6 +69,37 @@ fn the_demo_names_the_model_it_asked_and_the_one_that_answered_in_every_view() {
     assert!((data["session"]["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12, "view: {}", data["session"]);
     assert_eq!(format!("${cost:.4}"), "$0.0201");
     common::settings().bind(|| insta::assert_snapshot!("numbers_demo_why", why));
+
+    // The page's header, as a browser shows it (when chromium is installed; tests/view.rs says
+    // when it is required).
+    if let Some(dom) = rendered(&ws.dir.path().join("page.html")) {
+        assert!(dom.contains(&format!(r#"<span data-field="model">model <b>{both}</b></span>"#)), "{dom}");
+    }
+}
+
+/// The page's DOM after its script ran, by headless chromium; `None` without one.
+fn rendered(page: &std::path::Path) -> Option<String> {
+    let chromium = ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::var_os("PATH")?
+            .to_str()?
+            .split(':')
+            .map(|dir| std::path::Path::new(dir).join(name))
+            .find(|p| p.is_file())
+    })?;
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "chromium failed: {}", common::stderr(&out));
+    let dom = stdout(&out);
+    assert!(dom.contains(r#"id="status" data-state="ok">ok<"#), "the page's script did not finish");
+    Some(dom)
 }
 
 #[test]
