@@ -155,3 +155,51 @@ fn each_turn_counts_its_own_wait_for_the_model() {
         assert!(r["duration_ms"].as_u64().unwrap() >= 400, "{r}");
     }
 }
+
+/// The run's own result, as `--output-format json` prints it.
+fn result_of(ws: &Workspace, args: &[&str]) -> (Option<i32>, Value) {
+    let out = ws.reloop(args);
+    (out.status.code(), serde_json::from_str(&stdout(&out)).expect("one JSON result"))
+}
+
+#[test]
+fn the_run_keys_and_prices_its_usage_by_the_model_that_answered_as_every_view_does() {
+    let ws = Workspace::seed();
+    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json"]);
+    assert_eq!(code, Some(0), "{result}");
+    // Sonnet's $3/$15 per million on 5,123 input and 315 output tokens (Opus's would be $0.03349).
+    let usage = result["modelUsage"].as_object().unwrap();
+    assert_eq!(usage.keys().collect::<Vec<_>>(), ["claude-sonnet-4-6"], "{result}");
+    assert_eq!(usage["claude-sonnet-4-6"]["output_tokens"], 315);
+    let cost = result["total_cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.020094).abs() < 1e-9, "{result}");
+    let rows = json_of(&ws, &["sessions", "--json"]);
+    assert!((rows[0]["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12, "sessions: {}", rows[0]);
+    let shown = json_of(&ws, &["show", "last", "--json"]);
+    assert!((shown["usage"]["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12, "show: {}", shown["usage"]);
+
+    // The session runs with behaviour flag 21, replays identical under it, and without it its
+    // accounting (part of the replayed state) differs at the first answer.
+    assert!(ok(&ws, &["replay", "last"]).contains("identical"));
+    let out = ws.reloop(&["replay", "last", "--flip-flag", "21", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", common::stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["divergence"]["code"], "RELOOP-D003", "{report}");
+    assert_eq!(report["divergence"]["event_kind"], "model_done", "{report}");
+}
+
+#[test]
+fn the_budget_stops_the_run_at_the_answering_models_price() {
+    let ws = Workspace::seed();
+    // $0.009: at Opus's price the first answer ($0.009125) would reach it, so the second request
+    // would never go; at Sonnet's, the first costs $0.005475 and the second brings the run to
+    // $0.011199, past the budget, before the third.
+    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json", "--max-budget-usd", "0.009"]);
+    assert_eq!(code, Some(1), "{result}");
+    assert_eq!(result["terminal_reason"], "max_budget_usd", "{result}");
+    assert_eq!(result["num_turns"], 2, "{result}");
+    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.011199).abs() < 1e-9, "{result}");
+    assert_eq!(result["modelUsage"].as_object().unwrap().keys().collect::<Vec<_>>(), ["claude-sonnet-4-6"]);
+    let why = ok(&ws, &["why", "last"]);
+    assert!(why.contains("the run has cost $0.0112, reaching the $0.009 budget"), "{why}");
+}

@@ -47,7 +47,8 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
 }
 
 fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
-    ctx.account(usage);
+    // A summary's answer names no model: it counts under the model asked.
+    ctx.account(usage, None);
     let rule = ctx.config.compact_rule();
     ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
     ctx.session.usage_tokens = 0;
