@@ -91,15 +91,11 @@ fn stream_json_lines_carry_claude_code_s_ids_and_a_replay_reprints_nothing_new()
     assert_eq!(result["num_turns"], 2);
     assert_eq!(result["stop_reason"], "end_turn");
     assert_eq!(result["usage"]["output_tokens"], 8);
-    // The default profile asks claude-opus-5-5; the cassette answers as claude-sonnet-4-6, whose
-    // entry it is, as Claude Code keys `modelUsage` by the answering model: its prices, its
-    // context window and the limit the profile gives it.
-    let models: Vec<&String> = result["modelUsage"].as_object().unwrap().keys().collect();
-    assert_eq!(models, ["claude-sonnet-4-6"], "{result}");
-    let usage = &result["modelUsage"]["claude-sonnet-4-6"];
+    // The default profile's model, with its prices and the limit the profile gives it.
+    let usage = &result["modelUsage"]["claude-opus-5-5"];
     assert!(usage["costUSD"].as_f64().unwrap() > 0.0, "{result}");
-    assert_eq!(usage["maxOutputTokens"], 32000, "as 2.1.332 printed for it (recorded model_fallback)");
-    assert_eq!(usage["contextWindow"], 200000);
+    assert_eq!(usage["maxOutputTokens"], 128000);
+    assert_eq!(usage["contextWindow"], 1000000);
 
     let replay = ws.reloop(&["replay", &session[..8]]);
     assert!(stdout(&replay).contains("identical"), "{}", stdout(&replay));

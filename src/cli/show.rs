@@ -209,9 +209,8 @@ fn request(journal: &JournalArg, selector: &str, at: reloop_inspect::RequestAt) 
 
 /// Every response's tokens by kind and cost, subagents' included, and the models asked and
 /// answering. The session's own responses are priced at the model that answered each, as `why`
-/// and `sessions` price them; the loop's own count (`model_usage`) keys them by the model that
-/// answered (behaviour flag 21; before it, the model asked), so what it holds beyond them is its
-/// subagents', priced at their models.
+/// and `sessions` price them; the loop's own count (`model_usage`) keys them by the model asked,
+/// so what it holds beyond them is its subagents', priced at their models.
 fn spend_and_models(
     header: &reloop_journal::SessionHeader,
     facts: &reloop_inspect::timeline::Facts,
@@ -220,10 +219,8 @@ fn spend_and_models(
 ) -> (reloop_inspect::spend::Spend, reloop_inspect::models::SessionModels) {
     let mut spend = facts.totals();
     let mut agents = model_usage.clone();
-    let by_answer = header.core_config.flag(reloop_core::Flag::AnsweringModelUsage);
     for r in &facts.requests {
-        let counted_under = if by_answer { &r.model } else { &r.requested_model };
-        if let Some(u) = agents.get_mut(counted_under) {
+        if let Some(u) = agents.get_mut(&r.requested_model) {
             u.input_tokens = u.input_tokens.saturating_sub(r.usage.input_tokens);
             u.output_tokens = u.output_tokens.saturating_sub(r.usage.output_tokens);
             u.cache_read_input_tokens = u.cache_read_input_tokens.saturating_sub(r.usage.cache_read_input_tokens);

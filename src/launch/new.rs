@@ -143,9 +143,7 @@ impl NewSession {
 impl NewSession {
     /// The prices the session records: the model's and the fallback's (`--price`, else
     /// data/models.json), and every other `--price` given (a subagent or `set_model` may ask
-    /// those models), then every price of data/models.json not given otherwise (a response
-    /// answered by another model than the one asked is priced at the answering model's
-    /// price). A model with neither gets no price, and one warning: its responses count
+    /// those models). A model with neither gets no price, and one warning: its responses count
     /// as costing nothing, and the reading commands show their cost as unknown. With
     /// `--max-budget-usd` such a model is refused (exit 2): the budget could not be enforced
     /// on it, and enforcing it at another model's prices would stop the run at a wrong point.
@@ -164,11 +162,6 @@ impl NewSession {
             match crate::models::known_price(m) {
                 Some(price) => prices.push(price),
                 None => self.unpriced(m)?,
-            }
-        }
-        for listed in crate::models::listed_prices() {
-            if !prices.iter().any(|p| p.model == listed.model) {
-                prices.push(listed);
             }
         }
         Ok(prices)

@@ -179,12 +179,7 @@ impl Config {
 
     /// What `usage` cost on `model`.
     pub fn cost(&self, model: &str, usage: &crate::message::Usage) -> f64 {
-        self.price(model).map_or(0.0, |p| p.cost(usage))
-    }
-
-    /// The session's price for `model`, if it holds one.
-    pub fn price(&self, model: &str) -> Option<&Price> {
-        self.prices.iter().find(|p| p.model == model)
+        self.prices.iter().find(|p| p.model == model).map_or(0.0, |p| p.cost(usage))
     }
 
     /// Whether the session runs with behaviour `flag` (see [`crate::Flag`]).

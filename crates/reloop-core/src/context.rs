@@ -263,13 +263,11 @@ impl Loop {
         Some((content, ids))
     }
 
-    /// Counts a response's usage toward the totals, the model's share and the cost; `answered`
-    /// is the model the response named, if any ([`crate::accounting::charge`] says which
-    /// model the share and price are of).
-    pub(crate) fn account(&mut self, usage: &Usage, answered: Option<&str>) {
+    /// Counts a response's usage toward the totals, the model's share and the cost.
+    pub(crate) fn account(&mut self, usage: &Usage) {
         self.session.usage.add(usage);
-        let (model, cost) = crate::accounting::charge(&self.config, self.current_model(), answered, usage);
-        self.session.cost_usd += cost;
+        let model = self.current_model().to_string();
+        self.session.cost_usd += self.config.cost(&model, usage);
         self.session.model_usage.entry(model).or_default().add(usage);
     }
 

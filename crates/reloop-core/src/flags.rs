@@ -55,10 +55,6 @@ pub enum Flag {
     /// inside a 200 stream after part of the answer arrived keeps the half answer and asks the
     /// model to resume. Off: the half answer is withdrawn and the request retried.
     CutStreamResume = 9,
-    /// A response's usage counts under, and is priced at, the model that answered (the
-    /// response's `model`), as Claude Code keys `modelUsage`; a response naming none counts
-    /// under the model asked ([`crate::accounting`]). Off: always the model asked.
-    AnsweringModelUsage = 21,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -88,7 +84,6 @@ pub const CURRENT: &[Flag] = &[
     Flag::CompactBeforeRequest,
     Flag::StreamedErrorFinal,
     Flag::CutStreamResume,
-    Flag::AnsweringModelUsage,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -169,7 +164,7 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 21]);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(Flag::from_number(10), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
@@ -181,7 +176,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,21,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

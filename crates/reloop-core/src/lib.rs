@@ -48,7 +48,6 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 // version's texts, limits and rules), `compact` (the shape of a compaction's summary request),
 // and `testkit` (a simulation driver and invariants, behind the `testkit` feature).
 mod abort;
-mod accounting;
 pub mod compact;
 mod config;
 mod context;

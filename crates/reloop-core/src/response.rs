@@ -23,7 +23,7 @@ pub(crate) struct Meta {
 
 /// The response in flight is complete.
 pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> Step {
-    ctx.account(&meta.usage, meta.model.as_deref());
+    ctx.account(&meta.usage);
     ctx.query.output_tokens = ctx.query.output_tokens.saturating_add(meta.usage.output_tokens);
     // The request succeeded: its retry chain is over (it cannot follow a compaction any more,
     // the request that did took that mark when it was sent).

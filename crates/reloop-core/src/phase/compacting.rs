@@ -47,8 +47,7 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
 }
 
 fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
-    // A summary's answer names no model: it counts under the model asked.
-    ctx.account(usage, None);
+    ctx.account(usage);
     let rule = ctx.config.compact_rule();
     ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
     ctx.session.usage_tokens = 0;
