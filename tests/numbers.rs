@@ -155,3 +155,43 @@ fn each_turn_counts_its_own_wait_for_the_model() {
         assert!(r["duration_ms"].as_u64().unwrap() >= 400, "{r}");
     }
 }
+
+/// The run's own result, as `--output-format json` prints it.
+fn result_of(ws: &Workspace, args: &[&str]) -> (Option<i32>, Value) {
+    let out = ws.reloop(args);
+    (out.status.code(), serde_json::from_str(&stdout(&out)).expect("one JSON result"))
+}
+
+/// The model usage keys of a result.
+fn usage_keys(result: &Value) -> Vec<&String> {
+    result["modelUsage"].as_object().expect("modelUsage").keys().collect()
+}
+
+#[test]
+fn the_run_keys_and_prices_its_usage_by_the_model_asked_as_claude_code_does() {
+    // Recorded: Claude Code asked for its default model and answered as claude-sonnet-4-6 keys
+    // `modelUsage` by the model asked and prices it there.
+    let fixture = "crates/reloop-import/tests/recorded/2.1.332/model_fallback/answered_by_other_model/stdout.jsonl";
+    let recorded = std::fs::read_to_string(fixture).unwrap();
+    let recorded: Value = serde_json::from_str(recorded.lines().last().unwrap()).unwrap();
+    assert_eq!(usage_keys(&recorded), ["claude-opus-5-5"]);
+
+    let ws = Workspace::seed();
+    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json"]);
+    assert_eq!(code, Some(0), "{result}");
+    assert_eq!(usage_keys(&result), ["claude-opus-5-5"], "{result}");
+    // Opus's $5/$25 per million (data/models.json) on 5,123 input and 315 output tokens.
+    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.03349).abs() < 1e-9, "{result}");
+}
+
+#[test]
+fn the_budget_stops_the_run_at_the_asked_models_price() {
+    let ws = Workspace::seed();
+    // $0.009: the first answer costs $0.009125 at Opus's price (it would be $0.005475 at
+    // Sonnet's), so the second request never goes.
+    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json", "--max-budget-usd", "0.009"]);
+    assert_eq!(code, Some(1), "{result}");
+    assert_eq!(result["terminal_reason"], "max_budget_usd", "{result}");
+    assert_eq!(result["num_turns"], 1, "{result}");
+    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.009125).abs() < 1e-9, "{result}");
+}
