@@ -40,7 +40,10 @@ fn sessions_show_date_source_model_steps_cost_end_and_first_prompt() {
             file.display()
         )
     );
-    assert!(lines[2].contains("   14 steps  $0.0201  completed  claude-sonnet-4-6"), "{list}");
+    assert!(
+        lines[2].contains("   14 steps  $0.0201  completed  claude-opus-5-5 (answered by claude-sonnet-4-6)"),
+        "{list}"
+    );
     assert_eq!(lines[3].trim(), "run (scripted): 检查登录模块");
     let why = stdout(&ws.reloop(&["why", "last"]));
     // The rules the transcript's Claude Code version had, then the prompts.

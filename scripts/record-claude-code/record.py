@@ -286,7 +286,7 @@ class Server:
                  "output_tokens": 25}
         usage.update(step.get("usage", {}))
         return {"id": "msg_fake_%03d" % seq, "type": "message", "role": "assistant",
-                "model": body.get("model", "claude"), "content": blocks, "stop_reason": stop,
+                "model": step.get("model") or body.get("model", "claude"), "content": blocks, "stop_reason": stop,
                 "stop_sequence": None, "usage": usage}
 
 

@@ -6,6 +6,7 @@ recognised by SUBAGENT-TASK in its first user message), `side` (requests without
 kind are used in order; `defaults[kind]` answers once they run out.
 Step fields: `text` or `blocks` (text / tool_use / thinking / redacted_thinking; a tool_use's
 `raw_input` streams that exact partial JSON), `stop` (stop_reason, default from the blocks), `usage`,
+`model` (the model the response names; default the request's),
 `status`+`error_type`+`message`+`headers` (an HTTP error instead), `hang` (stream the text's first
 chunk, then stall N seconds), `sse_error` (end the stream with an SSE `error` event instead of
 `message_delta`; `"start"`: right after `message_start`), `delay` (seconds before answering).
@@ -347,6 +348,14 @@ SCENARIOS = [
                   {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"},
                   {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"},
                   {"text": FINAL}],
+    },
+    # 9b. the response names another model than the one asked
+    {
+        "name": "model_fallback/answered_by_other_model",
+        "note": "The request asks the default model; the response names `claude-sonnet-4-6` (a proxy "
+                "routing elsewhere): which model `modelUsage` keys the usage by and prices it at.",
+        "prompt": "检查登录模块",
+        "steps": [{"text": FINAL, "model": "claude-sonnet-4-6", "usage": {"input_tokens": 1000000, "output_tokens": 0}}],
     },
     # 10. queued command
     {

@@ -16,6 +16,7 @@ mod man;
 mod named_file;
 mod prop;
 mod prop_hooks;
+mod queue;
 pub(crate) mod reading;
 mod replay;
 mod reread;
@@ -68,6 +69,9 @@ pub enum Command {
     /// Run queued sessions (`reloop run --enqueue`) from a shared journal until SIGTERM; several
     /// workers share the queue, one writer per session by lease.
     Worker(worker::WorkerArgs),
+    /// List a shared journal's work queue: queued, claimed (by which worker, since when) and
+    /// failed sessions (with why).
+    Queue(queue::QueueArgs),
     /// Compact a stopped session on demand (trigger manual), as a fork: the original stays as it was.
     Compact(compact::CompactArgs),
     /// List the sessions of a journal: date, source, steps, cost, how each ended, first prompt.
@@ -138,6 +142,7 @@ pub async fn dispatch(mut cli: Cli) -> Result<Exit, CliError> {
         Command::Fork(args) => fork::run(args).await,
         Command::Compact(args) => compact::run(args).await,
         Command::Worker(args) => worker::run(args).await,
+        Command::Queue(args) => queue::run(args),
         Command::Rerun(args) => rerun::run(args).await,
         Command::Sessions(args) => sessions::run(args),
         Command::Show(args) => show::run(args),

@@ -236,6 +236,7 @@ impl RunArgs {
             journal_base,
             provider,
             demo: self.demo,
+            enqueue: self.enqueue,
             script: self.script.clone(),
             base_url: self.connection.base_url.clone(),
             timeouts: self.connection.wire.timeouts(),

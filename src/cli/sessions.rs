@@ -34,11 +34,16 @@ fn import_rules(config: &Value) -> String {
 struct Row {
     overview: SessionOverview,
     prompt: String,
+    /// The model that answered last (as before: `--json`'s `model`).
     model: String,
+    /// The model the session asked for and the ones that answered, told apart.
+    models: reloop_inspect::models::SessionModels,
     source: String,
     spend: reloop_inspect::spend::Spend,
     /// A rerun's stop at a divergence: its code and its words (journaled as a failed request).
     diverged: Option<(String, String)>,
+    /// Its row in a shared journal's work queue, if it was queued.
+    queued: Option<reloop_journal_pg::QueueEntry>,
 }
 
 /// How a rerun that ended in a model error ended: at a divergence (its code and words), read
@@ -62,7 +67,7 @@ fn diverged(journal: &SessionJournal, overview: &SessionOverview) -> Result<Opti
 impl Row {
     /// The row of a session, its responses priced at `prices` (the session's own, recorded as it
     /// ran) else the model table's: a model neither prices makes its cost unknown.
-    fn of(overview: SessionOverview, prices: &[reloop_core::Price]) -> Row {
+    fn of(overview: SessionOverview, prices: &[reloop_core::Price], requested: &str) -> Row {
         let config = &overview.run_config;
         let text = |key: &str| config.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let prompt = match &overview.first_prompt {
@@ -70,6 +75,13 @@ impl Row {
             _ => String::new(),
         };
         let model = overview.responses.iter().rev().find_map(|(m, _)| m.clone()).unwrap_or_else(|| text("model"));
+        let mut models = reloop_inspect::models::SessionModels::of(
+            [requested],
+            overview.responses.iter().map(|(m, _)| m.as_deref().unwrap_or(requested)),
+        );
+        if text("provider") == "import" {
+            models = models.as_answered();
+        }
         let price = super::reading::price_in(prices);
         let mut spend = reloop_inspect::spend::Spend::default();
         for (m, usage) in &overview.responses {
@@ -97,7 +109,7 @@ impl Row {
             (None, provider) if !provider.is_empty() => format!("run ({provider})"),
             _ => "run".to_string(),
         };
-        Row { overview, prompt, model, source, spend, diverged: None }
+        Row { overview, prompt, model, models, source, spend, diverged: None, queued: None }
     }
 
     fn end(&self, journal: &SessionJournal) -> Result<String, CliError> {
@@ -107,7 +119,10 @@ impl Row {
                 format!("rerun diverged: {}", self.diverged.as_ref().map_or("", |(code, _)| code))
             }
             (Some(reason), None) => reason.clone(),
-            (None, None) => "(unfinished)".to_string(),
+            // Waiting for a worker, or failed in the queue before it could end: not unfinished.
+            (None, None) => {
+                self.queued.as_ref().and_then(super::queue::end_words).unwrap_or_else(|| "(unfinished)".into())
+            }
         })
     }
 }
@@ -116,11 +131,13 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     let json = args.json.json;
     let journal = args.journal.open(&current_dir()?, crate::launch::journal::Open::Reading)?;
     let mut rows: Vec<Row> = Vec::new();
+    let mut queue = super::queue::by_session(&args.journal)?;
     for overview in journal.overview()? {
         // Each session's recorded prices: `--price` given to a run prices its model here too.
-        let prices = journal.header(&overview.id)?.core_config.prices;
-        let mut row = Row::of(overview, &prices);
+        let core = journal.header(&overview.id)?.core_config;
+        let mut row = Row::of(overview, &core.prices, &core.model);
         row.diverged = diverged(&journal, &row.overview)?;
+        row.queued = queue.remove(&row.overview.id);
         rows.push(row);
     }
     // `last` is the session written most recently: the overview's last row.
@@ -142,6 +159,7 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "fork_seq": o.parent.as_ref().map(|(_, seq)| seq),
                     "source": r.source, "file": o.run_config.get("file"),
                     "model": r.model, "first_prompt": r.prompt,
+                    "requested_model": r.models.requested.first(), "answered_models": r.models.answered,
                     "input_tokens": r.spend.input_tokens,
                     "cache_read_input_tokens": r.spend.cache_read_input_tokens,
                     "cache_creation_input_tokens": r.spend.cache_creation_input_tokens,
@@ -151,6 +169,8 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
                     "writer_pid": journal.as_sqlite().map(|j| j.writer(&o.id)).transpose()?.flatten(),
                     "writer": journal.live_writer(&o.id)?,
                     "agent": o.run_config.get("agent"),
+                    "queue": r.queued.as_ref().map(|q| json!({"state": q.state, "worker": q.worker,
+                        "since_ms": q.since_ms, "reason": q.reason})),
                     "rules": (o.run_config.get("provider").and_then(Value::as_str) == Some("import"))
                         .then(|| import_rules(&o.run_config)),
                 }))
@@ -193,7 +213,7 @@ pub fn run(args: SessionsArgs) -> Result<Exit, CliError> {
             o.steps,
             r.spend.cost_words(),
             r.end(&journal)?,
-            if r.model.is_empty() { "-" } else { r.model.as_str() },
+            r.models.words(),
         );
         // An import says whose rules read it.
         let rules = match o.run_config.get("provider").and_then(Value::as_str) {

@@ -57,17 +57,21 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit, CliError> {
     let opened = open(journal)?;
     let header = opened.header(&opened.resolve(selector)?)?;
-    let reloop_driver::Rebuilt { state, steps, .. } =
-        reloop_driver::rebuild(&*opened, &header.id, &header.core_config)?;
-    drop(opened);
-    // Every response's tokens by kind, subagents' included, priced as `why` prices them.
     let price = super::reading::price(&header);
+    // One walk: the state the conversation is read from, and the facts `why` reads, so both
+    // name and price each request alike.
+    let mut fold = reloop_core::Fold::new(&header.core_config);
+    let mut gatherer = reloop_inspect::timeline::FactsGatherer::new(&header, &price).without_payloads();
+    let steps = opened.visit_steps(&header.id, &mut |record| {
+        gatherer.step(&record);
+        fold.push(record.seq, record.event, |_| ());
+        Ok(true)
+    })?;
+    let (state, facts) = (fold.into_state(), gatherer.finish());
+    drop(opened);
     // A rerun's divergence is journaled as a failed request (its last step): told as the rerun's.
     let diverged = state.terminal().and_then(|t| reloop_inspect::rerun::diverged_words(&t.stop, steps as u64));
-    let mut spend = reloop_inspect::spend::Spend::default();
-    for (model, usage) in state.context().model_usage() {
-        spend.add(model, usage, price(model, usage));
-    }
+    let (spend, models) = spend_and_models(&header, &facts, state.context().model_usage(), &price);
     if json {
         /// The session as `show --json` prints it, serialized straight to stdout: a long
         /// conversation is never copied into a JSON value or a string first.
@@ -83,6 +87,8 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             #[serde(skip_serializing_if = "Option::is_none")]
             rerun_diverged: Option<&'a str>,
             usage: &'a reloop_inspect::spend::Spend,
+            /// The model asked for and the ones that answered, apart.
+            models: &'a reloop_inspect::models::SessionModels,
             messages: &'a reloop_core::History,
         }
         let shown = Shown {
@@ -94,6 +100,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
             terminal: state.terminal(),
             rerun_diverged: diverged.as_deref(),
             usage: &spend,
+            models: &models,
             messages: state.messages(),
         };
         match crate::term::json_line_streamed(&shown, true) {
@@ -114,6 +121,7 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
     if let Some(cwd) = header.run_config.get("cwd").and_then(|v| v.as_str()) {
         outln!("cwd {cwd}");
     }
+    outln!("model {}", models.words());
     super::tree::print_subagents(journal, &header.id)?;
     for message in state.messages().messages() {
         if crate::term::stdout_closed() {
@@ -240,4 +248,41 @@ fn follow(journal: &JournalArg, selector: &str) -> Result<Exit, CliError> {
         None => outln!("-- session {} is not running: nobody writes it ({printed} steps)", super::reading::short(&id)),
     }
     Ok(Exit::Success)
+}
+
+/// Every response's tokens by kind and cost, subagents' included, and the models asked and
+/// answering. The session's own responses are priced at the model that answered each, as `why`
+/// and `sessions` price them; the loop's own count (`model_usage`) keys them by the model asked,
+/// so what it holds beyond them is its subagents', priced at their models.
+fn spend_and_models(
+    header: &reloop_journal::SessionHeader,
+    facts: &reloop_inspect::timeline::Facts,
+    model_usage: &std::collections::BTreeMap<String, reloop_core::Usage>,
+    price: reloop_inspect::spend::PriceFn<'_>,
+) -> (reloop_inspect::spend::Spend, reloop_inspect::models::SessionModels) {
+    let mut spend = facts.totals();
+    let mut agents = model_usage.clone();
+    for r in &facts.requests {
+        if let Some(u) = agents.get_mut(&r.requested_model) {
+            u.input_tokens = u.input_tokens.saturating_sub(r.usage.input_tokens);
+            u.output_tokens = u.output_tokens.saturating_sub(r.usage.output_tokens);
+            u.cache_read_input_tokens = u.cache_read_input_tokens.saturating_sub(r.usage.cache_read_input_tokens);
+            u.cache_creation_input_tokens =
+                u.cache_creation_input_tokens.saturating_sub(r.usage.cache_creation_input_tokens);
+        }
+    }
+    let mut models = facts.models();
+    for (model, usage) in agents.iter().filter(|(_, u)| **u != reloop_core::Usage::default()) {
+        spend.add(model, usage, price(model, usage));
+        // A subagent's model was asked for (by its child session) and answered there.
+        for seen in [&mut models.requested, &mut models.answered] {
+            if !seen.contains(model) {
+                seen.push(model.clone());
+            }
+        }
+    }
+    if reloop_inspect::timeline::source(header) == "import" {
+        models = models.as_answered();
+    }
+    (spend, models)
 }

@@ -92,6 +92,11 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
                 if written == 0 {
                     // Whose rules decided: the same events under another profile decide otherwise.
                     outln!("rules: {}", reloop_inspect::timeline::rules_words(&header));
+                    // What answered is not what was asked: both, or the costs read as the wrong model's.
+                    let models = facts.models();
+                    if models.differ() {
+                        outln!("model: {}", models.words());
+                    }
                 }
                 crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);
             }
@@ -103,10 +108,19 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
     drop(opened);
     if json {
         array.end();
-    } else if written == 0 {
-        outln!("no decisions match");
     } else {
-        super::tree::print_subagents(journal, &header.id)?;
+        if written == 0 {
+            outln!("no decisions match");
+        } else {
+            super::tree::print_subagents(journal, &header.id)?;
+        }
+        // A queued session that failed before it could end has no decision saying why: the
+        // queue does.
+        if let Some(entry) = super::queue::by_session(journal)?.remove(&header.id) {
+            if let Some(words) = super::queue::end_words(&entry) {
+                outln!("queue: {words}");
+            }
+        }
     }
     Ok(Exit::Success)
 }

@@ -9,8 +9,12 @@
 //! SIGTERM, SIGINT or SIGHUP stop the worker: it claims nothing more and halts its runs where
 //! they are, without journaling an abort (which would end them for good), gives their leases up
 //! and exits 0. Every session it held is left as a crash would leave it, for the next worker.
+//!
+//! An operator sees it work in its log on stderr (`tracing`): one line (or, with `--log-format
+//! json`, one JSON object) as it starts, claims a session, renews a lease (the heartbeat), finishes
+//! or fails a session, and stops, each naming the worker (`host:pid`) and the session.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use reloop_driver::{RunEvent, SessionJournal};
@@ -23,7 +27,6 @@ use tokio_util::sync::CancellationToken;
 use super::{CliError, JournalArg};
 use crate::error::Exit;
 use crate::launch::journal;
-use crate::term::errln;
 
 #[derive(clap::Args, Debug)]
 pub struct WorkerArgs {
@@ -36,10 +39,50 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub poll_ms: u64,
     /// Stop once no queued session is left to claim and none is running (batch jobs).
+    /// Exit 1 instead of 0 when a session it ran failed.
     #[arg(long)]
     pub exit_when_idle: bool,
+    /// How its log on stderr is written: human lines, or one JSON object a line for a log
+    /// collector.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
     #[command(flatten)]
     pub wire: crate::options::WireArgs,
+}
+
+/// The worker's log format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Lines as a person reads them: time, level, words, fields (coloured on a terminal).
+    Human,
+    /// One JSON object a line: `timestamp`, `level`, `message`, `event`, `session`, `worker`...
+    Json,
+}
+
+/// Starts the worker's log on stderr: its own events and the leases' heartbeats, at INFO.
+fn init_log(format: LogFormat) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_target("reloop", tracing::Level::INFO)
+        .with_target("reloop_journal_pg", tracing::Level::INFO);
+    let colour = anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never;
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false);
+    // A second worker in one process (tests) keeps the first's log: nothing to do then.
+    let _ = match format {
+        LogFormat::Human => tracing_subscriber::registry().with(layer.with_ansi(colour)).with(targets).try_init(),
+        LogFormat::Json => tracing_subscriber::registry()
+            .with(layer.json().flatten_event(true).with_current_span(false).with_span_list(false))
+            .with(targets)
+            .try_init(),
+    };
+}
+
+/// What the worker counts as it goes, for its last log line and its exit code.
+#[derive(Default)]
+struct Tally {
+    finished: usize,
+    failed: usize,
 }
 
 /// How one claimed session's run ended.
@@ -69,11 +112,17 @@ pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
             stop.cancel();
         })
     };
+    init_log(args.log_format);
     let mut control = open(&url).await?;
+    let worker = control.worker_id().to_string();
+    tracing::info!(target: "reloop::worker", event = "start", worker = worker.as_str(), journal = %control.location(),
+        concurrency = args.concurrency, poll_ms = args.poll_ms, exit_when_idle = args.exit_when_idle, "worker started");
+    let mut tally = Tally::default();
     let mut spare: Option<PgJournal> = None;
-    let mut running: JoinSet<(String, Result<Ended, CliError>)> = JoinSet::new();
+    let mut running: JoinSet<(String, Instant, Result<Ended, CliError>)> = JoinSet::new();
     let timeouts = args.wire.timeouts();
     let poll = Duration::from_millis(args.poll_ms);
+    let mut idle = false;
     while !stop.is_cancelled() {
         let mut claimed_none = false;
         while running.len() < args.concurrency as usize && !stop.is_cancelled() {
@@ -90,15 +139,21 @@ pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
             let (journal, claimed) = match claimed {
                 Ok(claimed) => claimed,
                 Err(e) => {
-                    errln!("reloop worker: cannot claim a session now: {e}");
+                    tracing::warn!(target: "reloop::worker", event = "claim_failed", worker = worker.as_str(),
+                        error = %e, "cannot claim a session now; trying again at the next poll");
                     claimed_none = true;
                     break;
                 }
             };
             match claimed {
                 Some(id) => {
+                    tracing::info!(target: "reloop::worker", event = "claim", session = id.as_str(),
+                        worker = worker.as_str(), holder = journal.holder(), "claimed session");
                     let stop = stop.clone();
-                    running.spawn(async move { (id.clone(), run_one(id, journal, stop, timeouts).await) });
+                    running.spawn(async move {
+                        let started = Instant::now();
+                        (id.clone(), started, run_one(id, journal, stop, timeouts).await)
+                    });
                 }
                 None => {
                     spare = Some(journal);
@@ -108,25 +163,30 @@ pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
             }
         }
         if args.exit_when_idle && claimed_none && running.is_empty() {
+            idle = true;
             break;
         }
         let wait = if claimed_none || running.len() >= args.concurrency as usize { poll } else { Duration::ZERO };
         tokio::select! {
-            Some(done) = running.join_next() => finish(&mut control, done).await,
+            Some(done) = running.join_next() => finish(&mut control, &worker, &mut tally, done).await,
             _ = tokio::time::sleep(wait) => {}
             _ = stop.cancelled() => {}
         }
     }
     // Told to stop (or idle): the runs halt where they are and give their sessions up.
     while let Some(done) = running.join_next().await {
-        finish(&mut control, done).await;
+        finish(&mut control, &worker, &mut tally, done).await;
     }
     listener.abort();
     drop(spare);
     if stop.is_cancelled() {
         crate::launch::signals::kill_child_groups();
     }
-    Ok(Exit::Success)
+    let why = if idle { "no queued session is left" } else { "told to stop" };
+    tracing::info!(target: "reloop::worker", event = "stop", worker = worker.as_str(), finished = tally.finished,
+        failed = tally.failed, "worker stopped: {why}");
+    // A batch that ends with failed sessions says so to whatever ran it (a CI job, a cron).
+    Ok(if idle && tally.failed > 0 { Exit::Failed } else { Exit::Success })
 }
 
 /// A new connection to the shared journal (connecting blocks: off the runtime's threads).
@@ -150,27 +210,50 @@ async fn claim(mut journal: PgJournal) -> Result<(PgJournal, Option<String>), Cl
 }
 
 /// Records how a run ended: a finished session leaves the queue; a halted one stays in it.
-async fn finish(control: &mut PgJournal, done: Result<(String, Result<Ended, CliError>), tokio::task::JoinError>) {
-    let (id, ended) = match done {
+async fn finish(
+    control: &mut PgJournal,
+    worker: &str,
+    tally: &mut Tally,
+    done: Result<(String, Instant, Result<Ended, CliError>), tokio::task::JoinError>,
+) {
+    let (id, started, ended) = match done {
         Ok(done) => done,
         Err(e) => {
-            errln!("reloop worker: a run's task failed: {e}");
+            tracing::error!(target: "reloop::worker", event = "failure", worker, error = %e,
+                "a run's task failed; its session is left to the next claim");
             return;
         }
     };
+    let (session, elapsed_ms) = (id.as_str(), started.elapsed().as_millis() as u64);
     let outcome = match ended {
         Ok(Ended::Finished(outcome)) => outcome,
-        Ok(Ended::Halted) => return,
+        Ok(Ended::Halted) => {
+            tracing::info!(target: "reloop::worker", event = "halt", session, worker, elapsed_ms,
+                "halted session; it stays queued for the next worker");
+            return;
+        }
         // The journal failed (the database went away, the lease was lost): the session is left
         // to whoever takes it next; the queue's attempt count bounds a session that always fails.
         Err(CliError::Journal(e)) | Err(CliError::Driver(reloop_driver::DriverError::Journal(e))) => {
-            errln!("reloop worker: session {id}: {e}");
+            tracing::warn!(target: "reloop::worker", event = "left", session, worker, elapsed_ms, error = %e,
+                "gave the session up; it stays queued for the next claim");
             return;
         }
         Err(e) => format!("error: {e}"),
     };
+    // Failed as `reloop run` would have exited 1 on it, or not run at all (`error: ...`).
+    if reloop_journal_pg::QueueState::of_outcome(&outcome) == reloop_journal_pg::QueueState::Failed {
+        tally.failed += 1;
+        tracing::error!(target: "reloop::worker", event = "failure", session, worker, elapsed_ms,
+            reason = outcome.as_str(), "session failed: {outcome}");
+    } else {
+        tally.finished += 1;
+        tracing::info!(target: "reloop::worker", event = "finish", session, worker, elapsed_ms,
+            outcome = outcome.as_str(), "finished session: {outcome}");
+    }
     if let Err(e) = tokio::task::block_in_place(|| control.finish_queued(&id, &outcome)) {
-        errln!("reloop worker: session {id}: cannot mark it done: {e}");
+        tracing::error!(target: "reloop::worker", event = "failure", session, worker, error = %e,
+            "cannot mark the session done in the queue");
     }
 }
 

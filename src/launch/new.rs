@@ -29,6 +29,8 @@ pub struct NewSession {
     /// Who answers: scripted (the bundled `demo` cassette or `script`), Anthropic or OpenAI.
     pub provider: ProviderKind,
     pub demo: bool,
+    /// Only journaled and queued (`run --enqueue`): a worker asks the model, with its own key.
+    pub enqueue: bool,
     pub script: Option<PathBuf>,
     pub base_url: Option<String>,
     pub timeouts: Timeouts,
@@ -283,7 +285,9 @@ fn provider(session: &NewSession) -> Result<Arc<dyn ModelProvider>, CliError> {
             // A server on this machine speaking the Anthropic wire asks for no key; the wire
             // carries one, so a placeholder is sent in its header.
             let local = base.as_deref().is_some_and(reloop_model::is_local_url);
-            let key = env_nonempty("ANTHROPIC_API_KEY").or_else(|| local.then(|| LOOPBACK_KEY.to_string()));
+            // A queued session is only journaled here: the worker that runs it needs the key.
+            let placeholder = local || session.enqueue;
+            let key = env_nonempty("ANTHROPIC_API_KEY").or_else(|| placeholder.then(|| LOOPBACK_KEY.to_string()));
             let key = key.ok_or_else(|| {
                 CliError::Usage(
                     "no model to ask: set ANTHROPIC_API_KEY to use the Anthropic API \

@@ -402,6 +402,7 @@ impl PrintArgs {
                 ProviderKind::Anthropic
             }),
             demo: false,
+            enqueue: false,
             script: self.script.clone(),
             base_url: self.connection.base_url.clone(),
             timeouts: self.connection.wire.timeouts(),

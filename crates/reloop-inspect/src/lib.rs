@@ -6,7 +6,8 @@
 //! [`timeline`] gathers the page's facts; [`diff`] compares two sessions; [`fork_point_of`] and
 //! [`fork_steps`] say where a fork starts and recompute its first steps; [`rerun`] reads what a
 //! recorded session holds (and answers a rerun from it, which the binary runs); [`request_at`]
-//! rebuilds the exact request a session sent; [`spend`] says what requests used and cost.
+//! rebuilds the exact request a session sent; [`spend`] says what requests used and cost;
+//! [`models`] tells the model a session asked for from the one that answered.
 //!
 //! Every state it needs comes from the one fold of a session's events, [`reloop_core::Fold`],
 //! the one resume uses. It depends on the core, the journal, the model and tool traits and the
@@ -24,6 +25,7 @@
 pub mod diff;
 pub mod explain;
 mod fork;
+pub mod models;
 pub mod outputs;
 pub mod replay;
 mod replay_stream;

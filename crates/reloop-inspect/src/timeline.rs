@@ -25,8 +25,12 @@ pub struct RequestFacts {
     pub seq: u64,
     /// The step that answered it (a response, a failure or a summary).
     pub done_seq: Option<u64>,
-    /// The model it went to (a fallback shows here).
+    /// The model that answered it (its response's `model`), which its cost is priced at; until
+    /// answered, or when the response named none, the model asked.
     pub model: String,
+    /// The model the request asked for (a fallback shows here): a server may answer with
+    /// another (a proxy routing elsewhere, a cassette recorded from another model).
+    pub requested_model: String,
     /// How many messages it carried: how the history grew.
     pub message_count: usize,
     /// Its cap on output tokens.
@@ -90,7 +94,9 @@ pub struct TurnFacts {
     /// The tokens the turn's requests used, by kind, and what they cost at the binary's prices.
     #[serde(flatten)]
     pub spend: Spend,
-    /// From the turn's first step to its last, by the journal's clock.
+    /// The turn's own time, by the journal's clock: from the step that began it (the one that
+    /// ended the turn before and asked this turn's model, or the prompt) to its last step, less
+    /// any time the session stood still inside it (a resume, a fork, a queue's wait).
     pub duration_ms: u64,
 }
 
@@ -128,6 +134,9 @@ pub struct Facts {
     tool_at: BTreeMap<String, (usize, usize)>,
     #[serde(skip)]
     turn_at: BTreeMap<(u32, u32), usize>,
+    /// An import: its transcript says which model answered, not which was asked.
+    #[serde(skip)]
+    pub(crate) imported: bool,
 }
 
 impl Facts {
@@ -182,6 +191,10 @@ pub struct FactsGatherer<'a> {
     turn_paused: Vec<u64>,
     /// The time of the step before this one.
     last_at: Option<u64>,
+    /// The turn the last step began by ending the one before (its prompt and number), and when:
+    /// that turn's time starts there, with its model request, not at its first step of its own
+    /// (the answer's first event), which would leave out the wait for the model.
+    opened: Option<(u32, u32, u64)>,
     /// Tool calls keep their input and result (see [`FactsGatherer::without_payloads`]).
     payloads: bool,
 }
@@ -190,7 +203,7 @@ impl<'a> FactsGatherer<'a> {
     /// A gathering of the facts of the session `header` describes, priced by `price`.
     pub fn new(header: &'a SessionHeader, price: PriceFn<'a>) -> Self {
         FactsGatherer {
-            facts: Facts { inferred: inferred_steps(header), ..Facts::default() },
+            facts: Facts { inferred: inferred_steps(header), imported: source(header) == "import", ..Facts::default() },
             header,
             cwd: header.run_config.get("cwd").and_then(Value::as_str).unwrap_or_default(),
             price,
@@ -201,6 +214,7 @@ impl<'a> FactsGatherer<'a> {
             turn_first_at: Vec::new(),
             turn_paused: Vec::new(),
             last_at: None,
+            opened: None,
             payloads: true,
         }
     }
@@ -238,16 +252,15 @@ impl<'a> FactsGatherer<'a> {
                     }
                     self.request_index.insert(call.request, self.facts.requests.len());
                     self.asked_at.push(step.at_ms);
+                    let asked =
+                        if call.model.is_empty() { self.header.core_config.model.clone() } else { call.model.clone() };
                     self.facts.requests.push(RequestFacts {
                         number: call.request,
                         prompt: self.prompt,
                         turn: call.turn,
                         seq: step.seq,
-                        model: if call.model.is_empty() {
-                            self.header.core_config.model.clone()
-                        } else {
-                            call.model.clone()
-                        },
+                        model: asked.clone(),
+                        requested_model: asked,
                         message_count: call.message_count,
                         max_tokens: call.max_tokens,
                         outcome: "in flight".to_string(),
@@ -264,6 +277,7 @@ impl<'a> FactsGatherer<'a> {
                         turn: step.turn_after,
                         seq: step.seq,
                         model: self.header.core_config.model.clone(),
+                        requested_model: self.header.core_config.model.clone(),
                         outcome: "in flight".to_string(),
                         cost_usd: Some(0.0),
                         summary: true,
@@ -364,18 +378,28 @@ impl<'a> FactsGatherer<'a> {
                 }
             }
             None => {
+                // Begun by the step before (it ended the last turn and asked this one's model):
+                // the turn's time starts there, and a restart between the two is inside it.
+                let (first_at, paused) = match self.opened {
+                    Some((prompt, opened, at)) if (prompt, opened) == (self.prompt, turn) && !starts_prompt => {
+                        (at.min(step.at_ms), stood_still)
+                    }
+                    _ => (step.at_ms, 0),
+                };
                 facts.turn_at.insert((self.prompt, turn), facts.turns.len());
                 facts.turns.push(TurnFacts {
                     prompt: self.prompt,
                     turn,
                     first_seq: step.seq,
                     last_seq: step.seq,
+                    duration_ms: step.at_ms.saturating_sub(first_at).saturating_sub(paused),
                     ..TurnFacts::default()
                 });
-                self.turn_first_at.push(step.at_ms);
-                self.turn_paused.push(0);
+                self.turn_first_at.push(first_at);
+                self.turn_paused.push(paused);
             }
         }
+        self.opened = (step.turn_after != turn).then_some((self.prompt, step.turn_after, step.at_ms));
     }
 
     /// The facts of every step given: each turn's requests counted in it.
@@ -505,6 +529,50 @@ pub fn source(header: &SessionHeader) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With a second between steps, every second of a session is some turn's, except the
+    /// wait before each prompt after the first (the session was idle, not working) and the
+    /// time it stood still before a restart: a turn's time runs from the step that began it,
+    /// its model request included.
+    #[test]
+    fn the_turns_times_add_up_to_the_sessions_time_at_work() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let mut checked = 0;
+        for (header, mut steps) in crate::test_corpus::sessions() {
+            for (i, step) in steps.iter_mut().enumerate() {
+                step.at_ms = 1_000 * i as u64;
+            }
+            let facts = Facts::gather(&header, &steps, &price);
+            let restarts = steps.iter().filter(|s| matches!(s.event, Event::Resumed)).count() as u64;
+            let prompts = facts.prompts.len().max(1) as u64;
+            let whole = 1_000 * (steps.len() as u64 - 1);
+            let counted: u64 = facts.turns.iter().map(|t| t.duration_ms).sum();
+            assert_eq!(counted, whole - 1_000 * (prompts - 1 + restarts), "{}: {:?}", header.id, facts.turns);
+            checked += 1;
+        }
+        assert!(checked >= 10);
+    }
+
+    /// The demo's second turn: asked at the first turn's last step (the tool's result), answered
+    /// 700 ms later. Its time holds that wait; before, it began at the answer's first event.
+    #[test]
+    fn a_turn_holds_the_wait_for_its_model() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let (header, mut steps) = crate::test_corpus::sessions()
+            .into_iter()
+            .find(|(_, steps)| steps.iter().filter(|s| s.turn_after != s.turn_before).count() >= 2)
+            .expect("a session of three turns");
+        let opener =
+            steps.iter().position(|s| s.turn_after != s.turn_before && s.turn_before == 1).expect("turn 1 -> 2");
+        let base = steps[0].at_ms;
+        for (i, step) in steps.iter_mut().enumerate() {
+            step.at_ms = base + if i > opener { 700 } else { 0 };
+        }
+        let facts = Facts::gather(&header, &steps, &price);
+        let second = facts.turns.iter().find(|t| t.turn == 2).expect("turn 2");
+        assert_eq!(second.duration_ms, 700, "{:?}", facts.turns);
+        assert_eq!(facts.turns[0].duration_ms, 0);
+    }
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
         let price = |_: &str, u: &Usage| Some(u.output_tokens as f64 * 1e-6);

@@ -291,8 +291,16 @@ impl Conn {
         let fence = self.stmt(FENCE)?;
         let (ttl, holder) = (self.ttl_ms(), self.holder.clone());
         let held: Vec<(String, i64)> = self.leases.iter().map(|(s, e)| (s.clone(), *e)).collect();
+        let worker = holder.rsplit_once(':').map_or(holder.as_str(), |(process, _)| process);
         for (session, epoch) in held {
-            self.client.execute(&fence, &[&session, &epoch, &holder, &ttl]).map_err(self.db())?;
+            // Each beat is told (a worker's log shows its sessions alive), and a lease found
+            // taken over is told at once, before the next append fails on it.
+            match self.client.execute(&fence, &[&session, &epoch, &holder, &ttl]).map_err(self.db())? {
+                0 => tracing::warn!(target: "reloop::lease", event = "lease_lost", session = session.as_str(),
+                    worker, holder = holder.as_str(), epoch, "lease lost: another writer took the session over"),
+                _ => tracing::info!(target: "reloop::lease", event = "heartbeat", session = session.as_str(),
+                    worker, holder = holder.as_str(), epoch, ttl_ms = ttl, "heartbeat: lease renewed"),
+            }
         }
         Ok(())
     }

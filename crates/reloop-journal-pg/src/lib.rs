@@ -19,7 +19,8 @@
 //! The schema is documented in `docs/journal.md` for people who query it with `psql`.
 //!
 //! The public surface is small: [`PgJournal`], used through [`reloop_journal::JournalBackend`]
-//! like any journal, and [`LeaseTimes`] to tune its leases; [`SCHEMA_VERSION`] and
+//! like any journal, and [`LeaseTimes`] to tune its leases; [`PgJournal::queue_entries`] reads
+//! the work queue for a person ([`QueueEntry`]); [`SCHEMA_VERSION`] and
 //! [`BLOB_MIN_BYTES`] are public so that tests and tools can check what a database holds.
 
 #![forbid(unsafe_code)]
@@ -28,6 +29,7 @@
 mod conn;
 mod listing;
 mod queue;
+mod queue_view;
 mod schema;
 
 use std::str::FromStr;
@@ -43,6 +45,7 @@ use reloop_journal::{
 use serde_json::Value;
 
 pub use conn::BLOB_MIN_BYTES;
+pub use queue_view::{QueueEntry, QueueState};
 pub use schema::SCHEMA_VERSION;
 
 use conn::{database_error, Conn, PAGE};
@@ -160,6 +163,12 @@ impl PgJournal {
         &self.holder
     }
 
+    /// The process its leases are held by (`host:pid`): every journal a worker opens shares it,
+    /// so its logs and the queue's holders can be matched to the worker.
+    pub fn worker_id(&self) -> &str {
+        self.holder.rsplit_once(':').map_or(&self.holder, |(process, _)| process)
+    }
+
     /// Runs `job` on the connection's thread and waits for its answer.
     fn call<R: Send + 'static>(
         &self,
@@ -207,7 +216,10 @@ fn serve(mut conn: Conn, inbox: &mpsc::Receiver<Job>, heartbeat: Option<Duration
         if let (Some(at), Some(every)) = (next_beat, heartbeat) {
             if Instant::now() >= at {
                 // A failed beat is retried at the next; the lease's epoch guards the rest.
-                let _ = conn.heartbeat();
+                if let Err(e) = conn.heartbeat() {
+                    tracing::warn!(target: "reloop::lease", event = "heartbeat_failed", holder = conn.holder.as_str(),
+                        error = %e, "heartbeat failed; retried at the next");
+                }
                 next_beat = Some(Instant::now() + every);
             }
         }

@@ -156,6 +156,9 @@ fn session_json(
         "file": config.get("file"),
         "provider": config.get("provider"),
         "model": model.unwrap_or(&header.core_config.model),
+        // The model asked for and the ones that answered, apart: `model` alone is the latter.
+        "requested_models": facts.models().requested, "answered_models": facts.models().answered,
+        "models": facts.models().words(),
         "cwd": config.get("cwd"),
         "created": local_time(header.created_at_ms),
         "engine_version": header.engine_version,
