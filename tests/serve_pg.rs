@@ -78,4 +78,31 @@ fn a_postgres_journal_is_listed_searched_shown_followed_and_diffed() {
         assert!(std::time::Instant::now() < deadline, "the new session was never indexed");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    // A session queued for a worker shows as queued in the list's queue column; the ones the
+    // queue never held have no status.
+    let out = pg(&[
+        "run",
+        "wait for a worker",
+        "--script",
+        seed.to_str().unwrap(),
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--enqueue",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let queued: Value = serde_json::from_str(&stdout(&pg(&["queue", "--json"]))).unwrap();
+    let queued_id = queued[0]["session"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let page = server.json("/sessions.json");
+        if let Some(words) = page["queue"][&queued_id].as_str() {
+            assert!(words.starts_with("queued since "), "{page}");
+            assert!(page["queue"].get(&id).is_none(), "a session never queued has no status: {page}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the queued session never showed its status: {page}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (_, _, list) = server.get("/", &[]);
+    assert!(list.contains("<th>queue</th>") && list.contains("queued since "), "{list}");
 }

@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reloop_serve::{auth, Config, IndexPlace, OpenJournal, PriceTable};
+use std::collections::{HashMap, HashSet};
+
+use reloop_journal_pg::{PgJournal, QueueState};
+use reloop_serve::{auth, Config, IndexPlace, OpenJournal, PriceTable, QueueStatus};
 
 use super::{current_dir, CliError};
 use crate::error::Exit;
@@ -63,7 +66,11 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     let first = Mutex::new(journal);
     let open: OpenJournal = Arc::new(move || first.lock().unwrap_or_else(|e| e.into_inner()).open_again());
     let prices: PriceTable = Arc::new(|model, usage| crate::models::known_price(model).map(|p| p.cost(usage)));
-    let config = Config { index, journal: open, prices, access, refresh: REFRESH, queue: None };
+    let queue = match args.journal.shared_url() {
+        Some(url) => Some(Arc::new(PgQueue(Mutex::new(crate::launch::journal::connect(url)?))) as Arc<dyn QueueStatus>),
+        None => None,
+    };
+    let config = Config { index, journal: open, prices, access, refresh: REFRESH, queue };
     let listener =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| CliError::Io(format!("cannot listen on {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| CliError::Io(e.to_string()))?;
@@ -86,5 +93,34 @@ async fn stopped() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = sigterm => {}
+    }
+}
+
+/// The list's queue column on a PostgreSQL journal, read from the queue `reloop queue` shows:
+/// queued since when, claimed by which worker since when, failed and why. A session the queue is
+/// done with, or never held, has none.
+struct PgQueue(Mutex<PgJournal>);
+
+impl QueueStatus for PgQueue {
+    fn statuses(&self, ids: &[String]) -> Result<HashMap<String, String>, String> {
+        let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut pg = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let entries = pg.queue_entries().map_err(|e| e.to_string())?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| wanted.contains(e.session.as_str()))
+            .filter_map(|e| {
+                let since = super::reading::local_time(e.since_ms);
+                let words = match e.state {
+                    QueueState::Queued => format!("queued since {since}"),
+                    QueueState::Claimed => {
+                        format!("claimed by {} since {since}", e.worker.as_deref().unwrap_or("a worker"))
+                    }
+                    QueueState::Failed => super::queue::end_words(&e)?,
+                    QueueState::Done => return None,
+                };
+                Some((e.session, words))
+            })
+            .collect())
     }
 }
