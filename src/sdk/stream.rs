@@ -467,18 +467,8 @@ impl SdkStream {
             return;
         }
         self.streaming.reset();
-        let text = std::mem::take(&mut self.response_text);
-        let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
-        let body = json!({
-            "type": "message", "role": "assistant", "model": self.model,
-            "content": content, "stop_reason": null, "stop_sequence": null,
-            "usage": usage_json(&self.response_usage),
-        });
-        let mut line = Map::new();
-        line.insert("type".into(), json!("assistant"));
-        line.insert("message".into(), body);
         // A bad answer after a retracted one supersedes it too, before being retracted itself.
-        let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
+        let (line, tail) = self.bad_answer_line();
         let retracted = self.emit_with_tail(line, true, tail);
         self.user_lines += 1;
         self.synthetic_line(rules.malformed.reminder.text, Some(retracted.clone()));
@@ -491,6 +481,13 @@ impl SdkStream {
         if !self.profile.profile().malformed.retract {
             return;
         }
+        let (line, tail) = self.bad_answer_line();
+        self.emit_with_tail(line, true, tail);
+    }
+
+    /// The `assistant` line of a bad answer (the text streamed of it), and the `supersedes` of
+    /// the retracted answer before it, if any.
+    fn bad_answer_line(&mut self) -> (Map<String, Value>, Vec<(&'static str, Value)>) {
         let text = std::mem::take(&mut self.response_text);
         let content = if text.is_empty() { json!([]) } else { json!([{"type": "text", "text": text}]) };
         let body = json!({
@@ -502,7 +499,7 @@ impl SdkStream {
         line.insert("type".into(), json!("assistant"));
         line.insert("message".into(), body);
         let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
-        self.emit_with_tail(line, true, tail);
+        (line, tail)
     }
 
     fn system_line(&mut self, subtype: &str, fields: Value) {

@@ -17,7 +17,7 @@ pub enum QueueState {
     Queued,
     /// A worker holds its lease and runs it.
     Claimed,
-    /// Its run ended in an error, or it was given up after [`MAX_ATTEMPTS`] claims.
+    /// Its run ended in an error, or it was given up after `MAX_ATTEMPTS` (5) claims.
     Failed,
     /// Its run ended with a terminal reason that is no failure.
     Done,
