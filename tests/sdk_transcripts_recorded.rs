@@ -53,6 +53,10 @@ const DIFFERS: &[(&str, &str)] = &[
         "2.1.332 writes no api_error line for a stream that broke at its start",
     ),
     ("2.1.332/subagent/default", "2.1.332 runs the agent in the background and is told when it ends"),
+    (
+        "2.1.332/structured_output/always_invalid",
+        "reloop's file holds a meta user line before the last invalid call that 2.1.332's does not",
+    ),
 ];
 
 /// One line's shape, or `None` for lines that are Claude Code's bookkeeping.

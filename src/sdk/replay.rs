@@ -18,8 +18,16 @@ use super::stream::SdkStream;
 use crate::error::CliError;
 
 /// What the header keeps of how print mode shaped the stream (`RunConfig::print`).
-pub fn print_record(args: &PrintArgs, mcp_servers: Vec<Value>) -> Value {
+pub fn print_record(
+    args: &PrintArgs,
+    mcp_servers: Vec<Value>,
+    agents: Vec<String>,
+    settings: (Vec<String>, String),
+) -> Value {
     json!({
+        "agents": agents,
+        "slash_commands": settings.0,
+        "output_style": settings.1,
         "include_partial_messages": args.include_partial_messages,
         "gateway": args.gateway(),
         "max_output_tokens": crate::launch::new::env_max_output_tokens(),
@@ -58,9 +66,20 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
         .with_gateway(print["gateway"].as_str().map(str::to_string))
         .with_max_output_tokens(print["max_output_tokens"].as_u64().and_then(|n| u32::try_from(n).ok()))
         .with_prices(header.core_config.prices.clone())
-        .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default());
+        .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default())
+        .with_agents(strings(&print["agents"]))
+        .with_settings_view((
+            strings(&print["slash_commands"]),
+            print["output_style"].as_str().unwrap_or("default").to_string(),
+        ));
     let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);
     stream.on_event(&started);
+    // Each subagent's messages, printed (marked with its Agent call) where the live run printed
+    // them: before the parent's call is answered.
+    let mut children = std::collections::HashMap::new();
+    for child in journal.subagents_of(id)? {
+        children.insert(child.tool_use_id, child_messages(journal, &child.id)?);
+    }
     let mut fold = Fold::new(&header.core_config);
     // When the query in progress started (its first step), for the result's duration.
     let mut first_at: Option<u64> = None;
@@ -81,6 +100,12 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
                 Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
                 Event::UserInput { .. } => stream.next_query(),
                 _ => {}
+            }
+        }
+        if let Event::ToolDone(outcome) = &record.event {
+            for message in children.remove(&outcome.tool_use_id).unwrap_or_default() {
+                let tool_use_id = outcome.tool_use_id.clone();
+                stream.on_event(&RunEvent::SubagentMessage { tool_use_id, message });
             }
         }
         let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
@@ -105,4 +130,29 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
 
 fn header_model(header: &SessionHeader) -> String {
     header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// A recorded list of names (none when an older header recorded no such list).
+fn strings(list: &Value) -> Vec<String> {
+    list.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// The messages a subagent's session appended, in order, as its live run handed them on.
+fn child_messages(journal: &SessionJournal, id: &str) -> Result<Vec<reloop_core::Message>, CliError> {
+    let header = journal.header(id)?;
+    let mut fold = Fold::new(&header.core_config);
+    let mut messages = Vec::new();
+    journal.visit_steps(id, &mut |record| {
+        let Some(before) = fold.before() else { return Ok(false) };
+        let (seq, event) = (record.seq, record.event);
+        let outputs = fold.push(seq, event.clone(), |step| {
+            step_outputs(seq, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+        });
+        messages.extend(outputs.unwrap_or_default().into_iter().filter_map(|o| match o {
+            RunEvent::Message(m) => Some(m),
+            _ => None,
+        }));
+        Ok(true)
+    })?;
+    Ok(messages)
 }

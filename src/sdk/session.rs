@@ -141,7 +141,9 @@ impl Setup {
         let mut tools = ToolRegistry::builtin();
         tools.retain(|name| self.args.offered(name));
         let (mut session, _) = spec.launch(prompt_text, tools, &self.servers)?;
-        session.run.print = Some(super::replay::print_record(&self.args, crate::mcp::status(&self.servers)));
+        let (agents, view) = (self.agent_names(), self.settings_view()?);
+        session.run.print =
+            Some(super::replay::print_record(&self.args, crate::mcp::status(&self.servers), agents, view));
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
         // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
         if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {

@@ -21,16 +21,8 @@ impl SdkStream {
 
 /// The ends each version words its own way, after the line's `terminal_reason`.
 pub(super) fn version_ending(line: &mut Map<String, Value>, result: &RunResult) {
-    // Claude Code counts the turn the StructuredOutput results would have started, as it
-    // counts the one `--max-turns` refuses.
-    let structured_end = matches!(
-        result.terminal.stop,
-        Stop::Completed(Completion::StructuredOutput { .. }) | Stop::StructuredOutputRetryExhausted { .. }
-    );
-    if structured_end && result.profile.profile().claude_code_version.is_some() {
-        let turns = line.get("num_turns").and_then(Value::as_u64).unwrap_or_default();
-        line.insert("num_turns".into(), json!(turns + 1));
-    }
+    // `num_turns` needs nothing here: the StructuredOutput result's `user` line is counted as
+    // every line is (SdkStream::num_turns), which is the turn Claude Code counts for it.
     match (&result.terminal.stop, result.profile) {
         // 2.1.197 prints no terminal_reason for these, and the short form of the errors.
         (Stop::MaxBudgetUsd { .. }, ProfileId::ClaudeCode2_1_197) => drop(line.remove("terminal_reason")),
