@@ -206,7 +206,7 @@ fn the_budget_stop_reads_as_each_version_s() {
         let (ours, theirs) = (r.result(), real.last().unwrap());
         // That line is counted in `num_turns` too: one more than Claude Code's.
         let turns = |v: &Value| v["num_turns"].as_u64().unwrap_or_default();
-        assert_eq!(turns(&r.result()), turns(real.last().unwrap()) + 1, "{version} num_turns");
+        assert_eq!(turns(r.result()), turns(real.last().unwrap()) + 1, "{version} num_turns");
         for key in ["subtype", "is_error", "stop_reason", "terminal_reason", "errors"] {
             let budget = |v: &Value| v.to_string().replace("0.0000001", "B").replace("0.0001", "B");
             assert_eq!(budget(&ours[key]), budget(&theirs[key]), "{version} {key}: {ours}");
