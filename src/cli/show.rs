@@ -228,13 +228,12 @@ fn follow(journal: &JournalArg, selector: &str) -> Result<Exit, CliError> {
     let (mut printed, mut terminal) = (0u64, None);
     loop {
         let writer = opened.live_writer(&id)?;
-        opened.visit_steps(&id, &mut |s| {
-            if s.seq > printed {
-                outln!("{}", reloop_inspect::explain::trace_line(&s));
-                printed = s.seq;
-                if let Some(r) = s.reason.as_ref().filter(|r| r.is_terminal()) {
-                    terminal = Some(r.name());
-                }
+        // Only the steps journaled since the last look are read.
+        opened.visit_steps_from(&id, printed + 1, &mut |s| {
+            outln!("{}", reloop_inspect::explain::trace_line(&s));
+            printed = s.seq;
+            if let Some(r) = s.reason.as_ref().filter(|r| r.is_terminal()) {
+                terminal = Some(r.name());
             }
             Ok(!crate::term::stdout_closed())
         })?;

@@ -123,8 +123,7 @@ fn warn(why: &str) {
 
 /// The reader: the session's new steps every [`POLL`] while the run shows progress (`seen`),
 /// until `stopped` closes; then the rest, the spans still open and the root, and the flush.
-/// The journal is walked from the session's start each time (it has no read from a step on),
-/// at most three times a second.
+/// Each look reads only the steps after the last one seen, at most three times a second.
 fn tail(
     (journal, base): (JournalArg, PathBuf),
     session: &str,
@@ -150,12 +149,10 @@ fn tail(
                 (None, Err(_)) => continue,
             };
             journal
-                .visit_steps(session, &mut |step| {
-                    if step.seq > last {
-                        last = step.seq;
-                        for span in mapper.step(&step) {
-                            exporter.send(&span);
-                        }
+                .visit_steps_from(session, last + 1, &mut |step| {
+                    last = step.seq;
+                    for span in mapper.step(&step) {
+                        exporter.send(&span);
                     }
                     Ok(true)
                 })

@@ -370,11 +370,23 @@ impl JournalBackend for PgJournal {
         id: &str,
         visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
+        self.visit_steps_from(id, 0, visit)
+    }
+
+    fn visit_steps_from(
+        &self,
+        id: &str,
+        from: u64,
+        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
         let owned = id.to_string();
         let segments = self.call(move |conn| conn.segments(&owned))?;
+        // Each segment holds the steps after its `after` up to its `upto`; those before `from`
+        // are not read.
+        let skip = i64::try_from(from).unwrap_or(i64::MAX).saturating_sub(1);
         let mut handed = 0;
-        for seg in segments {
-            let mut after = seg.after;
+        for seg in segments.into_iter().filter(|seg| seg.upto > skip) {
+            let mut after = seg.after.max(skip);
             loop {
                 let (session, upto) = (seg.session.clone(), seg.upto);
                 let page = self.call(move |conn| conn.page(&session, after, upto, PAGE))?;

@@ -73,6 +73,21 @@ fn steps_read_back_as_written(open: Open) {
         })
         .unwrap();
     assert_eq!((handed, seen), (2, vec![1, 2]));
+    // A follower reads from a step on: only those, and none past the last.
+    let from = |from: u64| {
+        let mut seen = vec![];
+        let handed = reader
+            .visit_steps_from("s-round", from, &mut |s| {
+                seen.push(s.seq);
+                Ok(true)
+            })
+            .unwrap();
+        (handed, seen)
+    };
+    assert_eq!(from(0), (4, vec![1, 2, 3, 4]));
+    assert_eq!(from(3), (2, vec![3, 4]));
+    assert_eq!(from(5), (0, vec![]));
+    assert_eq!(from(u64::MAX), (0, vec![]));
 }
 
 fn a_deferred_group_is_committed_by_the_next_append_or_commit(open: Open) {
@@ -126,6 +141,24 @@ fn a_fork_reads_as_its_parents_prefix_and_its_own_steps(open: Open) {
     assert_eq!(j.steps("fork").unwrap(), vec![said(1, "a"), said(2, "b"), said(3, "other c")]);
     assert_eq!(j.steps("parent").unwrap(), vec![said(1, "a"), said(2, "b"), said(3, "c")]);
     j.append("fork", &said(4, "d")).unwrap();
+    // Read from a step on, across where the parent's steps end and the fork's begin.
+    for (from, want) in [(2u64, vec![2u64, 3, 4]), (3, vec![3, 4]), (4, vec![4])] {
+        let mut seen = vec![];
+        j.visit_steps_from("fork", from, &mut |s| {
+            seen.push(s.seq);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(seen, want, "from {from}");
+    }
+    let steps = j.steps("fork").unwrap();
+    let mut read = vec![];
+    j.visit_steps_from("fork", 3, &mut |s| {
+        read.push(s);
+        Ok(true)
+    })
+    .unwrap();
+    assert_eq!(read, steps[2..], "the same steps as a whole walk");
     let summary = j.sessions().unwrap().into_iter().find(|s| s.id == "fork").unwrap();
     assert_eq!((summary.steps, summary.parent), (4, Some(("parent".to_string(), 2))));
 }

@@ -153,6 +153,28 @@ pub trait JournalBackend {
         visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError>;
 
+    /// Like [`JournalBackend::visit_steps`], from step `from` on: a reader that follows a
+    /// running session (`show --follow`, the live OpenTelemetry export) asks only for the steps
+    /// it has not seen, instead of walking the session from its start each time. Returns how
+    /// many steps it handed over. The default walks from the start and skips; the journals
+    /// seek.
+    fn visit_steps_from(
+        &self,
+        id: &str,
+        from: u64,
+        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        let mut handed = 0;
+        self.visit_steps(id, &mut |step| {
+            if step.seq < from {
+                return Ok(true);
+            }
+            handed += 1;
+            visit(step)
+        })?;
+        Ok(handed)
+    }
+
     /// Every step of a session, in order.
     fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
         let mut out = Vec::new();
@@ -300,7 +322,16 @@ impl JournalBackend for Journal {
         id: &str,
         visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
-        self.visit_rows(id, |row| visit(row.record(id)?))
+        self.visit_rows(id, 0, |row| visit(row.record(id)?))
+    }
+
+    fn visit_steps_from(
+        &self,
+        id: &str,
+        from: u64,
+        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        self.visit_rows(id, from, |row| visit(row.record(id)?))
     }
 
     fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {

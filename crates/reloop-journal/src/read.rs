@@ -11,7 +11,7 @@ impl Journal {
     /// Hands the session's steps to `visit` one at a time, in order, holding only one in memory;
     /// `visit` returns `false` to stop early. Returns how many it was handed.
     pub fn visit_steps(&self, id: &str, mut visit: impl FnMut(StepRecord) -> bool) -> Result<usize, JournalError> {
-        self.visit_rows(id, |row| Ok(visit(row.record(id)?)))
+        self.visit_rows(id, 0, |row| Ok(visit(row.record(id)?)))
     }
 
     /// Like [`Journal::visit_steps`], but each step is handed as its row, undecoded; an error
@@ -19,11 +19,12 @@ impl Journal {
     pub(crate) fn visit_rows(
         &self,
         id: &str,
+        from: u64,
         mut visit: impl FnMut(&StepRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let columns = "key, at_ms, event, from_phase, to_phase, turn_before, turn_after,
                        reason_kind, reason_json, effects, digest, outcome";
-        self.walk_session(id, columns, |r| {
+        self.walk_session(id, columns, from, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
             visit(&StepRow {
                 seq: seq_of(r.get(0)?),
@@ -50,7 +51,7 @@ impl Journal {
         mut visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest, outcome";
-        self.walk_session(id, columns, |r| {
+        self.walk_session(id, columns, 0, |r| {
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
             let bytes = |i: usize| r.get_ref(i)?.as_bytes_or_null().map_err(rusqlite::Error::from);
             visit(&ReplayRow {
@@ -66,12 +67,13 @@ impl Journal {
         })
     }
 
-    /// Hands `each` the session's rows (`columns` of them, the key first) in order, until it
-    /// returns `false` or an error; returns how many it was handed.
+    /// Hands `each` the session's rows from step `from` on (`columns` of them, the key first) in
+    /// order, until it returns `false` or an error; returns how many it was handed.
     fn walk_session(
         &self,
         id: &str,
         columns: &str,
+        from: u64,
         mut each: impl FnMut(&rusqlite::Row<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let Some(number) = session_number(&self.conn, id)? else { return Ok(0) };
@@ -79,7 +81,9 @@ impl Journal {
             .conn
             .prepare_cached(&format!("SELECT {columns} FROM steps WHERE key >= ?1 AND key < ?2 ORDER BY key"))?;
         let first = step_key(number, 0).unwrap_or(i64::MAX);
-        let mut rows = stmt.query([first, first.saturating_add(1 << SEQ_BITS)])?;
+        // A step past the last a key can hold is no step: the range is then empty.
+        let start = step_key(number, from).unwrap_or(i64::MAX);
+        let mut rows = stmt.query([start, first.saturating_add(1 << SEQ_BITS)])?;
         let mut handed = 0;
         while let Some(r) = rows.next()? {
             handed += 1;
