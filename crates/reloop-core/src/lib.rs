@@ -60,7 +60,6 @@ mod flags;
 mod fold;
 mod history;
 pub mod hook;
-pub mod js_json;
 mod message;
 mod phase;
 pub mod profile;

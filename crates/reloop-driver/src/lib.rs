@@ -33,6 +33,7 @@ mod fold;
 mod handle;
 mod ids;
 mod journal;
+mod js_json;
 mod order;
 pub mod outputs;
 mod prompt;

@@ -294,7 +294,7 @@ pub struct WireRule {
     pub whole_stream_key: bool,
     /// The `X-Stainless-Timeout` header, in seconds, on streamed and on whole-answer requests.
     pub stainless_timeout: Option<(u32, u32)>,
-    /// A tool input is held as JavaScript parses it ([`crate::js_json`]): integer-like keys
+    /// A tool input is held as JavaScript parses it (the driver rewrites it as a block arrives): integer-like keys
     /// first, `15.0` as `15`, a Bash input `command` first. Off: as the model spelled it.
     pub js_tool_inputs: bool,
     /// A turn's tool results go back in the order they arrived (under

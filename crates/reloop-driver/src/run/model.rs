@@ -105,7 +105,7 @@ fn as_held(block: ContentBlock, js_inputs: bool) -> ContentBlock {
         // An input that never parsed is kept as its raw string.
         ContentBlock::ToolUse(mut call) if js_inputs && !call.input.is_string() => {
             let input = std::mem::take(&mut call.input);
-            call.input = reloop_core::js_json::tool_input(&call.name, input);
+            call.input = crate::js_json::tool_input(&call.name, input);
             ContentBlock::ToolUse(call)
         }
         other => other,

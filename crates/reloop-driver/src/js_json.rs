@@ -18,7 +18,7 @@ use serde_json::{Map, Number, Value};
 const EXACT: u64 = 1 << 53;
 
 /// `value` as JavaScript's `JSON.parse` holds it, for the tool `name`.
-pub fn tool_input(name: &str, value: Value) -> Value {
+pub(crate) fn tool_input(name: &str, value: Value) -> Value {
     let value = js_value(value);
     match value {
         Value::Object(map) if name == "Bash" && map.get("command").is_some_and(Value::is_string) => {
@@ -29,7 +29,7 @@ pub fn tool_input(name: &str, value: Value) -> Value {
 }
 
 /// The value after a JavaScript round trip.
-pub fn js_value(value: Value) -> Value {
+pub(crate) fn js_value(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(js_object(map)),
         Value::Array(items) => Value::Array(items.into_iter().map(js_value).collect()),
