@@ -4,35 +4,85 @@
 //! with its `result` line as it did live (a `ClaudeSDKClient` session holds several), a later
 //! query opens with `system/init` again, and `set_model` / `set_permission_mode` between queries
 //! print their lines. Timings and the live run's partial-message choice are what the header
-//! recorded ([`print_record`]).
+//! recorded ([`PrintRecord`]).
 
 use reloop_core::{Event, Fold, State};
 use reloop_driver::outputs::{result_of, step_outputs};
 use reloop_driver::{RunEvent, SessionJournal};
 use reloop_journal::SessionHeader;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::args::PrintArgs;
 use super::protocol::Wire;
 use super::stream::SdkStream;
 use crate::error::CliError;
 
-/// What the header keeps of how print mode shaped the stream (`RunConfig::print`).
-pub fn print_record(
-    args: &PrintArgs,
-    mcp_servers: Vec<Value>,
-    agents: Vec<String>,
-    settings: (Vec<String>, String),
-) -> Value {
-    json!({
-        "agents": agents,
-        "slash_commands": settings.0,
-        "output_style": settings.1,
-        "include_partial_messages": args.include_partial_messages,
-        "gateway": args.gateway(),
-        "max_output_tokens": crate::launch::new::env_max_output_tokens(),
-        "mcp_servers": mcp_servers,
-    })
+/// What the header keeps of how print mode shaped its stream (`RunConfig::print`): what the
+/// journal's events do not say. The live printer is built from it too ([`PrintRecord::stream`]),
+/// so a replay prints with exactly the settings the live run printed with.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PrintRecord {
+    /// `--include-partial-messages`.
+    pub include_partial_messages: bool,
+    /// The model server's `host:port` its API errors named (none for Anthropic's own).
+    pub gateway: Option<String>,
+    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` as the run read it (`modelUsage`'s `maxOutputTokens`).
+    pub max_output_tokens: Option<u32>,
+    /// The MCP servers as `system/init` lists them.
+    pub mcp_servers: Vec<Value>,
+    /// The agents' names as `system/init` lists them.
+    pub agents: Vec<String>,
+    /// The custom slash commands `system/init` lists.
+    pub slash_commands: Vec<String>,
+    /// The settings' `outputStyle`.
+    pub output_style: String,
+}
+
+impl Default for PrintRecord {
+    fn default() -> Self {
+        PrintRecord {
+            include_partial_messages: false,
+            gateway: None,
+            max_output_tokens: None,
+            mcp_servers: Vec::new(),
+            agents: Vec::new(),
+            slash_commands: Vec::new(),
+            output_style: "default".to_string(),
+        }
+    }
+}
+
+impl PrintRecord {
+    /// The record of a print-mode run with these arguments, servers, agents and settings view.
+    pub fn of(args: &PrintArgs, mcp_servers: Vec<Value>, agents: Vec<String>, settings: (Vec<String>, String)) -> Self {
+        PrintRecord {
+            include_partial_messages: args.include_partial_messages,
+            gateway: args.gateway(),
+            max_output_tokens: crate::launch::new::env_max_output_tokens(),
+            mcp_servers,
+            agents,
+            slash_commands: settings.0,
+            output_style: settings.1,
+        }
+    }
+
+    /// The record a session's header holds (`None`: print mode did not run it).
+    pub fn of_header(header: &SessionHeader) -> Option<Self> {
+        let print = header.run_config.get("print").filter(|p| p.is_object())?;
+        serde_json::from_value(print.clone()).ok()
+    }
+
+    /// The printer of this run's stream on `wire`, for `model` at `prices`.
+    pub fn stream(&self, wire: Wire, model: String, prices: Vec<reloop_core::Price>) -> SdkStream {
+        SdkStream::new(wire, model, self.include_partial_messages)
+            .with_gateway(self.gateway.clone())
+            .with_max_output_tokens(self.max_output_tokens)
+            .with_prices(prices)
+            .with_mcp_servers(self.mcp_servers.clone())
+            .with_agents(self.agents.clone())
+            .with_settings_view((self.slash_commands.clone(), self.output_style.clone()))
+    }
 }
 
 /// Prints session `id`'s SDK stream again; `false` (nothing printed) when print mode did not
@@ -58,20 +108,10 @@ pub fn stream_lines(
 }
 
 fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: Wire) -> Result<bool, CliError> {
-    let Some(print) = header.run_config.get("print").filter(|p| p.is_object()) else { return Ok(false) };
-    let partial = print["include_partial_messages"].as_bool().unwrap_or(false);
+    let Some(print) = PrintRecord::of_header(header) else { return Ok(false) };
     let capturing = wire.is_capturing();
     let model = header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
-    let mut stream = SdkStream::new(wire, model, partial)
-        .with_gateway(print["gateway"].as_str().map(str::to_string))
-        .with_max_output_tokens(print["max_output_tokens"].as_u64().and_then(|n| u32::try_from(n).ok()))
-        .with_prices(header.core_config.prices.clone())
-        .with_mcp_servers(print["mcp_servers"].as_array().cloned().unwrap_or_default())
-        .with_agents(strings(&print["agents"]))
-        .with_settings_view((
-            strings(&print["slash_commands"]),
-            print["output_style"].as_str().unwrap_or("default").to_string(),
-        ));
+    let mut stream = print.stream(wire, model, header.core_config.prices.clone());
     let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);
     stream.on_event(&started);
     // Each subagent's messages, printed (marked with its Agent call) where the live run printed
@@ -130,11 +170,6 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
 
 fn header_model(header: &SessionHeader) -> String {
     header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string()
-}
-
-/// A recorded list of names (none when an older header recorded no such list).
-fn strings(list: &Value) -> Vec<String> {
-    list.as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
 }
 
 /// The messages a subagent's session appended, in order, as its live run handed them on.

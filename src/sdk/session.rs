@@ -47,13 +47,10 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             let content = setup.commands(vec![ContentBlock::text(prompt.clone())])?;
             let handle = setup.start(&wire, content, &prompt, false)?;
             let model = setup.args.model_name();
-            let mut printer = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-                .with_output(setup.args.output.output_format)
-                .with_gateway(setup.args.gateway())
-                .with_prices(setup.args.price.prices.clone())
-                .with_mcp_servers(crate::mcp::status(&setup.servers))
-                .with_settings_view(setup.settings_view()?)
-                .with_agents(setup.agent_names());
+            let mut printer = setup
+                .print_record()?
+                .stream(wire.clone(), model, setup.args.price.prices.clone())
+                .with_output(setup.args.output.output_format);
             let mut persist = setup.persist();
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
@@ -141,9 +138,7 @@ impl Setup {
         let mut tools = ToolRegistry::builtin();
         tools.retain(|name| self.args.offered(name));
         let (mut session, _) = spec.launch(prompt_text, tools, &self.servers)?;
-        let (agents, view) = (self.agent_names(), self.settings_view()?);
-        session.run.print =
-            Some(super::replay::print_record(&self.args, crate::mcp::status(&self.servers), agents, view));
+        session.run.print = Some(serde_json::to_value(self.print_record()?).map_err(|e| CliError::Io(e.to_string()))?);
         session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
         // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
         if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {
@@ -160,6 +155,12 @@ impl Setup {
     fn commands(&self, content: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, CliError> {
         let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
         Ok(crate::slash::expand_content(content, &self.cwd, crate::settings::user_dir().as_deref(), &sources))
+    }
+
+    /// How this run's stream is shaped, as the header records it and the printer is built.
+    fn print_record(&self) -> Result<super::replay::PrintRecord, CliError> {
+        let (agents, view) = (self.agent_names(), self.settings_view()?);
+        Ok(super::replay::PrintRecord::of(&self.args, crate::mcp::status(&self.servers), agents, view))
     }
 
     /// What `init` reports of the settings: the custom slash commands found and `outputStyle`.
@@ -403,12 +404,7 @@ async fn stream_session(
     let first = setup.commands(first)?;
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
-    let mut stream = SdkStream::new(wire.clone(), model, setup.args.include_partial_messages)
-        .with_gateway(setup.args.gateway())
-        .with_prices(setup.args.price.prices.clone())
-        .with_mcp_servers(crate::mcp::status(&setup.servers))
-        .with_settings_view(setup.settings_view()?)
-        .with_agents(setup.agent_names());
+    let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
