@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::ToolUse;
+use std::sync::Arc;
 
 /// One model request. The messages themselves are the state's history; the journal records only
 /// their count so that journal bytes per turn stay flat.
@@ -78,13 +79,13 @@ pub enum Command {
     /// Run these tool calls (the driver schedules them) and report each as `tool_done`.
     RunTools {
         /// The calls, in the order the model asked for them.
-        calls: Vec<ToolUse>,
+        calls: Vec<Arc<ToolUse>>,
     },
     /// After a crash: tool calls that started and were never answered. The driver re-runs the
     /// read-only ones and answers the others as possibly run, never re-running a write silently.
     ResumeTools {
         /// The unanswered calls.
-        calls: Vec<ToolUse>,
+        calls: Vec<Arc<ToolUse>>,
         /// The ids among them that had started (a `tool_started` is journaled).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         started: Vec<String>,

@@ -215,7 +215,7 @@ mod tests {
             };
             let events = [
                 Event::UserInput { content: vec![ContentBlock::text("go")] },
-                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call), request: 1 },
+                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
                 Event::ModelDone {
                     id: None,
                     model: None,

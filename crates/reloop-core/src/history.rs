@@ -180,7 +180,12 @@ impl History {
 fn shrink_block(block: &mut ContentBlock) {
     match block {
         ContentBlock::Text(t) => t.text.shrink_to_fit(),
-        ContentBlock::ToolUse(t) => shrink_value(&mut t.input),
+        // Not shared yet when it joins the history: the calls are taken from it once it is in.
+        ContentBlock::ToolUse(t) => {
+            if let Some(t) = Arc::get_mut(t) {
+                shrink_value(&mut t.input);
+            }
+        }
         ContentBlock::ToolResult(r) => match &mut r.content {
             ToolResultContent::Text(text) => text.shrink_to_fit(),
             ToolResultContent::Blocks(blocks) => {

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 pub use crate::extra::Extra;
 
@@ -55,8 +56,9 @@ impl Message {
         Message { role: Role::Assistant, content, extra: Extra::new() }
     }
 
-    /// The `tool_use` blocks of this message, in order.
-    pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUse> {
+    /// The `tool_use` blocks of this message, in order: shared, so taking them (for the calls
+    /// to run, the effect that runs them) copies no input.
+    pub fn tool_uses(&self) -> impl Iterator<Item = &Arc<ToolUse>> {
         self.content.iter().filter_map(|b| match b {
             ContentBlock::ToolUse(t) => Some(t),
             _ => None,
@@ -186,8 +188,10 @@ pub struct RedactedThinking {
 pub enum ContentBlock {
     /// Text.
     Text(Text),
-    /// A tool call.
-    ToolUse(ToolUse),
+    /// A tool call. Shared: the history, the calls running and the effect that runs them hold
+    /// the one call, and cloning an input (a map, a tool's whole file) each turn was a tenth of
+    /// a replay's work.
+    ToolUse(Arc<ToolUse>),
     /// A tool result.
     ToolResult(ToolResult),
     /// Extended thinking.
@@ -206,7 +210,7 @@ impl ContentBlock {
 
     /// A tool call block.
     pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        ContentBlock::ToolUse(ToolUse { id: id.into(), name: name.into(), input, extra: Extra::new() })
+        ContentBlock::ToolUse(Arc::new(ToolUse { id: id.into(), name: name.into(), input, extra: Extra::new() }))
     }
 
     /// A tool result block of text.

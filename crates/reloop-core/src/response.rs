@@ -36,13 +36,16 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     assistant.extra = crate::message::Extra::of_strings(&kept);
     // A follow-up is needed when the message holds tool_use blocks, whatever stop_reason says;
     // a complete tool_use in a response cut by max_tokens is an ordinary tool turn.
-    let calls: Vec<_> = assistant.tool_uses().cloned().collect();
+    let asks_tools = assistant.tool_uses().next().is_some();
     // The reported usage covers the history up to and including this response (every branch
     // below appends it, but for an escalation or an empty cut response, whose next request is
     // measured afresh); later messages are estimated.
     crate::tokens::note_usage(&mut ctx, &meta.usage);
-    if !calls.is_empty() {
+    if asks_tools {
+        // Taken once the message is in the history (which sizes the calls' inputs to fit): the
+        // history, the running calls and the effect then share each call.
         ctx.messages.push(assistant);
+        let calls: Vec<_> = ctx.messages.last().map(|m| m.tool_uses().cloned().collect()).unwrap_or_default();
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(Phase::RunningTools(ctx, Tools::new(calls)), effects);
     }

@@ -9,6 +9,7 @@ use crate::event::ToolOutcome;
 use crate::history::History;
 use crate::message::{ContentBlock, ToolUse};
 use crate::reason::{Evidence, HookPrevented, Stop, TerminalReason};
+use std::sync::Arc;
 
 pub use crate::config::Config;
 
@@ -43,7 +44,7 @@ impl Streaming {
 #[derive(Debug, Clone)]
 pub struct Tools {
     /// The calls, in the order the model asked for them.
-    pub(crate) calls: Vec<ToolUse>,
+    pub(crate) calls: Vec<Arc<ToolUse>>,
     /// Each call's outcome, once it arrived.
     outcomes: Vec<Option<ToolOutcome>>,
     /// PostToolUse feedback for the model, by call index.
@@ -59,13 +60,13 @@ pub struct Tools {
 
 impl Tools {
     /// The calls of a response, none answered.
-    pub(crate) fn new(calls: Vec<ToolUse>) -> Self {
+    pub(crate) fn new(calls: Vec<Arc<ToolUse>>) -> Self {
         let outcomes = vec![None; calls.len()];
         Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new(), arrived: Vec::new() }
     }
 
     /// The calls, in the order the model asked for them.
-    pub fn calls(&self) -> &[ToolUse] {
+    pub fn calls(&self) -> &[Arc<ToolUse>] {
         &self.calls
     }
 

@@ -29,7 +29,7 @@ pub(crate) enum Verdict {
 }
 
 /// The verdict of a turn's calls and their outcomes (in call order).
-pub(crate) fn verdict(calls: &[ToolUse], outcomes: &[Option<ToolOutcome>]) -> Verdict {
+pub(crate) fn verdict(calls: &[std::sync::Arc<ToolUse>], outcomes: &[Option<ToolOutcome>]) -> Verdict {
     let mut verdict = Verdict::None;
     for (call, outcome) in calls.iter().zip(outcomes) {
         let Some(outcome) = outcome.as_ref().filter(|_| call.name == TOOL) else { continue };

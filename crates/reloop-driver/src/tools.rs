@@ -108,7 +108,7 @@ impl ToolScheduler {
 
     /// A `tool_use` block is complete while the model streams: start it if it is safe, no
     /// unsafe call came before it, and fewer than [`MAX_PARALLEL`] calls already started.
-    pub(crate) fn on_block(&mut self, call: &ToolUse, request: u32) {
+    pub(crate) fn on_block(&mut self, call: &Arc<ToolUse>, request: u32) {
         if self.early_closed || self.early.contains_key(&call.id) || self.early.len() >= MAX_PARALLEL {
             return;
         }
@@ -159,7 +159,7 @@ impl ToolScheduler {
     /// Runs the calls of a completed assistant message, reusing the ones already started.
     /// Runs the calls of a completed assistant message, the answer to `request`, reusing the ones
     /// already started; every event fed back names `request`.
-    pub(crate) fn run(&mut self, calls: Vec<ToolUse>, request: u32, inbox: mpsc::UnboundedSender<Event>) {
+    pub(crate) fn run(&mut self, calls: Vec<Arc<ToolUse>>, request: u32, inbox: mpsc::UnboundedSender<Event>) {
         let mut early = std::mem::take(&mut self.early);
         self.early_closed = false;
         // The response completed: what its early calls read counts once each of them finishes.
@@ -247,7 +247,7 @@ impl ToolScheduler {
     /// Whether running `calls` shows nothing outside the process: every call is read-only, no
     /// tool hook would run for it and no caller callback is asked. The step asking for them
     /// may then share the group commit of the streamed steps.
-    pub(crate) fn runs_quietly(&self, calls: &[ToolUse]) -> bool {
+    pub(crate) fn runs_quietly(&self, calls: &[Arc<ToolUse>]) -> bool {
         self.env.can_use_tool.is_none()
             && self.env.prompt.is_none()
             && calls.iter().all(|c| {
@@ -346,7 +346,7 @@ fn execute_instant(
 /// One call: PreToolUse hooks, permission, the tool, PostToolUse hooks. Returns the events to
 /// feed back, the `tool_done` last.
 async fn run_call(
-    call: ToolUse,
+    call: Arc<ToolUse>,
     request: u32,
     env: ToolEnv,
     flag: Arc<AtomicBool>,
@@ -388,7 +388,7 @@ async fn run_call(
     let began = std::time::Instant::now();
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
-            let asked = ToolUse { input: input.clone(), ..call.clone() };
+            let asked = ToolUse { input: input.clone(), ..ToolUse::clone(&call) };
             let outcome = agents.answer(asked, env.permissions.clone(), token.clone(), turn).await;
             let output = (outcome.content.as_text(), outcome.is_error);
             agent_outcome = Some(outcome);
@@ -567,8 +567,8 @@ fn cancelled_text(culprit: &str) -> String {
 }
 
 /// Splits calls into runs: consecutive safe calls together, each unsafe call alone.
-fn batches(registry: &ToolRegistry, calls: Vec<ToolUse>) -> Vec<Vec<ToolUse>> {
-    let mut out: Vec<(bool, Vec<ToolUse>)> = Vec::new();
+fn batches(registry: &ToolRegistry, calls: Vec<Arc<ToolUse>>) -> Vec<Vec<Arc<ToolUse>>> {
+    let mut out: Vec<(bool, Vec<Arc<ToolUse>>)> = Vec::new();
     for call in calls {
         let safe = registry.is_concurrency_safe(&call.name, &call.input);
         match out.last_mut() {
@@ -644,12 +644,14 @@ mod tests {
             resumed: Arc::new(HashSet::new()),
             failure_hooks: true,
         });
-        let calls: Vec<ToolUse> = (0..MAX_PARALLEL + 5)
-            .map(|i| ToolUse {
-                id: format!("toolu_{i}"),
-                name: "Counted".into(),
-                input: json!({}),
-                extra: Default::default(),
+        let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
+            .map(|i| {
+                Arc::new(ToolUse {
+                    id: format!("toolu_{i}"),
+                    name: "Counted".into(),
+                    input: json!({}),
+                    extra: Default::default(),
+                })
             })
             .collect();
         for call in &calls {

@@ -92,7 +92,7 @@ fn a_tool_without_arguments_gets_an_empty_object() {
         ContentBlock::ToolUse(t) => Some(t),
         _ => None,
     });
-    assert_eq!(tool.map(|t| t.input), Some(serde_json::json!({})));
+    assert_eq!(tool.map(|t| t.input.clone()), Some(serde_json::json!({})));
 }
 
 #[test]

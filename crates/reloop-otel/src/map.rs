@@ -416,7 +416,7 @@ impl SessionMapper {
                         open.set(k::TOOL_CALL_ID, str(&call.id));
                         open.set(k::TOOL_TYPE, str("function"));
                         self.tool_spans.insert(call.id.clone(), (open.span.span_id, at, None));
-                        self.tools.insert(call.id, open);
+                        self.tools.insert(call.id.clone(), open);
                     }
                 }
                 Command::RunStopHooks { .. } => self.stop_hooks_since = Some(at),

@@ -132,7 +132,7 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
         true => crate::structured::verdict(&calls, tools.outcomes()),
         false => crate::structured::Verdict::None,
     };
-    let requested: Vec<ToolRef> = calls.into_iter().map(|c| ToolRef { name: c.name, id: c.id }).collect();
+    let requested: Vec<ToolRef> = calls.iter().map(|c| ToolRef { name: c.name.clone(), id: c.id.clone() }).collect();
     let as_arrived = ctx.config.rules().wire.results_as_completed && ctx.config.flag(Flag::ResultsAsCompleted);
     let outcomes = if as_arrived { tools.take_outcomes_as_arrived() } else { tools.take_outcomes() };
     let mut content: Vec<ContentBlock> = outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();

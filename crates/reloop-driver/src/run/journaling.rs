@@ -227,7 +227,12 @@ impl Direct {
 /// How a step is journaled, by what its effects can show outside the process. `quiet(calls)`
 /// says whether running those calls shows nothing outside (read-only, no hooks, no caller
 /// callback); `model_in_process` whether the model is this process's own (a script).
-pub(super) fn plan(event: &Event, step: &Step, quiet: impl Fn(&[ToolUse]) -> bool, model_in_process: bool) -> Plan {
+pub(super) fn plan(
+    event: &Event,
+    step: &Step,
+    quiet: impl Fn(&[Arc<ToolUse>]) -> bool,
+    model_in_process: bool,
+) -> Plan {
     // A write tool's start: synced, so not even a power loss can lose it and let a resume run
     // the write twice.
     if matches!(event, Event::ToolStarted { .. }) {

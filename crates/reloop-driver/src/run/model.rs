@@ -104,8 +104,10 @@ fn as_held(block: ContentBlock, js_inputs: bool) -> ContentBlock {
     match block {
         // An input that never parsed is kept as its raw string.
         ContentBlock::ToolUse(mut call) if js_inputs && !call.input.is_string() => {
-            let input = std::mem::take(&mut call.input);
-            call.input = crate::js_json::tool_input(&call.name, input);
+            // The block was just assembled from the stream: nothing shares it yet.
+            let call_mut = std::sync::Arc::make_mut(&mut call);
+            let input = std::mem::take(&mut call_mut.input);
+            call_mut.input = crate::js_json::tool_input(&call_mut.name, input);
             ContentBlock::ToolUse(call)
         }
         other => other,

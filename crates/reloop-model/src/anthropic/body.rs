@@ -5,7 +5,7 @@
 //! `cache`, the last three of them), and on the last content block of the last message, here
 //! only: the history itself is never changed.
 
-use reloop_core::{ContentBlock, Message, Role, ToolSpec};
+use reloop_core::{ContentBlock, Message, Role, ToolSpec, ToolUse};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -171,13 +171,13 @@ impl Serialize for OutgoingBlock<'_> {
         let repaired;
         let block = match self.block {
             ContentBlock::ToolUse(call) if call.input.is_string() => {
-                let mut call = call.clone();
+                let mut call = ToolUse::clone(call);
                 let raw = call.input.as_str().unwrap_or_default().to_string();
                 let len = raw.encode_utf16().count();
                 let mut unparsed = Map::new();
                 unparsed.insert("__unparsedToolInput".into(), serde_json::json!({"raw": raw, "len": len}));
                 call.input = Value::Object(unparsed);
-                repaired = ContentBlock::ToolUse(call);
+                repaired = ContentBlock::ToolUse(call.into());
                 &repaired
             }
             block => block,
