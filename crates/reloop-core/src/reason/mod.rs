@@ -199,11 +199,40 @@ enum ReasonWire {
 /// reason first, and replay serializes a reason at every decision to compare it.
 impl Serialize for Reason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let wire = match self {
+        // A turn's tools, the reason of nearly every step that has one, are written from a
+        // borrow: the wire form would copy each tool's name and id to write them once.
+        if let Reason::Continue(Continue::NextTurn { tools }) = self {
+            return NextTurnWire::Continue {
+                reason: ContinueReason::NextTurn,
+                evidence: ToolsRequested::ToolsRequested { tools },
+            }
+            .serialize(serializer);
+        }
+        self.wire().serialize(serializer)
+    }
+}
+
+/// `ReasonWire` of a `next_turn`, borrowing its tools: the same fields, so the same JSON and
+/// the same digest input.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum NextTurnWire<'a> {
+    Continue { reason: ContinueReason, evidence: ToolsRequested<'a> },
+}
+
+/// `Evidence::ToolsRequested`, borrowed.
+#[derive(Serialize)]
+#[serde(tag = "evidence", rename_all = "snake_case")]
+enum ToolsRequested<'a> {
+    ToolsRequested { tools: &'a [ToolRef] },
+}
+
+impl Reason {
+    fn wire(&self) -> ReasonWire {
+        match self {
             Reason::Continue(c) => ReasonWire::Continue { reason: c.reason(), evidence: c.evidence() },
             Reason::Terminal(s) => ReasonWire::Terminal { reason: s.reason(), evidence: s.evidence() },
-        };
-        wire.serialize(serializer)
+        }
     }
 }
 
@@ -282,6 +311,27 @@ pub fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_next_turn_written_from_a_borrow_is_its_wire_form_in_json_and_in_the_digest() {
+        for n in [0, 1, 3] {
+            let tools = (0..n).map(|i| ToolRef { name: format!("Tool{i}"), id: format!("toolu_{i}\"") }).collect();
+            let reason = Reason::Continue(Continue::NextTurn { tools });
+            assert_eq!(serde_json::to_string(&reason).unwrap(), serde_json::to_string(&reason.wire()).unwrap());
+            for version in [1, crate::digest::WORDS_FROM, crate::digest::TYPED_FROM] {
+                let digest = |value: &dyn Fn(&mut crate::Digest)| {
+                    let mut d = crate::Digest::for_version(version);
+                    value(&mut d);
+                    d.finish()
+                };
+                assert_eq!(
+                    digest(&|d| d.value(&reason)),
+                    digest(&|d| d.value(&reason.wire())),
+                    "{n} tools, v{version}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_continue_reasons_name_is_its_json_string() {
