@@ -43,10 +43,11 @@ fn fastest(mut replay: impl FnMut() -> usize) -> (f64, usize) {
     (best, steps)
 }
 
-/// The child: replays the last session of the journal at `path` on two threads, as `reloop
-/// replay` does, and prints its own peak RSS in KiB.
+/// The child: opens the journal at `path` and replays its last session on two threads, as
+/// `reloop replay` does (opened for reading: no whole-file check), and prints its own peak RSS
+/// in KiB.
 fn replay_child(path: &Path) {
-    let mut journal = Journal::open_existing(path).expect("journal");
+    let mut journal = Journal::open_for_reading(path).expect("journal");
     let id = journal.resolve("last").expect("session");
     let header = journal.header(&id).expect("header");
     let mut replayer = Replayer::new(&header, &[]);
@@ -92,7 +93,7 @@ fn streamed_table(
         let (recorded, id) = run_cassette(rt, turns, &cassette(turns), Some(journal));
         println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
         let id = id.expect("session id");
-        let mut journal = Journal::open_existing(&path).expect("reopen");
+        let mut journal = Journal::open_for_reading(&path).expect("reopen");
         let header = journal.header(&id).expect("header");
         let (streamed, steps) = streamed_replay(&mut journal, &header, &id);
         println!(
@@ -124,7 +125,7 @@ fn main() {
         let (recorded, id) = run_session(&rt, turns, Some(Journal::create_or_open(&path).expect("journal")));
         println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
         let id = id.expect("session id");
-        let journal = Journal::open_existing(&path).expect("reopen");
+        let journal = Journal::open_for_reading(&path).expect("reopen");
         let header = journal.header(&id).expect("header");
 
         let mut journal = journal;
