@@ -205,6 +205,76 @@ fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at
 }
 
 #[test]
+fn resume_drops_turn_lets_a_truncating_resume_drop_only_the_declared_turn_and_refuses_it_otherwise_as_claude_code_does()
+{
+    let ws = Workspace::seed();
+    let script = cassette(
+        &ws,
+        vec![
+            response("m1", text("one"), "end_turn", 1),
+            response("m2", text("two"), "end_turn", 1),
+            response("m3", text("three"), "end_turn", 1),
+        ],
+    );
+    let first = json_lines(&print_mode(&ws, &stream_args(&script), &[user("alpha"), user("bravo")]));
+    let parent = first[0]["session_id"].as_str().unwrap().to_string();
+    // The first turn's answer, as the stream showed it; the session file's next line is the
+    // second turn's prompt.
+    let keep_at = of_type(&first, "assistant")[0]["uuid"].as_str().unwrap().to_string();
+    let file = std::fs::read_dir(ws.claude_dir().join("projects"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy() == format!("{parent}.jsonl"))
+        .expect("the session file");
+    let entries: Vec<Value> =
+        std::fs::read_to_string(file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let bravo = entries.iter().find(|e| e["type"] == "user" && e["message"]["content"] == "bravo").unwrap();
+    let bravo = bravo["uuid"].as_str().unwrap().to_string();
+    let sessions = || stdout(&ws.reloop(&["sessions", "--json"])).matches("\"id\"").count();
+    let before = sessions();
+
+    let resume = |drops: &str| {
+        let mut args = stream_args(&script);
+        let (resume, at, drops) = (
+            format!("--resume={parent}"),
+            format!("--resume-session-at={keep_at}"),
+            format!("--resume-drops-turn={drops}"),
+        );
+        args.extend([resume.as_str(), "--fork-session", at.as_str(), drops.as_str()]);
+        print_mode(&ws, &args, &[user("charlie")])
+    };
+    let other = "9e1d2c3b-4a5f-4e6d-8c7b-6a5f4e3d2c1b";
+    for (drops, reason) in [
+        (other, "range does not start with the declared turn prompt; first discarded entry ".to_string()),
+        ("not-a-uuid", "declared turn id is not a UUID: not-a-uuid".to_string()),
+    ] {
+        let out = resume(drops);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let said = format!(
+            "Resume rejected by --resume-drops-turn: resuming at {keep_at} would discard entries not attributable to turn {drops}: {reason}"
+        );
+        assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let result = &lines[0];
+        assert_eq!(
+            (result["subtype"].as_str(), result["is_error"].as_bool()),
+            (Some("error_during_execution"), Some(true))
+        );
+        assert!(result["errors"][0].as_str().unwrap().starts_with(&said), "{result}");
+        assert_eq!(sessions(), before, "a refused resume forks nothing");
+    }
+
+    // The declared turn is the one dropped: the fork goes on from the first turn.
+    let out = resume(&bravo);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let forked = of_type(&json_lines(&out), "result")[0]["session_id"].as_str().unwrap().to_string();
+    let request = stdout(&ws.reloop(&["show", &forked, "--request", "2"]));
+    assert!(request.contains("alpha") && request.contains("charlie") && !request.contains("bravo"), "{request}");
+}
+
+#[test]
 fn flags_reloop_cannot_honour_are_named_once_and_bad_combinations_exit_2() {
     let ws = Workspace::seed();
     let script = cassette(&ws, vec![response("m1", text("ok"), "end_turn", 1)]);

@@ -187,7 +187,8 @@ pub struct PrintArgs {
     /// tool offers them besides the project's.
     #[arg(long)]
     pub agents: Option<String>,
-    /// A guard on resume (not checked: warned).
+    /// A truncating resume's guard: the uuid of the one turn's prompt `--resume-session-at`
+    /// may discard (see `sdk::drop_guard`).
     #[arg(long)]
     pub resume_drops_turn: Option<String>,
     /// Print hook events (not printed: warned).
@@ -303,7 +304,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--plugin-dir-no-mcp", Status::Warned),
     ("--agent", Status::Warned),
     ("--agents", Status::Supported),
-    ("--resume-drops-turn", Status::Warned),
+    ("--resume-drops-turn", Status::Supported),
     ("--include-hook-events", Status::Warned),
     ("--session-mirror", Status::Warned),
     ("--debug", Status::Warned),
@@ -343,7 +344,6 @@ impl PrintArgs {
         warn(!self.plugin_dir.is_empty(), "--plugin-dir", "plugins are not loaded");
         warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
         warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
-        warn(self.resume_drops_turn.is_some(), "--resume-drops-turn", "the guard is not checked");
         warn(self.include_hook_events, "--include-hook-events", "hook events are not printed");
         warn(self.session_mirror, "--session-mirror", "sessions are mirrored to the journal only");
         warn(self.debug.is_some(), "--debug", "there is no debug log");

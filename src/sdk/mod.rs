@@ -11,6 +11,7 @@
 mod accepted;
 pub mod args;
 mod control;
+mod drop_guard;
 mod ending;
 mod partial;
 mod protocol;

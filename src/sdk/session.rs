@@ -19,7 +19,7 @@ use super::stream::SdkStream;
 use crate::error::{CliError, Exit};
 use crate::options::InputFormat;
 use crate::options::OutputFormat;
-use crate::term::errln;
+use crate::term::{errln, outln};
 
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
@@ -45,6 +45,9 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
             let content = setup.commands(vec![ContentBlock::text(prompt.clone())])?;
+            if let Some(text) = setup.drop_guard()? {
+                return Ok(setup.refuse(&text));
+            }
             let handle = setup.start(&wire, content, &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = setup
@@ -181,6 +184,33 @@ impl Setup {
     fn agent_names(&self) -> Vec<String> {
         let sdk = self.sdk_agents().ok().flatten();
         control::agent_catalog(&self.cwd, sdk.as_ref()).into_iter().map(|d| d.name).collect()
+    }
+
+    /// Why `--resume-drops-turn` refuses this resume, worded as Claude Code words it; `None`
+    /// when it lets it go on (or is not given, or `--resume-session-at` names no line: that is
+    /// the resume's own error).
+    fn drop_guard(&self) -> Result<Option<String>, CliError> {
+        let (Some(turn), Some(at), Some(target)) =
+            (&self.args.resume_drops_turn, &self.args.resume_session_at, &self.args.resume)
+        else {
+            return Ok(None);
+        };
+        let journal = self.args.journal.open(&self.cwd, crate::launch::journal::Open::Reading)?;
+        let id = journal.resolve(target)?;
+        let entries = super::transcript::session_entries(&journal, &id)?;
+        let Some(discarded) = super::drop_guard::after(&entries, at) else { return Ok(None) };
+        Ok(super::drop_guard::check(discarded, turn).map(|reason| super::drop_guard::refusal(at, turn, &reason)))
+    }
+
+    /// A refused resume ends as Claude Code's does: its text on stderr, an error result, exit 1.
+    fn refuse(&self, text: &str) -> Exit {
+        errln!("{text}");
+        if self.args.output.output_format == OutputFormat::StreamJson {
+            let id = self.args.session_id.clone().unwrap_or_else(reloop_driver::new_session_id);
+            let line = super::drop_guard::result_line(&id, &reloop_driver::new_session_id(), text);
+            outln!("{line}");
+        }
+        Exit::Failed
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -402,6 +432,9 @@ async fn stream_session(
     let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
     let first = setup.commands(first)?;
+    if let Some(text) = setup.drop_guard()? {
+        return Ok(setup.refuse(&text));
+    }
     let handle = setup.start(&wire, first, &prompt_text, true)?;
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());

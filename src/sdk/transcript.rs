@@ -71,6 +71,18 @@ pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq
     Ok(file)
 }
 
+/// Session `id`'s entries as an SDK reads them: its file when one was written (its messages
+/// carry the uuids the stream showed), else the lines the journal gives.
+pub fn session_entries(journal: &SessionJournal, id: &str) -> Result<Vec<Value>, CliError> {
+    let header = journal.header(id)?;
+    let cwd = header.run_config.get("cwd").and_then(|v| v.as_str()).unwrap_or("");
+    let text = match config_dir().map(|config| session_file(&config, cwd, id)).filter(|f| f.is_file()) {
+        Some(file) => std::fs::read(&file).map_err(|e| CliError::Io(format!("cannot read {}: {e}", file.display())))?,
+        None => transcript_text(journal, &header, TranscriptStyle::session_file(None))?,
+    };
+    Ok(text.split(|b| *b == b'\n').filter_map(|line| serde_json::from_slice(line).ok()).collect())
+}
+
 /// Every subagent under `id`, nested ones too (bounded: a journal edited into a cycle ends).
 fn subagents(journal: &SessionJournal, id: &str) -> Result<Vec<reloop_journal::Subagent>, CliError> {
     let mut out = Vec::new();
