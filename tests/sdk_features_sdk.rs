@@ -82,12 +82,31 @@ fn assert_agents_ran(s: &Scenario, run: &harness::Run) {
     s.assert_replays_and_explains(&run.session_id());
 }
 
+/// The child's text lines in the parent's stream: none unless the app asked for them.
+fn child_texts(run: &harness::Run) -> Vec<Value> {
+    run.messages()
+        .into_iter()
+        .filter(|m| m["parent_tool_use_id"] == "toolu_agent" && m["type"] == "assistant")
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "text")
+        .collect()
+}
+
 #[test]
 fn python_agents_run_on_their_own_model_and_tools() {
     let Some(s) = Scenario::start(|_| agents_answers(false)) else { return };
     let run = s.run(Sdk::Python, "sdk_agents").ok();
     assert_agents_ran(&s, &run);
     assert_eq!(run.result()["result"], "done");
+    assert_eq!(child_texts(&run), Vec::<Value>::new(), "{}", run.dump());
+}
+
+#[test]
+fn forward_subagent_text_shows_the_childs_answer_attributed_to_the_call_live_and_replayed() {
+    let Some(s) = Scenario::start(|_| agents_answers(false)) else { return };
+    let run = s.run(Sdk::Python, "sdk_agents_forwarded").ok();
+    assert_agents_ran(&s, &run);
+    assert_eq!(child_texts(&run), vec![json!({"type": "text", "text": "REVIEW: fine"})], "{}", run.dump());
 }
 
 #[test]

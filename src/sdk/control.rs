@@ -131,6 +131,9 @@ pub struct Initialize {
     pub agents: Option<Value>,
     /// The schema of the app's structured output (`jsonSchema`, as `--json-schema`).
     pub json_schema: Option<Value>,
+    /// `forwardSubagentText`: a subagent's text and thinking reach the app too, not only its
+    /// prompt and tool calls.
+    pub forward_subagent_text: bool,
     /// Fields reloop cannot honour, for a warning each.
     pub unhonoured: Vec<&'static str>,
 }
@@ -198,6 +201,7 @@ impl Initialize {
         }
         init.agents = request.get("agents").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())).cloned();
         init.json_schema = request.get("jsonSchema").filter(|v| v.is_object()).cloned();
+        init.forward_subagent_text = request.get("forwardSubagentText").and_then(Value::as_bool).unwrap_or(false);
         Ok(init)
     }
 

@@ -37,6 +37,9 @@ pub struct PrintRecord {
     pub slash_commands: Vec<String>,
     /// The settings' `outputStyle`.
     pub output_style: String,
+    /// `initialize`'s `forwardSubagentText`: a subagent's text and thinking are printed too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forward_subagent_text: bool,
 }
 
 impl Default for PrintRecord {
@@ -49,6 +52,7 @@ impl Default for PrintRecord {
             agents: Vec::new(),
             slash_commands: Vec::new(),
             output_style: "default".to_string(),
+            forward_subagent_text: false,
         }
     }
 }
@@ -64,6 +68,7 @@ impl PrintRecord {
             agents,
             slash_commands: settings.0,
             output_style: settings.1,
+            forward_subagent_text: false,
         }
     }
 
@@ -82,6 +87,7 @@ impl PrintRecord {
             .with_mcp_servers(self.mcp_servers.clone())
             .with_agents(self.agents.clone())
             .with_settings_view((self.slash_commands.clone(), self.output_style.clone()))
+            .forwarding_subagent_text(self.forward_subagent_text)
     }
 }
 

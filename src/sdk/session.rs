@@ -163,7 +163,9 @@ impl Setup {
     /// How this run's stream is shaped, as the header records it and the printer is built.
     fn print_record(&self) -> Result<super::replay::PrintRecord, CliError> {
         let (agents, view) = (self.agent_names(), self.settings_view()?);
-        Ok(super::replay::PrintRecord::of(&self.args, crate::mcp::status(&self.servers), agents, view))
+        let mut record = super::replay::PrintRecord::of(&self.args, crate::mcp::status(&self.servers), agents, view);
+        record.forward_subagent_text = self.init.forward_subagent_text;
+        Ok(record)
     }
 
     /// What `init` reports of the settings: the custom slash commands found and `outputStyle`.

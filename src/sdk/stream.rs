@@ -89,6 +89,8 @@ pub struct SdkStream {
     settings_view: (Vec<String>, String),
     /// The agents' names as `system/init` lists them.
     agents: Vec<String>,
+    /// A subagent's text and thinking are printed (`forwardSubagentText`).
+    forward_subagent_text: bool,
     /// What the result and a child's lines need of the session's `Agent` and
     /// `StructuredOutput` calls.
     calls: children::NotedCalls,
@@ -131,6 +133,7 @@ impl SdkStream {
             max_output_tokens: crate::launch::new::env_max_output_tokens(),
             settings_view: (Vec::new(), "default".to_string()),
             agents: Vec::new(),
+            forward_subagent_text: false,
             calls: children::NotedCalls::default(),
         }
     }

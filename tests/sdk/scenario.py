@@ -252,9 +252,20 @@ async def sdk_agents():
     await run_query("review a.txt with the reviewer", model="sonnet", agents={"reviewer": reviewer})
 
 
+async def sdk_agents_forwarded():
+    """sdk_agents with forward_subagent_text=True (initialize's forwardSubagentText)."""
+    from claude_agent_sdk import AgentDefinition
+
+    reviewer = AgentDefinition(description="Reviews one file.", prompt="You are a strict reviewer.",
+                               tools=["Read"], model="haiku")
+    await run_query("review a.txt with the reviewer", model="sonnet", agents={"reviewer": reviewer},
+                    forward_subagent_text=True)
+
+
 SCENARIOS = {
     "structured": structured,
     "sdk_agents": sdk_agents,
+    "sdk_agents_forwarded": sdk_agents_forwarded,
     "oneshot_tool": oneshot_tool,
     "options": options_scenario,
     "two_turns": two_turns,

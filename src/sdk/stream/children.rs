@@ -24,6 +24,12 @@ impl SdkStream {
         self
     }
 
+    /// Prints a subagent's text and thinking blocks as well (`initialize`'s `forwardSubagentText`).
+    pub fn forwarding_subagent_text(mut self, forward: bool) -> Self {
+        self.forward_subagent_text = forward;
+        self
+    }
+
     /// Keeps an `Agent` call's type and task for its child's lines.
     pub(super) fn note_agent_call(&mut self, call: &reloop_core::ToolUse) {
         if call.name == reloop_core::structured::TOOL {
@@ -38,8 +44,9 @@ impl SdkStream {
 
     /// A subagent's message as Claude Code prints it: its prompt, its tool calls and their
     /// results, each line with the parent's call as `parent_tool_use_id` and the agent's type
-    /// and task after the uuid. Its answer is not printed: it reaches the parent as the call's
-    /// result.
+    /// and task after the uuid. Its answer is not printed (it reaches the parent as the call's
+    /// result) unless the app asked for the subagent's text: then each of its blocks is a line,
+    /// as 2.1.332 prints them (recorded against tests/sdk/examples.py's fake model).
     pub(super) fn subagent_message(&mut self, tool_use_id: &str, message: &Message) {
         let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
             // The child's prompt opens its lines (the driver does not echo a session's first message).
@@ -52,7 +59,7 @@ impl SdkStream {
         }
         match message.role {
             Role::User => bodies.push(("user", json!({"role": "user", "content": message.content}))),
-            Role::Assistant if message.tool_uses().next().is_some() => {
+            Role::Assistant if self.forward_subagent_text || message.tool_uses().next().is_some() => {
                 let kept = message.extra.to_map();
                 for block in &message.content {
                     bodies.push((
