@@ -116,3 +116,18 @@ fn ts_output_format_and_agents_with_aliases_as_the_demos_pass_them() {
     assert_agents_ran(&s, &run);
     assert_eq!(run.result()["structured_output"], json!({"file": "a.txt", "issues": 0}), "{}", run.dump());
 }
+
+#[test]
+fn a_session_store_holds_the_session_and_its_subagent_attributed_to_the_call() {
+    let Some(s) = Scenario::start(|_| agents_answers(false)) else { return };
+    let run = s.run(Sdk::Python, "session_store").ok();
+    assert_agents_ran(&s, &run);
+    let store = run.lines.iter().find_map(|l| l.get("store")).unwrap_or_else(|| panic!("{}", run.dump()));
+    // The store's copy of the session reads as the session file does: prompt, answers, results.
+    let main: Vec<&str> = store["main"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(main.starts_with(&["user", "assistant", "user"]) && main.ends_with(&["assistant"]), "{store}");
+    // The subagent's messages come back attributed to the Agent call that spawned it.
+    let subagents = store["subagents"].as_object().unwrap();
+    assert_eq!(subagents.len(), 1, "{store}");
+    assert_eq!(subagents.values().next().unwrap(), &json!(["toolu_agent"]), "{store}");
+}

@@ -194,7 +194,7 @@ pub struct PrintArgs {
     /// Print hook events (not printed: warned).
     #[arg(long)]
     pub include_hook_events: bool,
-    /// Mirror the session as transcript frames (warned: the journal is the record).
+    /// Send the session files' new entries to the SDK as `transcript_mirror` frames (`sdk::mirror`).
     #[arg(long)]
     pub session_mirror: bool,
     /// Debug logging, optionally filtered (warned).
@@ -306,7 +306,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--agents", Status::Supported),
     ("--resume-drops-turn", Status::Supported),
     ("--include-hook-events", Status::Warned),
-    ("--session-mirror", Status::Warned),
+    ("--session-mirror", Status::Supported),
     ("--debug", Status::Warned),
     ("--debug-file", Status::Warned),
     ("--debug-to-stderr", Status::Warned),
@@ -345,7 +345,6 @@ impl PrintArgs {
         warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
         warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
         warn(self.include_hook_events, "--include-hook-events", "hook events are not printed");
-        warn(self.session_mirror, "--session-mirror", "sessions are mirrored to the journal only");
         warn(self.debug.is_some(), "--debug", "there is no debug log");
         warn(self.debug_file.is_some(), "--debug-file", "there is no debug log");
         warn(self.debug_to_stderr, "--debug-to-stderr", "there is no debug log");

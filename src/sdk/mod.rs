@@ -13,6 +13,7 @@ pub mod args;
 mod control;
 mod drop_guard;
 mod ending;
+mod mirror;
 mod partial;
 mod protocol;
 pub mod replay;

@@ -54,7 +54,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .print_record()?
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
-            let mut persist = setup.persist();
+            let mut persist = setup.persist(&wire);
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
             Ok(code)
@@ -115,8 +115,9 @@ struct Setup {
 
 impl Setup {
     /// The session file's keeper (`--no-session-persistence`: none written).
-    fn persist(&self) -> super::transcript::Persist {
+    fn persist(&self, wire: &Wire) -> super::transcript::Persist {
         super::transcript::Persist::new(self.args.no_session_persistence, self.args.journal.clone(), self.cwd.clone())
+            .mirroring(self.args.session_mirror.then(|| wire.clone()))
     }
 
     fn session(&self, wire: &Wire, prompt_text: &str, keep_alive: bool) -> Result<Session, CliError> {
@@ -455,7 +456,7 @@ async fn serve(
 ) -> Result<Exit, CliError> {
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
-    let mut persist = setup.persist();
+    let mut persist = setup.persist(wire);
     let watch = signals.watch(Arc::new(move || {
         on_signal.abort();
         on_signal.close();

@@ -35,7 +35,7 @@ pub fn session_file(config: &Path, cwd: &str, id: &str) -> PathBuf {
 
 /// Writes session `id`'s file and its subagents' from `journal`, once the journal holds step
 /// `last_seq` (or [`COMMIT_WAIT`] has passed).
-pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq: u64) -> Result<PathBuf, CliError> {
+pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq: u64) -> Result<Written, CliError> {
     wait_for_step(journal, id, last_seq);
     let header = journal.header(id)?;
     let cwd = header.run_config.get("cwd").and_then(|v| v.as_str()).unwrap_or("").to_string();
@@ -49,6 +49,7 @@ pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq
     };
     replace(&file, &text)?;
     let dir = file.with_extension("").join("subagents");
+    let mut written = Written { session: file.clone(), subagents: Vec::new() };
     for sub in subagents(journal, id)? {
         let agent = reloop_import::agent_id(&sub.id);
         let child = journal.header(&sub.id)?;
@@ -67,8 +68,17 @@ pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq
         }
         let bytes = serde_json::to_vec(&meta).map_err(|e| CliError::Io(e.to_string()))?;
         replace(&dir.join(format!("agent-{agent}.meta.json")), &bytes)?;
+        written.subagents.push((dir.join(format!("agent-{agent}.jsonl")), meta));
     }
-    Ok(file)
+    Ok(written)
+}
+
+/// The files [`write_session`] wrote: the session's, and each subagent's with its metadata.
+pub struct Written {
+    /// The session's file.
+    pub session: PathBuf,
+    /// Each subagent's file and what its `.meta.json` says.
+    pub subagents: Vec<(PathBuf, Value)>,
 }
 
 /// Session `id`'s entries as an SDK reads them: its file when one was written (its messages
@@ -251,13 +261,30 @@ pub struct Persist {
     seq: u64,
     /// A failure was reported already: one warning, not one per query.
     warned: bool,
+    /// `--session-mirror`: where the files' new entries are sent, and what was sent.
+    mirror: Option<(super::protocol::Wire, super::mirror::Mirror)>,
 }
 
 impl Persist {
     /// Session files for the run with `journal` (relative to `base`) unless `off`.
     pub fn new(off: bool, journal: crate::options::JournalArg, base: PathBuf) -> Self {
         let config = if off { None } else { config_dir() };
-        Persist { config, journal_arg: journal, base, journal: None, session: String::new(), seq: 0, warned: false }
+        Persist {
+            config,
+            journal_arg: journal,
+            base,
+            journal: None,
+            session: String::new(),
+            seq: 0,
+            warned: false,
+            mirror: None,
+        }
+    }
+
+    /// Sends the files' new entries over `wire` as they are written (`--session-mirror`).
+    pub fn mirroring(mut self, wire: Option<super::protocol::Wire>) -> Self {
+        self.mirror = wire.map(|wire| (wire, super::mirror::Mirror::default()));
+        self
     }
 
     /// Follows the run; writes the files when a query ends.
@@ -289,7 +316,10 @@ impl Persist {
             self.journal = Some(self.journal_arg.open(&self.base, crate::launch::journal::Open::Reading)?);
         }
         let Some(journal) = &self.journal else { return Ok(()) };
-        write_session(journal, config, &self.session, self.seq)?;
+        let written = write_session(journal, config, &self.session, self.seq)?;
+        if let Some((wire, mirror)) = &mut self.mirror {
+            mirror.send(wire, &written);
+        }
         Ok(())
     }
 }

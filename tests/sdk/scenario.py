@@ -262,10 +262,30 @@ async def sdk_agents_forwarded():
                     forward_subagent_text=True)
 
 
+async def session_store():
+    """sdk_agents with a session_store: the CLI mirrors its session files (--session-mirror)."""
+    from claude_agent_sdk import (AgentDefinition, InMemorySessionStore, get_session_messages_from_store,
+                                  get_subagent_messages_from_store, list_subagents_from_store)
+
+    store = InMemorySessionStore()
+    reviewer = AgentDefinition(description="Reviews one file.", prompt="You are a strict reviewer.",
+                               tools=["Read"], model="haiku")
+    result = await run_query("review a.txt with the reviewer", model="sonnet", agents={"reviewer": reviewer},
+                             session_store=store)
+    sid, cwd = result.session_id, os.environ["WORKDIR"]
+    main = await get_session_messages_from_store(store, sid, directory=cwd)
+    subagents = {}
+    for agent in await list_subagents_from_store(store, sid, directory=cwd):
+        messages = await get_subagent_messages_from_store(store, sid, agent, directory=cwd)
+        subagents[agent] = sorted({m.parent_tool_use_id or "" for m in messages})
+    emit({"store": {"main": [m.type for m in main], "subagents": subagents}})
+
+
 SCENARIOS = {
     "structured": structured,
     "sdk_agents": sdk_agents,
     "sdk_agents_forwarded": sdk_agents_forwarded,
+    "session_store": session_store,
     "oneshot_tool": oneshot_tool,
     "options": options_scenario,
     "two_turns": two_turns,
