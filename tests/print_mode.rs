@@ -155,20 +155,21 @@ fn control_requests_are_answered_and_bad_lines_are_skipped_with_a_word_on_stderr
     assert_eq!(of_type(&json_lines(&out), "result")[0]["result"], "fine");
 }
 
-#[test]
-fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at_that_line() {
+/// A session of two queries (`alpha`, `bravo`) on a cassette of `answers` one-word answers:
+/// the workspace, the cassette, the lines printed and the session's id.
+fn two_queries(answers: usize) -> (Workspace, String, Vec<Value>, String) {
     let ws = Workspace::seed();
-    let script = cassette(
-        &ws,
-        vec![
-            response("m1", text("one"), "end_turn", 1),
-            response("m2", text("two"), "end_turn", 1),
-            response("m3", text("three"), "end_turn", 1),
-            response("m4", text("four"), "end_turn", 1),
-        ],
-    );
+    let words = ["one", "two", "three", "four"];
+    let responses = (0..answers).map(|i| response(&format!("m{}", i + 1), text(words[i]), "end_turn", 1)).collect();
+    let script = cassette(&ws, responses);
     let first = json_lines(&print_mode(&ws, &stream_args(&script), &[user("alpha"), user("bravo")]));
     let parent = first[0]["session_id"].as_str().unwrap().to_string();
+    (ws, script, first, parent)
+}
+
+#[test]
+fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at_that_line() {
+    let (ws, script, first, parent) = two_queries(4);
     let first_result_uuid = of_type(&first, "result")[0]["uuid"].as_str().unwrap().to_string();
 
     // --resume --fork-session: a new session whose history is the parent's.
@@ -207,17 +208,7 @@ fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at
 #[test]
 fn resume_drops_turn_lets_a_truncating_resume_drop_only_the_declared_turn_and_refuses_it_otherwise_as_claude_code_does()
 {
-    let ws = Workspace::seed();
-    let script = cassette(
-        &ws,
-        vec![
-            response("m1", text("one"), "end_turn", 1),
-            response("m2", text("two"), "end_turn", 1),
-            response("m3", text("three"), "end_turn", 1),
-        ],
-    );
-    let first = json_lines(&print_mode(&ws, &stream_args(&script), &[user("alpha"), user("bravo")]));
-    let parent = first[0]["session_id"].as_str().unwrap().to_string();
+    let (ws, script, first, parent) = two_queries(3);
     // The first turn's answer, as the stream showed it; the session file's next line is the
     // second turn's prompt.
     let keep_at = of_type(&first, "assistant")[0]["uuid"].as_str().unwrap().to_string();
