@@ -229,6 +229,9 @@ impl<'a> FactsGatherer<'a> {
 
     /// The next step of the session, in order.
     pub fn step(&mut self, step: &StepRecord) {
+        // The request in flight when this step came: a legacy answer's (see `answer` below);
+        // this step's own effects may ask the next.
+        let in_flight = self.facts.requests.len().checked_sub(1);
         let mut starts_prompt = false;
         if let Event::UserInput { content } = &step.event {
             if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
@@ -299,7 +302,14 @@ impl<'a> FactsGatherer<'a> {
             return;
         }
         let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
-            let Some(&i) = self.request_index.get(&request) else { return };
+            // A journal written before correlation ids (digest version 1) answers with request
+            // 0: the one in flight, the latest asked before this step. Dropping it left such a
+            // session's page at 0 tokens while the list, which sums the answers, said 300.
+            let found = match request {
+                0 => in_flight,
+                n => self.request_index.get(&n).copied(),
+            };
+            let Some(i) = found else { return };
             let (Some(r), Some(&asked)) = (self.facts.requests.get_mut(i), self.asked_at.get(i)) else { return };
             if let Some(model) = model {
                 r.model = model.clone();
@@ -573,6 +583,27 @@ mod tests {
         assert_eq!(second.duration_ms, 700, "{:?}", facts.turns);
         assert_eq!(facts.turns[0].duration_ms, 0);
     }
+    /// Every answer's usage is counted once, journals written before correlation ids (whose
+    /// answers name request 0) included: a summary's answer is its own request's, not the next
+    /// one asked in the same step.
+    #[test]
+    fn the_totals_count_every_answers_usage_once() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let mut legacy = 0;
+        for (header, steps) in crate::test_corpus::sessions() {
+            let (mut input, mut output) = (0, 0);
+            for s in steps.iter().filter(|s| s.ignored.is_none()) {
+                if let Event::ModelDone { usage, request, .. } | Event::CompactDone { usage, request, .. } = &s.event {
+                    (input, output) = (input + usage.input_tokens, output + usage.output_tokens);
+                    legacy += usize::from(*request == 0);
+                }
+            }
+            let spend = Facts::gather(&header, &steps, &price).totals();
+            assert_eq!((spend.input_tokens, spend.output_tokens), (input, output), "{}", header.id);
+        }
+        assert!(legacy > 0, "the corpus holds journals without correlation ids");
+    }
+
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
         let price = |_: &str, u: &Usage| Some(u.output_tokens as f64 * 1e-6);
