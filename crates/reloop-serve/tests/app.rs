@@ -116,7 +116,7 @@ fn the_list_and_a_sessions_page_count_the_same_totals_for_every_corpus_journal()
     names.sort();
     assert!(names.len() > 20, "{names:?}");
     let table: PriceTable =
-        Arc::new(|model, usage| (model != "unpriced-model").then(|| usage.output_tokens as f64 * 1e-6));
+        Arc::new(|model, usage| (model != "claude-haiku-4-5").then_some(usage.output_tokens as f64 * 1e-6));
     let place = IndexPlace::Sqlite { journal: path.clone(), index: dir.path().join("index") };
     let mut idx = Index::open(&place).unwrap();
     let mut ids = Vec::new();
