@@ -506,4 +506,30 @@ mod tests {
         idx.few = FEW_MATCHES;
         assert!(idx.list(&searches[0]).unwrap().total >= 6, "the copies all hold the word");
     }
+
+    /// An index file of the layout before (a row per text, no version) is emptied and built
+    /// again in this one, not misread.
+    #[test]
+    fn an_index_of_another_layout_is_built_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, index) = (dir.path().join("j.db"), dir.path().join("index"));
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals/scripted_seed.json");
+        let dump = reloop_journal::SessionDump::from_json(&std::fs::read_to_string(corpus).unwrap()).unwrap();
+        reloop_journal::Journal::create_or_open(&path).unwrap().load_session(&dump).unwrap();
+        Connection::open(&index)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE sessions (id TEXT PRIMARY KEY, jrowid INTEGER NOT NULL, created_at_ms INTEGER NOT NULL);
+                 INSERT INTO sessions VALUES ('stale', 99, 0);
+                 CREATE VIRTUAL TABLE texts USING fts5(body, sid UNINDEXED, seq UNINDEXED, kind UNINDEXED);",
+            )
+            .unwrap();
+        let mut idx = SqliteIndex::open(&path, &index).unwrap();
+        let table: PriceTable = std::sync::Arc::new(|_, _| None);
+        assert_eq!(idx.refresh(&table, &|_| None).unwrap(), 1);
+        let found = idx.list(&Filter { q: Some("login".into()), ..Filter::default() }).unwrap();
+        assert_eq!(found.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [dump.header.id.as_str()]);
+        let version: i64 = idx.conn.query_row("PRAGMA main.user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, VERSION);
+    }
 }
