@@ -275,13 +275,18 @@ impl PgIndex {
         let (cond, params) = filter.condition(
             &|n| format!("${n}"),
             &|words| {
+                // A condition per word (not one INTERSECT of them): the planner then walks the
+                // list newest first and checks each session by key, the page's worth, where an
+                // INTERSECT of two common words built both sets whole (0.4 s at 100,000).
                 let each: Vec<String> = words
                     .iter()
                     .map(|p| {
-                        format!("SELECT session_id FROM reloop_serve.texts WHERE tsv @@ plainto_tsquery('simple', {p})")
+                        format!(
+                            "id IN (SELECT session_id FROM reloop_serve.texts WHERE tsv @@ plainto_tsquery('simple', {p}))"
+                        )
                     })
                     .collect();
-                format!("id IN ({})", each.join(" INTERSECT "))
+                format!("({})", each.join(" AND "))
             },
             &str::to_string,
         );
