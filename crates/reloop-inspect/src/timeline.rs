@@ -45,6 +45,10 @@ pub struct RequestFacts {
     pub outcome: String,
     /// A compaction's summary request rather than a turn's.
     pub summary: bool,
+    /// What it cost priced at the model asked, as the run's own result counts it (Claude Code's
+    /// `total_cost_usd`, and reloop's run after it); `None` when that model has no price.
+    #[serde(skip)]
+    pub asked_cost_usd: Option<f64>,
 }
 
 /// One tool call the model asked for.
@@ -166,6 +170,22 @@ impl Facts {
             spend.add(&r.model, &r.usage, r.cost_usd);
         }
         spend
+    }
+
+    /// The session's responses priced at the model each asked, as the run's own result counts
+    /// them; `None` when such a model has no price.
+    pub fn asked_cost_usd(&self) -> Option<f64> {
+        self.requests.iter().map(|r| if r.usage == Usage::default() { Some(0.0) } else { r.asked_cost_usd }).sum()
+    }
+
+    /// When the run's own result said another cost than `shown` (this session's, priced at the
+    /// models that answered, plus whatever else the view adds, a subagent's): the words saying
+    /// so, for every view that shows the cost, so none disagrees with the run's result silently.
+    pub fn reported_cost_words(&self, shown: Option<f64>) -> Option<String> {
+        let shown = shown?;
+        let reported = shown - self.totals().cost_usd()? + self.asked_cost_usd()?;
+        (format!("{reported:.4}") != format!("{shown:.4}"))
+            .then(|| format!("reported by the run: ${reported:.4}, priced as the model asked"))
     }
 }
 
@@ -318,6 +338,8 @@ impl<'a> FactsGatherer<'a> {
                 r.usage = usage.clone();
                 // A response that used nothing cost nothing, whatever its model's price.
                 r.cost_usd = if *usage == Usage::default() { Some(0.0) } else { (self.price)(&r.model, usage) };
+                r.asked_cost_usd =
+                    if *usage == Usage::default() { Some(0.0) } else { (self.price)(&r.requested_model, usage) };
             }
             r.outcome = outcome;
             r.done_seq = Some(step.seq);
