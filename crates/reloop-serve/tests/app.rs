@@ -144,3 +144,39 @@ fn the_list_and_a_sessions_page_count_the_same_totals_for_every_corpus_journal()
         }
     }
 }
+
+/// A session answered by another model than it asked: its page prices each response at the
+/// model that answered, as the list does, and tells the run's own figure (priced as asked)
+/// beside it, labelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sessions_page_tells_the_runs_own_cost_when_it_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.db");
+    let id = Journal::create_or_open(&path).unwrap().load_session(&dump("digest_v3_auto_compact.json")).unwrap();
+    let open: OpenJournal = {
+        let path = path.clone();
+        Arc::new(move || Journal::open_for_reading(&path).map(SessionJournal::Sqlite))
+    };
+    let config = Config {
+        index: IndexPlace::Sqlite { journal: path.clone(), index: dir.path().join("index") },
+        journal: open,
+        prices: Arc::new(|_, usage| Some(usage.output_tokens as f64 * 1e-6)),
+        access: Access { token: None },
+        refresh: Duration::from_secs(60),
+        queue: None,
+    };
+    let router = tokio::task::block_in_place(|| reloop_serve::app(config)).unwrap();
+    let (status, page) = get(&router, &format!("/s/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    // Three answers by claude-sonnet-4-6 at the table's price, a summary at the session's own
+    // claude-opus-5-5 price: $0.0026; all at the opus price the session asked: $0.0487.
+    let (_, json) = get(&router, "/sessions.json").await;
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let listed = json["sessions"][0]["cost_usd"].as_f64().unwrap();
+    assert!(
+        page.contains(&format!(
+            "${listed:.4} <span id=\"reported-cost\">(reported by the run: $0.0487, priced as the model asked)</span>"
+        )),
+        "{page}"
+    );
+}
