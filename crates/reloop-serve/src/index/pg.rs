@@ -293,12 +293,15 @@ impl PgIndex {
         let values = values(&params);
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|b| b.as_ref()).collect();
         // A search's count stops past MAX_COUNTED (the page says "10,000+"); a list's is exact.
-        let count = match filter.q {
-            Some(_) => format!(
+        // The whole list is counted exactly; a filtered or searched one up to MAX_COUNTED, or
+        // the page shown (a count of every match would read each).
+        let enough = MAX_COUNTED.max(filter.offset() + filter.per);
+        let count = match cond.as_str() {
+            "1=1" => "SELECT count(*) FROM reloop_serve.sessions".to_string(),
+            _ => format!(
                 "SELECT count(*) FROM (SELECT 1 FROM reloop_serve.sessions WHERE {cond} LIMIT {}) c",
-                MAX_COUNTED + 1
+                enough + 1
             ),
-            None => format!("SELECT count(*) FROM reloop_serve.sessions WHERE {cond}"),
         };
         let counted: i64 = self.client.query_one(&count, &refs)?.get(0);
         let sql = format!(
@@ -332,8 +335,8 @@ impl PgIndex {
                 }
             }
         }
-        let more = filter.q.is_some() && counted > MAX_COUNTED;
-        Ok(Listing { rows, total: if more { MAX_COUNTED } else { counted }, more })
+        let more = cond != "1=1" && counted > enough;
+        Ok(Listing { rows, total: if more { enough } else { counted }, more })
     }
 
     /// See [`super::Index::rows`].

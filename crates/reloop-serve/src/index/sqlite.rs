@@ -305,12 +305,16 @@ impl SqliteIndex {
             })
             .collect();
         let (page, total, more, offset) = if words.is_empty() {
-            let total: i64 = self.conn.query_row(
-                &format!("SELECT count(*) FROM sessions WHERE {cond}"),
-                params_from_iter(values.iter()),
-                |r| r.get(0),
-            )?;
-            (cond, total, false, filter.offset())
+            // The whole list is counted exactly (from an index); a filtered one up to
+            // MAX_COUNTED, or the page shown (a count of every row would read each).
+            let enough = MAX_COUNTED.max(filter.offset() + filter.per);
+            let count = match cond.as_str() {
+                "1=1" => "SELECT count(*) FROM sessions".to_string(),
+                _ => format!("SELECT count(*) FROM (SELECT 1 FROM sessions WHERE {cond} LIMIT {})", enough + 1),
+            };
+            let counted: i64 = self.conn.query_row(&count, params_from_iter(values.iter()), |r| r.get(0))?;
+            let more = cond != "1=1" && counted > enough;
+            (cond, if more { enough } else { counted }, more, filter.offset())
         } else {
             let matched = self.matching(&words)?;
             if matched.len() <= self.few {
