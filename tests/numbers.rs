@@ -68,6 +68,16 @@ fn the_demo_names_the_model_it_asked_and_the_one_that_answered_in_every_view() {
     assert!((shown["usage"]["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12, "show: {}", shown["usage"]);
     assert!((data["session"]["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12, "view: {}", data["session"]);
     assert_eq!(format!("${cost:.4}"), "$0.0201");
+    // The run's own result prices as the model asked (as Claude Code's does): every view that
+    // shows the cost tells that figure beside it, labelled, never a silent other number.
+    let reported = "reported by the run: $0.0335, priced as the model asked";
+    let text = ok(&ws, &["show", "last"]);
+    assert!(text.lines().last().unwrap().ends_with(&format!(", $0.0201 ({reported})")), "{text}");
+    assert_eq!(
+        why.lines().nth(2),
+        Some(format!("cost: $0.0201, priced at the model that answered; {reported}").as_str())
+    );
+    assert_eq!(data["session"]["reported_cost"], reported);
     common::settings().bind(|| insta::assert_snapshot!("numbers_demo_why", why));
 
     // The page's header, as a browser shows it (when chromium is installed; tests/view.rs says

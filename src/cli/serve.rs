@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use reloop_journal_pg::{PgJournal, QueueState};
+use reloop_journal_pg::{PgJournal, QueueState, QueueSummary};
 use reloop_serve::{auth, Config, IndexPlace, OpenJournal, PriceTable, QueueStatus};
 
 use super::{current_dir, CliError};
@@ -103,12 +103,10 @@ struct PgQueue(Mutex<PgJournal>);
 
 impl QueueStatus for PgQueue {
     fn statuses(&self, ids: &[String]) -> Result<HashMap<String, String>, String> {
-        let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut pg = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let entries = pg.queue_entries().map_err(|e| e.to_string())?;
+        let entries = pg.queue_entries_of(ids).map_err(|e| e.to_string())?;
         Ok(entries
             .into_iter()
-            .filter(|e| wanted.contains(e.session.as_str()))
             .filter_map(|e| {
                 let since = super::reading::local_time(e.since_ms);
                 let words = match e.state {
@@ -122,5 +120,14 @@ impl QueueStatus for PgQueue {
                 Some((e.session, words))
             })
             .collect())
+    }
+
+    fn summary(&self) -> Result<Option<String>, String> {
+        let mut pg = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let s = pg.queue_summary().map_err(|e| e.to_string())?;
+        if s == QueueSummary::default() {
+            return Ok(None);
+        }
+        Ok(Some(format!("{} queued, {} claimed, {} failed", s.queued, s.claimed, s.failed)))
     }
 }

@@ -152,7 +152,10 @@ fn conversation(journal: &JournalArg, selector: &str, json: bool) -> Result<Exit
         (Some(t), None) => outln!("terminal: {}", t.reason().as_str()),
         (None, _) => {}
     }
-    outln!("usage: {}, {}", spend.tokens_words(), spend.cost_words());
+    // Priced at the models that answered, as every view prices it; the run's own result, which
+    // prices as the model asked, is told beside it when it differs.
+    let reported = facts.reported_cost_words(spend.cost_usd()).map(|w| format!(" ({w})")).unwrap_or_default();
+    outln!("usage: {}, {}{reported}", spend.tokens_words(), spend.cost_words());
     super::reading::warn_unpriced(&spend.unpriced_models);
     Ok(Exit::Success)
 }

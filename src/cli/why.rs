@@ -96,6 +96,12 @@ pub fn run(args: WhyArgs) -> Result<Exit, CliError> {
                     let models = facts.models();
                     if models.differ() {
                         outln!("model: {}", models.words());
+                        // Then the costs differ too: each response is priced at the model that
+                        // answered; the run's own result priced it as the model asked.
+                        let spend = facts.totals();
+                        if let Some(words) = facts.reported_cost_words(spend.cost_usd()) {
+                            outln!("cost: {}, priced at the model that answered; {words}", spend.cost_words());
+                        }
                     }
                 }
                 crate::term::write_stdout(&crate::term::visible(&grouping.text(&line, &facts)), false);

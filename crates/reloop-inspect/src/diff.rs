@@ -292,11 +292,13 @@ struct AfterGatherer<'a> {
     after: After,
     /// Requests asked from `from` on and not answered yet, by number, with their model.
     asked: HashMap<u32, String>,
+    /// The request asked last: the one a legacy answer (request 0) answers.
+    latest: Option<u32>,
 }
 
 impl<'a> AfterGatherer<'a> {
     fn new(header: &'a SessionHeader, price: PriceFn<'a>) -> Self {
-        AfterGatherer { from: u64::MAX, header, price, after: After::default(), asked: HashMap::new() }
+        AfterGatherer { from: u64::MAX, header, price, after: After::default(), asked: HashMap::new(), latest: None }
     }
 
     fn step(&mut self, step: &StepRecord) {
@@ -307,6 +309,7 @@ impl<'a> AfterGatherer<'a> {
             return;
         }
         self.after.steps += 1;
+        let in_flight = self.latest;
         for effect in effects_of(step) {
             // A request asked again (after a restart) is counted again; its answer is the
             // newest asking's.
@@ -314,10 +317,12 @@ impl<'a> AfterGatherer<'a> {
                 Effect::Command(Command::CallModel(call)) => {
                     let model = if call.model.is_empty() { self.header.core_config.model.clone() } else { call.model };
                     self.asked.insert(call.request, model);
+                    self.latest = Some(call.request);
                     self.after.requests += 1;
                 }
                 Effect::Command(Command::Summarize { request, .. }) => {
                     self.asked.insert(request, self.header.core_config.model.clone());
+                    self.latest = Some(request);
                     self.after.requests += 1;
                 }
                 _ => {}
@@ -334,6 +339,15 @@ impl<'a> AfterGatherer<'a> {
                 return;
             }
             _ => return,
+        };
+        // A journal written before correlation ids answers request 0: the one in flight, asked
+        // before this step (whose own effects may ask the next).
+        let request = match request {
+            0 => match in_flight {
+                Some(r) => r,
+                None => return,
+            },
+            n => n,
         };
         // The core answers an asking once: a later answer to the same request is ignored.
         let Some(asked_model) = self.asked.remove(&request) else { return };

@@ -45,6 +45,10 @@ pub struct RequestFacts {
     pub outcome: String,
     /// A compaction's summary request rather than a turn's.
     pub summary: bool,
+    /// What it cost priced at the model asked, as the run's own result counts it (Claude Code's
+    /// `total_cost_usd`, and reloop's run after it); `None` when that model has no price.
+    #[serde(skip)]
+    pub asked_cost_usd: Option<f64>,
 }
 
 /// One tool call the model asked for.
@@ -167,6 +171,22 @@ impl Facts {
         }
         spend
     }
+
+    /// The session's responses priced at the model each asked, as the run's own result counts
+    /// them; `None` when such a model has no price.
+    pub fn asked_cost_usd(&self) -> Option<f64> {
+        self.requests.iter().map(|r| if r.usage == Usage::default() { Some(0.0) } else { r.asked_cost_usd }).sum()
+    }
+
+    /// When the run's own result said another cost than `shown` (this session's, priced at the
+    /// models that answered, plus whatever else the view adds, a subagent's): the words saying
+    /// so, for every view that shows the cost, so none disagrees with the run's result silently.
+    pub fn reported_cost_words(&self, shown: Option<f64>) -> Option<String> {
+        let shown = shown?;
+        let reported = shown - self.totals().cost_usd()? + self.asked_cost_usd()?;
+        (format!("{reported:.4}") != format!("{shown:.4}"))
+            .then(|| format!("reported by the run: ${reported:.4}, priced as the model asked"))
+    }
 }
 
 /// [`Facts::gather`] a step at a time, so `why` reads a session of any length without holding
@@ -229,6 +249,9 @@ impl<'a> FactsGatherer<'a> {
 
     /// The next step of the session, in order.
     pub fn step(&mut self, step: &StepRecord) {
+        // The request in flight when this step came: a legacy answer's (see `answer` below);
+        // this step's own effects may ask the next.
+        let in_flight = self.facts.requests.len().checked_sub(1);
         let mut starts_prompt = false;
         if let Event::UserInput { content } = &step.event {
             if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
@@ -299,7 +322,14 @@ impl<'a> FactsGatherer<'a> {
             return;
         }
         let mut answer = |request: u32, outcome: String, usage: Option<&Usage>, model: Option<&String>| {
-            let Some(&i) = self.request_index.get(&request) else { return };
+            // A journal written before correlation ids (digest version 1) answers with request
+            // 0: the one in flight, the latest asked before this step. Dropping it left such a
+            // session's page at 0 tokens while the list, which sums the answers, said 300.
+            let found = match request {
+                0 => in_flight,
+                n => self.request_index.get(&n).copied(),
+            };
+            let Some(i) = found else { return };
             let (Some(r), Some(&asked)) = (self.facts.requests.get_mut(i), self.asked_at.get(i)) else { return };
             if let Some(model) = model {
                 r.model = model.clone();
@@ -308,6 +338,8 @@ impl<'a> FactsGatherer<'a> {
                 r.usage = usage.clone();
                 // A response that used nothing cost nothing, whatever its model's price.
                 r.cost_usd = if *usage == Usage::default() { Some(0.0) } else { (self.price)(&r.model, usage) };
+                r.asked_cost_usd =
+                    if *usage == Usage::default() { Some(0.0) } else { (self.price)(&r.requested_model, usage) };
             }
             r.outcome = outcome;
             r.done_seq = Some(step.seq);
@@ -573,6 +605,27 @@ mod tests {
         assert_eq!(second.duration_ms, 700, "{:?}", facts.turns);
         assert_eq!(facts.turns[0].duration_ms, 0);
     }
+    /// Every answer's usage is counted once, journals written before correlation ids (whose
+    /// answers name request 0) included: a summary's answer is its own request's, not the next
+    /// one asked in the same step.
+    #[test]
+    fn the_totals_count_every_answers_usage_once() {
+        let price = |_: &str, _: &Usage| Some(0.0);
+        let mut legacy = 0;
+        for (header, steps) in crate::test_corpus::sessions() {
+            let (mut input, mut output) = (0, 0);
+            for s in steps.iter().filter(|s| s.ignored.is_none()) {
+                if let Event::ModelDone { usage, request, .. } | Event::CompactDone { usage, request, .. } = &s.event {
+                    (input, output) = (input + usage.input_tokens, output + usage.output_tokens);
+                    legacy += usize::from(*request == 0);
+                }
+            }
+            let spend = Facts::gather(&header, &steps, &price).totals();
+            assert_eq!((spend.input_tokens, spend.output_tokens), (input, output), "{}", header.id);
+        }
+        assert!(legacy > 0, "the corpus holds journals without correlation ids");
+    }
+
     #[test]
     fn facts_without_payloads_are_the_facts_with_their_calls_inputs_and_results_left_out() {
         let price = |_: &str, u: &Usage| Some(u.output_tokens as f64 * 1e-6);

@@ -45,7 +45,7 @@ use reloop_journal::{
 use serde_json::Value;
 
 pub use conn::BLOB_MIN_BYTES;
-pub use queue_view::{QueueEntry, QueueState};
+pub use queue_view::{QueueEntry, QueueState, QueueSummary};
 pub use schema::SCHEMA_VERSION;
 
 use conn::{database_error, Conn, PAGE};

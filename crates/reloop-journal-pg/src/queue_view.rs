@@ -61,6 +61,29 @@ pub struct QueueEntry {
     pub reason: Option<String>,
 }
 
+/// How many queue rows stand where, counted by the database: a page heading a list of
+/// 100,000 sessions reads a few numbers, not the queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QueueSummary {
+    /// Waiting for a worker.
+    pub queued: u64,
+    /// Held by a worker now.
+    pub claimed: u64,
+    /// Ended in an error, or given up.
+    pub failed: u64,
+}
+
+/// The queue rows still open, counted by state; and the finished ones by outcome, an error's
+/// message folded into `error:` so the groups stay as few as the terminal reasons.
+const SUMMARY_OPEN: &str = "SELECT
+        count(*) FILTER (WHERE coalesce(l.expires_at > clock_timestamp(), false)),
+        count(*) FILTER (WHERE NOT coalesce(l.expires_at > clock_timestamp(), false) AND q.attempts < $1),
+        count(*) FILTER (WHERE NOT coalesce(l.expires_at > clock_timestamp(), false) AND q.attempts >= $1)
+     FROM reloop.queue q LEFT JOIN reloop.leases l ON l.session_id = q.session_id WHERE q.finished_at IS NULL";
+const SUMMARY_FINISHED: &str =
+    "SELECT CASE WHEN outcome IS NULL OR outcome LIKE 'error:%' THEN 'error:' ELSE outcome END, count(*)
+     FROM reloop.queue WHERE finished_at IS NOT NULL GROUP BY 1";
+
 /// Every queue row with what decides its state, oldest first.
 const ENTRIES: &str = "SELECT q.session_id,
         (extract(epoch FROM q.enqueued_at) * 1000)::bigint,
@@ -69,11 +92,28 @@ const ENTRIES: &str = "SELECT q.session_id,
         (extract(epoch FROM l.acquired_at) * 1000)::bigint,
         coalesce(l.expires_at > clock_timestamp(), false)
      FROM reloop.queue q LEFT JOIN reloop.leases l ON l.session_id = q.session_id
+     WHERE $1::text[] IS NULL OR q.session_id = ANY($1)
      ORDER BY q.enqueued_at, q.session_id";
 
 impl Conn {
-    pub(crate) fn queue_entries(&mut self) -> Result<Vec<QueueEntry>, JournalError> {
-        let rows = self.client.query(ENTRIES, &[]).map_err(|e| database_error(&self.place, &e))?;
+    pub(crate) fn queue_summary(&mut self) -> Result<QueueSummary, JournalError> {
+        let open =
+            self.client.query_one(SUMMARY_OPEN, &[&MAX_ATTEMPTS]).map_err(|e| database_error(&self.place, &e))?;
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        let mut summary = QueueSummary { claimed: n(open.get(0)), queued: n(open.get(1)), failed: n(open.get(2)) };
+        let finished = self.client.query(SUMMARY_FINISHED, &[]).map_err(|e| database_error(&self.place, &e))?;
+        for r in finished {
+            let outcome: String = r.get(0);
+            if QueueState::of_outcome(&outcome) == QueueState::Failed {
+                summary.failed += n(r.get(1));
+            }
+        }
+        Ok(summary)
+    }
+
+    pub(crate) fn queue_entries(&mut self, of: Option<&[String]>) -> Result<Vec<QueueEntry>, JournalError> {
+        let of: Option<Vec<String>> = of.map(<[String]>::to_vec);
+        let rows = self.client.query(ENTRIES, &[&of]).map_err(|e| database_error(&self.place, &e))?;
         let ms = |v: Option<i64>| v.map_or(0, |v| u64::try_from(v).unwrap_or(0));
         Ok(rows
             .iter()
@@ -112,6 +152,17 @@ impl crate::PgJournal {
     /// Every session in the queue, oldest enqueued first: queued, claimed (by which lease
     /// holder, since when), failed (with why) and done.
     pub fn queue_entries(&mut self) -> Result<Vec<QueueEntry>, JournalError> {
-        self.call(|conn| conn.queue_entries())
+        self.call(|conn| conn.queue_entries(None))
+    }
+
+    /// The queue rows of these sessions only (a list page's), oldest enqueued first.
+    pub fn queue_entries_of(&mut self, sessions: &[String]) -> Result<Vec<QueueEntry>, JournalError> {
+        let sessions = sessions.to_vec();
+        self.call(move |conn| conn.queue_entries(Some(&sessions)))
+    }
+
+    /// How many sessions the queue holds queued, claimed and failed, counted by the database.
+    pub fn queue_summary(&mut self) -> Result<QueueSummary, JournalError> {
+        self.call(|conn| conn.queue_summary())
     }
 }

@@ -163,6 +163,33 @@ fn a_fork_reads_as_its_parents_prefix_and_its_own_steps(open: Open) {
     assert_eq!((summary.steps, summary.parent), (4, Some(("parent".to_string(), 2))));
 }
 
+/// A response step: a model's answer using `input` tokens.
+fn answered(seq: u64, input: u64) -> StepRecord {
+    let mut step = said(seq, "unused");
+    step.event = serde_json::from_value(serde_json::json!({"kind": "model_done", "id": format!("msg_{seq}"),
+        "model": "m", "stop_reason": "end_turn", "usage": {"input_tokens": input, "output_tokens": 1}}))
+    .unwrap();
+    step
+}
+
+/// A fork's totals count the answers it inherited from its parent and its own, on every
+/// journal (SQLite copies the prefix, PostgreSQL reads it from the parent): `sessions`,
+/// `reloop serve`'s list and the session's views agree on a fork whatever holds it.
+fn a_forks_totals_count_its_inherited_answers(open: Open) {
+    let mut j = open();
+    j.create_session(&header("p"), &[said(1, "a"), answered(2, 100)]).unwrap();
+    j.append("p", &answered(3, 200)).unwrap();
+    let mut fork = header("f");
+    fork.parent = Some(("p".into(), 2));
+    j.create_session(&fork, &[said(1, "a"), answered(2, 100), answered(3, 7)]).unwrap();
+    let overview = j.overview().unwrap();
+    let of = |id: &str| -> Vec<u64> {
+        overview.iter().find(|s| s.id == id).unwrap().responses.iter().map(|(_, u)| u.input_tokens).collect()
+    };
+    assert_eq!(of("f"), [100, 7], "the inherited answer, then its own");
+    assert_eq!(of("p"), [100, 200]);
+}
+
 fn a_dump_moves_a_session_verbatim(open: Open) {
     let mut j = open();
     j.create_session(&header("moved"), &[said(1, "x")]).unwrap();
@@ -282,6 +309,7 @@ contract!(
     a_deferred_group_is_committed_by_the_next_append_or_commit,
     selectors_resolve_and_sessions_list,
     a_fork_reads_as_its_parents_prefix_and_its_own_steps,
+    a_forks_totals_count_its_inherited_answers,
     a_dump_moves_a_session_verbatim,
     a_session_written_from_a_fill_is_there_whole_or_not_at_all,
     a_step_over_the_row_cap_is_refused_and_nothing_written,

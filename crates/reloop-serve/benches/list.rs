@@ -1,7 +1,7 @@
 //! `reloop serve` on a journal of 100,000 sessions: how long building its index takes, then how
-//! long the list's first page, a filtered page, a deep page and searches take to answer (the
-//! goal: under 200 ms each). Each response is a real request through the server's routes, its
-//! HTML rendered. `cargo bench -p reloop-serve --bench list` (SESSIONS=N for another size).
+//! long the list's first page, a filtered page, a deep page and searches (a rare word, words of
+//! every session, with and without filters) take to answer (the goal: under 200 ms each). Each
+//! response is a real request through the server's routes, its HTML rendered. `cargo bench -p reloop-serve --bench list` (SESSIONS=N for another size).
 //!
 //! The journal is filled from one recorded session (tests/journals/scripted_seed.json, 14
 //! steps) copied in SQL with new ids; every 1,000th copy's prompt names a rare word, so one
@@ -87,6 +87,7 @@ async fn time(router: &axum::Router, uri: &str) -> (Duration, usize) {
 fn main() {
     let sessions: u64 = std::env::var("SESSIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let dir = tempfile::tempdir().unwrap();
+
     let path = dir.path().join("journal.db");
     let started = Instant::now();
     fill(&path, sessions);
@@ -115,6 +116,9 @@ fn main() {
             ("search, a rare word (100 sessions)", "/?q=quokka"),
             ("search, a word of every session", "/?q=login"),
             ("search + filter", "/?q=quokka&source=run&cost_min=0.0001"),
+            ("search, every session's word + filters", "/?q=login&status=completed&tokens_min=10"),
+            ("search, every session's word, page 100", "/?q=login&page=100"),
+            ("search, two words of every session", "/?q=login+verifyPassword"),
         ] {
             let (took, bytes) = time(&router, uri).await;
             println!("{what:<40} {uri:<42} {:>8.1} ms  ({bytes} bytes)", took.as_secs_f64() * 1000.0);

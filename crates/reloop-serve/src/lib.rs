@@ -50,6 +50,12 @@ pub type OpenJournal = Arc<dyn Fn() -> Result<SessionJournal, JournalError> + Se
 pub trait QueueStatus: Send + Sync {
     /// The words for each of `ids` that has a status; a session missing from the map has none.
     fn statuses(&self, ids: &[String]) -> Result<HashMap<String, String>, String>;
+
+    /// The queue summed up in a line (how many wait, run, failed), read in bounded time so a
+    /// page heads a list of any length with it; `None` when there is nothing to say.
+    fn summary(&self) -> Result<Option<String>, String> {
+        Ok(None)
+    }
 }
 
 /// What the server serves and how.

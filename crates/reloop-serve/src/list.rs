@@ -25,6 +25,7 @@ fn filter_of(query: &BTreeMap<String, String>) -> Result<(Filter, BTreeMap<Strin
 struct Found {
     listing: Listing,
     queue: Option<std::collections::HashMap<String, String>>,
+    queue_summary: Option<String>,
     models: Vec<String>,
     reasons: Vec<String>,
 }
@@ -36,14 +37,15 @@ async fn find(state: &crate::State, filter: Filter) -> Result<Found, Failure> {
             .index
             .run(|i| Ok::<_, crate::index::IndexError>((i.list(&filter)?, i.choices()?)))
             .map_err(Failure::internal)?;
-        let queue = match &state.config.queue {
+        // Only this page's sessions' statuses, and the queue's counts: never the queue whole.
+        let (queue, queue_summary) = match &state.config.queue {
             Some(q) => {
                 let ids: Vec<String> = listing.rows.iter().map(|r| r.id.clone()).collect();
-                Some(q.statuses(&ids).map_err(Failure::internal)?)
+                (Some(q.statuses(&ids).map_err(Failure::internal)?), q.summary().map_err(Failure::internal)?)
             }
-            None => None,
+            None => (None, None),
         };
-        Ok(Found { listing, queue, models, reasons })
+        Ok(Found { listing, queue, queue_summary, models, reasons })
     })
     .await
     .map_err(|e| Failure::internal(e.to_string()))?
@@ -57,8 +59,9 @@ pub(crate) async fn json(State(state): State<crate::State>, Query(query): Query<
     };
     match find(&state, filter.clone()).await {
         Ok(found) => Json(serde_json::json!({
-            "total": found.listing.total, "page": filter.page, "per": filter.per,
+            "total": found.listing.total, "more": found.listing.more, "page": filter.page, "per": filter.per,
             "sessions": found.listing.rows, "queue": found.queue,
+            "queue_summary": found.queue_summary,
         }))
         .into_response(),
         Err(e) => e.into_response(),
@@ -116,20 +119,26 @@ pub(crate) async fn page(State(state): State<crate::State>, Query(query): Query<
     body += &input("tokens_max", "to", &query, "text", 7);
     body += &input("parent", "parent", &query, "text", 10);
     body += "<button type=\"submit\" id=\"apply\">filter</button> <a href=\"/\">clear</a></form>";
-    let Listing { rows, total } = &found.listing;
+    let Listing { rows, total, more } = &found.listing;
     let first = filter.offset() + 1;
     let _ = write!(
         body,
-        "<p id=\"count\" data-total=\"{total}\">{} session{} match{}",
+        "<p id=\"count\" data-total=\"{total}\"{}>{}{} session{} match{}",
+        if *more { " data-more=\"true\"" } else { "" },
         num(*total),
-        if *total == 1 { "" } else { "s" },
+        if *more { "+" } else { "" },
+        if *total == 1 && !*more { "" } else { "s" },
         if rows.is_empty() {
             "".to_string()
         } else {
             format!("; {}–{} shown", num(first), num(first + rows.len() as i64 - 1))
         }
     );
-    body += "</p><table id=\"sessions\"><thead><tr><th>session</th><th>created (UTC)</th><th>state</th>";
+    body += "</p>";
+    if let Some(summary) = &found.queue_summary {
+        let _ = write!(body, "<p id=\"queue-summary\">queue: {}</p>", esc(summary));
+    }
+    body += "<table id=\"sessions\"><thead><tr><th>session</th><th>created (UTC)</th><th>state</th>";
     if found.queue.is_some() {
         body += "<th>queue</th>";
     }
@@ -184,7 +193,7 @@ pub(crate) async fn page(State(state): State<crate::State>, Query(query): Query<
             esc(&with(&query, "page", &(filter.page - 1).to_string()))
         );
     }
-    if filter.offset() + (rows.len() as i64) < *total {
+    if (*more && rows.len() as i64 == filter.per) || filter.offset() + (rows.len() as i64) < *total {
         let _ = write!(
             body,
             "<a id=\"next\" href=\"/{}\">older →</a>",

@@ -174,6 +174,8 @@ fn session_json(
         "input_tokens": spend.input_tokens, "cache_read_input_tokens": spend.cache_read_input_tokens,
         "cache_creation_input_tokens": spend.cache_creation_input_tokens, "output_tokens": spend.output_tokens,
         "cache_hit_rate": spend.cache_hit_rate(), "cost_usd": spend.cost_usd(), "unpriced_models": spend.unpriced_models,
+        // The run's own result's cost when it differs (it prices as the model asked).
+        "reported_cost": facts.reported_cost_words(spend.cost_usd()),
         "steps": steps,
     }))
 }

@@ -136,7 +136,9 @@ pub(crate) fn summary(
             spend.cache_hit_rate().map_or("–".into(), reloop_inspect::spend::percent)
         ),
     );
-    row("cost", esc(&usd(spend.cost_usd())));
+    let reported = facts.reported_cost_words(spend.cost_usd());
+    let reported = reported.map(|w| format!(" <span id=\"reported-cost\">({})</span>", esc(&w))).unwrap_or_default();
+    row("cost", esc(&usd(spend.cost_usd())) + &reported);
     row("rules", esc(&reloop_inspect::timeline::rules_words(&header)));
     if let Some(cwd) = header.run_config.get("cwd").and_then(|c| c.as_str()) {
         row("cwd", format!("<code>{}</code>", esc(cwd)));

@@ -98,3 +98,85 @@ async fn the_list_shows_a_queue_column_only_when_given_a_queue() {
     let (status, _) = get(&queued, "/?per=abc").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+/// The list's totals are the session's own: for every journal of the corpus, the index's tokens
+/// and cost are what a session's page (and `show`, `why`) count from the same steps. The list
+/// once said 300 input tokens where the page said 0 (a journal without correlation ids).
+#[test]
+fn the_list_and_a_sessions_page_count_the_same_totals_for_every_corpus_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.db");
+    let mut journal = Journal::create_or_open(&path).unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/journals");
+    let mut names: Vec<String> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() > 20, "{names:?}");
+    let table: PriceTable =
+        Arc::new(|model, usage| (model != "claude-haiku-4-5").then_some(usage.output_tokens as f64 * 1e-6));
+    let place = IndexPlace::Sqlite { journal: path.clone(), index: dir.path().join("index") };
+    let mut idx = Index::open(&place).unwrap();
+    let mut ids = Vec::new();
+    for name in &names {
+        ids.push((name.clone(), journal.load_session(&dump(name)).unwrap()));
+    }
+    idx.refresh(&table, &|_| None).unwrap();
+    let rows = idx.rows(&ids.iter().map(|(_, id)| id.clone()).collect::<Vec<_>>()).unwrap();
+    for (name, id) in &ids {
+        let (header, steps) = (journal.header(id).unwrap(), journal.steps(id).unwrap());
+        let price =
+            |model: &str, usage: &reloop_core::Usage| match header.core_config.prices.iter().find(|p| p.model == model)
+            {
+                Some(p) => Some(p.cost(usage)),
+                None => table(model, usage),
+            };
+        let spend = reloop_inspect::timeline::Facts::gather(&header, &steps, &price).totals();
+        let row = rows.iter().find(|r| &r.id == id).unwrap();
+        let listed = (row.input_tokens as u64, row.output_tokens as u64, row.cache_read_tokens as u64);
+        let own = (spend.all_input_tokens(), spend.output_tokens, spend.cache_read_input_tokens);
+        assert_eq!(listed, own, "{name}: the list's tokens against the page's");
+        match (row.cost_usd, spend.cost_usd()) {
+            (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{name}: listed ${a}, the page ${b}"),
+            (a, b) => assert_eq!(a, b, "{name}: the list's cost against the page's"),
+        }
+    }
+}
+
+/// A session answered by another model than it asked: its page prices each response at the
+/// model that answered, as the list does, and tells the run's own figure (priced as asked)
+/// beside it, labelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sessions_page_tells_the_runs_own_cost_when_it_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.db");
+    let id = Journal::create_or_open(&path).unwrap().load_session(&dump("digest_v3_auto_compact.json")).unwrap();
+    let open: OpenJournal = {
+        let path = path.clone();
+        Arc::new(move || Journal::open_for_reading(&path).map(SessionJournal::Sqlite))
+    };
+    let config = Config {
+        index: IndexPlace::Sqlite { journal: path.clone(), index: dir.path().join("index") },
+        journal: open,
+        prices: Arc::new(|_, usage| Some(usage.output_tokens as f64 * 1e-6)),
+        access: Access { token: None },
+        refresh: Duration::from_secs(60),
+        queue: None,
+    };
+    let router = tokio::task::block_in_place(|| reloop_serve::app(config)).unwrap();
+    let (status, page) = get(&router, &format!("/s/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    // Three answers by claude-sonnet-4-6 at the table's price, a summary at the session's own
+    // claude-opus-5-5 price: $0.0026; all at the opus price the session asked: $0.0487.
+    let (_, json) = get(&router, "/sessions.json").await;
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let listed = json["sessions"][0]["cost_usd"].as_f64().unwrap();
+    assert!(
+        page.contains(&format!(
+            "${listed:.4} <span id=\"reported-cost\">(reported by the run: $0.0487, priced as the model asked)</span>"
+        )),
+        "{page}"
+    );
+}

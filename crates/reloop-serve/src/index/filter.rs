@@ -160,13 +160,37 @@ impl Filter {
         Ok(f)
     }
 
+    /// The words of the search, each a parameter of its own: a session matches when its texts
+    /// hold every one, in one text or spread over several. A word with no letter or digit is no
+    /// word (it would match nothing, or everything); at most 32 count.
+    pub fn words(&self) -> Vec<String> {
+        let q = self.q.as_deref().unwrap_or_default();
+        q.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).take(32).map(str::to_string).collect()
+    }
+
     /// The condition (`1=1` for none) with its parameters, placeholders made by `ph` from their
-    /// 1-based number; `search` is the condition that `id` matches the text (its parameter's
-    /// placeholder given), which the two databases write differently.
-    pub fn condition(&self, ph: &dyn Fn(usize) -> String, search: &dyn Fn(&str) -> String) -> (String, Vec<Param>) {
+    /// 1-based number; `search` is the condition that the session holds each word (given each
+    /// word's placeholder), which the two databases write differently, and `word` the
+    /// parameter a word is searched as. A search of no word matches nothing.
+    pub fn condition(
+        &self,
+        ph: &dyn Fn(usize) -> String,
+        search: &dyn Fn(&[String]) -> String,
+        word: &dyn Fn(&str) -> String,
+    ) -> (String, Vec<Param>) {
         let mut c = Condition { parts: vec!["1=1".to_string()], params: Vec::new(), ph };
-        if let Some(q) = &self.q {
-            c.add(&|p| search(p), Param::Text(q.clone()));
+        if self.q.is_some() {
+            let words = self.words();
+            if words.is_empty() {
+                c.parts.push("1=0".into());
+            } else {
+                let mut placeholders = Vec::new();
+                for w in &words {
+                    c.params.push(Param::Text(word(w)));
+                    placeholders.push((c.ph)(c.params.len()));
+                }
+                c.parts.push(search(&placeholders));
+            }
         }
         if let Some(v) = self.from_ms {
             c.add(&|p| format!("created_at_ms >= {p}"), Param::Int(v));
@@ -280,12 +304,16 @@ mod tests {
 
     #[test]
     fn the_condition_numbers_its_placeholders_in_order() {
-        let f = parse(&[("q", "login bug"), ("model", "m"), ("tokens_min", "5"), ("status", "running")]).unwrap();
-        let (sql, params) = f.condition(&|n| format!("${n}"), &|p| format!("MATCH({p})"));
+        let f = parse(&[("q", "login * bug"), ("model", "m"), ("tokens_min", "5"), ("status", "running")]).unwrap();
+        let (sql, params) =
+            f.condition(&|n| format!("${n}"), &|p| format!("MATCH({})", p.join(",")), &|w| format!("'{w}'"));
         assert_eq!(
             sql,
-            "1=1 AND MATCH($1) AND writer IS NOT NULL AND (model = $2 OR requested_model = $2) AND input_tokens + output_tokens >= $3"
+            "1=1 AND MATCH($1,$2) AND writer IS NOT NULL AND (model = $3 OR requested_model = $3) AND input_tokens + output_tokens >= $4"
         );
-        assert_eq!(params, vec![Param::Text("login bug".into()), Param::Text("m".into()), Param::Int(5)]);
+        let text = |s: &str| Param::Text(s.into());
+        assert_eq!(params, vec![text("'login'"), text("'bug'"), text("m"), Param::Int(5)]);
+        let nothing = parse(&[("q", "\")(*")]).unwrap();
+        assert_eq!(nothing.condition(&|n| format!("${n}"), &|_| unreachable!(), &|w| w.into()).0, "1=1 AND 1=0");
     }
 }

@@ -7,6 +7,7 @@
 //! those still being written. The run loop never writes it, so it costs the journal's write
 //! path nothing.
 
+pub mod chunks;
 pub mod extract;
 pub mod filter;
 mod pg;
@@ -90,9 +91,16 @@ impl ListRow {
 pub struct Listing {
     /// The rows of this page.
     pub rows: Vec<ListRow>,
-    /// Every matching session.
+    /// Every matching session, or, when counting them all would take long (a search for a
+    /// word most sessions hold), at least this many: see `more`.
     pub total: i64,
+    /// True when `total` is a lower bound: more sessions match than were counted.
+    pub more: bool,
 }
+
+/// The most sessions a search counts: past it the list says "10,000+", since counting every
+/// one of 100,000 matches would cost more than the page it heads.
+pub const MAX_COUNTED: i64 = 10_000;
 
 /// A session's kind and parent, read from its header's columns.
 pub(crate) struct Origin {
@@ -137,28 +145,34 @@ pub(crate) struct Totals {
     pub cache_read_tokens: i64,
     pub cost_usd: f64,
     pub unpriced: bool,
+    /// Where its searchable texts stand ([`chunks`]).
+    pub chunks: chunks::State,
 }
 
 impl Totals {
     /// Adds a response: its model answers from now on, its tokens and price count.
+    /// Counted by [`reloop_inspect::spend::Spend`], as a session's page and `show` count, so the
+    /// list never says another total than the session's own views.
     pub(crate) fn add(&mut self, model: Option<String>, usage: &Usage, price: Option<f64>) {
+        let mut one = reloop_inspect::spend::Spend::default();
+        one.add(model.as_deref().unwrap_or_default(), usage, price);
         if model.is_some() {
             self.model = model;
         }
-        self.input_tokens +=
-            (usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens) as i64;
-        self.output_tokens += usage.output_tokens as i64;
-        self.cache_read_tokens += usage.cache_read_input_tokens as i64;
-        match price {
-            Some(p) => self.cost_usd += p,
-            None => self.unpriced = true,
-        }
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.input_tokens = self.input_tokens.saturating_add(int(one.all_input_tokens()));
+        self.output_tokens = self.output_tokens.saturating_add(int(one.output_tokens));
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(int(one.cache_read_input_tokens));
+        self.cost_usd += one.priced_usd;
+        self.unpriced |= !one.unpriced_models.is_empty();
     }
 
     /// Folds a step in: its response and its first prompt.
     pub(crate) fn step(&mut self, facts: &extract::StepFacts, origin: &Origin, table: &PriceTable, requested: &str) {
         if let Some((model, usage)) = &facts.response {
-            let m = model.as_deref().or(self.model.as_deref()).unwrap_or(requested).to_string();
+            // Priced as a session's page prices it: by the model that answered when the answer
+            // names one, else by the one asked (a summary's answer names none).
+            let m = model.as_deref().unwrap_or(requested).to_string();
             let price = match origin.prices.iter().find(|p| p.model == m) {
                 Some(p) => Some(p.cost(usage)),
                 None => table(&m, usage),
@@ -171,6 +185,19 @@ impl Totals {
             }
         }
     }
+}
+
+/// What a session adds to the filter form's choices: the models that answered and the one
+/// asked, and how it ended.
+pub(crate) fn choices_of<'a>(
+    t: &'a Totals,
+    origin: &'a Origin,
+    terminal: Option<&'a str>,
+) -> impl Iterator<Item = (&'static str, &'a str)> {
+    let asked = Some(origin.requested_model.as_str()).filter(|m| !m.is_empty());
+    [("model", t.model.as_deref()), ("model", asked), ("reason", terminal)]
+        .into_iter()
+        .filter_map(|(kind, value)| value.map(|v| (kind, v)))
 }
 
 /// Where the index lives and which journal it reads.
