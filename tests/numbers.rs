@@ -70,7 +70,7 @@ fn the_demo_names_the_model_it_asked_and_the_one_that_answered_in_every_view() {
     assert_eq!(format!("${cost:.4}"), "$0.0201");
     // The run's own result prices as the model asked (as Claude Code's does): every view that
     // shows the cost tells that figure beside it, labelled, never a silent other number.
-    let reported = "reported by the run: $0.0335, priced as the model asked";
+    let reported = "reported by the run: $0.0268, priced as the model asked";
     let text = ok(&ws, &["show", "last"]);
     assert!(text.lines().last().unwrap().ends_with(&format!(", $0.0201 ({reported})")), "{text}");
     assert_eq!(
@@ -190,18 +190,19 @@ fn the_run_keys_and_prices_its_usage_by_the_model_asked_as_claude_code_does() {
     let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json"]);
     assert_eq!(code, Some(0), "{result}");
     assert_eq!(usage_keys(&result), ["claude-opus-5-5"], "{result}");
-    // Opus's $5/$25 per million (data/models.json) on 5,123 input and 315 output tokens.
-    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.03349).abs() < 1e-9, "{result}");
+    // Opus 5.5's $4/$20 per million (data/models.json, the price 2.1.332's results show) on
+    // 5,123 input and 315 output tokens.
+    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.026792).abs() < 1e-9, "{result}");
 }
 
 #[test]
 fn the_budget_stops_the_run_at_the_asked_models_price() {
     let ws = Workspace::seed();
-    // $0.009: the first answer costs $0.009125 at Opus's price (it would be $0.005475 at
+    // $0.007: the first answer costs $0.0073 at Opus 5.5's price (it would be $0.005475 at
     // Sonnet's), so the second request never goes.
-    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json", "--max-budget-usd", "0.009"]);
+    let (code, result) = result_of(&ws, &["run", "--demo", "--output-format", "json", "--max-budget-usd", "0.007"]);
     assert_eq!(code, Some(1), "{result}");
     assert_eq!(result["terminal_reason"], "max_budget_usd", "{result}");
     assert_eq!(result["num_turns"], 1, "{result}");
-    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.009125).abs() < 1e-9, "{result}");
+    assert!((result["total_cost_usd"].as_f64().unwrap() - 0.0073).abs() < 1e-9, "{result}");
 }
