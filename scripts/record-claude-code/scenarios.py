@@ -560,6 +560,22 @@ SCENARIOS += [
         ],
     },
     {
+        "name": "compaction/no_persistence",
+        "note": "As compaction/reactive, with `--no-session-persistence`: whether the summary message still "
+                "names a transcript file when none is written.",
+        "prompt": "检查登录模块",
+        "flags": ["--no-session-persistence"],
+        "full_texts": True,
+        "steps": [
+            {"blocks": [read()]},
+            {"blocks": [read("src/auth/logout.ts")]},
+            {"status": 400, "error_type": "invalid_request_error",
+             "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+            {"kind": "compact", "text": SUMMARY},
+            {"text": FINAL},
+        ],
+    },
+    {
         "name": "total_tokens/sonnet",
         "note": "`--model claude-sonnet-4-6`: two Reads, then the answer; usage differs per answer so the "
                 "`<total_tokens>` counts can be told apart.",

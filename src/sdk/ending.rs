@@ -149,12 +149,17 @@ impl ErrorEnding {
 /// Claude Code's words for a request its API ended: a rejected (429) request, or a server-side
 /// error with the gateway it came through. `None`: the run's own result text stands.
 pub fn api_error_text(failure: &ModelFailure, gateway: Option<&str>) -> Option<String> {
-    match failure.status? {
+    api_error_words(failure.status, &failure.message, gateway)
+}
+
+/// [`api_error_text`] of an error's status and message (a failed summary request's too).
+pub fn api_error_words(status: Option<u16>, message: &str, gateway: Option<&str>) -> Option<String> {
+    match status? {
         429 => Some("API Error: Request rejected (429) · rate limited".to_string()),
         status @ 500.. => {
             let mut text = format!(
                 "API Error: {status} {}. This is a server-side issue, usually temporary — try again in a moment.",
-                failure.message.trim_end_matches('.')
+                message.trim_end_matches('.')
             );
             if let Some(gateway) = gateway {
                 text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));

@@ -327,7 +327,7 @@ impl SdkStream {
                 line.insert("compact_metadata".into(), metadata);
                 self.emit(line, false);
             }
-            RunEvent::CompactStatus(status) => self.compact_status(*status),
+            RunEvent::CompactStatus(status) => self.compact_status(status.clone()),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
                 Continue::MalformedToolCallRetry => {
                     self.retries += 1;
@@ -474,6 +474,13 @@ impl SdkStream {
             CompactStatus::Compacting => json!({"status": "compacting"}),
             CompactStatus::Succeeded => json!({"status": null, "compact_result": "success"}),
             CompactStatus::Failed => json!({"status": null, "compact_result": "failed", "compact_error": "exhausted"}),
+            CompactStatus::TooFewGroups => {
+                json!({"status": null, "compact_result": "failed", "compact_error": "too_few_groups"})
+            }
+            CompactStatus::FailedOn(error) => {
+                let words = crate::sdk::ending::api_error_words(error.status, &error.message, self.gateway.as_deref());
+                json!({"status": null, "compact_result": "failed", "compact_error": words.unwrap_or(error.message)})
+            }
         };
         self.system_line("status", fields);
     }
@@ -581,7 +588,7 @@ impl SdkStream {
             .stop_hook_preamble
             .and_then(|preamble| unwrapped.strip_prefix(preamble).and_then(|t| t.strip_prefix('\n')))
             .unwrap_or(unwrapped);
-        if feedback.starts_with("Stop hook feedback:") {
+        if feedback.starts_with("Stop hook feedback:") || text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE) {
             return Synthetic::Echo(feedback.to_string());
         }
         Synthetic::No

@@ -70,6 +70,14 @@ pub enum Flag {
     /// profile whose version prints one). Off: it is dropped, as before, so an old journal's
     /// replayed stream prints what its live run printed.
     HookSystemMessage = 17,
+    /// Under a Claude Code profile, a compaction ends as that version's does: a too-long summary
+    /// request is sent again in the shapes of [`crate::profile::CompactRule::too_long_shapes`],
+    /// an auto-compaction with too little to summarise is reported as failed, the summary
+    /// message names the transcript file ([`crate::profile::CompactRule::transcript`]), the
+    /// files given back read as joined lines, and the stream says the compaction succeeded
+    /// before its boundary. Off: one head-cut retry at most (of the summarised messages' last
+    /// exchange), nothing reported, no transcript named.
+    ClaudeCodeCompactionEnds = 18,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -103,6 +111,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,
     Flag::HookSystemMessage,
+    Flag::ClaudeCodeCompactionEnds,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -183,7 +192,7 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17]);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17, 18]);
         assert_eq!(Flag::from_number(10), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
@@ -195,7 +204,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,18,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

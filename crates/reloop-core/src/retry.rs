@@ -48,7 +48,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
                 ctx.turn.has_attempted_reactive_compact = true;
                 // The API's own count, when it gave one, beats the estimate.
                 let pre_tokens = reported_tokens(&error.message).unwrap_or_else(|| crate::tokens::estimate(&ctx));
-                let compaction = Compaction { trigger: Trigger::Reactive, pre_tokens, summarize, truncated: false };
+                let compaction = Compaction::new(Trigger::Reactive, pre_tokens, summarize);
                 return begin_compaction(ctx, compaction, effects, None);
             }
             (false, _, _) => "reactive compaction is off",

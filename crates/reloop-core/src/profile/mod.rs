@@ -192,6 +192,9 @@ pub const RELOOP: Profile = Profile {
         reattach: Reattach::None,
         date: RestoredDate::None,
         truncated_retry: false,
+        too_long_shapes: &[SummaryShape::Full],
+        transcript: TranscriptNote::Never,
+        report_too_few: false,
     },
     wire: WireRule {
         effort: None,
@@ -241,6 +244,9 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         reattach: Reattach::SystemMessage,
         date: RestoredDate::ContextBlock,
         truncated_retry: false,
+        too_long_shapes: &[SummaryShape::Full],
+        transcript: TranscriptNote::Always,
+        report_too_few: true,
     },
     wire: WireRule {
         effort: Some(("high", "high")),
@@ -301,6 +307,16 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         reattach: Reattach::ReminderBlocks,
         date: RestoredDate::SystemMessage,
         truncated_retry: true,
+        too_long_shapes: &[
+            SummaryShape::Full,
+            SummaryShape::Full,
+            SummaryShape::HeadCut,
+            SummaryShape::HeadCut,
+            SummaryShape::HeadCutDateLast,
+            SummaryShape::HeadCutDateLast,
+        ],
+        transcript: TranscriptNote::WhenWritten,
+        report_too_few: true,
     },
     wire: WireRule {
         effort: Some(("medium", "high")),

@@ -254,8 +254,41 @@ pub struct CompactRule {
     /// Today's date, which the summarised first message carried, is given back.
     pub date: RestoredDate,
     /// A summary request that is itself too long is sent once more with its head cut, down
-    /// to its last exchange (2.1.332).
+    /// to its last exchange (2.1.332; sessions without flag 18).
     pub truncated_retry: bool,
+    /// The shapes of a summary request sent again and again while it is too long, the first
+    /// send included (flag 18; 2.1.332 sends each of three shapes twice).
+    pub too_long_shapes: &'static [SummaryShape],
+    /// The summary message names the session's transcript file (flag 18 sessions that
+    /// recorded one, [`crate::Config::transcript`]).
+    pub transcript: TranscriptNote,
+    /// An auto-compaction with too little to summarise is reported as failed
+    /// (`too_few_groups`) before the request goes ahead (flag 18).
+    pub report_too_few: bool,
+}
+
+/// One shape of a summary request (flag 18's retries of a too-long one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryShape {
+    /// Every message summarised.
+    Full,
+    /// A marker, the date, the last exchange.
+    HeadCut,
+    /// As [`SummaryShape::HeadCut`], the date message moved last and an empty system message
+    /// left in its place (2.1.332's third try).
+    HeadCutDateLast,
+}
+
+/// When the summary message names the transcript file a reader can find the details in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptNote {
+    /// Never (reloop's own rule).
+    Never,
+    /// Whenever the session knows its path, written or not (2.1.197 names it under
+    /// `--no-session-persistence` too).
+    Always,
+    /// Only when the file is written (2.1.332).
+    WhenWritten,
 }
 
 /// How files read before a compaction are shown to the model after it.

@@ -100,7 +100,8 @@ impl Serialize for Messages<'_> {
             (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
-            let string = message.role == Role::System && (strings || i + 1 != count);
+            // An empty one (2.1.332's third summary shape) goes as the empty list it is.
+            let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count);
             seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
         }
         seq.end()
