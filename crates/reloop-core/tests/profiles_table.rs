@@ -216,6 +216,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             yes_no(p.compact.report_too_few),
         ),
         (
+            "request: a compaction's summary message a plain string",
+            yes_no(p.wire.summary_as_string),
+        ),
+        (
             "stdout: `system/status` lines around a compaction",
             match p.lines.compact_status {
                 CompactStatusLines::None => "none",

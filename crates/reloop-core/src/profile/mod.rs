@@ -203,6 +203,7 @@ pub const RELOOP: Profile = Profile {
         js_tool_inputs: false,
         results_as_completed: false,
         system_as_string: false,
+        summary_as_string: false,
     },
     total_tokens: None,
 };
@@ -255,6 +256,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         js_tool_inputs: true,
         results_as_completed: true,
         system_as_string: true,
+        summary_as_string: false,
     },
     ..RELOOP
 };
@@ -325,6 +327,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         js_tool_inputs: true,
         results_as_completed: true,
         system_as_string: false,
+        summary_as_string: true,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };

@@ -336,6 +336,9 @@ pub struct WireRule {
     /// Every `role: "system"` message goes as a plain string, the cache breakpoint on the last
     /// message that is not one (2.1.197); off: the last goes as blocks and may carry it.
     pub system_as_string: bool,
+    /// A compaction's summary message goes as a plain string when it is its message's one
+    /// block (2.1.332); off: as blocks.
+    pub summary_as_string: bool,
 }
 
 impl WireRule {
