@@ -425,7 +425,9 @@ fn summary_message_matches(version: &str, variant: &str) {
     let recorded_session = rec.scenario["outcome"]["session_id"].as_str().unwrap();
     assert_eq!(
         their_path,
-        their_path.as_ref().map(|_| format!("/tmp/reloop-cc-home/.claude/projects/-tmp-reloop-cc-project/{recorded_session}.jsonl"))
+        their_path
+            .as_ref()
+            .map(|_| format!("/tmp/reloop-cc-home/.claude/projects/-tmp-reloop-cc-project/{recorded_session}.jsonl"))
     );
     assert_eq!(our_path.is_some(), their_path.is_some(), "the transcript named or not");
     let persisted = !rec.scenario["flags"].as_array().into_iter().flatten().any(|f| f == "--no-session-persistence");

@@ -32,10 +32,6 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
 const DELIBERATE: &[(&str, &str, &str)] = &[
-    ("", "Repeated 529 Overloaded errors", "the text of 529s outlasting few retries"),
-    ("2.1.197/api_errors/overloaded_exhausted", "result.api_error_status", "the text of 529s outlasting few retries"),
-    ("", "block 9", "the ninth Stop-hook block"),
-    ("", "result.num_turns: claude 10, reloop 9", "the ninth Stop-hook block"),
     ("2.1.197/subagent/", "", "subagents"),
     ("2.1.332/subagent/", "", "subagents"),
     ("", "thinking_tokens", "thinking estimates"),

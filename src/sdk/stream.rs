@@ -628,6 +628,7 @@ impl SdkStream {
         // the 400 that asked for it.
         if subtype != "error_max_turns" {
             let status = api_error_status(result).or(error.as_ref().and_then(|e| e.status()));
+            let status = status.filter(|_| !error.as_ref().is_some_and(|e| e.status_hidden()));
             line.insert("api_error_status".into(), json!(status));
         }
         let error_type = ending.api_error_type.clone().or_else(|| {

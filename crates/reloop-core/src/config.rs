@@ -189,7 +189,8 @@ impl Config {
 
     /// The transcript path the summary message names: under flag 18, as the profile's rule says.
     pub fn transcript_note(&self) -> Option<&str> {
-        let transcript = self.transcript.as_ref().filter(|_| self.flag(crate::flags::Flag::ClaudeCodeCompactionEnds))?;
+        let transcript =
+            self.transcript.as_ref().filter(|_| self.flag(crate::flags::Flag::ClaudeCodeCompactionEnds))?;
         match self.compact_rule().transcript {
             crate::profile::TranscriptNote::Never => None,
             crate::profile::TranscriptNote::Always => Some(&transcript.path),

@@ -15,6 +15,9 @@ use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
+/// Why a run ended after [`crate::profile::Profile::overload_stop`] 529s in a row.
+pub const REPEATED_OVERLOADS: &str = "overloaded too many times in a row, with no fallback model";
+
 /// The `tool_result` of a call received from an attempt abandoned for the fallback model.
 pub const FALLBACK_TOOL_RESULT: &str = "Model fallback triggered";
 /// Consecutive overloads after which the fallback model takes over.
@@ -108,6 +111,11 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
     }
     if let Some(why) = not_retryable(&error) {
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
+    // Claude Code stops after a few 529s in a row when no fallback model can take over.
+    let overload_stop = ctx.config.rules().overload_stop.filter(|_| ctx.config.flag(Flag::ClaudeCodeEndings));
+    if overload_stop.is_some_and(|n| error.status.is_some() && ctx.request.consecutive_overloaded >= n) {
+        return give_up(ctx, error, TerminalReason::ModelError, REPEATED_OVERLOADS, effects);
     }
     if ctx.request.retry_attempt >= ctx.config.max_retries {
         return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);

@@ -19,9 +19,7 @@ fn system_message(run: &reloop_core::hook::HookRun) -> Option<String> {
 /// The summary message's summary block alone (a 2.1.197 summary message opens with the context
 /// reminder given back); the message unchanged when no block is the summary.
 fn summary_only(mut message: Message) -> Message {
-    let is_summary = |b: &reloop_core::ContentBlock| {
-        matches!(b, reloop_core::ContentBlock::Text(t) if t.text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE))
-    };
+    let is_summary = |b: &reloop_core::ContentBlock| matches!(b, reloop_core::ContentBlock::Text(t) if t.text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE));
     if message.content.iter().any(is_summary) {
         message.content.retain(is_summary);
     }
@@ -150,6 +148,12 @@ pub fn step_outputs(
     }
     if let Some(reason) = reason {
         if let Evidence::StopHookCap { .. } = reason.evidence() {
+            // The feedback of the block past the cap, which Claude Code prints but never sends.
+            let config = after.context().config();
+            if let (Event::HookDone { runs, .. }, true) = (event, config.flag(reloop_core::Flag::ClaudeCodeEndings)) {
+                let text = reloop_core::stop_hook_message(config.rules(), runs);
+                out.extend(text.map(|t| RunEvent::Message(Message::user_text(t))));
+            }
             out.push(RunEvent::Warning(reason.explain()));
         }
         out.push(RunEvent::Transition { seq, turn: after.context().turn_count(), reason: reason.clone() });

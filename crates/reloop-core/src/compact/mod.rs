@@ -89,7 +89,8 @@ impl Compaction {
             let shape = config.compact_rule().too_long_shapes.get(attempt as usize)?;
             return Some(Compaction { attempt, truncated: *shape != SummaryShape::Full, ..self.clone() });
         }
-        (config.compact_rule().truncated_retry && !self.truncated).then(|| Compaction { truncated: true, ..self.clone() })
+        (config.compact_rule().truncated_retry && !self.truncated)
+            .then(|| Compaction { truncated: true, ..self.clone() })
     }
 }
 

@@ -168,10 +168,8 @@ pub fn summary_text(summary: &str, tools_used: &[&str], transcript: Option<&str>
         format!("{}\n", crate::profile::system_reminder(&inner))
     };
     let transcript = transcript.map(|path| format!("\n\n{TRANSCRIPT_NOTE}{path}")).unwrap_or_default();
-    let mut text = format!(
-        "{SUMMARY_PREAMBLE}\n\n{tools}Summary:\n{}{transcript}\n{SUMMARY_CONTINUE}",
-        extract_summary(summary)
-    );
+    let mut text =
+        format!("{SUMMARY_PREAMBLE}\n\n{tools}Summary:\n{}{transcript}\n{SUMMARY_CONTINUE}", extract_summary(summary));
     if kept_note {
         text.push_str("\n\n");
         text.push_str(KEPT_NOTE);
