@@ -156,6 +156,21 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.cut_stream_resume.map_or("no".to_string(), |r| format!("`{}`", r.render().replace('\n', "\\n"))),
         ),
         (
+            "529s in a row, no fallback model, that end the run (`Repeated 529 Overloaded errors`; flag 19)",
+            p.overload_stop.map_or("none: the retries run out".to_string(), |n| n.to_string()),
+        ),
+        (
+            "... the result's `api_error_status` then",
+            if p.overload_stop.is_none() {
+                "-"
+            } else if p.result.overload_stop_status {
+                "529"
+            } else {
+                "`null`"
+            }
+            .to_string(),
+        ),
+        (
             "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
             yes_no(p.compact.in_place),
         ),
