@@ -342,6 +342,34 @@ mod tests {
     }
 
     #[test]
+    fn claude_code_stops_after_three_529s_in_a_row_under_its_flag_only() {
+        let requests = |config: Config| {
+            let mut state =
+                transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+            for request in 1.. {
+                let error = ModelError::new(Some(529), "overloaded_error", "Overloaded");
+                let step = transition(state, Event::ModelFailed { error, request });
+                let Some(attempt) = step.effects.iter().find_map(|e| match e {
+                    Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+                    _ => None,
+                }) else {
+                    return (request, step.state.terminal().map(|t| t.evidence()));
+                };
+                state = transition(step.state, Event::RetryReady { attempt }).state;
+            }
+            unreachable!()
+        };
+        let cc = Config::default().with_model("m").with_profile(crate::profile::ProfileId::ClaudeCode2_1_332);
+        let (sent, evidence) = requests(cc.clone());
+        assert_eq!(sent, 3);
+        assert!(matches!(evidence, Some(crate::Evidence::ModelFailure(f)) if f.why_final == REPEATED_OVERLOADS));
+        let mut old = crate::flags::Flags::current();
+        old.flip(Flag::ClaudeCodeEndings.number());
+        assert_eq!(requests(cc.with_flags(old)).0, 11, "a journal without the flag: ten retries");
+        assert_eq!(requests(Config::default().with_model("m")).0, 11, "reloop's own profile retries ten times");
+    }
+
+    #[test]
     fn a_local_server_that_is_down_is_retried_twice_under_its_flag_only() {
         let local = Config::default().with_model("m").with_local_model_server(true);
         assert_eq!(retries_of_a_refused_connection(local.clone()), (2, vec![2, 2]));

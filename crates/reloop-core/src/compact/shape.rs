@@ -328,6 +328,29 @@ mod tests {
     }
 
     #[test]
+    fn the_third_2_1_332_shape_leaves_an_empty_system_message_and_puts_the_date_last() {
+        // Under flag 18 the head cut keeps the history's last exchange (Read logout.ts, t3),
+        // the one a reactive compaction left out of the full request.
+        let request =
+            summary_request(&conversation(), 5, SummaryShape::HeadCutDateLast, &CLAUDE_CODE_2_1_332.compact, true);
+        let messages = request.messages();
+        assert_eq!(texts(messages[0]), [TRUNCATED_HEAD]);
+        assert_eq!((messages[1].role, messages[1].content.len()), (Role::System, 0));
+        assert_eq!(messages[2].tool_uses().next().unwrap().id, "t3");
+        assert_eq!(texts(messages[4]), ["Today's date is 2026-12-01."]);
+        assert_eq!(messages.len(), 5);
+    }
+
+    #[test]
+    fn the_summary_names_the_transcript_before_the_words_that_continue() {
+        let text = summary_text("<summary>S</summary>", &[], Some("/h/.claude/projects/-w/id.jsonl"), false);
+        assert_eq!(
+            text,
+            format!("{SUMMARY_PREAMBLE}\n\nSummary:\nS\n\n{TRANSCRIPT_NOTE}/h/.claude/projects/-w/id.jsonl\n{SUMMARY_CONTINUE}")
+        );
+    }
+
+    #[test]
     fn after_a_2_1_197_compaction_the_context_opens_the_summary_and_read_files_follow_as_system() {
         let after = compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, None, false);
         let messages = after.messages();
