@@ -101,7 +101,14 @@ fn compaction_2_1_197_summary_request_context_reminder_and_read_file_as_system_m
     assert!(summary[0].starts_with("<system-reminder>\nAs you answer the user's questions"), "{summary:?}");
     assert!(summary[0].contains("# currentDate\nToday's date is "), "the date comes back");
     assert!(summary[1].starts_with("This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\n"));
-    assert!(summary[1].contains(&format!("Summary:\n{SUMMARY}\nContinue the conversation")), "{}", summary[1]);
+    // The paragraph naming the session file print mode writes, before the words that continue.
+    let transcript = format!("{}/projects/", r.ws.claude_dir().display());
+    assert!(
+        summary[1].contains(&format!("Summary:\n{SUMMARY}\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: {transcript}")),
+        "{}",
+        summary[1]
+    );
+    assert!(summary[1].contains(".jsonl\nContinue the conversation"), "{}", summary[1]);
     assert!(summary[1].ends_with("Pick up the last task as if the break never happened."));
     assert_eq!(after[1]["role"], "assistant");
     assert_eq!(texts(&after[2]), ["tool_result:toolu_02GREP"]);
@@ -163,7 +170,7 @@ fn compaction_2_1_332_date_system_message_read_file_as_reminders_on_the_kept_tai
 fn e4() -> Vec<Canned> {
     let mut answers = e3();
     answers.truncate(3);
-    answers.extend([too_long(), too_long()]);
+    answers.extend(std::iter::repeat_with(too_long).take(6));
     answers
 }
 
@@ -172,14 +179,22 @@ fn a_summary_request_too_long_is_sent_again_head_cut_in_2_1_332_only() {
     let old = run(V197, e4(), &[], |_| Vec::new());
     assert_eq!(old.requests.len(), 4, "one summary request, then the end");
     let new = run(V332, e4(), &[], |_| Vec::new());
-    assert_eq!(new.requests.len(), 5, "the summary request, then once more with its head cut");
-    let cut = messages(&new, 4);
+    // Each of three shapes twice, as 2.1.332 sends them (flag 18).
+    assert_eq!(new.requests.len(), 9, "the summary request twice, head cut twice, date last twice");
+    assert_eq!(messages(&new, 4), messages(&new, 3), "the full request again");
+    let cut = messages(&new, 5);
+    assert_eq!(messages(&new, 6), cut);
     assert_eq!(texts(&cut[0]), ["[earlier conversation truncated for compaction retry]"]);
     assert_eq!(cut[1]["role"], "system");
     assert!(texts(&cut[1]).join("").starts_with("Today's date is "));
     assert_eq!(cut[2]["role"], "assistant");
-    assert_eq!(texts(&cut[3])[0], "tool_result:toolu_01READ");
+    // The history's last exchange, which the full request left out.
+    assert_eq!(texts(&cut[3])[0], "tool_result:toolu_02GREP");
     assert!(texts(&cut[3])[1].starts_with(CRITICAL));
+    let last = messages(&new, 7);
+    assert_eq!(messages(&new, 8), last);
+    assert_eq!((last[1]["role"].as_str(), last[1]["content"].as_array().map(Vec::len)), (Some("system"), Some(0)));
+    assert!(texts(&last[4]).join("").starts_with("Today's date is "), "the date last");
     for r in [&old, &new] {
         assert_eq!(r.result()["terminal_reason"], "prompt_too_long");
         assert_eq!(r.result()["result"], "Prompt is too long");

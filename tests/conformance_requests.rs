@@ -374,8 +374,92 @@ fn compaction_matches(version: &str, variant: &str) {
     assert!(r.replays_identical());
 }
 
-// compaction/auto (recorded too) needs `CLAUDE_CODE_AUTO_COMPACT_WINDOW` honoured in print
-// mode (the environment family of issue 39): without it reloop's window for the model is 1M.
+#[test]
+fn auto_compaction_s_summary_request_as_2_1_197_sends_it() {
+    // `CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000`: 190,000 input tokens pass the threshold.
+    compaction_matches("2.1.197", "auto");
+}
+
+#[test]
+fn auto_compaction_s_summary_request_as_2_1_332_sends_it() {
+    compaction_matches("2.1.332", "auto");
+}
+
+const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation";
+const TRANSCRIPT_AT: &str = "read the full transcript at: ";
+
+/// The summary message in these messages: its text with the transcript path it names put as
+/// `<transcript>`, the path, and whether the message went as a plain string.
+fn summary_sent(messages: &[Value]) -> (String, Option<String>, bool) {
+    let (text, string) = messages
+        .iter()
+        .find_map(|m| match &m["content"] {
+            Value::String(s) if s.starts_with(SUMMARY_PREAMBLE) => Some((s.clone(), true)),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .find(|t| t.starts_with(SUMMARY_PREAMBLE))
+                .map(|t| (t.to_string(), false)),
+            _ => None,
+        })
+        .expect("a summary message");
+    let Some(at) = text.find(TRANSCRIPT_AT).map(|a| a + TRANSCRIPT_AT.len()) else { return (text, None, string) };
+    let end = at + text[at..].find('\n').unwrap_or(text.len() - at);
+    let path = text[at..end].to_string();
+    (format!("{}<transcript>{}", &text[..at], &text[end..]), Some(path), string)
+}
+
+/// The summary message the model is sent after a compaction is the recorded one word for
+/// word, in the recorded form (2.1.332: a plain string), and names the session file reloop
+/// writes (none when the version leaves the paragraph out).
+fn summary_message_matches(version: &str, variant: &str) {
+    let rec = recording(version, &format!("compaction/{variant}"));
+    let r = run(version, &rec);
+    assert_eq!(r.requests.len(), rec.requests.len());
+    let after = rec.requests.iter().position(|q| q["kind"] == "compact").expect("a summary request") + 1;
+    let (theirs, their_path, their_string) = summary_sent(&rec.messages(after));
+    let (ours, our_path, our_string) = summary_sent(&r.messages(after));
+    assert_eq!(ours, theirs, "the summary message");
+    assert_eq!(our_string, their_string, "a plain string or blocks");
+    let session = r.lines[0]["session_id"].as_str().unwrap();
+    let recorded_session = rec.scenario["outcome"]["session_id"].as_str().unwrap();
+    assert_eq!(
+        their_path,
+        their_path
+            .as_ref()
+            .map(|_| format!("/tmp/reloop-cc-home/.claude/projects/-tmp-reloop-cc-project/{recorded_session}.jsonl"))
+    );
+    assert_eq!(our_path.is_some(), their_path.is_some(), "the transcript named or not");
+    let persisted = !rec.scenario["flags"].as_array().into_iter().flatten().any(|f| f == "--no-session-persistence");
+    if let Some(path) = our_path {
+        let projects = r.ws.claude_dir().join("projects");
+        assert!(path.starts_with(projects.to_str().unwrap()), "{path}");
+        assert!(path.ends_with(&format!("/{session}.jsonl")), "{path}");
+        // The file it names is the session's own, written unless persistence is off.
+        assert_eq!(std::path::Path::new(&path).is_file(), persisted, "{path}");
+    }
+    assert!(r.replays_identical());
+}
+
+#[test]
+fn the_summary_message_names_the_session_file_as_2_1_197_words_it() {
+    summary_message_matches("2.1.197", "reactive");
+    summary_message_matches("2.1.197", "auto");
+}
+
+#[test]
+fn the_summary_message_as_2_1_332_sends_it_a_plain_string_naming_the_session_file() {
+    summary_message_matches("2.1.332", "reactive");
+    summary_message_matches("2.1.332", "auto");
+}
+
+#[test]
+fn without_session_persistence_2_1_197_still_names_a_file_and_2_1_332_does_not() {
+    // Recorded with `--no-session-persistence` (compaction/no_persistence): 2.1.197 names the
+    // file it does not write; 2.1.332 leaves the paragraph out.
+    summary_message_matches("2.1.197", "no_persistence");
+    summary_message_matches("2.1.332", "no_persistence");
+}
 
 #[test]
 fn reactive_compaction_s_summary_request_as_2_1_197_sends_it() {

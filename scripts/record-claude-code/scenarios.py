@@ -213,6 +213,37 @@ SCENARIOS = [
         "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
     },
     {
+        "name": "overloaded_retries/default",
+        "note": "529 on every request, `CLAUDE_CODE_MAX_RETRIES` not set: whether the default 10 retries "
+                "run out or the run stops after three 529s in a row as with the variable set.",
+        "prompt": "检查登录模块",
+        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
+    },
+    {
+        "name": "overloaded_retries/max_3",
+        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=3`: which words the run ends with "
+                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
+        "prompt": "检查登录模块",
+        "env": {"CLAUDE_CODE_MAX_RETRIES": "3"},
+        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
+    },
+    {
+        "name": "overloaded_retries/max_4",
+        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=4`: which words the run ends with "
+                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
+        "prompt": "检查登录模块",
+        "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
+        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
+    },
+    {
+        "name": "overloaded_retries/max_5",
+        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=5`: which words the run ends with "
+                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
+        "prompt": "检查登录模块",
+        "env": {"CLAUDE_CODE_MAX_RETRIES": "5"},
+        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
+    },
+    {
         "name": "api_errors/rate_limited_exhausted",
         "note": "429 with `retry-after: 1` on every request; `CLAUDE_CODE_MAX_RETRIES=2`.",
         "prompt": "检查登录模块",
@@ -549,6 +580,22 @@ SCENARIOS += [
         "note": "As auto_compact/reactive (400 prompt is too long on the third main request), with every "
                 "message text kept whole.",
         "prompt": "检查登录模块",
+        "full_texts": True,
+        "steps": [
+            {"blocks": [read()]},
+            {"blocks": [read("src/auth/logout.ts")]},
+            {"status": 400, "error_type": "invalid_request_error",
+             "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+            {"kind": "compact", "text": SUMMARY},
+            {"text": FINAL},
+        ],
+    },
+    {
+        "name": "compaction/no_persistence",
+        "note": "As compaction/reactive, with `--no-session-persistence`: whether the summary message still "
+                "names a transcript file when none is written.",
+        "prompt": "检查登录模块",
+        "flags": ["--no-session-persistence"],
         "full_texts": True,
         "steps": [
             {"blocks": [read()]},

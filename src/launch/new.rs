@@ -157,6 +157,7 @@ impl NewSession {
                 .with_token_budget(self.token_budget.or_else(|| crate::budget::parse_token_budget(prompt)))
                 .with_stop_hook_block_cap(self.stop_hook_block_cap)
                 .with_context_window(self.context_window.unwrap_or_else(|| crate::models::context_window(&model)))
+                .with_auto_compact_window(env_auto_compact_window())
                 .with_auto_compact(self.auto_compact)
                 .with_prices(prices)
                 .with_max_budget_usd(self.max_budget_usd)
@@ -237,6 +238,12 @@ pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-6";
 /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS`, Claude Code's override of every request's limit.
 pub(crate) fn env_max_output_tokens() -> Option<u32> {
     std::env::var("CLAUDE_CODE_MAX_OUTPUT_TOKENS").ok().and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
+}
+
+/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW`: Claude Code's cap on the window its auto-compaction
+/// threshold comes from (the blocking limit keeps the model's window).
+pub(crate) fn env_auto_compact_window() -> Option<u64> {
+    std::env::var("CLAUDE_CODE_AUTO_COMPACT_WINDOW").ok().and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
 }
 
 /// The profile `--compat` names.

@@ -23,6 +23,9 @@ pub struct ErrorEnding {
     api: Option<(u16, String)>,
     /// 2.1.332's `api_error` key: `max_output_tokens`, `malformed_tool_use_exhausted`.
     api_error: Option<&'static str>,
+    /// The result's `api_error_status` is `null` though a status is known (2.1.197 after
+    /// repeated 529s).
+    status_hidden: bool,
 }
 
 impl ErrorEnding {
@@ -37,9 +40,18 @@ impl ErrorEnding {
                 // An error inside a 200 stream (2.1.197 ends on it) has no status.
                 None => Some("unknown"),
             };
-            ErrorEnding { text, error, api: failure.status.map(|s| (s, failure.error_type.clone())), api_error: None }
+            let api = failure.status.map(|s| (s, failure.error_type.clone()));
+            ErrorEnding { text, error, api, api_error: None, status_hidden: false }
         };
         match &result.terminal.stop {
+            Stop::ModelError(Failure::Request(failure)) if failure.why_final == reloop_core::REPEATED_OVERLOADS => {
+                let mut text = REPEATED_529.to_string();
+                if let Some(gateway) = gateway {
+                    text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));
+                }
+                let status_hidden = !result.profile.profile().result.overload_stop_status;
+                Some(ErrorEnding { status_hidden, ..request(failure, text) })
+            }
             Stop::ModelError(Failure::Request(failure)) => {
                 let text = api_error_text(failure, gateway).unwrap_or_else(|| result.result.clone());
                 Some(request(failure, text))
@@ -52,6 +64,7 @@ impl ErrorEnding {
                 error: Some("max_output_tokens"),
                 api: None,
                 api_error: Some("max_output_tokens"),
+                status_hidden: false,
             }),
             Stop::ModelError(Failure::MalformedToolCall) | Stop::MalformedToolUseExhausted { .. } => {
                 Some(ErrorEnding {
@@ -59,6 +72,7 @@ impl ErrorEnding {
                     error: None,
                     api: None,
                     api_error: Some("malformed_tool_use_exhausted"),
+                    status_hidden: false,
                 })
             }
             Stop::PromptTooLong(TooLong::Refused(failure)) => Some(request(failure, result.result.clone())),
@@ -67,9 +81,15 @@ impl ErrorEnding {
                 error: Some("invalid_request"),
                 api: Some((400, "invalid_request_error".into())),
                 api_error: None,
+                status_hidden: false,
             }),
             _ => None,
         }
+    }
+
+    /// The result's `api_error_status` is `null` whatever the failure's status.
+    pub fn status_hidden(&self) -> bool {
+        self.status_hidden
     }
 
     /// The failed request's HTTP status.
@@ -146,15 +166,25 @@ impl ErrorEnding {
     }
 }
 
+/// Claude Code's words when 529s in a row ended the run ([`reloop_core::REPEATED_OVERLOADS`]);
+/// the gateway sentence follows, as after other server errors.
+const REPEATED_529: &str =
+    "API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.";
+
 /// Claude Code's words for a request its API ended: a rejected (429) request, or a server-side
 /// error with the gateway it came through. `None`: the run's own result text stands.
 pub fn api_error_text(failure: &ModelFailure, gateway: Option<&str>) -> Option<String> {
-    match failure.status? {
+    api_error_words(failure.status, &failure.message, gateway)
+}
+
+/// [`api_error_text`] of an error's status and message (a failed summary request's too).
+pub fn api_error_words(status: Option<u16>, message: &str, gateway: Option<&str>) -> Option<String> {
+    match status? {
         429 => Some("API Error: Request rejected (429) · rate limited".to_string()),
         status @ 500.. => {
             let mut text = format!(
                 "API Error: {status} {}. This is a server-side issue, usually temporary — try again in a moment.",
-                failure.message.trim_end_matches('.')
+                message.trim_end_matches('.')
             );
             if let Some(gateway) = gateway {
                 text.push_str(&format!(" If it persists, check your inference gateway ({gateway})."));

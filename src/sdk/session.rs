@@ -143,7 +143,10 @@ impl Setup {
         tools.retain(|name| self.args.offered(name));
         let (mut session, _) = spec.launch(prompt_text, tools, &self.servers)?;
         session.run.print = Some(serde_json::to_value(self.print_record()?).map_err(|e| CliError::Io(e.to_string()))?);
-        session = session.with_keep_alive(keep_alive).with_session_id(self.args.session_id.clone());
+        // The id is chosen here so the summary message of a compaction can name the session's file.
+        let id = self.args.session_id.clone().unwrap_or_else(reloop_driver::new_session_id);
+        let transcript = super::transcript::transcript_of(&self.cwd, &id, !self.args.no_session_persistence);
+        session = session.with_keep_alive(keep_alive).with_session_id(Some(id)).with_transcript(transcript);
         // `--tools` without Agent leaves the project's agents out, like any tool it does not list.
         if !self.args.offered(reloop_driver::agents::AGENT_TOOL) {
             session = session.with_agents(None);

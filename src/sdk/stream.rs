@@ -330,7 +330,7 @@ impl SdkStream {
                 line.insert("compact_metadata".into(), metadata);
                 self.emit(line, false);
             }
-            RunEvent::CompactStatus(status) => self.compact_status(*status),
+            RunEvent::CompactStatus(status) => self.compact_status(status.clone()),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
                 Continue::MalformedToolCallRetry => {
                     self.retries += 1;
@@ -477,6 +477,13 @@ impl SdkStream {
             CompactStatus::Compacting => json!({"status": "compacting"}),
             CompactStatus::Succeeded => json!({"status": null, "compact_result": "success"}),
             CompactStatus::Failed => json!({"status": null, "compact_result": "failed", "compact_error": "exhausted"}),
+            CompactStatus::TooFewGroups => {
+                json!({"status": null, "compact_result": "failed", "compact_error": "too_few_groups"})
+            }
+            CompactStatus::FailedOn(error) => {
+                let words = crate::sdk::ending::api_error_words(error.status, &error.message, self.gateway.as_deref());
+                json!({"status": null, "compact_result": "failed", "compact_error": words.unwrap_or(error.message)})
+            }
         };
         self.system_line("status", fields);
     }
@@ -584,7 +591,7 @@ impl SdkStream {
             .stop_hook_preamble
             .and_then(|preamble| unwrapped.strip_prefix(preamble).and_then(|t| t.strip_prefix('\n')))
             .unwrap_or(unwrapped);
-        if feedback.starts_with("Stop hook feedback:") {
+        if feedback.starts_with("Stop hook feedback:") || text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE) {
             return Synthetic::Echo(feedback.to_string());
         }
         Synthetic::No
@@ -624,6 +631,7 @@ impl SdkStream {
         // the 400 that asked for it.
         if subtype != "error_max_turns" {
             let status = api_error_status(result).or(error.as_ref().and_then(|e| e.status()));
+            let status = status.filter(|_| !error.as_ref().is_some_and(|e| e.status_hidden()));
             line.insert("api_error_status".into(), json!(status));
         }
         let error_type = ending.api_error_type.clone().or_else(|| {

@@ -33,6 +33,13 @@ pub fn session_file(config: &Path, cwd: &str, id: &str) -> PathBuf {
     config.join("projects").join(reloop_import::project_dir_name(cwd)).join(format!("{id}.jsonl"))
 }
 
+/// The file a new session `id` in `cwd` writes (`written`) or would write, as the core names it
+/// in a compaction's summary message; `None` without a configuration folder.
+pub fn transcript_of(cwd: &Path, id: &str, written: bool) -> Option<reloop_core::compact::Transcript> {
+    let path = session_file(&config_dir()?, &cwd.display().to_string(), id);
+    Some(reloop_core::compact::Transcript { path: path.display().to_string(), written })
+}
+
 /// Writes session `id`'s file and its subagents' from `journal`, once the journal holds step
 /// `last_seq` (or [`COMMIT_WAIT`] has passed).
 pub fn write_session(journal: &SessionJournal, config: &Path, id: &str, last_seq: u64) -> Result<Written, CliError> {

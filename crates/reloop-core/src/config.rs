@@ -53,8 +53,16 @@ pub struct Config {
     pub context_window: u64,
     /// Summarise the history before a request that would reach the auto-compact threshold.
     pub auto_compact: bool,
+    /// A smaller window the auto-compact threshold comes from (Claude Code's
+    /// `CLAUDE_CODE_AUTO_COMPACT_WINDOW`); the blocking limit keeps `context_window`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_compact_window: Option<u64>,
     /// On "prompt is too long", compact once and retry.
     pub reactive_compact: bool,
+    /// The session's transcript file, which a Claude Code profile's summary message names
+    /// (flag 18); journaled, so a replay words the summary message the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<crate::compact::Transcript>,
     /// USD per million tokens, by model; a model not listed costs nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prices: Vec<Price>,
@@ -144,7 +152,9 @@ impl Default for Config {
             structured_output: false,
             context_window: 200_000,
             auto_compact: true,
+            auto_compact_window: None,
             reactive_compact: true,
+            transcript: None,
             prices: Vec::new(),
             max_budget_usd: None,
             digest_version: DIGEST_VERSION,
@@ -174,6 +184,17 @@ impl Config {
             self.rules().compact
         } else {
             crate::profile::RELOOP.compact
+        }
+    }
+
+    /// The transcript path the summary message names: under flag 18, as the profile's rule says.
+    pub fn transcript_note(&self) -> Option<&str> {
+        let transcript =
+            self.transcript.as_ref().filter(|_| self.flag(crate::flags::Flag::ClaudeCodeCompactionEnds))?;
+        match self.compact_rule().transcript {
+            crate::profile::TranscriptNote::Never => None,
+            crate::profile::TranscriptNote::Always => Some(&transcript.path),
+            crate::profile::TranscriptNote::WhenWritten => transcript.written.then_some(transcript.path.as_str()),
         }
     }
 
@@ -237,6 +258,8 @@ setters! {
     with_context_window => context_window: u64;
     /// The same config with `auto_compact` set.
     with_auto_compact => auto_compact: bool;
+    /// The same config with `auto_compact_window` set.
+    with_auto_compact_window => auto_compact_window: Option<u64>;
     /// The same config with `prices` set.
     with_prices => prices: Vec<Price>;
     /// The same config with `max_budget_usd` set.

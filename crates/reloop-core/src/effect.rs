@@ -104,6 +104,12 @@ pub enum Command {
         /// The summary request was itself too long: send it with its head cut (2.1.332).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         truncated: bool,
+        /// With its head cut, the date message goes last (2.1.332's third shape, flag 18).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        date_last: bool,
+        /// Summary requests this compaction sent before (flag 18 sends a shape twice).
+        #[serde(default, skip_serializing_if = "crate::compact::is_zero")]
+        attempt: u32,
     },
     /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
     RunStopHooks {
@@ -147,6 +153,12 @@ pub enum Notice {
         breaker_open: bool,
         /// The summary request's error.
         message: String,
+    },
+    /// An auto-compaction found too little to summarise (Claude Code's `too_few_groups`) and the
+    /// request goes ahead without it (flag 18).
+    CompactionSkipped {
+        /// `auto`.
+        trigger: String,
     },
     /// A summary request was itself too long and is sent again with its head cut (2.1.332).
     CompactionRetried {

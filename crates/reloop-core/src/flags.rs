@@ -70,6 +70,20 @@ pub enum Flag {
     /// profile whose version prints one). Off: it is dropped, as before, so an old journal's
     /// replayed stream prints what its live run printed.
     HookSystemMessage = 17,
+    /// Under a Claude Code profile, a compaction ends as that version's does: a too-long summary
+    /// request is sent again in the shapes of [`crate::profile::CompactRule::too_long_shapes`],
+    /// an auto-compaction with too little to summarise is reported as failed, the summary
+    /// message names the transcript file ([`crate::profile::CompactRule::transcript`]), the
+    /// files given back read as joined lines, and the stream says the compaction succeeded
+    /// before its boundary. Off: one head-cut retry at most (of the summarised messages' last
+    /// exchange), nothing reported, no transcript named.
+    ClaudeCodeCompactionEnds = 18,
+    /// Under a Claude Code profile, a run ends as that version's does: the Stop hooks' feedback at
+    /// the block cap, which the model is never sent, is shown to the caller (a synthetic `user`
+    /// line, counted in `num_turns`), and [`crate::profile::Profile::overload_stop`] 529s in a
+    /// row with no fallback model end the run. Off: the run ends at the cap without the
+    /// feedback, and 529s are retried until the retries run out.
+    ClaudeCodeEndings = 19,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -103,6 +117,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,
     Flag::HookSystemMessage,
+    Flag::ClaudeCodeCompactionEnds,
+    Flag::ClaudeCodeEndings,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -183,7 +199,7 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17]);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17, 18, 19]);
         assert_eq!(Flag::from_number(10), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
@@ -195,7 +211,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,18,19,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

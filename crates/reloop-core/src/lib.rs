@@ -91,12 +91,13 @@ pub use message::{
     AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking, ToolResult, ToolResultContent,
     ToolSpec, ToolUse, Usage,
 };
+pub use phase::running_stop_hooks::stop_hook_message;
 pub use reason::{
     compacted_line, compaction_failure_line, thousands, CompactionFailure, Completion, Continue, ContinueReason,
     Evidence, Failure, HookPrevented, ModelFailure, Reason, Stop, TerminalReason, TooLong, ToolRef,
 };
 pub use response::MALFORMED_TOOL_CALL_ERROR;
-pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS};
+pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;

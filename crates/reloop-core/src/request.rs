@@ -6,7 +6,7 @@
 
 use crate::compact::{Compaction, Trigger};
 use crate::context::{Iteration, Loop};
-use crate::effect::{Command, Effect, ModelCall};
+use crate::effect::{Command, Effect, ModelCall, Notice};
 use crate::reason::{Continue, ContinueReason, Reason, Stop};
 use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
@@ -14,7 +14,7 @@ use crate::step::{done, Step};
 /// Proceeds to the next request: stops at the cost budget, compacts first at the auto-compact
 /// threshold, refuses at the blocking limit, or sends it. `reason` is the continue that led
 /// here, if any.
-pub(crate) fn proceed(mut ctx: Box<Loop>, effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
+pub(crate) fn proceed(mut ctx: Box<Loop>, mut effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
     if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.session.cost_usd >= *b) {
         let stop = Stop::MaxBudgetUsd { cost_usd: ctx.session.cost_usd, budget_usd };
         let terminal = Terminal::failed(stop, format!("Reached maximum budget (${budget_usd})"));
@@ -30,8 +30,12 @@ pub(crate) fn proceed(mut ctx: Box<Loop>, effects_before: Vec<Effect>, reason: O
         && ctx.session.compact_failures < crate::compact::MAX_CONSECUTIVE_FAILURES
     {
         if let Some(summarize) = crate::compact::summarizable(&ctx.messages) {
-            let compaction = Compaction { trigger: Trigger::Auto, pre_tokens: estimate, summarize, truncated: false };
+            let compaction = Compaction::new(Trigger::Auto, estimate, summarize);
             return begin_compaction(ctx, compaction, effects_before, reason);
+        }
+        // Claude Code reports the compaction it could not make, then goes on.
+        if ctx.config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds) && ctx.config.compact_rule().report_too_few {
+            effects_before.push(Notice::CompactionSkipped { trigger: Trigger::Auto.as_str().to_string() }.into());
         }
     }
     if estimate >= limits.blocking_limit {
@@ -94,6 +98,8 @@ pub(crate) fn begin_compaction(
             summarize: compaction.summarize,
             pre_tokens: compaction.pre_tokens,
             truncated: compaction.truncated,
+            date_last: compaction.shape(&ctx.config) == crate::profile::SummaryShape::HeadCutDateLast,
+            attempt: compaction.attempt,
         }
         .into(),
     );

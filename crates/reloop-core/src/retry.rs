@@ -15,6 +15,9 @@ use crate::request::{begin_compaction, continue_with, proceed};
 use crate::state::{Phase, Streaming, Terminal};
 use crate::step::{done, Step};
 
+/// Why a run ended after [`crate::profile::Profile::overload_stop`] 529s in a row.
+pub const REPEATED_OVERLOADS: &str = "overloaded too many times in a row, with no fallback model";
+
 /// The `tool_result` of a call received from an attempt abandoned for the fallback model.
 pub const FALLBACK_TOOL_RESULT: &str = "Model fallback triggered";
 /// Consecutive overloads after which the fallback model takes over.
@@ -48,7 +51,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
                 ctx.turn.has_attempted_reactive_compact = true;
                 // The API's own count, when it gave one, beats the estimate.
                 let pre_tokens = reported_tokens(&error.message).unwrap_or_else(|| crate::tokens::estimate(&ctx));
-                let compaction = Compaction { trigger: Trigger::Reactive, pre_tokens, summarize, truncated: false };
+                let compaction = Compaction::new(Trigger::Reactive, pre_tokens, summarize);
                 return begin_compaction(ctx, compaction, effects, None);
             }
             (false, _, _) => "reactive compaction is off",
@@ -108,6 +111,11 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
     }
     if let Some(why) = not_retryable(&error) {
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
+    }
+    // Claude Code stops after a few 529s in a row when no fallback model can take over.
+    let overload_stop = ctx.config.rules().overload_stop.filter(|_| ctx.config.flag(Flag::ClaudeCodeEndings));
+    if overload_stop.is_some_and(|n| error.status.is_some() && ctx.request.consecutive_overloaded >= n) {
+        return give_up(ctx, error, TerminalReason::ModelError, REPEATED_OVERLOADS, effects);
     }
     if ctx.request.retry_attempt >= ctx.config.max_retries {
         return give_up(ctx, error, TerminalReason::ModelError, "retries exhausted", effects);
@@ -331,6 +339,34 @@ mod tests {
             state = transition(step.state, Event::RetryReady { attempt: wait.attempt }).state;
             request += 1;
         }
+    }
+
+    #[test]
+    fn claude_code_stops_after_three_529s_in_a_row_under_its_flag_only() {
+        let requests = |config: Config| {
+            let mut state =
+                transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+            for request in 1.. {
+                let error = ModelError::new(Some(529), "overloaded_error", "Overloaded");
+                let step = transition(state, Event::ModelFailed { error, request });
+                let Some(attempt) = step.effects.iter().find_map(|e| match e {
+                    Effect::Command(Command::WaitRetry(w)) => Some(w.attempt),
+                    _ => None,
+                }) else {
+                    return (request, step.state.terminal().map(|t| t.evidence()));
+                };
+                state = transition(step.state, Event::RetryReady { attempt }).state;
+            }
+            unreachable!()
+        };
+        let cc = Config::default().with_model("m").with_profile(crate::profile::ProfileId::ClaudeCode2_1_332);
+        let (sent, evidence) = requests(cc.clone());
+        assert_eq!(sent, 3);
+        assert!(matches!(evidence, Some(crate::Evidence::ModelFailure(f)) if f.why_final == REPEATED_OVERLOADS));
+        let mut old = crate::flags::Flags::current();
+        old.flip(Flag::ClaudeCodeEndings.number());
+        assert_eq!(requests(cc.with_flags(old)).0, 11, "a journal without the flag: ten retries");
+        assert_eq!(requests(Config::default().with_model("m")).0, 11, "reloop's own profile retries ten times");
     }
 
     #[test]

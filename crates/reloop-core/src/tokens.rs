@@ -30,13 +30,15 @@ pub struct Limits {
 
 impl Limits {
     /// effective = window − min(max output, 20,000); compact at effective − 13,000; block at
-    /// effective − 3,000. For 200k and 32k: 180k, 167k, 177k.
+    /// effective − 3,000. For 200k and 32k: 180k, 167k, 177k. The compaction threshold's
+    /// window is capped by `auto_compact_window` when one is set.
     pub fn of(config: &Config) -> Self {
-        let effective =
-            config.context_window.saturating_sub(u64::from(config.max_output_tokens).min(MAX_OUTPUT_RESERVE));
+        let reserve = u64::from(config.max_output_tokens).min(MAX_OUTPUT_RESERVE);
+        let effective = config.context_window.saturating_sub(reserve);
+        let compact_window = config.auto_compact_window.map_or(config.context_window, |w| w.min(config.context_window));
         Limits {
             effective_window: effective,
-            auto_compact_threshold: effective.saturating_sub(AUTO_COMPACT_MARGIN),
+            auto_compact_threshold: compact_window.saturating_sub(reserve).saturating_sub(AUTO_COMPACT_MARGIN),
             blocking_limit: effective.saturating_sub(BLOCKING_MARGIN),
         }
     }

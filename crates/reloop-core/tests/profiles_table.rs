@@ -2,8 +2,8 @@
 //! so the documented rules are the code's. `RELOOP_BLESS=1` rewrites it.
 
 use reloop_core::profile::{
-    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, DEFAULT_MAX_TOKENS,
-    TEXT_ONLY,
+    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, SummaryShape,
+    TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
 };
 
 const START: &str = "<!-- profiles-table:start -->\n";
@@ -156,6 +156,21 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.cut_stream_resume.map_or("no".to_string(), |r| format!("`{}`", r.render().replace('\n', "\\n"))),
         ),
         (
+            "529s in a row, no fallback model, that end the run (`Repeated 529 Overloaded errors`; flag 19)",
+            p.overload_stop.map_or("none: the retries run out".to_string(), |n| n.to_string()),
+        ),
+        (
+            "... the result's `api_error_status` then",
+            if p.overload_stop.is_none() {
+                "-"
+            } else if p.result.overload_stop_status {
+                "529"
+            } else {
+                "`null`"
+            }
+            .to_string(),
+        ),
+        (
             "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
             yes_no(p.compact.in_place),
         ),
@@ -188,6 +203,36 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "compaction: a summary request that is too long is sent again with its head cut",
             yes_no(p.compact.truncated_retry),
+        ),
+        (
+            "... the shapes sent while it is too long, each a request (flag 18)",
+            p.compact
+                .too_long_shapes
+                .iter()
+                .map(|s| match s {
+                    SummaryShape::Full => "full",
+                    SummaryShape::HeadCut => "head cut",
+                    SummaryShape::HeadCutDateLast => "head cut (date last)",
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "compaction: the summary names the transcript file (flag 18)",
+            match p.compact.transcript {
+                TranscriptNote::Never => "no",
+                TranscriptNote::Always => "yes, written or not",
+                TranscriptNote::WhenWritten => "when it is written",
+            }
+            .to_string(),
+        ),
+        (
+            "compaction: too little to summarise reported as `compact_error: \"too_few_groups\"` (flag 18)",
+            yes_no(p.compact.report_too_few),
+        ),
+        (
+            "request: a compaction's summary message a plain string",
+            yes_no(p.wire.summary_as_string),
         ),
         (
             "stdout: `system/status` lines around a compaction",

@@ -295,5 +295,6 @@ pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bo
         effort: wire.effort_for(model),
         timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
         system_as_string: wire.system_as_string,
+        summary_as_string: wire.summary_as_string,
     }
 }

@@ -132,7 +132,7 @@ pub enum RunEvent {
 }
 
 /// Where a compaction stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CompactStatus {
     /// The summary request is out.
     Compacting,
@@ -140,6 +140,11 @@ pub enum CompactStatus {
     Succeeded,
     /// The compaction gave up.
     Failed,
+    /// An auto-compaction found too little to summarise; the request goes ahead (flag 18).
+    TooFewGroups,
+    /// An auto-compaction's summary request failed on this error; the request goes ahead
+    /// without it (flag 18).
+    FailedOn(reloop_core::ModelError),
 }
 
 /// The outcome of a run.

@@ -16,6 +16,16 @@ fn system_message(run: &reloop_core::hook::HookRun) -> Option<String> {
     value.get("systemMessage")?.as_str().filter(|m| !m.is_empty()).map(str::to_string)
 }
 
+/// The summary message's summary block alone (a 2.1.197 summary message opens with the context
+/// reminder given back); the message unchanged when no block is the summary.
+fn summary_only(mut message: Message) -> Message {
+    let is_summary = |b: &reloop_core::ContentBlock| matches!(b, reloop_core::ContentBlock::Text(t) if t.text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE));
+    if message.content.iter().any(is_summary) {
+        message.content.retain(is_summary);
+    }
+    message
+}
+
 /// The caller-visible events of one step, in the order they are shown.
 pub fn step_outputs(
     seq: u64,
@@ -55,6 +65,7 @@ pub fn step_outputs(
     }
     // The user's own input is not echoed, as in Claude Code's stream-json.
     let history = after.messages();
+    let compaction_ends = after.context().config().flag(reloop_core::Flag::ClaudeCodeCompactionEnds);
     if let Event::ModelDone { usage, stop_reason, .. } = event {
         // Applied (not a stale answer): the response joined the history or was decided on.
         if history.len() > len_before || reason.is_some() {
@@ -65,11 +76,19 @@ pub fn step_outputs(
     if let Some(Notice::CompactBoundary { trigger, pre_tokens, post_tokens }) =
         effects.iter().filter_map(Effect::notice).find(|n| matches!(n, Notice::CompactBoundary { .. }))
     {
-        // The history was replaced: the boundary, then the summary that opens it.
+        // The history was replaced: the boundary, then the summary that opens it; Claude Code
+        // says the compaction succeeded before both (flag 18).
         let (pre_tokens, post_tokens) = (*pre_tokens, *post_tokens);
+        if compaction_ends {
+            out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
+        }
         out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens });
-        out.extend(history.messages().first().map(|m| RunEvent::Message((*m).clone())));
-        out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
+        let summary = history.messages().first().map(|m| (*m).clone());
+        // Claude Code shows the summary's own text, not the context given back with it.
+        out.extend(summary.map(|m| RunEvent::Message(if compaction_ends { summary_only(m) } else { m })));
+        if !compaction_ends {
+            out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
+        }
     } else if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
         out.extend(history.tail(history.len() - len_before).into_iter().cloned().map(RunEvent::Message));
     }
@@ -84,10 +103,17 @@ pub fn step_outputs(
             Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {
                 let line = reloop_core::compaction_failure_line(trigger, *failures, *breaker_open, message);
                 out.push(RunEvent::Warning(line));
+                if let (Event::CompactFailed { error, .. }, true) = (event, compaction_ends) {
+                    out.push(RunEvent::CompactStatus(CompactStatus::FailedOn(error.clone())));
+                }
+            }
+            Effect::Notice(Notice::CompactionSkipped { .. }) => {
+                out.push(RunEvent::CompactStatus(CompactStatus::Compacting));
+                out.push(RunEvent::CompactStatus(CompactStatus::TooFewGroups));
             }
             // Still the same compaction: its status line stays open.
             Effect::Notice(Notice::CompactionRetried { .. }) => {}
-            Effect::Command(Command::Summarize { truncated: false, .. }) => {
+            Effect::Command(Command::Summarize { truncated: false, attempt: 0, .. }) => {
                 out.push(RunEvent::CompactStatus(CompactStatus::Compacting))
             }
             // Shown above, in their place in the stream.
@@ -107,7 +133,12 @@ pub fn step_outputs(
         }
     }
     // A summary request's failure that was acted on (not a stale answer) and not retried.
-    let retried = || effects.iter().any(|e| matches!(e, Effect::Notice(Notice::CompactionRetried { .. })));
+    let retried = || {
+        effects.iter().any(|e| {
+            matches!(e, Effect::Notice(Notice::CompactionRetried { .. }))
+                || compaction_ends && matches!(e, Effect::Notice(Notice::CompactionFailed { .. }))
+        })
+    };
     if matches!(event, Event::CompactFailed { .. }) && (reason.is_some() || !effects.is_empty()) && !retried() {
         out.push(RunEvent::CompactStatus(CompactStatus::Failed));
     }
@@ -117,6 +148,12 @@ pub fn step_outputs(
     }
     if let Some(reason) = reason {
         if let Evidence::StopHookCap { .. } = reason.evidence() {
+            // The feedback of the block past the cap, which Claude Code prints but never sends.
+            let config = after.context().config();
+            if let (Event::HookDone { runs, .. }, true) = (event, config.flag(reloop_core::Flag::ClaudeCodeEndings)) {
+                let text = reloop_core::stop_hook_message(config.rules(), runs);
+                out.extend(text.map(|t| RunEvent::Message(Message::user_text(t))));
+            }
             out.push(RunEvent::Warning(reason.explain()));
         }
         out.push(RunEvent::Transition { seq, turn: after.context().turn_count(), reason: reason.clone() });

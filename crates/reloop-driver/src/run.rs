@@ -73,6 +73,13 @@ impl Session {
         self
     }
 
+    /// The transcript file a new session writes, which a compaction's summary message may name
+    /// (journaled with the core's config).
+    pub fn with_transcript(mut self, transcript: Option<reloop_core::compact::Transcript>) -> Self {
+        self.core.transcript = transcript;
+        self
+    }
+
     /// Plugs in the settings' hooks; Stop hooks also tell the core to wait for them.
     pub fn with_hooks(mut self, hooks: HooksConfig) -> Self {
         self.core.stop_hooks = !hooks.matching(reloop_core::hook::HookEventName::Stop, None).is_empty();
@@ -595,8 +602,9 @@ impl Runner {
                 }));
             }
             Command::CancelHooks => self.cancel_hooks(),
-            Command::Summarize { request, summarize, truncated, .. } => {
-                self.summarize(*request, *summarize, *truncated, state)
+            Command::Summarize { request, summarize, truncated, date_last, .. } => {
+                let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
+                self.summarize(*request, *summarize, shape, state)
             }
             Command::CancelModel => {
                 if let Some(task) = self.model_task.take() {

@@ -695,8 +695,9 @@ impl Emitter {
                         self.apply(Event::ModelFailed { error: error.clone(), request: 0 }, at_ms);
                         // The core compacts after "prompt is too long", as Claude Code does;
                         // an error line where the retried answer would be says it failed.
-                        // (A profile may send a failed summary request once more, head cut.)
-                        for _ in 0..3 {
+                        // (A profile may send a failed summary request again: 2.1.332 six times
+                        // in all under flag 18, `CompactRule::too_long_shapes`.)
+                        for _ in 0..8 {
                             if self.phase() != "compacting" {
                                 break;
                             }

@@ -230,7 +230,7 @@ mod tests {
         let cc = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n<system-reminder>\n<tools-used-before-summary>Read</tools-used-before-summary>\n</system-reminder>\nSummary:\nFAKE COMPACT SUMMARY: the user asked.\n\nIf you need specific details from before compaction (like exact code snippets), read the full transcript at: /t.jsonl\nContinue the conversation from where it left off without asking the user any further questions.";
         assert_eq!(compact_summary(cc), Some("FAKE COMPACT SUMMARY: the user asked."));
         let rule = reloop_core::profile::CLAUDE_CODE_2_1_332.compact;
-        let ours = reloop_core::compact::shape::summary_text("S1\nS2", &["Read"], rule.kept_note);
+        let ours = reloop_core::compact::shape::summary_text("S1\nS2", &["Read"], Some("/t.jsonl"), rule.kept_note);
         assert_eq!(compact_summary(&ours), Some("S1\nS2"));
         assert_eq!(compact_summary("no summary here"), None);
     }

@@ -377,6 +377,11 @@ fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
         Effect::Notice(Notice::CompactionRetried { trigger, message }) => {
             Some(("compaction_retried", Evidence::CompactionRetried { trigger, message }))
         }
+        Effect::Notice(Notice::CompactionSkipped { trigger }) => {
+            let message = "too few messages to summarise".to_string();
+            let failure = reloop_core::CompactionFailure { trigger, failures: 0, message, breaker_open: false };
+            Some(("compaction_failed", Evidence::CompactionFailed(failure)))
+        }
         Effect::Notice(Notice::InputConsumed { .. } | Notice::Withdraw | Notice::SwitchModel { .. })
         | Effect::Command(_) => None,
     })?;

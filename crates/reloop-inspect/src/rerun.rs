@@ -173,9 +173,11 @@ impl RecordingReader {
                         recording.requests.insert(call.request, step.state.messages().clone());
                     }
                     // The summary request carries what the driver shapes from the history.
-                    Effect::Command(Command::Summarize { request, summarize, truncated, .. }) => {
+                    Effect::Command(Command::Summarize { request, summarize, truncated, date_last, .. }) => {
                         let rule = step.state.context().config().compact_rule();
-                        let messages = summary_request(step.state.messages(), *summarize, *truncated, &rule);
+                        let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
+                        let latest = step.state.context().config().flag(reloop_core::Flag::ClaudeCodeCompactionEnds);
+                        let messages = summary_request(step.state.messages(), *summarize, shape, &rule, latest);
                         recording.requests.insert(*request, messages);
                     }
                     _ => {}

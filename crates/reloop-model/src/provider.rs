@@ -63,6 +63,9 @@ pub struct ModelRequest {
     /// Every `role: "system"` message goes as a plain string and the cache breakpoint skips
     /// them (Claude Code 2.1.197); otherwise only the last one goes as blocks, and may carry it.
     pub system_as_string: bool,
+    /// A compaction's summary message (one text block opening with Claude Code's summary
+    /// preamble) goes as a plain string, as 2.1.332 sends it.
+    pub summary_as_string: bool,
 }
 
 impl ModelRequest {
@@ -83,6 +86,7 @@ impl ModelRequest {
             timeout_header: None,
             cache_from_end: 0,
             system_as_string: false,
+            summary_as_string: false,
         }
     }
 
@@ -122,6 +126,7 @@ impl ModelRequest {
         self.output_config = style.effort.map(|effort| serde_json::json!({ "effort": effort }));
         self.timeout_header = style.timeout_header;
         self.system_as_string = style.system_as_string;
+        self.summary_as_string = style.summary_as_string;
         self
     }
 }
@@ -138,6 +143,8 @@ pub struct WireStyle {
     pub timeout_header: Option<u32>,
     /// See [`ModelRequest::system_as_string`].
     pub system_as_string: bool,
+    /// See [`ModelRequest::summary_as_string`].
+    pub summary_as_string: bool,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::history::History;
 use crate::message::{ContentBlock, Message, Role};
+use crate::profile::SummaryShape;
 
 pub mod shape;
 
@@ -17,7 +18,7 @@ pub mod shape;
 pub(crate) const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 
 /// The first words of the summary message (Claude Code's text).
-pub(crate) const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
+pub const SUMMARY_PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
 /// The last words of the summary message (Claude Code's text).
 pub(crate) const SUMMARY_CONTINUE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or similar. Pick up the last task as if the break never happened.";
 /// The error of a prompt that cannot be made to fit.
@@ -55,7 +56,56 @@ pub(crate) struct Compaction {
     /// This is the retry of a summary request that was itself too long: its head is cut.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Summary requests sent before this one for the same compaction (flag 18).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempt: u32,
 }
+
+pub(crate) fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Compaction {
+    /// A compaction's first summary request.
+    pub(crate) fn new(trigger: Trigger, pre_tokens: u64, summarize: usize) -> Self {
+        Compaction { trigger, pre_tokens, summarize, truncated: false, attempt: 0 }
+    }
+
+    /// The shape of this attempt's summary request.
+    pub(crate) fn shape(&self, config: &crate::Config) -> SummaryShape {
+        let shapes = config.compact_rule().too_long_shapes;
+        match shapes.get(self.attempt as usize) {
+            Some(shape) if config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds) => *shape,
+            _ if self.truncated => SummaryShape::HeadCut,
+            _ => SummaryShape::Full,
+        }
+    }
+
+    /// The next attempt after this one's request was itself too long, if the session's rules
+    /// send another.
+    pub(crate) fn retry(&self, config: &crate::Config) -> Option<Compaction> {
+        if config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds) {
+            let attempt = self.attempt.saturating_add(1);
+            let shape = config.compact_rule().too_long_shapes.get(attempt as usize)?;
+            return Some(Compaction { attempt, truncated: *shape != SummaryShape::Full, ..self.clone() });
+        }
+        (config.compact_rule().truncated_retry && !self.truncated)
+            .then(|| Compaction { truncated: true, ..self.clone() })
+    }
+}
+
+/// The transcript file a session writes (or would write): the summary message points a
+/// reader there for the details it left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// Its path.
+    pub path: String,
+    /// Whether the session writes it (`--no-session-persistence` does not).
+    pub written: bool,
+}
+
+/// The paragraph of the summary message naming the transcript (Claude Code's text).
+pub(crate) const TRANSCRIPT_NOTE: &str = "If you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: ";
 
 /// The summary message that opens the compacted history.
 #[cfg(test)]

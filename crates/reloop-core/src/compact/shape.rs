@@ -9,9 +9,9 @@ use std::collections::HashSet;
 
 use crate::history::History;
 use crate::message::{ContentBlock, Message, Role};
-use crate::profile::{CompactRule, Reattach, RestoredDate};
+use crate::profile::{CompactRule, Reattach, RestoredDate, SummaryShape};
 
-use super::{extract_summary, SUMMARY_CONTINUE, SUMMARY_PREAMBLE};
+use super::{extract_summary, SUMMARY_CONTINUE, SUMMARY_PREAMBLE, TRANSCRIPT_NOTE};
 
 /// How the context reminder prepended to a session's first message opens (the driver writes it).
 pub const USER_CONTEXT_OPENING: &str =
@@ -30,22 +30,38 @@ pub(crate) const REATTACH_MAX_FILES: usize = 5;
 /// result is left out rather than cut.
 pub(crate) const REATTACH_MAX_BYTES: usize = 20_000;
 
-/// The messages of a summary request: the first `summarize` messages (or, `truncated`, a
+/// The messages of a summary request: the first `summarize` messages (or, head cut, a
 /// marker, the date and the last exchange of them), the instruction appended to the last user
-/// message (`rule.in_place`) or sent as a user message of its own.
-pub fn summary_request(history: &History, summarize: usize, truncated: bool, rule: &CompactRule) -> History {
-    let mut out = if truncated {
+/// message (`rule.in_place`) or sent as a user message of its own. `latest`: a head-cut request
+/// keeps the history's last exchange, the one a reactive compaction keeps out of the full request
+/// (2.1.332 under flag 18), not the summarised messages' last.
+pub fn summary_request(
+    history: &History,
+    summarize: usize,
+    shape: SummaryShape,
+    rule: &CompactRule,
+    latest: bool,
+) -> History {
+    let mut date_last = None;
+    let mut out = if shape == SummaryShape::Full {
+        // The summarised messages are shared with the session's history, not copied.
+        history.prefix(summarize)
+    } else {
         let messages = history.messages();
-        let prefix = &messages[..summarize.min(messages.len())];
+        let prefix = if latest { &messages[..] } else { &messages[..summarize.min(messages.len())] };
         let mut head = vec![Message::user_text(TRUNCATED_HEAD)];
         if let Some(date) = today(&messages) {
-            head.push(Message::system_text(format!("{DATE_OPENING}{date}.")));
+            let date = Message::system_text(format!("{DATE_OPENING}{date}."));
+            if shape == SummaryShape::HeadCutDateLast {
+                // 2.1.332's third try: an empty system message where the date was, the date last.
+                head.push(Message { role: Role::System, content: Vec::new(), extra: Default::default() });
+                date_last = Some(date);
+            } else {
+                head.push(date);
+            }
         }
         head.extend(last_exchange(prefix).iter().map(|m| (*m).clone()));
         history.empty_like().extended(head)
-    } else {
-        // The summarised messages are shared with the session's history, not copied.
-        history.prefix(summarize)
     };
     match out.last() {
         Some(last) if rule.in_place && last.role == Role::User => {
@@ -56,7 +72,19 @@ pub fn summary_request(history: &History, summarize: usize, truncated: bool, rul
         }
         _ => out.push(Message::user_text(rule.instruction)),
     }
+    if let Some(date) = date_last {
+        out.push(date);
+    }
     out
+}
+
+/// The shape a `summarize` command's `truncated` and `date_last` name.
+pub fn shape_of(truncated: bool, date_last: bool) -> SummaryShape {
+    match (truncated, date_last) {
+        (false, _) => SummaryShape::Full,
+        (true, false) => SummaryShape::HeadCut,
+        (true, true) => SummaryShape::HeadCutDateLast,
+    }
 }
 
 /// The last assistant message of `prefix` with the user message answering it, or its last
@@ -71,12 +99,22 @@ fn last_exchange<'a>(prefix: &[&'a Message]) -> Vec<&'a Message> {
 
 /// The history after a compaction: the summary message (with what the profile gives back),
 /// then the kept messages.
-pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &CompactRule) -> History {
+/// `transcript`: the file the summary message points to for the details, if it names one.
+/// `joined`: the files' reminder blocks read as lines joined together, each but the last
+/// ending in a newline (2.1.332 under flag 18).
+pub fn compacted(
+    history: &History,
+    summarize: usize,
+    summary: &str,
+    rule: &CompactRule,
+    transcript: Option<&str>,
+    joined: bool,
+) -> History {
     let messages = history.messages();
     let split = summarize.min(messages.len());
     let (prefix, kept) = messages.split_at(split);
     let tools = if rule.tools_used { tools_used(prefix) } else { Vec::new() };
-    let text = summary_text(summary, &tools, rule.kept_note && !kept.is_empty());
+    let text = summary_text(summary, &tools, transcript, rule.kept_note && !kept.is_empty());
     let mut out = Vec::with_capacity(kept.len() + 3);
     match rule.date {
         RestoredDate::ContextBlock => match context_block(&messages) {
@@ -101,10 +139,12 @@ pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &Comp
                 out.push(Message::system_text(texts.join("\n\n")));
             }
             Reattach::ReminderBlocks => {
-                let blocks = reads.iter().flat_map(|r| {
+                let last = reads.len().saturating_sub(1);
+                let blocks = reads.iter().enumerate().flat_map(|(i, r)| {
+                    let end = if joined && i < last { "\n" } else { "" };
                     [
                         ContentBlock::text(format!("{}\n", crate::profile::system_reminder(&r.called()))),
-                        ContentBlock::text(crate::profile::system_reminder(&r.result())),
+                        ContentBlock::text(format!("{}{end}", crate::profile::system_reminder(&r.result()))),
                     ]
                 });
                 // Onto the kept tail's last user message, never onto the summary itself.
@@ -120,14 +160,16 @@ pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &Comp
 }
 
 /// The summary message's text.
-pub fn summary_text(summary: &str, tools_used: &[&str], kept_note: bool) -> String {
+pub fn summary_text(summary: &str, tools_used: &[&str], transcript: Option<&str>, kept_note: bool) -> String {
     let tools = if tools_used.is_empty() {
         String::new()
     } else {
         let inner = format!("<tools-used-before-summary>{}</tools-used-before-summary>", tools_used.join(", "));
         format!("{}\n", crate::profile::system_reminder(&inner))
     };
-    let mut text = format!("{SUMMARY_PREAMBLE}\n\n{tools}Summary:\n{}\n{SUMMARY_CONTINUE}", extract_summary(summary));
+    let transcript = transcript.map(|path| format!("\n\n{TRANSCRIPT_NOTE}{path}")).unwrap_or_default();
+    let mut text =
+        format!("{SUMMARY_PREAMBLE}\n\n{tools}Summary:\n{}{transcript}\n{SUMMARY_CONTINUE}", extract_summary(summary));
     if kept_note {
         text.push_str("\n\n");
         text.push_str(KEPT_NOTE);
@@ -258,14 +300,14 @@ mod tests {
 
     #[test]
     fn reloop_s_summary_request_is_the_prefix_and_a_user_message_of_its_own() {
-        let request = summary_request(&conversation(), 5, false, &RELOOP.compact);
+        let request = summary_request(&conversation(), 5, SummaryShape::Full, &RELOOP.compact, false);
         assert_eq!(request.len(), 6);
         assert_eq!(texts(request.last().unwrap()), [crate::profile::COMPACT_INSTRUCTION]);
     }
 
     #[test]
     fn claude_code_appends_the_instruction_to_the_last_user_message_after_its_tool_result() {
-        let request = summary_request(&conversation(), 5, false, &CLAUDE_CODE_2_1_332.compact);
+        let request = summary_request(&conversation(), 5, SummaryShape::Full, &CLAUDE_CODE_2_1_332.compact, false);
         assert_eq!(request.len(), 5);
         let last = texts(request.last().unwrap());
         assert_eq!(last[0], "tool_result");
@@ -276,7 +318,7 @@ mod tests {
 
     #[test]
     fn a_truncated_retry_keeps_a_marker_the_date_and_the_last_exchange() {
-        let request = summary_request(&conversation(), 5, true, &CLAUDE_CODE_2_1_332.compact);
+        let request = summary_request(&conversation(), 5, SummaryShape::HeadCut, &CLAUDE_CODE_2_1_332.compact, false);
         let messages = request.messages();
         assert_eq!(texts(messages[0]), [TRUNCATED_HEAD]);
         assert_eq!((messages[1].role, texts(messages[1])), (Role::System, vec!["Today's date is 2026-12-01.".into()]));
@@ -286,8 +328,31 @@ mod tests {
     }
 
     #[test]
+    fn the_third_2_1_332_shape_leaves_an_empty_system_message_and_puts_the_date_last() {
+        // Under flag 18 the head cut keeps the history's last exchange (Read logout.ts, t3),
+        // the one a reactive compaction left out of the full request.
+        let request =
+            summary_request(&conversation(), 5, SummaryShape::HeadCutDateLast, &CLAUDE_CODE_2_1_332.compact, true);
+        let messages = request.messages();
+        assert_eq!(texts(messages[0]), [TRUNCATED_HEAD]);
+        assert_eq!((messages[1].role, messages[1].content.len()), (Role::System, 0));
+        assert_eq!(messages[2].tool_uses().next().unwrap().id, "t3");
+        assert_eq!(texts(messages[4]), ["Today's date is 2026-12-01."]);
+        assert_eq!(messages.len(), 5);
+    }
+
+    #[test]
+    fn the_summary_names_the_transcript_before_the_words_that_continue() {
+        let text = summary_text("<summary>S</summary>", &[], Some("/h/.claude/projects/-w/id.jsonl"), false);
+        assert_eq!(
+            text,
+            format!("{SUMMARY_PREAMBLE}\n\nSummary:\nS\n\n{TRANSCRIPT_NOTE}/h/.claude/projects/-w/id.jsonl\n{SUMMARY_CONTINUE}")
+        );
+    }
+
+    #[test]
     fn after_a_2_1_197_compaction_the_context_opens_the_summary_and_read_files_follow_as_system() {
-        let after = compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact);
+        let after = compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, None, false);
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = texts(messages[0]);
@@ -302,7 +367,7 @@ mod tests {
 
     #[test]
     fn after_a_2_1_332_compaction_the_date_is_a_system_message_and_files_are_reminders_on_the_tail() {
-        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact);
+        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact, None, false);
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = &texts(messages[0])[0];
@@ -320,13 +385,13 @@ mod tests {
             ]
         );
         // A second compaction finds the date in the message the first one left.
-        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact);
+        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact, None, false);
         assert_eq!(texts(again.messages()[1]), ["Today's date is 2026-12-01."]);
     }
 
     #[test]
     fn reloop_s_history_after_compaction_is_unchanged() {
-        let after = compacted(&conversation(), 5, "S", &RELOOP.compact);
+        let after = compacted(&conversation(), 5, "S", &RELOOP.compact, None, false);
         assert_eq!(after.len(), 3);
         assert_eq!(texts(after.messages()[0]), [crate::compact::summary_message("S")]);
     }
@@ -340,7 +405,7 @@ mod tests {
         history.push(Message::assistant(vec![read("t5", "/w/login.ts")]));
         history.push(Message::user(vec![ContentBlock::tool_result("t5", "1\tlogin", false)]));
         // The kept exchange reads login.ts again; gone.ts failed: only logout.ts comes back.
-        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact);
+        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact, None, false);
         let shown = texts(after.last().unwrap()).join("");
         assert!(shown.contains("/w/logout.ts") && !shown.contains("login") && !shown.contains("gone"), "{shown}");
     }

@@ -80,6 +80,6 @@ fn compact_first(mut ctx: Box<Loop>, streaming: Streaming, event: Event) -> Step
     };
     ctx.session.requests = ctx.session.requests.saturating_sub(1);
     let pre_tokens = crate::tokens::estimate(&ctx);
-    let compaction = Compaction { trigger: Trigger::Auto, pre_tokens, summarize, truncated: false };
+    let compaction = Compaction::new(Trigger::Auto, pre_tokens, summarize);
     begin_compaction(ctx, compaction, vec![Command::CancelModel.into()], None)
 }

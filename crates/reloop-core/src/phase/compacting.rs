@@ -49,7 +49,16 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
 fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
     ctx.account(usage);
     let rule = ctx.config.compact_rule();
-    ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule);
+    let transcript = ctx.config.transcript_note().map(str::to_string);
+    let joined = ctx.config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds);
+    ctx.messages = crate::compact::shape::compacted(
+        &ctx.messages,
+        compaction.summarize,
+        summary,
+        &rule,
+        transcript.as_deref(),
+        joined,
+    );
     ctx.session.usage_tokens = 0;
     ctx.session.messages_at_usage = 0;
     ctx.session.compact_failures = 0;
@@ -72,8 +81,7 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
 
 fn failed(mut ctx: Box<Loop>, compaction: Compaction, error: ModelError) -> Step {
     // The summary request was itself too long: the profile may send it once more, head cut.
-    if error.is_prompt_too_long() && ctx.config.compact_rule().truncated_retry && !compaction.truncated {
-        let retry = Compaction { truncated: true, ..compaction };
+    if let Some(retry) = compaction.retry(&ctx.config).filter(|_| error.is_prompt_too_long()) {
         let notice = Notice::CompactionRetried { trigger: retry.trigger.as_str().to_string(), message: error.message };
         return begin_compaction(ctx, retry, vec![notice.into()], None);
     }

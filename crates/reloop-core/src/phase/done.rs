@@ -17,7 +17,7 @@ pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);
-                let compaction = Compaction { trigger: Trigger::Manual, pre_tokens, summarize, truncated: false };
+                let compaction = Compaction::new(Trigger::Manual, pre_tokens, summarize);
                 begin_compaction(ctx, compaction, Vec::new(), None)
             }
             None => Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::NothingToCompact),

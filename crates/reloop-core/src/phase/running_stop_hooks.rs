@@ -71,8 +71,7 @@ fn stop_hooks_done(mut ctx: Box<Loop>, stop_reason: Option<StopReason>, runs: &[
     ctx.query.stop_hook_blocks = ctx.query.stop_hook_blocks.saturating_add(1);
     ctx.turn.stop_hook_active = true;
     let rules = ctx.config.rules();
-    let blocks =
-        if rules.stop_hook_raw_stderr { with_raw_stderr(&combined.blocks, runs) } else { combined.blocks.clone() };
+    let blocks = feedback_blocks(rules, &combined.blocks, runs);
     ctx.messages.push(Message::user_text(rules.stop_hook_feedback(&stop_hook_feedback(&blocks))));
     let json_system = rules.stop_hook_json_system.filter(|_| ctx.config.flag(Flag::JsonStopHookSystemMessage));
     if let Some(template) = json_system {
@@ -87,6 +86,26 @@ fn stop_hooks_done(mut ctx: Box<Loop>, stop_reason: Option<StopReason>, runs: &[
         cap,
     };
     continue_with(ctx, decision, Vec::new())
+}
+
+/// The feedback message blocking Stop hooks give the model, as the profile words it; `None` when
+/// none blocked. A caller shows the one the block cap kept from the model (Claude Code prints it).
+pub fn stop_hook_message(rules: &crate::profile::Profile, runs: &[HookRun]) -> Option<String> {
+    let combined = outcome(HookEventName::Stop, runs);
+    (!combined.blocks.is_empty())
+        .then(|| rules.stop_hook_feedback(&stop_hook_feedback(&feedback_blocks(rules, &combined.blocks, runs))))
+}
+
+fn feedback_blocks(
+    rules: &crate::profile::Profile,
+    blocks: &[crate::hook::Blocked],
+    runs: &[HookRun],
+) -> Vec<crate::hook::Blocked> {
+    if rules.stop_hook_raw_stderr {
+        with_raw_stderr(blocks, runs)
+    } else {
+        blocks.to_vec()
+    }
 }
 
 /// Claude Code feeds an exit-2 hook's stderr back as written, its trailing newline included.

@@ -114,6 +114,10 @@ pub struct Profile {
     /// After this many streams in a row broke off with an overload, the next request asks for
     /// the whole answer at once, without a wait.
     pub whole_answer: Option<WholeAnswer>,
+    /// After this many 529s in a row, with no fallback model to switch to, the run ends
+    /// (Claude Code's `Repeated 529 Overloaded errors`, whatever `CLAUDE_CODE_MAX_RETRIES` says;
+    /// under [`crate::Flag::ClaudeCodeEndings`]).
+    pub overload_stop: Option<u32>,
     /// An error inside a 200 stream after part of the answer arrived is final: Claude Code
     /// 2.1.197 keeps the half answer and ends with the error, where an error before any of it
     /// is retried (under [`crate::Flag::StreamedErrorFinal`]).
@@ -160,7 +164,12 @@ pub const RELOOP: Profile = Profile {
     stop_hook_preamble: None,
     stop_hook_json_system: None,
     stop_hook_raw_stderr: false,
-    result: ResultRule { api_error_terminal: false, max_output_tokens_api_error: false, resumes_count_as_turns: false },
+    result: ResultRule {
+        api_error_terminal: false,
+        max_output_tokens_api_error: false,
+        resumes_count_as_turns: false,
+        overload_stop_status: false,
+    },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_197,
         edit_requires_read: true,
@@ -181,6 +190,7 @@ pub const RELOOP: Profile = Profile {
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
+    overload_stop: None,
     streamed_error_final: false,
     cut_stream_resume: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
@@ -192,6 +202,9 @@ pub const RELOOP: Profile = Profile {
         reattach: Reattach::None,
         date: RestoredDate::None,
         truncated_retry: false,
+        too_long_shapes: &[SummaryShape::Full],
+        transcript: TranscriptNote::Never,
+        report_too_few: false,
     },
     wire: WireRule {
         effort: None,
@@ -200,6 +213,7 @@ pub const RELOOP: Profile = Profile {
         js_tool_inputs: false,
         results_as_completed: false,
         system_as_string: false,
+        summary_as_string: false,
     },
     total_tokens: None,
 };
@@ -230,6 +244,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
+    overload_stop: Some(3),
     streamed_error_final: true,
     cut_stream_resume: None,
     opus_max_tokens: 64_000,
@@ -241,6 +256,9 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         reattach: Reattach::SystemMessage,
         date: RestoredDate::ContextBlock,
         truncated_retry: false,
+        too_long_shapes: &[SummaryShape::Full],
+        transcript: TranscriptNote::Always,
+        report_too_few: true,
     },
     wire: WireRule {
         effort: Some(("high", "high")),
@@ -249,6 +267,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         js_tool_inputs: true,
         results_as_completed: true,
         system_as_string: true,
+        summary_as_string: false,
     },
     ..RELOOP
 };
@@ -269,7 +288,12 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     stop_hook_preamble: Some(HOOK_PROVENANCE_PREAMBLE),
     stop_hook_json_system: Some(STOP_HOOK_JSON_SYSTEM_2_1_332),
     stop_hook_raw_stderr: true,
-    result: ResultRule { api_error_terminal: true, max_output_tokens_api_error: true, resumes_count_as_turns: true },
+    result: ResultRule {
+        api_error_terminal: true,
+        max_output_tokens_api_error: true,
+        resumes_count_as_turns: true,
+        overload_stop_status: true,
+    },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_332,
         edit_requires_read: false,
@@ -290,6 +314,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
+    overload_stop: Some(3),
     streamed_error_final: false,
     cut_stream_resume: Some(Injected { text: CUT_STREAM_RESUME_TEXT, reminder: true }),
     opus_max_tokens: 128_000,
@@ -301,6 +326,16 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         reattach: Reattach::ReminderBlocks,
         date: RestoredDate::SystemMessage,
         truncated_retry: true,
+        too_long_shapes: &[
+            SummaryShape::Full,
+            SummaryShape::Full,
+            SummaryShape::HeadCut,
+            SummaryShape::HeadCut,
+            SummaryShape::HeadCutDateLast,
+            SummaryShape::HeadCutDateLast,
+        ],
+        transcript: TranscriptNote::WhenWritten,
+        report_too_few: true,
     },
     wire: WireRule {
         effort: Some(("medium", "high")),
@@ -309,6 +344,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         js_tool_inputs: true,
         results_as_completed: true,
         system_as_string: false,
+        summary_as_string: true,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };

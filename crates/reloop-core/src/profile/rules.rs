@@ -58,6 +58,9 @@ pub struct ResultRule {
     pub max_output_tokens_api_error: bool,
     /// Max-tokens resumes count as turns in `num_turns` (2.1.332).
     pub resumes_count_as_turns: bool,
+    /// A run ended by [`Profile::overload_stop`](super::Profile::overload_stop) names the 529
+    /// in `api_error_status` (2.1.332); 2.1.197 prints `null`.
+    pub overload_stop_status: bool,
 }
 
 /// Texts of refused tool calls.
@@ -254,8 +257,41 @@ pub struct CompactRule {
     /// Today's date, which the summarised first message carried, is given back.
     pub date: RestoredDate,
     /// A summary request that is itself too long is sent once more with its head cut, down
-    /// to its last exchange (2.1.332).
+    /// to its last exchange (2.1.332; sessions without flag 18).
     pub truncated_retry: bool,
+    /// The shapes of a summary request sent again and again while it is too long, the first
+    /// send included (flag 18; 2.1.332 sends each of three shapes twice).
+    pub too_long_shapes: &'static [SummaryShape],
+    /// The summary message names the session's transcript file (flag 18 sessions that
+    /// recorded one, [`crate::Config::transcript`]).
+    pub transcript: TranscriptNote,
+    /// An auto-compaction with too little to summarise is reported as failed
+    /// (`too_few_groups`) before the request goes ahead (flag 18).
+    pub report_too_few: bool,
+}
+
+/// One shape of a summary request (flag 18's retries of a too-long one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryShape {
+    /// Every message summarised.
+    Full,
+    /// A marker, the date, the last exchange.
+    HeadCut,
+    /// As [`SummaryShape::HeadCut`], the date message moved last and an empty system message
+    /// left in its place (2.1.332's third try).
+    HeadCutDateLast,
+}
+
+/// When the summary message names the transcript file a reader can find the details in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptNote {
+    /// Never (reloop's own rule).
+    Never,
+    /// Whenever the session knows its path, written or not (2.1.197 names it under
+    /// `--no-session-persistence` too).
+    Always,
+    /// Only when the file is written (2.1.332).
+    WhenWritten,
 }
 
 /// How files read before a compaction are shown to the model after it.
@@ -303,6 +339,9 @@ pub struct WireRule {
     /// Every `role: "system"` message goes as a plain string, the cache breakpoint on the last
     /// message that is not one (2.1.197); off: the last goes as blocks and may carry it.
     pub system_as_string: bool,
+    /// A compaction's summary message goes as a plain string when it is its message's one
+    /// block (2.1.332); off: as blocks.
+    pub summary_as_string: bool,
 }
 
 impl WireRule {

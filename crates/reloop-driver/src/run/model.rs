@@ -12,10 +12,17 @@ use super::Runner;
 impl Runner {
     /// The summary request of a compaction, to the same model: shaped as the profile says (the
     /// main requests' tools too when it is shaped like them), its answer read as text only.
-    pub(super) fn summarize(&mut self, request: u32, summarize: usize, truncated: bool, state: &State) {
+    pub(super) fn summarize(
+        &mut self,
+        request: u32,
+        summarize: usize,
+        shape: reloop_core::profile::SummaryShape,
+        state: &State,
+    ) {
         let ctx = state.context();
         let rule = ctx.config().compact_rule();
-        let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, truncated, &rule);
+        let latest = ctx.config().flag(reloop_core::Flag::ClaudeCodeCompactionEnds);
+        let history = reloop_core::compact::shape::summary_request(state.messages(), summarize, shape, &rule, latest);
         let model =
             if ctx.current_model().is_empty() { self.run.model.clone() } else { ctx.current_model().to_string() };
         let mut model_request =

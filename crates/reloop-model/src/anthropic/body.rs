@@ -100,11 +100,19 @@ impl Serialize for Messages<'_> {
             (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
-            let string = message.role == Role::System && (strings || i + 1 != count);
+            // An empty one (2.1.332's third summary shape) goes as the empty list it is.
+            let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count)
+                || self.0.summary_as_string && Some(i) != cached && is_summary(message);
             seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
         }
         seq.end()
     }
+}
+
+/// A compaction's summary message: a user message of one text block opening with the preamble.
+fn is_summary(message: &Message) -> bool {
+    message.role == Role::User
+        && matches!(message.content.as_slice(), [ContentBlock::Text(t)] if t.text.starts_with(reloop_core::compact::SUMMARY_PREAMBLE))
 }
 
 /// Only `role` and `content` are sent: a stored response's `id`, `model` or `stop_reason` would
