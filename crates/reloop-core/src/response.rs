@@ -43,6 +43,11 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     crate::tokens::note_usage(&mut ctx, &meta.usage);
     if !calls.is_empty() {
         ctx.messages.push(assistant);
+        // Claude Code checks the budget before it runs the calls of the response that reached
+        // it: they stay unanswered (a later query of this session stops at the budget too).
+        if let Some(budget_usd) = ctx.budget_reached().filter(|_| ctx.config.budget_before_tools()) {
+            return crate::request::budget_stop(ctx, budget_usd, Vec::new());
+        }
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(Phase::RunningTools(ctx, Tools::new(calls)), effects);
     }

@@ -27,6 +27,7 @@ use crate::tools::{ToolEnv, ToolScheduler};
 mod children;
 mod journaling;
 mod model;
+mod session_hooks;
 
 impl Session {
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
@@ -376,6 +377,10 @@ impl Runner {
             provider: self.run.provider.clone(),
             profile: self.state.as_ref().map(|s| s.context().config().profile).unwrap_or_default(),
         });
+        if let Err(e) = self.session_start().await {
+            self.cancel_all();
+            return Err(e);
+        }
         let mut pending = std::collections::VecDeque::from(first);
         let mut abort_open = true;
         let mut queued = 0u32;
@@ -433,6 +438,10 @@ impl Runner {
                     }
                 },
             };
+            if let Err(e) = self.prompt_submit(&event).await {
+                self.cancel_all();
+                return Err(e);
+            }
             let applied = match self.apply(event) {
                 Ok(applied) => applied,
                 Err(e) => {
@@ -456,11 +465,11 @@ impl Runner {
                 let result = self.result();
                 let _ = self.out.send(RunEvent::Finished(result.clone()));
                 if !self.keep_alive || closing {
-                    return Ok(result);
+                    return self.session_end().await.map(|()| result);
                 }
                 match self.next_query(&mut abort).await {
                     Ok(Some(event)) => pending.push_back(event),
-                    Ok(None) => return Ok(result),
+                    Ok(None) => return self.session_end().await.map(|()| result),
                     Err(e) => {
                         self.cancel_all();
                         return Err(e);

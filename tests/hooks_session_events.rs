@@ -1,0 +1,264 @@
+//! The session events' hooks (SessionStart, UserPromptSubmit, SessionEnd; flag 10) end to end
+//! through `reloop -p`, against the recordings of the real Claude Code under
+//! `tests/print/recorded/<version>/hooks_events/`: each scenario's files, settings and model
+//! answers are played again on reloop, and what the hooks read, what the model is sent and what
+//! the caller is shown are held to what Claude Code did. Every session replays identically, and
+//! its replayed stream has the live one's lines.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::fake_server::{sse_from_message, Canned, FakeServer};
+use common::{reloop_bin, stderr, Workspace};
+use serde_json::{json, Value};
+
+const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
+const PROMPT: &str = "检查登录模块";
+
+fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events").join(scenario)
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(text).into_iter::<Value>().filter_map(Result::ok).collect()
+}
+
+/// One recorded scenario played on reloop.
+struct Played {
+    /// reloop's stdout lines.
+    lines: Vec<Value>,
+    /// The same session's replayed stream.
+    replayed: Vec<Value>,
+    /// Claude Code's stdout lines.
+    recorded: Vec<Value>,
+    /// What reloop's hooks read, in order (the `input` of each logged run).
+    inputs: Vec<Value>,
+    /// Claude Code's, likewise.
+    recorded_inputs: Vec<Value>,
+    /// The requests reloop sent.
+    requests: Vec<Value>,
+    /// The hooks' directory in this workspace (in place of the recording's `/tmp/reloop-cc-hooks`).
+    hooks_dir: String,
+    replays_identical: bool,
+}
+
+/// Plays `scenario` under `version`'s profile: its hook scripts and settings, its prompt, and a
+/// model that answers with the scenario's top-level steps (tool calls whose paths are moved into
+/// the workspace).
+fn play(version: &str, scenario: &str) -> Played {
+    let dir = recorded_dir(version, scenario);
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let ws = Workspace::seed();
+    let hooks_dir = ws.dir.path().join("hooks").display().to_string();
+    let cwd = ws.cwd().display().to_string();
+    let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
+    for (path, text) in spec["files"].as_object().unwrap() {
+        let path = PathBuf::from(place(path));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
+        if path.extension().is_some_and(|e| e == "sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let steps =
+        spec["steps"].as_array().map(Vec::as_slice).unwrap_or_default().iter().filter(|s| s.get("kind").is_none());
+    let answers: Vec<Canned> = steps
+        .enumerate()
+        .map(|(i, step)| {
+            let (content, stop) = match step.get("blocks") {
+                Some(blocks) => {
+                    let blocks: Vec<Value> = blocks
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .enumerate()
+                        .map(|(j, b)| {
+                            let input: Value = serde_json::from_str(&place(&b["input"].to_string())).unwrap();
+                            json!({"type": "tool_use", "id": format!("toolu_{i}_{j}"), "name": b["name"], "input": input})
+                        })
+                        .collect();
+                    (json!(blocks), "tool_use")
+                }
+                None => (json!([{"type": "text", "text": step["text"]}]), "end_turn"),
+            };
+            Canned::Sse(sse_from_message(&json!({"id": format!("m{i}"), "type": "message", "role": "assistant",
+                "model": "m", "content": content, "stop_reason": stop, "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}})))
+        })
+        .collect();
+    let server = FakeServer::start(answers);
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        reloop_bin()
+            .args(args)
+            .env("RELOOP_JOURNAL", ws.journal())
+            .env("HOME", home.path())
+            .env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .current_dir(ws.cwd())
+            .output()
+            .unwrap()
+    };
+    let compat = format!("claude-code-{version}");
+    let settings = place(&spec["settings"].to_string());
+    let out = run(&[
+        "-p",
+        PROMPT,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--compat",
+        &compat,
+        "--settings",
+        &settings,
+    ]);
+    assert!(out.status.success(), "{version} {scenario}: {}", stderr(&out));
+    let replayed = run(&["replay", "last", "--output-format", "stream-json"]);
+    assert!(replayed.status.success(), "{version} {scenario}: {}", stderr(&replayed));
+    let mut inputs = Vec::new();
+    for n in 1.. {
+        let Ok(text) = std::fs::read_to_string(Path::new(&hooks_dir).join(format!("input-{n}.json"))) else { break };
+        inputs.push(serde_json::from_str::<Value>(&text).unwrap()["input"].clone());
+    }
+    let recorded_inputs = match std::fs::read_to_string(dir.join("hook-inputs.jsonl")) {
+        Ok(text) => json_lines(&text).into_iter().map(|v| v["input"].clone()).collect(),
+        Err(_) => Vec::new(),
+    };
+    Played {
+        lines: json_lines(&String::from_utf8_lossy(&out.stdout)),
+        replayed: json_lines(&String::from_utf8_lossy(&replayed.stdout)),
+        recorded: json_lines(&std::fs::read_to_string(dir.join("stdout.jsonl")).unwrap()),
+        inputs,
+        recorded_inputs,
+        requests: server.requests().into_iter().map(|r| r.body).collect(),
+        hooks_dir,
+        replays_identical: ws.replays_identical(),
+    }
+}
+
+/// A line's kind: `type`, or `system/SUBTYPE`.
+fn kind(line: &Value) -> String {
+    match (line["type"].as_str().unwrap_or_default(), line["subtype"].as_str()) {
+        ("system", Some(subtype)) => format!("system/{subtype}"),
+        (kind, _) => kind.to_string(),
+    }
+}
+
+fn kinds(lines: &[Value]) -> Vec<String> {
+    lines.iter().map(kind).collect()
+}
+
+/// The keys of a hook input, in order, less those reloop has no value for.
+fn keys(input: &Value) -> Vec<String> {
+    input.as_object().unwrap().keys().filter(|k| *k != "prompt_id" && *k != "effort").cloned().collect()
+}
+
+/// `text` with the recording's paths and this workspace's made alike.
+fn same_paths(text: &str, hooks_dir: &str) -> String {
+    text.replace(hooks_dir, "/tmp/reloop-cc-hooks")
+}
+
+#[test]
+fn session_start_and_user_prompt_submit_read_claude_code_s_input_and_add_its_context() {
+    for version in VERSIONS {
+        let played = play(version, "context");
+        // The lines in Claude Code's order: SessionStart's two hook lines before system/init,
+        // `UserPromptSubmit says:` (2.1.332) before the first answer.
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
+        let says = |lines: &[Value]| -> Vec<String> {
+            lines.iter().filter(|l| kind(l) == "system/informational").map(|l| l["content"].to_string()).collect()
+        };
+        assert_eq!(says(&played.lines), says(&played.recorded), "{version}");
+        let hook_response = |lines: &[Value]| -> Value {
+            let line = lines.iter().find(|l| kind(l) == "system/hook_response").unwrap().clone();
+            json!([
+                line["hook_name"],
+                line["hook_event"],
+                line["output"],
+                line["stdout"],
+                line["exit_code"],
+                line["outcome"]
+            ])
+        };
+        assert_eq!(hook_response(&played.lines), hook_response(&played.recorded), "{version}");
+        let started = played.lines.iter().find(|l| kind(l) == "system/hook_started").unwrap();
+        assert_eq!(started["hook_id"], played.lines[1]["hook_id"], "{version}: one id for both lines");
+        // The hooks read Claude Code's input, key for key.
+        let events = |inputs: &[Value]| -> Vec<String> {
+            inputs.iter().map(|i| i["hook_event_name"].as_str().unwrap().to_string()).collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            // The session events' inputs; the tool events' differ as docs/settings.md says.
+            if ["SessionStart", "UserPromptSubmit", "SessionEnd"].contains(&ours["hook_event_name"].as_str().unwrap()) {
+                assert_eq!(keys(ours), keys(theirs), "{version}: {ours}");
+            }
+        }
+        assert_eq!(played.inputs[0]["source"], "startup");
+        assert_eq!(played.inputs[1]["prompt"], PROMPT);
+        // SessionStart's context opens the system context; UserPromptSubmit's follows the prompt.
+        let first = &played.requests[0];
+        let system = first["system"].to_string();
+        assert!(
+            system.contains("SessionStart hook additional context: CTX-SessionStart-s\\n\\n"),
+            "{version}: {system}"
+        );
+        let messages = first["messages"].as_array().unwrap();
+        assert_eq!(messages[1]["role"], "system", "{version}: {messages:?}");
+        assert!(
+            messages[1].to_string().contains("UserPromptSubmit hook additional context: CTX-UserPromptSubmit-s"),
+            "{version}: {messages:?}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn plain_stdout_of_session_start_and_user_prompt_submit_is_context_too() {
+    for version in VERSIONS {
+        let played = play(version, "plain");
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
+        let first = &played.requests[0];
+        let system = first["system"].to_string();
+        assert!(system.contains("SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\\n\\n"), "{version}");
+        assert!(
+            first["messages"].to_string().contains("UserPromptSubmit hook success: PLAIN-STDOUT-UserPromptSubmit-s"),
+            "{version}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn a_user_prompt_submit_block_or_stop_ends_the_query_before_any_request() {
+    for version in VERSIONS {
+        for scenario in ["prompt_block", "prompt_exit2", "prompt_stop"] {
+            let played = play(version, scenario);
+            let what = format!("{version} {scenario}");
+            assert!(played.requests.is_empty(), "{what}: no request");
+            assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{what}: {:#?}", played.lines);
+            let shown = |lines: &[Value]| -> Value {
+                let info = lines.iter().find(|l| kind(l) == "system/informational").unwrap();
+                let result = lines.last().unwrap();
+                let text = |v: &Value| json!(same_paths(v.as_str().unwrap_or_default(), &played.hooks_dir));
+                json!([
+                    text(&info["content"]),
+                    info["level"],
+                    info["prevent_continuation"],
+                    info["prompt_submit_outcome"],
+                    result["subtype"],
+                    result["is_error"],
+                    text(&result["result"]),
+                    result["num_turns"]
+                ])
+            };
+            assert_eq!(shown(&played.lines), shown(&played.recorded), "{what}");
+            assert!(played.replays_identical, "{what}");
+            assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{what}: the replayed stream");
+        }
+    }
+}
