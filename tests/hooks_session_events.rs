@@ -15,6 +15,21 @@ use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
 const PROMPT: &str = "检查登录模块";
+/// The recorder's own Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),
+/// which it lays out for every scenario: `stop.sh MODE N` blocks while its count is at most N.
+const STOP_SH: &str = r#"#!/bin/sh
+# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
+mode=$1; n=$2; d=/tmp/reloop-cc-hooks
+c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
+cat > $d/input-$c.json
+if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
+if [ "$mode" = json ]; then
+  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
+  exit 0
+fi
+echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
+exit 2
+"#;
 
 fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events").join(scenario)
@@ -53,7 +68,9 @@ fn play(version: &str, scenario: &str) -> Played {
     let hooks_dir = ws.dir.path().join("hooks").display().to_string();
     let cwd = ws.cwd().display().to_string();
     let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
-    for (path, text) in spec["files"].as_object().unwrap() {
+    let mut files = spec["files"].as_object().unwrap().clone();
+    files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(STOP_SH));
+    for (path, text) in &files {
         let path = PathBuf::from(place(path));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
@@ -62,8 +79,8 @@ fn play(version: &str, scenario: &str) -> Played {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
-    let steps =
-        spec["steps"].as_array().map(Vec::as_slice).unwrap_or_default().iter().filter(|s| s.get("kind").is_none());
+    // The main thread's and a subagent's answers alike, in the order they are asked for.
+    let steps = spec["steps"].as_array().map(Vec::as_slice).unwrap_or_default().iter();
     let answers: Vec<Canned> = steps
         .enumerate()
         .map(|(i, step)| {
@@ -120,10 +137,10 @@ fn play(version: &str, scenario: &str) -> Played {
     let mut inputs = Vec::new();
     for n in 1.. {
         let Ok(text) = std::fs::read_to_string(Path::new(&hooks_dir).join(format!("input-{n}.json"))) else { break };
-        inputs.push(serde_json::from_str::<Value>(&text).unwrap()["input"].clone());
+        inputs.push(unwrapped(serde_json::from_str::<Value>(&text).unwrap()));
     }
     let recorded_inputs = match std::fs::read_to_string(dir.join("hook-inputs.jsonl")) {
-        Ok(text) => json_lines(&text).into_iter().map(|v| v["input"].clone()).collect(),
+        Ok(text) => json_lines(&text).into_iter().map(unwrapped).collect(),
         Err(_) => Vec::new(),
     };
     Played {
@@ -135,6 +152,14 @@ fn play(version: &str, scenario: &str) -> Played {
         requests: server.requests().into_iter().map(|r| r.body).collect(),
         hooks_dir,
         replays_identical: ws.replays_identical(),
+    }
+}
+
+/// A hook's input as logged: `ev.sh` wraps it (`{"_tag", "_env", "input"}`), `stop.sh` does not.
+fn unwrapped(logged: Value) -> Value {
+    match logged.get("input") {
+        Some(input) => input.clone(),
+        None => logged,
     }
 }
 
@@ -260,5 +285,54 @@ fn a_user_prompt_submit_block_or_stop_ends_the_query_before_any_request() {
             assert!(played.replays_identical, "{what}");
             assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{what}: the replayed stream");
         }
+    }
+}
+
+/// The text blocks of a request's last message, joined.
+fn last_message_text(request: &Value) -> String {
+    let last = request["messages"].as_array().unwrap().last().unwrap().clone();
+    match &last["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn subagent_start_and_a_blocking_subagent_stop_run_as_claude_code_runs_them() {
+    for version in VERSIONS {
+        let played = play(version, "subagent_stop_block");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            inputs
+                .iter()
+                .map(|i| json!([i["hook_event_name"], i["stop_hook_active"], i["last_assistant_message"]]))
+                .collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        // Claude Code's keys, less those Stop's input lacks too (docs/settings.md).
+        let subagent_keys = |input: &Value| -> Vec<String> {
+            keys(input).into_iter().filter(|k| k != "background_tasks" && k != "session_crons").collect()
+        };
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            assert_eq!(subagent_keys(ours), subagent_keys(theirs), "{version}: {ours}");
+        }
+        // The subagent's hooks name the calling session and one agent id.
+        assert_eq!(played.inputs[0]["session_id"], played.inputs[2]["session_id"]);
+        assert_eq!(played.inputs[0]["agent_id"], played.inputs[1]["agent_id"]);
+        assert_eq!(played.inputs[1]["agent_type"], "general-purpose");
+        // The block is fed back to the subagent as a Stop hook's is, in the version's words.
+        let dir = recorded_dir(version, "subagent_stop_block");
+        let recorded_requests: Vec<Value> = json_lines(&std::fs::read_to_string(dir.join("requests.jsonl")).unwrap())
+            .into_iter()
+            .map(|r| r["body"].clone())
+            .collect();
+        assert_eq!(played.requests.len(), recorded_requests.len(), "{version}");
+        assert_eq!(
+            same_paths(&last_message_text(&played.requests[2]), &played.hooks_dir),
+            last_message_text(&recorded_requests[2]),
+            "{version}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
     }
 }

@@ -1,6 +1,6 @@
 //! Session-event hooks between queries (flag 10): the driver runs them and journals each event's
-//! runs as a `hook_done`; the core records SessionStart and SessionEnd runs (their effects are
-//! outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
+//! runs as a `hook_done`; the core records SessionStart, SessionEnd and (a subagent's first step)
+//! SubagentStart runs (their effects are outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
 //! that follows, which they decide ([`crate::hook::session::prompt_verdict`]): the prompt is
 //! blocked (no message, no request), stopped (the message kept, no request), or goes on with the
 //! hooks' added context as a `role: "system"` message after it, as both recorded versions send
@@ -16,7 +16,13 @@ use crate::step::{done, Step};
 
 /// Whether a `hook_done` of this event belongs between queries (idle or done).
 pub(crate) fn between_queries(event: HookEventName) -> bool {
-    matches!(event, HookEventName::SessionStart | HookEventName::UserPromptSubmit | HookEventName::SessionEnd)
+    matches!(
+        event,
+        HookEventName::SessionStart
+            | HookEventName::UserPromptSubmit
+            | HookEventName::SessionEnd
+            | HookEventName::SubagentStart
+    )
 }
 
 /// Records a between-queries event's runs; a prompt's UserPromptSubmit runs wait for it.

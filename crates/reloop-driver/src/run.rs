@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use reloop_core::hook::HookEventName;
 use reloop_core::{transition, Command, Config, ContentBlock, Effect, Event, State, ToolOutcome};
-use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
+use reloop_hooks::{run_all, HookCommon, HooksConfig};
 use reloop_journal::{NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
 
 use self::journaling::Journaling;
@@ -28,6 +27,8 @@ mod children;
 mod journaling;
 mod model;
 mod session_hooks;
+
+pub(crate) use session_hooks::subagent_stop_hooks;
 
 impl Session {
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
@@ -593,13 +594,12 @@ impl Runner {
                 }
             }
             Command::RunStopHooks { stop_hook_active, last_assistant_message } => {
-                let commands = self.hooks.matching(HookEventName::Stop, None);
-                let input =
-                    HookInput::stop(self.hook_common.clone(), *stop_hook_active, Some(last_assistant_message.clone()));
+                let (hook_event, commands, input) =
+                    self.stop_hooks_of(*stop_hook_active, Some(last_assistant_message.clone()));
                 let (cwd, token, inbox) = (self.run.cwd.clone(), self.hooks_cancel.clone(), self.inbox.clone());
                 self.stop_hook_task = Some(tokio::spawn(async move {
                     let runs = run_all(&commands, &input, &cwd, &token).await;
-                    let done = Event::HookDone { hook_event: HookEventName::Stop, tool_use_id: None, runs, request };
+                    let done = Event::HookDone { hook_event, tool_use_id: None, runs, request };
                     let _ = inbox.send(done);
                 }));
             }

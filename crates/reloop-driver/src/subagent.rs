@@ -243,7 +243,8 @@ impl Subagents {
             .with_max_turns(definition.max_turns.or(self.core.max_turns))
             .with_max_budget_usd(self.core.max_budget_usd.map(|limit| (limit - spent).max(0.0)))
             .with_token_budget(None)
-            .with_stop_hooks(false)
+            // The child's Stop hooks are the session's SubagentStop hooks (flag 10).
+            .with_stop_hooks(crate::run::subagent_stop_hooks(&self.core, &self.hooks, &definition.name))
             .with_structured_output(false)
             .with_retry_seed(crate::new_seed())
             .with_prices(prices);

@@ -2,12 +2,13 @@
 //! between queries: SessionStart once a new session has started (its context opens the system
 //! context the requests carry), UserPromptSubmit before each prompt's `user_input` (the core
 //! decides from the journaled runs whether the prompt goes on), SessionEnd when the session
-//! ends. A subagent's session runs none of them, as Claude Code's do not.
+//! ends. A subagent's session runs none of them, as Claude Code's do not: it runs SubagentStart
+//! as its first step and the SubagentStop hooks where a session runs its Stop hooks.
 
 use reloop_core::hook::session::{prompt_text, session_start_context};
 use reloop_core::hook::HookEventName;
-use reloop_core::{Event, Flag};
-use reloop_hooks::{run_all, HookInput};
+use reloop_core::{Config, Event, Flag};
+use reloop_hooks::{run_all, HookCommand, HookCommon, HookInput, HooksConfig};
 
 use super::Runner;
 use crate::error::DriverError;
@@ -17,19 +18,65 @@ const STARTUP: &str = "startup";
 /// SessionEnd's `reason` when a print-mode run is over (recorded in both versions).
 const END_REASON: &str = "other";
 
+/// Whether a subagent of `agent_type` runs Stop hooks: the session's SubagentStop hooks, under
+/// flag 10 (recorded: a SubagentStop block is fed back to the subagent as a Stop block is).
+pub(crate) fn subagent_stop_hooks(core: &Config, hooks: &HooksConfig, agent_type: &str) -> bool {
+    core.flag(Flag::SessionEventHooks) && !hooks.matching(HookEventName::SubagentStop, Some(agent_type)).is_empty()
+}
+
 impl Runner {
-    /// Whether this session fires the session events' hooks.
+    /// Whether this session fires the session events' hooks (a subagent: its own two).
     fn session_hooks_on(&self) -> bool {
-        self.run.agent.is_none()
-            && self.state.as_ref().is_some_and(|s| s.context().config().flag(Flag::SessionEventHooks))
+        self.state.as_ref().is_some_and(|s| s.context().config().flag(Flag::SessionEventHooks))
     }
 
-    /// A new session's SessionStart hooks, before its first prompt. What they add goes before
-    /// the system context, in the header too, so every request of the session (and a resume)
-    /// carries it.
+    /// What a subagent's hooks are told of the session: the calling session's id, as Claude
+    /// Code's subagent hooks read it.
+    fn parent_common(&self, parent: &str) -> HookCommon {
+        HookCommon { session_id: parent.to_string(), ..self.hook_common.clone() }
+    }
+
+    /// The hooks the core's `run_stop_hooks` runs: the Stop hooks, or a subagent's SubagentStop
+    /// hooks with the subagent's id, type and transcript (the journal here).
+    pub(super) fn stop_hooks_of(
+        &self,
+        stop_hook_active: bool,
+        last_assistant_message: Option<String>,
+    ) -> (HookEventName, Vec<HookCommand>, HookInput) {
+        let Some(agent) = &self.run.agent else {
+            let input = HookInput::stop(self.hook_common.clone(), stop_hook_active, last_assistant_message);
+            return (HookEventName::Stop, self.hooks.matching(HookEventName::Stop, None), input);
+        };
+        let commands = self.hooks.matching(HookEventName::SubagentStop, Some(&agent.agent_type));
+        let input = HookInput::subagent_stop(
+            self.parent_common(&agent.parent),
+            (&self.session_id, &agent.agent_type),
+            &self.hook_common.transcript_path,
+            stop_hook_active,
+            last_assistant_message,
+        );
+        (HookEventName::SubagentStop, commands, input)
+    }
+
+    /// A new session's SessionStart hooks, before its first prompt (a subagent's: its
+    /// SubagentStart hooks). What SessionStart hooks add goes before the system context, in the
+    /// header too, so every request of the session (and a resume) carries it.
     pub(super) async fn session_start(&mut self) -> Result<(), DriverError> {
-        if self.pending_header.is_none() || !self.session_hooks_on() {
+        // Only a new session starts: a resumed one has journaled steps.
+        if self.seq != 0 || !self.session_hooks_on() {
             return Ok(());
+        }
+        if let Some(agent) = self.run.agent.clone() {
+            let commands = self.hooks.matching(HookEventName::SubagentStart, Some(&agent.agent_type));
+            if commands.is_empty() {
+                return Ok(());
+            }
+            let input =
+                HookInput::subagent_start(self.parent_common(&agent.parent), &self.session_id, &agent.agent_type);
+            let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
+            let done =
+                Event::HookDone { hook_event: HookEventName::SubagentStart, tool_use_id: None, runs, request: 0 };
+            return self.apply(done).map(|_| ());
         }
         let commands = self.hooks.matching(HookEventName::SessionStart, Some(STARTUP));
         if commands.is_empty() {
@@ -55,7 +102,7 @@ impl Runner {
         let Event::UserInput { content } = event else {
             return Ok(());
         };
-        if !self.session_hooks_on() {
+        if self.run.agent.is_some() || !self.session_hooks_on() {
             return Ok(());
         }
         let commands = self.hooks.matching(HookEventName::UserPromptSubmit, None);
@@ -71,7 +118,7 @@ impl Runner {
     /// The session's SessionEnd hooks, once its last query is over. Their output changes
     /// nothing; the runs are journaled like any other.
     pub(super) async fn session_end(&mut self) -> Result<(), DriverError> {
-        if !self.session_hooks_on() {
+        if self.run.agent.is_some() || !self.session_hooks_on() {
             return Ok(());
         }
         let commands = self.hooks.matching(HookEventName::SessionEnd, None);
