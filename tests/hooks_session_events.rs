@@ -107,30 +107,61 @@ fn play(version: &str, scenario: &str) -> Played {
         .collect();
     let server = FakeServer::start(answers);
     let home = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        reloop_bin()
+    let command = |args: &[&str]| {
+        let mut command = reloop_bin();
+        command
             .args(args)
             .env("RELOOP_JOURNAL", ws.journal())
             .env("HOME", home.path())
             .env("ANTHROPIC_BASE_URL", &server.url)
             .env("ANTHROPIC_API_KEY", "sk-test")
-            .current_dir(ws.cwd())
-            .output()
-            .unwrap()
+            .current_dir(ws.cwd());
+        command
     };
+    let run = |args: &[&str]| command(args).output().unwrap();
     let compat = format!("claude-code-{version}");
     let settings = place(&spec["settings"].to_string());
-    let out = run(&[
-        "-p",
-        PROMPT,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--compat",
-        &compat,
-        "--settings",
-        &settings,
-    ]);
+    let mut args =
+        vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings];
+    let out = match spec["input"].as_array() {
+        // A stream-json session: each message sent once the last query's result is out, as the
+        // recorder sent them, then stdin closed.
+        Some(actions) => {
+            use std::io::{BufRead, Write};
+            args.extend(["--input-format", "stream-json"]);
+            let mut child = command(&args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut seen = String::new();
+            for message in actions.iter().filter_map(|a| a.get("send")) {
+                writeln!(stdin, "{message}").unwrap();
+                loop {
+                    let mut line = String::new();
+                    assert!(stdout.read_line(&mut line).unwrap() > 0, "{version} {scenario}: {seen}");
+                    seen.push_str(&line);
+                    if line.contains("\"type\":\"result\"") {
+                        break;
+                    }
+                }
+            }
+            drop(stdin);
+            let mut rest = String::new();
+            std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+            seen.push_str(&rest);
+            let mut out = child.wait_with_output().unwrap();
+            out.stdout = seen.into_bytes();
+            out
+        }
+        None => {
+            args.insert(1, PROMPT);
+            run(&args)
+        }
+    };
     assert!(out.status.success(), "{version} {scenario}: {}", stderr(&out));
     let replayed = run(&["replay", "last", "--output-format", "stream-json"]);
     assert!(replayed.status.success(), "{version} {scenario}: {}", stderr(&replayed));
@@ -332,6 +363,25 @@ fn subagent_start_and_a_blocking_subagent_stop_run_as_claude_code_runs_them() {
             last_message_text(&recorded_requests[2]),
             "{version}"
         );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn a_stream_json_session_starts_once_submits_each_prompt_and_ends_once() {
+    for version in VERSIONS {
+        let played = play(version, "stream");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            inputs.iter().map(|i| json!([i["hook_event_name"], i["source"], i["prompt"], i["reason"]])).collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            if ["SessionStart", "UserPromptSubmit", "SessionEnd"].contains(&ours["hook_event_name"].as_str().unwrap()) {
+                assert_eq!(keys(ours), keys(theirs), "{version}: {ours}");
+            }
+        }
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
         assert!(played.replays_identical, "{version}");
         assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
     }

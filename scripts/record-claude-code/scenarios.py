@@ -772,6 +772,12 @@ SCENARIOS += [
      "note": "A UserPromptSubmit hook answers {\"continue\":false,\"stopReason\":...}.",
      "prompt": "检查登录模块", "files": {EV: EV_SH},
      "settings": ev_hooks([("UserPromptSubmit", "s", "stop")]), "defaults": {"main": {"text": "REACHED-MODEL"}}},
+    {"name": "hooks_events/include_hook_events",
+     "note": "As `context`, with `--include-hook-events`: which hook lines the version prints then.",
+     "prompt": "检查登录模块", "files": {EV: EV_SH}, "flags": ["--include-hook-events"],
+     "settings": ev_hooks([("SessionStart", "s", "ctx"), ("UserPromptSubmit", "s", "ctx"), ("PostToolUse", "s", "ctx"),
+                           ("PreToolUse", "s", "sysmsg"), ("Stop", "s", "sysmsg"), ("SessionEnd", "s", "log")]),
+     "steps": [{"blocks": [read()]}, {"text": FINAL}]},
     {"name": "hooks_events/subagent_stop_block",
      "note": "A foreground subagent whose SubagentStop hook (stop.sh exit2 2: the count is shared with the SubagentStart hook) blocks once; SubagentStart "
              "logged. What the subagent is sent after the block, and what the hooks read.",
