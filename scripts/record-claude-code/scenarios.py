@@ -778,6 +778,14 @@ SCENARIOS += [
      "settings": ev_hooks([("SessionStart", "s", "ctx"), ("UserPromptSubmit", "s", "ctx"), ("PostToolUse", "s", "ctx"),
                            ("PreToolUse", "s", "sysmsg"), ("Stop", "s", "sysmsg"), ("SessionEnd", "s", "log")]),
      "steps": [{"blocks": [read()]}, {"text": FINAL}]},
+    {"name": "hooks_events/prompt_wrong_event",
+     "note": "A UserPromptSubmit hook answers additionalContext under hookEventName SessionStart, as the "
+             "Python SDK's examples/hooks.py does: what a mismatched event name does to the prompt.",
+     "prompt": "检查登录模块",
+     "files": {"/tmp/reloop-cc-hooks/wrong.sh": "#!/bin/sh\ncat > /tmp/reloop-cc-hooks/input-1.json\n"
+               "printf '{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"WRONG-CTX\"}}\\n'\n"},
+     "settings": {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "/tmp/reloop-cc-hooks/wrong.sh"}]}]}},
+     "steps": [{"text": FINAL}], "defaults": {"main": {"text": "REACHED-MODEL"}}},
     {"name": "hooks_events/subagent_stop_block",
      "note": "A foreground subagent whose SubagentStop hook (stop.sh exit2 2: the count is shared with the SubagentStart hook) blocks once; SubagentStart "
              "logged. What the subagent is sent after the block, and what the hooks read.",
