@@ -386,3 +386,91 @@ fn a_stream_json_session_starts_once_submits_each_prompt_and_ends_once() {
         assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
     }
 }
+
+/// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
+/// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
+/// before each, their answers read as a command's stdout. A callback's block ends the query
+/// before any request, and the session replays with no SDK.
+#[test]
+fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() {
+    use std::io::{BufRead, Write};
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
+        "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
+    let args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    let mut child = ws
+        .command(&args)
+        .args(["--compat", "claude-code-2.1.332"])
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("HOME", ws.dir.path())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
+    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
+        "SessionStart": [{"hookCallbackIds": ["start"]}],
+        "UserPromptSubmit": [{"hookCallbackIds": ["submit"]}]}}}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
+            send(user("first question"));
+        }
+        if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
+            let input = line["request"]["input"].clone();
+            // The second prompt is blocked; everything else passes.
+            let answer = if input["prompt"] == "forbidden question" {
+                json!({"decision": "block", "reason": "NOT-THIS-ONE"})
+            } else {
+                json!({})
+            };
+            inputs.push((line["request"]["callback_id"].clone(), input));
+            send(json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": line["request_id"], "response": answer}}));
+        }
+        if line["type"] == "result" {
+            results += 1;
+            if results == 1 {
+                send(user("forbidden question"));
+            }
+        }
+        lines.push(line);
+        if results == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(status.success());
+    let called: Vec<Value> =
+        inputs.iter().map(|(id, i)| json!([id, i["hook_event_name"], i["source"], i["prompt"]])).collect();
+    assert_eq!(
+        called,
+        [
+            json!(["start", "SessionStart", "startup", null]),
+            json!(["submit", "UserPromptSubmit", null, "first question"]),
+            json!(["submit", "UserPromptSubmit", null, "forbidden question"])
+        ]
+    );
+    assert_eq!(server.requests().len(), 1, "the blocked prompt is never sent");
+    let last = lines.last().unwrap();
+    assert_eq!(
+        last["result"],
+        "UserPromptSubmit operation blocked by hook:\nNOT-THIS-ONE\n\nOriginal prompt: forbidden question"
+    );
+    assert_eq!(last["num_turns"], 0);
+    let info = lines.iter().rev().find(|l| kind(l) == "system/informational").unwrap();
+    assert_eq!(info["prompt_submit_outcome"]["kind"], "blocked_by_hook");
+    assert!(ws.replays_identical());
+}
