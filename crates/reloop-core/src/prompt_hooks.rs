@@ -33,16 +33,25 @@ pub(crate) fn hold(mut ctx: Box<Loop>, event: HookEventName, runs: Vec<HookRun>)
     ctx
 }
 
-/// What a new prompt meets: `Err` with the step that ends its query when held UserPromptSubmit
-/// runs refuse it, else the context to send after it (empty when no hook added any).
-pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Result<(Box<Loop>, Option<Message>), Step> {
+/// What a new prompt meets.
+pub(crate) enum Submitted {
+    /// It goes on, with the context to send after it (none when no hook added any).
+    Go(Box<Loop>, Option<Message>),
+    /// Held UserPromptSubmit runs refused it: the step that ends its query.
+    Refused(Box<Step>),
+}
+
+/// Reads the prompt's held UserPromptSubmit runs, if any.
+pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Submitted {
     let Some(runs) = ctx.session.prompt_hooks.take() else {
-        return Ok((ctx, None));
+        return Submitted::Go(ctx, None);
     };
     let verdict = prompt_verdict(&runs);
     let (command, reason, keep) = match &verdict {
-        PromptVerdict::Pass { contexts } if contexts.is_empty() => return Ok((ctx, None)),
-        PromptVerdict::Pass { contexts } => return Ok((ctx, Some(Message::system_text(contexts.join("\n\n"))))),
+        PromptVerdict::Pass { contexts } if contexts.is_empty() => return Submitted::Go(ctx, None),
+        PromptVerdict::Pass { contexts } => {
+            return Submitted::Go(ctx, Some(Message::system_text(contexts.join("\n\n"))))
+        }
         PromptVerdict::Blocked { command, reason, .. } => (command.clone(), reason.clone(), false),
         PromptVerdict::Stopped { command, reason } => (command.clone(), reason.clone(), true),
     };
@@ -55,5 +64,5 @@ pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Result<(Bo
     ctx.turn = Turn::default();
     ctx.iteration = Iteration::default();
     let stop = Stop::HookStopped(HookPrevented { command, stop_reason: Some(reason), tool_use_id: None });
-    Err(done(ctx, Terminal::failed(stop, text), Vec::new()))
+    Submitted::Refused(Box::new(done(ctx, Terminal::failed(stop, text), Vec::new())))
 }

@@ -121,8 +121,8 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
     }
     // The prompt's UserPromptSubmit hooks (flag 10) may refuse it or add context after it.
     let (mut ctx, hook_context) = match crate::prompt_hooks::submit(ctx, &content) {
-        Ok(submitted) => submitted,
-        Err(refused) => return refused,
+        crate::prompt_hooks::Submitted::Go(ctx, context) => (ctx, context),
+        crate::prompt_hooks::Submitted::Refused(step) => return *step,
     };
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
         let reminder = crate::message::ContentBlock::text(total.reminder(total.budget));
