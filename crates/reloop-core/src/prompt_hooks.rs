@@ -25,9 +25,10 @@ pub(crate) fn between_queries(event: HookEventName) -> bool {
     )
 }
 
-/// Records a between-queries event's runs; a prompt's UserPromptSubmit runs wait for it.
+/// Records a between-queries event's runs; a prompt's UserPromptSubmit runs wait for it (under
+/// the flag: with it flipped off, a replay shows the prompt the runs refused going on).
 pub(crate) fn hold(mut ctx: Box<Loop>, event: HookEventName, runs: Vec<HookRun>) -> Box<Loop> {
-    if event == HookEventName::UserPromptSubmit {
+    if event == HookEventName::UserPromptSubmit && ctx.config.flag(crate::flags::Flag::SessionEventHooks) {
         ctx.session.prompt_hooks = Some(runs);
     }
     ctx
