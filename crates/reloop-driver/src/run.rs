@@ -28,8 +28,6 @@ mod journaling;
 mod model;
 mod session_hooks;
 
-pub(crate) use session_hooks::subagent_stop_hooks;
-
 impl Session {
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
     pub fn with_agents(mut self, agents: Option<crate::session::AgentSetup>) -> Self {

@@ -7,8 +7,8 @@
 
 use reloop_core::hook::session::{prompt_text, session_start_context};
 use reloop_core::hook::HookEventName;
-use reloop_core::{Config, Event, Flag};
-use reloop_hooks::{run_all, HookCommand, HookCommon, HookInput, HooksConfig};
+use reloop_core::{Event, Flag};
+use reloop_hooks::{run_all, HookCommand, HookCommon, HookInput};
 
 use super::Runner;
 use crate::error::DriverError;
@@ -17,12 +17,6 @@ use crate::error::DriverError;
 const STARTUP: &str = "startup";
 /// SessionEnd's `reason` when a print-mode run is over (recorded in both versions).
 const END_REASON: &str = "other";
-
-/// Whether a subagent of `agent_type` runs Stop hooks: the session's SubagentStop hooks, under
-/// flag 10 (recorded: a SubagentStop block is fed back to the subagent as a Stop block is).
-pub(crate) fn subagent_stop_hooks(core: &Config, hooks: &HooksConfig, agent_type: &str) -> bool {
-    core.flag(Flag::SessionEventHooks) && !hooks.matching(HookEventName::SubagentStop, Some(agent_type)).is_empty()
-}
 
 impl Runner {
     /// Whether this session fires the session events' hooks (a subagent: its own two).
