@@ -70,8 +70,8 @@ struct Fixture {
 
 /// Families recorded for other issues' tests and compared there, field by field as those
 /// features need; this test leaves them out. Played through here they differ still (49 and 47 of
-/// the 82 recordings of each version matched when they were added): SessionStart and
-/// UserPromptSubmit hooks are not run, built-in slash commands reach the model, 2.1.197's
+/// the 82 recordings of each version matched when they were added): built-in slash commands
+/// reach the model (tests/hooks_session_events.rs holds the session events' hooks), 2.1.197's
 /// `[1m]` display of aliases, partial messages' `status` lines, and the context blocks Claude
 /// Code adds (skills, deferred tools) are not reproduced (docs/settings.md, docs/sdk.md).
 /// `parallel_tools` is left out too: two equally fast concurrent Reads come back in whichever

@@ -37,7 +37,10 @@ const EXAMPLES: &[(&str, &[&str])] = &[
 /// Where reloop's output differs from Claude Code's, and why.
 const DIFFERS: &[(&str, &str)] = &[
     ("filesystem_agents.py", "init lists no agents: SDK and file-defined subagents are not offered yet"),
-    ("hooks.py", "the UserPromptSubmit hook's block is not run, so the blocked prompt is answered"),
+    (
+        "hooks.py",
+        "its UserPromptSubmit callback answers hookEventName SessionStart: Claude Code then answers nothing, reloop ignores the answer",
+    ),
     (
         "include_partial_messages.py",
         "partial messages lack content_block_start/stop and message_delta; init is reloop's",

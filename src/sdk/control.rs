@@ -154,7 +154,7 @@ impl Initialize {
         if let Some(Value::Object(events)) = request.get("hooks") {
             for (name, groups) in events {
                 let Some(event) = HookEventName::parse(name) else {
-                    init.unhonoured.push("hooks of events other than PreToolUse, PostToolUse and Stop");
+                    init.unhonoured.push("hooks of events reloop does not know");
                     continue;
                 };
                 for group in groups.as_array().map(Vec::as_slice).unwrap_or_default() {
@@ -287,7 +287,7 @@ mod tests {
     fn initialize_registers_hook_callbacks_and_the_system_prompt() {
         let request = json!({"subtype": "initialize",
             "hooks": {"PreToolUse": [{"matcher": "Read", "hookCallbackIds": ["hook_0"]}],
-                      "UserPromptSubmit": [{"hookCallbackIds": ["hook_1"]}]},
+                      "Setup": [{"hookCallbackIds": ["hook_1"]}]},
             "systemPrompt": ["", "be brief"]});
         let init = Initialize::parse(&request).unwrap();
         assert_eq!(init.system_prompt.as_deref(), Some("be brief"));

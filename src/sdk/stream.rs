@@ -21,6 +21,7 @@ mod children;
 mod endings;
 mod partial_lines;
 mod retraction;
+mod session_hooks;
 
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
 /// result's text (`text`, as `claude -p` prints).
@@ -41,6 +42,8 @@ pub struct SdkStream {
     prices: Vec<reloop_core::Price>,
     /// The `system/init` line, printed again when a later query starts.
     init: Option<Map<String, Value>>,
+    /// The first `system/init`, held (with its uuid) until the SessionStart hook lines are out.
+    held_init: Option<(Map<String, Value>, String)>,
     /// Tokens the last response reported (`get_context_usage`).
     context_tokens: u64,
     wire: Wire,
@@ -108,6 +111,7 @@ impl SdkStream {
             output: Output::Lines,
             prices: Vec::new(),
             init: None,
+            held_init: None,
             context_tokens: 0,
             wire,
             session_id: String::new(),
@@ -231,6 +235,7 @@ impl SdkStream {
         if self.output != Output::Lines {
             return String::new();
         }
+        self.release_init();
         let uuid = self.uuid();
         if parent {
             line.insert("parent_tool_use_id".into(), Value::Null);
@@ -258,6 +263,9 @@ impl SdkStream {
         if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
             self.streaming.reset();
         }
+        if !matches!(event, RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. }) {
+            self.release_init();
+        }
         match event {
             RunEvent::Step { seq } => {
                 self.seq = *seq;
@@ -277,7 +285,7 @@ impl SdkStream {
                 });
                 let Value::Object(line) = init else { return };
                 self.init = Some(line.clone());
-                self.emit(line, false);
+                self.hold_init(line);
             }
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
@@ -340,6 +348,10 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
+            RunEvent::HookRan { hook_event, run } => self.hook_ran(*hook_event, run),
+            RunEvent::PromptRefused { content, kind, prompt_kept, reason } => {
+                self.prompt_refused(content, kind, *prompt_kept, reason)
+            }
             RunEvent::HookSystemMessage { hook_event, tool_use_id, message } => {
                 self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
             }
@@ -698,6 +710,10 @@ impl SdkStream {
     fn num_turns(&self, result: &RunResult) -> u32 {
         if result.profile.profile().claude_code_version.is_none() {
             return result.num_turns;
+        }
+        // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call) counts none.
+        if matches!(&result.terminal.stop, Stop::HookStopped(hook) if hook.tool_use_id.is_none()) {
+            return 0;
         }
         self.user_lines.saturating_add(1)
     }

@@ -220,6 +220,12 @@ impl Config {
     pub fn streamed_error_final(&self) -> bool {
         self.rules().streamed_error_final && self.flag(crate::flags::Flag::StreamedErrorFinal)
     }
+
+    /// The response that reached `--max-budget-usd` ends the run before its tool calls run (the
+    /// profile's rule, under [`crate::Flag::BudgetBeforeTools`]).
+    pub fn budget_before_tools(&self) -> bool {
+        self.rules().budget_before_tools && self.flag(crate::flags::Flag::BudgetBeforeTools)
+    }
 }
 
 /// The `with_*` setters: each gives back the same config with one field set (the config is

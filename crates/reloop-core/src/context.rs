@@ -69,6 +69,9 @@ pub(crate) struct Session {
     pub(crate) model: Option<String>,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
+    /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from
+    /// their `hook_done` until the prompt's `user_input`, which they decide.
+    pub(crate) prompt_hooks: Option<Vec<crate::hook::HookRun>>,
 }
 
 /// From a prompt until the loop stops.
@@ -269,6 +272,11 @@ impl Loop {
         Some((content, ids))
     }
 
+    /// The `--max-budget-usd` the session's cost has reached, if any.
+    pub(crate) fn budget_reached(&self) -> Option<f64> {
+        self.config.max_budget_usd.filter(|b| self.session.cost_usd >= *b)
+    }
+
     /// Counts a response's usage toward the totals, the model's share and the cost.
     pub(crate) fn account(&mut self, usage: &Usage) {
         self.session.usage.add(usage);
@@ -367,6 +375,9 @@ impl Loop {
         if s.model.is_some() || s.permission_mode.is_some() {
             d.value(&s.model);
             d.value(&s.permission_mode);
+        }
+        if let Some(runs) = &s.prompt_hooks {
+            d.value(runs);
         }
     }
 }

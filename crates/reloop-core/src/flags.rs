@@ -55,6 +55,16 @@ pub enum Flag {
     /// inside a 200 stream after part of the answer arrived keeps the half answer and asks the
     /// model to resume. Off: the half answer is withdrawn and the request retried.
     CutStreamResume = 9,
+    /// The session events' hooks run: SessionStart before the first prompt (its context opens
+    /// the system context), UserPromptSubmit before each prompt (it may block or stop the prompt,
+    /// or add context after it, [`crate::hook::session`]), SessionEnd when the session ends,
+    /// SubagentStart and SubagentStop around a subagent, as Claude Code runs them in print mode.
+    /// Off: settings' hooks of those events are never fired.
+    SessionEventHooks = 10,
+    /// Under a profile with [`crate::profile::Profile::budget_before_tools`] (Claude Code), the
+    /// response whose cost reached `--max-budget-usd` ends the run before its tool calls run.
+    /// Off: the calls run, and the loop stops before the next request.
+    BudgetBeforeTools = 11,
     /// Under a profile with [`crate::profile::WireRule::results_as_completed`] (Claude Code), a
     /// turn's tool results go back in the order their outcomes arrived, as Claude Code sends a
     /// concurrent batch's. Off: in the order of the calls.
@@ -113,6 +123,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::CompactBeforeRequest,
     Flag::StreamedErrorFinal,
     Flag::CutStreamResume,
+    Flag::SessionEventHooks,
+    Flag::BudgetBeforeTools,
     Flag::ResultsAsCompleted,
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,
@@ -199,8 +211,8 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 16, 17, 18, 19]);
-        assert_eq!(Flag::from_number(10), None);
+        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19]);
+        assert_eq!(Flag::from_number(12), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -211,7 +223,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,13,14,16,17,18,19,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,13,14,16,17,18,19,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -63,6 +63,7 @@ pub mod hook;
 mod message;
 mod phase;
 pub mod profile;
+mod prompt_hooks;
 mod reason;
 mod request;
 mod response;
@@ -96,6 +97,7 @@ pub use reason::{
     compacted_line, compaction_failure_line, thousands, CompactionFailure, Completion, Continue, ContinueReason,
     Evidence, Failure, HookPrevented, ModelFailure, Reason, Stop, TerminalReason, TooLong, ToolRef,
 };
+pub use request::UNRUN_TOOL_RESULT;
 pub use response::MALFORMED_TOOL_CALL_ERROR;
 pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};

@@ -15,11 +15,9 @@ use crate::step::{done, Step};
 /// threshold, refuses at the blocking limit, or sends it. `reason` is the continue that led
 /// here, if any.
 pub(crate) fn proceed(mut ctx: Box<Loop>, mut effects_before: Vec<Effect>, reason: Option<Reason>) -> Step {
-    if let Some(budget_usd) = ctx.config.max_budget_usd.filter(|b| ctx.session.cost_usd >= *b) {
-        let stop = Stop::MaxBudgetUsd { cost_usd: ctx.session.cost_usd, budget_usd };
-        let terminal = Terminal::failed(stop, format!("Reached maximum budget (${budget_usd})"));
+    if let Some(budget_usd) = ctx.budget_reached() {
         unstart_turn(&mut ctx, reason.as_ref());
-        return done(ctx, terminal, effects_before);
+        return budget_stop(ctx, budget_usd, effects_before);
     }
     let just_compacted = std::mem::take(&mut ctx.request.just_compacted);
     let estimate = crate::tokens::estimate(&ctx);
@@ -59,6 +57,17 @@ pub(crate) fn proceed(mut ctx: Box<Loop>, mut effects_before: Vec<Effect>, reaso
     let mut effects = effects_before;
     effects.push(Command::CallModel(call).into());
     Step::decided(Phase::AwaitingModel(ctx, Streaming::default()), effects, reason)
+}
+
+/// The `tool_result` a later prompt gives each call that a budget stop left unanswered:
+/// reloop's own words (Claude Code ends the session there, nothing was recorded after it).
+pub const UNRUN_TOOL_RESULT: &str = "Not run: the session reached its cost budget (--max-budget-usd).";
+
+/// The loop stops: the session's cost reached `--max-budget-usd`.
+pub(crate) fn budget_stop(ctx: Box<Loop>, budget_usd: f64, effects: Vec<Effect>) -> Step {
+    let stop = Stop::MaxBudgetUsd { cost_usd: ctx.session.cost_usd, budget_usd };
+    let terminal = Terminal::failed(stop, format!("Reached maximum budget (${budget_usd})"));
+    done(ctx, terminal, effects)
 }
 
 /// The turn a `next_turn` continue was about to start never begins.
@@ -108,7 +117,19 @@ pub(crate) fn begin_compaction(
 
 /// A new query: the prompt joins the history, the query's and the turn's guards start afresh,
 /// and the loop proceeds to its first request.
-pub(crate) fn start_query(mut ctx: Box<Loop>, mut content: Vec<crate::message::ContentBlock>) -> Step {
+pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::ContentBlock>) -> Step {
+    // Calls a budget stop left unanswered (flag 11) are answered first, so the history stays
+    // a valid conversation. Nothing else leaves a call unanswered at the end of a query.
+    if let Some(last) = ctx.messages.last().filter(|m| m.role == crate::message::Role::Assistant) {
+        let unrun = last.tool_uses().map(|t| crate::event::ToolOutcome::error(&t.id, UNRUN_TOOL_RESULT).into_block());
+        let unrun: Vec<_> = unrun.collect();
+        content.splice(0..0, unrun);
+    }
+    // The prompt's UserPromptSubmit hooks (flag 10) may refuse it or add context after it.
+    let (mut ctx, hook_context) = match crate::prompt_hooks::submit(ctx, &content) {
+        crate::prompt_hooks::Submitted::Go(ctx, context) => (ctx, context),
+        crate::prompt_hooks::Submitted::Refused(step) => return *step,
+    };
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
         let reminder = crate::message::ContentBlock::text(total.reminder(total.budget));
         if ctx.config.flag(crate::flags::Flag::TotalTokensBeforePrompt) {
@@ -118,6 +139,9 @@ pub(crate) fn start_query(mut ctx: Box<Loop>, mut content: Vec<crate::message::C
         }
     }
     ctx.messages.push(crate::message::Message::user(content));
+    if let Some(context) = hook_context {
+        ctx.messages.push(context);
+    }
     // What an earlier query queued was carried or reported dropped when it ended.
     ctx.query = crate::context::Query::default();
     ctx.turn = crate::context::Turn::default();

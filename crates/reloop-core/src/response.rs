@@ -45,6 +45,11 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
         // Taken once the message is in the history (which sizes the calls' inputs to fit): the
         // history, the running calls and the effect then share each call.
         ctx.messages.push(assistant);
+        // Claude Code checks the budget before it runs the calls of the response that reached
+        // it: they stay unanswered (a later query of this session stops at the budget too).
+        if let Some(budget_usd) = ctx.budget_reached().filter(|_| ctx.config.budget_before_tools()) {
+            return crate::request::budget_stop(ctx, budget_usd, Vec::new());
+        }
         let calls: Vec<_> = ctx.messages.last().map(|m| m.tool_uses().cloned().collect()).unwrap_or_default();
         let effects = vec![Command::RunTools { calls: calls.clone() }.into()];
         return Step::with(Phase::RunningTools(ctx, Tools::new(calls)), effects);

@@ -171,6 +171,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             .to_string(),
         ),
         (
+            "the response that reached `--max-budget-usd`: its tool calls (flag 11 `budget_before_tools`)",
+            if p.budget_before_tools { "not run: the run ends at once" } else { "run, then the run ends" }.to_string(),
+        ),
+        (
             "compaction: the summary request has the main requests' system prompt and tools, its instruction appended to the last user message",
             yes_no(p.compact.in_place),
         ),

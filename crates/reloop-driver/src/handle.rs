@@ -96,6 +96,25 @@ pub enum RunEvent {
         /// The message.
         message: String,
     },
+    /// A SessionStart hook ran (flag 10): Claude Code prints its `hook_started` and
+    /// `hook_response` lines before `system/init`.
+    HookRan {
+        /// The event the hook ran for.
+        hook_event: reloop_core::hook::HookEventName,
+        /// The run.
+        run: reloop_core::hook::HookRun,
+    },
+    /// UserPromptSubmit hooks refused the prompt (flag 10): no request was made.
+    PromptRefused {
+        /// What the user is shown (also the result's text).
+        content: String,
+        /// `blocked_by_hook` (the prompt dropped) or `stopped_by_hook` (kept).
+        kind: &'static str,
+        /// Whether the prompt joined the conversation.
+        prompt_kept: bool,
+        /// The hook's reason.
+        reason: String,
+    },
     /// Something the user must know, e.g. that stop hooks were overridden at their cap.
     Warning(String),
     /// A queued user message: `queued`, `consumed` (a request carried it), `completed` (the

@@ -2,7 +2,7 @@
 //! from the same journaled facts, so `reloop replay --output-format stream-json` prints what the
 //! live run printed (timings aside).
 
-use reloop_core::hook::outcome;
+use reloop_core::hook::{outcome, HookEventName};
 use reloop_core::{Command, Effect, Event, Evidence, Message, Notice, Reason, Role, State, Terminal};
 
 use crate::handle::{CompactStatus, RunEvent, RunResult};
@@ -24,6 +24,20 @@ fn summary_only(mut message: Message) -> Message {
         message.content.retain(is_summary);
     }
     message
+}
+
+/// A prompt its UserPromptSubmit hooks refused ends its query at once, with the hook's stop
+/// (no tool call) and the refusal's text as the terminal's.
+fn prompt_refused(len_before: usize, after: &State, reason: Option<&Reason>) -> Option<RunEvent> {
+    let Some(Reason::Terminal(reloop_core::Stop::HookStopped(hook))) = reason else { return None };
+    let terminal = after.terminal().filter(|_| hook.tool_use_id.is_none())?;
+    let prompt_kept = after.messages().len() > len_before;
+    Some(RunEvent::PromptRefused {
+        content: terminal.error.clone().unwrap_or_default(),
+        kind: if prompt_kept { "stopped_by_hook" } else { "blocked_by_hook" },
+        prompt_kept,
+        reason: hook.stop_reason.clone().unwrap_or_default(),
+    })
 }
 
 /// The caller-visible events of one step, in the order they are shown.
@@ -48,7 +62,12 @@ pub fn step_outputs(
             for notice in outcome(*hook_event, runs).user_messages {
                 out.push(RunEvent::HookNotice { command: notice.command, message: notice.message });
             }
-            if after.context().config().flag(reloop_core::Flag::HookSystemMessage) {
+            // SessionStart's hooks show as their own lines; SessionEnd's output is ignored.
+            let session = matches!(hook_event, HookEventName::SessionStart | HookEventName::SessionEnd);
+            if *hook_event == HookEventName::SessionStart {
+                out.extend(runs.iter().map(|run| RunEvent::HookRan { hook_event: *hook_event, run: run.clone() }));
+            }
+            if after.context().config().flag(reloop_core::Flag::HookSystemMessage) && !session {
                 for message in runs.iter().filter_map(system_message) {
                     out.push(RunEvent::HookSystemMessage {
                         hook_event: *hook_event,
@@ -58,6 +77,7 @@ pub fn step_outputs(
                 }
             }
         }
+        Event::UserInput { .. } => out.extend(prompt_refused(len_before, after, reason)),
         _ => {}
     }
     if effects.iter().any(|e| matches!(e, Effect::Notice(Notice::Withdraw))) {

@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use reloop_core::hook::HookEventName;
 use reloop_core::{transition, Command, Config, ContentBlock, Effect, Event, State, ToolOutcome};
-use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
+use reloop_hooks::{run_all, HookCommon, HooksConfig};
 use reloop_journal::{NewStep, SessionHeader, StepRecord, ENGINE_VERSION};
 
 use self::journaling::Journaling;
@@ -27,6 +26,7 @@ use crate::tools::{ToolEnv, ToolScheduler};
 mod children;
 mod journaling;
 mod model;
+mod session_hooks;
 
 impl Session {
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
@@ -383,6 +383,10 @@ impl Runner {
             provider: self.run.provider.clone(),
             profile: self.state.as_ref().map(|s| s.context().config().profile).unwrap_or_default(),
         });
+        if let Err(e) = self.session_start().await {
+            self.cancel_all();
+            return Err(e);
+        }
         let mut pending = std::collections::VecDeque::from(first);
         let mut abort_open = true;
         let mut queued = 0u32;
@@ -440,6 +444,10 @@ impl Runner {
                     }
                 },
             };
+            if let Err(e) = self.prompt_submit(&event).await {
+                self.cancel_all();
+                return Err(e);
+            }
             let applied = match self.apply(event) {
                 Ok(applied) => applied,
                 Err(e) => {
@@ -463,11 +471,11 @@ impl Runner {
                 let result = self.result();
                 let _ = self.out.send(RunEvent::Finished(result.clone()));
                 if !self.keep_alive || closing {
-                    return Ok(result);
+                    return self.session_end().await.map(|()| result);
                 }
                 match self.next_query(&mut abort).await {
                     Ok(Some(event)) => pending.push_back(event),
-                    Ok(None) => return Ok(result),
+                    Ok(None) => return self.session_end().await.map(|()| result),
                     Err(e) => {
                         self.cancel_all();
                         return Err(e);
@@ -591,13 +599,12 @@ impl Runner {
                 }
             }
             Command::RunStopHooks { stop_hook_active, last_assistant_message } => {
-                let commands = self.hooks.matching(HookEventName::Stop, None);
-                let input =
-                    HookInput::stop(self.hook_common.clone(), *stop_hook_active, Some(last_assistant_message.clone()));
+                let (hook_event, commands, input) =
+                    self.stop_hooks_of(*stop_hook_active, Some(last_assistant_message.clone()));
                 let (cwd, token, inbox) = (self.run.cwd.clone(), self.hooks_cancel.clone(), self.inbox.clone());
                 self.stop_hook_task = Some(tokio::spawn(async move {
                     let runs = run_all(&commands, &input, &cwd, &token).await;
-                    let done = Event::HookDone { hook_event: HookEventName::Stop, tool_use_id: None, runs, request };
+                    let done = Event::HookDone { hook_event, tool_use_id: None, runs, request };
                     let _ = inbox.send(done);
                 }));
             }

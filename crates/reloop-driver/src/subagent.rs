@@ -243,7 +243,8 @@ impl Subagents {
             .with_max_turns(definition.max_turns.or(self.core.max_turns))
             .with_max_budget_usd(self.core.max_budget_usd.map(|limit| (limit - spent).max(0.0)))
             .with_token_budget(None)
-            .with_stop_hooks(false)
+            // The child's Stop hooks are the session's SubagentStop hooks (flag 10).
+            .with_stop_hooks(subagent_stop_hooks(&self.core, &self.hooks, &definition.name))
             .with_structured_output(false)
             .with_retry_seed(crate::new_seed())
             .with_prices(prices);
@@ -352,4 +353,11 @@ pub fn tree_requests_completed(
         pending.extend(journal.subagents_of(&id)?.into_iter().map(|s| s.id));
     }
     Ok(total)
+}
+
+/// Whether a subagent of `agent_type` runs Stop hooks: the session's SubagentStop hooks, under
+/// flag 10 (recorded: a SubagentStop block is fed back to the subagent as a Stop block is).
+fn subagent_stop_hooks(core: &reloop_core::Config, hooks: &HooksConfig, agent_type: &str) -> bool {
+    core.flag(reloop_core::Flag::SessionEventHooks)
+        && !hooks.matching(reloop_core::hook::HookEventName::SubagentStop, Some(agent_type)).is_empty()
 }

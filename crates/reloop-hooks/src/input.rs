@@ -29,13 +29,33 @@ pub struct HookInput {
     pub transcript_path: String,
     /// As [`HookCommon::cwd`].
     pub cwd: String,
-    /// As [`HookCommon::permission_mode`].
-    pub permission_mode: String,
+    /// As [`HookCommon::permission_mode`]; SessionStart, SessionEnd and SubagentStart inputs
+    /// carry none, as Claude Code sends them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// SubagentStart and SubagentStop: the subagent's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// SubagentStart and SubagentStop: the subagent's type (`general-purpose`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
     /// Which event fired, so one script can serve several.
     pub hook_event_name: HookEventName,
+    /// SessionStart only: why the session starts (`startup`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// UserPromptSubmit only: the prompt as the user wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// SessionEnd only: why the session ends (`other` when a print-mode run is over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Stop only: the turn already continues because a Stop hook blocked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_hook_active: Option<bool>,
+    /// SubagentStop only: where the subagent's own transcript is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_transcript_path: Option<String>,
     /// Stop only: the text of the turn's last assistant message, when it had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_assistant_message: Option<String>,
@@ -68,9 +88,15 @@ impl HookInput {
             session_id: common.session_id,
             transcript_path: common.transcript_path,
             cwd: common.cwd,
-            permission_mode: common.permission_mode,
+            permission_mode: Some(common.permission_mode),
+            agent_id: None,
+            agent_type: None,
             hook_event_name: event,
+            source: None,
+            prompt: None,
+            reason: None,
             stop_hook_active: None,
+            agent_transcript_path: None,
             last_assistant_message: None,
             tool_name: None,
             tool_input: None,
@@ -134,6 +160,59 @@ impl HookInput {
             duration_ms: Some(duration_ms),
             hook_event_name: HookEventName::PostToolUseFailure,
             ..HookInput::pre_tool_use(common, tool_name, tool_input, tool_use_id)
+        }
+    }
+
+    /// A new session starts, before its first prompt (`source`: `startup`): field for field as
+    /// both recorded versions send it, without `permission_mode`.
+    pub fn session_start(common: HookCommon, source: &str) -> Self {
+        HookInput {
+            permission_mode: None,
+            source: Some(source.to_string()),
+            ..HookInput::common(common, HookEventName::SessionStart)
+        }
+    }
+
+    /// A prompt is submitted, before it joins the conversation.
+    pub fn user_prompt_submit(common: HookCommon, prompt: &str) -> Self {
+        HookInput { prompt: Some(prompt.to_string()), ..HookInput::common(common, HookEventName::UserPromptSubmit) }
+    }
+
+    /// The session ends (`reason`: `other` for a print-mode run that is over), without
+    /// `permission_mode`.
+    pub fn session_end(common: HookCommon, reason: &str) -> Self {
+        HookInput {
+            permission_mode: None,
+            reason: Some(reason.to_string()),
+            ..HookInput::common(common, HookEventName::SessionEnd)
+        }
+    }
+
+    /// A subagent starts: its id and type, without `permission_mode`.
+    pub fn subagent_start(common: HookCommon, agent_id: &str, agent_type: &str) -> Self {
+        HookInput {
+            permission_mode: None,
+            agent_id: Some(agent_id.to_string()),
+            agent_type: Some(agent_type.to_string()),
+            ..HookInput::common(common, HookEventName::SubagentStart)
+        }
+    }
+
+    /// A subagent's loop would end: like [`HookInput::stop`], with the subagent's id, type and
+    /// transcript.
+    pub fn subagent_stop(
+        common: HookCommon,
+        agent: (&str, &str),
+        agent_transcript_path: &str,
+        stop_hook_active: bool,
+        last_assistant_message: Option<String>,
+    ) -> Self {
+        HookInput {
+            agent_id: Some(agent.0.to_string()),
+            agent_type: Some(agent.1.to_string()),
+            agent_transcript_path: Some(agent_transcript_path.to_string()),
+            hook_event_name: HookEventName::SubagentStop,
+            ..HookInput::stop(common, stop_hook_active, last_assistant_message)
         }
     }
 

@@ -2,14 +2,16 @@
 //!
 //! The contract:
 //!
-//! * [`Settings`] reads a Claude Code settings file (`--settings FILE`): the `hooks` for `Stop`,
-//!   `PreToolUse` and `PostToolUse`, and the `permissions` rules. Hook events reloop does not run,
+//! * [`Settings`] reads a Claude Code settings file (`--settings FILE`): the `hooks` of the events
+//!   reloop knows ([`reloop_core::hook::HookEventName::parse`]), and the `permissions` rules.
+//!   Hook events reloop does not know,
 //!   hook types other than `command`, and unknown keys are kept or skipped, never an error, so a
 //!   file written for a newer Claude Code still loads. A malformed file is a [`SettingsError`]
 //!   naming the file and the JSON path of the bad value.
 //! * [`HooksConfig::matching`] picks the hooks for an event and a tool: an empty or `*` matcher
-//!   matches every tool, anything else is a regex over the whole tool name; Stop hooks ignore
-//!   matchers. Hook order is file order.
+//!   matches every tool, anything else is a regex over the whole tool name (SessionStart's over
+//!   its source, the subagent events' over the agent type); Stop hooks ignore matchers. Hook
+//!   order is file order.
 //! * [`run_hook`] runs one command as `bash -c` in the session cwd, in its own process group,
 //!   with the [`HookInput`] JSON on stdin. A timeout or a cancel kills the whole group. It always
 //!   returns a [`HookRun`](reloop_core::hook::HookRun), the outside fact the driver journals; a

@@ -83,8 +83,8 @@ fn unknown_events_keys_and_hook_types_load_without_error() {
     let s = settings(json!({
         "model": "opus",
         "hooks": {
-            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "x"}]}],
-            "Notification": "not even a list",
+            "Setup": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "FutureEvent": "not even a list",
             "Stop": [{"matcher": "", "extra": 1, "hooks": [
                 {"type": "prompt", "prompt": "is the work done?"},
                 {"type": "command", "command": "check", "async": true},
@@ -94,7 +94,7 @@ fn unknown_events_keys_and_hook_types_load_without_error() {
     }));
     assert_eq!(names(s.hooks.matching(Stop, None)), ["check"]);
     let unknown: Vec<&String> = s.hooks.unknown_events().keys().collect();
-    assert_eq!(unknown, ["UserPromptSubmit", "Notification"]);
+    assert_eq!(unknown, ["Setup", "FutureEvent"]);
     assert_eq!(s.other.get("model"), Some(&json!("opus")));
 }
 
@@ -112,7 +112,7 @@ fn permission_rules_are_kept_verbatim() {
 fn is_empty_only_when_no_hook_could_run() {
     assert!(Settings::empty().hooks.is_empty());
     assert!(settings(json!({})).hooks.is_empty());
-    assert!(settings(json!({"hooks": {"UserPromptSubmit": [group("", &["x"])], "Stop": []}})).hooks.is_empty());
+    assert!(settings(json!({"hooks": {"Setup": [group("", &["x"])], "Stop": []}})).hooks.is_empty());
     assert!(settings(json!({"hooks": {"Stop": [group("", &[])]}})).hooks.is_empty());
     assert!(!settings(json!({"hooks": {"PostToolUse": [group("Nothing", &["x"])]}})).hooks.is_empty());
 }

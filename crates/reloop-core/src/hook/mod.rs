@@ -30,6 +30,25 @@ pub enum HookEventName {
     /// answer verbatim as stdout, so a replay needs no caller. Settings-file hooks of this event
     /// are not run (it is not [`HookEventName::parse`]d).
     PermissionRequest,
+    /// A new session starts (`source: "startup"`), before its first prompt: its
+    /// `additionalContext` (or plain stdout) opens the system context ([`session::session_start_context`]).
+    /// Fired by the driver under [`crate::Flag::SessionEventHooks`], as are the four below.
+    SessionStart,
+    /// A prompt is submitted, before it joins the conversation: its hooks may block it, stop the
+    /// session, or add context ([`session::PromptVerdict`]).
+    UserPromptSubmit,
+    /// The session ends (`reason: "other"` when the print-mode run is over); its output is ignored.
+    SessionEnd,
+    /// A subagent (an `Agent` call) starts.
+    SubagentStart,
+    /// A subagent's loop would end: like Stop, for the child.
+    SubagentStop,
+    /// Before a compaction (`trigger`, `custom_instructions`). Settings may name it; reloop
+    /// does not fire it yet.
+    PreCompact,
+    /// Claude Code's notifications (permission prompts, idle). Never fired in print mode, as
+    /// recorded; settings may name it.
+    Notification,
 }
 
 impl HookEventName {
@@ -45,6 +64,13 @@ impl HookEventName {
             "PreToolUse" => Some(HookEventName::PreToolUse),
             "PostToolUse" => Some(HookEventName::PostToolUse),
             "PostToolUseFailure" => Some(HookEventName::PostToolUseFailure),
+            "SessionStart" => Some(HookEventName::SessionStart),
+            "UserPromptSubmit" => Some(HookEventName::UserPromptSubmit),
+            "SessionEnd" => Some(HookEventName::SessionEnd),
+            "SubagentStart" => Some(HookEventName::SubagentStart),
+            "SubagentStop" => Some(HookEventName::SubagentStop),
+            "PreCompact" => Some(HookEventName::PreCompact),
+            "Notification" => Some(HookEventName::Notification),
             _ => None,
         }
     }
@@ -222,6 +248,7 @@ fn interpret_stdout(event: HookEventName, stdout: &str) -> HookVerdict {
 }
 
 mod combine;
+pub mod session;
 
 pub use combine::*;
 

@@ -37,11 +37,27 @@ fn hooks(verdicts: Vec<HookVerdict>) -> Vec<(String, HookVerdict)> {
 
 #[test]
 fn event_names_are_the_settings_keys() {
-    for event in [HookEventName::Stop, HookEventName::PreToolUse, HookEventName::PostToolUse] {
+    use HookEventName::*;
+    let events = [
+        Stop,
+        PreToolUse,
+        PostToolUse,
+        PostToolUseFailure,
+        SessionStart,
+        UserPromptSubmit,
+        SessionEnd,
+        SubagentStart,
+        SubagentStop,
+        PreCompact,
+        Notification,
+    ];
+    for event in events {
         assert_eq!(serde_json::to_value(event).unwrap(), json!(event.as_str()));
         assert_eq!(HookEventName::parse(event.as_str()), Some(event));
     }
-    assert_eq!(HookEventName::parse("UserPromptSubmit"), None);
+    // The SDK's permission answer is journaled under this name; settings' hooks of it do not run.
+    assert_eq!(HookEventName::parse("PermissionRequest"), None);
+    assert_eq!(HookEventName::parse("Setup"), None);
 }
 
 #[test]

@@ -11,6 +11,10 @@ use crate::step::{IgnoreWhy, Step};
 pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
+        // Session-event hooks (flag 10): recorded; a prompt's UserPromptSubmit runs wait for it.
+        Event::HookDone { hook_event, runs, .. } if crate::prompt_hooks::between_queries(hook_event) => {
+            Step::stay(Phase::Done(crate::prompt_hooks::hold(ctx, hook_event, runs), terminal))
+        }
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),

@@ -9,6 +9,10 @@ use crate::step::{queue, IgnoreWhy, Step};
 pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
     match event {
         Event::UserInput { content } => start_query(ctx, content),
+        // Session-event hooks (flag 10): recorded; a prompt's UserPromptSubmit runs wait for it.
+        Event::HookDone { hook_event, runs, .. } if crate::prompt_hooks::between_queries(hook_event) => {
+            Step::stay(Phase::Idle(crate::prompt_hooks::hold(ctx, hook_event, runs)))
+        }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(Phase::Idle(ctx), model),

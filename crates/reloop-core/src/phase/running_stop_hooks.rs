@@ -14,9 +14,14 @@ use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) -> Step {
     match event {
-        Event::HookDone { hook_event: HookEventName::Stop, runs, request, .. } if ctx.is_current(request) => {
-            stop_hooks_done(ctx, stop_reason, &runs)
-        }
+        // A subagent's loop runs its SubagentStop hooks here, read as Stop hooks (recorded in
+        // both versions: `hooks_events/subagent_stop_block`).
+        Event::HookDone {
+            hook_event: hook_event @ (HookEventName::Stop | HookEventName::SubagentStop),
+            runs,
+            request,
+            ..
+        } if ctx.is_current(request) => stop_hooks_done(ctx, stop_reason, hook_event, &runs),
         Event::HookDone { hook_event, request, .. } if ctx.is_current(request) => {
             Step::ignore(Phase::RunningStopHooks(ctx, stop_reason), &event, IgnoreWhy::NotStopHooks { hook_event })
         }
@@ -51,8 +56,13 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
     }
 }
 
-fn stop_hooks_done(mut ctx: Box<Loop>, stop_reason: Option<StopReason>, runs: &[HookRun]) -> Step {
-    let combined = outcome(HookEventName::Stop, runs);
+fn stop_hooks_done(
+    mut ctx: Box<Loop>,
+    stop_reason: Option<StopReason>,
+    event: HookEventName,
+    runs: &[HookRun],
+) -> Step {
+    let combined = outcome(event, runs);
     if let Some(prevented) = combined.prevent {
         let prevented =
             HookPrevented { command: prevented.command, stop_reason: prevented.stop_reason, tool_use_id: None };

@@ -122,6 +122,11 @@ pub struct Profile {
     /// 2.1.197 keeps the half answer and ends with the error, where an error before any of it
     /// is retried (under [`crate::Flag::StreamedErrorFinal`]).
     pub streamed_error_final: bool,
+    /// The response whose cost reached `--max-budget-usd` ends the run before its tool calls
+    /// run, as both recorded Claude Code versions do (`tests/recorded_sdk/*/budget/`); off, the
+    /// calls run and the loop stops before the next request (under
+    /// [`crate::Flag::BudgetBeforeTools`]).
+    pub budget_before_tools: bool,
     /// After an error inside a 200 stream that broke it after part of the answer, the half
     /// answer is kept and this text asks the model to resume (2.1.332), each cut counting as a
     /// retry (under [`crate::Flag::CutStreamResume`]).
@@ -186,12 +191,14 @@ pub const RELOOP: Profile = Profile {
         fallback: FallbackWording::Ids,
         compact_status: CompactStatusLines::None,
         hook_system_message: false,
+        prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Floor,
     nudge: None,
     whole_answer: None,
     overload_stop: None,
     streamed_error_final: false,
+    budget_before_tools: false,
     cut_stream_resume: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
     compact: CompactRule {
@@ -240,12 +247,14 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         fallback: FallbackWording::DisplayNames,
         compact_status: CompactStatusLines::Plain,
         hook_system_message: false,
+        prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Exact,
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
     overload_stop: Some(3),
     streamed_error_final: true,
+    budget_before_tools: true,
     cut_stream_resume: None,
     opus_max_tokens: 64_000,
     compact: CompactRule {
@@ -310,12 +319,14 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         fallback: FallbackWording::DisplayNamesAndWindow,
         compact_status: CompactStatusLines::WithOutputChars,
         hook_system_message: true,
+        prompt_submit_outcome: true,
     },
     retry_after: RetryAfter::PlusJitter,
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
     overload_stop: Some(3),
     streamed_error_final: false,
+    budget_before_tools: true,
     cut_stream_resume: Some(Injected { text: CUT_STREAM_RESUME_TEXT, reminder: true }),
     opus_max_tokens: 128_000,
     compact: CompactRule {

@@ -184,6 +184,9 @@ pub struct StreamLines {
     /// A hook's `systemMessage` is printed as `system/informational` `EVENT says: MESSAGE`
     /// (2.1.332; 2.1.197 prints nothing, recorded in `tests/print/recorded/*/hooks_events/context`).
     pub hook_system_message: bool,
+    /// A prompt UserPromptSubmit hooks refused: its `system/informational` line carries
+    /// `prompt_submit_outcome` (2.1.332; recorded in `hooks_events/prompt_*`).
+    pub prompt_submit_outcome: bool,
 }
 
 /// The `system/status` lines a compaction prints: `compacting` before it, then its result.

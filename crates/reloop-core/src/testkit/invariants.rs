@@ -199,7 +199,11 @@ impl Trace {
                 continue;
             }
             let Some(next) = messages.get(i + 1).filter(|m| m.role == Role::User) else {
-                if message.tool_uses().next().is_some() {
+                // Claude Code leaves the calls of the response that reached the budget unanswered
+                // (flag 11); a later prompt answers them first.
+                let budget_stop = i + 1 == messages.len()
+                    && matches!(self.final_state.terminal(), Some(t) if matches!(t.stop, crate::reason::Stop::MaxBudgetUsd { .. }));
+                if message.tool_uses().next().is_some() && !budget_stop {
                     return Err(Violation(format!("assistant message {i} has tool_use blocks and no answer")));
                 }
                 continue;

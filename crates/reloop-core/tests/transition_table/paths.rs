@@ -2,6 +2,7 @@
 //! the events a driver feeds, and states where it is at the points that matter (`now`, `ends`).
 
 use reloop_core::hook::HookEventName;
+use reloop_core::profile::ProfileId;
 use reloop_core::{Config, ModelError, Price, StopReason};
 
 use crate::session::{overloaded, server_error, too_long, usage, Session, Verdict};
@@ -60,6 +61,12 @@ pub fn paths() -> Vec<Session> {
             .calls(&["t1"])
             .ends_with(ToolUse, usage(1_000, 20))
             .tools_run()
+            .ends("max_budget_usd"),
+        // Claude Code stops before the calls of the response that reached the budget (flag 11).
+        Session::new("the cost budget under Claude Code", cost_budget().with_profile(ProfileId::ClaudeCode2_1_332))
+            .prompt("go")
+            .calls(&["t1"])
+            .ends_with(ToolUse, usage(1_000, 20))
             .ends("max_budget_usd"),
         // Stop hooks.
         Session::new("Stop hooks block, then pass", hooked())

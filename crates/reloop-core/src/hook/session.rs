@@ -1,0 +1,208 @@
+//! The session events' hooks (SessionStart, UserPromptSubmit): what their runs mean, worded as
+//! Claude Code words it. Recorded with both versions in `tests/print/recorded/*/hooks_events/`
+//! (`context`, `plain`, `prompt_block`, `prompt_exit2`, `prompt_stop`).
+
+use serde_json::Value;
+
+use super::{outcome, HookEventName, HookRun};
+
+/// What a prompt's UserPromptSubmit hooks decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptVerdict {
+    /// The prompt goes on, with what the hooks add to the context (each already worded, in hook
+    /// order; see [`additional_contexts`]).
+    Pass {
+        /// The added context texts.
+        contexts: Vec<String>,
+    },
+    /// A hook blocked the prompt (exit 2, or `decision: "block"`): it never joins the
+    /// conversation and no request is made.
+    Blocked {
+        /// The hook that blocked.
+        command: String,
+        /// The reason as the hook gave it (trimmed), for `prompt_submit_outcome.reason`.
+        reason: String,
+        /// The reason as shown: the JSON reason, or `[COMMAND]: STDERR` with stderr as written.
+        shown: String,
+    },
+    /// A hook said `continue: false`: the prompt joins the conversation, but no request is made.
+    Stopped {
+        /// The hook that stopped.
+        command: String,
+        /// Its `stopReason` (empty when it gave none).
+        reason: String,
+    },
+}
+
+impl PromptVerdict {
+    /// The text shown for a prompt that goes no further (the `system/informational` line's
+    /// `content` and the result's `result`), as both versions print it; `None` for a pass.
+    pub fn text(&self, prompt: &str) -> Option<String> {
+        match self {
+            PromptVerdict::Pass { .. } => None,
+            PromptVerdict::Blocked { shown, .. } => {
+                Some(format!("UserPromptSubmit operation blocked by hook:\n{shown}\n\nOriginal prompt: {prompt}"))
+            }
+            PromptVerdict::Stopped { reason, .. } => Some(format!("Operation stopped by hook: {reason}")),
+        }
+    }
+
+    /// 2.1.332's `prompt_submit_outcome` on that line: `kind`, `prompt_kept`, `reason`.
+    pub fn submit_outcome(&self) -> Option<Value> {
+        let (kind, kept, reason) = match self {
+            PromptVerdict::Pass { .. } => return None,
+            PromptVerdict::Blocked { reason, .. } => ("blocked_by_hook", false, reason),
+            PromptVerdict::Stopped { reason, .. } => ("stopped_by_hook", true, reason),
+        };
+        Some(serde_json::json!({"kind": kind, "prompt_kept": kept, "reason": reason}))
+    }
+}
+
+/// Reads a prompt's UserPromptSubmit runs: `continue: false` wins, then the first block, else
+/// the prompt passes with the hooks' added context.
+pub fn prompt_verdict(runs: &[HookRun]) -> PromptVerdict {
+    let combined = outcome(HookEventName::UserPromptSubmit, runs);
+    if let Some(prevented) = combined.prevent {
+        return PromptVerdict::Stopped {
+            command: prevented.command,
+            reason: prevented.stop_reason.unwrap_or_default(),
+        };
+    }
+    if let Some(block) = combined.blocks.into_iter().next() {
+        // Exit 2 shows stderr as the hook wrote it (the recorded text keeps its newline).
+        let shown = if block.from_json {
+            block.message.clone()
+        } else {
+            let raw = runs.iter().find(|r| r.command == block.command).map_or(block.message.as_str(), |r| &r.stderr);
+            let raw = if raw.trim().is_empty() { block.message.as_str() } else { raw };
+            format!("[{}]: {raw}", block.command)
+        };
+        return PromptVerdict::Blocked { command: block.command, reason: block.message, shown };
+    }
+    PromptVerdict::Pass { contexts: additional_contexts(HookEventName::UserPromptSubmit, runs) }
+}
+
+/// What SessionStart or UserPromptSubmit hooks add to the model's context, one text per hook
+/// that said something on exit 0, in hook order: `hookSpecificOutput.additionalContext` as
+/// `EVENT hook additional context: CTX`, plain stdout as `EVENT hook success: TEXT` (SessionStart
+/// names its source: `SessionStart:startup hook success: TEXT`). Both versions open their
+/// context message with these, each followed by a blank line (`hooks_events/context`, `plain`).
+pub fn additional_contexts(event: HookEventName, runs: &[HookRun]) -> Vec<String> {
+    let name = event.as_str();
+    let success = match event {
+        HookEventName::SessionStart => "SessionStart:startup".to_string(),
+        _ => name.to_string(),
+    };
+    runs.iter()
+        .filter(|run| run.exit_code == Some(0))
+        .filter_map(|run| {
+            let text = run.stdout.trim();
+            if text.is_empty() {
+                return None;
+            }
+            if !text.starts_with('{') {
+                return Some(format!("{success} hook success: {text}"));
+            }
+            let value: Value = serde_json::from_str(text).ok()?;
+            let context = value.get("hookSpecificOutput")?.get("additionalContext")?.as_str()?;
+            Some(format!("{name} hook additional context: {context}"))
+        })
+        .collect()
+}
+
+/// The text SessionStart hooks put before the session's system context: each of
+/// [`additional_contexts`] followed by a blank line (empty when none said anything).
+pub fn session_start_context(runs: &[HookRun]) -> String {
+    additional_contexts(HookEventName::SessionStart, runs).iter().map(|c| format!("{c}\n\n")).collect()
+}
+
+/// The prompt as a hook and the blocked text quote it: the prompt's text blocks, less the
+/// `<system-reminder>` context blocks reloop puts before it.
+pub fn prompt_text(content: &[crate::message::ContentBlock]) -> String {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|b| match b {
+            crate::message::ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .filter(|t| !t.starts_with("<system-reminder>"))
+        .collect();
+    texts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(command: &str, exit: i32, stdout: &str, stderr: &str) -> HookRun {
+        HookRun {
+            command: command.into(),
+            exit_code: Some(exit),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            timed_out: false,
+        }
+    }
+
+    const CMD: &str = "/tmp/reloop-cc-hooks/ev.sh UserPromptSubmit s exit2";
+
+    #[test]
+    fn blocks_and_stops_read_as_both_recorded_versions_print_them() {
+        let block = prompt_verdict(&[run(
+            "h",
+            0,
+            "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-UserPromptSubmit-s\"}\n",
+            "",
+        )]);
+        assert_eq!(
+            block.text("检查登录模块").unwrap(),
+            "UserPromptSubmit operation blocked by hook:\nBLOCK-REASON-UserPromptSubmit-s\n\nOriginal prompt: 检查登录模块"
+        );
+        assert_eq!(
+            block.submit_outcome().unwrap(),
+            serde_json::json!({"kind": "blocked_by_hook", "prompt_kept": false, "reason": "BLOCK-REASON-UserPromptSubmit-s"})
+        );
+        let exit2 = prompt_verdict(&[run(CMD, 2, "", "EXIT2-STDERR-UserPromptSubmit-s\n")]);
+        assert_eq!(
+            exit2.text("检查登录模块").unwrap(),
+            format!("UserPromptSubmit operation blocked by hook:\n[{CMD}]: EXIT2-STDERR-UserPromptSubmit-s\n\n\nOriginal prompt: 检查登录模块")
+        );
+        assert_eq!(exit2.submit_outcome().unwrap()["reason"], "EXIT2-STDERR-UserPromptSubmit-s");
+        let stop = prompt_verdict(&[run(
+            "h",
+            0,
+            "{\"continue\":false,\"stopReason\":\"STOP-REASON-UserPromptSubmit-s\"}",
+            "",
+        )]);
+        assert_eq!(stop.text("x").unwrap(), "Operation stopped by hook: STOP-REASON-UserPromptSubmit-s");
+        assert_eq!(stop.submit_outcome().unwrap()["kind"], "stopped_by_hook");
+        assert_eq!(stop.submit_outcome().unwrap()["prompt_kept"], true);
+    }
+
+    #[test]
+    fn context_comes_from_additional_context_or_plain_stdout_and_not_from_failures() {
+        let ctx = "{\"systemMessage\":\"S\",\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"CTX-UserPromptSubmit-s\"}}\n";
+        let verdict = prompt_verdict(&[run("a", 0, ctx, ""), run("b", 0, "PLAIN\n", ""), run("c", 1, "LOST", "")]);
+        assert_eq!(
+            verdict,
+            PromptVerdict::Pass {
+                contexts: vec![
+                    "UserPromptSubmit hook additional context: CTX-UserPromptSubmit-s".into(),
+                    "UserPromptSubmit hook success: PLAIN".into()
+                ]
+            }
+        );
+        assert_eq!(verdict.text("x"), None);
+        // The recorded system texts' heads (2.1.332 and 2.1.197 alike).
+        let start = "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"CTX-SessionStart-s\"}}";
+        assert_eq!(
+            session_start_context(&[run("s", 0, start, "")]),
+            "SessionStart hook additional context: CTX-SessionStart-s\n\n"
+        );
+        assert_eq!(
+            session_start_context(&[run("s", 0, "PLAIN-STDOUT-SessionStart-s\n", "")]),
+            "SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\n\n"
+        );
+        assert_eq!(session_start_context(&[run("s", 0, "", "")]), "");
+    }
+}

@@ -1,0 +1,78 @@
+//! The session events' lines of the SDK stream (flag 10), as both recorded versions print them
+//! (`tests/print/recorded/*/hooks_events/`): a SessionStart hook's `hook_started` and
+//! `hook_response` before `system/init`, and a refused prompt's `system/informational`.
+
+use reloop_core::hook::{HookEventName, HookRun};
+use serde_json::{json, Map, Value};
+
+use super::SdkStream;
+
+impl SdkStream {
+    /// `system/init` waits for the session's SessionStart hook lines, which Claude Code prints
+    /// first; it keeps the uuid it was given when the session started.
+    pub(super) fn hold_init(&mut self, line: Map<String, Value>) {
+        if self.output != super::Output::Lines {
+            return;
+        }
+        let uuid = self.uuid();
+        self.held_init = Some((line, uuid));
+    }
+
+    /// Prints the held `system/init`, if it still waits.
+    pub(super) fn release_init(&mut self) {
+        if let Some((mut line, uuid)) = self.held_init.take() {
+            line.insert("session_id".into(), json!(self.session_id));
+            line.insert("uuid".into(), json!(uuid));
+            self.wire.line(&Value::Object(line));
+        }
+    }
+
+    /// A SessionStart hook's two lines: `hook_started`, then `hook_response` with what it
+    /// printed and its exit code (one `hook_id` for both).
+    pub(super) fn hook_ran(&mut self, event: HookEventName, run: &HookRun) {
+        let hook_id = self.uuid();
+        let name = match event {
+            HookEventName::SessionStart => "SessionStart:startup".to_string(),
+            other => other.as_str().to_string(),
+        };
+        let common = json!({"hook_id": hook_id, "hook_name": name, "hook_event": event.as_str()});
+        self.hook_line("hook_started", common.clone());
+        let outcome = if run.exit_code == Some(0) { "success" } else { "error" };
+        let mut fields = common;
+        if let Value::Object(map) = &mut fields {
+            map.insert("output".into(), json!(format!("{}{}", run.stdout, run.stderr)));
+            map.insert("stdout".into(), json!(run.stdout));
+            map.insert("stderr".into(), json!(run.stderr));
+            map.insert("exit_code".into(), json!(run.exit_code));
+            map.insert("outcome".into(), json!(outcome));
+        }
+        self.hook_line("hook_response", fields);
+    }
+
+    /// A prompt refused by its UserPromptSubmit hooks: a warning that ends the query (2.1.332
+    /// adds `prompt_submit_outcome`).
+    pub(super) fn prompt_refused(&mut self, content: &str, kind: &str, prompt_kept: bool, reason: &str) {
+        let mut fields = json!({"content": content, "level": "warning", "prevent_continuation": true});
+        if self.profile.profile().lines.prompt_submit_outcome {
+            fields["prompt_submit_outcome"] = json!({"kind": kind, "prompt_kept": prompt_kept, "reason": reason});
+        }
+        self.system_line("informational", fields);
+    }
+
+    /// A line printed ahead of a held `system/init`.
+    fn hook_line(&mut self, subtype: &str, fields: Value) {
+        if self.output != super::Output::Lines {
+            return;
+        }
+        let mut line = Map::new();
+        line.insert("type".into(), json!("system"));
+        line.insert("subtype".into(), json!(subtype));
+        if let Value::Object(fields) = fields {
+            line.extend(fields);
+        }
+        let uuid = self.uuid();
+        line.insert("uuid".into(), json!(uuid));
+        line.insert("session_id".into(), json!(self.session_id));
+        self.wire.line(&Value::Object(line));
+    }
+}

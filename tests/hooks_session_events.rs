@@ -1,0 +1,476 @@
+//! The session events' hooks (SessionStart, UserPromptSubmit, SessionEnd; flag 10) end to end
+//! through `reloop -p`, against the recordings of the real Claude Code under
+//! `tests/print/recorded/<version>/hooks_events/`: each scenario's files, settings and model
+//! answers are played again on reloop, and what the hooks read, what the model is sent and what
+//! the caller is shown are held to what Claude Code did. Every session replays identically, and
+//! its replayed stream has the live one's lines.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::fake_server::{sse_from_message, Canned, FakeServer};
+use common::{reloop_bin, stderr, Workspace};
+use serde_json::{json, Value};
+
+const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
+const PROMPT: &str = "检查登录模块";
+/// The recorder's own Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),
+/// which it lays out for every scenario: `stop.sh MODE N` blocks while its count is at most N.
+const STOP_SH: &str = r#"#!/bin/sh
+# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
+mode=$1; n=$2; d=/tmp/reloop-cc-hooks
+c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
+cat > $d/input-$c.json
+if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
+if [ "$mode" = json ]; then
+  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
+  exit 0
+fi
+echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
+exit 2
+"#;
+
+fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events").join(scenario)
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(text).into_iter::<Value>().filter_map(Result::ok).collect()
+}
+
+/// One recorded scenario played on reloop.
+struct Played {
+    /// reloop's stdout lines.
+    lines: Vec<Value>,
+    /// The same session's replayed stream.
+    replayed: Vec<Value>,
+    /// Claude Code's stdout lines.
+    recorded: Vec<Value>,
+    /// What reloop's hooks read, in order (the `input` of each logged run).
+    inputs: Vec<Value>,
+    /// Claude Code's, likewise.
+    recorded_inputs: Vec<Value>,
+    /// The requests reloop sent.
+    requests: Vec<Value>,
+    /// The hooks' directory in this workspace (in place of the recording's `/tmp/reloop-cc-hooks`).
+    hooks_dir: String,
+    replays_identical: bool,
+}
+
+/// Plays `scenario` under `version`'s profile: its hook scripts and settings, its prompt, and a
+/// model that answers with the scenario's top-level steps (tool calls whose paths are moved into
+/// the workspace).
+fn play(version: &str, scenario: &str) -> Played {
+    let dir = recorded_dir(version, scenario);
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let ws = Workspace::seed();
+    let hooks_dir = ws.dir.path().join("hooks").display().to_string();
+    let cwd = ws.cwd().display().to_string();
+    let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
+    let mut files = spec["files"].as_object().unwrap().clone();
+    files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(STOP_SH));
+    for (path, text) in &files {
+        let path = PathBuf::from(place(path));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
+        if path.extension().is_some_and(|e| e == "sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    // The main thread's and a subagent's answers alike, in the order they are asked for.
+    let steps = spec["steps"].as_array().map(Vec::as_slice).unwrap_or_default().iter();
+    let answers: Vec<Canned> = steps
+        .enumerate()
+        .map(|(i, step)| {
+            let (content, stop) = match step.get("blocks") {
+                Some(blocks) => {
+                    let blocks: Vec<Value> = blocks
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .enumerate()
+                        .map(|(j, b)| {
+                            let input: Value = serde_json::from_str(&place(&b["input"].to_string())).unwrap();
+                            json!({"type": "tool_use", "id": format!("toolu_{i}_{j}"), "name": b["name"], "input": input})
+                        })
+                        .collect();
+                    (json!(blocks), "tool_use")
+                }
+                None => (json!([{"type": "text", "text": step["text"]}]), "end_turn"),
+            };
+            Canned::Sse(sse_from_message(&json!({"id": format!("m{i}"), "type": "message", "role": "assistant",
+                "model": "m", "content": content, "stop_reason": stop, "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}})))
+        })
+        .collect();
+    let server = FakeServer::start(answers);
+    let home = tempfile::tempdir().unwrap();
+    let command = |args: &[&str]| {
+        let mut command = reloop_bin();
+        command
+            .args(args)
+            .env("RELOOP_JOURNAL", ws.journal())
+            .env("HOME", home.path())
+            .env("ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .current_dir(ws.cwd());
+        command
+    };
+    let run = |args: &[&str]| command(args).output().unwrap();
+    let compat = format!("claude-code-{version}");
+    let settings = place(&spec["settings"].to_string());
+    let mut args =
+        vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings];
+    let out = match spec["input"].as_array() {
+        // A stream-json session: each message sent once the last query's result is out, as the
+        // recorder sent them, then stdin closed.
+        Some(actions) => {
+            use std::io::{BufRead, Write};
+            args.extend(["--input-format", "stream-json"]);
+            let mut child = command(&args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut seen = String::new();
+            for message in actions.iter().filter_map(|a| a.get("send")) {
+                writeln!(stdin, "{message}").unwrap();
+                loop {
+                    let mut line = String::new();
+                    assert!(stdout.read_line(&mut line).unwrap() > 0, "{version} {scenario}: {seen}");
+                    seen.push_str(&line);
+                    if line.contains("\"type\":\"result\"") {
+                        break;
+                    }
+                }
+            }
+            drop(stdin);
+            let mut rest = String::new();
+            std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+            seen.push_str(&rest);
+            let mut out = child.wait_with_output().unwrap();
+            out.stdout = seen.into_bytes();
+            out
+        }
+        None => {
+            args.insert(1, PROMPT);
+            run(&args)
+        }
+    };
+    assert!(out.status.success(), "{version} {scenario}: {}", stderr(&out));
+    let replayed = run(&["replay", "last", "--output-format", "stream-json"]);
+    assert!(replayed.status.success(), "{version} {scenario}: {}", stderr(&replayed));
+    let mut inputs = Vec::new();
+    for n in 1.. {
+        let Ok(text) = std::fs::read_to_string(Path::new(&hooks_dir).join(format!("input-{n}.json"))) else { break };
+        inputs.push(unwrapped(serde_json::from_str::<Value>(&text).unwrap()));
+    }
+    let recorded_inputs = match std::fs::read_to_string(dir.join("hook-inputs.jsonl")) {
+        Ok(text) => json_lines(&text).into_iter().map(unwrapped).collect(),
+        Err(_) => Vec::new(),
+    };
+    Played {
+        lines: json_lines(&String::from_utf8_lossy(&out.stdout)),
+        replayed: json_lines(&String::from_utf8_lossy(&replayed.stdout)),
+        recorded: json_lines(&std::fs::read_to_string(dir.join("stdout.jsonl")).unwrap()),
+        inputs,
+        recorded_inputs,
+        requests: server.requests().into_iter().map(|r| r.body).collect(),
+        hooks_dir,
+        replays_identical: ws.replays_identical(),
+    }
+}
+
+/// A hook's input as logged: `ev.sh` wraps it (`{"_tag", "_env", "input"}`), `stop.sh` does not.
+fn unwrapped(logged: Value) -> Value {
+    match logged.get("input") {
+        Some(input) => input.clone(),
+        None => logged,
+    }
+}
+
+/// A line's kind: `type`, or `system/SUBTYPE`.
+fn kind(line: &Value) -> String {
+    match (line["type"].as_str().unwrap_or_default(), line["subtype"].as_str()) {
+        ("system", Some(subtype)) => format!("system/{subtype}"),
+        (kind, _) => kind.to_string(),
+    }
+}
+
+fn kinds(lines: &[Value]) -> Vec<String> {
+    lines.iter().map(kind).collect()
+}
+
+/// The keys of a hook input, in order, less those reloop has no value for.
+fn keys(input: &Value) -> Vec<String> {
+    input.as_object().unwrap().keys().filter(|k| *k != "prompt_id" && *k != "effort").cloned().collect()
+}
+
+/// `text` with the recording's paths and this workspace's made alike.
+fn same_paths(text: &str, hooks_dir: &str) -> String {
+    text.replace(hooks_dir, "/tmp/reloop-cc-hooks")
+}
+
+#[test]
+fn session_start_and_user_prompt_submit_read_claude_code_s_input_and_add_its_context() {
+    for version in VERSIONS {
+        let played = play(version, "context");
+        // The lines in Claude Code's order: SessionStart's two hook lines before system/init,
+        // `UserPromptSubmit says:` (2.1.332) before the first answer.
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
+        let says = |lines: &[Value]| -> Vec<String> {
+            lines.iter().filter(|l| kind(l) == "system/informational").map(|l| l["content"].to_string()).collect()
+        };
+        assert_eq!(says(&played.lines), says(&played.recorded), "{version}");
+        let hook_response = |lines: &[Value]| -> Value {
+            let line = lines.iter().find(|l| kind(l) == "system/hook_response").unwrap().clone();
+            json!([
+                line["hook_name"],
+                line["hook_event"],
+                line["output"],
+                line["stdout"],
+                line["exit_code"],
+                line["outcome"]
+            ])
+        };
+        assert_eq!(hook_response(&played.lines), hook_response(&played.recorded), "{version}");
+        let started = played.lines.iter().find(|l| kind(l) == "system/hook_started").unwrap();
+        assert_eq!(started["hook_id"], played.lines[1]["hook_id"], "{version}: one id for both lines");
+        // The hooks read Claude Code's input, key for key.
+        let events = |inputs: &[Value]| -> Vec<String> {
+            inputs.iter().map(|i| i["hook_event_name"].as_str().unwrap().to_string()).collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            // The session events' inputs; the tool events' differ as docs/settings.md says.
+            if ["SessionStart", "UserPromptSubmit", "SessionEnd"].contains(&ours["hook_event_name"].as_str().unwrap()) {
+                assert_eq!(keys(ours), keys(theirs), "{version}: {ours}");
+            }
+        }
+        assert_eq!(played.inputs[0]["source"], "startup");
+        assert_eq!(played.inputs[1]["prompt"], PROMPT);
+        // SessionStart's context opens the system context; UserPromptSubmit's follows the prompt.
+        let first = &played.requests[0];
+        let system = first["system"].to_string();
+        assert!(
+            system.contains("SessionStart hook additional context: CTX-SessionStart-s\\n\\n"),
+            "{version}: {system}"
+        );
+        let messages = first["messages"].as_array().unwrap();
+        assert_eq!(messages[1]["role"], "system", "{version}: {messages:?}");
+        assert!(
+            messages[1].to_string().contains("UserPromptSubmit hook additional context: CTX-UserPromptSubmit-s"),
+            "{version}: {messages:?}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn plain_stdout_of_session_start_and_user_prompt_submit_is_context_too() {
+    for version in VERSIONS {
+        let played = play(version, "plain");
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
+        let first = &played.requests[0];
+        let system = first["system"].to_string();
+        assert!(system.contains("SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\\n\\n"), "{version}");
+        assert!(
+            first["messages"].to_string().contains("UserPromptSubmit hook success: PLAIN-STDOUT-UserPromptSubmit-s"),
+            "{version}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn a_user_prompt_submit_block_or_stop_ends_the_query_before_any_request() {
+    for version in VERSIONS {
+        for scenario in ["prompt_block", "prompt_exit2", "prompt_stop"] {
+            let played = play(version, scenario);
+            let what = format!("{version} {scenario}");
+            assert!(played.requests.is_empty(), "{what}: no request");
+            assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{what}: {:#?}", played.lines);
+            let shown = |lines: &[Value]| -> Value {
+                let info = lines.iter().find(|l| kind(l) == "system/informational").unwrap();
+                let result = lines.last().unwrap();
+                let text = |v: &Value| json!(same_paths(v.as_str().unwrap_or_default(), &played.hooks_dir));
+                json!([
+                    text(&info["content"]),
+                    info["level"],
+                    info["prevent_continuation"],
+                    info["prompt_submit_outcome"],
+                    result["subtype"],
+                    result["is_error"],
+                    text(&result["result"]),
+                    result["num_turns"]
+                ])
+            };
+            assert_eq!(shown(&played.lines), shown(&played.recorded), "{what}");
+            assert!(played.replays_identical, "{what}");
+            assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{what}: the replayed stream");
+        }
+    }
+}
+
+/// The text blocks of a request's last message, joined.
+fn last_message_text(request: &Value) -> String {
+    let last = request["messages"].as_array().unwrap().last().unwrap().clone();
+    match &last["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn subagent_start_and_a_blocking_subagent_stop_run_as_claude_code_runs_them() {
+    for version in VERSIONS {
+        let played = play(version, "subagent_stop_block");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            inputs
+                .iter()
+                .map(|i| json!([i["hook_event_name"], i["stop_hook_active"], i["last_assistant_message"]]))
+                .collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        // Claude Code's keys, less those Stop's input lacks too (docs/settings.md).
+        let subagent_keys = |input: &Value| -> Vec<String> {
+            keys(input).into_iter().filter(|k| k != "background_tasks" && k != "session_crons").collect()
+        };
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            assert_eq!(subagent_keys(ours), subagent_keys(theirs), "{version}: {ours}");
+        }
+        // The subagent's hooks name the calling session and one agent id.
+        assert_eq!(played.inputs[0]["session_id"], played.inputs[2]["session_id"]);
+        assert_eq!(played.inputs[0]["agent_id"], played.inputs[1]["agent_id"]);
+        assert_eq!(played.inputs[1]["agent_type"], "general-purpose");
+        // The block is fed back to the subagent as a Stop hook's is, in the version's words.
+        let dir = recorded_dir(version, "subagent_stop_block");
+        let recorded_requests: Vec<Value> = json_lines(&std::fs::read_to_string(dir.join("requests.jsonl")).unwrap())
+            .into_iter()
+            .map(|r| r["body"].clone())
+            .collect();
+        assert_eq!(played.requests.len(), recorded_requests.len(), "{version}");
+        assert_eq!(
+            same_paths(&last_message_text(&played.requests[2]), &played.hooks_dir),
+            last_message_text(&recorded_requests[2]),
+            "{version}"
+        );
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+#[test]
+fn a_stream_json_session_starts_once_submits_each_prompt_and_ends_once() {
+    for version in VERSIONS {
+        let played = play(version, "stream");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            inputs.iter().map(|i| json!([i["hook_event_name"], i["source"], i["prompt"], i["reason"]])).collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        for (ours, theirs) in played.inputs.iter().zip(&played.recorded_inputs) {
+            if ["SessionStart", "UserPromptSubmit", "SessionEnd"].contains(&ours["hook_event_name"].as_str().unwrap()) {
+                assert_eq!(keys(ours), keys(theirs), "{version}: {ours}");
+            }
+        }
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+/// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
+/// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
+/// before each, their answers read as a command's stdout. A callback's block ends the query
+/// before any request, and the session replays with no SDK.
+#[test]
+fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() {
+    use std::io::{BufRead, Write};
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
+        "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
+    let args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    let mut child = ws
+        .command(&args)
+        .args(["--compat", "claude-code-2.1.332"])
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("HOME", ws.dir.path())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
+    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
+        "SessionStart": [{"hookCallbackIds": ["start"]}],
+        "UserPromptSubmit": [{"hookCallbackIds": ["submit"]}]}}}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
+            send(user("first question"));
+        }
+        if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
+            let input = line["request"]["input"].clone();
+            // The second prompt is blocked; everything else passes.
+            let answer = if input["prompt"] == "forbidden question" {
+                json!({"decision": "block", "reason": "NOT-THIS-ONE"})
+            } else {
+                json!({})
+            };
+            inputs.push((line["request"]["callback_id"].clone(), input));
+            send(json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": line["request_id"], "response": answer}}));
+        }
+        if line["type"] == "result" {
+            results += 1;
+            if results == 1 {
+                send(user("forbidden question"));
+            }
+        }
+        lines.push(line);
+        if results == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(status.success());
+    let called: Vec<Value> =
+        inputs.iter().map(|(id, i)| json!([id, i["hook_event_name"], i["source"], i["prompt"]])).collect();
+    assert_eq!(
+        called,
+        [
+            json!(["start", "SessionStart", "startup", null]),
+            json!(["submit", "UserPromptSubmit", null, "first question"]),
+            json!(["submit", "UserPromptSubmit", null, "forbidden question"])
+        ]
+    );
+    assert_eq!(server.requests().len(), 1, "the blocked prompt is never sent");
+    let last = lines.last().unwrap();
+    assert_eq!(
+        last["result"],
+        "UserPromptSubmit operation blocked by hook:\nNOT-THIS-ONE\n\nOriginal prompt: forbidden question"
+    );
+    assert_eq!(last["num_turns"], 0);
+    let info = lines.iter().rev().find(|l| kind(l) == "system/informational").unwrap();
+    assert_eq!(info["prompt_submit_outcome"]["kind"], "blocked_by_hook");
+    assert!(ws.replays_identical());
+}
