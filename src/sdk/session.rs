@@ -437,7 +437,7 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    if let Some(next) = waiting.pop_front() {
+                    if let Some(next) = super::batch::take(&mut waiting) {
                         stream.next_query();
                         control.send(next);
                         running = true;
