@@ -203,7 +203,8 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
         for variant in ["mcp_result", "mcp_text"] {
             let what = format!("{version}/{variant}");
             let dir = fixture(version, variant);
-            let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+            let scenario: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
             let ws = Workspace::seed();
             let cwd = ws.cwd();
             let place = |text: &str| {
@@ -230,5 +231,36 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
             assert_eq!(sent_results(&server.requests().last().unwrap().body), last_sent, "{what}: the model");
             replays_as_live(&ws, &live, &what);
         }
+    }
+}
+
+/// `initialize` lists the custom commands as Claude Code does, before its built-ins: name,
+/// the front matter's `description` with the command's scope, and `argument-hint`.
+#[test]
+fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_does() {
+    for version in VERSIONS {
+        let dir = fixture(version, "command_frontmatter");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let ws = Workspace::seed();
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", ws.cwd().to_str().unwrap()));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text.as_str().unwrap()).unwrap();
+        }
+        let server = FakeServer::start(Vec::new());
+        let init = json!({"type": "control_request", "request_id": "req_1_init",
+            "request": {"subtype": "initialize", "hooks": null}});
+        let out = print_mode(&ws, version, &server, &["--input-format", "stream-json"], &format!("{init}\n"));
+        let answer = |lines: &[Value]| -> Vec<Value> {
+            let response = lines.iter().find(|l| l["type"] == "control_response").unwrap();
+            let commands = response["response"]["response"]["commands"].as_array().unwrap();
+            // Claude Code's own commands and skills follow the custom ones; reloop has none.
+            let custom = |c: &&Value| c["description"].as_str().is_some_and(|d| d.ends_with(" (project)"));
+            commands.iter().take_while(custom).cloned().collect()
+        };
+        let recorded = answer(&lines(&dir.join("stdout.jsonl")));
+        assert_eq!(recorded.len(), 2, "{version}");
+        assert_eq!(answer(&stdout_lines(&out)), recorded, "{version}");
     }
 }

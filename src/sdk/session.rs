@@ -348,7 +348,9 @@ async fn stream_session(
                         }
                         let sdk = control::sdk_agents(args.agents.as_deref(), parsed.agents.as_ref()).ok().flatten();
                         let agents = control::agent_catalog(&cwd, sdk.as_ref());
-                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents)));
+                        let sources = crate::settings::Sources::parse(args.setting_sources.as_deref())?;
+                        let commands = crate::slash::described(&cwd, crate::settings::user_dir().as_deref(), &sources);
+                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents, commands)));
                         if let Some(mut names) = sdk_servers.take() {
                             for name in &parsed.sdk_mcp_servers {
                                 if !names.contains(name) {
