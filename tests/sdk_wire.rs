@@ -33,7 +33,8 @@ fn stdout_lines(out: &Output) -> Vec<Value> {
 fn turns(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for line in lines(&dir.join("stdout.jsonl")) {
-        if line["type"] != "assistant" {
+        // Lines Claude Code made itself (`<synthetic>`) were no answer of the model.
+        if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
             continue;
         }
         let content = line["message"]["content"].clone();
@@ -262,5 +263,107 @@ fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_d
         let recorded = answer(&lines(&dir.join("stdout.jsonl")));
         assert_eq!(recorded.len(), 2, "{version}");
         assert_eq!(answer(&stdout_lines(&out)), recorded, "{version}");
+    }
+}
+
+/// Runs a stream-json session, sending each message once the previous one's result is printed.
+fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader};
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let compat = format!("claude-code-{version}");
+    let mut child = reloop_bin()
+        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = Vec::new();
+    for message in messages {
+        let line = json!({"type": "user", "message": {"role": "user", "content": message},
+            "parent_tool_use_id": null, "session_id": "default"});
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let line: Value = serde_json::from_str(&out.next().expect("the session ended early").unwrap()).unwrap();
+            let done = line["type"] == "result";
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    lines.extend(out.map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap()));
+    assert!(child.wait().unwrap().success());
+    lines
+}
+
+/// A line's kind: `type`, with `subtype` for `system` lines.
+fn kind(line: &Value) -> String {
+    match line["subtype"].as_str() {
+        Some(sub) if line["type"] == "system" => format!("system/{sub}"),
+        _ => line["type"].as_str().unwrap_or_default().to_string(),
+    }
+}
+
+/// `/clear` between queries: the model is not asked; the reset line (2.1.332) names the old
+/// session, and the `/clear` result and everything after it a new one, as Claude Code prints
+/// them. Each session replays identical; the new session's replayed stream is its live lines
+/// from its first query on (the `/clear` lines themselves are not journaled).
+#[test]
+fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
+    for version in VERSIONS {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/print/recorded")
+            .join(version)
+            .join("settings_slash/stream_clear");
+        // The hooks the recording ran are another test's matter.
+        let recorded: Vec<Value> =
+            lines(&dir.join("stdout.jsonl")).into_iter().filter(|l| !kind(l).starts_with("system/hook_")).collect();
+        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server, &["检查登录模块", "/clear", "再说一遍"]);
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(server.requests().len(), 2, "{version}: the model is not asked for /clear");
+        // Which lines carry the old session's id and which the new one's.
+        let sessions = |lines: &[Value]| {
+            let first = lines[0]["session_id"].clone();
+            lines.iter().map(|l| l["session_id"] == first).collect::<Vec<_>>()
+        };
+        assert_eq!(sessions(&live), sessions(&recorded), "{version}");
+        let fields = |l: &Value| json!([l["result"], l["num_turns"], l["stop_reason"], l["local_command"]]);
+        let results = |lines: &[Value]| lines.iter().filter(|l| l["type"] == "result").map(fields).collect::<Vec<_>>();
+        assert_eq!(results(&live), results(&recorded), "{version}");
+        if let Some(reset) = live.iter().find(|l| l["type"] == "conversation_reset") {
+            assert_eq!(reset["trigger"], "clear");
+            assert_eq!(reset["uuid"], reset["new_conversation_id"]);
+        }
+        // The second question went to a conversation that starts with it.
+        let second = &server.requests()[1].body;
+        assert_eq!(second["messages"].as_array().unwrap().len(), 1, "{version}: {second}");
+
+        let old = live[0]["session_id"].as_str().unwrap();
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        for id in [old, new] {
+            let replay = ws.reloop(&["replay", id]);
+            assert_eq!(replay.status.code(), Some(0), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        }
+        let first_query: Vec<Value> = live.iter().take_while(|l| l["session_id"] == old).cloned().collect();
+        let first_query: Vec<Value> = first_query.into_iter().take_while(|l| l["type"] != "conversation_reset").collect();
+        let replayed = stdout_lines(&ws.reloop(&["replay", old, "--output-format", "stream-json"]));
+        assert_eq!(comparable(&replayed), comparable(&first_query), "{version}: the first session");
+        let from_init = live.iter().rposition(|l| l["subtype"] == "init").unwrap();
+        let replayed = stdout_lines(&ws.reloop(&["replay", new, "--output-format", "stream-json"]));
+        assert_eq!(comparable(&replayed), comparable(&live[from_init..]), "{version}: the new session");
     }
 }

@@ -11,6 +11,7 @@
 mod accepted;
 pub mod args;
 mod batch;
+mod clear;
 mod control;
 mod ending;
 mod partial;

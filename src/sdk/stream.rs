@@ -33,6 +33,8 @@ enum Output {
 
 #[path = "stream_hooks.rs"]
 mod hooks;
+#[path = "stream_clear.rs"]
+mod clear;
 
 /// Turns run events into lines.
 pub struct SdkStream {
