@@ -31,13 +31,20 @@ fn stdout_lines(out: &Output) -> Vec<Value> {
 
 /// The recorded assistant turns, as the Messages API sent them.
 fn turns(dir: &Path) -> Vec<String> {
+    turns_in(dir, "/tmp/reloop-cc-project")
+}
+
+/// As [`turns`], the recorded project's path in them made `project`.
+fn turns_in(dir: &Path, project: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in lines(&dir.join("stdout.jsonl")) {
         // Lines Claude Code made itself (`<synthetic>`) were no answer of the model.
         if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
             continue;
         }
-        let content = line["message"]["content"].clone();
+        let content: Value =
+            serde_json::from_str(&line["message"]["content"].to_string().replace("/tmp/reloop-cc-project", project))
+                .unwrap();
         let tool = content.as_array().unwrap().iter().any(|b| b["type"] == "tool_use");
         let message = json!({"id": line["message"]["id"], "type": "message", "role": "assistant",
             "model": line["message"]["model"], "content": content,
@@ -359,11 +366,62 @@ fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
             assert_eq!(replay.status.code(), Some(0), "{version}: {}{}", stdout(&replay), stderr(&replay));
         }
         let first_query: Vec<Value> = live.iter().take_while(|l| l["session_id"] == old).cloned().collect();
-        let first_query: Vec<Value> = first_query.into_iter().take_while(|l| l["type"] != "conversation_reset").collect();
+        let first_query: Vec<Value> =
+            first_query.into_iter().take_while(|l| l["type"] != "conversation_reset").collect();
         let replayed = stdout_lines(&ws.reloop(&["replay", old, "--output-format", "stream-json"]));
         assert_eq!(comparable(&replayed), comparable(&first_query), "{version}: the first session");
         let from_init = live.iter().rposition(|l| l["subtype"] == "init").unwrap();
         let replayed = stdout_lines(&ws.reloop(&["replay", new, "--output-format", "stream-json"]));
         assert_eq!(comparable(&replayed), comparable(&live[from_init..]), "{version}: the new session");
+    }
+}
+
+/// `/compact` between queries: a compaction by hand (the summary request), printed in Claude
+/// Code's order (`compacting`, `compact_result`, `system/init`, the boundary, the summary,
+/// `Compacted `, a result of no turns), and the next question goes to the compacted
+/// conversation. The replayed stream is the live one.
+#[test]
+fn compact_between_queries_compacts_by_hand_as_claude_code_prints_it() {
+    for version in VERSIONS {
+        let dir = fixture(version, "stream_compact");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let summary = scenario["steps"].as_array().unwrap().iter().find(|s| s["kind"] == "compact").unwrap();
+        let summary = json!({"id": "msg_summary", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": [{"type": "text", "text": summary["text"]}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 120, "output_tokens": 25}});
+        let ws = Workspace::seed();
+        // The model reads the recorded project's login.ts: the workspace's.
+        let cwd = ws.cwd().display().to_string();
+        let mut answers: Vec<Canned> = turns_in(&dir, &cwd).into_iter().map(Canned::Sse).collect();
+        answers.insert(2, Canned::Sse(sse_from_message(&summary)));
+        let server = FakeServer::start(answers);
+        let live = drive(&ws, version, &server, &["检查登录模块", "/compact", "再说一遍"]);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        let fields = |l: &Value| {
+            json!([
+                l["result"],
+                l["num_turns"],
+                l["stop_reason"],
+                l["local_command"],
+                l.get("terminal_reason").is_some()
+            ])
+        };
+        let results = |lines: &[Value]| lines.iter().filter(|l| l["type"] == "result").map(fields).collect::<Vec<_>>();
+        assert_eq!(results(&live), results(&recorded), "{version}");
+        let said = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["type"] == "user" && l["message"]["content"].is_string())
+                .map(|l| l["message"]["content"].clone())
+                .collect()
+        };
+        assert_eq!(said(&live).last(), said(&recorded).last(), "{version}: the local command's line");
+        let boundary = live.iter().find(|l| l["subtype"] == "compact_boundary").unwrap();
+        assert_eq!(boundary["compact_metadata"]["trigger"], "manual", "{version}");
+        assert_eq!(server.requests().len(), 4, "{version}: two for the question, the summary, the next question");
+        replays_as_live(&ws, &live, version);
     }
 }

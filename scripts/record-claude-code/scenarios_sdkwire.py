@@ -113,3 +113,20 @@ SCENARIOS += [
                {"text": "MCP-DONE"}],
      "full_texts": True},
 ]
+
+# `/compact` between queries with no hook configured (settings_slash/stream_compact has a
+# PreCompact hook, whose words the local-command line carries).
+SUMMARY = ("<analysis>The user asked to check the login module; login.ts was read.</analysis>\n"
+           "<summary>FAKE COMPACT SUMMARY: the user asked to check the login module.</summary>")
+SCENARIOS += [
+    {"name": "sdk_wire/stream_compact",
+     "note": "stream-json input: a question (the model reads login.ts, then answers), `/compact`, another "
+             "question; no hooks.",
+     "input": [{"send": user_line("检查登录模块")}, {"wait": "stdout", "contains": '"type":"result"', "n": 1},
+               {"send": user_line("/compact")}, {"wait": "stdout", "contains": '"type":"result"', "n": 2},
+               {"send": user_line("再说一遍")}, {"wait": "stdout", "contains": '"type":"result"', "n": 3},
+               {"sleep": 1.0}, {"close": True}],
+     "steps": [{"blocks": [tool("Read", {"file_path": P + "/src/auth/login.ts"})]}, {"text": "FIRST-ANSWER"},
+               {"kind": "compact", "text": SUMMARY}, {"text": "SECOND-ANSWER"}],
+     "defaults": {"main": {"text": "MORE"}}},
+]

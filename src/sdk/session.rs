@@ -473,7 +473,7 @@ async fn serve(
             }
             line = incoming.recv(), if stdin_open => match line {
                 Some(Incoming::User(content)) if running => waiting.push_back(setup.commands(content)?),
-                Some(Incoming::User(content)) if super::clear::is_clear(&content) && !closed => {
+                Some(Incoming::User(content)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
                         control.close();
                         while let Some(event) = old.next().await {
@@ -485,6 +485,11 @@ async fn serve(
                     let id = reloop_driver::new_session_id();
                     stream.conversation_reset(&id, last.as_ref());
                     cleared = Some(id);
+                }
+                Some(Incoming::User(content)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
+                    stream.compact_by_hand();
+                    control.compact();
+                    running = true;
                 }
                 Some(Incoming::User(content)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);

@@ -33,8 +33,8 @@ enum Output {
 
 #[path = "stream_hooks.rs"]
 mod hooks;
-#[path = "stream_clear.rs"]
-mod clear;
+#[path = "stream_local.rs"]
+mod local;
 
 /// Turns run events into lines.
 pub struct SdkStream {
@@ -94,6 +94,8 @@ pub struct SdkStream {
     /// What the result and a child's lines need of the session's `Agent` and
     /// `StructuredOutput` calls.
     calls: children::NotedCalls,
+    /// A `/compact` typed between queries is running (`stream_local.rs`).
+    by_hand: Option<local::ByHand>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -134,6 +136,7 @@ impl SdkStream {
             settings_view: (Vec::new(), "default".to_string()),
             agents: Vec::new(),
             calls: children::NotedCalls::default(),
+            by_hand: None,
         }
     }
 
@@ -237,7 +240,7 @@ impl SdkStream {
         line.insert("session_id".into(), json!(self.session_id));
         line.insert("uuid".into(), json!(uuid));
         line.extend(tail.into_iter().map(|(k, v)| (k.to_string(), v)));
-        self.wire.line(&Value::Object(line));
+        self.print(line);
         uuid
     }
 
@@ -253,6 +256,9 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        if self.by_hand_event(event) {
+            return;
+        }
         // A response retried or cut off leaves nothing open for the next one's partial events.
         if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
             self.streaming.reset();
