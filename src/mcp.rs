@@ -205,9 +205,10 @@ impl Tool for McpToolAdapter {
     }
 }
 
-/// Text alone travels as a string, like every other tool's; with an image, as blocks.
+/// As Claude Code sends it: a `structuredContent` answer (and reloop's failures) as a string,
+/// any other as its blocks, even text alone (tests/print/recorded/*/sdk_wire/mcp_*).
 fn to_output(output: CallOutput) -> ToolOutput {
-    if output.is_text_only() {
+    if output.plain {
         let text = output.text();
         return if output.is_error { ToolOutput::error(text) } else { ToolOutput::ok(text) };
     }

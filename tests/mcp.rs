@@ -133,7 +133,8 @@ fn check_calls(output: &Output, crash_stderr: bool) {
     let results = results(&lines);
 
     // list and call: two read-only calls, run together.
-    assert_eq!(result_text(&results["toolu_mcp_01"]), "hello hello");
+    // `echo` answers structuredContent too, which Claude Code sends as its JSON (sdk_wire/mcp_result).
+    assert_eq!(result_text(&results["toolu_mcp_01"]), r#"{"result":"hello hello"}"#);
     assert!(!is_error(&results["toolu_mcp_01"]));
     // An image comes back as an image block, a link as text.
     let picture = results["toolu_mcp_02"]["content"].as_array().cloned().unwrap_or_default();
@@ -394,7 +395,8 @@ fn print_mode_honours_mcp_config_and_reports_the_servers() {
     let init = lines.iter().find(|l| l["subtype"] == "init").unwrap();
     assert_eq!(init["mcp_servers"], json!([{"name": "fix", "status": "connected"}]));
     let results = results(&lines);
-    assert_eq!(result_text(&results["toolu_mcp_01"]), "hello hello");
+    // `echo` answers structuredContent too, which Claude Code sends as its JSON (sdk_wire/mcp_result).
+    assert_eq!(result_text(&results["toolu_mcp_01"]), r#"{"result":"hello hello"}"#);
 }
 
 /// The seq of the first `model_done` step of the last session (the step that asks for the tools).
@@ -424,7 +426,7 @@ fn a_crash_before_an_mcp_call_resumes_with_the_server_started_again_or_says_it_i
     let mut crashing = flags.to_vec();
     crashing.extend(["--crash-after-step", crash_at.as_str()]);
     for (resume_flags, expected) in [
-        (vec!["--mcp-config", config.as_str()], "again"),
+        (vec!["--mcp-config", config.as_str()], r#"{"result":"again"}"#),
         (vec![], "MCP server \"fix\" is not connected: mcp__fix__echo cannot be called"),
     ] {
         let crashed = run_responses(&ws, "echo", responses.clone(), &crashing, &[]);

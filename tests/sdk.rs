@@ -611,7 +611,8 @@ fn an_in_process_server_that_is_silent_or_garbles_gives_bounded_tool_errors() {
     assert!(failed && said.contains("without an mcp_response object"), "{said}");
     let (failed, said) = shown(2);
     assert!(failed && said.contains("handler blew up"), "{said}");
-    assert_eq!(shown(3), (false, "\"echo: fine\"".to_string()));
+    // Text content stays a list of blocks, as Claude Code gives it (sdk_wire/mcp_text).
+    assert_eq!(shown(3), (false, r#"[{"type":"text","text":"echo: fine"}]"#.to_string()));
     assert!(err.contains("did not answer echo within 1000 ms"), "the user is told too:\n{err}");
     // The call given up on is cancelled on the server, as MCP says.
     let silent = seen.iter().find(|m| m["params"]["arguments"]["text"] == "silent").unwrap();

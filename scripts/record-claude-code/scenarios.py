@@ -858,3 +858,8 @@ SCENARIOS += [
 import scenarios_sdkfeat  # noqa: E402
 
 SCENARIOS += scenarios_sdkfeat.SCENARIOS
+
+# Issue 36's SDK wire details (origin, queued messages, MCP results, command front matter).
+import scenarios_sdkwire  # noqa: E402
+
+SCENARIOS += scenarios_sdkwire.SCENARIOS

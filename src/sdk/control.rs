@@ -248,8 +248,13 @@ pub fn agent_catalog(cwd: &std::path::Path, sdk: Option<&Value>) -> Vec<reloop_d
     all
 }
 
-/// The answer to `initialize`: what this CLI offers (`agents` as [`agent_catalog`] lists them).
-pub fn initialize_response(model: &str, agents: &[reloop_driver::agents::AgentDefinition]) -> Value {
+/// The answer to `initialize`: what this CLI offers (`agents` as [`agent_catalog`] lists them,
+/// `commands` as [`crate::slash::described`] does).
+pub fn initialize_response(
+    model: &str,
+    agents: &[reloop_driver::agents::AgentDefinition],
+    commands: Vec<Value>,
+) -> Value {
     let agents: Vec<Value> = agents
         .iter()
         .map(|d| {
@@ -261,7 +266,7 @@ pub fn initialize_response(model: &str, agents: &[reloop_driver::agents::AgentDe
         })
         .collect();
     json!({
-        "commands": [],
+        "commands": commands,
         "agents": agents,
         "output_style": "default",
         "available_output_styles": ["default"],

@@ -2,7 +2,7 @@
 //!
 //! With `--input-format stream-json` the process is a long-lived session: it reads the SDK's
 //! lines on stdin ([`protocol`]), answers its control requests ([`control`]), runs one query per
-//! user message (messages that arrive while a query runs wait for its result), prints Claude
+//! user message (messages that arrive while a query runs wait for its end, then go as one), prints Claude
 //! Code's stream-json lines ([`stream`]) and exits when stdin closes and the last query is over.
 //! Every session is journaled like `reloop run`'s, so it replays, is explained by `why`, forks
 //! and resumes; the SDK's answers (permission prompts, hook callbacks, model and mode switches)
@@ -10,6 +10,8 @@
 
 mod accepted;
 pub mod args;
+mod batch;
+mod clear;
 mod control;
 mod drop_guard;
 mod ending;

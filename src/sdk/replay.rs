@@ -145,6 +145,7 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
                 }
                 Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
                 Event::UserInput { .. } => stream.next_query(),
+                Event::CompactRequested => stream.compact_by_hand(),
                 _ => {}
             }
         }

@@ -219,6 +219,13 @@ impl Setup {
         Exit::Failed
     }
 
+    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed.
+    fn start_fresh(&self, wire: &Wire, content: Vec<ContentBlock>, id: String) -> Result<RunHandle, CliError> {
+        let prompt_text = crate::launch::new::text_of(&content);
+        let content = self.commands(content)?;
+        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start(content)?)
+    }
+
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
     fn start(
         &self,
@@ -384,7 +391,9 @@ async fn stream_session(
                         }
                         let sdk = control::sdk_agents(args.agents.as_deref(), parsed.agents.as_ref()).ok().flatten();
                         let agents = control::agent_catalog(&cwd, sdk.as_ref());
-                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents)));
+                        let sources = crate::settings::Sources::parse(args.setting_sources.as_deref())?;
+                        let commands = crate::slash::described(&cwd, crate::settings::user_dir().as_deref(), &sources);
+                        wire.respond(&id, Ok(control::initialize_response(&model_name, &agents, commands)));
                         if let Some(mut names) = sdk_servers.take() {
                             for name in &parsed.sdk_mcp_servers {
                                 if !names.contains(name) {
@@ -450,33 +459,40 @@ async fn stream_session(
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
 /// the last query ended (see [`crate::launch::drive::live_exit_code`]).
 async fn serve(
-    mut handle: RunHandle,
+    handle: RunHandle,
     stream: &mut SdkStream,
     incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
     wire: &Wire,
     setup: &Setup,
     signals: crate::launch::signals::Signals,
 ) -> Result<Exit, CliError> {
-    let control = handle.abort_handle();
-    let on_signal = handle.abort_handle();
+    let mut control = handle.abort_handle();
+    // After a `/clear` the session the signal stops is the new one.
+    let on_signal = Arc::new(std::sync::Mutex::new(handle.abort_handle()));
+    let signalled = on_signal.clone();
+    let mut handle = Some(handle);
+    // The id a `/clear` gave the session its next message starts.
+    let mut cleared: Option<String> = None;
     let mut persist = setup.persist(wire);
     let watch = signals.watch(Arc::new(move || {
-        on_signal.abort();
-        on_signal.close();
+        if let Ok(session) = signalled.lock() {
+            session.abort();
+            session.close();
+        }
     }));
     let (mut running, mut stdin_open, mut closed, mut reader_gone) = (true, true, false, false);
     let mut waiting: VecDeque<Vec<ContentBlock>> = VecDeque::new();
     let mut last: Option<RunResult> = None;
     loop {
         tokio::select! {
-            event = handle.next() => {
+            event = super::clear::next_event(&mut handle), if handle.is_some() => {
                 let Some(event) = event else { break };
                 persist.on_event(&event);
                 stream.on_event(&event);
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    if let Some(next) = waiting.pop_front() {
+                    if let Some(next) = super::batch::take(&mut waiting) {
                         stream.next_query();
                         control.send(next);
                         running = true;
@@ -496,6 +512,34 @@ async fn serve(
             }
             line = incoming.recv(), if stdin_open => match line {
                 Some(Incoming::User(content)) if running => waiting.push_back(setup.commands(content)?),
+                Some(Incoming::User(content)) if super::clear::is_command(&content, "/clear") && !closed => {
+                    if let Some(mut old) = handle.take() {
+                        control.close();
+                        while let Some(event) = old.next().await {
+                            persist.on_event(&event);
+                            stream.on_event(&event);
+                        }
+                        old.finish().await?;
+                    }
+                    let id = reloop_driver::new_session_id();
+                    stream.conversation_reset(&id, last.as_ref());
+                    cleared = Some(id);
+                }
+                Some(Incoming::User(content)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
+                    stream.compact_by_hand();
+                    control.compact();
+                    running = true;
+                }
+                Some(Incoming::User(content)) if handle.is_none() => {
+                    let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
+                    let started = setup.start_fresh(wire, content, id)?;
+                    control = started.abort_handle();
+                    if let Ok(mut session) = on_signal.lock() {
+                        *session = started.abort_handle();
+                    }
+                    handle = Some(started);
+                    running = true;
+                }
                 Some(Incoming::User(content)) => {
                     let content = setup.commands(content)?;
                     stream.next_query();
@@ -545,9 +589,13 @@ async fn serve(
                     }
                 }
             },
+            // Stdin closed after a `/clear`, before any message started the new session.
+            else => break,
         }
     }
-    handle.finish().await?;
+    if let Some(handle) = handle {
+        handle.finish().await?;
+    }
     let last = last.ok_or_else(|| CliError::Io("the session ended without a result".into()))?;
     Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, last.is_error))
 }

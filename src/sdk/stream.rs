@@ -8,11 +8,12 @@
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
 use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
-use reloop_core::{Continue, Failure, Message, Reason, Role, Stop, TerminalReason, Usage};
+use reloop_core::{Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
 use super::usage::{minus, model_usage, usage_json};
+use endings::{api_error_status, Ending};
 
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
@@ -34,6 +35,8 @@ enum Output {
 
 #[path = "stream_hooks.rs"]
 mod hooks;
+#[path = "stream_local.rs"]
+mod local;
 
 /// Turns run events into lines.
 pub struct SdkStream {
@@ -97,6 +100,8 @@ pub struct SdkStream {
     /// What the result and a child's lines need of the session's `Agent` and
     /// `StructuredOutput` calls.
     calls: children::NotedCalls,
+    /// A `/compact` typed between queries is running (`stream_local.rs`).
+    by_hand: Option<local::ByHand>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -139,6 +144,7 @@ impl SdkStream {
             agents: Vec::new(),
             forward_subagent_text: false,
             calls: children::NotedCalls::default(),
+            by_hand: None,
         }
     }
 
@@ -243,7 +249,7 @@ impl SdkStream {
         line.insert("session_id".into(), json!(self.session_id));
         line.insert("uuid".into(), json!(uuid));
         line.extend(tail.into_iter().map(|(k, v)| (k.to_string(), v)));
-        self.wire.line(&Value::Object(line));
+        self.print(line);
         uuid
     }
 
@@ -259,6 +265,9 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        if self.by_hand_event(event) {
+            return;
+        }
         // A response retried or cut off leaves nothing open for the next one's partial events.
         if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
             self.streaming.reset();
@@ -702,23 +711,6 @@ impl SdkStream {
     }
 }
 
-impl SdkStream {
-    /// `num_turns` as Claude Code counts it: one more than the main thread's `user` lines of
-    /// the query (each tool result, each Stop-hook feedback, each echoed retry or resume, the
-    /// compaction summary), so two calls in one message count two (a max-turns end counts the
-    /// refused turn; see result).
-    fn num_turns(&self, result: &RunResult) -> u32 {
-        if result.profile.profile().claude_code_version.is_none() {
-            return result.num_turns;
-        }
-        // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call) counts none.
-        if matches!(&result.terminal.stop, Stop::HookStopped(hook) if hook.tool_use_id.is_none()) {
-            return 0;
-        }
-        self.user_lines.saturating_add(1)
-    }
-}
-
 /// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
 /// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
 pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
@@ -731,14 +723,6 @@ pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
     }
 }
 
-/// The HTTP status of the failure that ended the run, if one did.
-fn api_error_status(result: &RunResult) -> Option<u16> {
-    match result.terminal.evidence() {
-        reloop_core::Evidence::ModelFailure(failure) => failure.status,
-        _ => None,
-    }
-}
-
 /// How a user message is shown (see [`SdkStream::synthetic`]).
 enum Synthetic {
     /// A message of the user's or a tool result: as it is.
@@ -747,50 +731,6 @@ enum Synthetic {
     Hidden,
     /// An injected text printed unwrapped, as a synthetic line.
     Echo(String),
-}
-
-/// How the result line words the run's end, by the session's profile.
-struct Ending {
-    terminal_reason: &'static str,
-    api_error_type: Option<String>,
-    api_error: Option<&'static str>,
-}
-
-impl Ending {
-    fn of(result: &RunResult) -> Self {
-        let rules = result.profile.profile();
-        let own = Ending { terminal_reason: result.terminal.reason().as_str(), api_error_type: None, api_error: None };
-        if rules.claude_code_version.is_none() {
-            return own;
-        }
-        let api = |error_type: Option<String>, api_error: Option<&'static str>| {
-            if rules.result.api_error_terminal {
-                Ending { terminal_reason: "api_error", api_error_type: error_type, api_error }
-            } else {
-                // Claude Code 2.1.197 reports an API error as a completed run with is_error.
-                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
-            }
-        };
-        match &result.terminal.stop {
-            Stop::ModelError(Failure::Request(failure)) => api(Some(failure.error_type.clone()), None),
-            Stop::ModelError(Failure::OutputTokensExhausted { .. }) => {
-                if rules.result.max_output_tokens_api_error {
-                    Ending { terminal_reason: "api_error", api_error_type: None, api_error: Some("max_output_tokens") }
-                } else {
-                    Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
-                }
-            }
-            Stop::ModelError(Failure::MalformedToolCall) => {
-                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
-            }
-            Stop::MalformedToolUseExhausted { .. } => Ending {
-                terminal_reason: "malformed_tool_use_exhausted",
-                api_error_type: None,
-                api_error: Some("malformed_tool_use_exhausted"),
-            },
-            _ => own,
-        }
-    }
 }
 
 /// A context window as Claude Code writes it: `1M`, `200K`.

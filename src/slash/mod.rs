@@ -18,6 +18,9 @@ use reloop_core::ContentBlock;
 
 use crate::settings::{Source, Sources};
 
+mod catalog;
+pub(crate) use catalog::described;
+
 /// The most a command file may hold; a bigger one is not expanded.
 const MAX_COMMAND_BYTES: u64 = 1024 * 1024;
 

@@ -19,6 +19,8 @@ pub enum Canned {
     Error { status: u16, headers: Vec<(String, String)>, body: Value },
     /// 200, send `head` of an SSE body, then stall until the client goes away.
     Stall(String),
+    /// An SSE body sent after a wait, so messages the client gets meanwhile queue.
+    Delayed(Duration, String),
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +57,10 @@ impl FakeServer {
                 };
                 match answer {
                     Canned::Sse(body) => respond(&stream, 200, &[], "text/event-stream", body.as_bytes()),
+                    Canned::Delayed(wait, body) => {
+                        std::thread::sleep(wait);
+                        respond(&stream, 200, &[], "text/event-stream", body.as_bytes())
+                    }
                     Canned::Error { status, headers, body } => {
                         respond(&stream, status, &headers, "application/json", body.to_string().as_bytes())
                     }

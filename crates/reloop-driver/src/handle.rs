@@ -208,6 +208,8 @@ pub(crate) enum Control {
     Set(Event),
     /// A kept-alive session ends once its query is over.
     Close,
+    /// Compact the conversation now (`/compact`): between queries, that is the next query.
+    Compact,
 }
 
 /// A running session: a stream of [`RunEvent`]s and a way to abort.
@@ -249,6 +251,12 @@ impl RunHandle {
     /// Ends a kept-alive session once its current query is over.
     pub fn close(&self) {
         let _ = self.abort.send(Control::Close);
+    }
+
+    /// Compacts the conversation by hand (`/compact`): between queries of a kept-alive session
+    /// it runs as a query of its own, ending with a result like any other.
+    pub fn compact(&self) {
+        let _ = self.abort.send(Control::Compact);
     }
 
     /// A cloneable way to abort from elsewhere (a Ctrl-C handler).
@@ -314,6 +322,11 @@ impl AbortHandle {
     /// As [`RunHandle::close`].
     pub fn close(&self) {
         let _ = self.0.send(Control::Close);
+    }
+
+    /// As [`RunHandle::compact`].
+    pub fn compact(&self) {
+        let _ = self.0.send(Control::Compact);
     }
 }
 

@@ -420,6 +420,7 @@ impl Runner {
                             Event::QueuedInput { id: format!("queued-{queued}"), content }
                         }
                         Some(Control::Set(event)) => event,
+                        Some(Control::Compact) => Event::CompactRequested,
                         Some(Control::Close) | None => { abort_open = false; closing = true; continue; }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
@@ -486,28 +487,30 @@ impl Runner {
     }
 
     /// Between the queries of a kept-alive session: settings are applied as they come, and a
-    /// message starts the next query. `None` when the caller closes the session.
+    /// message (or a compaction by hand) starts the next query. `None` when the caller closes
+    /// the session.
     async fn next_query(
         &mut self,
         control: &mut mpsc::UnboundedReceiver<Control>,
     ) -> Result<Option<Event>, DriverError> {
         loop {
-            match control.recv().await {
-                Some(Control::Send(content)) => {
-                    // What the last query cancelled may still report; none of it belongs to the next.
-                    while self.inbox_rx.try_recv().is_ok() {}
-                    while self.starts_rx.try_recv().is_ok() {}
-                    self.started = Instant::now();
-                    self.api_ms_at_query = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
-                    return Ok(Some(Event::UserInput { content }));
-                }
+            let next = match control.recv().await {
+                Some(Control::Send(content)) => Event::UserInput { content },
+                Some(Control::Compact) => Event::CompactRequested,
                 Some(Control::Set(event)) => {
                     self.apply(event)?;
+                    continue;
                 }
                 // Nothing runs between queries: an interrupt has nothing to stop.
-                Some(Control::Abort) => {}
+                Some(Control::Abort) => continue,
                 Some(Control::Close) | None => return Ok(None),
-            }
+            };
+            // What the last query cancelled may still report; none of it belongs to the next.
+            while self.inbox_rx.try_recv().is_ok() {}
+            while self.starts_rx.try_recv().is_ok() {}
+            self.started = Instant::now();
+            self.api_ms_at_query = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
+            return Ok(Some(next));
         }
     }
 

@@ -1,5 +1,9 @@
 //! A `tools/call` result as the model sees it: MCP content blocks mapped to Anthropic
 //! `tool_result` blocks the way Claude Code maps them, capped like Claude Code caps MCP output.
+//!
+//! What Claude Code (2.1.197 and 2.1.332 alike, tests/print/recorded/*/sdk_wire/mcp_*) gives the
+//! model and the app: a result with `structuredContent` as one string, that object's compact
+//! JSON (the `content` beside it unused); any other as the list of blocks, even one text block.
 
 use serde_json::{json, Value};
 
@@ -22,12 +26,20 @@ pub struct CallOutput {
     /// The server itself failed (no answer in time, connection lost, garbage, not connected),
     /// as opposed to a tool that answered with an error: the user is told too.
     pub server_failed: bool,
+    /// The result travels as a plain string, not a list of blocks: reloop's own failures, and a
+    /// `structuredContent` answer, which Claude Code sends as its JSON text.
+    pub plain: bool,
 }
 
 impl CallOutput {
     /// A failure told to the model as one text block.
     pub fn error(text: impl Into<String>) -> Self {
-        CallOutput { blocks: vec![json!({"type": "text", "text": text.into()})], is_error: true, server_failed: false }
+        CallOutput {
+            blocks: vec![json!({"type": "text", "text": text.into()})],
+            is_error: true,
+            server_failed: false,
+            plain: true,
+        }
     }
 
     /// The server failed the call; the model and the user are told `text`.
@@ -60,19 +72,19 @@ pub(crate) fn max_output_tokens() -> usize {
 /// with a `content` list or `structuredContent` is garbage and becomes an error for the model.
 pub(crate) fn map_result(server: &str, result: &Value, max_tokens: usize) -> CallOutput {
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    let content = result.get("content").and_then(Value::as_array);
-    let mut blocks: Vec<Value> = content.into_iter().flatten().flat_map(|item| map_block(server, item)).collect();
-    if content.is_none_or(|c| c.is_empty()) {
-        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-            blocks.push(text_block(structured.to_string()));
-        }
+    if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+        let blocks = cap(vec![text_block(structured.to_string())], max_tokens);
+        return CallOutput { blocks, is_error, server_failed: false, plain: true };
     }
+    let content = result.get("content").and_then(Value::as_array);
+    let blocks: Vec<Value> = content.into_iter().flatten().flat_map(|item| map_block(server, item)).collect();
     if blocks.is_empty() && !result.is_object() {
         return CallOutput::server_failure(format!(
             "MCP server {server:?} answered with something that is not a tool result"
         ));
     }
-    CallOutput { blocks: cap(blocks, max_tokens), is_error, server_failed: false }
+    // An error's text stays a string, as reloop has sent it: no recording shows Claude Code's.
+    CallOutput { blocks: cap(blocks, max_tokens), is_error, server_failed: false, plain: is_error }
 }
 
 fn text_block(text: String) -> Value {
@@ -196,6 +208,26 @@ mod tests {
     fn structured_content_alone_becomes_its_json_text() {
         let out = map_result("s", &json!({"content": [], "structuredContent": {"n": 1}}), 10);
         assert_eq!(out.text(), r#"{"n":1}"#);
+        assert!(out.plain);
+    }
+
+    /// tests/print/recorded/*/sdk_wire/mcp_result: `echo` answered `content` "hi hi" and
+    /// `structuredContent` {"result": "hi hi"}; both versions sent `{"result":"hi hi"}`.
+    #[test]
+    fn structured_content_wins_over_the_content_beside_it_as_claude_code_sends_it() {
+        let result = json!({"content": [{"type": "text", "text": "hi hi"}], "structuredContent": {"result": "hi hi"}});
+        let out = map_result("fixture", &result, MAX_OUTPUT_TOKENS);
+        assert_eq!(out.blocks, vec![json!({"type": "text", "text": r#"{"result":"hi hi"}"#})]);
+        assert!(out.plain && !out.is_error);
+    }
+
+    /// tests/print/recorded/*/sdk_wire/mcp_text: text content alone stays a list of blocks.
+    #[test]
+    fn text_content_alone_stays_blocks() {
+        let result = json!({"content": [{"type": "text", "text": "ONLY-WORD"}]});
+        let out = map_result("plain", &result, MAX_OUTPUT_TOKENS);
+        assert_eq!(out.blocks, vec![json!({"type": "text", "text": "ONLY-WORD"})]);
+        assert!(!out.plain);
     }
 
     #[test]

@@ -70,7 +70,8 @@ async fn check_tools(set: &McpSet) {
 
     let echo = tool(set, "mcp__fix__echo").call(&json!({"text": "hi", "times": 2})).await;
     assert!(!echo.is_error, "{echo:?}");
-    assert_eq!(echo.text(), "hi hi");
+    // A `-> str` tool answers structuredContent too: Claude Code sends that, as JSON.
+    assert_eq!(echo.text(), r#"{"result":"hi hi"}"#);
 
     let invalid = tool(set, "mcp__fix__echo").call(&json!({"times": "x"})).await;
     assert!(invalid.is_error);
@@ -105,7 +106,7 @@ async fn a_stdio_server_lists_calls_and_fails_clearly() {
     assert!(started.elapsed() < Duration::from_secs(10));
 
     // The server still answers after a call timed out.
-    assert_eq!(tool(&set, "mcp__fix__echo").call(&json!({"text": "again"})).await.text(), "again");
+    assert_eq!(tool(&set, "mcp__fix__echo").call(&json!({"text": "again"})).await.text(), r#"{"result":"again"}"#);
 
     let crash = tool(&set, "mcp__fix__crash").call(&json!({})).await;
     assert!(crash.is_error);

@@ -1,8 +1,9 @@
-//! How a result line words the ends a version words its own way: the budget stop and
-//! structured output (recorded, `budget/` and `structured_output/`).
+//! How a result line words the run's end as each version does: its `terminal_reason` and API
+//! error keys, `num_turns` as Claude Code counts it, and the ends a version words its own way
+//! (the budget stop and structured output; recorded, `budget/` and `structured_output/`).
 
 use reloop_core::profile::ProfileId;
-use reloop_core::{Completion, Stop};
+use reloop_core::{Completion, Failure, Stop};
 use reloop_driver::RunResult;
 use serde_json::{json, Map, Value};
 
@@ -36,5 +37,74 @@ pub(super) fn version_ending(line: &mut Map<String, Value>, result: &RunResult) 
             line.insert("stop_reason".into(), Value::Null);
         }
         _ => {}
+    }
+}
+
+impl SdkStream {
+    /// `num_turns` as Claude Code counts it: one more than the main thread's `user` lines of
+    /// the query (each tool result, each Stop-hook feedback, each echoed retry or resume, the
+    /// compaction summary), so two calls in one message count two (a max-turns end counts the
+    /// refused turn; see result).
+    pub(super) fn num_turns(&self, result: &RunResult) -> u32 {
+        if result.profile.profile().claude_code_version.is_none() {
+            return result.num_turns;
+        }
+        // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call) counts none.
+        if matches!(&result.terminal.stop, Stop::HookStopped(hook) if hook.tool_use_id.is_none()) {
+            return 0;
+        }
+        self.user_lines.saturating_add(1)
+    }
+}
+
+/// The HTTP status of the failure that ended the run, if one did.
+pub(super) fn api_error_status(result: &RunResult) -> Option<u16> {
+    match result.terminal.evidence() {
+        reloop_core::Evidence::ModelFailure(failure) => failure.status,
+        _ => None,
+    }
+}
+
+/// How the result line words the run's end, by the session's profile.
+pub(super) struct Ending {
+    pub(super) terminal_reason: &'static str,
+    pub(super) api_error_type: Option<String>,
+    pub(super) api_error: Option<&'static str>,
+}
+
+impl Ending {
+    pub(super) fn of(result: &RunResult) -> Self {
+        let rules = result.profile.profile();
+        let own = Ending { terminal_reason: result.terminal.reason().as_str(), api_error_type: None, api_error: None };
+        if rules.claude_code_version.is_none() {
+            return own;
+        }
+        let api = |error_type: Option<String>, api_error: Option<&'static str>| {
+            if rules.result.api_error_terminal {
+                Ending { terminal_reason: "api_error", api_error_type: error_type, api_error }
+            } else {
+                // Claude Code 2.1.197 reports an API error as a completed run with is_error.
+                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+            }
+        };
+        match &result.terminal.stop {
+            Stop::ModelError(Failure::Request(failure)) => api(Some(failure.error_type.clone()), None),
+            Stop::ModelError(Failure::OutputTokensExhausted { .. }) => {
+                if rules.result.max_output_tokens_api_error {
+                    Ending { terminal_reason: "api_error", api_error_type: None, api_error: Some("max_output_tokens") }
+                } else {
+                    Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+                }
+            }
+            Stop::ModelError(Failure::MalformedToolCall) => {
+                Ending { terminal_reason: "completed", api_error_type: None, api_error: None }
+            }
+            Stop::MalformedToolUseExhausted { .. } => Ending {
+                terminal_reason: "malformed_tool_use_exhausted",
+                api_error_type: None,
+                api_error: Some("malformed_tool_use_exhausted"),
+            },
+            _ => own,
+        }
     }
 }

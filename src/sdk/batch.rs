@@ -1,0 +1,71 @@
+//! Messages the SDK sends while a query runs, answered as Claude Code answers them: when the
+//! query ends, everything that queued meanwhile becomes the next query's one user message.
+//!
+//! tests/print/recorded/*/sdk_wire/queued (2.1.197 and 2.1.332 alike): three messages sent at
+//! once gave two queries; the second request's last user message was one text block,
+//! `SECOND-QUESTION\nTHIRD-QUESTION`. Messages of text alone are joined so, by newlines; a message
+//! with an image or a document keeps its blocks, after the others' (no recording shows Claude
+//! Code's order for those).
+
+use std::collections::VecDeque;
+
+use reloop_core::ContentBlock;
+
+/// The one message the queued `waiting` ones make, in the order they came; `None` when none
+/// waits.
+pub(super) fn take(waiting: &mut VecDeque<Vec<ContentBlock>>) -> Option<Vec<ContentBlock>> {
+    let first = waiting.pop_front()?;
+    if waiting.is_empty() {
+        return Some(first);
+    }
+    let messages: Vec<Vec<ContentBlock>> = std::iter::once(first).chain(waiting.drain(..)).collect();
+    Some(join(messages))
+}
+
+/// Every message's text, each message's texts joined by newlines and the messages too, as one
+/// text block; other blocks follow it in order.
+fn join(messages: Vec<Vec<ContentBlock>>) -> Vec<ContentBlock> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut others: Vec<ContentBlock> = Vec::new();
+    for message in messages {
+        let mut text: Vec<String> = Vec::new();
+        for block in message {
+            match block {
+                ContentBlock::Text(t) => text.push(t.text),
+                other => others.push(other),
+            }
+        }
+        if !text.is_empty() {
+            texts.push(text.join("\n"));
+        }
+    }
+    let mut out = Vec::with_capacity(others.len() + 1);
+    if !texts.is_empty() {
+        out.push(ContentBlock::text(texts.join("\n")));
+    }
+    out.extend(others);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(t)]
+    }
+
+    #[test]
+    fn one_waiting_message_goes_as_it_came() {
+        let mut waiting = VecDeque::from([text("only")]);
+        assert_eq!(take(&mut waiting), Some(text("only")));
+        assert_eq!(take(&mut waiting), None);
+    }
+
+    #[test]
+    fn queued_texts_become_one_message_joined_by_newlines_as_claude_code_sends_them() {
+        let mut waiting = VecDeque::from([text("SECOND-QUESTION"), text("THIRD-QUESTION")]);
+        assert_eq!(take(&mut waiting), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
+        assert!(waiting.is_empty());
+    }
+}

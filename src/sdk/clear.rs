@@ -1,0 +1,40 @@
+//! The built-in commands typed between queries of a stream-json session.
+//!
+//! `/clear`: Claude Code does not ask the model, starts a new session (a new `session_id`) and
+//! prints the lines [`super::stream::SdkStream::conversation_reset`] prints. reloop ends the
+//! journaled session there and journals the queries after it as a new session, whose id the
+//! `/clear` lines already named. `/compact`: the session's next query is a compaction by hand
+//! (a journaled `compact_requested`), printed as [`super::stream::SdkStream::compact_by_hand`]
+//! says.
+
+use futures::StreamExt;
+use reloop_core::ContentBlock;
+use reloop_driver::{RunEvent, RunHandle};
+
+/// Whether a user message is the built-in `command` (nothing but it, spaces aside).
+pub(super) fn is_command(content: &[ContentBlock], command: &str) -> bool {
+    matches!(content, [ContentBlock::Text(text)] if text.text.trim() == command)
+}
+
+/// The next event of the session, if one runs; after a `/clear`, none until the next message
+/// starts the new session.
+pub(super) async fn next_event(handle: &mut Option<RunHandle>) -> Option<RunEvent> {
+    match handle {
+        Some(handle) => handle.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_command_alone_counts() {
+        assert!(is_command(&[ContentBlock::text(" /clear\n")], "/clear"));
+        assert!(!is_command(&[ContentBlock::text("/clear now")], "/clear"));
+        assert!(!is_command(&[ContentBlock::text("/clearer")], "/clear"));
+        assert!(!is_command(&[ContentBlock::text("/clear"), ContentBlock::text("more")], "/clear"));
+        assert!(is_command(&[ContentBlock::text("/compact")], "/compact"));
+    }
+}

@@ -1,0 +1,171 @@
+//! The lines of the built-in commands typed between queries of a stream-json session, as
+//! Claude Code prints them.
+//!
+//! `/clear` (tests/print/recorded/*/settings_slash/stream_clear): the model is not asked, and
+//! what follows belongs to a new session. 2.1.332: `conversation_reset` (its
+//! `new_conversation_id` also its `uuid`, `trigger` `clear`, the typed message's
+//! `user_message_uuid`) and `system/background_tasks_changed`, both with the old session's id;
+//! then, with the new session's id, `system/init` and a `result` of no turns, empty text, no cost
+//! (the new session has spent nothing) and `local_command` `clear`. 2.1.197: no reset line;
+//! `system/init`, an `assistant` line `(no content)` from the `<synthetic>` model, and the
+//! `result` with the process's cost so far.
+//!
+//! `/compact` (tests/print/recorded/*/sdk_wire/stream_compact, both versions): the compaction's
+//! `system/status` `compacting`, then `compact_result`, then `system/init`, the
+//! `compact_boundary`, the summary `user` line, a `user` line
+//! `<local-command-stdout>Compacted </local-command-stdout>` (`isReplay`), and a `result` of no
+//! turns and empty text with no `terminal_reason` (2.1.332: `local_command` `compact`).
+
+use reloop_core::profile::ProfileId;
+use reloop_core::Usage;
+use reloop_driver::{CompactStatus, RunEvent, RunResult};
+use serde_json::{json, Map, Value};
+
+use super::SdkStream;
+use crate::sdk::usage::{minus, model_usage, usage_json};
+
+impl SdkStream {
+    /// `/clear`: prints its lines and goes on as session `new_session`, whose queries start
+    /// from nothing. `previous` is the last query's result (2.1.197 reports its cost).
+    pub fn conversation_reset(&mut self, new_session: &str, previous: Option<&RunResult>) {
+        let latest = self.profile == ProfileId::ClaudeCode2_1_332;
+        if latest {
+            let id = self.uuid();
+            let typed = self.uuid();
+            let mut line = Map::new();
+            line.insert("type".into(), json!("conversation_reset"));
+            line.insert("new_conversation_id".into(), json!(id));
+            line.insert("uuid".into(), json!(id));
+            line.insert("trigger".into(), json!("clear"));
+            line.insert("user_message_uuid".into(), json!(typed));
+            line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+            line.insert("session_id".into(), json!(self.session_id));
+            self.wire.line(&Value::Object(line));
+            self.system_line("background_tasks_changed", json!({"tasks": []}));
+        }
+        self.session_id = new_session.to_string();
+        // Line uuids come from the session, step and place: these lines belong to no step of
+        // the new session's journal, so they take a step number none has.
+        self.seq = u64::MAX;
+        self.line = 0;
+        self.usage_before = Usage::default();
+        self.user_lines = 0;
+        self.stop_reason = None;
+        self.next_query();
+        if !latest {
+            let mut line = Map::new();
+            line.insert("type".into(), json!("assistant"));
+            line.insert(
+                "message".into(),
+                json!({"id": self.uuid(), "model": "<synthetic>", "role": "assistant",
+                    "stop_reason": "stop_sequence", "stop_sequence": "", "type": "message",
+                    "usage": usage_json(&Usage::default()),
+                    "content": [{"type": "text", "text": "(no content)"}]}),
+            );
+            self.emit(line, true);
+        }
+        let (cost, usage) = match (latest, previous) {
+            (false, Some(previous)) => (
+                previous.total_cost_usd,
+                model_usage(&previous.model_usage, previous.profile, &self.prices, self.max_output_tokens),
+            ),
+            _ => (0.0, json!({})),
+        };
+        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"));
+        self.seq = 0;
+        self.line = 0;
+    }
+
+    /// A `result` line of a built-in command: no turns, no text, no stop reason.
+    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!("result"));
+        line.insert("subtype".into(), json!("success"));
+        line.insert("is_error".into(), json!(false));
+        line.insert("duration_ms".into(), json!(0));
+        line.insert("duration_api_ms".into(), json!(0));
+        line.insert("num_turns".into(), json!(0));
+        line.insert("result".into(), json!(""));
+        line.insert("stop_reason".into(), Value::Null);
+        line.insert("session_id".into(), json!(self.session_id));
+        line.insert("total_cost_usd".into(), json!(cost));
+        line.insert("usage".into(), usage);
+        line.insert("modelUsage".into(), model_usage);
+        line.insert("permission_denials".into(), json!([]));
+        if let Some(command) = command {
+            line.insert("local_command".into(), json!(command));
+        }
+        line.insert("uuid".into(), json!(self.uuid()));
+        self.wire.line(&Value::Object(line));
+    }
+
+    /// `/compact` was typed: the query that follows is its compaction.
+    pub fn compact_by_hand(&mut self) {
+        self.by_hand = Some(ByHand::default());
+    }
+
+    /// Prints a line, or holds it while a compaction by hand has not said how it ended.
+    pub(super) fn print(&mut self, line: Map<String, Value>) {
+        match self.by_hand.as_mut() {
+            Some(ByHand { held: Some(held) }) => held.push(line),
+            _ => self.wire.line(&Value::Object(line)),
+        }
+    }
+
+    /// The events of a compaction by hand, in Claude Code's order; `false` for every other
+    /// event, which the stream prints as usual.
+    pub(super) fn by_hand_event(&mut self, event: &RunEvent) -> bool {
+        if self.by_hand.is_none() {
+            return false;
+        }
+        match event {
+            RunEvent::CompactStatus(CompactStatus::Compacting) => {
+                self.compact_status(CompactStatus::Compacting);
+                self.by_hand = Some(ByHand { held: Some(Vec::new()) });
+                true
+            }
+            RunEvent::CompactStatus(status) => {
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
+                self.compact_status(status.clone());
+                if *status == CompactStatus::Succeeded {
+                    self.next_query();
+                }
+                for line in held {
+                    self.wire.line(&Value::Object(line));
+                }
+                if *status == CompactStatus::Succeeded {
+                    let mut line = Map::new();
+                    line.insert("type".into(), json!("user"));
+                    line.insert(
+                        "message".into(),
+                        json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"}),
+                    );
+                    let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
+                    self.emit_with_tail(line, true, tail);
+                }
+                true
+            }
+            RunEvent::Finished(result) => {
+                self.by_hand = None;
+                self.streaming.reset();
+                let query_usage = minus(&result.usage, &self.usage_before);
+                self.usage_before = result.usage.clone();
+                self.context_tokens = result.context_tokens;
+                let usage = model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens);
+                let latest = self.profile == ProfileId::ClaudeCode2_1_332;
+                self.local_result(result.total_cost_usd, usage_json(&query_usage), usage, latest.then_some("compact"));
+                (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
+                self.stop_reason = None;
+                self.tool_names.clear();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A compaction typed as `/compact`: the lines held until it says how it ended.
+#[derive(Debug, Default)]
+pub(super) struct ByHand {
+    held: Option<Vec<Map<String, Value>>>,
+}

@@ -1,0 +1,94 @@
+//! The custom commands as the Agent SDK's `initialize` answer lists them (`commands`): each
+//! with its front matter's `description` and `argument-hint`, as Claude Code lists them.
+//!
+//! tests/print/recorded/*/sdk_wire/command_frontmatter (2.1.197 and 2.1.332 alike): the project's
+//! commands come first, each `{"name", "description", "argumentHint"}`, the description followed
+//! by ` (project)` (a user command's by ` (user)`), the hint `""` when the file gives none.
+//! Claude Code's built-in commands and skills that follow them are not listed (reloop has none).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::settings::{Source, Sources};
+
+/// The `initialize` answer's `commands`: the project's, then the user's, in [`super::list`]'s
+/// order.
+pub(crate) fn described(cwd: &Path, user_dir: Option<&Path>, sources: &Sources) -> Vec<Value> {
+    let project = cwd.join(".claude").join("commands");
+    let user = user_dir.map(|dir| dir.join("commands"));
+    super::list(cwd, user_dir, sources)
+        .into_iter()
+        .filter_map(|name| {
+            let relative = super::relative_path(&name)?;
+            let in_project = sources.reads(Source::Project) && project.join(&relative).is_file();
+            let (folder, scope) = match (&user, in_project) {
+                (_, true) => (project.clone(), "project"),
+                (Some(user), false) => (user.clone(), "user"),
+                (None, false) => return None,
+            };
+            let text = super::read_command(&folder.join(&relative))?;
+            let fields = front_matter(&text);
+            let description = fields.description.unwrap_or_else(|| first_line(super::body(&text)));
+            Some(json!({
+                "name": name,
+                "description": format!("{description} ({scope})"),
+                "argumentHint": fields.argument_hint.unwrap_or_default(),
+            }))
+        })
+        .collect()
+}
+
+/// The front matter fields a command's listing reads.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Fields {
+    description: Option<String>,
+    argument_hint: Option<String>,
+}
+
+/// `key: value` lines between a first `---` line and the next; quotes around a value dropped.
+fn front_matter(text: &str) -> Fields {
+    let mut fields = Fields::default();
+    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else { return fields };
+    for line in rest.lines() {
+        if line.trim_end() == "---" {
+            break;
+        }
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value)
+            .to_string();
+        match key.trim() {
+            "description" => fields.description = Some(value),
+            "argument-hint" => fields.argument_hint = Some(value),
+            _ => {}
+        }
+    }
+    fields
+}
+
+/// A command without a `description`: its body's first non-empty line (no recording shows
+/// Claude Code's choice for one).
+fn first_line(body: &str) -> String {
+    body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_front_matter_gives_the_recorded_fields() {
+        let text = "---\ndescription: Front matter probe\nargument-hint: FIRST SECOND\nmodel: claude-haiku-4-5\n\
+                    allowed-tools: Bash(echo:*)\n---\nFM-BODY $ARGUMENTS then run echo fm.\n";
+        let fields = front_matter(text);
+        assert_eq!(fields.description.as_deref(), Some("Front matter probe"));
+        assert_eq!(fields.argument_hint.as_deref(), Some("FIRST SECOND"));
+        assert_eq!(front_matter("no front matter\n"), Fields::default());
+        assert_eq!(first_line("\n  Greet $ARGUMENTS\nmore"), "Greet $ARGUMENTS");
+    }
+}
