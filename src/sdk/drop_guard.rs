@@ -20,8 +20,9 @@ pub fn check(discarded: &[Value], turn: &str) -> Option<String> {
     if !reloop_driver::is_uuid(turn) {
         return Some(format!("declared turn id is not a UUID: {turn}"));
     }
-    // Entries that belong to no turn (a system line, a snapshot) may come first.
-    let Some(first) = discarded.iter().position(|e| !is_furniture(e)) else { return None };
+    // Entries that belong to no turn (a system line, a snapshot) may come first; nothing but
+    // them is nothing to refuse.
+    let first = discarded.iter().position(|e| !is_furniture(e))?;
     let prompt = &discarded[first];
     if !(kind(prompt) == "user" && uuid(prompt) == turn) {
         return Some(format!(
@@ -136,7 +137,7 @@ mod tests {
             None
         );
         assert_eq!(
-            check(&[prompt.clone()], "not-a-uuid").as_deref(),
+            check(std::slice::from_ref(&prompt), "not-a-uuid").as_deref(),
             Some("declared turn id is not a UUID: not-a-uuid")
         );
         let other = "9e1d2c3b-4a5f-4e6d-8c7b-6a5f4e3d2c1b";
