@@ -58,9 +58,11 @@ fn parallel_tool_calls_then_text() {
     assert!(requests[0].headers.iter().all(|(k, _)| k != "authorization"), "no key, no Authorization");
     assert_eq!(requests[0].body["model"], "qwen3");
     assert_eq!(requests[0].body["stream"], true);
-    // The second request carries both results as tool messages.
-    let tool_messages: Vec<&Value> =
+    // The second request carries both results as tool messages (in the order the two
+    // concurrent calls finished, under the default Claude Code profile: sorted here).
+    let mut tool_messages: Vec<&Value> =
         requests[1].body["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
+    tool_messages.sort_by_key(|m| m["tool_call_id"].as_str().unwrap_or_default().to_string());
     assert_eq!(tool_messages.len(), 2);
     assert_eq!(tool_messages[0]["tool_call_id"], "call_a");
     assert_eq!(tool_messages[0]["content"], "src/auth/login.ts");

@@ -107,8 +107,30 @@ impl SdkStream {
     /// Prints a line, or holds it while a compaction by hand has not said how it ended.
     pub(super) fn print(&mut self, line: Map<String, Value>) {
         match self.by_hand.as_mut() {
-            Some(ByHand { held: Some(held) }) => held.push(line),
+            Some(ByHand { held: Some(held), .. }) => held.push(line),
             _ => self.wire.line(&Value::Object(line)),
+        }
+    }
+
+    /// Prints the held lines, the boundary first (as Claude Code prints it, before the summary),
+    /// then, after a success, the `Compacted ` line; holds nothing more.
+    fn flush_by_hand(&mut self) {
+        let Some(by_hand) = self.by_hand.as_mut() else { return };
+        let Some(mut held) = by_hand.held.take() else { return };
+        let succeeded = std::mem::take(&mut by_hand.succeeded);
+        held.sort_by_key(|line| line.get("subtype").and_then(Value::as_str) != Some("compact_boundary"));
+        for line in held {
+            self.wire.line(&Value::Object(line));
+        }
+        if succeeded {
+            let mut line = Map::new();
+            line.insert("type".into(), json!("user"));
+            line.insert(
+                "message".into(),
+                json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"}),
+            );
+            let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
+            self.emit_with_tail(line, true, tail);
         }
     }
 
@@ -121,31 +143,32 @@ impl SdkStream {
         match event {
             RunEvent::CompactStatus(CompactStatus::Compacting) => {
                 self.compact_status(CompactStatus::Compacting);
-                self.by_hand = Some(ByHand { held: Some(Vec::new()) });
+                self.by_hand = Some(ByHand { held: Some(Vec::new()), succeeded: false });
+                true
+            }
+            RunEvent::CompactStatus(status) if *status == CompactStatus::Succeeded => {
+                // The status and the next `init` print at once; the boundary can come after the
+                // success (flag 18), so the held lines wait for the query's end, where they are
+                // printed in Claude Code's order.
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take());
+                self.compact_status(status.clone());
+                self.next_query();
+                if let Some(by_hand) = self.by_hand.as_mut() {
+                    (by_hand.held, by_hand.succeeded) = (held, true);
+                }
                 true
             }
             RunEvent::CompactStatus(status) => {
-                let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take());
                 self.compact_status(status.clone());
-                if *status == CompactStatus::Succeeded {
-                    self.next_query();
+                if let Some(by_hand) = self.by_hand.as_mut() {
+                    by_hand.held = held;
                 }
-                for line in held {
-                    self.wire.line(&Value::Object(line));
-                }
-                if *status == CompactStatus::Succeeded {
-                    let mut line = Map::new();
-                    line.insert("type".into(), json!("user"));
-                    line.insert(
-                        "message".into(),
-                        json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"}),
-                    );
-                    let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
-                    self.emit_with_tail(line, true, tail);
-                }
+                self.flush_by_hand();
                 true
             }
             RunEvent::Finished(result) => {
+                self.flush_by_hand();
                 self.by_hand = None;
                 self.streaming.reset();
                 let query_usage = minus(&result.usage, &self.usage_before);
@@ -168,4 +191,6 @@ impl SdkStream {
 #[derive(Debug, Default)]
 pub(super) struct ByHand {
     held: Option<Vec<Map<String, Value>>>,
+    /// It said it succeeded: the `Compacted ` line follows the held ones.
+    succeeded: bool,
 }
