@@ -36,23 +36,25 @@ const EXAMPLES: &[(&str, &[&str])] = &[
 
 /// Where reloop's output differs from Claude Code's, and why.
 const DIFFERS: &[(&str, &str)] = &[
-    ("filesystem_agents.py", "init lists no agents: SDK and file-defined subagents are not offered yet"),
+    (
+        "filesystem_agents.py",
+        "init lists general-purpose and the files' agents; Claude Code's built-in claude, Explore, Plan and statusline-setup are not reloop's",
+    ),
     (
         "hooks.py",
-        "its UserPromptSubmit callback answers hookEventName SessionStart: Claude Code then answers nothing, reloop ignores the answer",
+        "its UserPromptSubmit callback answers as a SessionStart hook; Claude Code then answers nothing, reloop answers the prompt",
     ),
     (
         "include_partial_messages.py",
-        "partial messages lack content_block_start/stop and message_delta; init is reloop's",
-    ),
-    (
-        "max_budget_usd.py",
-        "the budget is checked against reloop's price table, which the fake answer's cost stays under",
+        "init is reloop's; no system/status requesting line; message_start has no id; usage keys differ",
     ),
     ("plugin_example.py", "plugins are not loaded, so init lists none"),
-    ("setting_sources.py", "no slash commands are listed (settings sources and commands are not read)"),
-    ("streaming_mode.py", "no slash commands or output styles in initialize"),
-    ("tools_option.py", "init lists reloop's six tools, in reloop's order"),
+    ("setting_sources.py", "Claude Code's built-in slash commands and skills are not reloop's, so none is listed"),
+    (
+        "streaming_mode.py",
+        "one result is read before the next query's lines there; initialize lists no built-in commands or output styles",
+    ),
+    ("tools_option.py", "init lists reloop's seven tools, in reloop's order"),
 ];
 
 fn sdk_dir() -> Option<PathBuf> {

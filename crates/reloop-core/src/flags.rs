@@ -62,8 +62,9 @@ pub enum Flag {
     /// Off: settings' hooks of those events are never fired.
     SessionEventHooks = 10,
     /// Under a profile with [`crate::profile::Profile::budget_before_tools`] (Claude Code), the
-    /// response whose cost reached `--max-budget-usd` ends the run before its tool calls run.
-    /// Off: the calls run, and the loop stops before the next request.
+    /// response whose cost reached `--max-budget-usd` ends the run at the budget: before its
+    /// tool calls run, or once shown when it asks for none. Off: the calls run, the loop stops
+    /// before the next request, and a last answer completes the run.
     BudgetBeforeTools = 11,
     /// Under a profile with [`crate::profile::WireRule::results_as_completed`] (Claude Code), a
     /// turn's tool results go back in the order their outcomes arrived, as Claude Code sends a

@@ -57,7 +57,15 @@ pub(crate) fn complete(mut ctx: Box<Loop>, streaming: Streaming, meta: Meta) -> 
     match meta.stop_reason {
         Some(StopReason::MaxTokens) => output_limit(ctx, assistant, streamed),
         Some(StopReason::ToolUse) => malformed_tool_call(ctx, assistant),
-        stop_reason => end_of_turn(ctx, assistant, stop_reason),
+        stop_reason => {
+            // An answer that reached the budget ends the run at the budget too, once shown, as
+            // Claude Code's does (the SDK's max_budget_usd.py example).
+            if let Some(budget_usd) = ctx.budget_reached().filter(|_| ctx.config.budget_before_tools()) {
+                ctx.messages.push(assistant);
+                return crate::request::budget_stop(ctx, budget_usd, Vec::new());
+            }
+            end_of_turn(ctx, assistant, stop_reason)
+        }
     }
 }
 

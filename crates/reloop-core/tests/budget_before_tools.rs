@@ -81,3 +81,24 @@ fn a_later_prompt_answers_the_unrun_calls_before_its_text_and_stops_at_the_budge
     assert_eq!(json[1]["text"], "more");
     assert_eq!(step.state.terminal().map(|t| matches!(t.stop, reloop_core::Stop::MaxBudgetUsd { .. })), Some(true));
 }
+
+#[test]
+fn an_answer_that_reached_the_budget_ends_the_run_at_the_budget_once_shown() {
+    let answer = |config: Config| {
+        let usage = Usage { input_tokens: 1_000, output_tokens: 20, ..Usage::default() };
+        let events = [
+            Event::UserInput { content: vec![ContentBlock::text("go")] },
+            Event::ModelBlock { index: 0, block: ContentBlock::text("done"), request: 1 },
+            Event::ModelDone { id: None, model: None, stop_reason: Some(StopReason::EndTurn), usage, request: 1 },
+        ];
+        events.into_iter().fold(State::new(config), |state, event| transition(state, event).state)
+    };
+    let state = answer(config(ProfileId::ClaudeCode2_1_332, Flags::current()));
+    assert!(matches!(state.terminal().map(|t| &t.stop), Some(reloop_core::Stop::MaxBudgetUsd { .. })));
+    // The answer is in the history, as shown.
+    assert_eq!(state.messages().len(), 2);
+    let mut off = Flags::current();
+    off.flip(Flag::BudgetBeforeTools.number());
+    let state = answer(config(ProfileId::ClaudeCode2_1_332, off));
+    assert!(matches!(state.terminal().map(|t| &t.stop), Some(reloop_core::Stop::Completed(_))));
+}
