@@ -275,6 +275,18 @@ fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_d
 
 /// Runs a stream-json session, sending each message once the previous one's result is printed.
 fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) -> Vec<Value> {
+    let sent: Vec<Value> = messages
+        .iter()
+        .map(|message| {
+            json!({"type": "user", "message": {"role": "user", "content": message},
+                "parent_tool_use_id": null, "session_id": "default"})
+        })
+        .collect();
+    drive_lines(ws, version, &server.url, &sent)
+}
+
+/// As [`drive`], the SDK's `user` lines given whole.
+fn drive_lines(ws: &Workspace, version: &str, url: &str, sent: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, BufReader};
     let home = ws.dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -283,7 +295,7 @@ fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) 
         .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
         .env("RELOOP_JOURNAL", ws.journal())
         .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "sk-test")
         .current_dir(ws.cwd())
         .stdin(Stdio::piped())
@@ -294,9 +306,7 @@ fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) 
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut lines = Vec::new();
-    for message in messages {
-        let line = json!({"type": "user", "message": {"role": "user", "content": message},
-            "parent_tool_use_id": null, "session_id": "default"});
+    for line in sent {
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
         loop {
@@ -422,6 +432,35 @@ fn compact_between_queries_compacts_by_hand_as_claude_code_prints_it() {
         let boundary = live.iter().find(|l| l["subtype"] == "compact_boundary").unwrap();
         assert_eq!(boundary["compact_metadata"]["trigger"], "manual", "{version}");
         assert_eq!(server.requests().len(), 4, "{version}: two for the question, the summary, the next question");
+        replays_as_live(&ws, &live, version);
+    }
+}
+
+/// A user message stamped `origin: {"kind": "human"}`, then one without: 2.1.332 echoes the
+/// stamp on the first query's result and prints no `origin` on the second's; 2.1.197 prints it
+/// on neither. The stamp is journaled with the message, so the replayed stream echoes it too.
+#[test]
+fn the_host_s_origin_is_echoed_on_its_query_s_result_as_claude_code_does() {
+    for version in VERSIONS {
+        let dir = fixture(version, "origin");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let sent: Vec<Value> = scenario["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|step| step["send"]["type"] == "user")
+            .map(|step| step["send"].clone())
+            .collect();
+        assert_eq!(sent[0]["origin"], json!({"kind": "human"}), "{version}: the recording stamped the first");
+        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let ws = Workspace::seed();
+        let live = drive_lines(&ws, version, &server.url, &sent);
+        let origins = |lines: &[Value]| results(lines).iter().map(|r| r.get("origin").cloned()).collect::<Vec<_>>();
+        let recorded = origins(&lines(&dir.join("stdout.jsonl")));
+        let echoed = if version == "2.1.332" { Some(json!({"kind": "human"})) } else { None };
+        assert_eq!(recorded, vec![echoed, None], "{version}: the recording");
+        assert_eq!(origins(&live), recorded, "{version}");
         replays_as_live(&ws, &live, version);
     }
 }

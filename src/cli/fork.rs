@@ -95,7 +95,7 @@ pub async fn run(args: ForkArgs) -> Result<Exit, CliError> {
     if let Some(prompt) = &args.prompt {
         // The new prompt is journaled like any step; the resume below sends its request.
         let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let event = Event::UserInput { content: vec![ContentBlock::text(prompt.clone())] };
+        let event = Event::user_input(vec![ContentBlock::text(prompt.clone())]);
         let step = transition(state, event.clone());
         let record = StepRecord::of(args.at + 1, now_ms(), event, from_phase, turn_before, &step);
         journal.append(&id, &record)?;

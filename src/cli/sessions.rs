@@ -71,7 +71,7 @@ impl Row {
         let config = &overview.run_config;
         let text = |key: &str| config.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let prompt = match &overview.first_prompt {
-            Some(reloop_core::Event::UserInput { content }) => reloop_inspect::timeline::text_of(content),
+            Some(reloop_core::Event::UserInput { content, .. }) => reloop_inspect::timeline::text_of(content),
             _ => String::new(),
         };
         let model = overview.responses.iter().rev().find_map(|(m, _)| m.clone()).unwrap_or_else(|| text("model"));

@@ -5,21 +5,27 @@
 //! once gave two queries; the second request's last user message was one text block,
 //! `SECOND-QUESTION\nTHIRD-QUESTION`. Messages of text alone are joined so, by newlines; a message
 //! with an image or a document keeps its blocks, after the others' (no recording shows Claude
-//! Code's order for those).
+//! Code's order for those). The query takes the `origin` of the last message that carried one
+//! (no recording shows a batch of stamped messages).
 
 use std::collections::VecDeque;
 
 use reloop_core::ContentBlock;
+use serde_json::Value;
 
-/// The one message the queued `waiting` ones make, in the order they came; `None` when none
-/// waits.
-pub(super) fn take(waiting: &mut VecDeque<Vec<ContentBlock>>) -> Option<Vec<ContentBlock>> {
+/// A message that waits: its content and the host's `origin` for it.
+pub(super) type Queued = (Vec<ContentBlock>, Option<Value>);
+
+/// The one message the queued `waiting` ones make, in the order they came, with the last
+/// `origin` given; `None` when none waits.
+pub(super) fn take(waiting: &mut VecDeque<Queued>) -> Option<Queued> {
     let first = waiting.pop_front()?;
     if waiting.is_empty() {
         return Some(first);
     }
-    let messages: Vec<Vec<ContentBlock>> = std::iter::once(first).chain(waiting.drain(..)).collect();
-    Some(join(messages))
+    let (messages, origins): (Vec<Vec<ContentBlock>>, Vec<Option<Value>>) =
+        std::iter::once(first).chain(waiting.drain(..)).unzip();
+    Some((join(messages), origins.into_iter().flatten().next_back()))
 }
 
 /// Every message's text, each message's texts joined by newlines and the messages too, as one
@@ -51,8 +57,8 @@ fn join(messages: Vec<Vec<ContentBlock>>) -> Vec<ContentBlock> {
 mod tests {
     use super::*;
 
-    fn text(t: &str) -> Vec<ContentBlock> {
-        vec![ContentBlock::text(t)]
+    fn text(t: &str) -> Queued {
+        (vec![ContentBlock::text(t)], None)
     }
 
     #[test]
@@ -67,5 +73,13 @@ mod tests {
         let mut waiting = VecDeque::from([text("SECOND-QUESTION"), text("THIRD-QUESTION")]);
         assert_eq!(take(&mut waiting), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
         assert!(waiting.is_empty());
+    }
+
+    #[test]
+    fn a_batch_takes_the_last_origin_given() {
+        let stamped = |t: &str, kind: &str| (vec![ContentBlock::text(t)], Some(serde_json::json!({"kind": kind})));
+        let mut waiting = VecDeque::from([stamped("a", "human"), stamped("b", "bot"), text("c")]);
+        assert_eq!(take(&mut waiting).unwrap().1, Some(serde_json::json!({"kind": "bot"})));
+        assert_eq!(take(&mut VecDeque::from([text("a"), text("b")])).unwrap().1, None);
     }
 }

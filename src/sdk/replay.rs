@@ -135,6 +135,9 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
             return Ok(false);
         }
         let Some(before) = fold.before() else { return Ok(false) };
+        if let Event::UserInput { origin, .. } = &record.event {
+            stream.set_origin(origin.clone());
+        }
         if was_done {
             // Between queries: what the SDK changed, and the next query's `system/init`.
             match &record.event {

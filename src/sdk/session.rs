@@ -48,7 +48,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             if let Some(text) = setup.drop_guard()? {
                 return Ok(setup.refuse(&text));
             }
-            let handle = setup.start(&wire, content, &prompt, false)?;
+            let handle = setup.start(&wire, content, None, &prompt, false)?;
             let model = setup.args.model_name();
             let mut printer = setup
                 .print_record()?
@@ -220,10 +220,16 @@ impl Setup {
     }
 
     /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed.
-    fn start_fresh(&self, wire: &Wire, content: Vec<ContentBlock>, id: String) -> Result<RunHandle, CliError> {
+    fn start_fresh(
+        &self,
+        wire: &Wire,
+        content: Vec<ContentBlock>,
+        origin: Option<Value>,
+        id: String,
+    ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
         let content = self.commands(content)?;
-        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start(content)?)
+        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_from(content, origin)?)
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -231,6 +237,7 @@ impl Setup {
         &self,
         wire: &Wire,
         content: Vec<ContentBlock>,
+        origin: Option<Value>,
         prompt_text: &str,
         keep_alive: bool,
     ) -> Result<RunHandle, CliError> {
@@ -238,7 +245,7 @@ impl Setup {
         let target = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => id.clone(),
             (None, true) => "last".to_string(),
-            (None, false) => return Ok(session.start(content)?),
+            (None, false) => return Ok(session.start_from(content, origin)?),
         };
         let Some(journal) = session.journal.as_mut() else {
             return Err(CliError::Usage("resuming needs the journal".into()));
@@ -297,7 +304,7 @@ impl Setup {
                 first.push(Event::SetPermissionMode { mode: mode.clone() });
             }
         }
-        first.push(Event::UserInput { content });
+        first.push(Event::UserInput { content, origin });
         Ok(session.resume_with_all(&id, first)?)
     }
 }
@@ -375,13 +382,13 @@ async fn stream_session(
     let mut init = Initialize::default();
     let mut early = Early::default();
     let model_name = args.model_name();
-    let first = loop {
+    let (first, origin) = loop {
         match incoming.recv().await {
-            Some(Incoming::User(content)) => {
+            Some(Incoming::User(content, origin)) => {
                 if let Some(names) = sdk_servers.take() {
                     servers.extend(crate::mcp::start_sdk(&names, &[], Arc::new(SdkMcp(wire.clone()))).await);
                 }
-                break content;
+                break (content, origin);
             }
             Some(Incoming::Request { id, request }) => match subtype(&request) {
                 "initialize" => match Initialize::parse(&request) {
@@ -450,9 +457,10 @@ async fn stream_session(
     if let Some(text) = setup.drop_guard()? {
         return Ok(setup.refuse(&text));
     }
-    let handle = setup.start(&wire, first, &prompt_text, true)?;
+    let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
+    stream.set_origin(origin);
     serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
@@ -481,7 +489,7 @@ async fn serve(
         }
     }));
     let (mut running, mut stdin_open, mut closed, mut reader_gone) = (true, true, false, false);
-    let mut waiting: VecDeque<Vec<ContentBlock>> = VecDeque::new();
+    let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut last: Option<RunResult> = None;
     loop {
         tokio::select! {
@@ -492,9 +500,10 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    if let Some(next) = super::batch::take(&mut waiting) {
+                    if let Some((next, origin)) = super::batch::take(&mut waiting) {
                         stream.next_query();
-                        control.send(next);
+                        stream.set_origin(origin.clone());
+                        control.send_from(next, origin);
                         running = true;
                     } else if !stdin_open && !closed {
                         control.close();
@@ -511,8 +520,8 @@ async fn serve(
                 }
             }
             line = incoming.recv(), if stdin_open => match line {
-                Some(Incoming::User(content)) if running => waiting.push_back(setup.commands(content)?),
-                Some(Incoming::User(content)) if super::clear::is_command(&content, "/clear") && !closed => {
+                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.commands(content)?, origin)),
+                Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
                         control.close();
                         while let Some(event) = old.next().await {
@@ -525,14 +534,15 @@ async fn serve(
                     stream.conversation_reset(&id, last.as_ref());
                     cleared = Some(id);
                 }
-                Some(Incoming::User(content)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
+                Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
                     stream.compact_by_hand();
                     control.compact();
                     running = true;
                 }
-                Some(Incoming::User(content)) if handle.is_none() => {
+                Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
-                    let started = setup.start_fresh(wire, content, id)?;
+                    stream.set_origin(origin.clone());
+                    let started = setup.start_fresh(wire, content, origin, id)?;
                     control = started.abort_handle();
                     if let Ok(mut session) = on_signal.lock() {
                         *session = started.abort_handle();
@@ -540,10 +550,11 @@ async fn serve(
                     handle = Some(started);
                     running = true;
                 }
-                Some(Incoming::User(content)) => {
+                Some(Incoming::User(content, origin)) => {
                     let content = setup.commands(content)?;
                     stream.next_query();
-                    control.send(content);
+                    stream.set_origin(origin.clone());
+                    control.send_from(content, origin);
                     running = true;
                 }
                 Some(Incoming::Request { id, request }) => {

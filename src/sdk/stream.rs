@@ -102,6 +102,8 @@ pub struct SdkStream {
     calls: children::NotedCalls,
     /// A `/compact` typed between queries is running (`stream_local.rs`).
     by_hand: Option<local::ByHand>,
+    /// The `origin` the host stamped on the running query's message, for its result.
+    origin: Option<Value>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -145,6 +147,7 @@ impl SdkStream {
             forward_subagent_text: false,
             calls: children::NotedCalls::default(),
             by_hand: None,
+            origin: None,
         }
     }
 
@@ -218,6 +221,11 @@ impl SdkStream {
             line.insert("model".into(), json!(self.model));
             self.emit(line, false);
         }
+    }
+
+    /// The host's `origin` for the query that starts now (`None`: it sent none).
+    pub fn set_origin(&mut self, origin: Option<Value>) {
+        self.origin = origin;
     }
 
     /// The model switched (`set_model`): later `assistant` lines name it.
@@ -702,6 +710,10 @@ impl SdkStream {
         self.structured_output(&mut line, result);
         line.insert("terminal_reason".into(), json!(ending.terminal_reason));
         endings::version_ending(&mut line, result);
+        // Taken, so a query started without one (a `/compact`) echoes none.
+        if let Some(origin) = self.origin.take().filter(|_| result.profile.profile().result.echo_origin) {
+            line.insert("origin".into(), origin);
+        }
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
         match self.output {

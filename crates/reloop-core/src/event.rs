@@ -236,6 +236,12 @@ pub enum Event {
     UserInput {
         /// The prompt.
         content: Vec<ContentBlock>,
+        /// Where the host says the message came from (an SDK app's `origin`, e.g.
+        /// `{"kind":"human"}`), kept only to be echoed on the query's result: the core decides
+        /// nothing by it, and it is journaled only when given, so older journals read and write
+        /// back byte for byte.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<serde_json::Value>,
     },
     /// A streamed text delta, for the caller's stream. It changes no state but the `streamed`
     /// mark, and it is journaled so that a replay reproduces the stream.
@@ -394,6 +400,11 @@ macro_rules! on_request {
 }
 
 impl Event {
+    /// A user's message with no `origin`: what every caller but an SDK app that stamps one sends.
+    pub fn user_input(content: Vec<ContentBlock>) -> Event {
+        Event::UserInput { content, origin: None }
+    }
+
     /// The request number a completion event names (`None` for events that complete no
     /// request; `Some(0)` for one journaled before correlation ids).
     pub fn request(&self) -> Option<u32> {

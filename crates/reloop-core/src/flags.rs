@@ -243,7 +243,7 @@ mod tests {
                 extra: Default::default(),
             };
             let events = [
-                Event::UserInput { content: vec![ContentBlock::text("go")] },
+                Event::user_input(vec![ContentBlock::text("go")]),
                 Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
                 Event::ModelDone {
                     id: None,

@@ -81,9 +81,9 @@ mod tests {
     #[test]
     fn a_fold_is_the_core_s_transitions_in_order() {
         let events = [
-            Event::UserInput { content: vec![ContentBlock::text("hi")] },
+            Event::user_input(vec![ContentBlock::text("hi")]),
             Event::Abort,
-            Event::UserInput { content: vec![ContentBlock::text("again")] },
+            Event::user_input(vec![ContentBlock::text("again")]),
         ];
         let mut fold = Fold::new(&Config::default());
         let mut state = State::new(Config::default());

@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn a_fallback_answers_the_calls_already_received() {
         let config = Config::default().with_model("big").with_fallback_model(Some("small".into()));
-        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         let call = ContentBlock::tool_use("toolu_1", "Read", serde_json::json!({"file_path": "/x"}));
         let state = transition(state, Event::ModelBlock { index: 0, block: call, request: 1 }).state;
         let step = transition(
@@ -321,8 +321,7 @@ mod tests {
 
     /// Requests a connection error fails until the loop gives up: the number of retries made.
     fn retries_of_a_refused_connection(config: Config) -> (u32, Vec<u32>) {
-        let mut state =
-            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let mut state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         let (mut request, mut shown_max) = (1, Vec::new());
         loop {
             let error = ModelError::new(None, "connection_error", "nothing is listening at http://127.0.0.1:9");
@@ -344,8 +343,7 @@ mod tests {
     #[test]
     fn claude_code_stops_after_three_529s_in_a_row_under_its_flag_only() {
         let requests = |config: Config| {
-            let mut state =
-                transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+            let mut state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
             for request in 1.. {
                 let error = ModelError::new(Some(529), "overloaded_error", "Overloaded");
                 let step = transition(state, Event::ModelFailed { error, request });
@@ -383,8 +381,7 @@ mod tests {
     /// What one overload inside a 200 stream leads to, after `streamed` text blocks arrived:
     /// the retry's attempt, or the run's end (its error text).
     fn after_a_stream_overload(config: Config, streamed: usize) -> Result<u32, String> {
-        let mut state =
-            transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let mut state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         for index in 0..streamed {
             state =
                 transition(state, Event::ModelBlock { index, block: ContentBlock::text("部分回答"), request: 1 }).state;
@@ -404,7 +401,7 @@ mod tests {
 
     /// The history's roles after an overload that broke the stream after one block.
     fn kept_after_a_stream_overload(config: Config) -> Vec<Role> {
-        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         let block = ContentBlock::text("部分回答");
         let state = transition(state, Event::ModelBlock { index: 0, block, request: 1 }).state;
         let error = ModelError::new(None, "overloaded_error", "Overloaded");
@@ -439,7 +436,7 @@ mod tests {
     /// The wait the loop asks for after one failure with `error`, under `profile`.
     fn first_wait(profile: crate::profile::ProfileId, error: ModelError) -> RetryWait {
         let config = Config::default().with_model("m").with_profile(profile);
-        let state = transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state;
+        let state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         let step = transition(state, Event::ModelFailed { error, request: 1 });
         step.effects
             .iter()

@@ -38,7 +38,7 @@ mod tests {
         let config = Config::default().with_model("claude-opus-4-8".to_string());
         let state = transition(State::new(config), Event::SetModel { model: Some("claude-haiku-4-5".into()) }).state;
         assert_eq!(state.context().current_model(), "claude-haiku-4-5");
-        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("hi")] });
+        let step = transition(state, Event::user_input(vec![ContentBlock::text("hi")]));
         let call = step.effects.iter().find_map(|e| e.command()).expect("a request");
         assert!(matches!(call, crate::Command::CallModel(c) if c.model == "claude-haiku-4-5"));
         let state = transition(step.state, Event::SetModel { model: None }).state;

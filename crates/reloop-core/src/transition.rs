@@ -34,7 +34,7 @@ mod tests {
     use crate::step::IgnoreWhy;
 
     fn started_with(config: Config) -> State {
-        transition(State::new(config), Event::UserInput { content: vec![ContentBlock::text("go")] }).state
+        transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state
     }
 
     fn started() -> State {
@@ -68,7 +68,7 @@ mod tests {
     fn a_new_prompt_after_the_end_starts_a_new_query() {
         let state = respond(started(), vec![ContentBlock::text("one")], StopReason::EndTurn).state;
         assert!(state.is_done());
-        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("b")] });
+        let step = transition(state, Event::user_input(vec![ContentBlock::text("b")]));
         assert_eq!(step.state.phase(), "awaiting_model");
         assert_eq!(step.state.context().turn_count(), 1);
         assert!(matches!(&step.effects[..],
@@ -156,7 +156,7 @@ mod tests {
                 .state;
         let state = transition(state, Event::Abort).state;
         assert_eq!(state.context().query.queued.len(), 1, "reported dropped at the end");
-        let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("again")] });
+        let step = transition(state, Event::user_input(vec![ContentBlock::text("again")]));
         assert!(step.state.context().query.queued.is_empty());
     }
 

@@ -51,7 +51,7 @@ fn resolve(spec: &Spec, state: &State) -> Event {
     let id = ids[usize::from(spec.variant) % ids.len()].to_string();
     let v = spec.variant;
     match spec.kind {
-        0 => Event::UserInput { content: vec![ContentBlock::text("go")] },
+        0 => Event::user_input(vec![ContentBlock::text("go")]),
         1 => Event::TextDelta { index: 0, text: "x".into(), request },
         2 => {
             let block = if v.is_multiple_of(2) {

@@ -29,7 +29,7 @@ fn over_budget(config: Config) -> (State, bool) {
     };
     let usage = Usage { input_tokens: 1_000, output_tokens: 20, ..Usage::default() };
     let events = [
-        Event::UserInput { content: vec![ContentBlock::text("go")] },
+        Event::user_input(vec![ContentBlock::text("go")]),
         Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
         Event::ModelDone { id: None, model: None, stop_reason: Some(StopReason::ToolUse), usage, request: 1 },
     ];
@@ -71,7 +71,7 @@ fn with_the_flag_off_or_under_reloop_s_profile_the_calls_run_first() {
 #[test]
 fn a_later_prompt_answers_the_unrun_calls_before_its_text_and_stops_at_the_budget_again() {
     let (state, _) = over_budget(config(ProfileId::ClaudeCode2_1_332, Flags::current()));
-    let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("more")] });
+    let step = transition(state, Event::user_input(vec![ContentBlock::text("more")]));
     let messages = step.state.messages().messages();
     let last = messages.last().unwrap();
     let json = serde_json::to_value(&last.content).unwrap();
@@ -87,7 +87,7 @@ fn an_answer_that_reached_the_budget_ends_the_run_at_the_budget_once_shown() {
     let answer = |config: Config| {
         let usage = Usage { input_tokens: 1_000, output_tokens: 20, ..Usage::default() };
         let events = [
-            Event::UserInput { content: vec![ContentBlock::text("go")] },
+            Event::user_input(vec![ContentBlock::text("go")]),
             Event::ModelBlock { index: 0, block: ContentBlock::text("done"), request: 1 },
             Event::ModelDone { id: None, model: None, stop_reason: Some(StopReason::EndTurn), usage, request: 1 },
         ];

@@ -39,7 +39,7 @@ fn texts(state: &State) -> Vec<(Role, String)> {
 #[test]
 fn the_half_answer_is_kept_and_the_model_asked_to_resume_until_the_retries_run_out() {
     let reminder = format!("<system-reminder>\n{CUT_STREAM_RESUME_TEXT}\n</system-reminder>");
-    let go = Event::UserInput { content: vec![ContentBlock::text("go")] };
+    let go = Event::user_input(vec![ContentBlock::text("go")]);
     let mut state = transition(State::new(config(Flags::current()).with_max_retries(3)), go).state;
     for attempt in 1..=3 {
         let step = cut(state, attempt);
@@ -62,7 +62,7 @@ fn the_half_answer_is_kept_and_the_model_asked_to_resume_until_the_retries_run_o
 fn without_its_flag_the_cut_stream_is_retried_as_before() {
     let mut flags = Flags::current();
     flags.flip(Flag::CutStreamResume.number());
-    let go = Event::UserInput { content: vec![ContentBlock::text("go")] };
+    let go = Event::user_input(vec![ContentBlock::text("go")]);
     let state = transition(State::new(config(flags)), go).state;
     let step = cut(state, 1);
     assert!(step.effects.iter().any(|e| matches!(e, Effect::Command(Command::WaitRetry(_)))), "{:?}", step.effects);

@@ -24,7 +24,7 @@ fn error() -> ModelError {
 #[test]
 fn every_event_kind_is_its_serde_tag_in_declaration_order() {
     let events = vec![
-        Event::UserInput { content: vec![ContentBlock::text("go")] },
+        Event::user_input(vec![ContentBlock::text("go")]),
         Event::TextDelta { index: 0, text: "a".into(), request: 1 },
         Event::ModelBlock { index: 0, block: ContentBlock::text("a"), request: 1 },
         Event::ModelDone { id: None, model: None, stop_reason: None, usage: Usage::default(), request: 1 },

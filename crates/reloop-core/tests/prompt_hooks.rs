@@ -24,7 +24,7 @@ fn submit(flags: Flags, runs: Vec<HookRun>) -> (State, bool) {
     );
     assert!(held.ignored.is_none(), "the runs are recorded, not ignored");
     state = held.state;
-    let step = transition(state, Event::UserInput { content: vec![ContentBlock::text("检查登录模块")] });
+    let step = transition(state, Event::user_input(vec![ContentBlock::text("检查登录模块")]));
     let asks = step.effects.iter().any(|e| matches!(e, Effect::Command(Command::CallModel(_))));
     (step.state, asks)
 }

@@ -231,7 +231,7 @@ fn replacement(event: &Event, share: usize) -> Event {
             request,
         },
         Event::TextDelta { index, .. } => Event::TextDelta { index: *index, text: note, request },
-        Event::UserInput { .. } => Event::UserInput { content: vec![reloop_core::ContentBlock::text(note)] },
+        Event::UserInput { .. } => Event::user_input(vec![reloop_core::ContentBlock::text(note)]),
         Event::QueuedInput { id, .. } => {
             Event::QueuedInput { id: id.clone(), content: vec![reloop_core::ContentBlock::text(note)] }
         }

@@ -203,7 +203,8 @@ pub struct RunResult {
 #[derive(Debug)]
 pub(crate) enum Control {
     Abort,
-    Send(Vec<ContentBlock>),
+    /// A user message and the host's `origin` for it.
+    Send(Vec<ContentBlock>, Option<serde_json::Value>),
     /// A setting changed (`set_model`, `set_permission_mode`): journaled and applied at once.
     Set(Event),
     /// A kept-alive session ends once its query is over.
@@ -235,7 +236,7 @@ impl RunHandle {
     /// new turn if the model had already finished. The stream reports it `queued`, `consumed`
     /// and `completed` — or `dropped` if the loop ends first.
     pub fn send(&self, content: Vec<ContentBlock>) {
-        let _ = self.abort.send(Control::Send(content));
+        let _ = self.abort.send(Control::Send(content, None));
     }
 
     /// Switches the model for the requests still to come (`None`: the configured one).
@@ -306,7 +307,13 @@ impl AbortHandle {
 
     /// Queues a user message, as [`RunHandle::send`].
     pub fn send(&self, content: Vec<ContentBlock>) {
-        let _ = self.0.send(Control::Send(content));
+        self.send_from(content, None);
+    }
+
+    /// As [`Self::send`], stamped with the host's `origin`: a message that starts a query is
+    /// journaled with it (to be echoed on that query's result).
+    pub fn send_from(&self, content: Vec<ContentBlock>, origin: Option<serde_json::Value>) {
+        let _ = self.0.send(Control::Send(content, origin));
     }
 
     /// As [`RunHandle::set_model`].

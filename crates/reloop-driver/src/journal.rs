@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_record_made_for_a_shared_journal_is_the_one_sqlite_stores() {
-        let event = Event::UserInput { content: vec![ContentBlock::text("hi")] };
+        let event = Event::user_input(vec![ContentBlock::text("hi")]);
         let step = transition(State::new(Config::default()), event.clone());
         let new = NewStep::of(1, 7, &event, "idle", 0, &step);
         let mut sqlite = Journal::in_memory().unwrap();

@@ -103,10 +103,20 @@ impl Session {
 impl Session {
     /// Starts the loop on the current tokio runtime. The session's header is journaled together
     /// with its first step, in one transaction: a session never exists without its prompt.
-    pub fn start(mut self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
+    pub fn start(self, prompt: Vec<ContentBlock>) -> Result<RunHandle, DriverError> {
+        self.start_from(prompt, None)
+    }
+
+    /// As [`Session::start`], the prompt stamped with the host's `origin` (journaled with it, to
+    /// be echoed on the query's result).
+    pub fn start_from(
+        mut self,
+        prompt: Vec<ContentBlock>,
+        origin: Option<serde_json::Value>,
+    ) -> Result<RunHandle, DriverError> {
         let (session_id, content, header) = self.prepare(prompt);
         let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content }], header))
+        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content, origin }], header))
     }
 
     /// The new session's id, its first prompt and its header (when it is journaled).
@@ -201,7 +211,7 @@ impl Session {
         }
         let state = State::new(self.core.clone());
         let (from_phase, turn_before) = (state.phase(), state.context().turn_count());
-        let event = Event::UserInput { content };
+        let event = Event::user_input(content);
         let step = transition(state, event.clone());
         let first = StepRecord::of(1, now_ms(), event, from_phase, turn_before, &step);
         journal.create_session_with_steps(&header, &[first])?;
@@ -415,7 +425,9 @@ impl Runner {
                             pending.push_back(Event::Abort);
                             continue;
                         }
-                        Some(Control::Send(content)) => {
+                        // Mid-query messages join the request in flight: no query of their own
+                        // to echo an origin on.
+                        Some(Control::Send(content, _)) => {
                             queued += 1;
                             Event::QueuedInput { id: format!("queued-{queued}"), content }
                         }
@@ -495,7 +507,7 @@ impl Runner {
     ) -> Result<Option<Event>, DriverError> {
         loop {
             let next = match control.recv().await {
-                Some(Control::Send(content)) => Event::UserInput { content },
+                Some(Control::Send(content, origin)) => Event::UserInput { content, origin },
                 Some(Control::Compact) => Event::CompactRequested,
                 Some(Control::Set(event)) => {
                     self.apply(event)?;

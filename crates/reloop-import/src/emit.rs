@@ -262,7 +262,7 @@ impl Emitter {
         self.observe_end_of_query();
         self.stop_for_prompt(at_ms);
         let content = std::mem::take(&mut self.pending_prompt);
-        self.apply(Event::UserInput { content }, at_ms);
+        self.apply(Event::user_input(content), at_ms);
         if std::mem::take(&mut self.pending_from_claude_code) {
             self.summary.prompts_from_claude_code += 1;
         } else {
@@ -334,7 +334,7 @@ impl Emitter {
             "idle" | "done" if !self.hidden.is_empty() => {
                 let content = std::mem::take(&mut self.hidden).into_iter().map(|(b, _)| b).collect();
                 let at = self.hidden_at.take().or(at_ms);
-                self.apply(Event::UserInput { content }, at);
+                self.apply(Event::user_input(content), at);
                 self.summary.meta_prompts += 1;
                 self.infer("a response answers meta or command text: the import takes that text as the prompt");
                 true

@@ -85,7 +85,7 @@ fn prompts(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::UserInput { content } => content.iter().find_map(|b| match b {
+            Event::UserInput { content, .. } => content.iter().find_map(|b| match b {
                 ContentBlock::Text(t) => Some(t.text.chars().take(16).collect()),
                 _ => None,
             }),

@@ -242,7 +242,7 @@ fn event_words(event: &Event, tools: &HashMap<String, String>) -> Option<String>
         // Streaming granularity, a call's start mark and a restart after a crash or at a fork
         // point are how a session was driven, not what it did.
         Event::TextDelta { .. } | Event::ToolStarted { .. } | Event::Resumed => return None,
-        Event::UserInput { content } => format!("user_input {:?}", shorten(&crate::timeline::text_of(content), 60)),
+        Event::UserInput { content, .. } => format!("user_input {:?}", shorten(&crate::timeline::text_of(content), 60)),
         Event::ModelBlock { block: ContentBlock::Text(t), .. } => format!("text {:?}", shorten(&t.text, 60)),
         Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
             format!("tool_use {} {}", call.name, tool_key(&call.name, &call.input))

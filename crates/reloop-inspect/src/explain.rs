@@ -296,7 +296,7 @@ fn caller_line(step: &StepRecord) -> Option<WhyLine> {
         Event::SetPermissionMode { mode } => {
             ("set_permission_mode", format!("the caller switched the permission mode to {mode}"))
         }
-        Event::UserInput { content } if step.from_phase == "done" => {
+        Event::UserInput { content, .. } if step.from_phase == "done" => {
             let text = crate::timeline::text_of(content);
             ("prompt", format!("a new prompt starts the next query: {}", shorten(&text, 60)))
         }

@@ -131,7 +131,7 @@ impl RecordingReader {
     fn push(&mut self, record: &StepRecord) {
         let (recording, names) = (&mut self.recording, &mut self.names);
         match &record.event {
-            Event::UserInput { content } => recording.prompts.push(content.clone()),
+            Event::UserInput { content, .. } => recording.prompts.push(content.clone()),
             Event::ModelBlock { index, block, request } => {
                 if let ContentBlock::ToolUse(call) = block {
                     names.insert(call.id.clone(), call.name.clone());

@@ -253,7 +253,7 @@ impl<'a> FactsGatherer<'a> {
         // this step's own effects may ask the next.
         let in_flight = self.facts.requests.len().checked_sub(1);
         let mut starts_prompt = false;
-        if let Event::UserInput { content } = &step.event {
+        if let Event::UserInput { content, .. } = &step.event {
             if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
                 self.prompt += 1;
                 self.facts.prompts.push(PromptFacts { number: self.prompt, seq: step.seq, text: text_of(content) });

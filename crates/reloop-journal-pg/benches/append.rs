@@ -36,7 +36,7 @@ fn step(seq: u64) -> StepRecord {
     StepRecord {
         seq,
         at_ms: seq,
-        event: Event::UserInput { content: vec![ContentBlock::text(format!("step {seq} of a session"))] },
+        event: Event::user_input(vec![ContentBlock::text(format!("step {seq} of a session"))]),
         from_phase: "idle".into(),
         to_phase: "awaiting_model".into(),
         turn_before: 1,

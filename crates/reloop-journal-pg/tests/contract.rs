@@ -28,7 +28,7 @@ fn said(seq: u64, text: &str) -> StepRecord {
     StepRecord {
         seq,
         at_ms: 1_700_000_000_000 + seq,
-        event: Event::UserInput { content: vec![ContentBlock::text(text)] },
+        event: Event::user_input(vec![ContentBlock::text(text)]),
         from_phase: "idle".into(),
         to_phase: "awaiting_model".into(),
         turn_before: seq as u32,

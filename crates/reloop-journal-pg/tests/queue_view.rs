@@ -23,7 +23,7 @@ fn said(text: &str) -> StepRecord {
     StepRecord {
         seq: 1,
         at_ms: 1_700_000_000_001,
-        event: Event::UserInput { content: vec![ContentBlock::text(text)] },
+        event: Event::user_input(vec![ContentBlock::text(text)]),
         from_phase: "idle".into(),
         to_phase: "awaiting_model".into(),
         turn_before: 1,

@@ -28,7 +28,7 @@ fn main() {
         parent: None,
     };
     journal.create_session(&header).expect("header");
-    let step = transition(State::new(Config::default()), Event::UserInput { content: vec![ContentBlock::text("hi")] });
+    let step = transition(State::new(Config::default()), Event::user_input(vec![ContentBlock::text("hi")]));
     let record = |seq| StepRecord::of(seq, 0, Event::Abort, "awaiting_model", 1, &step);
     let mut seq = 0;
     println!("journal writes on {} ({STEPS} steps each)\n", dir.path().display());

@@ -288,12 +288,9 @@ mod tests {
 
     #[test]
     fn the_kind_is_the_one_the_event_s_json_names() {
-        for event in [
-            Event::UserInput { content: vec![ContentBlock::text("hi")] },
-            Event::Abort,
-            Event::Resumed,
-            Event::CompactRequested,
-        ] {
+        for event in
+            [Event::user_input(vec![ContentBlock::text("hi")]), Event::Abort, Event::Resumed, Event::CompactRequested]
+        {
             let row = encoded(&event);
             let json: Value = serde_json::from_str(row.event_json().unwrap()).unwrap();
             assert_eq!(json["kind"], row.kind());

@@ -136,7 +136,7 @@ mod tests {
         let mut j = Journal::open_for_reading(&path).unwrap();
         let steps = j.steps("old3").unwrap();
         assert_eq!(steps.len(), 2);
-        assert_eq!(steps[0].event, Event::UserInput { content: vec![ContentBlock::text("hi")] });
+        assert_eq!(steps[0].event, Event::user_input(vec![ContentBlock::text("hi")]));
         assert_eq!((steps[0].from_phase.as_str(), steps[0].to_phase.as_str()), ("idle", "awaiting_model"));
         assert_eq!((steps[0].at_ms, steps[0].turn_before, steps[0].turn_after), (77, 0, 1));
         assert_eq!(steps[0].effects, serde_json::to_value(vec![Effect::from(Command::CancelModel)]).unwrap());

@@ -443,7 +443,7 @@ pub(crate) mod tests {
         StepRecord {
             seq,
             at_ms: 10,
-            event: Event::UserInput { content: vec![ContentBlock::text("hi")] },
+            event: Event::user_input(vec![ContentBlock::text("hi")]),
             from_phase: "idle".into(),
             to_phase: "awaiting_model".into(),
             turn_before: 1,
@@ -549,7 +549,7 @@ pub(crate) mod tests {
         j.create_session(&header("s1")).unwrap();
         j.append("s1", &step(1)).unwrap();
         let mut big = step(2);
-        big.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES))] };
+        big.event = Event::user_input(vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES))]);
         let err = j.append("s1", &big).unwrap_err();
         assert!(
             matches!(err, JournalError::RowTooLarge { seq: 2, limit: MAX_ROW_BYTES, bytes, .. } if bytes > MAX_ROW_BYTES),
@@ -561,7 +561,7 @@ pub(crate) mod tests {
         let mut fits = step(2);
         let overhead =
             serde_json::to_string(&fits.event).unwrap().len() - 2 + serde_json::to_string(&fits.effects).unwrap().len();
-        fits.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES - overhead))] };
+        fits.event = Event::user_input(vec![ContentBlock::text("x".repeat(MAX_ROW_BYTES - overhead))]);
         j.append("s1", &fits).unwrap();
         assert_eq!(j.steps("s1").unwrap().len(), 2);
     }

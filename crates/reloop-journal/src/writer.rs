@@ -564,7 +564,7 @@ mod tests {
         let (mut w, _) = writer(&path);
         w.create(header("s"), step(1)).expect("create");
         let mut huge = step(2);
-        huge.event = Event::UserInput { content: vec![ContentBlock::text("x".repeat(crate::MAX_ROW_BYTES))] };
+        huge.event = Event::user_input(vec![ContentBlock::text("x".repeat(crate::MAX_ROW_BYTES))]);
         let refused = w.append(&NewStep::from(&huge), Durability::Committed);
         assert!(matches!(refused, Err(JournalError::RowTooLarge { seq: 2, .. })), "{refused:?}");
         w.append(&NewStep::from(&step(2)), Durability::Committed).expect("the next row goes in");
@@ -602,7 +602,7 @@ mod tests {
         let records: Vec<StepRecord> = (2..=201)
             .map(|seq| {
                 let mut record = step(seq);
-                record.event = Event::UserInput { content: vec![ContentBlock::text("y".repeat(10_000))] };
+                record.event = Event::user_input(vec![ContentBlock::text("y".repeat(10_000))]);
                 record
             })
             .collect();

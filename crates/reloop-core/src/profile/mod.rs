@@ -173,6 +173,7 @@ pub const RELOOP: Profile = Profile {
         api_error_terminal: false,
         max_output_tokens_api_error: false,
         resumes_count_as_turns: false,
+        echo_origin: false,
         overload_stop_status: false,
     },
     tools: ToolTexts {
@@ -301,6 +302,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         api_error_terminal: true,
         max_output_tokens_api_error: true,
         resumes_count_as_turns: true,
+        echo_origin: true,
         overload_stop_status: true,
     },
     tools: ToolTexts {

@@ -58,6 +58,9 @@ pub struct ResultRule {
     pub max_output_tokens_api_error: bool,
     /// Max-tokens resumes count as turns in `num_turns` (2.1.332).
     pub resumes_count_as_turns: bool,
+    /// The `origin` the host stamped on the query's user message is echoed as the result's
+    /// `origin` (2.1.332; tests/print/recorded/*/sdk_wire/origin).
+    pub echo_origin: bool,
     /// A run ended by [`Profile::overload_stop`](super::Profile::overload_stop) names the 529
     /// in `api_error_status` (2.1.332); 2.1.197 prints `null`.
     pub overload_stop_status: bool,

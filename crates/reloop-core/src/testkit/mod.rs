@@ -229,8 +229,7 @@ impl Simulation {
     /// caller's side.
     pub fn run_with(&self, script: &[ModelOutcome], hooks: &mut dyn Outside) -> Trace {
         let mut state = State::new(self.config.clone());
-        let mut queue =
-            std::collections::VecDeque::from([Event::UserInput { content: vec![ContentBlock::text("go")] }]);
+        let mut queue = std::collections::VecDeque::from([Event::user_input(vec![ContentBlock::text("go")])]);
         let mut steps = Vec::new();
         let mut fed = 0usize;
         let mut hook_runs = 0usize;

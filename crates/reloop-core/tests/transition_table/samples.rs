@@ -23,7 +23,7 @@ pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
     };
     let read_call = || ContentBlock::tool_use("t1", "Read", json!({"file_path": "/x"}));
     match kind {
-        "user_input" => vec![Event::UserInput { content: vec![ContentBlock::text("go")] }],
+        "user_input" => vec![Event::user_input(vec![ContentBlock::text("go")])],
         "text_delta" => vec![
             Event::TextDelta { index: 0, text: "t".into(), request: r },
             Event::TextDelta { index: 0, text: "t".into(), request: stale },

@@ -179,7 +179,7 @@ impl Session {
     // The user and the caller.
 
     pub fn prompt(self, text: &str) -> Self {
-        self.feed(Event::UserInput { content: vec![ContentBlock::text(text)] })
+        self.feed(Event::user_input(vec![ContentBlock::text(text)]))
     }
 
     pub fn queue(self, id: &str) -> Self {

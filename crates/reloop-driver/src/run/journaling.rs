@@ -276,7 +276,7 @@ mod tests {
     use super::*;
 
     fn asked() -> (Event, Step) {
-        let event = Event::UserInput { content: vec![ContentBlock::text("hi")] };
+        let event = Event::user_input(vec![ContentBlock::text("hi")]);
         let step = transition(State::new(Config::default()), event.clone());
         assert!(step.effects.iter().filter_map(Effect::command).any(|c| matches!(c, Command::CallModel(_))));
         (event, step)

@@ -93,7 +93,7 @@ impl Runner {
 
     /// A prompt's UserPromptSubmit hooks, before its `user_input` is applied.
     pub(super) async fn prompt_submit(&mut self, event: &Event) -> Result<(), DriverError> {
-        let Event::UserInput { content } = event else {
+        let Event::UserInput { content, .. } = event else {
             return Ok(());
         };
         if self.run.agent.is_some() || !self.session_hooks_on() {

@@ -278,7 +278,7 @@ impl Checker<'_> {
     /// model as a prompt, which the engine never does with a hook's words.
     fn feedback_as_prompt(&mut self) {
         for (i, event) in self.imported.events.iter().enumerate() {
-            let Event::UserInput { content } = event else { continue };
+            let Event::UserInput { content, .. } = event else { continue };
             let feedback = content.iter().any(|b| match b {
                 reloop_core::ContentBlock::Text(t) => t.text.starts_with("Stop hook feedback:\n"),
                 _ => false,

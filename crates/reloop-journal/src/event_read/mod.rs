@@ -62,6 +62,8 @@ fn legacy() -> u32 {
 enum Tagged {
     UserInput {
         content: Vec<ContentBlock>,
+        #[serde(default)]
+        origin: Option<serde_json::Value>,
     },
     TextDelta {
         index: usize,
@@ -324,6 +326,7 @@ pub(crate) mod tests {
     fn every_kind_reads_the_same_both_ways() {
         let events = [
             r#"{"kind":"user_input","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{"kind":"user_input","content":[{"type":"text","text":"hi"}],"origin":{"kind":"human"}}"#,
             r#"{"kind":"text_delta","index":0,"text":"a \"b\"","request":3}"#,
             r#"{"kind":"text_delta","index":0,"text":"old"}"#,
             r#"{"kind":"model_block","index":1,"block":{"type":"tool_use","id":"t","name":"Read","input":{"path":"a"}},"request":2}"#,
@@ -351,6 +354,19 @@ pub(crate) mod tests {
             assert_eq!(fast, ordinary, "{text}");
             assert_eq!(read_event(text).ok(), ordinary);
         }
+    }
+
+    #[test]
+    fn a_user_input_s_origin_is_written_only_when_given() {
+        let plain = Event::user_input(vec![ContentBlock::text("hi")]);
+        let text = serde_json::to_string(&plain).expect("written");
+        assert_eq!(text, r#"{"kind":"user_input","content":[{"type":"text","text":"hi"}]}"#);
+        let stamped = Event::UserInput {
+            content: vec![ContentBlock::text("hi")],
+            origin: Some(serde_json::json!({"kind": "human"})),
+        };
+        let text = serde_json::to_string(&stamped).expect("written");
+        assert_eq!(read_event(&text).ok(), Some(stamped));
     }
 
     #[test]
