@@ -31,8 +31,13 @@ echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts"
 exit 2
 "#;
 
+/// A scenario of `hooks_events`, or of another family when it is named `FAMILY/SCENARIO`.
 fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events").join(scenario)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version);
+    match scenario.contains('/') {
+        true => root.join(scenario),
+        false => root.join("hooks_events").join(scenario),
+    }
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -384,6 +389,45 @@ fn a_stream_json_session_starts_once_submits_each_prompt_and_ends_once() {
         assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}: {:#?}", played.lines);
         assert!(played.replays_identical, "{version}");
         assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
+    }
+}
+
+/// `/compact` typed between queries runs the PreCompact hooks first (`trigger: "manual"`,
+/// `custom_instructions: null`, Claude Code's keys), and the compaction's note names each:
+/// `Compacted PreCompact [COMMAND] completed successfully`, as both versions print it. The
+/// session replays identical, the note too.
+#[test]
+fn pre_compact_hooks_run_before_a_compaction_by_hand_and_name_themselves_in_its_note() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/stream_compact");
+        let ours: Vec<&Value> = played.inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").collect();
+        let theirs: Vec<&Value> =
+            played.recorded_inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").collect();
+        assert_eq!(ours.len(), 1, "{version}: {:#?}", played.inputs);
+        assert_eq!(keys(ours[0]), keys(theirs[0]), "{version}");
+        assert_eq!(ours[0]["trigger"], theirs[0]["trigger"], "{version}");
+        assert_eq!(ours[0]["custom_instructions"], Value::Null, "{version}");
+        // It runs before the compaction's request, after the first query's.
+        let before_compaction = played.inputs.iter().position(|i| i["hook_event_name"] == "PreCompact");
+        let second_prompt = played.inputs.iter().rposition(|i| i["hook_event_name"] == "UserPromptSubmit");
+        assert!(before_compaction < second_prompt, "{version}");
+        let note = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .filter_map(|l| l["message"]["content"].as_str())
+                .filter(|c| c.starts_with("<local-command-stdout>"))
+                .map(|c| same_paths(c, &played.hooks_dir))
+                .collect()
+        };
+        let expected = note(&played.recorded);
+        assert_eq!(
+            expected,
+            ["<local-command-stdout>Compacted PreCompact [/tmp/reloop-cc-hooks/ev.sh PreCompact s log] completed successfully</local-command-stdout>"],
+            "{version}"
+        );
+        assert_eq!(note(&played.lines), expected, "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(note(&played.replayed), expected, "{version}: the replayed stream");
     }
 }
 

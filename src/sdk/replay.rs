@@ -145,7 +145,11 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
                 }
                 Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
                 Event::UserInput { .. } => stream.next_query(),
-                Event::CompactRequested => stream.compact_by_hand(),
+                // A compaction by hand's PreCompact runs are journaled before its request.
+                Event::CompactRequested
+                | Event::HookDone { hook_event: reloop_core::hook::HookEventName::PreCompact, .. } => {
+                    stream.compact_by_hand()
+                }
                 _ => {}
             }
         }

@@ -13,9 +13,12 @@
 //! `/compact` (tests/print/recorded/*/sdk_wire/stream_compact, both versions): the compaction's
 //! `system/status` `compacting`, then `compact_result`, then `system/init`, the
 //! `compact_boundary`, the summary `user` line, a `user` line
-//! `<local-command-stdout>Compacted </local-command-stdout>` (`isReplay`), and a `result` of no
+//! `<local-command-stdout>Compacted </local-command-stdout>` (`isReplay`; its PreCompact hooks'
+//! note after `Compacted `, `settings_slash/stream_compact`), and a `result` of no
 //! turns and empty text with no `terminal_reason` (2.1.332: `local_command` `compact`).
 
+use reloop_core::hook::session::pre_compact_note;
+use reloop_core::hook::HookRun;
 use reloop_core::profile::ProfileId;
 use reloop_core::Usage;
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
@@ -100,14 +103,22 @@ impl SdkStream {
     }
 
     /// `/compact` was typed: the query that follows is its compaction.
+    /// Idempotent: a replay meets the compaction's journaled PreCompact runs first.
     pub fn compact_by_hand(&mut self) {
-        self.by_hand = Some(ByHand::default());
+        self.by_hand.get_or_insert_with(ByHand::default);
+    }
+
+    /// A PreCompact hook of the compaction by hand ran: its line of the `Compacted ` note.
+    pub(super) fn pre_compact_ran(&mut self, run: &HookRun) {
+        if let Some(by_hand) = self.by_hand.as_mut() {
+            by_hand.pre_compact.push(run.clone());
+        }
     }
 
     /// Prints a line, or holds it while a compaction by hand has not said how it ended.
     pub(super) fn print(&mut self, line: Map<String, Value>) {
         match self.by_hand.as_mut() {
-            Some(ByHand { held: Some(held) }) => held.push(line),
+            Some(ByHand { held: Some(held), .. }) => held.push(line),
             _ => self.wire.line(&Value::Object(line)),
         }
     }
@@ -121,7 +132,9 @@ impl SdkStream {
         match event {
             RunEvent::CompactStatus(CompactStatus::Compacting) => {
                 self.compact_status(CompactStatus::Compacting);
-                self.by_hand = Some(ByHand { held: Some(Vec::new()) });
+                if let Some(by_hand) = self.by_hand.as_mut() {
+                    by_hand.held = Some(Vec::new());
+                }
                 true
             }
             RunEvent::CompactStatus(status) => {
@@ -134,12 +147,12 @@ impl SdkStream {
                     self.wire.line(&Value::Object(line));
                 }
                 if *status == CompactStatus::Succeeded {
+                    let runs = self.by_hand.as_ref().map(|b| b.pre_compact.as_slice()).unwrap_or_default();
+                    let content =
+                        format!("<local-command-stdout>Compacted {}</local-command-stdout>", pre_compact_note(runs));
                     let mut line = Map::new();
                     line.insert("type".into(), json!("user"));
-                    line.insert(
-                        "message".into(),
-                        json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"}),
-                    );
+                    line.insert("message".into(), json!({"role": "user", "content": content}));
                     let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
                     self.emit_with_tail(line, true, tail);
                 }
@@ -168,4 +181,6 @@ impl SdkStream {
 #[derive(Debug, Default)]
 pub(super) struct ByHand {
     held: Option<Vec<Map<String, Value>>>,
+    /// Its PreCompact hooks' runs (flag 10), worded into the `Compacted ` note.
+    pre_compact: Vec<HookRun>,
 }

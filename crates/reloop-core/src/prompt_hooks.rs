@@ -1,6 +1,6 @@
 //! Session-event hooks between queries (flag 10): the driver runs them and journals each event's
 //! runs as a `hook_done`; the core records SessionStart, SessionEnd and (a subagent's first step)
-//! SubagentStart runs (their effects are outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
+//! SubagentStart runs and a compaction by hand's PreCompact runs (their effects are outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
 //! that follows, which they decide ([`crate::hook::session::prompt_verdict`]): the prompt is
 //! blocked (no message, no request), stopped (the message kept, no request), or goes on with the
 //! hooks' added context as a `role: "system"` message after it, as both recorded versions send
@@ -22,6 +22,7 @@ pub(crate) fn between_queries(event: HookEventName) -> bool {
             | HookEventName::UserPromptSubmit
             | HookEventName::SessionEnd
             | HookEventName::SubagentStart
+            | HookEventName::PreCompact
     )
 }
 

@@ -97,7 +97,8 @@ pub enum RunEvent {
         message: String,
     },
     /// A SessionStart hook ran (flag 10): Claude Code prints its `hook_started` and
-    /// `hook_response` lines before `system/init`.
+    /// `hook_response` lines before `system/init`. Or a PreCompact hook of a compaction by
+    /// hand: its run is worded into the `Compacted ` note.
     HookRan {
         /// The event the hook ran for.
         hook_event: reloop_core::hook::HookEventName,

@@ -116,6 +116,27 @@ pub fn session_start_context(runs: &[HookRun]) -> String {
     additional_contexts(HookEventName::SessionStart, runs).iter().map(|c| format!("{c}\n\n")).collect()
 }
 
+/// What a compaction by hand's PreCompact hooks add to its `Compacted ` note, one line per hook
+/// in hook order: `PreCompact [COMMAND] completed successfully` for a hook that exited 0 with
+/// nothing to say (2.1.332, `settings_slash/stream_compact`); a hook's trimmed output follows
+/// `: `, and a hook that failed reads `failed` (not recorded: Claude Code's wording of the
+/// same note). Empty when no hook ran.
+pub fn pre_compact_note(runs: &[HookRun]) -> String {
+    let lines: Vec<String> = runs
+        .iter()
+        .map(|run| {
+            let ok = run.exit_code == Some(0);
+            let said = if ok { run.stdout.trim() } else { run.stderr.trim() };
+            let verdict = if ok { "completed successfully" } else { "failed" };
+            match said {
+                "" => format!("PreCompact [{}] {verdict}", run.command),
+                said => format!("PreCompact [{}] {verdict}: {said}", run.command),
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
 /// The prompt as a hook and the blocked text quote it: the prompt's text blocks, less the
 /// `<system-reminder>` context blocks reloop puts before it.
 pub fn prompt_text(content: &[crate::message::ContentBlock]) -> String {
@@ -204,5 +225,15 @@ mod tests {
             "SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\n\n"
         );
         assert_eq!(session_start_context(&[run("s", 0, "", "")]), "");
+    }
+
+    #[test]
+    fn pre_compact_note_names_each_hook() {
+        assert_eq!(pre_compact_note(&[run("s", 0, "", "")]), "PreCompact [s] completed successfully");
+        assert_eq!(
+            pre_compact_note(&[run("a", 0, "KEEP X\n", ""), run("b", 1, "", "BAD\n")]),
+            "PreCompact [a] completed successfully: KEEP X\nPreCompact [b] failed: BAD"
+        );
+        assert_eq!(pre_compact_note(&[]), "");
     }
 }
