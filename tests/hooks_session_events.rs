@@ -431,6 +431,47 @@ fn pre_compact_hooks_run_before_a_compaction_by_hand_and_name_themselves_in_its_
     }
 }
 
+/// A PreCompact hook that blocks (`decision: "block"`) cancels the compaction by hand: no
+/// summary request is made, and 2.1.332's lines say so (`compact_result` `failed`, `skipped:
+/// Compaction blocked by PreCompact hook: [COMMAND]: REASON`, a `<synthetic>` assistant line and
+/// the `result` of those words). The next prompt goes on with the conversation whole; the
+/// session replays identical, those lines too.
+#[test]
+fn a_pre_compact_block_cancels_the_compaction_by_hand() {
+    let version = "2.1.332";
+    let played = play(version, "settings_slash/stream_compact_hooks");
+    let pre_compact = |inputs: &[Value]| -> Vec<Vec<String>> {
+        inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").map(keys).collect()
+    };
+    assert_eq!(pre_compact(&played.inputs), pre_compact(&played.recorded_inputs));
+    assert_eq!(pre_compact(&played.inputs).len(), 2);
+    let recorded_requests =
+        std::fs::read_to_string(recorded_dir(version, "settings_slash/stream_compact_hooks").join("requests.jsonl"))
+            .unwrap();
+    assert_eq!(played.requests.len(), recorded_requests.lines().count(), "no summary request");
+    assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{:#?}", played.lines);
+    let said = |lines: &[Value]| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| match kind(l).as_str() {
+                "system/status" => l["compact_error"].as_str().map(str::to_string),
+                "assistant" if l["message"]["model"] == "<synthetic>" => {
+                    Some(l["message"]["content"][0]["text"].as_str().unwrap().to_string())
+                }
+                "result" => l["result"].as_str().filter(|r| r.starts_with("Compaction")).map(str::to_string),
+                _ => None,
+            })
+            .map(|text| same_paths(&text, &played.hooks_dir))
+            .collect()
+    };
+    let block = "Compaction blocked by PreCompact hook: [/tmp/reloop-cc-hooks/ev.sh PreCompact b block]: BLOCK-REASON-PreCompact-b";
+    assert_eq!(said(&played.recorded), [format!("skipped: {block}"), block.to_string(), block.to_string()]);
+    assert_eq!(said(&played.lines), said(&played.recorded));
+    assert!(played.replays_identical);
+    assert_eq!(kinds(&played.replayed), kinds(&played.lines), "the replayed stream");
+    assert_eq!(said(&played.replayed), said(&played.recorded));
+}
+
 /// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
 /// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
 /// before each, their answers read as a command's stdout. A callback's block ends the query

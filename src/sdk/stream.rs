@@ -501,6 +501,9 @@ impl SdkStream {
             CompactStatus::TooFewGroups => {
                 json!({"status": null, "compact_result": "failed", "compact_error": "too_few_groups"})
             }
+            CompactStatus::Blocked(text) => {
+                json!({"status": null, "compact_result": "failed", "compact_error": format!("skipped: {text}")})
+            }
             CompactStatus::FailedOn(error) => {
                 let words = crate::sdk::ending::api_error_words(error.status, &error.message, self.gateway.as_deref());
                 json!({"status": null, "compact_result": "failed", "compact_error": words.unwrap_or(error.message)})

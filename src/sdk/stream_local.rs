@@ -17,7 +17,7 @@
 //! note after `Compacted `, `settings_slash/stream_compact`), and a `result` of no
 //! turns and empty text with no `terminal_reason` (2.1.332: `local_command` `compact`).
 
-use reloop_core::hook::session::pre_compact_note;
+use reloop_core::hook::session::{pre_compact_block, pre_compact_note};
 use reloop_core::hook::HookRun;
 use reloop_core::profile::ProfileId;
 use reloop_core::Usage;
@@ -74,13 +74,13 @@ impl SdkStream {
             ),
             _ => (0.0, json!({})),
         };
-        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"));
+        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"), "");
         self.seq = 0;
         self.line = 0;
     }
 
     /// A `result` line of a built-in command: no turns, no text, no stop reason.
-    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>) {
+    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>, text: &str) {
         let mut line = Map::new();
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!("success"));
@@ -88,7 +88,7 @@ impl SdkStream {
         line.insert("duration_ms".into(), json!(0));
         line.insert("duration_api_ms".into(), json!(0));
         line.insert("num_turns".into(), json!(0));
-        line.insert("result".into(), json!(""));
+        line.insert("result".into(), json!(text));
         line.insert("stop_reason".into(), Value::Null);
         line.insert("session_id".into(), json!(self.session_id));
         line.insert("total_cost_usd".into(), json!(cost));
@@ -159,14 +159,25 @@ impl SdkStream {
                 true
             }
             RunEvent::Finished(result) => {
-                self.by_hand = None;
+                let runs = self.by_hand.take().map(|b| b.pre_compact).unwrap_or_default();
+                let blocked = pre_compact_block(&runs);
+                if let Some(text) = &blocked {
+                    self.compaction_blocked(text);
+                }
                 self.streaming.reset();
                 let query_usage = minus(&result.usage, &self.usage_before);
                 self.usage_before = result.usage.clone();
                 self.context_tokens = result.context_tokens;
                 let usage = model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens);
                 let latest = self.profile == ProfileId::ClaudeCode2_1_332;
-                self.local_result(result.total_cost_usd, usage_json(&query_usage), usage, latest.then_some("compact"));
+                let text = blocked.as_deref().unwrap_or_default();
+                self.local_result(
+                    result.total_cost_usd,
+                    usage_json(&query_usage),
+                    usage,
+                    latest.then_some("compact"),
+                    text,
+                );
                 (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
                 self.stop_reason = None;
                 self.tool_names.clear();
@@ -174,6 +185,32 @@ impl SdkStream {
             }
             _ => false,
         }
+    }
+}
+
+impl SdkStream {
+    /// A PreCompact hook blocked the compaction by hand: its status lines, `system/init`, and a
+    /// `<synthetic>` assistant line of the block's words, as 2.1.332 prints them
+    /// (`settings_slash/stream_compact_hooks`); the `result` that follows has them too.
+    fn compaction_blocked(&mut self, text: &str) {
+        self.compact_status(CompactStatus::Compacting);
+        self.compact_status(CompactStatus::Blocked(text.to_string()));
+        self.next_query();
+        let mut line = Map::new();
+        line.insert("type".into(), json!("assistant"));
+        line.insert(
+            "message".into(),
+            json!({"id": self.uuid(), "model": "<synthetic>", "role": "assistant",
+                "stop_reason": "end_turn", "stop_sequence": null, "type": "message",
+                "usage": usage_json(&Usage::default()), "content": [{"type": "text", "text": text}]}),
+        );
+        let tail = vec![
+            ("local_command_source", json!(format!("<local-command-stderr>{text}</local-command-stderr>"))),
+            ("timestamp", json!(crate::sdk::timestamp())),
+            ("local_command_run", json!({"command": "compact", "args": ""})),
+            ("local_command_outcome", json!({"kind": "failed"})),
+        ];
+        self.emit_with_tail(line, true, tail);
     }
 }
 

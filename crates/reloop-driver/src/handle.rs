@@ -165,6 +165,9 @@ pub enum CompactStatus {
     /// An auto-compaction's summary request failed on this error; the request goes ahead
     /// without it (flag 18).
     FailedOn(reloop_core::ModelError),
+    /// A compaction by hand a PreCompact hook blocked (flag 10): never asked for, with the
+    /// block's words ([`reloop_core::hook::session::pre_compact_block`]).
+    Blocked(String),
 }
 
 /// The outcome of a run.

@@ -137,6 +137,14 @@ pub fn pre_compact_note(runs: &[HookRun]) -> String {
     lines.join("\n")
 }
 
+/// What a PreCompact hook that blocked (exit 2, or `decision: "block"`) says: `Compaction blocked
+/// by PreCompact hook: [COMMAND]: REASON` (2.1.332, `settings_slash/stream_compact_hooks`; the
+/// first block, as Claude Code stops at it). `None` when no hook blocked.
+pub fn pre_compact_block(runs: &[HookRun]) -> Option<String> {
+    let block = outcome(HookEventName::PreCompact, runs).blocks.into_iter().next()?;
+    Some(format!("Compaction blocked by PreCompact hook: [{}]: {}", block.command, block.message))
+}
+
 /// The prompt as a hook and the blocked text quote it: the prompt's text blocks, less the
 /// `<system-reminder>` context blocks reloop puts before it.
 pub fn prompt_text(content: &[crate::message::ContentBlock]) -> String {
@@ -235,5 +243,15 @@ mod tests {
             "PreCompact [a] completed successfully: KEEP X\nPreCompact [b] failed: BAD"
         );
         assert_eq!(pre_compact_note(&[]), "");
+    }
+
+    #[test]
+    fn a_pre_compact_block_is_worded_as_claude_code_words_it() {
+        let block = "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-PreCompact-b\"}\n";
+        assert_eq!(
+            pre_compact_block(&[run("p", 0, "PLAIN\n", ""), run("b", 0, block, "")]).as_deref(),
+            Some("Compaction blocked by PreCompact hook: [b]: BLOCK-REASON-PreCompact-b")
+        );
+        assert_eq!(pre_compact_block(&[run("p", 0, "PLAIN\n", "")]), None);
     }
 }
