@@ -559,3 +559,68 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
     assert_eq!(info["prompt_submit_outcome"]["kind"], "blocked_by_hook");
     assert!(ws.replays_identical());
 }
+
+/// An SDK PreCompact callback runs before `/compact` typed between queries, as a command hook
+/// does (`trigger: "manual"`), and its block cancels the compaction: no summary request.
+#[test]
+fn an_sdk_pre_compact_callback_runs_before_compact_and_its_block_cancels_it() {
+    use std::io::{BufRead, Write};
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
+        "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
+    let args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    let mut child = ws
+        .command(&args)
+        .args(["--compat", "claude-code-2.1.332"])
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("HOME", ws.dir.path())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
+    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
+        "PreCompact": [{"hookCallbackIds": ["compact"]}]}}}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
+            send(user("first question"));
+        }
+        if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
+            inputs.push(line["request"]["input"].clone());
+            send(json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": line["request_id"], "response": {"decision": "block", "reason": "NO-COMPACT"}}}));
+        }
+        if line["type"] == "result" {
+            results += 1;
+            if results == 1 {
+                send(user("/compact"));
+            }
+        }
+        lines.push(line);
+        if results == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(status.success());
+    let called: Vec<Value> =
+        inputs.iter().map(|i| json!([i["hook_event_name"], i["trigger"], i["custom_instructions"]])).collect();
+    assert_eq!(called, [json!(["PreCompact", "manual", null])]);
+    assert_eq!(server.requests().len(), 1, "the blocked compaction asks for no summary");
+    let last = lines.last().unwrap()["result"].as_str().unwrap().to_string();
+    assert!(last.starts_with("Compaction blocked by PreCompact hook: [") && last.ends_with("]: NO-COMPACT"), "{last}");
+    assert!(ws.replays_identical());
+}
