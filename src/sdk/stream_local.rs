@@ -146,23 +146,26 @@ impl SdkStream {
                 for line in held {
                     self.wire.line(&Value::Object(line));
                 }
-                if *status == CompactStatus::Succeeded {
-                    let runs = self.by_hand.as_ref().map(|b| b.pre_compact.as_slice()).unwrap_or_default();
-                    let content =
-                        format!("<local-command-stdout>Compacted {}</local-command-stdout>", pre_compact_note(runs));
+                // Its `Compacted ` line follows the boundary and the summary, which may come after.
+                if let (true, Some(by_hand)) = (*status == CompactStatus::Succeeded, self.by_hand.as_mut()) {
+                    by_hand.succeeded = true;
+                }
+                true
+            }
+            RunEvent::Finished(result) => {
+                let by_hand = self.by_hand.take().unwrap_or_default();
+                let blocked = pre_compact_block(&by_hand.pre_compact);
+                if let Some(text) = &blocked {
+                    self.compaction_blocked(text);
+                }
+                if by_hand.succeeded {
+                    let note = pre_compact_note(&by_hand.pre_compact);
+                    let content = format!("<local-command-stdout>Compacted {note}</local-command-stdout>");
                     let mut line = Map::new();
                     line.insert("type".into(), json!("user"));
                     line.insert("message".into(), json!({"role": "user", "content": content}));
                     let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
                     self.emit_with_tail(line, true, tail);
-                }
-                true
-            }
-            RunEvent::Finished(result) => {
-                let runs = self.by_hand.take().map(|b| b.pre_compact).unwrap_or_default();
-                let blocked = pre_compact_block(&runs);
-                if let Some(text) = &blocked {
-                    self.compaction_blocked(text);
                 }
                 self.streaming.reset();
                 let query_usage = minus(&result.usage, &self.usage_before);
@@ -218,6 +221,8 @@ impl SdkStream {
 #[derive(Debug, Default)]
 pub(super) struct ByHand {
     held: Option<Vec<Map<String, Value>>>,
+    /// Whether it succeeded: its `Compacted ` line is printed before its result.
+    succeeded: bool,
     /// Its PreCompact hooks' runs (flag 10), worded into the `Compacted ` note.
     pre_compact: Vec<HookRun>,
 }
