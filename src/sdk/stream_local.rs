@@ -193,26 +193,33 @@ impl SdkStream {
 
 impl SdkStream {
     /// A PreCompact hook blocked the compaction by hand: its status lines, `system/init`, and a
-    /// `<synthetic>` assistant line of the block's words, as 2.1.332 prints them
-    /// (`settings_slash/stream_compact_hooks`); the `result` that follows has them too.
+    /// `<synthetic>` assistant line of the block's words, as each version prints them
+    /// (`settings_slash/stream_compact_hooks`: 2.1.332's line ends its turn and names the
+    /// command, 2.1.197's stops on an empty sequence); the `result` that follows has them too.
     fn compaction_blocked(&mut self, text: &str) {
         self.compact_status(CompactStatus::Compacting);
         self.compact_status(CompactStatus::Blocked(text.to_string()));
         self.next_query();
+        let latest = self.profile == ProfileId::ClaudeCode2_1_332;
+        let (stop_reason, stop_sequence) =
+            if latest { ("end_turn", Value::Null) } else { ("stop_sequence", json!("")) };
         let mut line = Map::new();
         line.insert("type".into(), json!("assistant"));
         line.insert(
             "message".into(),
             json!({"id": self.uuid(), "model": "<synthetic>", "role": "assistant",
-                "stop_reason": "end_turn", "stop_sequence": null, "type": "message",
+                "stop_reason": stop_reason, "stop_sequence": stop_sequence, "type": "message",
                 "usage": usage_json(&Usage::default()), "content": [{"type": "text", "text": text}]}),
         );
-        let tail = vec![
-            ("local_command_source", json!(format!("<local-command-stderr>{text}</local-command-stderr>"))),
-            ("timestamp", json!(crate::sdk::timestamp())),
-            ("local_command_run", json!({"command": "compact", "args": ""})),
-            ("local_command_outcome", json!({"kind": "failed"})),
-        ];
+        let tail = match latest {
+            true => vec![
+                ("local_command_source", json!(format!("<local-command-stderr>{text}</local-command-stderr>"))),
+                ("timestamp", json!(crate::sdk::timestamp())),
+                ("local_command_run", json!({"command": "compact", "args": ""})),
+                ("local_command_outcome", json!({"kind": "failed"})),
+            ],
+            false => Vec::new(),
+        };
         self.emit_with_tail(line, true, tail);
     }
 }
