@@ -31,8 +31,13 @@ echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts"
 exit 2
 "#;
 
+/// A scenario of `hooks_events`, or of another family when it is named `FAMILY/SCENARIO`.
 fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("hooks_events").join(scenario)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version);
+    match scenario.contains('/') {
+        true => root.join(scenario),
+        false => root.join("hooks_events").join(scenario),
+    }
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -387,6 +392,100 @@ fn a_stream_json_session_starts_once_submits_each_prompt_and_ends_once() {
     }
 }
 
+/// `/compact` typed between queries runs the PreCompact hooks first (`trigger: "manual"`,
+/// `custom_instructions: null`, Claude Code's keys), and the compaction's note names each:
+/// `Compacted PreCompact [COMMAND] completed successfully`, as both versions print it. The
+/// session replays identical, the note too.
+#[test]
+fn pre_compact_hooks_run_before_a_compaction_by_hand_and_name_themselves_in_its_note() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/stream_compact");
+        let ours: Vec<&Value> = played.inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").collect();
+        let theirs: Vec<&Value> =
+            played.recorded_inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").collect();
+        assert_eq!(ours.len(), 1, "{version}: {:#?}", played.inputs);
+        assert_eq!(keys(ours[0]), keys(theirs[0]), "{version}");
+        assert_eq!(ours[0]["trigger"], theirs[0]["trigger"], "{version}");
+        assert_eq!(ours[0]["custom_instructions"], Value::Null, "{version}");
+        // It runs before the compaction's request, after the first query's.
+        let before_compaction = played.inputs.iter().position(|i| i["hook_event_name"] == "PreCompact");
+        let second_prompt = played.inputs.iter().rposition(|i| i["hook_event_name"] == "UserPromptSubmit");
+        assert!(before_compaction < second_prompt, "{version}");
+        let note = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .filter_map(|l| l["message"]["content"].as_str())
+                .filter(|c| c.starts_with("<local-command-stdout>"))
+                .map(|c| same_paths(c, &played.hooks_dir))
+                .collect()
+        };
+        let expected = note(&played.recorded);
+        assert_eq!(
+            expected,
+            ["<local-command-stdout>Compacted PreCompact [/tmp/reloop-cc-hooks/ev.sh PreCompact s log] completed successfully</local-command-stdout>"],
+            "{version}"
+        );
+        assert_eq!(note(&played.lines), expected, "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(note(&played.replayed), expected, "{version}: the replayed stream");
+    }
+}
+
+/// A PreCompact hook that blocks (`decision: "block"`) cancels the compaction by hand: no
+/// summary request is made, and 2.1.332's lines say so (`compact_result` `failed`, `skipped:
+/// Compaction blocked by PreCompact hook: [COMMAND]: REASON`, a `<synthetic>` assistant line and
+/// the `result` of those words; 2.1.197 alike, its status without `skipped: `). The next prompt goes on with the conversation whole; the
+/// session replays identical, those lines too.
+#[test]
+fn a_pre_compact_block_cancels_the_compaction_by_hand() {
+    for version in VERSIONS {
+        pre_compact_block_cancels(version);
+    }
+}
+
+fn pre_compact_block_cancels(version: &str) {
+    let played = play(version, "settings_slash/stream_compact_hooks");
+    let pre_compact = |inputs: &[Value]| -> Vec<Vec<String>> {
+        inputs.iter().filter(|i| i["hook_event_name"] == "PreCompact").map(keys).collect()
+    };
+    assert_eq!(pre_compact(&played.inputs), pre_compact(&played.recorded_inputs));
+    assert_eq!(pre_compact(&played.inputs).len(), 2);
+    let recorded_requests =
+        std::fs::read_to_string(recorded_dir(version, "settings_slash/stream_compact_hooks").join("requests.jsonl"))
+            .unwrap();
+    assert_eq!(played.requests.len(), recorded_requests.lines().count(), "no summary request");
+    assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{:#?}", played.lines);
+    let said = |lines: &[Value]| -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| match kind(l).as_str() {
+                "system/status" => l["compact_error"].as_str().map(str::to_string),
+                "assistant" if l["message"]["model"] == "<synthetic>" => {
+                    Some(l["message"]["content"][0]["text"].as_str().unwrap().to_string())
+                }
+                "result" => l["result"].as_str().filter(|r| r.starts_with("Compaction")).map(str::to_string),
+                _ => None,
+            })
+            .map(|text| same_paths(&text, &played.hooks_dir))
+            .collect()
+    };
+    let block = "Compaction blocked by PreCompact hook: [/tmp/reloop-cc-hooks/ev.sh PreCompact b block]: BLOCK-REASON-PreCompact-b";
+    // 2.1.332 says the compaction was skipped; 2.1.197 gives the block's words alone.
+    let status = if version == "2.1.332" { format!("skipped: {block}") } else { block.to_string() };
+    assert_eq!(said(&played.recorded), [status, block.to_string(), block.to_string()], "{version}");
+    let synthetic = |lines: &[Value]| -> Vec<Value> {
+        let line = lines.iter().find(|l| l["message"]["model"] == "<synthetic>").unwrap();
+        let mut keys: Vec<&String> = line.as_object().unwrap().keys().collect();
+        keys.sort();
+        json!([line["message"]["stop_reason"], line["message"]["stop_sequence"], keys]).as_array().unwrap().clone()
+    };
+    assert_eq!(synthetic(&played.lines), synthetic(&played.recorded), "{version}");
+    assert_eq!(said(&played.lines), said(&played.recorded));
+    assert!(played.replays_identical);
+    assert_eq!(kinds(&played.replayed), kinds(&played.lines), "the replayed stream");
+    assert_eq!(said(&played.replayed), said(&played.recorded));
+}
+
 /// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
 /// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
 /// before each, their answers read as a command's stdout. A callback's block ends the query
@@ -472,5 +571,70 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
     assert_eq!(last["num_turns"], 0);
     let info = lines.iter().rev().find(|l| kind(l) == "system/informational").unwrap();
     assert_eq!(info["prompt_submit_outcome"]["kind"], "blocked_by_hook");
+    assert!(ws.replays_identical());
+}
+
+/// An SDK PreCompact callback runs before `/compact` typed between queries, as a command hook
+/// does (`trigger: "manual"`), and its block cancels the compaction: no summary request.
+#[test]
+fn an_sdk_pre_compact_callback_runs_before_compact_and_its_block_cancels_it() {
+    use std::io::{BufRead, Write};
+    let ws = Workspace::seed();
+    let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
+        "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
+        "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
+    let args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+    let mut child = ws
+        .command(&args)
+        .args(["--compat", "claude-code-2.1.332"])
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("HOME", ws.dir.path())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
+    let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
+    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
+        "PreCompact": [{"hookCallbackIds": ["compact"]}]}}}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
+            send(user("first question"));
+        }
+        if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
+            inputs.push(line["request"]["input"].clone());
+            send(json!({"type": "control_response", "response": {"subtype": "success",
+                "request_id": line["request_id"], "response": {"decision": "block", "reason": "NO-COMPACT"}}}));
+        }
+        if line["type"] == "result" {
+            results += 1;
+            if results == 1 {
+                send(user("/compact"));
+            }
+        }
+        lines.push(line);
+        if results == 2 {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert!(status.success());
+    let called: Vec<Value> =
+        inputs.iter().map(|i| json!([i["hook_event_name"], i["trigger"], i["custom_instructions"]])).collect();
+    assert_eq!(called, [json!(["PreCompact", "manual", null])]);
+    assert_eq!(server.requests().len(), 1, "the blocked compaction asks for no summary");
+    let last = lines.last().unwrap()["result"].as_str().unwrap().to_string();
+    assert!(last.starts_with("Compaction blocked by PreCompact hook: [") && last.ends_with("]: NO-COMPACT"), "{last}");
     assert!(ws.replays_identical());
 }

@@ -763,6 +763,13 @@ SCENARIOS += [
      "settings": ev_hooks([("PreCompact", "s", "log"), ("SessionStart", "s", "log"), ("UserPromptSubmit", "s", "log")]),
      "steps": [{"blocks": [read()]}, {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
                {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+    {"name": "settings_slash/stream_compact_hooks",
+     "note": "As `stream_compact`, with two PreCompact hooks: one printing plain stdout, one answering "
+             "`decision: block`. What the compaction shows of them, and whether a block cancels it.",
+     "input": stream("检查登录模块", "/compact", "再说一遍"), "files": {EV: EV_SH},
+     "settings": ev_hooks([("PreCompact", "p", "plain"), ("PreCompact", "b", "block"), ("SessionStart", "s", "log")]),
+     "steps": [{"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
+               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
     {"name": "settings_slash/custom",
      "note": "Project command `.claude/commands/greet.md` (frontmatter, $ARGUMENTS, $1, allowed-tools) run as "
              "`/greet Alice Bob`.", "prompt": "/greet Alice Bob", "files": COMMANDS,

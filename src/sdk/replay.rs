@@ -148,7 +148,11 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
                 }
                 Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
                 Event::UserInput { .. } => stream.next_query(),
-                Event::CompactRequested => stream.compact_by_hand(),
+                // A compaction by hand's PreCompact runs are journaled before its request.
+                Event::CompactRequested
+                | Event::HookDone { hook_event: reloop_core::hook::HookEventName::PreCompact, .. } => {
+                    stream.compact_by_hand()
+                }
                 _ => {}
             }
         }
@@ -167,6 +171,11 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
             stream.on_event(&output);
         }
         let done = fold.state().is_some_and(State::is_done);
+        // A compaction by hand the core refused (a PreCompact block) still ends its query with
+        // a result, as the live run's driver reports one after every request between queries.
+        if let (true, true, Event::CompactRequested, Some(state)) = (done, was_done, &event, fold.state()) {
+            stream.on_event(&RunEvent::Finished(result_of(id, state, 0)));
+        }
         if let (true, false, Some(state)) = (done, was_done, fold.state()) {
             let duration = at_ms.saturating_sub(first_at.unwrap_or(at_ms));
             stream.on_event(&RunEvent::Finished(result_of(id, state, duration)));

@@ -509,6 +509,14 @@ impl SdkStream {
             CompactStatus::TooFewGroups => {
                 json!({"status": null, "compact_result": "failed", "compact_error": "too_few_groups"})
             }
+            // 2.1.332 says the compaction was skipped; 2.1.197 gives the block's words alone.
+            CompactStatus::Blocked(text) => {
+                let error = match self.profile {
+                    ProfileId::ClaudeCode2_1_332 => format!("skipped: {text}"),
+                    _ => text,
+                };
+                json!({"status": null, "compact_result": "failed", "compact_error": error})
+            }
             CompactStatus::FailedOn(error) => {
                 let words = crate::sdk::ending::api_error_words(error.status, &error.message, self.gateway.as_deref());
                 json!({"status": null, "compact_result": "failed", "compact_error": words.unwrap_or(error.message)})

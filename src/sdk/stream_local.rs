@@ -13,9 +13,12 @@
 //! `/compact` (tests/print/recorded/*/sdk_wire/stream_compact, both versions): the compaction's
 //! `system/status` `compacting`, then `compact_result`, then `system/init`, the
 //! `compact_boundary`, the summary `user` line, a `user` line
-//! `<local-command-stdout>Compacted </local-command-stdout>` (`isReplay`), and a `result` of no
+//! `<local-command-stdout>Compacted </local-command-stdout>` (`isReplay`; its PreCompact hooks'
+//! note after `Compacted `, `settings_slash/stream_compact`), and a `result` of no
 //! turns and empty text with no `terminal_reason` (2.1.332: `local_command` `compact`).
 
+use reloop_core::hook::session::{pre_compact_block, pre_compact_note};
+use reloop_core::hook::HookRun;
 use reloop_core::profile::ProfileId;
 use reloop_core::Usage;
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
@@ -71,13 +74,13 @@ impl SdkStream {
             ),
             _ => (0.0, json!({})),
         };
-        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"));
+        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"), "");
         self.seq = 0;
         self.line = 0;
     }
 
     /// A `result` line of a built-in command: no turns, no text, no stop reason.
-    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>) {
+    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>, text: &str) {
         let mut line = Map::new();
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!("success"));
@@ -85,7 +88,7 @@ impl SdkStream {
         line.insert("duration_ms".into(), json!(0));
         line.insert("duration_api_ms".into(), json!(0));
         line.insert("num_turns".into(), json!(0));
-        line.insert("result".into(), json!(""));
+        line.insert("result".into(), json!(text));
         line.insert("stop_reason".into(), Value::Null);
         line.insert("session_id".into(), json!(self.session_id));
         line.insert("total_cost_usd".into(), json!(cost));
@@ -100,8 +103,16 @@ impl SdkStream {
     }
 
     /// `/compact` was typed: the query that follows is its compaction.
+    /// Idempotent: a replay meets the compaction's journaled PreCompact runs first.
     pub fn compact_by_hand(&mut self) {
-        self.by_hand = Some(ByHand::default());
+        self.by_hand.get_or_insert_with(ByHand::default);
+    }
+
+    /// A PreCompact hook of the compaction by hand ran: its line of the `Compacted ` note.
+    pub(super) fn pre_compact_ran(&mut self, run: &HookRun) {
+        if let Some(by_hand) = self.by_hand.as_mut() {
+            by_hand.pre_compact.push(run.clone());
+        }
     }
 
     /// Prints a line, or holds it while a compaction by hand has not said how it ended.
@@ -109,28 +120,6 @@ impl SdkStream {
         match self.by_hand.as_mut() {
             Some(ByHand { held: Some(held), .. }) => held.push(line),
             _ => self.wire.line(&Value::Object(line)),
-        }
-    }
-
-    /// Prints the held lines, the boundary first (as Claude Code prints it, before the summary),
-    /// then, after a success, the `Compacted ` line; holds nothing more.
-    fn flush_by_hand(&mut self) {
-        let Some(by_hand) = self.by_hand.as_mut() else { return };
-        let Some(mut held) = by_hand.held.take() else { return };
-        let succeeded = std::mem::take(&mut by_hand.succeeded);
-        held.sort_by_key(|line| line.get("subtype").and_then(Value::as_str) != Some("compact_boundary"));
-        for line in held {
-            self.wire.line(&Value::Object(line));
-        }
-        if succeeded {
-            let mut line = Map::new();
-            line.insert("type".into(), json!("user"));
-            line.insert(
-                "message".into(),
-                json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"}),
-            );
-            let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
-            self.emit_with_tail(line, true, tail);
         }
     }
 
@@ -143,40 +132,55 @@ impl SdkStream {
         match event {
             RunEvent::CompactStatus(CompactStatus::Compacting) => {
                 self.compact_status(CompactStatus::Compacting);
-                self.by_hand = Some(ByHand { held: Some(Vec::new()), succeeded: false });
-                true
-            }
-            RunEvent::CompactStatus(status) if *status == CompactStatus::Succeeded => {
-                // The status and the next `init` print at once; the boundary can come after the
-                // success (flag 18), so the held lines wait for the query's end, where they are
-                // printed in Claude Code's order.
-                let held = self.by_hand.as_mut().and_then(|b| b.held.take());
-                self.compact_status(status.clone());
-                self.next_query();
                 if let Some(by_hand) = self.by_hand.as_mut() {
-                    (by_hand.held, by_hand.succeeded) = (held, true);
+                    by_hand.held = Some(Vec::new());
                 }
                 true
             }
             RunEvent::CompactStatus(status) => {
-                let held = self.by_hand.as_mut().and_then(|b| b.held.take());
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
                 self.compact_status(status.clone());
-                if let Some(by_hand) = self.by_hand.as_mut() {
-                    by_hand.held = held;
+                if *status == CompactStatus::Succeeded {
+                    self.next_query();
                 }
-                self.flush_by_hand();
+                for line in held {
+                    self.wire.line(&Value::Object(line));
+                }
+                // Its `Compacted ` line follows the boundary and the summary, which may come after.
+                if let (true, Some(by_hand)) = (*status == CompactStatus::Succeeded, self.by_hand.as_mut()) {
+                    by_hand.succeeded = true;
+                }
                 true
             }
             RunEvent::Finished(result) => {
-                self.flush_by_hand();
-                self.by_hand = None;
+                let by_hand = self.by_hand.take().unwrap_or_default();
+                let blocked = pre_compact_block(&by_hand.pre_compact);
+                if let Some(text) = &blocked {
+                    self.compaction_blocked(text);
+                }
+                if by_hand.succeeded {
+                    let note = pre_compact_note(&by_hand.pre_compact);
+                    let content = format!("<local-command-stdout>Compacted {note}</local-command-stdout>");
+                    let mut line = Map::new();
+                    line.insert("type".into(), json!("user"));
+                    line.insert("message".into(), json!({"role": "user", "content": content}));
+                    let tail = vec![("timestamp", json!(crate::sdk::timestamp())), ("isReplay", json!(true))];
+                    self.emit_with_tail(line, true, tail);
+                }
                 self.streaming.reset();
                 let query_usage = minus(&result.usage, &self.usage_before);
                 self.usage_before = result.usage.clone();
                 self.context_tokens = result.context_tokens;
                 let usage = model_usage(&result.model_usage, result.profile, &self.prices, self.max_output_tokens);
                 let latest = self.profile == ProfileId::ClaudeCode2_1_332;
-                self.local_result(result.total_cost_usd, usage_json(&query_usage), usage, latest.then_some("compact"));
+                let text = blocked.as_deref().unwrap_or_default();
+                self.local_result(
+                    result.total_cost_usd,
+                    usage_json(&query_usage),
+                    usage,
+                    latest.then_some("compact"),
+                    text,
+                );
                 (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
                 self.stop_reason = None;
                 self.tool_names.clear();
@@ -187,10 +191,45 @@ impl SdkStream {
     }
 }
 
+impl SdkStream {
+    /// A PreCompact hook blocked the compaction by hand: its status lines, `system/init`, and a
+    /// `<synthetic>` assistant line of the block's words, as each version prints them
+    /// (`settings_slash/stream_compact_hooks`: 2.1.332's line ends its turn and names the
+    /// command, 2.1.197's stops on an empty sequence); the `result` that follows has them too.
+    fn compaction_blocked(&mut self, text: &str) {
+        self.compact_status(CompactStatus::Compacting);
+        self.compact_status(CompactStatus::Blocked(text.to_string()));
+        self.next_query();
+        let latest = self.profile == ProfileId::ClaudeCode2_1_332;
+        let (stop_reason, stop_sequence) =
+            if latest { ("end_turn", Value::Null) } else { ("stop_sequence", json!("")) };
+        let mut line = Map::new();
+        line.insert("type".into(), json!("assistant"));
+        line.insert(
+            "message".into(),
+            json!({"id": self.uuid(), "model": "<synthetic>", "role": "assistant",
+                "stop_reason": stop_reason, "stop_sequence": stop_sequence, "type": "message",
+                "usage": usage_json(&Usage::default()), "content": [{"type": "text", "text": text}]}),
+        );
+        let tail = match latest {
+            true => vec![
+                ("local_command_source", json!(format!("<local-command-stderr>{text}</local-command-stderr>"))),
+                ("timestamp", json!(crate::sdk::timestamp())),
+                ("local_command_run", json!({"command": "compact", "args": ""})),
+                ("local_command_outcome", json!({"kind": "failed"})),
+            ],
+            false => Vec::new(),
+        };
+        self.emit_with_tail(line, true, tail);
+    }
+}
+
 /// A compaction typed as `/compact`: the lines held until it says how it ended.
 #[derive(Debug, Default)]
 pub(super) struct ByHand {
     held: Option<Vec<Map<String, Value>>>,
-    /// It said it succeeded: the `Compacted ` line follows the held ones.
+    /// Whether it succeeded: its `Compacted ` line is printed before its result.
     succeeded: bool,
+    /// Its PreCompact hooks' runs (flag 10), worded into the `Compacted ` note.
+    pre_compact: Vec<HookRun>,
 }

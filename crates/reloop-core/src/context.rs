@@ -72,6 +72,9 @@ pub(crate) struct Session {
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from
     /// their `hook_done` until the prompt's `user_input`, which they decide.
     pub(crate) prompt_hooks: Option<Vec<crate::hook::HookRun>>,
+    /// The PreCompact runs of the compaction by hand about to be asked for (flag 10): held from
+    /// their `hook_done` until its `compact_requested`, which a block cancels.
+    pub(crate) pre_compact_hooks: Option<Vec<crate::hook::HookRun>>,
 }
 
 /// From a prompt until the loop stops.
@@ -377,6 +380,9 @@ impl Loop {
             d.value(&s.permission_mode);
         }
         if let Some(runs) = &s.prompt_hooks {
+            d.value(runs);
+        }
+        if let Some(runs) = &s.pre_compact_hooks {
             d.value(runs);
         }
     }

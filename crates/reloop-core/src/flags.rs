@@ -58,7 +58,8 @@ pub enum Flag {
     /// The session events' hooks run: SessionStart before the first prompt (its context opens
     /// the system context), UserPromptSubmit before each prompt (it may block or stop the prompt,
     /// or add context after it, [`crate::hook::session`]), SessionEnd when the session ends,
-    /// SubagentStart and SubagentStop around a subagent, as Claude Code runs them in print mode.
+    /// SubagentStart and SubagentStop around a subagent, PreCompact before a compaction by hand
+    /// (a block cancels it), as Claude Code runs them in print mode.
     /// Off: settings' hooks of those events are never fired.
     SessionEventHooks = 10,
     /// Under a profile with [`crate::profile::Profile::budget_before_tools`] (Claude Code), the

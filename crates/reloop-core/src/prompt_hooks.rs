@@ -1,6 +1,6 @@
 //! Session-event hooks between queries (flag 10): the driver runs them and journals each event's
 //! runs as a `hook_done`; the core records SessionStart, SessionEnd and (a subagent's first step)
-//! SubagentStart runs (their effects are outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
+//! SubagentStart runs and a compaction by hand's PreCompact runs (their effects are outside the conversation) and holds a prompt's UserPromptSubmit runs for the `user_input`
 //! that follows, which they decide ([`crate::hook::session::prompt_verdict`]): the prompt is
 //! blocked (no message, no request), stopped (the message kept, no request), or goes on with the
 //! hooks' added context as a `role: "system"` message after it, as both recorded versions send
@@ -22,14 +22,21 @@ pub(crate) fn between_queries(event: HookEventName) -> bool {
             | HookEventName::UserPromptSubmit
             | HookEventName::SessionEnd
             | HookEventName::SubagentStart
+            | HookEventName::PreCompact
     )
 }
 
-/// Records a between-queries event's runs; a prompt's UserPromptSubmit runs wait for it (under
+/// Records a between-queries event's runs; a prompt's UserPromptSubmit runs wait for it, a
+/// compaction by hand's PreCompact runs for its `compact_requested` (under
 /// the flag: with it flipped off, a replay shows the prompt the runs refused going on).
 pub(crate) fn hold(mut ctx: Box<Loop>, event: HookEventName, runs: Vec<HookRun>) -> Box<Loop> {
-    if event == HookEventName::UserPromptSubmit && ctx.config.flag(crate::flags::Flag::SessionEventHooks) {
-        ctx.session.prompt_hooks = Some(runs);
+    if !ctx.config.flag(crate::flags::Flag::SessionEventHooks) {
+        return ctx;
+    }
+    match event {
+        HookEventName::UserPromptSubmit => ctx.session.prompt_hooks = Some(runs),
+        HookEventName::PreCompact => ctx.session.pre_compact_hooks = Some(runs),
+        _ => {}
     }
     ctx
 }
@@ -66,4 +73,10 @@ pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Submitted 
     ctx.iteration = Iteration::default();
     let stop = Stop::HookStopped(HookPrevented { command, stop_reason: Some(reason), tool_use_id: None });
     Submitted::Refused(Box::new(done(ctx, Terminal::failed(stop, text), Vec::new())))
+}
+
+/// Whether the held PreCompact runs of a compaction by hand cancel it: a hook blocked, as
+/// 2.1.332 cancels one (`settings_slash/stream_compact_hooks`: no summary request is made).
+pub(crate) fn compaction_blocked(ctx: &mut Loop) -> bool {
+    ctx.session.pre_compact_hooks.take().is_some_and(|runs| crate::hook::session::pre_compact_block(&runs).is_some())
 }

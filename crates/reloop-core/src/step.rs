@@ -92,6 +92,8 @@ pub enum IgnoreWhy {
     },
     /// A compaction was asked for, but the conversation has no exchange before its last one.
     NothingToCompact,
+    /// A compaction by hand was asked for, but one of its PreCompact hooks blocked it (flag 10).
+    CompactionBlocked,
     /// A restart found nothing in flight to ask for again.
     NothingInFlight,
     /// The caller set a setting to the value it already had.
@@ -122,6 +124,7 @@ impl Ignored {
                 format!("tools are running; a {} result belongs to no call", hook_event.as_str())
             }
             IgnoreWhy::NothingToCompact => "there is no exchange before the last one to summarise".to_string(),
+            IgnoreWhy::CompactionBlocked => "a PreCompact hook blocked the compaction".to_string(),
             IgnoreWhy::NothingInFlight => "nothing was in flight to ask for again".to_string(),
             IgnoreWhy::AlreadySet => "the setting already had that value".to_string(),
         };

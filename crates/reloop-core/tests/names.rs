@@ -121,6 +121,7 @@ fn every_ignored_why_is_its_serde_tag() {
         IgnoreWhy::NotStopHooks { hook_event: HookEventName::PreToolUse },
         IgnoreWhy::NotToolHooks { hook_event: HookEventName::Stop },
         IgnoreWhy::NothingToCompact,
+        IgnoreWhy::CompactionBlocked,
         IgnoreWhy::NothingInFlight,
         IgnoreWhy::AlreadySet,
     ];

@@ -97,7 +97,8 @@ pub enum RunEvent {
         message: String,
     },
     /// A SessionStart hook ran (flag 10): Claude Code prints its `hook_started` and
-    /// `hook_response` lines before `system/init`.
+    /// `hook_response` lines before `system/init`. Or a PreCompact hook of a compaction by
+    /// hand: its run is worded into the `Compacted ` note.
     HookRan {
         /// The event the hook ran for.
         hook_event: reloop_core::hook::HookEventName,
@@ -164,6 +165,9 @@ pub enum CompactStatus {
     /// An auto-compaction's summary request failed on this error; the request goes ahead
     /// without it (flag 18).
     FailedOn(reloop_core::ModelError),
+    /// A compaction by hand a PreCompact hook blocked (flag 10): never asked for, with the
+    /// block's words ([`reloop_core::hook::session::pre_compact_block`]).
+    Blocked(String),
 }
 
 /// The outcome of a run.

@@ -64,7 +64,8 @@ pub fn step_outputs(
             }
             // SessionStart's hooks show as their own lines; SessionEnd's output is ignored.
             let session = matches!(hook_event, HookEventName::SessionStart | HookEventName::SessionEnd);
-            if *hook_event == HookEventName::SessionStart {
+            // PreCompact's runs word a compaction by hand's note.
+            if matches!(hook_event, HookEventName::SessionStart | HookEventName::PreCompact) {
                 out.extend(runs.iter().map(|run| RunEvent::HookRan { hook_event: *hook_event, run: run.clone() }));
             }
             if after.context().config().flag(reloop_core::Flag::HookSystemMessage) && !session {

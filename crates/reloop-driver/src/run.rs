@@ -457,6 +457,10 @@ impl Runner {
                     }
                 },
             };
+            if let Err(e) = self.pre_compact(&event).await {
+                self.cancel_all();
+                return Err(e);
+            }
             if let Err(e) = self.prompt_submit(&event).await {
                 self.cancel_all();
                 return Err(e);

@@ -41,6 +41,13 @@ pub struct HookInput {
     pub agent_type: Option<String>,
     /// Which event fired, so one script can serve several.
     pub hook_event_name: HookEventName,
+    /// PreCompact only: what asked for the compaction (`manual` for `/compact`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// PreCompact only: the instructions typed after `/compact`, `null` when none (the outer
+    /// `None` leaves the key out for every other event).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<Option<String>>,
     /// SessionStart only: why the session starts (`startup`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -92,6 +99,8 @@ impl HookInput {
             agent_id: None,
             agent_type: None,
             hook_event_name: event,
+            trigger: None,
+            custom_instructions: None,
             source: None,
             prompt: None,
             reason: None,
@@ -185,6 +194,17 @@ impl HookInput {
             permission_mode: None,
             reason: Some(reason.to_string()),
             ..HookInput::common(common, HookEventName::SessionEnd)
+        }
+    }
+
+    /// A compaction is about to run, without `permission_mode`: what asked for it and the
+    /// instructions given with it (2.1.332, `settings_slash/stream_compact`).
+    pub fn pre_compact(common: HookCommon, trigger: &str, custom_instructions: Option<&str>) -> Self {
+        HookInput {
+            permission_mode: None,
+            trigger: Some(trigger.to_string()),
+            custom_instructions: Some(custom_instructions.map(str::to_string)),
+            ..HookInput::common(common, HookEventName::PreCompact)
         }
     }
 

@@ -29,7 +29,11 @@ impl SdkStream {
 
     /// A SessionStart hook's two lines: `hook_started`, then `hook_response` with what it
     /// printed and its exit code (one `hook_id` for both).
+    /// A PreCompact hook prints no line of its own: it joins the compaction's note.
     pub(super) fn hook_ran(&mut self, event: HookEventName, run: &HookRun) {
+        if event == HookEventName::PreCompact {
+            return self.pre_compact_ran(run);
+        }
         let hook_id = self.uuid();
         let name = match event {
             HookEventName::SessionStart => "SessionStart:startup".to_string(),

@@ -116,6 +116,35 @@ pub fn session_start_context(runs: &[HookRun]) -> String {
     additional_contexts(HookEventName::SessionStart, runs).iter().map(|c| format!("{c}\n\n")).collect()
 }
 
+/// What a compaction by hand's PreCompact hooks add to its `Compacted ` note, one line per hook
+/// in hook order: `PreCompact [COMMAND] completed successfully` for a hook that exited 0 with
+/// nothing to say (2.1.332, `settings_slash/stream_compact`); a hook's trimmed output follows
+/// `: `, and a hook that failed reads `failed` (not recorded: Claude Code's wording of the
+/// same note). Empty when no hook ran.
+pub fn pre_compact_note(runs: &[HookRun]) -> String {
+    let lines: Vec<String> = runs
+        .iter()
+        .map(|run| {
+            let ok = run.exit_code == Some(0);
+            let said = if ok { run.stdout.trim() } else { run.stderr.trim() };
+            let verdict = if ok { "completed successfully" } else { "failed" };
+            match said {
+                "" => format!("PreCompact [{}] {verdict}", run.command),
+                said => format!("PreCompact [{}] {verdict}: {said}", run.command),
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// What a PreCompact hook that blocked (exit 2, or `decision: "block"`) says: `Compaction blocked
+/// by PreCompact hook: [COMMAND]: REASON` (2.1.332, `settings_slash/stream_compact_hooks`; the
+/// first block, as Claude Code stops at it). `None` when no hook blocked.
+pub fn pre_compact_block(runs: &[HookRun]) -> Option<String> {
+    let block = outcome(HookEventName::PreCompact, runs).blocks.into_iter().next()?;
+    Some(format!("Compaction blocked by PreCompact hook: [{}]: {}", block.command, block.message))
+}
+
 /// The prompt as a hook and the blocked text quote it: the prompt's text blocks, less the
 /// `<system-reminder>` context blocks reloop puts before it.
 pub fn prompt_text(content: &[crate::message::ContentBlock]) -> String {
@@ -204,5 +233,25 @@ mod tests {
             "SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\n\n"
         );
         assert_eq!(session_start_context(&[run("s", 0, "", "")]), "");
+    }
+
+    #[test]
+    fn pre_compact_note_names_each_hook() {
+        assert_eq!(pre_compact_note(&[run("s", 0, "", "")]), "PreCompact [s] completed successfully");
+        assert_eq!(
+            pre_compact_note(&[run("a", 0, "KEEP X\n", ""), run("b", 1, "", "BAD\n")]),
+            "PreCompact [a] completed successfully: KEEP X\nPreCompact [b] failed: BAD"
+        );
+        assert_eq!(pre_compact_note(&[]), "");
+    }
+
+    #[test]
+    fn a_pre_compact_block_is_worded_as_claude_code_words_it() {
+        let block = "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-PreCompact-b\"}\n";
+        assert_eq!(
+            pre_compact_block(&[run("p", 0, "PLAIN\n", ""), run("b", 0, block, "")]).as_deref(),
+            Some("Compaction blocked by PreCompact hook: [b]: BLOCK-REASON-PreCompact-b")
+        );
+        assert_eq!(pre_compact_block(&[run("p", 0, "PLAIN\n", "")]), None);
     }
 }

@@ -8,7 +8,7 @@ use crate::request::{begin_compaction, start_query};
 use crate::state::{Phase, Terminal};
 use crate::step::{IgnoreWhy, Step};
 
-pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
+pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
     match event {
         Event::UserInput { content, .. } => start_query(ctx, content),
         // Session-event hooks (flag 10): recorded; a prompt's UserPromptSubmit runs wait for it.
@@ -18,6 +18,9 @@ pub(crate) fn on(ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),
+        Event::CompactRequested if crate::prompt_hooks::compaction_blocked(&mut ctx) => {
+            Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::CompactionBlocked)
+        }
         Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);

@@ -15,6 +15,8 @@ use crate::error::DriverError;
 
 /// The `source` of a new session's SessionStart, and what its hooks' matchers match.
 const STARTUP: &str = "startup";
+/// PreCompact's `trigger` for `/compact`, and what its hooks' matchers match.
+const MANUAL: &str = "manual";
 /// SessionEnd's `reason` when a print-mode run is over (recorded in both versions).
 const END_REASON: &str = "other";
 
@@ -106,6 +108,27 @@ impl Runner {
         let input = HookInput::user_prompt_submit(self.hook_common.clone(), &prompt_text(content));
         let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
         let done = Event::HookDone { hook_event: HookEventName::UserPromptSubmit, tool_use_id: None, runs, request: 0 };
+        self.apply(done).map(|_| ())
+    }
+
+    /// The PreCompact hooks of a compaction asked for by hand between queries (`/compact`,
+    /// `trigger: "manual"`), before its `compact_requested` is applied; the stream words the
+    /// compaction's note from the journaled runs. A compaction the core starts by itself runs
+    /// none yet.
+    pub(super) async fn pre_compact(&mut self, event: &Event) -> Result<(), DriverError> {
+        if !matches!(event, Event::CompactRequested) || self.run.agent.is_some() || !self.session_hooks_on() {
+            return Ok(());
+        }
+        if !self.state.as_ref().is_some_and(reloop_core::State::is_done) {
+            return Ok(());
+        }
+        let commands = self.hooks.matching(HookEventName::PreCompact, Some(MANUAL));
+        if commands.is_empty() {
+            return Ok(());
+        }
+        let input = HookInput::pre_compact(self.hook_common.clone(), MANUAL, None);
+        let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
+        let done = Event::HookDone { hook_event: HookEventName::PreCompact, tool_use_id: None, runs, request: 0 };
         self.apply(done).map(|_| ())
     }
 
