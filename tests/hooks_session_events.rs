@@ -15,21 +15,6 @@ use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
 const PROMPT: &str = "检查登录模块";
-/// The recorder's own Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),
-/// which it lays out for every scenario: `stop.sh MODE N` blocks while its count is at most N.
-const STOP_SH: &str = r#"#!/bin/sh
-# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
-mode=$1; n=$2; d=/tmp/reloop-cc-hooks
-c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
-cat > $d/input-$c.json
-if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
-if [ "$mode" = json ]; then
-  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
-  exit 0
-fi
-echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
-exit 2
-"#;
 
 /// A scenario of `hooks_events`, or of another family when it is named `FAMILY/SCENARIO`.
 fn recorded_dir(version: &str, scenario: &str) -> PathBuf {
@@ -74,7 +59,7 @@ fn play(version: &str, scenario: &str) -> Played {
     let cwd = ws.cwd().display().to_string();
     let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
     let mut files = spec["files"].as_object().unwrap().clone();
-    files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(STOP_SH));
+    files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(common::RECORDER_STOP_HOOK));
     for (path, text) in &files {
         let path = PathBuf::from(place(path));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -46,19 +46,6 @@ const SEED_FILES: &[(&str, &str)] = &[
     ("src/auth/logout.ts", "export function logout(): void {\n  // TODO: clear the session\n}\n"),
     ("README.md", "# demo\n\nA tiny project used to record Claude Code transcripts.\n"),
 ];
-const STOP_HOOK: &str = r#"#!/bin/sh
-# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
-mode=$1; n=$2; d=/tmp/reloop-cc-hooks
-c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
-cat > $d/input-$c.json
-if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
-if [ "$mode" = json ]; then
-  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
-  exit 0
-fi
-echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
-exit 2
-"#;
 
 struct Fixture {
     dir: PathBuf,
@@ -150,7 +137,7 @@ fn run(fx: &Fixture) -> Live {
         std::fs::write(path, text).unwrap();
     }
     let script = hooks.path().join("stop.sh");
-    std::fs::write(&script, STOP_HOOK.replace(HOOKS, &h)).unwrap();
+    std::fs::write(&script, common::RECORDER_STOP_HOOK.replace(HOOKS, &h)).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     // The scenario with the recorder's paths moved to this run's.

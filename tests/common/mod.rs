@@ -10,6 +10,22 @@ use std::process::{Command, Output};
 
 pub const LOGIN_TS: &str = include_str!("../../src/demo/login.ts");
 
+/// The Claude Code recorder's Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),
+/// which it lays out for every scenario: `stop.sh MODE N` blocks while its count is at most N.
+pub const RECORDER_STOP_HOOK: &str = r#"#!/bin/sh
+# usage: stop.sh MODE N   MODE=exit2|json, N=number of blocks or "always"
+mode=$1; n=$2; d=/tmp/reloop-cc-hooks
+c=$(cat $d/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > $d/count
+cat > $d/input-$c.json
+if [ "$n" != "always" ] && [ $c -gt $n ]; then exit 0; fi
+if [ "$mode" = json ]; then
+  printf '{"decision":"block","reason":"JSON-STOP-HOOK-REASON: block %s, also check logout.ts"}\n' $c
+  exit 0
+fi
+echo "STOP-HOOK-FEEDBACK: block $c, you forgot to also check src/auth/logout.ts" >&2
+exit 2
+"#;
+
 /// Every variable of the caller's environment that reloop reads as a person's setting: colour
 /// (`anstream`'s), the pager, reloop's own, the provider's, Claude Code's limits. A test's child
 /// process starts without them ([`hermetic`]), so the suite passes whatever the developer's
