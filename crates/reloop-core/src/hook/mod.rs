@@ -43,8 +43,8 @@ pub enum HookEventName {
     SubagentStart,
     /// A subagent's loop would end: like Stop, for the child.
     SubagentStop,
-    /// Before a compaction (`trigger`, `custom_instructions`). Settings may name it; reloop
-    /// does not fire it yet.
+    /// Before a compaction (`trigger`, `custom_instructions`): fired before a `/compact` typed
+    /// between queries, whose block cancels it; not yet before an automatic compaction.
     PreCompact,
     /// Claude Code's notifications (permission prompts, idle). Never fired in print mode, as
     /// recorded; settings may name it.
