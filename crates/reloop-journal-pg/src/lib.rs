@@ -365,14 +365,6 @@ impl JournalBackend for PgJournal {
         self.call(move |conn| conn.finish_queued(&session, &outcome))
     }
 
-    fn visit_steps(
-        &self,
-        id: &str,
-        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
-    ) -> Result<usize, JournalError> {
-        self.visit_steps_from(id, 0, visit)
-    }
-
     fn visit_steps_from(
         &self,
         id: &str,

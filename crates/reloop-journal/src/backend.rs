@@ -151,29 +151,20 @@ pub trait JournalBackend {
         &self,
         id: &str,
         visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
-    ) -> Result<usize, JournalError>;
+    ) -> Result<usize, JournalError> {
+        self.visit_steps_from(id, 0, visit)
+    }
 
     /// Like [`JournalBackend::visit_steps`], from step `from` on: a reader that follows a
     /// running session (`show --follow`, the live OpenTelemetry export) asks only for the steps
-    /// it has not seen, instead of walking the session from its start each time. Returns how
-    /// many steps it handed over. The default walks from the start and skips; the journals
-    /// seek.
+    /// it has not seen, instead of walking the session from its start each time; each journal
+    /// seeks there. Returns how many steps it handed over.
     fn visit_steps_from(
         &self,
         id: &str,
         from: u64,
         visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
-    ) -> Result<usize, JournalError> {
-        let mut handed = 0;
-        self.visit_steps(id, &mut |step| {
-            if step.seq < from {
-                return Ok(true);
-            }
-            handed += 1;
-            visit(step)
-        })?;
-        Ok(handed)
-    }
+    ) -> Result<usize, JournalError>;
 
     /// Every step of a session, in order.
     fn steps(&self, id: &str) -> Result<Vec<StepRecord>, JournalError> {
@@ -315,14 +306,6 @@ impl JournalBackend for Journal {
 
     fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError> {
         Journal::subagents_of(self, parent)
-    }
-
-    fn visit_steps(
-        &self,
-        id: &str,
-        visit: &mut dyn FnMut(StepRecord) -> Result<bool, JournalError>,
-    ) -> Result<usize, JournalError> {
-        self.visit_rows(id, 0, |row| visit(row.record(id)?))
     }
 
     fn visit_steps_from(
