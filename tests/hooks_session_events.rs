@@ -471,14 +471,17 @@ fn pre_compact_block_cancels(version: &str) {
     assert_eq!(said(&played.replayed), said(&played.recorded));
 }
 
-/// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
-/// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
-/// before each, their answers read as a command's stdout. A callback's block ends the query
-/// before any request, and the session replays with no SDK.
-#[test]
-fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() {
+/// A 2.1.332 stream-json session whose app registers the SDK hook callbacks `hooks` in
+/// `initialize`: it asks "first question", then `second` once the first result is out, and
+/// answers each `hook_callback` with `answer(input)`. Returns the server, the lines printed and
+/// the callbacks' (id, input), once the second query has its result.
+fn with_callbacks(
+    ws: &Workspace,
+    hooks: Value,
+    second: &str,
+    answer: impl Fn(&Value) -> Value,
+) -> (FakeServer, Vec<Value>, Vec<(Value, Value)>) {
     use std::io::{BufRead, Write};
-    let ws = Workspace::seed();
     let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
         "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
         "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
@@ -501,9 +504,9 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
     });
     let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
     let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
-    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
-        "SessionStart": [{"hookCallbackIds": ["start"]}],
-        "UserPromptSubmit": [{"hookCallbackIds": ["submit"]}]}}}));
+    send(
+        json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": hooks}}),
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
     while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
@@ -512,20 +515,15 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
         }
         if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
             let input = line["request"]["input"].clone();
-            // The second prompt is blocked; everything else passes.
-            let answer = if input["prompt"] == "forbidden question" {
-                json!({"decision": "block", "reason": "NOT-THIS-ONE"})
-            } else {
-                json!({})
-            };
+            let response = answer(&input);
             inputs.push((line["request"]["callback_id"].clone(), input));
             send(json!({"type": "control_response", "response": {"subtype": "success",
-                "request_id": line["request_id"], "response": answer}}));
+                "request_id": line["request_id"], "response": response}}));
         }
         if line["type"] == "result" {
             results += 1;
             if results == 1 {
-                send(user("forbidden question"));
+                send(user(second));
             }
         }
         lines.push(line);
@@ -537,6 +535,26 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
     let status = child.wait().unwrap();
     reader.join().unwrap();
     assert!(status.success());
+    (server, lines, inputs)
+}
+
+/// The SDK's hook callbacks (`initialize`'s `hooks`, answered over `hook_callback`) of the session
+/// events run where command hooks do: SessionStart before the first prompt, UserPromptSubmit
+/// before each, their answers read as a command's stdout. A callback's block ends the query
+/// before any request, and the session replays with no SDK.
+#[test]
+fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() {
+    let ws = Workspace::seed();
+    let hooks = json!({"SessionStart": [{"hookCallbackIds": ["start"]}],
+        "UserPromptSubmit": [{"hookCallbackIds": ["submit"]}]});
+    // The second prompt is blocked; everything else passes.
+    let (server, lines, inputs) = with_callbacks(&ws, hooks, "forbidden question", |input| {
+        if input["prompt"] == "forbidden question" {
+            json!({"decision": "block", "reason": "NOT-THIS-ONE"})
+        } else {
+            json!({})
+        }
+    });
     let called: Vec<Value> =
         inputs.iter().map(|(id, i)| json!([id, i["hook_event_name"], i["source"], i["prompt"]])).collect();
     assert_eq!(
@@ -563,60 +581,12 @@ fn sdk_hook_callbacks_of_session_events_run_and_a_prompt_block_ends_the_query() 
 /// does (`trigger: "manual"`), and its block cancels the compaction: no summary request.
 #[test]
 fn an_sdk_pre_compact_callback_runs_before_compact_and_its_block_cancels_it() {
-    use std::io::{BufRead, Write};
     let ws = Workspace::seed();
-    let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
-        "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
-        "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
-    let args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
-    let mut child = ws
-        .command(&args)
-        .args(["--compat", "claude-code-2.1.332"])
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("HOME", ws.dir.path())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
-        }
-    });
-    let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
-    let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
-    send(json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize", "hooks": {
-        "PreCompact": [{"hookCallbackIds": ["compact"]}]}}}));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let (mut lines, mut inputs, mut results) = (Vec::new(), Vec::new(), 0);
-    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
-        if line["type"] == "control_response" && line["response"]["request_id"] == "init" {
-            send(user("first question"));
-        }
-        if line["type"] == "control_request" && line["request"]["subtype"] == "hook_callback" {
-            inputs.push(line["request"]["input"].clone());
-            send(json!({"type": "control_response", "response": {"subtype": "success",
-                "request_id": line["request_id"], "response": {"decision": "block", "reason": "NO-COMPACT"}}}));
-        }
-        if line["type"] == "result" {
-            results += 1;
-            if results == 1 {
-                send(user("/compact"));
-            }
-        }
-        lines.push(line);
-        if results == 2 {
-            break;
-        }
-    }
-    drop(stdin);
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    assert!(status.success());
+    let hooks = json!({"PreCompact": [{"hookCallbackIds": ["compact"]}]});
+    let (server, lines, inputs) =
+        with_callbacks(&ws, hooks, "/compact", |_| json!({"decision": "block", "reason": "NO-COMPACT"}));
     let called: Vec<Value> =
-        inputs.iter().map(|i| json!([i["hook_event_name"], i["trigger"], i["custom_instructions"]])).collect();
+        inputs.iter().map(|(_, i)| json!([i["hook_event_name"], i["trigger"], i["custom_instructions"]])).collect();
     assert_eq!(called, [json!(["PreCompact", "manual", null])]);
     assert_eq!(server.requests().len(), 1, "the blocked compaction asks for no summary");
     let last = lines.last().unwrap()["result"].as_str().unwrap().to_string();
