@@ -219,30 +219,17 @@ SCENARIOS = [
         "prompt": "检查登录模块",
         "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
     },
-    {
-        "name": "overloaded_retries/max_3",
-        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=3`: which words the run ends with "
-                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
-        "prompt": "检查登录模块",
-        "env": {"CLAUDE_CODE_MAX_RETRIES": "3"},
-        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
-    },
-    {
-        "name": "overloaded_retries/max_4",
-        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=4`: which words the run ends with "
-                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
-        "prompt": "检查登录模块",
-        "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
-        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
-    },
-    {
-        "name": "overloaded_retries/max_5",
-        "note": "529 on every request with `CLAUDE_CODE_MAX_RETRIES=5`: which words the run ends with "
-                "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
-        "prompt": "检查登录模块",
-        "env": {"CLAUDE_CODE_MAX_RETRIES": "5"},
-        "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
-    },
+    *[
+        {
+            "name": f"overloaded_retries/max_{n}",
+            "note": f"529 on every request with `CLAUDE_CODE_MAX_RETRIES={n}`: which words the run ends with "
+                    "after that many retries (2 gives `Repeated 529 Overloaded errors`, 10 `529 Overloaded`).",
+            "prompt": "检查登录模块",
+            "env": {"CLAUDE_CODE_MAX_RETRIES": str(n)},
+            "defaults": {"main": {"status": 529, "error_type": "overloaded_error", "message": "Overloaded"}},
+        }
+        for n in (3, 4, 5)
+    ],
     {
         "name": "api_errors/rate_limited_exhausted",
         "note": "429 with `retry-after: 1` on every request; `CLAUDE_CODE_MAX_RETRIES=2`.",
