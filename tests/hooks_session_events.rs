@@ -481,7 +481,7 @@ fn with_callbacks(
     second: &str,
     answer: impl Fn(&Value) -> Value,
 ) -> (FakeServer, Vec<Value>, Vec<(Value, Value)>) {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let server = FakeServer::start(vec![Canned::Sse(sse_from_message(&json!({"id": "m1", "type": "message",
         "role": "assistant", "model": "m", "content": [{"type": "text", "text": "FIRST"}], "stop_reason": "end_turn",
         "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}})))]);
@@ -495,13 +495,7 @@ fn with_callbacks(
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
-        }
-    });
+    let (rx, reader) = common::json_line_reader(child.stdout.take().unwrap());
     let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
     let user = |text: &str| json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
     send(

@@ -517,20 +517,14 @@ fn drive_with_scripted_sdk(
     init: Value,
     answer: impl Fn(&str, &Value) -> Option<Value>,
 ) -> Driven {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let mut all = vec!["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
     all.extend_from_slice(args);
     let mut cmd = ws.command(&all);
     cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
-        }
-    });
+    let (rx, reader) = common::json_line_reader(child.stdout.take().unwrap());
     let mut send = |line: Value| writeln!(stdin, "{line}").unwrap();
     let mut initialize = json!({"subtype": "initialize", "hooks": null});
     initialize.as_object_mut().unwrap().extend(init.as_object().cloned().unwrap_or_default());

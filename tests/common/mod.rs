@@ -171,6 +171,21 @@ pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
     stdout(output).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
+/// A child's stream-json stdout read on a thread, a parsed line at a time, so a test can wait
+/// on it with a deadline while it writes the child's stdin.
+pub fn json_line_reader(
+    stdout: std::process::ChildStdout,
+) -> (std::sync::mpsc::Receiver<serde_json::Value>, std::thread::JoinHandle<()>) {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    });
+    (rx, reader)
+}
+
 /// Snapshot settings shared by every end-to-end test: snapshots live in `snapshots/`.
 pub fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
