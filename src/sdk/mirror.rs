@@ -32,20 +32,21 @@ impl Mirror {
     fn file(&mut self, wire: &Wire, file: &Path, meta: Option<&Value>) {
         // A file that cannot be read now is sent whole at the next write.
         let Ok(text) = std::fs::read_to_string(file) else { return };
-        let entries: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let first = !self.sent.contains_key(file);
         let sent = self.sent.entry(file.to_path_buf()).or_insert(0);
-        if *sent == 0 {
-            if let Some(Value::Object(meta)) = meta {
-                let mut entry = Map::new();
-                entry.insert("type".into(), json!("agent_metadata"));
-                entry.extend(meta.clone());
-                frame(wire, file, vec![Value::Object(entry)]);
-            }
+        if let (true, Some(Value::Object(meta))) = (first, meta) {
+            let mut entry = Map::new();
+            entry.insert("type".into(), json!("agent_metadata"));
+            entry.extend(meta.clone());
+            frame(wire, file, vec![Value::Object(entry)]);
         }
-        if entries.len() > *sent {
-            frame(wire, file, entries[*sent..].to_vec());
-            *sent = entries.len();
+        // The file is written whole at each query: only the lines after those sent are parsed.
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let new: Vec<Value> = lines.iter().skip(*sent).filter_map(|l| serde_json::from_str(l).ok()).collect();
+        if !new.is_empty() {
+            frame(wire, file, new);
         }
+        *sent = lines.len().max(*sent);
     }
 }
 
