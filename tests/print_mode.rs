@@ -203,6 +203,14 @@ fn a_fork_session_resume_goes_on_in_a_new_session_and_resume_session_at_forks_at
         let replay = ws.reloop(&["replay", id]);
         assert!(stdout(&replay).contains("identical"), "{id}: {}", stdout(&replay));
     }
+    // A fork's stream replayed is what its own run printed, not the parent's queries before it.
+    let kinds = |lines: &[Value]| -> Vec<String> {
+        lines.iter().map(|l| format!("{}/{}", l["type"], l["subtype"].as_str().unwrap_or(""))).collect()
+    };
+    for (id, live) in [(fork_id, &forked), (at_id.as_str(), &lines)] {
+        let replayed = json_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
+        assert_eq!(kinds(&replayed), kinds(live), "{id}");
+    }
 }
 
 #[test]

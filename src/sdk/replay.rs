@@ -94,7 +94,24 @@ impl PrintRecord {
 /// Prints session `id`'s SDK stream again; `false` (nothing printed) when print mode did not
 /// run it.
 pub fn replay(journal: &SessionJournal, id: &str, header: &SessionHeader) -> Result<bool, CliError> {
-    replay_on(journal, id, header, Wire::default())
+    let Some(fork_seq) = header.parent.as_ref().map(|p| p.1) else {
+        return replay_on(journal, id, header, Wire::default(), &mut |_| {});
+    };
+    // A fork's journal starts with its parent's steps, but its live run printed only the
+    // queries after them (`--fork-session`, `--resume-session-at`): those are printed again.
+    let (wire, lines) = Wire::capturing();
+    let mut own_from = None;
+    let printed = replay_on(journal, id, header, wire, &mut |seq| {
+        if seq > fork_seq && own_from.is_none() {
+            own_from = Some(lines.lock().map(|l| l.len()).unwrap_or_default());
+        }
+    })?;
+    let lines = lines.lock().map(|l| l.clone()).unwrap_or_default();
+    let out = Wire::default();
+    for line in lines.iter().skip(own_from.unwrap_or(lines.len())) {
+        out.line(line);
+    }
+    Ok(printed)
 }
 
 /// The lines [`replay`] would print, kept rather than printed (`None`: print mode did not run
@@ -106,14 +123,21 @@ pub fn stream_lines(
     header: &SessionHeader,
 ) -> Result<Option<Vec<Value>>, CliError> {
     let (wire, lines) = Wire::capturing();
-    if !replay_on(journal, id, header, wire)? {
+    if !replay_on(journal, id, header, wire, &mut |_| {})? {
         return Ok(None);
     }
     let lines = lines.lock().map(|l| l.clone()).unwrap_or_default();
     Ok(Some(lines))
 }
 
-fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: Wire) -> Result<bool, CliError> {
+/// `at_step` hears each step's number before the step's lines are printed.
+fn replay_on(
+    journal: &SessionJournal,
+    id: &str,
+    header: &SessionHeader,
+    wire: Wire,
+    at_step: &mut dyn FnMut(u64),
+) -> Result<bool, CliError> {
     let Some(print) = PrintRecord::of_header(header) else { return Ok(false) };
     let capturing = wire.is_capturing();
     let model = header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -135,6 +159,7 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
             return Ok(false);
         }
         let Some(before) = fold.before() else { return Ok(false) };
+        at_step(record.seq);
         if let Event::UserInput { origin, .. } = &record.event {
             stream.set_origin(origin.clone());
         }
