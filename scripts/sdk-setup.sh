@@ -5,9 +5,14 @@
 #   target/sdk/examples      the Python SDK's own example programs, from its sdist on PyPI (the wheel
 #                            has none), which tests/sdk_examples.rs runs on reloop and on the bundled
 #                            Claude Code; trio in the venv, which one of them imports
+#   pytest, pytest-asyncio   in the venv, for the Python SDK's own e2e-tests/ (vendored in
+#                            tests/sdk/vendor/, run by tests/sdk_e2e.rs)
+#   tsx                      in target/sdk/node (tests/sdk/package.json), which runs the vendored
+#                            TypeScript demos (tests/sdk_e2e.rs)
 # Idempotent and quiet: a stamp file records what was installed, so a second run does nothing.
 # The SDKs' bundled Claude Code binaries are never run (tests pass the reloop binary as the CLI);
-# the npm platform packages that only carry that binary are skipped (--omit=optional).
+# the npm platform packages that only carry that binary are skipped (--omit=optional); esbuild
+# (under tsx) then fetches its own platform binary from the npm registry in its install script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,10 +20,13 @@ PY_SDK_VERSION=0.2.189   # newest claude-agent-sdk on PyPI when pinned
 SDK_DIR=target/sdk
 STAMP="$SDK_DIR/.installed"
 TRIO_VERSION=0.35.0      # for examples/streaming_mode_trio.py
-want="py=$PY_SDK_VERSION trio=$TRIO_VERSION examples=1 node=$(cat tests/sdk/package.json tests/sdk/package-lock.json | cksum)"
+PYTEST_VERSION=9.2.0     # for the vendored e2e-tests/
+PYTEST_ASYNCIO_VERSION=1.5.0
+want="py=$PY_SDK_VERSION trio=$TRIO_VERSION pytest=$PYTEST_VERSION/$PYTEST_ASYNCIO_VERSION examples=1 node=$(cat tests/sdk/package.json tests/sdk/package-lock.json | cksum)"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" \
       && -x "$SDK_DIR/venv/bin/python" && -d "$SDK_DIR/node/node_modules/@anthropic-ai/claude-agent-sdk" \
+      && -x "$SDK_DIR/node/node_modules/.bin/tsx" \
       && -f "$SDK_DIR/examples/quick_start.py" ]]; then
   exit 0
 fi
@@ -41,7 +49,8 @@ if [[ ! -x "$SDK_DIR/venv/bin/python" ]]; then
   python3 -m venv "$SDK_DIR/venv" >"$log" 2>&1 || fail "python3 -m venv"
 fi
 "$SDK_DIR/venv/bin/python" -m pip install -q --disable-pip-version-check \
-  "claude-agent-sdk==$PY_SDK_VERSION" "trio==$TRIO_VERSION" >"$log" 2>&1 || fail "pip install claude-agent-sdk==$PY_SDK_VERSION"
+  "claude-agent-sdk==$PY_SDK_VERSION" "trio==$TRIO_VERSION" \
+  "pytest==$PYTEST_VERSION" "pytest-asyncio==$PYTEST_ASYNCIO_VERSION" >"$log" 2>&1 || fail "pip install claude-agent-sdk==$PY_SDK_VERSION"
 
 # The SDK's examples/ ship in its source distribution only.
 sdist=$(mktemp -d)

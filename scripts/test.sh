@@ -32,7 +32,9 @@ export RELOOP_BROWSER_DIR="$PWD/target/browser"
 export RELOOP_REQUIRE_BROWSER=1
 
 # The Agent SDK tests (tests/sdk.rs) drive the real Python and TypeScript SDKs against the reloop
-# binary; here they are installed (once, into target/sdk) and required, so a missing SDK fails them.
+# binary, and run the SDKs' own examples (tests/sdk_examples.rs), e2e tests and demos
+# (tests/sdk_e2e.rs, vendored in tests/sdk/vendor/); here the SDKs, pytest and tsx are installed
+# (once, into target/sdk) and required, so a missing SDK fails them.
 bash scripts/sdk-setup.sh
 export RELOOP_SDK_DIR="$PWD/target/sdk"
 export RELOOP_REQUIRE_SDK=1

@@ -271,7 +271,9 @@ def main():
 def run_pytest(root, cli, argv):
     """`argv` (`python -m pytest ...` on a checkout of the SDK's repository for its e2e-tests/,
     or a TypeScript demo) run in `root` against the smart fake; the Python SDK's CLI is `cli`
-    (`EXAMPLE_CLI`, which a demo's own CLI-path option reads). Its output is its own."""
+    (`EXAMPLE_CLI`, which a demo's own CLI-path option reads). Its output is its own. The
+    sessions go to the journal `EXAMPLE_JOURNAL` names, kept for `reloop replay`, when it is set
+    (tests/sdk_e2e.rs), else to one deleted with the run's temporary folder."""
     os.environ["FAKE_SMART"] = "1"
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -287,7 +289,8 @@ def run_pytest(root, cli, argv):
                    ANTHROPIC_API_KEY="sk-ant-fake-key-for-e2e", HTTP_PROXY=url, HTTPS_PROXY=url, http_proxy=url,
                    https_proxy=url, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
                    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
-                   DISABLE_ERROR_REPORTING="1", DISABLE_GROWTHBOOK="1", RELOOP_JOURNAL=os.path.join(work, "j.db"))
+                   DISABLE_ERROR_REPORTING="1", DISABLE_GROWTHBOOK="1",
+                   RELOOP_JOURNAL=os.environ.get("EXAMPLE_JOURNAL") or os.path.join(work, "j.db"))
         env.pop("CLAUDE_CONFIG_DIR", None)
         return subprocess.run(argv, cwd=root, env=env).returncode
     finally:
