@@ -12,17 +12,18 @@
 //!   subtype) the live run printed, in order; the sessions docs/sdk.md lists as differing are
 //!   the only ones that do.
 //!
-//! The live lines are caught by a wrapper the SDKs take for the CLI: it tees the CLI's stdout to
-//! a file per run, with the pytest test that started it, and execs reloop.
+//! The live lines are caught by a wrapper the SDKs take for the CLI (`sdk/replay_check.rs`).
 
 mod common;
+#[path = "sdk/replay_check.rs"]
+mod replay_check;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use serde_json::Value;
+use replay_check::{replay_mismatches, Capture};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -70,37 +71,6 @@ fn doc_rows(section: &str) -> Vec<Vec<String>> {
         .filter(|l| l.starts_with("| `"))
         .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`').to_string()).collect())
         .collect()
-}
-
-/// A temporary folder with the CLI wrapper `cli` that records each run of `exe` in `runs/`.
-struct Capture {
-    dir: tempfile::TempDir,
-}
-
-impl Capture {
-    fn new(exe: &Path) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("runs")).unwrap();
-        let runs = dir.path().join("runs");
-        let script = format!(
-            "#!/bin/bash\nn='{}'/$(date +%s%N)-$$\nprintf '%s\\n' \"${{PYTEST_CURRENT_TEST:-}}\" > \"$n.test\"\n\
-             exec > >(exec tee \"$n.out\")\nexec '{}' \"$@\"\n",
-            runs.display(),
-            exe.display()
-        );
-        let cli = dir.path().join("cli");
-        std::fs::write(&cli, script).unwrap();
-        std::process::Command::new("chmod").arg("+x").arg(&cli).status().unwrap();
-        Capture { dir }
-    }
-
-    fn cli(&self) -> PathBuf {
-        self.dir.path().join("cli")
-    }
-
-    fn journal(&self) -> PathBuf {
-        self.dir.path().join("journal.db")
-    }
 }
 
 /// `tests/sdk/examples.py MODE ROOT CLI ARGS...` with the journal kept in `capture`: its exit
@@ -215,71 +185,4 @@ fn the_typescript_demos_run_on_reloop_as_docs_sdk_md_says_and_replay_as_they_ran
     }
     let differing = replay_mismatches(&capture, 2);
     assert!(differing.is_empty(), "the demos' sessions replay otherwise than they ran:\n{differing:#?}");
-}
-
-/// A line's message type: its `type`, and `/subtype` when it has one.
-fn kind(line: &Value) -> String {
-    let kind = line["type"].as_str().unwrap_or("?").to_string();
-    match line["subtype"].as_str() {
-        Some(subtype) => format!("{kind}/{subtype}"),
-        None => kind,
-    }
-}
-
-/// Every session the captured runs printed lines of (the control protocol's lines belong to
-/// none), replayed from the journal: the sessions whose replay prints other message types than
-/// the live runs printed for them (a resumed session's runs in order), by the pytest test that
-/// started them (the demos have none). At least `at_least` sessions must have run.
-fn replay_mismatches(capture: &Capture, at_least: usize) -> BTreeMap<String, Vec<String>> {
-    let runs = capture.dir.path().join("runs");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "out"))
-        .collect();
-    names.sort();
-    let mut live: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
-    let mut order = Vec::new();
-    for path in names {
-        let test = std::fs::read_to_string(path.with_extension("test")).unwrap_or_default();
-        let test = test.split("::").nth(1).unwrap_or("").split(' ').next().unwrap_or("").trim().to_string();
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
-            let Ok(line) = serde_json::from_str::<Value>(line) else { continue };
-            let Some(session) = line["session_id"].as_str() else { continue };
-            if !live.contains_key(session) {
-                order.push(session.to_string());
-            }
-            live.entry(session.to_string()).or_insert_with(|| (test.clone(), Vec::new())).1.push(kind(&line));
-        }
-    }
-    assert!(live.len() >= at_least, "only {} sessions ran", live.len());
-    let mut differing: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for session in &order {
-        let (test, printed) = &live[session];
-        let out = common::reloop_bin()
-            .args(["replay", session, "--output-format", "stream-json", "--journal"])
-            .arg(capture.journal())
-            .output()
-            .unwrap();
-        let replayed: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .map(|l| kind(&l))
-            .collect();
-        if &replayed != printed {
-            let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            let test = if test.is_empty() { "(no pytest test)".to_string() } else { test.clone() };
-            differing
-                .entry(test)
-                .or_default()
-                .push(format!("session {session}: live {printed:?}, replay {replayed:?} {why}"));
-        }
-    }
-    eprintln!(
-        "replayed {} sessions: {} differ from their live runs",
-        order.len(),
-        differing.values().flatten().count()
-    );
-    differing
 }

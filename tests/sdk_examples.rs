@@ -6,9 +6,13 @@
 //! nowhere, and Claude Code's non-essential traffic is off). Their printed output is compared.
 //!
 //! The examples whose output differs are listed below with the reason (docs/sdk.md lists them
-//! too); the test fails when one more differs, and when a listed one stops differing.
+//! too); the test fails when one more differs, and when a listed one stops differing. Every
+//! session they ran on reloop must replay (`reloop replay ID --output-format stream-json`) the
+//! message types it printed live (`sdk/replay_check.rs`).
 
 mod common;
+#[path = "sdk/replay_check.rs"]
+mod replay_check;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,10 +87,14 @@ fn bundled_claude(sdk: &Path) -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-fn run_example(sdk: &Path, example: &str, args: &[&str], cli: &Path) -> Value {
+/// `journal`: where the sessions go, kept (else a temporary one).
+fn run_example(sdk: &Path, example: &str, args: &[&str], cli: &Path, journal: Option<&Path>) -> Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(sdk.join("venv/bin/python"));
     cmd.arg(root.join("tests/sdk/examples.py")).arg(sdk.join("examples").join(example)).arg(cli).args(args);
+    if let Some(journal) = journal {
+        cmd.env("EXAMPLE_JOURNAL", journal);
+    }
     let out = common::hermetic(&mut cmd).output().unwrap();
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{example}: {e}\n{}", String::from_utf8_lossy(&out.stderr)))
@@ -99,13 +107,14 @@ fn the_python_sdks_examples_print_on_reloop_what_they_print_on_claude_code() {
         eprintln!("notice: SDK examples skipped: the wheel's bundled Claude Code is missing");
         return;
     };
-    let reloop = PathBuf::from(env!("CARGO_BIN_EXE_reloop"));
+    let capture = replay_check::Capture::new(Path::new(env!("CARGO_BIN_EXE_reloop")));
+    let (reloop, journal) = (capture.cli(), capture.journal());
     let mut differ = Vec::new();
     let mut report = String::new();
     for (example, args) in EXAMPLES {
         let (ours, theirs) = std::thread::scope(|s| {
-            let ours = s.spawn(|| run_example(&sdk, example, args, &reloop));
-            let theirs = run_example(&sdk, example, args, &claude);
+            let ours = s.spawn(|| run_example(&sdk, example, args, &reloop, Some(&journal)));
+            let theirs = run_example(&sdk, example, args, &claude, None);
             (ours.join().unwrap(), theirs)
         });
         assert_ne!(theirs["exit"], "timeout", "{example} timed out on Claude Code: {}", theirs["stderr_tail"]);
@@ -125,4 +134,6 @@ fn the_python_sdks_examples_print_on_reloop_what_they_print_on_claude_code() {
     known.sort();
     differ.sort();
     assert_eq!(differ, known, "examples whose output differs between reloop and Claude Code:\n{report}");
+    let replayed = replay_check::replay_mismatches(&capture, EXAMPLES.len());
+    assert!(replayed.is_empty(), "the examples' sessions replay otherwise than they ran:\n{replayed:#?}");
 }

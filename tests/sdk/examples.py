@@ -250,7 +250,7 @@ def main():
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
             "DISABLE_UPDATES": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_GROWTHBOOK": "1",
             "DISABLE_INSTALLATION_CHECKS": "1", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1", "DISABLE_COST_WARNINGS": "1",
-            "RELOOP_JOURNAL": os.path.join(work, "journal.db"),
+            "RELOOP_JOURNAL": os.environ.get("EXAMPLE_JOURNAL") or os.path.join(work, "journal.db"),
         }
         try:
             done = subprocess.run([sys.executable, os.path.abspath(example), *args], cwd=cwd, env=env,
