@@ -27,7 +27,7 @@ impl Capture {
         );
         let cli = dir.path().join("cli");
         std::fs::write(&cli, script).unwrap();
-        std::process::Command::new("chmod").arg("+x").arg(&cli).status().unwrap();
+        std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         Capture { dir }
     }
 
