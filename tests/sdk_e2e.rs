@@ -97,7 +97,10 @@ fn copy_of(from: &str) -> tempfile::TempDir {
 fn run_e2e_tests(sdk: &Path, cli: &Path, capture: &Capture) -> (BTreeMap<String, String>, String, f64) {
     let checkout = copy_of("tests/sdk/vendor/claude-agent-sdk-python");
     let dir = checkout.path().join("claude-agent-sdk-python");
-    let args = ["e2e-tests", "-q", "-rA", "-p", "no:cacheprovider"];
+    // Native tracebacks: pytest's own parse a failing test's source with `ast`, which on
+    // CPython 3.11.7 sometimes dies with `SystemError: AST constructor recursion depth mismatch`
+    // (an INTERNALERROR that ends the whole run).
+    let args = ["e2e-tests", "-q", "-rA", "-p", "no:cacheprovider", "--tb=native"];
     let (_, text, secs) = harness(sdk, "--pytest", &dir, cli, capture, &args);
     let mut outcomes = BTreeMap::new();
     for line in text.lines() {
