@@ -24,6 +24,9 @@ use crate::term::{errln, outln};
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
+#[path = "session_local.rs"]
+mod local;
+
 pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
     for (flag, why) in args.unhonoured() {
@@ -44,16 +47,22 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             let project = settings(&args, &cwd)?.0.other;
             let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
-            let content = setup.commands(vec![ContentBlock::text(prompt.clone())])?;
-            if let Some(text) = setup.drop_guard()? {
-                return Ok(setup.refuse(&text));
-            }
-            let handle = setup.start(&wire, content, None, &prompt, false)?;
+            let typed = vec![ContentBlock::text(prompt.clone())];
             let model = setup.args.model_name();
             let mut printer = setup
                 .print_record()?
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
+            // Only a new session: a resumed one has messages, and its id is its own.
+            if let Some(answer) = setup.local(&typed, true)?.filter(|_| setup.starts_empty()) {
+                setup.answer_first(&wire, &answer, &mut printer)?;
+                return Ok(Exit::Success);
+            }
+            let content = setup.commands(typed)?;
+            if let Some(text) = setup.drop_guard()? {
+                return Ok(setup.refuse(&text));
+            }
+            let handle = setup.start(&wire, content, None, &prompt, false)?;
             let mut persist = setup.persist(&wire);
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
@@ -453,34 +462,42 @@ async fn stream_session(
     }
     let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
+    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
+    let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
+    // Only a new session: a resumed one has messages, and a later run would not resume it.
+    if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
+        // Claude Code answered it itself: the session's first run starts with the next message.
+        let id = setup.answer_first(&wire, &answer, &mut stream)?;
+        return serve(None, Some(id), &mut stream, &mut incoming, &wire, &setup, signals).await;
+    }
     let first = setup.commands(first)?;
     if let Some(text) = setup.drop_guard()? {
         return Ok(setup.refuse(&text));
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
-    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
-    let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
     stream.set_origin(origin);
-    serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(Some(handle), None, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
 /// the last query ended (see [`crate::launch::drive::live_exit_code`]).
 async fn serve(
-    handle: RunHandle,
+    handle: Option<RunHandle>,
+    mut cleared: Option<String>,
     stream: &mut SdkStream,
     incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
     wire: &Wire,
     setup: &Setup,
     signals: crate::launch::signals::Signals,
 ) -> Result<Exit, CliError> {
-    let mut control = handle.abort_handle();
+    // No handle yet: the first prompt was answered locally, and `cleared` names the session.
+    let mut control = handle.as_ref().map_or_else(reloop_driver::AbortHandle::detached, RunHandle::abort_handle);
     // After a `/clear` the session the signal stops is the new one.
-    let on_signal = Arc::new(std::sync::Mutex::new(handle.abort_handle()));
+    let on_signal = Arc::new(std::sync::Mutex::new(control.clone()));
     let signalled = on_signal.clone();
-    let mut handle = Some(handle);
-    // The id a `/clear` gave the session its next message starts.
-    let mut cleared: Option<String> = None;
+    let mut handle = handle;
+    // The id a `/clear` (or a first prompt answered locally) gave the session its next message
+    // starts.
     let mut persist = setup.persist(wire);
     let watch = signals.watch(Arc::new(move || {
         if let Ok(session) = signalled.lock() {
@@ -488,9 +505,11 @@ async fn serve(
             session.close();
         }
     }));
-    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (true, true, false, false);
+    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (handle.is_some(), true, false, false);
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut last: Option<RunResult> = None;
+    // A prompt was answered locally: a session of only those ended well.
+    let mut answered = false;
     loop {
         tokio::select! {
             event = super::clear::next_event(&mut handle), if handle.is_some() => {
@@ -538,6 +557,14 @@ async fn serve(
                     stream.compact_by_hand();
                     control.compact();
                     running = true;
+                }
+                Some(Incoming::User(content, _))
+                    if !closed && matches!(setup.local(&content, handle.is_none()), Ok(Some(_))) =>
+                {
+                    if let Ok(Some(answer)) = setup.local(&content, handle.is_none()) {
+                        stream.answer_locally(&answer, last.as_ref(), None);
+                        answered = true;
+                    }
                 }
                 Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
@@ -607,8 +634,12 @@ async fn serve(
     if let Some(handle) = handle {
         handle.finish().await?;
     }
-    let last = last.ok_or_else(|| CliError::Io("the session ended without a result".into()))?;
-    Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, last.is_error))
+    let is_error = match (last, answered) {
+        (Some(last), _) => last.is_error,
+        (None, true) => false,
+        (None, false) => return Err(CliError::Io("the session ended without a result".into())),
+    };
+    Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, is_error))
 }
 
 fn subtype(request: &Value) -> &str {

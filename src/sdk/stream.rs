@@ -20,6 +20,7 @@ use super::protocol::Wire;
 
 mod children;
 mod endings;
+mod local_answer;
 mod partial_lines;
 mod retraction;
 mod session_hooks;
@@ -104,6 +105,8 @@ pub struct SdkStream {
     by_hand: Option<local::ByHand>,
     /// The `origin` the host stamped on the running query's message, for its result.
     origin: Option<Value>,
+    /// Prompts answered locally so far (`stream/local_answer.rs`): their lines' step numbers.
+    local_answers: u32,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -148,6 +151,7 @@ impl SdkStream {
             calls: children::NotedCalls::default(),
             by_hand: None,
             origin: None,
+            local_answers: 0,
         }
     }
 

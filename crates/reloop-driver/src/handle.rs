@@ -304,6 +304,12 @@ impl RunHandle {
 pub struct AbortHandle(mpsc::UnboundedSender<Control>);
 
 impl AbortHandle {
+    /// A handle of no run: what it is told goes nowhere. For a caller that holds one before any
+    /// run starts (print mode's session, whose first prompt Claude Code answered itself).
+    pub fn detached() -> Self {
+        AbortHandle(mpsc::unbounded_channel().0)
+    }
+
     /// As [`RunHandle::abort`].
     pub fn abort(&self) {
         let _ = self.0.send(Control::Abort);
