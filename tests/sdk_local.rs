@@ -232,3 +232,43 @@ fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
         }
     }
 }
+
+/// A `/compact` sent while a query runs is not sent to the model: when the query ends it
+/// compacts the conversation, as 2.1.332 does. (2.1.197 refuses to compact one exchange, `Not
+/// enough messages to compact.`, which reloop does not reproduce yet: docs/sdk.md.) The
+/// session replays identical.
+#[test]
+fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
+    for version in ["2.1.332"] {
+        let dir = fixture(version, "sdk36", "queued_compact");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let summary = scenario["steps"].as_array().unwrap().iter().find(|s| s["kind"] == "compact").unwrap();
+        let summary = json!({"id": "msg_summary", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": [{"type": "text", "text": summary["text"]}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 120, "output_tokens": 25}});
+        let mut answers = turns(&dir);
+        // The first answer takes a while, as the recording's did, so `/compact` queues.
+        let Canned::Sse(first) = answers.remove(0) else { unreachable!() };
+        answers.insert(0, Canned::Delayed(Duration::from_millis(800), first));
+        answers.push(Canned::Sse(sse_from_message(&summary)));
+        let server = FakeServer::start(answers);
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server.url, &sent(&dir), true);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(said(&live), said(&recorded), "{version}");
+        let statuses = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "status")
+                .map(|l| json!([l["compact_result"], l["compact_error"]]))
+                .collect()
+        };
+        assert_eq!(statuses(&live), statuses(&recorded), "{version}");
+        assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+    }
+}

@@ -519,7 +519,13 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    if let Some((next, origin)) = super::batch::take(&mut waiting) {
+                    if super::batch::compact_next(&mut waiting) {
+                        // A `/compact` that queued runs when the query ends, as Claude Code runs
+                        // it (`sdk36/queued_compact`); what queued after it waits for its end.
+                        stream.compact_by_hand();
+                        control.compact();
+                        running = true;
+                    } else if let Some((next, origin)) = super::batch::take(&mut waiting) {
                         stream.next_query();
                         stream.set_origin(origin.clone());
                         control.send_from(next, origin);
