@@ -24,6 +24,7 @@ pub use crate::session::Session;
 use crate::tools::{ToolEnv, ToolScheduler};
 
 mod children;
+mod compact_hooks;
 mod journaling;
 mod model;
 mod session_hooks;
@@ -242,6 +243,8 @@ impl Session {
 
 struct Runner {
     session_id: String,
+    /// An automatic compaction's summary request, held while its PreCompact hooks run (flag 21).
+    held_summary: Option<Command>,
     provider: Arc<dyn ModelProvider>,
     /// Runs the session's `Agent` calls, when it offers the tool.
     agents: Option<Arc<crate::subagent::Subagents>>,
@@ -362,6 +365,7 @@ impl Runner {
             keep_alive: session.keep_alive,
             api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             api_ms_at_query: 0,
+            held_summary: None,
         };
         // A resumed session goes on under the mode it was last switched to.
         if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().permission_mode().map(str::to_string)) {
@@ -465,6 +469,10 @@ impl Runner {
                 self.cancel_all();
                 return Err(e);
             }
+            if let Err(e) = self.compacted_session_start(&event).await {
+                self.cancel_all();
+                return Err(e);
+            }
             let applied = match self.apply(event) {
                 Ok(applied) => applied,
                 Err(e) => {
@@ -472,6 +480,10 @@ impl Runner {
                     return Err(e);
                 }
             };
+            if let Err(e) = self.run_held_summary().await {
+                self.cancel_all();
+                return Err(e);
+            }
             // The start is journaled: the call may run now. A start the core ignored (a call of
             // no request in flight) gets no word, so the call does not run.
             if let Some(ack) = start_ack.take().filter(|_| applied) {
@@ -628,6 +640,7 @@ impl Runner {
                 }));
             }
             Command::CancelHooks => self.cancel_hooks(),
+            Command::Summarize { .. } if self.holds_summary(command, state) => {}
             Command::Summarize { request, summarize, truncated, date_last, .. } => {
                 let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
                 self.summarize(*request, *summarize, shape, state)

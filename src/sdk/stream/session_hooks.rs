@@ -36,6 +36,11 @@ impl SdkStream {
         }
         let hook_id = self.uuid();
         let name = match event {
+            // The session's start is before its `system/init` is out; a later SessionStart is a
+            // compaction's (flag 21), `SessionStart:compact` as Claude Code names it.
+            HookEventName::SessionStart if self.held_init.is_none() && self.init.is_some() => {
+                "SessionStart:compact".to_string()
+            }
             HookEventName::SessionStart => "SessionStart:startup".to_string(),
             other => other.as_str().to_string(),
         };
