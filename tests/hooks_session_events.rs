@@ -124,6 +124,7 @@ fn play(version: &str, scenario: &str) -> Played {
     let settings = place(&spec["settings"].to_string());
     let mut args =
         vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings];
+    args.extend(spec["flags"].as_array().into_iter().flatten().filter_map(Value::as_str));
     let out = match spec["input"].as_array() {
         // A stream-json session: each message sent once the last query's result is out, as the
         // recorder sent them, then stdin closed.
@@ -652,5 +653,39 @@ fn a_compaction_by_hand_runs_session_start_compact_as_claude_code_does() {
         };
         assert_eq!(lines(&played.lines), lines(&played.recorded), "{version}");
         assert!(played.replays_identical, "{version}");
+    }
+}
+
+/// `--include-hook-events`: every hook prints its `hook_started` / `hook_response` lines where
+/// Claude Code prints them (UserPromptSubmit's before `system/init`, a tool's hooks named
+/// `PreToolUse:Read` before its result's line, Stop's before the result), both versions alike;
+/// SessionEnd's print none; the replayed stream prints them too.
+#[test]
+fn include_hook_events_prints_every_hook_s_lines_as_claude_code_does() {
+    for (version, scenario) in
+        VERSIONS.into_iter().flat_map(|v| [(v, "sdk36/include_hook_events"), (v, "hooks_events/include_hook_events")])
+    {
+        let version = format!("{version} {scenario}");
+        let played = play(version.split(' ').next().unwrap(), scenario);
+        let shown = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .map(|l| match l["hook_name"].as_str() {
+                    Some(name) => format!("{} {name} {} {}", kind(l), l["hook_event"], l["outcome"]),
+                    None => kind(l),
+                })
+                .collect()
+        };
+        assert_eq!(shown(&played.lines), shown(&played.recorded), "{version}");
+        let response = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "hook_response")
+                .map(|l| json!([l["output"], l["stdout"], l["stderr"], l["exit_code"]]))
+                .collect()
+        };
+        assert_eq!(response(&played.lines), response(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(shown(&played.replayed), shown(&played.recorded), "{version}: the replayed stream");
     }
 }

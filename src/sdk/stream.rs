@@ -81,6 +81,9 @@ pub struct SdkStream {
     /// PostToolUse hooks' `systemMessage` lines, held until the results' line is printed (Claude
     /// Code prints them after it).
     after_results: Vec<String>,
+    /// With `--include-hook-events`, PreToolUse hooks' `systemMessage` lines, held until the
+    /// results' line is due (Claude Code prints them after the call's PostToolUse hook lines).
+    before_results: Vec<String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
     /// the text of a server-side error).
     gateway: Option<String>,
@@ -107,6 +110,8 @@ pub struct SdkStream {
     origin: Option<Value>,
     /// Prompts answered locally so far (`stream/local_answer.rs`): their lines' step numbers.
     local_answers: u32,
+    /// `--include-hook-events`: every hook's lines, not only SessionStart's.
+    include_hook_events: bool,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -140,6 +145,7 @@ impl SdkStream {
             user_lines: 0,
             tool_names: std::collections::HashMap::new(),
             after_results: Vec::new(),
+            before_results: Vec::new(),
             gateway: None,
             response_text: String::new(),
             supersedes: None,
@@ -152,6 +158,7 @@ impl SdkStream {
             by_hand: None,
             origin: None,
             local_answers: 0,
+            include_hook_events: false,
         }
     }
 
@@ -369,7 +376,9 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
-            RunEvent::HookRan { hook_event, run } => self.hook_ran(*hook_event, run),
+            RunEvent::HookRan { hook_event, tool_use_id, run } => {
+                self.hook_ran(*hook_event, tool_use_id.as_deref(), run)
+            }
             RunEvent::PromptRefused { content, kind, prompt_kept, reason } => {
                 self.prompt_refused(content, kind, *prompt_kept, reason)
             }
@@ -377,6 +386,7 @@ impl SdkStream {
                 self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
             }
             RunEvent::Finished(result) => {
+                self.flush_before_results();
                 self.flush_after_results();
                 if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
                     self.block_cap(cap);
@@ -464,6 +474,7 @@ impl SdkStream {
                         return;
                     }
                 }
+                self.flush_before_results();
                 self.emit(line, true);
                 self.flush_after_results();
             }

@@ -102,6 +102,8 @@ pub enum RunEvent {
     HookRan {
         /// The event the hook ran for.
         hook_event: reloop_core::hook::HookEventName,
+        /// The tool call a tool event's hook ran for.
+        tool_use_id: Option<String>,
         /// The run.
         run: reloop_core::hook::HookRun,
     },
