@@ -302,6 +302,13 @@ impl Runner {
         // The tools speak and check as the session's profile says.
         let rules = session.core.rules();
         tool_ctx.require_read = rules.tools.edit_requires_read;
+        // The session's folder beside its transcript file, when the file is written.
+        tool_ctx.results_dir = session
+            .core
+            .transcript
+            .as_ref()
+            .filter(|t| t.written && rules.tools.mcp_image_saved)
+            .map(|t| std::path::PathBuf::from(t.path.trim_end_matches(".jsonl")).join("tool-results"));
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
