@@ -689,3 +689,46 @@ fn include_hook_events_prints_every_hook_s_lines_as_claude_code_does() {
         assert_eq!(shown(&played.replayed), shown(&played.recorded), "{version}: the replayed stream");
     }
 }
+
+/// A subagent's tool hooks are told what Claude Code tells them: the calling session's
+/// `session_id`, then the subagent's `agent_id` and `agent_type` after `permission_mode`
+/// (`all_log`, both versions); the main thread's tool hooks name no agent.
+#[test]
+fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
+    for version in VERSIONS {
+        let played = play(version, "all_log");
+        // The tool events (a PermissionRequest is no settings hook reloop runs; this workspace
+        // has no logout.ts, so the subagent's Read fails: PostToolUseFailure, not PostToolUse).
+        let in_agent = |inputs: &[Value]| -> Vec<Value> {
+            inputs
+                .iter()
+                .filter(|i| i["tool_name"].is_string() && i["hook_event_name"] != "PermissionRequest")
+                .map(|i| {
+                    let event = i["hook_event_name"].as_str().unwrap().trim_end_matches("Failure");
+                    json!([event, i["tool_name"], i["agent_type"], i.get("agent_id").is_some()])
+                })
+                .collect()
+        };
+        let ours = in_agent(&played.inputs);
+        assert_eq!(ours, in_agent(&played.recorded_inputs), "{version}");
+        assert!(ours.iter().any(|i| i[3] == true), "{version}: the subagent's Read ran hooks");
+        let parent = played.inputs[0]["session_id"].clone();
+        let started = played.inputs.iter().find(|i| i["hook_event_name"] == "SubagentStart").unwrap();
+        for input in played.inputs.iter().filter(|i| i["tool_name"].is_string() && i.get("agent_id").is_some()) {
+            assert_eq!(input["session_id"], parent, "{version}: {input}");
+            assert_eq!(input["agent_id"], started["agent_id"], "{version}: {input}");
+            if input["hook_event_name"] != "PreToolUse" {
+                continue;
+            }
+            let ours: Vec<String> = keys(input).into_iter().filter(|k| k != "duration_ms").collect();
+            let theirs = played
+                .recorded_inputs
+                .iter()
+                .find(|i| i["hook_event_name"] == input["hook_event_name"] && i.get("agent_id").is_some())
+                .unwrap();
+            let theirs: Vec<String> = keys(theirs).into_iter().filter(|k| k != "duration_ms").collect();
+            assert_eq!(ours, theirs, "{version}");
+        }
+        assert!(played.replays_identical, "{version}");
+    }
+}

@@ -325,6 +325,14 @@ impl Runner {
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
         let (agents, provider) = children::subagents_for(&session, &session_id, &out);
+        // A subagent's tool hooks are told the calling session's id, and the subagent's.
+        let (tool_hooks, agent) = match &session.run.agent {
+            Some(link) => (
+                HookCommon { session_id: link.parent.clone(), ..hook_common.clone() },
+                Some((session_id.clone(), link.agent_type.clone())),
+            ),
+            None => (hook_common.clone(), None),
+        };
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),
@@ -332,7 +340,8 @@ impl Runner {
             registry: session.tools.clone(),
             ctx: tool_ctx.clone(),
             hooks: session.hooks.clone(),
-            hook_common: hook_common.clone(),
+            hook_common: tool_hooks,
+            agent,
             permissions,
             prompt: session.prompt.clone(),
             read_check_first: rules.tools.read_check_first,
