@@ -92,7 +92,10 @@ fn drive(ws: &Workspace, version: &str, url: &str, messages: &[String], at_once:
             "parent_tool_use_id": null, "session_id": "default"});
         writeln!(stdin, "{line}").unwrap();
         stdin.flush().unwrap();
-        while !at_once {
+        if at_once {
+            continue;
+        }
+        loop {
             let line = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
             let done = line["type"] == "result";
             got.push(line);
@@ -239,7 +242,8 @@ fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
 /// session replays identical.
 #[test]
 fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
-    for version in ["2.1.332"] {
+    let version = "2.1.332";
+    {
         let dir = fixture(version, "sdk36", "queued_compact");
         let scenario: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();

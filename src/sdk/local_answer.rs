@@ -113,10 +113,10 @@ mod tests {
 
     #[test]
     fn only_2_1_197_answers_an_unknown_command() {
-        let unknown = Some(Local::Unknown { name: "nosuch".into() });
-        assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_197, true), unknown);
-        assert_eq!(of("/nosuch", ProfileId::ClaudeCode2_1_197, false), unknown);
-        assert_eq!(unknown.unwrap().text(), "Unknown command: /nosuch");
+        let unknown = Local::Unknown { name: "nosuch".into() };
+        assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_197, true), Some(unknown.clone()));
+        assert_eq!(of("/nosuch", ProfileId::ClaudeCode2_1_197, false), Some(unknown.clone()));
+        assert_eq!(unknown.text(), "Unknown command: /nosuch");
         assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_332, true), None);
         assert_eq!(of("/nosuch foo", ProfileId::Reloop, true), None);
     }
