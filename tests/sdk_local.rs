@@ -33,9 +33,10 @@ fn turns(dir: &Path) -> Vec<Canned> {
         if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
             continue;
         }
+        let tool = line["message"]["content"].as_array().unwrap().iter().any(|b| b["type"] == "tool_use");
         let message = json!({"id": line["message"]["id"], "type": "message", "role": "assistant",
             "model": line["message"]["model"], "content": line["message"]["content"],
-            "stop_reason": "end_turn", "stop_sequence": null,
+            "stop_reason": if tool { "tool_use" } else { "end_turn" }, "stop_sequence": null,
             "usage": {"input_tokens": 120, "output_tokens": 25}});
         out.push(Canned::Sse(sse_from_message(&message)));
     }
@@ -274,5 +275,72 @@ fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
         assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+    }
+}
+
+/// A command file's `model` (`sdk_wire/command_frontmatter`): the query that runs the command is
+/// asked with it, every request of it, and its `system/init` names it; the next query goes back
+/// to the session's model, as both versions do. The switches are journaled, so the session
+/// replays identical and its replayed stream is the live one (no `Set model to` line for them).
+#[test]
+fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
+    for version in VERSIONS {
+        let dir = fixture(version, "sdk_wire", "command_frontmatter");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let ws = Workspace::seed();
+        let cwd = ws.cwd().display().to_string();
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = std::path::PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text.as_str().unwrap()).unwrap();
+        }
+        let server = FakeServer::start(turns(&dir));
+        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let models: Vec<Value> =
+            lines(&dir.join("requests.jsonl")).iter().map(|r| r["body"]["model"].clone()).collect();
+        let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(asked, models, "{version}: the models asked");
+        let shown = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "init" || l["type"] == "result")
+                .map(|l| match l["type"].as_str() {
+                    Some("result") => json!(l["modelUsage"].as_object().unwrap().keys().collect::<Vec<_>>()),
+                    _ => l["model"].clone(),
+                })
+                .collect()
+        };
+        assert_eq!(shown(&live), shown(&recorded), "{version}: init's model and each result's modelUsage");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        let strip = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .map(|l| {
+                    let mut l = l.clone();
+                    for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
+                        if l.get(timing).is_some() {
+                            l[timing] = Value::Null;
+                        }
+                    }
+                    l
+                })
+                .collect()
+        };
+        assert_eq!(strip(&replayed), strip(&live), "{version}: the replayed stream");
+
+        // `-p /fm A B`: the one query is the command's.
+        let server = FakeServer::start(turns(&dir).into_iter().take(2).collect());
+        let ws2 = Workspace::seed();
+        std::fs::create_dir_all(ws2.cwd().join(".claude/commands")).unwrap();
+        std::fs::copy(ws.cwd().join(".claude/commands/fm.md"), ws2.cwd().join(".claude/commands/fm.md")).unwrap();
+        let out = reloop(&ws2, version, &server.url).args(["-p", "/fm A B"]).output().unwrap();
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(asked, models[..2], "{version}: -p");
+        assert_eq!(shown(&common::json_lines(&out))[0], shown(&recorded)[0], "{version}: -p's init");
     }
 }

@@ -144,10 +144,14 @@ fn replay_on(journal: &SessionJournal, id: &str, header: &SessionHeader, wire: W
         if let Event::UserInput { origin, .. } = &record.event {
             stream.set_origin(origin.clone());
         }
+        // A command file's model, for its query or back after it: no line of its own.
+        if let Event::SetModel { model, command: Some(_) } = &record.event {
+            stream.command_model(model.clone().unwrap_or_else(|| header_model(header)));
+        }
         if was_done {
             // Between queries: what the SDK changed, and the next query's `system/init`.
             match &record.event {
-                Event::SetModel { model } => {
+                Event::SetModel { model, command: None } => {
                     let shown = model.clone().unwrap_or_else(|| header_model(header));
                     stream.set_model(shown.clone());
                     stream.local_command_output(&format!("Set model to {shown}"));

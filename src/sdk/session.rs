@@ -58,6 +58,9 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 setup.answer_first(&wire, &answer, &mut printer)?;
                 return Ok(Exit::Success);
             }
+            if let Some(command) = setup.command_model(&prompt)? {
+                printer.command_model(command.model);
+            }
             let content = setup.commands(typed)?;
             if let Some(text) = setup.drop_guard()? {
                 return Ok(setup.refuse(&text));
@@ -237,8 +240,9 @@ impl Setup {
         id: String,
     ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
+        let before = self.switch_for(&prompt_text)?;
         let content = self.commands(content)?;
-        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_from(content, origin)?)
+        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_after(before, content, origin)?)
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -254,7 +258,7 @@ impl Setup {
         let target = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => id.clone(),
             (None, true) => "last".to_string(),
-            (None, false) => return Ok(session.start_from(content, origin)?),
+            (None, false) => return Ok(session.start_after(self.switch_for(prompt_text)?, content, origin)?),
         };
         let Some(journal) = session.journal.as_mut() else {
             return Err(CliError::Usage("resuming needs the journal".into()));
@@ -305,7 +309,7 @@ impl Setup {
         let ctx = state.context();
         let asked = self.args.model.as_deref().map(|m| self.args.resolve_model(m));
         if let Some(model) = asked.filter(|m| m.as_str() != ctx.current_model()) {
-            first.push(Event::SetModel { model: Some(model) });
+            first.push(Event::SetModel { model: Some(model), command: None });
         }
         if let Some(mode) = &self.args.permission_mode {
             let journaled = ctx.permission_mode().map(str::to_string).or_else(|| header_mode(&header));
@@ -313,6 +317,7 @@ impl Setup {
                 first.push(Event::SetPermissionMode { mode: mode.clone() });
             }
         }
+        first.extend(self.switch_for(prompt_text)?);
         first.push(Event::UserInput { content, origin });
         Ok(session.resume_with_all(&id, first)?)
     }
@@ -468,7 +473,12 @@ async fn stream_session(
     if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
         // Claude Code answered it itself: the session's first run starts with the next message.
         let id = setup.answer_first(&wire, &answer, &mut stream)?;
-        return serve(None, Some(id), &mut stream, &mut incoming, &wire, &setup, signals).await;
+        let opening = Opening { cleared: Some(id), command: None };
+        return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
+    }
+    let command = setup.command_model(&prompt_text)?;
+    if let Some(command) = &command {
+        stream.command_model(command.model.clone());
     }
     let first = setup.commands(first)?;
     if let Some(text) = setup.drop_guard()? {
@@ -476,14 +486,21 @@ async fn stream_session(
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
     stream.set_origin(origin);
-    serve(Some(handle), None, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(Some(handle), Opening { cleared: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
+}
+
+/// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
+/// run then starts with the next message), and the command whose model the running query has.
+struct Opening {
+    cleared: Option<String>,
+    command: Option<local::CommandModel>,
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
 /// the last query ended (see [`crate::launch::drive::live_exit_code`]).
 async fn serve(
     handle: Option<RunHandle>,
-    mut cleared: Option<String>,
+    opening: Opening,
     stream: &mut SdkStream,
     incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
     wire: &Wire,
@@ -498,6 +515,11 @@ async fn serve(
     let mut handle = handle;
     // The id a `/clear` (or a first prompt answered locally) gave the session its next message
     // starts.
+    let mut cleared = opening.cleared;
+    // The command whose file's model the running query is asked with: the session goes back
+    // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
+    let mut command = opening.command;
+    let mut chosen: Option<String> = None;
     let mut persist = setup.persist(wire);
     let watch = signals.watch(Arc::new(move || {
         if let Ok(session) = signalled.lock() {
@@ -519,6 +541,10 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
+                    if let Some(ran) = command.take() {
+                        control.set_model_for_command(chosen.clone(), &ran.name);
+                        stream.command_model(chosen.clone().unwrap_or_else(|| setup.args.model_name()));
+                    }
                     if super::batch::compact_next(&mut waiting) {
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
                         // it (`sdk36/queued_compact`); what queued after it waits for its end.
@@ -574,6 +600,10 @@ async fn serve(
                 }
                 Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
+                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    if let Some(ran) = &command {
+                        stream.command_model(ran.model.clone());
+                    }
                     stream.set_origin(origin.clone());
                     let started = setup.start_fresh(wire, content, origin, id)?;
                     control = started.abort_handle();
@@ -584,6 +614,11 @@ async fn serve(
                     running = true;
                 }
                 Some(Incoming::User(content, origin)) => {
+                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    if let Some(ran) = &command {
+                        control.set_model_for_command(Some(ran.model.clone()), &ran.name);
+                        stream.command_model(ran.model.clone());
+                    }
                     let content = setup.commands(content)?;
                     stream.next_query();
                     stream.set_origin(origin.clone());
@@ -600,6 +635,7 @@ async fn serve(
                         }
                         "set_model" => requested_model(&request).map(|model| {
                             let model = model.map(|m| setup.args.resolve_model(&m));
+                            chosen = model.clone();
                             let shown = model.clone().unwrap_or_else(|| setup.args.model_name());
                             control.set_model(model);
                             stream.set_model(shown.clone());

@@ -112,6 +112,8 @@ pub struct SdkStream {
     local_answers: u32,
     /// `--include-hook-events`: every hook's lines, not only SessionStart's.
     include_hook_events: bool,
+    /// A command file's `model` for the session's first query, shown by its `system/init`.
+    init_model: Option<String>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -159,6 +161,7 @@ impl SdkStream {
             origin: None,
             local_answers: 0,
             include_hook_events: false,
+            init_model: None,
         }
     }
 
@@ -229,7 +232,7 @@ impl SdkStream {
     /// A later query of the session starts: Claude Code prints `system/init` again.
     pub fn next_query(&mut self) {
         if let Some(mut line) = self.init.clone() {
-            line.insert("model".into(), json!(self.model));
+            line.insert("model".into(), json!(shown_id(self.profile, &self.model)));
             self.emit(line, false);
         }
     }
@@ -302,7 +305,8 @@ impl SdkStream {
             RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools, profile } => {
                 self.session_id = session_id.clone();
                 self.profile = *profile;
-                self.model = model.clone();
+                self.model = self.init_model.take().unwrap_or_else(|| model.clone());
+                let model = &self.model;
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,

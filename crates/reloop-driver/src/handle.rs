@@ -247,7 +247,7 @@ impl RunHandle {
 
     /// Switches the model for the requests still to come (`None`: the configured one).
     pub fn set_model(&self, model: Option<String>) {
-        let _ = self.abort.send(Control::Set(Event::SetModel { model }));
+        let _ = self.abort.send(Control::Set(Event::SetModel { model, command: None }));
     }
 
     /// Switches the permission mode for the calls still to come.
@@ -330,7 +330,13 @@ impl AbortHandle {
 
     /// As [`RunHandle::set_model`].
     pub fn set_model(&self, model: Option<String>) {
-        let _ = self.0.send(Control::Set(Event::SetModel { model }));
+        let _ = self.0.send(Control::Set(Event::SetModel { model, command: None }));
+    }
+
+    /// A switch for the custom slash command `command`'s query (its file's `model`), or back
+    /// after it: journaled as such, so a replay tells it from the caller's own switches.
+    pub fn set_model_for_command(&self, model: Option<String>, command: &str) {
+        let _ = self.0.send(Control::Set(Event::SetModel { model, command: Some(command.to_string()) }));
     }
 
     /// As [`RunHandle::set_permission_mode`].

@@ -111,13 +111,26 @@ impl Session {
     /// As [`Session::start`], the prompt stamped with the host's `origin` (journaled with it, to
     /// be echoed on the query's result).
     pub fn start_from(
+        self,
+        prompt: Vec<ContentBlock>,
+        origin: Option<serde_json::Value>,
+    ) -> Result<RunHandle, DriverError> {
+        self.start_after(Vec::new(), prompt, origin)
+    }
+
+    /// As [`Session::start_from`], with `before` applied ahead of the prompt (a custom slash
+    /// command's model switch for its query).
+    pub fn start_after(
         mut self,
+        before: Vec<Event>,
         prompt: Vec<ContentBlock>,
         origin: Option<serde_json::Value>,
     ) -> Result<RunHandle, DriverError> {
         let (session_id, content, header) = self.prepare(prompt);
         let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content, origin }], header))
+        let mut first = before;
+        first.push(Event::UserInput { content, origin });
+        Ok(self.launch(session_id, state, 0, first, header))
     }
 
     /// The new session's id, its first prompt and its header (when it is journaled).

@@ -16,6 +16,20 @@ use crate::sdk::local_answer::Local;
 use crate::sdk::usage::{model_usage, usage_json};
 
 impl SdkStream {
+    /// A custom command's query is asked with its file's `model` (or the session goes back
+    /// after it): later lines name it, and so does the `system/init` of the session's first
+    /// query when it is that command's (`sdk_wire/command_frontmatter`).
+    pub fn command_model(&mut self, model: String) {
+        match (&mut self.held_init, &self.init) {
+            (Some((line, _)), _) => {
+                line.insert("model".into(), serde_json::json!(super::shown_id(self.profile, &model)));
+            }
+            (None, None) => self.init_model = Some(model.clone()),
+            (None, Some(_)) => {}
+        }
+        self.model = model;
+    }
+
     /// Prints Claude Code's answer to a local prompt. `previous`: the session's last query's
     /// result, if one ran (2.1.197 reports the process's cost). The session's `system/init` is
     /// printed first: `started`'s (the session's first prompt), or again between queries.
