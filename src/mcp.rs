@@ -149,6 +149,9 @@ pub(crate) fn register_recorded(recorded: &[Value], tools: &mut ToolRegistry) {
 /// An MCP tool as a reloop tool. Tool calls are synchronous (the driver runs them in
 /// `spawn_blocking`): the call runs on the runtime and this thread waits for it, looking at the
 /// cancel flag, so an abort stops waiting at once (dropping the call cancels it on the server).
+#[path = "mcp_images.rs"]
+mod images;
+
 struct McpToolAdapter {
     tool: McpTool,
     runtime: tokio::runtime::Handle,
@@ -200,6 +203,10 @@ impl Tool for McpToolAdapter {
         };
         if output.server_failed {
             errln!("reloop: {}", output.text());
+        }
+        let mut output = output;
+        if let (Some(dir), false) = (&ctx.results_dir, output.plain) {
+            output.blocks = images::saved(std::mem::take(&mut output.blocks), dir, self.tool.server_name());
         }
         to_output(output)
     }

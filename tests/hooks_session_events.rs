@@ -82,6 +82,9 @@ fn play(version: &str, scenario: &str) -> Played {
                         .iter()
                         .enumerate()
                         .map(|(j, b)| {
+                            if b["type"] == "text" {
+                                return b.clone();
+                            }
                             let input: Value = serde_json::from_str(&place(&b["input"].to_string())).unwrap();
                             json!({"type": "tool_use", "id": format!("toolu_{i}_{j}"), "name": b["name"], "input": input})
                         })
@@ -90,9 +93,14 @@ fn play(version: &str, scenario: &str) -> Played {
                 }
                 None => (json!([{"type": "text", "text": step["text"]}]), "end_turn"),
             };
+            // The recorded usage where the scenario gives one (an answer that fills the context).
+            let mut usage = json!({"input_tokens": 1, "output_tokens": 1});
+            for (key, value) in step.get("usage").and_then(Value::as_object).into_iter().flatten() {
+                usage[key] = value.clone();
+            }
             Canned::Sse(sse_from_message(&json!({"id": format!("m{i}"), "type": "message", "role": "assistant",
                 "model": "m", "content": content, "stop_reason": stop, "stop_sequence": null,
-                "usage": {"input_tokens": 1, "output_tokens": 1}})))
+                "usage": usage})))
         })
         .collect();
     let server = FakeServer::start(answers);
@@ -106,6 +114,9 @@ fn play(version: &str, scenario: &str) -> Played {
             .env("ANTHROPIC_BASE_URL", &server.url)
             .env("ANTHROPIC_API_KEY", "sk-test")
             .current_dir(ws.cwd());
+        for (key, value) in spec["env"].as_object().into_iter().flatten() {
+            command.env(key, value.as_str().unwrap());
+        }
         command
     };
     let run = |args: &[&str]| command(args).output().unwrap();
@@ -113,6 +124,7 @@ fn play(version: &str, scenario: &str) -> Played {
     let settings = place(&spec["settings"].to_string());
     let mut args =
         vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings];
+    args.extend(spec["flags"].as_array().into_iter().flatten().filter_map(Value::as_str));
     let out = match spec["input"].as_array() {
         // A stream-json session: each message sent once the last query's result is out, as the
         // recorder sent them, then stdin closed.
@@ -586,4 +598,137 @@ fn an_sdk_pre_compact_callback_runs_before_compact_and_its_block_cancels_it() {
     let last = lines.last().unwrap()["result"].as_str().unwrap().to_string();
     assert!(last.starts_with("Compaction blocked by PreCompact hook: [") && last.ends_with("]: NO-COMPACT"), "{last}");
     assert!(ws.replays_identical());
+}
+
+/// An automatic compaction runs the hooks Claude Code runs around it (flag 21): PreCompact with
+/// `trigger: "auto"` before the summary request, then SessionStart with `source: "compact"` and
+/// the model's name, whose lines (`SessionStart:compact`) come between `compacting` and
+/// `compact_result`, as both versions print them. The session replays identical, those lines
+/// too.
+#[test]
+fn an_automatic_compaction_runs_pre_compact_and_session_start_as_claude_code_does() {
+    for version in VERSIONS {
+        let played = play(version, "sdk36/auto_compact_hooks");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            inputs.iter().map(|i| json!([i["hook_event_name"], i["trigger"], i["source"], i["model"]])).collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        let keyed = |inputs: &[Value]| inputs.iter().map(keys).collect::<Vec<_>>();
+        assert_eq!(keyed(&played.inputs), keyed(&played.recorded_inputs), "{version}");
+        // PreCompact runs before the summary request: the requests before it are the main three.
+        let hooks = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "status" || l["subtype"].as_str().is_some_and(|s| s.starts_with("hook_")))
+                .map(|l| format!("{} {} {}", kind(l), l["hook_name"], l["compact_result"]))
+                .collect()
+        };
+        assert_eq!(hooks(&played.lines), hooks(&played.recorded), "{version}");
+        assert_eq!(played.requests.len(), 5, "{version}: three answers, the summary, the answer after it");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(hooks(&played.replayed), hooks(&played.recorded), "{version}: the replayed stream");
+    }
+}
+
+/// A compaction by hand runs the SessionStart hooks of `source: "compact"` too (flag 21), its
+/// lines between `compacting` and `compact_result`, as recorded.
+#[test]
+fn a_compaction_by_hand_runs_session_start_compact_as_claude_code_does() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/stream_compact");
+        let starts = |inputs: &[Value]| -> Vec<Value> {
+            inputs
+                .iter()
+                .filter(|i| i["hook_event_name"] == "SessionStart")
+                .map(|i| json!([i["source"], i["model"], keys(i)]))
+                .collect()
+        };
+        assert_eq!(starts(&played.inputs), starts(&played.recorded_inputs), "{version}");
+        let lines = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "status" || l["subtype"].as_str().is_some_and(|s| s.starts_with("hook_")))
+                .map(|l| format!("{} {} {}", kind(l), l["hook_name"], l["compact_result"]))
+                .collect()
+        };
+        assert_eq!(lines(&played.lines), lines(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+    }
+}
+
+/// `--include-hook-events`: every hook prints its `hook_started` / `hook_response` lines where
+/// Claude Code prints them (UserPromptSubmit's before `system/init`, a tool's hooks named
+/// `PreToolUse:Read` before its result's line, Stop's before the result), both versions alike;
+/// SessionEnd's print none; the replayed stream prints them too.
+#[test]
+fn include_hook_events_prints_every_hook_s_lines_as_claude_code_does() {
+    for (version, scenario) in
+        VERSIONS.into_iter().flat_map(|v| [(v, "sdk36/include_hook_events"), (v, "hooks_events/include_hook_events")])
+    {
+        let version = format!("{version} {scenario}");
+        let played = play(version.split(' ').next().unwrap(), scenario);
+        let shown = |lines: &[Value]| -> Vec<String> {
+            lines
+                .iter()
+                .map(|l| match l["hook_name"].as_str() {
+                    Some(name) => format!("{} {name} {} {}", kind(l), l["hook_event"], l["outcome"]),
+                    None => kind(l),
+                })
+                .collect()
+        };
+        assert_eq!(shown(&played.lines), shown(&played.recorded), "{version}");
+        let response = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "hook_response")
+                .map(|l| json!([l["output"], l["stdout"], l["stderr"], l["exit_code"]]))
+                .collect()
+        };
+        assert_eq!(response(&played.lines), response(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(shown(&played.replayed), shown(&played.recorded), "{version}: the replayed stream");
+    }
+}
+
+/// A subagent's tool hooks are told what Claude Code tells them: the calling session's
+/// `session_id`, then the subagent's `agent_id` and `agent_type` after `permission_mode`
+/// (`all_log`, both versions); the main thread's tool hooks name no agent.
+#[test]
+fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
+    for version in VERSIONS {
+        let played = play(version, "all_log");
+        // The tool events (a PermissionRequest is no settings hook reloop runs; this workspace
+        // has no logout.ts, so the subagent's Read fails: PostToolUseFailure, not PostToolUse).
+        let in_agent = |inputs: &[Value]| -> Vec<Value> {
+            inputs
+                .iter()
+                .filter(|i| i["tool_name"].is_string() && i["hook_event_name"] != "PermissionRequest")
+                .map(|i| {
+                    let event = i["hook_event_name"].as_str().unwrap().trim_end_matches("Failure");
+                    json!([event, i["tool_name"], i["agent_type"], i.get("agent_id").is_some()])
+                })
+                .collect()
+        };
+        let ours = in_agent(&played.inputs);
+        assert_eq!(ours, in_agent(&played.recorded_inputs), "{version}");
+        assert!(ours.iter().any(|i| i[3] == true), "{version}: the subagent's Read ran hooks");
+        let parent = played.inputs[0]["session_id"].clone();
+        let started = played.inputs.iter().find(|i| i["hook_event_name"] == "SubagentStart").unwrap();
+        for input in played.inputs.iter().filter(|i| i["tool_name"].is_string() && i.get("agent_id").is_some()) {
+            assert_eq!(input["session_id"], parent, "{version}: {input}");
+            assert_eq!(input["agent_id"], started["agent_id"], "{version}: {input}");
+            if input["hook_event_name"] != "PreToolUse" {
+                continue;
+            }
+            let ours: Vec<String> = keys(input).into_iter().filter(|k| k != "duration_ms").collect();
+            let theirs = played
+                .recorded_inputs
+                .iter()
+                .find(|i| i["hook_event_name"] == input["hook_event_name"] && i.get("agent_id").is_some())
+                .unwrap();
+            let theirs: Vec<String> = keys(theirs).into_iter().filter(|k| k != "duration_ms").collect();
+            assert_eq!(ours, theirs, "{version}");
+        }
+        assert!(played.replays_identical, "{version}");
+    }
 }

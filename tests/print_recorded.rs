@@ -80,6 +80,8 @@ const COMPARED_ELSEWHERE: &[(&str, &str)] = &[
     // The SDK's wire details: queued messages and MCP results there; `origin` and a command's
     // front matter are recorded but not reproduced yet (docs/sdk.md lists both).
     ("sdk_wire/", "tests/sdk_wire.rs"),
+    // Local slash commands, compaction hooks, hook lines (scenarios_sdk36.py).
+    ("sdk36/", "tests/sdk_local.rs, tests/hooks_session_events.rs"),
 ];
 
 fn fixtures() -> Vec<Fixture> {

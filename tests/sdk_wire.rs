@@ -176,12 +176,22 @@ fn sent_results(body: &Value) -> Vec<Value> {
 
 /// 2.1.332 saves an MCP image to a file and adds a text block naming it; reloop writes no such
 /// file (docs/sdk.md lists it), so that block is left out of the comparison.
-fn without_saved_image_note(content: Value) -> Value {
+/// `content` with the saved image's note (2.1.332) made alike in every run: its file's folder
+/// is the session's, its name has a time and a random part.
+fn with_saved_image_note(content: Value) -> Value {
     match content {
         Value::Array(blocks) => Value::Array(
             blocks
                 .into_iter()
-                .filter(|b| !b["text"].as_str().is_some_and(|t| t.starts_with("[Image: source: ")))
+                .map(|b| match b["text"].as_str().and_then(|t| t.strip_prefix("[Image: source: ")) {
+                    Some(path) => {
+                        let name = Path::new(path.trim_end_matches(']')).file_name().unwrap().to_str().unwrap();
+                        let kind: Vec<&str> = name.split('-').take(3).collect();
+                        let folder = Path::new(path).parent().unwrap().file_name().unwrap().to_str().unwrap();
+                        json!({"type": "text", "text": format!("[Image: source: …/{folder}/{}-….png]", kind.join("-"))})
+                    }
+                    None => b,
+                })
                 .collect(),
         ),
         other => other,
@@ -203,7 +213,8 @@ fn mcp_python() -> Option<PathBuf> {
 
 /// An MCP tool's result reaches the app's `user` line and the next request as Claude Code sends
 /// it: a `structuredContent` answer as its compact JSON string, text and images as a list of
-/// blocks (even one text block), in both versions.
+/// blocks (even one text block), in both versions; 2.1.332 saves an image beside the session's
+/// file and notes its path after it.
 #[test]
 fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
     let Some(python) = mcp_python() else { return };
@@ -231,12 +242,15 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
             assert!(out.status.success(), "{what}: {}", stderr(&out));
             let live = stdout_lines(&out);
             let recorded: Vec<Value> =
-                tool_results(&lines(&dir.join("stdout.jsonl"))).into_iter().map(without_saved_image_note).collect();
-            assert_eq!(tool_results(&live), recorded, "{what}: the app's user lines");
+                tool_results(&lines(&dir.join("stdout.jsonl"))).into_iter().map(with_saved_image_note).collect();
+            let shown: Vec<Value> = tool_results(&live).into_iter().map(with_saved_image_note).collect();
+            assert_eq!(shown, recorded, "{what}: the app's user lines");
             let recorded_requests = lines(&dir.join("requests.jsonl"));
             let last_sent = sent_results(&recorded_requests.last().unwrap()["body"]);
-            let last_sent: Vec<Value> = last_sent.into_iter().map(without_saved_image_note).collect();
-            assert_eq!(sent_results(&server.requests().last().unwrap().body), last_sent, "{what}: the model");
+            let last_sent: Vec<Value> = last_sent.into_iter().map(with_saved_image_note).collect();
+            let sent: Vec<Value> =
+                sent_results(&server.requests().last().unwrap().body).into_iter().map(with_saved_image_note).collect();
+            assert_eq!(sent, last_sent, "{what}: the model");
             replays_as_live(&ws, &live, &what);
         }
     }

@@ -857,3 +857,8 @@ SCENARIOS += scenarios_sdkfeat.SCENARIOS
 import scenarios_sdkwire  # noqa: E402
 
 SCENARIOS += scenarios_sdkwire.SCENARIOS
+
+# Issue 36's remaining behaviour items (local slash commands, compaction hooks, hook lines).
+import scenarios_sdk36  # noqa: E402
+
+SCENARIOS += scenarios_sdk36.SCENARIOS

@@ -305,7 +305,7 @@ pub const FLAGS: &[(&str, Status)] = &[
     ("--agent", Status::Warned),
     ("--agents", Status::Supported),
     ("--resume-drops-turn", Status::Supported),
-    ("--include-hook-events", Status::Warned),
+    ("--include-hook-events", Status::Supported),
     ("--session-mirror", Status::Supported),
     ("--debug", Status::Warned),
     ("--debug-file", Status::Warned),
@@ -344,7 +344,6 @@ impl PrintArgs {
         warn(!self.plugin_dir.is_empty(), "--plugin-dir", "plugins are not loaded");
         warn(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp", "plugins are not loaded");
         warn(self.agent.is_some(), "--agent", "subagents are not supported yet");
-        warn(self.include_hook_events, "--include-hook-events", "only SessionStart's hook lines are printed");
         warn(self.debug.is_some(), "--debug", "there is no debug log");
         warn(self.debug_file.is_some(), "--debug-file", "there is no debug log");
         warn(self.debug_to_stderr, "--debug-to-stderr", "there is no debug log");

@@ -18,14 +18,31 @@ pub(super) type Queued = (Vec<ContentBlock>, Option<Value>);
 
 /// The one message the queued `waiting` ones make, in the order they came, with the last
 /// `origin` given; `None` when none waits.
+/// A queued `/compact` stays in the queue, for [`compact_next`], with what came after it.
 pub(super) fn take(waiting: &mut VecDeque<Queued>) -> Option<Queued> {
     let first = waiting.pop_front()?;
-    if waiting.is_empty() {
+    let upto = waiting.iter().position(|(content, _)| is_compact(content)).unwrap_or(waiting.len());
+    if upto == 0 {
         return Some(first);
     }
     let (messages, origins): (Vec<Vec<ContentBlock>>, Vec<Option<Value>>) =
-        std::iter::once(first).chain(waiting.drain(..)).unzip();
+        std::iter::once(first).chain(waiting.drain(..upto)).unzip();
     Some((join(messages), origins.into_iter().flatten().next_back()))
+}
+
+/// Whether the next queued message is `/compact`, which Claude Code runs as a compaction when
+/// the query ends (`sdk36/queued_compact`, both versions) rather than sending it; taken from
+/// the queue when it is.
+pub(super) fn compact_next(waiting: &mut VecDeque<Queued>) -> bool {
+    let next = waiting.front().is_some_and(|(content, _)| is_compact(content));
+    if next {
+        waiting.pop_front();
+    }
+    next
+}
+
+fn is_compact(content: &[ContentBlock]) -> bool {
+    super::clear::is_command(content, "/compact")
 }
 
 /// Every message's text, each message's texts joined by newlines and the messages too, as one
@@ -73,6 +90,17 @@ mod tests {
         let mut waiting = VecDeque::from([text("SECOND-QUESTION"), text("THIRD-QUESTION")]);
         assert_eq!(take(&mut waiting), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
         assert!(waiting.is_empty());
+    }
+
+    #[test]
+    fn a_queued_compact_is_taken_alone_and_ends_the_batch_before_it() {
+        let mut waiting = VecDeque::from([text("a"), text("b"), text("/compact"), text("c")]);
+        assert!(!compact_next(&mut waiting));
+        assert_eq!(take(&mut waiting), Some(text("a\nb")));
+        assert!(compact_next(&mut waiting));
+        assert!(!compact_next(&mut waiting));
+        assert_eq!(take(&mut waiting), Some(text("c")));
+        assert_eq!(take(&mut waiting), None);
     }
 
     #[test]

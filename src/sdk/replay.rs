@@ -40,6 +40,9 @@ pub struct PrintRecord {
     /// `initialize`'s `forwardSubagentText`: a subagent's text and thinking are printed too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub forward_subagent_text: bool,
+    /// `--include-hook-events`: every hook's `hook_started` / `hook_response` lines.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_hook_events: bool,
 }
 
 impl Default for PrintRecord {
@@ -53,6 +56,7 @@ impl Default for PrintRecord {
             slash_commands: Vec::new(),
             output_style: "default".to_string(),
             forward_subagent_text: false,
+            include_hook_events: false,
         }
     }
 }
@@ -69,6 +73,7 @@ impl PrintRecord {
             slash_commands: settings.0,
             output_style: settings.1,
             forward_subagent_text: false,
+            include_hook_events: args.include_hook_events,
         }
     }
 
@@ -88,6 +93,7 @@ impl PrintRecord {
             .with_agents(self.agents.clone())
             .with_settings_view((self.slash_commands.clone(), self.output_style.clone()))
             .forwarding_subagent_text(self.forward_subagent_text)
+            .with_hook_events(self.include_hook_events)
     }
 }
 
@@ -163,10 +169,14 @@ fn replay_on(
         if let Event::UserInput { origin, .. } = &record.event {
             stream.set_origin(origin.clone());
         }
+        // A command file's model, for its query or back after it: no line of its own.
+        if let Event::SetModel { model, command: Some(_) } = &record.event {
+            stream.command_model(model.clone().unwrap_or_else(|| header_model(header)));
+        }
         if was_done {
             // Between queries: what the SDK changed, and the next query's `system/init`.
             match &record.event {
-                Event::SetModel { model } => {
+                Event::SetModel { model, command: None } => {
                     let shown = model.clone().unwrap_or_else(|| header_model(header));
                     stream.set_model(shown.clone());
                     stream.local_command_output(&format!("Set model to {shown}"));

@@ -24,6 +24,9 @@ use crate::term::{errln, outln};
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
+#[path = "session_local.rs"]
+mod local;
+
 pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
     for (flag, why) in args.unhonoured() {
@@ -44,16 +47,25 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
             let project = settings(&args, &cwd)?.0.other;
             let servers = crate::mcp::start(&args.mcp.mcp_config, args.mcp.strict_mcp_config, &cwd, &project).await?;
             let setup = Setup { args, cwd, init: Initialize::default(), servers };
-            let content = setup.commands(vec![ContentBlock::text(prompt.clone())])?;
-            if let Some(text) = setup.drop_guard()? {
-                return Ok(setup.refuse(&text));
-            }
-            let handle = setup.start(&wire, content, None, &prompt, false)?;
+            let typed = vec![ContentBlock::text(prompt.clone())];
             let model = setup.args.model_name();
             let mut printer = setup
                 .print_record()?
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
+            // Only a new session: a resumed one has messages, and its id is its own.
+            if let Some(answer) = setup.local(&typed, true)?.filter(|_| setup.starts_empty()) {
+                setup.answer_first(&wire, &answer, &mut printer)?;
+                return Ok(Exit::Success);
+            }
+            if let Some(command) = setup.command_model(&prompt)? {
+                printer.command_model(command.model);
+            }
+            let content = setup.commands(typed)?;
+            if let Some(text) = setup.drop_guard()? {
+                return Ok(setup.refuse(&text));
+            }
+            let handle = setup.start(&wire, content, None, &prompt, false)?;
             let mut persist = setup.persist(&wire);
             let mut shown = super::transcript::Persisting { persist: &mut persist, printer: &mut printer };
             let (_, code) = crate::launch::drive::drive_with(handle, &mut shown, signals).await?;
@@ -228,8 +240,9 @@ impl Setup {
         id: String,
     ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
+        let before = self.switch_for(&prompt_text)?;
         let content = self.commands(content)?;
-        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_from(content, origin)?)
+        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_after(before, content, origin)?)
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -245,7 +258,7 @@ impl Setup {
         let target = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => id.clone(),
             (None, true) => "last".to_string(),
-            (None, false) => return Ok(session.start_from(content, origin)?),
+            (None, false) => return Ok(session.start_after(self.switch_for(prompt_text)?, content, origin)?),
         };
         let Some(journal) = session.journal.as_mut() else {
             return Err(CliError::Usage("resuming needs the journal".into()));
@@ -296,7 +309,7 @@ impl Setup {
         let ctx = state.context();
         let asked = self.args.model.as_deref().map(|m| self.args.resolve_model(m));
         if let Some(model) = asked.filter(|m| m.as_str() != ctx.current_model()) {
-            first.push(Event::SetModel { model: Some(model) });
+            first.push(Event::SetModel { model: Some(model), command: None });
         }
         if let Some(mode) = &self.args.permission_mode {
             let journaled = ctx.permission_mode().map(str::to_string).or_else(|| header_mode(&header));
@@ -304,6 +317,7 @@ impl Setup {
                 first.push(Event::SetPermissionMode { mode: mode.clone() });
             }
         }
+        first.extend(self.switch_for(prompt_text)?);
         first.push(Event::UserInput { content, origin });
         Ok(session.resume_with_all(&id, first)?)
     }
@@ -453,34 +467,59 @@ async fn stream_session(
     }
     let prompt_text = crate::launch::new::text_of(&first);
     let setup = Setup { args, cwd, init, servers };
+    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
+    let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
+    // Only a new session: a resumed one has messages, and a later run would not resume it.
+    if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
+        // Claude Code answered it itself: the session's first run starts with the next message.
+        let id = setup.answer_first(&wire, &answer, &mut stream)?;
+        let opening = Opening { cleared: Some(id), command: None };
+        return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
+    }
+    let command = setup.command_model(&prompt_text)?;
+    if let Some(command) = &command {
+        stream.command_model(command.model.clone());
+    }
     let first = setup.commands(first)?;
     if let Some(text) = setup.drop_guard()? {
         return Ok(setup.refuse(&text));
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
-    let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
-    let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
     stream.set_origin(origin);
-    serve(handle, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(Some(handle), Opening { cleared: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
+}
+
+/// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
+/// run then starts with the next message), and the command whose model the running query has.
+struct Opening {
+    cleared: Option<String>,
+    command: Option<local::CommandModel>,
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
 /// the last query ended (see [`crate::launch::drive::live_exit_code`]).
 async fn serve(
-    handle: RunHandle,
+    handle: Option<RunHandle>,
+    opening: Opening,
     stream: &mut SdkStream,
     incoming: &mut tokio::sync::mpsc::UnboundedReceiver<Incoming>,
     wire: &Wire,
     setup: &Setup,
     signals: crate::launch::signals::Signals,
 ) -> Result<Exit, CliError> {
-    let mut control = handle.abort_handle();
+    // No handle yet: the first prompt was answered locally, and `cleared` names the session.
+    let mut control = handle.as_ref().map_or_else(reloop_driver::AbortHandle::detached, RunHandle::abort_handle);
     // After a `/clear` the session the signal stops is the new one.
-    let on_signal = Arc::new(std::sync::Mutex::new(handle.abort_handle()));
+    let on_signal = Arc::new(std::sync::Mutex::new(control.clone()));
     let signalled = on_signal.clone();
-    let mut handle = Some(handle);
-    // The id a `/clear` gave the session its next message starts.
-    let mut cleared: Option<String> = None;
+    let mut handle = handle;
+    // The id a `/clear` (or a first prompt answered locally) gave the session its next message
+    // starts.
+    let mut cleared = opening.cleared;
+    // The command whose file's model the running query is asked with: the session goes back
+    // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
+    let mut command = opening.command;
+    let mut chosen: Option<String> = None;
     let mut persist = setup.persist(wire);
     let watch = signals.watch(Arc::new(move || {
         if let Ok(session) = signalled.lock() {
@@ -488,9 +527,11 @@ async fn serve(
             session.close();
         }
     }));
-    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (true, true, false, false);
+    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (handle.is_some(), true, false, false);
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut last: Option<RunResult> = None;
+    // A prompt was answered locally: a session of only those ended well.
+    let mut answered = false;
     loop {
         tokio::select! {
             event = super::clear::next_event(&mut handle), if handle.is_some() => {
@@ -500,7 +541,17 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    if let Some((next, origin)) = super::batch::take(&mut waiting) {
+                    if let Some(ran) = command.take() {
+                        control.set_model_for_command(chosen.clone(), &ran.name);
+                        stream.command_model(chosen.clone().unwrap_or_else(|| setup.args.model_name()));
+                    }
+                    if super::batch::compact_next(&mut waiting) {
+                        // A `/compact` that queued runs when the query ends, as Claude Code runs
+                        // it (`sdk36/queued_compact`); what queued after it waits for its end.
+                        stream.compact_by_hand();
+                        control.compact();
+                        running = true;
+                    } else if let Some((next, origin)) = super::batch::take(&mut waiting) {
                         stream.next_query();
                         stream.set_origin(origin.clone());
                         control.send_from(next, origin);
@@ -539,8 +590,20 @@ async fn serve(
                     control.compact();
                     running = true;
                 }
+                Some(Incoming::User(content, _))
+                    if !closed && matches!(setup.local(&content, handle.is_none()), Ok(Some(_))) =>
+                {
+                    if let Ok(Some(answer)) = setup.local(&content, handle.is_none()) {
+                        stream.answer_locally(&answer, last.as_ref(), None);
+                        answered = true;
+                    }
+                }
                 Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
+                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    if let Some(ran) = &command {
+                        stream.command_model(ran.model.clone());
+                    }
                     stream.set_origin(origin.clone());
                     let started = setup.start_fresh(wire, content, origin, id)?;
                     control = started.abort_handle();
@@ -551,6 +614,11 @@ async fn serve(
                     running = true;
                 }
                 Some(Incoming::User(content, origin)) => {
+                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    if let Some(ran) = &command {
+                        control.set_model_for_command(Some(ran.model.clone()), &ran.name);
+                        stream.command_model(ran.model.clone());
+                    }
                     let content = setup.commands(content)?;
                     stream.next_query();
                     stream.set_origin(origin.clone());
@@ -567,6 +635,7 @@ async fn serve(
                         }
                         "set_model" => requested_model(&request).map(|model| {
                             let model = model.map(|m| setup.args.resolve_model(&m));
+                            chosen = model.clone();
                             let shown = model.clone().unwrap_or_else(|| setup.args.model_name());
                             control.set_model(model);
                             stream.set_model(shown.clone());
@@ -607,8 +676,12 @@ async fn serve(
     if let Some(handle) = handle {
         handle.finish().await?;
     }
-    let last = last.ok_or_else(|| CliError::Io("the session ended without a result".into()))?;
-    Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, last.is_error))
+    let is_error = match (last, answered) {
+        (Some(last), _) => last.is_error,
+        (None, true) => false,
+        (None, false) => return Err(CliError::Io("the session ended without a result".into())),
+    };
+    Ok(crate::launch::drive::live_exit_code(&watch, reader_gone, is_error))
 }
 
 fn subtype(request: &Value) -> &str {

@@ -20,6 +20,7 @@ use super::protocol::Wire;
 
 mod children;
 mod endings;
+mod local_answer;
 mod partial_lines;
 mod retraction;
 mod session_hooks;
@@ -80,6 +81,9 @@ pub struct SdkStream {
     /// PostToolUse hooks' `systemMessage` lines, held until the results' line is printed (Claude
     /// Code prints them after it).
     after_results: Vec<String>,
+    /// With `--include-hook-events`, PreToolUse hooks' `systemMessage` lines, held until the
+    /// results' line is due (Claude Code prints them after the call's PostToolUse hook lines).
+    before_results: Vec<String>,
     /// The model server's `host:port` when it is not Anthropic's own (Claude Code names it in
     /// the text of a server-side error).
     gateway: Option<String>,
@@ -104,6 +108,12 @@ pub struct SdkStream {
     by_hand: Option<local::ByHand>,
     /// The `origin` the host stamped on the running query's message, for its result.
     origin: Option<Value>,
+    /// Prompts answered locally so far (`stream/local_answer.rs`): their lines' step numbers.
+    local_answers: u32,
+    /// `--include-hook-events`: every hook's lines, not only SessionStart's.
+    include_hook_events: bool,
+    /// A command file's `model` for the session's first query, shown by its `system/init`.
+    init_model: Option<String>,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -137,6 +147,7 @@ impl SdkStream {
             user_lines: 0,
             tool_names: std::collections::HashMap::new(),
             after_results: Vec::new(),
+            before_results: Vec::new(),
             gateway: None,
             response_text: String::new(),
             supersedes: None,
@@ -148,6 +159,9 @@ impl SdkStream {
             calls: children::NotedCalls::default(),
             by_hand: None,
             origin: None,
+            local_answers: 0,
+            include_hook_events: false,
+            init_model: None,
         }
     }
 
@@ -218,7 +232,7 @@ impl SdkStream {
     /// A later query of the session starts: Claude Code prints `system/init` again.
     pub fn next_query(&mut self) {
         if let Some(mut line) = self.init.clone() {
-            line.insert("model".into(), json!(self.model));
+            line.insert("model".into(), json!(shown_id(self.profile, &self.model)));
             self.emit(line, false);
         }
     }
@@ -291,7 +305,8 @@ impl SdkStream {
             RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools, profile } => {
                 self.session_id = session_id.clone();
                 self.profile = *profile;
-                self.model = model.clone();
+                self.model = self.init_model.take().unwrap_or_else(|| model.clone());
+                let model = &self.model;
                 let api_key_source = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "none" };
                 let init = json!({
                     "type": "system", "subtype": "init", "cwd": cwd,
@@ -365,7 +380,9 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
-            RunEvent::HookRan { hook_event, run } => self.hook_ran(*hook_event, run),
+            RunEvent::HookRan { hook_event, tool_use_id, run } => {
+                self.hook_ran(*hook_event, tool_use_id.as_deref(), run)
+            }
             RunEvent::PromptRefused { content, kind, prompt_kept, reason } => {
                 self.prompt_refused(content, kind, *prompt_kept, reason)
             }
@@ -373,6 +390,7 @@ impl SdkStream {
                 self.hook_system_message(*hook_event, tool_use_id.as_deref(), message)
             }
             RunEvent::Finished(result) => {
+                self.flush_before_results();
                 self.flush_after_results();
                 if let reloop_core::Evidence::StopHookCap { cap } = result.terminal.evidence() {
                     self.block_cap(cap);
@@ -460,6 +478,7 @@ impl SdkStream {
                         return;
                     }
                 }
+                self.flush_before_results();
                 self.emit(line, true);
                 self.flush_after_results();
             }

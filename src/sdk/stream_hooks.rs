@@ -24,7 +24,17 @@ impl SdkStream {
         let content = format!("{label} says: {message}");
         if tool.is_some() && event != reloop_core::hook::HookEventName::PreToolUse {
             self.after_results.push(content);
+        } else if tool.is_some() && self.include_hook_events {
+            // Recorded (`hooks_events/include_hook_events`): after the call's hook lines.
+            self.before_results.push(content);
         } else {
+            self.system_line("informational", json!({"content": content, "level": "notice"}));
+        }
+    }
+
+    /// The PreToolUse messages held for just before the results' line.
+    pub(super) fn flush_before_results(&mut self) {
+        for content in std::mem::take(&mut self.before_results) {
             self.system_line("informational", json!({"content": content, "level": "notice"}));
         }
     }

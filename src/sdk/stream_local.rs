@@ -80,7 +80,14 @@ impl SdkStream {
     }
 
     /// A `result` line of a built-in command: no turns, no text, no stop reason.
-    fn local_result(&mut self, cost: f64, usage: Value, model_usage: Value, command: Option<&str>, text: &str) {
+    pub(super) fn local_result(
+        &mut self,
+        cost: f64,
+        usage: Value,
+        model_usage: Value,
+        command: Option<&str>,
+        text: &str,
+    ) {
         let mut line = Map::new();
         line.insert("type".into(), json!("result"));
         line.insert("subtype".into(), json!("success"));
@@ -99,7 +106,10 @@ impl SdkStream {
             line.insert("local_command".into(), json!(command));
         }
         line.insert("uuid".into(), json!(self.uuid()));
-        self.wire.line(&Value::Object(line));
+        match self.output {
+            super::Output::Text => crate::term::outln!("{text}"),
+            _ => self.wire.line(&Value::Object(line)),
+        }
     }
 
     /// `/compact` was typed: the query that follows is its compaction.
@@ -200,27 +210,7 @@ impl SdkStream {
         self.compact_status(CompactStatus::Compacting);
         self.compact_status(CompactStatus::Blocked(text.to_string()));
         self.next_query();
-        let latest = self.profile == ProfileId::ClaudeCode2_1_332;
-        let (stop_reason, stop_sequence) =
-            if latest { ("end_turn", Value::Null) } else { ("stop_sequence", json!("")) };
-        let mut line = Map::new();
-        line.insert("type".into(), json!("assistant"));
-        line.insert(
-            "message".into(),
-            json!({"id": self.uuid(), "model": "<synthetic>", "role": "assistant",
-                "stop_reason": stop_reason, "stop_sequence": stop_sequence, "type": "message",
-                "usage": usage_json(&Usage::default()), "content": [{"type": "text", "text": text}]}),
-        );
-        let tail = match latest {
-            true => vec![
-                ("local_command_source", json!(format!("<local-command-stderr>{text}</local-command-stderr>"))),
-                ("timestamp", json!(crate::sdk::timestamp())),
-                ("local_command_run", json!({"command": "compact", "args": ""})),
-                ("local_command_outcome", json!({"kind": "failed"})),
-            ],
-            false => Vec::new(),
-        };
-        self.emit_with_tail(line, true, tail);
+        self.local_error_line(text, "compact", "");
     }
 }
 

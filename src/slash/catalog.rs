@@ -41,13 +41,15 @@ pub(crate) fn described(cwd: &Path, user_dir: Option<&Path>, sources: &Sources) 
 
 /// The front matter fields a command's listing reads.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Fields {
+pub(super) struct Fields {
     description: Option<String>,
     argument_hint: Option<String>,
+    /// The model the command's query is asked with (`model: claude-haiku-4-5`).
+    pub(super) model: Option<String>,
 }
 
 /// `key: value` lines between a first `---` line and the next; quotes around a value dropped.
-fn front_matter(text: &str) -> Fields {
+pub(super) fn front_matter(text: &str) -> Fields {
     let mut fields = Fields::default();
     let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else { return fields };
     for line in rest.lines() {
@@ -65,6 +67,7 @@ fn front_matter(text: &str) -> Fields {
         match key.trim() {
             "description" => fields.description = Some(value),
             "argument-hint" => fields.argument_hint = Some(value),
+            "model" if !value.is_empty() => fields.model = Some(value),
             _ => {}
         }
     }

@@ -39,6 +39,30 @@ pub(crate) fn expand(prompt: &str, cwd: &Path, user_dir: Option<&Path>, sources:
         Some(at) => (&rest[..at], rest[at..].trim()),
         None => (rest, ""),
     };
+    let text = command_text(name, cwd, user_dir, sources)?;
+    let tags = format!(
+        "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>\n"
+    );
+    Some(Expanded { blocks: vec![tags, substitute(body(&text), args)] })
+}
+
+/// The command a prompt `/NAME [ARGS]` runs and its file's `model`, when the file sets one:
+/// Claude Code asks that command's query with it, then goes back (`sdk_wire/command_frontmatter`,
+/// both versions).
+pub(crate) fn model_of(
+    prompt: &str,
+    cwd: &Path,
+    user_dir: Option<&Path>,
+    sources: &Sources,
+) -> Option<(String, String)> {
+    let name = prompt.strip_prefix('/')?.split(char::is_whitespace).next()?;
+    let text = command_text(name, cwd, user_dir, sources)?;
+    Some((name.to_string(), catalog::front_matter(&text).model?))
+}
+
+/// The file of command `name` (`ns:sub` is `ns/sub.md`): the project's, else the user's, in the
+/// folders `sources` lets in.
+fn command_text(name: &str, cwd: &Path, user_dir: Option<&Path>, sources: &Sources) -> Option<String> {
     let relative = relative_path(name)?;
     let mut folders: Vec<PathBuf> = Vec::new();
     if sources.reads(Source::Project) {
@@ -47,11 +71,7 @@ pub(crate) fn expand(prompt: &str, cwd: &Path, user_dir: Option<&Path>, sources:
     if let (true, Some(dir)) = (sources.reads(Source::User), user_dir) {
         folders.push(dir.join("commands"));
     }
-    let text = folders.iter().find_map(|folder| read_command(&folder.join(&relative)))?;
-    let tags = format!(
-        "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>\n"
-    );
-    Some(Expanded { blocks: vec![tags, substitute(body(&text), args)] })
+    folders.iter().find_map(|folder| read_command(&folder.join(&relative)))
 }
 
 /// A user message that is only a command prompt, expanded; any other message as it came.

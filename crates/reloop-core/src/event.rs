@@ -360,6 +360,11 @@ pub enum Event {
         /// The model, or `None` for the configured one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// The custom slash command (`/fm`) whose file's `model` this switch is for: to it
+        /// before that command's query, back after it, as Claude Code asks a command's query;
+        /// `None`: the caller's own switch (the SDK's `set_model`, which the stream echoes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
     },
     /// The caller switched the permission mode (the Agent SDK's `set_permission_mode`). The
     /// driver enforces permissions; the core keeps the mode so a resume and `why` know it.

@@ -96,6 +96,12 @@ pub enum Flag {
     /// row with no fallback model end the run. Off: the run ends at the cap without the
     /// feedback, and 529s are retried until the retries run out.
     ClaudeCodeEndings = 19,
+    /// A compaction runs the hooks Claude Code runs around it (recorded, `sdk36/auto_compact_hooks`
+    /// and `settings_slash/stream_compact`): an automatic one's PreCompact hooks
+    /// (`trigger: "auto"`) before its summary request, and every successful one's SessionStart
+    /// hooks (`source: "compact"`) before its summary is applied, each journaled as a `hook_done`
+    /// the compaction waits through. Off: only `/compact`'s PreCompact hooks run (flag 10).
+    CompactionHooks = 21,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -133,6 +139,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::HookSystemMessage,
     Flag::ClaudeCodeCompactionEnds,
     Flag::ClaudeCodeEndings,
+    Flag::CompactionHooks,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -213,7 +220,10 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19]);
+        assert_eq!(
+            known.numbers().collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19, 21]
+        );
         assert_eq!(Flag::from_number(12), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
@@ -225,7 +235,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,13,14,16,17,18,19,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,13,14,16,17,18,19,21,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -13,7 +13,7 @@ pub(crate) fn set_model(state: impl Into<State>, model: Option<String>) -> Step 
     let mut state = state.into();
     let model = model.filter(|m| !m.is_empty());
     if state.context().session.model == model {
-        return Step::ignore(state, &Event::SetModel { model }, IgnoreWhy::AlreadySet);
+        return Step::ignore(state, &Event::SetModel { model, command: None }, IgnoreWhy::AlreadySet);
     }
     state.context_mut().session.model = model;
     Step::stay(state)
@@ -36,12 +36,14 @@ mod tests {
     #[test]
     fn a_model_switch_goes_to_the_next_request_and_back() {
         let config = Config::default().with_model("claude-opus-4-8".to_string());
-        let state = transition(State::new(config), Event::SetModel { model: Some("claude-haiku-4-5".into()) }).state;
+        let state =
+            transition(State::new(config), Event::SetModel { model: Some("claude-haiku-4-5".into()), command: None })
+                .state;
         assert_eq!(state.context().current_model(), "claude-haiku-4-5");
         let step = transition(state, Event::user_input(vec![ContentBlock::text("hi")]));
         let call = step.effects.iter().find_map(|e| e.command()).expect("a request");
         assert!(matches!(call, crate::Command::CallModel(c) if c.model == "claude-haiku-4-5"));
-        let state = transition(step.state, Event::SetModel { model: None }).state;
+        let state = transition(step.state, Event::SetModel { model: None, command: None }).state;
         assert_eq!(state.context().current_model(), "claude-opus-4-8");
     }
 

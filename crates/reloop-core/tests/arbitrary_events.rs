@@ -101,7 +101,7 @@ fn resolve(spec: &Spec, state: &State) -> Event {
         }
         13 => Event::Resumed,
         14 => Event::Abort,
-        15 => Event::SetModel { model: v.is_multiple_of(2).then(|| format!("model-{v}")) },
+        15 => Event::SetModel { model: v.is_multiple_of(2).then(|| format!("model-{v}")), command: None },
         _ => Event::SetPermissionMode { mode: ["default", "plan", "acceptEdits"][usize::from(v) % 3].into() },
     }
 }

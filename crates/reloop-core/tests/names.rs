@@ -50,7 +50,7 @@ fn every_event_kind_is_its_serde_tag_in_declaration_order() {
         Event::RetryReady { attempt: 1 },
         Event::Resumed,
         Event::Abort,
-        Event::SetModel { model: None },
+        Event::SetModel { model: None, command: None },
         Event::SetPermissionMode { mode: "plan".into() },
     ];
     let kinds: Vec<&str> = events.iter().map(Event::kind).collect();

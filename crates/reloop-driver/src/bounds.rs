@@ -243,7 +243,7 @@ fn replacement(event: &Event, share: usize) -> Event {
             Event::ModelDone { id: None, model: None, stop_reason: None, usage: usage.clone(), request }
         }
         // Callers check names before they set them; one that still does not fit changes nothing.
-        Event::SetModel { .. } => Event::SetModel { model: None },
+        Event::SetModel { .. } => Event::SetModel { model: None, command: None },
         Event::SetPermissionMode { .. } => Event::SetPermissionMode { mode: "default".into() },
         Event::ModelBlock { .. }
         | Event::ModelFailed { .. }

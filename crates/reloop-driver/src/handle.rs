@@ -102,6 +102,8 @@ pub enum RunEvent {
     HookRan {
         /// The event the hook ran for.
         hook_event: reloop_core::hook::HookEventName,
+        /// The tool call a tool event's hook ran for.
+        tool_use_id: Option<String>,
         /// The run.
         run: reloop_core::hook::HookRun,
     },
@@ -245,7 +247,7 @@ impl RunHandle {
 
     /// Switches the model for the requests still to come (`None`: the configured one).
     pub fn set_model(&self, model: Option<String>) {
-        let _ = self.abort.send(Control::Set(Event::SetModel { model }));
+        let _ = self.abort.send(Control::Set(Event::SetModel { model, command: None }));
     }
 
     /// Switches the permission mode for the calls still to come.
@@ -304,6 +306,12 @@ impl RunHandle {
 pub struct AbortHandle(mpsc::UnboundedSender<Control>);
 
 impl AbortHandle {
+    /// A handle of no run: what it is told goes nowhere. For a caller that holds one before any
+    /// run starts (print mode's session, whose first prompt Claude Code answered itself).
+    pub fn detached() -> Self {
+        AbortHandle(mpsc::unbounded_channel().0)
+    }
+
     /// As [`RunHandle::abort`].
     pub fn abort(&self) {
         let _ = self.0.send(Control::Abort);
@@ -322,7 +330,13 @@ impl AbortHandle {
 
     /// As [`RunHandle::set_model`].
     pub fn set_model(&self, model: Option<String>) {
-        let _ = self.0.send(Control::Set(Event::SetModel { model }));
+        let _ = self.0.send(Control::Set(Event::SetModel { model, command: None }));
+    }
+
+    /// A switch for the custom slash command `command`'s query (its file's `model`), or back
+    /// after it: journaled as such, so a replay tells it from the caller's own switches.
+    pub fn set_model_for_command(&self, model: Option<String>, command: &str) {
+        let _ = self.0.send(Control::Set(Event::SetModel { model, command: Some(command.to_string()) }));
     }
 
     /// As [`RunHandle::set_permission_mode`].

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod agents;
+mod announce;
 mod bounds;
 mod config;
 mod context;

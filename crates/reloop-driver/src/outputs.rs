@@ -64,9 +64,15 @@ pub fn step_outputs(
             }
             // SessionStart's hooks show as their own lines; SessionEnd's output is ignored.
             let session = matches!(hook_event, HookEventName::SessionStart | HookEventName::SessionEnd);
-            // PreCompact's runs word a compaction by hand's note.
-            if matches!(hook_event, HookEventName::SessionStart | HookEventName::PreCompact) {
-                out.extend(runs.iter().map(|run| RunEvent::HookRan { hook_event: *hook_event, run: run.clone() }));
+            // PreCompact's runs word a compaction by hand's note; every run may show as lines
+            // of its own (SessionStart's always, the others' with `--include-hook-events`). A
+            // `PermissionRequest` run is the caller's answer to a permission prompt, no hook.
+            if *hook_event != HookEventName::PermissionRequest {
+                out.extend(runs.iter().map(|run| RunEvent::HookRan {
+                    hook_event: *hook_event,
+                    tool_use_id: tool_use_id.clone(),
+                    run: run.clone(),
+                }));
             }
             if after.context().config().flag(reloop_core::Flag::HookSystemMessage) && !session {
                 for message in runs.iter().filter_map(system_message) {

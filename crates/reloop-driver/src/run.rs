@@ -24,6 +24,7 @@ pub use crate::session::Session;
 use crate::tools::{ToolEnv, ToolScheduler};
 
 mod children;
+mod compact_hooks;
 mod journaling;
 mod model;
 mod session_hooks;
@@ -110,13 +111,26 @@ impl Session {
     /// As [`Session::start`], the prompt stamped with the host's `origin` (journaled with it, to
     /// be echoed on the query's result).
     pub fn start_from(
+        self,
+        prompt: Vec<ContentBlock>,
+        origin: Option<serde_json::Value>,
+    ) -> Result<RunHandle, DriverError> {
+        self.start_after(Vec::new(), prompt, origin)
+    }
+
+    /// As [`Session::start_from`], with `before` applied ahead of the prompt (a custom slash
+    /// command's model switch for its query).
+    pub fn start_after(
         mut self,
+        before: Vec<Event>,
         prompt: Vec<ContentBlock>,
         origin: Option<serde_json::Value>,
     ) -> Result<RunHandle, DriverError> {
         let (session_id, content, header) = self.prepare(prompt);
         let state = State::new(self.core.clone());
-        Ok(self.launch(session_id, state, 0, vec![Event::UserInput { content, origin }], header))
+        let mut first = before;
+        first.push(Event::UserInput { content, origin });
+        Ok(self.launch(session_id, state, 0, first, header))
     }
 
     /// The new session's id, its first prompt and its header (when it is journaled).
@@ -242,6 +256,8 @@ impl Session {
 
 struct Runner {
     session_id: String,
+    /// An automatic compaction's summary request, held while its PreCompact hooks run (flag 21).
+    held_summary: Option<Command>,
     provider: Arc<dyn ModelProvider>,
     /// Runs the session's `Agent` calls, when it offers the tool.
     agents: Option<Arc<crate::subagent::Subagents>>,
@@ -299,6 +315,13 @@ impl Runner {
         // The tools speak and check as the session's profile says.
         let rules = session.core.rules();
         tool_ctx.require_read = rules.tools.edit_requires_read;
+        // The session's folder beside its transcript file, when the file is written.
+        tool_ctx.results_dir = session
+            .core
+            .transcript
+            .as_ref()
+            .filter(|t| t.written && rules.tools.mcp_image_saved)
+            .map(|t| std::path::PathBuf::from(t.path.trim_end_matches(".jsonl")).join("tool-results"));
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
@@ -315,6 +338,14 @@ impl Runner {
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
         let (agents, provider) = children::subagents_for(&session, &session_id, &out);
+        // A subagent's tool hooks are told the calling session's id, and the subagent's.
+        let (tool_hooks, agent) = match &session.run.agent {
+            Some(link) => (
+                HookCommon { session_id: link.parent.clone(), ..hook_common.clone() },
+                Some((session_id.clone(), link.agent_type.clone())),
+            ),
+            None => (hook_common.clone(), None),
+        };
         let tools_in_flight = ToolScheduler::new(ToolEnv {
             agents: agents.clone(),
             resumed: Arc::default(),
@@ -322,7 +353,8 @@ impl Runner {
             registry: session.tools.clone(),
             ctx: tool_ctx.clone(),
             hooks: session.hooks.clone(),
-            hook_common: hook_common.clone(),
+            hook_common: tool_hooks,
+            agent,
             permissions,
             prompt: session.prompt.clone(),
             read_check_first: rules.tools.read_check_first,
@@ -362,6 +394,7 @@ impl Runner {
             keep_alive: session.keep_alive,
             api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             api_ms_at_query: 0,
+            held_summary: None,
         };
         // A resumed session goes on under the mode it was last switched to.
         if let Some(mode) = runner.state.as_ref().and_then(|s| s.context().permission_mode().map(str::to_string)) {
@@ -465,6 +498,10 @@ impl Runner {
                 self.cancel_all();
                 return Err(e);
             }
+            if let Err(e) = self.compacted_session_start(&event).await {
+                self.cancel_all();
+                return Err(e);
+            }
             let applied = match self.apply(event) {
                 Ok(applied) => applied,
                 Err(e) => {
@@ -472,6 +509,10 @@ impl Runner {
                     return Err(e);
                 }
             };
+            if let Err(e) = self.run_held_summary().await {
+                self.cancel_all();
+                return Err(e);
+            }
             // The start is journaled: the call may run now. A start the core ignored (a call of
             // no request in flight) gets no word, so the call does not run.
             if let Some(ack) = start_ack.take().filter(|_| applied) {
@@ -628,6 +669,7 @@ impl Runner {
                 }));
             }
             Command::CancelHooks => self.cancel_hooks(),
+            Command::Summarize { .. } if self.holds_summary(command, state) => {}
             Command::Summarize { request, summarize, truncated, date_last, .. } => {
                 let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
                 self.summarize(*request, *summarize, shape, state)

@@ -56,6 +56,18 @@ pub(crate) struct ToolEnv {
     /// A failed call fires PostToolUseFailure hooks instead of PostToolUse ones (the session's
     /// [`reloop_core::Flag::PostToolUseFailureHooks`]).
     pub failure_hooks: bool,
+    /// A subagent's id and type: its tool hooks' inputs name them, as Claude Code's do (their
+    /// `session_id` is the calling session's; `hooks_events/all_log`, both versions).
+    pub agent: Option<(String, String)>,
+}
+
+/// A tool hook's input, naming the subagent it runs in.
+fn in_agent(mut input: HookInput, env: &ToolEnv) -> HookInput {
+    if let Some((id, agent_type)) = &env.agent {
+        input.agent_id = Some(id.clone());
+        input.agent_type = Some(agent_type.clone());
+    }
+    input
 }
 
 /// A call started while the model streamed.
@@ -418,13 +430,23 @@ async fn run_call(
         if env.failure_hooks && output.1 { HookEventName::PostToolUseFailure } else { HookEventName::PostToolUse };
     let post = env.hooks.matching(event, Some(&call.name));
     if !post.is_empty() {
-        let hook_input = if event == HookEventName::PostToolUseFailure {
-            let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
-            HookInput::post_tool_use_failure(env.hook_common.clone(), &call.name, input, &call.id, &output.0, millis)
-        } else {
-            let response = serde_json::Value::String(output.0.clone());
-            HookInput::post_tool_use(env.hook_common.clone(), &call.name, input, &call.id, response)
-        };
+        let hook_input = in_agent(
+            if event == HookEventName::PostToolUseFailure {
+                let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                HookInput::post_tool_use_failure(
+                    env.hook_common.clone(),
+                    &call.name,
+                    input,
+                    &call.id,
+                    &output.0,
+                    millis,
+                )
+            } else {
+                let response = serde_json::Value::String(output.0.clone());
+                HookInput::post_tool_use(env.hook_common.clone(), &call.name, input, &call.id, response)
+            },
+            &env,
+        );
         let runs = run_all(&post, &hook_input, &env.ctx.cwd, &token).await;
         events.push(Event::HookDone { hook_event: event, tool_use_id: Some(call.id.clone()), runs, request });
     }
@@ -474,8 +496,10 @@ async fn permit(
             }
             Next::Need(Need::PreToolUse) => {
                 let pre = env.hooks.matching(HookEventName::PreToolUse, Some(&call.name));
-                let hook_input =
-                    HookInput::pre_tool_use(env.hook_common.clone(), &call.name, call.input.clone(), &call.id);
+                let hook_input = in_agent(
+                    HookInput::pre_tool_use(env.hook_common.clone(), &call.name, call.input.clone(), &call.id),
+                    env,
+                );
                 let runs = run_all(&pre, &hook_input, &env.ctx.cwd, token).await;
                 answers.pre_tool_use = Some(runs.clone());
                 events.push(Event::HookDone {
@@ -643,6 +667,7 @@ mod tests {
             agents: None,
             resumed: Arc::new(HashSet::new()),
             failure_hooks: true,
+            agent: None,
         });
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {

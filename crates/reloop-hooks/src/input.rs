@@ -51,6 +51,10 @@ pub struct HookInput {
     /// SessionStart only: why the session starts (`startup`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// SessionStart after a compaction only: the model, as Claude Code names it
+    /// (`claude-opus-4-8[1m]` in 2.1.197), recorded in `sdk36/auto_compact_hooks`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// UserPromptSubmit only: the prompt as the user wrote it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -102,6 +106,7 @@ impl HookInput {
             trigger: None,
             custom_instructions: None,
             source: None,
+            model: None,
             prompt: None,
             reason: None,
             stop_hook_active: None,

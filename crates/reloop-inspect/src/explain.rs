@@ -289,8 +289,16 @@ pub(crate) fn turn_words(t: &crate::timeline::TurnFacts) -> String {
 /// A setting the caller changed, or a new prompt for a session whose query had ended.
 fn caller_line(step: &StepRecord) -> Option<WhyLine> {
     let (reason, explanation) = match &step.event {
-        Event::SetModel { model: Some(model) } => ("set_model", format!("the caller switched the model to {model}")),
-        Event::SetModel { model: None } => {
+        Event::SetModel { model: Some(model), command: Some(command) } => {
+            ("set_model", format!("the command /{command} asks its query with {model}, as its file says"))
+        }
+        Event::SetModel { model: None, command: Some(command) } => {
+            ("set_model", format!("the command /{command}'s query is over: back to the configured model"))
+        }
+        Event::SetModel { model: Some(model), .. } => {
+            ("set_model", format!("the caller switched the model to {model}"))
+        }
+        Event::SetModel { model: None, .. } => {
             ("set_model", "the caller switched back to the configured model".to_string())
         }
         Event::SetPermissionMode { mode } => {

@@ -144,6 +144,11 @@ impl McpTool {
         ))
     }
 
+    /// The server the tool belongs to, as configured (an MCP image's saved file names it).
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
     /// Validates, then calls the server.
     pub async fn call(&self, input: &Value) -> CallOutput {
         if let Err(text) = self.validate(input) {

@@ -37,6 +37,10 @@ pub struct ToolContext {
     /// The answer to a Read of a file unchanged since this session last read the same part of
     /// it (Claude Code 2.1.197's "Wasted call"); `None`: the content again.
     pub unchanged_read: Option<&'static str>,
+    /// Where a tool saves what it also shows the model by path (Claude Code 2.1.332's
+    /// `<session>/tool-results/` beside the transcript: an MCP result's images); `None`: nothing
+    /// is saved.
+    pub results_dir: Option<PathBuf>,
 }
 
 /// A file as a Read saw it: the part read (offset, limit as given), its length and its
@@ -115,6 +119,7 @@ impl ToolContext {
             containment: Containment::Unconfined,
             require_read: true,
             unchanged_read: None,
+            results_dir: None,
         }
     }
 

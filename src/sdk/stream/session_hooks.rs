@@ -27,15 +27,36 @@ impl SdkStream {
         }
     }
 
+    /// `--include-hook-events`: every hook's lines are printed, not only SessionStart's.
+    pub fn with_hook_events(mut self, include: bool) -> Self {
+        self.include_hook_events = include;
+        self
+    }
+
     /// A SessionStart hook's two lines: `hook_started`, then `hook_response` with what it
     /// printed and its exit code (one `hook_id` for both).
     /// A PreCompact hook prints no line of its own: it joins the compaction's note.
-    pub(super) fn hook_ran(&mut self, event: HookEventName, run: &HookRun) {
+    /// With `--include-hook-events`, every other hook but SessionEnd's prints them too
+    /// (`sdk36/include_hook_events`, `hooks_events/include_hook_events`, both versions), a tool
+    /// event's named with its tool (`PreToolUse:Read`).
+    pub(super) fn hook_ran(&mut self, event: HookEventName, call: Option<&str>, run: &HookRun) {
+        // No recording shows PreCompact's lines: its runs word the compaction's note alone.
         if event == HookEventName::PreCompact {
             return self.pre_compact_ran(run);
         }
+        // SessionEnd's never print, the flag or not (recorded, `hooks_events/include_hook_events`).
+        if event == HookEventName::SessionEnd || (event != HookEventName::SessionStart && !self.include_hook_events) {
+            return;
+        }
         let hook_id = self.uuid();
+        let tool = call.and_then(|id| self.tool_names.get(id));
         let name = match event {
+            _ if tool.is_some() => format!("{}:{}", event.as_str(), tool.map(String::as_str).unwrap_or_default()),
+            // The session's start is before its `system/init` is out; a later SessionStart is a
+            // compaction's (flag 21), `SessionStart:compact` as Claude Code names it.
+            HookEventName::SessionStart if self.held_init.is_none() && self.init.is_some() => {
+                "SessionStart:compact".to_string()
+            }
             HookEventName::SessionStart => "SessionStart:startup".to_string(),
             other => other.as_str().to_string(),
         };

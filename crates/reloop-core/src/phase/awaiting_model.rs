@@ -54,7 +54,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             compact_first(ctx, streaming, event)
         }
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model),
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::AwaitingModel(ctx, streaming), mode)
         }

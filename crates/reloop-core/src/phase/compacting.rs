@@ -5,6 +5,7 @@ use crate::compact::{Compaction, Trigger, MAX_CONSECUTIVE_FAILURES, PROMPT_TOO_L
 use crate::context::Loop;
 use crate::effect::{Command, Notice};
 use crate::event::{Event, ModelError};
+use crate::hook::HookEventName;
 use crate::message::Usage;
 use crate::reason::{CompactionFailure, Completion, Continue, Failure, Stop, TooLong};
 use crate::request::{begin_compaction, continue_with, proceed};
@@ -28,11 +29,17 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::Compacting(ctx, compaction), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Compacting(ctx, compaction), model),
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::Compacting(ctx, compaction), mode)
         }
         Event::QueuedInput { id, content } => queue(Phase::Compacting(ctx, compaction), id, content),
+        // The hooks around the compaction (flag 21): recorded; the compaction goes on.
+        Event::HookDone { hook_event: HookEventName::PreCompact | HookEventName::SessionStart, .. }
+            if ctx.config.flag(crate::flags::Flag::CompactionHooks) =>
+        {
+            Step::stay(Phase::Compacting(ctx, compaction))
+        }
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
         | Event::ModelBlock { .. }

@@ -16,7 +16,7 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
             Step::stay(Phase::Done(crate::prompt_hooks::hold(ctx, hook_event, runs), terminal))
         }
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),
         Event::CompactRequested if crate::prompt_hooks::compaction_blocked(&mut ctx) => {
             Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::CompactionBlocked)

@@ -15,7 +15,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::Idle(ctx), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Idle(ctx), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Idle(ctx), mode),
         Event::QueuedInput { id, content } => queue(Phase::Idle(ctx), id, content),
         Event::Resumed => Step::ignore(Phase::Idle(ctx), &event, IgnoreWhy::NothingInFlight),

@@ -54,7 +54,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         }
         Event::Abort => crate::abort::tools(ctx, tools),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::RunningTools(ctx, tools), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::RunningTools(ctx, tools), model),
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::RunningTools(ctx, tools), mode)
         }

@@ -18,7 +18,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::Resumed => proceed(ctx, Vec::new(), None),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model } => crate::settings::set_model(Phase::WaitingRetry(ctx), model),
+        Event::SetModel { model, .. } => crate::settings::set_model(Phase::WaitingRetry(ctx), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::WaitingRetry(ctx), mode),
         Event::QueuedInput { id, content } => queue(Phase::WaitingRetry(ctx), id, content),
         other @ (Event::UserInput { .. }

@@ -183,6 +183,7 @@ pub const RELOOP: Profile = Profile {
         bash_write: None,
         unchanged_read: None,
         dont_ask: None,
+        mcp_image_saved: false,
     },
     default_model: None,
     lines: StreamLines {
@@ -239,6 +240,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         bash_write: Some(BASH_WRITE_2_1_197),
         unchanged_read: Some(WASTED_READ_2_1_197),
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
+        mcp_image_saved: false,
     },
     default_model: Some("claude-opus-4-8"),
     lines: StreamLines {
@@ -312,6 +314,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         bash_write: Some(BASH_WRITE_2_1_332),
         unchanged_read: None,
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
+        mcp_image_saved: true,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

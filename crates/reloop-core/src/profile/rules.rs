@@ -87,6 +87,9 @@ pub struct ToolTexts {
     /// The denial of a call in `dontAsk` mode; `{tool}` stands for the tool's name. `None`:
     /// reloop's own words.
     pub dont_ask: Option<&'static str>,
+    /// An image in an MCP tool's result is also saved beside the session's transcript, and a
+    /// text block `[Image: source: PATH]` follows it (2.1.332, `sdk_wire/mcp_result`).
+    pub mcp_image_saved: bool,
 }
 
 /// Claude Code's `dontAsk` denial (2.1.197 and 2.1.332 alike, claude-code-facts.md §5.4).

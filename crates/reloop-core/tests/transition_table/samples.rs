@@ -90,7 +90,7 @@ pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
         "retry_ready" => vec![Event::RetryReady { attempt }, Event::RetryReady { attempt: attempt + 9 }],
         "resumed" => vec![Event::Resumed],
         "abort" => vec![Event::Abort],
-        "set_model" => vec![Event::SetModel { model: Some("claude-haiku-4-5".into()) }],
+        "set_model" => vec![Event::SetModel { model: Some("claude-haiku-4-5".into()), command: None }],
         "set_permission_mode" => vec![Event::SetPermissionMode { mode: "plan".into() }],
         other => panic!("no sample events for kind {other}"),
     }

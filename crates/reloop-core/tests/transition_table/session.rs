@@ -200,7 +200,7 @@ impl Session {
     }
 
     pub fn set_model(self, model: &str) -> Self {
-        self.feed(Event::SetModel { model: Some(model.into()) })
+        self.feed(Event::SetModel { model: Some(model.into()), command: None })
     }
 
     pub fn set_mode(self, mode: &str) -> Self {

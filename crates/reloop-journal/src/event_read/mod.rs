@@ -134,6 +134,8 @@ enum Tagged {
     SetModel {
         #[serde(default)]
         model: Option<String>,
+        #[serde(default)]
+        command: Option<String>,
     },
     SetPermissionMode {
         mode: String,

@@ -1,0 +1,69 @@
+//! Prompts answered without a run (`crate::sdk::local_answer`): deciding, and printing the
+//! answer as the session's lines.
+
+use reloop_core::profile::ProfileId;
+use reloop_core::ContentBlock;
+
+use super::Setup;
+use crate::error::CliError;
+use crate::sdk::local_answer::{classify, Local};
+use crate::sdk::protocol::Wire;
+use crate::sdk::stream::SdkStream;
+
+impl Setup {
+    /// Whether Claude Code answers `content` itself; `empty`: the conversation has no message
+    /// yet (a resumed session always has).
+    pub(super) fn local(&self, content: &[ContentBlock], empty: bool) -> Result<Option<Local>, CliError> {
+        let Some(profile) = ProfileId::parse(&self.args.compat) else { return Ok(None) };
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        let user_dir = crate::settings::user_dir();
+        let is_custom =
+            |name: &str| crate::slash::expand(&format!("/{name}"), &self.cwd, user_dir.as_deref(), &sources).is_some();
+        Ok(classify(content, profile, empty, is_custom))
+    }
+
+    /// Whether the session starts from nothing (no `--resume` or `--continue`).
+    pub(super) fn starts_empty(&self) -> bool {
+        self.args.resume.is_none() && !self.args.r#continue
+    }
+
+    /// Prints the answer to the session's first prompt, as session lines of the id the session
+    /// is given (`--session-id`'s, else a new one); returns that id, which the session's first
+    /// run then takes.
+    pub(super) fn answer_first(&self, wire: &Wire, answer: &Local, stream: &mut SdkStream) -> Result<String, CliError> {
+        let session = self.session(wire, "", false)?;
+        let id = session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id);
+        stream.answer_locally(answer, None, Some(&session.started_event(&id)));
+        Ok(id)
+    }
+}
+
+/// A custom command's `model`: the query that runs it is asked with it, then the session goes
+/// back (`sdk_wire/command_frontmatter`, both versions). Journaled as `set_model` events that
+/// name the command, so a replay asks the same and echoes nothing for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CommandModel {
+    /// The command (`fm` for `/fm`).
+    pub name: String,
+    /// Its model, resolved as `--model` resolves one.
+    pub model: String,
+}
+
+impl Setup {
+    /// The model a prompt's command file asks its query with, if any.
+    pub(super) fn command_model(&self, prompt_text: &str) -> Result<Option<CommandModel>, CliError> {
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        let user_dir = crate::settings::user_dir();
+        Ok(crate::slash::model_of(prompt_text, &self.cwd, user_dir.as_deref(), &sources)
+            .map(|(name, model)| CommandModel { name, model: self.args.resolve_model(&model) }))
+    }
+
+    /// The switch to a command's model, as the events that go before its prompt.
+    pub(super) fn switch_for(&self, prompt_text: &str) -> Result<Vec<reloop_core::Event>, CliError> {
+        Ok(self
+            .command_model(prompt_text)?
+            .map(|c| reloop_core::Event::SetModel { model: Some(c.model), command: Some(c.name) })
+            .into_iter()
+            .collect())
+    }
+}

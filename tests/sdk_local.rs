@@ -1,0 +1,346 @@
+//! Prompts Claude Code answers itself, without the model, against the real Claude Code recorded
+//! under `tests/print/recorded/<version>/settings_slash/` and `sdk36/`
+//! (scripts/record-claude-code/scenarios_sdk36.py says how each was made): `/compact` with no
+//! conversation yet, 2.1.197's `Unknown command: /X`, first and between queries, and a `/compact`
+//! sent while a query runs.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::fake_server::{sse_from_message, Canned, FakeServer};
+use common::{reloop_bin, stderr, stdout, Workspace};
+use serde_json::{json, Value};
+
+const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
+
+fn fixture(version: &str, family: &str, variant: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join(family).join(variant)
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The model's recorded answers (not the `<synthetic>` lines Claude Code made itself), as the
+/// Messages API sent them.
+fn turns(dir: &Path) -> Vec<Canned> {
+    let mut out = Vec::new();
+    for line in lines(&dir.join("stdout.jsonl")) {
+        if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
+            continue;
+        }
+        let tool = line["message"]["content"].as_array().unwrap().iter().any(|b| b["type"] == "tool_use");
+        let message = json!({"id": line["message"]["id"], "type": "message", "role": "assistant",
+            "model": line["message"]["model"], "content": line["message"]["content"],
+            "stop_reason": if tool { "tool_use" } else { "end_turn" }, "stop_sequence": null,
+            "usage": {"input_tokens": 120, "output_tokens": 25}});
+        out.push(Canned::Sse(sse_from_message(&message)));
+    }
+    out
+}
+
+/// The user messages the recording sent, in order.
+fn sent(dir: &Path) -> Vec<String> {
+    let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    scenario["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["send"]["type"] == "user")
+        .map(|step| step["send"]["message"]["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn reloop(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
+    let mut cmd = reloop_as(ws, version, url);
+    cmd.args(["--output-format", "stream-json", "--verbose"]);
+    cmd
+}
+
+/// `reloop` in print mode under the version's profile, its output format not given yet.
+fn reloop_as(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = reloop_bin();
+    cmd.args(["--compat", &format!("claude-code-{version}")])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd());
+    cmd
+}
+
+/// A stream-json session: each message sent once the previous one's `result` is printed; all
+/// at once when `at_once`.
+fn drive(ws: &Workspace, version: &str, url: &str, messages: &[String], at_once: bool) -> Vec<Value> {
+    let mut child = reloop(ws, version, url)
+        .args(["--input-format", "stream-json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (rx, reader) = common::json_line_reader(child.stdout.take().unwrap());
+    let mut got = Vec::new();
+    for message in messages {
+        let line = json!({"type": "user", "message": {"role": "user", "content": message},
+            "parent_tool_use_id": null, "session_id": "default"});
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        if at_once {
+            continue;
+        }
+        loop {
+            let line = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
+            let done = line["type"] == "result";
+            got.push(line);
+            if done {
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    got.extend(rx.iter());
+    reader.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    got
+}
+
+/// A line's kind: `type`, with `subtype` for `system` lines, and `<synthetic>` for Claude
+/// Code's own assistant lines.
+fn kind(line: &Value) -> String {
+    match line["subtype"].as_str() {
+        Some(sub) if line["type"] == "system" => format!("system/{sub}"),
+        _ if line["message"]["model"] == "<synthetic>" => "assistant <synthetic>".into(),
+        _ => line["type"].as_str().unwrap_or_default().to_string(),
+    }
+}
+
+/// What a local answer's lines say: the answer's line (its text, stop, the keys after its uuid)
+/// and each result's text, turns, cost (spent or not), `local_command` and whether it has a
+/// `terminal_reason`.
+fn said(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter_map(|l| match kind(l).as_str() {
+            "assistant <synthetic>" => {
+                let keys: Vec<&String> =
+                    l.as_object().unwrap().keys().filter(|k| k.starts_with("local_command")).collect();
+                Some(json!([
+                    "answer",
+                    l["message"]["content"],
+                    l["message"]["stop_reason"],
+                    keys,
+                    l["local_command_run"],
+                    l["local_command_source"]
+                ]))
+            }
+            "result" => Some(json!([
+                "result",
+                l["result"],
+                l["num_turns"],
+                l["is_error"],
+                l["total_cost_usd"].as_f64().unwrap() > 0.0,
+                l["local_command"],
+                l.get("terminal_reason").is_some()
+            ])),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `/compact` with nothing to compact, then 2.1.197's unknown commands first and between
+/// queries: each answered as Claude Code answers it (no request, the same lines and results),
+/// in one session. 2.1.332 sends the unknown commands to the model. The journaled session
+/// replays identical, and its replayed stream is the live one without the local answers.
+#[test]
+fn local_commands_are_answered_without_the_model_as_claude_code_does() {
+    for version in VERSIONS {
+        let dir = fixture(version, "sdk36", "stream_local");
+        let server = FakeServer::start(turns(&dir));
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(said(&live), said(&recorded), "{version}");
+        assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
+        let sessions: std::collections::BTreeSet<&str> = live.iter().filter_map(|l| l["session_id"].as_str()).collect();
+        assert_eq!(sessions.len(), 1, "{version}: one session throughout");
+        let uuids: std::collections::BTreeSet<&str> = live.iter().filter_map(|l| l["uuid"].as_str()).collect();
+        assert_eq!(uuids.len(), live.len(), "{version}: every line's uuid is its own");
+
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        // The live queries the journal holds: those the model answered.
+        let mut journaled = Vec::new();
+        for query in live.split_inclusive(|l| l["type"] == "result") {
+            if !query.iter().any(|l| kind(l) == "assistant <synthetic>") {
+                journaled.extend(query.iter().cloned());
+            }
+        }
+        let strip = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .map(|l| {
+                    let mut l = l.clone();
+                    for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
+                        if l.get(timing).is_some() {
+                            l[timing] = Value::Null;
+                        }
+                    }
+                    l
+                })
+                .collect()
+        };
+        assert_eq!(strip(&replayed), strip(&journaled), "{version}");
+    }
+}
+
+/// `reloop -p /compact`: `Error: No messages to compact`, no request, exit 0, as both versions
+/// print it; `-p "/nosuch foo"` under 2.1.197: `Unknown command: /nosuch` (text output too).
+#[test]
+fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
+    for version in VERSIONS {
+        for variant in ["compact", "unknown"] {
+            let dir = fixture(version, "settings_slash", variant);
+            let scenario: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+            let recorded = lines(&dir.join("stdout.jsonl"));
+            if !recorded.iter().any(|l| kind(l) == "assistant <synthetic>") {
+                // 2.1.332 sent `/nosuch foo` to the model (tests/settings.rs checks that).
+                assert_eq!((version, variant), ("2.1.332", "unknown"));
+                continue;
+            }
+            let server = FakeServer::start(Vec::new());
+            let ws = Workspace::seed();
+            let prompt = scenario["prompt"].as_str().unwrap();
+            let out = reloop(&ws, version, &server.url).args(["-p", prompt]).output().unwrap();
+            assert!(out.status.success(), "{version}/{variant}: {}", stderr(&out));
+            let live = common::json_lines(&out);
+            let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+            assert_eq!(kinds(&live), kinds(&recorded), "{version}/{variant}");
+            assert_eq!(said(&live), said(&recorded), "{version}/{variant}");
+            assert!(server.requests().is_empty(), "{version}/{variant}");
+            let text =
+                reloop_as(&ws, version, &server.url).args(["-p", prompt, "--output-format", "text"]).output().unwrap();
+            let result = recorded.last().unwrap()["result"].as_str().unwrap();
+            assert_eq!(stdout(&text), format!("{result}\n"), "{version}/{variant}");
+        }
+    }
+}
+
+/// A `/compact` sent while a query runs is not sent to the model: when the query ends it
+/// compacts the conversation, as 2.1.332 does. (2.1.197 refuses to compact one exchange, `Not
+/// enough messages to compact.`, which reloop does not reproduce yet: docs/sdk.md.) The
+/// session replays identical.
+#[test]
+fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
+    let version = "2.1.332";
+    {
+        let dir = fixture(version, "sdk36", "queued_compact");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let summary = scenario["steps"].as_array().unwrap().iter().find(|s| s["kind"] == "compact").unwrap();
+        let summary = json!({"id": "msg_summary", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": [{"type": "text", "text": summary["text"]}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 120, "output_tokens": 25}});
+        let mut answers = turns(&dir);
+        // The first answer takes a while, as the recording's did, so `/compact` queues.
+        let Canned::Sse(first) = answers.remove(0) else { unreachable!() };
+        answers.insert(0, Canned::Delayed(Duration::from_millis(800), first));
+        answers.push(Canned::Sse(sse_from_message(&summary)));
+        let server = FakeServer::start(answers);
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server.url, &sent(&dir), true);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(said(&live), said(&recorded), "{version}");
+        let statuses = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "status")
+                .map(|l| json!([l["compact_result"], l["compact_error"]]))
+                .collect()
+        };
+        assert_eq!(statuses(&live), statuses(&recorded), "{version}");
+        assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+    }
+}
+
+/// A command file's `model` (`sdk_wire/command_frontmatter`): the query that runs the command is
+/// asked with it, every request of it, and its `system/init` names it; the next query goes back
+/// to the session's model, as both versions do. The switches are journaled, so the session
+/// replays identical and its replayed stream is the live one (no `Set model to` line for them).
+#[test]
+fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
+    for version in VERSIONS {
+        let dir = fixture(version, "sdk_wire", "command_frontmatter");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let ws = Workspace::seed();
+        let cwd = ws.cwd().display().to_string();
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = std::path::PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text.as_str().unwrap()).unwrap();
+        }
+        let server = FakeServer::start(turns(&dir));
+        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let models: Vec<Value> =
+            lines(&dir.join("requests.jsonl")).iter().map(|r| r["body"]["model"].clone()).collect();
+        let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(asked, models, "{version}: the models asked");
+        let shown = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["subtype"] == "init" || l["type"] == "result")
+                .map(|l| match l["type"].as_str() {
+                    Some("result") => json!(l["modelUsage"].as_object().unwrap().keys().collect::<Vec<_>>()),
+                    _ => l["model"].clone(),
+                })
+                .collect()
+        };
+        assert_eq!(shown(&live), shown(&recorded), "{version}: init's model and each result's modelUsage");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        let strip = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .map(|l| {
+                    let mut l = l.clone();
+                    for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
+                        if l.get(timing).is_some() {
+                            l[timing] = Value::Null;
+                        }
+                    }
+                    l
+                })
+                .collect()
+        };
+        assert_eq!(strip(&replayed), strip(&live), "{version}: the replayed stream");
+
+        // `-p /fm A B`: the one query is the command's.
+        let server = FakeServer::start(turns(&dir).into_iter().take(2).collect());
+        let ws2 = Workspace::seed();
+        std::fs::create_dir_all(ws2.cwd().join(".claude/commands")).unwrap();
+        std::fs::copy(ws.cwd().join(".claude/commands/fm.md"), ws2.cwd().join(".claude/commands/fm.md")).unwrap();
+        let out = reloop(&ws2, version, &server.url).args(["-p", "/fm A B"]).output().unwrap();
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(asked, models[..2], "{version}: -p");
+        assert_eq!(shown(&common::json_lines(&out))[0], shown(&recorded)[0], "{version}: -p's init");
+    }
+}
