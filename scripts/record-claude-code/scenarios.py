@@ -857,3 +857,8 @@ SCENARIOS += scenarios_sdkfeat.SCENARIOS
 import scenarios_sdkwire  # noqa: E402
 
 SCENARIOS += scenarios_sdkwire.SCENARIOS
+
+# Issue 39's tool results (`tool_use_result`, `tool_result_meta`) per tool and error case.
+import scenarios_toolresults  # noqa: E402
+
+SCENARIOS += scenarios_toolresults.SCENARIOS
