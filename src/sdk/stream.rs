@@ -18,11 +18,13 @@ use endings::{api_error_status, Ending};
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
+mod boundary;
 mod children;
 mod endings;
 mod partial_lines;
 mod retraction;
 mod session_hooks;
+mod tool_results;
 
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
 /// result's text (`text`, as `claude -p` prints).
@@ -104,6 +106,10 @@ pub struct SdkStream {
     by_hand: Option<local::ByHand>,
     /// The `origin` the host stamped on the running query's message, for its result.
     origin: Option<Value>,
+    /// Each call's `tool_use_result`, until its result's line is printed.
+    tool_results: tool_results::ToolResults,
+    /// What a `compact_boundary` line says of the stream before it.
+    boundaries: boundary::Boundaries,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -148,6 +154,8 @@ impl SdkStream {
             calls: children::NotedCalls::default(),
             by_hand: None,
             origin: None,
+            tool_results: tool_results::ToolResults::default(),
+            boundaries: boundary::Boundaries::default(),
         }
     }
 
@@ -251,6 +259,9 @@ impl SdkStream {
         }
         self.release_init();
         let uuid = self.uuid();
+        if matches!(line.get("type").and_then(Value::as_str), Some("user" | "assistant")) {
+            self.boundaries.line_printed(&uuid);
+        }
         if parent {
             line.insert("parent_tool_use_id".into(), Value::Null);
         }
@@ -273,6 +284,11 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::Step { at_ms, .. } => self.boundaries.step(*at_ms),
+            RunEvent::CompactStatus(CompactStatus::Compacting) => self.boundaries.compacting(),
+            _ => {}
+        }
         if self.by_hand_event(event) {
             return;
         }
@@ -283,8 +299,11 @@ impl SdkStream {
         if !matches!(event, RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. }) {
             self.release_init();
         }
+        if let RunEvent::ToolFinished(outcome) = event {
+            self.tool_results.note(self.profile, outcome);
+        }
         match event {
-            RunEvent::Step { seq } => {
+            RunEvent::Step { seq, .. } => {
                 self.seq = *seq;
                 self.line = 0;
             }
@@ -340,20 +359,10 @@ impl SdkStream {
                 }
                 self.emit(line, false);
             }
-            RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens } => {
-                let mut line = Map::new();
-                line.insert("type".into(), json!("system"));
-                line.insert("subtype".into(), json!("compact_boundary"));
-                // Claude Code calls a compaction the API asked for `auto` too, and says how
-                // small the history became.
-                let metadata = if self.profile.profile().claude_code_version.is_some() {
-                    let trigger = if trigger == "reactive" { "auto" } else { trigger.as_str() };
-                    json!({"trigger": trigger, "pre_tokens": pre_tokens, "post_tokens": post_tokens})
-                } else {
-                    json!({"trigger": trigger, "pre_tokens": pre_tokens})
-                };
-                line.insert("compact_metadata".into(), metadata);
-                self.emit(line, false);
+            RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens, kept } => {
+                let compaction =
+                    boundary::Compaction { trigger, pre_tokens: *pre_tokens, post_tokens: *post_tokens, kept: *kept };
+                self.compact_boundary(&compaction);
             }
             RunEvent::CompactStatus(status) => self.compact_status(status.clone()),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
@@ -393,7 +402,30 @@ impl SdkStream {
         self.emit(line, true);
     }
 
+    /// A message's lines, remembered by the compaction boundaries to come.
     fn message(&mut self, message: &Message) {
+        if message.role == Role::System {
+            return;
+        }
+        self.boundaries.message_starts();
+        self.message_lines(message);
+        self.boundaries.message_ends();
+    }
+
+    /// Claude Code's boundary line: what the compaction dropped and kept, and how long it took.
+    fn compact_boundary(&mut self, compaction: &boundary::Compaction<'_>) {
+        // The summary's line is printed next in this step: it anchors what was kept.
+        let anchor = reloop_driver::line_uuid(&self.session_id, self.seq, self.line + 1);
+        let (metadata, parent) = self.boundaries.metadata(self.profile, compaction, &anchor);
+        let mut line = Map::new();
+        line.insert("type".into(), json!("system"));
+        line.insert("subtype".into(), json!("compact_boundary"));
+        line.insert("compact_metadata".into(), metadata);
+        let tail = parent.map(|p| ("logical_parent_uuid", p)).into_iter().collect();
+        self.emit_with_tail(line, false, tail);
+    }
+
+    fn message_lines(&mut self, message: &Message) {
         match message.role {
             Role::Assistant => {
                 // One line per content block, all with the response's id, as Claude Code prints.
@@ -440,7 +472,8 @@ impl SdkStream {
                             line.insert("message".into(), json!({"role": "user", "content": [block]}));
                             line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                             self.user_lines += 1;
-                            self.emit(line, true);
+                            let tail = self.tool_results.take(std::slice::from_ref(block));
+                            self.emit_with_tail(line, true, tail.map(|r| ("tool_use_result", r)).into_iter().collect());
                         }
                         return;
                     }
@@ -460,7 +493,8 @@ impl SdkStream {
                         return;
                     }
                 }
-                self.emit(line, true);
+                let tail = self.tool_results.take(&message.content);
+                self.emit_with_tail(line, true, tail.map(|r| ("tool_use_result", r)).into_iter().collect());
                 self.flush_after_results();
             }
         }

@@ -191,6 +191,11 @@ pub struct ToolOutcome {
     /// session's usage, cost and budget. Journals written before subagents never carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_usage: Option<crate::message::AgentUsage>,
+    /// What the call did as data (Claude Code's `tool_use_result`: a Read's file and line
+    /// counts, a Write's patch, an error's text), for the caller's stream and transcript only:
+    /// the model never sees it. Journaled from flag 12 on ([`crate::Flag::ToolUseResult`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_result: Option<serde_json::Value>,
 }
 
 impl ToolOutcome {
@@ -203,6 +208,7 @@ impl ToolOutcome {
             denied: false,
             request: 0,
             agent_usage: None,
+            tool_use_result: None,
         }
     }
 

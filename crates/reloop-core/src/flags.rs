@@ -71,6 +71,11 @@ pub enum Flag {
     /// turn's tool results go back in the order their outcomes arrived, as Claude Code sends a
     /// concurrent batch's. Off: in the order of the calls.
     ResultsAsCompleted = 13,
+    /// A tool call's outcome keeps what the call did as data (Claude Code's `tool_use_result`),
+    /// which a Claude Code profile's stream-json prints on the result's `user` line. Off: the
+    /// outcome holds the text alone and no such field is printed (the driver decides; the core
+    /// never reads it).
+    ToolUseResult = 12,
     /// Under a profile with the `<total_tokens>` reminder, the first message's reminder block
     /// goes before the prompt, as 2.1.332 places it among its context blocks. Off: after it.
     TotalTokensBeforePrompt = 14,
@@ -127,6 +132,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::CutStreamResume,
     Flag::SessionEventHooks,
     Flag::BudgetBeforeTools,
+    Flag::ToolUseResult,
     Flag::ResultsAsCompleted,
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,
@@ -213,8 +219,11 @@ mod tests {
             assert!(!RETIRED.contains(&flag.number()), "{flag:?} reuses a retired number");
             assert_eq!(Flag::from_number(flag.number()), Some(*flag));
         }
-        assert_eq!(known.numbers().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19]);
-        assert_eq!(Flag::from_number(12), None);
+        assert_eq!(
+            known.numbers().collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19]
+        );
+        assert_eq!(Flag::from_number(15), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -225,7 +234,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,13,14,16,17,18,19,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,16,17,18,19,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -217,6 +217,7 @@ fn replacement(event: &Event, share: usize) -> Event {
             request,
             // What a subagent spent was spent, whatever became of its answer.
             agent_usage: outcome.agent_usage.clone(),
+            tool_use_result: None,
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -268,6 +269,7 @@ mod tests {
             denied: false,
             request: 1,
             agent_usage: None,
+            tool_use_result: None,
         })
     }
 

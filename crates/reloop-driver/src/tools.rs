@@ -56,6 +56,9 @@ pub(crate) struct ToolEnv {
     /// A failed call fires PostToolUseFailure hooks instead of PostToolUse ones (the session's
     /// [`reloop_core::Flag::PostToolUseFailureHooks`]).
     pub failure_hooks: bool,
+    /// Outcomes keep what each call did as data (the session's
+    /// [`reloop_core::Flag::ToolUseResult`]).
+    pub tool_use_result: bool,
 }
 
 /// A call started while the model streamed.
@@ -219,7 +222,8 @@ impl ToolScheduler {
                         }
                         _ => {}
                     }
-                    for event in events {
+                    for mut event in events {
+                        crate::tool_use_result::fill(&mut event, env.tool_use_result);
                         if inbox.send(event.correlated(request)).is_err() {
                             return;
                         }
@@ -304,8 +308,12 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     let Some(Ruling::Run { input, .. }) = decide_now(call, env) else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
-    let (content, is_error) = execute_instant(&env.registry, call, &input, &ctx);
-    Some(vec![done(&call.id, content, is_error, false)])
+    let output = execute_instant(&env.registry, call, &input, &ctx);
+    let mut event = done(&call.id, output.content, output.is_error, false);
+    if let Event::ToolDone(outcome) = &mut event {
+        outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
+    }
+    Some(vec![event])
 }
 
 /// The ruling on `call` when the decision asks only what is answered without waiting or
@@ -335,11 +343,13 @@ fn execute_instant(
     call: &ToolUse,
     input: &serde_json::Value,
     ctx: &ToolContext,
-) -> (String, bool) {
+) -> reloop_tools::ToolOutput {
     let run = std::panic::AssertUnwindSafe(|| registry.execute(&call.name, input, ctx));
     match std::panic::catch_unwind(run) {
-        Ok(output) => (output.content, output.is_error),
-        Err(_) => ("<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>".into(), true),
+        Ok(output) => output,
+        Err(_) => reloop_tools::ToolOutput::error(
+            "<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>",
+        ),
     }
 }
 
@@ -386,6 +396,7 @@ async fn run_call(
     }
     let mut agent_outcome = None;
     let began = std::time::Instant::now();
+    let mut structured = None;
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..ToolUse::clone(&call) };
@@ -399,11 +410,16 @@ async fn run_call(
             ctx.cancel = flag;
             if env.registry.is_instant(&call.name, &input) {
                 // Answered from memory: run here rather than hand the call to the blocking pool and back.
-                (execute_instant(&env.registry, &call, &input, &ctx), Vec::new())
+                let output = execute_instant(&env.registry, &call, &input, &ctx);
+                structured = output.structured;
+                ((output.content, output.is_error), Vec::new())
             } else {
                 let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
                 match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-                    Ok(output) => ((output.content, output.is_error), output.blocks),
+                    Ok(output) => {
+                        structured = output.structured;
+                        ((output.content, output.is_error), output.blocks)
+                    }
                     // A tool that panicked is answered, so its call never stays open.
                     Err(e) => {
                         let text = format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>");
@@ -432,9 +448,12 @@ async fn run_call(
         Some(outcome) => events.push(Event::ToolDone(outcome)),
         None => {
             let mut finished = done(&call.id, output.0, output.1, false);
-            if let (false, Event::ToolDone(outcome)) = (blocks.is_empty(), &mut finished) {
-                // Text and images (an MCP tool's answer) go back as blocks.
-                outcome.content = ToolResultContent::Blocks(blocks);
+            if let Event::ToolDone(outcome) = &mut finished {
+                if !blocks.is_empty() {
+                    // Text and images (an MCP tool's answer) go back as blocks.
+                    outcome.content = ToolResultContent::Blocks(blocks);
+                }
+                outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
             }
             events.push(finished);
         }
@@ -527,6 +546,7 @@ fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
         denied,
         request: 0,
         agent_usage: None,
+        tool_use_result: None,
     })
 }
 
@@ -550,6 +570,7 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             denied: false,
             request: o.request,
             agent_usage: o.agent_usage.take(),
+            tool_use_result: None,
         };
     }
 }
@@ -643,6 +664,7 @@ mod tests {
             agents: None,
             resumed: Arc::new(HashSet::new()),
             failure_hooks: true,
+            tool_use_result: true,
         });
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {

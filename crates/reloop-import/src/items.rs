@@ -231,6 +231,7 @@ pub(crate) fn build(
                                 is_error: r.is_error,
                                 request: 0,
                                 agent_usage: None,
+                                tool_use_result: None,
                             }),
                             _ => None,
                         })

@@ -103,6 +103,7 @@ pub(super) fn tool_events(
             denied,
             request,
             agent_usage: None,
+            tool_use_result: None,
         })
     };
     let mut events = Vec::new();
