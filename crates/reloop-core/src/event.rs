@@ -193,7 +193,7 @@ pub struct ToolOutcome {
     pub agent_usage: Option<crate::message::AgentUsage>,
     /// What the call did as data (Claude Code's `tool_use_result`: a Read's file and line
     /// counts, a Write's patch, an error's text), for the caller's stream and transcript only:
-    /// the model never sees it. Journaled from flag 12 on ([`crate::Flag::ToolUseResult`]).
+    /// the model never sees it. Journaled from flag 12 on ([`crate::Flag::StreamDetails`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_result: Option<serde_json::Value>,
 }

@@ -71,11 +71,13 @@ pub enum Flag {
     /// turn's tool results go back in the order their outcomes arrived, as Claude Code sends a
     /// concurrent batch's. Off: in the order of the calls.
     ResultsAsCompleted = 13,
-    /// A tool call's outcome keeps what the call did as data (Claude Code's `tool_use_result`),
-    /// which a Claude Code profile's stream-json prints on the result's `user` line. Off: the
-    /// outcome holds the text alone and no such field is printed (the driver decides; the core
-    /// never reads it).
-    ToolUseResult = 12,
+    /// What Claude Code's stream-json says beyond the model's messages: a tool call's outcome
+    /// keeps what the call did as data (its `tool_use_result`, printed on the result's `user`
+    /// line under a Claude Code profile), and a `compact_boundary` line carries the version's
+    /// whole `compact_metadata` (dropped tokens, duration, the kept messages' lines). Off: the
+    /// outcome holds the text alone, and the boundary its trigger and token counts (the driver
+    /// and the printer decide; the core never reads it).
+    StreamDetails = 12,
     /// Under a profile with the `<total_tokens>` reminder, the first message's reminder block
     /// goes before the prompt, as 2.1.332 places it among its context blocks. Off: after it.
     TotalTokensBeforePrompt = 14,
@@ -132,7 +134,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::CutStreamResume,
     Flag::SessionEventHooks,
     Flag::BudgetBeforeTools,
-    Flag::ToolUseResult,
+    Flag::StreamDetails,
     Flag::ResultsAsCompleted,
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,

@@ -112,9 +112,16 @@ fn json_size(value: &impl serde::Serialize) -> usize {
 }
 
 /// `event` cut to `share` JSON bytes, or unchanged when it fits.
-fn shrink(event: Event, share: usize) -> Event {
+fn shrink(mut event: Event, share: usize) -> Event {
     if json_size(&event) <= share {
         return event;
+    }
+    // What the call did as data (a Read's text again, say) goes first: the model reads the
+    // result, and only the caller's stream its data.
+    if let Event::ToolDone(outcome) = &mut event {
+        if outcome.tool_use_result.take().is_some() && json_size(&event) <= share {
+            return event;
+        }
     }
     let Ok(mut value) = serde_json::to_value(&event) else { return event };
     for _ in 0..MAX_CUTS {

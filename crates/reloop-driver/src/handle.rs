@@ -139,8 +139,9 @@ pub enum RunEvent {
         /// The context's tokens after it, as estimated.
         post_tokens: u64,
         /// How many messages of the history before it the compacted history kept after the
-        /// summary (Claude Code's `preserved_messages`).
-        kept: usize,
+        /// summary (Claude Code's `preserved_messages`); `None` in a session without
+        /// [`reloop_core::Flag::StreamDetails`], whose boundary line says no more than the counts.
+        kept: Option<usize>,
     },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),

@@ -105,7 +105,9 @@ pub fn step_outputs(
             out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
         }
         // What the summary opens: the messages kept after it (what is given back aside).
+        let details = after.context().config().flag(reloop_core::Flag::StreamDetails);
         let kept = history.messages().iter().skip(1).filter(|m| m.role != Role::System).count();
+        let kept = details.then_some(kept);
         out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens, kept });
         let summary = history.messages().first().map(|m| (*m).clone());
         // Claude Code shows the summary's own text, not the context given back with it.

@@ -328,7 +328,7 @@ impl Runner {
             read_check_first: rules.tools.read_check_first,
             can_use_tool: session.can_use_tool.clone(),
             failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
-            tool_use_result: session.core.flag(reloop_core::Flag::ToolUseResult),
+            tool_use_result: session.core.flag(reloop_core::Flag::StreamDetails),
         });
         // From here on the journal is written on its own thread.
         let journal = match session.journal {

@@ -2,7 +2,7 @@
 //! stream and transcript. A tool that ran and answered keeps its own ([`reloop_tools::ToolOutput`]'s
 //! `structured`); a failure of any kind (the tool's, a denial, an unknown tool) is its text as
 //! Claude Code words it there: `Error: …`, without the `<tool_use_error>` tags the model reads.
-//! Only sessions with [`reloop_core::Flag::ToolUseResult`] keep it, so an older journal replays
+//! Only sessions with [`reloop_core::Flag::StreamDetails`] keep it, so an older journal replays
 //! to the stream it printed.
 
 use reloop_core::{Event, ToolOutcome};

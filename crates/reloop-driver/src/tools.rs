@@ -57,7 +57,7 @@ pub(crate) struct ToolEnv {
     /// [`reloop_core::Flag::PostToolUseFailureHooks`]).
     pub failure_hooks: bool,
     /// Outcomes keep what each call did as data (the session's
-    /// [`reloop_core::Flag::ToolUseResult`]).
+    /// [`reloop_core::Flag::StreamDetails`]).
     pub tool_use_result: bool,
 }
 

@@ -299,15 +299,30 @@ mod tests {
         let mut ctx = ToolContext::new(dir.path().to_path_buf());
         ctx.unchanged_read = Some("unchanged");
         let whole = json!({"file_path": "a.txt"});
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo");
-        assert_eq!(read(&whole, &ctx).unwrap(), "unchanged");
+        let text = |input: &Value| read(input, &ctx).unwrap().0;
+        let (first, structured) = read(&whole, &ctx).unwrap();
+        assert_eq!(first, "1\tone\n2\ttwo");
+        assert_eq!(
+            structured,
+            Some(json!({"type": "text", "file": {"filePath": "a.txt", "content": "one\ntwo", "numLines": 2,
+                        "startLine": 1, "totalLines": 2}}))
+        );
+        let (again, structured) = read(&whole, &ctx).unwrap();
+        assert_eq!(again, "unchanged");
+        assert_eq!(structured, Some(json!({"type": "file_unchanged", "file": {"filePath": "a.txt"}})));
         // Another part of it is news.
-        assert_eq!(read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap(), "2\ttwo");
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo", "the last Read was of another part");
+        let (part, structured) = read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap();
+        assert_eq!(part, "2\ttwo");
+        assert_eq!(
+            structured.unwrap()["file"],
+            json!({"filePath": "a.txt", "content": "two", "numLines": 1,
+            "startLine": 2, "totalLines": 2})
+        );
+        assert_eq!(text(&whole), "1\tone\n2\ttwo", "the last Read was of another part");
         std::fs::write(&path, "one\ntwo\nthree").unwrap();
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "changed since");
+        assert_eq!(text(&whole), "1\tone\n2\ttwo\n3\tthree", "changed since");
         ctx.unchanged_read = None;
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "no such rule");
+        assert_eq!(read(&whole, &ctx).unwrap().0, "1\tone\n2\ttwo\n3\tthree", "no such rule");
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub(super) struct Compaction<'a> {
     pub(super) trigger: &'a str,
     pub(super) pre_tokens: u64,
     pub(super) post_tokens: u64,
-    pub(super) kept: usize,
+    /// `None`: the session's journal predates these details (flag 12).
+    pub(super) kept: Option<usize>,
 }
 
 impl Boundaries {
@@ -84,6 +85,9 @@ impl Boundaries {
         }
         // Claude Code calls a compaction the API asked for `auto` too.
         let trigger = if c.trigger == "reactive" { "auto" } else { c.trigger };
+        let Some(kept) = c.kept else {
+            return (json!({"trigger": trigger, "pre_tokens": c.pre_tokens, "post_tokens": c.post_tokens}), None);
+        };
         self.dropped = self.dropped.saturating_add(c.pre_tokens.saturating_sub(c.post_tokens));
         let duration = self.started_at_ms.take().map_or(0, |start| self.step_at_ms.saturating_sub(start));
         let mut metadata = Map::new();
@@ -92,7 +96,7 @@ impl Boundaries {
         metadata.insert("post_tokens".into(), json!(c.post_tokens));
         metadata.insert("cumulative_dropped_tokens".into(), json!(self.dropped));
         metadata.insert("duration_ms".into(), json!(duration));
-        let skip = self.messages.len().saturating_sub(c.kept);
+        let skip = self.messages.len().saturating_sub(kept);
         let kept: Vec<&String> = self.messages.iter().skip(skip).flatten().collect();
         if let (Some(head), Some(tail)) = (kept.first(), kept.last()) {
             metadata.insert(
@@ -126,7 +130,7 @@ mod tests {
         b.step(1_000);
         b.compacting();
         b.step(1_072);
-        let c = Compaction { trigger: "reactive", pre_tokens: 12_466, post_tokens: 2_755, kept: 2 };
+        let c = Compaction { trigger: "reactive", pre_tokens: 12_466, post_tokens: 2_755, kept: Some(2) };
         let (metadata, parent) = b.metadata(ProfileId::ClaudeCode2_1_332, &c, "s");
         assert_eq!(
             metadata,
@@ -136,10 +140,15 @@ mod tests {
         );
         assert_eq!(parent, Some(json!("u2")));
         // A second compaction adds what it dropped; 2.1.197 names no logical parent.
-        let c = Compaction { trigger: "manual", pre_tokens: 100, post_tokens: 40, kept: 0 };
+        let c = Compaction { trigger: "manual", pre_tokens: 100, post_tokens: 40, kept: Some(0) };
         let (metadata, parent) = b.metadata(ProfileId::ClaudeCode2_1_197, &c, "t");
         assert_eq!(metadata["cumulative_dropped_tokens"], 9_771);
         assert_eq!(metadata["duration_ms"], 0);
         assert!(metadata.get("preserved_segment").is_none() && parent.is_none());
+        // A journal from before flag 12 replays to the three keys it printed.
+        let c = Compaction { trigger: "auto", pre_tokens: 100, post_tokens: 40, kept: None };
+        let (metadata, parent) = b.metadata(ProfileId::ClaudeCode2_1_332, &c, "u");
+        assert_eq!(metadata, json!({"trigger": "auto", "pre_tokens": 100, "post_tokens": 40}));
+        assert!(parent.is_none());
     }
 }
