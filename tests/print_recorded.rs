@@ -422,8 +422,9 @@ fn line_view(line: &Value) -> Option<Value> {
     Some(view)
 }
 
-/// Each tool result line's `tool_use_result` (what the call did as data) by its call's id, in
-/// order; a Glob's search time by shape. Subagents' lines have none.
+/// Each tool result line's `tool_use_result` (what the call did as data) and 2.1.332's
+/// `tool_result_meta` by its call's id, in order; a Glob's search time by shape. Subagents'
+/// lines have none.
 fn tool_use_results(lines: &[Value]) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for line in lines.iter().filter(|l| l["type"] == "user" && l["parent_tool_use_id"].is_null()) {
@@ -439,6 +440,11 @@ fn tool_use_results(lines: &[Value]) -> Vec<(String, Value)> {
         if let Some(Value::Array(files)) = result.get_mut("filenames") {
             files.sort_by_key(Value::to_string);
         }
+        // 2.1.332's permission entries alongside.
+        let result = match line.get("tool_result_meta") {
+            Some(meta) => json!({"tool_use_result": result, "tool_result_meta": meta}),
+            None => result,
+        };
         out.push((first["tool_use_id"].as_str().unwrap_or_default().to_string(), result));
     }
     out

@@ -412,19 +412,6 @@ impl SdkStream {
         self.boundaries.message_ends();
     }
 
-    /// Claude Code's boundary line: what the compaction dropped and kept, and how long it took.
-    fn compact_boundary(&mut self, compaction: &boundary::Compaction<'_>) {
-        // The summary's line is printed next in this step: it anchors what was kept.
-        let anchor = reloop_driver::line_uuid(&self.session_id, self.seq, self.line + 1);
-        let (metadata, parent) = self.boundaries.metadata(self.profile, compaction, &anchor);
-        let mut line = Map::new();
-        line.insert("type".into(), json!("system"));
-        line.insert("subtype".into(), json!("compact_boundary"));
-        line.insert("compact_metadata".into(), metadata);
-        let tail = parent.map(|p| ("logical_parent_uuid", p)).into_iter().collect();
-        self.emit_with_tail(line, false, tail);
-    }
-
     fn message_lines(&mut self, message: &Message) {
         match message.role {
             Role::Assistant => {
@@ -473,7 +460,7 @@ impl SdkStream {
                             line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                             self.user_lines += 1;
                             let tail = self.tool_results.take(std::slice::from_ref(block));
-                            self.emit_with_tail(line, true, tail.map(|r| ("tool_use_result", r)).into_iter().collect());
+                            self.emit_with_tail(line, true, tail);
                         }
                         return;
                     }
@@ -494,7 +481,7 @@ impl SdkStream {
                     }
                 }
                 let tail = self.tool_results.take(&message.content);
-                self.emit_with_tail(line, true, tail.map(|r| ("tool_use_result", r)).into_iter().collect());
+                self.emit_with_tail(line, true, tail);
                 self.flush_after_results();
             }
         }

@@ -196,6 +196,11 @@ pub struct ToolOutcome {
     /// the model never sees it. Journaled from flag 12 on ([`crate::Flag::StreamDetails`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_result: Option<serde_json::Value>,
+    /// How the permission check ruled on the call, as Claude Code 2.1.332 reports it on the
+    /// result's line (one `tool_result_meta` entry: `{"id", "permission_decision": {…}}`), for
+    /// the caller's stream only. Journaled from flag 12 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result_meta: Option<serde_json::Value>,
 }
 
 impl ToolOutcome {
@@ -209,6 +214,7 @@ impl ToolOutcome {
             request: 0,
             agent_usage: None,
             tool_use_result: None,
+            tool_result_meta: None,
         }
     }
 

@@ -225,6 +225,7 @@ fn replacement(event: &Event, share: usize) -> Event {
             // What a subagent spent was spent, whatever became of its answer.
             agent_usage: outcome.agent_usage.clone(),
             tool_use_result: None,
+            tool_result_meta: None,
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -277,6 +278,7 @@ mod tests {
             request: 1,
             agent_usage: None,
             tool_use_result: None,
+            tool_result_meta: None,
         })
     }
 

@@ -5,8 +5,9 @@
 //! Only sessions with [`reloop_core::Flag::StreamDetails`] keep it, so an older journal replays
 //! to the stream it printed.
 
-use reloop_core::{Event, ToolOutcome};
-use serde_json::Value;
+use reloop_core::{Event, ToolOutcome, ToolUse};
+use reloop_tools::{RuleStep, Ruling, Why};
+use serde_json::{json, Value};
 
 /// The error text Claude Code keeps as a failed call's `tool_use_result`.
 fn error_text(outcome: &ToolOutcome) -> String {
@@ -40,6 +41,58 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
         if outcome.is_error && outcome.tool_use_result.is_none() {
             outcome.tool_use_result = Some(Value::String(error_text(outcome)));
         }
+    }
+}
+
+/// Claude Code 2.1.332's `tool_result_meta` entry for the ruling on `call`: what let it run
+/// (an allow rule, the mode, a read-only command's parts) or kept it from running (nobody to ask,
+/// or `dontAsk`), as recorded in tests/print/recorded/2.1.332/tool_results/. `None` where no
+/// recording shows Claude Code's words (hooks, the SDK's callback, a deny rule) or it prints none
+/// (an unknown tool, an invalid input, a removed tool).
+pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
+    let (decision, kind, reason) = match ruling {
+        Ruling::Run { why: Why::Rules(step), .. } => {
+            let reason = match step {
+                RuleStep::AllowRule => "rule",
+                RuleStep::ReadOnly if call.name == "Bash" => "subcommandResults",
+                RuleStep::ReadOnly | RuleStep::Bypass | RuleStep::AcceptEdits => "mode",
+                _ => return None,
+            };
+            ("accept", None, Some(reason))
+        }
+        Ruling::Refuse { why: Why::Rules(RuleStep::WouldAsk), denied: true, message } => {
+            if message.contains("don't ask mode") {
+                ("reject", Some("permission-rule"), Some("mode"))
+            } else {
+                ("reject", Some("user-rejected"), None)
+            }
+        }
+        _ => return None,
+    };
+    let mut permission = json!({"decision": decision, "source": "config"});
+    if let Some(reason) = reason {
+        permission["reason_type"] = json!(reason);
+    }
+    let mut entry = serde_json::Map::new();
+    entry.insert("id".into(), json!(call.id));
+    if let Some(kind) = kind {
+        entry.insert("non_execution_kind".into(), json!(kind));
+    }
+    entry.insert("permission_decision".into(), permission);
+    Some(Value::Object(entry))
+}
+
+/// Whether the tool refused the call's input before doing anything (its error wrapped in
+/// `<tool_use_error>`: an Edit's string not found, a file not read first): Claude Code checks
+/// that before asking for permission, so such a result has no `tool_result_meta`.
+pub(crate) fn invalid(outcome: &ToolOutcome) -> bool {
+    outcome.is_error && outcome.content.as_text().starts_with("<tool_use_error>")
+}
+
+/// Puts a ruling's `tool_result_meta` entry on a refused call's outcome.
+pub(crate) fn set_meta(event: &mut Event, meta: Option<Value>) {
+    if let Event::ToolDone(outcome) = event {
+        outcome.tool_result_meta = meta;
     }
 }
 

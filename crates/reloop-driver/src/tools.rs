@@ -305,13 +305,16 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     if !quiet {
         return None;
     }
-    let Some(Ruling::Run { input, .. }) = decide_now(call, env) else { return None };
+    let ruling = decide_now(call, env)?;
+    let meta = crate::tool_use_result::meta(call, &ruling).filter(|_| env.tool_use_result);
+    let Ruling::Run { input, .. } = ruling else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
     let output = execute_instant(&env.registry, call, &input, &ctx);
     let mut event = done(&call.id, output.content, output.is_error, false);
     if let Event::ToolDone(outcome) = &mut event {
         outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
+        outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
     }
     Some(vec![event])
 }
@@ -374,10 +377,14 @@ async fn run_call(
         return events;
     }
     // Whether the call runs is decided by `reloop_tools::decide`; this only fetches what it asks.
-    let input = match permit(&call, request, &env, &token, &mut events).await {
+    let ruling = permit(&call, request, &env, &token, &mut events).await;
+    let meta = crate::tool_use_result::meta(&call, &ruling).filter(|_| env.tool_use_result);
+    let input = match ruling {
         Ruling::Run { input, .. } => input,
         Ruling::Refuse { message, denied, .. } => {
-            events.push(done(&call.id, message, true, denied));
+            let mut refused = done(&call.id, message, true, denied);
+            crate::tool_use_result::set_meta(&mut refused, meta);
+            events.push(refused);
             return events;
         }
     };
@@ -445,7 +452,10 @@ async fn run_call(
         events.push(Event::HookDone { hook_event: event, tool_use_id: Some(call.id.clone()), runs, request });
     }
     match agent_outcome {
-        Some(outcome) => events.push(Event::ToolDone(outcome)),
+        Some(mut outcome) => {
+            outcome.tool_result_meta = meta;
+            events.push(Event::ToolDone(outcome))
+        }
         None => {
             let mut finished = done(&call.id, output.0, output.1, false);
             if let Event::ToolDone(outcome) = &mut finished {
@@ -454,6 +464,7 @@ async fn run_call(
                     outcome.content = ToolResultContent::Blocks(blocks);
                 }
                 outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
+                outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
             }
             events.push(finished);
         }
@@ -547,6 +558,7 @@ fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
         request: 0,
         agent_usage: None,
         tool_use_result: None,
+        tool_result_meta: None,
     })
 }
 
@@ -571,6 +583,7 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             request: o.request,
             agent_usage: o.agent_usage.take(),
             tool_use_result: None,
+            tool_result_meta: None,
         };
     }
 }

@@ -232,6 +232,7 @@ pub(crate) fn build(
                                 request: 0,
                                 agent_usage: None,
                                 tool_use_result: None,
+                                tool_result_meta: None,
                             }),
                             _ => None,
                         })

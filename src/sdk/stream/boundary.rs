@@ -115,6 +115,21 @@ impl Boundaries {
     }
 }
 
+impl super::SdkStream {
+    /// Claude Code's boundary line: what the compaction dropped and kept, and how long it took.
+    pub(super) fn compact_boundary(&mut self, compaction: &Compaction<'_>) {
+        // The summary's line is printed next in this step: it anchors what was kept.
+        let anchor = reloop_driver::line_uuid(&self.session_id, self.seq, self.line + 1);
+        let (metadata, parent) = self.boundaries.metadata(self.profile, compaction, &anchor);
+        let mut line = Map::new();
+        line.insert("type".into(), json!("system"));
+        line.insert("subtype".into(), json!("compact_boundary"));
+        line.insert("compact_metadata".into(), metadata);
+        let tail = parent.map(|p| ("logical_parent_uuid", p)).into_iter().collect();
+        self.emit_with_tail(line, false, tail);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! (a Read's file and line counts, a Write's patch, an error's text), taken from the outcome as
 //! the journal keeps it (flag 12), so a replay prints what the live run printed. Only the Claude
 //! Code profiles print it; the outcome holds 2.1.332's shape, and 2.1.197's lacks a few keys.
+//! 2.1.332 follows it with `tool_result_meta`, how the permission check ruled on the call.
 
 use reloop_core::profile::ProfileId;
 use reloop_core::{ContentBlock, ToolOutcome};
@@ -12,9 +13,10 @@ use serde_json::Value;
 /// refuses such an Edit).
 const NEWER_KEYS: &[&str] = &["totalFiles", "totalLines", "contentNotInModelContext"];
 
-/// The outcomes' results waiting for the line of their message.
+/// The outcomes' results (and 2.1.332's permission entries) waiting for the line of their
+/// message.
 #[derive(Default)]
-pub(super) struct ToolResults(std::collections::HashMap<String, Value>);
+pub(super) struct ToolResults(std::collections::HashMap<String, (Option<Value>, Option<Value>)>);
 
 impl ToolResults {
     /// Keeps what an outcome says the call did, under the profiles that print it.
@@ -22,17 +24,21 @@ impl ToolResults {
         if profile.profile().claude_code_version.is_none() {
             return;
         }
-        if let Some(result) = &outcome.tool_use_result {
-            self.0.insert(outcome.tool_use_id.clone(), shown(profile, result));
+        let result = outcome.tool_use_result.as_ref().map(|r| shown(profile, r));
+        let meta = outcome.tool_result_meta.clone().filter(|_| profile == ProfileId::ClaudeCode2_1_332);
+        if result.is_some() || meta.is_some() {
+            self.0.insert(outcome.tool_use_id.clone(), (result, meta));
         }
     }
 
-    /// The `tool_use_result` of a line whose first block is a tool result, if the call kept one.
-    pub(super) fn take(&mut self, blocks: &[ContentBlock]) -> Option<Value> {
-        match blocks.first() {
-            Some(ContentBlock::ToolResult(result)) => self.0.remove(&result.tool_use_id),
-            _ => None,
-        }
+    /// The keys a line whose first block is a tool result ends with: the call's
+    /// `tool_use_result` and 2.1.332's `tool_result_meta`, where the outcome kept them.
+    pub(super) fn take(&mut self, blocks: &[ContentBlock]) -> Vec<(&'static str, Value)> {
+        let Some(ContentBlock::ToolResult(first)) = blocks.first() else { return Vec::new() };
+        let Some((result, meta)) = self.0.remove(&first.tool_use_id) else { return Vec::new() };
+        let mut tail: Vec<(&'static str, Value)> = result.map(|r| ("tool_use_result", r)).into_iter().collect();
+        tail.extend(meta.map(|m| ("tool_result_meta", Value::Array(vec![m]))));
+        tail
     }
 }
 
@@ -65,9 +71,15 @@ mod tests {
         outcome.tool_use_result = Some(json!("Error: x"));
         results.note(ProfileId::Reloop, &outcome);
         assert!(results.0.is_empty(), "reloop's own profile prints none");
+        outcome.tool_result_meta = Some(json!({"id": "t1"}));
         results.note(ProfileId::ClaudeCode2_1_332, &outcome);
         let line = [outcome.clone().into_block()];
-        assert_eq!(results.take(&line), Some(json!("Error: x")));
-        assert_eq!(results.take(&line), None, "printed once");
+        assert_eq!(
+            results.take(&line),
+            vec![("tool_use_result", json!("Error: x")), ("tool_result_meta", json!([{"id": "t1"}]))]
+        );
+        assert_eq!(results.take(&line), vec![], "printed once");
+        results.note(ProfileId::ClaudeCode2_1_197, &outcome);
+        assert_eq!(results.take(&line), vec![("tool_use_result", json!("Error: x"))], "2.1.197 prints no meta");
     }
 }

@@ -104,6 +104,7 @@ pub(super) fn tool_events(
             request,
             agent_usage: None,
             tool_use_result: None,
+            tool_result_meta: None,
         })
     };
     let mut events = Vec::new();

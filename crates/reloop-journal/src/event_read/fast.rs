@@ -63,6 +63,7 @@ fn tool_done(s: &mut Scan<'_>) -> Option<Event> {
         request,
         agent_usage: None,
         tool_use_result: None,
+        tool_result_meta: None,
     }))
 }
 
@@ -402,6 +403,7 @@ mod tests {
                         request,
                         agent_usage: None,
                         tool_use_result: None,
+                        tool_result_meta: None,
                     })
                 }
             ),
