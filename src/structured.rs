@@ -78,7 +78,8 @@ impl Tool for StructuredOutput {
 
     fn call(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
         match check(&self.validator, input) {
-            None => ToolOutput::ok(SUCCESS),
+            // Claude Code keeps its answer's text as the call's `tool_use_result` too.
+            None => ToolOutput::ok(SUCCESS).with_structured(Some(Value::String(SUCCESS.to_string()))),
             Some(errors) => ToolOutput::error(format!("Output does not match required schema: {errors}")),
         }
     }

@@ -36,6 +36,15 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/subagent/", "", "subagents"),
     ("", "thinking_tokens", "thinking estimates"),
     ("", "Exit code 1\\nfailing", "a failing command's result"),
+    ("2.1.197/tool_results/errors", "Error: Exit code 2\\npartial", "a failing command's result"),
+    ("2.1.332/tool_results/errors", "Error: Exit code 2\\npartial", "a failing command's result"),
+    ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
+    ("2.1.197/tool_results/", "no need to Read it back", "a written file's result text"),
+    ("2.1.332/tool_results/", "no need to Read it back", "a written file's result text"),
+    ("2.1.197/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
+    ("2.1.332/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
+    ("2.1.197/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
+    ("2.1.332/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
     ("", "Prompt is too long · the request is ~", "the single-exchange prompt-too-long text"),
 ];
@@ -341,9 +350,27 @@ fn line_view(line: &Value) -> Option<Value> {
                     l.retain(|k, _| keep.contains(&k.as_str()));
                 }
                 Some("compact_boundary") => {
-                    let trigger = l["compact_metadata"]["trigger"].clone();
-                    l.insert("compact_metadata".into(), json!({ "trigger": trigger }));
-                    l.remove("logical_parent_uuid");
+                    // Every key, the time and the uuids by shape (`boundary_links` checks
+                    // which lines the uuids name).
+                    let mut metadata = l["compact_metadata"].clone();
+                    // Token counts are each side's own estimates: by shape, and what was dropped
+                    // as what they say.
+                    let count = |k: &str| metadata.get(k).and_then(Value::as_u64);
+                    if let (Some(pre), Some(post)) = (count("pre_tokens"), count("post_tokens")) {
+                        metadata["pre_tokens"] = json!("<tokens>");
+                        metadata["post_tokens"] = json!("<tokens>");
+                        if let Some(dropped) = metadata.get_mut("cumulative_dropped_tokens") {
+                            let first = dropped.as_u64() == Some(pre.saturating_sub(post));
+                            *dropped = json!(if first { "pre_tokens − post_tokens" } else { "<other>" });
+                        }
+                    }
+                    if let Some(ms) = metadata.get_mut("duration_ms") {
+                        *ms = json!(if ms.is_u64() { "<ms>" } else { "<not a count of ms>" });
+                    }
+                    l.insert("compact_metadata".into(), uuid_shapes(&metadata));
+                    if let Some(parent) = l.get_mut("logical_parent_uuid") {
+                        *parent = uuid_shapes(parent);
+                    }
                 }
                 _ => {}
             }
@@ -395,6 +422,79 @@ fn line_view(line: &Value) -> Option<Value> {
         _ => line.clone(),
     };
     Some(view)
+}
+
+/// Each tool result line's `tool_use_result` (what the call did as data) and 2.1.332's
+/// `tool_result_meta` by its call's id, in order; a Glob's search time by shape. Subagents'
+/// lines have none.
+fn tool_use_results(lines: &[Value]) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for line in lines.iter().filter(|l| l["type"] == "user" && l["parent_tool_use_id"].is_null()) {
+        let Some(first) = line["message"]["content"].as_array().and_then(|c| c.first()) else { continue };
+        if first["type"] != "tool_result" {
+            continue;
+        }
+        let mut result = line.get("tool_use_result").cloned().unwrap_or(json!("<absent>"));
+        if let Some(ms) = result.get_mut("durationMs") {
+            *ms = json!(if ms.is_u64() { "<ms>" } else { "<not a count of ms>" });
+        }
+        // Files written in the same instant (the seeds) have no order by time.
+        if let Some(Value::Array(files)) = result.get_mut("filenames") {
+            files.sort_by_key(Value::to_string);
+        }
+        // 2.1.332's permission entries alongside.
+        let result = match line.get("tool_result_meta") {
+            Some(meta) => json!({"tool_use_result": result, "tool_result_meta": meta}),
+            None => result,
+        };
+        out.push((first["tool_use_id"].as_str().unwrap_or_default().to_string(), result));
+    }
+    out
+}
+
+/// `8-4-4-4-12` hex digits.
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.char_indices().all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() })
+}
+
+/// `value` with every string that is a uuid replaced by `<uuid>`.
+fn uuid_shapes(value: &Value) -> Value {
+    match value {
+        Value::String(s) if is_uuid(s) => json!("<uuid>"),
+        Value::Array(items) => Value::Array(items.iter().map(uuid_shapes).collect()),
+        Value::Object(fields) => Value::Object(fields.iter().map(|(k, v)| (k.clone(), uuid_shapes(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Which lines each `compact_boundary` line's uuids name, by their place: the summary line
+/// after it anchors the kept messages, which are the last message lines before it, the last
+/// of which is its logical parent.
+fn boundary_links(lines: &[Value]) -> Vec<Value> {
+    let lines: Vec<&Value> = lines.iter().filter(|l| l["type"] != "stream_event").collect();
+    let place = |uuid: &Value| -> Value {
+        lines.iter().position(|l| l["uuid"] == *uuid).map_or(json!("<nowhere>"), |p| json!(p))
+    };
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l["subtype"] == "compact_boundary") {
+        let relative = |uuid: &Value| match place(uuid) {
+            Value::Number(p) => json!(p.as_i64().unwrap_or_default() - i as i64),
+            other => other,
+        };
+        let m = &line["compact_metadata"];
+        let uuids: Vec<Value> =
+            m["preserved_messages"]["uuids"].as_array().into_iter().flatten().map(relative).collect();
+        out.push(json!({
+            "anchor": relative(&m["preserved_segment"]["anchor_uuid"]),
+            "head": relative(&m["preserved_segment"]["head_uuid"]),
+            "tail": relative(&m["preserved_segment"]["tail_uuid"]),
+            "uuids": uuids,
+            "all_uuids_are_uuids": m["preserved_messages"]["all_uuids"] == m["preserved_messages"]["uuids"],
+            "logical_parent": line.get("logical_parent_uuid").map(relative),
+        }));
+    }
+    out
 }
 
 /// A message of Claude Code's product prompt that reloop does not send (the environment, the
@@ -521,6 +621,18 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     if let Some(i) = (0..lt.len().max(lo.len())).find(|i| lt.get(*i) != lo.get(*i)) {
         let describe = |l: Option<&Value>| l.map_or("<none>".to_string(), short);
         diffs.push(format!("stdout line {i}: claude {} | reloop {}", describe(lt.get(i)), describe(lo.get(i))));
+    }
+    let (tt, to) = (tool_use_results(&theirs), tool_use_results(&ours));
+    for i in 0..tt.len().max(to.len()) {
+        if tt.get(i) != to.get(i) {
+            let describe =
+                |r: Option<&(String, Value)>| r.map_or("<none>".to_string(), |(id, v)| format!("{id} {}", short(v)));
+            diffs.push(format!("tool_use_result {i}: claude {} | reloop {}", describe(tt.get(i)), describe(to.get(i))));
+        }
+    }
+    let (bt, bo) = (boundary_links(&theirs), boundary_links(&ours));
+    if bt != bo {
+        diffs.push(format!("compact_boundary links: claude {} | reloop {}", short(&json!(bt)), short(&json!(bo))));
     }
     // requests: the Messages API ones, in order.
     let theirs: Vec<Value> = read("requests.jsonl")

@@ -53,6 +53,15 @@ fn oneshot_tool(sdk: Sdk) {
     assert_eq!(results[0]["tool_use_id"], "toolu_01READ");
     assert!(results[0]["content"].to_string().contains("hello from a.txt"), "{}", results[0]);
     assert_ne!(results[0]["is_error"], true);
+    // What the call did as data: Python's `UserMessage.tool_use_result`, the line's own field in
+    // TypeScript (Claude Code's Read shape; the file is read whole, one line).
+    let user = run.of_type("user")[0];
+    assert_eq!(user["tool_use_result"]["type"], "text", "{user}");
+    let file = &user["tool_use_result"]["file"];
+    assert!(file["filePath"].as_str().is_some_and(|p| p.ends_with("a.txt")), "{file}");
+    assert!(file["content"].as_str().is_some_and(|c| c.starts_with("hello from a.txt")), "{file}");
+    assert_eq!(file["startLine"], 1, "{file}");
+    assert_eq!(file["numLines"], file["totalLines"], "{file}");
     assert_eq!(run.assistant_texts(), ["done: hello"]);
 
     let result = run.result();

@@ -76,6 +76,13 @@ fn shape(line: &Value) -> Option<String> {
                     tag.push_str(&format!("({name})"));
                 }
             }
+            // What a built-in file tool's or Bash's call did, as data (flag 12). An `Agent` call's
+            // (its child's summary) and an interrupted call's are not written
+            // (docs/profiles.md, "Not reproduced yet").
+            let builtin = ["file", "stdout", "filePath", "filenames", "mode"];
+            if line.get("toolUseResult").is_some_and(|r| builtin.iter().any(|k| r.get(k).is_some())) {
+                tag.push_str("(result:data)");
+            }
             Some(format!("{tag}:{content}"))
         }
         "system" => Some(format!("system:{}", line["subtype"].as_str().unwrap_or("?"))),

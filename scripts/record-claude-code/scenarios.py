@@ -862,3 +862,8 @@ SCENARIOS += scenarios_sdkwire.SCENARIOS
 import scenarios_sdk36  # noqa: E402
 
 SCENARIOS += scenarios_sdk36.SCENARIOS
+
+# Issue 39's tool results (`tool_use_result`, `tool_result_meta`) per tool and error case.
+import scenarios_toolresults  # noqa: E402
+
+SCENARIOS += scenarios_toolresults.SCENARIOS

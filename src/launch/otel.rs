@@ -78,7 +78,7 @@ impl Live {
     /// Starts reading the session back once it exists; then notes how far the run has got
     /// (one atomic store: all the run loop's side ever does).
     pub(crate) fn on_event(&mut self, event: &RunEvent) {
-        if let (RunEvent::Step { seq }, Some(running)) = (event, &self.running) {
+        if let (RunEvent::Step { seq, .. }, Some(running)) = (event, &self.running) {
             running.seen.fetch_max(*seq, Ordering::Relaxed);
             return;
         }

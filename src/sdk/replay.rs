@@ -199,7 +199,7 @@ fn replay_on(
         }
         let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
         let outputs = fold.push(seq, event.clone(), |step| {
-            step_outputs(seq, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+            step_outputs(seq, at_ms, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
         });
         first_at = first_at.or(Some(at_ms));
         for output in outputs.unwrap_or_default() {
@@ -233,9 +233,9 @@ fn child_messages(journal: &SessionJournal, id: &str) -> Result<Vec<reloop_core:
     let mut messages = Vec::new();
     journal.visit_steps(id, &mut |record| {
         let Some(before) = fold.before() else { return Ok(false) };
-        let (seq, event) = (record.seq, record.event);
+        let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
         let outputs = fold.push(seq, event.clone(), |step| {
-            step_outputs(seq, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+            step_outputs(seq, at_ms, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
         });
         messages.extend(outputs.unwrap_or_default().into_iter().filter_map(|o| match o {
             RunEvent::Message(m) => Some(m),

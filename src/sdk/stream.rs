@@ -18,12 +18,15 @@ use endings::{api_error_status, Ending};
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
+mod boundary;
 mod children;
 mod endings;
 mod local_answer;
+mod notices;
 mod partial_lines;
 mod retraction;
 mod session_hooks;
+mod tool_results;
 
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
 /// result's text (`text`, as `claude -p` prints).
@@ -114,6 +117,10 @@ pub struct SdkStream {
     include_hook_events: bool,
     /// A command file's `model` for the session's first query, shown by its `system/init`.
     init_model: Option<String>,
+    /// Each call's `tool_use_result`, until its result's line is printed.
+    tool_results: tool_results::ToolResults,
+    /// What a `compact_boundary` line says of the stream before it.
+    boundaries: boundary::Boundaries,
 }
 
 impl crate::launch::drive::ShowEvents for SdkStream {
@@ -162,6 +169,8 @@ impl SdkStream {
             local_answers: 0,
             include_hook_events: false,
             init_model: None,
+            tool_results: tool_results::ToolResults::default(),
+            boundaries: boundary::Boundaries::default(),
         }
     }
 
@@ -265,6 +274,9 @@ impl SdkStream {
         }
         self.release_init();
         let uuid = self.uuid();
+        if matches!(line.get("type").and_then(Value::as_str), Some("user" | "assistant")) {
+            self.boundaries.line_printed(&uuid);
+        }
         if parent {
             line.insert("parent_tool_use_id".into(), Value::Null);
         }
@@ -287,6 +299,11 @@ impl SdkStream {
     }
 
     pub fn on_event(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::Step { at_ms, .. } => self.boundaries.step(*at_ms),
+            RunEvent::CompactStatus(CompactStatus::Compacting) => self.boundaries.compacting(),
+            _ => {}
+        }
         if self.by_hand_event(event) {
             return;
         }
@@ -297,8 +314,11 @@ impl SdkStream {
         if !matches!(event, RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. }) {
             self.release_init();
         }
+        if let RunEvent::ToolFinished(outcome) = event {
+            self.tool_results.note(self.profile, outcome);
+        }
         match event {
-            RunEvent::Step { seq } => {
+            RunEvent::Step { seq, .. } => {
                 self.seq = *seq;
                 self.line = 0;
             }
@@ -355,20 +375,10 @@ impl SdkStream {
                 }
                 self.emit(line, false);
             }
-            RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens } => {
-                let mut line = Map::new();
-                line.insert("type".into(), json!("system"));
-                line.insert("subtype".into(), json!("compact_boundary"));
-                // Claude Code calls a compaction the API asked for `auto` too, and says how
-                // small the history became.
-                let metadata = if self.profile.profile().claude_code_version.is_some() {
-                    let trigger = if trigger == "reactive" { "auto" } else { trigger.as_str() };
-                    json!({"trigger": trigger, "pre_tokens": pre_tokens, "post_tokens": post_tokens})
-                } else {
-                    json!({"trigger": trigger, "pre_tokens": pre_tokens})
-                };
-                line.insert("compact_metadata".into(), metadata);
-                self.emit(line, false);
+            RunEvent::CompactBoundary { trigger, pre_tokens, post_tokens, kept } => {
+                let compaction =
+                    boundary::Compaction { trigger, pre_tokens: *pre_tokens, post_tokens: *post_tokens, kept: *kept };
+                self.compact_boundary(&compaction);
             }
             RunEvent::CompactStatus(status) => self.compact_status(status.clone()),
             RunEvent::Transition { reason: Reason::Continue(decision), .. } => match decision {
@@ -411,7 +421,17 @@ impl SdkStream {
         self.emit(line, true);
     }
 
+    /// A message's lines, remembered by the compaction boundaries to come.
     fn message(&mut self, message: &Message) {
+        if message.role == Role::System {
+            return;
+        }
+        self.boundaries.message_starts();
+        self.message_lines(message);
+        self.boundaries.message_ends();
+    }
+
+    fn message_lines(&mut self, message: &Message) {
         match message.role {
             Role::Assistant => {
                 // One line per content block, all with the response's id, as Claude Code prints.
@@ -458,7 +478,8 @@ impl SdkStream {
                             line.insert("message".into(), json!({"role": "user", "content": [block]}));
                             line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                             self.user_lines += 1;
-                            self.emit(line, true);
+                            let tail = self.tool_results.take(std::slice::from_ref(block));
+                            self.emit_with_tail(line, true, tail);
                         }
                         return;
                     }
@@ -479,7 +500,8 @@ impl SdkStream {
                     }
                 }
                 self.flush_before_results();
-                self.emit(line, true);
+                let tail = self.tool_results.take(&message.content);
+                self.emit_with_tail(line, true, tail);
                 self.flush_after_results();
             }
         }
@@ -542,79 +564,6 @@ impl SdkStream {
             }
         };
         self.system_line("status", fields);
-    }
-
-    /// The switch to the fallback model, worded as the profile's version words it.
-    fn model_fallback(&mut self, trigger: &str, from: &str, to: &str) {
-        let (from_window, to_window) = (crate::models::context_window(from), crate::models::context_window(to));
-        let (from_name, to_name) = (crate::models::display_name(from), crate::models::display_name(to));
-        let million = |w: u64| w >= 1_000_000;
-        let (original, content) = match self.profile.profile().lines.fallback {
-            FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
-            FallbackWording::DisplayNames => {
-                let (id, note) = if million(from_window) {
-                    (format!("{from}[1m]"), " (1M context)")
-                } else {
-                    (from.to_string(), "")
-                };
-                (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
-            }
-            FallbackWording::DisplayNamesAndWindow => {
-                let mut content = format!("Switched to {to_name} due to high demand for {from_name}");
-                if from_window != to_window {
-                    content.push_str(&format!(
-                        " · context window {} → {} tokens",
-                        tokens(from_window),
-                        tokens(to_window)
-                    ));
-                }
-                (from.to_string(), content)
-            }
-        };
-        self.system_line(
-            "model_fallback",
-            json!({"trigger": trigger, "original_model": original, "fallback_model": to, "content": content}),
-        );
-    }
-
-    /// Claude Code's notice after the first Stop-hook feedback of a query.
-    fn stop_hook_notification(&mut self) {
-        let Some(text) = self.profile.profile().lines.stop_hook_notification.filter(|_| !self.notified) else { return };
-        self.notified = true;
-        self.system_line("notification", json!({"key": "stop-hook-error", "text": text, "priority": "immediate"}));
-    }
-
-    /// 2.1.332 reports the Stop-hook block cap before the result.
-    fn block_cap(&mut self, cap: u32) {
-        if !self.profile.profile().lines.block_cap {
-            return;
-        }
-        let text = profile::BLOCK_CAP_TEXT.replace("{n}", &(cap.saturating_add(1)).to_string());
-        self.system_line("informational", json!({"content": text, "level": "warning"}));
-        self.system_line(
-            "notification",
-            json!({"key": "stop-hook-block-cap", "text": text, "priority": "high", "color": "warning"}),
-        );
-    }
-
-    /// 2.1.332's line before a denied call's result, with the reason's type where it has one.
-    fn permission_denied(&mut self, outcome: &reloop_core::ToolOutcome) {
-        if !self.profile.profile().lines.permission_denied {
-            return;
-        }
-        let message = outcome.content.as_text();
-        let tool = self.tool_names.get(&outcome.tool_use_id).cloned().unwrap_or_default();
-        let mut fields = Map::new();
-        fields.insert("tool_name".into(), json!(tool));
-        fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));
-        if message.contains("don't ask mode") {
-            fields.insert("decision_reason_type".into(), json!("mode"));
-        } else if message == "This command requires approval" {
-            fields.insert("decision_reason_type".into(), json!("other"));
-            fields.insert("decision_reason".into(), json!(message));
-        }
-        fields.insert("message".into(), json!(message));
-        self.system_line("permission_denied", Value::Object(fields));
     }
 
     /// Whether a user message is one the loop injected, and how Claude Code shows it: its
@@ -770,13 +719,4 @@ enum Synthetic {
     Hidden,
     /// An injected text printed unwrapped, as a synthetic line.
     Echo(String),
-}
-
-/// A context window as Claude Code writes it: `1M`, `200K`.
-fn tokens(window: u64) -> String {
-    match window {
-        w if w >= 1_000_000 && w.is_multiple_of(1_000_000) => format!("{}M", w / 1_000_000),
-        w if w >= 1_000 && w.is_multiple_of(1_000) => format!("{}K", w / 1_000),
-        w => w.to_string(),
-    }
 }

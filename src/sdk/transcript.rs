@@ -299,7 +299,7 @@ impl Persist {
         use reloop_driver::RunEvent;
         match event {
             RunEvent::Started { session_id, .. } => self.session = session_id.clone(),
-            RunEvent::Step { seq } => self.seq = *seq,
+            RunEvent::Step { seq, .. } => self.seq = *seq,
             RunEvent::Finished(result) => {
                 if result.session_id != self.session && !result.session_id.is_empty() {
                     self.session = result.session_id.clone();

@@ -191,6 +191,16 @@ pub struct ToolOutcome {
     /// session's usage, cost and budget. Journals written before subagents never carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_usage: Option<crate::message::AgentUsage>,
+    /// What the call did as data (Claude Code's `tool_use_result`: a Read's file and line
+    /// counts, a Write's patch, an error's text), for the caller's stream and transcript only:
+    /// the model never sees it. Journaled from flag 12 on ([`crate::Flag::StreamDetails`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_result: Option<serde_json::Value>,
+    /// How the permission check ruled on the call, as Claude Code 2.1.332 reports it on the
+    /// result's line (one `tool_result_meta` entry: `{"id", "permission_decision": {…}}`), for
+    /// the caller's stream only. Journaled from flag 12 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result_meta: Option<serde_json::Value>,
 }
 
 impl ToolOutcome {
@@ -203,6 +213,8 @@ impl ToolOutcome {
             denied: false,
             request: 0,
             agent_usage: None,
+            tool_use_result: None,
+            tool_result_meta: None,
         }
     }
 

@@ -71,6 +71,13 @@ pub enum Flag {
     /// turn's tool results go back in the order their outcomes arrived, as Claude Code sends a
     /// concurrent batch's. Off: in the order of the calls.
     ResultsAsCompleted = 13,
+    /// What Claude Code's stream-json says beyond the model's messages: a tool call's outcome
+    /// keeps what the call did as data (its `tool_use_result`, printed on the result's `user`
+    /// line under a Claude Code profile), and a `compact_boundary` line carries the version's
+    /// whole `compact_metadata` (dropped tokens, duration, the kept messages' lines). Off: the
+    /// outcome holds the text alone, and the boundary its trigger and token counts (the driver
+    /// and the printer decide; the core never reads it).
+    StreamDetails = 12,
     /// Under a profile with the `<total_tokens>` reminder, the first message's reminder block
     /// goes before the prompt, as 2.1.332 places it among its context blocks. Off: after it.
     TotalTokensBeforePrompt = 14,
@@ -133,6 +140,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::CutStreamResume,
     Flag::SessionEventHooks,
     Flag::BudgetBeforeTools,
+    Flag::StreamDetails,
     Flag::ResultsAsCompleted,
     Flag::TotalTokensBeforePrompt,
     Flag::PostToolUseFailureHooks,
@@ -222,9 +230,9 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19, 21]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 21]
         );
-        assert_eq!(Flag::from_number(12), None);
+        assert_eq!(Flag::from_number(15), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -235,7 +243,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,13,14,16,17,18,19,21,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,16,17,18,19,21,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

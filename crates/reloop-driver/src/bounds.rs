@@ -112,9 +112,16 @@ fn json_size(value: &impl serde::Serialize) -> usize {
 }
 
 /// `event` cut to `share` JSON bytes, or unchanged when it fits.
-fn shrink(event: Event, share: usize) -> Event {
+fn shrink(mut event: Event, share: usize) -> Event {
     if json_size(&event) <= share {
         return event;
+    }
+    // What the call did as data (a Read's text again, say) goes first: the model reads the
+    // result, and only the caller's stream its data.
+    if let Event::ToolDone(outcome) = &mut event {
+        if outcome.tool_use_result.take().is_some() && json_size(&event) <= share {
+            return event;
+        }
     }
     let Ok(mut value) = serde_json::to_value(&event) else { return event };
     for _ in 0..MAX_CUTS {
@@ -217,6 +224,8 @@ fn replacement(event: &Event, share: usize) -> Event {
             request,
             // What a subagent spent was spent, whatever became of its answer.
             agent_usage: outcome.agent_usage.clone(),
+            tool_use_result: None,
+            tool_result_meta: None,
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -268,6 +277,8 @@ mod tests {
             denied: false,
             request: 1,
             agent_usage: None,
+            tool_use_result: None,
+            tool_result_meta: None,
         })
     }
 

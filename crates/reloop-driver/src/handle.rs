@@ -22,6 +22,9 @@ pub enum RunEvent {
     Step {
         /// The journal step the following events belong to.
         seq: u64,
+        /// When the step was journaled (milliseconds since the Unix epoch): a compaction's
+        /// `duration_ms` is read from these, so a replay prints the live run's.
+        at_ms: u64,
     },
     /// The session exists and is journaled.
     Started {
@@ -137,6 +140,10 @@ pub enum RunEvent {
         pre_tokens: u64,
         /// The context's tokens after it, as estimated.
         post_tokens: u64,
+        /// How many messages of the history before it the compacted history kept after the
+        /// summary (Claude Code's `preserved_messages`); `None` in a session without
+        /// [`reloop_core::Flag::StreamDetails`], whose boundary line says no more than the counts.
+        kept: Option<usize>,
     },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),

@@ -41,6 +41,7 @@ mod prompt;
 mod run;
 mod session;
 mod subagent;
+mod tool_use_result;
 mod tools;
 
 pub use config::{wire_style, AgentLink, CanUseTool};

@@ -40,9 +40,10 @@ fn prompt_refused(len_before: usize, after: &State, reason: Option<&Reason>) -> 
     })
 }
 
-/// The caller-visible events of one step, in the order they are shown.
+/// The caller-visible events of one step (journaled at `at_ms`), in the order they are shown.
 pub fn step_outputs(
     seq: u64,
+    at_ms: u64,
     event: &Event,
     len_before: usize,
     after: &State,
@@ -109,7 +110,11 @@ pub fn step_outputs(
         if compaction_ends {
             out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
         }
-        out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens });
+        // What the summary opens: the messages kept after it (what is given back aside).
+        let details = after.context().config().flag(reloop_core::Flag::StreamDetails);
+        let kept = history.messages().iter().skip(1).filter(|m| m.role != Role::System).count();
+        let kept = details.then_some(kept);
+        out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens, kept });
         let summary = history.messages().first().map(|m| (*m).clone());
         // Claude Code shows the summary's own text, not the context given back with it.
         out.extend(summary.map(|m| RunEvent::Message(if compaction_ends { summary_only(m) } else { m })));
@@ -186,7 +191,7 @@ pub fn step_outputs(
         out.push(RunEvent::Transition { seq, turn: after.context().turn_count(), reason: reason.clone() });
     }
     if !out.is_empty() {
-        out.insert(0, RunEvent::Step { seq });
+        out.insert(0, RunEvent::Step { seq, at_ms });
     }
     out
 }

@@ -360,6 +360,7 @@ impl Runner {
             read_check_first: rules.tools.read_check_first,
             can_use_tool: session.can_use_tool.clone(),
             failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
+            tool_use_result: session.core.flag(reloop_core::Flag::StreamDetails),
         });
         // From here on the journal is written on its own thread.
         let journal = match session.journal {
@@ -584,10 +585,12 @@ impl Runner {
         let event = self.bounds.bound(event);
         let step = transition(state, event.clone());
         self.bounds.after(&step.effects);
-        let outputs = step_outputs(self.seq, &event, len_before, &step.state, &step.effects, step.reason.as_ref());
+        let at_ms = now_ms();
+        let outputs =
+            step_outputs(self.seq, at_ms, &event, len_before, &step.state, &step.effects, step.reason.as_ref());
         if let Some(journal) = self.journal.as_mut() {
             // The row is encoded from the step as the core returned it: nothing is copied.
-            let record = NewStep::of(self.seq, now_ms(), &event, from_phase, turn_before, &step);
+            let record = NewStep::of(self.seq, at_ms, &event, from_phase, turn_before, &step);
             let scheduler = &self.tools_in_flight;
             let plan =
                 journaling::plan(&event, &step, |calls| scheduler.runs_quietly(calls), self.provider.in_process());

@@ -314,6 +314,8 @@ fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOu
         denied: false,
         request: 0,
         agent_usage: Some(spent),
+        tool_use_result: None,
+        tool_result_meta: None,
     }
 }
 

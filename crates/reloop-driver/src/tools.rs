@@ -59,6 +59,9 @@ pub(crate) struct ToolEnv {
     /// A subagent's id and type: its tool hooks' inputs name them, as Claude Code's do (their
     /// `session_id` is the calling session's; `hooks_events/all_log`, both versions).
     pub agent: Option<(String, String)>,
+    /// Outcomes keep what each call did as data (the session's
+    /// [`reloop_core::Flag::StreamDetails`]).
+    pub tool_use_result: bool,
 }
 
 /// A tool hook's input, naming the subagent it runs in.
@@ -231,7 +234,8 @@ impl ToolScheduler {
                         }
                         _ => {}
                     }
-                    for event in events {
+                    for mut event in events {
+                        crate::tool_use_result::fill(&mut event, env.tool_use_result);
                         if inbox.send(event.correlated(request)).is_err() {
                             return;
                         }
@@ -313,11 +317,18 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     if !quiet {
         return None;
     }
-    let Some(Ruling::Run { input, .. }) = decide_now(call, env) else { return None };
+    let ruling = decide_now(call, env)?;
+    let meta = crate::tool_use_result::meta(call, &ruling).filter(|_| env.tool_use_result);
+    let Ruling::Run { input, .. } = ruling else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
-    let (content, is_error) = execute_instant(&env.registry, call, &input, &ctx);
-    Some(vec![done(&call.id, content, is_error, false)])
+    let output = execute_instant(&env.registry, call, &input, &ctx);
+    let mut event = done(&call.id, output.content, output.is_error, false);
+    if let Event::ToolDone(outcome) = &mut event {
+        outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
+        outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
+    }
+    Some(vec![event])
 }
 
 /// The ruling on `call` when the decision asks only what is answered without waiting or
@@ -347,11 +358,13 @@ fn execute_instant(
     call: &ToolUse,
     input: &serde_json::Value,
     ctx: &ToolContext,
-) -> (String, bool) {
+) -> reloop_tools::ToolOutput {
     let run = std::panic::AssertUnwindSafe(|| registry.execute(&call.name, input, ctx));
     match std::panic::catch_unwind(run) {
-        Ok(output) => (output.content, output.is_error),
-        Err(_) => ("<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>".into(), true),
+        Ok(output) => output,
+        Err(_) => reloop_tools::ToolOutput::error(
+            "<tool_use_error>Error: the tool failed unexpectedly: it panicked</tool_use_error>",
+        ),
     }
 }
 
@@ -376,10 +389,14 @@ async fn run_call(
         return events;
     }
     // Whether the call runs is decided by `reloop_tools::decide`; this only fetches what it asks.
-    let input = match permit(&call, request, &env, &token, &mut events).await {
+    let ruling = permit(&call, request, &env, &token, &mut events).await;
+    let meta = crate::tool_use_result::meta(&call, &ruling).filter(|_| env.tool_use_result);
+    let input = match ruling {
         Ruling::Run { input, .. } => input,
         Ruling::Refuse { message, denied, .. } => {
-            events.push(done(&call.id, message, true, denied));
+            let mut refused = done(&call.id, message, true, denied);
+            crate::tool_use_result::set_meta(&mut refused, meta);
+            events.push(refused);
             return events;
         }
     };
@@ -398,6 +415,7 @@ async fn run_call(
     }
     let mut agent_outcome = None;
     let began = std::time::Instant::now();
+    let mut structured = None;
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..ToolUse::clone(&call) };
@@ -411,11 +429,16 @@ async fn run_call(
             ctx.cancel = flag;
             if env.registry.is_instant(&call.name, &input) {
                 // Answered from memory: run here rather than hand the call to the blocking pool and back.
-                (execute_instant(&env.registry, &call, &input, &ctx), Vec::new())
+                let output = execute_instant(&env.registry, &call, &input, &ctx);
+                structured = output.structured;
+                ((output.content, output.is_error), Vec::new())
             } else {
                 let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
                 match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
-                    Ok(output) => ((output.content, output.is_error), output.blocks),
+                    Ok(output) => {
+                        structured = output.structured;
+                        ((output.content, output.is_error), output.blocks)
+                    }
                     // A tool that panicked is answered, so its call never stays open.
                     Err(e) => {
                         let text = format!("<tool_use_error>Error: the tool failed unexpectedly: {e}</tool_use_error>");
@@ -451,12 +474,19 @@ async fn run_call(
         events.push(Event::HookDone { hook_event: event, tool_use_id: Some(call.id.clone()), runs, request });
     }
     match agent_outcome {
-        Some(outcome) => events.push(Event::ToolDone(outcome)),
+        Some(mut outcome) => {
+            outcome.tool_result_meta = meta;
+            events.push(Event::ToolDone(outcome))
+        }
         None => {
             let mut finished = done(&call.id, output.0, output.1, false);
-            if let (false, Event::ToolDone(outcome)) = (blocks.is_empty(), &mut finished) {
-                // Text and images (an MCP tool's answer) go back as blocks.
-                outcome.content = ToolResultContent::Blocks(blocks);
+            if let Event::ToolDone(outcome) = &mut finished {
+                if !blocks.is_empty() {
+                    // Text and images (an MCP tool's answer) go back as blocks.
+                    outcome.content = ToolResultContent::Blocks(blocks);
+                }
+                outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
+                outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
             }
             events.push(finished);
         }
@@ -551,6 +581,8 @@ fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
         denied,
         request: 0,
         agent_usage: None,
+        tool_use_result: None,
+        tool_result_meta: None,
     })
 }
 
@@ -574,6 +606,8 @@ fn set_outcome(events: &mut [Event], id: &str, text: String) {
             denied: false,
             request: o.request,
             agent_usage: o.agent_usage.take(),
+            tool_use_result: None,
+            tool_result_meta: None,
         };
     }
 }
@@ -668,6 +702,7 @@ mod tests {
             resumed: Arc::new(HashSet::new()),
             failure_hooks: true,
             agent: None,
+            tool_use_result: true,
         });
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {

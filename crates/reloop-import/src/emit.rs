@@ -308,6 +308,8 @@ impl Emitter {
                             denied: false,
                             request: 0,
                             agent_usage: None,
+                            tool_use_result: None,
+                            tool_result_meta: None,
                         };
                         self.apply(Event::ToolDone(outcome.clone()), at_ms);
                         self.summary.synthesized_tool_results += 1;

@@ -12,12 +12,13 @@
 //!   marked `isMeta`, as Claude Code marks it. Importing it gives back the same events, except for
 //!   a response cut off by an abort, which the transcript cannot tell from a finished one.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use reloop_core::hook::{outcome, stop_hook_feedback, HookEventName};
 use reloop_core::Digest;
 use reloop_core::{
-    Completion, ContentBlock, Continue, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop,
+    Completion, ContentBlock, Continue, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop, ToolOutcome,
 };
 use reloop_journal::{SessionHeader, StepRecord};
 
@@ -175,6 +176,7 @@ impl<'a> Exporter<'a> {
             parent: None,
             lines: 0,
             style: TranscriptStyle::default(),
+            tool_use_results: HashMap::new(),
         };
         Ok(Exporter { format, header, fold: Fold::new(&header.core_config), span: None, jsonl })
     }
@@ -193,6 +195,9 @@ impl<'a> Exporter<'a> {
             _ => None,
         };
         self.span = Some((self.span.map_or(record.at_ms, |(first, _)| first), record.at_ms));
+        if let Event::ToolDone(ToolOutcome { tool_use_id, tool_use_result: Some(result), .. }) = &record.event {
+            self.jsonl.tool_use_results.insert(tool_use_id.clone(), result.clone());
+        }
         self.fold.push(record.seq, record.event.clone(), |_| ());
         let Some(state) = self.fold.state() else { return Ok(()) };
         if self.format == ExportFormat::ClaudeJsonl {
@@ -314,6 +319,9 @@ struct JsonlWriter<'a> {
     /// Lines written so far: the next line's index.
     lines: usize,
     style: TranscriptStyle,
+    /// Each call's `tool_use_result` as its outcome kept it (flag 12), by call id: the line
+    /// of the message carrying its result gets it as `toolUseResult`, as Claude Code's does.
+    tool_use_results: HashMap<String, Value>,
 }
 
 impl JsonlWriter<'_> {
@@ -357,6 +365,11 @@ impl JsonlWriter<'_> {
         obj.extend(fields);
         obj.insert("uuid".into(), Value::String(uuid.clone()));
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
+        let first_result = obj.get("message").and_then(|m| m.get("content")).and_then(|c| c.get(0));
+        let id = first_result.filter(|b| b["type"] == "tool_result").and_then(|b| b["tool_use_id"].as_str());
+        if let Some(result) = id.and_then(|id| self.tool_use_results.get(id)) {
+            obj.insert("toolUseResult".into(), result.clone());
+        }
         write_line(out, &Value::Object(obj))?;
         self.lines += 1;
         self.parent = Some(uuid);

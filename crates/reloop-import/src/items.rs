@@ -231,6 +231,8 @@ pub(crate) fn build(
                                 is_error: r.is_error,
                                 request: 0,
                                 agent_usage: None,
+                                tool_use_result: None,
+                                tool_result_meta: None,
                             }),
                             _ => None,
                         })

@@ -56,7 +56,7 @@ impl OutputReplay {
         let (Some(before), span) = (self.fold.before(), &mut self.span) else { return Vec::new() };
         let outputs = self.fold.push(seq, event.clone(), |step| {
             *span = Some((span.map_or(at_ms, |(first, _)| first), at_ms));
-            step_outputs(seq, event, before.messages, &step.state, &step.effects, step.reason.as_ref())
+            step_outputs(seq, at_ms, event, before.messages, &step.state, &step.effects, step.reason.as_ref())
         });
         outputs.unwrap_or_default()
     }

@@ -125,7 +125,11 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let end = supervise(&mut child, &mut reader, &mut output, ctx, Duration::from_millis(timeout_ms));
     let text = output.render();
     Ok(match end {
-        End::Exited(status) => finished(text, status),
+        End::Exited(status) => {
+            let output = finished(text, status);
+            let structured = (!output.is_error).then(|| crate::structured::bash(command, &output.content));
+            output.with_structured(structured)
+        }
         End::TimedOut => ToolOutput::error(with_output(format!("Command timed out after {timeout_ms}ms"), &text)),
         End::Cancelled => ToolOutput::error(with_output(ToolError::Interrupted.to_string(), &text)),
         End::WaitFailed(err) => ToolOutput::error(with_output(format!("Error: cannot wait for bash: {err}"), &text)),
@@ -144,7 +148,7 @@ fn finished(text: String, status: ExitStatus) -> ToolOutput {
     // A child killed by a signal reports as the shell would: 128 + the signal number.
     let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
     match (code, text.is_empty()) {
-        (0, true) => ToolOutput::ok("(Bash completed with no output)"),
+        (0, true) => ToolOutput::ok(crate::structured::BASH_NO_OUTPUT),
         (0, false) => ToolOutput::ok(text),
         (_, true) => ToolOutput::error(format!("Exit code {code}")),
         (_, false) => ToolOutput::error(format!("{text}\nExit code {code}")),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use globset::GlobBuilder;
 use serde_json::{json, Value};
 
-use crate::error::{into_output, ToolError};
+use crate::error::ToolError;
 use crate::input;
 use crate::paths::{display, search_root};
 use crate::tool::{Tool, ToolContext, ToolOutput};
@@ -56,11 +56,20 @@ impl Tool for GlobTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        into_output(glob(input, ctx))
+        let began = std::time::Instant::now();
+        match glob(input, ctx) {
+            Ok((text, total)) => {
+                let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let structured = crate::structured::glob(&text, total > MAX_GLOB_RESULTS, total, millis);
+                ToolOutput::ok(text).with_structured(Some(structured))
+            }
+            Err(err) => err.into(),
+        }
     }
 }
 
-fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
+/// The files found, one a line, and how many matched in all.
+fn glob(input: &Value, ctx: &ToolContext) -> Result<(String, usize), ToolError> {
     let pattern = input::string(input, "pattern")?;
     let root = search_root(&ctx.cwd, input::opt_string(input, "path"))?;
     let matcher = GlobBuilder::new(pattern)
@@ -88,7 +97,7 @@ fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
         }
     }
     if found.is_empty() {
-        return Ok("No files found".into());
+        return Ok(("No files found".into(), 0));
     }
     walk::sort_newest_first(&mut found);
     let truncated = found.len() > MAX_GLOB_RESULTS;
@@ -96,5 +105,5 @@ fn glob(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     if truncated {
         lines.push(GLOB_TRUNCATED_NOTE.to_string());
     }
-    Ok(lines.join("\n"))
+    Ok((lines.join("\n"), found.len()))
 }

@@ -74,6 +74,7 @@ mod read;
 mod registry;
 mod shell_lex;
 mod special;
+mod structured;
 mod tool;
 mod validate;
 mod walk;

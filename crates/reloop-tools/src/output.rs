@@ -13,22 +13,32 @@ pub struct ToolOutput {
     /// then they are the result and `content` is their text, for hooks and logs. Empty for the
     /// built-in tools.
     pub blocks: Vec<reloop_core::ContentBlock>,
+    /// What the call did, as data (Claude Code's `tool_use_result`: a Read's file and line
+    /// counts, a Write's original file and patch): journaled with the outcome so a replay prints
+    /// what the live run printed. `None` for a failure and for tools that keep none.
+    pub structured: Option<serde_json::Value>,
 }
 
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false, blocks: Vec::new() }
+        ToolOutput { content: content.into(), is_error: false, blocks: Vec::new(), structured: None }
     }
 
     /// A failed result; the model sees the text and the error flag.
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true, blocks: Vec::new() }
+        ToolOutput { content: content.into(), is_error: true, blocks: Vec::new(), structured: None }
     }
 
     /// A result of several blocks; `content` becomes their text.
     pub fn with_blocks(blocks: Vec<reloop_core::ContentBlock>, is_error: bool) -> Self {
         let content = reloop_core::ToolResultContent::Blocks(blocks.clone()).as_text();
-        ToolOutput { content, is_error, blocks }
+        ToolOutput { content, is_error, blocks, structured: None }
+    }
+
+    /// The same output with its structured result.
+    pub fn with_structured(mut self, structured: Option<serde_json::Value>) -> Self {
+        self.structured = structured;
+        self
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::error::{into_output, ToolError};
+use crate::error::ToolError;
 use crate::input;
 use crate::paths::resolve;
 use crate::special::open_regular;
@@ -73,12 +73,17 @@ impl Tool for ReadTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        into_output(read(input, ctx))
+        match read(input, ctx) {
+            Ok((text, structured)) => ToolOutput::ok(text).with_structured(structured),
+            Err(err) => err.into(),
+        }
     }
 }
 
-fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
+/// The text the model reads and, for lines of the file, what was read as data.
+fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), ToolError> {
+    let file_path = input::string(input, "file_path")?;
+    let path = resolve(&ctx.cwd, file_path);
     let offset = input::opt_int(input, "offset");
     let given_limit = input::opt_int(input, "limit");
     let limit = match given_limit {
@@ -90,7 +95,8 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     let stamp = ctx.unchanged_read.and_then(|_| ReadStamp::of(&path, (offset, given_limit)));
     if let (Some(text), Some(stamp)) = (ctx.unchanged_read, &stamp) {
         if ctx.read_unchanged(&path, stamp) {
-            return Ok(text.to_string());
+            let unchanged = serde_json::json!({"type": "file_unchanged", "file": {"filePath": file_path}});
+            return Ok((text.to_string(), Some(unchanged)));
         }
     }
     if offset.is_none() && given_limit.is_none() && size > MAX_FILE_BYTES {
@@ -103,7 +109,10 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     }
     if head.is_empty() {
         ctx.mark_read(&path, None);
-        return Ok("<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into());
+        return Ok((
+            "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(),
+            None,
+        ));
     }
     // Claude Code treats offset 0 like 1: both mean "from the first line".
     let first = usize::try_from(offset.unwrap_or(1).max(1)).unwrap_or(usize::MAX);
@@ -114,18 +123,20 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
     })?;
     if first > total_lines {
         ctx.mark_read(&path, None);
-        return Ok(format!(
+        let text = format!(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
             offset.unwrap_or(1),
             total_lines
-        ));
+        );
+        return Ok((text, None));
     }
     let tokens = shown.tokens();
     if tokens > MAX_OUTPUT_TOKENS {
         return Err(ToolError::TooManyTokens { tokens });
     }
     ctx.mark_read(&path, stamp);
-    Ok(shown.lines.join("\n"))
+    let structured = crate::structured::read(file_path, &shown.lines, first, total_lines);
+    Ok((shown.lines.join("\n"), Some(structured)))
 }
 
 /// The lines to show: from 1-based `first`, at most `limit` of them.
@@ -288,15 +299,30 @@ mod tests {
         let mut ctx = ToolContext::new(dir.path().to_path_buf());
         ctx.unchanged_read = Some("unchanged");
         let whole = json!({"file_path": "a.txt"});
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo");
-        assert_eq!(read(&whole, &ctx).unwrap(), "unchanged");
+        let text = |input: &Value| read(input, &ctx).unwrap().0;
+        let (first, structured) = read(&whole, &ctx).unwrap();
+        assert_eq!(first, "1\tone\n2\ttwo");
+        assert_eq!(
+            structured,
+            Some(json!({"type": "text", "file": {"filePath": "a.txt", "content": "one\ntwo", "numLines": 2,
+                        "startLine": 1, "totalLines": 2}}))
+        );
+        let (again, structured) = read(&whole, &ctx).unwrap();
+        assert_eq!(again, "unchanged");
+        assert_eq!(structured, Some(json!({"type": "file_unchanged", "file": {"filePath": "a.txt"}})));
         // Another part of it is news.
-        assert_eq!(read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap(), "2\ttwo");
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo", "the last Read was of another part");
+        let (part, structured) = read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap();
+        assert_eq!(part, "2\ttwo");
+        assert_eq!(
+            structured.unwrap()["file"],
+            json!({"filePath": "a.txt", "content": "two", "numLines": 1,
+            "startLine": 2, "totalLines": 2})
+        );
+        assert_eq!(text(&whole), "1\tone\n2\ttwo", "the last Read was of another part");
         std::fs::write(&path, "one\ntwo\nthree").unwrap();
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "changed since");
+        assert_eq!(text(&whole), "1\tone\n2\ttwo\n3\tthree", "changed since");
         ctx.unchanged_read = None;
-        assert_eq!(read(&whole, &ctx).unwrap(), "1\tone\n2\ttwo\n3\tthree", "no such rule");
+        assert_eq!(read(&whole, &ctx).unwrap().0, "1\tone\n2\ttwo\n3\tthree", "no such rule");
     }
 
     #[test]

@@ -154,9 +154,12 @@ impl ToolContext {
 
     /// Whether `path` (canonicalized when possible) was read in this session.
     pub fn was_read(&self, path: &std::path::Path) -> bool {
-        if !self.require_read {
-            return true;
-        }
+        !self.require_read || self.has_read(path)
+    }
+
+    /// Whether `path` was read (or written) in this session, whatever the read-first rule: an
+    /// Edit of a file never read changes what the model has not seen.
+    pub fn has_read(&self, path: &std::path::Path) -> bool {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let read = self.files_read.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         read.contains_key(&canonical)

@@ -8,11 +8,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::error::{into_output, ToolError};
+use crate::error::ToolError;
 use crate::input;
 use crate::paths::resolve;
 use crate::read::format_file_size;
 use crate::special::{check_regular, open_regular};
+use crate::structured;
 use crate::tool::{Tool, ToolContext, ToolOutput};
 
 const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it exists. The \
@@ -70,7 +71,7 @@ impl Tool for WriteTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        into_output(write(input, ctx))
+        with_structured(write(input, ctx))
     }
 }
 
@@ -106,7 +107,7 @@ impl Tool for EditTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        into_output(edit(input, ctx))
+        with_structured(edit(input, ctx))
     }
 }
 
@@ -194,35 +195,57 @@ pub fn read_first_refusal(tool: &str, input: &Value, ctx: &ToolContext) -> Optio
     (exists && !ctx.was_read(&path)).then(|| ToolError::NotReadYet.to_string())
 }
 
-fn write(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
+/// The text the model reads, with what the call did as data.
+type Done = Result<(String, Value), ToolError>;
+
+fn with_structured(result: Done) -> ToolOutput {
+    match result {
+        Ok((text, structured)) => ToolOutput::ok(text).with_structured(Some(structured)),
+        Err(err) => err.into(),
+    }
+}
+
+/// The text of the file a Write replaces, when it is text and small enough to keep.
+fn original_text(path: &Path) -> Option<String> {
+    let size = std::fs::metadata(path).ok()?.len();
+    (size <= MAX_EDIT_BYTES).then(|| std::fs::read_to_string(path).ok()).flatten()
+}
+
+fn write(input: &Value, ctx: &ToolContext) -> Done {
+    let file_path = input::string(input, "file_path")?;
+    let path = resolve(&ctx.cwd, file_path);
     let content = input::string(input, "content")?;
     let exists = existing_file(&path)?;
     if exists && !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
+    let original = if exists { original_text(&path) } else { None };
     store(&path, content, ctx)?;
-    Ok(if exists { updated(&path) } else { created(&path) })
+    let text = if exists { updated(&path) } else { created(&path) };
+    Ok((text, structured::write(file_path, content, original.as_deref())))
 }
 
-fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx.cwd, input::string(input, "file_path")?);
+fn edit(input: &Value, ctx: &ToolContext) -> Done {
+    let file_path = input::string(input, "file_path")?;
+    let path = resolve(&ctx.cwd, file_path);
     let old_string = input::string(input, "old_string")?;
     let new_string = input::string(input, "new_string")?;
     let replace_all = input::opt_bool(input, "replace_all").unwrap_or(false);
+    let call = structured::EditCall { file_path, old_string, new_string, replace_all };
     if old_string == new_string {
         return Err(ToolError::NoChanges);
     }
     if !existing_file(&path)? {
         if old_string.is_empty() {
             store(&path, new_string, ctx)?;
-            return Ok(created(&path));
+            return Ok((created(&path), structured::edit(&call, "", new_string, false)));
         }
         return Err(ToolError::FileNotFound { cwd: ctx.cwd.clone() });
     }
     if !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
+    let unread = !ctx.has_read(&path);
     let (mut file, size) = open_regular(&path, ctx)?;
     if size > MAX_EDIT_BYTES {
         return Err(ToolError::TooLargeToEdit { size: format_file_size(size), max: format_file_size(MAX_EDIT_BYTES) });
@@ -237,11 +260,11 @@ fn edit(input: &Value, ctx: &ToolContext) -> Result<String, ToolError> {
             return Err(ToolError::FileAlreadyExists);
         }
         store(&path, new_string, ctx)?;
-        return Ok(updated(&path));
+        return Ok((updated(&path), structured::edit(&call, &content, new_string, unread)));
     }
     let replaced = replace(&content, old_string, new_string, replace_all)?;
     store(&path, &replaced, ctx)?;
-    Ok(updated(&path))
+    Ok((updated(&path), structured::edit(&call, &content, &replaced, unread)))
 }
 
 /// Replaces `old` by `new` in `content`, enforcing uniqueness unless `all`.

@@ -103,6 +103,8 @@ pub(super) fn tool_events(
             denied,
             request,
             agent_usage: None,
+            tool_use_result: None,
+            tool_result_meta: None,
         })
     };
     let mut events = Vec::new();

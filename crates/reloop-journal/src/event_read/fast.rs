@@ -55,7 +55,16 @@ fn tool_done(s: &mut Scan<'_>) -> Option<Event> {
     let is_error = s.opt(r#","is_error":true"#);
     let denied = s.opt(r#","denied":true"#);
     let request = s.request_and_end()?;
-    Some(Event::ToolDone(ToolOutcome { tool_use_id, content, is_error, denied, request, agent_usage: None }))
+    Some(Event::ToolDone(ToolOutcome {
+        tool_use_id,
+        content,
+        is_error,
+        denied,
+        request,
+        agent_usage: None,
+        tool_use_result: None,
+        tool_result_meta: None,
+    }))
 }
 
 fn model_done(s: &mut Scan<'_>) -> Option<Event> {
@@ -393,6 +402,8 @@ mod tests {
                         denied,
                         request,
                         agent_usage: None,
+                        tool_use_result: None,
+                        tool_result_meta: None,
                     })
                 }
             ),

@@ -1,0 +1,131 @@
+//! Claude Code's `tool_use_result` on an outcome: what the call did as data, for the caller's
+//! stream and transcript. A tool that ran and answered keeps its own ([`reloop_tools::ToolOutput`]'s
+//! `structured`); a failure of any kind (the tool's, a denial, an unknown tool) is its text as
+//! Claude Code words it there: `Error: …`, without the `<tool_use_error>` tags the model reads.
+//! Only sessions with [`reloop_core::Flag::StreamDetails`] keep it, so an older journal replays
+//! to the stream it printed.
+
+use reloop_core::{Event, ToolOutcome, ToolUse};
+use reloop_tools::{RuleStep, Ruling, Why};
+use serde_json::{json, Value};
+
+/// The error text Claude Code keeps as a failed call's `tool_use_result`.
+fn error_text(outcome: &ToolOutcome) -> String {
+    let text = outcome.content.as_text();
+    let inner =
+        text.strip_prefix("<tool_use_error>").and_then(|t| t.strip_suffix("</tool_use_error>")).unwrap_or(&text);
+    // Input that was not JSON: Claude Code keeps the byte count alone.
+    if let Some(bytes) = unparsed_bytes(inner) {
+        return format!("InputValidationError: JSON parse failed ({bytes} bytes)");
+    }
+    if inner.starts_with("Error: ") || inner.starts_with("InputValidationError: ") {
+        inner.to_string()
+    } else {
+        format!("Error: {inner}")
+    }
+}
+
+/// The length of a call's input that could not be parsed, from the text the model reads
+/// (`… could not be parsed as JSON.\nYou sent (first N of M bytes): …`).
+fn unparsed_bytes(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("InputValidationError: ")?;
+    let (_, after) = rest.split_once(" was called with input that could not be parsed as JSON.\nYou sent (first ")?;
+    let (_, of) = after.split_once(" of ")?;
+    of.split_once(" bytes)").map(|(total, _)| total).filter(|t| t.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Gives a failed call's outcome its error text, when the session keeps these and the outcome
+/// has none yet (a subagent's answer and an MCP tool's keep none).
+pub(crate) fn fill(event: &mut Event, on: bool) {
+    if let (true, Event::ToolDone(outcome)) = (on, event) {
+        if outcome.is_error && outcome.tool_use_result.is_none() {
+            outcome.tool_use_result = Some(Value::String(error_text(outcome)));
+        }
+    }
+}
+
+/// Claude Code 2.1.332's `tool_result_meta` entry for the ruling on `call`: what let it run
+/// (an allow rule, the mode, a read-only command's parts) or kept it from running (nobody to ask,
+/// or `dontAsk`), as recorded in tests/print/recorded/2.1.332/tool_results/. `None` where no
+/// recording shows Claude Code's words (hooks, the SDK's callback, a deny rule) or it prints none
+/// (an unknown tool, an invalid input, a removed tool).
+pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
+    let (decision, kind, reason) = match ruling {
+        Ruling::Run { why: Why::Rules(step), .. } => {
+            let reason = match step {
+                RuleStep::AllowRule => "rule",
+                RuleStep::ReadOnly if call.name == "Bash" => "subcommandResults",
+                RuleStep::ReadOnly | RuleStep::Bypass | RuleStep::AcceptEdits => "mode",
+                _ => return None,
+            };
+            ("accept", None, Some(reason))
+        }
+        Ruling::Refuse { why: Why::Rules(RuleStep::WouldAsk), denied: true, message } => {
+            if message.contains("don't ask mode") {
+                ("reject", Some("permission-rule"), Some("mode"))
+            } else {
+                ("reject", Some("user-rejected"), None)
+            }
+        }
+        _ => return None,
+    };
+    let mut permission = json!({"decision": decision, "source": "config"});
+    if let Some(reason) = reason {
+        permission["reason_type"] = json!(reason);
+    }
+    let mut entry = serde_json::Map::new();
+    entry.insert("id".into(), json!(call.id));
+    if let Some(kind) = kind {
+        entry.insert("non_execution_kind".into(), json!(kind));
+    }
+    entry.insert("permission_decision".into(), permission);
+    Some(Value::Object(entry))
+}
+
+/// Whether the tool refused the call's input before doing anything (its error wrapped in
+/// `<tool_use_error>`: an Edit's string not found, a file not read first): Claude Code checks
+/// that before asking for permission, so such a result has no `tool_result_meta`.
+pub(crate) fn invalid(outcome: &ToolOutcome) -> bool {
+    outcome.is_error && outcome.content.as_text().starts_with("<tool_use_error>")
+}
+
+/// Puts a ruling's `tool_result_meta` entry on a refused call's outcome.
+pub(crate) fn set_meta(event: &mut Event, meta: Option<Value>) {
+    if let Event::ToolDone(outcome) = event {
+        outcome.tool_result_meta = meta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(text: &str) -> Option<Value> {
+        let mut event = Event::ToolDone(ToolOutcome::error("t1", text));
+        fill(&mut event, true);
+        match event {
+            Event::ToolDone(outcome) => outcome.tool_use_result,
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_failure_reads_as_claude_code_keeps_it() {
+        // tests/print/recorded/*/tool_results/errors.
+        assert_eq!(failed("File does not exist."), Some(Value::from("Error: File does not exist.")));
+        assert_eq!(
+            failed("<tool_use_error>String to replace not found in file.\nString: x</tool_use_error>"),
+            Some(Value::from("Error: String to replace not found in file.\nString: x"))
+        );
+        assert_eq!(
+            failed("<tool_use_error>Error: No such tool available: NoSuchTool</tool_use_error>"),
+            Some(Value::from("Error: No such tool available: NoSuchTool"))
+        );
+        let unparsed = "<tool_use_error>InputValidationError: Read was called with input that could not be parsed \
+            as JSON.\nYou sent (first 44 of 44 bytes): {\"file_path\": \"/tmp/x\nCommon causes: …</tool_use_error>";
+        assert_eq!(failed(unparsed), Some(Value::from("InputValidationError: JSON parse failed (44 bytes)")));
+        let mut event = Event::ToolDone(ToolOutcome::error("t1", "x"));
+        fill(&mut event, false);
+        assert!(matches!(event, Event::ToolDone(ToolOutcome { tool_use_result: None, .. })), "off: nothing kept");
+    }
+}

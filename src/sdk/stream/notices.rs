@@ -1,0 +1,92 @@
+//! Claude Code's notices in the stream, each where the profile's version prints it: the switch
+//! to a fallback model, the Stop-hook notification and block cap, and 2.1.332's
+//! `permission_denied` line before a denied call's result.
+
+use reloop_core::profile::{self, FallbackWording};
+use serde_json::{json, Map, Value};
+
+use super::SdkStream;
+
+impl SdkStream {
+    /// The switch to the fallback model, worded as the profile's version words it.
+    pub(super) fn model_fallback(&mut self, trigger: &str, from: &str, to: &str) {
+        let (from_window, to_window) = (crate::models::context_window(from), crate::models::context_window(to));
+        let (from_name, to_name) = (crate::models::display_name(from), crate::models::display_name(to));
+        let million = |w: u64| w >= 1_000_000;
+        let (original, content) = match self.profile.profile().lines.fallback {
+            FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
+            FallbackWording::DisplayNames => {
+                let (id, note) = if million(from_window) {
+                    (format!("{from}[1m]"), " (1M context)")
+                } else {
+                    (from.to_string(), "")
+                };
+                (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
+            }
+            FallbackWording::DisplayNamesAndWindow => {
+                let mut content = format!("Switched to {to_name} due to high demand for {from_name}");
+                if from_window != to_window {
+                    content.push_str(&format!(
+                        " · context window {} → {} tokens",
+                        tokens(from_window),
+                        tokens(to_window)
+                    ));
+                }
+                (from.to_string(), content)
+            }
+        };
+        self.system_line(
+            "model_fallback",
+            json!({"trigger": trigger, "original_model": original, "fallback_model": to, "content": content}),
+        );
+    }
+
+    /// Claude Code's notice after the first Stop-hook feedback of a query.
+    pub(super) fn stop_hook_notification(&mut self) {
+        let Some(text) = self.profile.profile().lines.stop_hook_notification.filter(|_| !self.notified) else { return };
+        self.notified = true;
+        self.system_line("notification", json!({"key": "stop-hook-error", "text": text, "priority": "immediate"}));
+    }
+
+    /// 2.1.332 reports the Stop-hook block cap before the result.
+    pub(super) fn block_cap(&mut self, cap: u32) {
+        if !self.profile.profile().lines.block_cap {
+            return;
+        }
+        let text = profile::BLOCK_CAP_TEXT.replace("{n}", &(cap.saturating_add(1)).to_string());
+        self.system_line("informational", json!({"content": text, "level": "warning"}));
+        self.system_line(
+            "notification",
+            json!({"key": "stop-hook-block-cap", "text": text, "priority": "high", "color": "warning"}),
+        );
+    }
+
+    /// 2.1.332's line before a denied call's result, with the reason's type where it has one.
+    pub(super) fn permission_denied(&mut self, outcome: &reloop_core::ToolOutcome) {
+        if !self.profile.profile().lines.permission_denied {
+            return;
+        }
+        let message = outcome.content.as_text();
+        let tool = self.tool_names.get(&outcome.tool_use_id).cloned().unwrap_or_default();
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), json!(tool));
+        fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));
+        if message.contains("don't ask mode") {
+            fields.insert("decision_reason_type".into(), json!("mode"));
+        } else if message == "This command requires approval" {
+            fields.insert("decision_reason_type".into(), json!("other"));
+            fields.insert("decision_reason".into(), json!(message));
+        }
+        fields.insert("message".into(), json!(message));
+        self.system_line("permission_denied", Value::Object(fields));
+    }
+}
+
+/// A context window as Claude Code writes it: `1M`, `200K`.
+fn tokens(window: u64) -> String {
+    match window {
+        w if w >= 1_000_000 && w.is_multiple_of(1_000_000) => format!("{}M", w / 1_000_000),
+        w if w >= 1_000 && w.is_multiple_of(1_000) => format!("{}K", w / 1_000),
+        w => w.to_string(),
+    }
+}

@@ -1,0 +1,85 @@
+//! Claude Code's `tool_use_result` on a tool result's `user` line: what the call did as data
+//! (a Read's file and line counts, a Write's patch, an error's text), taken from the outcome as
+//! the journal keeps it (flag 12), so a replay prints what the live run printed. Only the Claude
+//! Code profiles print it; the outcome holds 2.1.332's shape, and 2.1.197's lacks a few keys.
+//! 2.1.332 follows it with `tool_result_meta`, how the permission check ruled on the call.
+
+use reloop_core::profile::ProfileId;
+use reloop_core::{ContentBlock, ToolOutcome};
+use serde_json::Value;
+
+/// Keys 2.1.332 added to results 2.1.197 prints without them (tests/print/recorded/2.1.197/
+/// tool_results/): Grep's totals, and an Edit's note that the file was never read (2.1.197
+/// refuses such an Edit).
+const NEWER_KEYS: &[&str] = &["totalFiles", "totalLines", "contentNotInModelContext"];
+
+/// The outcomes' results (and 2.1.332's permission entries) waiting for the line of their
+/// message.
+#[derive(Default)]
+pub(super) struct ToolResults(std::collections::HashMap<String, (Option<Value>, Option<Value>)>);
+
+impl ToolResults {
+    /// Keeps what an outcome says the call did, under the profiles that print it.
+    pub(super) fn note(&mut self, profile: ProfileId, outcome: &ToolOutcome) {
+        if profile.profile().claude_code_version.is_none() {
+            return;
+        }
+        let result = outcome.tool_use_result.as_ref().map(|r| shown(profile, r));
+        let meta = outcome.tool_result_meta.clone().filter(|_| profile == ProfileId::ClaudeCode2_1_332);
+        if result.is_some() || meta.is_some() {
+            self.0.insert(outcome.tool_use_id.clone(), (result, meta));
+        }
+    }
+
+    /// The keys a line whose first block is a tool result ends with: the call's
+    /// `tool_use_result` and 2.1.332's `tool_result_meta`, where the outcome kept them.
+    pub(super) fn take(&mut self, blocks: &[ContentBlock]) -> Vec<(&'static str, Value)> {
+        let Some(ContentBlock::ToolResult(first)) = blocks.first() else { return Vec::new() };
+        let Some((result, meta)) = self.0.remove(&first.tool_use_id) else { return Vec::new() };
+        let mut tail: Vec<(&'static str, Value)> = result.map(|r| ("tool_use_result", r)).into_iter().collect();
+        tail.extend(meta.map(|m| ("tool_result_meta", Value::Array(vec![m]))));
+        tail
+    }
+}
+
+/// The result as the profile's version prints it.
+fn shown(profile: ProfileId, result: &Value) -> Value {
+    let mut result = result.clone();
+    if profile == ProfileId::ClaudeCode2_1_197 {
+        if let Value::Object(fields) = &mut result {
+            fields.retain(|k, _| !NEWER_KEYS.contains(&k.as_str()));
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_version_prints_its_own_keys() {
+        let grep = json!({"mode": "files_with_matches", "filenames": ["a"], "numFiles": 1, "totalFiles": 1});
+        assert_eq!(shown(ProfileId::ClaudeCode2_1_332, &grep), grep);
+        assert_eq!(
+            shown(ProfileId::ClaudeCode2_1_197, &grep),
+            json!({"mode": "files_with_matches", "filenames": ["a"], "numFiles": 1})
+        );
+        let mut results = ToolResults::default();
+        let mut outcome = ToolOutcome::error("t1", "x");
+        outcome.tool_use_result = Some(json!("Error: x"));
+        results.note(ProfileId::Reloop, &outcome);
+        assert!(results.0.is_empty(), "reloop's own profile prints none");
+        outcome.tool_result_meta = Some(json!({"id": "t1"}));
+        results.note(ProfileId::ClaudeCode2_1_332, &outcome);
+        let line = [outcome.clone().into_block()];
+        assert_eq!(
+            results.take(&line),
+            vec![("tool_use_result", json!("Error: x")), ("tool_result_meta", json!([{"id": "t1"}]))]
+        );
+        assert_eq!(results.take(&line), vec![], "printed once");
+        results.note(ProfileId::ClaudeCode2_1_197, &outcome);
+        assert_eq!(results.take(&line), vec![("tool_use_result", json!("Error: x"))], "2.1.197 prints no meta");
+    }
+}
