@@ -331,7 +331,12 @@ impl SdkStream {
                 line.insert("subtype".into(), json!("api_retry"));
                 line.insert("attempt".into(), json!(wait.attempt));
                 line.insert("max_retries".into(), json!(wait.max_retries));
-                line.insert("retry_delay_ms".into(), json!(wait.delay_ms));
+                // 2.1.197 prints its delay as JavaScript holds it: a float, whole when it is.
+                let delay = match wait.unrounded_delay_ms {
+                    Some(ms) if ms.fract() != 0.0 && ms.is_finite() => json!(ms),
+                    _ => json!(wait.delay_ms),
+                };
+                line.insert("retry_delay_ms".into(), delay);
                 line.insert("error_status".into(), json!(wait.error_status));
                 line.insert("error".into(), json!(wait.error));
                 // reloop's own, only when the server's retry-after was capped.

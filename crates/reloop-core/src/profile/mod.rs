@@ -109,6 +109,8 @@ pub struct Profile {
     pub lines: StreamLines,
     /// How a numeric `retry-after` sets a retry's delay.
     pub retry_after: RetryAfter,
+    /// How the version reckons a retry's delay (`None`: reloop's backoff and [`Self::retry_after`]).
+    pub retry_curve: Option<RetryCurve>,
     /// A `role: "system"` reminder after the results of long runs of tool turns.
     pub nudge: Option<Nudge>,
     /// After this many streams in a row broke off with an overload, the next request asks for
@@ -175,6 +177,7 @@ pub const RELOOP: Profile = Profile {
         resumes_count_as_turns: false,
         echo_origin: false,
         overload_stop_status: false,
+        single_exchange_text: false,
     },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_197,
@@ -195,6 +198,7 @@ pub const RELOOP: Profile = Profile {
         prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Floor,
+    retry_curve: None,
     nudge: None,
     whole_answer: None,
     overload_stop: None,
@@ -232,6 +236,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     name: "claude-code-2.1.197",
     claude_code_version: Some("2.1.197"),
     stop_hook_raw_stderr: true,
+    result: ResultRule { single_exchange_text: true, ..RELOOP.result },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_197,
         edit_requires_read: true,
@@ -251,6 +256,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Exact,
+    retry_curve: Some(RetryCurve::Unrounded),
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
     overload_stop: Some(3),
@@ -304,6 +310,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         resumes_count_as_turns: true,
         echo_origin: true,
         overload_stop_status: true,
+        single_exchange_text: true,
     },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_332,
@@ -324,6 +331,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         prompt_submit_outcome: true,
     },
     retry_after: RetryAfter::PlusJitter,
+    retry_curve: Some(RetryCurve::Rounded),
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
     overload_stop: Some(3),
