@@ -425,6 +425,20 @@ fn delay_view(delay: &Value) -> Value {
     json!({ "written": written, "step": step })
 }
 
+/// A request's `role: "system"` messages' own `output_config` (null: none), in order, and any
+/// other message that carries one (`false`).
+fn message_output_configs(body: &Value) -> Vec<(bool, Value)> {
+    body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter(|m| m["role"] == "system" || m.get("output_config").is_some())
+                .map(|m| (m["role"] == "system", m.get("output_config").cloned().unwrap_or(Value::Null)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A message of Claude Code's product prompt that reloop does not send (the environment, the
 /// date and attribution reminders): docs/profiles.md, "Print mode against the recordings".
 fn product_context(text: &str) -> bool {
@@ -560,6 +574,29 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
         live.requests.iter().map(|r| normalize(&request_view(&r.kind, &r.body), Some(live))).collect();
     if theirs.len() != ours.len() {
         diffs.push(format!("requests: claude {}, reloop {}", theirs.len(), ours.len()));
+    }
+    // The message-level `output_config`: Claude Code's rides on its first `role: "system"`
+    // message, most often its environment context, which reloop does not send; where reloop sends
+    // a system message, its first carries what Claude Code's first carried, and no other one has any.
+    let their_bodies: Vec<Value> = read("requests.jsonl")
+        .into_iter()
+        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
+        .map(|r| r["body"].clone())
+        .collect();
+    for (i, (t, o)) in their_bodies.iter().zip(&live.requests).enumerate() {
+        let (theirs, ours) = (message_output_configs(t), message_output_configs(&o.body));
+        if ours.is_empty() {
+            continue;
+        }
+        let first = |configs: &[(bool, Value)]| configs.first().map(|(_, c)| c.clone()).unwrap_or(Value::Null);
+        let others = ours.iter().skip(1).filter(|(_, c)| !c.is_null()).count();
+        if first(&theirs) != first(&ours) || others > 0 || !ours.iter().all(|(system, _)| *system) {
+            diffs.push(format!(
+                "request {i} output_config on messages: claude's first system message {}, reloop {:?}",
+                first(&theirs),
+                ours
+            ));
+        }
     }
     'requests: for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
         for k in ["kind", "model", "max_tokens", "stream"] {

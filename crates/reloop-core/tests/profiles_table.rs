@@ -290,6 +290,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             yes_no(p.wire.system_as_string),
         ),
         (
+            "request: the request's `output_config` repeated on its first `role: \"system\"` message",
+            yes_no(p.wire.output_config_on_first_system),
+        ),
+        (
             "a concurrent batch's tool results sent in the order they completed (flag 13)",
             yes_no(p.wire.results_as_completed),
         ),

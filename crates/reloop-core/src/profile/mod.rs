@@ -226,6 +226,7 @@ pub const RELOOP: Profile = Profile {
         results_as_completed: false,
         system_as_string: false,
         summary_as_string: false,
+        output_config_on_first_system: false,
     },
     total_tokens: None,
 };
@@ -284,6 +285,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         results_as_completed: true,
         system_as_string: true,
         summary_as_string: false,
+        output_config_on_first_system: false,
     },
     ..RELOOP
 };
@@ -366,6 +368,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         results_as_completed: true,
         system_as_string: false,
         summary_as_string: true,
+        output_config_on_first_system: true,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
 };

@@ -366,6 +366,9 @@ pub struct WireRule {
     /// A compaction's summary message goes as a plain string when it is its message's one
     /// block (2.1.332); off: as blocks.
     pub summary_as_string: bool,
+    /// The first `role: "system"` message of a request carries the request's `output_config`
+    /// too (2.1.332, on every recorded request with one); off: only the request does.
+    pub output_config_on_first_system: bool,
 }
 
 impl WireRule {

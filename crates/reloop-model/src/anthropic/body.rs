@@ -98,12 +98,16 @@ impl Serialize for Messages<'_> {
         // The breakpoint's message, counted from the end among those that can carry it.
         let cached =
             (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
+        // 2.1.332 repeats the request's `output_config` on its first `role: "system"` message.
+        let first_system = messages.iter().position(|m| m.role == Role::System);
+        let message_config = self.0.output_config.as_ref().filter(|_| self.0.output_config_on_first_system);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
             // An empty one (2.1.332's third summary shape) goes as the empty list it is.
             let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count)
                 || self.0.summary_as_string && Some(i) != cached && is_summary(message);
-            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
+            let output_config = message_config.filter(|_| Some(i) == first_system);
+            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached, output_config })?;
         }
         seq.end()
     }
@@ -123,6 +127,8 @@ struct Outgoing<'a> {
     string: bool,
     /// Its last block carries the cache breakpoint.
     cached: bool,
+    /// Sent after the content as the message's own `output_config`.
+    output_config: Option<&'a Value>,
 }
 
 impl Serialize for Outgoing<'_> {
@@ -140,6 +146,9 @@ impl Serialize for Outgoing<'_> {
             map.serialize_entry("content", &self.message.text())?;
         } else {
             map.serialize_entry("content", &Content { blocks: &self.message.content, cached: self.cached })?;
+        }
+        if let Some(config) = self.output_config {
+            map.serialize_entry("output_config", config)?;
         }
         map.end()
     }
@@ -258,5 +267,33 @@ mod tests {
         assert_eq!(value["messages"][1]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
         assert_eq!(value["messages"][2]["content"][1].get("cache_control"), None);
         assert_eq!(value.to_string().matches("cache_control").count(), 1);
+    }
+
+    /// 2.1.332's request repeats its `output_config` on the first `role: "system"` message, after
+    /// its content, and on no other (tests/print/recorded/2.1.332/*/requests.jsonl, every one).
+    #[test]
+    fn the_first_system_message_carries_the_output_config_when_the_style_says_so() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        history.push(Message::system_text("Stop hook blocking error"));
+        history.push(Message::user_text("again"));
+        history.push(Message::system_text("later"));
+        let style = |on: bool| crate::WireStyle {
+            stream_key: true,
+            effort: Some("medium"),
+            timeout_header: None,
+            system_as_string: false,
+            summary_as_string: false,
+            output_config_on_first_system: on,
+        };
+        let request = ModelRequest::new("m", 100, history, 1).with_style(style(true));
+        let bytes = serde_json::to_string(&Body(&request)).unwrap();
+        let value: Value = serde_json::from_str(&bytes).unwrap();
+        let configs: Vec<&Value> = value["messages"].as_array().unwrap().iter().map(|m| &m["output_config"]).collect();
+        assert_eq!(configs, [&Value::Null, &json!({"effort": "medium"}), &Value::Null, &Value::Null]);
+        assert!(bytes.contains(r#""role":"system","content":"Stop hook blocking error","output_config":{"#));
+        let request = request.with_style(style(false));
+        assert!(!serde_json::to_string(&Body(&request)).unwrap().contains(r#""output_config":{"effort":"medium"}}]"#));
+        assert_eq!(serde_json::to_string(&Body(&request)).unwrap().matches("output_config").count(), 1);
     }
 }
