@@ -583,6 +583,18 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
         .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
         .map(|r| r["body"].clone())
         .collect();
+    // The 1M-context variant (2.1.197's default, `opus[1m]`) is asked for by its beta.
+    let one_m = |beta: Option<&str>| beta.is_some_and(|b| b.split(',').any(|b| b.trim() == "context-1m-2025-08-07"));
+    let their_betas: Vec<bool> = read("requests.jsonl")
+        .iter()
+        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
+        .map(|r| one_m(r["headers"]["anthropic-beta"].as_str()))
+        .collect();
+    for (i, (t, o)) in their_betas.iter().zip(&live.requests).enumerate() {
+        if *t != one_m(o.beta.as_deref()) {
+            diffs.push(format!("request {i} context-1m beta: claude {t}, reloop {:?}", o.beta));
+        }
+    }
     for (i, (t, o)) in their_bodies.iter().zip(&live.requests).enumerate() {
         let (theirs, ours) = (message_output_configs(t), message_output_configs(&o.body));
         if ours.is_empty() {

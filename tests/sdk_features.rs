@@ -31,6 +31,12 @@ fn recorded_requests(version: &str, scenario: &str) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone()).collect()
 }
 
+/// The headers of the requests a recording's fake server received.
+fn recorded_headers(version: &str, scenario: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(recorded(version, scenario).join("requests.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["headers"].clone()).collect()
+}
+
 #[test]
 fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
     let aliases = [
@@ -53,6 +59,19 @@ fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
                 (&sent["model"], &sent["max_tokens"]),
                 (&real["model"], &real["max_tokens"]),
                 "{version} --model {alias}"
+            );
+            // 2.1.197's 1M-context variant (`opus[1m]`, `default`): `[1m]` on `system/init`, the
+            // id sent with the `context-1m-2025-08-07` beta.
+            let init = |lines: &[Value]| lines.iter().find(|l| l["subtype"] == "init").map(|l| l["model"].clone());
+            let real_lines = recorded_stdout(version, &format!("model_alias/{folder}"));
+            assert_eq!(init(&r.lines), init(&real_lines), "{version} --model {alias}: system/init");
+            let one_m = |beta: Option<&str>| beta.is_some_and(|b| b.split(',').any(|b| b == "context-1m-2025-08-07"));
+            let real_beta = recorded_headers(version, &format!("model_alias/{folder}"))[0]["anthropic-beta"].clone();
+            let sent_beta = r.requests[0].headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("anthropic-beta"));
+            assert_eq!(
+                one_m(sent_beta.map(|(_, v)| v.as_str())),
+                one_m(real_beta.as_str()),
+                "{version} --model {alias}: the 1M beta"
             );
             assert_eq!(r.result()["is_error"], false);
             assert!(r.replays_identical(), "{version} --model {alias}");

@@ -307,7 +307,7 @@ impl SdkStream {
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
-                let events = self.streaming.text_delta(&self.model, *index, text);
+                let events = self.streaming.text_delta(crate::models::api_id(&self.model), *index, text);
                 self.stream_events(events);
             }
             RunEvent::Response { usage, stop_reason } => {
@@ -406,7 +406,9 @@ impl SdkStream {
                 let id = kept.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
                     format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
                 });
-                let model = kept.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
+                // A response that named no model: the id the request was sent with.
+                let sent = crate::models::api_id(&self.model);
+                let model = kept.get("model").and_then(Value::as_str).unwrap_or(sent).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                     self.note_agent_call(call);
@@ -534,16 +536,12 @@ impl SdkStream {
     fn model_fallback(&mut self, trigger: &str, from: &str, to: &str) {
         let (from_window, to_window) = (crate::models::context_window(from), crate::models::context_window(to));
         let (from_name, to_name) = (crate::models::display_name(from), crate::models::display_name(to));
-        let million = |w: u64| w >= 1_000_000;
         let (original, content) = match self.profile.profile().lines.fallback {
             FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
             FallbackWording::DisplayNames => {
-                let (id, note) = if million(from_window) {
-                    (format!("{from}[1m]"), " (1M context)")
-                } else {
-                    (from.to_string(), "")
-                };
-                (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
+                // The 1M-context variant is named so (`claude-opus-4-8[1m]`, the `default`).
+                let note = if from.ends_with("[1m]") { " (1M context)" } else { "" };
+                (from.to_string(), format!("Switched to {to_name} due to high demand for {from_name}{note}"))
             }
             FallbackWording::DisplayNamesAndWindow => {
                 let mut content = format!("Switched to {to_name} due to high demand for {from_name}");
@@ -736,16 +734,11 @@ impl SdkStream {
     }
 }
 
-/// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
-/// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
-pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
-    if profile.profile().lines.fallback == FallbackWording::DisplayNames
-        && crate::models::context_window(model) >= 1_000_000
-    {
-        format!("{model}[1m]")
-    } else {
-        model.to_string()
-    }
+/// A model's id as the profile's version prints it on `system/init` and in `modelUsage`: as the
+/// session names it. 2.1.197 names its 1M-context variant `[1m]` (`claude-opus-4-8[1m]`: its
+/// `default`, `opus[1m]`), and the name carries it (src/models.rs); `--model opus` is not it.
+pub(super) fn shown_id(_profile: ProfileId, model: &str) -> String {
+    model.to_string()
 }
 
 /// How a user message is shown (see [`SdkStream::synthetic`]).

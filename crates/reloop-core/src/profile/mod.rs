@@ -246,7 +246,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         unchanged_read: Some(WASTED_READ_2_1_197),
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
     },
-    default_model: Some("claude-opus-4-8"),
+    default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
         stop_hook_notification: Some("Stop hook error occurred · ctrl+o to see"),
         block_cap: false,

@@ -15,6 +15,20 @@ use crate::provider::{ModelRequest, SystemBlock};
 /// The API accepts at most four cache breakpoints per request; one goes to the messages.
 const MAX_SYSTEM_BREAKPOINTS: usize = 3;
 
+/// The suffix by which Claude Code names a model's 1M-context variant (`claude-opus-4-8[1m]`).
+const ONE_M_SUFFIX: &str = "[1m]";
+/// The beta that asks for a model's 1M-context variant, sent in place of the suffix.
+pub(crate) const ONE_M_BETA: &str = "context-1m-2025-08-07";
+
+/// The id the API is sent for `model`, and whether it asks for the 1M-context variant: Claude
+/// Code keeps `[1m]` on the model's name and sends the id with [`ONE_M_BETA`] instead.
+pub(crate) fn api_model(model: &str) -> (&str, bool) {
+    match model.strip_suffix(ONE_M_SUFFIX).or_else(|| model.strip_suffix("[1M]")) {
+        Some(id) => (id, true),
+        None => (model, false),
+    }
+}
+
 /// `request` as the body the API is sent.
 pub(crate) struct Body<'a>(pub &'a ModelRequest);
 
@@ -22,7 +36,7 @@ impl Serialize for Body<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("model", &r.model)?;
+        map.serialize_entry("model", api_model(&r.model).0)?;
         map.serialize_entry("max_tokens", &r.max_tokens)?;
         if !r.system.is_empty() {
             map.serialize_entry("system", &System(&r.system))?;
