@@ -480,7 +480,7 @@ fn request_view(kind: &str, body: &Value) -> Value {
         messages.push(json!({"role": m["role"], "content": content}));
     }
     json!({"kind": kind, "model": body["model"], "max_tokens": body["max_tokens"], "stream": body.get("stream"),
-           "messages": messages})
+           "thinking": body.get("thinking"), "messages": messages})
 }
 
 /// A `role: "system"` message as compared: each text up to the product texts 2.1.197 appends to
@@ -611,7 +611,7 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
         }
     }
     'requests: for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        for k in ["kind", "model", "max_tokens", "stream"] {
+        for k in ["kind", "model", "max_tokens", "stream", "thinking"] {
             if t[k] != o[k] {
                 diffs.push(format!("request {i}.{k}: claude {}, reloop {}", t[k], o[k]));
                 continue 'requests;

@@ -73,10 +73,38 @@ fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
                 one_m(real_beta.as_str()),
                 "{version} --model {alias}: the 1M beta"
             );
+            assert_eq!(sent.get("thinking"), real.get("thinking"), "{version} --model {alias}: thinking");
             assert_eq!(r.result()["is_error"], false);
             assert!(r.replays_identical(), "{version} --model {alias}");
         }
     }
+}
+
+/// `MAX_THINKING_TOKENS` 0 and 8000 on models that think adaptively, on a budget, or refuse to
+/// stop (`thinking_env/`): the `thinking` each version sent, key for key.
+#[test]
+fn thinking_is_asked_for_as_each_version_asks_for_it() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/reloop-import/tests/recorded");
+    let mut seen = 0;
+    for version in VERSIONS {
+        let Ok(entries) = std::fs::read_dir(dir.join(version).join("thinking_env")) else { continue };
+        for entry in entries.flatten().filter(|e| e.path().join("scenario.json").is_file()) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let scenario: Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.path().join("scenario.json")).unwrap()).unwrap();
+            let argv: Vec<&str> = scenario["argv"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            let model = argv[argv.iter().position(|a| *a == "--model").unwrap() + 1];
+            let budget = scenario["env_extra"]["MAX_THINKING_TOKENS"].as_str().unwrap();
+            let real = &recorded_requests(version, &format!("thinking_env/{name}"))[0];
+            let profile = format!("claude-code-{version}");
+            let args = ["--model", model, "--max-thinking-tokens", budget];
+            let r = run(&profile, vec![answer("m1", text("done"), "end_turn")], &args, |_| Vec::new());
+            let sent = &r.requests[0].body;
+            assert_eq!(sent.get("thinking").map(Value::to_string), real.get("thinking").map(Value::to_string), "{version} {name}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 12, "the recordings are found: {seen}");
 }
 
 /// The line kinds of a stream-json run the way the SDKs dispatch them (`stream_event` by its

@@ -290,6 +290,21 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             yes_no(p.wire.system_as_string),
         ),
         (
+            "request: `thinking` with no budget given / `MAX_THINKING_TOKENS=0`",
+            p.thinking.map_or("none / none (a budget given: `enabled` with it)".to_string(), |t| {
+                let display = t.display.map_or(String::new(), |d| format!(", `display: \"{d}\"`"));
+                let refusing = if t.rejects_disabled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (adaptive on {})", t.rejects_disabled.join(", "))
+                };
+                format!(
+                    "adaptive{display}, but a budget of max_tokens − 1 on {} / `disabled`{refusing}",
+                    t.budget_models.join(", ")
+                )
+            }),
+        ),
+        (
             "request: the request's `output_config` repeated on its first `role: \"system\"` message",
             yes_no(p.wire.output_config_on_first_system),
         ),

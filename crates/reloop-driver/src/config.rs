@@ -35,7 +35,8 @@ pub struct RunConfig {
     /// The cassette, for the scripted provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
-    /// Extended thinking's budget, when asked for.
+    /// Extended thinking's budget, when asked for; 0 turns thinking off (a Claude Code profile
+    /// then sends `{"type": "disabled"}`, [`reloop_core::profile::ThinkingRule`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<u32>,
     /// Gather the user and system context at start (instruction files, date, git status).

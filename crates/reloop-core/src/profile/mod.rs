@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 
 mod compact_texts;
 mod rules;
+mod thinking;
 
 pub use compact_texts::*;
 pub use rules::*;
+pub use thinking::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 
 /// Which rules a session runs under. Journals written before profiles existed have none and run
@@ -142,6 +144,8 @@ pub struct Profile {
     pub wire: WireRule,
     /// The `<total_tokens>` reminder on tool results (2.1.332, Sonnet).
     pub total_tokens: Option<TotalTokens>,
+    /// The `thinking` each model is asked for (`None`: reloop's rule, a budget when given).
+    pub thinking: Option<ThinkingRule>,
 }
 
 impl Profile {
@@ -229,6 +233,7 @@ pub const RELOOP: Profile = Profile {
         output_config_on_first_system: false,
     },
     total_tokens: None,
+    thinking: None,
 };
 
 /// Claude Code 2.1.197.
@@ -287,6 +292,12 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         summary_as_string: false,
         output_config_on_first_system: false,
     },
+    thinking: Some(ThinkingRule {
+        budget_models: BUDGET_THINKING_MODELS,
+        rejects_disabled: &[],
+        display: None,
+        min_budget: 0,
+    }),
     ..RELOOP
 };
 
@@ -371,6 +382,12 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         output_config_on_first_system: true,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
+    thinking: Some(ThinkingRule {
+        budget_models: BUDGET_THINKING_MODELS,
+        rejects_disabled: &["claude-haiku-5-5"],
+        display: Some("updates"),
+        min_budget: 1024,
+    }),
 };
 
 impl Profile {
