@@ -288,6 +288,21 @@ fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
     }
 }
 
+/// The `thinking` a request to `model` asks for, `tokens` being the budget given (0: off): the
+/// profile's rule, else reloop's (a budget when one was given).
+pub fn thinking(
+    rules: &reloop_core::profile::Profile,
+    model: &str,
+    max_tokens: u32,
+    tokens: Option<u32>,
+) -> Option<serde_json::Value> {
+    let asked = reloop_core::profile::ThinkingAsked::from_tokens(tokens);
+    match rules.thinking {
+        Some(rule) => rule.request(model, max_tokens, asked),
+        None => reloop_core::profile::reloop_thinking(asked),
+    }
+}
+
 /// The request details the session's profile words its own way.
 pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
     let wire = rules.wire;

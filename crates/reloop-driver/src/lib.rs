@@ -42,7 +42,7 @@ mod session;
 mod subagent;
 mod tools;
 
-pub use config::{wire_style, AgentLink, CanUseTool};
+pub use config::{thinking, wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
 pub use fold::{rebuild, Rebuilt};
 pub use handle::{AbortHandle, CompactStatus};

@@ -59,14 +59,9 @@ impl Runner {
         }));
     }
 
-    /// The `thinking` a request to `model` asks for: the profile's rule, else reloop's (a budget
-    /// when one was given).
+    /// The `thinking` a request to `model` asks for ([`crate::config::thinking`]).
     fn thinking(&self, rules: &reloop_core::profile::Profile, model: &str, max_tokens: u32) -> Option<serde_json::Value> {
-        let asked = reloop_core::profile::ThinkingAsked::from_tokens(self.run.thinking);
-        match rules.thinking {
-            Some(rule) => rule.request(model, max_tokens, asked),
-            None => reloop_core::profile::reloop_thinking(asked),
-        }
+        crate::config::thinking(rules, model, max_tokens, self.run.thinking)
     }
 
     pub(super) fn call_model(&mut self, call: &ModelCall, state: &State) {

@@ -45,14 +45,15 @@ impl Serialize for Body<'_> {
         if !r.tools.is_empty() {
             map.serialize_entry("tools", &Tools(&r.tools))?;
         }
+        // Claude Code's order: `thinking`, then `output_config`, then `stream`.
+        if let Some(thinking) = &r.thinking {
+            map.serialize_entry("thinking", thinking)?;
+        }
         if let Some(config) = &r.output_config {
             map.serialize_entry("output_config", config)?;
         }
         if r.stream || r.stream_key {
             map.serialize_entry("stream", &r.stream)?;
-        }
-        if let Some(thinking) = &r.thinking {
-            map.serialize_entry("thinking", thinking)?;
         }
         map.end()
     }
