@@ -100,7 +100,11 @@ fn thinking_is_asked_for_as_each_version_asks_for_it() {
             let args = ["--model", model, "--max-thinking-tokens", budget];
             let r = run(&profile, vec![answer("m1", text("done"), "end_turn")], &args, |_| Vec::new());
             let sent = &r.requests[0].body;
-            assert_eq!(sent.get("thinking").map(Value::to_string), real.get("thinking").map(Value::to_string), "{version} {name}");
+            assert_eq!(
+                sent.get("thinking").map(Value::to_string),
+                real.get("thinking").map(Value::to_string),
+                "{version} {name}"
+            );
             seen += 1;
         }
     }

@@ -63,7 +63,8 @@ pub(crate) fn claude_code_delay(
         }
         RetryCurve::Rounded => {
             let backoff = backoff.round() as u64;
-            let scaled = |after: u64| (after as f64 * (1.0 + uniform(seed, request, attempt, 1) * JITTER_RATIO)).round();
+            let scaled =
+                |after: u64| (after as f64 * (1.0 + uniform(seed, request, attempt, 1) * JITTER_RATIO)).round();
             let ms = retry_after_ms.map_or(backoff, |after| (scaled(after) as u64).max(backoff));
             Delay { ms, unrounded: None }
         }

@@ -81,6 +81,7 @@ mod transition;
 mod wire;
 
 pub use abort::INTERRUPTED_TOOL_RESULT;
+pub use backoff::retry_delay_ms;
 pub use backoff::CLAUDE_CODE_MAX_RETRY_AFTER_MS;
 pub use config::{Config, Price, DIGEST_VERSION};
 pub use context::{Loop, PermissionDenial, QueuedMessage};
@@ -102,7 +103,6 @@ pub use reason::{
 };
 pub use request::UNRUN_TOOL_RESULT;
 pub use response::MALFORMED_TOOL_CALL_ERROR;
-pub use backoff::retry_delay_ms;
 pub use retry::{FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};

@@ -2,8 +2,8 @@
 //! so the documented rules are the code's. `RELOOP_BLESS=1` rewrites it.
 
 use reloop_core::profile::{
-    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, RetryCurve, SummaryShape,
-    TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
+    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, RetryCurve,
+    SummaryShape, TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
 };
 
 const START: &str = "<!-- profiles-table:start -->\n";

@@ -3,7 +3,9 @@
 //! a minute that Claude Code does not wait.
 
 use reloop_core::profile::ProfileId;
-use reloop_core::{transition, Command, Config, ContentBlock, Effect, Event, Flag, Flags, ModelError, RetryWait, State};
+use reloop_core::{
+    transition, Command, Config, ContentBlock, Effect, Event, Flag, Flags, ModelError, RetryWait, State,
+};
 
 /// What the loop does after one failure with `error`: the wait it asks for, if any.
 fn after_one_failure(profile: ProfileId, flag_on: bool, error: ModelError) -> Option<RetryWait> {
@@ -59,4 +61,3 @@ fn a_retry_after_over_a_minute_ends_the_run_in_claude_code_profiles() {
     }
     assert_eq!(after_one_failure(ProfileId::Reloop, true, asked(60_001)).unwrap().delay_ms, 60_001);
 }
-

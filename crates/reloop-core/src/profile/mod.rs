@@ -14,8 +14,8 @@ mod thinking;
 
 pub use compact_texts::*;
 pub use rules::*;
-pub use thinking::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
+pub use thinking::*;
 
 /// Which rules a session runs under. Journals written before profiles existed have none and run
 /// under [`ProfileId::Reloop`], the rules reloop had then.

@@ -135,7 +135,13 @@ mod tests {
             (new, "claude-opus-5-5", 128_000, Default, json!({"type": "adaptive", "display": "updates"})),
             (new, "claude-haiku-5-5", 128_000, Off, json!({"type": "adaptive", "display": "updates"})),
             (new, "claude-haiku-5-5", 128_000, Budget(8000), json!({"type": "adaptive", "display": "updates"})),
-            (new, "claude-opus-4-5", 32_000, Budget(8000), json!({"budget_tokens": 8000, "type": "enabled", "display": "updates"})),
+            (
+                new,
+                "claude-opus-4-5",
+                32_000,
+                Budget(8000),
+                json!({"budget_tokens": 8000, "type": "enabled", "display": "updates"}),
+            ),
             (new, "claude-opus-4-5", 32_000, Off, json!({"type": "disabled"})),
             (new, "claude-sonnet-4-6", 32_000, Budget(8000), json!({"type": "adaptive", "display": "updates"})),
         ];

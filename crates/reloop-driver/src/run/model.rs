@@ -60,7 +60,12 @@ impl Runner {
     }
 
     /// The `thinking` a request to `model` asks for ([`crate::config::thinking`]).
-    fn thinking(&self, rules: &reloop_core::profile::Profile, model: &str, max_tokens: u32) -> Option<serde_json::Value> {
+    fn thinking(
+        &self,
+        rules: &reloop_core::profile::Profile,
+        model: &str,
+        max_tokens: u32,
+    ) -> Option<serde_json::Value> {
         crate::config::thinking(rules, model, max_tokens, self.run.thinking)
     }
 
