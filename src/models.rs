@@ -126,9 +126,11 @@ pub(crate) fn price_in(prices: &[reloop_core::Price]) -> impl Fn(&str, &reloop_c
 /// ALIAS` against a fake server (`crates/reloop-import/tests/recorded/VERSION/model_alias/`):
 /// the real API answers an alias with 404, so an app passing `opus` must get the id.
 /// `opusplan` is Sonnet outside plan mode (print mode never plans); `[1m]` asks for the
-/// 1M-context variant of the same id.
+/// 1M-context variant of the same id, which 2.1.197 keeps on the name (`system/init` shows
+/// `claude-opus-4-8[1m]`) and sends as the id with the `context-1m-2025-08-07` beta; its
+/// `default` is that variant of Opus. 2.1.332 drops the suffix.
 const ALIASES_2_1_197: &[(&str, &str, u32)] = &[
-    ("default", "claude-opus-4-8", 64_000),
+    ("default", "claude-opus-4-8[1m]", 64_000),
     ("best", "claude-opus-4-8", 64_000),
     ("opus", "claude-opus-4-8", 64_000),
     ("sonnet", "claude-sonnet-5", 64_000),
@@ -159,11 +161,19 @@ fn aliases(profile: ProfileId) -> &'static [(&'static str, &'static str, u32)] {
 /// becomes the id that version sends; any other name is kept as given.
 pub fn resolve(profile: ProfileId, name: &str) -> String {
     let trimmed = name.trim();
-    let base = trimmed.strip_suffix("[1m]").or_else(|| trimmed.strip_suffix("[1M]")).unwrap_or(trimmed);
-    aliases(profile)
-        .iter()
-        .find(|(alias, _, _)| alias.eq_ignore_ascii_case(base))
-        .map_or_else(|| name.to_string(), |(_, id, _)| (*id).to_string())
+    let base = trimmed.strip_suffix("[1m]").or_else(|| trimmed.strip_suffix("[1M]"));
+    let one_m = base.is_some() && profile == ProfileId::ClaudeCode2_1_197;
+    let base = base.unwrap_or(trimmed);
+    aliases(profile).iter().find(|(alias, _, _)| alias.eq_ignore_ascii_case(base)).map_or_else(
+        || name.to_string(),
+        |(_, id, _)| if one_m && !id.ends_with("[1m]") { format!("{id}[1m]") } else { (*id).to_string() },
+    )
+}
+
+/// The id the API is sent for a model named `model`: without the `[1m]` that names its
+/// 1M-context variant (asked for by a beta instead, reloop_model's Anthropic provider).
+pub fn api_id(model: &str) -> &str {
+    model.strip_suffix("[1m]").or_else(|| model.strip_suffix("[1M]")).unwrap_or(model)
 }
 
 /// The `max_tokens` `profile`'s version asks of `model`: what it was seen sending for an
@@ -171,7 +181,8 @@ pub fn resolve(profile: ProfileId, name: &str) -> String {
 pub fn max_tokens(profile: ProfileId, model: &str) -> u32 {
     let rules = profile.profile();
     if rules.claude_code_version.is_some() {
-        if let Some((_, _, n)) = aliases(profile).iter().find(|(_, id, _)| *id == model) {
+        let id = |name: &str| name.strip_suffix("[1m]").unwrap_or(name).to_string();
+        if let Some((_, _, n)) = aliases(profile).iter().find(|(_, alias_id, _)| id(alias_id) == id(model)) {
             return *n;
         }
     }
@@ -224,10 +235,11 @@ mod tests {
             ("sonnet", "claude-sonnet-5", "claude-sonnet-5-5"),
             ("haiku", "claude-haiku-4-5-20251001", "claude-haiku-5-5"),
             ("opusplan", "claude-sonnet-5", "claude-sonnet-5-5"),
-            ("opus[1m]", "claude-opus-4-8", "claude-opus-5-5"),
-            ("sonnet[1m]", "claude-sonnet-5", "claude-sonnet-5-5"),
+            ("opus[1m]", "claude-opus-4-8[1m]", "claude-opus-5-5"),
+            ("sonnet[1m]", "claude-sonnet-5[1m]", "claude-sonnet-5-5"),
             ("best", "claude-opus-4-8", "claude-opus-5-5"),
-            ("default", "claude-opus-4-8", "claude-opus-5-5"),
+            ("default", "claude-opus-4-8[1m]", "claude-opus-5-5"),
+            ("default[1m]", "claude-opus-4-8[1m]", "claude-opus-5-5"),
             ("Opus", "claude-opus-4-8", "claude-opus-5-5"),
         ];
         for (alias, old, new) in cases {
@@ -244,6 +256,7 @@ mod tests {
         );
         assert_eq!((max_tokens(V332, "claude-haiku-5-5"), max_tokens(V332, "claude-sonnet-4-6")), (128_000, 32_000));
         assert_eq!(max_tokens(V197, "claude-opus-4-8"), 64_000);
+        assert_eq!(max_tokens(V197, "claude-sonnet-5[1m]"), 64_000);
         // reloop's own rules keep their limits: only a Claude Code version's recordings apply.
         assert_eq!(max_tokens(Reloop, "claude-sonnet-5-5"), 32_000);
     }

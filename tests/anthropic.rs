@@ -224,7 +224,10 @@ fn prompt_too_long_stops_the_loop() {
     assert_eq!(server.requests().len(), 1);
     let lines = json_lines(&out);
     assert_eq!(lines.last().unwrap()["terminal_reason"], "prompt_too_long");
-    assert_eq!(lines.last().unwrap()["result"], "Prompt is too long");
+    // Claude Code's words (flag 20): the API's sizes, and its estimate of the conversation.
+    let text = lines.last().unwrap()["result"].as_str().unwrap().to_string();
+    let head = "Prompt is too long · the request is ~210000 tokens (limit 200000) but this conversation is only ~";
+    assert!(text.starts_with(head) && text.ends_with("or start with less context."), "{text}");
     assert_replays_and_keeps_no_secret(&ws);
 }
 
@@ -318,8 +321,20 @@ fn a_retry_after_of_a_day_waits_six_hours_and_the_api_retry_line_says_so() {
     let ws = Workspace::seed();
     let server = FakeServer::start(vec![overloaded(&[("retry-after", "86400")])]);
     let cwd = ws.cwd();
-    let args =
-        ["run", "go", "--cwd", cwd.to_str().unwrap(), "--base-url", &server.url, "--output-format", "stream-json"];
+    // reloop's own rules: Claude Code's end the run at a retry-after over 60 s instead
+    // (crates/reloop-core/tests/retry_delays.rs).
+    let args = [
+        "run",
+        "go",
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--base-url",
+        &server.url,
+        "--output-format",
+        "stream-json",
+        "--compat",
+        "reloop",
+    ];
     let mut child = ws.command(&args).env("ANTHROPIC_API_KEY", KEY).spawn().unwrap();
     let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     // The line comes before the wait; the test reads it and ends the process, never waiting.

@@ -516,7 +516,7 @@ fn a_tool_call_cut_by_max_tokens_keeps_its_raw_input_and_gets_claude_code_s_erro
 }
 
 #[test]
-fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
+fn retry_after_is_a_floor_in_2_1_197_and_scaled_by_up_to_a_quarter_in_2_1_332() {
     let answers = || {
         let limited = || Canned::Error {
             status: 429,
@@ -525,18 +525,21 @@ fn retry_after_is_exact_in_2_1_197_and_gets_a_jitter_on_top_in_2_1_332() {
         };
         vec![limited(), limited(), answer("msg_1", text("ok"), "end_turn")]
     };
-    let delays = |r: &Run| -> Vec<u64> {
-        r.lines.iter().filter(|l| l["subtype"] == "api_retry").map(|l| l["retry_delay_ms"].as_u64().unwrap()).collect()
+    let delays = |r: &Run| -> Vec<Value> {
+        r.lines.iter().filter(|l| l["subtype"] == "api_retry").map(|l| l["retry_delay_ms"].clone()).collect()
     };
+    // 2.1.197: the larger of retry-after and its unrounded backoff (the second retry's is 1000 to
+    // 1250 ms, printed with its fraction).
     let old = run(V197, answers(), &["--max-retries", "2"], |_| Vec::new());
-    assert_eq!(delays(&old), [1000, 1000]);
+    let d = delays(&old);
+    assert_eq!(d[0], json!(1000));
+    let second = d[1].as_f64().unwrap();
+    assert!((1000.0..1250.0).contains(&second) && (d[1].is_u64() == (second.fract() == 0.0)), "{d:?}");
+    // 2.1.332: retry-after × (1 + up to 25 %), rounded, or the rounded backoff when larger.
     let new = run(V332, answers(), &["--max-retries", "2"], |_| Vec::new());
-    let d = delays(&new);
+    let d: Vec<u64> = delays(&new).iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(d.len(), 2);
-    assert!(
-        (1000..1500).contains(&d[0]) && (1000..2000).contains(&d[1]),
-        "retry-after plus a jitter below the base: {d:?}"
-    );
+    assert!(d.iter().all(|d| (1000..=1250).contains(d)), "retry-after scaled by up to a quarter: {d:?}");
     for r in [&old, &new] {
         assert_eq!(r.requests.len(), 3);
         assert_eq!(r.result()["result"], "ok");
@@ -622,7 +625,8 @@ fn after_five_silent_tool_turns_2_1_332_injects_its_reminder_as_a_system_message
     assert_eq!(last["content"], json!([{"type": "text", "text": quiet, "cache_control": {"type": "ephemeral"}}]));
     assert_eq!(
         system_messages(&r.requests[6]),
-        vec![json!({"role": "system", "content": quiet})],
+        // Its first system message also carries the request's output_config (2.1.332's rule).
+        vec![json!({"role": "system", "content": quiet, "output_config": {"effort": "medium"}})],
         "kept, as a plain string once not last"
     );
     assert!(!r.lines.iter().any(|l| l.to_string().contains("hasn't heard")), "the user is not shown it");

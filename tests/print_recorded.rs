@@ -46,7 +46,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
     ("2.1.332/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
-    ("", "Prompt is too long · the request is ~", "the single-exchange prompt-too-long text"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
@@ -241,7 +240,25 @@ fn normalize(value: &Value, live: Option<&Live>) -> Value {
         out.push_str(rest);
         out
     };
-    serde_json::from_str(&re_transcript(&re_date(&re_port(&s)))).unwrap()
+    serde_json::from_str(&re_estimate(&re_transcript(&re_date(&re_port(&s))))).unwrap()
+}
+
+/// The conversation's estimate in the single-exchange prompt-too-long text: a token count, and
+/// Claude Code's counts its own agent and skill listings, which reloop does not hold
+/// (docs/profiles.md, "Print mode against the recordings"); the text around it is compared.
+fn re_estimate(s: &str) -> String {
+    let mark = "but this conversation is only ~";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find(mark) {
+        out.push_str(&rest[..at + mark.len()]);
+        rest = &rest[at + mark.len()..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        out.push_str(if digits > 0 { "E" } else { "" });
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The transcript path a compaction's summary message names: each run's session id and project.
@@ -341,8 +358,11 @@ fn line_view(line: &Value) -> Option<Value> {
         "stream_event" => return None,
         "system" => {
             let mut l = line.as_object().cloned().unwrap_or_default();
-            for k in ["uuid", "session_id", "timestamp", "retry_delay_ms"] {
+            for k in ["uuid", "session_id", "timestamp"] {
                 l.remove(k);
+            }
+            if let Some(delay) = l.remove("retry_delay_ms") {
+                l.insert("retry_delay_ms".into(), delay_view(&delay));
             }
             match l.get("subtype").and_then(Value::as_str) {
                 Some("init") => {
@@ -497,6 +517,30 @@ fn boundary_links(lines: &[Value]) -> Vec<Value> {
     out
 }
 
+/// A retry's delay as compared: its jitter is random on both sides, so what is compared is how it
+/// is written (2.1.197's float with its fraction, 2.1.332's whole number) and the backoff step it
+/// falls in: ⌊log2(delay / 500 ms)⌋, which is n − 1 for retry n's min(500 ms × 2^(n−1), 32 s)
+/// plus up to 25 % (6 from the cap on), and places a `retry-after` of 3 s (× up to 1.25) at 2.
+fn delay_view(delay: &Value) -> Value {
+    let written = if delay.is_u64() { "whole" } else { "fraction" };
+    let step = delay.as_f64().map(|ms| (ms / 500.0).log2().floor().clamp(-1.0, 6.0) as i64);
+    json!({ "written": written, "step": step })
+}
+
+/// A request's `role: "system"` messages' own `output_config` (null: none), in order, and any
+/// other message that carries one (`false`).
+fn message_output_configs(body: &Value) -> Vec<(bool, Value)> {
+    body["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter(|m| m["role"] == "system" || m.get("output_config").is_some())
+                .map(|m| (m["role"] == "system", m.get("output_config").cloned().unwrap_or(Value::Null)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A message of Claude Code's product prompt that reloop does not send (the environment, the
 /// date and attribution reminders): docs/profiles.md, "Print mode against the recordings".
 fn product_context(text: &str) -> bool {
@@ -538,7 +582,7 @@ fn request_view(kind: &str, body: &Value) -> Value {
         messages.push(json!({"role": m["role"], "content": content}));
     }
     json!({"kind": kind, "model": body["model"], "max_tokens": body["max_tokens"], "stream": body.get("stream"),
-           "messages": messages})
+           "thinking": body.get("thinking"), "messages": messages})
 }
 
 /// A `role: "system"` message as compared: each text up to the product texts 2.1.197 appends to
@@ -645,8 +689,43 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     if theirs.len() != ours.len() {
         diffs.push(format!("requests: claude {}, reloop {}", theirs.len(), ours.len()));
     }
+    // The message-level `output_config`: Claude Code's rides on its first `role: "system"`
+    // message, most often its environment context, which reloop does not send; where reloop sends
+    // a system message, its first carries what Claude Code's first carried, and no other one has any.
+    let their_bodies: Vec<Value> = read("requests.jsonl")
+        .into_iter()
+        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
+        .map(|r| r["body"].clone())
+        .collect();
+    // The 1M-context variant (2.1.197's default, `opus[1m]`) is asked for by its beta.
+    let one_m = |beta: Option<&str>| beta.is_some_and(|b| b.split(',').any(|b| b.trim() == "context-1m-2025-08-07"));
+    let their_betas: Vec<bool> = read("requests.jsonl")
+        .iter()
+        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
+        .map(|r| one_m(r["headers"]["anthropic-beta"].as_str()))
+        .collect();
+    for (i, (t, o)) in their_betas.iter().zip(&live.requests).enumerate() {
+        if *t != one_m(o.beta.as_deref()) {
+            diffs.push(format!("request {i} context-1m beta: claude {t}, reloop {:?}", o.beta));
+        }
+    }
+    for (i, (t, o)) in their_bodies.iter().zip(&live.requests).enumerate() {
+        let (theirs, ours) = (message_output_configs(t), message_output_configs(&o.body));
+        if ours.is_empty() {
+            continue;
+        }
+        let first = |configs: &[(bool, Value)]| configs.first().map(|(_, c)| c.clone()).unwrap_or(Value::Null);
+        let others = ours.iter().skip(1).filter(|(_, c)| !c.is_null()).count();
+        if first(&theirs) != first(&ours) || others > 0 || !ours.iter().all(|(system, _)| *system) {
+            diffs.push(format!(
+                "request {i} output_config on messages: claude's first system message {}, reloop {:?}",
+                first(&theirs),
+                ours
+            ));
+        }
+    }
     'requests: for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        for k in ["kind", "model", "max_tokens", "stream"] {
+        for k in ["kind", "model", "max_tokens", "stream", "thinking"] {
             if t[k] != o[k] {
                 diffs.push(format!("request {i}.{k}: claude {}, reloop {}", t[k], o[k]));
                 continue 'requests;
@@ -676,7 +755,6 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
                     "time_to_request_ms",
                     "timestamp",
                     "first_content_frame_ms",
-                    "retry_delay_ms",
                 ] {
                     if let Some(o) = l.as_object_mut() {
                         o.remove(k);

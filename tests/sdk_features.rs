@@ -31,6 +31,12 @@ fn recorded_requests(version: &str, scenario: &str) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone()).collect()
 }
 
+/// The headers of the requests a recording's fake server received.
+fn recorded_headers(version: &str, scenario: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(recorded(version, scenario).join("requests.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["headers"].clone()).collect()
+}
+
 #[test]
 fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
     let aliases = [
@@ -54,10 +60,55 @@ fn model_aliases_reach_the_api_as_the_ids_each_version_sends() {
                 (&real["model"], &real["max_tokens"]),
                 "{version} --model {alias}"
             );
+            // 2.1.197's 1M-context variant (`opus[1m]`, `default`): `[1m]` on `system/init`, the
+            // id sent with the `context-1m-2025-08-07` beta.
+            let init = |lines: &[Value]| lines.iter().find(|l| l["subtype"] == "init").map(|l| l["model"].clone());
+            let real_lines = recorded_stdout(version, &format!("model_alias/{folder}"));
+            assert_eq!(init(&r.lines), init(&real_lines), "{version} --model {alias}: system/init");
+            let one_m = |beta: Option<&str>| beta.is_some_and(|b| b.split(',').any(|b| b == "context-1m-2025-08-07"));
+            let real_beta = recorded_headers(version, &format!("model_alias/{folder}"))[0]["anthropic-beta"].clone();
+            let sent_beta = r.requests[0].headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("anthropic-beta"));
+            assert_eq!(
+                one_m(sent_beta.map(|(_, v)| v.as_str())),
+                one_m(real_beta.as_str()),
+                "{version} --model {alias}: the 1M beta"
+            );
+            assert_eq!(sent.get("thinking"), real.get("thinking"), "{version} --model {alias}: thinking");
             assert_eq!(r.result()["is_error"], false);
             assert!(r.replays_identical(), "{version} --model {alias}");
         }
     }
+}
+
+/// `MAX_THINKING_TOKENS` 0 and 8000 on models that think adaptively, on a budget, or refuse to
+/// stop (`thinking_env/`): the `thinking` each version sent, key for key.
+#[test]
+fn thinking_is_asked_for_as_each_version_asks_for_it() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/reloop-import/tests/recorded");
+    let mut seen = 0;
+    for version in VERSIONS {
+        let Ok(entries) = std::fs::read_dir(dir.join(version).join("thinking_env")) else { continue };
+        for entry in entries.flatten().filter(|e| e.path().join("scenario.json").is_file()) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let scenario: Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.path().join("scenario.json")).unwrap()).unwrap();
+            let argv: Vec<&str> = scenario["argv"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            let model = argv[argv.iter().position(|a| *a == "--model").unwrap() + 1];
+            let budget = scenario["env_extra"]["MAX_THINKING_TOKENS"].as_str().unwrap();
+            let real = &recorded_requests(version, &format!("thinking_env/{name}"))[0];
+            let profile = format!("claude-code-{version}");
+            let args = ["--model", model, "--max-thinking-tokens", budget];
+            let r = run(&profile, vec![answer("m1", text("done"), "end_turn")], &args, |_| Vec::new());
+            let sent = &r.requests[0].body;
+            assert_eq!(
+                sent.get("thinking").map(Value::to_string),
+                real.get("thinking").map(Value::to_string),
+                "{version} {name}"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 12, "the recordings are found: {seen}");
 }
 
 /// The line kinds of a stream-json run the way the SDKs dispatch them (`stream_event` by its

@@ -468,6 +468,22 @@ PRINT_MODE_SCENARIOS = [
                               "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
     },
     {
+        "name": "error_endings/prompt_too_long_no_sizes",
+        "note": "The first request gets 400 `prompt is too long` with no token counts: the text Claude Code "
+                "ends with when it cannot read the request's size (issue 39).",
+        "prompt": "检查登录模块",
+        "defaults": {"main": {"status": 400, "error_type": "invalid_request_error",
+                              "message": "prompt is too long"}},
+    },
+    {
+        "name": "retries/retry_after_over_a_minute",
+        "note": "429 with `retry-after: 61` on every request: whether a delay over 60 s is waited (the bundles "
+                "throw `tengu_api_retry_after_too_long` above 60 s; issue 39).",
+        "prompt": "检查登录模块",
+        "defaults": {"main": {"status": 429, "error_type": "rate_limit_error", "message": "rate limited",
+                              "headers": {"retry-after": "61"}}},
+    },
+    {
         "name": "flags/prompt_suggestions",
         "note": "`--prompt-suggestions` in print mode, with a one-answer session.",
         "prompt": "检查登录模块",

@@ -437,10 +437,11 @@ impl PrintArgs {
     }
 
     /// The extended-thinking budget: `--max-thinking-tokens`, else `MAX_THINKING_TOKENS` from
-    /// the environment as Claude Code reads it (an app sets it instead of the flag); 0 is none.
+    /// the environment as Claude Code reads it (an app sets it instead of the flag); 0 turns
+    /// thinking off (none is sent under reloop's rules, `disabled` under Claude Code's).
     fn thinking_budget(&self) -> Option<u32> {
         let env = || std::env::var("MAX_THINKING_TOKENS").ok().and_then(|v| v.trim().parse().ok());
-        self.max_thinking_tokens.or_else(env).filter(|t| *t > 0)
+        self.max_thinking_tokens.or_else(env)
     }
 
     /// `--model`, else `ANTHROPIC_MODEL`, an alias resolved as the profile's version does.

@@ -7,7 +7,7 @@
 //! ([`reloop_driver::line_uuid`]), so they are unique in a journal and a replay reprints them.
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
-use reloop_core::profile::{self, CompactStatusLines, FallbackWording, ProfileId};
+use reloop_core::profile::{self, CompactStatusLines, ProfileId};
 use reloop_core::{Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
@@ -342,7 +342,7 @@ impl SdkStream {
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
-                let events = self.streaming.text_delta(&self.model, *index, text);
+                let events = self.streaming.text_delta(crate::models::api_id(&self.model), *index, text);
                 self.stream_events(events);
             }
             RunEvent::Response { usage, stop_reason } => {
@@ -366,7 +366,12 @@ impl SdkStream {
                 line.insert("subtype".into(), json!("api_retry"));
                 line.insert("attempt".into(), json!(wait.attempt));
                 line.insert("max_retries".into(), json!(wait.max_retries));
-                line.insert("retry_delay_ms".into(), json!(wait.delay_ms));
+                // 2.1.197 prints its delay as JavaScript holds it: a float, whole when it is.
+                let delay = match wait.unrounded_delay_ms {
+                    Some(ms) if ms.fract() != 0.0 && ms.is_finite() => json!(ms),
+                    _ => json!(wait.delay_ms),
+                };
+                line.insert("retry_delay_ms".into(), delay);
                 line.insert("error_status".into(), json!(wait.error_status));
                 line.insert("error".into(), json!(wait.error));
                 // reloop's own, only when the server's retry-after was capped.
@@ -439,7 +444,9 @@ impl SdkStream {
                 let id = kept.get("id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
                     format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
                 });
-                let model = kept.get("model").and_then(Value::as_str).unwrap_or(&self.model).to_string();
+                // A response that named no model: the id the request was sent with.
+                let sent = crate::models::api_id(&self.model);
+                let model = kept.get("model").and_then(Value::as_str).unwrap_or(sent).to_string();
                 for call in message.tool_uses() {
                     self.tool_names.insert(call.id.clone(), call.name.clone());
                     self.note_agent_call(call);
@@ -699,16 +706,11 @@ impl SdkStream {
     }
 }
 
-/// A model's id as the profile's version prints it on `system/init` and in `modelUsage`:
-/// 2.1.197 marks a 1M-context model `[1m]` (`claude-opus-4-8[1m]`).
-pub(super) fn shown_id(profile: ProfileId, model: &str) -> String {
-    if profile.profile().lines.fallback == FallbackWording::DisplayNames
-        && crate::models::context_window(model) >= 1_000_000
-    {
-        format!("{model}[1m]")
-    } else {
-        model.to_string()
-    }
+/// A model's id as the profile's version prints it on `system/init` and in `modelUsage`: as the
+/// session names it. 2.1.197 names its 1M-context variant `[1m]` (`claude-opus-4-8[1m]`: its
+/// `default`, `opus[1m]`), and the name carries it (src/models.rs); `--model opus` is not it.
+pub(super) fn shown_id(_profile: ProfileId, model: &str) -> String {
+    model.to_string()
 }
 
 /// How a user message is shown (see [`SdkStream::synthetic`]).

@@ -15,6 +15,8 @@ use serde_json::{json, Map, Value};
 pub struct Got {
     pub kind: String,
     pub body: Value,
+    /// The request's `anthropic-beta` header, if it had one.
+    pub beta: Option<String>,
 }
 
 struct State {
@@ -88,12 +90,13 @@ pub fn classify(body: &Value) -> &'static str {
     "main"
 }
 
-fn read_request(stream: &TcpStream) -> Option<(String, Value)> {
+fn read_request(stream: &TcpStream) -> Option<(String, Value, Option<String>)> {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let path = line.split_whitespace().nth(1)?.to_string();
     let mut length = 0usize;
+    let mut beta = None;
     loop {
         let mut h = String::new();
         reader.read_line(&mut h).ok()?;
@@ -105,14 +108,17 @@ fn read_request(stream: &TcpStream) -> Option<(String, Value)> {
         if k.trim().eq_ignore_ascii_case("content-length") {
             length = v.trim().parse().ok()?;
         }
+        if k.trim().eq_ignore_ascii_case("anthropic-beta") {
+            beta = Some(v.trim().to_string());
+        }
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body).ok()?;
-    Some((path, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    Some((path, serde_json::from_slice(&body).unwrap_or(Value::Null), beta))
 }
 
 fn serve(stream: TcpStream, state: &Mutex<State>) {
-    let Some((path, body)) = read_request(&stream) else { return };
+    let Some((path, body, beta)) = read_request(&stream) else { return };
     if !path.starts_with("/v1/messages") || path.starts_with("/v1/messages/count_tokens") {
         let found = path.contains("count_tokens");
         let answer = if found { json!({"input_tokens": 1000}) } else { json!({"type": "error"}) };
@@ -126,7 +132,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
             Some(i) => s.steps.remove(i),
             None => s.defaults.get(kind).cloned().unwrap_or_else(|| json!({"text": "OK (no scripted answer left)"})),
         };
-        s.log.push(Got { kind: kind.to_string(), body: body.clone() });
+        s.log.push(Got { kind: kind.to_string(), body: body.clone(), beta });
         let seq = s.log.len();
         let message = message(&mut s, &body, &step, seq);
         (step, seq, message)

@@ -54,6 +54,11 @@ pub struct RetryWait {
     /// [`crate::MAX_RETRY_AFTER_MS`] and `delay_ms` is the cap instead; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_capped_from_ms: Option<u64>,
+    /// The delay with its fraction, as Claude Code 2.1.197 waits and prints it
+    /// ([`crate::profile::RetryCurve::Unrounded`]); `delay_ms` is its whole milliseconds.
+    /// Absent otherwise (and in every journal from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrounded_delay_ms: Option<f64>,
 }
 
 /// What a step asks for: a [`Command`] the driver must carry out, or a [`Notice`] the caller's

@@ -81,6 +81,12 @@ pub enum Flag {
     /// Under a profile with the `<total_tokens>` reminder, the first message's reminder block
     /// goes before the prompt, as 2.1.332 places it among its context blocks. Off: after it.
     TotalTokensBeforePrompt = 14,
+    /// Under a profile with a [`crate::profile::RetryCurve`] (Claude Code), a retry waits as that
+    /// version reckons it: 2.1.197 the backoff unrounded (and printed so) or `retry-after` when
+    /// larger, 2.1.332 the backoff rounded to the millisecond or `retry-after` × (1 + up to 25 %)
+    /// when larger, and a `retry-after` over 60 s ends the run in both. Off: reloop's backoff
+    /// and the profile's [`crate::profile::RetryAfter`] rule.
+    ClaudeCodeRetryDelays = 15,
     /// A tool call that ran and failed fires the PostToolUseFailure hooks instead of the
     /// PostToolUse ones, as Claude Code does (the driver decides; the core files either the same
     /// way). Off: a failed call runs its PostToolUse hooks like any other.
@@ -103,6 +109,11 @@ pub enum Flag {
     /// row with no fallback model end the run. Off: the run ends at the cap without the
     /// feedback, and 529s are retried until the retries run out.
     ClaudeCodeEndings = 19,
+    /// Under a profile with [`crate::profile::ResultRule::single_exchange_text`] (Claude Code), a
+    /// single exchange too long to compact ends with that version's text: the request's size
+    /// and limit from the API's error and Claude Code's estimate of the conversation
+    /// ([`crate::too_long`]). Off: `Prompt is too long`.
+    SingleExchangeTooLongText = 20,
     /// A compaction runs the hooks Claude Code runs around it (recorded, `sdk36/auto_compact_hooks`
     /// and `settings_slash/stream_compact`): an automatic one's PreCompact hooks
     /// (`trigger: "auto"`) before its summary request, and every successful one's SessionStart
@@ -147,6 +158,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::HookSystemMessage,
     Flag::ClaudeCodeCompactionEnds,
     Flag::ClaudeCodeEndings,
+    Flag::ClaudeCodeRetryDelays,
+    Flag::SingleExchangeTooLongText,
     Flag::CompactionHooks,
 ];
 
@@ -230,9 +243,9 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 21]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
         );
-        assert_eq!(Flag::from_number(15), None);
+        assert_eq!(Flag::from_number(22), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -243,7 +256,7 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,16,17,18,19,21,99]");
+        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,99]");
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -48,6 +48,7 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 // version's texts, limits and rules), `compact` (the shape of a compaction's summary request),
 // and `testkit` (a simulation driver and invariants, behind the `testkit` feature).
 mod abort;
+mod backoff;
 pub mod compact;
 mod config;
 mod context;
@@ -75,10 +76,13 @@ pub mod structured;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tokens;
+pub mod too_long;
 mod transition;
 mod wire;
 
 pub use abort::INTERRUPTED_TOOL_RESULT;
+pub use backoff::retry_delay_ms;
+pub use backoff::CLAUDE_CODE_MAX_RETRY_AFTER_MS;
 pub use config::{Config, Price, DIGEST_VERSION};
 pub use context::{Loop, PermissionDenial, QueuedMessage};
 pub use digest::{Digest, TYPED_FROM};
@@ -99,7 +103,7 @@ pub use reason::{
 };
 pub use request::UNRUN_TOOL_RESULT;
 pub use response::MALFORMED_TOOL_CALL_ERROR;
-pub use retry::{retry_delay_ms, FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
+pub use retry::{FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;

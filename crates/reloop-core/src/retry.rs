@@ -3,6 +3,7 @@
 //! The delays are decided here, from the error and a seed stored in the session's config, so a
 //! replay reproduces them exactly and performs none of them.
 
+use crate::backoff::{jitter_below_base, retry_delay_ms};
 use crate::compact::{Compaction, Trigger};
 use crate::context::Loop;
 use crate::effect::{Command, Effect, Notice, RetryWait};
@@ -18,14 +19,13 @@ use crate::step::{done, Step};
 /// Why a run ended after [`crate::profile::Profile::overload_stop`] 529s in a row.
 pub const REPEATED_OVERLOADS: &str = "overloaded too many times in a row, with no fallback model";
 
+/// Why a prompt too long ended the run when nothing before the last exchange could be summarised.
+const SINGLE_EXCHANGE: &str = "a single exchange cannot be compacted";
+
 /// The `tool_result` of a call received from an attempt abandoned for the fallback model.
 pub const FALLBACK_TOOL_RESULT: &str = "Model fallback triggered";
 /// Consecutive overloads after which the fallback model takes over.
 pub const OVERLOADS_BEFORE_FALLBACK: u32 = 3;
-/// The first retry's delay, before jitter.
-pub const BASE_DELAY_MS: u64 = 500;
-/// The longest delay, before jitter.
-pub const MAX_DELAY_MS: u64 = 32_000;
 /// The longest a server's `retry-after` may make the loop wait: 6 hours. A server asking for a
 /// day (or for `1e300` seconds) would otherwise park the session for good; the providers cap
 /// what they read at this and keep what was asked in
@@ -56,7 +56,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
             }
             (false, _, _) => "reactive compaction is off",
             (true, true, _) => "still too long after compacting once this turn",
-            (true, false, None) => "a single exchange cannot be compacted",
+            (true, false, None) => SINGLE_EXCHANGE,
         };
         return give_up(ctx, error, TerminalReason::PromptTooLong, why, effects);
     }
@@ -144,10 +144,20 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
     }
     let retry_after = error.retry_after_ms.filter(|_| ctx.config.flag(Flag::RetryAfterFloor));
     let (attempt, seed, request) = (ctx.request.retry_attempt, ctx.config.retry_seed, ctx.session.requests);
-    let delay_ms = match (retry_after, ctx.config.rules().retry_after) {
-        (Some(after), RetryAfter::Exact) => after,
-        (Some(after), RetryAfter::PlusJitter) => after.saturating_add(jitter_below_base(attempt, seed, request)),
-        (retry_after, RetryAfter::Floor | RetryAfter::Exact | RetryAfter::PlusJitter) => {
+    let curve = ctx.config.rules().retry_curve.filter(|_| ctx.config.flag(Flag::ClaudeCodeRetryDelays));
+    if curve.is_some() && retry_after.is_some_and(|after| after > crate::CLAUDE_CODE_MAX_RETRY_AFTER_MS) {
+        return give_up(ctx, error, TerminalReason::ModelError, "retry-after over 60 s", effects);
+    }
+    let mut unrounded_delay_ms = None;
+    let delay_ms = match (retry_after, ctx.config.rules().retry_after, curve) {
+        (_, _, Some(curve)) => {
+            let delay = crate::backoff::claude_code_delay(curve, attempt, retry_after, seed, request);
+            unrounded_delay_ms = delay.unrounded;
+            delay.ms
+        }
+        (Some(after), RetryAfter::Exact, None) => after,
+        (Some(after), RetryAfter::PlusJitter, None) => after.saturating_add(jitter_below_base(attempt, seed, request)),
+        (retry_after, RetryAfter::Floor | RetryAfter::Exact | RetryAfter::PlusJitter, None) => {
             retry_delay_ms(attempt, retry_after, seed, request)
         }
     };
@@ -163,6 +173,7 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
             error_status: error.status,
             error: category(&error).to_string(),
             retry_after_capped_from_ms: capped_from,
+            unrounded_delay_ms,
         })
         .into(),
     );
@@ -243,32 +254,14 @@ fn category(error: &ModelError) -> &'static str {
     }
 }
 
-/// min(500 ms × 2^(attempt−1), 32 s) plus up to 25 % jitter; at least a numeric `retry-after`.
-pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<u64>, seed: u64, request: u32) -> u64 {
-    let base = BASE_DELAY_MS.saturating_mul(1u64 << attempt.saturating_sub(1).min(16)).min(MAX_DELAY_MS);
-    let draw = splitmix64(seed ^ (u64::from(request) << 32) ^ u64::from(attempt));
-    let jitter = base * (draw % 2_501) / 10_000;
-    let backoff = base + jitter;
-    retry_after_ms.map_or(backoff, |after| after.max(backoff))
-}
-
-/// A jitter below the attempt's backoff base, from the journaled seed (Claude Code 2.1.332 adds
-/// one on top of `retry-after`).
-fn jitter_below_base(attempt: u32, seed: u64, request: u32) -> u64 {
-    let base = BASE_DELAY_MS.saturating_mul(1u64 << attempt.saturating_sub(1).min(16)).min(MAX_DELAY_MS);
-    splitmix64(seed ^ (u64::from(request) << 32) ^ u64::from(attempt) ^ 0x5EED) % base.max(1)
-}
-
-/// A tiny deterministic mixer: the jitter must come from the journaled seed, not a clock.
-fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
 fn give_up(ctx: Box<Loop>, error: ModelError, reason: TerminalReason, why: &str, effects: Vec<Effect>) -> Step {
+    let single_exchange_text = ctx.config.rules().result.single_exchange_text
+        && ctx.config.flag(Flag::SingleExchangeTooLongText)
+        && why == SINGLE_EXCHANGE;
     let message = match (reason, error.status) {
+        (TerminalReason::PromptTooLong, _) if single_exchange_text => {
+            crate::too_long::single_exchange_text(&error.message, ctx.messages.messages())
+        }
         (TerminalReason::PromptTooLong, _) => "Prompt is too long".to_string(),
         (_, Some(status)) => format!("API Error: {status} {}", error.message),
         (_, None) => format!("API Error: {}", error.message),
@@ -435,7 +428,10 @@ mod tests {
 
     /// The wait the loop asks for after one failure with `error`, under `profile`.
     fn first_wait(profile: crate::profile::ProfileId, error: ModelError) -> RetryWait {
-        let config = Config::default().with_model("m").with_profile(profile);
+        // Claude Code's own delays (flag 15) give up on a `retry-after` over 60 s: crate::backoff.
+        let mut flags = crate::flags::Flags::current();
+        flags.flip(Flag::ClaudeCodeRetryDelays.number());
+        let config = Config::default().with_model("m").with_profile(profile).with_flags(flags);
         let state = transition(State::new(config), Event::user_input(vec![ContentBlock::text("go")])).state;
         let step = transition(state, Event::ModelFailed { error, request: 1 });
         step.effects
@@ -467,16 +463,5 @@ mod tests {
         let old = ModelError::new(Some(429), "rate_limit_error", "slow down").with_retry_after_ms(Some(day));
         let wait = first_wait(ProfileId::Reloop, old);
         assert_eq!((wait.delay_ms, wait.retry_after_capped_from_ms), (day, None));
-    }
-
-    #[test]
-    fn delays_double_up_to_the_cap_with_at_most_a_quarter_of_jitter() {
-        for attempt in 1..=12 {
-            let base = (500u64 << (attempt - 1)).min(32_000);
-            let d = retry_delay_ms(attempt, None, 42, 1);
-            assert!(d >= base && d <= base + base / 4, "attempt {attempt}: {d}");
-        }
-        assert_eq!(retry_delay_ms(1, Some(2_000), 42, 1), 2_000);
-        assert_eq!(retry_delay_ms(3, None, 7, 2), retry_delay_ms(3, None, 7, 2), "same seed, same delay");
     }
 }

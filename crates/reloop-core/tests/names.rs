@@ -70,6 +70,7 @@ fn every_command_and_notice_name_is_its_serde_tag() {
         error_status: None,
         error: "e".into(),
         retry_after_capped_from_ms: None,
+        unrounded_delay_ms: None,
     };
     let commands = [
         Command::CallModel(call),

@@ -2,8 +2,8 @@
 //! so the documented rules are the code's. `RELOOP_BLESS=1` rewrites it.
 
 use reloop_core::profile::{
-    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, SummaryShape,
-    TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
+    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, RetryCurve,
+    SummaryShape, TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
 };
 
 const START: &str = "<!-- profiles-table:start -->\n";
@@ -120,11 +120,33 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             },
         ),
         (
-            "a numeric `retry-after` sets the delay",
+            "a numeric `retry-after` sets the delay (before flag 15)",
             match p.retry_after {
                 RetryAfter::Floor => "at least it (the larger of it and the backoff)",
                 RetryAfter::Exact => "exactly",
                 RetryAfter::PlusJitter => "it plus a jitter below the backoff base",
+            }
+            .to_string(),
+        ),
+        (
+            "a retry's delay (flag 15 `claude_code_retry_delays`; before it, the row above and reloop's backoff)",
+            match p.retry_curve {
+                None => "min(500 ms × 2^(n−1), 32 s) plus up to 25 % jitter, whole ms; `retry-after` as above".to_string(),
+                Some(RetryCurve::Unrounded) => "min(500 ms × 2^(n−1), 32 s) × (1 + U × 25 %), unrounded (`retry_delay_ms` \
+                    516.6710495928262), or `retry-after` when larger; `retry-after` over 60 s: no retry"
+                    .to_string(),
+                Some(RetryCurve::Rounded) => "min(500 ms × 2^(n−1), 32 s) × (1 + U × 25 %), rounded, or `retry-after` × \
+                    (1 + U × 25 %), rounded, when larger; `retry-after` over 60 s: no retry"
+                    .to_string(),
+            },
+        ),
+        (
+            "a single exchange too long to compact: the result (flag 20)",
+            if p.result.single_exchange_text {
+                "`Prompt is too long · the request is ~{N} tokens (limit {M}) but this conversation is only ~{E} tokens — …` \
+                 (N, M: the API's error; E: Claude Code's estimate)"
+            } else {
+                "`Prompt is too long`"
             }
             .to_string(),
         ),
@@ -266,6 +288,25 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "request: every `role: \"system\"` message a plain string, the cache breakpoint on the last other message",
             yes_no(p.wire.system_as_string),
+        ),
+        (
+            "request: `thinking` with no budget given / `MAX_THINKING_TOKENS=0`",
+            p.thinking.map_or("none / none (a budget given: `enabled` with it)".to_string(), |t| {
+                let display = t.display.map_or(String::new(), |d| format!(", `display: \"{d}\"`"));
+                let refusing = if t.rejects_disabled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (adaptive on {})", t.rejects_disabled.join(", "))
+                };
+                format!(
+                    "adaptive{display}, but a budget of max_tokens − 1 on {} / `disabled`{refusing}",
+                    t.budget_models.join(", ")
+                )
+            }),
+        ),
+        (
+            "request: the request's `output_config` repeated on its first `role: \"system\"` message",
+            yes_no(p.wire.output_config_on_first_system),
         ),
         (
             "a concurrent batch's tool results sent in the order they completed (flag 13)",

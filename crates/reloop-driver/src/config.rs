@@ -35,7 +35,8 @@ pub struct RunConfig {
     /// The cassette, for the scripted provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
-    /// Extended thinking's budget, when asked for.
+    /// Extended thinking's budget, when asked for; 0 turns thinking off (a Claude Code profile
+    /// then sends `{"type": "disabled"}`, [`reloop_core::profile::ThinkingRule`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<u32>,
     /// Gather the user and system context at start (instruction files, date, git status).
@@ -287,6 +288,21 @@ fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
     }
 }
 
+/// The `thinking` a request to `model` asks for, `tokens` being the budget given (0: off): the
+/// profile's rule, else reloop's (a budget when one was given).
+pub fn thinking(
+    rules: &reloop_core::profile::Profile,
+    model: &str,
+    max_tokens: u32,
+    tokens: Option<u32>,
+) -> Option<serde_json::Value> {
+    let asked = reloop_core::profile::ThinkingAsked::from_tokens(tokens);
+    match rules.thinking {
+        Some(rule) => rule.request(model, max_tokens, asked),
+        None => reloop_core::profile::reloop_thinking(asked),
+    }
+}
+
 /// The request details the session's profile words its own way.
 pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bool) -> reloop_model::WireStyle {
     let wire = rules.wire;
@@ -296,5 +312,6 @@ pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bo
         timeout_header: wire.stainless_timeout.map(|(streamed, whole)| if stream { streamed } else { whole }),
         system_as_string: wire.system_as_string,
         summary_as_string: wire.summary_as_string,
+        output_config_on_first_system: wire.output_config_on_first_system,
     }
 }

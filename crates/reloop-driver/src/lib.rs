@@ -44,7 +44,7 @@ mod subagent;
 mod tool_use_result;
 mod tools;
 
-pub use config::{wire_style, AgentLink, CanUseTool};
+pub use config::{thinking, wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
 pub use fold::{rebuild, Rebuilt};
 pub use handle::{AbortHandle, CompactStatus};

@@ -600,7 +600,10 @@ fn transcript_lines(
             fields.insert("subtype".into(), json!("api_error"));
             fields.insert("level".into(), json!("error"));
             fields.insert("error".into(), json!({"message": message, "status": error.status}));
-            fields.insert("retryInMs".into(), json!(wait.delay_ms));
+            // 2.1.197 records its delay unrounded, as it waited it (flag 15).
+            let delay =
+                wait.unrounded_delay_ms.filter(|ms| ms.fract() != 0.0).map_or(json!(wait.delay_ms), |ms| json!(ms));
+            fields.insert("retryInMs".into(), delay);
             fields.insert("retryAttempt".into(), json!(wait.attempt));
             fields.insert("maxRetries".into(), json!(wait.max_retries));
             w.push_line("system", fields, record.at_ms, out)?;

@@ -112,11 +112,13 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let mut tools: Vec<_> = ToolRegistry::builtin().specs().into_iter().filter(|s| offered.contains(&s.name)).collect();
     // Tools that are not built in (MCP servers') were offered after them, as recorded.
     tools.extend(run.iter().flat_map(|r| r.tool_specs.iter().filter(|s| offered.contains(&s.name)).cloned()));
-    let style = wire_style(state.context().config().rules(), &model, call.stream);
+    let rules = state.context().config().rules();
+    let style = wire_style(rules, &model, call.stream);
+    let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking));
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)
         .with_style(style)
         .with_system(system)
         .with_tools(tools)
-        .with_thinking(run.and_then(|r| r.thinking).map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})))
+        .with_thinking(thinking)
 }

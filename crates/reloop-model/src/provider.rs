@@ -66,6 +66,9 @@ pub struct ModelRequest {
     /// A compaction's summary message (one text block opening with Claude Code's summary
     /// preamble) goes as a plain string, as 2.1.332 sends it.
     pub summary_as_string: bool,
+    /// The first `role: "system"` message carries [`Self::output_config`] too, as 2.1.332 sends
+    /// it on its context message.
+    pub output_config_on_first_system: bool,
 }
 
 impl ModelRequest {
@@ -87,6 +90,7 @@ impl ModelRequest {
             cache_from_end: 0,
             system_as_string: false,
             summary_as_string: false,
+            output_config_on_first_system: false,
         }
     }
 
@@ -127,6 +131,7 @@ impl ModelRequest {
         self.timeout_header = style.timeout_header;
         self.system_as_string = style.system_as_string;
         self.summary_as_string = style.summary_as_string;
+        self.output_config_on_first_system = style.output_config_on_first_system;
         self
     }
 }
@@ -145,6 +150,8 @@ pub struct WireStyle {
     pub system_as_string: bool,
     /// See [`ModelRequest::summary_as_string`].
     pub summary_as_string: bool,
+    /// See [`ModelRequest::output_config_on_first_system`].
+    pub output_config_on_first_system: bool,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

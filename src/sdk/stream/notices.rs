@@ -12,16 +12,12 @@ impl SdkStream {
     pub(super) fn model_fallback(&mut self, trigger: &str, from: &str, to: &str) {
         let (from_window, to_window) = (crate::models::context_window(from), crate::models::context_window(to));
         let (from_name, to_name) = (crate::models::display_name(from), crate::models::display_name(to));
-        let million = |w: u64| w >= 1_000_000;
         let (original, content) = match self.profile.profile().lines.fallback {
             FallbackWording::Ids => (from.to_string(), format!("Switched to {to} due to high demand for {from}")),
             FallbackWording::DisplayNames => {
-                let (id, note) = if million(from_window) {
-                    (format!("{from}[1m]"), " (1M context)")
-                } else {
-                    (from.to_string(), "")
-                };
-                (id, format!("Switched to {to_name} due to high demand for {from_name}{note}"))
+                // The 1M-context variant is named so (`claude-opus-4-8[1m]`, the `default`).
+                let note = if from.ends_with("[1m]") { " (1M context)" } else { "" };
+                (from.to_string(), format!("Switched to {to_name} due to high demand for {from_name}{note}"))
             }
             FallbackWording::DisplayNamesAndWindow => {
                 let mut content = format!("Switched to {to_name} due to high demand for {from_name}");

@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 
 mod compact_texts;
 mod rules;
+mod thinking;
 
 pub use compact_texts::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
+pub use thinking::*;
 
 /// Which rules a session runs under. Journals written before profiles existed have none and run
 /// under [`ProfileId::Reloop`], the rules reloop had then.
@@ -109,6 +111,8 @@ pub struct Profile {
     pub lines: StreamLines,
     /// How a numeric `retry-after` sets a retry's delay.
     pub retry_after: RetryAfter,
+    /// How the version reckons a retry's delay (`None`: reloop's backoff and [`Self::retry_after`]).
+    pub retry_curve: Option<RetryCurve>,
     /// A `role: "system"` reminder after the results of long runs of tool turns.
     pub nudge: Option<Nudge>,
     /// After this many streams in a row broke off with an overload, the next request asks for
@@ -140,6 +144,8 @@ pub struct Profile {
     pub wire: WireRule,
     /// The `<total_tokens>` reminder on tool results (2.1.332, Sonnet).
     pub total_tokens: Option<TotalTokens>,
+    /// The `thinking` each model is asked for (`None`: reloop's rule, a budget when given).
+    pub thinking: Option<ThinkingRule>,
 }
 
 impl Profile {
@@ -175,6 +181,7 @@ pub const RELOOP: Profile = Profile {
         resumes_count_as_turns: false,
         echo_origin: false,
         overload_stop_status: false,
+        single_exchange_text: false,
     },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_197,
@@ -196,6 +203,7 @@ pub const RELOOP: Profile = Profile {
         prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Floor,
+    retry_curve: None,
     nudge: None,
     whole_answer: None,
     overload_stop: None,
@@ -223,8 +231,10 @@ pub const RELOOP: Profile = Profile {
         results_as_completed: false,
         system_as_string: false,
         summary_as_string: false,
+        output_config_on_first_system: false,
     },
     total_tokens: None,
+    thinking: None,
 };
 
 /// Claude Code 2.1.197.
@@ -233,6 +243,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     name: "claude-code-2.1.197",
     claude_code_version: Some("2.1.197"),
     stop_hook_raw_stderr: true,
+    result: ResultRule { single_exchange_text: true, ..RELOOP.result },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_197,
         edit_requires_read: true,
@@ -242,7 +253,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: false,
     },
-    default_model: Some("claude-opus-4-8"),
+    default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
         stop_hook_notification: Some("Stop hook error occurred · ctrl+o to see"),
         block_cap: false,
@@ -253,6 +264,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         prompt_submit_outcome: false,
     },
     retry_after: RetryAfter::Exact,
+    retry_curve: Some(RetryCurve::Unrounded),
     nudge: Some(Nudge { every: 10, silent_only: false, models: Some("opus"), text: TASK_TOOLS_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: None }),
     overload_stop: Some(3),
@@ -280,7 +292,14 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         results_as_completed: true,
         system_as_string: true,
         summary_as_string: false,
+        output_config_on_first_system: false,
     },
+    thinking: Some(ThinkingRule {
+        budget_models: BUDGET_THINKING_MODELS,
+        rejects_disabled: &[],
+        display: None,
+        min_budget: 0,
+    }),
     ..RELOOP
 };
 
@@ -306,6 +325,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         resumes_count_as_turns: true,
         echo_origin: true,
         overload_stop_status: true,
+        single_exchange_text: true,
     },
     tools: ToolTexts {
         disallowed: DISALLOWED_2_1_332,
@@ -327,6 +347,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         prompt_submit_outcome: true,
     },
     retry_after: RetryAfter::PlusJitter,
+    retry_curve: Some(RetryCurve::Rounded),
     nudge: Some(Nudge { every: 5, silent_only: true, models: None, text: QUIET_REMINDER }),
     whole_answer: Some(WholeAnswer { after: 3, max_tokens_cap: Some(64_000) }),
     overload_stop: Some(3),
@@ -361,8 +382,15 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         results_as_completed: true,
         system_as_string: false,
         summary_as_string: true,
+        output_config_on_first_system: true,
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
+    thinking: Some(ThinkingRule {
+        budget_models: BUDGET_THINKING_MODELS,
+        rejects_disabled: &["claude-haiku-5-5"],
+        display: Some("updates"),
+        min_budget: 1024,
+    }),
 };
 
 impl Profile {

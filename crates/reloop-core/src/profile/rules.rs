@@ -64,6 +64,10 @@ pub struct ResultRule {
     /// A run ended by [`Profile::overload_stop`](super::Profile::overload_stop) names the 529
     /// in `api_error_status` (2.1.332); 2.1.197 prints `null`.
     pub overload_stop_status: bool,
+    /// A single exchange too long to compact ends with Claude Code's text naming the request's
+    /// size, its limit and the conversation's estimate ([`crate::too_long`]; under
+    /// [`crate::Flag::SingleExchangeTooLongText`]); otherwise `Prompt is too long`.
+    pub single_exchange_text: bool,
 }
 
 /// Texts of refused tool calls.
@@ -172,6 +176,20 @@ pub enum RetryAfter {
     Exact,
     /// `retry-after` plus a jitter below the attempt's backoff base (Claude Code 2.1.332).
     PlusJitter,
+}
+
+/// How a Claude Code version reckons a retry's delay (under
+/// [`crate::Flag::ClaudeCodeRetryDelays`]). Both draw min(500 ms × 2^(n−1), 32 s) × (1 + U × 25 %),
+/// U uniform in [0, 1) (`Math.random()`), as their bundles' source reads and the recordings'
+/// delays fall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryCurve {
+    /// The backoff unrounded (`retry_delay_ms` 516.6710495928262), or `retry-after` when larger
+    /// (Claude Code 2.1.197).
+    Unrounded,
+    /// The backoff rounded to the millisecond, or `retry-after` × (1 + U × 25 %), rounded, when
+    /// larger (Claude Code 2.1.332).
+    Rounded,
 }
 
 /// Stream lines a profile's version prints for the user (the model never sees them).
@@ -351,6 +369,9 @@ pub struct WireRule {
     /// A compaction's summary message goes as a plain string when it is its message's one
     /// block (2.1.332); off: as blocks.
     pub summary_as_string: bool,
+    /// The first `role: "system"` message of a request carries the request's `output_config`
+    /// too (2.1.332, on every recorded request with one); off: only the request does.
+    pub output_config_on_first_system: bool,
 }
 
 impl WireRule {

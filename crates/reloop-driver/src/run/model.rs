@@ -30,7 +30,12 @@ impl Runner {
         if rule.in_place {
             let style = crate::config::wire_style(ctx.config().rules(), &model_request.model, true);
             // Claude Code caches the conversation up to the message before its instruction.
-            model_request = model_request.with_tools(self.tool_specs.clone()).with_style(style).with_cache_from_end(1);
+            let thinking = self.thinking(ctx.config().rules(), &model_request.model, model_request.max_tokens);
+            model_request = model_request
+                .with_tools(self.tool_specs.clone())
+                .with_style(style)
+                .with_cache_from_end(1)
+                .with_thinking(thinking);
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
@@ -54,19 +59,31 @@ impl Runner {
         }));
     }
 
+    /// The `thinking` a request to `model` asks for ([`crate::config::thinking`]).
+    fn thinking(
+        &self,
+        rules: &reloop_core::profile::Profile,
+        model: &str,
+        max_tokens: u32,
+    ) -> Option<serde_json::Value> {
+        crate::config::thinking(rules, model, max_tokens, self.run.thinking)
+    }
+
     pub(super) fn call_model(&mut self, call: &ModelCall, state: &State) {
         // Whatever streaming started for an abandoned attempt is forgotten.
         self.tools_in_flight.new_response();
         let system = self.run.system_blocks();
         let model = if call.model.is_empty() { self.run.model.clone() } else { call.model.clone() };
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
-        let style = crate::config::wire_style(state.context().config().rules(), &model, call.stream);
+        let rules = state.context().config().rules();
+        let style = crate::config::wire_style(rules, &model, call.stream);
+        let thinking = self.thinking(rules, &model, max_tokens);
         let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
             .with_stream(call.stream)
             .with_style(style)
             .with_system(system)
             .with_tools(self.tool_specs.clone())
-            .with_thinking(self.run.thinking.map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})));
+            .with_thinking(thinking);
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         let request = call.request;

@@ -15,6 +15,20 @@ use crate::provider::{ModelRequest, SystemBlock};
 /// The API accepts at most four cache breakpoints per request; one goes to the messages.
 const MAX_SYSTEM_BREAKPOINTS: usize = 3;
 
+/// The suffix by which Claude Code names a model's 1M-context variant (`claude-opus-4-8[1m]`).
+const ONE_M_SUFFIX: &str = "[1m]";
+/// The beta that asks for a model's 1M-context variant, sent in place of the suffix.
+pub(crate) const ONE_M_BETA: &str = "context-1m-2025-08-07";
+
+/// The id the API is sent for `model`, and whether it asks for the 1M-context variant: Claude
+/// Code keeps `[1m]` on the model's name and sends the id with [`ONE_M_BETA`] instead.
+pub(crate) fn api_model(model: &str) -> (&str, bool) {
+    match model.strip_suffix(ONE_M_SUFFIX).or_else(|| model.strip_suffix("[1M]")) {
+        Some(id) => (id, true),
+        None => (model, false),
+    }
+}
+
 /// `request` as the body the API is sent.
 pub(crate) struct Body<'a>(pub &'a ModelRequest);
 
@@ -22,7 +36,7 @@ impl Serialize for Body<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("model", &r.model)?;
+        map.serialize_entry("model", api_model(&r.model).0)?;
         map.serialize_entry("max_tokens", &r.max_tokens)?;
         if !r.system.is_empty() {
             map.serialize_entry("system", &System(&r.system))?;
@@ -31,14 +45,15 @@ impl Serialize for Body<'_> {
         if !r.tools.is_empty() {
             map.serialize_entry("tools", &Tools(&r.tools))?;
         }
+        // Claude Code's order: `thinking`, then `output_config`, then `stream`.
+        if let Some(thinking) = &r.thinking {
+            map.serialize_entry("thinking", thinking)?;
+        }
         if let Some(config) = &r.output_config {
             map.serialize_entry("output_config", config)?;
         }
         if r.stream || r.stream_key {
             map.serialize_entry("stream", &r.stream)?;
-        }
-        if let Some(thinking) = &r.thinking {
-            map.serialize_entry("thinking", thinking)?;
         }
         map.end()
     }
@@ -98,12 +113,16 @@ impl Serialize for Messages<'_> {
         // The breakpoint's message, counted from the end among those that can carry it.
         let cached =
             (0..count).rev().filter(|&i| !(strings && messages[i].role == Role::System)).nth(self.0.cache_from_end);
+        // 2.1.332 repeats the request's `output_config` on its first `role: "system"` message.
+        let first_system = messages.iter().position(|m| m.role == Role::System);
+        let message_config = self.0.output_config.as_ref().filter(|_| self.0.output_config_on_first_system);
         let mut seq = s.serialize_seq(Some(count))?;
         for (i, message) in messages.into_iter().enumerate() {
             // An empty one (2.1.332's third summary shape) goes as the empty list it is.
             let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count)
                 || self.0.summary_as_string && Some(i) != cached && is_summary(message);
-            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached })?;
+            let output_config = message_config.filter(|_| Some(i) == first_system);
+            seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached, output_config })?;
         }
         seq.end()
     }
@@ -123,6 +142,8 @@ struct Outgoing<'a> {
     string: bool,
     /// Its last block carries the cache breakpoint.
     cached: bool,
+    /// Sent after the content as the message's own `output_config`.
+    output_config: Option<&'a Value>,
 }
 
 impl Serialize for Outgoing<'_> {
@@ -140,6 +161,9 @@ impl Serialize for Outgoing<'_> {
             map.serialize_entry("content", &self.message.text())?;
         } else {
             map.serialize_entry("content", &Content { blocks: &self.message.content, cached: self.cached })?;
+        }
+        if let Some(config) = self.output_config {
+            map.serialize_entry("output_config", config)?;
         }
         map.end()
     }
@@ -258,5 +282,33 @@ mod tests {
         assert_eq!(value["messages"][1]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
         assert_eq!(value["messages"][2]["content"][1].get("cache_control"), None);
         assert_eq!(value.to_string().matches("cache_control").count(), 1);
+    }
+
+    /// 2.1.332's request repeats its `output_config` on the first `role: "system"` message, after
+    /// its content, and on no other (tests/print/recorded/2.1.332/*/requests.jsonl, every one).
+    #[test]
+    fn the_first_system_message_carries_the_output_config_when_the_style_says_so() {
+        let mut history = History::new();
+        history.push(Message::user_text("hi"));
+        history.push(Message::system_text("Stop hook blocking error"));
+        history.push(Message::user_text("again"));
+        history.push(Message::system_text("later"));
+        let style = |on: bool| crate::WireStyle {
+            stream_key: true,
+            effort: Some("medium"),
+            timeout_header: None,
+            system_as_string: false,
+            summary_as_string: false,
+            output_config_on_first_system: on,
+        };
+        let request = ModelRequest::new("m", 100, history, 1).with_style(style(true));
+        let bytes = serde_json::to_string(&Body(&request)).unwrap();
+        let value: Value = serde_json::from_str(&bytes).unwrap();
+        let configs: Vec<&Value> = value["messages"].as_array().unwrap().iter().map(|m| &m["output_config"]).collect();
+        assert_eq!(configs, [&Value::Null, &json!({"effort": "medium"}), &Value::Null, &Value::Null]);
+        assert!(bytes.contains(r#""role":"system","content":"Stop hook blocking error","output_config":{"#));
+        let request = request.with_style(style(false));
+        assert!(!serde_json::to_string(&Body(&request)).unwrap().contains(r#""output_config":{"effort":"medium"}}]"#));
+        assert_eq!(serde_json::to_string(&Body(&request)).unwrap().matches("output_config").count(), 1);
     }
 }

@@ -125,6 +125,9 @@ impl ModelProvider for AnthropicProvider {
         if let Some(seconds) = request.timeout_header {
             headers.insert(HeaderName::from_static("x-stainless-timeout"), HeaderValue::from(seconds));
         }
+        if crate::anthropic::body::api_model(&request.model).1 {
+            add_beta(&mut headers, crate::anthropic::body::ONE_M_BETA);
+        }
         let post = SsePost {
             client: self.client.clone(),
             url: self.url.clone(),
@@ -140,6 +143,17 @@ impl ModelProvider for AnthropicProvider {
         }
         post_sse(post, AnthropicAssembler::with_limits(limits))
     }
+}
+
+/// `beta` joined to the `anthropic-beta` header (comma-separated, as the API reads it).
+fn add_beta(headers: &mut HeaderMap, beta: &'static str) {
+    let name = HeaderName::from_static("anthropic-beta");
+    let value = match headers.get(&name).and_then(|v| v.to_str().ok()) {
+        Some(given) if given.split(',').any(|b| b.trim() == beta) => return,
+        Some(given) => HeaderValue::from_str(&format!("{given},{beta}")).unwrap_or(HeaderValue::from_static(beta)),
+        None => HeaderValue::from_static(beta),
+    };
+    headers.insert(name, value);
 }
 
 pub(crate) fn check_base_url(url: &str) -> Result<(), ConfigError> {

@@ -1,0 +1,169 @@
+//! The `thinking` a Claude Code version asks of a model (recorded: `thinking_env/`,
+//! `model_alias/` in crates/reloop-import/tests/recorded/VERSION/). Both versions think
+//! adaptively on the models that can (Opus 4.8, Sonnet 5, Sonnet 4.6, the 5.5 family), whatever
+//! budget `MAX_THINKING_TOKENS` names; the older ones get a budget, by default all their output
+//! less one token (Haiku 4.5 under 2.1.197: `{"budget_tokens": 31999, "type": "enabled"}`);
+//! `MAX_THINKING_TOKENS=0` turns thinking off with `{"type": "disabled"}`, except on a model
+//! that refuses it, which 2.1.332 asks to think adaptively anyway (Haiku 5.5). The rule reads
+//! the bundles' (2.1.197's `qst`, `zIi`, `x3e`) where the recordings stop.
+
+use serde_json::{json, Map, Value};
+
+/// What the session asked for: `MAX_THINKING_TOKENS` (or `--max-thinking-tokens`) unset, `0`,
+/// or a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThinkingAsked {
+    /// Nothing said: the version's default.
+    Default,
+    /// `0`: off.
+    Off,
+    /// A budget of tokens.
+    Budget(u32),
+}
+
+impl ThinkingAsked {
+    /// From the number given (`None`: none given).
+    pub fn from_tokens(tokens: Option<u32>) -> Self {
+        match tokens {
+            None => ThinkingAsked::Default,
+            Some(0) => ThinkingAsked::Off,
+            Some(n) => ThinkingAsked::Budget(n),
+        }
+    }
+}
+
+/// A version's thinking rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThinkingRule {
+    /// Models (canonical ids: no date, no `[1m]`) that think on a budget; the other Claude
+    /// models think adaptively.
+    pub budget_models: &'static [&'static str],
+    /// Models that refuse `{"type": "disabled"}`: they think adaptively when asked not to.
+    pub rejects_disabled: &'static [&'static str],
+    /// The `display` every thinking config carries (2.1.332: `updates`).
+    pub display: Option<&'static str>,
+    /// The smallest budget sent (2.1.332: 1024).
+    pub min_budget: u32,
+}
+
+/// The models that think on a budget in both versions (2.1.197's `qst`).
+pub const BUDGET_THINKING_MODELS: &[&str] = &[
+    "claude-opus-4-0",
+    "claude-opus-4-1",
+    "claude-opus-4-5",
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+];
+
+impl ThinkingRule {
+    /// The `thinking` sent to `model` with `max_tokens` (`None`: no key). Models that are not
+    /// Claude's, and Claude 3, get what reloop's own rule sends: a budget when one was given.
+    pub fn request(&self, model: &str, max_tokens: u32, asked: ThinkingAsked) -> Option<Value> {
+        let id = canonical(model);
+        if !id.starts_with("claude-") || id.starts_with("claude-3-") {
+            return reloop_thinking(asked);
+        }
+        let adaptive = !self.budget_models.contains(&id.as_str());
+        let config = match asked {
+            ThinkingAsked::Off if self.rejects_disabled.contains(&id.as_str()) => json!({"type": "adaptive"}),
+            ThinkingAsked::Off => return Some(json!({"type": "disabled"})),
+            _ if adaptive => json!({"type": "adaptive"}),
+            ThinkingAsked::Budget(n) => budget(n.min(max_tokens.saturating_sub(1)).max(self.min_budget)),
+            ThinkingAsked::Default => budget(max_tokens.saturating_sub(1).max(self.min_budget)),
+        };
+        Some(match (config, self.display) {
+            (Value::Object(mut map), Some(display)) => {
+                map.insert("display".into(), json!(display));
+                Value::Object(map)
+            }
+            (config, _) => config,
+        })
+    }
+}
+
+/// `{"budget_tokens": N, "type": "enabled"}`, in Claude Code's key order.
+fn budget(tokens: u32) -> Value {
+    let mut map = Map::new();
+    map.insert("budget_tokens".into(), json!(tokens));
+    map.insert("type".into(), json!("enabled"));
+    Value::Object(map)
+}
+
+/// reloop's own rule: thinking only on a budget given.
+pub fn reloop_thinking(asked: ThinkingAsked) -> Option<Value> {
+    match asked {
+        ThinkingAsked::Budget(n) => Some(json!({"type": "enabled", "budget_tokens": n})),
+        ThinkingAsked::Default | ThinkingAsked::Off => None,
+    }
+}
+
+/// `claude-haiku-4-5-20251001` → `claude-haiku-4-5`; `claude-opus-4-8[1m]` → `claude-opus-4-8`;
+/// the dated first Claude 4 models (`claude-sonnet-4-20250514`) → `claude-sonnet-4-0`.
+fn canonical(model: &str) -> String {
+    let id = model.strip_suffix("[1m]").unwrap_or(model);
+    let id = match id.rsplit_once('-') {
+        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => id,
+    };
+    match id {
+        "claude-opus-4" | "claude-sonnet-4" => format!("{id}-0"),
+        _ => id.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThinkingAsked::{Budget, Default, Off};
+    use super::*;
+    use crate::profile::{CLAUDE_CODE_2_1_197, CLAUDE_CODE_2_1_332};
+
+    /// Every `thinking` the recordings hold (`model_alias/`, `thinking_env/`).
+    #[test]
+    fn each_version_asks_what_it_was_recorded_asking() {
+        let old = CLAUDE_CODE_2_1_197.thinking.unwrap();
+        let new = CLAUDE_CODE_2_1_332.thinking.unwrap();
+        let cases = [
+            (old, "claude-opus-4-8[1m]", 64_000, Default, json!({"type": "adaptive"})),
+            (old, "claude-sonnet-5", 64_000, Default, json!({"type": "adaptive"})),
+            (old, "claude-haiku-4-5-20251001", 32_000, Default, json!({"budget_tokens": 31999, "type": "enabled"})),
+            (old, "claude-haiku-4-5-20251001", 32_000, Budget(8000), json!({"budget_tokens": 8000, "type": "enabled"})),
+            (old, "claude-haiku-4-5-20251001", 32_000, Off, json!({"type": "disabled"})),
+            (old, "claude-opus-4-5", 32_000, Budget(8000), json!({"budget_tokens": 8000, "type": "enabled"})),
+            (old, "claude-sonnet-4-6", 32_000, Budget(8000), json!({"type": "adaptive"})),
+            (old, "claude-sonnet-4-6", 32_000, Off, json!({"type": "disabled"})),
+            (new, "claude-opus-5-5", 128_000, Default, json!({"type": "adaptive", "display": "updates"})),
+            (new, "claude-haiku-5-5", 128_000, Off, json!({"type": "adaptive", "display": "updates"})),
+            (new, "claude-haiku-5-5", 128_000, Budget(8000), json!({"type": "adaptive", "display": "updates"})),
+            (
+                new,
+                "claude-opus-4-5",
+                32_000,
+                Budget(8000),
+                json!({"budget_tokens": 8000, "type": "enabled", "display": "updates"}),
+            ),
+            (new, "claude-opus-4-5", 32_000, Off, json!({"type": "disabled"})),
+            (new, "claude-sonnet-4-6", 32_000, Budget(8000), json!({"type": "adaptive", "display": "updates"})),
+        ];
+        for (rule, model, max_tokens, asked, want) in cases {
+            let got = rule.request(model, max_tokens, asked).unwrap();
+            assert_eq!(got, want, "{model} {asked:?}");
+            // The key order is Claude Code's too (`budget_tokens` first).
+            assert_eq!(got.to_string(), want.to_string(), "{model} {asked:?}");
+        }
+    }
+
+    #[test]
+    fn budgets_fit_under_max_tokens_and_other_models_keep_reloop_s_rule() {
+        let new = CLAUDE_CODE_2_1_332.thinking.unwrap();
+        let small = |b| new.request("claude-haiku-4-5", 32_000, Budget(b)).unwrap()["budget_tokens"].clone();
+        assert_eq!((small(10), small(50_000)), (json!(1024), json!(31999)));
+        for rule in [CLAUDE_CODE_2_1_197.thinking.unwrap(), new] {
+            assert_eq!(rule.request("qwen3", 32_000, Default), None);
+            assert_eq!(rule.request("qwen3", 32_000, Off), None);
+            assert_eq!(rule.request("claude-3-7-sonnet-latest", 32_000, Budget(5)), reloop_thinking(Budget(5)));
+        }
+        assert_eq!(canonical("claude-sonnet-4-20250514"), "claude-sonnet-4-0");
+        assert_eq!(ThinkingAsked::from_tokens(Some(0)), Off);
+    }
+}
