@@ -8,7 +8,6 @@
 //! what the hooks answer changes nothing yet (docs/settings.md).
 
 use reloop_core::hook::HookEventName;
-use reloop_core::profile::FallbackWording;
 use reloop_core::{Command, Event, Flag, State};
 use reloop_hooks::{run_all, HookInput};
 
@@ -82,15 +81,9 @@ impl Runner {
         if commands.is_empty() {
             return Ok(());
         }
-        let config = state.context().config();
+        // Named as `system/init` names it: a 1M-context model keeps its `[1m]` (2.1.197's
+        // `opus[1m]` and `default`), so nothing is added here.
         let model = state.context().current_model().to_string();
-        // 2.1.197 names a 1M-context model as its `system/init` does.
-        let model =
-            if config.rules().lines.fallback == FallbackWording::DisplayNames && config.context_window >= 1_000_000 {
-                format!("{model}[1m]")
-            } else {
-                model
-            };
         let mut input = HookInput::session_start(self.hook_common.clone(), COMPACT);
         input.model = Some(model);
         let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
