@@ -43,8 +43,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/tool_results/", "no need to Read it back", "a written file's result text"),
     ("2.1.197/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
     ("2.1.332/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
-    ("2.1.197/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
-    ("2.1.332/tool_results/errors", "toolu_10_WRITE", "a bare Edit rule"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
 ];
 
