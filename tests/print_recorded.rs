@@ -39,10 +39,8 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/tool_results/errors", "Error: Exit code 2\\npartial", "a failing command's result"),
     ("2.1.332/tool_results/errors", "Error: Exit code 2\\npartial", "a failing command's result"),
     ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
-    ("2.1.197/tool_results/", "no need to Read it back", "a written file's result text"),
-    ("2.1.332/tool_results/", "no need to Read it back", "a written file's result text"),
-    ("2.1.197/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
-    ("2.1.332/tool_results/errors", "\"replace_all\":false", "an Edit's default replace_all"),
+    ("2.1.197/tool_results/", "\"replace_all\":false", "an Edit's default replace_all"),
+    ("2.1.332/tool_results/", "\"replace_all\":false", "an Edit's default replace_all"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
 ];
 

@@ -120,6 +120,12 @@ pub enum Flag {
     /// hooks (`source: "compact"`) before its summary is applied, each journaled as a `hook_done`
     /// the compaction waits through. Off: only `/compact`'s PreCompact hooks run (flag 10).
     CompactionHooks = 21,
+    /// Under a profile with [`crate::profile::ToolTexts::written_note`] (Claude Code), a Write's
+    /// and an Edit's result end with that version's note that the model's view of the file is
+    /// current (not after an Edit of a file never read), and an Edit with `replace_all` says
+    /// `All occurrences were successfully replaced.`, as recorded in `tool_results/success`.
+    /// Off: `… has been updated successfully.` and no note.
+    WrittenFileTexts = 24,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -161,6 +167,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeRetryDelays,
     Flag::SingleExchangeTooLongText,
     Flag::CompactionHooks,
+    Flag::WrittenFileTexts,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -243,7 +250,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24]
         );
         assert_eq!(Flag::from_number(22), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -256,7 +263,10 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,99]");
+        assert_eq!(
+            serde_json::to_string(&flags).unwrap(),
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,24,99]"
+        );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());
