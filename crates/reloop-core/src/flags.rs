@@ -126,6 +126,12 @@ pub enum Flag {
     /// `All occurrences were successfully replaced.`, as recorded in `tool_results/success`.
     /// Off: `… has been updated successfully.` and no note.
     WrittenFileTexts = 24,
+    /// Under a profile that holds tool inputs as Claude Code parses them
+    /// ([`crate::profile::WireRule::js_tool_inputs`]), an Edit the model sent without
+    /// `replace_all` is held as `{"replace_all": false, …}`, as both versions show it on stdout
+    /// and in the history (the driver rewrites the block before it is journaled, so a replay
+    /// reads it as held). Off: as the model sent it.
+    ToolInputDefaults = 25,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -168,6 +174,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::SingleExchangeTooLongText,
     Flag::CompactionHooks,
     Flag::WrittenFileTexts,
+    Flag::ToolInputDefaults,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -250,7 +257,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25]
         );
         assert_eq!(Flag::from_number(22), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -265,7 +272,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,24,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,24,25,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
