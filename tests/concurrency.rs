@@ -105,7 +105,15 @@ fn parallel_reads_an_edit_and_a_refused_write_replay_identical() {
                 result("toolu_glob", "src/auth/login.ts", false),
             ],
             vec![
-                result("toolu_edit", format!("The file {} has been updated successfully.", login.display()), false),
+                // Claude Code's note on a file the model now knows as written (flag 24).
+                result(
+                    "toolu_edit",
+                    format!(
+                        "The file {} has been updated successfully. (file state is current in your context — no need to Read it back)",
+                        login.display()
+                    ),
+                    false
+                ),
                 result(
                     "toolu_write",
                     format!(

@@ -208,8 +208,8 @@ fn accept_edits_allows_writes_and_edits_inside_the_workspace_but_not_commands() 
         vec![
             vec![ok("1\t# shop\n2\t")],
             vec![
-                ok(format!("File created successfully at: {}", new.display())),
-                ok(format!("The file {} has been updated successfully.", readme.display())),
+                ok(format!("File created successfully at: {}{}", new.display(), common::WRITTEN_NOTE)),
+                ok(format!("The file {} has been updated successfully.{}", readme.display(), common::WRITTEN_NOTE)),
                 err(touch_needs_approval(&ws)),
             ],
         ]
@@ -383,8 +383,16 @@ fn an_edit_rule_naming_the_outside_folder_lets_writes_and_edits_through_there() 
         vec![
             vec![ok("1\tsecret\n2\t")],
             vec![
-                ok(format!("The file {} has been updated successfully.", outside.join("secret.txt").display())),
-                ok(format!("File created successfully at: {}", outside.join("new.txt").display())),
+                ok(format!(
+                    "The file {} has been updated successfully.{}",
+                    outside.join("secret.txt").display(),
+                    common::WRITTEN_NOTE
+                )),
+                ok(format!(
+                    "File created successfully at: {}{}",
+                    outside.join("new.txt").display(),
+                    common::WRITTEN_NOTE
+                )),
             ],
         ]
     );
@@ -408,7 +416,11 @@ fn add_dir_widens_the_workspace() {
         run.results,
         vec![
             vec![ok("1\tsecret\n2\t")],
-            vec![ok(format!("File created successfully at: {}", ws.cwd().join("link/new.txt").display()))],
+            vec![ok(format!(
+                "File created successfully at: {}{}",
+                ws.cwd().join("link/new.txt").display(),
+                common::WRITTEN_NOTE
+            ))],
         ]
     );
     assert_eq!(run.denied(), vec![]);

@@ -114,7 +114,7 @@ fn write_creates_a_new_file_but_refuses_an_existing_file_that_was_not_read() {
     assert_eq!(
         results,
         vec![vec![
-            ok(format!("File created successfully at: {}", new.display())),
+            ok(format!("File created successfully at: {}{}", new.display(), common::WRITTEN_NOTE)),
             err("<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"),
         ]]
     );
@@ -138,7 +138,7 @@ fn write_overwrites_a_file_once_it_was_read() {
         results,
         vec![
             vec![ok("1\t# shop\n2\t")],
-            vec![ok(format!("The file {} has been updated successfully.", readme.display()))]
+            vec![ok(format!("The file {} has been updated successfully.{}", readme.display(), common::WRITTEN_NOTE))]
         ]
     );
     assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# shop v2\n");
@@ -173,7 +173,7 @@ fn edit_needs_a_read_first_then_refuses_zero_or_several_matches_and_replaces_a_u
             vec![
                 err("<tool_use_error>String to replace not found in file.\nString: timeout = 10</tool_use_error>"),
                 err("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: fast</tool_use_error>"),
-                ok(format!("The file {} has been updated successfully.", file.display())),
+                ok(format!("The file {} has been updated successfully.{}", file.display(), common::WRITTEN_NOTE)),
             ],
         ]
     );

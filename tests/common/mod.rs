@@ -8,6 +8,10 @@ pub mod fake_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// What a Write's or an Edit's result ends with under the Claude Code profiles (flag 24), when
+/// the model knows the file as written.
+pub const WRITTEN_NOTE: &str = " (file state is current in your context — no need to Read it back)";
+
 pub const LOGIN_TS: &str = include_str!("../../src/demo/login.ts");
 
 /// The Claude Code recorder's Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),

@@ -120,6 +120,18 @@ pub enum Flag {
     /// hooks (`source: "compact"`) before its summary is applied, each journaled as a `hook_done`
     /// the compaction waits through. Off: only `/compact`'s PreCompact hooks run (flag 10).
     CompactionHooks = 21,
+    /// Under a profile with [`crate::profile::ToolTexts::written_note`] (Claude Code), a Write's
+    /// and an Edit's result end with that version's note that the model's view of the file is
+    /// current (not after an Edit of a file never read), and an Edit with `replace_all` says
+    /// `All occurrences were successfully replaced.`, as recorded in `tool_results/success`.
+    /// Off: `… has been updated successfully.` and no note.
+    WrittenFileTexts = 24,
+    /// Under a profile that holds tool inputs as Claude Code parses them
+    /// ([`crate::profile::WireRule::js_tool_inputs`]), an Edit the model sent without
+    /// `replace_all` is held as `{"replace_all": false, …}`, as both versions show it on stdout
+    /// and in the history (the driver rewrites the block before it is journaled, so a replay
+    /// reads it as held). Off: as the model sent it.
+    ToolInputDefaults = 25,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -161,6 +173,8 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeRetryDelays,
     Flag::SingleExchangeTooLongText,
     Flag::CompactionHooks,
+    Flag::WrittenFileTexts,
+    Flag::ToolInputDefaults,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -243,7 +257,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25]
         );
         assert_eq!(Flag::from_number(22), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -256,7 +270,10 @@ mod tests {
         let mut flags = Flags::current();
         flags.flip(Flag::RetryAfterFloor.number());
         flags.flip(99);
-        assert_eq!(serde_json::to_string(&flags).unwrap(), "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,99]");
+        assert_eq!(
+            serde_json::to_string(&flags).unwrap(),
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,24,25,99]"
+        );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(old.flags, Flags::baseline());

@@ -95,6 +95,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.tools.unchanged_read.map_or("the content again".to_string(), |t| format!("`{t}` (not an error)")),
         ),
         (
+            "the end of a Write's and an Edit's result (not an Edit of a file never read), and a `replace_all` Edit's `… has been updated. All occurrences were successfully replaced.` (flag 24)",
+            p.tools.written_note.map_or("none; `… has been updated successfully.`".to_string(), |t| format!("`{t}`")),
+        ),
+        (
             "`dontAsk` denial (also `permission_denied.message`)",
             p.tools.dont_ask.map_or("reloop's own: `… reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue.`".to_string(), |t| format!("`{t}`")),
         ),
@@ -283,6 +287,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         ),
         (
             "a tool input held as JavaScript parses it (integer-like keys first, `15.0` as `15`, Bash's `command` first)",
+            yes_no(p.wire.js_tool_inputs),
+        ),
+        (
+            "... with an Edit sent without `replace_all` held as `{\"replace_all\": false, …}` (flag 25)",
             yes_no(p.wire.js_tool_inputs),
         ),
         (

@@ -33,6 +33,7 @@ mod error;
 mod fold;
 mod handle;
 mod ids;
+mod input_defaults;
 mod journal;
 mod js_json;
 mod order;

@@ -323,6 +323,8 @@ impl Runner {
             .filter(|t| t.written && rules.tools.mcp_image_saved)
             .map(|t| std::path::PathBuf::from(t.path.trim_end_matches(".jsonl")).join("tool-results"));
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
+        tool_ctx.written_note =
+            rules.tools.written_note.filter(|_| session.core.flag(reloop_core::Flag::WrittenFileTexts));
         let permissions =
             session.permissions.as_ref().map(|p| Arc::new(PermissionContext::clone(p).with_texts(rules.tools)));
         crate::tools::files_read_from(&state, &tool_ctx);

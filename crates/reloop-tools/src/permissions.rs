@@ -616,7 +616,7 @@ impl PermissionContext {
 
     /// Step 4: whether allow rules cover the whole call.
     fn allowed_by_rule(&self, call: &Call<'_>) -> bool {
-        let rules: Vec<&Rule> = self.rules.allow().iter().filter(|r| r.covers_tool(call.tool)).collect();
+        let rules: Vec<&Rule> = self.rules.allow().iter().filter(|r| r.allows_tool(call.tool)).collect();
         if rules.is_empty() {
             return false;
         }

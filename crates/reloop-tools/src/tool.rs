@@ -37,6 +37,10 @@ pub struct ToolContext {
     /// The answer to a Read of a file unchanged since this session last read the same part of
     /// it (Claude Code 2.1.197's "Wasted call"); `None`: the content again.
     pub unchanged_read: Option<&'static str>,
+    /// What a Write's or an Edit's result ends with when the model knows the file as written,
+    /// the Edit of a `replace_all` then saying so too (Claude Code's wording, flag 24); `None`:
+    /// reloop's own texts.
+    pub written_note: Option<&'static str>,
     /// Where a tool saves what it also shows the model by path (Claude Code 2.1.332's
     /// `<session>/tool-results/` beside the transcript: an MCP result's images); `None`: nothing
     /// is saved.
@@ -119,6 +123,7 @@ impl ToolContext {
             containment: Containment::Unconfined,
             require_read: true,
             unchanged_read: None,
+            written_note: None,
             results_dir: None,
         }
     }

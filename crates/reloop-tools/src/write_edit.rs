@@ -183,6 +183,27 @@ fn updated(path: &Path) -> String {
     format!("The file {} has been updated successfully.", path.display())
 }
 
+/// A text with the profile's note that the model knows the file as written, when it does.
+fn noted(text: String, ctx: &ToolContext, known: bool) -> String {
+    match ctx.written_note {
+        Some(note) if known => text + note,
+        _ => text,
+    }
+}
+
+/// An Edit's text: Claude Code's `replace_all` wording and note under its profiles (flag 24,
+/// both versions' `mapToolResultToToolResultBlockParam`); the note is left off an Edit of a
+/// file the session never read (2.1.332's `contentNotInModelContext`, `tool_results/errors`).
+fn edited(path: &Path, ctx: &ToolContext, replace_all: bool, unread: bool) -> String {
+    let text = match ctx.written_note {
+        Some(_) if replace_all => {
+            format!("The file {} has been updated. All occurrences were successfully replaced.", path.display())
+        }
+        _ => updated(path),
+    };
+    noted(text, ctx, !unread)
+}
+
 /// The read-first refusal a Write or Edit of `input` would meet, found before anything else is
 /// checked: Claude Code 2.1.197 refuses such a call before its permission check, and the refusal
 /// is a tool error, not a permission denial. `None` for other tools and for calls that pass.
@@ -221,7 +242,7 @@ fn write(input: &Value, ctx: &ToolContext) -> Done {
     }
     let original = if exists { original_text(&path) } else { None };
     store(&path, content, ctx)?;
-    let text = if exists { updated(&path) } else { created(&path) };
+    let text = noted(if exists { updated(&path) } else { created(&path) }, ctx, true);
     Ok((text, structured::write(file_path, content, original.as_deref())))
 }
 
@@ -260,11 +281,11 @@ fn edit(input: &Value, ctx: &ToolContext) -> Done {
             return Err(ToolError::FileAlreadyExists);
         }
         store(&path, new_string, ctx)?;
-        return Ok((updated(&path), structured::edit(&call, &content, new_string, unread)));
+        return Ok((edited(&path, ctx, replace_all, unread), structured::edit(&call, &content, new_string, unread)));
     }
     let replaced = replace(&content, old_string, new_string, replace_all)?;
     store(&path, &replaced, ctx)?;
-    Ok((updated(&path), structured::edit(&call, &content, &replaced, unread)))
+    Ok((edited(&path, ctx, replace_all, unread), structured::edit(&call, &content, &replaced, unread)))
 }
 
 /// Replaces `old` by `new` in `content`, enforcing uniqueness unless `all`.

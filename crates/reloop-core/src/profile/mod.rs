@@ -191,6 +191,7 @@ pub const RELOOP: Profile = Profile {
         unchanged_read: None,
         dont_ask: None,
         mcp_image_saved: false,
+        written_note: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -252,6 +253,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         unchanged_read: Some(WASTED_READ_2_1_197),
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: false,
+        written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -335,6 +337,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         unchanged_read: None,
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: true,
+        written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

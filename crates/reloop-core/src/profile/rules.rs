@@ -94,10 +94,19 @@ pub struct ToolTexts {
     /// An image in an MCP tool's result is also saved beside the session's transcript, and a
     /// text block `[Image: source: PATH]` follows it (2.1.332, `sdk_wire/mcp_result`).
     pub mcp_image_saved: bool,
+    /// The words a Write's and an Edit's result end with when the model knows the file as
+    /// written ([`WRITTEN_NOTE_CLAUDE_CODE`]), and an Edit with `replace_all` says so; `None`:
+    /// reloop's own texts. Applied under [`crate::Flag::WrittenFileTexts`].
+    pub written_note: Option<&'static str>,
 }
 
 /// Claude Code's `dontAsk` denial (2.1.197 and 2.1.332 alike, claude-code-facts.md §5.4).
 pub const DONT_ASK_CLAUDE_CODE: &str = "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.";
+
+/// The end of a Write's and an Edit's result in 2.1.197 and 2.1.332 alike (recorded,
+/// `tool_results/success`; both bundles' `mapToolResultToToolResultBlockParam`), left off an
+/// Edit of a file the session never read (2.1.332's `contentNotInModelContext`).
+pub const WRITTEN_NOTE_CLAUDE_CODE: &str = " (file state is current in your context — no need to Read it back)";
 
 /// 2.1.197's answer to a Read of a file unchanged since the last Read of it.
 pub const WASTED_READ_2_1_197: &str =

@@ -89,6 +89,10 @@ impl Runner {
         let request = call.request;
         let api_ms = self.api_ms.clone();
         let js_inputs = state.context().config().rules().wire.js_tool_inputs;
+        let held = Held {
+            js_inputs,
+            defaults: js_inputs && state.context().config().flag(reloop_core::Flag::ToolInputDefaults),
+        };
         self.model_task = Some(tokio::spawn(async move {
             let asked = Instant::now();
             let waited = move || {
@@ -99,7 +103,7 @@ impl Runner {
                 let (event, last) = match item {
                     StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
                     StreamEvent::Block { index, block } => {
-                        (Event::ModelBlock { index, block: as_held(block, js_inputs), request }, false)
+                        (Event::ModelBlock { index, block: as_held(block, held), request }, false)
                     }
                     StreamEvent::Done { id, model, stop_reason, usage } => {
                         (Event::ModelDone { id, model, stop_reason, usage, request }, true)
@@ -121,17 +125,28 @@ impl Runner {
     }
 }
 
+/// How the profile's version holds a tool call's input once parsed.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    /// As JavaScript parses it (the profile's `js_tool_inputs`).
+    js_inputs: bool,
+    /// With the defaults Claude Code fills in (flag 25, [`crate::input_defaults`]).
+    defaults: bool,
+}
+
 /// A tool call's input as the profile's version holds it once parsed (Claude Code: as
 /// JavaScript parses it). Done here, before the event is journaled, so the journal, the
 /// history, the tools and the stream all see the one value, and a replay needs no rule.
-fn as_held(block: ContentBlock, js_inputs: bool) -> ContentBlock {
+fn as_held(block: ContentBlock, held: Held) -> ContentBlock {
     match block {
         // An input that never parsed is kept as its raw string.
-        ContentBlock::ToolUse(mut call) if js_inputs && !call.input.is_string() => {
+        ContentBlock::ToolUse(mut call) if held.js_inputs && !call.input.is_string() => {
             // The block was just assembled from the stream: nothing shares it yet.
             let call_mut = std::sync::Arc::make_mut(&mut call);
             let input = std::mem::take(&mut call_mut.input);
-            call_mut.input = crate::js_json::tool_input(&call_mut.name, input);
+            let input = crate::js_json::tool_input(&call_mut.name, input);
+            call_mut.input =
+                if held.defaults { crate::input_defaults::with_defaults(&call_mut.name, input) } else { input };
             ContentBlock::ToolUse(call)
         }
         other => other,

@@ -57,7 +57,7 @@ impl Rule {
         Ok(Rule { tool: name.to_string(), specifier })
     }
 
-    /// The tool the rule names (`Edit` also covers the other file-editing tools).
+    /// The tool the rule names (with a path, `Edit` also covers the other file-editing tools).
     pub fn tool(&self) -> &str {
         &self.tool
     }
@@ -67,7 +67,21 @@ impl Rule {
         self.specifier.as_deref()
     }
 
-    /// Whether the rule is about `tool` at all.
+    /// Whether an allow rule lets `tool` through at all. A bare name (`Edit`, `Read`, `Edit(*)`)
+    /// allows that one tool, as in Claude Code (2.1.197's `toolAlwaysAllowedRule` compares the
+    /// name exactly; with `--allowedTools Bash,Read,Edit,Glob,Grep` it denied a Write, recording
+    /// `tool_results/errors`); only a rule with a path applies to the whole family, Claude
+    /// Code's path rules being read under the names `Edit` and `Read` for every tool of theirs.
+    pub(crate) fn allows_tool(&self, tool: &str) -> bool {
+        match self.specifier {
+            None => self.tool == tool || covers_mcp_server(&self.tool, tool),
+            Some(_) => self.covers_tool(tool),
+        }
+    }
+
+    /// Whether the rule is about `tool` at all. Deny and ask rules keep the family even when
+    /// bare (a bare `Edit` deny also refuses Write), which is stricter than Claude Code, whose
+    /// bare deny names one tool: a deny never lets through more than the user wrote.
     pub(crate) fn covers_tool(&self, tool: &str) -> bool {
         self.tool == tool
             || (self.tool == "Edit" && EDIT_TOOLS.contains(&tool))
