@@ -233,7 +233,9 @@ fn replay_on(
         was_done = done;
         Ok(true)
     })?;
-    if clears && !journal.cleared_from(id)?.is_empty() && !(crate::term::stdout_closed() && !capturing) {
+    // The `/clear` that ended the session: its reset lines after the last step.
+    let reader_there = capturing || !crate::term::stdout_closed();
+    if clears && reader_there && !journal.cleared_from(id)?.is_empty() {
         stream.reset_lines();
     }
     Ok(true)
