@@ -427,13 +427,21 @@ fn a_clear_no_query_follows_replays_as_it_was_printed() {
             let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
             assert_eq!(comparable(&replayed), comparable(&of(id)), "{version}: {what}");
         }
-        // A session of no steps: listed, shown, replayed (nothing to run again), explained.
-        for args in [&["sessions"][..], &["show", new], &["replay", new], &["why", new]] {
+        // A session of no steps: listed, shown, replayed (nothing to run again), explained, and
+        // refused by `resume` in words.
+        let said = [
+            (&["sessions"][..], 0, &new[..8]),
+            (&["show", new], 0, "0 steps"),
+            (&["replay", new], 0, "replayed 0 steps: identical"),
+            (&["why", new], 0, "no decisions match"),
+            (&["resume", new], 2, "there is nothing to resume"),
+        ];
+        for (args, code, words) in said {
             let out = ws.reloop(args);
-            assert!(matches!(out.status.code(), Some(0 | 2)), "{version}: {args:?}: {}{}", stdout(&out), stderr(&out));
-            assert!(!stderr(&out).contains("panicked"), "{version}: {args:?}: {}", stderr(&out));
+            let text = format!("{}{}", stdout(&out), stderr(&out));
+            assert_eq!(out.status.code(), Some(code), "{version}: {args:?}: {text}");
+            assert!(text.contains(words) && !text.contains("panicked"), "{version}: {args:?}: {text}");
         }
-        assert!(stdout(&ws.reloop(&["sessions"])).contains(&new[..8]), "{version}");
     }
 }
 
