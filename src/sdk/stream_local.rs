@@ -172,6 +172,21 @@ impl SdkStream {
                 }
                 true
             }
+            // 2.1.197 did not compact a single exchange (flag 22): its words, as a blocked one's.
+            RunEvent::CompactStatus(CompactStatus::TooFewGroups)
+                if self.profile.profile().compact.by_hand_too_few.is_some() =>
+            {
+                let text = self.profile.profile().compact.by_hand_too_few.unwrap_or_default();
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
+                self.compact_status(CompactStatus::Blocked(text.to_string()));
+                for line in held {
+                    self.wire.line(&Value::Object(line));
+                }
+                if let Some(by_hand) = self.by_hand.as_mut() {
+                    by_hand.refused = Some(text);
+                }
+                true
+            }
             RunEvent::CompactStatus(status) => {
                 let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
                 self.compact_status(status.clone());
@@ -190,9 +205,16 @@ impl SdkStream {
             RunEvent::Finished(result) => {
                 let by_hand = self.by_hand.take().unwrap_or_default();
                 let blocked = pre_compact_block(&by_hand.pre_compact);
-                if let Some(text) = &blocked {
-                    self.compaction_blocked(text);
+                match (&blocked, by_hand.refused) {
+                    (Some(text), _) => self.compaction_blocked(text),
+                    // Its status lines are printed already.
+                    (None, Some(text)) => {
+                        self.next_query();
+                        self.local_error_line(text, "compact", "");
+                    }
+                    (None, None) => {}
                 }
+                let blocked = blocked.or_else(|| by_hand.refused.map(str::to_string));
                 if by_hand.succeeded {
                     let note = pre_compact_note(&by_hand.pre_compact);
                     let content = format!("<local-command-stdout>Compacted {note}</local-command-stdout>");
@@ -247,4 +269,6 @@ pub(super) struct ByHand {
     succeeded: bool,
     /// Its PreCompact hooks' runs (flag 10), worded into the `Compacted ` note.
     pre_compact: Vec<HookRun>,
+    /// What the version answered instead of compacting a single exchange (flag 22).
+    refused: Option<&'static str>,
 }
