@@ -238,13 +238,12 @@ fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
 }
 
 /// A `/compact` sent while a query runs is not sent to the model: when the query ends it
-/// compacts the conversation, as 2.1.332 does. (2.1.197 refuses to compact one exchange, `Not
-/// enough messages to compact.`, which reloop does not reproduce yet: docs/sdk.md.) The
-/// session replays identical.
+/// compacts the conversation, as 2.1.332 does; 2.1.197 does not compact that single exchange
+/// and says `Not enough messages to compact.` (its status line, `system/init`, a `<synthetic>`
+/// line and the result), asking nothing. The session replays identical, its stream as printed.
 #[test]
 fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
-    let version = "2.1.332";
-    {
+    for version in VERSIONS {
         let dir = fixture(version, "sdk36", "queued_compact");
         let scenario: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
@@ -275,6 +274,9 @@ fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
         assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        assert_eq!(kinds(&replayed), kinds(&live), "{version}: the replayed stream");
+        assert_eq!(said(&replayed), said(&live), "{version}: the replayed stream");
     }
 }
 

@@ -348,8 +348,8 @@ fn kind(line: &Value) -> String {
 
 /// `/clear` between queries: the model is not asked; the reset line (2.1.332) names the old
 /// session, and the `/clear` result and everything after it a new one, as Claude Code prints
-/// them. Each session replays identical; the new session's replayed stream is its live lines
-/// from its first query on (the `/clear` lines themselves are not journaled).
+/// them. Each session replays identical, and each one's replayed stream is its live lines, the
+/// `/clear`'s included (the new session's header records it).
 #[test]
 fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
     for version in VERSIONS {
@@ -389,14 +389,59 @@ fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
             let replay = ws.reloop(&["replay", id]);
             assert_eq!(replay.status.code(), Some(0), "{version}: {}{}", stdout(&replay), stderr(&replay));
         }
-        let first_query: Vec<Value> = live.iter().take_while(|l| l["session_id"] == old).cloned().collect();
-        let first_query: Vec<Value> =
-            first_query.into_iter().take_while(|l| l["type"] != "conversation_reset").collect();
-        let replayed = stdout_lines(&ws.reloop(&["replay", old, "--output-format", "stream-json"]));
-        assert_eq!(comparable(&replayed), comparable(&first_query), "{version}: the first session");
-        let from_init = live.iter().rposition(|l| l["subtype"] == "init").unwrap();
-        let replayed = stdout_lines(&ws.reloop(&["replay", new, "--output-format", "stream-json"]));
-        assert_eq!(comparable(&replayed), comparable(&live[from_init..]), "{version}: the new session");
+        // Each session's replay is its live lines: the old one's ends with the reset lines, the
+        // new one's starts with the `/clear`'s own.
+        for (id, what) in [(old, "the first session"), (new, "the new session")] {
+            let printed: Vec<Value> = live.iter().filter(|l| l["session_id"] == id).cloned().collect();
+            let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
+            assert_eq!(comparable(&replayed), comparable(&printed), "{version}: {what}");
+        }
+    }
+}
+
+/// `/clear` and then stdin closes: the session it began ran no query, yet Claude Code printed
+/// lines for it (`system/init`, 2.1.197's `<synthetic>` line, a `result`). reloop journals it
+/// with a header and no steps, so both sessions replay as they were printed, and the commands
+/// that read a session give a clear answer for it.
+#[test]
+fn a_clear_no_query_follows_replays_as_it_was_printed() {
+    for version in VERSIONS {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/print/recorded")
+            .join(version)
+            .join("settings_slash/stream_clear");
+        let server = FakeServer::start(turns(&dir).into_iter().take(1).map(Canned::Sse).collect());
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server, &["检查登录模块", "/clear"]);
+        assert_eq!(server.requests().len(), 1, "{version}");
+        let old = live[0]["session_id"].as_str().unwrap();
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        assert_ne!(old, new, "{version}");
+        let expected: &[&str] = match version {
+            "2.1.332" => &["system/init", "result"],
+            _ => &["system/init", "assistant", "result"],
+        };
+        let of = |id: &str| live.iter().filter(|l| l["session_id"] == id).cloned().collect::<Vec<_>>();
+        assert_eq!(of(new).iter().map(kind).collect::<Vec<_>>(), expected, "{version}");
+        for (id, what) in [(old, "the first session"), (new, "the new session")] {
+            let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
+            assert_eq!(comparable(&replayed), comparable(&of(id)), "{version}: {what}");
+        }
+        // A session of no steps: listed, shown, replayed (nothing to run again), explained, and
+        // refused by `resume` in words.
+        let said = [
+            (&["sessions"][..], 0, &new[..8]),
+            (&["show", new], 0, "0 steps"),
+            (&["replay", new], 0, "replayed 0 steps: identical"),
+            (&["why", new], 0, "no decisions match"),
+            (&["resume", new], 2, "there is nothing to resume"),
+        ];
+        for (args, code, words) in said {
+            let out = ws.reloop(args);
+            let text = format!("{}{}", stdout(&out), stderr(&out));
+            assert_eq!(out.status.code(), Some(code), "{version}: {args:?}: {text}");
+            assert!(text.contains(words) && !text.contains("panicked"), "{version}: {args:?}: {text}");
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use reloop_journal::SessionHeader;
 use serde_json::Value;
 
 use super::args::PrintArgs;
+use super::clear::ClearedFrom;
 use super::protocol::Wire;
 use super::stream::SdkStream;
 use crate::error::CliError;
@@ -43,6 +44,11 @@ pub struct PrintRecord {
     /// `--include-hook-events`: every hook's `hook_started` / `hook_response` lines.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub include_hook_events: bool,
+    /// A session a stream-json `/clear` began: the session it cleared and what the `/clear`'s
+    /// result line printed. Its replay starts with those lines; the cleared session's ends with
+    /// its reset lines (found by [`reloop_journal::JournalBackend::cleared_from`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleared_from: Option<ClearedFrom>,
 }
 
 impl Default for PrintRecord {
@@ -57,6 +63,7 @@ impl Default for PrintRecord {
             output_style: "default".to_string(),
             forward_subagent_text: false,
             include_hook_events: false,
+            cleared_from: None,
         }
     }
 }
@@ -74,6 +81,7 @@ impl PrintRecord {
             output_style: settings.1,
             forward_subagent_text: false,
             include_hook_events: args.include_hook_events,
+            cleared_from: None,
         }
     }
 
@@ -101,13 +109,13 @@ impl PrintRecord {
 /// run it.
 pub fn replay(journal: &SessionJournal, id: &str, header: &SessionHeader) -> Result<bool, CliError> {
     let Some(fork_seq) = header.parent.as_ref().map(|p| p.1) else {
-        return replay_on(journal, id, header, Wire::default(), &mut |_| {});
+        return replay_on(journal, id, header, Wire::default(), true, &mut |_| {});
     };
     // A fork's journal starts with its parent's steps, but its live run printed only the
     // queries after them (`--fork-session`, `--resume-session-at`): those are printed again.
     let (wire, lines) = Wire::capturing();
     let mut own_from = None;
-    let printed = replay_on(journal, id, header, wire, &mut |seq| {
+    let printed = replay_on(journal, id, header, wire, true, &mut |seq| {
         if seq > fork_seq && own_from.is_none() {
             own_from = Some(lines.lock().map(|l| l.len()).unwrap_or_default());
         }
@@ -129,19 +137,22 @@ pub fn stream_lines(
     header: &SessionHeader,
 ) -> Result<Option<Vec<Value>>, CliError> {
     let (wire, lines) = Wire::capturing();
-    if !replay_on(journal, id, header, wire, &mut |_| {})? {
+    if !replay_on(journal, id, header, wire, false, &mut |_| {})? {
         return Ok(None);
     }
     let lines = lines.lock().map(|l| l.clone()).unwrap_or_default();
     Ok(Some(lines))
 }
 
-/// `at_step` hears each step's number before the step's lines are printed.
+/// `at_step` hears each step's number before the step's lines are printed. `clears`: the lines
+/// a stream-json `/clear` printed for the session are printed too (not for the session file,
+/// which holds the queries' lines only).
 fn replay_on(
     journal: &SessionJournal,
     id: &str,
     header: &SessionHeader,
     wire: Wire,
+    clears: bool,
     at_step: &mut dyn FnMut(u64),
 ) -> Result<bool, CliError> {
     let Some(print) = PrintRecord::of_header(header) else { return Ok(false) };
@@ -150,6 +161,9 @@ fn replay_on(
     let mut stream = print.stream(wire, model, header.core_config.prices.clone());
     let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);
     stream.on_event(&started);
+    if let (true, Some(cleared)) = (clears, &print.cleared_from) {
+        stream.cleared_start(id, cleared);
+    }
     // Each subagent's messages, printed (marked with its Agent call) where the live run printed
     // them: before the parent's call is answered.
     let mut children = std::collections::HashMap::new();
@@ -219,6 +233,11 @@ fn replay_on(
         was_done = done;
         Ok(true)
     })?;
+    // The `/clear` that ended the session: its reset lines after the last step.
+    let reader_there = capturing || !crate::term::stdout_closed();
+    if clears && reader_there && !journal.cleared_from(id)?.is_empty() {
+        stream.reset_lines();
+    }
     Ok(true)
 }
 

@@ -13,6 +13,7 @@ use reloop_tools::{PermissionMode, ToolRegistry};
 use serde_json::{json, Value};
 
 use super::args::PrintArgs;
+use super::clear::ClearedFrom;
 use super::control::{self, Initialize, SdkMcp, SdkPrompt};
 use super::protocol::{self, Incoming, Wire};
 use super::stream::SdkStream;
@@ -231,18 +232,47 @@ impl Setup {
         Exit::Failed
     }
 
-    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed.
+    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed,
+    /// whose header records the `/clear` (`None`: a first prompt answered locally named it).
     fn start_fresh(
         &self,
         wire: &Wire,
         content: Vec<ContentBlock>,
         origin: Option<Value>,
         id: String,
+        cleared: Option<ClearedFrom>,
     ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
         let before = self.switch_for(&prompt_text)?;
         let content = self.commands(content)?;
-        Ok(self.session(wire, &prompt_text, true)?.with_session_id(Some(id)).start_after(before, content, origin)?)
+        Ok(self.cleared_session(wire, &prompt_text, id, cleared)?.start_after(before, content, origin)?)
+    }
+
+    /// The session a `/clear` began, its header naming the session it cleared.
+    fn cleared_session(
+        &self,
+        wire: &Wire,
+        prompt_text: &str,
+        id: String,
+        cleared: Option<ClearedFrom>,
+    ) -> Result<Session, CliError> {
+        let mut session = self.session(wire, prompt_text, true)?.with_session_id(Some(id));
+        if let Some(cleared) = cleared {
+            let mut record = self.print_record()?;
+            record.cleared_from = Some(cleared);
+            session.run.print = Some(serde_json::to_value(record).map_err(|e| CliError::Io(e.to_string()))?);
+        }
+        Ok(session)
+    }
+
+    /// A `/clear` no query followed (stdin closed, or another `/clear` came): its session is
+    /// journaled with no steps, so its replay prints what the `/clear` printed for it.
+    fn journal_cleared(&self, wire: &Wire, id: String, cleared: ClearedFrom) -> Result<(), CliError> {
+        let session = self.cleared_session(wire, "", id, Some(cleared))?;
+        if session.journal.is_some() {
+            session.journal_without_steps()?;
+        }
+        Ok(())
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -516,6 +546,8 @@ async fn serve(
     // The id a `/clear` (or a first prompt answered locally) gave the session its next message
     // starts.
     let mut cleared = opening.cleared;
+    // What a `/clear` printed for the session it began, until that session is journaled.
+    let mut unjournaled: Option<ClearedFrom> = None;
     // The command whose file's model the running query is asked with: the session goes back
     // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
     let mut command = opening.command;
@@ -581,8 +613,11 @@ async fn serve(
                         }
                         old.finish().await?;
                     }
+                    if let (Some(id), Some(from)) = (cleared.take(), unjournaled.take()) {
+                        setup.journal_cleared(wire, id, from)?;
+                    }
                     let id = reloop_driver::new_session_id();
-                    stream.conversation_reset(&id, last.as_ref());
+                    unjournaled = Some(stream.conversation_reset(&id, last.as_ref()));
                     cleared = Some(id);
                 }
                 Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
@@ -605,7 +640,7 @@ async fn serve(
                         stream.command_model(ran.model.clone());
                     }
                     stream.set_origin(origin.clone());
-                    let started = setup.start_fresh(wire, content, origin, id)?;
+                    let started = setup.start_fresh(wire, content, origin, id, unjournaled.take())?;
                     control = started.abort_handle();
                     if let Ok(mut session) = on_signal.lock() {
                         *session = started.abort_handle();
@@ -675,6 +710,9 @@ async fn serve(
     }
     if let Some(handle) = handle {
         handle.finish().await?;
+    }
+    if let (Some(id), Some(from)) = (cleared, unjournaled) {
+        setup.journal_cleared(wire, id, from)?;
     }
     let is_error = match (last, answered) {
         (Some(last), _) => last.is_error,

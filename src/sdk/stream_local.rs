@@ -25,27 +25,56 @@ use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
 use super::SdkStream;
+use crate::sdk::clear::ClearedFrom;
 use crate::sdk::usage::{minus, model_usage, usage_json};
 
 impl SdkStream {
-    /// `/clear`: prints its lines and goes on as session `new_session`, whose queries start
-    /// from nothing. `previous` is the last query's result (2.1.197 reports its cost).
-    pub fn conversation_reset(&mut self, new_session: &str, previous: Option<&RunResult>) {
+    /// `/clear`, live: prints its lines and goes on as session `new_session`, whose queries start
+    /// from nothing. `previous` is the last query's result (2.1.197 reports its cost). Returns
+    /// what the new session's header keeps of it, for its replay.
+    pub fn conversation_reset(&mut self, new_session: &str, previous: Option<&RunResult>) -> ClearedFrom {
         let latest = self.profile == ProfileId::ClaudeCode2_1_332;
-        if latest {
-            let id = self.uuid();
-            let typed = self.uuid();
-            let mut line = Map::new();
-            line.insert("type".into(), json!("conversation_reset"));
-            line.insert("new_conversation_id".into(), json!(id));
-            line.insert("uuid".into(), json!(id));
-            line.insert("trigger".into(), json!("clear"));
-            line.insert("user_message_uuid".into(), json!(typed));
-            line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
-            line.insert("session_id".into(), json!(self.session_id));
-            self.wire.line(&Value::Object(line));
-            self.system_line("background_tasks_changed", json!({"tasks": []}));
+        let (cost_usd, model_usage) = match (latest, previous) {
+            (false, Some(previous)) => (
+                previous.total_cost_usd,
+                model_usage(&previous.model_usage, previous.profile, &self.prices, self.max_output_tokens),
+            ),
+            _ => (0.0, json!({})),
+        };
+        let cleared = ClearedFrom { session: self.session_id.clone(), cost_usd, model_usage };
+        self.reset_lines();
+        self.cleared_start(new_session, &cleared);
+        cleared
+    }
+
+    /// The lines `/clear` prints for the session it ends (2.1.332: `conversation_reset` and
+    /// `system/background_tasks_changed`; 2.1.197: none), after that session's last step.
+    pub fn reset_lines(&mut self) {
+        if self.profile != ProfileId::ClaudeCode2_1_332 {
+            return;
         }
+        // Not the new session's id: Claude Code's `new_conversation_id` is a uuid of its own.
+        let id = self.uuid();
+        let typed = self.uuid();
+        let mut line = Map::new();
+        line.insert("type".into(), json!("conversation_reset"));
+        line.insert("new_conversation_id".into(), json!(id));
+        line.insert("uuid".into(), json!(id));
+        line.insert("trigger".into(), json!("clear"));
+        line.insert("user_message_uuid".into(), json!(typed));
+        line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
+        line.insert("session_id".into(), json!(self.session_id));
+        self.wire.line(&Value::Object(line));
+        self.system_line("background_tasks_changed", json!({"tasks": []}));
+    }
+
+    /// The lines `/clear` prints as session `new_session` begins, before its first query:
+    /// `system/init`, 2.1.197's `<synthetic>` `(no content)`, and the `result` `cleared` records.
+    pub fn cleared_start(&mut self, new_session: &str, cleared: &ClearedFrom) {
+        let latest = self.profile == ProfileId::ClaudeCode2_1_332;
+        // A replay has met the new session's `Started` already: its held `system/init` (and the
+        // place its uuid took) waits for the first query, as it did live.
+        let held = self.held_init.take().map(|init| (init, self.seq, self.line));
         self.session_id = new_session.to_string();
         // Line uuids come from the session, step and place: these lines belong to no step of
         // the new session's journal, so they take a step number none has.
@@ -67,16 +96,12 @@ impl SdkStream {
             );
             self.emit(line, true);
         }
-        let (cost, usage) = match (latest, previous) {
-            (false, Some(previous)) => (
-                previous.total_cost_usd,
-                model_usage(&previous.model_usage, previous.profile, &self.prices, self.max_output_tokens),
-            ),
-            _ => (0.0, json!({})),
-        };
-        self.local_result(cost, usage_json(&Usage::default()), usage, latest.then_some("clear"), "");
-        self.seq = 0;
-        self.line = 0;
+        let usage = usage_json(&Usage::default());
+        self.local_result(cleared.cost_usd, usage, cleared.model_usage.clone(), latest.then_some("clear"), "");
+        (self.seq, self.line) = (0, 0);
+        if let Some((init, seq, line)) = held {
+            (self.held_init, self.seq, self.line) = (Some(init), seq, line);
+        }
     }
 
     /// A `result` line of a built-in command: no turns, no text, no stop reason.
@@ -147,6 +172,21 @@ impl SdkStream {
                 }
                 true
             }
+            // 2.1.197 did not compact a single exchange (flag 22): its words, as a blocked one's.
+            RunEvent::CompactStatus(CompactStatus::TooFewGroups)
+                if self.profile.profile().compact.by_hand_too_few.is_some() =>
+            {
+                let text = self.profile.profile().compact.by_hand_too_few.unwrap_or_default();
+                let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
+                self.compact_status(CompactStatus::Blocked(text.to_string()));
+                for line in held {
+                    self.wire.line(&Value::Object(line));
+                }
+                if let Some(by_hand) = self.by_hand.as_mut() {
+                    by_hand.refused = Some(text);
+                }
+                true
+            }
             RunEvent::CompactStatus(status) => {
                 let held = self.by_hand.as_mut().and_then(|b| b.held.take()).unwrap_or_default();
                 self.compact_status(status.clone());
@@ -165,9 +205,16 @@ impl SdkStream {
             RunEvent::Finished(result) => {
                 let by_hand = self.by_hand.take().unwrap_or_default();
                 let blocked = pre_compact_block(&by_hand.pre_compact);
-                if let Some(text) = &blocked {
-                    self.compaction_blocked(text);
+                match (&blocked, by_hand.refused) {
+                    (Some(text), _) => self.compaction_blocked(text),
+                    // Its status lines are printed already.
+                    (None, Some(text)) => {
+                        self.next_query();
+                        self.local_error_line(text, "compact", "");
+                    }
+                    (None, None) => {}
                 }
+                let blocked = blocked.or_else(|| by_hand.refused.map(str::to_string));
                 if by_hand.succeeded {
                     let note = pre_compact_note(&by_hand.pre_compact);
                     let content = format!("<local-command-stdout>Compacted {note}</local-command-stdout>");
@@ -222,4 +269,6 @@ pub(super) struct ByHand {
     succeeded: bool,
     /// Its PreCompact hooks' runs (flag 10), worded into the `Compacted ` note.
     pre_compact: Vec<HookRun>,
+    /// What the version answered instead of compacting a single exchange (flag 22).
+    refused: Option<&'static str>,
 }

@@ -120,6 +120,11 @@ pub enum Flag {
     /// hooks (`source: "compact"`) before its summary is applied, each journaled as a `hook_done`
     /// the compaction waits through. Off: only `/compact`'s PreCompact hooks run (flag 10).
     CompactionHooks = 21,
+    /// Under a profile with [`crate::profile::CompactRule::by_hand_too_few`] (2.1.197), a
+    /// `/compact` of a single exchange (one prompt, one answer) is not made: the caller is told
+    /// it was skipped (`compaction_skipped`, trigger `manual`), in that version's words
+    /// (`sdk36/queued_compact`). Off: the exchange is summarised.
+    SingleExchangeNotCompacted = 22,
     /// Under a profile with [`crate::profile::ToolTexts::written_note`] (Claude Code), a Write's
     /// and an Edit's result end with that version's note that the model's view of the file is
     /// current (not after an Edit of a file never read), and an Edit with `replace_all` says
@@ -173,6 +178,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeRetryDelays,
     Flag::SingleExchangeTooLongText,
     Flag::CompactionHooks,
+    Flag::SingleExchangeNotCompacted,
     Flag::WrittenFileTexts,
     Flag::ToolInputDefaults,
 ];
@@ -257,9 +263,9 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25]
         );
-        assert_eq!(Flag::from_number(22), None);
+        assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
             assert!(known.has(flag.number()), "{flag:?} is not known");
         }
@@ -272,7 +278,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,24,25,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -224,4 +224,22 @@ mod tests {
         let step = transition(aborted, Event::CompactRequested);
         assert_eq!(why(&step), Some(&IgnoreWhy::NothingToCompact), "a prompt alone cannot be compacted");
     }
+
+    #[test]
+    fn under_2_1_197_a_single_exchange_is_not_compacted_by_hand() {
+        let compact = |config: Config| {
+            let state = respond(started_with(config), vec![ContentBlock::text("one")], StopReason::EndTurn).state;
+            transition(state, Event::CompactRequested)
+        };
+        let old = Config { profile: crate::profile::ProfileId::ClaudeCode2_1_197, ..Config::default() };
+        let step = compact(old.clone());
+        assert_eq!((step.state.phase(), step.ignored.is_none()), ("done", true));
+        let skipped = crate::effect::Notice::CompactionSkipped { trigger: "manual".into() };
+        assert_eq!(step.effects, vec![Effect::from(skipped)]);
+        let mut flags = old.flags.clone();
+        flags.flip(crate::Flag::SingleExchangeNotCompacted.number());
+        assert_eq!(compact(old.with_flags(flags)).state.phase(), "compacting", "a journal without flag 22");
+        let latest = Config { profile: crate::profile::ProfileId::ClaudeCode2_1_332, ..Config::default() };
+        assert_eq!(compact(latest).state.phase(), "compacting", "2.1.332 compacts it");
+    }
 }

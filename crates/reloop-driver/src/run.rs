@@ -118,6 +118,18 @@ impl Session {
         self.start_after(Vec::new(), prompt, origin)
     }
 
+    /// Journals the session's header and no step, and returns its id: a session that began and
+    /// ran no query (a stream-json `/clear` after which stdin closed, which Claude Code printed
+    /// a session for). Its replay prints what its header records; it has nothing to resume.
+    pub fn journal_without_steps(mut self) -> Result<String, DriverError> {
+        let (session_id, _, header) = self.prepare(Vec::new());
+        let (Some(journal), Some(header)) = (self.journal.as_mut(), header) else {
+            return Err(DriverError::NeedsJournal { action: "journaling a session without steps" });
+        };
+        journal.create_session_with_steps(&header, &[])?;
+        Ok(session_id)
+    }
+
     /// As [`Session::start_from`], with `before` applied ahead of the prompt (a custom slash
     /// command's model switch for its query).
     pub fn start_after(

@@ -347,6 +347,11 @@ impl JournalBackend for PgJournal {
         self.call(move |conn| conn.subagents_of(&parent))
     }
 
+    fn cleared_from(&self, session: &str) -> Result<Vec<String>, JournalError> {
+        let session = session.to_string();
+        self.call(move |conn| conn.cleared_from(&session))
+    }
+
     fn enqueue(&mut self, session: &str) -> Result<(), JournalError> {
         self.flush(None)?;
         let session = session.to_string();

@@ -82,4 +82,18 @@ impl Conn {
             })
             .collect())
     }
+
+    /// The sessions a `/clear` started from `session`, in creation order.
+    pub(crate) fn cleared_from(&mut self, session: &str) -> Result<Vec<String>, JournalError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT id FROM reloop.sessions
+                 WHERE run_config::jsonb -> 'print' -> 'cleared_from' ->> 'session' = $1
+                 ORDER BY created_at_ms, created_order",
+                &[&session],
+            )
+            .map_err(|e| database_error(&self.place, &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
 }

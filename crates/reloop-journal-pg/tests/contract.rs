@@ -280,6 +280,29 @@ fn listings_show_prompts_usage_and_subagents(open: Open) {
     assert_eq!(j.resolve("last").unwrap(), "fork", "a subagent's session is never `last`");
 }
 
+/// A stream-json `/clear` begins a session whose header names the one it cleared; one no
+/// query followed has no steps. Either is found from the cleared session, and listed.
+fn sessions_a_clear_began_are_found_from_the_cleared_one(open: Open) {
+    let mut j = open();
+    j.create_session(&header("old"), &[said(1, "before the clear")]).unwrap();
+    let cleared = |id: &str, from: &str| {
+        let mut h = header(id);
+        h.created_at_ms += 1;
+        h.run_config["print"] =
+            serde_json::json!({"cleared_from": {"session": from, "cost_usd": 0.0, "model_usage": {}}});
+        h
+    };
+    j.create_session(&cleared("new", "old"), &[said(1, "after it")]).unwrap();
+    j.create_session(&cleared("empty", "new"), &[]).unwrap();
+    assert_eq!(j.cleared_from("old").unwrap(), vec!["new".to_string()]);
+    assert_eq!(j.cleared_from("new").unwrap(), vec!["empty".to_string()]);
+    assert!(j.cleared_from("empty").unwrap().is_empty());
+    assert!(j.steps("empty").unwrap().is_empty());
+    let listed = j.overview().unwrap();
+    let empty = listed.iter().find(|o| o.id == "empty").unwrap();
+    assert_eq!((empty.steps, empty.first_prompt.clone()), (0, None));
+}
+
 macro_rules! contract {
     ($($scenario:ident),* $(,)?) => {
         mod sqlite {
@@ -314,6 +337,7 @@ contract!(
     a_session_written_from_a_fill_is_there_whole_or_not_at_all,
     a_step_over_the_row_cap_is_refused_and_nothing_written,
     listings_show_prompts_usage_and_subagents,
+    sessions_a_clear_began_are_found_from_the_cleared_one,
 );
 
 #[test]

@@ -36,6 +36,16 @@ impl Journal {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The sessions a `/clear` started from `session`, in creation order.
+    pub fn cleared_from(&self, session: &str) -> Result<Vec<String>, JournalError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM sessions WHERE json_extract(run_config, '$.print.cleared_from.session') = ?1
+             ORDER BY created_at_ms, rowid",
+        )?;
+        let rows = stmt.query_map(params![session], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The session that answers `parent`'s call `tool_use_id`, if one was started.
     pub fn subagent_for(&self, parent: &str, tool_use_id: &str) -> Result<Option<String>, JournalError> {
         Ok(self.subagents_of(parent)?.into_iter().find(|s| s.tool_use_id == tool_use_id).map(|s| s.id))

@@ -126,6 +126,10 @@ pub trait JournalBackend {
     /// The subagents `parent` started, in creation order.
     fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError>;
 
+    /// The sessions a `/clear` started from `session` (their headers' `run_config.print.cleared_from.session`),
+    /// in creation order: its replay ends with the lines the `/clear` printed.
+    fn cleared_from(&self, session: &str) -> Result<Vec<String>, JournalError>;
+
     /// Puts a session this journal created (and writes) in the work queue, and gives it up:
     /// a worker ([`JournalBackend::claim`]) runs it from there.
     fn enqueue(&mut self, _session: &str) -> Result<(), JournalError> {
@@ -306,6 +310,10 @@ impl JournalBackend for Journal {
 
     fn subagents_of(&self, parent: &str) -> Result<Vec<Subagent>, JournalError> {
         Journal::subagents_of(self, parent)
+    }
+
+    fn cleared_from(&self, session: &str) -> Result<Vec<String>, JournalError> {
+        Journal::cleared_from(self, session)
     }
 
     fn visit_steps_from(

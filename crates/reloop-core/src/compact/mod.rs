@@ -121,6 +121,14 @@ pub(crate) fn extract_summary(text: &str) -> &str {
     }
 }
 
+/// Whether a `/compact` leaves this conversation as it is: a single exchange, under a profile
+/// that does not compact one by hand (flag 22, [`crate::profile::CompactRule::by_hand_too_few`]).
+pub(crate) fn single_exchange_kept(ctx: &crate::context::Loop) -> bool {
+    ctx.config.flag(crate::flags::Flag::SingleExchangeNotCompacted)
+        && ctx.config.compact_rule().by_hand_too_few.is_some()
+        && matches!(ctx.messages.tail(3).as_slice(), [u, a] if u.role == Role::User && a.role == Role::Assistant)
+}
+
 /// How many leading messages a compaction would summarise, or `None` when there is not at
 /// least one exchange before the kept tail: such a conversation cannot be compacted.
 pub fn summarizable(history: &History) -> Option<usize> {

@@ -21,6 +21,11 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         Event::CompactRequested if crate::prompt_hooks::compaction_blocked(&mut ctx) => {
             Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::CompactionBlocked)
         }
+        // 2.1.197 does not compact a single exchange by hand, and says so (flag 22).
+        Event::CompactRequested if crate::compact::single_exchange_kept(&ctx) => {
+            let skipped = crate::effect::Notice::CompactionSkipped { trigger: Trigger::Manual.as_str().to_string() };
+            Step::with(Phase::Done(ctx, terminal), vec![skipped.into()])
+        }
         Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);

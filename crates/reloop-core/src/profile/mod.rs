@@ -223,6 +223,7 @@ pub const RELOOP: Profile = Profile {
         too_long_shapes: &[SummaryShape::Full],
         transcript: TranscriptNote::Never,
         report_too_few: false,
+        by_hand_too_few: None,
     },
     wire: WireRule {
         effort: None,
@@ -285,6 +286,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         too_long_shapes: &[SummaryShape::Full],
         transcript: TranscriptNote::Always,
         report_too_few: true,
+        by_hand_too_few: Some("Not enough messages to compact."),
     },
     wire: WireRule {
         effort: Some(("high", "high")),
@@ -376,6 +378,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         ],
         transcript: TranscriptNote::WhenWritten,
         report_too_few: true,
+        by_hand_too_few: None,
     },
     wire: WireRule {
         effort: Some(("medium", "high")),

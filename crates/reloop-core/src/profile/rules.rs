@@ -304,6 +304,9 @@ pub struct CompactRule {
     /// An auto-compaction with too little to summarise is reported as failed
     /// (`too_few_groups`) before the request goes ahead (flag 18).
     pub report_too_few: bool,
+    /// What a `/compact` of a single exchange answers instead of compacting it (flag 22; 2.1.197:
+    /// `Not enough messages to compact.`); `None`: the exchange is summarised.
+    pub by_hand_too_few: Option<&'static str>,
 }
 
 /// One shape of a summary request (flag 18's retries of a too-long one).
