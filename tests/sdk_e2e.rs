@@ -15,6 +15,8 @@
 //! The live lines are caught by a wrapper the SDKs take for the CLI (`sdk/replay_check.rs`).
 
 mod common;
+#[path = "sdk/install.rs"]
+mod install;
 #[path = "sdk/replay_check.rs"]
 mod replay_check;
 
@@ -29,31 +31,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The SDK install (scripts/sdk-setup.sh), with pytest and tsx; `None` skips, as
-/// tests/sdk_examples.rs does, unless RELOOP_REQUIRE_SDK=1.
+/// The SDK install with what these tests run ([`install::sdk_dir`]).
 fn sdk_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RELOOP_SDK_DIR").map(PathBuf::from);
-    let ready =
-        dir.as_ref().filter(|d| d.join("venv/bin/pytest").exists() && d.join("node/node_modules/.bin/tsx").exists());
-    match ready {
-        Some(d) => Some(d.clone()),
-        None if std::env::var("RELOOP_REQUIRE_SDK").as_deref() == Ok("1") => {
-            panic!("the SDKs' test tools are not installed (RELOOP_SDK_DIR={dir:?}): run `bash scripts/sdk-setup.sh`")
-        }
-        None => {
-            eprintln!("notice: SDK e2e tests skipped: run `bash scripts/sdk-setup.sh` and set RELOOP_SDK_DIR");
-            None
-        }
-    }
-}
-
-/// The Claude Code binary the Python SDK's wheel bundles.
-fn bundled_claude(sdk: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(sdk.join("venv/lib"))
-        .ok()?
-        .flatten()
-        .map(|e| e.path().join("site-packages/claude_agent_sdk/_bundled/claude"))
-        .find(|p| p.exists())
+    install::sdk_dir(&["venv/bin/pytest", "node/node_modules/.bin/tsx"], "the SDKs' test tools")
 }
 
 /// A section of docs/sdk.md: from its `### TITLE` heading to the next heading.
@@ -144,7 +124,7 @@ fn the_python_sdks_e2e_tests_fail_on_reloop_only_where_docs_sdk_md_says_and_repl
 #[test]
 fn the_python_sdks_e2e_tests_fail_on_claude_code_where_docs_sdk_md_says() {
     let Some(sdk) = sdk_dir() else { return };
-    let Some(claude) = bundled_claude(&sdk) else {
+    let Some(claude) = install::bundled_claude(&sdk) else {
         eprintln!("notice: SDK e2e tests on Claude Code skipped: the wheel's bundled Claude Code is missing");
         return;
     };

@@ -11,6 +11,8 @@
 //! message types it printed live (`sdk/replay_check.rs`).
 
 mod common;
+#[path = "sdk/install.rs"]
+mod install;
 #[path = "sdk/replay_check.rs"]
 mod replay_check;
 
@@ -61,30 +63,9 @@ const DIFFERS: &[(&str, &str)] = &[
     ("tools_option.py", "init lists reloop's seven tools, in reloop's order"),
 ];
 
+/// The SDK install with what these tests run ([`install::sdk_dir`]).
 fn sdk_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RELOOP_SDK_DIR").map(PathBuf::from);
-    let ready =
-        dir.as_ref().filter(|d| d.join("examples/quick_start.py").exists() && d.join("venv/bin/python").exists());
-    match ready {
-        Some(d) => Some(d.clone()),
-        None if std::env::var("RELOOP_REQUIRE_SDK").as_deref() == Ok("1") => {
-            panic!("the SDK examples are not installed (RELOOP_SDK_DIR={dir:?}): run `bash scripts/sdk-setup.sh`")
-        }
-        None => {
-            eprintln!("notice: SDK examples skipped: run `bash scripts/sdk-setup.sh` and set RELOOP_SDK_DIR");
-            None
-        }
-    }
-}
-
-/// The Claude Code binary the Python SDK's wheel bundles.
-fn bundled_claude(sdk: &Path) -> Option<PathBuf> {
-    let lib = sdk.join("venv/lib");
-    std::fs::read_dir(&lib)
-        .ok()?
-        .flatten()
-        .map(|e| e.path().join("site-packages/claude_agent_sdk/_bundled/claude"))
-        .find(|p| p.exists())
+    install::sdk_dir(&["examples/quick_start.py", "venv/bin/python"], "the SDK examples")
 }
 
 /// `journal`: where the sessions go, kept (else a temporary one).
@@ -103,7 +84,7 @@ fn run_example(sdk: &Path, example: &str, args: &[&str], cli: &Path, journal: Op
 #[test]
 fn the_python_sdks_examples_print_on_reloop_what_they_print_on_claude_code() {
     let Some(sdk) = sdk_dir() else { return };
-    let Some(claude) = bundled_claude(&sdk) else {
+    let Some(claude) = install::bundled_claude(&sdk) else {
         eprintln!("notice: SDK examples skipped: the wheel's bundled Claude Code is missing");
         return;
     };
