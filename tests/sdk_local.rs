@@ -186,21 +186,7 @@ fn local_commands_are_answered_without_the_model_as_claude_code_does() {
                 journaled.extend(query.iter().cloned());
             }
         }
-        let strip = |lines: &[Value]| -> Vec<Value> {
-            lines
-                .iter()
-                .map(|l| {
-                    let mut l = l.clone();
-                    for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
-                        if l.get(timing).is_some() {
-                            l[timing] = Value::Null;
-                        }
-                    }
-                    l
-                })
-                .collect()
-        };
-        assert_eq!(strip(&replayed), strip(&journaled), "{version}");
+        assert_eq!(common::without_timings(&replayed), common::without_timings(&journaled), "{version}");
     }
 }
 
@@ -318,21 +304,11 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
         let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
-        let strip = |lines: &[Value]| -> Vec<Value> {
-            lines
-                .iter()
-                .map(|l| {
-                    let mut l = l.clone();
-                    for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
-                        if l.get(timing).is_some() {
-                            l[timing] = Value::Null;
-                        }
-                    }
-                    l
-                })
-                .collect()
-        };
-        assert_eq!(strip(&replayed), strip(&live), "{version}: the replayed stream");
+        assert_eq!(
+            common::without_timings(&replayed),
+            common::without_timings(&live),
+            "{version}: the replayed stream"
+        );
 
         // `-p /fm A B`: the one query is the command's.
         let server = FakeServer::start(turns(&dir).into_iter().take(2).collect());

@@ -77,22 +77,6 @@ fn print_mode(ws: &Workspace, version: &str, server: &FakeServer, args: &[&str],
     child.wait_with_output().unwrap()
 }
 
-/// The live lines without what differs between two printings of the same session.
-fn comparable(lines: &[Value]) -> Vec<Value> {
-    lines
-        .iter()
-        .map(|l| {
-            let mut l = l.clone();
-            for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
-                if l.get(timing).is_some() {
-                    l[timing] = Value::Null;
-                }
-            }
-            l
-        })
-        .collect()
-}
-
 /// The session replays identical, and its replayed stream-json is the live one.
 fn replays_as_live(ws: &Workspace, live: &[Value], what: &str) {
     let replay = ws.reloop(&["replay", "last"]);
@@ -100,7 +84,7 @@ fn replays_as_live(ws: &Workspace, live: &[Value], what: &str) {
     assert!(stdout(&replay).contains("identical"), "{what}: {}", stdout(&replay));
     let replayed = ws.reloop(&["replay", "last", "--output-format", "stream-json"]);
     assert_eq!(replayed.status.code(), Some(0), "{what}: {}", stderr(&replayed));
-    assert_eq!(comparable(&stdout_lines(&replayed)), comparable(live), "{what}");
+    assert_eq!(common::without_timings(&stdout_lines(&replayed)), common::without_timings(live), "{what}");
 }
 
 /// The text of the last user message of a request body.
@@ -394,7 +378,7 @@ fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
         for (id, what) in [(old, "the first session"), (new, "the new session")] {
             let printed: Vec<Value> = live.iter().filter(|l| l["session_id"] == id).cloned().collect();
             let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
-            assert_eq!(comparable(&replayed), comparable(&printed), "{version}: {what}");
+            assert_eq!(common::without_timings(&replayed), common::without_timings(&printed), "{version}: {what}");
         }
     }
 }
@@ -425,7 +409,7 @@ fn a_clear_no_query_follows_replays_as_it_was_printed() {
         assert_eq!(of(new).iter().map(kind).collect::<Vec<_>>(), expected, "{version}");
         for (id, what) in [(old, "the first session"), (new, "the new session")] {
             let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
-            assert_eq!(comparable(&replayed), comparable(&of(id)), "{version}: {what}");
+            assert_eq!(common::without_timings(&replayed), common::without_timings(&of(id)), "{version}: {what}");
         }
         // A session of no steps: listed, shown, replayed (nothing to run again), explained, and
         // refused by `resume` in words.

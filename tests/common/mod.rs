@@ -175,6 +175,23 @@ pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
     stdout(output).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
+/// Stream-json lines without what differs between two printings of the same session (their
+/// durations and timestamps): a live run and its replay compare equal through it.
+pub fn without_timings(lines: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            for timing in ["duration_ms", "duration_api_ms", "timestamp"] {
+                if l.get(timing).is_some() {
+                    l[timing] = serde_json::Value::Null;
+                }
+            }
+            l
+        })
+        .collect()
+}
+
 /// A child's stream-json stdout read on a thread, a parsed line at a time, so a test can wait
 /// on it with a deadline while it writes the child's stdin.
 pub fn json_line_reader(
