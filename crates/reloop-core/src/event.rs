@@ -204,17 +204,27 @@ pub struct ToolOutcome {
 }
 
 impl ToolOutcome {
-    /// An error result of `text` for the call `tool_use_id`.
-    pub fn error(tool_use_id: &str, text: &str) -> Self {
+    /// A plain result `content` for the call `tool_use_id`: no error, no denial, no request
+    /// yet, nothing kept beside it. Every other outcome starts from it (`..ToolOutcome::new`),
+    /// so a new field is given its default in one place.
+    pub fn new(tool_use_id: impl Into<String>, content: crate::message::ToolResultContent) -> Self {
         ToolOutcome {
-            tool_use_id: tool_use_id.to_string(),
-            content: crate::message::ToolResultContent::Text(text.to_string()),
-            is_error: true,
+            tool_use_id: tool_use_id.into(),
+            content,
+            is_error: false,
             denied: false,
             request: 0,
             agent_usage: None,
             tool_use_result: None,
             tool_result_meta: None,
+        }
+    }
+
+    /// An error result of `text` for the call `tool_use_id`.
+    pub fn error(tool_use_id: &str, text: &str) -> Self {
+        ToolOutcome {
+            is_error: true,
+            ..ToolOutcome::new(tool_use_id, crate::message::ToolResultContent::Text(text.to_string()))
         }
     }
 

@@ -217,15 +217,12 @@ fn replacement(event: &Event, share: usize) -> Event {
     let request = event.request().unwrap_or_default();
     match event {
         Event::ToolDone(outcome) => Event::ToolDone(reloop_core::ToolOutcome {
-            tool_use_id: outcome.tool_use_id.clone(),
-            content: reloop_core::ToolResultContent::Text(note),
             is_error: true,
             denied: outcome.denied,
             request,
             // What a subagent spent was spent, whatever became of its answer.
             agent_usage: outcome.agent_usage.clone(),
-            tool_use_result: None,
-            tool_result_meta: None,
+            ..reloop_core::ToolOutcome::new(outcome.tool_use_id.clone(), reloop_core::ToolResultContent::Text(note))
         }),
         Event::HookDone { hook_event, tool_use_id, .. } => Event::HookDone {
             hook_event: *hook_event,
@@ -270,16 +267,7 @@ mod tests {
     use reloop_core::{ContentBlock, ToolOutcome, ToolResultContent};
 
     fn tool_done(content: ToolResultContent) -> Event {
-        Event::ToolDone(ToolOutcome {
-            tool_use_id: "toolu_01".into(),
-            content,
-            is_error: false,
-            denied: false,
-            request: 1,
-            agent_usage: None,
-            tool_use_result: None,
-            tool_result_meta: None,
-        })
+        Event::ToolDone(ToolOutcome { request: 1, ..ToolOutcome::new("toolu_01", content) })
     }
 
     #[test]

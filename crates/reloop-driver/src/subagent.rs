@@ -307,16 +307,7 @@ fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOu
             )),
         ])
     };
-    ToolOutcome {
-        tool_use_id: tool_use_id.to_string(),
-        content,
-        is_error: result.is_error,
-        denied: false,
-        request: 0,
-        agent_usage: Some(spent),
-        tool_use_result: None,
-        tool_result_meta: None,
-    }
+    ToolOutcome { is_error: result.is_error, agent_usage: Some(spent), ..ToolOutcome::new(tool_use_id, content) }
 }
 
 /// Model requests the tree of `session` (from its root down) has completed, by its journal:

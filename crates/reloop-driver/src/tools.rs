@@ -574,16 +574,7 @@ async fn permit(
 
 /// An outcome; [`ToolScheduler::run`] tags it with its request when it feeds it back.
 fn done(id: &str, content: String, is_error: bool, denied: bool) -> Event {
-    Event::ToolDone(ToolOutcome {
-        tool_use_id: id.to_string(),
-        content: ToolResultContent::Text(content),
-        is_error,
-        denied,
-        request: 0,
-        agent_usage: None,
-        tool_use_result: None,
-        tool_result_meta: None,
-    })
+    Event::ToolDone(ToolOutcome { is_error, denied, ..ToolOutcome::new(id, ToolResultContent::Text(content)) })
 }
 
 fn panicked(id: &str, error: &str) -> Event {
@@ -600,14 +591,10 @@ fn last_outcome(events: &[Event]) -> Option<&ToolOutcome> {
 fn set_outcome(events: &mut [Event], id: &str, text: String) {
     if let Some(Event::ToolDone(o)) = events.iter_mut().rev().find(|e| matches!(e, Event::ToolDone(_))) {
         *o = ToolOutcome {
-            tool_use_id: id.to_string(),
-            content: ToolResultContent::Text(text),
             is_error: true,
-            denied: false,
             request: o.request,
             agent_usage: o.agent_usage.take(),
-            tool_use_result: None,
-            tool_result_meta: None,
+            ..ToolOutcome::new(id, ToolResultContent::Text(text))
         };
     }
 }

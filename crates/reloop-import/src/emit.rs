@@ -302,14 +302,8 @@ impl Emitter {
                 for (id, answered) in self.open_calls() {
                     if !answered {
                         let outcome = ToolOutcome {
-                            tool_use_id: id,
-                            content: ToolResultContent::Text(UNANSWERED.to_string()),
                             is_error: true,
-                            denied: false,
-                            request: 0,
-                            agent_usage: None,
-                            tool_use_result: None,
-                            tool_result_meta: None,
+                            ..ToolOutcome::new(id, ToolResultContent::Text(UNANSWERED.to_string()))
                         };
                         self.apply(Event::ToolDone(outcome.clone()), at_ms);
                         self.summary.synthesized_tool_results += 1;

@@ -226,13 +226,8 @@ pub(crate) fn build(
                             ContentBlock::ToolResult(r) => Some(ToolOutcome {
                                 denied: r.is_error
                                     && (rejected.contains(&r.tool_use_id) || is_permission_denial(&r.content)),
-                                tool_use_id: r.tool_use_id,
-                                content: r.content,
                                 is_error: r.is_error,
-                                request: 0,
-                                agent_usage: None,
-                                tool_use_result: None,
-                                tool_result_meta: None,
+                                ..ToolOutcome::new(r.tool_use_id, r.content)
                             }),
                             _ => None,
                         })

@@ -97,14 +97,10 @@ pub(super) fn tool_events(
     };
     let outcome = |text: String, is_error: bool, denied: bool| {
         Event::ToolDone(ToolOutcome {
-            tool_use_id: call.id.clone(),
-            content: ToolResultContent::Text(text),
             is_error,
             denied,
             request,
-            agent_usage: None,
-            tool_use_result: None,
-            tool_result_meta: None,
+            ..ToolOutcome::new(call.id.clone(), ToolResultContent::Text(text))
         })
     };
     let mut events = Vec::new();

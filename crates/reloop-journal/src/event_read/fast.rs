@@ -55,16 +55,7 @@ fn tool_done(s: &mut Scan<'_>) -> Option<Event> {
     let is_error = s.opt(r#","is_error":true"#);
     let denied = s.opt(r#","denied":true"#);
     let request = s.request_and_end()?;
-    Some(Event::ToolDone(ToolOutcome {
-        tool_use_id,
-        content,
-        is_error,
-        denied,
-        request,
-        agent_usage: None,
-        tool_use_result: None,
-        tool_result_meta: None,
-    }))
+    Some(Event::ToolDone(ToolOutcome { is_error, denied, request, ..ToolOutcome::new(tool_use_id, content) }))
 }
 
 fn model_done(s: &mut Scan<'_>) -> Option<Event> {
@@ -396,14 +387,10 @@ mod tests {
             (text(), text(), any::<bool>(), any::<bool>(), request.clone()).prop_map(
                 |(tool_use_id, content, is_error, denied, request)| {
                     Event::ToolDone(ToolOutcome {
-                        tool_use_id,
-                        content: ToolResultContent::Text(content),
                         is_error,
                         denied,
                         request,
-                        agent_usage: None,
-                        tool_use_result: None,
-                        tool_result_meta: None,
+                        ..ToolOutcome::new(tool_use_id, ToolResultContent::Text(content))
                     })
                 }
             ),
