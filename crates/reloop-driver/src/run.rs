@@ -335,6 +335,7 @@ impl Runner {
             .filter(|t| t.written && rules.tools.mcp_image_saved)
             .map(|t| std::path::PathBuf::from(t.path.trim_end_matches(".jsonl")).join("tool-results"));
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
+        tool_ctx.structured_results = session.core.flag(reloop_core::Flag::StreamDetails);
         tool_ctx.written_note =
             rules.tools.written_note.filter(|_| session.core.flag(reloop_core::Flag::WrittenFileTexts));
         let permissions =

@@ -127,7 +127,8 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     Ok(match end {
         End::Exited(status) => {
             let output = finished(text, status);
-            let structured = (!output.is_error).then(|| crate::structured::bash(command, &output.content));
+            let structured =
+                (ctx.structured_results && !output.is_error).then(|| crate::structured::bash(command, &output.content));
             output.with_structured(structured)
         }
         End::TimedOut => ToolOutput::error(with_output(format!("Command timed out after {timeout_ms}ms"), &text)),

@@ -60,8 +60,10 @@ impl Tool for GlobTool {
         match glob(input, ctx) {
             Ok((text, total)) => {
                 let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
-                let structured = crate::structured::glob(&text, total > MAX_GLOB_RESULTS, total, millis);
-                ToolOutput::ok(text).with_structured(Some(structured))
+                let structured = ctx
+                    .structured_results
+                    .then(|| crate::structured::glob(&text, total > MAX_GLOB_RESULTS, total, millis));
+                ToolOutput::ok(text).with_structured(structured)
             }
             Err(err) => err.into(),
         }

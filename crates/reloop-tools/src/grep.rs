@@ -81,7 +81,8 @@ impl Tool for GrepTool {
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
         let output = into_output(grep(input, ctx));
         let mode = input::opt_string(input, "output_mode").unwrap_or("files_with_matches");
-        let structured = (!output.is_error).then(|| crate::structured::grep(mode, &output.content));
+        let structured =
+            (ctx.structured_results && !output.is_error).then(|| crate::structured::grep(mode, &output.content));
         output.with_structured(structured)
     }
 }

@@ -135,8 +135,9 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), Too
         return Err(ToolError::TooManyTokens { tokens });
     }
     ctx.mark_read(&path, stamp);
-    let structured = crate::structured::read(file_path, &shown.lines, first, total_lines);
-    Ok((shown.lines.join("\n"), Some(structured)))
+    let structured =
+        ctx.structured_results.then(|| crate::structured::read(file_path, &shown.lines, first, total_lines));
+    Ok((shown.lines.join("\n"), structured))
 }
 
 /// The lines to show: from 1-based `first`, at most `limit` of them.
@@ -292,12 +293,24 @@ mod tests {
     }
 
     #[test]
+    fn no_structured_result_is_built_unless_the_context_asks_for_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo").unwrap();
+        let mut ctx = ToolContext::new(dir.path().to_path_buf());
+        let input = json!({"file_path": "a.txt"});
+        assert_eq!(read(&input, &ctx).unwrap().1, None);
+        ctx.structured_results = true;
+        assert!(read(&input, &ctx).unwrap().1.is_some());
+    }
+
+    #[test]
     fn an_unchanged_part_read_again_gets_the_profile_s_answer_a_changed_file_its_content() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.txt");
         std::fs::write(&path, "one\ntwo").unwrap();
         let mut ctx = ToolContext::new(dir.path().to_path_buf());
         ctx.unchanged_read = Some("unchanged");
+        ctx.structured_results = true;
         let whole = json!({"file_path": "a.txt"});
         let text = |input: &Value| read(input, &ctx).unwrap().0;
         let (first, structured) = read(&whole, &ctx).unwrap();

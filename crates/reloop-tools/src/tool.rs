@@ -45,6 +45,11 @@ pub struct ToolContext {
     /// `<session>/tool-results/` beside the transcript: an MCP result's images); `None`: nothing
     /// is saved.
     pub results_dir: Option<PathBuf>,
+    /// Tools describe what they did as data too ([`crate::ToolOutput::structured`], Claude
+    /// Code's `tool_use_result`, kept under flag 12). Off by default: building it costs a copy
+    /// of what was read and, for Write and Edit, the file's old text and a diff, which a session
+    /// that does not keep it should not pay.
+    pub structured_results: bool,
 }
 
 /// A file as a Read saw it: the part read (offset, limit as given), its length and its
@@ -125,6 +130,7 @@ impl ToolContext {
             unchanged_read: None,
             written_note: None,
             results_dir: None,
+            structured_results: false,
         }
     }
 

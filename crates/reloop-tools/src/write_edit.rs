@@ -216,12 +216,12 @@ pub fn read_first_refusal(tool: &str, input: &Value, ctx: &ToolContext) -> Optio
     (exists && !ctx.was_read(&path)).then(|| ToolError::NotReadYet.to_string())
 }
 
-/// The text the model reads, with what the call did as data.
-type Done = Result<(String, Value), ToolError>;
+/// The text the model reads, with what the call did as data when the context asks for it.
+type Done = Result<(String, Option<Value>), ToolError>;
 
 fn with_structured(result: Done) -> ToolOutput {
     match result {
-        Ok((text, structured)) => ToolOutput::ok(text).with_structured(Some(structured)),
+        Ok((text, structured)) => ToolOutput::ok(text).with_structured(structured),
         Err(err) => err.into(),
     }
 }
@@ -240,10 +240,11 @@ fn write(input: &Value, ctx: &ToolContext) -> Done {
     if exists && !ctx.was_read(&path) {
         return Err(ToolError::NotReadYet);
     }
-    let original = if exists { original_text(&path) } else { None };
+    // The old text is read only for the structured result, which holds it.
+    let original = if exists && ctx.structured_results { original_text(&path) } else { None };
     store(&path, content, ctx)?;
     let text = noted(if exists { updated(&path) } else { created(&path) }, ctx, true);
-    Ok((text, structured::write(file_path, content, original.as_deref())))
+    Ok((text, ctx.structured_results.then(|| structured::write(file_path, content, original.as_deref()))))
 }
 
 fn edit(input: &Value, ctx: &ToolContext) -> Done {
@@ -259,7 +260,10 @@ fn edit(input: &Value, ctx: &ToolContext) -> Done {
     if !existing_file(&path)? {
         if old_string.is_empty() {
             store(&path, new_string, ctx)?;
-            return Ok((created(&path), structured::edit(&call, "", new_string, false)));
+            return Ok((
+                created(&path),
+                ctx.structured_results.then(|| structured::edit(&call, "", new_string, false)),
+            ));
         }
         return Err(ToolError::FileNotFound { cwd: ctx.cwd.clone() });
     }
@@ -281,11 +285,13 @@ fn edit(input: &Value, ctx: &ToolContext) -> Done {
             return Err(ToolError::FileAlreadyExists);
         }
         store(&path, new_string, ctx)?;
-        return Ok((edited(&path, ctx, replace_all, unread), structured::edit(&call, &content, new_string, unread)));
+        let structured = ctx.structured_results.then(|| structured::edit(&call, &content, new_string, unread));
+        return Ok((edited(&path, ctx, replace_all, unread), structured));
     }
     let replaced = replace(&content, old_string, new_string, replace_all)?;
     store(&path, &replaced, ctx)?;
-    Ok((edited(&path, ctx, replace_all, unread), structured::edit(&call, &content, &replaced, unread)))
+    let structured = ctx.structured_results.then(|| structured::edit(&call, &content, &replaced, unread));
+    Ok((edited(&path, ctx, replace_all, unread), structured))
 }
 
 /// Replaces `old` by `new` in `content`, enforcing uniqueness unless `all`.
