@@ -14,9 +14,6 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import Image, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ResourceLink, TextContent, ToolAnnotations
 
 # A 1x1 PNG.
 PIXEL = base64.b64decode(
@@ -24,7 +21,13 @@ PIXEL = base64.b64decode(
 )
 
 
-def build() -> MCPServer:
+def build():
+    # The SDK is imported here, not at the top: it takes seconds to load on a busy machine, and
+    # the garbage server must speak before the client's startup timeout whatever the load.
+    from mcp.server.mcpserver import Image, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import ResourceLink, TextContent, ToolAnnotations
+
     mcp = MCPServer("fixture")
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
