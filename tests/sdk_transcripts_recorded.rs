@@ -94,13 +94,34 @@ fn shape(line: &Value) -> Option<String> {
     }
 }
 
+/// Each line's shape; a tool result's line is tagged `(source)` when its
+/// `sourceToolAssistantUUID` names the earlier assistant line that asked for the call, as both
+/// versions write for every result.
 fn shapes(file: &Path) -> Vec<String> {
-    std::fs::read_to_string(file)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|l| shape(&l))
-        .collect()
+    let mut asked_on: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = Vec::new();
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    for line in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+        let blocks = line["message"]["content"].as_array().cloned().unwrap_or_default();
+        if line["type"] == "assistant" {
+            for call in blocks.iter().filter(|b| b["type"] == "tool_use") {
+                let (id, uuid) = (call["id"].as_str(), line["uuid"].as_str());
+                if let (Some(id), Some(uuid)) = (id, uuid) {
+                    asked_on.insert(id.to_string(), uuid.to_string());
+                }
+            }
+        }
+        let Some(mut shape) = shape(&line) else { continue };
+        let answered = blocks.first().filter(|b| b["type"] == "tool_result").and_then(|b| b["tool_use_id"].as_str());
+        if let Some(id) = answered.filter(|_| line["type"] == "user") {
+            if line["sourceToolAssistantUUID"].as_str().is_some_and(|uuid| asked_on.get(id).is_some_and(|u| u == uuid))
+            {
+                shape.push_str("(source)");
+            }
+        }
+        out.push(shape);
+    }
+    out
 }
 
 /// Every `transcript.jsonl` under `root`, by its scenario path (`VERSION/FAMILY[/VARIANT]`).

@@ -187,7 +187,7 @@ fn match_key(line: &Value) -> Option<String> {
 }
 
 /// `text`'s lines with the uuid of the stream line that showed each message (matched in order
-/// by [`match_key`]), and every `parentUuid` following the change. Lines the stream did not show
+/// by [`match_key`]), and every `parentUuid` and `sourceToolAssistantUUID` following the change. Lines the stream did not show
 /// (the typed prompt, meta lines) keep theirs.
 fn with_stream_uuids(text: &[u8], stream: &[Value]) -> Vec<u8> {
     let mut shown: std::collections::HashMap<String, std::collections::VecDeque<String>> = Default::default();
@@ -210,8 +210,10 @@ fn with_stream_uuids(text: &[u8], stream: &[Value]) -> Vec<u8> {
             }
             line["uuid"] = json!(new);
         }
-        if let Some(parent) = line.get("parentUuid").and_then(Value::as_str).and_then(|p| renamed.get(p)) {
-            line["parentUuid"] = json!(parent);
+        for link in ["parentUuid", "sourceToolAssistantUUID"] {
+            if let Some(to) = line.get(link).and_then(Value::as_str).and_then(|p| renamed.get(p)) {
+                line[link] = json!(to);
+            }
         }
         out.extend_from_slice(line.to_string().as_bytes());
         out.push(b'\n');

@@ -177,6 +177,7 @@ impl<'a> Exporter<'a> {
             lines: 0,
             style: TranscriptStyle::default(),
             tool_use_results: HashMap::new(),
+            asked_on: HashMap::new(),
         };
         Ok(Exporter { format, header, fold: Fold::new(&header.core_config), span: None, jsonl })
     }
@@ -322,6 +323,9 @@ struct JsonlWriter<'a> {
     /// Each call's `tool_use_result` as its outcome kept it (flag 12), by call id: the line
     /// of the message carrying its result gets it as `toolUseResult`, as Claude Code's does.
     tool_use_results: HashMap<String, Value>,
+    /// The uuid of the assistant line that asked for each call, by call id: the line of its
+    /// result names it as `sourceToolAssistantUUID`, as both recorded versions write.
+    asked_on: HashMap<String, String>,
 }
 
 impl JsonlWriter<'_> {
@@ -367,8 +371,20 @@ impl JsonlWriter<'_> {
         obj.insert("timestamp".into(), Value::String(format_rfc3339_ms(at_ms)));
         let first_result = obj.get("message").and_then(|m| m.get("content")).and_then(|c| c.get(0));
         let id = first_result.filter(|b| b["type"] == "tool_result").and_then(|b| b["tool_use_id"].as_str());
-        if let Some(result) = id.and_then(|id| self.tool_use_results.get(id)) {
+        let id = id.map(str::to_string);
+        if let Some(result) = id.as_deref().and_then(|id| self.tool_use_results.get(id)) {
             obj.insert("toolUseResult".into(), result.clone());
+        }
+        if let Some(asked_on) = id.as_deref().filter(|_| kind == "user").and_then(|id| self.asked_on.get(id)) {
+            obj.insert("sourceToolAssistantUUID".into(), Value::String(asked_on.clone()));
+        }
+        if kind == "assistant" {
+            let blocks = obj.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
+            for call in blocks.into_iter().flatten().filter(|b| b["type"] == "tool_use") {
+                if let Some(id) = call["id"].as_str() {
+                    self.asked_on.insert(id.to_string(), uuid.clone());
+                }
+            }
         }
         write_line(out, &Value::Object(obj))?;
         self.lines += 1;
