@@ -322,3 +322,69 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
         assert_eq!(shown(&common::json_lines(&out))[0], shown(&recorded)[0], "{version}: -p's init");
     }
 }
+
+/// `/clear` as a new session's first prompt (`settings_slash/clear`): no request; the session
+/// the process started prints no `system/init` (2.1.332 its reset lines only) and the new one
+/// prints the `/clear`'s lines, as both versions do (the recording's SessionStart hook lines
+/// aside: reloop runs no hooks for a `/clear`, docs/sdk.md). With stream-json input the next
+/// question is the new session's first. Each session is journaled and its replayed stream is
+/// what was printed with its id.
+#[test]
+fn clear_as_the_first_prompt_starts_a_new_session_without_the_model() {
+    for version in VERSIONS {
+        let dir = fixture(version, "settings_slash", "clear");
+        let recorded: Vec<Value> =
+            lines(&dir.join("stdout.jsonl")).into_iter().filter(|l| !kind(l).starts_with("system/hook_")).collect();
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        // Which lines carry the first session's id and which the new one's.
+        let sessions = |lines: &[Value]| {
+            let ids: Vec<&Value> = lines.iter().map(|l| &l["session_id"]).collect();
+            ids.iter().map(|id| *id == ids[ids.len() - 1]).collect::<Vec<_>>()
+        };
+        let fields = |l: &Value| json!([l["result"], l["num_turns"], l["stop_reason"], l["local_command"]]);
+        let results = |lines: &[Value]| lines.iter().filter(|l| l["type"] == "result").map(fields).collect::<Vec<_>>();
+        let replayed = |ws: &Workspace, id: &str| {
+            let replay = ws.reloop(&["replay", id]);
+            assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+            common::json_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]))
+        };
+
+        let server = FakeServer::start(Vec::new());
+        let ws = Workspace::seed();
+        let out = reloop(&ws, version, &server.url).args(["-p", "/clear"]).output().unwrap();
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let live = common::json_lines(&out);
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(sessions(&live), sessions(&recorded), "{version}");
+        assert_eq!(results(&live), results(&recorded), "{version}");
+        assert!(server.requests().is_empty(), "{version}: the model is not asked");
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        let old = ws.reloop(&["sessions"]);
+        let old = stdout(&old);
+        let ids: Vec<&str> = old.lines().filter_map(|l| l.split_whitespace().next()).filter(|w| w.len() == 8).collect();
+        assert_eq!(ids.len(), 2, "{version}: both sessions are journaled: {old}");
+        for id in ids {
+            let printed: Vec<Value> = if new.starts_with(id) {
+                live.iter().filter(|l| l["session_id"] == new).cloned().collect()
+            } else {
+                live.iter().filter(|l| l["session_id"] != new).cloned().collect()
+            };
+            assert_eq!(common::without_timings(&replayed(&ws, id)), common::without_timings(&printed), "{version}");
+        }
+
+        // stream-json input: `/clear`, then a question the new session asks from nothing.
+        let after = fixture(version, "settings_slash", "stream_clear");
+        let server = FakeServer::start(turns(&after).into_iter().skip(1).collect());
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server.url, &["/clear".into(), "再说一遍".into()], false);
+        let cleared = live.iter().position(|l| l["type"] == "result").unwrap() + 1;
+        assert_eq!(kinds(&live[..cleared]), kinds(&recorded), "{version}: stream-json");
+        assert_eq!(kinds(&live[cleared..]), ["system/init", "assistant", "result"], "{version}: stream-json");
+        assert_eq!(server.requests().len(), 1, "{version}");
+        assert_eq!(server.requests()[0].body["messages"].as_array().unwrap().len(), 1, "{version}");
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        assert!(live[cleared - 1]["session_id"] == new, "{version}: the question is the new session's");
+        let printed: Vec<Value> = live.iter().filter(|l| l["session_id"] == new).cloned().collect();
+        assert_eq!(common::without_timings(&replayed(&ws, new)), common::without_timings(&printed), "{version}");
+    }
+}

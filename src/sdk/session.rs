@@ -27,6 +27,8 @@ const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
 #[path = "session_local.rs"]
 mod local;
+#[path = "session_clear.rs"]
+mod clear_first;
 
 pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
@@ -54,6 +56,10 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .print_record()?
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
+            if setup.clears_first(&typed) {
+                setup.clear_only(&wire, &mut printer)?;
+                return Ok(Exit::Success);
+            }
             // Only a new session: a resumed one has messages, and its id is its own.
             if let Some(answer) = setup.local(&typed, true)?.filter(|_| setup.starts_empty()) {
                 setup.answer_first(&wire, &answer, &mut printer)?;
@@ -499,11 +505,16 @@ async fn stream_session(
     let setup = Setup { args, cwd, init, servers };
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
+    if setup.clears_first(&first) {
+        let (id, cleared) = setup.clear_first(&wire, &mut stream)?;
+        let opening = Opening { cleared: Some(id), unjournaled: Some(cleared), command: None };
+        return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
+    }
     // Only a new session: a resumed one has messages, and a later run would not resume it.
     if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
         // Claude Code answered it itself: the session's first run starts with the next message.
         let id = setup.answer_first(&wire, &answer, &mut stream)?;
-        let opening = Opening { cleared: Some(id), command: None };
+        let opening = Opening { cleared: Some(id), unjournaled: None, command: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
     let command = setup.command_model(&prompt_text)?;
@@ -516,13 +527,15 @@ async fn stream_session(
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
     stream.set_origin(origin);
-    serve(Some(handle), Opening { cleared: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(Some(handle), Opening { cleared: None, unjournaled: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
 }
 
 /// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
-/// run then starts with the next message), and the command whose model the running query has.
+/// run then starts with the next message), what a first `/clear` printed for that session,
+/// and the command whose model the running query has.
 struct Opening {
     cleared: Option<String>,
+    unjournaled: Option<ClearedFrom>,
     command: Option<local::CommandModel>,
 }
 
@@ -545,9 +558,11 @@ async fn serve(
     let mut handle = handle;
     // The id a `/clear` (or a first prompt answered locally) gave the session its next message
     // starts.
+    // A first prompt answered locally (or a first `/clear`) already ended well.
+    let answered_first = opening.cleared.is_some();
     let mut cleared = opening.cleared;
     // What a `/clear` printed for the session it began, until that session is journaled.
-    let mut unjournaled: Option<ClearedFrom> = None;
+    let mut unjournaled: Option<ClearedFrom> = opening.unjournaled;
     // The command whose file's model the running query is asked with: the session goes back
     // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
     let mut command = opening.command;
@@ -563,7 +578,7 @@ async fn serve(
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut last: Option<RunResult> = None;
     // A prompt was answered locally: a session of only those ended well.
-    let mut answered = false;
+    let mut answered = answered_first;
     loop {
         tokio::select! {
             event = super::clear::next_event(&mut handle), if handle.is_some() => {
