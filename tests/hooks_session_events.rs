@@ -659,12 +659,18 @@ fn a_compaction_by_hand_runs_session_start_compact_as_claude_code_does() {
 /// `--include-hook-events`: every hook prints its `hook_started` / `hook_response` lines where
 /// Claude Code prints them (UserPromptSubmit's before `system/init`, a tool's hooks named
 /// `PreToolUse:Read` before its result's line, Stop's before the result), both versions alike;
-/// SessionEnd's print none; the replayed stream prints them too.
+/// SessionEnd's print none, nor do PreCompact's, by hand or automatic (`sdk36/compact_hook_events`,
+/// `sdk36/auto_compact_hook_events`: only the SessionStart `compact` lines); the replayed stream
+/// prints them too.
 #[test]
 fn include_hook_events_prints_every_hook_s_lines_as_claude_code_does() {
-    for (version, scenario) in
-        VERSIONS.into_iter().flat_map(|v| [(v, "sdk36/include_hook_events"), (v, "hooks_events/include_hook_events")])
-    {
+    let scenarios = [
+        "sdk36/include_hook_events",
+        "hooks_events/include_hook_events",
+        "sdk36/compact_hook_events",
+        "sdk36/auto_compact_hook_events",
+    ];
+    for (version, scenario) in VERSIONS.into_iter().flat_map(|v| scenarios.map(|s| (v, s))) {
         let version = format!("{version} {scenario}");
         let played = play(version.split(' ').next().unwrap(), scenario);
         let shown = |lines: &[Value]| -> Vec<String> {
