@@ -25,10 +25,14 @@ use crate::term::{errln, outln};
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
-#[path = "session_local.rs"]
-mod local;
 #[path = "session_clear.rs"]
 mod clear_first;
+#[path = "session_command.rs"]
+mod command;
+#[path = "session_local.rs"]
+mod local;
+#[path = "session_queued.rs"]
+mod queued;
 
 pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
@@ -65,8 +69,8 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 setup.answer_first(&wire, &answer, &mut printer)?;
                 return Ok(Exit::Success);
             }
-            if let Some(command) = setup.command_model(&prompt)? {
-                printer.command_model(command.model);
+            if let Some(command) = setup.command_query(&prompt)? {
+                command.show(&mut printer);
             }
             let content = setup.commands(typed)?;
             if let Some(text) = setup.drop_guard()? {
@@ -517,9 +521,9 @@ async fn stream_session(
         let opening = Opening { cleared: Some(id), unjournaled: None, command: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
-    let command = setup.command_model(&prompt_text)?;
+    let command = setup.command_query(&prompt_text)?;
     if let Some(command) = &command {
-        stream.command_model(command.model.clone());
+        command.show(&mut stream);
     }
     let first = setup.commands(first)?;
     if let Some(text) = setup.drop_guard()? {
@@ -527,7 +531,16 @@ async fn stream_session(
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
     stream.set_origin(origin);
-    serve(Some(handle), Opening { cleared: None, unjournaled: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(
+        Some(handle),
+        Opening { cleared: None, unjournaled: None, command },
+        &mut stream,
+        &mut incoming,
+        &wire,
+        &setup,
+        signals,
+    )
+    .await
 }
 
 /// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
@@ -536,7 +549,7 @@ async fn stream_session(
 struct Opening {
     cleared: Option<String>,
     unjournaled: Option<ClearedFrom>,
-    command: Option<local::CommandModel>,
+    command: Option<command::CommandQuery>,
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
@@ -589,8 +602,7 @@ async fn serve(
                     last = Some(result);
                     running = false;
                     if let Some(ran) = command.take() {
-                        control.set_model_for_command(chosen.clone(), &ran.name);
-                        stream.command_model(chosen.clone().unwrap_or_else(|| setup.args.model_name()));
+                        ran.end(&control, stream, chosen.clone(), chosen.clone().unwrap_or_else(|| setup.args.model_name()));
                     }
                     if super::batch::compact_next(&mut waiting) {
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
@@ -598,7 +610,11 @@ async fn serve(
                         stream.compact_by_hand();
                         control.compact();
                         running = true;
-                    } else if let Some((next, origin)) = super::batch::take(&mut waiting) {
+                    } else if let Some((next, origin, ran)) = setup.next_queued(&mut waiting)? {
+                        if let Some(ran) = &ran {
+                            ran.begin(&control, stream);
+                        }
+                        command = ran;
                         stream.next_query();
                         stream.set_origin(origin.clone());
                         control.send_from(next, origin);
@@ -618,7 +634,7 @@ async fn serve(
                 }
             }
             line = incoming.recv(), if stdin_open => match line {
-                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.commands(content)?, origin)),
+                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.queued(content)?, origin)),
                 Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
                         control.close();
@@ -650,9 +666,9 @@ async fn serve(
                 }
                 Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
-                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
-                        stream.command_model(ran.model.clone());
+                        ran.show(stream);
                     }
                     stream.set_origin(origin.clone());
                     let started = setup.start_fresh(wire, content, origin, id, unjournaled.take())?;
@@ -664,10 +680,9 @@ async fn serve(
                     running = true;
                 }
                 Some(Incoming::User(content, origin)) => {
-                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
-                        control.set_model_for_command(Some(ran.model.clone()), &ran.name);
-                        stream.command_model(ran.model.clone());
+                        ran.begin(&control, stream);
                     }
                     let content = setup.commands(content)?;
                     stream.next_query();

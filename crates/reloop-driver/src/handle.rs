@@ -351,6 +351,12 @@ impl AbortHandle {
         let _ = self.0.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
     }
 
+    /// A slash command's `allowed-tools` for its query (`allow` empty: that query is over),
+    /// journaled as [`Event::CommandTools`] before the command's prompt and after its query.
+    pub fn set_tools_for_command(&self, allow: Vec<String>, command: &str) {
+        let _ = self.0.send(Control::Set(Event::CommandTools { command: command.to_string(), allow }));
+    }
+
     /// As [`RunHandle::close`].
     pub fn close(&self) {
         let _ = self.0.send(Control::Close);

@@ -637,6 +637,9 @@ impl Runner {
         if let (Event::SetPermissionMode { mode }, None) = (&event, &step.ignored) {
             self.switch_permission_mode(mode);
         }
+        if let (Event::CommandTools { allow, .. }, None) = (&event, &step.ignored) {
+            self.tools_in_flight.set_command_tools(allow);
+        }
         if step.effects.iter().any(|e| matches!(e, Effect::Notice(reloop_core::Notice::CompactBoundary { .. }))) {
             self.tools_in_flight.forget_read_stamps();
         }
