@@ -242,49 +242,6 @@ impl Setup {
         Exit::Failed
     }
 
-    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed,
-    /// whose header records the `/clear` (`None`: a first prompt answered locally named it).
-    fn start_fresh(
-        &self,
-        wire: &Wire,
-        content: Vec<ContentBlock>,
-        origin: Option<Value>,
-        id: String,
-        cleared: Option<ClearedFrom>,
-    ) -> Result<RunHandle, CliError> {
-        let prompt_text = crate::launch::new::text_of(&content);
-        let before = self.switch_for(&prompt_text)?;
-        let content = self.commands(content)?;
-        Ok(self.cleared_session(wire, &prompt_text, id, cleared)?.start_after(before, content, origin)?)
-    }
-
-    /// The session a `/clear` began, its header naming the session it cleared.
-    fn cleared_session(
-        &self,
-        wire: &Wire,
-        prompt_text: &str,
-        id: String,
-        cleared: Option<ClearedFrom>,
-    ) -> Result<Session, CliError> {
-        let mut session = self.session(wire, prompt_text, true)?.with_session_id(Some(id));
-        if let Some(cleared) = cleared {
-            let mut record = self.print_record()?;
-            record.cleared_from = Some(cleared);
-            session.run.print = Some(serde_json::to_value(record).map_err(|e| CliError::Io(e.to_string()))?);
-        }
-        Ok(session)
-    }
-
-    /// A `/clear` no query followed (stdin closed, or another `/clear` came): its session is
-    /// journaled with no steps, so its replay prints what the `/clear` printed for it.
-    fn journal_cleared(&self, wire: &Wire, id: String, cleared: ClearedFrom) -> Result<(), CliError> {
-        let session = self.cleared_session(wire, "", id, Some(cleared))?;
-        if session.journal.is_some() {
-            session.journal_without_steps()?;
-        }
-        Ok(())
-    }
-
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
     fn start(
         &self,
