@@ -738,3 +738,37 @@ fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
         assert!(played.replays_identical, "{version}");
     }
 }
+
+/// `/clear` between queries (`settings_slash/stream_clear`): the session it ends runs its
+/// SessionEnd hooks with `reason: "clear"`, and the one it begins its SessionStart hooks with
+/// `source: "clear"` (lines named `SessionStart:clear`), as both versions do. reloop runs the
+/// new session's when its first query starts, so their lines come after the `/clear`'s
+/// `result` rather than before its `system/init` (docs/sdk.md).
+#[test]
+fn a_clear_between_queries_ends_and_starts_sessions_with_the_clear_hooks() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/stream_clear");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            let first = &inputs[0]["session_id"];
+            inputs
+                .iter()
+                .map(|i| {
+                    json!([i["hook_event_name"], i["source"], i["reason"], i["prompt"], i["session_id"] == *first])
+                })
+                .collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        let names = |lines: &[Value]| -> Vec<String> {
+            let mut names: Vec<String> = lines
+                .iter()
+                .filter(|l| l["subtype"] == "hook_started")
+                .map(|l| l["hook_name"].as_str().unwrap().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(&played.lines), names(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(names(&played.replayed), ["SessionStart:clear"], "{version}: the new session's replayed stream");
+    }
+}

@@ -594,7 +594,7 @@ async fn serve(
                 Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.queued(content)?, origin)),
                 Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
-                        control.close();
+                        control.clear();
                         while let Some(event) = old.next().await {
                             persist.on_event(&event);
                             stream.on_event(&event);

@@ -74,6 +74,7 @@ impl Setup {
     ) -> Result<Session, CliError> {
         let mut session = self.session(wire, prompt_text, true)?.with_session_id(Some(id));
         if let Some(cleared) = cleared {
+            session = session.with_cleared(true);
             let mut record = self.print_record()?;
             record.cleared_from = Some(cleared);
             session.run.print = Some(serde_json::to_value(record).map_err(|e| CliError::Io(e.to_string()))?);

@@ -79,6 +79,7 @@ impl SdkStream {
         // place its uuid took) waits for the first query, as it did live.
         let held = self.held_init.take().map(|init| (init, self.seq, self.line));
         self.session_id = new_session.to_string();
+        self.cleared = true;
         // Line uuids come from the session, step and place: these lines belong to no step of
         // the new session's journal, so they take a step number none has.
         self.seq = u64::MAX;

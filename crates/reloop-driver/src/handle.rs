@@ -222,6 +222,8 @@ pub(crate) enum Control {
     Set(Event),
     /// A kept-alive session ends once its query is over.
     Close,
+    /// As [`Control::Close`], because of a `/clear`: its SessionEnd hooks' `reason` is `clear`.
+    Clear,
     /// Compact the conversation now (`/compact`): between queries, that is the next query.
     Compact,
 }
@@ -360,6 +362,12 @@ impl AbortHandle {
     /// As [`RunHandle::close`].
     pub fn close(&self) {
         let _ = self.0.send(Control::Close);
+    }
+
+    /// As [`AbortHandle::close`], because of a stream-json `/clear`: the session's SessionEnd
+    /// hooks are told `reason: "clear"`, as Claude Code tells them (`settings_slash/stream_clear`).
+    pub fn clear(&self) {
+        let _ = self.0.send(Control::Clear);
     }
 
     /// As [`RunHandle::compact`].

@@ -58,6 +58,7 @@ impl SdkStream {
             HookEventName::SessionStart if self.held_init.is_none() && self.init.is_some() => {
                 "SessionStart:compact".to_string()
             }
+            HookEventName::SessionStart if self.cleared => "SessionStart:clear".to_string(),
             HookEventName::SessionStart => "SessionStart:startup".to_string(),
             other => other.as_str().to_string(),
         };
