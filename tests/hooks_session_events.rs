@@ -659,12 +659,18 @@ fn a_compaction_by_hand_runs_session_start_compact_as_claude_code_does() {
 /// `--include-hook-events`: every hook prints its `hook_started` / `hook_response` lines where
 /// Claude Code prints them (UserPromptSubmit's before `system/init`, a tool's hooks named
 /// `PreToolUse:Read` before its result's line, Stop's before the result), both versions alike;
-/// SessionEnd's print none; the replayed stream prints them too.
+/// SessionEnd's print none, nor do PreCompact's, by hand or automatic (`sdk36/compact_hook_events`,
+/// `sdk36/auto_compact_hook_events`: only the SessionStart `compact` lines); the replayed stream
+/// prints them too.
 #[test]
 fn include_hook_events_prints_every_hook_s_lines_as_claude_code_does() {
-    for (version, scenario) in
-        VERSIONS.into_iter().flat_map(|v| [(v, "sdk36/include_hook_events"), (v, "hooks_events/include_hook_events")])
-    {
+    let scenarios = [
+        "sdk36/include_hook_events",
+        "hooks_events/include_hook_events",
+        "sdk36/compact_hook_events",
+        "sdk36/auto_compact_hook_events",
+    ];
+    for (version, scenario) in VERSIONS.into_iter().flat_map(|v| scenarios.map(|s| (v, s))) {
         let version = format!("{version} {scenario}");
         let played = play(version.split(' ').next().unwrap(), scenario);
         let shown = |lines: &[Value]| -> Vec<String> {
@@ -730,5 +736,39 @@ fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
             assert_eq!(ours, theirs, "{version}");
         }
         assert!(played.replays_identical, "{version}");
+    }
+}
+
+/// `/clear` between queries (`settings_slash/stream_clear`): the session it ends runs its
+/// SessionEnd hooks with `reason: "clear"`, and the one it begins its SessionStart hooks with
+/// `source: "clear"` (lines named `SessionStart:clear`), as both versions do. reloop runs the
+/// new session's when its first query starts, so their lines come after the `/clear`'s
+/// `result` rather than before its `system/init` (docs/sdk.md).
+#[test]
+fn a_clear_between_queries_ends_and_starts_sessions_with_the_clear_hooks() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/stream_clear");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            let first = &inputs[0]["session_id"];
+            inputs
+                .iter()
+                .map(|i| {
+                    json!([i["hook_event_name"], i["source"], i["reason"], i["prompt"], i["session_id"] == *first])
+                })
+                .collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        let names = |lines: &[Value]| -> Vec<String> {
+            let mut names: Vec<String> = lines
+                .iter()
+                .filter(|l| l["subtype"] == "hook_started")
+                .map(|l| l["hook_name"].as_str().unwrap().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(&played.lines), names(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+        assert_eq!(names(&played.replayed), ["SessionStart:clear"], "{version}: the new session's replayed stream");
     }
 }

@@ -322,3 +322,158 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
         assert_eq!(shown(&common::json_lines(&out))[0], shown(&recorded)[0], "{version}: -p's init");
     }
 }
+
+/// `/clear` as a new session's first prompt (`settings_slash/clear`): no request; the session
+/// the process started prints no `system/init` (2.1.332 its reset lines only) and the new one
+/// prints the `/clear`'s lines, as both versions do (the recording's SessionStart hook lines
+/// aside: reloop runs no hooks for a `/clear`, docs/sdk.md). With stream-json input the next
+/// question is the new session's first. Each session is journaled and its replayed stream is
+/// what was printed with its id.
+#[test]
+fn clear_as_the_first_prompt_starts_a_new_session_without_the_model() {
+    for version in VERSIONS {
+        let dir = fixture(version, "settings_slash", "clear");
+        let recorded: Vec<Value> =
+            lines(&dir.join("stdout.jsonl")).into_iter().filter(|l| !kind(l).starts_with("system/hook_")).collect();
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        // Which lines carry the first session's id and which the new one's.
+        let sessions = |lines: &[Value]| {
+            let ids: Vec<&Value> = lines.iter().map(|l| &l["session_id"]).collect();
+            ids.iter().map(|id| *id == ids[ids.len() - 1]).collect::<Vec<_>>()
+        };
+        let fields = |l: &Value| json!([l["result"], l["num_turns"], l["stop_reason"], l["local_command"]]);
+        let results = |lines: &[Value]| lines.iter().filter(|l| l["type"] == "result").map(fields).collect::<Vec<_>>();
+        let replayed = |ws: &Workspace, id: &str| {
+            let replay = ws.reloop(&["replay", id]);
+            assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+            common::json_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]))
+        };
+
+        let server = FakeServer::start(Vec::new());
+        let ws = Workspace::seed();
+        let out = reloop(&ws, version, &server.url).args(["-p", "/clear"]).output().unwrap();
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let live = common::json_lines(&out);
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        assert_eq!(sessions(&live), sessions(&recorded), "{version}");
+        assert_eq!(results(&live), results(&recorded), "{version}");
+        assert!(server.requests().is_empty(), "{version}: the model is not asked");
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        let old = ws.reloop(&["sessions"]);
+        let old = stdout(&old);
+        let ids: Vec<&str> = old.lines().filter_map(|l| l.split_whitespace().next()).filter(|w| w.len() == 8).collect();
+        assert_eq!(ids.len(), 2, "{version}: both sessions are journaled: {old}");
+        for id in ids {
+            let printed: Vec<Value> = if new.starts_with(id) {
+                live.iter().filter(|l| l["session_id"] == new).cloned().collect()
+            } else {
+                live.iter().filter(|l| l["session_id"] != new).cloned().collect()
+            };
+            assert_eq!(common::without_timings(&replayed(&ws, id)), common::without_timings(&printed), "{version}");
+        }
+
+        // stream-json input: `/clear`, then a question the new session asks from nothing.
+        let after = fixture(version, "settings_slash", "stream_clear");
+        let server = FakeServer::start(turns(&after).into_iter().skip(1).collect());
+        let ws = Workspace::seed();
+        let live = drive(&ws, version, &server.url, &["/clear".into(), "再说一遍".into()], false);
+        let cleared = live.iter().position(|l| l["type"] == "result").unwrap() + 1;
+        assert_eq!(kinds(&live[..cleared]), kinds(&recorded), "{version}: stream-json");
+        assert_eq!(kinds(&live[cleared..]), ["system/init", "assistant", "result"], "{version}: stream-json");
+        assert_eq!(server.requests().len(), 1, "{version}");
+        assert_eq!(server.requests()[0].body["messages"].as_array().unwrap().len(), 1, "{version}");
+        let new = live.last().unwrap()["session_id"].as_str().unwrap();
+        assert!(live[cleared - 1]["session_id"] == new, "{version}: the question is the new session's");
+        let printed: Vec<Value> = live.iter().filter(|l| l["session_id"] == new).cloned().collect();
+        assert_eq!(common::without_timings(&replayed(&ws, new)), common::without_timings(&printed), "{version}");
+    }
+}
+
+/// A command whose file names a model, sent while a query runs (`sdk36/queued_command_model`):
+/// when that query ends it runs as a query of its own, asked with the command's model (its
+/// `system/init` names it), as both versions do. The switches are journaled, so the session
+/// replays identical and its replayed stream is the live one.
+#[test]
+fn a_queued_command_is_asked_with_its_file_s_model() {
+    for version in VERSIONS {
+        let dir = fixture(version, "sdk36", "queued_command_model");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let ws = Workspace::seed();
+        let cwd = ws.cwd().display().to_string();
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text.as_str().unwrap()).unwrap();
+        }
+        let mut answers = turns(&dir);
+        // The first answer takes a while, as the recording's did, so the command queues.
+        let Canned::Sse(first) = answers.remove(0) else { unreachable!() };
+        answers.insert(0, Canned::Delayed(Duration::from_millis(800), first));
+        let server = FakeServer::start(answers);
+        let live = drive(&ws, version, &server.url, &sent(&dir), true);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        let models: Vec<Value> =
+            lines(&dir.join("requests.jsonl")).iter().map(|r| r["body"]["model"].clone()).collect();
+        let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(asked, models, "{version}: the models asked");
+        let inits = |lines: &[Value]| -> Vec<Value> {
+            lines.iter().filter(|l| l["subtype"] == "init").map(|l| l["model"].clone()).collect()
+        };
+        assert_eq!(inits(&live), inits(&recorded), "{version}: each query's system/init");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let why = ws.reloop(&["why", "last"]);
+        assert!(stdout(&why).contains("the command /fm asks its query with claude-haiku-4-5"), "{}", stdout(&why));
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        assert_eq!(
+            common::without_timings(&replayed),
+            common::without_timings(&live),
+            "{version}: the replayed stream"
+        );
+    }
+}
+
+/// A command file's `allowed-tools` (`sdk36/command_allowed_tools`): its rules let the call of
+/// that command's query run (`touch a.txt`), and the same call in the next query is denied as
+/// the session's own rules deny it, as both versions do. The rules are journaled for the
+/// query (`why` names them), so the session replays identical, its stream as printed.
+#[test]
+fn a_command_file_s_allowed_tools_hold_for_its_query_only() {
+    for version in VERSIONS {
+        let dir = fixture(version, "sdk36", "command_allowed_tools");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let ws = Workspace::seed();
+        let cwd = ws.cwd().display().to_string();
+        for (path, text) in scenario["files"].as_object().unwrap() {
+            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text.as_str().unwrap()).unwrap();
+        }
+        let server = FakeServer::start(turns(&dir));
+        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        let denials = |lines: &[Value]| -> Vec<Value> {
+            lines.iter().filter(|l| l["type"] == "result").map(|l| l["permission_denials"].clone()).collect()
+        };
+        assert_eq!(denials(&live), denials(&recorded), "{version}");
+        assert!(ws.cwd().join("a.txt").exists(), "{version}: the command's query ran touch");
+        assert!(!ws.cwd().join("b.txt").exists(), "{version}: the next query's touch was denied");
+        let replay = ws.reloop(&["replay", "last"]);
+        assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
+        let why = stdout(&ws.reloop(&["why", "last"]));
+        assert!(why.contains("the command /allow allows Bash(touch:*) for its query, as its file says"), "{why}");
+        assert!(why.contains("the command /allow's query is over: back to the session's permission rules"), "{why}");
+        let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
+        assert_eq!(
+            common::without_timings(&replayed),
+            common::without_timings(&live),
+            "{version}: the replayed stream"
+        );
+    }
+}

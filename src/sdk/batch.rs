@@ -18,10 +18,15 @@ pub(super) type Queued = (Vec<ContentBlock>, Option<Value>);
 
 /// The one message the queued `waiting` ones make, in the order they came, with the last
 /// `origin` given; `None` when none waits.
-/// A queued `/compact` stays in the queue, for [`compact_next`], with what came after it.
-pub(super) fn take(waiting: &mut VecDeque<Queued>) -> Option<Queued> {
+/// A queued `/compact` stays in the queue, for [`compact_next`], with what came after it. A
+/// message `alone` says runs as its own query (a command asked with its file's model,
+/// `sdk36/queued_command_model`) is taken by itself, and ends the batch before it.
+pub(super) fn take(waiting: &mut VecDeque<Queued>, alone: impl Fn(&[ContentBlock]) -> bool) -> Option<Queued> {
     let first = waiting.pop_front()?;
-    let upto = waiting.iter().position(|(content, _)| is_compact(content)).unwrap_or(waiting.len());
+    if alone(&first.0) {
+        return Some(first);
+    }
+    let upto = waiting.iter().position(|(content, _)| is_compact(content) || alone(content)).unwrap_or(waiting.len());
     if upto == 0 {
         return Some(first);
     }
@@ -81,14 +86,14 @@ mod tests {
     #[test]
     fn one_waiting_message_goes_as_it_came() {
         let mut waiting = VecDeque::from([text("only")]);
-        assert_eq!(take(&mut waiting), Some(text("only")));
-        assert_eq!(take(&mut waiting), None);
+        assert_eq!(take(&mut waiting, |_| false), Some(text("only")));
+        assert_eq!(take(&mut waiting, |_| false), None);
     }
 
     #[test]
     fn queued_texts_become_one_message_joined_by_newlines_as_claude_code_sends_them() {
         let mut waiting = VecDeque::from([text("SECOND-QUESTION"), text("THIRD-QUESTION")]);
-        assert_eq!(take(&mut waiting), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
+        assert_eq!(take(&mut waiting, |_| false), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
         assert!(waiting.is_empty());
     }
 
@@ -96,18 +101,28 @@ mod tests {
     fn a_queued_compact_is_taken_alone_and_ends_the_batch_before_it() {
         let mut waiting = VecDeque::from([text("a"), text("b"), text("/compact"), text("c")]);
         assert!(!compact_next(&mut waiting));
-        assert_eq!(take(&mut waiting), Some(text("a\nb")));
+        assert_eq!(take(&mut waiting, |_| false), Some(text("a\nb")));
         assert!(compact_next(&mut waiting));
         assert!(!compact_next(&mut waiting));
-        assert_eq!(take(&mut waiting), Some(text("c")));
-        assert_eq!(take(&mut waiting), None);
+        assert_eq!(take(&mut waiting, |_| false), Some(text("c")));
+        assert_eq!(take(&mut waiting, |_| false), None);
+    }
+
+    #[test]
+    fn a_message_that_runs_alone_is_its_own_query_and_ends_the_batch_before_it() {
+        let alone = |content: &[ContentBlock]| matches!(content, [ContentBlock::Text(t)] if t.text.starts_with("/fm"));
+        let mut waiting = VecDeque::from([text("a"), text("/fm A"), text("/fm B"), text("b"), text("c")]);
+        assert_eq!(take(&mut waiting, alone), Some(text("a")));
+        assert_eq!(take(&mut waiting, alone), Some(text("/fm A")));
+        assert_eq!(take(&mut waiting, alone), Some(text("/fm B")));
+        assert_eq!(take(&mut waiting, alone), Some(text("b\nc")));
     }
 
     #[test]
     fn a_batch_takes_the_last_origin_given() {
         let stamped = |t: &str, kind: &str| (vec![ContentBlock::text(t)], Some(serde_json::json!({"kind": kind})));
         let mut waiting = VecDeque::from([stamped("a", "human"), stamped("b", "bot"), text("c")]);
-        assert_eq!(take(&mut waiting).unwrap().1, Some(serde_json::json!({"kind": "bot"})));
-        assert_eq!(take(&mut VecDeque::from([text("a"), text("b")])).unwrap().1, None);
+        assert_eq!(take(&mut waiting, |_| false).unwrap().1, Some(serde_json::json!({"kind": "bot"})));
+        assert_eq!(take(&mut VecDeque::from([text("a"), text("b")]), |_| false).unwrap().1, None);
     }
 }

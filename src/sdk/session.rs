@@ -25,8 +25,14 @@ use crate::term::{errln, outln};
 /// The most a prompt read from stdin may hold (`--input-format text`).
 const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
+#[path = "session_clear.rs"]
+mod clear_first;
+#[path = "session_command.rs"]
+mod command;
 #[path = "session_local.rs"]
 mod local;
+#[path = "session_queued.rs"]
+mod queued;
 
 pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     check(&args)?;
@@ -54,13 +60,17 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .print_record()?
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
+            if setup.clears_first(&typed) {
+                setup.clear_only(&wire, &mut printer)?;
+                return Ok(Exit::Success);
+            }
             // Only a new session: a resumed one has messages, and its id is its own.
             if let Some(answer) = setup.local(&typed, true)?.filter(|_| setup.starts_empty()) {
                 setup.answer_first(&wire, &answer, &mut printer)?;
                 return Ok(Exit::Success);
             }
-            if let Some(command) = setup.command_model(&prompt)? {
-                printer.command_model(command.model);
+            if let Some(command) = setup.command_query(&prompt)? {
+                command.show(&mut printer);
             }
             let content = setup.commands(typed)?;
             if let Some(text) = setup.drop_guard()? {
@@ -230,49 +240,6 @@ impl Setup {
             outln!("{line}");
         }
         Exit::Failed
-    }
-
-    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed,
-    /// whose header records the `/clear` (`None`: a first prompt answered locally named it).
-    fn start_fresh(
-        &self,
-        wire: &Wire,
-        content: Vec<ContentBlock>,
-        origin: Option<Value>,
-        id: String,
-        cleared: Option<ClearedFrom>,
-    ) -> Result<RunHandle, CliError> {
-        let prompt_text = crate::launch::new::text_of(&content);
-        let before = self.switch_for(&prompt_text)?;
-        let content = self.commands(content)?;
-        Ok(self.cleared_session(wire, &prompt_text, id, cleared)?.start_after(before, content, origin)?)
-    }
-
-    /// The session a `/clear` began, its header naming the session it cleared.
-    fn cleared_session(
-        &self,
-        wire: &Wire,
-        prompt_text: &str,
-        id: String,
-        cleared: Option<ClearedFrom>,
-    ) -> Result<Session, CliError> {
-        let mut session = self.session(wire, prompt_text, true)?.with_session_id(Some(id));
-        if let Some(cleared) = cleared {
-            let mut record = self.print_record()?;
-            record.cleared_from = Some(cleared);
-            session.run.print = Some(serde_json::to_value(record).map_err(|e| CliError::Io(e.to_string()))?);
-        }
-        Ok(session)
-    }
-
-    /// A `/clear` no query followed (stdin closed, or another `/clear` came): its session is
-    /// journaled with no steps, so its replay prints what the `/clear` printed for it.
-    fn journal_cleared(&self, wire: &Wire, id: String, cleared: ClearedFrom) -> Result<(), CliError> {
-        let session = self.cleared_session(wire, "", id, Some(cleared))?;
-        if session.journal.is_some() {
-            session.journal_without_steps()?;
-        }
-        Ok(())
     }
 
     /// Starts the first query: a new session, or `--resume` / `--continue` of a finished one.
@@ -499,16 +466,21 @@ async fn stream_session(
     let setup = Setup { args, cwd, init, servers };
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
+    if setup.clears_first(&first) {
+        let (id, cleared) = setup.clear_first(&wire, &mut stream)?;
+        let opening = Opening { cleared: Some(id), unjournaled: Some(cleared), command: None };
+        return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
+    }
     // Only a new session: a resumed one has messages, and a later run would not resume it.
     if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
         // Claude Code answered it itself: the session's first run starts with the next message.
         let id = setup.answer_first(&wire, &answer, &mut stream)?;
-        let opening = Opening { cleared: Some(id), command: None };
+        let opening = Opening { cleared: Some(id), unjournaled: None, command: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
-    let command = setup.command_model(&prompt_text)?;
+    let command = setup.command_query(&prompt_text)?;
     if let Some(command) = &command {
-        stream.command_model(command.model.clone());
+        command.show(&mut stream);
     }
     let first = setup.commands(first)?;
     if let Some(text) = setup.drop_guard()? {
@@ -516,14 +488,25 @@ async fn stream_session(
     }
     let handle = setup.start(&wire, first, origin.clone(), &prompt_text, true)?;
     stream.set_origin(origin);
-    serve(Some(handle), Opening { cleared: None, command }, &mut stream, &mut incoming, &wire, &setup, signals).await
+    serve(
+        Some(handle),
+        Opening { cleared: None, unjournaled: None, command },
+        &mut stream,
+        &mut incoming,
+        &wire,
+        &setup,
+        signals,
+    )
+    .await
 }
 
 /// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
-/// run then starts with the next message), and the command whose model the running query has.
+/// run then starts with the next message), what a first `/clear` printed for that session,
+/// and the command whose model the running query has.
 struct Opening {
     cleared: Option<String>,
-    command: Option<local::CommandModel>,
+    unjournaled: Option<ClearedFrom>,
+    command: Option<command::CommandQuery>,
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
@@ -545,9 +528,11 @@ async fn serve(
     let mut handle = handle;
     // The id a `/clear` (or a first prompt answered locally) gave the session its next message
     // starts.
+    // A first prompt answered locally (or a first `/clear`) already ended well.
+    let answered_first = opening.cleared.is_some();
     let mut cleared = opening.cleared;
     // What a `/clear` printed for the session it began, until that session is journaled.
-    let mut unjournaled: Option<ClearedFrom> = None;
+    let mut unjournaled: Option<ClearedFrom> = opening.unjournaled;
     // The command whose file's model the running query is asked with: the session goes back
     // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
     let mut command = opening.command;
@@ -563,7 +548,7 @@ async fn serve(
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut last: Option<RunResult> = None;
     // A prompt was answered locally: a session of only those ended well.
-    let mut answered = false;
+    let mut answered = answered_first;
     loop {
         tokio::select! {
             event = super::clear::next_event(&mut handle), if handle.is_some() => {
@@ -574,8 +559,7 @@ async fn serve(
                     last = Some(result);
                     running = false;
                     if let Some(ran) = command.take() {
-                        control.set_model_for_command(chosen.clone(), &ran.name);
-                        stream.command_model(chosen.clone().unwrap_or_else(|| setup.args.model_name()));
+                        ran.end(&control, stream, chosen.clone(), chosen.clone().unwrap_or_else(|| setup.args.model_name()));
                     }
                     if super::batch::compact_next(&mut waiting) {
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
@@ -583,7 +567,11 @@ async fn serve(
                         stream.compact_by_hand();
                         control.compact();
                         running = true;
-                    } else if let Some((next, origin)) = super::batch::take(&mut waiting) {
+                    } else if let Some((next, origin, ran)) = setup.next_queued(&mut waiting)? {
+                        if let Some(ran) = &ran {
+                            ran.begin(&control, stream);
+                        }
+                        command = ran;
                         stream.next_query();
                         stream.set_origin(origin.clone());
                         control.send_from(next, origin);
@@ -603,10 +591,10 @@ async fn serve(
                 }
             }
             line = incoming.recv(), if stdin_open => match line {
-                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.commands(content)?, origin)),
+                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.queued(content)?, origin)),
                 Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
-                        control.close();
+                        control.clear();
                         while let Some(event) = old.next().await {
                             persist.on_event(&event);
                             stream.on_event(&event);
@@ -635,9 +623,9 @@ async fn serve(
                 }
                 Some(Incoming::User(content, origin)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
-                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
-                        stream.command_model(ran.model.clone());
+                        ran.show(stream);
                     }
                     stream.set_origin(origin.clone());
                     let started = setup.start_fresh(wire, content, origin, id, unjournaled.take())?;
@@ -649,10 +637,9 @@ async fn serve(
                     running = true;
                 }
                 Some(Incoming::User(content, origin)) => {
-                    command = setup.command_model(&crate::launch::new::text_of(&content))?;
+                    command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
-                        control.set_model_for_command(Some(ran.model.clone()), &ran.name);
-                        stream.command_model(ran.model.clone());
+                        ran.begin(&control, stream);
                     }
                     let content = setup.commands(content)?;
                     stream.next_query();

@@ -37,33 +37,3 @@ impl Setup {
         Ok(id)
     }
 }
-
-/// A custom command's `model`: the query that runs it is asked with it, then the session goes
-/// back (`sdk_wire/command_frontmatter`, both versions). Journaled as `set_model` events that
-/// name the command, so a replay asks the same and echoes nothing for them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct CommandModel {
-    /// The command (`fm` for `/fm`).
-    pub name: String,
-    /// Its model, resolved as `--model` resolves one.
-    pub model: String,
-}
-
-impl Setup {
-    /// The model a prompt's command file asks its query with, if any.
-    pub(super) fn command_model(&self, prompt_text: &str) -> Result<Option<CommandModel>, CliError> {
-        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
-        let user_dir = crate::settings::user_dir();
-        Ok(crate::slash::model_of(prompt_text, &self.cwd, user_dir.as_deref(), &sources)
-            .map(|(name, model)| CommandModel { name, model: self.args.resolve_model(&model) }))
-    }
-
-    /// The switch to a command's model, as the events that go before its prompt.
-    pub(super) fn switch_for(&self, prompt_text: &str) -> Result<Vec<reloop_core::Event>, CliError> {
-        Ok(self
-            .command_model(prompt_text)?
-            .map(|c| reloop_core::Event::SetModel { model: Some(c.model), command: Some(c.name) })
-            .into_iter()
-            .collect())
-    }
-}

@@ -51,6 +51,8 @@ pub struct SdkStream {
     init: Option<Map<String, Value>>,
     /// The first `system/init`, held (with its uuid) until the SessionStart hook lines are out.
     held_init: Option<(Map<String, Value>, String)>,
+    /// A `/clear` began the session: its start's hooks are `SessionStart:clear`.
+    cleared: bool,
     /// Tokens the last response reported (`get_context_usage`).
     context_tokens: u64,
     wire: Wire,
@@ -136,6 +138,7 @@ impl SdkStream {
             prices: Vec::new(),
             init: None,
             held_init: None,
+            cleared: false,
             context_tokens: 0,
             wire,
             session_id: String::new(),

@@ -50,7 +50,10 @@ impl SdkStream {
     /// The lines `/clear` prints for the session it ends (2.1.332: `conversation_reset` and
     /// `system/background_tasks_changed`; 2.1.197: none), after that session's last step.
     pub fn reset_lines(&mut self) {
-        if self.profile != ProfileId::ClaudeCode2_1_332 {
+        // A session `/clear` ended before any query never printed its `system/init`
+        // (`settings_slash/clear`): the one held for it is dropped, live and in its replay.
+        self.held_init = None;
+        if self.profile != ProfileId::ClaudeCode2_1_332 || self.output != super::Output::Lines {
             return;
         }
         // Not the new session's id: Claude Code's `new_conversation_id` is a uuid of its own.
@@ -76,6 +79,7 @@ impl SdkStream {
         // place its uuid took) waits for the first query, as it did live.
         let held = self.held_init.take().map(|init| (init, self.seq, self.line));
         self.session_id = new_session.to_string();
+        self.cleared = true;
         // Line uuids come from the session, step and place: these lines belong to no step of
         // the new session's journal, so they take a step number none has.
         self.seq = u64::MAX;

@@ -46,6 +46,8 @@ pub(super) struct Fields {
     argument_hint: Option<String>,
     /// The model the command's query is asked with (`model: claude-haiku-4-5`).
     pub(super) model: Option<String>,
+    /// The permission rules its query allows (`allowed-tools: Bash(git add:*), Read`).
+    pub(super) allowed_tools: Vec<String>,
 }
 
 /// `key: value` lines between a first `---` line and the next; quotes around a value dropped.
@@ -68,10 +70,31 @@ pub(super) fn front_matter(text: &str) -> Fields {
             "description" => fields.description = Some(value),
             "argument-hint" => fields.argument_hint = Some(value),
             "model" if !value.is_empty() => fields.model = Some(value),
+            "allowed-tools" => fields.allowed_tools = rule_list(&value),
             _ => {}
         }
     }
     fields
+}
+
+/// An `allowed-tools` value: rules split at the commas outside parentheses (a rule's own
+/// specifier may hold one), blanks dropped. A YAML list on lines of its own is not read.
+fn rule_list(value: &str) -> Vec<String> {
+    let (mut rules, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (at, c) in value.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                rules.push(value[start..at].trim().to_string());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    rules.push(value[start..].trim().to_string());
+    rules.retain(|r| !r.is_empty());
+    rules
 }
 
 /// A command without a `description`: its body's first non-empty line (no recording shows
@@ -91,6 +114,8 @@ mod tests {
         let fields = front_matter(text);
         assert_eq!(fields.description.as_deref(), Some("Front matter probe"));
         assert_eq!(fields.argument_hint.as_deref(), Some("FIRST SECOND"));
+        assert_eq!(fields.allowed_tools, ["Bash(echo:*)"]);
+        assert_eq!(rule_list("Bash(git add:*), Read ,Bash(a, b),"), ["Bash(git add:*)", "Read", "Bash(a, b)"]);
         assert_eq!(front_matter("no front matter\n"), Fields::default());
         assert_eq!(first_line("\n  Greet $ARGUMENTS\nmore"), "Greet $ARGUMENTS");
     }

@@ -46,18 +46,29 @@ pub(crate) fn expand(prompt: &str, cwd: &Path, user_dir: Option<&Path>, sources:
     Some(Expanded { blocks: vec![tags, substitute(body(&text), args)] })
 }
 
-/// The command a prompt `/NAME [ARGS]` runs and its file's `model`, when the file sets one:
-/// Claude Code asks that command's query with it, then goes back (`sdk_wire/command_frontmatter`,
-/// both versions).
-pub(crate) fn model_of(
+/// What a command file sets for the query that runs it (`crate::sdk`'s command queries).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct QuerySettings {
+    /// The command (`fm` for `/fm`).
+    pub name: String,
+    /// `model`: Claude Code asks that command's query with it, then goes back
+    /// (`sdk_wire/command_frontmatter`, both versions).
+    pub model: Option<String>,
+    /// `allowed-tools`: allowed for that command's query only (`sdk36/command_allowed_tools`).
+    pub allow: Vec<String>,
+}
+
+/// The command a prompt `/NAME [ARGS]` runs and what its file sets for its query.
+pub(crate) fn query_settings(
     prompt: &str,
     cwd: &Path,
     user_dir: Option<&Path>,
     sources: &Sources,
-) -> Option<(String, String)> {
+) -> Option<QuerySettings> {
     let name = prompt.strip_prefix('/')?.split(char::is_whitespace).next()?;
     let text = command_text(name, cwd, user_dir, sources)?;
-    Some((name.to_string(), catalog::front_matter(&text).model?))
+    let fields = catalog::front_matter(&text);
+    Some(QuerySettings { name: name.to_string(), model: fields.model, allow: fields.allowed_tools })
 }
 
 /// The file of command `name` (`ns:sub` is `ns/sub.md`): the project's, else the user's, in the

@@ -394,6 +394,13 @@ pub enum Event {
         /// Claude Code's name for the mode (`default`, `acceptEdits`, `plan`, ...).
         mode: String,
     },
+    /// A slash command's `allowed-tools`, which the driver allows for its query only (no-op here).
+    CommandTools {
+        /// The command (`fm` for `/fm`).
+        command: String,
+        /// Its rules (`Bash(touch:*)`), before its prompt; none once its query is over.
+        allow: Vec<String>,
+    },
 }
 
 /// Every event kind, in declaration order: the columns of the transition table.
@@ -421,7 +428,8 @@ macro_rules! on_request {
             | Event::Resumed
             | Event::Abort
             | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. } => $none,
+            | Event::SetPermissionMode { .. }
+            | Event::CommandTools { .. } => $none,
         }
     };
 }

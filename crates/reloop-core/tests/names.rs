@@ -52,6 +52,7 @@ fn every_event_kind_is_its_serde_tag_in_declaration_order() {
         Event::Abort,
         Event::SetModel { model: None, command: None },
         Event::SetPermissionMode { mode: "plan".into() },
+        Event::CommandTools { command: "fm".into(), allow: vec!["Bash(touch:*)".into()] },
     ];
     let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
     assert_eq!(kinds, EVENT_KINDS, "one sample per kind, in declaration order");

@@ -69,7 +69,8 @@ impl StepBounds {
             | Event::CompactFailed { .. }
             | Event::QueuedInput { .. }
             | Event::SetModel { .. }
-            | Event::SetPermissionMode { .. }) => shrink(event, self.share),
+            | Event::SetPermissionMode { .. }
+            | Event::CommandTools { .. }) => shrink(event, self.share),
         }
     }
 
@@ -251,6 +252,8 @@ fn replacement(event: &Event, share: usize) -> Event {
         // Callers check names before they set them; one that still does not fit changes nothing.
         Event::SetModel { .. } => Event::SetModel { model: None, command: None },
         Event::SetPermissionMode { .. } => Event::SetPermissionMode { mode: "default".into() },
+        // Rules that do not fit allow nothing more.
+        Event::CommandTools { command, .. } => Event::CommandTools { command: command.clone(), allow: Vec::new() },
         Event::ModelBlock { .. }
         | Event::ModelFailed { .. }
         | Event::ToolStarted { .. }

@@ -222,6 +222,8 @@ pub(crate) enum Control {
     Set(Event),
     /// A kept-alive session ends once its query is over.
     Close,
+    /// As [`Control::Close`], because of a `/clear`: its SessionEnd hooks' `reason` is `clear`.
+    Clear,
     /// Compact the conversation now (`/compact`): between queries, that is the next query.
     Compact,
 }
@@ -351,9 +353,21 @@ impl AbortHandle {
         let _ = self.0.send(Control::Set(Event::SetPermissionMode { mode: mode.as_str().to_string() }));
     }
 
+    /// A slash command's `allowed-tools` for its query (`allow` empty: that query is over),
+    /// journaled as [`Event::CommandTools`] before the command's prompt and after its query.
+    pub fn set_tools_for_command(&self, allow: Vec<String>, command: &str) {
+        let _ = self.0.send(Control::Set(Event::CommandTools { command: command.to_string(), allow }));
+    }
+
     /// As [`RunHandle::close`].
     pub fn close(&self) {
         let _ = self.0.send(Control::Close);
+    }
+
+    /// As [`AbortHandle::close`], because of a stream-json `/clear`: the session's SessionEnd
+    /// hooks are told `reason: "clear"`, as Claude Code tells them (`settings_slash/stream_clear`).
+    pub fn clear(&self) {
+        let _ = self.0.send(Control::Clear);
     }
 
     /// As [`RunHandle::compact`].

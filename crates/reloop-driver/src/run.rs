@@ -62,6 +62,12 @@ impl Session {
         self
     }
 
+    /// A stream-json `/clear` began the session (see [`Session::cleared`]).
+    pub fn with_cleared(mut self, cleared: bool) -> Self {
+        self.cleared = cleared;
+        self
+    }
+
     /// The session a new one comes from.
     pub fn with_parent(mut self, parent: Option<(String, u64)>) -> Self {
         self.parent = parent;
@@ -302,6 +308,9 @@ struct Runner {
     bounds: crate::bounds::StepBounds,
     /// Stay up between queries (see [`Session::keep_alive`]).
     keep_alive: bool,
+    /// The `source` of its SessionStart hooks and the `reason` of its SessionEnd hooks.
+    start_source: &'static str,
+    end_reason: &'static str,
     /// Milliseconds spent waiting for the model, summed by the model tasks.
     api_ms: Arc<std::sync::atomic::AtomicU64>,
     /// `api_ms` when the current query started.
@@ -408,6 +417,8 @@ impl Runner {
             pending_header: None,
             bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
             keep_alive: session.keep_alive,
+            start_source: if session.cleared { session_hooks::CLEAR } else { session_hooks::STARTUP },
+            end_reason: session_hooks::END_REASON,
             api_ms: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             api_ms_at_query: 0,
             held_summary: None,
@@ -483,6 +494,10 @@ impl Runner {
                         Some(Control::Set(event)) => event,
                         Some(Control::Compact) => Event::CompactRequested,
                         Some(Control::Close) | None => { abort_open = false; closing = true; continue; }
+                        Some(Control::Clear) => {
+                            (abort_open, closing, self.end_reason) = (false, true, session_hooks::CLEAR);
+                            continue;
+                        }
                     },
                     Some(event) = self.inbox_rx.recv() => event,
                     Some((id, request, ack)) = self.starts_rx.recv() => {
@@ -577,6 +592,10 @@ impl Runner {
                 // Nothing runs between queries: an interrupt has nothing to stop.
                 Some(Control::Abort) => continue,
                 Some(Control::Close) | None => return Ok(None),
+                Some(Control::Clear) => {
+                    self.end_reason = session_hooks::CLEAR;
+                    return Ok(None);
+                }
             };
             // What the last query cancelled may still report; none of it belongs to the next.
             while self.inbox_rx.try_recv().is_ok() {}
@@ -636,6 +655,9 @@ impl Runner {
         }
         if let (Event::SetPermissionMode { mode }, None) = (&event, &step.ignored) {
             self.switch_permission_mode(mode);
+        }
+        if let (Event::CommandTools { allow, .. }, None) = (&event, &step.ignored) {
+            self.tools_in_flight.set_command_tools(allow);
         }
         if step.effects.iter().any(|e| matches!(e, Effect::Notice(reloop_core::Notice::CompactBoundary { .. }))) {
             self.tools_in_flight.forget_read_stamps();

@@ -56,6 +56,9 @@ pub struct Session {
     /// query of the same conversation (Claude Code's stream-json input); [`crate::RunHandle::close`]
     /// ends it. Each query ends with its own [`crate::RunEvent::Finished`].
     pub(crate) keep_alive: bool,
+    /// A stream-json `/clear` began the session: its SessionStart hooks run with `source:
+    /// "clear"`, as Claude Code runs them (`settings_slash/stream_clear`).
+    pub(crate) cleared: bool,
     /// The id a new session takes (`--session-id`); a fresh UUID otherwise.
     pub(crate) session_id: Option<String>,
     /// The session a new one comes from (a rerun's recording), journaled in its header.
@@ -90,6 +93,7 @@ impl Session {
             can_use_tool: None,
             prompt: None,
             keep_alive: false,
+            cleared: false,
             session_id: None,
             parent: None,
             max_event_bytes: crate::bounds::DEFAULT_EVENT_SHARE,

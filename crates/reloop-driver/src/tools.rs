@@ -100,6 +100,8 @@ pub(crate) struct ToolScheduler {
     flags: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     hooks_cancel: CancellationToken,
     main: Option<JoinHandle<()>>,
+    /// The session's own rules while a slash command's `allowed-tools` add to them.
+    session_rules: Option<reloop_tools::PermissionRules>,
 }
 
 impl ToolScheduler {
@@ -112,6 +114,7 @@ impl ToolScheduler {
             flags: Arc::new(Mutex::new(Vec::new())),
             hooks_cancel: CancellationToken::new(),
             main: None,
+            session_rules: None,
         }
     }
 
@@ -258,6 +261,19 @@ impl ToolScheduler {
             self.env.permissions = Some(Arc::new(changed));
         }
         self.env.hook_common.permission_mode = mode.as_str().to_string();
+    }
+
+    /// A slash command's `allowed-tools` are allowed from now on, until its query is over
+    /// (`allow` empty: the session's own rules again).
+    pub(crate) fn set_command_tools(&mut self, allow: &[String]) {
+        let Some(permissions) = &self.env.permissions else { return };
+        let own = self.session_rules.take().unwrap_or_else(|| permissions.rules.clone());
+        let mut changed = PermissionContext::clone(permissions);
+        changed.rules = own.allowing(allow);
+        if !allow.is_empty() {
+            self.session_rules = Some(own);
+        }
+        self.env.permissions = Some(Arc::new(changed));
     }
 
     /// Whether running `calls` shows nothing outside the process: every call is read-only, no

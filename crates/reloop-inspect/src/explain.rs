@@ -304,6 +304,13 @@ fn caller_line(step: &StepRecord) -> Option<WhyLine> {
         Event::SetPermissionMode { mode } => {
             ("set_permission_mode", format!("the caller switched the permission mode to {mode}"))
         }
+        Event::CommandTools { command, allow } if allow.is_empty() => {
+            ("command_tools", format!("the command /{command}'s query is over: back to the session's permission rules"))
+        }
+        Event::CommandTools { command, allow } => (
+            "command_tools",
+            format!("the command /{command} allows {} for its query, as its file says", allow.join(", ")),
+        ),
         Event::UserInput { content, .. } if step.from_phase == "done" => {
             let text = crate::timeline::text_of(content);
             ("prompt", format!("a new prompt starts the next query: {}", shorten(&text, 60)))

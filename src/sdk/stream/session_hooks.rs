@@ -40,7 +40,8 @@ impl SdkStream {
     /// (`sdk36/include_hook_events`, `hooks_events/include_hook_events`, both versions), a tool
     /// event's named with its tool (`PreToolUse:Read`).
     pub(super) fn hook_ran(&mut self, event: HookEventName, call: Option<&str>, run: &HookRun) {
-        // No recording shows PreCompact's lines: its runs word the compaction's note alone.
+        // PreCompact prints no lines, `--include-hook-events` or not (`sdk36/compact_hook_events`,
+        // `sdk36/auto_compact_hook_events`): its runs word the compaction's note alone.
         if event == HookEventName::PreCompact {
             return self.pre_compact_ran(run);
         }
@@ -57,6 +58,7 @@ impl SdkStream {
             HookEventName::SessionStart if self.held_init.is_none() && self.init.is_some() => {
                 "SessionStart:compact".to_string()
             }
+            HookEventName::SessionStart if self.cleared => "SessionStart:clear".to_string(),
             HookEventName::SessionStart => "SessionStart:startup".to_string(),
             other => other.as_str().to_string(),
         };

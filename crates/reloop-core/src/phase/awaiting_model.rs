@@ -58,6 +58,8 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::AwaitingModel(ctx, streaming), mode)
         }
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::AwaitingModel(ctx, streaming)),
         other @ (Event::UserInput { .. }
         | Event::ToolStarted { .. }
         | Event::ToolDone(_)

@@ -33,6 +33,8 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::Compacting(ctx, compaction), mode)
         }
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::Compacting(ctx, compaction)),
         Event::QueuedInput { id, content } => queue(Phase::Compacting(ctx, compaction), id, content),
         // The hooks around the compaction (flag 21): recorded; the compaction goes on.
         Event::HookDone { hook_event: HookEventName::PreCompact | HookEventName::SessionStart, .. }

@@ -18,6 +18,8 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model, .. } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::Done(ctx, terminal)),
         Event::CompactRequested if crate::prompt_hooks::compaction_blocked(&mut ctx) => {
             Step::ignore(Phase::Done(ctx, terminal), &event, IgnoreWhy::CompactionBlocked)
         }

@@ -17,6 +17,8 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model, .. } => crate::settings::set_model(Phase::Idle(ctx), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Idle(ctx), mode),
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::Idle(ctx)),
         Event::QueuedInput { id, content } => queue(Phase::Idle(ctx), id, content),
         Event::Resumed => Step::ignore(Phase::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
         other @ (Event::TextDelta { .. }

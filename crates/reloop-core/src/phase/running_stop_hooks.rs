@@ -32,6 +32,8 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::RunningStopHooks(ctx, stop_reason), mode)
         }
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::RunningStopHooks(ctx, stop_reason)),
         // Hooks in flight when the process stopped run again.
         Event::Resumed => {
             let last_assistant_message = ctx.messages.last().map(Message::text).unwrap_or_default();

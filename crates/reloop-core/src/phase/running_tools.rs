@@ -58,6 +58,8 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::RunningTools(ctx, tools), mode)
         }
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::RunningTools(ctx, tools)),
         Event::QueuedInput { id, content } => queue(Phase::RunningTools(ctx, tools), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }

@@ -20,6 +20,8 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         // The caller changed a setting: recorded, whatever the phase.
         Event::SetModel { model, .. } => crate::settings::set_model(Phase::WaitingRetry(ctx), model),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::WaitingRetry(ctx), mode),
+        // A command's allowed-tools: the driver's to enforce, nothing to record.
+        Event::CommandTools { .. } => Step::stay(Phase::WaitingRetry(ctx)),
         Event::QueuedInput { id, content } => queue(Phase::WaitingRetry(ctx), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }

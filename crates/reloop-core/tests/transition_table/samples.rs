@@ -92,6 +92,7 @@ pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
         "abort" => vec![Event::Abort],
         "set_model" => vec![Event::SetModel { model: Some("claude-haiku-4-5".into()), command: None }],
         "set_permission_mode" => vec![Event::SetPermissionMode { mode: "plan".into() }],
+        "command_tools" => vec![Event::CommandTools { command: "fm".into(), allow: vec!["Bash(touch:*)".into()] }],
         other => panic!("no sample events for kind {other}"),
     }
 }

@@ -14,11 +14,14 @@ use super::Runner;
 use crate::error::DriverError;
 
 /// The `source` of a new session's SessionStart, and what its hooks' matchers match.
-const STARTUP: &str = "startup";
+pub(super) const STARTUP: &str = "startup";
+/// The `source` of the SessionStart of a session a `/clear` began, and the `reason` of the
+/// SessionEnd of the one it ended (`settings_slash/stream_clear`, both versions).
+pub(super) const CLEAR: &str = "clear";
 /// PreCompact's `trigger` for `/compact`, and what its hooks' matchers match.
 const MANUAL: &str = "manual";
 /// SessionEnd's `reason` when a print-mode run is over (recorded in both versions).
-const END_REASON: &str = "other";
+pub(super) const END_REASON: &str = "other";
 
 impl Runner {
     /// Whether this session fires the session events' hooks (a subagent: its own two).
@@ -74,11 +77,11 @@ impl Runner {
                 Event::HookDone { hook_event: HookEventName::SubagentStart, tool_use_id: None, runs, request: 0 };
             return self.apply(done).map(|_| ());
         }
-        let commands = self.hooks.matching(HookEventName::SessionStart, Some(STARTUP));
+        let commands = self.hooks.matching(HookEventName::SessionStart, Some(self.start_source));
         if commands.is_empty() {
             return Ok(());
         }
-        let input = HookInput::session_start(self.hook_common.clone(), STARTUP);
+        let input = HookInput::session_start(self.hook_common.clone(), self.start_source);
         let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
         let context = session_start_context(&runs);
         if !context.is_empty() {
@@ -142,7 +145,7 @@ impl Runner {
         if commands.is_empty() {
             return Ok(());
         }
-        let input = HookInput::session_end(self.hook_common.clone(), END_REASON);
+        let input = HookInput::session_end(self.hook_common.clone(), self.end_reason);
         let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
         let done = Event::HookDone { hook_event: HookEventName::SessionEnd, tool_use_id: None, runs, request: 0 };
         self.apply(done).map(|_| ())

@@ -140,6 +140,10 @@ enum Tagged {
     SetPermissionMode {
         mode: String,
     },
+    CommandTools {
+        command: String,
+        allow: Vec<String>,
+    },
 }
 
 /// Reads an event from its journaled JSON (see the module docs); the same result as

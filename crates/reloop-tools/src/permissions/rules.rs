@@ -194,6 +194,14 @@ impl PermissionRules {
         PermissionRules { allow, deny, ask }
     }
 
+    /// These rules with `extra` allowed too (a slash command's `allowed-tools` for its query);
+    /// an entry that is no rule allows nothing.
+    pub fn allowing<S: AsRef<str>>(&self, extra: &[S]) -> Self {
+        let mut rules = self.clone();
+        rules.allow.extend(extra.iter().filter_map(|r| Rule::parse(r.as_ref()).ok()));
+        rules
+    }
+
     pub(crate) fn allow(&self) -> &[Rule] {
         &self.allow
     }

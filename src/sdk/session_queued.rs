@@ -1,0 +1,40 @@
+//! Messages sent while a query runs, as they wait and as they go (`crate::sdk::batch`): a
+//! custom command whose file sets a model or allowed tools runs as a query of its own, with them,
+//! as both versions run it when it queued (`sdk36/queued_command_model`: its `system/init` and
+//! every request of it name the command's model, then the session goes back). It waits as it
+//! was typed, so its model is known when it goes; other messages wait expanded.
+
+use std::collections::VecDeque;
+
+use reloop_core::ContentBlock;
+use serde_json::Value;
+
+use super::command::CommandQuery;
+use super::Setup;
+use crate::error::CliError;
+use crate::sdk::batch::Queued;
+
+/// The next query of what waits: its message, the host's `origin` for it, and the command
+/// whose model it is asked with.
+pub(super) type NextQuery = (Vec<ContentBlock>, Option<Value>, Option<CommandQuery>);
+
+impl Setup {
+    /// A message as it waits: a command that sets something for its query as typed, any other
+    /// expanded.
+    pub(super) fn queued(&self, content: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, CliError> {
+        if self.command_query(&crate::launch::new::text_of(&content))?.is_some() {
+            return Ok(content);
+        }
+        self.commands(content)
+    }
+
+    /// The next query of what waits (`None`: nothing waits).
+    pub(super) fn next_queued(&self, waiting: &mut VecDeque<Queued>) -> Result<Option<NextQuery>, CliError> {
+        let alone =
+            |content: &[ContentBlock]| matches!(self.command_query(&crate::launch::new::text_of(content)), Ok(Some(_)));
+        let Some((content, origin)) = crate::sdk::batch::take(waiting, alone) else { return Ok(None) };
+        let command = self.command_query(&crate::launch::new::text_of(&content))?;
+        let content = if command.is_some() { self.commands(content)? } else { content };
+        Ok(Some((content, origin, command)))
+    }
+}
