@@ -46,6 +46,11 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/tool_results/errors", "Exit code 2\\npartial", "a failing command's result"),
     ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
+    ("", "Bash with command touch made.txt has been denied", "a deny rule's texts"),
+    ("", "File is in a directory that is denied", "a deny rule's texts"),
+    ("2.1.197/tool_results/deny_rules", "[\"Read\",\"toolu_02_READ\"]]", "a deny rule's texts"),
+    ("2.1.332/tool_results/hook_rulings", "PreToolUse:Bash hook error: HOOK-DENIES-BASH", "a hook's refusal texts"),
+    ("", "HOOK-ASKS-EDIT\"", "a hook's refusal texts"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
@@ -157,6 +162,16 @@ fn run(fx: &Fixture) -> Live {
     // The scenario with the recorder's paths moved to this run's.
     let scenario: Value =
         serde_json::from_str(&fx.scenario.to_string().replace(PROJECT, &p).replace(HOOKS, &h)).unwrap();
+    // The scenario's own files (hook scripts, servers), laid out as the recorder laid them out.
+    let h_home = home.path().to_str().unwrap().to_string();
+    for (path, text) in scenario["files"].as_object().cloned().unwrap_or_default() {
+        let path = PathBuf::from(path.replace(HOME, &h_home));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text.as_str().unwrap()).unwrap();
+        if path.extension().is_some_and(|e| e == "sh") {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
     let settings = home.path().join("settings-under-test.json");
     if scenario.get("settings").is_some() {
         std::fs::write(&settings, scenario["settings"].to_string()).unwrap();

@@ -147,6 +147,28 @@ fn tool_results(lines: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// Each tool result line's `tool_use_result` and `tool_result_meta` (absent: null), the saved
+/// image's note made alike in the content they hold.
+fn as_data(lines: &[Value]) -> Vec<(Value, Value)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user" && l.get("tool_use_result").is_some())
+        .map(|l| {
+            let mut data = l["tool_use_result"].clone();
+            match &mut data {
+                Value::Array(_) => data = with_saved_image_note(data),
+                Value::Object(o) => {
+                    if let Some(content) = o.get_mut("content") {
+                        *content = with_saved_image_note(content.take());
+                    }
+                }
+                _ => {}
+            }
+            (data, l.get("tool_result_meta").cloned().unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
 /// The `tool_result` contents of a request's messages, in order.
 fn sent_results(body: &Value) -> Vec<Value> {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -198,7 +220,8 @@ fn mcp_python() -> Option<PathBuf> {
 /// An MCP tool's result reaches the app's `user` line and the next request as Claude Code sends
 /// it: a `structuredContent` answer as its compact JSON string, text and images as a list of
 /// blocks (even one text block), in both versions; 2.1.332 saves an image beside the session's
-/// file and notes its path after it.
+/// file and notes its path after it. Its `tool_use_result` is 2.1.197's content (with its
+/// `structuredContent`), 2.1.332's object naming the server and the resource links.
 #[test]
 fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
     let Some(python) = mcp_python() else { return };
@@ -229,6 +252,9 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
                 tool_results(&lines(&dir.join("stdout.jsonl"))).into_iter().map(with_saved_image_note).collect();
             let shown: Vec<Value> = tool_results(&live).into_iter().map(with_saved_image_note).collect();
             assert_eq!(shown, recorded, "{what}: the app's user lines");
+            let recorded = as_data(&lines(&dir.join("stdout.jsonl")));
+            assert_eq!(recorded.len(), 2, "{what}: the recording keeps each call's tool_use_result");
+            assert_eq!(as_data(&live), recorded, "{what}: each call's tool_use_result and tool_result_meta");
             let recorded_requests = lines(&dir.join("requests.jsonl"));
             let last_sent = sent_results(&recorded_requests.last().unwrap()["body"]);
             let last_sent: Vec<Value> = last_sent.into_iter().map(with_saved_image_note).collect();
