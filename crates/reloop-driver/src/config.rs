@@ -313,5 +313,6 @@ pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bo
         system_as_string: wire.system_as_string,
         summary_as_string: wire.summary_as_string,
         output_config_on_first_system: wire.output_config_on_first_system,
+        betas: wire.betas,
     }
 }

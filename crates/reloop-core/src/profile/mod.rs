@@ -8,10 +8,12 @@
 
 use serde::{Deserialize, Serialize};
 
+mod betas;
 mod compact_texts;
 mod rules;
 mod thinking;
 
+pub use betas::*;
 pub use compact_texts::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
@@ -234,6 +236,7 @@ pub const RELOOP: Profile = Profile {
         system_as_string: false,
         summary_as_string: false,
         output_config_on_first_system: false,
+        betas: None,
     },
     total_tokens: None,
     thinking: None,
@@ -297,6 +300,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         system_as_string: true,
         summary_as_string: false,
         output_config_on_first_system: false,
+        betas: Some(BetaRule::V2_1_197),
     },
     thinking: Some(ThinkingRule {
         budget_models: BUDGET_THINKING_MODELS,
@@ -389,6 +393,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         system_as_string: false,
         summary_as_string: true,
         output_config_on_first_system: true,
+        betas: Some(BetaRule::V2_1_332),
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
     thinking: Some(ThinkingRule {

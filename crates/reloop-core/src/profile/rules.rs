@@ -384,6 +384,9 @@ pub struct WireRule {
     /// The first `role: "system"` message of a request carries the request's `output_config`
     /// too (2.1.332, on every recorded request with one); off: only the request does.
     pub output_config_on_first_system: bool,
+    /// The version's `anthropic-beta` list and the `context_management` beside its thinking
+    /// ([`super::BetaRule`]); `None`: the 1M-context beta alone, no `context_management`.
+    pub betas: Option<super::BetaRule>,
 }
 
 impl WireRule {
