@@ -888,3 +888,8 @@ SCENARIOS += scenarios_toolresults.SCENARIOS
 import scenarios_rulings  # noqa: E402
 
 SCENARIOS += scenarios_rulings.SCENARIOS
+
+# Issue 39's request details: the thinking switches in the environment.
+import scenarios_requests  # noqa: E402
+
+SCENARIOS += scenarios_requests.SCENARIOS

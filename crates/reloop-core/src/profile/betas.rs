@@ -121,7 +121,10 @@ mod tests {
             list(OLD, "claude-sonnet-4-6", adaptive, true),
             "claude-code-20250219,interleaved-thinking-2025-05-14,thinking-token-count-2026-05-13,context-management-2025-06-27,prompt-caching-scope-2026-01-05,effort-2025-11-24"
         );
-        assert_eq!(OLD.betas("claude-3-7-sonnet-latest", None, false).join(","), "claude-code-20250219,prompt-caching-scope-2026-01-05");
+        assert_eq!(
+            OLD.betas("claude-3-7-sonnet-latest", None, false).join(","),
+            "claude-code-20250219,prompt-caching-scope-2026-01-05"
+        );
         assert_eq!(
             list(NEW, "claude-opus-5-5", updates.clone(), true),
             "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,per-turn-control-2026-07-01,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24,thinking-display-updates-2026-08-18"
