@@ -46,7 +46,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/tool_results/errors", "Exit code 2\\npartial", "a failing command's result"),
     ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
-    ("", "Bash with command touch made.txt has been denied", "a deny rule's texts"),
     ("", "File is in a directory that is denied", "a deny rule's texts"),
     ("2.1.197/tool_results/deny_rules", "[\"Read\",\"toolu_02_READ\"]]", "a deny rule's texts"),
     ("2.1.332/tool_results/hook_rulings", "PreToolUse:Bash hook error: HOOK-DENIES-BASH", "a hook's refusal texts"),

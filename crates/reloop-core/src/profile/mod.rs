@@ -194,6 +194,7 @@ pub const RELOOP: Profile = Profile {
         dont_ask: None,
         mcp_image_saved: false,
         written_note: None,
+        bash_rule_denied: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -258,6 +259,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: false,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
+        bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -344,6 +346,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: true,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
+        bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
