@@ -208,9 +208,35 @@ impl Tool for McpToolAdapter {
         if let (Some(dir), false) = (&ctx.results_dir, output.plain) {
             output.blocks = images::saved(std::mem::take(&mut output.blocks), dir, self.tool.server_name());
         }
-        to_output(output)
+        let structured = ctx.structured_results.then(|| shown(&output, self.tool.server_name())).flatten();
+        ToolOutput { structured, ..to_output(output) }
     }
 }
+
+/// What a call answered as data, Claude Code 2.1.332's `tool_use_result` for an MCP tool
+/// (tests/print/recorded/2.1.332/sdk_wire/mcp_*): the content as the model got it, the server's
+/// `serverInfo` under `_meta`, then its `structuredContent` or its resource links. 2.1.197's
+/// is cut from it when printed. `None` for a failure, which keeps its error text instead.
+fn shown(output: &CallOutput, server: &str) -> Option<Value> {
+    if output.is_error {
+        return None;
+    }
+    let content = if output.plain { Value::String(output.text()) } else { Value::Array(output.blocks.clone()) };
+    let info = output.server_info.clone().unwrap_or_else(|| serde_json::json!({"name": server, "version": ""}));
+    let mut shown = serde_json::Map::new();
+    shown.insert("content".into(), content);
+    shown.insert("_meta".into(), serde_json::json!({ MCP_SERVER_INFO: info }));
+    if let Some(structured) = &output.structured_content {
+        shown.insert("structuredContent".into(), structured.clone());
+    }
+    if !output.resource_links.is_empty() {
+        shown.insert("resourceLinks".into(), Value::Array(output.resource_links.clone()));
+    }
+    Some(Value::Object(shown))
+}
+
+/// The `_meta` key under which 2.1.332 names the server that answered.
+pub(crate) const MCP_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// As Claude Code sends it: a `structuredContent` answer (and reloop's failures) as a string,
 /// any other as its blocks, even text alone (tests/print/recorded/*/sdk_wire/mcp_*).

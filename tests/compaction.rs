@@ -235,7 +235,13 @@ fn reloop_compact_compacts_a_stopped_session_as_a_fork() {
     assert_eq!(boundary["compact_metadata"]["trigger"], "manual");
     let show: Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--json"]))).unwrap();
     let messages = show["messages"].as_array().unwrap();
-    assert_eq!(messages[0]["content"][0]["text"], SUMMARY_TEXT);
+    // The last answer is kept after the summary, which says so, as Claude Code's `/compact`
+    // between queries keeps it (flag 27, sdk_wire/stream_compact).
+    let kept = format!("{SUMMARY_TEXT}\n\n{}", reloop_core::compact::shape::KEPT_NOTE);
+    assert_eq!(messages[0]["content"][0]["text"], kept);
+    let answers: Vec<&Value> = messages.iter().filter(|m| m["role"] == "assistant").collect();
+    assert_eq!(answers.len(), 1, "{messages:?}");
+    assert_eq!(answers[0]["content"][0]["text"], "Checked.");
     // The original is untouched and still replays; the compacted fork replays too.
     assert_eq!(ws.reloop(&["replay", &parent]).status.code(), Some(0));
     assert!(ws.replays_identical());

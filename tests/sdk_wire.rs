@@ -147,6 +147,28 @@ fn tool_results(lines: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// Each tool result line's `tool_use_result` and `tool_result_meta` (absent: null), the saved
+/// image's note made alike in the content they hold.
+fn as_data(lines: &[Value]) -> Vec<(Value, Value)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user" && l.get("tool_use_result").is_some())
+        .map(|l| {
+            let mut data = l["tool_use_result"].clone();
+            match &mut data {
+                Value::Array(_) => data = with_saved_image_note(data),
+                Value::Object(o) => {
+                    if let Some(content) = o.get_mut("content") {
+                        *content = with_saved_image_note(content.take());
+                    }
+                }
+                _ => {}
+            }
+            (data, l.get("tool_result_meta").cloned().unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
 /// The `tool_result` contents of a request's messages, in order.
 fn sent_results(body: &Value) -> Vec<Value> {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
@@ -198,7 +220,8 @@ fn mcp_python() -> Option<PathBuf> {
 /// An MCP tool's result reaches the app's `user` line and the next request as Claude Code sends
 /// it: a `structuredContent` answer as its compact JSON string, text and images as a list of
 /// blocks (even one text block), in both versions; 2.1.332 saves an image beside the session's
-/// file and notes its path after it.
+/// file and notes its path after it. Its `tool_use_result` is 2.1.197's content (with its
+/// `structuredContent`), 2.1.332's object naming the server and the resource links.
 #[test]
 fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
     let Some(python) = mcp_python() else { return };
@@ -229,6 +252,9 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
                 tool_results(&lines(&dir.join("stdout.jsonl"))).into_iter().map(with_saved_image_note).collect();
             let shown: Vec<Value> = tool_results(&live).into_iter().map(with_saved_image_note).collect();
             assert_eq!(shown, recorded, "{what}: the app's user lines");
+            let recorded = as_data(&lines(&dir.join("stdout.jsonl")));
+            assert_eq!(recorded.len(), 2, "{what}: the recording keeps each call's tool_use_result");
+            assert_eq!(as_data(&live), recorded, "{what}: each call's tool_use_result and tool_result_meta");
             let recorded_requests = lines(&dir.join("requests.jsonl"));
             let last_sent = sent_results(&recorded_requests.last().unwrap()["body"]);
             let last_sent: Vec<Value> = last_sent.into_iter().map(with_saved_image_note).collect();
@@ -432,7 +458,8 @@ fn a_clear_no_query_follows_replays_as_it_was_printed() {
 /// `/compact` between queries: a compaction by hand (the summary request), printed in Claude
 /// Code's order (`compacting`, `compact_result`, `system/init`, the boundary, the summary,
 /// `Compacted `, a result of no turns), and the next question goes to the compacted
-/// conversation. The replayed stream is the live one.
+/// conversation, which keeps the last answer after the summary, as the boundary says (flag 27).
+/// The replayed stream is the live one.
 #[test]
 fn compact_between_queries_compacts_by_hand_as_claude_code_prints_it() {
     for version in VERSIONS {
@@ -493,18 +520,24 @@ fn compact_between_queries_compacts_by_hand_as_claude_code_prints_it() {
                 lines[at].get("logical_parent_uuid").map(place)
             ])
         };
-        let (ours, theirs) = (links(&live), links(&recorded));
-        if version == "2.1.332" {
-            assert_eq!(ours, theirs, "{version}: the boundary's metadata");
-        } else {
-            // Both versions keep the last answer through a `/compact` and name its line; under
-            // 2.1.197 reloop's boundary names none (docs/profiles.md, "Not reproduced yet").
-            assert_eq!(ours[0].as_array().unwrap()[..5], theirs[0].as_array().unwrap()[..5], "{version}: its keys");
-            assert_eq!(ours[5], theirs[5], "{version}: no logical parent");
-            assert_eq!((&theirs[1], &theirs[2], &theirs[4]), (&json!(-5), &json!(-5), &json!([-5])), "{version}");
-            assert_eq!((&ours[1], &ours[4]), (&Value::Null, &json!([])), "{version}: reloop names no kept line");
-        }
+        // Both versions keep the last answer through a `/compact` and name its line (flag 27).
+        assert_eq!(links(&live), links(&recorded), "{version}: the boundary's metadata");
         assert_eq!(server.requests().len(), 4, "{version}: two for the question, the summary, the next question");
+        // The summary request covers what came before the answer, and the next question is
+        // asked with the answer kept after the summary, as both versions ask it.
+        let texts = |body: &Value| -> Vec<String> {
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .filter_map(|b| b["text"].as_str().map(str::to_string))
+                .collect()
+        };
+        let requests = server.requests();
+        assert_eq!(texts(&requests[2].body), Vec::<String>::new(), "{version}: the answer is not summarised");
+        assert_eq!(texts(&requests[3].body), vec!["FIRST-ANSWER".to_string()], "{version}: the answer is kept");
         replays_as_live(&ws, &live, version);
     }
 }

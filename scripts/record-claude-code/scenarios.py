@@ -883,3 +883,13 @@ SCENARIOS += scenarios_sdk36.SCENARIOS
 import scenarios_toolresults  # noqa: E402
 
 SCENARIOS += scenarios_toolresults.SCENARIOS
+
+# Issue 39's rulings: `tool_result_meta` for a PreToolUse hook's ruling and a deny rule's.
+import scenarios_rulings  # noqa: E402
+
+SCENARIOS += scenarios_rulings.SCENARIOS
+
+# Issue 39's request details: the thinking switches in the environment.
+import scenarios_requests  # noqa: E402
+
+SCENARIOS += scenarios_requests.SCENARIOS

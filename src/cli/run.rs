@@ -249,6 +249,7 @@ impl RunArgs {
             system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking,
+            thinking_switches: Default::default(),
             max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: self.escalate_max_tokens,

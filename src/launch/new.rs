@@ -47,6 +47,8 @@ pub struct NewSession {
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub thinking: Option<u32>,
+    /// The environment's thinking switches (print mode reads Claude Code's variables).
+    pub thinking_switches: reloop_core::profile::ThinkingSwitches,
     /// The loop's limits.
     pub max_turns: Option<u32>,
     pub max_retries: u32,
@@ -132,6 +134,7 @@ impl NewSession {
         let run = RunConfig::new(provider.name().to_string(), model.clone(), cwd.to_path_buf())
             .with_script(self.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
             .with_thinking(self.thinking)
+            .with_thinking_switches(self.thinking_switches)
             .with_max_output_tokens(max_output_tokens)
             .with_system_prompt(system_prompt)
             .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
@@ -333,4 +336,16 @@ pub fn text_of(content: &[ContentBlock]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `CLAUDE_CODE_DISABLE_THINKING` and `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING` as Claude Code reads
+/// them in print mode: set to a true value (`1`, `true`, `yes`, `on`, any case).
+pub(crate) fn thinking_switches_from_env() -> reloop_core::profile::ThinkingSwitches {
+    let set = |name: &str| {
+        std::env::var(name).is_ok_and(|v| ["1", "true", "yes", "on"].contains(&v.trim().to_ascii_lowercase().as_str()))
+    };
+    reloop_core::profile::ThinkingSwitches {
+        off: set("CLAUDE_CODE_DISABLE_THINKING"),
+        adaptive_off: set("CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING"),
+    }
 }

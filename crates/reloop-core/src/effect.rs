@@ -146,6 +146,10 @@ pub enum Notice {
         pre_tokens: u64,
         /// Estimated tokens after.
         post_tokens: u64,
+        /// How many messages of the history before it the compaction kept after the summary
+        /// (flag 27); `None`: not said, the driver counts the messages after the summary.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kept: Option<usize>,
     },
     /// A compaction failed and the request goes ahead without it; after three in a row the
     /// circuit breaker stops auto-compaction trying (`breaker_open`).

@@ -137,6 +137,12 @@ pub enum Flag {
     /// and in the history (the driver rewrites the block before it is journaled, so a replay
     /// reads it as held). Off: as the model sent it.
     ToolInputDefaults = 25,
+    /// Under a Claude Code profile, a compaction by hand of a conversation that ends with an
+    /// answer summarises what came before it and keeps the answer after the summary, as both
+    /// versions do (`sdk_wire/stream_compact`), and the boundary counts the messages the
+    /// compaction kept ([`crate::Notice::CompactBoundary`]'s `kept`). Off: the answer is
+    /// summarised with the rest, and the driver counts the messages after the summary.
+    ByHandCompactionKeepsAnswer = 27,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -181,6 +187,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::SingleExchangeNotCompacted,
     Flag::WrittenFileTexts,
     Flag::ToolInputDefaults,
+    Flag::ByHandCompactionKeepsAnswer,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -263,7 +270,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 27]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -278,7 +285,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,27,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

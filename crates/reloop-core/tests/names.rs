@@ -96,7 +96,7 @@ fn every_command_and_notice_name_is_its_serde_tag() {
         assert_eq!(command.name(), tag(command, "effect"));
     }
     let notices = [
-        Notice::CompactBoundary { trigger: "auto".into(), pre_tokens: 2, post_tokens: 1 },
+        Notice::CompactBoundary { trigger: "auto".into(), pre_tokens: 2, post_tokens: 1, kept: None },
         Notice::CompactionFailed { trigger: "auto".into(), failures: 1, breaker_open: false, message: "m".into() },
         Notice::CompactionRetried { trigger: "auto".into(), message: "m".into() },
         Notice::CompactionSkipped { trigger: "auto".into() },

@@ -39,6 +39,10 @@ pub struct RunConfig {
     /// then sends `{"type": "disabled"}`, [`reloop_core::profile::ThinkingRule`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<u32>,
+    /// The environment's thinking switches (`CLAUDE_CODE_DISABLE_THINKING`,
+    /// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING`), kept so a replay shows the requests sent.
+    #[serde(default, skip_serializing_if = "reloop_core::profile::ThinkingSwitches::is_default")]
+    pub thinking_switches: reloop_core::profile::ThinkingSwitches,
     /// Gather the user and system context at start (instruction files, date, git status).
     #[serde(default = "yes")]
     pub gather_context: bool,
@@ -106,6 +110,7 @@ impl RunConfig {
             system_prompt: None,
             script: None,
             thinking: None,
+            thinking_switches: Default::default(),
             gather_context: true,
             tools: Vec::new(),
             base_url: None,
@@ -176,6 +181,12 @@ impl RunConfig {
     /// Asks for extended thinking with this token budget (`None`: none).
     pub fn with_thinking(mut self, budget_tokens: Option<u32>) -> Self {
         self.thinking = budget_tokens;
+        self
+    }
+
+    /// The environment's thinking switches ([`reloop_core::profile::ThinkingSwitches`]).
+    pub fn with_thinking_switches(mut self, switches: reloop_core::profile::ThinkingSwitches) -> Self {
+        self.thinking_switches = switches;
         self
     }
 
@@ -288,17 +299,20 @@ fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
     }
 }
 
-/// The `thinking` a request to `model` asks for, `tokens` being the budget given (0: off): the
-/// profile's rule, else reloop's (a budget when one was given).
+/// The `thinking` a request to `model` asks for, `tokens` being the budget given (0: off), under
+/// the environment's `switches`: the profile's rule, else reloop's (a budget when one was given;
+/// none when thinking is switched off).
 pub fn thinking(
     rules: &reloop_core::profile::Profile,
     model: &str,
     max_tokens: u32,
     tokens: Option<u32>,
+    switches: reloop_core::profile::ThinkingSwitches,
 ) -> Option<serde_json::Value> {
     let asked = reloop_core::profile::ThinkingAsked::from_tokens(tokens);
     match rules.thinking {
-        Some(rule) => rule.request(model, max_tokens, asked),
+        Some(rule) => rule.request_switched(model, max_tokens, asked, switches),
+        None if switches.off => None,
         None => reloop_core::profile::reloop_thinking(asked),
     }
 }
@@ -313,5 +327,6 @@ pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bo
         system_as_string: wire.system_as_string,
         summary_as_string: wire.summary_as_string,
         output_config_on_first_system: wire.output_config_on_first_system,
+        betas: wire.betas,
     }
 }

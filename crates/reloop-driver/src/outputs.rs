@@ -101,7 +101,7 @@ pub fn step_outputs(
             out.push(RunEvent::Response { usage: usage.clone(), stop_reason });
         }
     }
-    if let Some(Notice::CompactBoundary { trigger, pre_tokens, post_tokens }) =
+    if let Some(Notice::CompactBoundary { trigger, pre_tokens, post_tokens, kept }) =
         effects.iter().filter_map(Effect::notice).find(|n| matches!(n, Notice::CompactBoundary { .. }))
     {
         // The history was replaced: the boundary, then the summary that opens it; Claude Code
@@ -112,8 +112,10 @@ pub fn step_outputs(
         }
         // What the summary opens: the messages kept after it (what is given back aside).
         let details = after.context().config().flag(reloop_core::Flag::StreamDetails);
-        let kept = history.messages().iter().skip(1).filter(|m| m.role != Role::System).count();
-        let kept = details.then_some(kept);
+        let counted = history.messages().iter().skip(1).filter(|m| m.role != Role::System).count();
+        // The core says how many it kept (flag 27); before, they were counted here, the files
+        // given back among them.
+        let kept = details.then_some(kept.unwrap_or(counted));
         out.push(RunEvent::CompactBoundary { trigger: trigger.clone(), pre_tokens, post_tokens, kept });
         let summary = history.messages().first().map(|m| (*m).clone());
         // Claude Code shows the summary's own text, not the context given back with it.

@@ -45,11 +45,29 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 }
 
 /// Claude Code 2.1.332's `tool_result_meta` entry for the ruling on `call`: what let it run
-/// (an allow rule, the mode, a read-only command's parts) or kept it from running (nobody to ask,
-/// or `dontAsk`), as recorded in tests/print/recorded/2.1.332/tool_results/. `None` where no
-/// recording shows Claude Code's words (hooks, the SDK's callback, a deny rule) or it prints none
-/// (an unknown tool, an invalid input, a removed tool).
+/// (an allow rule, the mode, a read-only command's parts, a PreToolUse hook) or kept it from
+/// running (nobody to ask, `dontAsk`, a deny rule, a hook), as recorded in
+/// tests/print/recorded/2.1.332/tool_results/. `None` where no recording shows Claude Code's
+/// words (the SDK's callback, a person's answer, a hook's exit 2) or it prints none (an unknown
+/// tool, an invalid input, a removed tool).
 pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
+    let (decision, kind, reason, source) = match ruling {
+        // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
+        Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
+        Ruling::Refuse { why: Why::HookDenied { .. }, .. } => ("reject", Some("permission-rule"), Some("hook"), "hook"),
+        // tool_results/deny_rules: a Bash command is judged by its parts; another tool's path
+        // rule refuses it as its input's check does, with no non-execution kind.
+        Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } if call.name == "Bash" => {
+            ("reject", Some("permission-rule"), Some("subcommandResults"), "config")
+        }
+        Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } => ("reject", None, Some("rule"), "config"),
+        _ => return rules_meta(call, ruling),
+    };
+    Some(entry(call, decision, kind, reason, source))
+}
+
+/// [`meta`] for the rest of the rules' rulings.
+fn rules_meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
     let (decision, kind, reason) = match ruling {
         Ruling::Run { why: Why::Rules(step), .. } => {
             let reason = match step {
@@ -69,7 +87,13 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
         }
         _ => return None,
     };
-    let mut permission = json!({"decision": decision, "source": "config"});
+    Some(entry(call, decision, kind, reason, "config"))
+}
+
+/// One `tool_result_meta` entry: the call's id, what kept it from running if anything, and the
+/// permission decision with where it came from.
+fn entry(call: &ToolUse, decision: &str, kind: Option<&str>, reason: Option<&str>, source: &str) -> Value {
+    let mut permission = json!({"decision": decision, "source": source});
     if let Some(reason) = reason {
         permission["reason_type"] = json!(reason);
     }
@@ -79,7 +103,7 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
         entry.insert("non_execution_kind".into(), json!(kind));
     }
     entry.insert("permission_decision".into(), permission);
-    Some(Value::Object(entry))
+    Value::Object(entry)
 }
 
 /// Whether the tool refused the call's input before doing anything (its error wrapped in

@@ -382,7 +382,7 @@ fn hook_line(step: &StepRecord, facts: &Facts) -> Option<WhyLine> {
 fn compaction_line(step: &StepRecord) -> Option<WhyLine> {
     let effects: Vec<Effect> = serde_json::from_value(step.effects.clone()).ok()?;
     let (reason, evidence) = effects.into_iter().find_map(|e| match e {
-        Effect::Notice(Notice::CompactBoundary { trigger, pre_tokens, post_tokens }) => {
+        Effect::Notice(Notice::CompactBoundary { trigger, pre_tokens, post_tokens, .. }) => {
             Some(("compacted", Evidence::Compacted { trigger, pre_tokens, post_tokens }))
         }
         Effect::Notice(Notice::CompactionFailed { trigger, failures, breaker_open, message }) => {

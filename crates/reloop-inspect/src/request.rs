@@ -114,7 +114,8 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     tools.extend(run.iter().flat_map(|r| r.tool_specs.iter().filter(|s| offered.contains(&s.name)).cloned()));
     let rules = state.context().config().rules();
     let style = wire_style(rules, &model, call.stream);
-    let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking));
+    let switches = run.map(|r| r.thinking_switches).unwrap_or_default();
+    let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking), switches);
     ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
         .with_stream(call.stream)
         .with_style(style)

@@ -17,7 +17,7 @@ const CHARS_PER_TOKEN: usize = 4;
 const IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 /// What a call answers: Anthropic content blocks (`text`, `image`) and whether it failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallOutput {
     /// The `tool_result` content the model is given.
     pub blocks: Vec<Value>,
@@ -29,6 +29,15 @@ pub struct CallOutput {
     /// The result travels as a plain string, not a list of blocks: reloop's own failures, and a
     /// `structuredContent` answer, which Claude Code sends as its JSON text.
     pub plain: bool,
+    /// The answer's `structuredContent`, kept beside its text for the caller's stream (Claude
+    /// Code's `tool_use_result` carries it).
+    pub structured_content: Option<Value>,
+    /// The answer's `resource_link` items as Claude Code 2.1.332 lists them in its
+    /// `tool_use_result` (`uri`, `name`, `description`).
+    pub resource_links: Vec<Value>,
+    /// The server's `serverInfo` from `initialize` (`name`, `version`), which 2.1.332's
+    /// `tool_use_result` names under `_meta`.
+    pub server_info: Option<Value>,
 }
 
 impl CallOutput {
@@ -37,8 +46,8 @@ impl CallOutput {
         CallOutput {
             blocks: vec![json!({"type": "text", "text": text.into()})],
             is_error: true,
-            server_failed: false,
             plain: true,
+            ..CallOutput::default()
         }
     }
 
@@ -74,7 +83,13 @@ pub(crate) fn map_result(server: &str, result: &Value, max_tokens: usize) -> Cal
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
         let blocks = cap(vec![text_block(structured.to_string())], max_tokens);
-        return CallOutput { blocks, is_error, server_failed: false, plain: true };
+        return CallOutput {
+            blocks,
+            is_error,
+            plain: true,
+            structured_content: Some(structured.clone()),
+            ..CallOutput::default()
+        };
     }
     let content = result.get("content").and_then(Value::as_array);
     let blocks: Vec<Value> = content.into_iter().flatten().flat_map(|item| map_block(server, item)).collect();
@@ -84,7 +99,23 @@ pub(crate) fn map_result(server: &str, result: &Value, max_tokens: usize) -> Cal
         ));
     }
     // An error's text stays a string, as reloop has sent it: no recording shows Claude Code's.
-    CallOutput { blocks: cap(blocks, max_tokens), is_error, server_failed: false, plain: is_error }
+    let resource_links = content.into_iter().flatten().filter_map(resource_link).collect();
+    CallOutput { blocks: cap(blocks, max_tokens), is_error, plain: is_error, resource_links, ..CallOutput::default() }
+}
+
+/// A `resource_link` item as 2.1.332 lists it (sdk_wire/mcp_result): `uri`, `name`, then
+/// `description` when the server gave one.
+fn resource_link(item: &Value) -> Option<Value> {
+    if str_of(item, "type") != "resource_link" {
+        return None;
+    }
+    let mut link = serde_json::Map::new();
+    for key in ["uri", "name", "description"] {
+        if let Some(v) = item.get(key).filter(|v| !v.is_null()) {
+            link.insert(key.to_string(), v.clone());
+        }
+    }
+    Some(Value::Object(link))
 }
 
 fn text_block(text: String) -> Value {
@@ -196,6 +227,12 @@ mod tests {
             ]
         );
         assert!(!out.is_text_only());
+        assert_eq!(
+            out.resource_links,
+            vec![json!({"uri": "file:///a.txt", "name": "a.txt", "description": "the file"})],
+            "kept for 2.1.332's tool_use_result"
+        );
+        assert_eq!(out.structured_content, None);
     }
 
     #[test]
@@ -209,6 +246,7 @@ mod tests {
         let out = map_result("s", &json!({"content": [], "structuredContent": {"n": 1}}), 10);
         assert_eq!(out.text(), r#"{"n":1}"#);
         assert!(out.plain);
+        assert_eq!(out.structured_content, Some(json!({"n": 1})), "kept for the tool_use_result");
     }
 
     /// tests/print/recorded/*/sdk_wire/mcp_result: `echo` answered `content` "hi hi" and

@@ -254,7 +254,15 @@ impl Server {
         let call = self.service.peer().call_tool(params);
         match tokio::time::timeout(self.options.call_timeout, call).await {
             Ok(Ok(result)) => match serde_json::to_value(&result) {
-                Ok(value) => map_result(&self.name, &value, self.options.max_output_tokens),
+                Ok(value) => {
+                    let mut output = map_result(&self.name, &value, self.options.max_output_tokens);
+                    output.server_info = self
+                        .service
+                        .peer_info()
+                        .and_then(|info| info.server_info.clone())
+                        .map(|s| serde_json::json!({"name": s.name, "version": s.version}));
+                    output
+                }
                 Err(e) => {
                     CallOutput::error(format!("MCP server {:?} answered a result reloop cannot read: {e}", self.name))
                 }

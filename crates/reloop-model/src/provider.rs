@@ -69,6 +69,10 @@ pub struct ModelRequest {
     /// The first `role: "system"` message carries [`Self::output_config`] too, as 2.1.332 sends
     /// it on its context message.
     pub output_config_on_first_system: bool,
+    /// The version whose `anthropic-beta` list is sent, and with it the `context_management`
+    /// beside a thinking that is on ([`reloop_core::profile::BetaRule`]); `None`: the 1M-context
+    /// beta alone, when asked for.
+    pub betas: Option<reloop_core::profile::BetaRule>,
 }
 
 impl ModelRequest {
@@ -91,6 +95,7 @@ impl ModelRequest {
             system_as_string: false,
             summary_as_string: false,
             output_config_on_first_system: false,
+            betas: None,
         }
     }
 
@@ -132,6 +137,7 @@ impl ModelRequest {
         self.system_as_string = style.system_as_string;
         self.summary_as_string = style.summary_as_string;
         self.output_config_on_first_system = style.output_config_on_first_system;
+        self.betas = style.betas;
         self
     }
 }
@@ -152,6 +158,8 @@ pub struct WireStyle {
     pub summary_as_string: bool,
     /// See [`ModelRequest::output_config_on_first_system`].
     pub output_config_on_first_system: bool,
+    /// See [`ModelRequest::betas`].
+    pub betas: Option<reloop_core::profile::BetaRule>,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

@@ -11,7 +11,9 @@
 //!    tool, so the model is told what Claude Code tells it about a tool it cannot see:
 //!    `<tool_use_error>Error: No such tool available: {Tool}. {Tool} exists but is not enabled in
 //!    this context. Use one of the available tools instead.</tool_use_error>`. A rule with a
-//!    specifier denies that call only: `Permission to use {Tool} has been denied.` A Read or Edit
+//!    specifier denies that call only: `Permission to use {Tool} has been denied.` (a Claude Code
+//!    profile names a Bash rule's command: `Permission to use Bash with command {command} has
+//!    been denied.`). A Read or Edit
 //!    rule with a path also denies a Bash command that names the path (any word, `< file`,
 //!    `> file`, a glob, through `cd`) or reads every file below a directory holding it (`rg`,
 //!    `grep -r`). An unknown tool or an input that fails its schema is then allowed through,
@@ -587,7 +589,15 @@ impl PermissionContext {
         if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
             return Some(Refusal::NotEnabled { text: self.texts.disallowed(&tool) });
         }
-        if rules.iter().any(|r| self.matches_any(r, call)) || self.bash_reaches(call, &self.deny_rules()) {
+        if rules.iter().any(|r| self.matches_any(r, call)) {
+            // A Bash rule's refusal names the command where the version words it so.
+            let command = call.input.get("command").and_then(Value::as_str).filter(|_| call.tool == "Bash");
+            if let Some(text) = command.and_then(|c| self.texts.bash_rule_denied(c)) {
+                return Some(Refusal::Worded { text });
+            }
+            return Some(Refusal::DeniedByRule { tool });
+        }
+        if self.bash_reaches(call, &self.deny_rules()) {
             return Some(Refusal::DeniedByRule { tool });
         }
         None

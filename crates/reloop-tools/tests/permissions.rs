@@ -234,6 +234,24 @@ fn a_deny_rule_with_a_specifier_denies_only_matching_calls_and_beats_allow() {
     assert_eq!(f.check(&ctx, "Bash", json!({"command": "git pull"})), Decision::Allow);
 }
 
+/// tests/print/recorded/*/tool_results/deny_rules: Claude Code names the command a Bash deny
+/// rule refused; another tool's refusal keeps the generic words.
+#[test]
+fn a_claude_code_profile_names_the_command_a_bash_deny_rule_refuses() {
+    let f = fixture();
+    let mut ctx = f.mode(PermissionMode::Default);
+    ctx.disallowed_tools = vec!["Bash(touch:*)".into(), "Read(./README.md)".into()];
+    let ctx = ctx.with_texts(reloop_core::profile::CLAUDE_CODE_2_1_332.tools);
+    assert_eq!(
+        f.check(&ctx, "Bash", json!({"command": "touch made.txt"})),
+        deny("Permission to use Bash with command touch made.txt has been denied.")
+    );
+    assert_eq!(
+        f.check(&ctx, "Read", json!({"file_path": f.path("README.md")})),
+        deny("Permission to use Read has been denied.")
+    );
+}
+
 #[test]
 fn a_malformed_disallowed_entry_set_without_new_fails_closed_on_its_tool() {
     let f = fixture();

@@ -69,6 +69,9 @@ impl SdkStream {
         fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));
         if message.contains("don't ask mode") {
             fields.insert("decision_reason_type".into(), json!("mode"));
+        } else if message.starts_with("Permission to use Bash with command ") {
+            // A Bash deny rule, judged on the command's parts (tool_results/deny_rules).
+            fields.insert("decision_reason_type".into(), json!("subcommandResults"));
         } else if message == "This command requires approval" {
             fields.insert("decision_reason_type".into(), json!("other"));
             fields.insert("decision_reason".into(), json!(message));

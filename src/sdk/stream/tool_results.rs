@@ -45,6 +45,14 @@ impl ToolResults {
 /// The result as the profile's version prints it.
 fn shown(profile: ProfileId, result: &Value) -> Value {
     let mut result = result.clone();
+    if profile == ProfileId::ClaudeCode2_1_197 && result["_meta"].get(crate::mcp::MCP_SERVER_INFO).is_some() {
+        // An MCP tool's: 2.1.197 names no server and lists no links (sdk_wire/mcp_*): the
+        // content alone, or with the `structuredContent` it came from.
+        return match result.get("structuredContent") {
+            Some(structured) => serde_json::json!({"content": result["content"], "structuredContent": structured}),
+            None => result["content"].take(),
+        };
+    }
     if profile == ProfileId::ClaudeCode2_1_197 {
         if let Value::Object(fields) = &mut result {
             fields.retain(|k, _| !NEWER_KEYS.contains(&k.as_str()));
@@ -81,5 +89,21 @@ mod tests {
         assert_eq!(results.take(&line), vec![], "printed once");
         results.note(ProfileId::ClaudeCode2_1_197, &outcome);
         assert_eq!(results.take(&line), vec![("tool_use_result", json!("Error: x"))], "2.1.197 prints no meta");
+    }
+
+    /// tests/print/recorded/*/sdk_wire/mcp_*: 2.1.197 prints an MCP tool's content alone, or
+    /// with its `structuredContent`; 2.1.332 adds the server and the resource links.
+    #[test]
+    fn an_mcp_result_loses_its_server_and_links_under_2_1_197() {
+        let info = json!({crate::mcp::MCP_SERVER_INFO: {"name": "fixture", "version": ""}});
+        let blocks = json!([{"type": "text", "text": "a"}]);
+        let links = json!({"content": blocks, "_meta": info, "resourceLinks": [{"uri": "file:///a", "name": "a"}]});
+        assert_eq!(shown(ProfileId::ClaudeCode2_1_332, &links), links);
+        assert_eq!(shown(ProfileId::ClaudeCode2_1_197, &links), blocks);
+        let structured = json!({"content": "{\"n\":1}", "_meta": info, "structuredContent": {"n": 1}});
+        assert_eq!(
+            shown(ProfileId::ClaudeCode2_1_197, &structured),
+            json!({"content": "{\"n\":1}", "structuredContent": {"n": 1}})
+        );
     }
 }

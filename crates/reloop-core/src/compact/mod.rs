@@ -129,6 +129,20 @@ pub(crate) fn single_exchange_kept(ctx: &crate::context::Loop) -> bool {
         && matches!(ctx.messages.tail(3).as_slice(), [u, a] if u.role == Role::User && a.role == Role::Assistant)
 }
 
+/// How many leading messages a compaction by hand summarises: as [`summarizable`], but under a
+/// Claude Code profile (flag 27) a conversation that ends with an answer keeps that answer after
+/// the summary when what comes before it is enough to summarise (`sdk_wire/stream_compact`).
+pub(crate) fn by_hand(ctx: &crate::context::Loop) -> Option<usize> {
+    let all = summarizable(&ctx.messages)?;
+    let keeps = ctx.config.flag(crate::flags::Flag::ByHandCompactionKeepsAnswer)
+        && ctx.config.rules().claude_code_version.is_some();
+    let ends_with_answer = ctx.messages.tail(1).first().is_some_and(|m| m.role == Role::Assistant);
+    match all.checked_sub(1) {
+        Some(before) if keeps && ends_with_answer && all == ctx.messages.len() && before >= 2 => Some(before),
+        _ => Some(all),
+    }
+}
+
 /// How many leading messages a compaction would summarise, or `None` when there is not at
 /// least one exchange before the kept tail: such a conversation cannot be compacted.
 pub fn summarizable(history: &History) -> Option<usize> {

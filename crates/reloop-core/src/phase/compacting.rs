@@ -60,6 +60,10 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
     let rule = ctx.config.compact_rule();
     let transcript = ctx.config.transcript_note().map(str::to_string);
     let joined = ctx.config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds);
+    let kept = ctx
+        .config
+        .flag(crate::flags::Flag::ByHandCompactionKeepsAnswer)
+        .then(|| ctx.messages.len().saturating_sub(compaction.summarize.min(ctx.messages.len())));
     ctx.messages = crate::compact::shape::compacted(
         &ctx.messages,
         compaction.summarize,
@@ -75,7 +79,7 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
     ctx.request.just_compacted = true;
     let post_tokens = crate::tokens::estimate(&ctx);
     let (trigger, pre_tokens) = (compaction.trigger.as_str().to_string(), compaction.pre_tokens);
-    let effects = vec![Notice::CompactBoundary { trigger, pre_tokens, post_tokens }.into()];
+    let effects = vec![Notice::CompactBoundary { trigger, pre_tokens, post_tokens, kept }.into()];
     match compaction.trigger {
         Trigger::Reactive => continue_with(ctx, Continue::ReactiveCompactRetry { pre_tokens, post_tokens }, effects),
         Trigger::Auto => proceed(ctx, effects, None),

@@ -28,7 +28,7 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
             let skipped = crate::effect::Notice::CompactionSkipped { trigger: Trigger::Manual.as_str().to_string() };
             Step::with(Phase::Done(ctx, terminal), vec![skipped.into()])
         }
-        Event::CompactRequested => match crate::compact::summarizable(&ctx.messages) {
+        Event::CompactRequested => match crate::compact::by_hand(&ctx) {
             Some(summarize) => {
                 let pre_tokens = crate::tokens::estimate(&ctx);
                 let compaction = Compaction::new(Trigger::Manual, pre_tokens, summarize);

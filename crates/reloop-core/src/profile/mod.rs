@@ -8,10 +8,12 @@
 
 use serde::{Deserialize, Serialize};
 
+mod betas;
 mod compact_texts;
 mod rules;
 mod thinking;
 
+pub use betas::*;
 pub use compact_texts::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
@@ -192,6 +194,7 @@ pub const RELOOP: Profile = Profile {
         dont_ask: None,
         mcp_image_saved: false,
         written_note: None,
+        bash_rule_denied: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -234,6 +237,7 @@ pub const RELOOP: Profile = Profile {
         system_as_string: false,
         summary_as_string: false,
         output_config_on_first_system: false,
+        betas: None,
     },
     total_tokens: None,
     thinking: None,
@@ -255,6 +259,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: false,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
+        bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -297,6 +302,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         system_as_string: true,
         summary_as_string: false,
         output_config_on_first_system: false,
+        betas: Some(BetaRule::V2_1_197),
     },
     thinking: Some(ThinkingRule {
         budget_models: BUDGET_THINKING_MODELS,
@@ -340,6 +346,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         dont_ask: Some(DONT_ASK_CLAUDE_CODE),
         mcp_image_saved: true,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
+        bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
@@ -389,6 +396,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         system_as_string: false,
         summary_as_string: true,
         output_config_on_first_system: true,
+        betas: Some(BetaRule::V2_1_332),
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
     thinking: Some(ThinkingRule {

@@ -98,7 +98,14 @@ pub struct ToolTexts {
     /// written ([`WRITTEN_NOTE_CLAUDE_CODE`]), and an Edit with `replace_all` says so; `None`:
     /// reloop's own texts. Applied under [`crate::Flag::WrittenFileTexts`].
     pub written_note: Option<&'static str>,
+    /// The refusal of a Bash call a Bash deny rule matches; `{command}` stands for the command
+    /// ([`BASH_RULE_DENIED_CLAUDE_CODE`]). `None`: `Permission to use Bash has been denied.`
+    pub bash_rule_denied: Option<&'static str>,
 }
+
+/// Claude Code's refusal of a Bash call a deny rule matches (2.1.197 and 2.1.332 alike,
+/// recorded `tool_results/deny_rules`).
+pub const BASH_RULE_DENIED_CLAUDE_CODE: &str = "Permission to use Bash with command {command} has been denied.";
 
 /// Claude Code's `dontAsk` denial (2.1.197 and 2.1.332 alike, claude-code-facts.md §5.4).
 pub const DONT_ASK_CLAUDE_CODE: &str = "Permission to use {tool} has been denied because Claude Code is running in don't ask mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.";
@@ -143,6 +150,11 @@ impl ToolTexts {
     /// The disallowed text for `tool`.
     pub fn disallowed(&self, tool: &str) -> String {
         self.disallowed.replace("{tool}", tool)
+    }
+
+    /// The refusal of Bash `command` by a Bash deny rule, where the version words its own.
+    pub fn bash_rule_denied(&self, command: &str) -> Option<String> {
+        self.bash_rule_denied.map(|text| text.replace("{command}", command))
     }
 }
 
@@ -384,6 +396,9 @@ pub struct WireRule {
     /// The first `role: "system"` message of a request carries the request's `output_config`
     /// too (2.1.332, on every recorded request with one); off: only the request does.
     pub output_config_on_first_system: bool,
+    /// The version's `anthropic-beta` list and the `context_management` beside its thinking
+    /// ([`super::BetaRule`]); `None`: the 1M-context beta alone, no `context_management`.
+    pub betas: Option<super::BetaRule>,
 }
 
 impl WireRule {

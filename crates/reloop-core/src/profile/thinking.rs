@@ -56,15 +56,62 @@ pub const BUDGET_THINKING_MODELS: &[&str] = &[
     "claude-haiku-4-5",
 ];
 
+/// The models that think on a budget, as the older ones do, under
+/// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING` (recorded, both versions:
+/// `env/disable_adaptive_thinking_sonnet_4_6`); Opus 4.8 and 5.5 think adaptively whatever it says
+/// (`env/disable_adaptive_thinking`). The others are not recorded and keep adaptive thinking.
+pub const ADAPTIVE_OR_BUDGET_MODELS: &[&str] = &["claude-sonnet-4-6"];
+
+/// The environment's thinking switches, Claude Code's names: `CLAUDE_CODE_DISABLE_THINKING`
+/// (`off`: no `thinking` key at all, recorded `env/disable_thinking*`) and
+/// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING` (`adaptive_off`: [`ADAPTIVE_OR_BUDGET_MODELS`] think
+/// on a budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct ThinkingSwitches {
+    /// `CLAUDE_CODE_DISABLE_THINKING` is set.
+    #[serde(default)]
+    pub off: bool,
+    /// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING` is set.
+    #[serde(default)]
+    pub adaptive_off: bool,
+}
+
+impl ThinkingSwitches {
+    /// Neither is set (what a session journaled before them had).
+    pub fn is_default(&self) -> bool {
+        *self == ThinkingSwitches::default()
+    }
+}
+
 impl ThinkingRule {
+    /// As [`Self::request`], under the environment's `switches`.
+    pub fn request_switched(
+        &self,
+        model: &str,
+        max_tokens: u32,
+        asked: ThinkingAsked,
+        switches: ThinkingSwitches,
+    ) -> Option<Value> {
+        if switches.off {
+            return None;
+        }
+        let on_budget = switches.adaptive_off && ADAPTIVE_OR_BUDGET_MODELS.contains(&canonical(model).as_str());
+        self.request_on(model, max_tokens, asked, on_budget)
+    }
+
     /// The `thinking` sent to `model` with `max_tokens` (`None`: no key). Models that are not
     /// Claude's, and Claude 3, get what reloop's own rule sends: a budget when one was given.
     pub fn request(&self, model: &str, max_tokens: u32, asked: ThinkingAsked) -> Option<Value> {
+        self.request_on(model, max_tokens, asked, false)
+    }
+
+    /// [`Self::request`], `on_budget` making the model think on a budget as the older ones do.
+    fn request_on(&self, model: &str, max_tokens: u32, asked: ThinkingAsked, on_budget: bool) -> Option<Value> {
         let id = canonical(model);
         if !id.starts_with("claude-") || id.starts_with("claude-3-") {
             return reloop_thinking(asked);
         }
-        let adaptive = !self.budget_models.contains(&id.as_str());
+        let adaptive = !on_budget && !self.budget_models.contains(&id.as_str());
         let config = match asked {
             ThinkingAsked::Off if self.rejects_disabled.contains(&id.as_str()) => json!({"type": "adaptive"}),
             ThinkingAsked::Off => return Some(json!({"type": "disabled"})),
@@ -150,6 +197,27 @@ mod tests {
             assert_eq!(got, want, "{model} {asked:?}");
             // The key order is Claude Code's too (`budget_tokens` first).
             assert_eq!(got.to_string(), want.to_string(), "{model} {asked:?}");
+        }
+    }
+
+    /// tests/print/recorded/*/env/disable_*: no `thinking` at all when it is off; Sonnet 4.6 on
+    /// a budget without adaptive thinking, the Opus models adaptive still.
+    #[test]
+    fn the_environment_s_switches_change_what_is_asked() {
+        let off = ThinkingSwitches { off: true, adaptive_off: false };
+        let no_adaptive = ThinkingSwitches { off: false, adaptive_off: true };
+        for rule in [CLAUDE_CODE_2_1_197.thinking.unwrap(), CLAUDE_CODE_2_1_332.thinking.unwrap()] {
+            assert_eq!(rule.request_switched("claude-opus-4-8[1m]", 64_000, Default, off), None);
+            assert_eq!(rule.request_switched("claude-sonnet-4-6", 32_000, Default, off), None);
+            let sonnet = rule.request_switched("claude-sonnet-4-6", 32_000, Default, no_adaptive).unwrap();
+            assert_eq!((sonnet["type"].clone(), sonnet["budget_tokens"].clone()), (json!("enabled"), json!(31999)));
+            let opus = rule.request_switched("claude-opus-5-5", 128_000, Default, no_adaptive).unwrap();
+            assert_eq!(opus["type"], "adaptive");
+            let plain = ThinkingSwitches::default();
+            assert_eq!(
+                rule.request_switched("claude-sonnet-4-6", 32_000, Default, plain),
+                rule.request("claude-sonnet-4-6", 32_000, Default)
+            );
         }
     }
 

@@ -45,9 +45,12 @@ impl Serialize for Body<'_> {
         if !r.tools.is_empty() {
             map.serialize_entry("tools", &Tools(&r.tools))?;
         }
-        // Claude Code's order: `thinking`, then `output_config`, then `stream`.
+        // Claude Code's order: `thinking`, `context_management`, `output_config`, then `stream`.
         if let Some(thinking) = &r.thinking {
             map.serialize_entry("thinking", thinking)?;
+        }
+        if let Some(edits) = r.betas.and_then(|_| reloop_core::profile::context_management(r.thinking.as_ref())) {
+            map.serialize_entry("context_management", &edits)?;
         }
         if let Some(config) = &r.output_config {
             map.serialize_entry("output_config", config)?;
@@ -300,6 +303,7 @@ mod tests {
             system_as_string: false,
             summary_as_string: false,
             output_config_on_first_system: on,
+            betas: None,
         };
         let request = ModelRequest::new("m", 100, history, 1).with_style(style(true));
         let bytes = serde_json::to_string(&Body(&request)).unwrap();

@@ -125,6 +125,11 @@ impl ModelProvider for AnthropicProvider {
         if let Some(seconds) = request.timeout_header {
             headers.insert(HeaderName::from_static("x-stainless-timeout"), HeaderValue::from(seconds));
         }
+        if let Some(rule) = request.betas {
+            for beta in rule.betas(&request.model, request.thinking.as_ref(), request.output_config.is_some()) {
+                add_beta(&mut headers, beta);
+            }
+        }
         if crate::anthropic::body::api_model(&request.model).1 {
             add_beta(&mut headers, crate::anthropic::body::ONE_M_BETA);
         }

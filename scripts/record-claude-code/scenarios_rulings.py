@@ -1,0 +1,67 @@
+"""Scenarios for issue 39's rulings (branch h39): the `tool_result_meta` 2.1.332 prints for a call a
+PreToolUse hook ruled on (allow, deny, ask) and for one a deny rule refused (a `--disallowedTools`
+rule and a settings `permissions.deny` rule). Same step format as scenarios.py, which appends these
+to its list. Fixtures: tests/print/recorded/<version>/tool_results/ (record with
+`--out tests/print/recorded --only tool_results/hook_rulings --only tool_results/deny_rules`)."""
+
+P = "/tmp/reloop-cc-project"
+FINAL = "登录模块检查完毕。"
+RULE = "/tmp/reloop-cc-hooks/rule.sh"
+# A PreToolUse hook ruling by the tool's name: Write allowed, Bash denied, Edit asked about, any
+# other tool left to the rules (no output). It keeps each input it gets.
+RULE_SH = """#!/bin/sh
+n=$(ls /tmp/reloop-cc-hooks | grep -c '^rule-input-')
+input=$(cat)
+printf '%s' "$input" > /tmp/reloop-cc-hooks/rule-input-$((n + 1)).json
+decide() {
+  printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"%s","permissionDecisionReason":"%s"}}\\n' "$1" "$2"
+}
+case "$input" in
+  *'"tool_name":"Write"'*) decide allow "HOOK-ALLOWS-WRITE" ;;
+  *'"tool_name":"Bash"'*) decide deny "HOOK-DENIES-BASH" ;;
+  *'"tool_name":"Edit"'*) decide ask "HOOK-ASKS-EDIT" ;;
+esac
+exit 0
+"""
+
+
+def tool(name, **inp):
+    return {"type": "tool_use", "name": name, "input": inp}
+
+
+def one_each(*calls):
+    """One call per response, in order, then the final answer: results never race."""
+    return [{"blocks": [c]} for c in calls] + [{"text": FINAL}]
+
+
+SCENARIOS = [
+    {"name": "tool_results/hook_rulings",
+     "note": "A PreToolUse hook (every tool) rules by tool name: a Write (no allow rule) the hook allows, "
+             "a Bash the hook denies, an Edit the hook asks about (print mode: nobody to ask), a Read it "
+             "leaves to the rules (allowed by --allowedTools Read).",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Read"],
+     "files": {RULE: RULE_SH},
+     "settings": {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": RULE}]}]}},
+     "full_texts": True,
+     "steps": one_each(
+         tool("Write", file_path=P + "/notes.txt", content="alpha\n"),
+         {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
+         tool("Read", file_path=P + "/README.md"),
+         tool("Edit", file_path=P + "/README.md", old_string="demo", new_string="DEMO"),
+     )},
+    {"name": "tool_results/deny_rules",
+     "note": "Deny rules: `--disallowedTools Bash(touch:*)` refuses a Bash touch, the settings' "
+             "`permissions.deny` `Read(./README.md)` refuses a Read of it; a read-only Bash (`ls src`) and "
+             "a Read of another file allowed by `--allowedTools Read` run.",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Read", "--disallowedTools", "Bash(touch:*)"],
+     "settings": {"permissions": {"deny": ["Read(./README.md)"]}},
+     "full_texts": True,
+     "steps": one_each(
+         {"type": "tool_use", "name": "Bash", "input": {"command": "touch made.txt", "description": "write"}},
+         tool("Read", file_path=P + "/README.md"),
+         {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
+         tool("Read", file_path=P + "/src/auth/login.ts"),
+     )},
+]
