@@ -62,7 +62,8 @@ impl Session {
         self
     }
 
-    /// A stream-json `/clear` began the session (see [`Session::cleared`]).
+    /// A stream-json `/clear` began the session: its SessionStart hooks run with `source:
+    /// "clear"`, as Claude Code runs them (`settings_slash/stream_clear`).
     pub fn with_cleared(mut self, cleared: bool) -> Self {
         self.cleared = cleared;
         self
