@@ -301,6 +301,16 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
                 .collect()
         };
         assert_eq!(shown(&live), shown(&recorded), "{version}: init's model and each result's modelUsage");
+        // 2.1.332 tells the command's model who it is on its query's tool result (flag 26),
+        // before the `<total_tokens>` reminder; 2.1.197 tells it nothing.
+        let recorded_result =
+            lines(&dir.join("requests.jsonl"))[1]["body"]["messages"][2]["content"][0]["content"].clone();
+        let asked = server.requests();
+        let live_result = &asked[1].body["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"];
+        assert_eq!(live_result, &recorded_result, "{version}: the command's tool result");
+        if version == "2.1.332" {
+            assert!(recorded_result.as_str().unwrap().contains("You are powered by the model named Haiku 4.5."));
+        }
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
         let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
@@ -423,6 +433,12 @@ fn a_queued_command_is_asked_with_its_file_s_model() {
             lines.iter().filter(|l| l["subtype"] == "init").map(|l| l["model"].clone()).collect()
         };
         assert_eq!(inits(&live), inits(&recorded), "{version}: each query's system/init");
+        // The command's tool result: 2.1.332 names Haiku 4.5 there (flag 26), 2.1.197 nothing.
+        let recorded_result =
+            lines(&dir.join("requests.jsonl"))[2]["body"]["messages"][4]["content"][0]["content"].clone();
+        let asked = server.requests();
+        let live_result = &asked[2].body["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"];
+        assert_eq!(live_result, &recorded_result, "{version}: the command's tool result");
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
         let why = ws.reloop(&["why", "last"]);

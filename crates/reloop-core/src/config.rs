@@ -172,9 +172,10 @@ impl Config {
 
     /// The `<total_tokens>` reminder, when this session's profile, model and flags call for it.
     pub fn total_tokens(&self, model: &str) -> Option<crate::profile::TotalTokens> {
-        self.rules()
-            .total_tokens
-            .filter(|t| model.contains(t.models) && self.flag(crate::flags::Flag::TotalTokensReminder))
+        self.rules().total_tokens.filter(|t| {
+            let also = self.flag(crate::flags::Flag::ModelIdentityReminder) && model.contains(t.also);
+            (model.contains(t.models) || also) && self.flag(crate::flags::Flag::TotalTokensReminder)
+        })
     }
 
     /// How this session compacts: its profile's rule, or reloop's own for a session recorded

@@ -67,6 +67,9 @@ pub(crate) struct Session {
     pub(crate) model_usage: BTreeMap<String, Usage>,
     /// The model the caller switched to (`set_model`), over the configured one.
     pub(crate) model: Option<String>,
+    /// The model the conversation was last told it is powered by, while a command file's model
+    /// answers (flag 26, [`crate::identity`]); `None`: the session's own, the one it asks.
+    pub(crate) named_model: Option<String>,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from

@@ -143,6 +143,14 @@ pub enum Flag {
     /// compaction kept ([`crate::Notice::CompactBoundary`]'s `kept`). Off: the answer is
     /// summarised with the rest, and the driver counts the messages after the summary.
     ByHandCompactionKeepsAnswer = 27,
+    /// Under a profile with [`crate::profile::Profile::model_identities`] (2.1.332), a query
+    /// asked of another model than the one the conversation last named (a command file's
+    /// `model`) tells it so on its first tool result, `You are powered by the model named …`
+    /// before the `<total_tokens>` reminder, which Haiku 4.5 gets too
+    /// ([`crate::profile::TotalTokens::also`]), as `sdk_wire/command_frontmatter` records; the
+    /// session's first message reminds with the session's own model, not the command's. Off:
+    /// no identity reminder, the budget reminder for Sonnet alone.
+    ModelIdentityReminder = 26,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -188,6 +196,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::WrittenFileTexts,
     Flag::ToolInputDefaults,
     Flag::ByHandCompactionKeepsAnswer,
+    Flag::ModelIdentityReminder,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -270,7 +279,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 27]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -285,7 +294,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,27,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

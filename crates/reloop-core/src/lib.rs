@@ -61,6 +61,7 @@ mod flags;
 mod fold;
 mod history;
 pub mod hook;
+mod identity;
 mod message;
 mod phase;
 pub mod profile;

@@ -130,7 +130,9 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
         crate::prompt_hooks::Submitted::Go(ctx, context) => (ctx, context),
         crate::prompt_hooks::Submitted::Refused(step) => return *step,
     };
-    if let Some(total) = ctx.config.total_tokens(ctx.current_model()).filter(|_| ctx.messages.is_empty()) {
+    if let Some(total) =
+        ctx.config.total_tokens(crate::identity::prompt_model(&ctx)).filter(|_| ctx.messages.is_empty())
+    {
         let reminder = crate::message::ContentBlock::text(total.reminder(total.budget));
         if ctx.config.flag(crate::flags::Flag::TotalTokensBeforePrompt) {
             content.insert(0, reminder);

@@ -8,14 +8,24 @@ use crate::event::Event;
 use crate::state::State;
 use crate::step::{IgnoreWhy, Step};
 
-/// Records the model the next requests go to (`None`: the configured one).
-pub(crate) fn set_model(state: impl Into<State>, model: Option<String>) -> Step {
+/// Records the model the next requests go to (`None`: the configured one). `by_command`: the
+/// switch to a command file's model before its query, or back after it; the conversation goes
+/// on naming the model it had before (flag 26, [`crate::identity`]).
+pub(crate) fn set_model(state: impl Into<State>, model: Option<String>, by_command: bool) -> Step {
     let mut state = state.into();
     let model = model.filter(|m| !m.is_empty());
     if state.context().session.model == model {
         return Step::ignore(state, &Event::SetModel { model, command: None }, IgnoreWhy::AlreadySet);
     }
-    state.context_mut().session.model = model;
+    let ctx = state.context_mut();
+    ctx.session.named_model = match (by_command, ctx.session.named_model.take()) {
+        // To the command's model: the conversation was told of the one before it.
+        (true, None) => Some(ctx.current_model().to_string()),
+        // Back after the command's query, or the caller's own switch, which the conversation
+        // then goes on with.
+        (true, Some(_)) | (false, _) => None,
+    };
+    ctx.session.model = model;
     Step::stay(state)
 }
 

@@ -323,8 +323,18 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "`<total_tokens>N tokens left</total_tokens>` reminder on tool results and the first message",
             p.total_tokens.map_or("none".to_string(), |t| {
-                format!("{} models: N = {} less the last response's tokens", t.models, t.budget)
+                format!(
+                    "{} models (and `{}` ones, flag 26): N = {} less the last response's tokens",
+                    t.models, t.also, t.budget
+                )
             }),
+        ),
+        (
+            "`You are powered by the model named …` on the first tool result of a command's model (flag 26)",
+            match p.model_identities {
+                [] => "none".to_string(),
+                known => known.iter().map(|i| format!("`{}`", i.id)).collect::<Vec<_>>().join(", "),
+            },
         ),
         (
             "default model",

@@ -54,7 +54,9 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             compact_first(ctx, streaming, event)
         }
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::AwaitingModel(ctx, streaming), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::AwaitingModel(ctx, streaming), mode)
         }

@@ -29,7 +29,9 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Compacting(ctx, compaction), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::Compacting(ctx, compaction), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::Compacting(ctx, compaction), mode)
         }

@@ -16,7 +16,9 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
             Step::stay(Phase::Done(crate::prompt_hooks::hold(ctx, hook_event, runs), terminal))
         }
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Done(ctx, terminal), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::Done(ctx, terminal), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Done(ctx, terminal), mode),
         // A command's allowed-tools: the driver's to enforce, nothing to record.
         Event::CommandTools { .. } => Step::stay(Phase::Done(ctx, terminal)),

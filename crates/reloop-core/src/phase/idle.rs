@@ -15,7 +15,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         }
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), None),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::Idle(ctx), model),
+        Event::SetModel { model, command } => crate::settings::set_model(Phase::Idle(ctx), model, command.is_some()),
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::Idle(ctx), mode),
         // A command's allowed-tools: the driver's to enforce, nothing to record.
         Event::CommandTools { .. } => Step::stay(Phase::Idle(ctx)),

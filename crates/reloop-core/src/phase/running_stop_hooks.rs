@@ -28,7 +28,9 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
         other @ Event::HookDone { .. } => stale(Phase::RunningStopHooks(ctx, stop_reason), &other),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelHooks)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::RunningStopHooks(ctx, stop_reason), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::RunningStopHooks(ctx, stop_reason), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::RunningStopHooks(ctx, stop_reason), mode)
         }

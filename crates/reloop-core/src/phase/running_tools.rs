@@ -54,7 +54,9 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         }
         Event::Abort => crate::abort::tools(ctx, tools),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::RunningTools(ctx, tools), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::RunningTools(ctx, tools), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => {
             crate::settings::set_permission_mode(Phase::RunningTools(ctx, tools), mode)
         }
@@ -138,6 +140,17 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let as_arrived = ctx.config.rules().wire.results_as_completed && ctx.config.flag(Flag::ResultsAsCompleted);
     let outcomes = if as_arrived { tools.take_outcomes_as_arrived() } else { tools.take_outcomes() };
     let mut content: Vec<ContentBlock> = outcomes.into_iter().flatten().map(ToolOutcome::into_block).collect();
+    let last_text = content.iter_mut().rev().find_map(|block| match block {
+        ContentBlock::ToolResult(ToolResult { content: ToolResultContent::Text(text), .. }) => Some(text),
+        _ => None,
+    });
+    if let Some(text) = last_text {
+        if let Some(reminder) = crate::identity::tool_result_reminder(&mut ctx) {
+            text.truncate(text.trim_end().len());
+            text.push_str("\n\n");
+            text.push_str(&reminder);
+        }
+    }
     if let Some(total) = ctx.config.total_tokens(ctx.current_model()) {
         let reminder = total.reminder(total.budget.saturating_sub(ctx.session.usage_tokens));
         for block in &mut content {

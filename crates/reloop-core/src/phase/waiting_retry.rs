@@ -18,7 +18,9 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::Resumed => proceed(ctx, Vec::new(), None),
         Event::Abort => crate::abort::streaming(ctx, Vec::new(), Some(Command::CancelModel)),
         // The caller changed a setting: recorded, whatever the phase.
-        Event::SetModel { model, .. } => crate::settings::set_model(Phase::WaitingRetry(ctx), model),
+        Event::SetModel { model, command } => {
+            crate::settings::set_model(Phase::WaitingRetry(ctx), model, command.is_some())
+        }
         Event::SetPermissionMode { mode } => crate::settings::set_permission_mode(Phase::WaitingRetry(ctx), mode),
         // A command's allowed-tools: the driver's to enforce, nothing to record.
         Event::CommandTools { .. } => Step::stay(Phase::WaitingRetry(ctx)),

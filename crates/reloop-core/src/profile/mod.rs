@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 
 mod betas;
 mod compact_texts;
+mod identity;
 mod rules;
 mod thinking;
 
 pub use betas::*;
 pub use compact_texts::*;
+pub use identity::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 pub use thinking::*;
@@ -146,6 +148,9 @@ pub struct Profile {
     pub wire: WireRule,
     /// The `<total_tokens>` reminder on tool results (2.1.332, Sonnet).
     pub total_tokens: Option<TotalTokens>,
+    /// The models the conversation is told it is powered by, when a query is asked of another
+    /// model than the one it last named (2.1.332; empty: never told).
+    pub model_identities: &'static [ModelIdentity],
     /// The `thinking` each model is asked for (`None`: reloop's rule, a budget when given).
     pub thinking: Option<ThinkingRule>,
 }
@@ -240,6 +245,7 @@ pub const RELOOP: Profile = Profile {
         betas: None,
     },
     total_tokens: None,
+    model_identities: &[],
     thinking: None,
 };
 
@@ -398,7 +404,8 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         output_config_on_first_system: true,
         betas: Some(BetaRule::V2_1_332),
     },
-    total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet" }),
+    total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet", also: "claude-haiku-4" }),
+    model_identities: IDENTITIES_2_1_332,
     thinking: Some(ThinkingRule {
         budget_models: BUDGET_THINKING_MODELS,
         rejects_disabled: &["claude-haiku-5-5"],

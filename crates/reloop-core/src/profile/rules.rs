@@ -419,6 +419,9 @@ pub struct TotalTokens {
     pub budget: u64,
     /// Only for models whose name holds this (`sonnet`; Opus requests get none).
     pub models: &'static str,
+    /// Also models whose name holds this, under flag 26 (`claude-haiku-4`, recorded with the
+    /// reminder in `settings_sources/default` and a command's Haiku query).
+    pub also: &'static str,
 }
 
 impl TotalTokens {
