@@ -70,6 +70,8 @@ pub(crate) struct Session {
     /// The model the conversation was last told it is powered by, while a command file's model
     /// answers (flag 26, [`crate::identity`]); `None`: the session's own, the one it asks.
     pub(crate) named_model: Option<String>,
+    /// A command file's model answers now: switched to it and not yet back (flag 26).
+    pub(crate) in_command: bool,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from

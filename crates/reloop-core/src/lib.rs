@@ -93,6 +93,7 @@ pub use event::{Event, ModelError, ModelErrorKind, StopReason, ToolOutcome, EVEN
 pub use flags::{Flag, Flags};
 pub use fold::{Before, Fold};
 pub use history::History;
+pub use identity::sent_messages;
 pub use message::{
     AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking, ToolResult, ToolResultContent,
     ToolSpec, ToolUse, Usage,

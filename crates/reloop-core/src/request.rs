@@ -141,6 +141,9 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
         }
     }
     ctx.messages.push(crate::message::Message::user(content));
+    if let Some(identity) = crate::identity::prompt_reminder(&mut ctx) {
+        ctx.messages.push(identity);
+    }
     if let Some(context) = hook_context {
         ctx.messages.push(context);
     }

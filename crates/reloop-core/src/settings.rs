@@ -18,13 +18,20 @@ pub(crate) fn set_model(state: impl Into<State>, model: Option<String>, by_comma
         return Step::ignore(state, &Event::SetModel { model, command: None }, IgnoreWhy::AlreadySet);
     }
     let ctx = state.context_mut();
-    ctx.session.named_model = match (by_command, ctx.session.named_model.take()) {
-        // To the command's model: the conversation was told of the one before it.
-        (true, None) => Some(ctx.current_model().to_string()),
-        // Back after the command's query, or the caller's own switch, which the conversation
-        // then goes on with.
-        (true, Some(_)) | (false, _) => None,
-    };
+    match (by_command, ctx.session.in_command) {
+        // To the command's model: the conversation was told of the one before it, unless a
+        // reminder since named another.
+        (true, false) => {
+            if ctx.session.named_model.is_none() {
+                ctx.session.named_model = Some(ctx.current_model().to_string());
+            }
+            ctx.session.in_command = true;
+        }
+        // Back after the command's query: the next prompt may name the session's model again.
+        (true, true) => ctx.session.in_command = false,
+        // The caller's own switch, which the conversation goes on with.
+        (false, _) => ctx.session.named_model = None,
+    }
     ctx.session.model = model;
     Step::stay(state)
 }

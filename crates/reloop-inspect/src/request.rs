@@ -116,7 +116,7 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let style = wire_style(rules, &model, call.stream);
     let switches = run.map(|r| r.thinking_switches).unwrap_or_default();
     let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking), switches);
-    ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
+    ModelRequest::new(model.clone(), max_tokens, reloop_core::sent_messages(state, &model), call.request)
         .with_stream(call.stream)
         .with_style(style)
         .with_system(system)

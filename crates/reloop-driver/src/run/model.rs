@@ -78,12 +78,13 @@ impl Runner {
         let rules = state.context().config().rules();
         let style = crate::config::wire_style(rules, &model, call.stream);
         let thinking = self.thinking(rules, &model, max_tokens);
-        let request = ModelRequest::new(model, max_tokens, state.messages().clone(), call.request)
-            .with_stream(call.stream)
-            .with_style(style)
-            .with_system(system)
-            .with_tools(self.tool_specs.clone())
-            .with_thinking(thinking);
+        let request =
+            ModelRequest::new(model.clone(), max_tokens, reloop_core::sent_messages(state, &model), call.request)
+                .with_stream(call.stream)
+                .with_style(style)
+                .with_system(system)
+                .with_tools(self.tool_specs.clone())
+                .with_thinking(thinking);
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         let request = call.request;
