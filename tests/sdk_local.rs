@@ -328,6 +328,9 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
         let recorded_last = lines(&dir.join("requests.jsonl"))[2]["body"]["messages"].as_array().unwrap().clone();
         let live_last = asked[2].body["messages"].as_array().unwrap().clone();
         assert_eq!(from_result(&live_last), from_result(&recorded_last), "{version}: back on the session's model");
+        // `show` rebuilds the same messages from the journal.
+        let body: Value = serde_json::from_str(&stdout(&ws.reloop(&["show", "last", "--request", "3"]))).unwrap();
+        assert_eq!(body["body"], asked[2].body, "{version}: show --request 3");
         let replay = ws.reloop(&["replay", "last"]);
         assert!(stdout(&replay).contains("identical"), "{version}: {}{}", stdout(&replay), stderr(&replay));
         let replayed = common::json_lines(&ws.reloop(&["replay", "last", "--output-format", "stream-json"]));
