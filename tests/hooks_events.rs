@@ -131,15 +131,7 @@ fn a_hook_s_system_message_is_shown_as_each_version_shows_it() {
         let ws = Workspace::seed();
         let hooks_dir = ws.dir.path().join("hooks");
         let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", hooks_dir.to_str().unwrap());
-        for (path, text) in scenario["files"].as_object().unwrap() {
-            let path = std::path::PathBuf::from(place(path));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
-            if path.extension().is_some_and(|e| e == "sh") {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-            }
-        }
+        common::lay_out_files(&scenario, place);
         let login = ws.cwd().join("src/auth/login.ts");
         let server = FakeServer::start(vec![
             message(

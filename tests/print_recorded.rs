@@ -164,14 +164,7 @@ fn run(fx: &Fixture) -> Live {
         serde_json::from_str(&fx.scenario.to_string().replace(PROJECT, &p).replace(HOOKS, &h)).unwrap();
     // The scenario's own files (hook scripts, servers), laid out as the recorder laid them out.
     let h_home = home.path().to_str().unwrap().to_string();
-    for (path, text) in scenario["files"].as_object().cloned().unwrap_or_default() {
-        let path = PathBuf::from(path.replace(HOME, &h_home));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text.as_str().unwrap()).unwrap();
-        if path.extension().is_some_and(|e| e == "sh") {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-    }
+    common::lay_out_files(&scenario, |text| text.replace(HOME, &h_home));
     let settings = home.path().join("settings-under-test.json");
     if scenario.get("settings").is_some() {
         std::fs::write(&settings, scenario["settings"].to_string()).unwrap();

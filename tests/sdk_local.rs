@@ -278,11 +278,7 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let ws = Workspace::seed();
         let cwd = ws.cwd().display().to_string();
-        for (path, text) in scenario["files"].as_object().unwrap() {
-            let path = std::path::PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text.as_str().unwrap()).unwrap();
-        }
+        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", &cwd));
         let server = FakeServer::start(turns(&dir));
         let live = drive(&ws, version, &server.url, &sent(&dir), false);
         let recorded = lines(&dir.join("stdout.jsonl"));
@@ -431,11 +427,7 @@ fn a_queued_command_is_asked_with_its_file_s_model() {
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let ws = Workspace::seed();
         let cwd = ws.cwd().display().to_string();
-        for (path, text) in scenario["files"].as_object().unwrap() {
-            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text.as_str().unwrap()).unwrap();
-        }
+        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", &cwd));
         let mut answers = turns(&dir);
         // The first answer takes a while, as the recording's did, so the command queues.
         let Canned::Sse(first) = answers.remove(0) else { unreachable!() };
@@ -484,11 +476,7 @@ fn a_command_file_s_allowed_tools_hold_for_its_query_only() {
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let ws = Workspace::seed();
         let cwd = ws.cwd().display().to_string();
-        for (path, text) in scenario["files"].as_object().unwrap() {
-            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", &cwd));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text.as_str().unwrap()).unwrap();
-        }
+        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", &cwd));
         let server = FakeServer::start(turns(&dir));
         let live = drive(&ws, version, &server.url, &sent(&dir), false);
         let recorded = lines(&dir.join("stdout.jsonl"));

@@ -237,9 +237,7 @@ fn mcp_results_reach_the_app_and_the_model_in_claude_code_s_shape() {
                 text.replace("/tmp/reloop-cc-project", cwd.to_str().unwrap())
                     .replace("/work/main/target/mcp/venv/bin/python", python.to_str().unwrap())
             };
-            for (path, text) in scenario["files"].as_object().unwrap() {
-                std::fs::write(place(path), text.as_str().unwrap()).unwrap();
-            }
+            common::lay_out_files(&scenario, place);
             let flags: Vec<String> =
                 scenario["flags"].as_array().unwrap().iter().map(|f| place(f.as_str().unwrap())).collect();
             let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
@@ -275,11 +273,7 @@ fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_d
         let scenario: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
         let ws = Workspace::seed();
-        for (path, text) in scenario["files"].as_object().unwrap() {
-            let path = PathBuf::from(path.replace("/tmp/reloop-cc-project", ws.cwd().to_str().unwrap()));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text.as_str().unwrap()).unwrap();
-        }
+        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", ws.cwd().to_str().unwrap()));
         let server = FakeServer::start(Vec::new());
         let init = json!({"type": "control_request", "request_id": "req_1_init",
             "request": {"subtype": "initialize", "hooks": null}});

@@ -46,11 +46,7 @@ impl Scenario {
                 .replace("/tmp/reloop-cc-home", home.path().to_str().unwrap())
                 .replace("/tmp/reloop-cc-hooks", hooks.to_str().unwrap())
         };
-        for (path, text) in scenario["files"].as_object().into_iter().flatten() {
-            let path = PathBuf::from(place(path));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
-        }
+        common::lay_out_files(&scenario, place);
         if let Some(settings) = scenario.get("settings") {
             std::fs::write(ws.dir.path().join("settings-under-test.json"), place(&settings.to_string())).unwrap();
         }

@@ -175,6 +175,21 @@ pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
     stdout(output).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
+/// Lays out a recorded scenario's `files` (commands, hook scripts, servers) as the recorder laid
+/// them out, with `place` moving the recorder's paths, in their names and texts, to this run's;
+/// shell scripts are made executable.
+pub fn lay_out_files(scenario: &serde_json::Value, place: impl Fn(&str) -> String) {
+    use std::os::unix::fs::PermissionsExt;
+    for (path, text) in scenario["files"].as_object().into_iter().flatten() {
+        let path = std::path::PathBuf::from(place(path));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, place(text.as_str().unwrap())).unwrap();
+        if path.extension().is_some_and(|e| e == "sh") {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+}
+
 /// Stream-json lines without what differs between two printings of the same session (their
 /// durations and timestamps): a live run and its replay compare equal through it.
 pub fn without_timings(lines: &[serde_json::Value]) -> Vec<serde_json::Value> {
