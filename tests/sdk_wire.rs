@@ -34,9 +34,10 @@ fn turns(dir: &Path) -> Vec<String> {
     turns_in(dir, "/tmp/reloop-cc-project")
 }
 
-/// As [`turns`], the recorded project's path in them made `project`.
+/// As [`turns`], the recorded project's path in them made `project`. The lines of one response
+/// (2.1.332 prints each block on a line of its own, under the response's id) make one answer.
 fn turns_in(dir: &Path, project: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut answers: Vec<(Value, Value, Vec<Value>)> = Vec::new();
     for line in lines(&dir.join("stdout.jsonl")) {
         // Lines Claude Code made itself (`<synthetic>`) were no answer of the model.
         if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
@@ -45,14 +46,21 @@ fn turns_in(dir: &Path, project: &str) -> Vec<String> {
         let content: Value =
             serde_json::from_str(&line["message"]["content"].to_string().replace("/tmp/reloop-cc-project", project))
                 .unwrap();
-        let tool = content.as_array().unwrap().iter().any(|b| b["type"] == "tool_use");
-        let message = json!({"id": line["message"]["id"], "type": "message", "role": "assistant",
-            "model": line["message"]["model"], "content": content,
-            "stop_reason": if tool { "tool_use" } else { "end_turn" }, "stop_sequence": null,
-            "usage": {"input_tokens": 120, "output_tokens": 25}});
-        out.push(sse_from_message(&message));
+        let blocks = content.as_array().unwrap().clone();
+        match answers.last_mut() {
+            Some((id, _, so_far)) if *id == line["message"]["id"] => so_far.extend(blocks),
+            _ => answers.push((line["message"]["id"].clone(), line["message"]["model"].clone(), blocks)),
+        }
     }
-    out
+    answers
+        .into_iter()
+        .map(|(id, model, content)| {
+            let tool = content.iter().any(|b| b["type"] == "tool_use");
+            sse_from_message(&json!({"id": id, "type": "message", "role": "assistant", "model": model,
+                "content": content, "stop_reason": if tool { "tool_use" } else { "end_turn" },
+                "stop_sequence": null, "usage": {"input_tokens": 120, "output_tokens": 25}}))
+        })
+        .collect()
 }
 
 /// `reloop` in print mode under the version's profile, `stdin` written and closed.
@@ -562,5 +570,114 @@ fn the_host_s_origin_is_echoed_on_its_query_s_result_as_claude_code_does() {
         assert_eq!(recorded, vec![echoed, None], "{version}: the recording");
         assert_eq!(origins(&live), recorded, "{version}");
         replays_as_live(&ws, &live, version);
+    }
+}
+
+/// Plays a recorded stream-json session's `input` as the recorder did: each `send` written to
+/// stdin, each `sleep` slept, each `wait` until stdout holds that many lines containing its
+/// text (a minute at most), `close` closing stdin. The lines printed, in order.
+fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], actions: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader};
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let compat = format!("claude-code-{version}");
+    let mut child = reloop_bin()
+        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
+        .args(flags)
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines: Vec<String> = Vec::new();
+    for action in actions {
+        if let Some(message) = action.get("send") {
+            let stdin = stdin.as_mut().expect("sent after close");
+            writeln!(stdin, "{message}").unwrap();
+            stdin.flush().unwrap();
+        } else if let Some(secs) = action["sleep"].as_f64() {
+            std::thread::sleep(Duration::from_secs_f64(secs));
+        } else if let Some(text) = action["contains"].as_str() {
+            let n = action["n"].as_u64().unwrap_or(1) as usize;
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while lines.iter().filter(|l| l.contains(text)).count() < n {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(line) => lines.push(line),
+                    Err(e) => panic!("{version}: waiting for {n} × {text}: {e}\n{}", lines.join("\n")),
+                }
+            }
+        } else if action["close"] == json!(true) {
+            stdin = None;
+        }
+    }
+    drop(stdin);
+    lines.extend(rx.iter());
+    reader.join().unwrap();
+    assert!(child.wait().unwrap().success(), "{version}");
+    lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+/// The blocks of a request's last user message, without their cache markers.
+fn last_user_blocks(body: &Value) -> Vec<Value> {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    let mut blocks = last["content"].as_array().cloned().unwrap_or_default();
+    for block in &mut blocks {
+        block.as_object_mut().unwrap().remove("cache_control");
+    }
+    blocks
+}
+
+/// An interrupt while a Bash command runs: the call is answered with the version's rejection
+/// text (2.1.332 correcting it: the call was stopped while running), the interrupt's words
+/// follow in the same message, and the next prompt joins them; the app is told the user
+/// rejected the call (`User rejected tool use`, with 2.1.332's `user-rejected` entry). The
+/// session replays identical, and its session file says the same as Claude Code's.
+#[test]
+fn a_call_an_interrupt_stops_is_answered_and_shown_as_claude_code_does() {
+    for version in VERSIONS {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/reloop-import/tests/recorded")
+            .join(version)
+            .join("interrupt/during_tool");
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        let flags: Vec<&str> = scenario["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let ws = Workspace::seed();
+        let live = play_input(&ws, version, &server.url, &flags, scenario["input"].as_array().unwrap());
+        let recorded_requests = lines(&dir.join("requests.jsonl"));
+        let requests = server.requests();
+        assert_eq!(requests.len(), recorded_requests.len(), "{version}");
+        assert_eq!(
+            last_user_blocks(&requests[1].body),
+            last_user_blocks(&recorded_requests[1]["body"]),
+            "{version}: what the model is told of the stopped call"
+        );
+        let recorded = lines(&dir.join("stdout.jsonl"));
+        assert_eq!(as_data(&live), as_data(&recorded), "{version}: the call's tool_use_result and tool_result_meta");
+        let users = |lines: &[Value]| -> Vec<Value> {
+            lines.iter().filter(|l| l["type"] == "user").map(|l| l["message"]["content"].clone()).collect()
+        };
+        assert_eq!(users(&live), users(&recorded), "{version}: the user lines");
+        // The answers to the control requests are the process's, not the session's.
+        let printed: Vec<Value> = live.into_iter().filter(|l| l["type"] != "control_response").collect();
+        replays_as_live(&ws, &printed, version);
     }
 }

@@ -398,6 +398,9 @@ impl SdkStream {
                 _ => {}
             },
             RunEvent::ToolFinished(outcome) if outcome.denied => self.permission_denied(outcome),
+            RunEvent::CallsRejected { tool_use_ids } => {
+                tool_use_ids.iter().for_each(|id| self.tool_results.rejected(self.profile, id))
+            }
             RunEvent::HookRan { hook_event, tool_use_id, run } => {
                 self.hook_ran(*hook_event, tool_use_id.as_deref(), run)
             }
@@ -517,11 +520,20 @@ impl SdkStream {
         }
     }
 
-    /// Whether a message of several tool results is shown a line each, as Claude Code does.
+    /// Whether a message of several tool results is shown a line each, as Claude Code does; so
+    /// is an interrupt's, its calls' results and then its words (`interrupt/during_tool`).
     fn one_line_per_result(&self, message: &Message) -> bool {
+        use reloop_core::ContentBlock;
+        let results = |blocks: &[ContentBlock]| blocks.iter().all(|b| matches!(b, ContentBlock::ToolResult(_)));
+        let interrupt = match message.content.split_last() {
+            Some((ContentBlock::Text(t), before)) => {
+                t.text == reloop_core::INTERRUPT_MESSAGE_FOR_TOOL_USE && !before.is_empty() && results(before)
+            }
+            _ => false,
+        };
         self.profile.profile().claude_code_version.is_some()
             && message.content.len() > 1
-            && message.content.iter().all(|b| matches!(b, reloop_core::ContentBlock::ToolResult(_)))
+            && (results(&message.content) || interrupt)
     }
 
     /// A synthetic `user` line: the unwrapped text the model was given, after the line's uuid

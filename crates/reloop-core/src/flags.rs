@@ -151,6 +151,12 @@ pub enum Flag {
     /// session's first message reminds with the session's own model, not the command's. Off:
     /// no identity reminder, the budget reminder for Sonnet alone.
     ModelIdentityReminder = 26,
+    /// Under a profile with [`crate::profile::ToolTexts::interrupted`] (Claude Code), a call the
+    /// user's interrupt stopped while the tools ran is answered with that version's rejection
+    /// text, and the caller is told the user rejected it (`User rejected tool use`, with
+    /// 2.1.332's `user-rejected` entry), as `interrupt/during_tool` records. Off: `Interrupted by
+    /// user`, and nothing more is said of the call.
+    InterruptedCallRejected = 28,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -197,6 +203,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ToolInputDefaults,
     Flag::ByHandCompactionKeepsAnswer,
     Flag::ModelIdentityReminder,
+    Flag::InterruptedCallRejected,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -279,7 +286,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -294,7 +301,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
@@ -332,5 +339,50 @@ mod tests {
         };
         assert_eq!(run(Flags::current()), vec![2], "result and text in one message");
         assert_eq!(run(Flags::none()), vec![1, 1], "result, then the text alone");
+    }
+
+    #[test]
+    fn a_call_an_interrupt_stops_is_answered_in_the_profile_s_words_under_flag_28() {
+        use crate::profile::{ProfileId, REJECTED_CLAUDE_CODE, STOPPED_WHILE_RUNNING};
+        use crate::{transition, ContentBlock, Event, State, StopReason, ToolResultContent, ToolUse, Usage};
+        let answer = |profile: ProfileId, flags: Flags| {
+            let mut config = crate::Config::default().with_flags(flags);
+            config.profile = profile;
+            let mut state = State::new(config);
+            let call = ToolUse {
+                id: "t1".into(),
+                name: "Bash".into(),
+                input: serde_json::json!({}),
+                extra: Default::default(),
+            };
+            let events = [
+                Event::user_input(vec![ContentBlock::text("go")]),
+                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
+                Event::ModelDone {
+                    id: None,
+                    model: None,
+                    stop_reason: Some(StopReason::ToolUse),
+                    usage: Usage::default(),
+                    request: 1,
+                },
+                Event::Abort,
+            ];
+            for event in events {
+                state = transition(state, event).state;
+            }
+            match &state.messages().messages()[2].content[0] {
+                ContentBlock::ToolResult(result) => match &result.content {
+                    ToolResultContent::Text(text) => text.clone(),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(answer(ProfileId::ClaudeCode2_1_332, Flags::current()), STOPPED_WHILE_RUNNING);
+        assert_eq!(answer(ProfileId::ClaudeCode2_1_197, Flags::current()), REJECTED_CLAUDE_CODE);
+        assert_eq!(answer(ProfileId::Reloop, Flags::current()), crate::INTERRUPTED_TOOL_RESULT);
+        let mut off = Flags::current();
+        off.flip(Flag::InterruptedCallRejected.number());
+        assert_eq!(answer(ProfileId::ClaudeCode2_1_332, off), crate::INTERRUPTED_TOOL_RESULT, "old journals");
     }
 }

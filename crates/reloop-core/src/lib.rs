@@ -81,7 +81,7 @@ pub mod too_long;
 mod transition;
 mod wire;
 
-pub use abort::INTERRUPTED_TOOL_RESULT;
+pub use abort::{INTERRUPTED_TOOL_RESULT, INTERRUPT_MESSAGE_FOR_TOOL_USE};
 pub use backoff::retry_delay_ms;
 pub use backoff::CLAUDE_CODE_MAX_RETRY_AFTER_MS;
 pub use config::{Config, Price, DIGEST_VERSION};

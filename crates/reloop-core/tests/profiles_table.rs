@@ -103,6 +103,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.tools.dont_ask.map_or("reloop's own: `… reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue.`".to_string(), |t| format!("`{t}`")),
         ),
         (
+            "the answer to a call an interrupt stopped while it ran (flag 28; stream-json and the session file then say `User rejected tool use`)",
+            p.tools.interrupted.map_or(format!("`{}`", reloop_core::INTERRUPTED_TOOL_RESULT), |t| format!("`{t}`")),
+        ),
+        (
             "stdout: `system/notification` after the first Stop-hook feedback",
             p.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
         ),
@@ -315,6 +319,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "request: the request's `output_config` repeated on its first `role: \"system\"` message",
             yes_no(p.wire.output_config_on_first_system),
+        ),
+        (
+            "request: a run of user messages sent as one (`\\n` after a text block a text block follows, tool results first)",
+            yes_no(p.wire.merge_user_messages),
         ),
         (
             "a concurrent batch's tool results sent in the order they completed (flag 13)",

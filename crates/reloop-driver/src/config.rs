@@ -328,5 +328,6 @@ pub fn wire_style(rules: &reloop_core::profile::Profile, model: &str, stream: bo
         summary_as_string: wire.summary_as_string,
         output_config_on_first_system: wire.output_config_on_first_system,
         betas: wire.betas,
+        merge_user_messages: wire.merge_user_messages,
     }
 }

@@ -61,6 +61,12 @@ pub enum RunEvent {
     Message(Message),
     /// A tool call finished; its result also arrives later inside the next user message.
     ToolFinished(ToolOutcome),
+    /// Calls an interrupt stopped while they ran, which Claude Code reports as rejected by the
+    /// user (flag 28); their answers follow, in the message that ends the run.
+    CallsRejected {
+        /// The stopped calls, by id.
+        tool_use_ids: Vec<String>,
+    },
     /// The loop continued or stopped, and why.
     Transition {
         /// The journal step that decided it.

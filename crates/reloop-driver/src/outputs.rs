@@ -40,6 +40,15 @@ fn prompt_refused(len_before: usize, after: &State, reason: Option<&Reason>) -> 
     })
 }
 
+/// The calls an abort stopped while they ran, when the session answers them in its profile's
+/// words (flag 28).
+fn rejected(after: &State, reason: Option<&Reason>) -> Option<RunEvent> {
+    let Some(Reason::Terminal(reloop_core::Stop::AbortedTools { tool_use_ids })) = reason else { return None };
+    let config = after.context().config();
+    let on = config.flag(reloop_core::Flag::InterruptedCallRejected) && config.rules().tools.interrupted.is_some();
+    (on && !tool_use_ids.is_empty()).then(|| RunEvent::CallsRejected { tool_use_ids: tool_use_ids.clone() })
+}
+
 /// The caller-visible events of one step (journaled at `at_ms`), in the order they are shown.
 pub fn step_outputs(
     seq: u64,
@@ -124,6 +133,7 @@ pub fn step_outputs(
             out.push(RunEvent::CompactStatus(CompactStatus::Succeeded));
         }
     } else if !matches!(event, Event::UserInput { .. }) && history.len() > len_before {
+        out.extend(rejected(after, reason));
         out.extend(history.tail(history.len() - len_before).into_iter().cloned().map(RunEvent::Message));
     }
     for effect in effects {

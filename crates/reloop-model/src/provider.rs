@@ -73,6 +73,9 @@ pub struct ModelRequest {
     /// beside a thinking that is on ([`reloop_core::profile::BetaRule`]); `None`: the 1M-context
     /// beta alone, when asked for.
     pub betas: Option<reloop_core::profile::BetaRule>,
+    /// A run of user messages goes as one message, as Claude Code merges them
+    /// ([`reloop_core::profile::WireRule::merge_user_messages`]).
+    pub merge_user_messages: bool,
 }
 
 impl ModelRequest {
@@ -96,6 +99,7 @@ impl ModelRequest {
             summary_as_string: false,
             output_config_on_first_system: false,
             betas: None,
+            merge_user_messages: false,
         }
     }
 
@@ -138,6 +142,7 @@ impl ModelRequest {
         self.summary_as_string = style.summary_as_string;
         self.output_config_on_first_system = style.output_config_on_first_system;
         self.betas = style.betas;
+        self.merge_user_messages = style.merge_user_messages;
         self
     }
 }
@@ -160,6 +165,8 @@ pub struct WireStyle {
     pub output_config_on_first_system: bool,
     /// See [`ModelRequest::betas`].
     pub betas: Option<reloop_core::profile::BetaRule>,
+    /// See [`ModelRequest::merge_user_messages`].
+    pub merge_user_messages: bool,
 }
 
 /// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one

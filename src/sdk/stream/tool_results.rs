@@ -4,7 +4,7 @@
 //! Code profiles print it; the outcome holds 2.1.332's shape, and 2.1.197's lacks a few keys.
 //! 2.1.332 follows it with `tool_result_meta`, how the permission check ruled on the call.
 
-use reloop_core::profile::ProfileId;
+use reloop_core::profile::{ProfileId, USER_REJECTED_KIND, USER_REJECTED_RESULT};
 use reloop_core::{ContentBlock, ToolOutcome};
 use serde_json::Value;
 
@@ -29,6 +29,15 @@ impl ToolResults {
         if result.is_some() || meta.is_some() {
             self.0.insert(outcome.tool_use_id.clone(), (result, meta));
         }
+    }
+
+    /// Keeps what Claude Code says of a call an interrupt stopped while it ran: the user
+    /// rejected it, and 2.1.332 adds an entry saying it did not run for that reason
+    /// (`interrupt/during_tool`).
+    pub(super) fn rejected(&mut self, profile: ProfileId, tool_use_id: &str) {
+        let meta = (profile == ProfileId::ClaudeCode2_1_332)
+            .then(|| serde_json::json!({"id": tool_use_id, "non_execution_kind": USER_REJECTED_KIND}));
+        self.0.insert(tool_use_id.to_string(), (Some(Value::String(USER_REJECTED_RESULT.into())), meta));
     }
 
     /// The keys a line whose first block is a tool result ends with: the call's

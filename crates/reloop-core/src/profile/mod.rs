@@ -200,6 +200,7 @@ pub const RELOOP: Profile = Profile {
         mcp_image_saved: false,
         written_note: None,
         bash_rule_denied: None,
+        interrupted: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -242,6 +243,7 @@ pub const RELOOP: Profile = Profile {
         system_as_string: false,
         summary_as_string: false,
         output_config_on_first_system: false,
+        merge_user_messages: false,
         betas: None,
     },
     total_tokens: None,
@@ -266,6 +268,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         mcp_image_saved: false,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
         bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
+        interrupted: Some(REJECTED_CLAUDE_CODE),
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -308,6 +311,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         system_as_string: true,
         summary_as_string: false,
         output_config_on_first_system: false,
+        merge_user_messages: true,
         betas: Some(BetaRule::V2_1_197),
     },
     thinking: Some(ThinkingRule {
@@ -353,6 +357,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         mcp_image_saved: true,
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
         bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
+        interrupted: Some(STOPPED_WHILE_RUNNING),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
@@ -402,6 +407,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         system_as_string: false,
         summary_as_string: true,
         output_config_on_first_system: true,
+        merge_user_messages: true,
         betas: Some(BetaRule::V2_1_332),
     },
     total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet", also: "claude-haiku-4" }),

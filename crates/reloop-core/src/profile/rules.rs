@@ -101,7 +101,27 @@ pub struct ToolTexts {
     /// The refusal of a Bash call a Bash deny rule matches; `{command}` stands for the command
     /// ([`BASH_RULE_DENIED_CLAUDE_CODE`]). `None`: `Permission to use Bash has been denied.`
     pub bash_rule_denied: Option<&'static str>,
+    /// The answer to a call the user's interrupt stopped while it ran
+    /// ([`REJECTED_CLAUDE_CODE`], 2.1.332 adding [`STOPPED_WHILE_RUNNING`]); `None`: `Interrupted
+    /// by user`. Applied under [`crate::Flag::InterruptedCallRejected`].
+    pub interrupted: Option<&'static str>,
 }
+
+/// Claude Code's answer to a tool call the user would not let proceed, which both versions also
+/// give a call an interrupt stopped while it ran (recorded, `interrupt/during_tool`).
+pub const REJECTED_CLAUDE_CODE: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// What Claude Code tells the caller such a call did (its `tool_use_result`, and the session
+/// file's `toolUseResult`), both versions (`interrupt/during_tool`).
+pub const USER_REJECTED_RESULT: &str = "User rejected tool use";
+
+/// 2.1.332's word for why such a call did not run: its `tool_result_meta` entry's
+/// `non_execution_kind`, and the session file's `toolDenialKind`.
+pub const USER_REJECTED_KIND: &str = "user-rejected";
+
+/// 2.1.332's answer to a call an interrupt stopped while it ran: the rejection, corrected
+/// (recorded, `interrupt/during_tool`).
+pub const STOPPED_WHILE_RUNNING: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed. Correction to the text above: this call was stopped while running, not refused before it ran. It may have run in part or in full, and its changes may have been written. No permission prompt was involved. Work it started elsewhere (a remote command, a background process) may still be running, so check before starting the same work again. The instruction to stop and wait still stands.";
 
 /// Claude Code's refusal of a Bash call a deny rule matches (2.1.197 and 2.1.332 alike,
 /// recorded `tool_results/deny_rules`).
@@ -399,6 +419,11 @@ pub struct WireRule {
     /// The version's `anthropic-beta` list and the `context_management` beside its thinking
     /// ([`super::BetaRule`]); `None`: the 1M-context beta alone, no `context_management`.
     pub betas: Option<super::BetaRule>,
+    /// A run of user messages goes as one message: its blocks in order, `"\n"` after a text
+    /// block a text block follows, the tool results first (Claude Code's
+    /// `normalizeMessagesForAPI`, both versions, `interrupt/during_tool`); off: as the history
+    /// holds them. Only the request is shaped so.
+    pub merge_user_messages: bool,
 }
 
 impl WireRule {

@@ -119,8 +119,16 @@ impl Serialize for Messages<'_> {
         // 2.1.332 repeats the request's `output_config` on its first `role: "system"` message.
         let first_system = messages.iter().position(|m| m.role == Role::System);
         let message_config = self.0.output_config.as_ref().filter(|_| self.0.output_config_on_first_system);
-        let mut seq = s.serialize_seq(Some(count))?;
-        for (i, message) in messages.into_iter().enumerate() {
+        let groups = super::merge::groups(&messages, self.0.merge_user_messages);
+        let mut seq = s.serialize_seq(Some(groups.len()))?;
+        for group in groups {
+            if group.len() > 1 {
+                let members = &messages[group.clone()];
+                let cached = cached.filter(|c| group.contains(c)).map(|c| c - group.start);
+                seq.serialize_element(&MergedUser(super::merge::blocks(members, cached)))?;
+                continue;
+            }
+            let (i, message) = (group.start, messages[group.start]);
             // An empty one (2.1.332's third summary shape) goes as the empty list it is.
             let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count)
                 || self.0.summary_as_string && Some(i) != cached && is_summary(message);
@@ -168,6 +176,36 @@ impl Serialize for Outgoing<'_> {
         if let Some(config) = self.output_config {
             map.serialize_entry("output_config", config)?;
         }
+        map.end()
+    }
+}
+
+/// A run of user messages sent as one ([`super::merge`]).
+struct MergedUser<'a>(Vec<super::merge::Merged<'a>>);
+
+impl Serialize for MergedUser<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Blocks<'b>(&'b [super::merge::Merged<'b>]);
+        impl Serialize for Blocks<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for merged in self.0 {
+                    match merged.block {
+                        ContentBlock::Text(text) if merged.seam => {
+                            let mut text = text.clone();
+                            text.text.push('\n');
+                            let block = ContentBlock::Text(text);
+                            seq.serialize_element(&OutgoingBlock { block: &block, cached: merged.cached })?
+                        }
+                        block => seq.serialize_element(&OutgoingBlock { block, cached: merged.cached })?,
+                    }
+                }
+                seq.end()
+            }
+        }
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("role", "user")?;
+        map.serialize_entry("content", &Blocks(&self.0))?;
         map.end()
     }
 }
@@ -304,6 +342,7 @@ mod tests {
             summary_as_string: false,
             output_config_on_first_system: on,
             betas: None,
+            merge_user_messages: false,
         };
         let request = ModelRequest::new("m", 100, history, 1).with_style(style(true));
         let bytes = serde_json::to_string(&Body(&request)).unwrap();

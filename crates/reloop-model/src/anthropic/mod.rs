@@ -3,6 +3,7 @@
 
 mod body;
 pub(crate) mod http;
+mod merge;
 pub(crate) mod message;
 pub(crate) mod sse;
 
