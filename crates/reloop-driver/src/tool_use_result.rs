@@ -61,9 +61,21 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
             ("reject", Some("permission-rule"), Some("subcommandResults"), "config")
         }
         Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } => ("reject", None, Some("rule"), "config"),
+        // hooks_events/all_log, structured_output/*: an `Agent` call and the final-answer tool
+        // are let through by their own check, with no reason (the answer's schema is checked
+        // in the call, so an answer that fails it was let through too).
+        Ruling::Run { why: Why::Rules(_) | Why::NoRules, .. } if own_check(&call.name) => {
+            ("accept", None, None, "config")
+        }
         _ => return rules_meta(call, ruling),
     };
     Some(entry(call, decision, kind, reason, source))
+}
+
+/// Whether Claude Code's permission check lets `tool` through on its own word: the `Agent` tool
+/// and the final-answer tool ([`reloop_core::structured::TOOL`]).
+fn own_check(tool: &str) -> bool {
+    tool == crate::agents::AGENT_TOOL || tool == reloop_core::structured::TOOL
 }
 
 /// [`meta`] for the rest of the rules' rulings.

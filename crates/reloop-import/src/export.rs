@@ -178,6 +178,8 @@ impl<'a> Exporter<'a> {
             style: TranscriptStyle::default(),
             tool_use_results: HashMap::new(),
             asked_on: HashMap::new(),
+            permission_decisions: HashMap::new(),
+            denial_kinds: HashMap::new(),
         };
         Ok(Exporter { format, header, fold: Fold::new(&header.core_config), span: None, jsonl })
     }
@@ -199,7 +201,20 @@ impl<'a> Exporter<'a> {
         if let Event::ToolDone(ToolOutcome { tool_use_id, tool_use_result: Some(result), .. }) = &record.event {
             self.jsonl.tool_use_results.insert(tool_use_id.clone(), result.clone());
         }
+        let latest = self.header.core_config.profile == reloop_core::profile::ProfileId::ClaudeCode2_1_332;
+        if let (true, Event::ToolDone(ToolOutcome { tool_use_id, tool_result_meta: Some(meta), .. })) =
+            (latest, &record.event)
+        {
+            if let Some(ruling) = crate::permission_decision::from_meta(meta) {
+                self.jsonl.permission_decisions.insert(tool_use_id.clone(), ruling);
+            }
+            // Why the call did not run, which the file repeats as `toolDenialKind`.
+            if let Some(kind) = meta.get("non_execution_kind").and_then(Value::as_str) {
+                self.jsonl.denial_kinds.insert(tool_use_id.clone(), kind.to_string());
+            }
+        }
         self.fold.push(record.seq, record.event.clone(), |_| ());
+        self.rejected(record);
         let Some(state) = self.fold.state() else { return Ok(()) };
         if self.format == ExportFormat::ClaudeJsonl {
             if let Event::CompactDone { .. } = &record.event {
@@ -214,6 +229,25 @@ impl<'a> Exporter<'a> {
             transcript_lines(&mut self.jsonl, record, messages, state, out)?;
         }
         Ok(())
+    }
+
+    /// Notes the calls an abort stopped while they ran, where the session answered them in its
+    /// profile's words (flag 28): Claude Code writes them as rejected by the user, and 2.1.332
+    /// says so again as their `toolDenialKind` (`interrupt/during_tool`).
+    fn rejected(&mut self, record: &StepRecord) {
+        let Some(Reason::Terminal(Stop::AbortedTools { tool_use_ids })) = &record.reason else { return };
+        let config = &self.header.core_config;
+        if !config.flag(reloop_core::Flag::InterruptedCallRejected) || config.rules().tools.interrupted.is_none() {
+            return;
+        }
+        for id in tool_use_ids {
+            self.jsonl
+                .tool_use_results
+                .insert(id.clone(), Value::String(reloop_core::profile::USER_REJECTED_RESULT.into()));
+            if config.profile == reloop_core::profile::ProfileId::ClaudeCode2_1_332 {
+                self.jsonl.denial_kinds.insert(id.clone(), reloop_core::profile::USER_REJECTED_KIND.to_string());
+            }
+        }
     }
 
     /// Writes what comes after the last step.
@@ -326,6 +360,14 @@ struct JsonlWriter<'a> {
     /// The uuid of the assistant line that asked for each call, by call id: the line of its
     /// result names it as `sourceToolAssistantUUID`, as both recorded versions write.
     asked_on: HashMap<String, String>,
+    /// How the permission check ruled on each call, by call id, in the session file's words
+    /// (2.1.332 profiles only, from the outcome's `tool_result_meta`): the line of its result
+    /// carries it as `permissionDecision`.
+    permission_decisions: HashMap<String, Value>,
+    /// Why a call did not run, by call id (its `tool_result_meta` entry's `non_execution_kind`,
+    /// or an interrupt's `user-rejected`, flag 28): 2.1.332 repeats it as the result line's
+    /// `toolDenialKind`.
+    denial_kinds: HashMap<String, String>,
 }
 
 impl JsonlWriter<'_> {
@@ -375,8 +417,15 @@ impl JsonlWriter<'_> {
         if let Some(result) = id.as_deref().and_then(|id| self.tool_use_results.get(id)) {
             obj.insert("toolUseResult".into(), result.clone());
         }
+        if let Some(kind) = id.as_deref().and_then(|id| self.denial_kinds.get(id)) {
+            obj.insert("toolDenialKind".into(), Value::String(kind.clone()));
+        }
         if let Some(asked_on) = id.as_deref().filter(|_| kind == "user").and_then(|id| self.asked_on.get(id)) {
             obj.insert("sourceToolAssistantUUID".into(), Value::String(asked_on.clone()));
+        }
+        if let Some(ruling) = id.as_deref().filter(|_| kind == "user").and_then(|id| self.permission_decisions.get(id))
+        {
+            obj.insert("permissionDecision".into(), ruling.clone());
         }
         if kind == "assistant" {
             let blocks = obj.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);

@@ -40,6 +40,7 @@ mod export;
 mod items;
 mod loop_lines;
 mod observed;
+mod permission_decision;
 mod rules;
 mod skips;
 mod time;
