@@ -50,7 +50,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/tool_results/deny_rules", "[\"Read\",\"toolu_02_READ\"]]", "a deny rule's texts"),
     ("2.1.332/tool_results/hook_rulings", "PreToolUse:Bash hook error: HOOK-DENIES-BASH", "a hook's refusal texts"),
     ("", "HOOK-ASKS-EDIT\"", "a hook's refusal texts"),
-    ("2.1.332/env/disable_", "tokens left</total_tokens>", "the <total_tokens> reminder with Sonnet 4.6"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

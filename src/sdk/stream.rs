@@ -8,7 +8,7 @@
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
 use reloop_core::profile::{self, CompactStatusLines, ProfileId};
-use reloop_core::{Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
+use reloop_core::{ContentBlock, Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
@@ -488,7 +488,8 @@ impl SdkStream {
                         for block in &message.content {
                             let mut line = Map::new();
                             line.insert("type".into(), json!("user"));
-                            line.insert("message".into(), json!({"role": "user", "content": [block]}));
+                            let shown = self.tool_results.printed(block);
+                            line.insert("message".into(), json!({"role": "user", "content": [shown]}));
                             line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                             self.user_lines += 1;
                             let tail = self.tool_results.take(std::slice::from_ref(block));
@@ -497,7 +498,9 @@ impl SdkStream {
                         return;
                     }
                     Synthetic::No => {
-                        line.insert("message".into(), json!({"role": "user", "content": message.content}));
+                        let shown: Vec<ContentBlock> =
+                            message.content.iter().map(|b| self.tool_results.printed(b)).collect();
+                        line.insert("message".into(), json!({"role": "user", "content": shown}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                         self.user_lines += 1;
                     }

@@ -5,7 +5,7 @@
 //! 2.1.332 follows it with `tool_result_meta`, how the permission check ruled on the call.
 
 use reloop_core::profile::{ProfileId, USER_REJECTED_KIND, USER_REJECTED_RESULT};
-use reloop_core::{ContentBlock, ToolOutcome};
+use reloop_core::{ContentBlock, ToolOutcome, ToolResultContent};
 use serde_json::Value;
 
 /// Keys 2.1.332 added to results 2.1.197 prints without them (tests/print/recorded/2.1.197/
@@ -16,7 +16,13 @@ const NEWER_KEYS: &[&str] = &["totalFiles", "totalLines", "contentNotInModelCont
 /// The outcomes' results (and 2.1.332's permission entries) waiting for the line of their
 /// message.
 #[derive(Default)]
-pub(super) struct ToolResults(std::collections::HashMap<String, (Option<Value>, Option<Value>)>);
+pub(super) struct ToolResults {
+    kept: std::collections::HashMap<String, (Option<Value>, Option<Value>)>,
+    /// Each call's output as its tool gave it, until its line is printed: the reminders the core
+    /// appends to a result (`<total_tokens>`, the model's name) reach the model only, and
+    /// Claude Code prints the output untrimmed (2.1.332, `env/disable_*_sonnet_4_6`).
+    outputs: std::collections::HashMap<String, String>,
+}
 
 impl ToolResults {
     /// Keeps what an outcome says the call did, under the profiles that print it.
@@ -24,11 +30,30 @@ impl ToolResults {
         if profile.profile().claude_code_version.is_none() {
             return;
         }
+        if let ToolResultContent::Text(output) = &outcome.content {
+            self.outputs.insert(outcome.tool_use_id.clone(), output.clone());
+        }
         let result = outcome.tool_use_result.as_ref().map(|r| shown(profile, r));
         let meta = outcome.tool_result_meta.clone().filter(|_| profile == ProfileId::ClaudeCode2_1_332);
         if result.is_some() || meta.is_some() {
-            self.0.insert(outcome.tool_use_id.clone(), (result, meta));
+            self.kept.insert(outcome.tool_use_id.clone(), (result, meta));
         }
+    }
+
+    /// `block` as Claude Code prints it: a tool result the core sent with reminders after it
+    /// shows the tool's output alone.
+    pub(super) fn printed(&mut self, block: &ContentBlock) -> ContentBlock {
+        let ContentBlock::ToolResult(result) = block else { return block.clone() };
+        let Some(output) = self.outputs.remove(&result.tool_use_id) else { return block.clone() };
+        let ToolResultContent::Text(sent) = &result.content else { return block.clone() };
+        let reminded =
+            sent.strip_prefix(output.trim_end()).is_some_and(|rest| rest.starts_with("\n\n<system-reminder>"));
+        if !reminded {
+            return block.clone();
+        }
+        let mut result = result.clone();
+        result.content = ToolResultContent::Text(output);
+        ContentBlock::ToolResult(result)
     }
 
     /// Keeps what Claude Code says of a call an interrupt stopped while it ran: the user
@@ -37,14 +62,14 @@ impl ToolResults {
     pub(super) fn rejected(&mut self, profile: ProfileId, tool_use_id: &str) {
         let meta = (profile == ProfileId::ClaudeCode2_1_332)
             .then(|| serde_json::json!({"id": tool_use_id, "non_execution_kind": USER_REJECTED_KIND}));
-        self.0.insert(tool_use_id.to_string(), (Some(Value::String(USER_REJECTED_RESULT.into())), meta));
+        self.kept.insert(tool_use_id.to_string(), (Some(Value::String(USER_REJECTED_RESULT.into())), meta));
     }
 
     /// The keys a line whose first block is a tool result ends with: the call's
     /// `tool_use_result` and 2.1.332's `tool_result_meta`, where the outcome kept them.
     pub(super) fn take(&mut self, blocks: &[ContentBlock]) -> Vec<(&'static str, Value)> {
         let Some(ContentBlock::ToolResult(first)) = blocks.first() else { return Vec::new() };
-        let Some((result, meta)) = self.0.remove(&first.tool_use_id) else { return Vec::new() };
+        let Some((result, meta)) = self.kept.remove(&first.tool_use_id) else { return Vec::new() };
         let mut tail: Vec<(&'static str, Value)> = result.map(|r| ("tool_use_result", r)).into_iter().collect();
         tail.extend(meta.map(|m| ("tool_result_meta", Value::Array(vec![m]))));
         tail
@@ -87,7 +112,7 @@ mod tests {
         let mut outcome = ToolOutcome::error("t1", "x");
         outcome.tool_use_result = Some(json!("Error: x"));
         results.note(ProfileId::Reloop, &outcome);
-        assert!(results.0.is_empty(), "reloop's own profile prints none");
+        assert!(results.kept.is_empty() && results.outputs.is_empty(), "reloop's own profile prints none");
         outcome.tool_result_meta = Some(json!({"id": "t1"}));
         results.note(ProfileId::ClaudeCode2_1_332, &outcome);
         let line = [outcome.clone().into_block()];
@@ -98,6 +123,25 @@ mod tests {
         assert_eq!(results.take(&line), vec![], "printed once");
         results.note(ProfileId::ClaudeCode2_1_197, &outcome);
         assert_eq!(results.take(&line), vec![("tool_use_result", json!("Error: x"))], "2.1.197 prints no meta");
+    }
+
+    /// 2.1.332 `env/disable_*_sonnet_4_6`: the model is sent `…9\n\n<system-reminder>…`, stdout
+    /// shows the Read's `…9\t` as it was.
+    #[test]
+    fn a_result_the_core_reminded_prints_as_the_tool_gave_it() {
+        let mut results = ToolResults::default();
+        let outcome = ToolOutcome::new("t1", ToolResultContent::Text("8\t}\n9\t".into()));
+        results.note(ProfileId::ClaudeCode2_1_332, &outcome);
+        let sent = ContentBlock::tool_result(
+            "t1",
+            "8\t}\n9\n\n<system-reminder>\n<total_tokens>5 tokens left</total_tokens>\n</system-reminder>",
+            false,
+        );
+        assert_eq!(results.printed(&sent), outcome.clone().into_block());
+        assert_eq!(results.printed(&sent), sent, "once");
+        results.note(ProfileId::ClaudeCode2_1_332, &outcome);
+        let rewritten = ContentBlock::tool_result("t1", "something else", false);
+        assert_eq!(results.printed(&rewritten), rewritten, "only appended reminders are left out");
     }
 
     /// tests/print/recorded/*/sdk_wire/mcp_*: 2.1.197 prints an MCP tool's content alone, or
