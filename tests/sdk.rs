@@ -204,7 +204,19 @@ fn hook_pretooluse(sdk: Sdk) {
     let results = run.tool_results();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["is_error"], true);
-    assert_eq!(results[0]["content"], "blocked-by-sdk-hook", "the hook's reason is the tool result");
+    // As the bundled 2.1.332 told the model (tests/sdk/recorded/hook_pretooluse_deny.jsonl).
+    let recorded = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/recorded/hook_pretooluse_deny.jsonl"),
+    )
+    .unwrap();
+    let told = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "user")
+        .map(|l| l["content"][0]["content"].clone())
+        .unwrap();
+    assert_eq!(told, "PreToolUse:Read hook error: blocked-by-sdk-hook");
+    assert_eq!(results[0]["content"], told, "the hook's reason, as a hook error");
     let result = run.result();
     assert_success(&run, result, &session_id, 2, "hook said no");
     assert_eq!(

@@ -83,6 +83,9 @@ pub struct SdkStream {
     user_lines: u32,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
+    /// Each call's PreToolUse hook runs, by call id, until its `permission_denied` line says
+    /// whether a hook ruled on it.
+    pre_tool_use: std::collections::HashMap<String, Vec<reloop_core::hook::HookRun>>,
     /// PostToolUse hooks' `systemMessage` lines, held until the results' line is printed (Claude
     /// Code prints them after it).
     after_results: Vec<String>,
@@ -156,6 +159,7 @@ impl SdkStream {
             notified: false,
             user_lines: 0,
             tool_names: std::collections::HashMap::new(),
+            pre_tool_use: std::collections::HashMap::new(),
             after_results: Vec::new(),
             before_results: Vec::new(),
             gateway: None,
@@ -401,6 +405,14 @@ impl SdkStream {
             RunEvent::CallsRejected { tool_use_ids } => {
                 tool_use_ids.iter().for_each(|id| self.tool_results.rejected(self.profile, id))
             }
+            RunEvent::HookRan {
+                hook_event: reloop_core::hook::HookEventName::PreToolUse,
+                tool_use_id: Some(id),
+                run,
+            } => {
+                self.pre_tool_use.entry(id.clone()).or_default().push(run.clone());
+                self.hook_ran(reloop_core::hook::HookEventName::PreToolUse, Some(id), run)
+            }
             RunEvent::HookRan { hook_event, tool_use_id, run } => {
                 self.hook_ran(*hook_event, tool_use_id.as_deref(), run)
             }
@@ -420,6 +432,7 @@ impl SdkStream {
                 (self.retries, self.resumes, self.notified, self.user_lines) = (0, 0, false, 0);
                 self.stop_reason = None;
                 self.tool_names.clear();
+                self.pre_tool_use.clear();
             }
             _ => {}
         }

@@ -157,6 +157,12 @@ pub enum Flag {
     /// 2.1.332's `user-rejected` entry), as `interrupt/during_tool` records. Off: `Interrupted by
     /// user`, and nothing more is said of the call.
     InterruptedCallRejected = 28,
+    /// Under a Claude Code profile, a PreToolUse hook's rulings read as that version's do
+    /// ([`crate::profile::ToolTexts::hook_denied`], [`crate::profile::ToolTexts::hook_ask_refuses`]):
+    /// 2.1.332 tells the model a deny with a reason as `PreToolUse:TOOL hook error: REASON`, and
+    /// both refuse a call a hook asks about, with its reason, when nobody can be asked
+    /// (`tool_results/hook_rulings`). Off: the reason alone, and the ask decides nothing.
+    ClaudeCodeHookRulings = 29,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -204,6 +210,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ByHandCompactionKeepsAnswer,
     Flag::ModelIdentityReminder,
     Flag::InterruptedCallRejected,
+    Flag::ClaudeCodeHookRulings,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -286,7 +293,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -301,7 +308,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -107,6 +107,14 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.tools.interrupted.map_or(format!("`{}`", reloop_core::INTERRUPTED_TOOL_RESULT), |t| format!("`{t}`")),
         ),
         (
+            "a PreToolUse hook's deny with a reason, as the model reads it (flag 29)",
+            p.tools.hook_denied.map_or("the reason".to_string(), |t| format!("`{t}`")),
+        ),
+        (
+            "a PreToolUse hook's ask with a reason, nobody to ask: the call refused with the reason (flag 29)",
+            yes_no(p.tools.hook_ask_refuses),
+        ),
+        (
             "stdout: `system/notification` after the first Stop-hook feedback",
             p.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
         ),

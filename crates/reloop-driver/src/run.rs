@@ -383,6 +383,7 @@ impl Runner {
             permissions,
             prompt: session.prompt.clone(),
             read_check_first: rules.tools.read_check_first,
+            hook_rulings: reloop_tools::HookRulings::of(&session.core),
             can_use_tool: session.can_use_tool.clone(),
             failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
             tool_use_result: session.core.flag(reloop_core::Flag::StreamDetails),

@@ -55,6 +55,8 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
         // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
         Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
         Ruling::Refuse { why: Why::HookDenied { .. }, .. } => ("reject", Some("permission-rule"), Some("hook"), "hook"),
+        // tool_results/hook_rulings: a hook's ask with nobody to ask, as a rule's ask reads.
+        Ruling::Refuse { why: Why::HookAsked { .. }, .. } => ("reject", Some("user-rejected"), None, "config"),
         // tool_results/deny_rules: a Bash command is judged by its parts; another tool's path
         // rule refuses it as its input's check does, with no non-execution kind.
         Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } if call.name == "Bash" => {

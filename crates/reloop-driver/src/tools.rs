@@ -45,6 +45,9 @@ pub(crate) struct ToolEnv {
     pub prompt: Option<Arc<dyn crate::prompt::PermissionPrompt>>,
     /// The profile checks Write/Edit's read-first rule before hooks and permissions.
     pub read_check_first: bool,
+    /// How a PreToolUse hook's deny and ask read (the profile's words under the session's
+    /// [`reloop_core::Flag::ClaudeCodeHookRulings`]).
+    pub hook_rulings: reloop_tools::HookRulings,
     pub can_use_tool: Option<CanUseTool>,
     /// Where a call that may change something asks to be journaled as started.
     pub starts: Option<mpsc::UnboundedSender<(String, u32, tokio::sync::oneshot::Sender<()>)>>,
@@ -518,6 +521,7 @@ fn checks(call: &ToolUse, env: &ToolEnv) -> Checks {
         can_use_tool: env.can_use_tool.is_some(),
         rules: env.permissions.is_some(),
         prompt: env.prompt.is_some(),
+        hook_rulings: env.hook_rulings,
     }
 }
 
@@ -699,6 +703,7 @@ mod tests {
             permissions: None,
             prompt: None,
             read_check_first: false,
+            hook_rulings: reloop_tools::HookRulings::default(),
             can_use_tool: None,
             starts: None,
             agents: None,

@@ -70,6 +70,7 @@ impl Setup {
             can_use_tool: false,
             rules: self.permissions.is_some(),
             prompt: false,
+            hook_rulings: reloop_tools::HookRulings::of(&self.config),
         };
         let mut answers = Answers { pre_tool_use: Some(pre.to_vec()), ..Answers::default() };
         loop {

@@ -14,9 +14,11 @@
 //!    2, `decision: block`) refuses with the hooks' feedback, even when another hook allowed; a
 //!    `deny` refuses with its reason; an `allow` runs the call at once, **skipping the
 //!    `can_use_tool` callback and the rules, deny rules included**. A hook's `updatedInput`
-//!    replaces the input every later step and the tool see. A hook's `ask` decides nothing, and a
-//!    hook that stops the loop (`continue: false`) decides nothing for the call: it goes on, and
-//!    the loop stops once the turn's tools are done.
+//!    replaces the input every later step and the tool see. A hook's `ask` decides nothing
+//!    (under a Claude Code profile's [`HookRulings::ask_refuses`], one with a reason refuses the
+//!    call with it when nobody can be asked, after the callback had its say), and a hook that
+//!    stops the loop (`continue: false`) decides nothing for the call: it goes on, and the loop
+//!    stops once the turn's tools are done.
 //! 3. **`can_use_tool`** (the embedder's callback): a deny refuses with its message; an allow
 //!    runs the call, skipping the rules; no opinion goes on.
 //! 4. **The rules and the mode** ([`crate::PermissionContext::judge`], whose module lists its
@@ -48,6 +50,32 @@ pub struct Checks {
     pub rules: bool,
     /// Somebody can be asked when the rules would ask.
     pub prompt: bool,
+    /// How a PreToolUse hook's `deny` and `ask` read, where the session's profile words them.
+    pub hook_rulings: HookRulings,
+}
+
+/// A profile's words for a PreToolUse hook's `deny` and `ask` (Claude Code's, under
+/// [`reloop_core::Flag::ClaudeCodeHookRulings`]); the default is reloop's own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HookRulings {
+    /// The refusal of a hook's `deny` that gave a reason, `{tool}` and `{reason}` filled in
+    /// (2.1.332: `PreToolUse:{tool} hook error: {reason}`); `None`: the reason alone.
+    pub denied: Option<&'static str>,
+    /// A hook's `ask` with a reason, when nobody can be asked, refuses the call with that reason
+    /// whatever the rules say (both Claude Code versions); off: the ask decides nothing.
+    pub ask_refuses: bool,
+}
+
+impl HookRulings {
+    /// The words of the session `config` runs under: its profile's, when its flags have
+    /// [`reloop_core::Flag::ClaudeCodeHookRulings`]; reloop's otherwise.
+    pub fn of(config: &reloop_core::Config) -> Self {
+        if !config.flag(reloop_core::Flag::ClaudeCodeHookRulings) {
+            return HookRulings::default();
+        }
+        let texts = &config.rules().tools;
+        HookRulings { denied: texts.hook_denied, ask_refuses: texts.hook_ask_refuses }
+    }
 }
 
 /// What the outside answered so far; each is `None` until [`decide`] asked for it.
@@ -191,6 +219,11 @@ pub enum Why {
         /// The hook.
         command: String,
     },
+    /// A PreToolUse hook asked, and nobody could be asked.
+    HookAsked {
+        /// The hook.
+        command: String,
+    },
     /// A PreToolUse hook allowed the call.
     HookAllowed {
         /// The hook.
@@ -223,6 +256,7 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
     }
     let mut input = input;
     let hooks;
+    let mut hook_asked = None;
     if checks.pre_tool_use {
         let Some(runs) = &answers.pre_tool_use else { return Next::Need(Need::PreToolUse) };
         hooks = outcome(HookEventName::PreToolUse, runs);
@@ -236,10 +270,19 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
         match &hooks.permission {
             Some(p) if p.decision == Permission::Deny => {
                 let why = Why::HookDenied { command: p.command.clone() };
-                return refuse(pre_tool_use_denied(tool, p.reason.as_deref()), true, why);
+                let reason = p.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                let message = match (checks.hook_rulings.denied, reason) {
+                    (Some(text), Some(reason)) => text.replace("{tool}", tool).replace("{reason}", reason),
+                    _ => pre_tool_use_denied(tool, reason),
+                };
+                return refuse(message, true, why);
             }
             Some(p) if p.decision == Permission::Allow => {
                 return run(input, Why::HookAllowed { command: p.command.clone() });
+            }
+            Some(p) if p.decision == Permission::Ask && checks.hook_rulings.ask_refuses && !checks.prompt => {
+                let reason = p.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                hook_asked = reason.map(|reason| (reason.to_string(), p.command.clone()));
             }
             _ => {}
         }
@@ -253,6 +296,9 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
             Some(CallbackAnswer::Decided(_)) => return run(input, Why::CallbackAllowed),
             Some(CallbackAnswer::NoOpinion) => {}
         }
+    }
+    if let Some((reason, command)) = hook_asked {
+        return refuse(reason, true, Why::HookAsked { command });
     }
     if !checks.rules {
         return run(input, Why::NoRules);

@@ -82,7 +82,9 @@ mod write_edit;
 
 pub use bash_classify::is_read_only_command;
 pub use confine::{Confinement, Containment};
-pub use decide::{decide, Answers, CallbackAnswer, Checks, Need, Next, PromptReply, ReadFirst, Ruling, Why};
+pub use decide::{
+    decide, Answers, CallbackAnswer, Checks, HookRulings, Need, Next, PromptReply, ReadFirst, Ruling, Why,
+};
 pub use grep::{grep_truncated_note, MAX_GREP_RESULT_LINES};
 pub use permissions::{
     tool_paths, Decision, Judgement, PermissionContext, PermissionError, PermissionMode, PermissionRules, Rule,

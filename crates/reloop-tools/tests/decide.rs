@@ -9,7 +9,14 @@ use reloop_tools::{
 };
 use serde_json::{json, Value};
 
-const ALL: Checks = Checks { read_first: true, pre_tool_use: true, can_use_tool: true, rules: true, prompt: true };
+const ALL: Checks = Checks {
+    read_first: true,
+    pre_tool_use: true,
+    can_use_tool: true,
+    rules: true,
+    prompt: true,
+    hook_rulings: reloop_tools::HookRulings { denied: None, ask_refuses: false },
+};
 
 /// The outside world's answers, given when asked.
 #[derive(Clone)]
@@ -204,6 +211,40 @@ fn a_hook_s_ask_and_a_hook_that_stops_the_loop_decide_nothing_for_the_call() {
     }
 }
 
+/// Claude Code's words (tool_results/hook_rulings): 2.1.332 tells the model a hook's deny as a
+/// hook error; in both versions a hook's ask, with nobody to ask, refuses with its reason.
+#[test]
+fn under_claude_code_s_hook_rulings_a_deny_reads_as_a_hook_error_and_an_ask_refuses_with_its_reason() {
+    let rulings =
+        reloop_tools::HookRulings { denied: Some("PreToolUse:{tool} hook error: {reason}"), ask_refuses: true };
+    let headless = Checks { prompt: false, hook_rulings: rulings, ..ALL };
+    let deny = deciding("guard", "deny", json!({"permissionDecisionReason": "HOOK-DENIES-BASH"}));
+    let script = Script { hooks: vec![deny], ..Script::default() };
+    let (_, ruling) = rule("Bash", &input(), headless, &script);
+    let why = Why::HookDenied { command: "guard".into() };
+    assert_eq!(ruling, refused("PreToolUse:Bash hook error: HOOK-DENIES-BASH", true, why.clone()));
+    let script = Script { hooks: vec![deciding("guard", "deny", json!({}))], ..Script::default() };
+    let (_, ruling) = rule("Bash", &input(), headless, &script);
+    assert_eq!(ruling, refused("PreToolUse:Bash hook denied this tool call", true, why), "no reason: reloop's");
+
+    let ask = deciding("unsure", "ask", json!({"permissionDecisionReason": "HOOK-ASKS-EDIT"}));
+    let script = Script { hooks: vec![ask.clone()], ..Script::default() };
+    let (asked, ruling) = rule("Edit", &input(), headless, &script);
+    assert_eq!(asked, [Need::ReadFirst, Need::PreToolUse, Need::CanUseTool { input: input() }], "the callback first");
+    assert_eq!(ruling, refused("HOOK-ASKS-EDIT", true, Why::HookAsked { command: "unsure".into() }));
+    let allowing =
+        Script { hooks: vec![ask.clone()], callback: CallbackAnswer::Decided(Decision::Allow), ..Script::default() };
+    let (_, ruling) = rule("Edit", &input(), headless, &allowing);
+    assert_eq!(ruling, Ruling::Run { input: input(), why: Why::CallbackAllowed }, "the callback answers the ask");
+    // Somebody to ask, or no reason: the ask decides nothing, as in reloop's own rules.
+    let script = Script { hooks: vec![ask], ..Script::default() };
+    let (_, ruling) = rule("Edit", &input(), Checks { hook_rulings: rulings, ..ALL }, &script);
+    assert_eq!(ruling, Ruling::Run { input: input(), why: Why::Rules(RuleStep::ReadOnly) });
+    let script = Script { hooks: vec![deciding("unsure", "ask", json!({}))], ..Script::default() };
+    let (_, ruling) = rule("Edit", &input(), headless, &script);
+    assert_eq!(ruling, Ruling::Run { input: input(), why: Why::Rules(RuleStep::ReadOnly) });
+}
+
 #[test]
 fn the_callback_s_deny_refuses_with_its_message_and_its_allow_skips_the_rules() {
     let checks = Checks { can_use_tool: true, rules: true, ..Checks::default() };
@@ -394,13 +435,20 @@ mod total {
     }
 
     fn checks() -> impl Strategy<Value = Checks> {
-        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(a, b, c, d, e)| Checks {
-            read_first: a,
-            pre_tool_use: b,
-            can_use_tool: c,
-            rules: d,
-            prompt: e,
-        })
+        let words = (any::<bool>(), any::<bool>()).prop_map(|(denied, ask_refuses)| reloop_tools::HookRulings {
+            denied: denied.then_some("PreToolUse:{tool} hook error: {reason}"),
+            ask_refuses,
+        });
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), words).prop_map(
+            |(a, b, c, d, e, hook_rulings)| Checks {
+                read_first: a,
+                pre_tool_use: b,
+                can_use_tool: c,
+                rules: d,
+                prompt: e,
+                hook_rulings,
+            },
+        )
     }
 
     fn read_first() -> impl Strategy<Value = ReadFirst> {

@@ -2,6 +2,7 @@
 //! to a fallback model, the Stop-hook notification and block cap, and 2.1.332's
 //! `permission_denied` line before a denied call's result.
 
+use reloop_core::hook::{HookEventName, Permission};
 use reloop_core::profile::{self, FallbackWording};
 use serde_json::{json, Map, Value};
 
@@ -64,10 +65,24 @@ impl SdkStream {
         }
         let message = outcome.content.as_text();
         let tool = self.tool_names.get(&outcome.tool_use_id).cloned().unwrap_or_default();
+        // What the call's PreToolUse hooks ruled (tool_results/hook_rulings, flag 29): 2.1.332
+        // prints no line for a deny it words as a hook error, and names the hook for an ask.
+        let runs = self.pre_tool_use.remove(&outcome.tool_use_id).unwrap_or_default();
+        let hook = reloop_core::hook::outcome(HookEventName::PreToolUse, &runs).permission;
+        let reason = hook.as_ref().and_then(|p| p.reason.as_deref()).map(str::trim).unwrap_or_default();
+        let ruled = |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && !reason.is_empty();
+        let worded =
+            self.profile.profile().tools.hook_denied.map(|t| t.replace("{tool}", &tool).replace("{reason}", reason));
+        if ruled(Permission::Deny) && worded.as_deref() == Some(message.as_str()) {
+            return;
+        }
         let mut fields = Map::new();
         fields.insert("tool_name".into(), json!(tool));
         fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));
-        if message.contains("don't ask mode") {
+        if ruled(Permission::Ask) && message == reason {
+            fields.insert("decision_reason_type".into(), json!("hook"));
+            fields.insert("decision_reason".into(), json!(message));
+        } else if message.contains("don't ask mode") {
             fields.insert("decision_reason_type".into(), json!("mode"));
         } else if message.starts_with("Permission to use Bash with command ") {
             // A Bash deny rule, judged on the command's parts (tool_results/deny_rules).

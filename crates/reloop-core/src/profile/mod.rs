@@ -201,6 +201,8 @@ pub const RELOOP: Profile = Profile {
         written_note: None,
         bash_rule_denied: None,
         interrupted: None,
+        hook_denied: None,
+        hook_ask_refuses: false,
     },
     default_model: None,
     lines: StreamLines {
@@ -269,6 +271,8 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
         bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
         interrupted: Some(REJECTED_CLAUDE_CODE),
+        hook_denied: None,
+        hook_ask_refuses: true,
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -358,6 +362,8 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         written_note: Some(WRITTEN_NOTE_CLAUDE_CODE),
         bash_rule_denied: Some(BASH_RULE_DENIED_CLAUDE_CODE),
         interrupted: Some(STOPPED_WHILE_RUNNING),
+        hook_denied: Some(HOOK_DENIED_2_1_332),
+        hook_ask_refuses: true,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

@@ -105,7 +105,19 @@ pub struct ToolTexts {
     /// ([`REJECTED_CLAUDE_CODE`], 2.1.332 adding [`STOPPED_WHILE_RUNNING`]); `None`: `Interrupted
     /// by user`. Applied under [`crate::Flag::InterruptedCallRejected`].
     pub interrupted: Option<&'static str>,
+    /// The refusal of a PreToolUse hook's deny that gave a reason, `{tool}` and `{reason}` filled
+    /// in ([`HOOK_DENIED_2_1_332`]); `None`: the reason alone. Under
+    /// [`crate::Flag::ClaudeCodeHookRulings`].
+    pub hook_denied: Option<&'static str>,
+    /// A PreToolUse hook's ask with a reason, when nobody can be asked, refuses the call with that
+    /// reason (Claude Code, both versions, `tool_results/hook_rulings`); off: the ask decides
+    /// nothing. Under [`crate::Flag::ClaudeCodeHookRulings`].
+    pub hook_ask_refuses: bool,
 }
+
+/// 2.1.332's answer to a call a PreToolUse hook denied with a reason (recorded,
+/// `tool_results/hook_rulings`; 2.1.197 gives the reason alone).
+pub const HOOK_DENIED_2_1_332: &str = "PreToolUse:{tool} hook error: {reason}";
 
 /// Claude Code's answer to a tool call the user would not let proceed, which both versions also
 /// give a call an interrupt stopped while it ran (recorded, `interrupt/during_tool`).
