@@ -173,7 +173,7 @@ fn a_failing_bash_call_cancels_its_slow_parallel_sibling() {
         results(&lines),
         // As they completed (Claude Code's order): the failure, then the sibling it cancelled.
         vec![vec![
-            result("toolu_ls", "ls: cannot access 'nonexistent-dir': No such file or directory\nExit code 2", true),
+            result("toolu_ls", "Exit code 2\nls: cannot access 'nonexistent-dir': No such file or directory", true),
             result(
                 "toolu_slow",
                 "<tool_use_error>Cancelled: parallel tool call Bash(ls nonexistent-dir) errored</tool_use_error>",

@@ -262,7 +262,8 @@ fn bash_reports_output_no_output_a_failing_exit_and_a_timeout() {
         vec![vec![
             ok("hello\nto-stderr"),
             ok("(Bash completed with no output)"),
-            err("about to fail\nExit code 3"),
+            // The default profile's (Claude Code's) order: the code, then the output (flag 30).
+            err("Exit code 3\nabout to fail"),
             err("Exit code 1"),
             err("Command timed out after 300ms\nstarted"),
         ]]

@@ -163,6 +163,10 @@ pub enum Flag {
     /// both refuse a call a hook asks about, with its reason, when nobody can be asked
     /// (`tool_results/hook_rulings`). Off: the reason alone, and the ask decides nothing.
     ClaudeCodeHookRulings = 29,
+    /// Under a profile with [`crate::profile::ToolTexts::exit_code_first`] (Claude Code), a Bash
+    /// command that failed is answered `Exit code N` first, its output after it, as both
+    /// versions word it (`tool_error`, `tool_results/errors`). Off: the output, then the code.
+    ExitCodeFirst = 30,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -211,6 +215,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ModelIdentityReminder,
     Flag::InterruptedCallRejected,
     Flag::ClaudeCodeHookRulings,
+    Flag::ExitCodeFirst,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -293,7 +298,7 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29]
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -308,7 +313,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

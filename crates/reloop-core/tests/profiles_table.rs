@@ -115,6 +115,10 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             yes_no(p.tools.hook_ask_refuses),
         ),
         (
+            "a failed Bash command's result (flag 30)",
+            (if p.tools.exit_code_first { "`Exit code N`, then the output" } else { "the output, then `Exit code N`" }).to_string(),
+        ),
+        (
             "stdout: `system/notification` after the first Stop-hook feedback",
             p.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
         ),

@@ -346,6 +346,7 @@ impl Runner {
             .map(|t| std::path::PathBuf::from(t.path.trim_end_matches(".jsonl")).join("tool-results"));
         tool_ctx.unchanged_read = rules.tools.unchanged_read;
         tool_ctx.structured_results = session.core.flag(reloop_core::Flag::StreamDetails);
+        tool_ctx.exit_code_first = rules.tools.exit_code_first && session.core.flag(reloop_core::Flag::ExitCodeFirst);
         tool_ctx.written_note =
             rules.tools.written_note.filter(|_| session.core.flag(reloop_core::Flag::WrittenFileTexts));
         let permissions =

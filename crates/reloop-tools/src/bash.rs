@@ -126,7 +126,7 @@ fn run(input: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let text = output.render();
     Ok(match end {
         End::Exited(status) => {
-            let output = finished(text, status);
+            let output = finished(text, status, ctx.exit_code_first);
             let structured =
                 (ctx.structured_results && !output.is_error).then(|| crate::structured::bash(command, &output.content));
             output.with_structured(structured)
@@ -145,13 +145,16 @@ fn with_output(message: String, output: &str) -> String {
     }
 }
 
-fn finished(text: String, status: ExitStatus) -> ToolOutput {
+/// The result of a command that ran to its end; a failure names its exit code before the output
+/// when `code_first` (Claude Code: `Exit code 2\npartial\nbad`, `tool_results/errors`).
+fn finished(text: String, status: ExitStatus, code_first: bool) -> ToolOutput {
     // A child killed by a signal reports as the shell would: 128 + the signal number.
     let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
     match (code, text.is_empty()) {
         (0, true) => ToolOutput::ok(crate::structured::BASH_NO_OUTPUT),
         (0, false) => ToolOutput::ok(text),
         (_, true) => ToolOutput::error(format!("Exit code {code}")),
+        (_, false) if code_first => ToolOutput::error(format!("Exit code {code}\n{text}")),
         (_, false) => ToolOutput::error(format!("{text}\nExit code {code}")),
     }
 }
@@ -404,6 +407,15 @@ mod tests {
     #[test]
     fn signal_deaths_report_128_plus_the_signal() {
         let status = ExitStatus::from_raw(libc::SIGKILL);
-        assert_eq!(finished(String::new(), status), ToolOutput::error("Exit code 137"));
+        assert_eq!(finished(String::new(), status, false), ToolOutput::error("Exit code 137"));
+    }
+
+    #[test]
+    fn a_failure_names_its_exit_code_after_the_output_or_before_it_as_claude_code_does() {
+        let exit_2 = ExitStatus::from_raw(2 << 8);
+        let output = || "partial\nbad".to_string();
+        assert_eq!(finished(output(), exit_2, false), ToolOutput::error("partial\nbad\nExit code 2"));
+        assert_eq!(finished(output(), exit_2, true), ToolOutput::error("Exit code 2\npartial\nbad"));
+        assert_eq!(finished(String::new(), exit_2, true), ToolOutput::error("Exit code 2"));
     }
 }

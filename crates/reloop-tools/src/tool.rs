@@ -41,6 +41,9 @@ pub struct ToolContext {
     /// the Edit of a `replace_all` then saying so too (Claude Code's wording, flag 24); `None`:
     /// reloop's own texts.
     pub written_note: Option<&'static str>,
+    /// A failed command's result opens with `Exit code N`, its output after it (Claude Code's
+    /// order, flag 30); off: the output, then `Exit code N`.
+    pub exit_code_first: bool,
     /// Where a tool saves what it also shows the model by path (Claude Code 2.1.332's
     /// `<session>/tool-results/` beside the transcript: an MCP result's images); `None`: nothing
     /// is saved.
@@ -129,6 +132,7 @@ impl ToolContext {
             require_read: true,
             unchanged_read: None,
             written_note: None,
+            exit_code_first: false,
             results_dir: None,
             structured_results: false,
         }

@@ -203,6 +203,7 @@ pub const RELOOP: Profile = Profile {
         interrupted: None,
         hook_denied: None,
         hook_ask_refuses: false,
+        exit_code_first: false,
     },
     default_model: None,
     lines: StreamLines {
@@ -273,6 +274,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         interrupted: Some(REJECTED_CLAUDE_CODE),
         hook_denied: None,
         hook_ask_refuses: true,
+        exit_code_first: true,
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -364,6 +366,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         interrupted: Some(STOPPED_WHILE_RUNNING),
         hook_denied: Some(HOOK_DENIED_2_1_332),
         hook_ask_refuses: true,
+        exit_code_first: true,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

@@ -113,6 +113,9 @@ pub struct ToolTexts {
     /// reason (Claude Code, both versions, `tool_results/hook_rulings`); off: the ask decides
     /// nothing. Under [`crate::Flag::ClaudeCodeHookRulings`].
     pub hook_ask_refuses: bool,
+    /// A failed Bash command's result opens with `Exit code N`, its output after it (Claude Code,
+    /// both versions); off: the output, then the code. Under [`crate::Flag::ExitCodeFirst`].
+    pub exit_code_first: bool,
 }
 
 /// 2.1.332's answer to a call a PreToolUse hook denied with a reason (recorded,
