@@ -43,8 +43,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("", "thinking_tokens", "thinking estimates"),
     ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
     ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
-    ("", "File is in a directory that is denied", "a deny rule's texts"),
-    ("2.1.197/tool_results/deny_rules", "[\"Read\",\"toolu_02_READ\"]]", "a deny rule's texts"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -119,6 +119,12 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             (if p.tools.exit_code_first { "`Exit code N`, then the output" } else { "the output, then `Exit code N`" }).to_string(),
         ),
         (
+            "a Read whose path a deny rule matches",
+            p.tools.read_path_denied.map_or("as any deny rule: `Permission to use Read has been denied.`".to_string(), |r| {
+                format!("`{}`{}", r.text, if r.denial { ", a permission denial" } else { ", no permission denial" })
+            }),
+        ),
+        (
             "stdout: `system/notification` after the first Stop-hook feedback",
             p.lines.stop_hook_notification.map_or("none".to_string(), |t| format!("`{t}`")),
         ),

@@ -310,7 +310,7 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
     match (verdict, checks.prompt) {
         (Verdict::Allow, _) => run(input, Why::Rules(step)),
         (Verdict::Deny { message } | Verdict::Ask { message }, false) | (Verdict::Deny { message }, true) => {
-            refuse(message.clone(), step != RuleStep::Removed, Why::Rules(step))
+            refuse(message.clone(), !matches!(step, RuleStep::Removed | RuleStep::PathCheck), Why::Rules(step))
         }
         (Verdict::Ask { message }, true) => match &answers.prompt {
             None => Next::Need(Need::Prompt { input: input.clone(), message: message.clone() }),

@@ -285,6 +285,9 @@ enum Refusal {
     /// A text the profile words (a shell command writing inside the working directories).
     #[error("{text}")]
     Worded { text: String },
+    /// A deny rule on a Read's path, in the profile's words; a permission denial or not.
+    #[error("{text}")]
+    ReadPath { text: &'static str, denial: bool },
     #[error("Permission to use {tool} has been denied.")]
     DeniedByRule { tool: String },
     #[error("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())]
@@ -509,7 +512,11 @@ impl PermissionContext {
 
         if let Some(refusal) = self.denied(&call) {
             // A tool the flags removed is not there to deny: the evidence says so.
-            let step = if self.removes(tool) { RuleStep::Removed } else { RuleStep::DenyRule };
+            let step = match &refusal {
+                _ if self.removes(tool) => RuleStep::Removed,
+                Refusal::ReadPath { denial: false, .. } => RuleStep::PathCheck,
+                _ => RuleStep::DenyRule,
+            };
             return Judgement::new(Verdict::Deny { message: refusal.to_string() }, step);
         }
         let valid =
@@ -590,6 +597,10 @@ impl PermissionContext {
             return Some(Refusal::NotEnabled { text: self.texts.disallowed(&tool) });
         }
         if rules.iter().any(|r| self.matches_any(r, call)) {
+            // A Read's path rule: the version's Read refuses the path itself.
+            if let Some(worded) = self.texts.read_path_denied.filter(|_| call.tool == "Read") {
+                return Some(Refusal::ReadPath { text: worded.text, denial: worded.denial });
+            }
             // A Bash rule's refusal names the command where the version words it so.
             let command = call.input.get("command").and_then(Value::as_str).filter(|_| call.tool == "Bash");
             if let Some(text) = command.and_then(|c| self.texts.bash_rule_denied(c)) {

@@ -483,6 +483,7 @@ mod total {
             RuleStep::PlanMode,
             RuleStep::AcceptEdits,
             RuleStep::WouldAsk,
+            RuleStep::PathCheck,
         ]);
         (verdict, step).prop_map(|(verdict, step)| Judgement { verdict, step })
     }
@@ -528,7 +529,9 @@ mod total {
         ) {
             match decide(&tool, &input, checks, &answers) {
                 Next::Decided(Ruling::Refuse { denied: false, why, .. }) => {
-                    prop_assert!(matches!(why, Why::ReadFirst | Why::Rules(RuleStep::Removed)), "{why:?}");
+                    // Only a tool's own check refuses without a permission denial.
+                    let own_check = matches!(why, Why::ReadFirst | Why::Rules(RuleStep::Removed | RuleStep::PathCheck));
+                    prop_assert!(own_check, "{why:?}");
                 }
                 Next::Decided(_) => {}
                 Next::Need(Need::ReadFirst) => prop_assert!(checks.read_first && answers.read_first.is_none()),

@@ -246,8 +246,14 @@ fn a_claude_code_profile_names_the_command_a_bash_deny_rule_refuses() {
         f.check(&ctx, "Bash", json!({"command": "touch made.txt"})),
         deny("Permission to use Bash with command touch made.txt has been denied.")
     );
+    // A Read's path rule is the Read's own check of its input (tool_results/deny_rules).
     assert_eq!(
         f.check(&ctx, "Read", json!({"file_path": f.path("README.md")})),
+        deny("<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>")
+    );
+    let reloop = ctx.clone().with_texts(reloop_core::profile::RELOOP.tools);
+    assert_eq!(
+        f.check(&reloop, "Read", json!({"file_path": f.path("README.md")})),
         deny("Permission to use Read has been denied.")
     );
 }

@@ -76,6 +76,11 @@ impl SdkStream {
         if ruled(Permission::Deny) && worded.as_deref() == Some(message.as_str()) {
             return;
         }
+        // A refusal the tool's own input check words (a Read a path rule denies,
+        // tool_results/deny_rules) is printed as no permission check's.
+        if message.starts_with("<tool_use_error>") {
+            return;
+        }
         let mut fields = Map::new();
         fields.insert("tool_name".into(), json!(tool));
         fields.insert("tool_use_id".into(), json!(outcome.tool_use_id));

@@ -204,6 +204,7 @@ pub const RELOOP: Profile = Profile {
         hook_denied: None,
         hook_ask_refuses: false,
         exit_code_first: false,
+        read_path_denied: None,
     },
     default_model: None,
     lines: StreamLines {
@@ -275,6 +276,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         hook_denied: None,
         hook_ask_refuses: true,
         exit_code_first: true,
+        read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: false }),
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -367,6 +369,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         hook_denied: Some(HOOK_DENIED_2_1_332),
         hook_ask_refuses: true,
         exit_code_first: true,
+        read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: true }),
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

@@ -116,7 +116,23 @@ pub struct ToolTexts {
     /// A failed Bash command's result opens with `Exit code N`, its output after it (Claude Code,
     /// both versions); off: the output, then the code. Under [`crate::Flag::ExitCodeFirst`].
     pub exit_code_first: bool,
+    /// The refusal of a Read whose path a deny rule matches, which the version's Read gives as
+    /// its own check of the input ([`READ_PATH_DENIED_CLAUDE_CODE`]); `None`: as any deny rule's.
+    pub read_path_denied: Option<ReadPathDenied>,
 }
+
+/// How a version refuses a Read whose path a deny rule matches (`tool_results/deny_rules`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadPathDenied {
+    /// What the model is told.
+    pub text: &'static str,
+    /// It counts as a permission denial (2.1.332; 2.1.197's input check does not).
+    pub denial: bool,
+}
+
+/// Claude Code's refusal of a Read whose path a deny rule matches, both versions.
+pub const READ_PATH_DENIED_CLAUDE_CODE: &str =
+    "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
 
 /// 2.1.332's answer to a call a PreToolUse hook denied with a reason (recorded,
 /// `tool_results/hook_rulings`; 2.1.197 gives the reason alone).

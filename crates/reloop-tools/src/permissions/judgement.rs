@@ -14,6 +14,9 @@ pub enum RuleStep {
     Removed,
     /// 1. A deny rule (or `--disallowed-tools` entry) with a specifier matches the call.
     DenyRule,
+    /// 1. A deny rule on a Read's path, which the profile's Read refuses as its own check of the
+    ///    input (Claude Code 2.1.197): no permission denial.
+    PathCheck,
     /// An unknown tool or an input that fails its schema: let through, so the registry refuses
     /// it with the precise error and runs nothing.
     Unjudged,
