@@ -42,7 +42,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/subagent/", "", "subagents"),
     ("", "thinking_tokens", "thinking estimates"),
     ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
-    ("2.1.332/api_errors/sse_overloaded", "cut off mid-stream", "the cut-stream resume on stdout"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -621,6 +621,10 @@ impl SdkStream {
                 Synthetic::Hidden
             };
         }
+        // 2.1.332 echoes its ask to resume a cut-off answer, unwrapped (`api_errors/sse_overloaded`).
+        if let Some(resume) = rules.cut_stream_resume.filter(|r| text == r.render()) {
+            return Synthetic::Echo(resume.text.to_string());
+        }
         if text == rules.malformed.reminder.render() {
             // 2.1.197 echoes its retry text; 2.1.332 shows its own retraction line instead.
             return if rules.malformed.retract {
