@@ -41,7 +41,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.197/subagent/", "", "subagents"),
     ("2.1.332/subagent/", "", "subagents"),
     ("", "thinking_tokens", "thinking estimates"),
-    ("", "\"InputValidationError: [\\n", "an invalid input's issue list"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -79,6 +79,7 @@ mod tool;
 mod validate;
 mod walk;
 mod write_edit;
+mod zod_issues;
 
 pub use bash_classify::is_read_only_command;
 pub use confine::{Confinement, Containment};

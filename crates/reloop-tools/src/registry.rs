@@ -144,7 +144,9 @@ impl ToolRegistry {
         };
         if !tool.validates_own_input() {
             if let Err(err) = validate_input(name, schema, input) {
-                return ToolOutput::error(err.to_string());
+                // The caller is told zod's issue list where Claude Code's is known.
+                let issues = ctx.structured_results.then(|| crate::zod_issues::zod_issues(schema, input)).flatten();
+                return ToolOutput::error(err.to_string()).with_structured(issues.map(Value::String));
             }
         }
         tool.call(input, ctx)

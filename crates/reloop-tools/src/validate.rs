@@ -176,7 +176,7 @@ fn plain(value: &Value) -> String {
     }
 }
 
-fn has_type(value: &Value, expected: &str) -> bool {
+pub(crate) fn has_type(value: &Value, expected: &str) -> bool {
     match expected {
         "object" => value.is_object(),
         "string" => value.is_string(),
@@ -191,7 +191,7 @@ fn has_type(value: &Value, expected: &str) -> bool {
     }
 }
 
-fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
