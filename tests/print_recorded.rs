@@ -37,11 +37,8 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// The differences kept on purpose or not reproduced yet: (fixture, a piece of the difference's
 /// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
-const DELIBERATE: &[(&str, &str, &str)] = &[
-    ("2.1.197/subagent/", "", "subagents"),
-    ("2.1.332/subagent/", "", "subagents"),
-    ("", "thinking_tokens", "thinking estimates"),
-];
+const DELIBERATE: &[(&str, &str, &str)] =
+    &[("2.1.197/subagent/", "", "subagents"), ("2.1.332/subagent/", "", "subagents")];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
 const SEED_FILES: &[(&str, &str)] = &[

@@ -112,12 +112,16 @@ fn thinking_is_asked_for_as_each_version_asks_for_it() {
 }
 
 /// The line kinds of a stream-json run the way the SDKs dispatch them (`stream_event` by its
-/// event's type), without `system` lines (status lines reloop does not print) and with
-/// consecutive deltas of one block as one (the server decides how a tool input is chunked).
+/// event's type), without `system` lines but the thinking estimates, with their figures (status
+/// lines reloop does not print) and with consecutive deltas of one block as one (the server
+/// decides how a tool input is chunked).
 fn partial_shape(lines: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in lines {
         let kind = match line["type"].as_str().unwrap_or_default() {
+            "system" if line["subtype"] == "thinking_tokens" => {
+                format!("thinking_tokens:{}:{}", line["estimated_tokens"], line["estimated_tokens_delta"])
+            }
             "system" => continue,
             "stream_event" => format!("{}:{}", line["event"]["type"].as_str().unwrap(), line["event"]["index"]),
             "assistant" => format!("assistant:{}", line["message"]["content"][0]["type"].as_str().unwrap()),
@@ -152,6 +156,32 @@ fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_li
         assert_eq!(delta["event"]["delta"], json!({"stop_reason": "tool_use", "stop_sequence": null}));
         let tool_start = r.lines.iter().find(|l| l["event"]["content_block"]["type"] == "tool_use").unwrap();
         assert_eq!(tool_start["event"]["content_block"]["input"], json!({}));
+        assert!(r.replays_identical(), "{version}");
+    }
+}
+
+/// A thinking block's estimate (`system/thinking_tokens`, a token for every 4 characters)
+/// between its `content_block_start` and its delta, as both versions print it
+/// (`partial_messages/thinking_env`). The thinking block's own lines are compared: reloop prints
+/// it whole when the response ends, so the next block's streamed text comes before it
+/// (docs/sdk.md).
+#[test]
+fn a_thinking_block_s_estimate_comes_after_its_start_as_claude_code_prints_it() {
+    let thinking_block = |kinds: Vec<String>| -> Vec<String> {
+        kinds
+            .into_iter()
+            .filter(|k| k.ends_with(":0") || k.starts_with("thinking_tokens") || k == "assistant:thinking")
+            .collect()
+    };
+    for version in VERSIONS {
+        let real = thinking_block(partial_shape(&recorded_stdout(version, "partial_messages/thinking_env")));
+        assert_eq!(real[..3], ["content_block_start:0", "thinking_tokens:5:5", "content_block_delta:0"], "{real:?}");
+        let blocks = json!([{"type": "thinking", "thinking": "Read login.ts first.", "signature": "sig-fake-001"},
+            {"type": "text", "text": "登录模块检查完毕。"}]);
+        let profile = format!("claude-code-{version}");
+        let args = ["--include-partial-messages", "--max-thinking-tokens", "8000"];
+        let r = run(&profile, vec![answer("msg_1", blocks, "end_turn")], &args, |_| Vec::new());
+        assert_eq!(thinking_block(partial_shape(&r.lines)), real, "{version}");
         assert!(r.replays_identical(), "{version}");
     }
 }

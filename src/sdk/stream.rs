@@ -81,6 +81,10 @@ pub struct SdkStream {
     /// `user` lines of the main thread shown in this query (printed or not): Claude Code's
     /// `num_turns` is one more than these.
     user_lines: u32,
+    /// The thinking of the response being printed, in UTF-16 units, and Claude Code's estimate
+    /// of it last printed (`system/thinking_tokens`).
+    thinking_units: u64,
+    thinking_estimated: u64,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
     /// Each call's PreToolUse hook runs, by call id, until its `permission_denied` line says
@@ -160,6 +164,8 @@ impl SdkStream {
             user_lines: 0,
             tool_names: std::collections::HashMap::new(),
             pre_tool_use: std::collections::HashMap::new(),
+            thinking_units: 0,
+            thinking_estimated: 0,
             after_results: Vec::new(),
             before_results: Vec::new(),
             gateway: None,
@@ -471,6 +477,7 @@ impl SdkStream {
                     self.note_agent_call(call);
                 }
                 self.response_text.clear();
+                (self.thinking_units, self.thinking_estimated) = (0, 0);
                 let claude_code = self.profile.profile().claude_code_version.is_some();
                 for (index, block) in message.content.iter().enumerate() {
                     self.partial_before(&model, &id, index, block);

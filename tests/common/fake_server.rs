@@ -172,6 +172,17 @@ pub fn sse_from_message(message: &Value) -> String {
                     );
                 }
             }
+            "thinking" => {
+                let skeleton = json!({"type": "thinking", "thinking": "", "signature": ""});
+                event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": i, "content_block": skeleton}),
+                );
+                let thinking = json!({"type": "thinking_delta", "thinking": block["thinking"]});
+                event("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": thinking}));
+                let signature = json!({"type": "signature_delta", "signature": block["signature"]});
+                event("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": signature}));
+            }
             other => panic!("sse_from_message: no support for {other} blocks"),
         }
         event("content_block_stop", json!({"type": "content_block_stop", "index": i}));

@@ -14,12 +14,44 @@ impl SdkStream {
         }
     }
 
-    /// With partial messages, the events before block `index`'s `assistant` line.
+    /// With partial messages, the events before block `index`'s `assistant` line; a thinking
+    /// block's estimate goes after its start (Claude Code's order), or alone without them.
     pub(super) fn partial_before(&mut self, model: &str, id: &str, index: usize, block: &ContentBlock) {
-        if self.partial {
-            let events = self.streaming.before_block(model, id, index, block);
-            self.stream_events(events);
+        let estimate = match block {
+            ContentBlock::Thinking(t) => self.thinking_estimate(&t.thinking),
+            _ => None,
+        };
+        if !self.partial {
+            if let Some(fields) = estimate {
+                self.system_line("thinking_tokens", fields);
+            }
+            return;
         }
+        let mut events = self.streaming.before_block(model, id, index, block).into_iter();
+        if let Some(fields) = estimate {
+            let is_start = |e: &Value| e["type"] == "content_block_start" && e["index"] == index;
+            for event in events.by_ref() {
+                let started = is_start(&event);
+                self.stream_event(event);
+                if started {
+                    break;
+                }
+            }
+            self.system_line("thinking_tokens", fields);
+        }
+        self.stream_events(events.collect());
+    }
+
+    /// Claude Code's `system/thinking_tokens` line for a thinking block of the response being
+    /// printed (both versions, `thinking`, `partial_messages/thinking_env`): its estimate of
+    /// the response's thinking so far, a token for every 4 UTF-16 units rounded, and what this
+    /// block added. `None` under reloop's own profile.
+    fn thinking_estimate(&mut self, thinking: &str) -> Option<Value> {
+        self.profile.profile().claude_code_version?;
+        self.thinking_units += thinking.encode_utf16().count() as u64;
+        let estimated = (self.thinking_units + 2) / 4;
+        let delta = estimated.saturating_sub(std::mem::replace(&mut self.thinking_estimated, estimated));
+        Some(serde_json::json!({"estimated_tokens": estimated, "estimated_tokens_delta": delta}))
     }
 
     /// With partial messages, the block's `content_block_stop` after its `assistant` line.
