@@ -300,17 +300,19 @@ fn sandbox() -> Option<reloop_tools::sandbox::Sandbox> {
 }
 
 /// The `thinking` a request to `model` asks for, `tokens` being the budget given (0: off), under
-/// the environment's `switches`: the profile's rule, else reloop's (a budget when one was given;
-/// none when thinking is switched off).
+/// the environment's `switches`: the profile's rule (its subagents' when `child`), else reloop's
+/// (a budget when one was given; none when thinking is switched off).
 pub fn thinking(
     rules: &reloop_core::profile::Profile,
     model: &str,
     max_tokens: u32,
     tokens: Option<u32>,
     switches: reloop_core::profile::ThinkingSwitches,
+    child: bool,
 ) -> Option<serde_json::Value> {
     let asked = reloop_core::profile::ThinkingAsked::from_tokens(tokens);
     match rules.thinking {
+        Some(rule) if child => rule.child_request(model, max_tokens, asked, switches),
         Some(rule) => rule.request_switched(model, max_tokens, asked, switches),
         None if switches.off => None,
         None => reloop_core::profile::reloop_thinking(asked),

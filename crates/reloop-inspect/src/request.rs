@@ -115,7 +115,8 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let rules = state.context().config().rules();
     let style = wire_style(rules, &model, call.stream);
     let switches = run.map(|r| r.thinking_switches).unwrap_or_default();
-    let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking), switches);
+    let child = run.is_some_and(|r| r.agent.is_some());
+    let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking), switches, child);
     ModelRequest::new(model.clone(), max_tokens, reloop_core::sent_messages(state, &model), call.request)
         .with_stream(call.stream)
         .with_style(style)

@@ -327,6 +327,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         rejects_disabled: &[],
         display: None,
         min_budget: 0,
+        child: ChildThinking::Disabled,
     }),
     ..RELOOP
 };
@@ -429,6 +430,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         rejects_disabled: &["claude-haiku-5-5"],
         display: Some("updates"),
         min_budget: 1024,
+        child: ChildThinking::Display("omitted"),
     }),
 };
 

@@ -44,6 +44,21 @@ pub struct ThinkingRule {
     pub display: Option<&'static str>,
     /// The smallest budget sent (2.1.332: 1024).
     pub min_budget: u32,
+    /// How a subagent's requests think (the child of an `Agent` call, run in the foreground).
+    pub child: ChildThinking,
+}
+
+/// The `thinking` of a subagent's requests, where it differs from its parent's (recorded,
+/// `subagent/foreground`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildThinking {
+    /// As the parent asks (the rule above).
+    AsParent,
+    /// Off, as thinking asked off is sent (2.1.197: `{"type": "disabled"}`, so no
+    /// `context_management` either).
+    Disabled,
+    /// As the parent's, with this `display` (2.1.332: `omitted`, and so no display beta).
+    Display(&'static str),
 }
 
 /// The models that think on a budget in both versions (2.1.197's `qst`).
@@ -97,6 +112,27 @@ impl ThinkingRule {
         }
         let on_budget = switches.adaptive_off && ADAPTIVE_OR_BUDGET_MODELS.contains(&canonical(model).as_str());
         self.request_on(model, max_tokens, asked, on_budget)
+    }
+
+    /// As [`Self::request_switched`], for a subagent's request ([`Self::child`]).
+    pub fn child_request(
+        &self,
+        model: &str,
+        max_tokens: u32,
+        asked: ThinkingAsked,
+        switches: ThinkingSwitches,
+    ) -> Option<Value> {
+        match self.child {
+            ChildThinking::AsParent => self.request_switched(model, max_tokens, asked, switches),
+            ChildThinking::Disabled => self.request_switched(model, max_tokens, ThinkingAsked::Off, switches),
+            ChildThinking::Display(display) => {
+                let mut config = self.request_switched(model, max_tokens, asked, switches)?;
+                if let Some(map) = config.as_object_mut().filter(|m| m.contains_key("display")) {
+                    map.insert("display".into(), json!(display));
+                }
+                Some(config)
+            }
+        }
     }
 
     /// The `thinking` sent to `model` with `max_tokens` (`None`: no key). Models that are not
@@ -233,5 +269,24 @@ mod tests {
         }
         assert_eq!(canonical("claude-sonnet-4-20250514"), "claude-sonnet-4-0");
         assert_eq!(ThinkingAsked::from_tokens(Some(0)), Off);
+    }
+
+    /// `subagent/foreground`: 2.1.197's child asks for no thinking, 2.1.332's for its parent's
+    /// with the display omitted.
+    #[test]
+    fn a_subagent_thinks_as_each_version_s_children_do() {
+        let (old, new) = (CLAUDE_CODE_2_1_197.thinking.unwrap(), CLAUDE_CODE_2_1_332.thinking.unwrap());
+        let switches = ThinkingSwitches::default();
+        let asked = Default;
+        assert_eq!(old.child_request("claude-opus-4-8", 64_000, asked, switches), Some(json!({"type": "disabled"})));
+        assert_eq!(
+            new.child_request("claude-opus-5-5", 128_000, asked, switches),
+            Some(json!({"type": "adaptive", "display": "omitted"}))
+        );
+        assert_eq!(
+            new.child_request("claude-3-7-sonnet-latest", 32_000, asked, switches),
+            None,
+            "no display, no change"
+        );
     }
 }

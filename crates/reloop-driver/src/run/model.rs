@@ -66,7 +66,8 @@ impl Runner {
         model: &str,
         max_tokens: u32,
     ) -> Option<serde_json::Value> {
-        crate::config::thinking(rules, model, max_tokens, self.run.thinking, self.run.thinking_switches)
+        let child = self.run.agent.is_some();
+        crate::config::thinking(rules, model, max_tokens, self.run.thinking, self.run.thinking_switches, child)
     }
 
     pub(super) fn call_model(&mut self, call: &ModelCall, state: &State) {
