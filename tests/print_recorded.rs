@@ -331,15 +331,10 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
             diffs.push(format!("request {i} context-1m beta: claude {t}, reloop {:?}", o.beta));
         }
     }
-    // Every beta, in order, and the `context_management` beside the thinking (2.1.332's
-    // `fallback-credit`, on most of its summary requests, is left out: docs/profiles.md).
+    // Every beta, in order (2.1.332's `fallback-credit` on a summary request's first try of its
+    // shape among them), and the `context_management` beside the thinking.
     let betas = |header: Option<&str>| -> Vec<String> {
-        header
-            .unwrap_or_default()
-            .split(',')
-            .map(|b| b.trim().to_string())
-            .filter(|b| !b.is_empty() && !b.starts_with("fallback-credit-"))
-            .collect()
+        header.unwrap_or_default().split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty()).collect()
     };
     let their_headers: Vec<Value> = read("requests.jsonl")
         .into_iter()

@@ -713,9 +713,9 @@ impl Runner {
             }
             Command::CancelHooks => self.cancel_hooks(),
             Command::Summarize { .. } if self.holds_summary(command, state) => {}
-            Command::Summarize { request, summarize, truncated, date_last, .. } => {
+            Command::Summarize { request, summarize, truncated, date_last, attempt, .. } => {
                 let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
-                self.summarize(*request, *summarize, shape, state)
+                self.summarize(*request, *summarize, shape, *attempt, state)
             }
             Command::CancelModel => {
                 if let Some(task) = self.model_task.take() {

@@ -76,6 +76,9 @@ pub struct ModelRequest {
     /// A run of user messages goes as one message, as Claude Code merges them
     /// ([`reloop_core::profile::WireRule::merge_user_messages`]).
     pub merge_user_messages: bool,
+    /// A summary request's first try of its shape: 2.1.332 adds its fallback-credit beta
+    /// ([`reloop_core::profile::BetaRule::with_fallback_credit`]).
+    pub fallback_credit: bool,
 }
 
 impl ModelRequest {
@@ -100,7 +103,14 @@ impl ModelRequest {
             output_config_on_first_system: false,
             betas: None,
             merge_user_messages: false,
+            fallback_credit: false,
         }
+    }
+
+    /// See [`ModelRequest::fallback_credit`].
+    pub fn with_fallback_credit(mut self, first_try: bool) -> Self {
+        self.fallback_credit = first_try;
+        self
     }
 
     /// See [`ModelRequest::cache_from_end`].

@@ -29,6 +29,7 @@ const PER_TURN: &str = "per-turn-control-2026-07-01";
 const MID_TOOLS: &str = "mid-conversation-tool-changes-2026-07-01";
 const ADVANCED_TOOLS: &str = "advanced-tool-use-2025-11-20";
 const DISPLAY_UPDATES: &str = "thinking-display-updates-2026-08-18";
+const FALLBACK_CREDIT: &str = "fallback-credit-2026-06-01";
 
 /// 2.1.197 sends `mid-conversation-system` to these models (by id prefix) only.
 const MID_SYSTEM_MODELS: &[&str] = &["claude-opus-4-8", "claude-sonnet-5"];
@@ -85,6 +86,20 @@ impl BetaRule {
             }
         }
         out
+    }
+}
+
+impl BetaRule {
+    /// `betas` of a summary request's first try of its shape: 2.1.332 adds
+    /// `fallback-credit-2026-06-01` before the display beta (recorded on every compaction's
+    /// request; `auto_compact/reactive_failed` sends each shape twice, the second time without
+    /// it). 2.1.197 sends none.
+    pub fn with_fallback_credit(self, mut betas: Vec<&'static str>) -> Vec<&'static str> {
+        if self == BetaRule::V2_1_332 {
+            let at = betas.iter().position(|b| *b == DISPLAY_UPDATES).unwrap_or(betas.len());
+            betas.insert(at, FALLBACK_CREDIT);
+        }
+        betas
     }
 }
 
@@ -146,5 +161,19 @@ mod tests {
         assert_eq!(context_management(Some(&json!({"type": "adaptive"}))), Some(edits));
         assert_eq!(context_management(Some(&json!({"type": "disabled"}))), None);
         assert_eq!(context_management(None), None);
+    }
+
+    /// `compaction/auto`'s summary request, as 2.1.332 sent it.
+    #[test]
+    fn a_summary_request_s_first_try_carries_2_1_332_s_fallback_credit() {
+        let thinking = json!({"type": "adaptive", "display": "updates"});
+        let first =
+            BetaRule::V2_1_332.with_fallback_credit(BetaRule::V2_1_332.betas("claude-opus-5-5", Some(&thinking), true));
+        assert_eq!(
+            first.join(","),
+            "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,per-turn-control-2026-07-01,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24,fallback-credit-2026-06-01,thinking-display-updates-2026-08-18"
+        );
+        let old = BetaRule::V2_1_197.betas("claude-opus-4-8", Some(&json!({"type": "adaptive"})), true);
+        assert_eq!(BetaRule::V2_1_197.with_fallback_credit(old.clone()), old);
     }
 }

@@ -17,6 +17,7 @@ impl Runner {
         request: u32,
         summarize: usize,
         shape: reloop_core::profile::SummaryShape,
+        attempt: u32,
         state: &State,
     ) {
         let ctx = state.context();
@@ -31,11 +32,13 @@ impl Runner {
             let style = crate::config::wire_style(ctx.config().rules(), &model_request.model, true);
             // Claude Code caches the conversation up to the message before its instruction.
             let thinking = self.thinking(ctx.config().rules(), &model_request.model, model_request.max_tokens);
+            // Each shape is sent twice at most, the first time with 2.1.332's fallback-credit beta.
             model_request = model_request
                 .with_tools(self.tool_specs.clone())
                 .with_style(style)
                 .with_cache_from_end(1)
-                .with_thinking(thinking);
+                .with_thinking(thinking)
+                .with_fallback_credit(attempt % 2 == 0);
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();

@@ -126,7 +126,11 @@ impl ModelProvider for AnthropicProvider {
             headers.insert(HeaderName::from_static("x-stainless-timeout"), HeaderValue::from(seconds));
         }
         if let Some(rule) = request.betas {
-            for beta in rule.betas(&request.model, request.thinking.as_ref(), request.output_config.is_some()) {
+            let mut betas = rule.betas(&request.model, request.thinking.as_ref(), request.output_config.is_some());
+            if request.fallback_credit {
+                betas = rule.with_fallback_credit(betas);
+            }
+            for beta in betas {
                 add_beta(&mut headers, beta);
             }
         }
