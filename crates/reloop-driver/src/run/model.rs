@@ -38,7 +38,7 @@ impl Runner {
                 .with_style(style)
                 .with_cache_from_end(1)
                 .with_thinking(thinking)
-                .with_fallback_credit(attempt % 2 == 0);
+                .with_fallback_credit(attempt.is_multiple_of(2));
         }
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
