@@ -1,5 +1,7 @@
-//! Ctrl-C becomes an abort event (exit code 130): unanswered tool calls get "Interrupted by user", the loop
-//! stops with `aborted_streaming` or `aborted_tools`, and the session still replays identical.
+//! Ctrl-C becomes an abort event (exit code 130): unanswered tool calls get an answer ("Interrupted
+//! by user", or the Claude Code profile's rejection text for a call stopped while it ran, flag 28),
+//! the loop stops with `aborted_streaming` or `aborted_tools`, and the session still replays
+//! identical.
 
 mod common;
 
@@ -100,7 +102,8 @@ fn ctrl_c_while_tools_run_interrupts_the_unfinished_ones() {
     assert_eq!(content[0]["tool_use_id"], "toolu_01");
     assert!(content[0].get("is_error").is_none());
     assert_eq!(content[1]["tool_use_id"], "toolu_02");
-    assert_eq!(content[1]["content"], "Interrupted by user");
+    // The default profile's (2.1.332's) words for a call stopped while it ran (flag 28).
+    assert_eq!(content[1]["content"], reloop_core::profile::STOPPED_WHILE_RUNNING);
     assert_eq!(content[1]["is_error"], true);
     assert_eq!(content[2]["text"], "[Request interrupted by user for tool use]");
     let why = common::stdout(&ws.reloop(&["why", "last"]));
