@@ -299,6 +299,27 @@ fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_d
     }
 }
 
+/// `reloop` in print mode under the version's profile, reading stream-json on stdin (piped, as
+/// stdout is) with `flags` besides.
+fn stream_json_session(ws: &Workspace, version: &str, url: &str, flags: &[&str]) -> std::process::Child {
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let compat = format!("claude-code-{version}");
+    reloop_bin()
+        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
+        .args(flags)
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs a stream-json session, sending each message once the previous one's result is printed.
 fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) -> Vec<Value> {
     let sent: Vec<Value> = messages
@@ -314,21 +335,7 @@ fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) 
 /// As [`drive`], the SDK's `user` lines given whole.
 fn drive_lines(ws: &Workspace, version: &str, url: &str, sent: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, BufReader};
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let compat = format!("claude-code-{version}");
-    let mut child = reloop_bin()
-        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stream_json_session(ws, version, url, &[]);
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut lines = Vec::new();
@@ -578,22 +585,7 @@ fn the_host_s_origin_is_echoed_on_its_query_s_result_as_claude_code_does() {
 /// text (a minute at most), `close` closing stdin. The lines printed, in order.
 fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], actions: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, BufReader};
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let compat = format!("claude-code-{version}");
-    let mut child = reloop_bin()
-        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
-        .args(flags)
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stream_json_session(ws, version, url, flags);
     let mut stdin = Some(child.stdin.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let stdout = child.stdout.take().unwrap();

@@ -320,33 +320,34 @@ mod tests {
         assert_eq!(old.flags, Flags::baseline());
     }
 
+    /// A session under `config` whose one Bash call is interrupted while it runs.
+    fn interrupted(config: crate::Config) -> crate::State {
+        use crate::{transition, ContentBlock, Event, State, StopReason, ToolUse, Usage};
+        let mut state = State::new(config);
+        let call =
+            ToolUse { id: "t1".into(), name: "Bash".into(), input: serde_json::json!({}), extra: Default::default() };
+        let events = [
+            Event::user_input(vec![ContentBlock::text("go")]),
+            Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
+            Event::ModelDone {
+                id: None,
+                model: None,
+                stop_reason: Some(StopReason::ToolUse),
+                usage: Usage::default(),
+                request: 1,
+            },
+            Event::Abort,
+        ];
+        for event in events {
+            state = transition(state, event).state;
+        }
+        state
+    }
+
     #[test]
     fn the_interrupt_flag_decides_whether_the_interrupt_text_joins_the_results() {
-        use crate::{transition, ContentBlock, Event, State, StopReason, ToolUse, Usage};
         let run = |flags: Flags| {
-            let config = crate::Config::default().with_flags(flags);
-            let mut state = State::new(config);
-            let call = ToolUse {
-                id: "t1".into(),
-                name: "Bash".into(),
-                input: serde_json::json!({"command": "sleep 9"}),
-                extra: Default::default(),
-            };
-            let events = [
-                Event::user_input(vec![ContentBlock::text("go")]),
-                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
-                Event::ModelDone {
-                    id: None,
-                    model: None,
-                    stop_reason: Some(StopReason::ToolUse),
-                    usage: Usage::default(),
-                    request: 1,
-                },
-                Event::Abort,
-            ];
-            for event in events {
-                state = transition(state, event).state;
-            }
+            let state = interrupted(crate::Config::default().with_flags(flags));
             state.messages().messages().into_iter().skip(2).map(|m| m.content.len()).collect::<Vec<_>>()
         };
         assert_eq!(run(Flags::current()), vec![2], "result and text in one message");
@@ -356,32 +357,11 @@ mod tests {
     #[test]
     fn a_call_an_interrupt_stops_is_answered_in_the_profile_s_words_under_flag_28() {
         use crate::profile::{ProfileId, REJECTED_CLAUDE_CODE, STOPPED_WHILE_RUNNING};
-        use crate::{transition, ContentBlock, Event, State, StopReason, ToolResultContent, ToolUse, Usage};
+        use crate::{ContentBlock, ToolResultContent};
         let answer = |profile: ProfileId, flags: Flags| {
             let mut config = crate::Config::default().with_flags(flags);
             config.profile = profile;
-            let mut state = State::new(config);
-            let call = ToolUse {
-                id: "t1".into(),
-                name: "Bash".into(),
-                input: serde_json::json!({}),
-                extra: Default::default(),
-            };
-            let events = [
-                Event::user_input(vec![ContentBlock::text("go")]),
-                Event::ModelBlock { index: 0, block: ContentBlock::ToolUse(call.into()), request: 1 },
-                Event::ModelDone {
-                    id: None,
-                    model: None,
-                    stop_reason: Some(StopReason::ToolUse),
-                    usage: Usage::default(),
-                    request: 1,
-                },
-                Event::Abort,
-            ];
-            for event in events {
-                state = transition(state, event).state;
-            }
+            let state = interrupted(config);
             match &state.messages().messages()[2].content[0] {
                 ContentBlock::ToolResult(result) => match &result.content {
                     ToolResultContent::Text(text) => text.clone(),
