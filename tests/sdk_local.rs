@@ -500,4 +500,19 @@ fn a_command_file_s_allowed_tools_hold_for_its_query_only() {
             "{version}: the replayed stream"
         );
     }
+    // The same rule written as a YAML list, which Claude Code reads too.
+    let dir = fixture("2.1.332", "sdk36", "command_allowed_tools");
+    let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let ws = Workspace::seed();
+    let cwd = ws.cwd().display().to_string();
+    common::lay_out_files(&scenario, |text| {
+        text.replace("/tmp/reloop-cc-project", &cwd)
+            .replace("allowed-tools: Bash(touch:*)", "allowed-tools:\n  - Bash(touch:*)")
+    });
+    let command = std::fs::read_to_string(ws.cwd().join(".claude/commands/allow.md")).unwrap();
+    assert!(command.contains("allowed-tools:\n  - Bash(touch:*)"), "{command}");
+    let server = FakeServer::start(turns(&dir));
+    drive(&ws, "2.1.332", &server.url, &sent(&dir), false);
+    assert!(ws.cwd().join("a.txt").exists(), "the listed rule let the command's query run touch");
+    assert!(!ws.cwd().join("b.txt").exists());
 }

@@ -51,13 +51,19 @@ pub(super) struct Fields {
 }
 
 /// `key: value` lines between a first `---` line and the next; quotes around a value dropped.
+/// Scalars are read line by line, as leniently as Claude Code reads them (`argument-hint: [FILE]`
+/// is a hint, not a YAML list); an `allowed-tools` given as a YAML list on lines of its own is
+/// read as YAML (`serde_norway`, which also reads agents' front matter).
 pub(super) fn front_matter(text: &str) -> Fields {
     let mut fields = Fields::default();
     let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else { return fields };
+    let mut yaml = String::new();
     for line in rest.lines() {
         if line.trim_end() == "---" {
             break;
         }
+        yaml.push_str(line);
+        yaml.push('\n');
         let Some((key, value)) = line.split_once(':') else { continue };
         let value = value.trim();
         let value = value
@@ -74,11 +80,26 @@ pub(super) fn front_matter(text: &str) -> Fields {
             _ => {}
         }
     }
+    if fields.allowed_tools.is_empty() {
+        fields.allowed_tools = yaml_rule_list(&yaml);
+    }
     fields
 }
 
+/// The `allowed-tools` of front matter written as a YAML list (`- Bash(git add:*)` lines), each
+/// item a rule; nothing when the YAML does not read or holds no list there.
+fn yaml_rule_list(yaml: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        #[serde(rename = "allowed-tools")]
+        allowed_tools: Option<Vec<String>>,
+    }
+    let listed = serde_norway::from_str::<Listed>(yaml).ok().and_then(|l| l.allowed_tools).unwrap_or_default();
+    listed.into_iter().map(|rule| rule.trim().to_string()).filter(|rule| !rule.is_empty()).collect()
+}
+
 /// An `allowed-tools` value: rules split at the commas outside parentheses (a rule's own
-/// specifier may hold one), blanks dropped. A YAML list on lines of its own is not read.
+/// specifier may hold one), blanks dropped.
 fn rule_list(value: &str) -> Vec<String> {
     let (mut rules, mut depth, mut start) = (Vec::new(), 0usize, 0);
     for (at, c) in value.char_indices() {
@@ -117,6 +138,11 @@ mod tests {
         assert_eq!(fields.allowed_tools, ["Bash(echo:*)"]);
         assert_eq!(rule_list("Bash(git add:*), Read ,Bash(a, b),"), ["Bash(git add:*)", "Read", "Bash(a, b)"]);
         assert_eq!(front_matter("no front matter\n"), Fields::default());
+        let listed = "---\ndescription: Commit\nallowed-tools:\n  - Bash(git add:*)\n  - Read\n---\nbody\n";
+        assert_eq!(front_matter(listed).allowed_tools, ["Bash(git add:*)", "Read"], "a YAML list");
+        let hinted = "---\nargument-hint: [FILE]\nallowed-tools: Read\n---\nbody\n";
+        assert_eq!(front_matter(hinted).argument_hint.as_deref(), Some("[FILE]"), "a hint, not a list");
+        assert!(front_matter("---\nallowed-tools:\n  - [unclosed\n---\n").allowed_tools.is_empty(), "bad YAML: none");
         assert_eq!(first_line("\n  Greet $ARGUMENTS\nmore"), "Greet $ARGUMENTS");
     }
 }
