@@ -329,13 +329,13 @@ fn drive(ws: &Workspace, version: &str, server: &FakeServer, messages: &[&str]) 
                 "parent_tool_use_id": null, "session_id": "default"})
         })
         .collect();
-    drive_lines(ws, version, &server.url, &sent)
+    drive_lines(ws, version, &server.url, &sent, &[])
 }
 
-/// As [`drive`], the SDK's `user` lines given whole.
-fn drive_lines(ws: &Workspace, version: &str, url: &str, sent: &[Value]) -> Vec<Value> {
+/// As [`drive`], the SDK's `user` lines given whole, with `flags` besides.
+fn drive_lines(ws: &Workspace, version: &str, url: &str, sent: &[Value], flags: &[&str]) -> Vec<Value> {
     use std::io::{BufRead, BufReader};
-    let mut child = stream_json_session(ws, version, url, &[]);
+    let mut child = stream_json_session(ws, version, url, flags);
     let mut stdin = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut lines = Vec::new();
@@ -415,6 +415,38 @@ fn clear_between_queries_starts_a_new_session_as_claude_code_does() {
             let replayed = stdout_lines(&ws.reloop(&["replay", id, "--output-format", "stream-json"]));
             assert_eq!(common::without_timings(&replayed), common::without_timings(&printed), "{version}: {what}");
         }
+    }
+}
+
+/// `/clear` as the first prompt of a resumed session ends the conversation it resumed without
+/// asking the model, as a `/clear` between queries ends one: the next question starts a new
+/// session, of that question alone, whose header names the resumed one; both replay identical.
+#[test]
+fn a_resumed_session_s_first_clear_starts_a_new_session() {
+    let version = "2.1.332";
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded/2.1.332/settings_slash/stream_clear");
+    let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+    let ws = Workspace::seed();
+    let first = drive(&ws, version, &server, &["检查登录模块"]);
+    let old = first[0]["session_id"].as_str().unwrap().to_string();
+    let sent: Vec<Value> = ["/clear", "再说一遍"]
+        .iter()
+        .map(|t| json!({"type": "user", "message": {"role": "user", "content": t}, "parent_tool_use_id": null, "session_id": "default"}))
+        .collect();
+    let live = drive_lines(&ws, version, &server.url, &sent, &["--resume", &old]);
+    assert_eq!(server.requests().len(), 2, "the model is not asked for /clear");
+    let second = &server.requests()[1].body;
+    assert_eq!(second["messages"].as_array().unwrap().len(), 1, "a conversation of the new question alone: {second}");
+    assert_eq!(live[0]["type"], "conversation_reset", "{live:?}");
+    assert_eq!(live[0]["session_id"], old.as_str(), "the reset names the resumed session");
+    let new = live.last().unwrap()["session_id"].as_str().unwrap();
+    assert_ne!(new, old);
+    let show = stdout(&ws.reloop(&["show", new, "--json"]));
+    assert!(show.contains(&old), "the new session's header names the one it cleared: {show}");
+    for id in [old.as_str(), new] {
+        let replay = ws.reloop(&["replay", id]);
+        assert!(stdout(&replay).contains("identical"), "{id}: {}{}", stdout(&replay), stderr(&replay));
     }
 }
 
@@ -570,7 +602,7 @@ fn the_host_s_origin_is_echoed_on_its_query_s_result_as_claude_code_does() {
         assert_eq!(sent[0]["origin"], json!({"kind": "human"}), "{version}: the recording stamped the first");
         let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
         let ws = Workspace::seed();
-        let live = drive_lines(&ws, version, &server.url, &sent);
+        let live = drive_lines(&ws, version, &server.url, &sent, &[]);
         let origins = |lines: &[Value]| results(lines).iter().map(|r| r.get("origin").cloned()).collect::<Vec<_>>();
         let recorded = origins(&lines(&dir.join("stdout.jsonl")));
         let echoed = if version == "2.1.332" { Some(json!({"kind": "human"})) } else { None };

@@ -1,5 +1,5 @@
 //! The sessions a stream-json `/clear` begins (first or between queries: [`Setup::start_fresh`],
-//! [`Setup::journal_cleared`]), and `/clear` as a new session's first prompt
+//! [`Setup::journal_cleared`]), and `/clear` as a session's first prompt, new or resumed
 //! (`tests/print/recorded/*/settings_slash/clear`, both versions): Claude Code asks no model. The session it started ends there without printing its
 //! `system/init` (2.1.332 prints its `conversation_reset` and `background_tasks_changed`,
 //! 2.1.197 nothing), and a new session prints the `/clear`'s lines, as a `/clear` between queries
@@ -21,20 +21,30 @@ use crate::sdk::protocol::Wire;
 use crate::sdk::stream::SdkStream;
 
 impl Setup {
-    /// Whether the first prompt is `/clear` and is answered so: only a new session (a resumed
-    /// one has a conversation the `/clear` would end, which reloop sends to the model still).
+    /// Whether the first prompt is `/clear`, which no model is asked: it ends the conversation
+    /// the process began, or the one `--resume` / `--continue` named, unanswered.
     pub(super) fn clears_first(&self, content: &[reloop_core::ContentBlock]) -> bool {
-        self.starts_empty() && crate::sdk::clear::is_command(content, "/clear")
+        crate::sdk::clear::is_command(content, "/clear")
     }
 
-    /// Prints the `/clear`'s lines and journals the session it ended (`--session-id`'s id, else
-    /// a new one). Returns the new session's id and what its header is to record.
+    /// Prints the `/clear`'s lines for the session it ended: a new one (`--session-id`'s id,
+    /// else a new one), journaled with no steps, or the resumed one, journaled already and left
+    /// as it was. Returns the next session's id and what its header is to record.
     pub(super) fn clear_first(&self, wire: &Wire, stream: &mut SdkStream) -> Result<(String, ClearedFrom), CliError> {
-        let session = self.session(wire, "", false)?;
-        let id = session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id);
+        let mut session = self.session(wire, "", false)?;
+        let resumed = match (&self.args.resume, self.args.r#continue) {
+            (Some(id), _) => Some(id.clone()),
+            (None, true) => Some("last".to_string()),
+            (None, false) => None,
+        };
+        let id = match (&resumed, session.journal.as_mut()) {
+            (Some(target), Some(journal)) => journal.resolve(target)?,
+            (Some(_), None) => return Err(CliError::Usage("resuming needs the journal".into())),
+            (None, _) => session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id),
+        };
         // As its replay meets it: the header's `system/init` is held, then dropped by the reset.
         stream.on_event(&session.started_event(&id));
-        if session.journal.is_some() {
+        if session.journal.is_some() && resumed.is_none() {
             session.with_session_id(Some(id)).journal_without_steps()?;
         }
         let new = reloop_driver::new_session_id();
