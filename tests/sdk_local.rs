@@ -266,6 +266,25 @@ fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
     }
 }
 
+/// A recorded scenario played through reloop under `version`: its files laid out in a fresh
+/// workspace (each text through `edit`, once the project's path is moved there), the recorded
+/// answers served and its messages sent. The workspace, the server and the lines printed.
+fn play(
+    version: &str,
+    family: &str,
+    variant: &str,
+    edit: impl Fn(String) -> String,
+) -> (Workspace, FakeServer, Vec<Value>) {
+    let dir = fixture(version, family, variant);
+    let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+    let ws = Workspace::seed();
+    let cwd = ws.cwd().display().to_string();
+    common::lay_out_files(&scenario, |text| edit(text.replace("/tmp/reloop-cc-project", &cwd)));
+    let server = FakeServer::start(turns(&dir));
+    let live = drive(&ws, version, &server.url, &sent(&dir), false);
+    (ws, server, live)
+}
+
 /// A command file's `model` (`sdk_wire/command_frontmatter`): the query that runs the command is
 /// asked with it, every request of it, and its `system/init` names it; the next query goes back
 /// to the session's model, as both versions do. The switches are journaled, so the session
@@ -274,13 +293,7 @@ fn a_compact_queued_while_a_query_runs_compacts_when_it_ends() {
 fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
     for version in VERSIONS {
         let dir = fixture(version, "sdk_wire", "command_frontmatter");
-        let scenario: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
-        let ws = Workspace::seed();
-        let cwd = ws.cwd().display().to_string();
-        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", &cwd));
-        let server = FakeServer::start(turns(&dir));
-        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let (ws, server, live) = play(version, "sdk_wire", "command_frontmatter", |text| text);
         let recorded = lines(&dir.join("stdout.jsonl"));
         let models: Vec<Value> =
             lines(&dir.join("requests.jsonl")).iter().map(|r| r["body"]["model"].clone()).collect();
@@ -472,13 +485,7 @@ fn a_queued_command_is_asked_with_its_file_s_model() {
 fn a_command_file_s_allowed_tools_hold_for_its_query_only() {
     for version in VERSIONS {
         let dir = fixture(version, "sdk36", "command_allowed_tools");
-        let scenario: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
-        let ws = Workspace::seed();
-        let cwd = ws.cwd().display().to_string();
-        common::lay_out_files(&scenario, |text| text.replace("/tmp/reloop-cc-project", &cwd));
-        let server = FakeServer::start(turns(&dir));
-        let live = drive(&ws, version, &server.url, &sent(&dir), false);
+        let (ws, _server, live) = play(version, "sdk36", "command_allowed_tools", |text| text);
         let recorded = lines(&dir.join("stdout.jsonl"));
         let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
         assert_eq!(kinds(&live), kinds(&recorded), "{version}");
@@ -501,18 +508,10 @@ fn a_command_file_s_allowed_tools_hold_for_its_query_only() {
         );
     }
     // The same rule written as a YAML list, which Claude Code reads too.
-    let dir = fixture("2.1.332", "sdk36", "command_allowed_tools");
-    let scenario: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
-    let ws = Workspace::seed();
-    let cwd = ws.cwd().display().to_string();
-    common::lay_out_files(&scenario, |text| {
-        text.replace("/tmp/reloop-cc-project", &cwd)
-            .replace("allowed-tools: Bash(touch:*)", "allowed-tools:\n  - Bash(touch:*)")
-    });
+    let listed = |text: String| text.replace("allowed-tools: Bash(touch:*)", "allowed-tools:\n  - Bash(touch:*)");
+    let (ws, _server, _) = play("2.1.332", "sdk36", "command_allowed_tools", listed);
     let command = std::fs::read_to_string(ws.cwd().join(".claude/commands/allow.md")).unwrap();
     assert!(command.contains("allowed-tools:\n  - Bash(touch:*)"), "{command}");
-    let server = FakeServer::start(turns(&dir));
-    drive(&ws, "2.1.332", &server.url, &sent(&dir), false);
     assert!(ws.cwd().join("a.txt").exists(), "the listed rule let the command's query run touch");
     assert!(!ws.cwd().join("b.txt").exists());
 }
