@@ -35,7 +35,7 @@ pub(crate) fn tools(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let mut interrupted_ids = Vec::new();
     let mut content = Vec::with_capacity(tools.calls.len() + 1);
     let outcomes = tools.take_outcomes();
-    let text = interrupted_text(&ctx);
+    let text = ctx.config.interrupted_call_text().unwrap_or(INTERRUPTED_TOOL_RESULT);
     for (call, outcome) in tools.calls.iter().zip(outcomes) {
         let outcome = outcome.unwrap_or_else(|| {
             interrupted_ids.push(call.id.clone());
@@ -46,12 +46,6 @@ pub(crate) fn tools(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     push_interrupt(&mut ctx, content, INTERRUPT_MESSAGE_FOR_TOOL_USE);
     let terminal = Terminal::new(Stop::AbortedTools { tool_use_ids: interrupted_ids });
     done(ctx, terminal, vec![Command::CancelTools.into()])
-}
-
-/// The answer to a call an interrupt stopped while it ran.
-fn interrupted_text(ctx: &Loop) -> &'static str {
-    let profile = ctx.config.rules().tools.interrupted;
-    profile.filter(|_| ctx.config.flag(Flag::InterruptedCallRejected)).unwrap_or(INTERRUPTED_TOOL_RESULT)
 }
 
 /// Files the interrupted calls' results and the interrupt text: one user message, as Claude

@@ -215,6 +215,13 @@ impl Config {
         self.flags.has(flag.number())
     }
 
+    /// The answer to a call an interrupt stopped while it ran, when this session gives the
+    /// profile's rejection text (under [`crate::flags::Flag::InterruptedCallRejected`]): the
+    /// callers then also report the call as rejected by the user. `None`: `Interrupted by user`.
+    pub fn interrupted_call_text(&self) -> Option<&'static str> {
+        self.rules().tools.interrupted.filter(|_| self.flag(crate::flags::Flag::InterruptedCallRejected))
+    }
+
     /// An error inside a 200 stream after part of the answer arrived ends the run here (the
     /// profile's rule, under its flag): an importer asks, so that it marks no such give-up as
     /// one the transcript leaves unexplained.

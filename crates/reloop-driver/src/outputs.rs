@@ -44,8 +44,7 @@ fn prompt_refused(len_before: usize, after: &State, reason: Option<&Reason>) -> 
 /// words (flag 28).
 fn rejected(after: &State, reason: Option<&Reason>) -> Option<RunEvent> {
     let Some(Reason::Terminal(reloop_core::Stop::AbortedTools { tool_use_ids })) = reason else { return None };
-    let config = after.context().config();
-    let on = config.flag(reloop_core::Flag::InterruptedCallRejected) && config.rules().tools.interrupted.is_some();
+    let on = after.context().config().interrupted_call_text().is_some();
     (on && !tool_use_ids.is_empty()).then(|| RunEvent::CallsRejected { tool_use_ids: tool_use_ids.clone() })
 }
 

@@ -237,7 +237,7 @@ impl<'a> Exporter<'a> {
     fn rejected(&mut self, record: &StepRecord) {
         let Some(Reason::Terminal(Stop::AbortedTools { tool_use_ids })) = &record.reason else { return };
         let config = &self.header.core_config;
-        if !config.flag(reloop_core::Flag::InterruptedCallRejected) || config.rules().tools.interrupted.is_none() {
+        if config.interrupted_call_text().is_none() {
             return;
         }
         for id in tool_use_ids {
