@@ -8,7 +8,7 @@
 //! Deliberate differences from Claude Code are listed in `docs/sdk.md`.
 
 use reloop_core::profile::{self, CompactStatusLines, ProfileId};
-use reloop_core::{ContentBlock, Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
+use reloop_core::{Continue, Message, Reason, Role, Stop, TerminalReason, Usage};
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
 use serde_json::{json, Map, Value};
 
@@ -518,8 +518,7 @@ impl SdkStream {
                         return;
                     }
                     Synthetic::No => {
-                        let shown: Vec<ContentBlock> =
-                            message.content.iter().map(|b| self.tool_results.printed(b)).collect();
+                        let shown: Vec<_> = message.content.iter().map(|b| self.tool_results.printed(b)).collect();
                         line.insert("message".into(), json!({"role": "user", "content": shown}));
                         line.insert("timestamp".into(), json!(crate::sdk::timestamp()));
                         self.user_lines += 1;

@@ -4,6 +4,8 @@
 //! Code profiles print it; the outcome holds 2.1.332's shape, and 2.1.197's lacks a few keys.
 //! 2.1.332 follows it with `tool_result_meta`, how the permission check ruled on the call.
 
+use std::borrow::Cow;
+
 use reloop_core::profile::{ProfileId, USER_REJECTED_KIND, USER_REJECTED_RESULT};
 use reloop_core::{ContentBlock, ToolOutcome, ToolResultContent};
 use serde_json::Value;
@@ -20,8 +22,9 @@ pub(super) struct ToolResults {
     kept: std::collections::HashMap<String, (Option<Value>, Option<Value>)>,
     /// Each call's output as its tool gave it, until its line is printed: the reminders the core
     /// appends to a result (`<total_tokens>`, the model's name) reach the model only, and
-    /// Claude Code prints the output untrimmed (2.1.332, `env/disable_*_sonnet_4_6`).
-    outputs: std::collections::HashMap<String, String>,
+    /// Claude Code prints the output untrimmed (2.1.332, `env/disable_*_sonnet_4_6`). Kept as
+    /// the output's trimmed length and the whitespace trimmed off it: the rest is in the block.
+    outputs: std::collections::HashMap<String, (usize, String)>,
 }
 
 impl ToolResults {
@@ -31,7 +34,8 @@ impl ToolResults {
             return;
         }
         if let ToolResultContent::Text(output) = &outcome.content {
-            self.outputs.insert(outcome.tool_use_id.clone(), output.clone());
+            let trimmed = output.trim_end().len();
+            self.outputs.insert(outcome.tool_use_id.clone(), (trimmed, output[trimmed..].to_string()));
         }
         let result = outcome.tool_use_result.as_ref().map(|r| shown(profile, r));
         let meta = outcome.tool_result_meta.clone().filter(|_| profile == ProfileId::ClaudeCode2_1_332);
@@ -42,18 +46,17 @@ impl ToolResults {
 
     /// `block` as Claude Code prints it: a tool result the core sent with reminders after it
     /// shows the tool's output alone.
-    pub(super) fn printed(&mut self, block: &ContentBlock) -> ContentBlock {
-        let ContentBlock::ToolResult(result) = block else { return block.clone() };
-        let Some(output) = self.outputs.remove(&result.tool_use_id) else { return block.clone() };
-        let ToolResultContent::Text(sent) = &result.content else { return block.clone() };
-        let reminded =
-            sent.strip_prefix(output.trim_end()).is_some_and(|rest| rest.starts_with("\n\n<system-reminder>"));
+    pub(super) fn printed<'a>(&mut self, block: &'a ContentBlock) -> Cow<'a, ContentBlock> {
+        let ContentBlock::ToolResult(result) = block else { return Cow::Borrowed(block) };
+        let Some((trimmed, tail)) = self.outputs.remove(&result.tool_use_id) else { return Cow::Borrowed(block) };
+        let ToolResultContent::Text(sent) = &result.content else { return Cow::Borrowed(block) };
+        let reminded = sent.get(trimmed..).is_some_and(|rest| rest.starts_with("\n\n<system-reminder>"));
         if !reminded {
-            return block.clone();
+            return Cow::Borrowed(block);
         }
         let mut result = result.clone();
-        result.content = ToolResultContent::Text(output);
-        ContentBlock::ToolResult(result)
+        result.content = ToolResultContent::Text(format!("{}{tail}", &sent[..trimmed]));
+        Cow::Owned(ContentBlock::ToolResult(result))
     }
 
     /// Keeps what Claude Code says of a call an interrupt stopped while it ran: the user
@@ -137,11 +140,11 @@ mod tests {
             "8\t}\n9\n\n<system-reminder>\n<total_tokens>5 tokens left</total_tokens>\n</system-reminder>",
             false,
         );
-        assert_eq!(results.printed(&sent), outcome.clone().into_block());
-        assert_eq!(results.printed(&sent), sent, "once");
+        assert_eq!(*results.printed(&sent), outcome.clone().into_block());
+        assert_eq!(*results.printed(&sent), sent, "once");
         results.note(ProfileId::ClaudeCode2_1_332, &outcome);
         let rewritten = ContentBlock::tool_result("t1", "something else", false);
-        assert_eq!(results.printed(&rewritten), rewritten, "only appended reminders are left out");
+        assert_eq!(*results.printed(&rewritten), rewritten, "only appended reminders are left out");
     }
 
     /// tests/print/recorded/*/sdk_wire/mcp_*: 2.1.197 prints an MCP tool's content alone, or
