@@ -81,10 +81,8 @@ pub struct SdkStream {
     /// `user` lines of the main thread shown in this query (printed or not): Claude Code's
     /// `num_turns` is one more than these.
     user_lines: u32,
-    /// The thinking of the response being printed, in UTF-16 units, and Claude Code's estimate
-    /// of it last printed (`system/thinking_tokens`).
+    /// The thinking of the response being printed, in UTF-16 units (`system/thinking_tokens`).
     thinking_units: u64,
-    thinking_estimated: u64,
     /// Tool names by call id, for `permission_denied` lines.
     tool_names: std::collections::HashMap<String, String>,
     /// Each call's PreToolUse hook runs, by call id, until its `permission_denied` line says
@@ -165,7 +163,6 @@ impl SdkStream {
             tool_names: std::collections::HashMap::new(),
             pre_tool_use: std::collections::HashMap::new(),
             thinking_units: 0,
-            thinking_estimated: 0,
             after_results: Vec::new(),
             before_results: Vec::new(),
             gateway: None,
@@ -477,7 +474,7 @@ impl SdkStream {
                     self.note_agent_call(call);
                 }
                 self.response_text.clear();
-                (self.thinking_units, self.thinking_estimated) = (0, 0);
+                self.thinking_units = 0;
                 let claude_code = self.profile.profile().claude_code_version.is_some();
                 for (index, block) in message.content.iter().enumerate() {
                     self.partial_before(&model, &id, index, block);

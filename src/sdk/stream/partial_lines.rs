@@ -48,9 +48,11 @@ impl SdkStream {
     /// block added. `None` under reloop's own profile.
     fn thinking_estimate(&mut self, thinking: &str) -> Option<Value> {
         self.profile.profile().claude_code_version?;
+        let tokens = |units: u64| (units + 2) / 4;
+        let before = tokens(self.thinking_units);
         self.thinking_units += thinking.encode_utf16().count() as u64;
-        let estimated = (self.thinking_units + 2) / 4;
-        let delta = estimated.saturating_sub(std::mem::replace(&mut self.thinking_estimated, estimated));
+        let estimated = tokens(self.thinking_units);
+        let delta = estimated - before;
         Some(serde_json::json!({"estimated_tokens": estimated, "estimated_tokens_delta": delta}))
     }
 

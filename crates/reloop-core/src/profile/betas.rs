@@ -87,9 +87,7 @@ impl BetaRule {
         }
         out
     }
-}
 
-impl BetaRule {
     /// `betas` of a summary request's first try of its shape: 2.1.332 adds
     /// `fallback-credit-2026-06-01` before the display beta (recorded on every compaction's
     /// request; `auto_compact/reactive_failed` sends each shape twice, the second time without

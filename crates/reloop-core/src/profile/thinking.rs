@@ -52,8 +52,6 @@ pub struct ThinkingRule {
 /// `subagent/foreground`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChildThinking {
-    /// As the parent asks (the rule above).
-    AsParent,
     /// Off, as thinking asked off is sent (2.1.197: `{"type": "disabled"}`, so no
     /// `context_management` either).
     Disabled,
@@ -123,7 +121,6 @@ impl ThinkingRule {
         switches: ThinkingSwitches,
     ) -> Option<Value> {
         match self.child {
-            ChildThinking::AsParent => self.request_switched(model, max_tokens, asked, switches),
             ChildThinking::Disabled => self.request_switched(model, max_tokens, ThinkingAsked::Off, switches),
             ChildThinking::Display(display) => {
                 let mut config = self.request_switched(model, max_tokens, asked, switches)?;

@@ -119,9 +119,9 @@ impl Serialize for Messages<'_> {
         // 2.1.332 repeats the request's `output_config` on its first `role: "system"` message.
         let first_system = messages.iter().position(|m| m.role == Role::System);
         let message_config = self.0.output_config.as_ref().filter(|_| self.0.output_config_on_first_system);
-        let groups = super::merge::groups(&messages, self.0.merge_user_messages);
-        let mut seq = s.serialize_seq(Some(groups.len()))?;
-        for group in groups {
+        // Merged runs make the count unknown until written; the length is only a hint.
+        let mut seq = s.serialize_seq(None)?;
+        for group in super::merge::groups(&messages, self.0.merge_user_messages) {
             if group.len() > 1 {
                 let members = &messages[group.clone()];
                 let cached = cached.filter(|c| group.contains(c)).map(|c| c - group.start);

@@ -11,18 +11,17 @@ use std::ops::Range;
 use reloop_core::{ContentBlock, Message, Role};
 
 /// The messages of each message sent, as ranges of `messages`: a run of user messages is one
-/// when `merge` is on, every other message its own.
-pub(super) fn groups(messages: &[&Message], merge: bool) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
-        match out.last_mut() {
-            Some(last) if merge && message.role == Role::User && messages[last.start].role == Role::User => {
-                last.end = i + 1
-            }
-            _ => out.push(i..i + 1),
+/// when `merge` is on, every other message its own. Walked as the body is written.
+pub(super) fn groups<'a>(messages: &'a [&'a Message], merge: bool) -> impl Iterator<Item = Range<usize>> + 'a {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let first = messages.get(start)?;
+        let mut end = start + 1;
+        if merge && first.role == Role::User {
+            end += messages[end..].iter().take_while(|m| m.role == Role::User).count();
         }
-    }
-    out
+        Some(std::mem::replace(&mut start, end)..end)
+    })
 }
 
 /// One block of a merged message: the history's block, and whether it is sent with `"\n"` after
@@ -84,8 +83,8 @@ mod tests {
         let answer = Message::assistant(vec![ContentBlock::text("a")]);
         let system = Message::system_text("s");
         let all = [&user, &user, &answer, &user, &system, &user, &user, &user];
-        assert_eq!(groups(&all, true), vec![0..2, 2..3, 3..4, 4..5, 5..8]);
-        assert_eq!(groups(&all, false).len(), all.len(), "off: as the history holds them");
+        assert_eq!(groups(&all, true).collect::<Vec<_>>(), vec![0..2, 2..3, 3..4, 4..5, 5..8]);
+        assert_eq!(groups(&all, false).count(), all.len(), "off: as the history holds them");
     }
 
     /// `interrupt/during_tool`: the stopped call's result and the interrupt's words, then the
