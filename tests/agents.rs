@@ -105,8 +105,20 @@ fn two_agents_in_one_message_run_as_child_sessions_of_the_same_journal() {
     let parent_done = outcomes(&ws, parent_id);
     let answer = |id: &str| parent_done.iter().find(|o| o["tool_use_id"] == id).unwrap().clone();
     let (read_answer, loop_answer) = (answer("toolu_agent_reader"), answer("toolu_agent_looper"));
-    assert!(text_of(&read_answer).starts_with("login.ts checks only that the user name and password are not empty."));
-    assert!(text_of(&read_answer).contains(&format!("agentId: {}", reader["id"].as_str().unwrap())));
+    // Handed back as the default profile's Claude Code (2.1.332) does: the report indented
+    // under the hand-back frame, then the agent's id (from the child's session id).
+    let answer_text = text_of(&read_answer);
+    assert!(
+        answer_text
+            .contains("The report follows:\n  login.ts checks only that the user name and password are not empty."),
+        "{answer_text}"
+    );
+    let agent_id = reloop_driver::agent_id(reader["id"].as_str().unwrap());
+    assert!(
+        answer_text.contains(&format!("\nagentId: {agent_id} (use SendMessage with to: '{agent_id}'")),
+        "{answer_text}"
+    );
+    assert_eq!(read_answer["tool_use_result"]["agentId"], agent_id.as_str(), "the child's summary");
     assert!(read_answer.get("is_error").is_none(), "{read_answer}");
     // The other child's max turns end the child, not the parent: a clear error for the model.
     assert_eq!(loop_answer["is_error"], true);
@@ -238,7 +250,7 @@ fn no_type_runs_general_purpose_and_an_unknown_type_is_a_tool_error() {
         "<tool_use_error>Agent type 'nope' not found. Available agents: general-purpose, looper, reader</tool_use_error>"
     );
     let gp = answers.iter().find(|o| o["tool_use_id"] == "toolu_gp").unwrap();
-    assert!(text_of(gp).starts_with("hi from the general-purpose agent"), "{gp}");
+    assert!(text_of(gp).contains("The report follows:\n  hi from the general-purpose agent"), "{gp}");
 }
 
 #[test]

@@ -167,6 +167,12 @@ pub enum Flag {
     /// command that failed is answered `Exit code N` first, its output after it, as both
     /// versions word it (`tool_error`, `tool_results/errors`). Off: the output, then the code.
     ExitCodeFirst = 30,
+    /// Under a Claude Code profile, an `Agent` call's answer hands the subagent's report back in
+    /// that version's words ([`crate::profile::ToolTexts::hand_back`]: the agent's id and what it
+    /// spent after it, and 2.1.332's frame and tools note around it), and the call's
+    /// `tool_use_result` is the child's summary, as `subagent/foreground` records. Off: the
+    /// report and reloop's `agentId:` line, no summary.
+    ClaudeCodeHandBack = 31,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -216,6 +222,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::InterruptedCallRejected,
     Flag::ClaudeCodeHookRulings,
     Flag::ExitCodeFirst,
+    Flag::ClaudeCodeHandBack,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -298,7 +305,10 @@ mod tests {
         }
         assert_eq!(
             known.numbers().collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30]
+            [
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
+                30, 31
+            ]
         );
         assert_eq!(Flag::from_number(23), None);
         for flag in CURRENT.iter().chain(BASELINE) {
@@ -313,7 +323,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

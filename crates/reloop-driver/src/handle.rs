@@ -159,8 +159,12 @@ pub enum RunEvent {
     SubagentMessage {
         /// The `Agent` call the child answers.
         tool_use_id: String,
+        /// Claude Code's id of the agent ([`crate::agent_id`] of the child's session id).
+        agent_id: String,
         /// The child's message.
         message: Message,
+        /// The usage of the response that gave an assistant message.
+        usage: Option<Usage>,
     },
     /// The run is over.
     Finished(RunResult),
@@ -302,13 +306,13 @@ impl RunHandle {
     }
 
     /// As [`Self::finish`], handing each message the run journals (its own and its
-    /// subagents') to `forward` on the way.
+    /// subagents') and each response's usage to `forward` on the way.
     pub(crate) async fn finish_forwarding(
         mut self,
         mut forward: impl FnMut(RunEvent) + Send,
     ) -> Result<RunResult, DriverError> {
         while let Some(event) = self.events.recv().await {
-            if matches!(event, RunEvent::Message(_) | RunEvent::SubagentMessage { .. }) {
+            if matches!(event, RunEvent::Message(_) | RunEvent::Response { .. } | RunEvent::SubagentMessage { .. }) {
                 forward(event);
             }
         }

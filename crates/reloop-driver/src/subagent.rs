@@ -12,9 +12,10 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use reloop_core::{AgentUsage, Config, ContentBlock, Event, ToolOutcome, ToolResultContent, ToolUse};
+use reloop_core::profile::HandBack;
+use reloop_core::{AgentUsage, Config, ContentBlock, Event, Role, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::HooksConfig;
 use reloop_journal::{Journal, JournalBackend, Reopen};
 use reloop_tools::{PermissionContext, ToolRegistry};
@@ -25,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::AgentDefinition;
 use crate::config::{AgentLink, RunConfig};
 use crate::error::DriverError;
-use crate::handle::{RunHandle, RunResult};
+use crate::hand_back::{agent_id, Report, Tally};
+use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::journal::SessionJournal;
 use crate::order::RequestOrder;
 pub use crate::session::AgentSetup;
@@ -135,10 +137,49 @@ impl Subagents {
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> ToolOutcome {
-        match self.clone().run_child(&call, permissions, cancel, turn).await {
-            Ok((result, agent_type)) => outcome_of(&call.id, &agent_type, &result),
+        let (tally, started) = (Arc::new(Mutex::new(Tally::default())), Instant::now());
+        match self.clone().run_child(&call, permissions, cancel, turn, tally.clone()).await {
+            Ok((result, agent_type, model)) => {
+                let tally = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.outcome_of(&call, (&agent_type, &model), &result, &tally, duration_ms)
+            }
             Err(text) => ToolOutcome::error(&call.id, &format!("<tool_use_error>{text}</tool_use_error>")),
         }
+    }
+
+    /// The parent's view of the child's end: its report handed back in the profile's words
+    /// (with the child's summary, under [`reloop_core::Flag::ClaudeCodeHandBack`]), or why it
+    /// stopped; always what it spent.
+    fn outcome_of(
+        &self,
+        call: &ToolUse,
+        (agent_type, model): (&str, &str),
+        result: &RunResult,
+        tally: &Tally,
+        duration_ms: u64,
+    ) -> ToolOutcome {
+        let spent = AgentUsage { cost_usd: result.total_cost_usd, model_usage: result.model_usage.clone() };
+        let handed = |content| ToolOutcome {
+            is_error: result.is_error,
+            agent_usage: Some(spent.clone()),
+            ..ToolOutcome::new(&call.id, content)
+        };
+        if result.is_error {
+            return handed(stopped(agent_type, result));
+        }
+        let claude_code = self.core.flag(reloop_core::Flag::ClaudeCodeHandBack);
+        let style = if claude_code { self.core.rules().tools.hand_back } else { HandBack::Reloop };
+        let agent_id = match style {
+            HandBack::Reloop => result.session_id.clone(),
+            HandBack::Trailer | HandBack::Framed => agent_id(&result.session_id),
+        };
+        let report = Report { call, agent_type, model, agent_id, text: &result.result, tally, duration_ms };
+        let mut outcome = handed(report.answer(style));
+        if claude_code && style != HandBack::Reloop {
+            outcome.tool_use_result = Some(report.summary());
+        }
+        outcome
     }
 
     async fn run_child(
@@ -147,7 +188,8 @@ impl Subagents {
         permissions: Option<Arc<PermissionContext>>,
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
-    ) -> Result<(RunResult, String), String> {
+        tally: Arc<Mutex<Tally>>,
+    ) -> Result<(RunResult, String, String), String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
         let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
@@ -164,7 +206,8 @@ impl Subagents {
         };
         if let (Some(id), Some(j)) = (&existing, &journal) {
             if let Some(result) = finished_result(j, id)? {
-                return Ok((result, definition.name));
+                let model = self.child_model(&definition);
+                return Ok((result, definition.name, model));
             }
         }
         let (provider, mut first_request) = self.order.view();
@@ -179,11 +222,17 @@ impl Subagents {
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
         let (events, tool_use_id) = (self.events.clone(), call.id.clone());
+        let child = agent_id(handle.session_id());
         let follower = tokio::spawn(async move {
+            let mut usage = None;
             let forward = move |event| {
                 let event = match event {
-                    crate::handle::RunEvent::Message(message) => {
-                        crate::handle::RunEvent::SubagentMessage { tool_use_id: tool_use_id.clone(), message }
+                    RunEvent::Response { usage: answered, .. } => return usage = Some(answered),
+                    RunEvent::Message(message) => {
+                        let usage = if message.role == Role::Assistant { usage.take() } else { None };
+                        tally.lock().unwrap_or_else(|p| p.into_inner()).message(&message, usage.as_ref());
+                        let (tool_use_id, agent_id) = (tool_use_id.clone(), child.clone());
+                        RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage }
                     }
                     nested => nested,
                 };
@@ -213,7 +262,8 @@ impl Subagents {
             },
         };
         let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
-        result.map(|r| (r, definition.name)).map_err(|e| format!("the agent failed: {e}"))
+        let model = self.child_model(&definition);
+        result.map(|r| (r, definition.name, model)).map_err(|e| format!("the agent failed: {e}"))
     }
 
     /// The child's session: the definition's prompt, tools and model under the parent's rules.
@@ -228,7 +278,7 @@ impl Subagents {
         let mut tools = self.tools.clone();
         // A child answers its parent in text: structured output is the parent's alone.
         tools.retain(|name| definition.allows(name) && name != reloop_core::structured::TOOL);
-        let model = definition.model.clone().unwrap_or_else(|| self.core.model.clone());
+        let model = self.child_model(definition);
         let spent = *self.spent.lock().unwrap_or_else(|p| p.into_inner());
         let mut prices = self.core.prices.clone();
         for price in &self.setup.prices {
@@ -267,6 +317,11 @@ impl Subagents {
         child
     }
 
+    /// The model a child of `definition` asks: its own, or the parent's.
+    fn child_model(&self, definition: &AgentDefinition) -> String {
+        definition.model.clone().unwrap_or_else(|| self.core.model.clone())
+    }
+
     /// Waits (a bounded while) for children that are still journaling their end.
     pub(crate) async fn settle(&self) {
         let live: Vec<_> = std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()));
@@ -281,33 +336,20 @@ fn finished_result(journal: &SessionJournal, id: &str) -> Result<Option<RunResul
     Ok(state.is_done().then(|| crate::outputs::result_of(id, &state, 0)))
 }
 
-/// The parent's view of the child's end: its final text (Claude Code's shape, with the agent's
-/// id), or why it stopped; always what it spent.
-fn outcome_of(tool_use_id: &str, agent_type: &str, result: &RunResult) -> ToolOutcome {
-    let spent = AgentUsage { cost_usd: result.total_cost_usd, model_usage: result.model_usage.clone() };
-    let content = if result.is_error {
-        let reason = result.terminal.reason();
-        let why = match &result.terminal.stop {
-            reloop_core::Stop::MaxTurns { max_turns, .. } => {
-                format!("it reached its maximum number of turns ({max_turns})")
-            }
-            _ if result.result.trim().is_empty() => reason.as_str().to_string(),
-            _ => result.result.clone(),
-        };
-        ToolResultContent::Text(format!(
-            "<tool_use_error>Agent '{agent_type}' stopped before it finished ({}): {why}</tool_use_error>",
-            reason.as_str()
-        ))
-    } else {
-        ToolResultContent::Blocks(vec![
-            ContentBlock::text(result.result.clone()),
-            ContentBlock::text(format!(
-                "agentId: {} (for resuming to continue this agent's work if needed)",
-                result.session_id
-            )),
-        ])
+/// The answer of a child that stopped before it finished: why.
+fn stopped(agent_type: &str, result: &RunResult) -> ToolResultContent {
+    let reason = result.terminal.reason();
+    let why = match &result.terminal.stop {
+        reloop_core::Stop::MaxTurns { max_turns, .. } => {
+            format!("it reached its maximum number of turns ({max_turns})")
+        }
+        _ if result.result.trim().is_empty() => reason.as_str().to_string(),
+        _ => result.result.clone(),
     };
-    ToolOutcome { is_error: result.is_error, agent_usage: Some(spent), ..ToolOutcome::new(tool_use_id, content) }
+    ToolResultContent::Text(format!(
+        "<tool_use_error>Agent '{agent_type}' stopped before it finished ({}): {why}</tool_use_error>",
+        reason.as_str()
+    ))
 }
 
 /// Model requests the tree of `session` (from its root down) has completed, by its journal:

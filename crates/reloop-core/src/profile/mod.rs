@@ -10,12 +10,14 @@ use serde::{Deserialize, Serialize};
 
 mod betas;
 mod compact_texts;
+mod hand_back;
 mod identity;
 mod rules;
 mod thinking;
 
 pub use betas::*;
 pub use compact_texts::*;
+pub use hand_back::*;
 pub use identity::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
@@ -205,6 +207,7 @@ pub const RELOOP: Profile = Profile {
         hook_ask_refuses: false,
         exit_code_first: false,
         read_path_denied: None,
+        hand_back: HandBack::Reloop,
     },
     default_model: None,
     lines: StreamLines {
@@ -277,6 +280,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         hook_ask_refuses: true,
         exit_code_first: true,
         read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: false }),
+        hand_back: HandBack::Trailer,
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -371,6 +375,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         hook_ask_refuses: true,
         exit_code_first: true,
         read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: true }),
+        hand_back: HandBack::Framed,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {

@@ -119,6 +119,9 @@ pub struct ToolTexts {
     /// The refusal of a Read whose path a deny rule matches, which the version's Read gives as
     /// its own check of the input ([`READ_PATH_DENIED_CLAUDE_CODE`]); `None`: as any deny rule's.
     pub read_path_denied: Option<ReadPathDenied>,
+    /// How an `Agent` call's answer hands the subagent's report back. Applied under
+    /// [`crate::Flag::ClaudeCodeHandBack`].
+    pub hand_back: super::HandBack,
 }
 
 /// How a version refuses a Read whose path a deny rule matches (`tool_results/deny_rules`).
