@@ -168,7 +168,8 @@ fn replay_on(
     // them: before the parent's call is answered.
     let mut children = std::collections::HashMap::new();
     for child in journal.subagents_of(id)? {
-        children.insert(child.tool_use_id, child_messages(journal, &child.id)?);
+        let agent_id = reloop_driver::agent_id(&child.id);
+        children.insert(child.tool_use_id, (agent_id, child_messages(journal, &child.id)?));
     }
     let mut fold = Fold::new(&header.core_config);
     // When the query in progress started (its first step), for the result's duration.
@@ -206,9 +207,10 @@ fn replay_on(
             }
         }
         if let Event::ToolDone(outcome) = &record.event {
-            for message in children.remove(&outcome.tool_use_id).unwrap_or_default() {
-                let tool_use_id = outcome.tool_use_id.clone();
-                stream.on_event(&RunEvent::SubagentMessage { tool_use_id, message });
+            let (agent_id, messages) = children.remove(&outcome.tool_use_id).unwrap_or_default();
+            for (message, usage) in messages {
+                let (tool_use_id, agent_id) = (outcome.tool_use_id.clone(), agent_id.clone());
+                stream.on_event(&RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage });
             }
         }
         let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
@@ -245,21 +247,31 @@ fn header_model(header: &SessionHeader) -> String {
     header.run_config.get("model").and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
-/// The messages a subagent's session appended, in order, as its live run handed them on.
-fn child_messages(journal: &SessionJournal, id: &str) -> Result<Vec<reloop_core::Message>, CliError> {
+/// A child's messages as its live run handed them on: each assistant message with its
+/// response's usage.
+fn child_messages(
+    journal: &SessionJournal,
+    id: &str,
+) -> Result<Vec<(reloop_core::Message, Option<reloop_core::Usage>)>, CliError> {
     let header = journal.header(id)?;
     let mut fold = Fold::new(&header.core_config);
-    let mut messages = Vec::new();
+    let (mut messages, mut usage) = (Vec::new(), None);
     journal.visit_steps(id, &mut |record| {
         let Some(before) = fold.before() else { return Ok(false) };
         let (seq, at_ms, event) = (record.seq, record.at_ms, record.event);
         let outputs = fold.push(seq, event.clone(), |step| {
             step_outputs(seq, at_ms, &event, before.messages, &step.state, &step.effects, step.reason.as_ref())
         });
-        messages.extend(outputs.unwrap_or_default().into_iter().filter_map(|o| match o {
-            RunEvent::Message(m) => Some(m),
-            _ => None,
-        }));
+        for output in outputs.unwrap_or_default() {
+            match output {
+                RunEvent::Response { usage: answered, .. } => usage = Some(answered),
+                RunEvent::Message(m) => {
+                    let usage = if m.role == reloop_core::Role::Assistant { usage.take() } else { None };
+                    messages.push((m, usage));
+                }
+                _ => {}
+            }
+        }
         Ok(true)
     })?;
     Ok(messages)

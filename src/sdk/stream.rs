@@ -26,6 +26,7 @@ mod notices;
 mod partial_lines;
 mod retraction;
 mod session_hooks;
+mod tasks;
 mod tool_results;
 
 /// What is printed: every line (`stream-json`), the result line alone (`json`), or the
@@ -326,6 +327,7 @@ impl SdkStream {
         }
         if let RunEvent::ToolFinished(outcome) = event {
             self.tool_results.note(self.profile, outcome);
+            self.agent_finished(outcome);
         }
         match event {
             RunEvent::Step { seq, .. } => {
@@ -334,6 +336,7 @@ impl SdkStream {
             }
             RunEvent::Started { session_id, model, cwd, permission_mode, provider, tools, profile } => {
                 self.session_id = session_id.clone();
+                self.calls.cwd = cwd.display().to_string();
                 self.profile = *profile;
                 self.model = self.init_model.take().unwrap_or_else(|| model.clone());
                 let model = &self.model;
@@ -360,7 +363,9 @@ impl SdkStream {
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
-            RunEvent::SubagentMessage { tool_use_id, message } => self.subagent_message(tool_use_id, message),
+            RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage } => {
+                self.subagent_message(tool_use_id, agent_id, message, usage.as_ref())
+            }
             RunEvent::ModelFallback { trigger, from, to } => {
                 self.model = to.clone();
                 self.model_fallback(trigger, from, to);

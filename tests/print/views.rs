@@ -67,10 +67,55 @@ fn text_value(t: &Value) -> Value {
 
 fn tool_result_text(content: &Value) -> Value {
     match content {
-        Value::Array(blocks) => {
-            Value::String(blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
-        }
+        Value::Array(blocks) => Value::String(agent_shapes(
+            &blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        )),
         other => other.clone(),
+    }
+}
+
+/// An `Agent` call's answer with its agent's id and its duration by shape: each side's own.
+fn agent_shapes(text: &str) -> String {
+    let Some((before, trailer)) = text.rsplit_once("\nagentId: ") else { return text.to_string() };
+    let id: String = trailer.chars().take_while(char::is_ascii_alphanumeric).collect();
+    let id_shape = if id.len() == 17 && id.starts_with('a') { "<agent id>" } else { "<not an agent id>" };
+    let trailer = trailer.replace(&id, id_shape);
+    let trailer = match trailer.split_once("\nduration_ms: ") {
+        Some((head, rest)) => {
+            let digits = rest.chars().take_while(char::is_ascii_digit).count();
+            format!("{head}\nduration_ms: <ms>{}", &rest[digits..])
+        }
+        None => trailer,
+    };
+    format!("{before}\nagentId: {trailer}")
+}
+
+/// A subagent's task line, or its `Agent` call's summary, with what each side draws or times
+/// for itself by shape: the agent's and the run's ids, times, token counts (reloop counts a
+/// task's tokens from its last response, Claude Code by its own tally) and the task's output
+/// file, which reloop does not keep (docs/profiles.md, "Print mode against the recordings").
+fn task_shapes(fields: &mut Map<String, Value>) {
+    for key in ["task_id", "agentId"] {
+        if let Some(id) = fields.get_mut(key) {
+            let shaped = id.as_str().is_some_and(|s| s.len() == 17 && s.starts_with('a'));
+            *id = json!(if shaped { "<agent id>" } else { "<not an agent id>" });
+        }
+    }
+    if let Some(run) = fields.get_mut("run_id") {
+        let shaped = run.as_str().and_then(|s| s.split_once('-')).is_some_and(|(a, b)| a.len() == 9 && b.len() == 8);
+        *run = json!(if shaped { "<run id>" } else { "<not a run id>" });
+    }
+    for key in ["end_time", "duration_ms", "totalDurationMs", "total_tokens"] {
+        let shape = |v: &mut Value| *v = json!(if v.is_u64() { "<number>" } else { "<not a number>" });
+        fields.get_mut(key).map(shape);
+        for nested in ["patch", "usage"] {
+            if let Some(Value::Object(inner)) = fields.get_mut(nested) {
+                inner.get_mut(key).map(shape);
+            }
+        }
+    }
+    if let Some(file) = fields.get_mut("output_file") {
+        *file = json!("<output file>");
     }
 }
 
@@ -126,6 +171,7 @@ pub fn line_view(line: &Value) -> Option<Value> {
                 l.insert("retry_delay_ms".into(), delay_view(&delay));
             }
             match l.get("subtype").and_then(Value::as_str) {
+                Some("task_started" | "task_progress" | "task_updated" | "task_notification") => task_shapes(&mut l),
                 Some("init") => {
                     let keep = ["type", "subtype", "cwd", "model", "permissionMode"];
                     l.retain(|k, _| keep.contains(&k.as_str()));
@@ -216,6 +262,9 @@ pub fn tool_use_results(lines: &[Value]) -> Vec<(String, Value)> {
             continue;
         }
         let mut result = line.get("tool_use_result").cloned().unwrap_or(json!("<absent>"));
+        if let Value::Object(summary) = &mut result {
+            task_shapes(summary);
+        }
         if let Some(ms) = result.get_mut("durationMs") {
             *ms = json!(if ms.is_u64() { "<ms>" } else { "<not a count of ms>" });
         }
@@ -313,6 +362,7 @@ fn product_context(text: &str) -> bool {
         "<system-reminder>\n# Environment\n",
         "<system-reminder>\nAvailable agent types for the Agent tool:",
         "<system-reminder>\nThe following skills are available",
+        "The following skills are available for use with the Skill tool",
         "<system-reminder>\nYou are powered by the model named",
         "<system-reminder>\nThe following deferred tools",
         "The following deferred tools are now available",

@@ -2,10 +2,11 @@
 
 use std::collections::HashMap;
 
-use reloop_core::{Message, Role};
+use reloop_core::profile::ProfileId;
+use reloop_core::{Message, Role, ToolOutcome, Usage};
 use serde_json::{json, Map, Value};
 
-use super::SdkStream;
+use super::{tasks, SdkStream};
 
 /// The session's calls the stream looks back at.
 #[derive(Default)]
@@ -15,6 +16,10 @@ pub(super) struct NotedCalls {
     agents: HashMap<String, (Value, Value, Option<String>)>,
     /// `StructuredOutput` calls by id: their input, the structured output if it was valid.
     pub(super) structured: HashMap<String, Value>,
+    /// The subagents running, by their `Agent` call's id.
+    tasks: HashMap<String, tasks::Task>,
+    /// The session's working directory, which a task's progress names paths from.
+    pub(super) cwd: String,
 }
 
 impl SdkStream {
@@ -46,13 +51,33 @@ impl SdkStream {
     /// results, each line with the parent's call as `parent_tool_use_id` and the agent's type
     /// and task after the uuid. Its answer is not printed (it reaches the parent as the call's
     /// result) unless the app asked for the subagent's text: then each of its blocks is a line,
-    /// as 2.1.332 prints them (recorded against tests/sdk/examples.py's fake model).
-    pub(super) fn subagent_message(&mut self, tool_use_id: &str, message: &Message) {
+    /// as 2.1.332 prints them (recorded against tests/sdk/examples.py's fake model). Under a
+    /// Claude Code profile the task's lines go around them: `task_started` before its prompt,
+    /// `task_progress` before each of its calls (`subagent/foreground`).
+    pub(super) fn subagent_message(
+        &mut self,
+        tool_use_id: &str,
+        agent_id: &str,
+        message: &Message,
+        usage: Option<&Usage>,
+    ) {
         let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
             // The child's prompt opens its lines (the driver does not echo a session's first message).
             Some((agent_type, task, prompt)) => (agent_type.clone(), task.clone(), prompt.take()),
             None => Default::default(),
         };
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        if claude_code && !self.calls.tasks.contains_key(tool_use_id) {
+            let started = tasks::Task::new(agent_id, tool_use_id, &agent_type, &task);
+            let line = started.started(self.profile, prompt.as_deref());
+            self.calls.tasks.insert(tool_use_id.to_string(), started);
+            self.system_line("task_started", line);
+        }
+        let mut progress = match (message.role, self.calls.tasks.get_mut(tool_use_id)) {
+            (Role::Assistant, Some(running)) => running.progress(self.profile, message, usage, &self.calls.cwd),
+            _ => None,
+        };
+        let agent = (self.profile == ProfileId::ClaudeCode2_1_332).then(|| json!(agent_id));
         let mut bodies = Vec::new();
         if let Some(prompt) = prompt {
             bodies.push(("user", json!({"role": "user", "content": [{"type": "text", "text": prompt}]})));
@@ -74,10 +99,19 @@ impl SdkStream {
             _ => {}
         }
         for (kind, body) in bodies {
+            // A call's progress comes after the prompt, before the call's line.
+            if kind == "assistant" {
+                if let Some(progress) = progress.take() {
+                    self.system_line("task_progress", progress);
+                }
+            }
             let mut line = Map::new();
             line.insert("type".into(), json!(kind));
             line.insert("message".into(), body);
             line.insert("parent_tool_use_id".into(), json!(tool_use_id));
+            if let Some(agent) = &agent {
+                line.insert("agent_id".into(), agent.clone());
+            }
             let tail = vec![
                 ("timestamp", json!(crate::sdk::timestamp())),
                 ("subagent_type", agent_type.clone()),
@@ -85,5 +119,13 @@ impl SdkStream {
             ];
             self.emit_with_tail(line, false, tail);
         }
+    }
+
+    /// A subagent's `Agent` call finished: its task's last lines, before the call's result.
+    pub(super) fn agent_finished(&mut self, outcome: &ToolOutcome) {
+        let Some(task) = self.calls.tasks.remove(&outcome.tool_use_id) else { return };
+        let (updated, notification) = task.finished(self.profile, outcome);
+        self.system_line("task_updated", updated);
+        self.system_line("task_notification", notification);
     }
 }

@@ -93,10 +93,29 @@ fn shown(profile: ProfileId, result: &Value) -> Value {
     if profile == ProfileId::ClaudeCode2_1_197 {
         if let Value::Object(fields) = &mut result {
             fields.retain(|k, _| !NEWER_KEYS.contains(&k.as_str()));
+            if fields.contains_key("agentId") {
+                older_agent_summary(fields);
+            }
         }
     }
     result
 }
+
+/// An `Agent` call's summary as 2.1.197 keeps it (`subagent/foreground`): no tools note, none of
+/// 2.1.332's hand-back bookkeeping, and its usage without the newer keys.
+fn older_agent_summary(fields: &mut serde_json::Map<String, Value>) {
+    fields.retain(|k, _| !AGENT_NEWER_KEYS.contains(&k.as_str()));
+    if let Some(Value::Array(content)) = fields.get_mut("content") {
+        content.retain(|b| !b["text"].as_str().is_some_and(|t| t.starts_with("<tools-used-before-summary>")));
+    }
+    if let Some(Value::Object(usage)) = fields.get_mut("usage") {
+        usage.retain(|k, _| k != "output_tokens_details" && k != "fallback_credit");
+    }
+}
+
+/// The keys of an `Agent` call's summary that 2.1.332 added.
+const AGENT_NEWER_KEYS: &[&str] =
+    &["toolsUsed", "harnessNoteCount", "harnessTailCount", "harnessSectionHash", "canContinueAgent"];
 
 #[cfg(test)]
 mod tests {
