@@ -11,12 +11,8 @@ use sha2::{Digest, Sha256};
 /// The note 2.1.332 puts above the frame: the tools the subagent used.
 const TOOLS_NOTE: &str = "tools-used-before-summary";
 
-/// Claude Code's id of an agent, `a` and 16 hex digits, taken from the child session's id so
-/// that a replay and the child's own journal name the same agent.
-pub fn agent_id(session_id: &str) -> String {
-    let hex: String = session_id.chars().filter(char::is_ascii_hexdigit).take(16).collect();
-    format!("a{hex:0<16}")
-}
+/// Claude Code's id of an agent ([`reloop_core::profile::agent_id`]).
+pub use reloop_core::profile::agent_id;
 
 /// What the parent learns of a child from its messages: its calls and its last response.
 #[derive(Debug, Default, Clone)]
@@ -264,6 +260,5 @@ mod tests {
         assert_eq!(summary["harnessSectionHash"], "8bc7ca464df0db66");
         assert_eq!(summary["toolStats"]["readCount"], 1);
         assert_eq!(summary["totalTokens"], 145);
-        assert_eq!(agent_id("c6867c3b-f9dd-45f3-86cc-cc471f0cc990"), "ac6867c3bf9dd45f3");
     }
 }

@@ -45,12 +45,9 @@ fn base36(mut n: u64) -> String {
     out.into_iter().map(char::from).collect()
 }
 
-/// The id a subagent's transcript is filed under (`agent-<id>.jsonl`), from its reloop session
-/// id: `a` and 16 hex digits, the shape Claude Code gives agent ids, stable across writes.
-pub fn agent_id(child_session: &str) -> String {
-    let hex: String = child_session.chars().filter(char::is_ascii_hexdigit).take(16).collect();
-    format!("a{hex:0<16}")
-}
+/// The id a subagent's transcript is filed under (`agent-<id>.jsonl`): the one its task lines
+/// and its handed-back report name.
+pub use reloop_core::profile::agent_id;
 
 #[cfg(test)]
 mod tests {
@@ -72,11 +69,5 @@ mod tests {
         assert!(name.starts_with(&format!("-{}", "x".repeat(199))), "{name}");
         // The Python SDK's _simple_hash of the same path.
         assert_eq!(&name[200..], "-v734pd", "{name}");
-    }
-
-    #[test]
-    fn agent_ids_have_claude_codes_shape() {
-        assert_eq!(agent_id("0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"), "a0f1e2d3c4b5a6978");
-        assert_eq!(agent_id("s1"), "a1000000000000000");
     }
 }
