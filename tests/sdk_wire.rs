@@ -705,3 +705,71 @@ fn a_call_an_interrupt_stops_is_answered_and_shown_as_claude_code_does() {
         replays_as_live(&ws, &printed, version);
     }
 }
+
+/// The SDK's `can_use_tool` callback allowing one Write and denying another, under 2.1.332:
+/// each result's `tool_result_meta` names the callback's ruling as the bundled 2.1.332 did
+/// (tests/sdk/recorded/can_use_tool.jsonl: `user_temporary` for the allow, `user_reject` and
+/// `permission-rule` for the deny), and no `permission_denied` line is printed for the deny.
+#[test]
+fn the_sdk_callbacks_rulings_are_named_as_2_1_332_names_them() {
+    let recorded = lines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/recorded/can_use_tool.jsonl"));
+    let ws = Workspace::seed();
+    let cwd = ws.cwd().to_str().unwrap().to_string();
+    // The model's answers, as 2.1.332 printed them (a line per block).
+    let answer_of = |id: &str, stop: &str| {
+        let blocks: Vec<Value> = recorded
+            .iter()
+            .filter(|l| l["type"] == "assistant" && l["message"]["id"] == id)
+            .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let blocks: Value = serde_json::from_str(&json!(blocks).to_string().replace("<cwd>", &cwd)).unwrap();
+        let usage = json!({"input_tokens": 10, "output_tokens": 5});
+        Canned::Sse(sse_from_message(&json!({"id": id, "type": "message", "role": "assistant",
+            "model": "claude-opus-5-5", "content": blocks, "stop_reason": stop, "usage": usage})))
+    };
+    let server = FakeServer::start(vec![answer_of("msg_1", "tool_use"), answer_of("msg_2", "end_turn")]);
+    let answer = |id: &str, decision: Value| json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": decision}});
+    let actions = [
+        json!({"send": {"type": "control_request", "request_id": "req_1_init", "request": {"subtype": "initialize", "hooks": null}}}),
+        json!({"send": {"type": "user", "message": {"role": "user", "content": "write out.txt and denied.txt"},
+            "parent_tool_use_id": null, "session_id": "default"}}),
+        json!({"contains": "\"can_use_tool\"", "n": 1}),
+        json!({"send": answer("reloop_req_1", json!({"behavior": "allow", "updatedInput": {"file_path": format!("{cwd}/out.txt"), "content": "ok\n"}}))}),
+        json!({"contains": "\"can_use_tool\"", "n": 2}),
+        json!({"send": answer("reloop_req_2", json!({"behavior": "deny", "message": "nope-from-sdk"}))}),
+        json!({"contains": "\"type\":\"result\""}),
+        json!({"close": true}),
+    ];
+    let live = play_input(&ws, "2.1.332", &server.url, &["--permission-prompt-tool", "stdio"], &actions);
+    let metas = |lines: &[Value]| -> Vec<Value> {
+        lines.iter().filter(|l| l["type"] == "user").map(|l| l["tool_result_meta"].clone()).collect()
+    };
+    assert_eq!(metas(&live), metas(&recorded), "{live:#?}");
+    let denied = |lines: &[Value]| lines.iter().filter(|l| l["subtype"] == "permission_denied").count();
+    assert_eq!((denied(&live), denied(&recorded)), (0, 0), "no permission_denied line for the callback's deny");
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("out.txt")).unwrap(), "ok\n");
+    assert!(!ws.cwd().join("denied.txt").exists());
+    // The session file says the same, in its words.
+    let decisions = |text: &str| -> Vec<Value> {
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|l| l.get("permissionDecision").cloned())
+            .collect()
+    };
+    let recorded_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/recorded/can_use_tool.transcript.jsonl");
+    let projects = ws.dir.path().join("home/.claude/projects");
+    let written: Vec<Value> = std::fs::read_dir(&projects)
+        .unwrap()
+        .flat_map(|project| std::fs::read_dir(project.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+        .flat_map(|f| decisions(&std::fs::read_to_string(f).unwrap()))
+        .collect();
+    assert_eq!(written, decisions(&std::fs::read_to_string(recorded_file).unwrap()));
+    // The control messages are the process's, not the session's.
+    let printed: Vec<Value> = live
+        .into_iter()
+        .filter(|l| !matches!(l["type"].as_str(), Some("control_response" | "control_request")))
+        .collect();
+    replays_as_live(&ws, &printed, "can_use_tool");
+}

@@ -47,14 +47,19 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 /// Claude Code 2.1.332's `tool_result_meta` entry for the ruling on `call`: what let it run
 /// (an allow rule, the mode, a read-only command's parts, a PreToolUse hook) or kept it from
 /// running (nobody to ask, `dontAsk`, a deny rule, a hook), as recorded in
-/// tests/print/recorded/2.1.332/tool_results/. `None` where no recording shows Claude Code's
-/// words (the SDK's callback, a person's answer, a hook's exit 2) or it prints none (an unknown
+/// tests/print/recorded/2.1.332/tool_results/, and the answer to the permission prompt as
+/// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where no recording shows Claude
+/// Code's words (the embedder's own callback, a hook's exit 2) or it prints none (an unknown
 /// tool, an invalid input, a removed tool).
 pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
     let (decision, kind, reason, source) = match ruling {
         // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
         Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
         Ruling::Refuse { why: Why::HookDenied { .. }, .. } => ("reject", Some("permission-rule"), Some("hook"), "hook"),
+        // tests/sdk/recorded/can_use_tool.jsonl: the answer to the permission prompt (the SDK's
+        // `can_use_tool`, standing in for the person Claude Code would ask), the user's ruling.
+        Ruling::Run { why: Why::PromptAllowed(_), .. } => ("accept", None, None, "user_temporary"),
+        Ruling::Refuse { why: Why::PromptDenied(_), .. } => ("reject", Some("permission-rule"), None, "user_reject"),
         // tool_results/hook_rulings: a hook's ask with nobody to ask, as a rule's ask reads.
         Ruling::Refuse { why: Why::HookAsked { .. }, .. } => ("reject", Some("user-rejected"), None, "config"),
         // tool_results/deny_rules: a Bash command is judged by its parts; another tool's path

@@ -481,6 +481,27 @@ fn consumed_input(record: &StepRecord) -> bool {
 }
 
 /// The transcript lines of one step: the messages it added, and a failed request's error line.
+/// A message of tool results as Claude Code writes it: each result a line of its own, as each
+/// was a message of its own before the request joined them (`parallel_tools/two_reads`), where
+/// the style splits blocks; one line otherwise.
+fn push_results(
+    w: &mut JsonlWriter<'_>,
+    message: &Message,
+    blocks: Vec<ContentBlock>,
+    at_ms: u64,
+    flags: &[&str],
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    let each = w.style.split_blocks && blocks.iter().all(|b| matches!(b, ContentBlock::ToolResult(_)));
+    let parts: Vec<Vec<ContentBlock>> = if each { blocks.into_iter().map(|b| vec![b]).collect() } else { vec![blocks] };
+    for part in parts {
+        let mut line = message.clone();
+        line.content = part;
+        w.push("user", encode("message", &line)?, at_ms, flags, out)?;
+    }
+    Ok(())
+}
+
 fn transcript_lines(
     w: &mut JsonlWriter<'_>,
     record: &StepRecord,
@@ -552,9 +573,9 @@ fn transcript_lines(
                         w.push("user", encode("message", &line)?, record.at_ms, flags, out)?;
                     }
                 } else if queued {
-                    let mut results_only = message.clone();
-                    results_only.content = kept;
-                    w.push("user", encode("message", &results_only)?, record.at_ms, flags, out)?;
+                    push_results(w, message, kept, record.at_ms, flags, out)?;
+                } else if results && w.style.split_blocks {
+                    push_results(w, message, message.content.clone(), record.at_ms, flags, out)?;
                 } else {
                     w.push("user", value, record.at_ms, flags, out)?;
                 }

@@ -28,14 +28,22 @@ pub(crate) fn from_meta(meta: &Value) -> Option<Value> {
     if let Some(reason) = reason {
         out["reasonType"] = json!(reason);
     }
+    // tests/sdk/recorded/can_use_tool*: the user's answer to the permission prompt, an allow
+    // granted once; the file gives no reason for either answer.
+    if source == "user_temporary" {
+        out["grantScope"] = json!("once");
+        out["reasonCode"] = json!("unknown");
+    }
     if decision == "reject" {
         let code = match (kind, reason) {
             // tool_results/dont_ask: `dontAsk` refused what would have been asked.
             (Some("permission-rule"), Some("mode")) => Some("mode:dontAsk"),
             // tool_results/hook_rulings: a PreToolUse hook's deny.
             (Some("permission-rule"), Some("hook")) => Some("hook:PreToolUse"),
-            // permission_denied/default_mode: an ask in print mode, with nobody to ask.
+            // permission_denied/default_mode: an ask in print mode, with nobody to ask; and the
+            // user's no to the permission prompt (can_use_tool).
             (Some("user-rejected"), None) => Some("unknown"),
+            (Some("permission-rule"), None) if source == "user_reject" => Some("unknown"),
             _ => None,
         };
         if let Some(code) = code {
@@ -84,6 +92,15 @@ mod tests {
             (
                 r#"{"id":"t","non_execution_kind":"user-rejected","permission_decision":{"decision":"reject","source":"config"}}"#,
                 r#"{"decision":"reject","source":"config","reasonCode":"unknown"}"#,
+            ),
+            // tests/sdk/recorded/can_use_tool.jsonl and its .transcript.jsonl.
+            (
+                r#"{"id":"t","permission_decision":{"decision":"accept","source":"user_temporary"}}"#,
+                r#"{"decision":"accept","source":"user_temporary","grantScope":"once","reasonCode":"unknown"}"#,
+            ),
+            (
+                r#"{"id":"t","non_execution_kind":"permission-rule","permission_decision":{"decision":"reject","source":"user_reject"}}"#,
+                r#"{"decision":"reject","source":"user_reject","reasonCode":"unknown"}"#,
             ),
         ];
         for (meta, field) in pairs {

@@ -77,8 +77,12 @@ impl SdkStream {
             return;
         }
         // A refusal the tool's own input check words (a Read a path rule denies,
-        // tool_results/deny_rules) is printed as no permission check's.
-        if message.starts_with("<tool_use_error>") {
+        // tool_results/deny_rules) is printed as no permission check's; nor is the user's own
+        // answer to the permission prompt (the SDK's `can_use_tool`, tests/sdk/recorded/
+        // can_use_tool.jsonl), which the outcome's entry names.
+        let user_said_no =
+            outcome.tool_result_meta.as_ref().is_some_and(|m| m["permission_decision"]["source"] == "user_reject");
+        if message.starts_with("<tool_use_error>") || user_said_no {
             return;
         }
         let mut fields = Map::new();
