@@ -700,9 +700,29 @@ fn a_call_an_interrupt_stops_is_answered_and_shown_as_claude_code_does() {
             lines.iter().filter(|l| l["type"] == "user").map(|l| l["message"]["content"].clone()).collect()
         };
         assert_eq!(users(&live), users(&recorded), "{version}: the user lines");
+        // 2.1.332's receipt lists what still waits (nothing here); 2.1.197 answers with nothing.
+        let receipt =
+            |lines: &[Value]| lines.iter().find(|l| l["response"]["request_id"] == "req_2_interrupt").cloned();
+        assert_eq!(receipt(&live), receipt(&recorded), "{version}: the interrupt's answer");
         // The answers to the control requests are the process's, not the session's.
         let printed: Vec<Value> = live.into_iter().filter(|l| l["type"] != "control_response").collect();
         replays_as_live(&ws, &printed, version);
+
+        // A message the host stamped with a uuid waits while the call runs: 2.1.332's receipt
+        // names it, and it runs after the interrupt as its own query.
+        let mut actions = scenario["input"].as_array().unwrap()[..6].to_vec();
+        actions.insert(
+            4,
+            json!({"send": {"type": "user", "message": {"role": "user", "content": "queued"},
+            "parent_tool_use_id": null, "session_id": "default", "uuid": "0b6f2f4e-0000-4000-8000-000000000001"}}),
+        );
+        actions.extend([json!({"contains": "\"type\":\"result\"", "n": 2}), json!({"close": true})]);
+        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let live = play_input(&Workspace::seed(), version, &server.url, &flags, &actions);
+        let still = receipt(&live).map(|r| r["response"]["response"].clone());
+        let want = (version == "2.1.332").then(|| json!({"still_queued": ["0b6f2f4e-0000-4000-8000-000000000001"]}));
+        assert_eq!(still, Some(want.unwrap_or(Value::Null)), "{version}");
+        assert_eq!(last_user_text(&server.requests()[1].body).last().map(String::as_str), Some("queued"), "{version}");
     }
 }
 

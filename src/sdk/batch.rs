@@ -13,33 +13,45 @@ use std::collections::VecDeque;
 use reloop_core::ContentBlock;
 use serde_json::Value;
 
-/// A message that waits: its content and the host's `origin` for it.
-pub(super) type Queued = (Vec<ContentBlock>, Option<Value>);
+/// A message that waits: its content, the host's `origin` for it, and the uuid the host stamped
+/// it with (what an interrupt's answer lists as still queued, 2.1.332).
+pub(super) type Queued = (Vec<ContentBlock>, Option<Value>, Option<String>);
+
+/// A query's message made of what waited, and the `origin` it carries.
+pub(super) type Batch = (Vec<ContentBlock>, Option<Value>);
 
 /// The one message the queued `waiting` ones make, in the order they came, with the last
 /// `origin` given; `None` when none waits.
 /// A queued `/compact` stays in the queue, for [`compact_next`], with what came after it. A
 /// message `alone` says runs as its own query (a command asked with its file's model,
 /// `sdk36/queued_command_model`) is taken by itself, and ends the batch before it.
-pub(super) fn take(waiting: &mut VecDeque<Queued>, alone: impl Fn(&[ContentBlock]) -> bool) -> Option<Queued> {
-    let first = waiting.pop_front()?;
-    if alone(&first.0) {
-        return Some(first);
+pub(super) fn take(waiting: &mut VecDeque<Queued>, alone: impl Fn(&[ContentBlock]) -> bool) -> Option<Batch> {
+    let (content, origin, _) = waiting.pop_front()?;
+    if alone(&content) {
+        return Some((content, origin));
     }
-    let upto = waiting.iter().position(|(content, _)| is_compact(content) || alone(content)).unwrap_or(waiting.len());
+    let upto =
+        waiting.iter().position(|(content, _, _)| is_compact(content) || alone(content)).unwrap_or(waiting.len());
     if upto == 0 {
-        return Some(first);
+        return Some((content, origin));
     }
-    let (messages, origins): (Vec<Vec<ContentBlock>>, Vec<Option<Value>>) =
-        std::iter::once(first).chain(waiting.drain(..upto)).unzip();
+    let (messages, origins): (Vec<Vec<ContentBlock>>, Vec<Option<Value>>) = std::iter::once((content, origin))
+        .chain(waiting.drain(..upto).map(|(content, origin, _)| (content, origin)))
+        .unzip();
     Some((join(messages), origins.into_iter().flatten().next_back()))
+}
+
+/// The uuids of the messages that wait, in order: Claude Code 2.1.332 answers an interrupt with
+/// them (`still_queued`), as they still run after it.
+pub(super) fn stamped(waiting: &VecDeque<Queued>) -> Vec<String> {
+    waiting.iter().filter_map(|(_, _, uuid)| uuid.clone()).collect()
 }
 
 /// Whether the next queued message is `/compact`, which Claude Code runs as a compaction when
 /// the query ends (`sdk36/queued_compact`, both versions) rather than sending it; taken from
 /// the queue when it is.
 pub(super) fn compact_next(waiting: &mut VecDeque<Queued>) -> bool {
-    let next = waiting.front().is_some_and(|(content, _)| is_compact(content));
+    let next = waiting.front().is_some_and(|(content, _, _)| is_compact(content));
     if next {
         waiting.pop_front();
     }
@@ -80,20 +92,24 @@ mod tests {
     use super::*;
 
     fn text(t: &str) -> Queued {
-        (vec![ContentBlock::text(t)], None)
+        (vec![ContentBlock::text(t)], None, None)
+    }
+
+    fn sent(t: &str) -> Option<Batch> {
+        Some((vec![ContentBlock::text(t)], None))
     }
 
     #[test]
     fn one_waiting_message_goes_as_it_came() {
         let mut waiting = VecDeque::from([text("only")]);
-        assert_eq!(take(&mut waiting, |_| false), Some(text("only")));
+        assert_eq!(take(&mut waiting, |_| false), sent("only"));
         assert_eq!(take(&mut waiting, |_| false), None);
     }
 
     #[test]
     fn queued_texts_become_one_message_joined_by_newlines_as_claude_code_sends_them() {
         let mut waiting = VecDeque::from([text("SECOND-QUESTION"), text("THIRD-QUESTION")]);
-        assert_eq!(take(&mut waiting, |_| false), Some(text("SECOND-QUESTION\nTHIRD-QUESTION")));
+        assert_eq!(take(&mut waiting, |_| false), sent("SECOND-QUESTION\nTHIRD-QUESTION"));
         assert!(waiting.is_empty());
     }
 
@@ -101,10 +117,10 @@ mod tests {
     fn a_queued_compact_is_taken_alone_and_ends_the_batch_before_it() {
         let mut waiting = VecDeque::from([text("a"), text("b"), text("/compact"), text("c")]);
         assert!(!compact_next(&mut waiting));
-        assert_eq!(take(&mut waiting, |_| false), Some(text("a\nb")));
+        assert_eq!(take(&mut waiting, |_| false), sent("a\nb"));
         assert!(compact_next(&mut waiting));
         assert!(!compact_next(&mut waiting));
-        assert_eq!(take(&mut waiting, |_| false), Some(text("c")));
+        assert_eq!(take(&mut waiting, |_| false), sent("c"));
         assert_eq!(take(&mut waiting, |_| false), None);
     }
 
@@ -112,17 +128,25 @@ mod tests {
     fn a_message_that_runs_alone_is_its_own_query_and_ends_the_batch_before_it() {
         let alone = |content: &[ContentBlock]| matches!(content, [ContentBlock::Text(t)] if t.text.starts_with("/fm"));
         let mut waiting = VecDeque::from([text("a"), text("/fm A"), text("/fm B"), text("b"), text("c")]);
-        assert_eq!(take(&mut waiting, alone), Some(text("a")));
-        assert_eq!(take(&mut waiting, alone), Some(text("/fm A")));
-        assert_eq!(take(&mut waiting, alone), Some(text("/fm B")));
-        assert_eq!(take(&mut waiting, alone), Some(text("b\nc")));
+        assert_eq!(take(&mut waiting, alone), sent("a"));
+        assert_eq!(take(&mut waiting, alone), sent("/fm A"));
+        assert_eq!(take(&mut waiting, alone), sent("/fm B"));
+        assert_eq!(take(&mut waiting, alone), sent("b\nc"));
     }
 
     #[test]
     fn a_batch_takes_the_last_origin_given() {
-        let stamped = |t: &str, kind: &str| (vec![ContentBlock::text(t)], Some(serde_json::json!({"kind": kind})));
+        let stamped =
+            |t: &str, kind: &str| (vec![ContentBlock::text(t)], Some(serde_json::json!({"kind": kind})), None);
         let mut waiting = VecDeque::from([stamped("a", "human"), stamped("b", "bot"), text("c")]);
         assert_eq!(take(&mut waiting, |_| false).unwrap().1, Some(serde_json::json!({"kind": "bot"})));
         assert_eq!(take(&mut VecDeque::from([text("a"), text("b")]), |_| false).unwrap().1, None);
+    }
+
+    #[test]
+    fn the_stamped_messages_that_wait_are_listed_in_order() {
+        let uuid = |t: &str, id: &str| (vec![ContentBlock::text(t)], None, Some(id.to_string()));
+        let waiting = VecDeque::from([uuid("a", "u1"), text("b"), uuid("c", "u3")]);
+        assert_eq!(stamped(&waiting), ["u1", "u3"]);
     }
 }

@@ -21,9 +21,9 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// One line the SDK wrote.
 #[derive(Debug)]
 pub enum Incoming {
-    /// `{"type": "user", "message": {...}, "origin"?: {...}}`: the next prompt, and the `origin`
-    /// the host stamped on it (echoed on its query's result).
-    User(Vec<reloop_core::ContentBlock>, Option<Value>),
+    /// `{"type": "user", "message": {...}, "origin"?: {...}, "uuid"?: "..."}`: the next prompt,
+    /// the `origin` the host stamped on it (echoed on its query's result) and its uuid.
+    User(Vec<reloop_core::ContentBlock>, Option<Value>, Option<String>),
     /// `{"type": "control_request", "request_id", "request": {"subtype", ...}}`.
     Request { id: String, request: Value },
     /// `{"type": "control_response", "response": {"subtype": "success"|"error", "request_id", ...}}`.
@@ -114,7 +114,7 @@ pub fn parse(line: &str) -> Result<Incoming, String> {
             let content = user_content(&message)?;
             // `"origin": null` is no stamp.
             let origin = value.get("origin").filter(|o| !o.is_null()).cloned();
-            Ok(Incoming::User(content, origin))
+            Ok(Incoming::User(content, origin, text(&value, "uuid")))
         }
         Some("control_request") => {
             let id = text(&value, "request_id").ok_or("a control_request without a request_id")?;
@@ -286,11 +286,11 @@ mod tests {
     #[test]
     fn the_sdk_s_lines_parse() {
         let user = r#"{"type": "user", "session_id": "", "message": {"role": "user", "content": "read a.txt"}, "parent_tool_use_id": null}"#;
-        assert!(matches!(parse(user), Ok(Incoming::User(c, None)) if c.len() == 1));
+        assert!(matches!(parse(user), Ok(Incoming::User(c, None, _)) if c.len() == 1));
         let stamped = r#"{"type": "user", "message": {"role": "user", "content": "hi"}, "origin": {"kind": "human"}}"#;
-        assert!(matches!(parse(stamped), Ok(Incoming::User(_, Some(o))) if o == json!({"kind": "human"})));
+        assert!(matches!(parse(stamped), Ok(Incoming::User(_, Some(o), _)) if o == json!({"kind": "human"})));
         let null = r#"{"type": "user", "message": {"role": "user", "content": "hi"}, "origin": null}"#;
-        assert!(matches!(parse(null), Ok(Incoming::User(_, None))));
+        assert!(matches!(parse(null), Ok(Incoming::User(_, None, _))));
         let init = r#"{"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}}"#;
         assert!(matches!(parse(init), Ok(Incoming::Request { id, .. }) if id == "req_1"));
         let allow = r#"{"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {"behavior": "allow"}}}"#;

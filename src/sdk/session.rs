@@ -395,7 +395,7 @@ async fn stream_session(
     let model_name = args.model_name();
     let (first, origin) = loop {
         match incoming.recv().await {
-            Some(Incoming::User(content, origin)) => {
+            Some(Incoming::User(content, origin, _)) => {
                 if let Some(names) = sdk_servers.take() {
                     servers.extend(crate::mcp::start_sdk(&names, &[], Arc::new(SdkMcp(wire.clone()))).await);
                 }
@@ -441,7 +441,7 @@ async fn stream_session(
                     }
                     Err(e) => wire.respond(&id, Err(e)),
                 },
-                "interrupt" => wire.respond(&id, Ok(Value::Null)),
+                "interrupt" => wire.respond(&id, Ok(queued::interrupt_receipt(&args.compat, &VecDeque::new()))),
                 other => {
                     wire.respond(&id, common_request(other, &request, &model_name, None, &crate::mcp::status(&servers)))
                 }
@@ -591,8 +591,10 @@ async fn serve(
                 }
             }
             line = incoming.recv(), if stdin_open => match line {
-                Some(Incoming::User(content, origin)) if running => waiting.push_back((setup.queued(content)?, origin)),
-                Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/clear") && !closed => {
+                Some(Incoming::User(content, origin, uuid)) if running => {
+                    waiting.push_back((setup.queued(content)?, origin, uuid))
+                }
+                Some(Incoming::User(content, ..)) if super::clear::is_command(&content, "/clear") && !closed => {
                     if let Some(mut old) = handle.take() {
                         control.clear();
                         while let Some(event) = old.next().await {
@@ -608,12 +610,12 @@ async fn serve(
                     unjournaled = Some(stream.conversation_reset(&id, last.as_ref()));
                     cleared = Some(id);
                 }
-                Some(Incoming::User(content, _)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
+                Some(Incoming::User(content, ..)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
                     stream.compact_by_hand();
                     control.compact();
                     running = true;
                 }
-                Some(Incoming::User(content, _))
+                Some(Incoming::User(content, ..))
                     if !closed && matches!(setup.local(&content, handle.is_none()), Ok(Some(_))) =>
                 {
                     if let Ok(Some(answer)) = setup.local(&content, handle.is_none()) {
@@ -621,7 +623,7 @@ async fn serve(
                         answered = true;
                     }
                 }
-                Some(Incoming::User(content, origin)) if handle.is_none() => {
+                Some(Incoming::User(content, origin, _)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
                     command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
@@ -636,7 +638,7 @@ async fn serve(
                     handle = Some(started);
                     running = true;
                 }
-                Some(Incoming::User(content, origin)) => {
+                Some(Incoming::User(content, origin, _)) => {
                     command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
                         ran.begin(&control, stream);
@@ -653,7 +655,7 @@ async fn serve(
                             if running {
                                 control.abort();
                             }
-                            Ok(Value::Null)
+                            Ok(queued::interrupt_receipt(&setup.args.compat, &waiting))
                         }
                         "set_model" => requested_model(&request).map(|model| {
                             let model = model.map(|m| setup.args.resolve_model(&m));

@@ -6,8 +6,9 @@
 
 use std::collections::VecDeque;
 
+use reloop_core::profile::ProfileId;
 use reloop_core::ContentBlock;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::command::CommandQuery;
 use super::Setup;
@@ -36,5 +37,16 @@ impl Setup {
         let command = self.command_query(&crate::launch::new::text_of(&content))?;
         let content = if command.is_some() { self.commands(content)? } else { content };
         Ok(Some((content, origin, command)))
+    }
+}
+
+/// The answer to an `interrupt`: 2.1.332's receipt lists the uuids of the messages that wait, as
+/// they still run after it (`interrupt/*` records `{"still_queued": []}`, and its init
+/// advertises `interrupt_receipt_v1`); 2.1.197 answers with nothing, and so does reloop's own
+/// profile.
+pub(super) fn interrupt_receipt(compat: &str, waiting: &VecDeque<Queued>) -> Value {
+    match ProfileId::parse(compat) {
+        Some(ProfileId::ClaudeCode2_1_332) => json!({"still_queued": crate::sdk::batch::stamped(waiting)}),
+        _ => Value::Null,
     }
 }

@@ -348,7 +348,11 @@ impl SdkStream {
                     "claude_code_version": CLAUDE_CODE_VERSION, "output_style": self.settings_view.1,
                     "agents": self.agents, "skills": [], "plugins": [],
                 });
-                let Value::Object(line) = init else { return };
+                let Value::Object(mut line) = init else { return };
+                if *profile == ProfileId::ClaudeCode2_1_332 {
+                    // Of 2.1.332's protocol capabilities, those reloop keeps: the interrupt's receipt.
+                    line.insert("capabilities".into(), json!(["interrupt_receipt_v1"]));
+                }
                 self.init = Some(line.clone());
                 self.hold_init(line);
             }
