@@ -4,7 +4,8 @@
 //! messages as they go by ([`Tally`]).
 
 use reloop_core::profile::{agent_trailer, indented, HandBack, HAND_BACK_FRAME};
-use reloop_core::{ContentBlock, Message, Role, ToolResultContent, ToolUse, Usage};
+use reloop_core::{ContentBlock, Event, Message, Role, ToolResultContent, ToolUse, Usage};
+use reloop_journal::{JournalBackend, JournalError};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -33,6 +34,30 @@ impl Tally {
         if let Some(usage) = usage {
             self.last_usage = usage.clone();
         }
+    }
+
+    /// The tally of a child that already ended, from its journal (a resumed parent takes its
+    /// answer from there): the calls of the responses it kept, its last response's usage, and
+    /// the time from its first step to its last.
+    pub(crate) fn journaled(journal: &dyn JournalBackend, id: &str) -> Result<(Tally, u64), JournalError> {
+        let (mut tally, mut pending, mut span) = (Tally::default(), Vec::new(), None::<(u64, u64)>);
+        journal.visit_steps(id, &mut |step| {
+            match &step.event {
+                Event::ModelBlock { block: ContentBlock::ToolUse(call), .. } => {
+                    pending.push((call.name.clone(), call.input.clone()))
+                }
+                Event::ModelDone { usage, .. } => {
+                    tally.calls.append(&mut pending);
+                    tally.last_usage = usage.clone();
+                }
+                // A failed attempt's calls were taken back.
+                Event::ModelFailed { .. } => pending.clear(),
+                _ => {}
+            }
+            span = Some((span.map_or(step.at_ms, |(first, _)| first), step.at_ms));
+            Ok(true)
+        })?;
+        Ok((tally, span.map_or(0, |(first, last)| last.saturating_sub(first))))
     }
 
     /// The child's calls as Claude Code counts them: the final-answer tool is not one.

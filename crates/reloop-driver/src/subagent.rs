@@ -139,10 +139,10 @@ impl Subagents {
     ) -> ToolOutcome {
         let (tally, started) = (Arc::new(Mutex::new(Tally::default())), Instant::now());
         match self.clone().run_child(&call, permissions, cancel, turn, tally.clone()).await {
-            Ok((result, agent_type, model)) => {
+            Ok(Ended { result, agent_type, model, journaled_ms }) => {
                 let tally = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                self.outcome_of(&call, (&agent_type, &model), &result, &tally, duration_ms)
+                let ran_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.outcome_of(&call, (&agent_type, &model), &result, &tally, journaled_ms.unwrap_or(ran_ms))
             }
             Err(text) => ToolOutcome::error(&call.id, &format!("<tool_use_error>{text}</tool_use_error>")),
         }
@@ -189,7 +189,7 @@ impl Subagents {
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
         tally: Arc<Mutex<Tally>>,
-    ) -> Result<(RunResult, String, String), String> {
+    ) -> Result<Ended, String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
         let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
@@ -206,8 +206,10 @@ impl Subagents {
         };
         if let (Some(id), Some(j)) = (&existing, &journal) {
             if let Some(result) = finished_result(j, id)? {
+                let (journaled, ms) = Tally::journaled(&**j, id).map_err(|e| e.to_string())?;
+                *tally.lock().unwrap_or_else(|p| p.into_inner()) = journaled;
                 let model = self.child_model(&definition);
-                return Ok((result, definition.name, model));
+                return Ok(Ended { result, agent_type: definition.name, model, journaled_ms: Some(ms) });
             }
         }
         let (provider, mut first_request) = self.order.view();
@@ -222,7 +224,7 @@ impl Subagents {
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
         let (events, tool_use_id) = (self.events.clone(), call.id.clone());
-        let child = agent_id(handle.session_id());
+        let (child, forwarded) = (agent_id(handle.session_id()), tally.clone());
         let follower = tokio::spawn(async move {
             let mut usage = None;
             let forward = move |event| {
@@ -230,7 +232,7 @@ impl Subagents {
                     RunEvent::Response { usage: answered, .. } => return usage = Some(answered),
                     RunEvent::Message(message) => {
                         let usage = if message.role == Role::Assistant { usage.take() } else { None };
-                        tally.lock().unwrap_or_else(|p| p.into_inner()).message(&message, usage.as_ref());
+                        forwarded.lock().unwrap_or_else(|p| p.into_inner()).message(&message, usage.as_ref());
                         let (tool_use_id, agent_id) = (tool_use_id.clone(), child.clone());
                         RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage }
                     }
@@ -263,7 +265,15 @@ impl Subagents {
         };
         let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
         let model = self.child_model(&definition);
-        result.map(|r| (r, definition.name, model)).map_err(|e| format!("the agent failed: {e}"))
+        let result = result.map_err(|e| format!("the agent failed: {e}"))?;
+        // The whole child as journaled, when it is: a resumed child's earlier calls too.
+        let mut journaled_ms = None;
+        if let Some(j) = self.journals.open()? {
+            let (journaled, ms) = Tally::journaled(&*j, &result.session_id).map_err(|e| e.to_string())?;
+            *tally.lock().unwrap_or_else(|p| p.into_inner()) = journaled;
+            journaled_ms = existing.is_some().then_some(ms);
+        }
+        Ok(Ended { result, agent_type: definition.name, model, journaled_ms })
     }
 
     /// The child's session: the definition's prompt, tools and model under the parent's rules.
@@ -334,6 +344,16 @@ fn finished_result(journal: &SessionJournal, id: &str) -> Result<Option<RunResul
     let header = journal.header(id).map_err(|e| e.to_string())?;
     let state = crate::rebuild(&**journal, id, &header.core_config).map_err(|e| e.to_string())?.state;
     Ok(state.is_done().then(|| crate::outputs::result_of(id, &state, 0)))
+}
+
+/// A child's end, as its call answers it.
+struct Ended {
+    result: RunResult,
+    agent_type: String,
+    /// The model it was set to ask.
+    model: String,
+    /// How long it ran by its journal, when it ran (or began) before a crash.
+    journaled_ms: Option<u64>,
 }
 
 /// The answer of a child that stopped before it finished: why.
