@@ -61,12 +61,12 @@ fn every_recorded_transcript_agrees() {
     assert_eq!(failing, Vec::<(String, String)>::new());
     // Both versions of every family agree, subagents' sidechains included, and the recorder's
     // other files are no transcripts.
-    assert_eq!(verdicts.len(), 116, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 124, "{verdicts:?}");
     assert!(verdicts.iter().any(|(n, v)| n.contains("2.1.332/subagent/default/subagents/agent-") && v == "agrees"));
-    assert_eq!(doc["agree"], 116);
+    assert_eq!(doc["agree"], 124);
     assert!(doc["skipped"].as_array().unwrap().iter().all(|f| !f.as_str().unwrap().ends_with("transcript.jsonl")));
     let xml = std::fs::read_to_string(junit).unwrap();
-    assert!(xml.contains("tests=\"116\" failures=\"0\" errors=\"0\" skipped=\"0\""), "{xml}");
+    assert!(xml.contains("tests=\"124\" failures=\"0\" errors=\"0\" skipped=\"0\""), "{xml}");
 }
 
 #[test]

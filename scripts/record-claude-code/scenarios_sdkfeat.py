@@ -92,7 +92,8 @@ SCENARIOS = [alias(a) for a in ["opus", "sonnet", "haiku", "opusplan", "opus[1m]
         "flags": ["--model", model],
         "defaults": {"main": {"text": FINAL}},
     }
-    for model in ["claude-sonnet-4-6", "haiku", "claude-opus-4-5"] for tokens in ["8000", "0"]
+    for model in ["claude-sonnet-4-6", "haiku", "claude-opus-4-5", "claude-opus-5-5", "claude-sonnet-5-5"]
+    for tokens in ["8000", "0"]
 ] + [
     {
         "name": "budget/max_budget_usd",

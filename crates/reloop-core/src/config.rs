@@ -174,7 +174,12 @@ impl Config {
     pub fn total_tokens(&self, model: &str) -> Option<crate::profile::TotalTokens> {
         self.rules().total_tokens.filter(|t| {
             let also = self.flag(crate::flags::Flag::ModelIdentityReminder) && model.contains(t.also);
-            (model.contains(t.models) || also) && self.flag(crate::flags::Flag::TotalTokensReminder)
+            let named = (model.contains(t.models) || also) && self.flag(crate::flags::Flag::TotalTokensReminder);
+            if !self.flag(crate::flags::Flag::TotalTokensByModel) {
+                return named;
+            }
+            let id = crate::profile::canonical_model(model);
+            (named || t.older.contains(&id.as_str())) && !t.newer.contains(&id.as_str())
         })
     }
 

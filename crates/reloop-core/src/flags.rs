@@ -173,6 +173,11 @@ pub enum Flag {
     /// `tool_use_result` is the child's summary, as `subagent/foreground` records. Off: the
     /// report and reloop's `agentId:` line, no summary.
     ClaudeCodeHandBack = 31,
+    /// Under 2.1.332, the `<total_tokens>` reminder goes to the models its recordings show it
+    /// reminding ([`crate::profile::TotalTokens::older`]: also Opus 4.5) and never to the newer
+    /// ones ([`crate::profile::TotalTokens::newer`]: Sonnet 5.5), whatever their name holds
+    /// (`env/disable_adaptive_thinking_*`). Off: by name alone (Sonnet, and Haiku 4 under flag 26).
+    TotalTokensByModel = 32,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -223,6 +228,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeHookRulings,
     Flag::ExitCodeFirst,
     Flag::ClaudeCodeHandBack,
+    Flag::TotalTokensByModel,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -307,7 +313,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31
+                30, 31, 32
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -323,7 +329,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -296,8 +296,11 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             .to_string(),
         ),
         (
-            "request: `output_config.effort`, Opus / other models (those in `EFFORT_MODELS` only)",
-            p.wire.effort.map_or("none".to_string(), |(opus, other)| format!("`{opus}` / `{other}`")),
+            "request: `output_config.effort` (models in `EFFORT_MODELS`, and those named otherwise)",
+            p.wire.effort.map_or("none".to_string(), |e| {
+                let except: Vec<String> = e.except.iter().map(|(m, x)| format!("{m} `{x}`")).collect();
+                if except.is_empty() { format!("`{}`", e.effort) } else { format!("`{}`; {}", e.effort, except.join(", ")) }
+            }),
         ),
         (
             "request: the whole-answer request's `stream` key",
@@ -349,9 +352,14 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "`<total_tokens>N tokens left</total_tokens>` reminder on tool results and the first message",
             p.total_tokens.map_or("none".to_string(), |t| {
+                let ids = |ids: &[&str]| ids.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ");
                 format!(
-                    "{} models (and `{}` ones, flag 26): N = {} less the last response's tokens",
-                    t.models, t.also, t.budget
+                    "{} models (and `{}` ones, flag 26; also {}, never {}, flag 32): N = {} less the last response's tokens",
+                    t.models,
+                    t.also,
+                    ids(t.older),
+                    ids(t.newer),
+                    t.budget
                 )
             }),
         ),
@@ -369,6 +377,13 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
         (
             "`max_tokens`: Opus / other models (after a fallback: the fallback model's)",
             format!("{} / {DEFAULT_MAX_TOKENS}", p.opus_max_tokens),
+        ),
+        (
+            "`max_tokens` of the models whose own limit the version knows",
+            match p.output_limits {
+                [] => "none".to_string(),
+                known => known.iter().map(|(m, n)| format!("`{m}` {n}")).collect::<Vec<_>>().join(", "),
+            },
         ),
     ]
 }

@@ -12,6 +12,7 @@ mod betas;
 mod compact_texts;
 mod hand_back;
 mod identity;
+mod models;
 mod rules;
 mod thinking;
 
@@ -19,6 +20,7 @@ pub use betas::*;
 pub use compact_texts::*;
 pub use hand_back::*;
 pub use identity::*;
+pub use models::*;
 pub use rules::*;
 use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 pub use thinking::*;
@@ -142,8 +144,10 @@ pub struct Profile {
     /// retry (under [`crate::Flag::CutStreamResume`]).
     pub cut_stream_resume: Option<Injected>,
     /// `max_tokens` of an Opus model's requests (other models: [`DEFAULT_MAX_TOKENS`]), unless
-    /// `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
+    /// `output_limits`, `CLAUDE_CODE_MAX_OUTPUT_TOKENS` or a flag says otherwise.
     pub opus_max_tokens: u32,
+    /// The models whose own limit the version knows, by id (`OUTPUT_LIMITS_*`).
+    pub output_limits: &'static [(&'static str, u32)],
     /// How a compaction is asked for and what follows it.
     pub compact: CompactRule,
     /// Request details worded per version.
@@ -160,7 +164,10 @@ pub struct Profile {
 impl Profile {
     /// The `max_tokens` this profile's version sends for `model`.
     pub fn max_tokens_for(&self, model: &str) -> u32 {
-        if model.contains("opus") {
+        let id = models::canonical_model(model);
+        if let Some((_, limit)) = self.output_limits.iter().find(|(known, _)| *known == id) {
+            *limit
+        } else if model.contains("opus") {
             self.opus_max_tokens
         } else {
             DEFAULT_MAX_TOKENS
@@ -228,6 +235,7 @@ pub const RELOOP: Profile = Profile {
     budget_before_tools: false,
     cut_stream_resume: None,
     opus_max_tokens: DEFAULT_MAX_TOKENS,
+    output_limits: &[],
     compact: CompactRule {
         in_place: false,
         instruction: COMPACT_INSTRUCTION,
@@ -301,6 +309,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     budget_before_tools: true,
     cut_stream_resume: None,
     opus_max_tokens: 64_000,
+    output_limits: OUTPUT_LIMITS_2_1_197,
     compact: CompactRule {
         in_place: true,
         instruction: COMPACT_INSTRUCTION_2_1_197,
@@ -315,7 +324,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         by_hand_too_few: Some("Not enough messages to compact."),
     },
     wire: WireRule {
-        effort: Some(("high", "high")),
+        effort: Some(EffortRule { effort: "high", except: &[] }),
         whole_stream_key: false,
         stainless_timeout: Some((600, 300)),
         js_tool_inputs: true,
@@ -329,6 +338,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
     thinking: Some(ThinkingRule {
         budget_models: BUDGET_THINKING_MODELS,
         rejects_disabled: &[],
+        omits_disabled: &["claude-opus-5-5"],
         display: None,
         min_budget: 0,
         child: ChildThinking::Disabled,
@@ -396,6 +406,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
     budget_before_tools: true,
     cut_stream_resume: Some(Injected { text: CUT_STREAM_RESUME_TEXT, reminder: true }),
     opus_max_tokens: 128_000,
+    output_limits: OUTPUT_LIMITS_2_1_332,
     compact: CompactRule {
         in_place: true,
         instruction: COMPACT_INSTRUCTION_2_1_332,
@@ -417,7 +428,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         by_hand_too_few: None,
     },
     wire: WireRule {
-        effort: Some(("medium", "high")),
+        effort: Some(EffortRule { effort: "high", except: EFFORT_MEDIUM_5_5 }),
         whole_stream_key: true,
         stainless_timeout: Some((600, 300)),
         js_tool_inputs: true,
@@ -428,11 +439,12 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         merge_user_messages: true,
         betas: Some(BetaRule::V2_1_332),
     },
-    total_tokens: Some(TotalTokens { budget: 15_000_000, models: "sonnet", also: "claude-haiku-4" }),
+    total_tokens: Some(TOTAL_TOKENS_2_1_332),
     model_identities: IDENTITIES_2_1_332,
     thinking: Some(ThinkingRule {
         budget_models: BUDGET_THINKING_MODELS,
-        rejects_disabled: &["claude-haiku-5-5"],
+        rejects_disabled: &["claude-haiku-5-5", "claude-opus-5-5", "claude-sonnet-5-5"],
+        omits_disabled: &[],
         display: Some("updates"),
         min_budget: 1024,
         child: ChildThinking::Display("omitted"),

@@ -428,9 +428,9 @@ pub const EFFORT_MODELS: &[&str] =
 /// Request details a profile's version words its own way (the loop does not depend on them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WireRule {
-    /// `output_config.effort` for Opus models and for the others (`None`: no `output_config`),
-    /// sent only to models in [`EFFORT_MODELS`]: an older model's API refuses the key.
-    pub effort: Option<(&'static str, &'static str)>,
+    /// `output_config.effort` (`None`: no `output_config`), sent only to models in
+    /// [`EFFORT_MODELS`] (an older model's API refuses the key) or named by the rule.
+    pub effort: Option<super::EffortRule>,
     /// A whole-answer request carries `"stream": false`; 2.1.197 sends no `stream` key.
     pub whole_stream_key: bool,
     /// The `X-Stainless-Timeout` header, in seconds, on streamed and on whole-answer requests.
@@ -463,8 +463,11 @@ pub struct WireRule {
 impl WireRule {
     /// The effort this version asks of `model`.
     pub fn effort_for(&self, model: &str) -> Option<&'static str> {
-        let known = EFFORT_MODELS.iter().any(|prefix| model.starts_with(prefix));
-        self.effort.filter(|_| known).map(|(opus, other)| if model.contains("opus") { opus } else { other })
+        let rule = self.effort?;
+        if let Some((_, effort)) = rule.except.iter().find(|(prefix, _)| model.starts_with(prefix)) {
+            return Some(effort);
+        }
+        EFFORT_MODELS.iter().any(|prefix| model.starts_with(prefix)).then_some(rule.effort)
     }
 }
 
@@ -481,6 +484,12 @@ pub struct TotalTokens {
     /// Also models whose name holds this, under flag 26 (`claude-haiku-4`, recorded with the
     /// reminder in `settings_sources/default` and a command's Haiku query).
     pub also: &'static str,
+    /// Under flag 32, also these models (by id), and never the `newer` ones, whatever their
+    /// name holds: 2.1.332 reminds Opus 4.5 and not Sonnet 5.5
+    /// (`env/disable_adaptive_thinking_{opus_4_5,sonnet_5_5}`, recorded 2026-12-06).
+    pub older: &'static [&'static str],
+    /// See `older`.
+    pub newer: &'static [&'static str],
 }
 
 impl TotalTokens {

@@ -3,11 +3,14 @@
 //! adaptively on the models that can (Opus 4.8, Sonnet 5, Sonnet 4.6, the 5.5 family), whatever
 //! budget `MAX_THINKING_TOKENS` names; the older ones get a budget, by default all their output
 //! less one token (Haiku 4.5 under 2.1.197: `{"budget_tokens": 31999, "type": "enabled"}`);
-//! `MAX_THINKING_TOKENS=0` turns thinking off with `{"type": "disabled"}`, except on a model
-//! that refuses it, which 2.1.332 asks to think adaptively anyway (Haiku 5.5). The rule reads
-//! the bundles' (2.1.197's `qst`, `zIi`, `x3e`) where the recordings stop.
+//! `MAX_THINKING_TOKENS=0` turns thinking off with `{"type": "disabled"}`, except on the models
+//! 2.1.332 asks to think adaptively anyway (the 5.5 family: Haiku, Opus and Sonnet) and on
+//! Opus 5.5 under 2.1.197, which then sends no `thinking` at all. The rule reads the bundles'
+//! (2.1.197's `qst`, `zIi`, `x3e`) where the recordings stop.
 
 use serde_json::{json, Map, Value};
+
+use super::models::canonical_model as canonical;
 
 /// What the session asked for: `MAX_THINKING_TOKENS` (or `--max-thinking-tokens`) unset, `0`,
 /// or a budget.
@@ -40,6 +43,8 @@ pub struct ThinkingRule {
     pub budget_models: &'static [&'static str],
     /// Models that refuse `{"type": "disabled"}`: they think adaptively when asked not to.
     pub rejects_disabled: &'static [&'static str],
+    /// Models asked not to think with no `thinking` at all (2.1.197's Opus 5.5).
+    pub omits_disabled: &'static [&'static str],
     /// The `display` every thinking config carries (2.1.332: `updates`).
     pub display: Option<&'static str>,
     /// The smallest budget sent (2.1.332: 1024).
@@ -71,8 +76,9 @@ pub const BUDGET_THINKING_MODELS: &[&str] = &[
 
 /// The models that think on a budget, as the older ones do, under
 /// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING` (recorded, both versions:
-/// `env/disable_adaptive_thinking_sonnet_4_6`); Opus 4.8 and 5.5 think adaptively whatever it says
-/// (`env/disable_adaptive_thinking`). The others are not recorded and keep adaptive thinking.
+/// `env/disable_adaptive_thinking_sonnet_4_6`); Opus 4.8, Opus 5.5 and Sonnet 5.5 think
+/// adaptively whatever it says (`env/disable_adaptive_thinking`, `…_sonnet_5_5`), and the models
+/// that think on a budget anyway keep theirs (`…_haiku_4_5`, `…_opus_4_5`).
 pub const ADAPTIVE_OR_BUDGET_MODELS: &[&str] = &["claude-sonnet-4-6"];
 
 /// The environment's thinking switches, Claude Code's names: `CLAUDE_CODE_DISABLE_THINKING`
@@ -147,6 +153,7 @@ impl ThinkingRule {
         let adaptive = !on_budget && !self.budget_models.contains(&id.as_str());
         let config = match asked {
             ThinkingAsked::Off if self.rejects_disabled.contains(&id.as_str()) => json!({"type": "adaptive"}),
+            ThinkingAsked::Off if self.omits_disabled.contains(&id.as_str()) => return None,
             ThinkingAsked::Off => return Some(json!({"type": "disabled"})),
             _ if adaptive => json!({"type": "adaptive"}),
             ThinkingAsked::Budget(n) => budget(n.min(max_tokens.saturating_sub(1)).max(self.min_budget)),
@@ -175,20 +182,6 @@ pub fn reloop_thinking(asked: ThinkingAsked) -> Option<Value> {
     match asked {
         ThinkingAsked::Budget(n) => Some(json!({"type": "enabled", "budget_tokens": n})),
         ThinkingAsked::Default | ThinkingAsked::Off => None,
-    }
-}
-
-/// `claude-haiku-4-5-20251001` → `claude-haiku-4-5`; `claude-opus-4-8[1m]` → `claude-opus-4-8`;
-/// the dated first Claude 4 models (`claude-sonnet-4-20250514`) → `claude-sonnet-4-0`.
-fn canonical(model: &str) -> String {
-    let id = model.strip_suffix("[1m]").unwrap_or(model);
-    let id = match id.rsplit_once('-') {
-        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => id,
-    };
-    match id {
-        "claude-opus-4" | "claude-sonnet-4" => format!("{id}-0"),
-        _ => id.to_string(),
     }
 }
 
@@ -224,7 +217,12 @@ mod tests {
             ),
             (new, "claude-opus-4-5", 32_000, Off, json!({"type": "disabled"})),
             (new, "claude-sonnet-4-6", 32_000, Budget(8000), json!({"type": "adaptive", "display": "updates"})),
+            // thinking_env/claude_{opus,sonnet}_5_5_0 (recorded 2026-12-06).
+            (old, "claude-sonnet-5-5", 64_000, Off, json!({"type": "disabled"})),
+            (new, "claude-opus-5-5", 128_000, Off, json!({"type": "adaptive", "display": "updates"})),
+            (new, "claude-sonnet-5-5", 128_000, Off, json!({"type": "adaptive", "display": "updates"})),
         ];
+        assert_eq!(old.request("claude-opus-5-5", 32_000, Off), None, "2.1.197 sends Opus 5.5 no thinking at all");
         for (rule, model, max_tokens, asked, want) in cases {
             let got = rule.request(model, max_tokens, asked).unwrap();
             assert_eq!(got, want, "{model} {asked:?}");
