@@ -173,8 +173,11 @@ impl Config {
     /// The `<total_tokens>` reminder, when this session's profile, model and flags call for it.
     pub fn total_tokens(&self, model: &str) -> Option<crate::profile::TotalTokens> {
         self.rules().total_tokens.filter(|t| {
+            if !self.flag(crate::flags::Flag::TotalTokensReminder) {
+                return false;
+            }
             let also = self.flag(crate::flags::Flag::ModelIdentityReminder) && model.contains(t.also);
-            let named = (model.contains(t.models) || also) && self.flag(crate::flags::Flag::TotalTokensReminder);
+            let named = model.contains(t.models) || also;
             if !self.flag(crate::flags::Flag::TotalTokensByModel) {
                 return named;
             }
@@ -295,4 +298,32 @@ setters! {
     with_local_model_server => local_model_server: bool;
     /// The same config with `digest_version` set.
     with_digest_version => digest_version: u32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::{Flag, Flags};
+    use crate::profile::ProfileId;
+
+    fn without(flag: Flag) -> Flags {
+        let mut flags = Flags::current();
+        flags.flip(flag.number());
+        flags
+    }
+
+    /// Who gets 2.1.332's `<total_tokens>` reminder: under flag 32 the models the recordings
+    /// show it reminding (Opus 4.5 too, never Sonnet 5.5); before it, by name; and nobody when
+    /// the reminder itself is off (an imported session, whose transcript holds it as text).
+    #[test]
+    fn the_total_tokens_reminder_goes_where_the_sessions_flags_say() {
+        let config = Config::default().with_profile(ProfileId::ClaudeCode2_1_332);
+        let reminded = |c: &Config, model: &str| c.total_tokens(model).is_some();
+        assert!(reminded(&config, "claude-sonnet-4-6") && reminded(&config, "claude-opus-4-5"));
+        assert!(!reminded(&config, "claude-sonnet-5-5") && !reminded(&config, "claude-opus-5-5"));
+        let by_name = config.clone().with_flags(without(Flag::TotalTokensByModel));
+        assert!(reminded(&by_name, "claude-sonnet-5-5") && !reminded(&by_name, "claude-opus-4-5"));
+        let off = config.clone().with_flags(without(Flag::TotalTokensReminder));
+        assert!(!reminded(&off, "claude-opus-4-5") && !reminded(&off, "claude-sonnet-4-6"));
+    }
 }
