@@ -25,6 +25,18 @@ exit 0
 """
 
 
+BLOCK = "/tmp/reloop-cc-hooks/block.sh"
+# A PreToolUse hook that blocks a Bash call by exiting 2 with a reason on stderr (recorded
+# 2026-12-06: the `tool_result_meta` of a hook's exit 2).
+BLOCK_SH = """#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'"tool_name":"Bash"'*) echo "HOOK-BLOCKS-BASH" >&2; exit 2 ;;
+esac
+exit 0
+"""
+
+
 def tool(name, **inp):
     return {"type": "tool_use", "name": name, "input": inp}
 
@@ -49,6 +61,18 @@ SCENARIOS = [
          {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
          tool("Read", file_path=P + "/README.md"),
          tool("Edit", file_path=P + "/README.md", old_string="demo", new_string="DEMO"),
+     )},
+    {"name": "tool_results/hook_exit2",
+     "note": "A PreToolUse hook (every tool) that exits 2 for a Bash call (stderr `HOOK-BLOCKS-BASH`) and "
+             "0 otherwise: the blocked Bash, then a Read the rules allow (--allowedTools Read).",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Read"],
+     "files": {BLOCK: BLOCK_SH},
+     "settings": {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": BLOCK}]}]}},
+     "full_texts": True,
+     "steps": one_each(
+         {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
+         tool("Read", file_path=P + "/README.md"),
      )},
     {"name": "tool_results/deny_rules",
      "note": "Deny rules: `--disallowedTools Bash(touch:*)` refuses a Bash touch, the settings' "

@@ -178,6 +178,10 @@ pub enum Flag {
     /// ones ([`crate::profile::TotalTokens::newer`]: Sonnet 5.5), whatever their name holds
     /// (`env/disable_adaptive_thinking_*`). Off: by name alone (Sonnet, and Haiku 4 under flag 26).
     TotalTokensByModel = 32,
+    /// Under a Claude Code profile, a PreToolUse hook's exit 2 refuses the call with its stderr as
+    /// written, trailing newline included, as both versions do (`tool_results/hook_exit2`;
+    /// [`crate::profile::Profile::stop_hook_raw_stderr`]). Off: trimmed.
+    PreToolUseRawStderr = 33,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -229,6 +233,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ExitCodeFirst,
     Flag::ClaudeCodeHandBack,
     Flag::TotalTokensByModel,
+    Flag::PreToolUseRawStderr,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -313,7 +318,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32
+                30, 31, 32, 33
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -329,7 +334,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -49,13 +49,17 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 /// running (nobody to ask, `dontAsk`, a deny rule, a hook), as recorded in
 /// tests/print/recorded/2.1.332/tool_results/, and the answer to the permission prompt as
 /// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where no recording shows Claude
-/// Code's words (the embedder's own callback, a hook's exit 2) or it prints none (an unknown
+/// Code's words (the embedder's own callback) or it prints none (an unknown
 /// tool, an invalid input, a removed tool).
 pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
     let (decision, kind, reason, source) = match ruling {
         // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
         Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
         Ruling::Refuse { why: Why::HookDenied { .. }, .. } => ("reject", Some("permission-rule"), Some("hook"), "hook"),
+        // tool_results/hook_exit2: a hook's exit 2 reads as its deny.
+        Ruling::Refuse { why: Why::HookBlocked { .. }, .. } => {
+            ("reject", Some("permission-rule"), Some("hook"), "hook")
+        }
         // tests/sdk/recorded/can_use_tool.jsonl: the answer to the permission prompt (the SDK's
         // `can_use_tool`, standing in for the person Claude Code would ask), the user's ruling.
         Ruling::Run { why: Why::PromptAllowed(_), .. } => ("accept", None, None, "user_temporary"),

@@ -64,6 +64,9 @@ pub struct HookRulings {
     /// A hook's `ask` with a reason, when nobody can be asked, refuses the call with that reason
     /// whatever the rules say (both Claude Code versions); off: the ask decides nothing.
     pub ask_refuses: bool,
+    /// An exit-2 hook's stderr refuses the call as written, trailing newline included (both
+    /// Claude Code versions, `tool_results/hook_exit2`); off: trimmed.
+    pub raw_stderr: bool,
 }
 
 impl HookRulings {
@@ -74,7 +77,8 @@ impl HookRulings {
             return HookRulings::default();
         }
         let texts = &config.rules().tools;
-        HookRulings { denied: texts.hook_denied, ask_refuses: texts.hook_ask_refuses }
+        let raw_stderr = config.flag(reloop_core::Flag::PreToolUseRawStderr) && config.rules().stop_hook_raw_stderr;
+        HookRulings { denied: texts.hook_denied, ask_refuses: texts.hook_ask_refuses, raw_stderr }
     }
 }
 
@@ -262,7 +266,17 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
         hooks = outcome(HookEventName::PreToolUse, runs);
         if !hooks.blocks.is_empty() {
             let commands = hooks.blocks.iter().map(|b| b.command.clone()).collect();
-            return refuse(pre_tool_use_feedback(tool, &hooks.blocks), true, Why::HookBlocked { commands });
+            let mut blocks = hooks.blocks.clone();
+            if checks.hook_rulings.raw_stderr {
+                // Each exit 2's stderr as the hook wrote it.
+                for block in blocks.iter_mut().filter(|b| !b.from_json) {
+                    let run = runs.iter().find(|r| r.command == block.command && !r.stderr.trim().is_empty());
+                    if let Some(run) = run {
+                        block.message.clone_from(&run.stderr);
+                    }
+                }
+            }
+            return refuse(pre_tool_use_feedback(tool, &blocks), true, Why::HookBlocked { commands });
         }
         if let Some(updated) = &hooks.updated_input {
             input = updated;

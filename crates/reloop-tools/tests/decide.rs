@@ -15,7 +15,7 @@ const ALL: Checks = Checks {
     can_use_tool: true,
     rules: true,
     prompt: true,
-    hook_rulings: reloop_tools::HookRulings { denied: None, ask_refuses: false },
+    hook_rulings: reloop_tools::HookRulings { denied: None, ask_refuses: false, raw_stderr: false },
 };
 
 /// The outside world's answers, given when asked.
@@ -215,8 +215,11 @@ fn a_hook_s_ask_and_a_hook_that_stops_the_loop_decide_nothing_for_the_call() {
 /// hook error; in both versions a hook's ask, with nobody to ask, refuses with its reason.
 #[test]
 fn under_claude_code_s_hook_rulings_a_deny_reads_as_a_hook_error_and_an_ask_refuses_with_its_reason() {
-    let rulings =
-        reloop_tools::HookRulings { denied: Some("PreToolUse:{tool} hook error: {reason}"), ask_refuses: true };
+    let rulings = reloop_tools::HookRulings {
+        denied: Some("PreToolUse:{tool} hook error: {reason}"),
+        ask_refuses: true,
+        raw_stderr: true,
+    };
     let headless = Checks { prompt: false, hook_rulings: rulings, ..ALL };
     let deny = deciding("guard", "deny", json!({"permissionDecisionReason": "HOOK-DENIES-BASH"}));
     let script = Script { hooks: vec![deny], ..Script::default() };
@@ -435,9 +438,12 @@ mod total {
     }
 
     fn checks() -> impl Strategy<Value = Checks> {
-        let words = (any::<bool>(), any::<bool>()).prop_map(|(denied, ask_refuses)| reloop_tools::HookRulings {
-            denied: denied.then_some("PreToolUse:{tool} hook error: {reason}"),
-            ask_refuses,
+        let words = (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(denied, ask_refuses, raw_stderr)| {
+            reloop_tools::HookRulings {
+                denied: denied.then_some("PreToolUse:{tool} hook error: {reason}"),
+                ask_refuses,
+                raw_stderr,
+            }
         });
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), words).prop_map(
             |(a, b, c, d, e, hook_rulings)| Checks {

@@ -76,6 +76,13 @@ impl SdkStream {
         if ruled(Permission::Deny) && worded.as_deref() == Some(message.as_str()) {
             return;
         }
+        // A hook's exit 2, which 2.1.332 names as the hook's ruling and prints no line for
+        // (`tool_results/hook_exit2`; an outcome journaled before flag 33 names none).
+        let exit2 = !reloop_core::hook::outcome(HookEventName::PreToolUse, &runs).blocks.is_empty();
+        let hook_said = outcome.tool_result_meta.as_ref().is_some_and(|m| m["permission_decision"]["source"] == "hook");
+        if exit2 && hook_said {
+            return;
+        }
         // A refusal the tool's own input check words (a Read a path rule denies,
         // tool_results/deny_rules) is printed as no permission check's; nor is the user's own
         // answer to the permission prompt (the SDK's `can_use_tool`, tests/sdk/recorded/

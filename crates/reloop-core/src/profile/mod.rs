@@ -107,7 +107,7 @@ pub struct Profile {
     /// feedback (2.1.332): `{command}` and `{reason}` are filled in.
     pub stop_hook_json_system: Option<&'static str>,
     /// An exit-2 Stop hook's stderr is fed back as written, trailing newline included (Claude
-    /// Code); reloop's own rules trimmed it.
+    /// Code), and a PreToolUse hook's under flag 33; reloop's own rules trimmed it.
     pub stop_hook_raw_stderr: bool,
     /// The result line's rules.
     pub result: ResultRule,
