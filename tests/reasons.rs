@@ -163,7 +163,9 @@ fn a_pre_tool_use_hook_that_exits_2_keeps_the_tool_from_running() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = json_lines(&out);
-    assert_eq!(user_texts(&lines), vec!["PreToolUse:Read hook error: [./guard.sh]: no reading today"]);
+    // The stderr as the hook wrote it, trailing newline included, as Claude Code keeps it (the
+    // default profile's, flag 33; tests/print/recorded/*/tool_results/hook_exit2).
+    assert_eq!(user_texts(&lines), vec!["PreToolUse:Read hook error: [./guard.sh]: no reading today\n"]);
     let input: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.cwd().join("pre-input.json")).unwrap()).unwrap();
     assert_eq!(input["hook_event_name"], "PreToolUse");
