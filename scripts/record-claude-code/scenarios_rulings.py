@@ -37,6 +37,21 @@ exit 0
 """
 
 
+BARE = "/tmp/reloop-cc-hooks/bare.sh"
+# A PreToolUse hook that rules with no reason: Bash denied, Edit asked about (recorded 2026-12-06).
+BARE_SH = """#!/bin/sh
+input=$(cat)
+decide() {
+  printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"%s"}}\\n' "$1"
+}
+case "$input" in
+  *'"tool_name":"Bash"'*) decide deny ;;
+  *'"tool_name":"Edit"'*) decide ask ;;
+esac
+exit 0
+"""
+
+
 def tool(name, **inp):
     return {"type": "tool_use", "name": name, "input": inp}
 
@@ -72,6 +87,19 @@ SCENARIOS = [
      "full_texts": True,
      "steps": one_each(
          {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
+         tool("Read", file_path=P + "/README.md"),
+     )},
+    {"name": "tool_results/hook_no_reason",
+     "note": "A PreToolUse hook (every tool) that denies a Bash call and asks about an Edit, giving no "
+             "reason for either; a Read the rules allow (--allowedTools Read).",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Read"],
+     "files": {BARE: BARE_SH},
+     "settings": {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": BARE}]}]}},
+     "full_texts": True,
+     "steps": one_each(
+         {"type": "tool_use", "name": "Bash", "input": {"command": "ls src", "description": "list"}},
+         tool("Edit", file_path=P + "/README.md", old_string="demo", new_string="DEMO"),
          tool("Read", file_path=P + "/README.md"),
      )},
     {"name": "tool_results/deny_rules",

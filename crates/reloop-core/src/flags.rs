@@ -182,6 +182,11 @@ pub enum Flag {
     /// written, trailing newline included, as both versions do (`tool_results/hook_exit2`;
     /// [`crate::profile::Profile::stop_hook_raw_stderr`]). Off: trimmed.
     PreToolUseRawStderr = 33,
+    /// Under a Claude Code profile, a PreToolUse hook's deny or ask that gives no reason refuses
+    /// the call in that version's words ([`crate::profile::ProfileId::bare_hook_texts`]:
+    /// `tool_results/hook_no_reason`). Off: reloop's own deny text, and such an ask decides
+    /// nothing.
+    BareHookRulings = 34,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -234,6 +239,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClaudeCodeHandBack,
     Flag::TotalTokensByModel,
     Flag::PreToolUseRawStderr,
+    Flag::BareHookRulings,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -318,7 +324,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33
+                30, 31, 32, 33, 34
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -334,7 +340,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

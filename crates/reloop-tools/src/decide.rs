@@ -67,6 +67,8 @@ pub struct HookRulings {
     /// An exit-2 hook's stderr refuses the call as written, trailing newline included (both
     /// Claude Code versions, `tool_results/hook_exit2`); off: trimmed.
     pub raw_stderr: bool,
+    /// A deny and an ask that give no reason, worded as the version words them.
+    pub bare: reloop_core::profile::BareHookTexts,
 }
 
 impl HookRulings {
@@ -78,7 +80,12 @@ impl HookRulings {
         }
         let texts = &config.rules().tools;
         let raw_stderr = config.flag(reloop_core::Flag::PreToolUseRawStderr) && config.rules().stop_hook_raw_stderr;
-        HookRulings { denied: texts.hook_denied, ask_refuses: texts.hook_ask_refuses, raw_stderr }
+        let bare = if config.flag(reloop_core::Flag::BareHookRulings) {
+            config.profile.bare_hook_texts()
+        } else {
+            reloop_core::profile::BareHookTexts::default()
+        };
+        HookRulings { denied: texts.hook_denied, ask_refuses: texts.hook_ask_refuses, raw_stderr, bare }
     }
 }
 
@@ -285,8 +292,9 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
             Some(p) if p.decision == Permission::Deny => {
                 let why = Why::HookDenied { command: p.command.clone() };
                 let reason = p.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-                let message = match (checks.hook_rulings.denied, reason) {
-                    (Some(text), Some(reason)) => text.replace("{tool}", tool).replace("{reason}", reason),
+                let message = match (checks.hook_rulings.denied, reason, checks.hook_rulings.bare.denied) {
+                    (Some(text), Some(reason), _) => text.replace("{tool}", tool).replace("{reason}", reason),
+                    (_, None, Some(bare)) => bare.replace("{tool}", tool),
                     _ => pre_tool_use_denied(tool, reason),
                 };
                 return refuse(message, true, why);
@@ -296,7 +304,10 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
             }
             Some(p) if p.decision == Permission::Ask && checks.hook_rulings.ask_refuses && !checks.prompt => {
                 let reason = p.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-                hook_asked = reason.map(|reason| (reason.to_string(), p.command.clone()));
+                let said = reason
+                    .map(str::to_string)
+                    .or_else(|| checks.hook_rulings.bare.asked.map(|t| t.replace("{tool}", tool)));
+                hook_asked = said.map(|said| (said, p.command.clone()));
             }
             _ => {}
         }

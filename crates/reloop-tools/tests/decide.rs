@@ -15,7 +15,12 @@ const ALL: Checks = Checks {
     can_use_tool: true,
     rules: true,
     prompt: true,
-    hook_rulings: reloop_tools::HookRulings { denied: None, ask_refuses: false, raw_stderr: false },
+    hook_rulings: reloop_tools::HookRulings {
+        denied: None,
+        ask_refuses: false,
+        raw_stderr: false,
+        bare: reloop_core::profile::BareHookTexts { denied: None, asked: None },
+    },
 };
 
 /// The outside world's answers, given when asked.
@@ -219,6 +224,7 @@ fn under_claude_code_s_hook_rulings_a_deny_reads_as_a_hook_error_and_an_ask_refu
         denied: Some("PreToolUse:{tool} hook error: {reason}"),
         ask_refuses: true,
         raw_stderr: true,
+        bare: reloop_core::profile::BareHookTexts { denied: None, asked: None },
     };
     let headless = Checks { prompt: false, hook_rulings: rulings, ..ALL };
     let deny = deciding("guard", "deny", json!({"permissionDecisionReason": "HOOK-DENIES-BASH"}));
@@ -246,6 +252,24 @@ fn under_claude_code_s_hook_rulings_a_deny_reads_as_a_hook_error_and_an_ask_refu
     let script = Script { hooks: vec![deciding("unsure", "ask", json!({}))], ..Script::default() };
     let (_, ruling) = rule("Edit", &input(), headless, &script);
     assert_eq!(ruling, Ruling::Run { input: input(), why: Why::Rules(RuleStep::ReadOnly) });
+}
+
+/// Under flag 34 a ruling without a reason reads in the version's words
+/// (tests/print/recorded/2.1.332/tool_results/hook_no_reason): 2.1.332 denies as a hook error
+/// `Blocked by hook`, and its ask refuses, naming the tool.
+#[test]
+fn under_2_1_332_a_hook_ruling_without_a_reason_reads_as_recorded() {
+    let bare = reloop_core::profile::ProfileId::ClaudeCode2_1_332.bare_hook_texts();
+    let rulings = reloop_tools::HookRulings { denied: None, ask_refuses: true, raw_stderr: true, bare };
+    let headless = Checks { prompt: false, hook_rulings: rulings, ..ALL };
+    let script = Script { hooks: vec![deciding("guard", "deny", json!({}))], ..Script::default() };
+    let (_, ruling) = rule("Bash", &input(), headless, &script);
+    let why = Why::HookDenied { command: "guard".into() };
+    assert_eq!(ruling, refused("PreToolUse:Bash hook error: Blocked by hook", true, why));
+    let script = Script { hooks: vec![deciding("unsure", "ask", json!({}))], ..Script::default() };
+    let (_, ruling) = rule("Edit", &input(), headless, &script);
+    let asked = "Hook PreToolUse:Edit asked for confirmation for this tool";
+    assert_eq!(ruling, refused(asked, true, Why::HookAsked { command: "unsure".into() }));
 }
 
 #[test]
@@ -443,6 +467,7 @@ mod total {
                 denied: denied.then_some("PreToolUse:{tool} hook error: {reason}"),
                 ask_refuses,
                 raw_stderr,
+                bare: reloop_core::profile::BareHookTexts::default(),
             }
         });
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), words).prop_map(

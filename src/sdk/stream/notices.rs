@@ -76,6 +76,18 @@ impl SdkStream {
         if ruled(Permission::Deny) && worded.as_deref() == Some(message.as_str()) {
             return;
         }
+        // A deny or an ask with no reason, worded as the version words them (flag 34,
+        // `tool_results/hook_no_reason`): 2.1.332 prints no line for the deny, and names the
+        // hook, with an empty reason, for the ask.
+        let bare = self.profile.bare_hook_texts();
+        let bare_said = |text: Option<&str>| text.is_some_and(|t| t.replace("{tool}", &tool) == message);
+        let bare_ruling =
+            |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && reason.is_empty();
+        if bare_ruling(Permission::Deny) && bare_said(bare.denied) && self.profile.profile().tools.hook_denied.is_some()
+        {
+            return;
+        }
+        let bare_ask = bare_ruling(Permission::Ask) && bare_said(bare.asked);
         // A hook's exit 2, which 2.1.332 names as the hook's ruling and prints no line for
         // (`tool_results/hook_exit2`; an outcome journaled before flag 33 names none).
         let exit2 = !reloop_core::hook::outcome(HookEventName::PreToolUse, &runs).blocks.is_empty();
@@ -98,6 +110,9 @@ impl SdkStream {
         if ruled(Permission::Ask) && message == reason {
             fields.insert("decision_reason_type".into(), json!("hook"));
             fields.insert("decision_reason".into(), json!(message));
+        } else if bare_ask {
+            fields.insert("decision_reason_type".into(), json!("hook"));
+            fields.insert("decision_reason".into(), json!(""));
         } else if message.contains("don't ask mode") {
             fields.insert("decision_reason_type".into(), json!("mode"));
         } else if message.starts_with("Permission to use Bash with command ") {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 mod betas;
 mod compact_texts;
 mod hand_back;
+mod hook_texts;
 mod identity;
 mod models;
 mod rules;
@@ -19,6 +20,7 @@ mod thinking;
 pub use betas::*;
 pub use compact_texts::*;
 pub use hand_back::*;
+pub use hook_texts::*;
 pub use identity::*;
 pub use models::*;
 pub use rules::*;
@@ -159,20 +161,6 @@ pub struct Profile {
     pub model_identities: &'static [ModelIdentity],
     /// The `thinking` each model is asked for (`None`: reloop's rule, a budget when given).
     pub thinking: Option<ThinkingRule>,
-}
-
-impl Profile {
-    /// The `max_tokens` this profile's version sends for `model`.
-    pub fn max_tokens_for(&self, model: &str) -> u32 {
-        let id = models::canonical_model(model);
-        if let Some((_, limit)) = self.output_limits.iter().find(|(known, _)| *known == id) {
-            *limit
-        } else if model.contains("opus") {
-            self.opus_max_tokens
-        } else {
-            DEFAULT_MAX_TOKENS
-        }
-    }
 }
 
 /// reloop's rules before profiles.

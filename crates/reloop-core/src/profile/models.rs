@@ -54,3 +54,17 @@ pub fn canonical_model(model: &str) -> String {
         _ => id.to_string(),
     }
 }
+
+impl super::Profile {
+    /// The `max_tokens` this profile's version sends for `model`.
+    pub fn max_tokens_for(&self, model: &str) -> u32 {
+        let id = canonical_model(model);
+        if let Some((_, limit)) = self.output_limits.iter().find(|(known, _)| *known == id) {
+            *limit
+        } else if model.contains("opus") {
+            self.opus_max_tokens
+        } else {
+            super::DEFAULT_MAX_TOKENS
+        }
+    }
+}
