@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use reloop_core::hook::{outcome, stop_hook_feedback, HookEventName};
+use reloop_core::hook::{outcome, HookEventName};
 use reloop_core::Digest;
 use reloop_core::{
     Completion, ContentBlock, Continue, Effect, Event, Fold, Message, Notice, Reason, Role, State, Stop, ToolOutcome,
@@ -595,22 +595,9 @@ fn transcript_lines(
     if let (Event::HookDone { hook_event: HookEventName::Stop, runs, .. }, false) = (&record.event, quiet) {
         let combined = outcome(HookEventName::Stop, runs);
         // The block the cap overrode: never sent to the model, but Claude Code writes it.
-        if let Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. }))) = &record.reason {
-            let rules = state.context().config().rules();
-            let blocks: Vec<_> = combined
-                .blocks
-                .iter()
-                .map(|b| {
-                    let raw =
-                        runs.iter().find(|r| r.command == b.command && !b.from_json && !r.stderr.trim().is_empty());
-                    let mut b = b.clone();
-                    if let (true, Some(run)) = (rules.stop_hook_raw_stderr, raw) {
-                        b.message = run.stderr.clone();
-                    }
-                    b
-                })
-                .collect();
-            let text = rules.stop_hook_feedback(&stop_hook_feedback(&blocks));
+        let capped = matches!(&record.reason, Some(Reason::Terminal(Stop::Completed(Completion::StopHookCap { .. }))));
+        let overridden = capped.then(|| reloop_core::stop_hook_message(state.context().config().rules(), runs));
+        if let Some(Some(text)) = overridden {
             let message = if w.style.plain_prompts {
                 json!({"role": "user", "content": text})
             } else {

@@ -32,7 +32,9 @@
 //!
 //! A session without rules runs what the steps before let through.
 
-use reloop_core::hook::{outcome, pre_tool_use_denied, pre_tool_use_feedback, HookEventName, HookRun, Permission};
+use reloop_core::hook::{
+    outcome, pre_tool_use_denied, pre_tool_use_feedback, with_raw_stderr, HookEventName, HookRun, Permission,
+};
 use serde_json::Value;
 
 use crate::permissions::{Decision, Judgement, RuleStep, Verdict};
@@ -273,17 +275,12 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
         hooks = outcome(HookEventName::PreToolUse, runs);
         if !hooks.blocks.is_empty() {
             let commands = hooks.blocks.iter().map(|b| b.command.clone()).collect();
-            let mut blocks = hooks.blocks.clone();
-            if checks.hook_rulings.raw_stderr {
-                // Each exit 2's stderr as the hook wrote it.
-                for block in blocks.iter_mut().filter(|b| !b.from_json) {
-                    let run = runs.iter().find(|r| r.command == block.command && !r.stderr.trim().is_empty());
-                    if let Some(run) = run {
-                        block.message.clone_from(&run.stderr);
-                    }
-                }
-            }
-            return refuse(pre_tool_use_feedback(tool, &blocks), true, Why::HookBlocked { commands });
+            let feedback = if checks.hook_rulings.raw_stderr {
+                pre_tool_use_feedback(tool, &with_raw_stderr(&hooks.blocks, runs))
+            } else {
+                pre_tool_use_feedback(tool, &hooks.blocks)
+            };
+            return refuse(feedback, true, Why::HookBlocked { commands });
         }
         if let Some(updated) = &hooks.updated_input {
             input = updated;

@@ -152,6 +152,23 @@ pub fn stop_hook_feedback(blocks: &[Blocked]) -> String {
     text
 }
 
+/// `blocks` with each exit 2's feedback as the hook wrote its stderr, trailing newline included,
+/// as Claude Code feeds it back (a Stop hook's, and a PreToolUse hook's under flag 33).
+pub fn with_raw_stderr(blocks: &[Blocked], runs: &[super::HookRun]) -> Vec<Blocked> {
+    blocks
+        .iter()
+        .map(|block| {
+            let raw =
+                runs.iter().find(|r| r.command == block.command && !block.from_json && !r.stderr.trim().is_empty());
+            let mut block = block.clone();
+            if let Some(run) = raw {
+                block.message = run.stderr.clone();
+            }
+            block
+        })
+        .collect()
+}
+
 /// The error tool result when a PreToolUse hook exits 2.
 pub fn pre_tool_use_error(tool: &str, command: &str, stderr: &str) -> String {
     format!("PreToolUse:{tool} hook error: [{command}]: {stderr}")

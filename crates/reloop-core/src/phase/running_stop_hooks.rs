@@ -5,7 +5,7 @@ use crate::context::Loop;
 use crate::effect::Command;
 use crate::event::{Event, StopReason};
 use crate::flags::Flag;
-use crate::hook::{outcome, stop_hook_feedback, HookEventName, HookRun};
+use crate::hook::{outcome, stop_hook_feedback, with_raw_stderr, HookEventName, HookRun};
 use crate::message::Message;
 use crate::reason::{Completion, Continue, HookPrevented, Stop};
 use crate::request::continue_with;
@@ -120,20 +120,4 @@ fn feedback_blocks(
     } else {
         blocks.to_vec()
     }
-}
-
-/// Claude Code feeds an exit-2 hook's stderr back as written, its trailing newline included.
-fn with_raw_stderr(blocks: &[crate::hook::Blocked], runs: &[HookRun]) -> Vec<crate::hook::Blocked> {
-    blocks
-        .iter()
-        .map(|block| {
-            let raw =
-                runs.iter().find(|r| r.command == block.command && !block.from_json && !r.stderr.trim().is_empty());
-            let mut block = block.clone();
-            if let Some(run) = raw {
-                block.message = run.stderr.clone();
-            }
-            block
-        })
-        .collect()
 }
