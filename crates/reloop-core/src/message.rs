@@ -306,6 +306,15 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Usage {
+    /// Every token the response counted: its input, cached or not, and its output (Claude
+    /// Code's total of a usage).
+    pub fn total(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_creation_input_tokens)
+            .saturating_add(self.cache_read_input_tokens)
+            .saturating_add(self.output_tokens)
+    }
+
     /// Adds another response's usage to a running total.
     pub fn add(&mut self, other: &Usage) {
         // Saturating: the counts come from the provider, and must total identically in every build.

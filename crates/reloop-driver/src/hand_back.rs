@@ -78,8 +78,7 @@ impl Tally {
 
     /// Tokens of the last response, as Claude Code totals a usage.
     fn total_tokens(&self) -> u64 {
-        let u = &self.last_usage;
-        u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens + u.output_tokens
+        self.last_usage.total()
     }
 
     /// Claude Code's `toolStats`: reads, searches, commands, edits with the lines they add and

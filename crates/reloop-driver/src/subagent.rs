@@ -176,7 +176,8 @@ impl Subagents {
         };
         let report = Report { call, agent_type, model, agent_id, text: &result.result, tally, duration_ms };
         let mut outcome = handed(report.answer(style));
-        if claude_code && style != HandBack::Reloop {
+        // reloop's own words carry no summary.
+        if style != HandBack::Reloop {
             outcome.tool_use_result = Some(report.summary());
         }
         outcome

@@ -55,9 +55,8 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
     let (decision, kind, reason, source) = match ruling {
         // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
         Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
-        Ruling::Refuse { why: Why::HookDenied { .. }, .. } => ("reject", Some("permission-rule"), Some("hook"), "hook"),
-        // tool_results/hook_exit2: a hook's exit 2 reads as its deny.
-        Ruling::Refuse { why: Why::HookBlocked { .. }, .. } => {
+        // A hook's exit 2 reads as its deny (tool_results/hook_exit2).
+        Ruling::Refuse { why: Why::HookDenied { .. } | Why::HookBlocked { .. }, .. } => {
             ("reject", Some("permission-rule"), Some("hook"), "hook")
         }
         // tests/sdk/recorded/can_use_tool.jsonl: the answer to the permission prompt (the SDK's

@@ -68,7 +68,8 @@ impl SdkStream {
         // What the call's PreToolUse hooks ruled (tool_results/hook_rulings, flag 29): 2.1.332
         // prints no line for a deny it words as a hook error, and names the hook for an ask.
         let runs = self.pre_tool_use.remove(&outcome.tool_use_id).unwrap_or_default();
-        let hook = reloop_core::hook::outcome(HookEventName::PreToolUse, &runs).permission;
+        let combined = reloop_core::hook::outcome(HookEventName::PreToolUse, &runs);
+        let hook = combined.permission;
         let reason = hook.as_ref().and_then(|p| p.reason.as_deref()).map(str::trim).unwrap_or_default();
         let ruled = |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && !reason.is_empty();
         let worded =
@@ -83,14 +84,13 @@ impl SdkStream {
         let bare_said = |text: Option<&str>| text.is_some_and(|t| t.replace("{tool}", &tool) == message);
         let bare_ruling =
             |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && reason.is_empty();
-        if bare_ruling(Permission::Deny) && bare_said(bare.denied) && self.profile.profile().tools.hook_denied.is_some()
-        {
+        if bare_ruling(Permission::Deny) && bare_said(bare.denied) {
             return;
         }
         let bare_ask = bare_ruling(Permission::Ask) && bare_said(bare.asked);
         // A hook's exit 2, which 2.1.332 names as the hook's ruling and prints no line for
         // (`tool_results/hook_exit2`; an outcome journaled before flag 33 names none).
-        let exit2 = !reloop_core::hook::outcome(HookEventName::PreToolUse, &runs).blocks.is_empty();
+        let exit2 = !combined.blocks.is_empty();
         let hook_said = outcome.tool_result_meta.as_ref().is_some_and(|m| m["permission_decision"]["source"] == "hook");
         if exit2 && hook_said {
             return;

@@ -78,9 +78,7 @@ impl Task {
         let calls: Vec<&ToolUse> = message.tool_uses().map(|c| &**c).collect();
         let last = calls.last()?;
         self.tool_uses += calls.len() as u64;
-        let tokens = usage.map_or(0, |u| {
-            u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens + u.output_tokens
-        });
+        let tokens = usage.map_or(0, Usage::total);
         let mut line = self.head(profile);
         line.insert("tool_use_id".into(), json!(self.tool_use_id));
         line.insert("description".into(), json!(activity(last, cwd)));
