@@ -137,10 +137,9 @@ impl Subagents {
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> ToolOutcome {
-        let (tally, started) = (Arc::new(Mutex::new(Tally::default())), Instant::now());
-        match self.clone().run_child(&call, permissions, cancel, turn, tally.clone()).await {
-            Ok(Ended { result, agent_type, model, journaled_ms }) => {
-                let tally = tally.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let started = Instant::now();
+        match self.clone().run_child(&call, permissions, cancel, turn).await {
+            Ok(Ended { result, agent_type, model, tally, journaled_ms }) => {
                 let ran_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                 self.outcome_of(&call, (&agent_type, &model), &result, &tally, journaled_ms.unwrap_or(ran_ms))
             }
@@ -189,7 +188,6 @@ impl Subagents {
         permissions: Option<Arc<PermissionContext>>,
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
-        tally: Arc<Mutex<Tally>>,
     ) -> Result<Ended, String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
@@ -207,12 +205,11 @@ impl Subagents {
         };
         if let (Some(id), Some(j)) = (&existing, &journal) {
             if let Some(result) = finished_result(j, id)? {
-                let (journaled, ms) = Tally::journaled(&**j, id).map_err(|e| e.to_string())?;
-                *tally.lock().unwrap_or_else(|p| p.into_inner()) = journaled;
-                let model = self.child_model(&definition);
-                return Ok(Ended { result, agent_type: definition.name, model, journaled_ms: Some(ms) });
+                return self.ended(result, definition, true, Tally::default());
             }
         }
+        // Without a journal, the messages forwarded are all the parent learns of the child.
+        let forwarded = journal.is_none().then(|| Arc::new(Mutex::new(Tally::default())));
         let (provider, mut first_request) = self.order.view();
         let session = self.child_session(&call.id, &definition, provider, journal, permissions);
         // A new child holds the turn until its first request is out; a resumed one does not wait.
@@ -225,7 +222,7 @@ impl Subagents {
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
         let (events, tool_use_id) = (self.events.clone(), call.id.clone());
-        let (child, forwarded) = (agent_id(handle.session_id()), tally.clone());
+        let (child, tallied) = (agent_id(handle.session_id()), forwarded.clone());
         let follower = tokio::spawn(async move {
             let mut usage = None;
             let forward = move |event| {
@@ -233,7 +230,9 @@ impl Subagents {
                     RunEvent::Response { usage: answered, .. } => return usage = Some(answered),
                     RunEvent::Message(message) => {
                         let usage = if message.role == Role::Assistant { usage.take() } else { None };
-                        forwarded.lock().unwrap_or_else(|p| p.into_inner()).message(&message, usage.as_ref());
+                        if let Some(tally) = &tallied {
+                            tally.lock().unwrap_or_else(|p| p.into_inner()).message(&message, usage.as_ref());
+                        }
                         let (tool_use_id, agent_id) = (tool_use_id.clone(), child.clone());
                         RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage }
                     }
@@ -265,16 +264,30 @@ impl Subagents {
             },
         };
         let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
-        let model = self.child_model(&definition);
         let result = result.map_err(|e| format!("the agent failed: {e}"))?;
-        // The whole child as journaled, when it is: a resumed child's earlier calls too.
-        let mut journaled_ms = None;
-        if let Some(j) = self.journals.open()? {
-            let (journaled, ms) = Tally::journaled(&*j, &result.session_id).map_err(|e| e.to_string())?;
-            *tally.lock().unwrap_or_else(|p| p.into_inner()) = journaled;
-            journaled_ms = existing.is_some().then_some(ms);
-        }
-        Ok(Ended { result, agent_type: definition.name, model, journaled_ms })
+        let forwarded = forwarded.map(|t| t.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default();
+        self.ended(result, definition, existing.is_some(), forwarded)
+    }
+
+    /// The child's end as its call answers it: what it did is read from its journal when there
+    /// is one (a resumed child's calls before the crash too; `resumed`: its time is the
+    /// journal's), else the messages it forwarded.
+    fn ended(
+        &self,
+        result: RunResult,
+        definition: AgentDefinition,
+        resumed: bool,
+        forwarded: Tally,
+    ) -> Result<Ended, String> {
+        let (tally, journaled_ms) = match self.journals.open()? {
+            Some(j) => {
+                let (tally, ms) = Tally::journaled(&*j, &result.session_id).map_err(|e| e.to_string())?;
+                (tally, resumed.then_some(ms))
+            }
+            None => (forwarded, None),
+        };
+        let model = self.child_model(&definition);
+        Ok(Ended { result, agent_type: definition.name, model, tally, journaled_ms })
     }
 
     /// The child's session: the definition's prompt, tools and model under the parent's rules.
@@ -353,6 +366,8 @@ struct Ended {
     agent_type: String,
     /// The model it was set to ask.
     model: String,
+    /// What it did.
+    tally: Tally,
     /// How long it ran by its journal, when it ran (or began) before a crash.
     journaled_ms: Option<u64>,
 }
