@@ -113,7 +113,7 @@ fn two_agents_in_one_message_run_as_child_sessions_of_the_same_journal() {
             .contains("The report follows:\n  login.ts checks only that the user name and password are not empty."),
         "{answer_text}"
     );
-    let agent_id = reloop_driver::agent_id(reader["id"].as_str().unwrap());
+    let agent_id = reloop_core::profile::agent_id(reader["id"].as_str().unwrap());
     assert!(
         answer_text.contains(&format!("\nagentId: {agent_id} (use SendMessage with to: '{agent_id}'")),
         "{answer_text}"

@@ -168,7 +168,7 @@ fn replay_on(
     // them: before the parent's call is answered.
     let mut children = std::collections::HashMap::new();
     for child in journal.subagents_of(id)? {
-        let agent_id = reloop_driver::agent_id(&child.id);
+        let agent_id = reloop_core::profile::agent_id(&child.id);
         children.insert(child.tool_use_id, (agent_id, child_messages(journal, &child.id)?));
     }
     let mut fold = Fold::new(&header.core_config);

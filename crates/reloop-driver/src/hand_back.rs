@@ -12,9 +12,6 @@ use sha2::{Digest, Sha256};
 /// The note 2.1.332 puts above the frame: the tools the subagent used.
 const TOOLS_NOTE: &str = "tools-used-before-summary";
 
-/// Claude Code's id of an agent ([`reloop_core::profile::agent_id`]).
-pub use reloop_core::profile::agent_id;
-
 /// What the parent learns of a child from its messages: its calls and its last response.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Tally {

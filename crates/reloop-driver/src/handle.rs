@@ -159,7 +159,7 @@ pub enum RunEvent {
     SubagentMessage {
         /// The `Agent` call the child answers.
         tool_use_id: String,
-        /// Claude Code's id of the agent ([`crate::agent_id`] of the child's session id).
+        /// Claude Code's id of the agent ([`reloop_core::profile::agent_id`] of the child's session id).
         agent_id: String,
         /// The child's message.
         message: Message,

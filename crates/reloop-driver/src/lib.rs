@@ -49,7 +49,6 @@ mod tools;
 pub use config::{thinking, wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
 pub use fold::{rebuild, Rebuilt};
-pub use hand_back::agent_id;
 pub use handle::{AbortHandle, CompactStatus};
 pub use ids::{is_uuid, line_uuid, new_seed, new_session_id};
 pub use journal::SessionJournal;

@@ -26,12 +26,13 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::AgentDefinition;
 use crate::config::{AgentLink, RunConfig};
 use crate::error::DriverError;
-use crate::hand_back::{agent_id, Report, Tally};
+use crate::hand_back::{Report, Tally};
 use crate::handle::{RunEvent, RunHandle, RunResult};
 use crate::journal::SessionJournal;
 use crate::order::RequestOrder;
 pub use crate::session::AgentSetup;
 use crate::session::Session;
+use reloop_core::profile::agent_id;
 
 /// How long an aborted child may take to journal its end before the parent stops waiting.
 const SETTLE: Duration = Duration::from_secs(5);
