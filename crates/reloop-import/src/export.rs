@@ -480,7 +480,6 @@ fn consumed_input(record: &StepRecord) -> bool {
     effects.iter().any(|e| matches!(e, Effect::Notice(Notice::InputConsumed { .. })))
 }
 
-/// The transcript lines of one step: the messages it added, and a failed request's error line.
 /// A message of tool results as Claude Code writes it: each result a line of its own, as each
 /// was a message of its own before the request joined them (`parallel_tools/two_reads`), where
 /// the style splits blocks; one line otherwise.
@@ -502,6 +501,7 @@ fn push_results(
     Ok(())
 }
 
+/// The transcript lines of one step: the messages it added, and a failed request's error line.
 fn transcript_lines(
     w: &mut JsonlWriter<'_>,
     record: &StepRecord,

@@ -71,7 +71,8 @@ impl SdkStream {
         let combined = reloop_core::hook::outcome(HookEventName::PreToolUse, &runs);
         let hook = combined.permission;
         let reason = hook.as_ref().and_then(|p| p.reason.as_deref()).map(str::trim).unwrap_or_default();
-        let ruled = |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && !reason.is_empty();
+        let decided = |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision);
+        let ruled = |decision: Permission| decided(decision) && !reason.is_empty();
         let worded =
             self.profile.profile().tools.hook_denied.map(|t| t.replace("{tool}", &tool).replace("{reason}", reason));
         if ruled(Permission::Deny) && worded.as_deref() == Some(message.as_str()) {
@@ -82,26 +83,23 @@ impl SdkStream {
         // hook, with an empty reason, for the ask.
         let bare = self.profile.bare_hook_texts();
         let bare_said = |text: Option<&str>| text.is_some_and(|t| t.replace("{tool}", &tool) == message);
-        let bare_ruling =
-            |decision: Permission| hook.as_ref().is_some_and(|p| p.decision == decision) && reason.is_empty();
+        let bare_ruling = |decision: Permission| decided(decision) && reason.is_empty();
         if bare_ruling(Permission::Deny) && bare_said(bare.denied) {
             return;
         }
         let bare_ask = bare_ruling(Permission::Ask) && bare_said(bare.asked);
         // A hook's exit 2, which 2.1.332 names as the hook's ruling and prints no line for
         // (`tool_results/hook_exit2`; an outcome journaled before flag 33 names none).
-        let exit2 = !combined.blocks.is_empty();
-        let hook_said = outcome.tool_result_meta.as_ref().is_some_and(|m| m["permission_decision"]["source"] == "hook");
-        if exit2 && hook_said {
+        // The ruling's source, as the outcome's entry names it (none before flag 12).
+        let source = outcome.tool_result_meta.as_ref().and_then(|m| m["permission_decision"]["source"].as_str());
+        if !combined.blocks.is_empty() && source == Some("hook") {
             return;
         }
         // A refusal the tool's own input check words (a Read a path rule denies,
         // tool_results/deny_rules) is printed as no permission check's; nor is the user's own
         // answer to the permission prompt (the SDK's `can_use_tool`, tests/sdk/recorded/
         // can_use_tool.jsonl), which the outcome's entry names.
-        let user_said_no =
-            outcome.tool_result_meta.as_ref().is_some_and(|m| m["permission_decision"]["source"] == "user_reject");
-        if message.starts_with("<tool_use_error>") || user_said_no {
+        if message.starts_with("<tool_use_error>") || source == Some("user_reject") {
             return;
         }
         let mut fields = Map::new();
