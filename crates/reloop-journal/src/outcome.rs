@@ -17,9 +17,9 @@ use serde_json::Value;
 /// The hash of a step's effects, reason and why its event was ignored.
 pub fn outcome_hash(effects: &[Effect], reason: Option<&Reason>, ignored: Option<&Ignored>) -> u64 {
     let mut d = Digest::for_version(TYPED_FROM);
-    d.value(effects);
-    d.value(&reason);
-    d.value(&ignored);
+    d.effects(effects);
+    d.reason(reason);
+    d.option(&ignored);
     d.finish()
 }
 

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-mod typed;
+pub(crate) mod typed;
 
 pub(crate) use typed::{digest_block, digest_message, digest_tool_use};
 

@@ -11,21 +11,21 @@ use serde::ser::{self, Serialize};
 use super::Digest;
 use crate::message::{ContentBlock, Message, ToolResultContent, ToolUse};
 
-const NONE: u8 = 0;
-const SOME: u8 = 1;
-const FALSE: u8 = 2;
-const TRUE: u8 = 3;
-const UNSIGNED: u8 = 4;
-const SIGNED: u8 = 5;
-const FLOAT: u8 = 6;
-const STRING: u8 = 7;
-const BYTES: u8 = 8;
-const UNIT: u8 = 9;
-const VARIANT: u8 = 10;
-const LIST: u8 = 11;
-const MAP: u8 = 12;
-const STRUCT: u8 = 13;
-const END: u8 = 14;
+pub(crate) const NONE: u8 = 0;
+pub(crate) const SOME: u8 = 1;
+pub(crate) const FALSE: u8 = 2;
+pub(crate) const TRUE: u8 = 3;
+pub(crate) const UNSIGNED: u8 = 4;
+pub(crate) const SIGNED: u8 = 5;
+pub(crate) const FLOAT: u8 = 6;
+pub(crate) const STRING: u8 = 7;
+pub(crate) const BYTES: u8 = 8;
+pub(crate) const UNIT: u8 = 9;
+pub(crate) const VARIANT: u8 = 10;
+pub(crate) const LIST: u8 = 11;
+pub(crate) const MAP: u8 = 12;
+pub(crate) const STRUCT: u8 = 13;
+pub(crate) const END: u8 = 14;
 
 /// An empty list's bytes, as [`Typed`] writes them; [`Digest::list`] writes them directly.
 pub(super) const EMPTY_LIST: &[u8] = &[LIST, END];
@@ -33,7 +33,7 @@ pub(super) const EMPTY_LIST: &[u8] = &[LIST, END];
 pub(super) const NONE_BYTES: &[u8] = &[NONE];
 
 /// Mixes in `value`'s typed fields.
-pub(super) fn value<T: Serialize + ?Sized>(d: &mut Digest, value: &T) {
+pub(crate) fn value<T: Serialize + ?Sized>(d: &mut Digest, value: &T) {
     // Our types serialize into a digest without error; a custom error could only come from a
     // `Serialize` impl that refuses, which none does. Fold a marker in regardless.
     if value.serialize(Typed(d)).is_err() {
