@@ -10,7 +10,7 @@
 //! deltas each, as Claude's do (most steps of a real session are deltas). Prints figures;
 //! asserts nothing.
 //!
-//! `cargo bench -p reloop-driver --bench replay`
+//! `cargo bench -p reloop-driver --bench replay` (`RELOOP_BENCH_KEEP=DIR` keeps the journals)
 
 mod common;
 
@@ -89,6 +89,7 @@ fn streamed_table(
     println!("{:>6}  {:>7}  {:>16}  {:>14}  {:>14}", "turns", "steps", "streamed replay", "steps/s", "process peak");
     for &turns in turns {
         let path = dir.join(format!("{name}-{turns}.db"));
+        let _ = std::fs::remove_file(&path);
         let journal = Journal::create_or_open(&path).expect("journal");
         let (recorded, id) = run_cassette(rt, turns, &cassette(turns), Some(journal));
         println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
@@ -114,14 +115,20 @@ fn main() {
         return;
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
+    // RELOOP_BENCH_KEEP names a folder that keeps the recorded journals, to profile a replay of
+    // one afterwards (`--replay-child PATH` under callgrind or perf); a temporary one otherwise.
+    let kept = std::env::var_os("RELOOP_BENCH_KEEP").map(std::path::PathBuf::from);
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = kept.as_deref().unwrap_or(temp.path());
+    std::fs::create_dir_all(dir).expect("the journals' folder");
     println!("reloop replay (scripted sessions with instant tools)\n");
     println!(
         "{:>6}  {:>7}  {:>16}  {:>14}  {:>14}  {:>14}  {:>16}  {:>14}",
         "turns", "steps", "streamed replay", "steps/s", "process peak", "1 thread", "in-memory replay", "steps/s"
     );
     for turns in [1_000usize, 10_000] {
-        let path = dir.path().join(format!("replay-{turns}.db"));
+        let path = dir.join(format!("replay-{turns}.db"));
+        let _ = std::fs::remove_file(&path);
         let (recorded, id) = run_session(&rt, turns, Some(Journal::create_or_open(&path).expect("journal")));
         println!("        (recorded {turns} turns live in {:.0} ms)", recorded.seconds * 1e3);
         let id = id.expect("session id");
@@ -160,8 +167,8 @@ fn main() {
     }
     let compacting = |turns| cassette_compacting(turns, Some(500));
     let title = "sessions that compact every 500 turns (their history is what their context window holds)";
-    streamed_table(&rt, dir.path(), title, "compacting", &[10_000, 100_000], &compacting);
+    streamed_table(&rt, dir, title, "compacting", &[10_000, 100_000], &compacting);
     let title = "sessions whose responses stream in 20 text deltas each";
-    streamed_table(&rt, dir.path(), title, "streamed", &[1_000, 10_000], &|turns| cassette_streamed(turns, 20));
+    streamed_table(&rt, dir, title, "streamed", &[1_000, 10_000], &|turns| cassette_streamed(turns, 20));
     println!("\nbars: >= 1,000,000 steps/s; a 10,000-turn journal in <= 100 ms; peak <= 30 MB at any length");
 }
