@@ -105,6 +105,47 @@ pub struct Replayer {
     fold: Option<Box<Fold>>,
     steps: usize,
     divergence: Option<Divergence>,
+    /// A step that differed from a row read without its text, waiting for the row read whole
+    /// ([`Replayer::text_needed`], [`Replayer::resolve`]).
+    pending: Option<Pending>,
+    /// What the step being compared did, when its row lacked the text to say how it differs.
+    differed: Option<Differed>,
+}
+
+/// A step the engine took that differed from a row read without its text.
+struct Differed {
+    seq: u64,
+    event_kind: &'static str,
+    actual: Actual,
+}
+
+/// A [`Differed`] step and the fold after it: the replay goes on from it if the row, read whole,
+/// says the same after all.
+struct Pending {
+    fold: Box<Fold>,
+    differed: Differed,
+}
+
+/// What the engine's step did, as replay compares it.
+struct Actual {
+    to_phase: &'static str,
+    reason: Option<Reason>,
+    ignored: Option<Ignored>,
+    effects: Value,
+    digest: u64,
+}
+
+impl Actual {
+    /// `step`, its effects given as the JSON compared.
+    fn of(step: &reloop_core::Step, effects: Value) -> Self {
+        Actual {
+            to_phase: step.state.phase(),
+            reason: step.reason.clone(),
+            ignored: step.ignored.clone(),
+            effects,
+            digest: step.state.digest(),
+        }
+    }
 }
 
 impl Replayer {
@@ -122,6 +163,8 @@ impl Replayer {
             fold: None,
             steps: 0,
             divergence: None,
+            pending: None,
+            differed: None,
         };
         let unknown = header.core_config.flags.unknown();
         if unknown.is_empty() {
@@ -173,6 +216,29 @@ impl Replayer {
         let event_kind = event.kind();
         let kept = fold.push(row.seq, event, |step| self.compare_row(step, row, event_kind, session));
         let kept = kept.transpose()? == Some(true);
+        if let Some(differed) = self.differed.take() {
+            self.pending = Some(Pending { fold, differed });
+            return Ok(false);
+        }
+        Ok(self.keep(fold, kept))
+    }
+
+    /// The step whose row must be read whole to decide how it differs: a row read without its
+    /// text ([`reloop_journal::Journal::visit_hashed_rows`]) did not match the engine's step.
+    /// The replay stopped there; [`Replayer::resolve`] goes on.
+    pub fn text_needed(&self) -> Option<u64> {
+        self.pending.as_ref().map(|p| p.differed.seq)
+    }
+
+    /// Decides the step [`Replayer::text_needed`] names with its row read whole: reports the
+    /// divergence, or, when the row says the same after all, goes on after it (returns `true`).
+    /// `session` names the session in errors.
+    pub fn resolve(&mut self, row: &ReplayRow<'_>, session: &str) -> Result<bool, JournalError> {
+        let Some(Pending { fold, differed }) = self.pending.take_if(|p| p.differed.seq == row.seq) else {
+            return Ok(false);
+        };
+        let journaled = Journaled::of_row(row, differed.event_kind, session)?;
+        let kept = self.check_actual(differed.actual, journaled);
         Ok(self.keep(fold, kept))
     }
 
@@ -193,16 +259,12 @@ impl Replayer {
             self.steps += 1;
             return Ok(true);
         }
-        let RowOutcome { reason, ignored, effects } = row.outcome(session)?;
-        let journaled = Journaled {
-            seq: row.seq,
-            event_kind,
-            to_phase: Cow::Owned(row.to_phase()?),
-            reason: Cow::Owned(reason),
-            ignored: Cow::Owned(ignored),
-            effects: Cow::Owned(effects),
-            digest: row.digest,
-        };
+        if !row.has_text() {
+            let effects = serde_json::to_value(&step.effects).unwrap_or_default();
+            self.differed = Some(Differed { seq: row.seq, event_kind, actual: Actual::of(step, effects) });
+            return Ok(false);
+        }
+        let journaled = Journaled::of_row(row, event_kind, session)?;
         Ok(self.check(step, journaled))
     }
 
@@ -216,22 +278,41 @@ impl Replayer {
 
     /// Compares a step the engine took with the journaled one.
     fn check(&mut self, step: &reloop_core::Step, journaled: Journaled<'_>) -> bool {
-        let compare_ignored = self.compare_ignored;
         let effects = serde_json::to_value(&step.effects).unwrap_or_default();
-        let digest = step.state.digest();
         // The common case, compared without building the views a divergence report needs.
-        let same = effects == *journaled.effects
-            && step.reason == *journaled.reason
-            && (!compare_ignored || step.ignored == *journaled.ignored)
+        if self.same(&effects, &step.reason, &step.ignored, step.state.digest(), step.state.phase(), &journaled) {
+            self.steps += 1;
+            return true;
+        }
+        self.check_actual(Actual::of(step, effects), journaled)
+    }
+
+    fn same(
+        &self,
+        effects: &Value,
+        reason: &Option<Reason>,
+        ignored: &Option<Ignored>,
+        digest: u64,
+        to_phase: &str,
+        journaled: &Journaled<'_>,
+    ) -> bool {
+        *effects == *journaled.effects
+            && *reason == *journaled.reason
+            && (!self.compare_ignored || *ignored == *journaled.ignored)
             && digest == journaled.digest
-            && step.state.phase() == journaled.to_phase;
-        if !same {
+            && to_phase == journaled.to_phase
+    }
+
+    /// [`Replayer::check`] of what the step did.
+    fn check_actual(&mut self, step: Actual, journaled: Journaled<'_>) -> bool {
+        let compare_ignored = self.compare_ignored;
+        if !self.same(&step.effects, &step.reason, &step.ignored, step.digest, step.to_phase, &journaled) {
             let actual = StepView {
-                to_phase: step.state.phase().to_string(),
-                reason: step.reason.clone(),
-                ignored: step.ignored.clone().filter(|_| compare_ignored),
-                effects,
-                digest: format!("{digest:016x}"),
+                to_phase: step.to_phase.to_string(),
+                reason: step.reason,
+                ignored: step.ignored.filter(|_| compare_ignored),
+                effects: step.effects,
+                digest: format!("{:016x}", step.digest),
             };
             let expected = StepView {
                 to_phase: journaled.to_phase.into_owned(),
@@ -250,7 +331,20 @@ impl Replayer {
     }
 
     /// The report: how many steps replayed identical, and the first divergence if any.
-    pub fn finish(self) -> ReplayReport {
+    pub fn finish(mut self) -> ReplayReport {
+        if let Some(Pending { differed, .. }) = self.pending.take() {
+            // Nobody read the row whole: the step differs from a row not read back.
+            let unread = Journaled {
+                seq: differed.seq,
+                event_kind: differed.event_kind,
+                to_phase: Cow::Borrowed(""),
+                reason: Cow::Owned(None),
+                ignored: Cow::Owned(None),
+                effects: Cow::Owned(Value::Null),
+                digest: 0,
+            };
+            self.check_actual(differed.actual, unread);
+        }
         ReplayReport { session_id: self.session_id, steps: self.steps, flags: self.flags, divergence: self.divergence }
     }
 }
@@ -284,6 +378,22 @@ struct Journaled<'r> {
     ignored: Cow<'r, Option<Ignored>>,
     effects: Cow<'r, Value>,
     digest: u64,
+}
+
+impl Journaled<'static> {
+    /// What `row` says its step did, decoded; `session` names it in errors.
+    fn of_row(row: &ReplayRow<'_>, event_kind: &'static str, session: &str) -> Result<Self, JournalError> {
+        let RowOutcome { reason, ignored, effects } = row.outcome(session)?;
+        Ok(Journaled {
+            seq: row.seq,
+            event_kind,
+            to_phase: Cow::Owned(row.to_phase()?),
+            reason: Cow::Owned(reason),
+            ignored: Cow::Owned(ignored),
+            effects: Cow::Owned(effects),
+            digest: row.digest,
+        })
+    }
 }
 
 fn compare(seq: u64, event_kind: &str, expected: StepView, actual: StepView) -> Option<Divergence> {

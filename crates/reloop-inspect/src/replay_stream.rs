@@ -103,9 +103,28 @@ where
 }
 
 /// Replays `session` from a SQLite journal through `replayer` with [`replay_rows`]: the journal
-/// is lent to the reading thread for the replay's length.
+/// is lent to the reading thread for the replay's length. Rows are read without the text of what
+/// their step did where their hash answers for it ([`Journal::visit_hashed_rows`]); a step that
+/// differs has its row read again whole to report how, and should it not differ after all the
+/// replay goes on after it.
 pub fn replay_journal(journal: &mut Journal, session: &str, replayer: &mut Replayer) -> Result<usize, JournalError> {
-    replay_rows(replayer, session, move |visit| journal.visit_replay_rows(session, visit))
+    let mut replayed = 0;
+    let mut from = 0;
+    loop {
+        let lent = &mut *journal;
+        replayed += replay_rows(replayer, session, move |visit| lent.visit_hashed_rows(session, from, visit))?;
+        let Some(seq) = replayer.text_needed() else { return Ok(replayed) };
+        let mut goes_on = false;
+        journal.visit_replay_row(session, seq, |row| {
+            goes_on = replayer.resolve(row, session)?;
+            Ok(())
+        })?;
+        if !goes_on {
+            return Ok(replayed);
+        }
+        replayed += 1;
+        from = seq + 1;
+    }
 }
 
 #[cfg(test)]
@@ -157,6 +176,48 @@ mod tests {
             }
         }
         assert!(diverged > 0, "some flipped replay diverges, so the stop is exercised");
+    }
+
+    #[test]
+    fn a_divergence_at_a_row_read_without_its_text_is_reported_from_the_row_read_whole() {
+        let mut without_text = 0;
+        for (_tmp, mut journal, id) in corpus() {
+            let header = journal.header(&id).expect("header");
+            let Some(flag) = header.core_config.flags.numbers().next() else { continue };
+            let mut replayer = Replayer::new(&header, &[flag]);
+            journal.visit_replay_rows(&id, |row| replayer.feed_row(row, &id)).expect("rows");
+            let expected = replayer.finish();
+
+            let mut replayer = Replayer::new(&header, &[flag]);
+            let (lent, session) = (&mut journal, id.as_str());
+            replay_rows(&mut replayer, session, move |visit| lent.visit_hashed_rows(session, 0, visit)).expect("rows");
+            without_text += usize::from(replayer.text_needed().is_some());
+
+            let mut replayer = Replayer::new(&header, &[flag]);
+            let replayed = replay_journal(&mut journal, &id, &mut replayer).expect("rows");
+            let report = replayer.finish();
+            assert_eq!((replayed, &report), (expected.steps, &expected), "{id}");
+        }
+        assert!(without_text > 0, "some divergence falls on a row read without its text");
+    }
+
+    #[test]
+    fn a_row_whose_hash_alone_differs_replays_on_as_its_text_says() {
+        let (tmp, mut journal, id) = corpus().into_iter().next().expect("a session");
+        let conn = rusqlite::Connection::open(tmp.path().join("j.db")).expect("the journal's file");
+        let changed = conn
+            .execute(
+                "UPDATE steps SET outcome = outcome + 1
+                 WHERE key = (SELECT key FROM steps WHERE outcome IS NOT NULL ORDER BY key LIMIT 1 OFFSET 2)",
+                [],
+            )
+            .expect("a hash changed");
+        assert_eq!(changed, 1);
+        let expected = one_thread(&journal, &id);
+        assert!(expected.divergence.is_none(), "the row's text says what the engine did");
+        let mut replayer = Replayer::new(&journal.header(&id).expect("header"), &[]);
+        let replayed = replay_journal(&mut journal, &id, &mut replayer).expect("rows");
+        assert_eq!((replayed, replayer.finish()), (expected.steps, expected));
     }
 
     #[test]

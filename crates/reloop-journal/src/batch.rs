@@ -28,6 +28,7 @@ struct OwnedRow {
     effects: Range<usize>,
     digest: u64,
     outcome: Option<u64>,
+    with_text: bool,
 }
 
 /// A stored phase: its number, its name (a phase this journal's reader does not number), or a
@@ -65,6 +66,7 @@ impl RowBatch {
             effects,
             digest: row.digest,
             outcome: row.outcome,
+            with_text: row.with_text,
         });
     }
 
@@ -104,6 +106,7 @@ impl RowBatch {
             effects: &self.json[r.effects.clone()],
             digest: r.digest,
             outcome: r.outcome,
+            with_text: r.with_text,
         })
     }
 
@@ -169,6 +172,7 @@ mod tests {
             effects: b"[]",
             digest: u64::MAX,
             outcome: None,
+            with_text: true,
         };
         let mut batch = RowBatch::default();
         batch.push(&row);
@@ -195,6 +199,7 @@ mod tests {
             effects: b"[]",
             digest: 0,
             outcome: None,
+            with_text: true,
         };
         let mut batch = RowBatch::default();
         batch.push(&row);

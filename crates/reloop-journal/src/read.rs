@@ -1,6 +1,6 @@
 //! Reading a session's steps back from SQLite, one row at a time and in order: decoded
 //! ([`Journal::visit_steps`]), as rows ([`Journal::visit_rows`]) or only the columns replay
-//! compares ([`Journal::visit_replay_rows`]).
+//! compares ([`Journal::visit_replay_rows`], [`Journal::visit_hashed_rows`]).
 
 use crate::error::JournalError;
 use crate::record::StepRecord;
@@ -48,24 +48,69 @@ impl Journal {
     pub fn visit_replay_rows(
         &self,
         id: &str,
+        visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        self.replay_rows(id, 0, true, visit)
+    }
+
+    /// Like [`Journal::visit_replay_rows`] from step `from` on, but a row that holds the hash of
+    /// what its step did is read without the text of it (effects and reason), which only a
+    /// step that differs needs ([`Journal::visit_replay_row`] reads it then): reading those
+    /// columns was a sixteenth of a streamed replay's reading thread.
+    pub fn visit_hashed_rows(
+        &self,
+        id: &str,
+        from: u64,
+        visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
+    ) -> Result<usize, JournalError> {
+        self.replay_rows(id, from, false, visit)
+    }
+
+    /// Hands `visit` step `seq`'s row as [`Journal::visit_replay_rows`] reads it, whole; `false`
+    /// when the session has no such step.
+    pub fn visit_replay_row(
+        &self,
+        id: &str,
+        seq: u64,
+        mut visit: impl FnMut(&ReplayRow<'_>) -> Result<(), JournalError>,
+    ) -> Result<bool, JournalError> {
+        let mut found = false;
+        self.replay_rows(id, seq, true, |row| {
+            found = row.seq == seq;
+            if found {
+                visit(row)?;
+            }
+            Ok(false)
+        })?;
+        Ok(found)
+    }
+
+    fn replay_rows(
+        &self,
+        id: &str,
+        from: u64,
+        always_text: bool,
         mut visit: impl FnMut(&ReplayRow<'_>) -> Result<bool, JournalError>,
     ) -> Result<usize, JournalError> {
         let columns = "key, event, to_phase, reason_kind, reason_json, effects, digest, outcome";
-        self.walk_session(id, columns, 0, |r| {
+        self.walk_session(id, columns, from, |r| {
             // Read as the borrowed values they are: `Row::get`'s conversions cost a tenth of a
             // streamed replay's reading thread.
             let text = |i: usize| r.get_ref(i)?.as_str_or_null().map_err(rusqlite::Error::from);
             let bytes = |i: usize| r.get_ref(i)?.as_bytes_or_null().map_err(rusqlite::Error::from);
             let integer = |i: usize| r.get_ref(i)?.as_i64().map_err(rusqlite::Error::from);
+            let outcome = r.get_ref(7)?.as_i64_or_null().map_err(rusqlite::Error::from)?.map(|hash| hash as u64);
+            let with_text = always_text || outcome.is_none();
             visit(&ReplayRow {
                 seq: seq_of(integer(0)?),
                 event: text(1)?.unwrap_or_default(),
                 to_phase: r.get_ref(2)?,
-                reason_kind: text(3)?,
-                reason_json: bytes(4)?,
-                effects: bytes(5)?.unwrap_or(b"[]"),
+                reason_kind: if with_text { text(3)? } else { None },
+                reason_json: if with_text { bytes(4)? } else { None },
+                effects: if with_text { bytes(5)?.unwrap_or(b"[]") } else { b"[]" },
                 digest: integer(6)? as u64,
-                outcome: r.get_ref(7)?.as_i64_or_null().map_err(rusqlite::Error::from)?.map(|hash| hash as u64),
+                outcome,
+                with_text,
             })
         })
     }

@@ -158,12 +158,21 @@ pub struct ReplayRow<'a> {
     pub digest: u64,
     /// The hash of what the step did, written when it was appended (`None` before schema v6).
     pub(crate) outcome: Option<u64>,
+    /// Whether `reason_kind`, `reason_json` and `effects` were read. A streamed replay reads a
+    /// row whose hash answers for them without them ([`crate::Journal::visit_hashed_rows`]), and
+    /// reads it again whole only if the step differs, to report how.
+    pub(crate) with_text: bool,
 }
 
 impl ReplayRow<'_> {
     /// The phase the step ended in.
     pub fn to_phase(&self) -> Result<String, JournalError> {
         Ok(phase_name(self.to_phase)?)
+    }
+
+    /// Whether the row was read with what its step did (see [`ReplayRow::outcome`]).
+    pub fn has_text(&self) -> bool {
+        self.with_text
     }
 
     /// Whether the step ended in `phase`; no name is built for a numbered phase.
@@ -182,6 +191,7 @@ impl ReplayRow<'_> {
     /// text differs only in spelling: the caller then decodes it ([`ReplayRow::outcome`]) to
     /// decide and report.
     pub fn same_outcome(&self, effects: &[Effect], reason: Option<&Reason>, ignored: Option<&Ignored>) -> bool {
+        // A row read without its text always has its hash.
         if let Some(stored) = self.outcome {
             return stored == outcome_hash(effects, reason, ignored);
         }
@@ -199,6 +209,12 @@ impl ReplayRow<'_> {
     /// What the step did: its reason (or why its event was ignored) and its effects, decoded;
     /// `session` names it in errors.
     pub fn outcome(&self, session: &str) -> Result<RowOutcome, JournalError> {
+        if !self.with_text {
+            return Err(JournalError::Database {
+                place: format!("session {session}, step {}", self.seq),
+                detail: "the row was read without what the step did; read it whole to decode it".into(),
+            });
+        }
         RowOutcome::decode(session, self.seq, self.reason_kind, self.reason_json, self.effects)
     }
 }
@@ -215,6 +231,7 @@ impl<'a> StepRow<'a> {
             effects: self.effects.as_bytes(),
             digest: self.digest,
             outcome: self.outcome,
+            with_text: true,
         }
     }
 
