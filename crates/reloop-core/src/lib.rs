@@ -96,8 +96,8 @@ pub use fold::{Before, Fold};
 pub use history::History;
 pub use identity::sent_messages;
 pub use message::{
-    AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking, ToolResult, ToolResultContent,
-    ToolSpec, ToolUse, Usage,
+    content_from_string_or_blocks, AgentUsage, ContentBlock, Extra, Message, RedactedThinking, Role, Text, Thinking,
+    ToolResult, ToolResultContent, ToolSpec, ToolUse, Usage,
 };
 pub use phase::running_stop_hooks::stop_hook_message;
 pub use reason::{

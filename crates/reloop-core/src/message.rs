@@ -77,18 +77,33 @@ impl Message {
     }
 }
 
-/// The API accepts `"content": "a string"` as shorthand for one text block.
-fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Content {
-        Text(String),
-        Blocks(Vec<ContentBlock>),
+/// A message's `content`: its blocks, or a string, which the API accepts as shorthand for one
+/// text block. Read by what the value is, not as an untagged enum: that buffered every block
+/// before reading it, which was most of the cost of reading a response (a scripted model's
+/// every turn).
+pub fn content_from_string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
+    struct StringOrBlocks;
+    impl<'de> serde::de::Visitor<'de> for StringOrBlocks {
+        type Value = Vec<ContentBlock>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string or a list of content blocks")
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            Ok(vec![ContentBlock::text(text)])
+        }
+        fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Self::Value, E> {
+            Ok(vec![ContentBlock::text(text)])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            // The hint comes from the input: trusted only so far.
+            let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+            while let Some(block) = seq.next_element()? {
+                blocks.push(block);
+            }
+            Ok(blocks)
+        }
     }
-    Ok(match Content::deserialize(d)? {
-        Content::Text(text) => vec![ContentBlock::text(text)],
-        Content::Blocks(blocks) => blocks,
-    })
+    d.deserialize_any(StringOrBlocks)
 }
 
 /// A text block.
@@ -371,9 +386,20 @@ mod tests {
     }
 
     #[test]
-    fn string_content_is_one_text_block() {
+    fn string_content_is_one_text_block_blocks_are_blocks_and_anything_else_is_refused() {
         let message: Message = serde_json::from_value(json!({"role": "user", "content": "hello"})).unwrap();
         assert_eq!(message.content, vec![ContentBlock::text("hello")]);
+        let message: Message = serde_json::from_str(r#"{"role": "user", "content": "hello"}"#).unwrap();
+        assert_eq!(message.content, vec![ContentBlock::text("hello")]);
+        let blocks = r#"{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image", "source": {}}]}"#;
+        let message: Message = serde_json::from_str(blocks).unwrap();
+        assert_eq!(message.content.iter().map(ContentBlock::type_name).collect::<Vec<_>>(), ["text", "image"]);
+        for bad in [json!(7), json!({"type": "text"}), json!([{"text": "no type"}]), json!(null)] {
+            let refused = serde_json::from_value::<Message>(json!({"role": "user", "content": bad}));
+            assert!(refused.is_err(), "{bad}");
+        }
+        let refused = serde_json::from_value::<Message>(json!({"role": "user", "content": 7})).unwrap_err();
+        assert!(refused.to_string().contains("a string or a list of content blocks"), "{refused}");
     }
 
     #[test]

@@ -16,28 +16,19 @@ struct ResponseObject {
     id: Option<String>,
     #[serde(default)]
     model: Option<String>,
-    content: Content,
+    #[serde(deserialize_with = "reloop_core::content_from_string_or_blocks")]
+    content: Vec<ContentBlock>,
     #[serde(default)]
     stop_reason: Option<StopReason>,
     #[serde(default)]
     usage: Option<Value>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Text(String),
-    Blocks(Vec<ContentBlock>),
-}
-
 /// A Messages API response object as the events a stream of it would have given.
 pub(crate) fn message_events(body: Value) -> Result<Vec<StreamEvent>, String> {
     let response: ResponseObject =
         serde_json::from_value(body).map_err(|err| format!("\"message\" is not a Messages API response: {err}"))?;
-    let blocks = match response.content {
-        Content::Text(text) => vec![ContentBlock::text(text)],
-        Content::Blocks(blocks) => blocks,
-    };
+    let blocks = response.content;
     let mut events = Vec::new();
     for (index, block) in blocks.into_iter().enumerate() {
         if let ContentBlock::Text(text) = &block {
