@@ -14,11 +14,21 @@ use crate::Replayer;
 /// that neither thread waits on the other while both keep pace.
 const IN_FLIGHT: usize = 2;
 
-/// A batch of rows with their events decoded.
+/// A batch of rows with their events decoded, but for the text deltas ([`left_to_step`]).
 #[derive(Default)]
 struct Decoded {
     rows: RowBatch,
-    events: Vec<Result<Event, serde_json::Error>>,
+    events: Vec<Option<Result<Event, serde_json::Error>>>,
+}
+
+/// Whether the reading thread leaves a row's event for the stepping thread to decode: a text
+/// delta's, the cheapest to decode and most rows of a streamed answer. Reading and decoding a
+/// row cost about what stepping it does, but a delta barely steps, so in a session of streamed
+/// answers the stepping thread waited on the reader (callgrind, 10,000 turns of 20 deltas: 910M
+/// instructions reading, 593M stepping); decoding the deltas there evens the two out. Only where
+/// the decoding happens depends on this: the event is decoded by the same function either way.
+fn left_to_step(event: &str) -> bool {
+    event.starts_with(r#"{"kind":"text_delta","#)
 }
 
 impl Decoded {
@@ -61,7 +71,7 @@ where
                 full_tx.send(std::mem::replace(batch, next)).is_ok()
             };
             let read_rows = read(&mut |row| {
-                batch.events.push(reloop_journal::read_event(row.event));
+                batch.events.push((!left_to_step(row.event)).then(|| reloop_journal::read_event(row.event)));
                 batch.rows.push(row);
                 // The replay stopped (it diverged, or failed): so does the reading.
                 let full = batch.rows.is_full() || batch.rows.len() >= rows_per_batch;
@@ -77,6 +87,7 @@ where
         'batches: for mut batch in full_rx.iter() {
             for (i, event) in batch.events.drain(..).enumerate() {
                 let Some(row) = batch.rows.row(i) else { break };
+                let event = event.unwrap_or_else(|| reloop_journal::read_event(row.event));
                 match replayer.feed_decoded(&row, event, session) {
                     Ok(true) => replayed += 1,
                     Ok(false) => break 'batches,
@@ -210,17 +221,20 @@ mod tests {
     fn a_row_that_cannot_be_decoded_and_a_failing_reader_are_errors() {
         let (_tmp, mut journal, id) = corpus().into_iter().next().expect("a session");
         let header = journal.header(&id).expect("header");
-        let mut replayer = Replayer::new(&header, &[]);
         let id = id.as_str();
-        let lent = &mut journal;
-        let garbled = replay_in_batches(&mut replayer, id, 2, move |visit| {
-            lent.visit_replay_rows(id, |row| {
-                let mut garbled = *row;
-                garbled.event = "{not json";
-                visit(&garbled)
-            })
-        });
-        assert!(matches!(garbled, Err(JournalError::Decode { what: "event", .. })), "{garbled:?}");
+        // Decoded by the reading thread, and (a text delta's) by the stepping one.
+        for bad in ["{not json", r#"{"kind":"text_delta","index":"#] {
+            let mut replayer = Replayer::new(&header, &[]);
+            let lent = &mut journal;
+            let garbled = replay_in_batches(&mut replayer, id, 2, move |visit| {
+                lent.visit_replay_rows(id, |row| {
+                    let mut garbled = *row;
+                    garbled.event = bad;
+                    visit(&garbled)
+                })
+            });
+            assert!(matches!(garbled, Err(JournalError::Decode { what: "event", .. })), "{bad}: {garbled:?}");
+        }
 
         let mut replayer = Replayer::new(&header, &[]);
         let lent = &mut journal;
