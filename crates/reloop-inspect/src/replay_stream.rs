@@ -1,5 +1,5 @@
-//! A journal replayed on two threads: one reads rows and decodes their events, the other steps
-//! the core and compares. Reading and decoding cost about as much as stepping and comparing, so
+//! A journal replayed on two threads: one reads rows and decodes their events (but text deltas',
+//! left to the other: `left_to_step`), the other steps the core and compares. Reading and decoding cost about as much as stepping and comparing, so
 //! on two cores a replay takes about half the time; in memory it holds at most a few batches of
 //! rows ([`RowBatch`], bounded in rows and in bytes) whatever the session's length.
 
