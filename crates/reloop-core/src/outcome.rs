@@ -1,7 +1,8 @@
 //! A step's outcome (its effects and its reason) as typed digest input, written field by field
 //! for what every turn does: a model call, a batch of tool calls, `next_turn`. The bytes are
-//! the ones [`Digest::value`] writes through serde (`crate::digest::typed`) (the tests hold the two to each other), so
-//! the hashes journaled with every step keep their meaning; anything rarer goes through serde.
+//! the ones [`Digest::value`] writes through serde (`crate::digest::typed`), and the tests hold
+//! the two to each other, so the hashes journaled with every step keep their meaning; anything
+//! rarer goes through serde.
 //!
 //! Why by hand: replay hashes the engine's outcome of every step to compare it with the row's,
 //! and the serde walk (a call per field, a copy of unknown length per name) was a tenth of the
@@ -16,8 +17,8 @@ use crate::effect::{Command, Effect, ModelCall};
 use crate::message::ToolUse;
 use crate::reason::{Continue, Reason, ToolRef};
 
-/// `name` after its length, as [`Digest::str`] writes it, built at compile time (`M` is the
-/// name's length and eight).
+/// `tag`, if any, then `name` after its length, as [`Digest::str`] writes it, built at compile
+/// time (`M` is the name's length, eight for the length and one for a tag).
 const fn prefixed<const M: usize>(tag: Option<u8>, name: &[u8]) -> [u8; M] {
     let mut out = [0u8; M];
     let start = if tag.is_some() { 1 } else { 0 };
