@@ -114,17 +114,17 @@ fn model_call(d: &mut Digest, call: &ModelCall) {
     key!(d, "effect");
     tagged!(d, STRING, "call_model");
     key!(d, "turn");
-    number(d, UNSIGNED, u64::from(*turn));
+    typed::tagged(d, UNSIGNED, u64::from(*turn));
     key!(d, "request");
-    number(d, UNSIGNED, u64::from(*request));
+    typed::tagged(d, UNSIGNED, u64::from(*request));
     key!(d, "message_count");
-    number(d, UNSIGNED, *message_count as u64);
+    typed::tagged(d, UNSIGNED, *message_count as u64);
     if !model.is_empty() {
         key!(d, "model");
         string(d, model);
     }
     key!(d, "max_tokens");
-    number(d, UNSIGNED, u64::from(*max_tokens));
+    typed::tagged(d, UNSIGNED, u64::from(*max_tokens));
     if !*stream {
         key!(d, "stream");
         d.bytes(&[FALSE]);
@@ -155,9 +155,9 @@ fn json(d: &mut Digest, value: &Value) {
         Value::Null => d.bytes(&[UNIT]),
         Value::Bool(b) => d.bytes(&[if *b { TRUE } else { FALSE }]),
         Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => number(d, UNSIGNED, u),
-            (None, Some(i)) => number(d, SIGNED, i as u64),
-            (None, None) => number(d, FLOAT, n.as_f64().unwrap_or_default().to_bits()),
+            (Some(u), _) => typed::tagged(d, UNSIGNED, u),
+            (None, Some(i)) => typed::tagged(d, SIGNED, i as u64),
+            (None, None) => typed::tagged(d, FLOAT, n.as_f64().unwrap_or_default().to_bits()),
         },
         Value::String(s) => string(d, s),
         Value::Array(items) => {
@@ -176,20 +176,10 @@ fn json(d: &mut Digest, value: &Value) {
     }
 }
 
-/// A number after its tag, as eight little-endian bytes.
-#[inline]
-fn number(d: &mut Digest, tag: u8, n: u64) {
-    let mut bytes = [0; 9];
-    bytes[0] = tag;
-    bytes[1..].copy_from_slice(&n.to_le_bytes());
-    d.bytes(&bytes);
-}
-
 /// A string value: its tag and length, then its bytes.
 #[inline]
 fn string(d: &mut Digest, s: &str) {
-    number(d, STRING, s.len() as u64);
-    d.bytes(s.as_bytes());
+    typed::tagged_bytes(d, STRING, s.as_bytes());
 }
 
 #[cfg(test)]

@@ -111,19 +111,31 @@ pub(crate) fn digest_tool_use(d: &mut Digest, call: &ToolUse) {
 /// A serde serializer into a digest.
 struct Typed<'a>(&'a mut Digest);
 
+/// A number after its tag, as eight little-endian bytes.
+#[inline]
+pub(crate) fn tagged(d: &mut Digest, tag: u8, n: u64) {
+    let mut bytes = [0; 9];
+    bytes[0] = tag;
+    bytes[1..].copy_from_slice(&n.to_le_bytes());
+    d.bytes(&bytes);
+}
+
+/// Bytes after their tag and their length.
+#[inline]
+pub(crate) fn tagged_bytes(d: &mut Digest, tag: u8, s: &[u8]) {
+    tagged(d, tag, s.len() as u64);
+    d.bytes(s);
+}
+
 impl Typed<'_> {
     #[inline]
     fn tagged(&mut self, tag: u8, n: u64) {
-        let mut bytes = [0; 9];
-        bytes[0] = tag;
-        bytes[1..].copy_from_slice(&n.to_le_bytes());
-        self.0.bytes(&bytes);
+        tagged(self.0, tag, n);
     }
 
     #[inline]
     fn string(&mut self, tag: u8, s: &[u8]) {
-        self.tagged(tag, s.len() as u64);
-        self.0.bytes(s);
+        tagged_bytes(self.0, tag, s);
     }
 }
 
