@@ -146,6 +146,19 @@ pub async fn run(args: WorkerArgs) -> Result<Exit, CliError> {
                 }
             };
             match claimed {
+                // Told to stop while the claim was on its way (a halting run may have just given
+                // this very session back): it goes back to the queue unrun and uncounted.
+                Some(id) if stop.is_cancelled() => {
+                    let given_back = unclaim(journal, id.clone()).await;
+                    match given_back {
+                        Ok(()) => tracing::info!(target: "reloop::worker", event = "unclaim", session = id.as_str(),
+                            worker = worker.as_str(), "gave back a session claimed as the worker was told to stop"),
+                        Err(e) => tracing::warn!(target: "reloop::worker", event = "unclaim_failed",
+                            session = id.as_str(), worker = worker.as_str(), error = %e,
+                            "cannot give back a session claimed as the worker was told to stop; its lease lapses"),
+                    }
+                    break;
+                }
                 Some(id) => {
                     tracing::info!(target: "reloop::worker", event = "claim", session = id.as_str(),
                         worker = worker.as_str(), holder = journal.holder(), "claimed session");
@@ -207,6 +220,14 @@ async fn claim(mut journal: PgJournal) -> Result<(PgJournal, Option<String>), Cl
     .await
     .map_err(|e| CliError::Io(format!("the claim task failed: {e}")))
     .and_then(|(journal, claimed)| Ok((journal, claimed?)))
+}
+
+/// Gives a just-claimed session back to the queue, the claim uncounted.
+async fn unclaim(mut journal: PgJournal, id: String) -> Result<(), CliError> {
+    tokio::task::spawn_blocking(move || journal.unclaim(&id))
+        .await
+        .map_err(|e| CliError::Io(format!("the unclaim task failed: {e}")))?
+        .map_err(CliError::Journal)
 }
 
 /// Records how a run ended: a finished session leaves the queue; a halted one stays in it.

@@ -365,6 +365,11 @@ impl JournalBackend for PgJournal {
         self.call(|conn| conn.claim())
     }
 
+    fn unclaim(&mut self, session: &str) -> Result<(), JournalError> {
+        let session = session.to_string();
+        self.call(move |conn| conn.unclaim(&session))
+    }
+
     fn finish_queued(&mut self, session: &str, outcome: &str) -> Result<(), JournalError> {
         let (session, outcome) = (session.to_string(), outcome.to_string());
         self.call(move |conn| conn.finish_queued(&session, &outcome))

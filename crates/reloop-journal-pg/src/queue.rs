@@ -103,7 +103,6 @@ impl Conn {
         Ok(Claim::Taken(session))
     }
 
-    /// Marks a queued session done with; it is never claimed again.
     /// Takes over a session whose writer died outside any queue ([`ORPHAN`]); it joins the queue
     /// as claimed once, so its end is recorded and a session failing every time stops at
     /// [`MAX_ATTEMPTS`] like a queued one.
@@ -123,6 +122,35 @@ impl Conn {
         Ok(Some(session))
     }
 
+    /// Gives a session this connection just claimed back to the queue as if it had never been
+    /// claimed: its lease expires now and the claim is not counted as an attempt. A worker told
+    /// to stop while a claim was on its way runs nothing, and must not use up one of the
+    /// session's [`MAX_ATTEMPTS`] doing so.
+    pub(crate) fn unclaim(&mut self, session: &str) -> Result<(), JournalError> {
+        let Some(epoch) = self.leases.remove(session) else { return Ok(()) };
+        let (holder, place) = (self.holder.clone(), self.place.clone());
+        let db = |e: postgres::Error| database_error(&place, &e);
+        let mut tx = self.client.transaction().map_err(db)?;
+        let released = tx
+            .execute(
+                "UPDATE reloop.leases SET expires_at = clock_timestamp()
+                 WHERE session_id = $1 AND epoch = $2 AND holder = $3",
+                &[&session, &epoch, &holder],
+            )
+            .map_err(db)?;
+        // A lease another writer took over meanwhile was a claim of theirs: it stays counted.
+        if released == 1 {
+            tx.execute(
+                "UPDATE reloop.queue SET attempts = greatest(attempts - 1, 0)
+                 WHERE session_id = $1 AND finished_at IS NULL",
+                &[&session],
+            )
+            .map_err(db)?;
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Marks a queued session done with; it is never claimed again.
     pub(crate) fn finish_queued(&mut self, session: &str, outcome: &str) -> Result<(), JournalError> {
         self.client
             .execute(

@@ -408,6 +408,38 @@ fn queued_sessions_are_claimed_once_each_and_a_dead_claimers_come_back() {
     assert_eq!(attempts, 2);
 }
 
+#[test]
+fn a_session_given_back_unrun_is_claimable_at_once_and_its_claim_is_not_counted() {
+    let Some(db) = TestDb::new("a_session_given_back_unrun_is_claimable_at_once") else { return };
+    let mut producer = pg(&db);
+    producer.create_session(&header("q"), &[said(1, "work")]).unwrap();
+    producer.enqueue("q").unwrap();
+    let mut raw = db.client();
+    let attempts = |raw: &mut ::postgres::Client| -> i32 {
+        raw.query_one("SELECT attempts FROM reloop.queue WHERE session_id = 'q'", &[]).unwrap().get(0)
+    };
+    let mut stopping = pg(&db);
+    assert_eq!(stopping.claim().unwrap().as_deref(), Some("q"));
+    assert_eq!(attempts(&mut raw), 1);
+    stopping.unclaim("q").unwrap();
+    assert_eq!(attempts(&mut raw), 0, "a claim given back unrun is no attempt");
+    assert_eq!(stopping.live_writer("q").unwrap(), None, "its lease is over");
+    assert!(stopping.append("q", &said(2, "late")).is_err(), "the giver is no longer the writer");
+    // The next worker takes it without waiting for any lease to lapse, with a higher epoch.
+    let mut next = pg(&db);
+    assert_eq!(next.claim().unwrap().as_deref(), Some("q"));
+    assert_eq!(attempts(&mut raw), 1);
+    next.append("q", &said(2, "mine")).unwrap();
+    // Giving back a claim another writer has since taken over leaves their claim counted.
+    raw.execute("UPDATE reloop.leases SET expires_at = clock_timestamp()", &[]).unwrap();
+    let mut third = pg(&db);
+    assert_eq!(third.claim().unwrap().as_deref(), Some("q"));
+    assert_eq!(attempts(&mut raw), 2);
+    next.unclaim("q").unwrap();
+    assert_eq!(attempts(&mut raw), 2, "the fenced-off claimer takes nothing back");
+    assert!(third.live_writer("q").unwrap().is_some_and(|w| w.starts_with(third.holder())));
+}
+
 // ---- what a shared database promises beyond ----
 
 fn pg(db: &TestDb) -> PgJournal {

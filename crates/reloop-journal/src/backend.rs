@@ -142,6 +142,12 @@ pub trait JournalBackend {
         Err(JournalError::NeedsShared { place: self.location(), what: "a worker" })
     }
 
+    /// Gives a session [`JournalBackend::claim`] just took back to the queue unrun, the claim
+    /// not counted against it: a worker told to stop while its claim was on the way.
+    fn unclaim(&mut self, _session: &str) -> Result<(), JournalError> {
+        Err(JournalError::NeedsShared { place: self.location(), what: "a worker" })
+    }
+
     /// Marks a queued session as done with (`outcome`: how its run ended), so no worker claims
     /// it again.
     fn finish_queued(&mut self, _session: &str, _outcome: &str) -> Result<(), JournalError> {
