@@ -30,25 +30,63 @@ const MIN_CUT: usize = 1024;
 /// Cutting stops after this many strings; what is still too big is replaced whole.
 const MAX_CUTS: usize = 64;
 
+/// A kept event's JSON larger than this is not kept for the next: one long tool output would
+/// otherwise stay allocated for the session's life.
+const KEPT_MAX: usize = 64 << 10;
+
 /// Bounds events to a share of the row cap and counts the response in flight.
 #[derive(Debug)]
 pub(crate) struct StepBounds {
     share: usize,
     /// JSON bytes of the blocks of the response in flight.
     response: usize,
+    /// Where an event is written to be measured, when the journal takes the text
+    /// ([`StepBounds::keep_json`]); else events are only counted.
+    json: Option<Vec<u8>>,
+    /// Whether `json` holds the event [`StepBounds::bound`] last returned, exactly.
+    json_is_event: bool,
 }
 
 impl StepBounds {
     pub(crate) fn new(share: usize) -> Self {
-        StepBounds { share, response: 0 }
+        StepBounds { share, response: 0, json: None, json_is_event: false }
+    }
+
+    /// Keeps each measured event's JSON for its journal row ([`StepBounds::json`]): measuring an
+    /// event writes all of its text, and the row would write it all again.
+    pub(crate) fn keep_json(&mut self) {
+        self.json = Some(Vec::new());
+    }
+
+    /// The JSON of the event [`StepBounds::bound`] last returned, when that very event was
+    /// measured (not one it cut, replaced, or had no need to measure).
+    pub(crate) fn json(&self) -> Option<&[u8]> {
+        self.json.as_deref().filter(|_| self.json_is_event)
+    }
+
+    /// `event`'s JSON size, its text kept when [`StepBounds::keep_json`] asked for it.
+    fn measure(&mut self, event: &Event) -> usize {
+        let Some(buf) = self.json.as_mut() else { return json_size(event) };
+        buf.clear();
+        buf.shrink_to(KEPT_MAX);
+        // Events are plain data: serializing them cannot fail; if it did, nothing is kept.
+        self.json_is_event = serde_json::to_writer(&mut *buf, event).is_ok();
+        if self.json_is_event {
+            buf.len()
+        } else {
+            json_size(event)
+        }
     }
 
     /// The event as it may be applied and journaled.
     pub(crate) fn bound(&mut self, event: Event) -> Event {
+        self.json_is_event = false;
         match event {
             Event::ModelBlock { request, .. } => {
-                self.response = self.response.saturating_add(json_size(&event));
+                let size = self.measure(&event);
+                self.response = self.response.saturating_add(size);
                 if self.response > self.share {
+                    self.json_is_event = false;
                     return Event::ModelFailed { error: too_large(self.response, self.share), request };
                 }
                 event
@@ -70,7 +108,13 @@ impl StepBounds {
             | Event::QueuedInput { .. }
             | Event::SetModel { .. }
             | Event::SetPermissionMode { .. }
-            | Event::CommandTools { .. }) => shrink(event, self.share),
+            | Event::CommandTools { .. }) => {
+                if self.measure(&event) <= self.share {
+                    return event;
+                }
+                self.json_is_event = false;
+                shrink(event, self.share)
+            }
         }
     }
 
@@ -292,6 +336,35 @@ mod tests {
         assert_eq!(bounds.bound(small.clone()), small);
         let block = Event::ModelBlock { index: 0, block: ContentBlock::text("hello"), request: 1 };
         assert_eq!(bounds.bound(block.clone()), block);
+    }
+
+    #[test]
+    fn a_kept_json_is_the_returned_events_own_text_and_nothing_else_is_kept() {
+        let mut counting = StepBounds::new(10_000);
+        let small = tool_done(ToolResultContent::Text("x".repeat(9_000)));
+        counting.bound(small.clone());
+        assert_eq!(counting.json(), None, "only counted unless the journal takes the text");
+        let mut bounds = StepBounds::new(10_000);
+        bounds.keep_json();
+        let block = Event::ModelBlock { index: 0, block: ContentBlock::text("hello \"you\""), request: 1 };
+        for event in [small, block] {
+            let bounded = bounds.bound(event);
+            assert_eq!(bounds.json(), Some(serde_json::to_vec(&bounded).unwrap().as_slice()));
+        }
+        // A cut event is not the one measured; an event never measured has no text.
+        let cut = bounds.bound(tool_done(ToolResultContent::Text("y".repeat(50_000))));
+        assert!(json_size(&cut) <= 10_000);
+        assert_eq!(bounds.json(), None);
+        bounds.bound(Event::Resumed);
+        assert_eq!(bounds.json(), None);
+        let input = serde_json::json!({"content": "z".repeat(12_000)});
+        let failed = bounds.bound(Event::ModelBlock {
+            index: 0,
+            block: ContentBlock::tool_use("a", "Write", input),
+            request: 2,
+        });
+        assert!(matches!(failed, Event::ModelFailed { .. }), "{failed:?}");
+        assert_eq!(bounds.json(), None, "a response too large is replaced, its text not kept");
     }
 
     #[test]

@@ -394,6 +394,10 @@ impl Runner {
             Some(journal) => Some(Journaling::start(journal, &session_id)?),
             None => None,
         };
+        let mut bounds = crate::bounds::StepBounds::new(session.max_event_bytes);
+        if journal.as_ref().is_some_and(Journaling::takes_event_json) {
+            bounds.keep_json();
+        }
         let mut runner = Runner {
             session_id,
             provider,
@@ -418,7 +422,7 @@ impl Runner {
             started: Instant::now(),
             crash_after_step: session.crash_after_step,
             pending_header: None,
-            bounds: crate::bounds::StepBounds::new(session.max_event_bytes),
+            bounds,
             keep_alive: session.keep_alive,
             start_source: if session.cleared { session_hooks::CLEAR } else { session_hooks::STARTUP },
             end_reason: session_hooks::END_REASON,
@@ -627,7 +631,8 @@ impl Runner {
             step_outputs(self.seq, at_ms, &event, len_before, &step.state, &step.effects, step.reason.as_ref());
         if let Some(journal) = self.journal.as_mut() {
             // The row is encoded from the step as the core returned it: nothing is copied.
-            let record = NewStep::of(self.seq, at_ms, &event, from_phase, turn_before, &step);
+            let mut record = NewStep::of(self.seq, at_ms, &event, from_phase, turn_before, &step);
+            record.event_json = self.bounds.json();
             let scheduler = &self.tools_in_flight;
             let plan =
                 journaling::plan(&event, &step, |calls| scheduler.runs_quietly(calls), self.provider.in_process());

@@ -83,7 +83,17 @@ impl EncodedStep {
         buf.clear();
         // A rare huge step (a long tool result) does not keep its buffer for the session's life.
         buf.shrink_to(64 * 1024);
-        serde_json::to_writer(&mut buf, step.event).map_err(|source| JournalError::Encode { what: "event", source })?;
+        match step.event_json {
+            Some(json) => {
+                debug_assert!(
+                    serde_json::to_vec(step.event).is_ok_and(|own| own == json),
+                    "a step's event_json must be its event's own JSON"
+                );
+                buf.extend_from_slice(json);
+            }
+            None => serde_json::to_writer(&mut buf, step.event)
+                .map_err(|source| JournalError::Encode { what: "event", source })?,
+        }
         let event_end = buf.len();
         if !step.effects.is_empty() {
             step.effects.write(&mut buf).map_err(|source| JournalError::Encode { what: "effects", source })?;
@@ -270,7 +280,11 @@ mod tests {
     use reloop_core::{ContentBlock, Event, EVENT_KINDS};
 
     fn encoded(event: &Event) -> EncodedStep {
-        let step = NewStep {
+        EncodedStep::encode(&new_step(event), "s", Vec::new()).unwrap()
+    }
+
+    fn new_step(event: &Event) -> NewStep<'_> {
+        NewStep {
             seq: 1,
             at_ms: 2,
             event,
@@ -282,8 +296,18 @@ mod tests {
             ignored: None,
             effects: EffectsRef::Core(&[]),
             digest: 7,
-        };
-        EncodedStep::encode(&step, "s", Vec::new()).unwrap()
+            event_json: None,
+        }
+    }
+
+    #[test]
+    fn a_step_handed_its_events_json_encodes_the_row_it_would_have_written() {
+        let event = Event::user_input(vec![ContentBlock::text("line\none \"quoted\" é")]);
+        let own = encoded(&event);
+        let json = serde_json::to_vec(&event).unwrap();
+        let given = NewStep { event_json: Some(&json), ..new_step(&event) };
+        let given = EncodedStep::encode(&given, "s", Vec::new()).unwrap();
+        assert_eq!((given.text, given.event_end), (own.text, own.event_end));
     }
 
     #[test]

@@ -166,6 +166,11 @@ pub struct NewStep<'a> {
     pub effects: EffectsRef<'a>,
     /// As [`StepRecord::digest`].
     pub digest: u64,
+    /// The event as `serde_json::to_writer` writes it, when the caller has written it already
+    /// (the driver measures every event against the row cap): the row copies these bytes rather
+    /// than serializing the event a second time. They must be exactly the event's; debug builds
+    /// check.
+    pub event_json: Option<&'a [u8]>,
 }
 
 impl<'a> NewStep<'a> {
@@ -191,6 +196,7 @@ impl<'a> NewStep<'a> {
             ignored: step.ignored.as_ref(),
             effects: EffectsRef::Core(&step.effects),
             digest: step.state.digest(),
+            event_json: None,
         }
     }
 }
@@ -209,6 +215,7 @@ impl<'a> From<&'a StepRecord> for NewStep<'a> {
             ignored: r.ignored.as_ref(),
             effects: EffectsRef::Json(&r.effects),
             digest: r.digest,
+            event_json: None,
         }
     }
 }

@@ -81,6 +81,12 @@ impl Journaling {
         Ok(Journaling { writer, held: VecDeque::new(), committed })
     }
 
+    /// Whether a step's [`NewStep::event_json`] reaches its row: the writer thread encodes the
+    /// new step; a shared journal writes the record it converts to.
+    pub(super) fn takes_event_json(&self) -> bool {
+        matches!(self.writer, Writer::Thread(_))
+    }
+
     /// Journals a step as `plan` says; a new session's `header` goes with its first step.
     pub(super) fn write(
         &mut self,
