@@ -12,6 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
+use common::sdk_play::{lines, play_input, replays_as_live, stream_json_session, turns, turns_in};
 use common::{reloop_bin, stderr, stdout, Workspace};
 use serde_json::{json, Value};
 
@@ -21,46 +22,8 @@ fn fixture(version: &str, variant: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join("sdk_wire").join(variant)
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 fn stdout_lines(out: &Output) -> Vec<Value> {
     stdout(out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
-}
-
-/// The recorded assistant turns, as the Messages API sent them.
-fn turns(dir: &Path) -> Vec<String> {
-    turns_in(dir, "/tmp/reloop-cc-project")
-}
-
-/// As [`turns`], the recorded project's path in them made `project`. The lines of one response
-/// (2.1.332 prints each block on a line of its own, under the response's id) make one answer.
-fn turns_in(dir: &Path, project: &str) -> Vec<String> {
-    let mut answers: Vec<(Value, Value, Vec<Value>)> = Vec::new();
-    for line in lines(&dir.join("stdout.jsonl")) {
-        // Lines Claude Code made itself (`<synthetic>`) were no answer of the model.
-        if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
-            continue;
-        }
-        let content: Value =
-            serde_json::from_str(&line["message"]["content"].to_string().replace("/tmp/reloop-cc-project", project))
-                .unwrap();
-        let blocks = content.as_array().unwrap().clone();
-        match answers.last_mut() {
-            Some((id, _, so_far)) if *id == line["message"]["id"] => so_far.extend(blocks),
-            _ => answers.push((line["message"]["id"].clone(), line["message"]["model"].clone(), blocks)),
-        }
-    }
-    answers
-        .into_iter()
-        .map(|(id, model, content)| {
-            let tool = content.iter().any(|b| b["type"] == "tool_use");
-            sse_from_message(&json!({"id": id, "type": "message", "role": "assistant", "model": model,
-                "content": content, "stop_reason": if tool { "tool_use" } else { "end_turn" },
-                "stop_sequence": null, "usage": {"input_tokens": 120, "output_tokens": 25}}))
-        })
-        .collect()
 }
 
 /// `reloop` in print mode under the version's profile, `stdin` written and closed.
@@ -83,16 +46,6 @@ fn print_mode(ws: &Workspace, version: &str, server: &FakeServer, args: &[&str],
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
-}
-
-/// The session replays identical, and its replayed stream-json is the live one.
-fn replays_as_live(ws: &Workspace, live: &[Value], what: &str) {
-    let replay = ws.reloop(&["replay", "last"]);
-    assert_eq!(replay.status.code(), Some(0), "{what}: {}{}", stdout(&replay), stderr(&replay));
-    assert!(stdout(&replay).contains("identical"), "{what}: {}", stdout(&replay));
-    let replayed = ws.reloop(&["replay", "last", "--output-format", "stream-json"]);
-    assert_eq!(replayed.status.code(), Some(0), "{what}: {}", stderr(&replayed));
-    assert_eq!(common::without_timings(&stdout_lines(&replayed)), common::without_timings(live), "{what}");
 }
 
 /// The text of the last user message of a request body.
@@ -297,27 +250,6 @@ fn initialize_lists_the_custom_commands_with_their_front_matter_as_claude_code_d
         assert_eq!(recorded.len(), 2, "{version}");
         assert_eq!(answer(&stdout_lines(&out)), recorded, "{version}");
     }
-}
-
-/// `reloop` in print mode under the version's profile, reading stream-json on stdin (piped, as
-/// stdout is) with `flags` besides.
-fn stream_json_session(ws: &Workspace, version: &str, url: &str, flags: &[&str]) -> std::process::Child {
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let compat = format!("claude-code-{version}");
-    reloop_bin()
-        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
-        .args(flags)
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
 }
 
 /// Runs a stream-json session, sending each message once the previous one's result is printed.
@@ -610,51 +542,6 @@ fn the_host_s_origin_is_echoed_on_its_query_s_result_as_claude_code_does() {
         assert_eq!(origins(&live), recorded, "{version}");
         replays_as_live(&ws, &live, version);
     }
-}
-
-/// Plays a recorded stream-json session's `input` as the recorder did: each `send` written to
-/// stdin, each `sleep` slept, each `wait` until stdout holds that many lines containing its
-/// text (a minute at most), `close` closing stdin. The lines printed, in order.
-fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], actions: &[Value]) -> Vec<Value> {
-    use std::io::{BufRead, BufReader};
-    let mut child = stream_json_session(ws, version, url, flags);
-    let mut stdin = Some(child.stdin.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    let mut lines: Vec<String> = Vec::new();
-    for action in actions {
-        if let Some(message) = action.get("send") {
-            let stdin = stdin.as_mut().expect("sent after close");
-            writeln!(stdin, "{message}").unwrap();
-            stdin.flush().unwrap();
-        } else if let Some(secs) = action["sleep"].as_f64() {
-            std::thread::sleep(Duration::from_secs_f64(secs));
-        } else if let Some(text) = action["contains"].as_str() {
-            let n = action["n"].as_u64().unwrap_or(1) as usize;
-            let deadline = std::time::Instant::now() + Duration::from_secs(60);
-            while lines.iter().filter(|l| l.contains(text)).count() < n {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                match rx.recv_timeout(left) {
-                    Ok(line) => lines.push(line),
-                    Err(e) => panic!("{version}: waiting for {n} × {text}: {e}\n{}", lines.join("\n")),
-                }
-            }
-        } else if action["close"] == json!(true) {
-            stdin = None;
-        }
-    }
-    drop(stdin);
-    lines.extend(rx.iter());
-    reader.join().unwrap();
-    assert!(child.wait().unwrap().success(), "{version}");
-    lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
 /// The blocks of a request's last user message, without their cache markers.

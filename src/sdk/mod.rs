@@ -15,6 +15,7 @@ mod clear;
 mod control;
 mod drop_guard;
 mod ending;
+mod lifecycle;
 mod local_answer;
 mod mirror;
 mod partial;

@@ -393,13 +393,13 @@ async fn stream_session(
     let mut init = Initialize::default();
     let mut early = Early::default();
     let model_name = args.model_name();
-    let (first, origin) = loop {
+    let (first, origin, stamp) = loop {
         match incoming.recv().await {
-            Some(Incoming::User(content, origin, _)) => {
+            Some(Incoming::User(content, origin, stamp)) => {
                 if let Some(names) = sdk_servers.take() {
                     servers.extend(crate::mcp::start_sdk(&names, &[], Arc::new(SdkMcp(wire.clone()))).await);
                 }
-                break (content, origin);
+                break (content, origin, stamp);
             }
             Some(Incoming::Request { id, request }) => match subtype(&request) {
                 "initialize" => match Initialize::parse(&request) {
@@ -441,7 +441,7 @@ async fn stream_session(
                     }
                     Err(e) => wire.respond(&id, Err(e)),
                 },
-                "interrupt" => wire.respond(&id, Ok(queued::interrupt_receipt(&args.compat, &VecDeque::new()))),
+                "interrupt" => wire.respond(&id, Ok(queued::interrupt_receipt(&args.compat, &VecDeque::new(), None))),
                 other => {
                     wire.respond(&id, common_request(other, &request, &model_name, None, &crate::mcp::status(&servers)))
                 }
@@ -468,14 +468,14 @@ async fn stream_session(
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
     if setup.clears_first(&first) {
         let (id, cleared) = setup.clear_first(&wire, &mut stream)?;
-        let opening = Opening { cleared: Some(id), unjournaled: Some(cleared), command: None };
+        let opening = Opening { cleared: Some(id), unjournaled: Some(cleared), command: None, stamp: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
     // Only a new session: a resumed one has messages, and a later run would not resume it.
     if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
         // Claude Code answered it itself: the session's first run starts with the next message.
         let id = setup.answer_first(&wire, &answer, &mut stream)?;
-        let opening = Opening { cleared: Some(id), unjournaled: None, command: None };
+        let opening = Opening { cleared: Some(id), unjournaled: None, command: None, stamp: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
     let command = setup.command_query(&prompt_text)?;
@@ -490,7 +490,7 @@ async fn stream_session(
     stream.set_origin(origin);
     serve(
         Some(handle),
-        Opening { cleared: None, unjournaled: None, command },
+        Opening { cleared: None, unjournaled: None, command, stamp },
         &mut stream,
         &mut incoming,
         &wire,
@@ -502,11 +502,12 @@ async fn stream_session(
 
 /// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
 /// run then starts with the next message), what a first `/clear` printed for that session,
-/// and the command whose model the running query has.
+/// the command whose model the running query has, and the uuid the host stamped its message with.
 struct Opening {
     cleared: Option<String>,
     unjournaled: Option<ClearedFrom>,
     command: Option<command::CommandQuery>,
+    stamp: Option<String>,
 }
 
 /// The queries of a kept-alive session, until stdin closes and the last one is over; exits as
@@ -546,6 +547,12 @@ async fn serve(
     }));
     let (mut running, mut stdin_open, mut closed, mut reader_gone) = (handle.is_some(), true, false, false);
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
+    let mut lifecycle = super::lifecycle::Lifecycle::new(wire.clone(), &setup.args.compat);
+    let session_of =
+        |handle: &Option<RunHandle>| handle.as_ref().map(|h| h.session_id().to_string()).unwrap_or_default();
+    if let Some(handle) = &handle {
+        lifecycle.started(handle.session_id(), opening.stamp.into_iter().collect(), false);
+    }
     let mut last: Option<RunResult> = None;
     // A prompt was answered locally: a session of only those ended well.
     let mut answered = answered_first;
@@ -558,16 +565,23 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
+                    lifecycle.ended(&session_of(&handle));
                     if let Some(ran) = command.take() {
                         ran.end(&control, stream, chosen.clone(), chosen.clone().unwrap_or_else(|| setup.args.model_name()));
                     }
+                    let front = waiting.front().and_then(|(_, _, stamp)| stamp.clone());
+                    let before = super::batch::stamped(&waiting);
                     if super::batch::compact_next(&mut waiting) {
+                        lifecycle.started(&session_of(&handle), front.into_iter().collect(), true);
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
                         // it (`sdk36/queued_compact`); what queued after it waits for its end.
                         stream.compact_by_hand();
                         control.compact();
                         running = true;
                     } else if let Some((next, origin, ran)) = setup.next_queued(&mut waiting)? {
+                        let left = super::batch::stamped(&waiting);
+                        let taken = before.into_iter().filter(|s| !left.contains(s)).collect();
+                        lifecycle.started(&session_of(&handle), taken, true);
                         if let Some(ran) = &ran {
                             ran.begin(&control, stream);
                         }
@@ -592,6 +606,7 @@ async fn serve(
             }
             line = incoming.recv(), if stdin_open => match line {
                 Some(Incoming::User(content, origin, uuid)) if running => {
+                    lifecycle.queued(&session_of(&handle), uuid.as_deref());
                     waiting.push_back((setup.queued(content)?, origin, uuid))
                 }
                 Some(Incoming::User(content, ..)) if super::clear::is_command(&content, "/clear") && !closed => {
@@ -623,7 +638,7 @@ async fn serve(
                         answered = true;
                     }
                 }
-                Some(Incoming::User(content, origin, _)) if handle.is_none() => {
+                Some(Incoming::User(content, origin, stamp)) if handle.is_none() => {
                     let id = cleared.take().unwrap_or_else(reloop_driver::new_session_id);
                     command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
@@ -635,10 +650,12 @@ async fn serve(
                     if let Ok(mut session) = on_signal.lock() {
                         *session = started.abort_handle();
                     }
+                    lifecycle.started(started.session_id(), stamp.into_iter().collect(), false);
                     handle = Some(started);
                     running = true;
                 }
-                Some(Incoming::User(content, origin, _)) => {
+                Some(Incoming::User(content, origin, stamp)) => {
+                    lifecycle.started(&session_of(&handle), stamp.into_iter().collect(), false);
                     command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
                         ran.begin(&control, stream);
@@ -654,8 +671,13 @@ async fn serve(
                         "interrupt" => {
                             if running {
                                 control.abort();
+                                lifecycle.interrupted();
                             }
-                            Ok(queued::interrupt_receipt(&setup.args.compat, &waiting))
+                            let cancelled = queued::cancel_queued(&setup.args.compat, &request, &mut waiting);
+                            if let Some(uuids) = &cancelled {
+                                lifecycle.cancelled(&session_of(&handle), uuids);
+                            }
+                            Ok(queued::interrupt_receipt(&setup.args.compat, &waiting, cancelled))
                         }
                         "set_model" => requested_model(&request).map(|model| {
                             let model = model.map(|m| setup.args.resolve_model(&m));

@@ -42,11 +42,32 @@ impl Setup {
 
 /// The answer to an `interrupt`: 2.1.332's receipt lists the uuids of the messages that wait, as
 /// they still run after it (`interrupt/*` records `{"still_queued": []}`, and its init
-/// advertises `interrupt_receipt_v1`); 2.1.197 answers with nothing, and so does reloop's own
-/// profile.
-pub(super) fn interrupt_receipt(compat: &str, waiting: &VecDeque<Queued>) -> Value {
+/// advertises `interrupt_receipt_v1`), and those its `cancel_queued` removed
+/// (`interrupt/cancel_queued`: `{"still_queued": [], "cancelled": [...]}`); 2.1.197 answers with
+/// nothing, and so does reloop's own profile.
+pub(super) fn interrupt_receipt(compat: &str, waiting: &VecDeque<Queued>, cancelled: Option<Vec<String>>) -> Value {
     match ProfileId::parse(compat) {
-        Some(ProfileId::ClaudeCode2_1_332) => json!({"still_queued": crate::sdk::batch::stamped(waiting)}),
+        Some(ProfileId::ClaudeCode2_1_332) => {
+            let mut receipt = json!({"still_queued": crate::sdk::batch::stamped(waiting)});
+            if let Some(cancelled) = cancelled {
+                receipt["cancelled"] = json!(cancelled);
+            }
+            receipt
+        }
         _ => Value::Null,
     }
+}
+
+/// An interrupt's `cancel_queued: true` (`interrupt_cancel_queued_v1`): every waiting message the
+/// host stamped with a uuid is removed, and their uuids returned; unstamped ones stay, as the
+/// SDK's reference says. `None` when the request does not ask it or the profile is 2.1.197's,
+/// which predates it.
+pub(super) fn cancel_queued(compat: &str, request: &Value, waiting: &mut VecDeque<Queued>) -> Option<Vec<String>> {
+    let asked = request.get("cancel_queued").and_then(Value::as_bool) == Some(true);
+    if !asked || ProfileId::parse(compat) == Some(ProfileId::ClaudeCode2_1_197) {
+        return None;
+    }
+    let cancelled = crate::sdk::batch::stamped(waiting);
+    waiting.retain(|(_, _, stamp)| stamp.is_none());
+    Some(cancelled)
 }

@@ -350,8 +350,10 @@ impl SdkStream {
                 });
                 let Value::Object(mut line) = init else { return };
                 if *profile == ProfileId::ClaudeCode2_1_332 {
-                    // Of 2.1.332's protocol capabilities, those reloop keeps: the interrupt's receipt.
-                    line.insert("capabilities".into(), json!(["interrupt_receipt_v1"]));
+                    // Of 2.1.332's protocol capabilities, those reloop keeps: the interrupt's
+                    // receipt, its `cancel_queued`, and the stamped messages' lifecycle lines.
+                    let kept = ["interrupt_receipt_v1", "interrupt_cancel_queued_v1", "msg_lifecycle_v1"];
+                    line.insert("capabilities".into(), json!(kept));
                 }
                 self.init = Some(line.clone());
                 self.hold_init(line);

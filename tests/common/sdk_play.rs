@@ -1,0 +1,137 @@
+//! Stream-json sessions of `reloop` played as the Claude Code recorder played the real CLI
+//! (scripts/record-claude-code/record.py): its recorded answers served again, its `input`
+//! actions sent again.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::fake_server::sse_from_message;
+use super::{reloop_bin, stderr, stdout, Workspace};
+
+/// A file of JSON lines.
+pub fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The recorded assistant turns, as the Messages API sent them.
+pub fn turns(dir: &Path) -> Vec<String> {
+    turns_in(dir, "/tmp/reloop-cc-project")
+}
+
+/// As [`turns`], the recorded project's path in them made `project`. The lines of one response
+/// (2.1.332 prints each block on a line of its own, under the response's id) make one answer.
+pub fn turns_in(dir: &Path, project: &str) -> Vec<String> {
+    let mut answers: Vec<(Value, Value, Vec<Value>)> = Vec::new();
+    for line in lines(&dir.join("stdout.jsonl")) {
+        // Lines Claude Code made itself (`<synthetic>`) were no answer of the model.
+        if line["type"] != "assistant" || line["message"]["model"] == "<synthetic>" {
+            continue;
+        }
+        let content: Value =
+            serde_json::from_str(&line["message"]["content"].to_string().replace("/tmp/reloop-cc-project", project))
+                .unwrap();
+        let blocks = content.as_array().unwrap().clone();
+        match answers.last_mut() {
+            Some((id, _, so_far)) if *id == line["message"]["id"] => so_far.extend(blocks),
+            _ => answers.push((line["message"]["id"].clone(), line["message"]["model"].clone(), blocks)),
+        }
+    }
+    answers
+        .into_iter()
+        .map(|(id, model, content)| {
+            let tool = content.iter().any(|b| b["type"] == "tool_use");
+            sse_from_message(&json!({"id": id, "type": "message", "role": "assistant", "model": model,
+                "content": content, "stop_reason": if tool { "tool_use" } else { "end_turn" },
+                "stop_sequence": null, "usage": {"input_tokens": 120, "output_tokens": 25}}))
+        })
+        .collect()
+}
+
+/// `reloop` in print mode under the version's profile, reading stream-json on stdin (piped, as
+/// stdout is) with `flags` besides.
+pub fn stream_json_session(ws: &Workspace, version: &str, url: &str, flags: &[&str]) -> std::process::Child {
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let compat = format!("claude-code-{version}");
+    reloop_bin()
+        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
+        .args(flags)
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Plays a recorded stream-json session's `input` as the recorder did: each `send` written to
+/// stdin, each `sleep` slept, each `wait` until stdout holds that many lines containing its
+/// text (a minute at most), `close` closing stdin. The lines printed, in order.
+pub fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], actions: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader};
+    let mut child = stream_json_session(ws, version, url, flags);
+    let mut stdin = Some(child.stdin.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines: Vec<String> = Vec::new();
+    for action in actions {
+        if let Some(message) = action.get("send") {
+            let stdin = stdin.as_mut().expect("sent after close");
+            writeln!(stdin, "{message}").unwrap();
+            stdin.flush().unwrap();
+        } else if let Some(secs) = action["sleep"].as_f64() {
+            std::thread::sleep(Duration::from_secs_f64(secs));
+        } else if let Some(text) = action["contains"].as_str() {
+            let n = action["n"].as_u64().unwrap_or(1) as usize;
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while lines.iter().filter(|l| l.contains(text)).count() < n {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(line) => lines.push(line),
+                    Err(e) => panic!("{version}: waiting for {n} × {text}: {e}\n{}", lines.join("\n")),
+                }
+            }
+        } else if action["close"] == json!(true) {
+            stdin = None;
+        }
+    }
+    drop(stdin);
+    lines.extend(rx.iter());
+    reader.join().unwrap();
+    assert!(child.wait().unwrap().success(), "{version}");
+    lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+/// The session replays identical, and its replayed stream-json is the live one.
+pub fn replays_as_live(ws: &Workspace, live: &[Value], what: &str) {
+    let replay = ws.reloop(&["replay", "last"]);
+    assert_eq!(replay.status.code(), Some(0), "{what}: {}{}", stdout(&replay), stderr(&replay));
+    assert!(stdout(&replay).contains("identical"), "{what}: {}", stdout(&replay));
+    let replayed = ws.reloop(&["replay", "last", "--output-format", "stream-json"]);
+    assert_eq!(replayed.status.code(), Some(0), "{what}: {}", stderr(&replayed));
+    assert_eq!(
+        super::without_timings(
+            &stdout(&replayed)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+                .collect::<Vec<Value>>()
+        ),
+        super::without_timings(live),
+        "{what}"
+    );
+}
