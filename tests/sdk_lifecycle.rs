@@ -17,8 +17,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::fake_server::{Canned, FakeServer};
-use common::sdk_play::{lines, play_input, replays_as_live, turns};
+use common::sdk_play::{lines, replays_as_live, Recording};
 use common::Workspace;
 use serde_json::Value;
 
@@ -67,14 +66,10 @@ fn asked(requests: &[Value]) -> Vec<Vec<String>> {
 
 fn plays_as_recorded(variant: &str) {
     for version in VERSIONS {
-        let dir = recording(version, variant);
-        let scenario: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
-        let flags: Vec<&str> = scenario["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let recording = Recording::load(recording(version, variant));
         let ws = Workspace::seed();
-        let live = play_input(&ws, version, &server.url, &flags, scenario["input"].as_array().unwrap());
-        let recorded = lines(&dir.join("stdout.jsonl"));
+        let (live, server) = recording.play(&ws, version, recording.input());
+        let recorded = lines(&recording.dir.join("stdout.jsonl"));
         assert_eq!(shape(&live), shape(&recorded), "{version} {variant}");
         // A lifecycle line has Claude Code's keys in its order, a uuid of its own and the
         // session's id; the init advertises what reloop keeps, in Claude Code's order.
@@ -99,7 +94,7 @@ fn plays_as_recorded(variant: &str) {
             );
         }
         let recorded_requests: Vec<Value> =
-            lines(&dir.join("requests.jsonl")).into_iter().map(|r| r["body"].clone()).collect();
+            lines(&recording.dir.join("requests.jsonl")).into_iter().map(|r| r["body"].clone()).collect();
         let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
         assert_eq!(asked(&requests), asked(&recorded_requests), "{version} {variant}: what the model was asked");
         let session: Vec<Value> = live

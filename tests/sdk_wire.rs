@@ -12,7 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
-use common::sdk_play::{lines, play_input, replays_as_live, stream_json_session, turns, turns_in};
+use common::sdk_play::{lines, play_input, replays_as_live, stream_json_session, turns, turns_in, Recording};
 use common::{reloop_bin, stderr, stdout, Workspace};
 use serde_json::{json, Value};
 
@@ -563,16 +563,15 @@ fn last_user_blocks(body: &Value) -> Vec<Value> {
 #[test]
 fn a_call_an_interrupt_stops_is_answered_and_shown_as_claude_code_does() {
     for version in VERSIONS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("crates/reloop-import/tests/recorded")
-            .join(version)
-            .join("interrupt/during_tool");
-        let scenario: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
-        let flags: Vec<&str> = scenario["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
+        let recording = Recording::load(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("crates/reloop-import/tests/recorded")
+                .join(version)
+                .join("interrupt/during_tool"),
+        );
+        let dir = &recording.dir;
         let ws = Workspace::seed();
-        let live = play_input(&ws, version, &server.url, &flags, scenario["input"].as_array().unwrap());
+        let (live, server) = recording.play(&ws, version, recording.input());
         let recorded_requests = lines(&dir.join("requests.jsonl"));
         let requests = server.requests();
         assert_eq!(requests.len(), recorded_requests.len(), "{version}");
@@ -597,15 +596,14 @@ fn a_call_an_interrupt_stops_is_answered_and_shown_as_claude_code_does() {
 
         // A message the host stamped with a uuid waits while the call runs: 2.1.332's receipt
         // names it, and it runs after the interrupt as its own query.
-        let mut actions = scenario["input"].as_array().unwrap()[..6].to_vec();
+        let mut actions = recording.input()[..6].to_vec();
         actions.insert(
             4,
             json!({"send": {"type": "user", "message": {"role": "user", "content": "queued"},
             "parent_tool_use_id": null, "session_id": "default", "uuid": "0b6f2f4e-0000-4000-8000-000000000001"}}),
         );
         actions.extend([json!({"contains": "\"type\":\"result\"", "n": 2}), json!({"close": true})]);
-        let server = FakeServer::start(turns(&dir).into_iter().map(Canned::Sse).collect());
-        let live = play_input(&Workspace::seed(), version, &server.url, &flags, &actions);
+        let (live, server) = recording.play(&Workspace::seed(), version, &actions);
         let still = receipt(&live).map(|r| r["response"]["response"].clone());
         let want = (version == "2.1.332").then(|| json!({"still_queued": ["0b6f2f4e-0000-4000-8000-000000000001"]}));
         assert_eq!(still, Some(want.unwrap_or(Value::Null)), "{version}");

@@ -3,13 +3,13 @@
 //! actions sent again.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::fake_server::sse_from_message;
+use super::fake_server::{sse_from_message, Canned, FakeServer};
 use super::{reloop_bin, stderr, stdout, Workspace};
 
 /// A file of JSON lines.
@@ -134,4 +134,36 @@ pub fn replays_as_live(ws: &Workspace, live: &[Value], what: &str) {
         super::without_timings(live),
         "{what}"
     );
+}
+
+/// A scenario the recorder played against the real CLI: its folder and its `scenario.json`.
+pub struct Recording {
+    pub dir: PathBuf,
+    pub scenario: Value,
+}
+
+impl Recording {
+    pub fn load(dir: PathBuf) -> Self {
+        let scenario = serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+        Recording { dir, scenario }
+    }
+
+    /// The flags it ran with.
+    pub fn flags(&self) -> Vec<&str> {
+        self.scenario["flags"].as_array().map_or(Vec::new(), |f| f.iter().map(|f| f.as_str().unwrap()).collect())
+    }
+
+    /// Its stdin actions.
+    pub fn input(&self) -> &[Value] {
+        self.scenario["input"].as_array().unwrap()
+    }
+
+    /// Plays `actions` with `reloop` under `version`'s profile and the recording's flags, against
+    /// a fake server answering as the model did in the recording: the lines printed, and the
+    /// server (what it was asked).
+    pub fn play(&self, ws: &Workspace, version: &str, actions: &[Value]) -> (Vec<Value>, FakeServer) {
+        let server = FakeServer::start(turns(&self.dir).into_iter().map(Canned::Sse).collect());
+        let lines = play_input(ws, version, &server.url, &self.flags(), actions);
+        (lines, server)
+    }
 }
