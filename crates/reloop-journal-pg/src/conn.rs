@@ -53,6 +53,10 @@ pub(crate) const TAKE: &str = "INSERT INTO reloop.leases (session_id, epoch, hol
              acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
          WHERE reloop.leases.expires_at <= clock_timestamp()
      RETURNING epoch";
+/// Ends a lease now, keeping its epoch, so the next writer's epoch is higher still; only the
+/// holder of that epoch can.
+pub(crate) const EXPIRE: &str = "UPDATE reloop.leases SET expires_at = clock_timestamp()
+     WHERE session_id = $1 AND epoch = $2 AND holder = $3";
 const BLOB: &str = "INSERT INTO reloop.blobs (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING";
 const STEP: &str = "INSERT INTO reloop.steps (session_id, seq, at_ms, kind, event, event_hash, from_phase, to_phase,
          turn_before, turn_after, reason_kind, reason, reason_json, effects, effects_hash, digest, outcome)
@@ -275,13 +279,7 @@ impl Conn {
     pub(crate) fn release(&mut self, session: &str) -> Result<(), JournalError> {
         let Some(epoch) = self.leases.remove(session) else { return Ok(()) };
         let holder = self.holder.clone();
-        self.client
-            .execute(
-                "UPDATE reloop.leases SET expires_at = clock_timestamp()
-                 WHERE session_id = $1 AND epoch = $2 AND holder = $3",
-                &[&session, &epoch, &holder],
-            )
-            .map_err(self.db())?;
+        self.client.execute(EXPIRE, &[&session, &epoch, &holder]).map_err(self.db())?;
         Ok(())
     }
 

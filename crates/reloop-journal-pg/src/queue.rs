@@ -9,7 +9,7 @@
 
 use reloop_journal::JournalError;
 
-use crate::conn::{database_error, Conn, TAKE};
+use crate::conn::{database_error, Conn, EXPIRE, TAKE};
 
 /// Claims after which a session that never finished is left alone: a session whose every run
 /// fails (its script is gone, its provider unknown) must not keep the fleet busy.
@@ -131,13 +131,7 @@ impl Conn {
         let (holder, place) = (self.holder.clone(), self.place.clone());
         let db = |e: postgres::Error| database_error(&place, &e);
         let mut tx = self.client.transaction().map_err(db)?;
-        let released = tx
-            .execute(
-                "UPDATE reloop.leases SET expires_at = clock_timestamp()
-                 WHERE session_id = $1 AND epoch = $2 AND holder = $3",
-                &[&session, &epoch, &holder],
-            )
-            .map_err(db)?;
+        let released = tx.execute(EXPIRE, &[&session, &epoch, &holder]).map_err(db)?;
         // A lease another writer took over meanwhile was a claim of theirs: it stays counted.
         if released == 1 {
             tx.execute(
