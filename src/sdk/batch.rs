@@ -17,8 +17,9 @@ use serde_json::Value;
 /// it with (what an interrupt's answer lists as still queued, 2.1.332).
 pub(super) type Queued = (Vec<ContentBlock>, Option<Value>, Option<String>);
 
-/// A query's message made of what waited, and the `origin` it carries.
-pub(super) type Batch = (Vec<ContentBlock>, Option<Value>);
+/// A query's message made of what waited, the `origin` it carries, and the uuids the host
+/// stamped its messages with (their lifecycle, `crate::sdk::lifecycle`).
+pub(super) type Batch = (Vec<ContentBlock>, Option<Value>, Vec<String>);
 
 /// The one message the queued `waiting` ones make, in the order they came, with the last
 /// `origin` given; `None` when none waits.
@@ -26,19 +27,24 @@ pub(super) type Batch = (Vec<ContentBlock>, Option<Value>);
 /// message `alone` says runs as its own query (a command asked with its file's model,
 /// `sdk36/queued_command_model`) is taken by itself, and ends the batch before it.
 pub(super) fn take(waiting: &mut VecDeque<Queued>, alone: impl Fn(&[ContentBlock]) -> bool) -> Option<Batch> {
-    let (content, origin, _) = waiting.pop_front()?;
+    let (content, origin, stamp) = waiting.pop_front()?;
     if alone(&content) {
-        return Some((content, origin));
+        return Some((content, origin, stamp.into_iter().collect()));
     }
     let upto =
         waiting.iter().position(|(content, _, _)| is_compact(content) || alone(content)).unwrap_or(waiting.len());
     if upto == 0 {
-        return Some((content, origin));
+        return Some((content, origin, stamp.into_iter().collect()));
     }
-    let (messages, origins): (Vec<Vec<ContentBlock>>, Vec<Option<Value>>) = std::iter::once((content, origin))
-        .chain(waiting.drain(..upto).map(|(content, origin, _)| (content, origin)))
-        .unzip();
-    Some((join(messages), origins.into_iter().flatten().next_back()))
+    let mut stamps = Vec::new();
+    let mut messages = Vec::new();
+    let mut last_origin = None;
+    for (content, origin, stamp) in std::iter::once((content, origin, stamp)).chain(waiting.drain(..upto)) {
+        messages.push(content);
+        last_origin = origin.or(last_origin);
+        stamps.extend(stamp);
+    }
+    Some((join(messages), last_origin, stamps))
 }
 
 /// The uuids of the messages that wait, in order: Claude Code 2.1.332 answers an interrupt with
@@ -49,13 +55,12 @@ pub(super) fn stamped(waiting: &VecDeque<Queued>) -> Vec<String> {
 
 /// Whether the next queued message is `/compact`, which Claude Code runs as a compaction when
 /// the query ends (`sdk36/queued_compact`, both versions) rather than sending it; taken from
-/// the queue when it is.
-pub(super) fn compact_next(waiting: &mut VecDeque<Queued>) -> bool {
-    let next = waiting.front().is_some_and(|(content, _, _)| is_compact(content));
-    if next {
-        waiting.pop_front();
+/// the queue when it is, with the uuid the host stamped it with.
+pub(super) fn compact_next(waiting: &mut VecDeque<Queued>) -> Option<Option<String>> {
+    if !waiting.front().is_some_and(|(content, _, _)| is_compact(content)) {
+        return None;
     }
-    next
+    waiting.pop_front().map(|(_, _, stamp)| stamp)
 }
 
 fn is_compact(content: &[ContentBlock]) -> bool {
@@ -96,7 +101,7 @@ mod tests {
     }
 
     fn sent(t: &str) -> Option<Batch> {
-        Some((vec![ContentBlock::text(t)], None))
+        Some((vec![ContentBlock::text(t)], None, Vec::new()))
     }
 
     #[test]
@@ -116,10 +121,10 @@ mod tests {
     #[test]
     fn a_queued_compact_is_taken_alone_and_ends_the_batch_before_it() {
         let mut waiting = VecDeque::from([text("a"), text("b"), text("/compact"), text("c")]);
-        assert!(!compact_next(&mut waiting));
+        assert!(compact_next(&mut waiting).is_none());
         assert_eq!(take(&mut waiting, |_| false), sent("a\nb"));
-        assert!(compact_next(&mut waiting));
-        assert!(!compact_next(&mut waiting));
+        assert!(compact_next(&mut waiting).is_some());
+        assert!(compact_next(&mut waiting).is_none());
         assert_eq!(take(&mut waiting, |_| false), sent("c"));
         assert_eq!(take(&mut waiting, |_| false), None);
     }
@@ -141,6 +146,16 @@ mod tests {
         let mut waiting = VecDeque::from([stamped("a", "human"), stamped("b", "bot"), text("c")]);
         assert_eq!(take(&mut waiting, |_| false).unwrap().1, Some(serde_json::json!({"kind": "bot"})));
         assert_eq!(take(&mut VecDeque::from([text("a"), text("b")]), |_| false).unwrap().1, None);
+    }
+
+    #[test]
+    fn a_batch_names_the_uuids_of_the_messages_it_took_in_order() {
+        let with = |t: &str, uuid: Option<&str>| (vec![ContentBlock::text(t)], None, uuid.map(str::to_string));
+        let mut waiting =
+            VecDeque::from([with("a", Some("u1")), with("b", None), with("c", Some("u3")), text("/compact")]);
+        assert_eq!(take(&mut waiting, |_| false).unwrap().2, ["u1", "u3"]);
+        let mut waiting = VecDeque::from([with("/compact", Some("u4"))]);
+        assert_eq!(compact_next(&mut waiting), Some(Some("u4".to_string())));
     }
 
     #[test]

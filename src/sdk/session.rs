@@ -548,8 +548,6 @@ async fn serve(
     let (mut running, mut stdin_open, mut closed, mut reader_gone) = (handle.is_some(), true, false, false);
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut lifecycle = super::lifecycle::Lifecycle::new(wire.clone(), &setup.args.compat);
-    let session_of =
-        |handle: &Option<RunHandle>| handle.as_ref().map(|h| h.session_id().to_string()).unwrap_or_default();
     if let Some(handle) = &handle {
         lifecycle.started(handle.session_id(), opening.stamp.into_iter().collect(), false);
     }
@@ -565,23 +563,19 @@ async fn serve(
                 if let RunEvent::Finished(result) = event {
                     last = Some(result);
                     running = false;
-                    lifecycle.ended(&session_of(&handle));
+                    lifecycle.ended(session_of(&handle));
                     if let Some(ran) = command.take() {
                         ran.end(&control, stream, chosen.clone(), chosen.clone().unwrap_or_else(|| setup.args.model_name()));
                     }
-                    let front = waiting.front().and_then(|(_, _, stamp)| stamp.clone());
-                    let before = super::batch::stamped(&waiting);
-                    if super::batch::compact_next(&mut waiting) {
-                        lifecycle.started(&session_of(&handle), front.into_iter().collect(), true);
+                    if let Some(stamp) = super::batch::compact_next(&mut waiting) {
+                        lifecycle.started(session_of(&handle), stamp.into_iter().collect(), true);
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
                         // it (`sdk36/queued_compact`); what queued after it waits for its end.
                         stream.compact_by_hand();
                         control.compact();
                         running = true;
-                    } else if let Some((next, origin, ran)) = setup.next_queued(&mut waiting)? {
-                        let left = super::batch::stamped(&waiting);
-                        let taken = before.into_iter().filter(|s| !left.contains(s)).collect();
-                        lifecycle.started(&session_of(&handle), taken, true);
+                    } else if let Some((next, origin, ran, stamps)) = setup.next_queued(&mut waiting)? {
+                        lifecycle.started(session_of(&handle), stamps, true);
                         if let Some(ran) = &ran {
                             ran.begin(&control, stream);
                         }
@@ -606,7 +600,7 @@ async fn serve(
             }
             line = incoming.recv(), if stdin_open => match line {
                 Some(Incoming::User(content, origin, uuid)) if running => {
-                    lifecycle.queued(&session_of(&handle), uuid.as_deref());
+                    lifecycle.queued(session_of(&handle), uuid.as_deref());
                     waiting.push_back((setup.queued(content)?, origin, uuid))
                 }
                 Some(Incoming::User(content, ..)) if super::clear::is_command(&content, "/clear") && !closed => {
@@ -655,7 +649,7 @@ async fn serve(
                     running = true;
                 }
                 Some(Incoming::User(content, origin, stamp)) => {
-                    lifecycle.started(&session_of(&handle), stamp.into_iter().collect(), false);
+                    lifecycle.started(session_of(&handle), stamp.into_iter().collect(), false);
                     command = setup.command_query(&crate::launch::new::text_of(&content))?;
                     if let Some(ran) = &command {
                         ran.begin(&control, stream);
@@ -675,7 +669,7 @@ async fn serve(
                             }
                             let cancelled = queued::cancel_queued(&setup.args.compat, &request, &mut waiting);
                             if let Some(uuids) = &cancelled {
-                                lifecycle.cancelled(&session_of(&handle), uuids);
+                                lifecycle.cancelled(session_of(&handle), uuids);
                             }
                             Ok(queued::interrupt_receipt(&setup.args.compat, &waiting, cancelled))
                         }
@@ -783,4 +777,9 @@ fn common_request(
         "" => Err("a control_request without a subtype".into()),
         other => Err(format!("Unsupported control request subtype: {other}")),
     }
+}
+
+/// The running session's id, for the lifecycle lines (none before the first message started one).
+fn session_of(handle: &Option<RunHandle>) -> &str {
+    handle.as_ref().map_or("", RunHandle::session_id)
 }

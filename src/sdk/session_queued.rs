@@ -15,9 +15,9 @@ use super::Setup;
 use crate::error::CliError;
 use crate::sdk::batch::Queued;
 
-/// The next query of what waits: its message, the host's `origin` for it, and the command
-/// whose model it is asked with.
-pub(super) type NextQuery = (Vec<ContentBlock>, Option<Value>, Option<CommandQuery>);
+/// The next query of what waits: its message, the host's `origin` for it, the command whose
+/// model it is asked with, and the uuids its messages were stamped with.
+pub(super) type NextQuery = (Vec<ContentBlock>, Option<Value>, Option<CommandQuery>, Vec<String>);
 
 impl Setup {
     /// A message as it waits: a command that sets something for its query as typed, any other
@@ -33,10 +33,10 @@ impl Setup {
     pub(super) fn next_queued(&self, waiting: &mut VecDeque<Queued>) -> Result<Option<NextQuery>, CliError> {
         let alone =
             |content: &[ContentBlock]| matches!(self.command_query(&crate::launch::new::text_of(content)), Ok(Some(_)));
-        let Some((content, origin)) = crate::sdk::batch::take(waiting, alone) else { return Ok(None) };
+        let Some((content, origin, stamps)) = crate::sdk::batch::take(waiting, alone) else { return Ok(None) };
         let command = self.command_query(&crate::launch::new::text_of(&content))?;
         let content = if command.is_some() { self.commands(content)? } else { content };
-        Ok(Some((content, origin, command)))
+        Ok(Some((content, origin, command, stamps)))
     }
 }
 
