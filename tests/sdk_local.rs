@@ -12,7 +12,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::fake_server::{sse_from_message, Canned, FakeServer};
-use common::{reloop_bin, stderr, stdout, Workspace};
+use common::sdk_play::{reloop_as, stream_json};
+use common::{stderr, stdout, Workspace};
 use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
@@ -55,30 +56,10 @@ fn sent(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn reloop(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
-    let mut cmd = reloop_as(ws, version, url);
-    cmd.args(["--output-format", "stream-json", "--verbose"]);
-    cmd
-}
-
-/// `reloop` in print mode under the version's profile, its output format not given yet.
-fn reloop_as(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let mut cmd = reloop_bin();
-    cmd.args(["--compat", &format!("claude-code-{version}")])
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd());
-    cmd
-}
-
 /// A stream-json session: each message sent once the previous one's `result` is printed; all
 /// at once when `at_once`.
 fn drive(ws: &Workspace, version: &str, url: &str, messages: &[String], at_once: bool) -> Vec<Value> {
-    let mut child = reloop(ws, version, url)
+    let mut child = stream_json(ws, version, url)
         .args(["--input-format", "stream-json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -208,7 +189,7 @@ fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
             let server = FakeServer::start(Vec::new());
             let ws = Workspace::seed();
             let prompt = scenario["prompt"].as_str().unwrap();
-            let out = reloop(&ws, version, &server.url).args(["-p", prompt]).output().unwrap();
+            let out = stream_json(&ws, version, &server.url).args(["-p", prompt]).output().unwrap();
             assert!(out.status.success(), "{version}/{variant}: {}", stderr(&out));
             let live = common::json_lines(&out);
             let kinds = |lines: &[Value]| lines.iter().map(kind).collect::<Vec<_>>();
@@ -354,7 +335,7 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
         let ws2 = Workspace::seed();
         std::fs::create_dir_all(ws2.cwd().join(".claude/commands")).unwrap();
         std::fs::copy(ws.cwd().join(".claude/commands/fm.md"), ws2.cwd().join(".claude/commands/fm.md")).unwrap();
-        let out = reloop(&ws2, version, &server.url).args(["-p", "/fm A B"]).output().unwrap();
+        let out = stream_json(&ws2, version, &server.url).args(["-p", "/fm A B"]).output().unwrap();
         assert!(out.status.success(), "{version}: {}", stderr(&out));
         let asked: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
         assert_eq!(asked, models[..2], "{version}: -p");
@@ -390,7 +371,7 @@ fn clear_as_the_first_prompt_starts_a_new_session_without_the_model() {
 
         let server = FakeServer::start(Vec::new());
         let ws = Workspace::seed();
-        let out = reloop(&ws, version, &server.url).args(["-p", "/clear"]).output().unwrap();
+        let out = stream_json(&ws, version, &server.url).args(["-p", "/clear"]).output().unwrap();
         assert!(out.status.success(), "{version}: {}", stderr(&out));
         let live = common::json_lines(&out);
         assert_eq!(kinds(&live), kinds(&recorded), "{version}");

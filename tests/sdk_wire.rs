@@ -12,8 +12,10 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
-use common::sdk_play::{lines, play_input, replays_as_live, stream_json_session, turns, turns_in, Recording};
-use common::{reloop_bin, stderr, stdout, Workspace};
+use common::sdk_play::{
+    lines, play_input, replays_as_live, stream_json, stream_json_session, turns, turns_in, Recording,
+};
+use common::{stderr, stdout, Workspace};
 use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
@@ -28,17 +30,8 @@ fn stdout_lines(out: &Output) -> Vec<Value> {
 
 /// `reloop` in print mode under the version's profile, `stdin` written and closed.
 fn print_mode(ws: &Workspace, version: &str, server: &FakeServer, args: &[&str], stdin: &str) -> Output {
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let compat = format!("claude-code-{version}");
-    let mut child = reloop_bin()
-        .args(["--output-format", "stream-json", "--verbose", "--compat", &compat])
+    let mut child = stream_json(ws, version, &server.url)
         .args(args)
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -54,22 +54,37 @@ pub fn turns_in(dir: &Path, project: &str) -> Vec<String> {
 /// `reloop` in print mode under the version's profile, reading stream-json on stdin (piped, as
 /// stdout is) with `flags` besides.
 pub fn stream_json_session(ws: &Workspace, version: &str, url: &str, flags: &[&str]) -> std::process::Child {
-    let home = ws.dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let compat = format!("claude-code-{version}");
-    reloop_bin()
-        .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--compat", &compat])
+    stream_json(ws, version, url)
+        .args(["--input-format", "stream-json"])
         .args(flags)
-        .env("RELOOP_JOURNAL", ws.journal())
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .current_dir(ws.cwd())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// `reloop` printing stream-json under the version's profile against the fake server at `url`.
+pub fn stream_json(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
+    let mut command = reloop_as(ws, version, url);
+    command.args(["--output-format", "stream-json", "--verbose"]);
+    command
+}
+
+/// `reloop` in print mode under the version's profile against the fake server at `url`, with
+/// the workspace's journal, cwd and a `HOME` of its own; its output format not given yet.
+pub fn reloop_as(ws: &Workspace, version: &str, url: &str) -> std::process::Command {
+    let home = ws.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut command = reloop_bin();
+    command
+        .args(["--compat", &format!("claude-code-{version}")])
+        .env("RELOOP_JOURNAL", ws.journal())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(ws.cwd());
+    command
 }
 
 /// Plays a recorded stream-json session's `input` as the recorder did: each `send` written to
