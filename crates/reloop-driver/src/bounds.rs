@@ -64,18 +64,18 @@ impl StepBounds {
         self.json.as_deref().filter(|_| self.json_is_event)
     }
 
-    /// `event`'s JSON size, its text kept when [`StepBounds::keep_json`] asked for it.
+    /// `event`'s JSON size, its text kept when [`StepBounds::keep_json`] asked for it and it fits
+    /// in the share: an event too big to journal is only counted, never written out whole.
     fn measure(&mut self, event: &Event) -> usize {
+        let share = self.share;
         let Some(buf) = self.json.as_mut() else { return json_size(event) };
         buf.clear();
         buf.shrink_to(KEPT_MAX);
+        let mut measure = Measure { count: 0, kept: Some(buf), limit: share };
         // Events are plain data: serializing them cannot fail; if it did, nothing is kept.
-        self.json_is_event = serde_json::to_writer(&mut *buf, event).is_ok();
-        if self.json_is_event {
-            buf.len()
-        } else {
-            json_size(event)
-        }
+        let written = serde_json::to_writer(&mut measure, event).is_ok();
+        self.json_is_event = written && measure.kept.is_some();
+        measure.count
     }
 
     /// The event as it may be applied and journaled.
@@ -138,22 +138,35 @@ fn too_large(bytes: usize, share: usize) -> ModelError {
     error
 }
 
+/// Counts the bytes written, keeping them in `kept` while the count stays within `limit`; past
+/// it, what was kept is let go.
+struct Measure<'a> {
+    count: usize,
+    kept: Option<&'a mut Vec<u8>>,
+    limit: usize,
+}
+
+impl std::io::Write for Measure<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.count += buf.len();
+        if self.count > self.limit {
+            self.kept = None;
+        } else if let Some(kept) = self.kept.as_mut() {
+            kept.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Bytes of `value` as compact JSON, counted without building the text.
 fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
+    let mut count = Measure { count: 0, kept: None, limit: 0 };
     // Events are plain data: serializing them cannot fail.
     let _ = serde_json::to_writer(&mut count, value);
-    count.0
+    count.count
 }
 
 /// `event` cut to `share` JSON bytes, or unchanged when it fits.
@@ -355,6 +368,8 @@ mod tests {
         let cut = bounds.bound(tool_done(ToolResultContent::Text("y".repeat(50_000))));
         assert!(json_size(&cut) <= 10_000);
         assert_eq!(bounds.json(), None);
+        let kept = bounds.json.as_ref().map_or(0, Vec::capacity);
+        assert!(kept < 50_000, "an event over the share is never written out whole ({kept} bytes kept)");
         bounds.bound(Event::Resumed);
         assert_eq!(bounds.json(), None);
         let input = serde_json::json!({"content": "z".repeat(12_000)});
