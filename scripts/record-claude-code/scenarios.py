@@ -465,6 +465,23 @@ SCENARIOS = [
                   {"text": FINAL}],
         "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
     },
+    {
+        "name": "subagent/failed",
+        "note": "As `foreground`, but the subagent's first request is refused with a 400 "
+                "`invalid_request_error` (not retried): the child fails and the main session answers.",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [txt("交给子代理检查 logout.ts。"),
+                              {"type": "tool_use", "name": "Agent",
+                               "input": {"description": "Check logout", "subagent_type": "general-purpose",
+                                         "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report what it does.",
+                                         "run_in_background": False}}]},
+                  {"kind": "sub", "status": 400, "error_type": "invalid_request_error",
+                   "message": "SUBAGENT-REFUSED: the request is invalid"},
+                  {"text": FINAL}],
+        "defaults": {"main": {"text": "子代理失败了。"},
+                     "sub": {"status": 400, "error_type": "invalid_request_error",
+                             "message": "SUBAGENT-REFUSED: the request is invalid"}},
+    },
 ]
 
 
@@ -508,6 +525,15 @@ PRINT_MODE_SCENARIOS = [
         "prompt": "检查登录模块",
         "defaults": {"main": {"status": 400, "error_type": "invalid_request_error",
                               "message": "prompt is too long"}},
+    },
+    {
+        "name": "error_endings/invalid_request",
+        "note": "After one tool turn every request gets 400 `invalid_request_error` with a message Claude Code "
+                "does not recognise: how the main loop ends on it, beside `subagent/failed` (issue 39).",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [read()]}],
+        "defaults": {"main": {"status": 400, "error_type": "invalid_request_error",
+                              "message": "MAIN-REFUSED: the request is invalid"}},
     },
     {
         "name": "retries/retry_after_over_a_minute",
