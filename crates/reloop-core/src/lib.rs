@@ -63,6 +63,7 @@ mod history;
 pub mod hook;
 mod identity;
 mod message;
+mod model_error;
 mod outcome;
 mod phase;
 pub mod profile;

@@ -272,6 +272,7 @@ fn give_up(ctx: Box<Loop>, error: ModelError, reason: TerminalReason, why: &str,
         message: error.message,
         retries: ctx.request.retry_attempt,
         why_final: why.to_string(),
+        request_id: error.request_id,
     };
     let stop = match reason {
         TerminalReason::PromptTooLong => Stop::PromptTooLong(TooLong::Refused(failure)),

@@ -218,6 +218,7 @@ pub fn result_of(session_id: &str, state: &State, duration_ms: u64) -> RunResult
             message: message.clone(),
             retries: 0,
             why_final: String::new(),
+            request_id: None,
         };
         Terminal::failed(reloop_core::Stop::ModelError(reloop_core::Failure::Request(failure)), message)
     });

@@ -229,9 +229,15 @@ pub(crate) fn error_from_http(status: u16, header: impl Fn(&str) -> Option<Strin
         "false" => Some(false),
         _ => None,
     });
+    // Anthropic's `request-id` header, else the id its error body repeats.
+    let request_id = header("request-id")
+        .or_else(|| parsed.as_ref()?.get("request_id")?.as_str().map(str::to_string))
+        .map(|id| excerpt(id.trim(), 200))
+        .filter(|id| !id.is_empty());
     let mut error = ModelError::new(Some(status), error_type, message)
         .with_retry_after_ms(asked.map(|a| a.ms))
-        .with_should_retry(should_retry);
+        .with_should_retry(should_retry)
+        .with_request_id(request_id);
     error.retry_after_capped_from_ms = asked.and_then(|a| a.capped_from);
     error
 }

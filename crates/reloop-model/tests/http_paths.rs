@@ -88,6 +88,24 @@ async fn overloaded_529_carries_retry_after_and_should_retry() {
     );
 }
 
+/// The id Claude Code quotes when a subagent's request fails: the `request-id` header, else the
+/// one the error body repeats; a hostile one is cut.
+#[tokio::test]
+async fn a_failed_request_keeps_the_server_s_request_id() {
+    let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"},"request_id":"req_body"}"#;
+    let server = FakeServer::start(Reply::json(400, body).header("request-id", "req_header")).await;
+    let error = failure(&collect(&anthropic(&server.base_url), simple_request(1)).await);
+    assert_eq!(error.request_id.as_deref(), Some("req_header"));
+    let server = FakeServer::start(Reply::json(400, body)).await;
+    let error = failure(&collect(&anthropic(&server.base_url), simple_request(1)).await);
+    assert_eq!(error.request_id.as_deref(), Some("req_body"));
+    let long =
+        format!(r#"{{"type":"error","error":{{"type":"x","message":"m"}},"request_id":"{}"}}"#, "r".repeat(10_000));
+    let server = FakeServer::start(Reply::json(400, &long)).await;
+    let error = failure(&collect(&anthropic(&server.base_url), simple_request(1)).await);
+    assert!(error.request_id.is_some_and(|id| id.chars().count() <= 201));
+}
+
 #[tokio::test]
 async fn prompt_too_long_400_keeps_the_message() {
     let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;

@@ -406,6 +406,7 @@ mod tests {
             message: "m".into(),
             retries: 1,
             why_final: "not retryable".into(),
+            request_id: Some("req_1".into()),
         };
         let compaction =
             CompactionFailure { trigger: "auto".into(), failures: 3, message: "m".into(), breaker_open: true };

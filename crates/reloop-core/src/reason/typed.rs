@@ -218,6 +218,9 @@ pub struct ModelFailure {
     /// Why no retry was made: `not retryable`, `x-should-retry: false`, `retries exhausted`, ...
     #[serde(default)]
     pub why_final: String,
+    /// The server's `request-id` of the failed request, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// A failed compaction (journaled as the `compaction_failed` evidence).
