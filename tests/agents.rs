@@ -316,23 +316,44 @@ fn a_child_over_the_budget_ends_with_a_tool_error_and_its_cost_stops_the_parent(
     assert!((answer["agent_usage"]["cost_usd"].as_f64().unwrap() - 0.0045).abs() < 1e-9, "{answer}");
 }
 
+/// A child whose request is refused ends on a model error; the parent's call is answered in the
+/// profile's words (flag 35, `subagent/failed`) and the parent goes on.
 #[test]
-fn a_child_whose_model_fails_ends_with_a_tool_error_and_the_parent_goes_on() {
-    let ws = scene();
+fn a_child_whose_model_fails_is_answered_in_the_profile_s_words_and_the_parent_goes_on() {
     let failed = serde_json::json!({"error": {"status": 400, "body": {"type": "error",
         "error": {"type": "invalid_request_error", "message": "the child's request is malformed"}}}});
-    let responses = vec![
-        common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
-        failed,
-        common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10),
-    ];
-    let out = ws.run_responses("go", responses, &[]);
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    let all = sessions(&ws);
-    assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "model_error");
-    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
-    assert_eq!(parent["terminal_reason"], "completed");
-    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    let run = |compat: &[&str]| {
+        let ws = scene();
+        let responses = vec![
+            common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
+            failed.clone(),
+            common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10),
+        ];
+        let out = ws.run_responses("go", responses, compat);
+        assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+        let all = sessions(&ws);
+        assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "model_error");
+        let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+        assert_eq!(parent["terminal_reason"], "completed");
+        outcomes(&ws, parent["id"].as_str().unwrap()).remove(0)
+    };
+    // The default profile, 2.1.332: the call failed, in its words (the script's server sends no
+    // request id).
+    let answer = run(&[]);
+    assert_eq!(answer["is_error"], true);
+    assert_eq!(
+        text_of(&answer),
+        "Agent terminated early due to an API error: API Error: 400 the child's request is malformed (error type \
+         unknown, HTTP 400, model sent to the API: claude-opus-5-5)"
+    );
+    // 2.1.197: the error is the child's report, handed back as any report is.
+    let answer = run(&["--compat", "claude-code-2.1.197"]);
+    assert_ne!(answer["is_error"], true, "{answer}");
+    let text = text_of(&answer);
+    assert!(text.starts_with("API Error: 400 the child's request is malformed"), "{text}");
+    assert!(text.contains("agentId: a"), "{text}");
+    // reloop's own words.
+    let answer = run(&["--compat", "reloop"]);
     assert_eq!(answer["is_error"], true);
     let text = text_of(&answer);
     assert!(text.starts_with("<tool_use_error>Agent 'reader' stopped before it finished (model_error)"), "{text}");

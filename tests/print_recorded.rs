@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use player::Player;
 use serde_json::{json, Value};
 use views::{
-    boundary_links, line_view, message_output_configs, re_date, re_estimate, re_transcript, request_view, short,
-    tool_use_results,
+    boundary_links, line_view, message_output_configs, re_date, re_estimate, re_request_id, re_transcript,
+    request_view, short, tool_use_results,
 };
 
 /// The recorder's fixed paths (scripts/record-claude-code/record.py).
@@ -37,7 +37,13 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// The differences kept on purpose or not reproduced yet: (fixture, a piece of the difference's
 /// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
-const DELIBERATE: &[(&str, &str, &str)] = &[("2.1.332/subagent/default", "", "subagents")];
+const DELIBERATE: &[(&str, &str, &str)] = &[
+    ("2.1.332/subagent/default", "", "subagents"),
+    ("2.1.332/error_endings/invalid_request", "requests: claude 7, reloop 2", "a 400 it has no words for"),
+    ("2.1.332/subagent/failed", "requests: claude 8, reloop 3", "a 400 it has no words for"),
+    // Its third request is the child's second try; reloop's, the parent's next.
+    ("2.1.332/subagent/failed", "request 2", "a 400 it has no words for"),
+];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
 const SEED_FILES: &[(&str, &str)] = &[
@@ -238,7 +244,7 @@ fn normalize(value: &Value, live: Option<&Live>) -> Value {
         out.push_str(rest);
         out
     };
-    serde_json::from_str(&re_estimate(&re_transcript(&re_date(&re_port(&s))))).unwrap()
+    serde_json::from_str(&re_request_id(&re_estimate(&re_transcript(&re_date(&re_port(&s)))))).unwrap()
 }
 
 /// The differences between the recording and reloop's run, each one line.
@@ -423,6 +429,18 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
         ));
     }
     diffs
+}
+
+/// Each reason [`DELIBERATE`] gives is a bullet of docs/profiles.md's "Print mode against the
+/// recordings", where the difference is explained.
+#[test]
+fn every_deliberate_difference_is_explained_in_the_profiles_doc() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/profiles.md")).unwrap();
+    let section = doc.split("## Print mode against the recordings").nth(1).unwrap();
+    let section = section.split("\n## ").next().unwrap();
+    for (_, _, reason) in DELIBERATE {
+        assert!(section.contains(&format!("\n- **{reason}**")), "docs/profiles.md explains no `{reason}`");
+    }
 }
 
 /// Recordings this harness does not run: their scenarios drive stdin or send signals

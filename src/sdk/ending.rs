@@ -7,7 +7,7 @@
 //! Everything here is the stream's: the journal keeps the run's own words, so replays of
 //! journals written before these lines existed stay identical.
 
-use reloop_core::profile::ProfileId;
+use reloop_core::profile::{api_error_kind, ProfileId};
 use reloop_core::{Failure, ModelFailure, Stop, TooLong};
 use reloop_driver::RunResult;
 use serde_json::{json, Map, Value};
@@ -16,8 +16,8 @@ use serde_json::{json, Map, Value};
 pub struct ErrorEnding {
     /// The message's text, and the result's.
     pub text: String,
-    /// 2.1.197's and 2.1.332's `error` key: `server_error`, `rate_limit`, `invalid_request`,
-    /// `max_output_tokens`; none for a malformed call.
+    /// 2.1.197's and 2.1.332's `error` key ([`api_error_kind`]): `server_error`, `rate_limit`,
+    /// `invalid_request`, `unknown`, `max_output_tokens`; none for a malformed call.
     error: Option<&'static str>,
     /// The failed request's HTTP status and error type (2.1.332 prints them on the line).
     api: Option<(u16, String)>,
@@ -32,14 +32,10 @@ impl ErrorEnding {
     /// The error a Claude Code profile's run ended with; `None` for any other end (or profile).
     pub fn of(result: &RunResult, gateway: Option<&str>) -> Option<Self> {
         result.profile.profile().claude_code_version?;
+        // An error inside a 200 stream (2.1.197 ends on it) has no status: `unknown`.
+        let too_long = matches!(result.terminal.stop, Stop::PromptTooLong(_));
         let request = |failure: &ModelFailure, text: String| {
-            let error = match failure.status {
-                Some(429) => Some("rate_limit"),
-                Some(400..=499) => Some("invalid_request"),
-                Some(_) => Some("server_error"),
-                // An error inside a 200 stream (2.1.197 ends on it) has no status.
-                None => Some("unknown"),
-            };
+            let error = Some(api_error_kind(failure.status, too_long));
             let api = failure.status.map(|s| (s, failure.error_type.clone()));
             ErrorEnding { text, error, api, api_error: None, status_hidden: false }
         };

@@ -207,7 +207,12 @@ fn replay_on(
             }
         }
         if let Event::ToolDone(outcome) = &record.event {
-            let (agent_id, messages) = children.remove(&outcome.tool_use_id).unwrap_or_default();
+            let child = children.remove(&outcome.tool_use_id);
+            if let Some((agent_id, _)) = &child {
+                let (tool_use_id, agent_id) = (outcome.tool_use_id.clone(), agent_id.clone());
+                stream.on_event(&RunEvent::SubagentStarted { tool_use_id, agent_id });
+            }
+            let (agent_id, messages) = child.unwrap_or_default();
             for (message, usage) in messages {
                 let (tool_use_id, agent_id) = (outcome.tool_use_id.clone(), agent_id.clone());
                 stream.on_event(&RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage });

@@ -369,6 +369,7 @@ impl SdkStream {
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
+            RunEvent::SubagentStarted { tool_use_id, agent_id } => self.subagent_started(tool_use_id, agent_id),
             RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage } => {
                 self.subagent_message(tool_use_id, agent_id, message, usage.as_ref())
             }

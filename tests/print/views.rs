@@ -38,6 +38,23 @@ pub fn re_transcript(s: &str) -> String {
     out
 }
 
+/// The request id an error text quotes (`request id req_fake_7`): the fake server numbers its
+/// answers, so the id tells how many requests came before, which the request count compares.
+pub fn re_request_id(s: &str) -> String {
+    let mark = "request id ";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find(mark) {
+        out.push_str(&rest[..at + mark.len()]);
+        rest = &rest[at + mark.len()..];
+        let id = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        out.push_str(if rest[..id].starts_with("req_") { "<request id>" } else { &rest[..id] });
+        rest = &rest[id..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Today's date as a message gives it (`Today's date is 2026-12-04.`): the day of each run.
 pub fn re_date(s: &str) -> String {
     let mark = "Today's date is ";

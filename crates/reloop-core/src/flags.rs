@@ -187,6 +187,12 @@ pub enum Flag {
     /// `tool_results/hook_no_reason`). Off: reloop's own deny text, and such an ask decides
     /// nothing.
     BareHookRulings = 34,
+    /// Under a Claude Code profile, an `Agent` call whose subagent ended on a failed request is
+    /// answered in that version's words ([`crate::profile::HandBack::on_api_error`]): 2.1.197
+    /// hands the error text back as the child's report, 2.1.332 answers `Agent terminated early
+    /// due to an API error: …` (`subagent/failed`). Off: `Agent 'TYPE' stopped before it
+    /// finished (model_error): …`.
+    ChildApiErrorHandBack = 35,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -240,6 +246,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::TotalTokensByModel,
     Flag::PreToolUseRawStderr,
     Flag::BareHookRulings,
+    Flag::ChildApiErrorHandBack,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -324,7 +331,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34
+                30, 31, 32, 33, 34, 35
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -340,7 +347,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -19,6 +19,8 @@ pub(crate) struct Tally {
     calls: Vec<(String, Value)>,
     /// The usage of the child's last response.
     last_usage: Usage,
+    /// The child had a response at all (one whose first request failed had none).
+    answered: bool,
 }
 
 impl Tally {
@@ -30,6 +32,7 @@ impl Tally {
         self.calls.extend(message.tool_uses().map(|call| (call.name.clone(), call.input.clone())));
         if let Some(usage) = usage {
             self.last_usage = usage.clone();
+            self.answered = true;
         }
     }
 
@@ -46,6 +49,7 @@ impl Tally {
                 Event::ModelDone { usage, .. } => {
                     tally.calls.append(&mut pending);
                     tally.last_usage = usage.clone();
+                    tally.answered = true;
                 }
                 // A failed attempt's calls were taken back.
                 Event::ModelFailed { .. } => pending.clear(),
@@ -199,7 +203,8 @@ impl Report<'_> {
         s.insert("totalDurationMs".into(), json!(self.duration_ms));
         s.insert("totalTokens".into(), json!(self.tally.total_tokens()));
         s.insert("totalToolUseCount".into(), json!(self.tally.counted().count()));
-        s.insert("usage".into(), usage(&self.tally.last_usage));
+        let spent = if self.tally.answered { usage(&self.tally.last_usage) } else { unanswered_usage() };
+        s.insert("usage".into(), spent);
         if let Some(stats) = self.tally.stats() {
             s.insert("toolStats".into(), stats);
         }
@@ -223,6 +228,25 @@ fn section_hash(texts: &[String]) -> String {
         hash.update(text);
     }
     hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The usage Claude Code keeps for a child that had no response: its error message's, all zero
+/// (2.1.197 `subagent/failed`; the printer drops 2.1.332's keys for 2.1.197).
+fn unanswered_usage() -> Value {
+    json!({
+        "output_tokens_details": null,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": null,
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "inference_geo": null,
+        "iterations": null,
+        "speed": null,
+        "fallback_credit": null,
+    })
 }
 
 /// The last response's usage in 2.1.332's shape.

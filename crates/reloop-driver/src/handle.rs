@@ -153,6 +153,16 @@ pub enum RunEvent {
     },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),
+    /// A subagent started (or resumed) to answer this session's `Agent` call `tool_use_id`,
+    /// before any of its messages: a printer opens its task here, so a child that ends before
+    /// it answers anything (its first request failed) still has one. Live runs only, as
+    /// [`RunEvent::SubagentMessage`].
+    SubagentStarted {
+        /// The `Agent` call the child answers.
+        tool_use_id: String,
+        /// Claude Code's id of the agent ([`reloop_core::profile::agent_id`] of the child's session id).
+        agent_id: String,
+    },
     /// A message of a subagent run by this session's `Agent` call `tool_use_id`, as the child
     /// journaled it (a printer marks its lines with `parent_tool_use_id`). Live runs only: a
     /// replay of the parent takes the call's result from the journal and runs no child.

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reloop_core::profile::HandBack;
+use reloop_core::profile::{api_error_kind, terminated_early, ChildApiError, HandBack};
 use reloop_core::{AgentUsage, Config, ContentBlock, Event, Role, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::HooksConfig;
 use reloop_journal::{Journal, JournalBackend, Reopen};
@@ -165,17 +165,32 @@ impl Subagents {
             agent_usage: Some(spent.clone()),
             ..ToolOutcome::new(&call.id, content)
         };
-        if result.is_error {
-            return handed(stopped(agent_type, result));
-        }
         let claude_code = self.core.flag(reloop_core::Flag::ClaudeCodeHandBack);
         let style = if claude_code { self.core.rules().tools.hand_back } else { HandBack::Reloop };
+        let on_api_error = match api_failure(result) {
+            Some(failure) if self.core.flag(reloop_core::Flag::ChildApiErrorHandBack) => {
+                Some((failure, style.on_api_error()))
+            }
+            _ => None,
+        };
+        match on_api_error {
+            Some((failure, ChildApiError::Terminated)) => {
+                let kind = api_error_kind(failure.status, false);
+                let sent = model.strip_suffix("[1m]").unwrap_or(model);
+                let text = terminated_early(&result.result, kind, failure.status, failure.request_id.as_deref(), sent);
+                return handed(ToolResultContent::Text(text));
+            }
+            // 2.1.197 hands the error text back as the report of a child that completed.
+            Some((_, ChildApiError::Reported)) => {}
+            Some((_, ChildApiError::Stopped)) | None if result.is_error => return handed(stopped(agent_type, result)),
+            Some((_, ChildApiError::Stopped)) | None => {}
+        }
         let agent_id = match style {
             HandBack::Reloop => result.session_id.clone(),
             HandBack::Trailer | HandBack::Framed => agent_id(&result.session_id),
         };
         let report = Report { call, agent_type, model, agent_id, text: &result.result, tally, duration_ms };
-        let mut outcome = handed(report.answer(style));
+        let mut outcome = ToolOutcome { is_error: false, ..handed(report.answer(style)) };
         // reloop's own words carry no summary.
         if style != HandBack::Reloop {
             outcome.tool_use_result = Some(report.summary());
@@ -224,6 +239,7 @@ impl Subagents {
         let (done_tx, mut done) = oneshot::channel();
         let (events, tool_use_id) = (self.events.clone(), call.id.clone());
         let (child, tallied) = (agent_id(handle.session_id()), forwarded.clone());
+        let _ = events.send(RunEvent::SubagentStarted { tool_use_id: tool_use_id.clone(), agent_id: child.clone() });
         let follower = tokio::spawn(async move {
             let mut usage = None;
             let forward = move |event| {
@@ -371,6 +387,14 @@ struct Ended {
     tally: Tally,
     /// How long it ran by its journal, when it ran (or began) before a crash.
     journaled_ms: Option<u64>,
+}
+
+/// The failed request a child ended on, when that is how it ended.
+fn api_failure(result: &RunResult) -> Option<&reloop_core::ModelFailure> {
+    match &result.terminal.stop {
+        reloop_core::Stop::ModelError(reloop_core::Failure::Request(failure)) if result.is_error => Some(failure),
+        _ => None,
+    }
 }
 
 /// The answer of a child that stopped before it finished: why.

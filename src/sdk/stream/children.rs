@@ -47,6 +47,27 @@ impl SdkStream {
         }
     }
 
+    /// A subagent started: under a Claude Code profile, its task's `task_started` line and its
+    /// prompt (`subagent/failed`: a child whose first request fails has both, and no message).
+    pub(super) fn subagent_started(&mut self, tool_use_id: &str, agent_id: &str) {
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        if !claude_code || self.calls.tasks.contains_key(tool_use_id) {
+            return;
+        }
+        let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
+            Some((agent_type, task, prompt)) => (agent_type.clone(), task.clone(), prompt.take()),
+            None => Default::default(),
+        };
+        let started = tasks::Task::new(agent_id, tool_use_id, &agent_type, &task);
+        let line = started.started(self.profile, prompt.as_deref());
+        self.calls.tasks.insert(tool_use_id.to_string(), started);
+        self.system_line("task_started", line);
+        if let Some(prompt) = prompt {
+            let body = json!({"role": "user", "content": [{"type": "text", "text": prompt}]});
+            self.child_line(tool_use_id, agent_id, "user", body, (&agent_type, &task));
+        }
+    }
+
     /// A subagent's message as Claude Code prints it: its prompt, its tool calls and their
     /// results, each line with the parent's call as `parent_tool_use_id` and the agent's type
     /// and task after the uuid. Its answer is not printed (it reaches the parent as the call's
@@ -77,7 +98,6 @@ impl SdkStream {
             (Role::Assistant, Some(running)) => running.progress(self.profile, message, usage, &self.calls.cwd),
             _ => None,
         };
-        let agent = (self.profile == ProfileId::ClaudeCode2_1_332).then(|| json!(agent_id));
         let mut bodies = Vec::new();
         if let Some(prompt) = prompt {
             bodies.push(("user", json!({"role": "user", "content": [{"type": "text", "text": prompt}]})));
@@ -105,20 +125,32 @@ impl SdkStream {
                     self.system_line("task_progress", progress);
                 }
             }
-            let mut line = Map::new();
-            line.insert("type".into(), json!(kind));
-            line.insert("message".into(), body);
-            line.insert("parent_tool_use_id".into(), json!(tool_use_id));
-            if let Some(agent) = &agent {
-                line.insert("agent_id".into(), agent.clone());
-            }
-            let tail = vec![
-                ("timestamp", json!(crate::sdk::timestamp())),
-                ("subagent_type", agent_type.clone()),
-                ("task_description", task.clone()),
-            ];
-            self.emit_with_tail(line, false, tail);
+            self.child_line(tool_use_id, agent_id, kind, body, (&agent_type, &task));
         }
+    }
+
+    /// One line of a subagent's, marked with the parent's call, the agent's type and its task.
+    fn child_line(
+        &mut self,
+        tool_use_id: &str,
+        agent_id: &str,
+        kind: &str,
+        body: Value,
+        (agent_type, task): (&Value, &Value),
+    ) {
+        let mut line = Map::new();
+        line.insert("type".into(), json!(kind));
+        line.insert("message".into(), body);
+        line.insert("parent_tool_use_id".into(), json!(tool_use_id));
+        if self.profile == ProfileId::ClaudeCode2_1_332 {
+            line.insert("agent_id".into(), json!(agent_id));
+        }
+        let tail = vec![
+            ("timestamp", json!(crate::sdk::timestamp())),
+            ("subagent_type", agent_type.clone()),
+            ("task_description", task.clone()),
+        ];
+        self.emit_with_tail(line, false, tail);
     }
 
     /// A subagent's `Agent` call finished: its task's last lines, before the call's result.

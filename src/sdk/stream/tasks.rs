@@ -101,8 +101,16 @@ impl Task {
             None => "completed",
         };
         let end_time = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        // 2.1.332 says why a task failed, in the patch and as its summary, and counts nothing
+        // (`subagent/failed`).
+        let failure = (profile == ProfileId::ClaudeCode2_1_332 && status == "failed" && summary.is_none())
+            .then(|| outcome.content.as_text());
         let mut updated = self.head(profile);
-        updated.insert("patch".into(), json!({"status": status, "end_time": end_time}));
+        let mut patch = json!({"status": status, "end_time": end_time});
+        if let Some(error) = &failure {
+            patch["error"] = json!(error);
+        }
+        updated.insert("patch".into(), patch);
         let count = |key: &str| summary.and_then(|s| s[key].as_u64());
         // 2.1.197 sums the task up as its description; 2.1.332 as the report.
         let report = summary.and_then(|s| s["content"].as_array()?.last()?["text"].as_str().map(str::to_string));
@@ -115,6 +123,10 @@ impl Task {
         notification.insert("status".into(), json!(status));
         // reloop keeps no task output file (docs/profiles.md).
         notification.insert("output_file".into(), json!(""));
+        if let Some(error) = failure {
+            notification.insert("summary".into(), json!(error));
+            return (Value::Object(updated), Value::Object(notification));
+        }
         notification.insert("summary".into(), said);
         notification.insert(
             "usage".into(),

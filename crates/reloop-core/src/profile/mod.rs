@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod api_error;
 mod betas;
 mod compact_texts;
 mod hand_back;
@@ -17,6 +18,7 @@ mod models;
 mod rules;
 mod thinking;
 
+pub use api_error::*;
 pub use betas::*;
 pub use compact_texts::*;
 pub use hand_back::*;
