@@ -269,6 +269,36 @@ fn session_start_and_user_prompt_submit_read_claude_code_s_input_and_add_its_con
             messages[1].to_string().contains("UserPromptSubmit hook additional context: CTX-UserPromptSubmit-s"),
             "{version}: {messages:?}"
         );
+        // PostToolUse's context follows the Read's result where the version puts it (flag 36):
+        // what comes after the result, in roles and texts, is what Claude Code sent.
+        let recorded_requests: Vec<Value> =
+            json_lines(&std::fs::read_to_string(recorded_dir(version, "context").join("requests.jsonl")).unwrap())
+                .into_iter()
+                .map(|r| r["body"].clone())
+                .collect();
+        let after_result = |request: &Value| -> Vec<(String, String)> {
+            let messages = request["messages"].as_array().unwrap();
+            let at = messages.iter().position(|m| m.to_string().contains("\"tool_result\"")).unwrap();
+            let mut out = Vec::new();
+            for m in &messages[at..] {
+                let blocks = match &m["content"] {
+                    Value::Array(blocks) => blocks.clone(),
+                    text => vec![json!({"type": "text", "text": text})],
+                };
+                for b in blocks.iter().filter(|b| b["type"] == "text") {
+                    out.push((
+                        m["role"].as_str().unwrap().to_string(),
+                        b["text"].as_str().unwrap_or_default().to_string(),
+                    ));
+                }
+            }
+            out
+        };
+        let expected = after_result(&recorded_requests[1]);
+        assert!(expected
+            .iter()
+            .any(|(_, t)| t.contains("PostToolUse:Read hook additional context: CTX-PostToolUse-s")));
+        assert_eq!(after_result(&played.requests[1]), expected, "{version}");
         assert!(played.replays_identical, "{version}");
         assert_eq!(kinds(&played.replayed), kinds(&played.lines), "{version}: the replayed stream");
     }

@@ -193,6 +193,12 @@ pub enum Flag {
     /// due to an API error: …` (`subagent/failed`). Off: `Agent 'TYPE' stopped before it
     /// finished (model_error): …`.
     ChildApiErrorHandBack = 35,
+    /// A PostToolUse hook's `additionalContext` reaches the model after the call's results,
+    /// `PostToolUse:TOOL hook additional context: CTX`, where the profile puts it
+    /// ([`crate::profile::ProfileId::tool_context_placement`]: 2.1.197's `<system-reminder>` in
+    /// the results' message, 2.1.332's `role: "system"` message after it; `hooks_events/context`).
+    /// Off: the model is not told.
+    PostToolUseContext = 36,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -247,6 +253,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::PreToolUseRawStderr,
     Flag::BareHookRulings,
     Flag::ChildApiErrorHandBack,
+    Flag::PostToolUseContext,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -331,7 +338,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35
+                30, 31, 32, 33, 34, 35, 36
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -347,7 +354,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

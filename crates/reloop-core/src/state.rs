@@ -49,6 +49,8 @@ pub struct Tools {
     outcomes: Vec<Option<ToolOutcome>>,
     /// PostToolUse feedback for the model, by call index.
     pub(crate) feedback: Vec<(usize, String)>,
+    /// What PostToolUse hooks add to the context, by call index ([`crate::Flag::PostToolUseContext`]).
+    pub(crate) contexts: Vec<(usize, String)>,
     /// A tool hook said `continue: false`: the loop stops after these tools.
     pub(crate) stopped_by: Option<HookPrevented>,
     /// Calls that may change something and were journaled as started.
@@ -62,7 +64,15 @@ impl Tools {
     /// The calls of a response, none answered.
     pub(crate) fn new(calls: Vec<Arc<ToolUse>>) -> Self {
         let outcomes = vec![None; calls.len()];
-        Tools { calls, outcomes, feedback: Vec::new(), stopped_by: None, started: Vec::new(), arrived: Vec::new() }
+        Tools {
+            calls,
+            outcomes,
+            feedback: Vec::new(),
+            contexts: Vec::new(),
+            stopped_by: None,
+            started: Vec::new(),
+            arrived: Vec::new(),
+        }
     }
 
     /// The calls, in the order the model asked for them.
@@ -298,6 +308,10 @@ impl State {
             Phase::RunningTools(_, t) => {
                 t.digest_into(&mut d);
                 d.list(&t.feedback);
+                // Added after journals existed: counted only when some hook added context.
+                if !t.contexts.is_empty() {
+                    d.list(&t.contexts);
+                }
                 d.option(&t.stopped_by.clone().map(Evidence::HookPrevented));
                 // Added after journals existed: digest version 1 counts it only when set.
                 if self.context().config.digest_version >= 2 || !t.started.is_empty() {

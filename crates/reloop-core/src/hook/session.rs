@@ -110,6 +110,21 @@ pub fn additional_contexts(event: HookEventName, runs: &[HookRun]) -> Vec<String
         .collect()
 }
 
+/// What a call's PostToolUse hooks add to the model's context, one text per hook that answered
+/// `hookSpecificOutput.additionalContext` on exit 0, in hook order:
+/// `PostToolUse:TOOL hook additional context: CTX` (both versions, `hooks_events/context`).
+/// Plain stdout is not context here.
+pub fn tool_contexts(tool: &str, runs: &[HookRun]) -> Vec<String> {
+    runs.iter()
+        .filter(|run| run.exit_code == Some(0))
+        .filter_map(|run| {
+            let value: Value = serde_json::from_str(run.stdout.trim()).ok()?;
+            let context = value.get("hookSpecificOutput")?.get("additionalContext")?.as_str()?;
+            Some(format!("PostToolUse:{tool} hook additional context: {context}"))
+        })
+        .collect()
+}
+
 /// The text SessionStart hooks put before the session's system context: each of
 /// [`additional_contexts`] followed by a blank line (empty when none said anything).
 pub fn session_start_context(runs: &[HookRun]) -> String {

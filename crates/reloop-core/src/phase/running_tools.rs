@@ -7,6 +7,7 @@ use crate::event::{Event, ToolOutcome};
 use crate::flags::Flag;
 use crate::hook::{outcome, post_tool_use_feedback, HookEventName, HookRun};
 use crate::message::{ContentBlock, Message, ToolResult, ToolResultContent};
+use crate::profile::ToolContextPlacement;
 use crate::reason::{Completion, Continue, HookPrevented, Stop, ToolRef};
 use crate::request::continue_with;
 use crate::state::{Phase, Terminal, Tools};
@@ -32,7 +33,8 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         Event::HookDone { hook_event, ref tool_use_id, ref runs, request } if ctx.is_current(request) => {
             match tool_use_id.as_deref().and_then(|id| tools.calls.iter().position(|c| c.id == id)) {
                 Some(index) => {
-                    tool_hooks_done(&mut tools, index, hook_event, runs);
+                    let contexts = ctx.config.flag(Flag::PostToolUseContext);
+                    tool_hooks_done(&mut tools, index, hook_event, runs, contexts);
                     Step::stay(Phase::RunningTools(ctx, tools))
                 }
                 None => {
@@ -108,12 +110,17 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
 }
 
 /// Files a tool hook's verdict with its call; the loop acts on it when all tools are done.
-fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: &[HookRun]) {
+fn tool_hooks_done(tools: &mut Tools, index: usize, event: HookEventName, runs: &[HookRun], contexts: bool) {
     let combined = outcome(event, runs);
     if event == HookEventName::PostToolUse && !combined.blocks.is_empty() {
         // A call re-run after a resume replaces its earlier feedback rather than repeating it.
         tools.feedback.retain(|(i, _)| *i != index);
         tools.feedback.push((index, post_tool_use_feedback(&tools.calls[index].name, &combined.blocks)));
+    }
+    if event == HookEventName::PostToolUse && contexts {
+        let said = crate::hook::session::tool_contexts(&tools.calls[index].name, runs);
+        tools.contexts.retain(|(i, _)| *i != index);
+        tools.contexts.extend(said.into_iter().map(|text| (index, text)));
     }
     if let (Some(prevented), None) = (combined.prevent, &tools.stopped_by) {
         tools.stopped_by = Some(HookPrevented {
@@ -164,6 +171,15 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
     let mut feedback = tools.feedback;
     feedback.sort_by_key(|(index, _)| *index);
     content.extend(feedback.into_iter().map(|(_, text)| ContentBlock::text(text)));
+    let mut said = std::mem::take(&mut tools.contexts);
+    said.sort_by_key(|(index, _)| *index);
+    let said: Vec<String> = said.into_iter().map(|(_, text)| text).collect();
+    let placement = ctx.config.profile.tool_context_placement();
+    if placement == ToolContextPlacement::Reminder {
+        content.extend(
+            said.iter().map(|text| ContentBlock::text(format!("<system-reminder>\n{text}\n</system-reminder>"))),
+        );
+    }
     // Messages the user queued while the tools ran join the results, before the next request.
     let mut effects = Vec::new();
     if let Some((queued, ids)) = ctx.take_queued() {
@@ -171,6 +187,9 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
         effects.push(Notice::InputConsumed { ids }.into());
     }
     ctx.messages.push(Message::user(content));
+    if placement == ToolContextPlacement::SystemMessage && !said.is_empty() {
+        ctx.messages.push(Message::system_text(said.join("\n\n")));
+    }
     nudge(&mut ctx, called);
     if let Some(prevented) = tools.stopped_by {
         return done(ctx, Terminal::new(Stop::HookStopped(prevented)), effects);

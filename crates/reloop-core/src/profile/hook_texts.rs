@@ -21,7 +21,26 @@ pub const HOOK_DENIED_BARE_2_1_332: &str = "PreToolUse:{tool} hook error: Blocke
 /// 2.1.332's ask without a reason.
 pub const HOOK_ASKED_BARE_2_1_332: &str = "Hook PreToolUse:{tool} asked for confirmation for this tool";
 
+/// Where a version puts what a call's PostToolUse hooks add to the context (`hooks_events/context`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolContextPlacement {
+    /// 2.1.197 (and reloop's profile): a `<system-reminder>` text block after the results, in
+    /// their message.
+    Reminder,
+    /// 2.1.332: a `role: "system"` message after the results' message.
+    SystemMessage,
+}
+
 impl ProfileId {
+    /// Where this version puts a PostToolUse hook's `additionalContext` (applied under
+    /// [`crate::Flag::PostToolUseContext`]).
+    pub fn tool_context_placement(self) -> ToolContextPlacement {
+        match self {
+            ProfileId::Reloop | ProfileId::ClaudeCode2_1_197 => ToolContextPlacement::Reminder,
+            ProfileId::ClaudeCode2_1_332 => ToolContextPlacement::SystemMessage,
+        }
+    }
+
     /// This version's words for a hook's ruling without a reason (applied under
     /// [`crate::Flag::BareHookRulings`]).
     pub fn bare_hook_texts(self) -> BareHookTexts {
