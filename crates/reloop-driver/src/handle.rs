@@ -153,6 +153,9 @@ pub enum RunEvent {
     },
     /// A compaction started, or ended for good (a retried summary request is still the same one).
     CompactStatus(CompactStatus),
+    /// A session started without a prompt ([`crate::Session::start_unprompted`]) ran its
+    /// SessionStart hooks and waits for its first message.
+    Ready,
     /// A subagent started (or resumed) to answer this session's `Agent` call `tool_use_id`,
     /// before any of its messages: a printer opens its task here, so a child that ends before
     /// it answers anything (its first request failed) still has one. Live runs only, as

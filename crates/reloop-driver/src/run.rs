@@ -28,6 +28,7 @@ mod compact_hooks;
 mod journaling;
 mod model;
 mod session_hooks;
+mod unprompted;
 
 impl Session {
     /// Offers the `Agent` tool, whose calls run these agents as child sessions.
@@ -123,18 +124,6 @@ impl Session {
         origin: Option<serde_json::Value>,
     ) -> Result<RunHandle, DriverError> {
         self.start_after(Vec::new(), prompt, origin)
-    }
-
-    /// Journals the session's header and no step, and returns its id: a session that began and
-    /// ran no query (a stream-json `/clear` after which stdin closed, which Claude Code printed
-    /// a session for). Its replay prints what its header records; it has nothing to resume.
-    pub fn journal_without_steps(mut self) -> Result<String, DriverError> {
-        let (session_id, _, header) = self.prepare(Vec::new());
-        let (Some(journal), Some(header)) = (self.journal.as_mut(), header) else {
-            return Err(DriverError::NeedsJournal { action: "journaling a session without steps" });
-        };
-        journal.create_session_with_steps(&header, &[])?;
-        Ok(session_id)
     }
 
     /// As [`Session::start_from`], with `before` applied ahead of the prompt (a custom slash
@@ -465,6 +454,17 @@ impl Runner {
             return Err(e);
         }
         let mut pending = std::collections::VecDeque::from(first);
+        if pending.is_empty() {
+            // Started without a prompt ([`Session::start_unprompted`]): a message starts it.
+            match self.first_message(&mut abort).await {
+                Ok(Some(event)) => pending.push_back(event),
+                Ok(None) => return self.end_unprompted().await,
+                Err(e) => {
+                    self.cancel_all();
+                    return Err(e);
+                }
+            }
+        }
         let mut abort_open = true;
         let mut queued = 0u32;
         let mut start_ack: Option<tokio::sync::oneshot::Sender<()>> = None;

@@ -56,6 +56,8 @@ pub enum Durability {
 enum Job {
     /// A new session's header with its first step, in one transaction.
     Create(Box<(SessionHeader, StepRecord)>),
+    /// A session that ends having journaled no step: its header alone.
+    CreateBare(Box<SessionHeader>),
     Step(EncodedStep, Durability),
     /// Steps handed over together (one wake-up of the writer); `true`: commit them now, deferred
     /// ones included (their group's time is up).
@@ -170,6 +172,13 @@ impl JournalWriter {
     pub fn create(&mut self, header: SessionHeader, first: StepRecord) -> Result<(), JournalError> {
         self.flush(false)?;
         self.send(Job::Create(Box::new((header, first))), 0)
+    }
+
+    /// Journals the session's header with no step (a session that ended before its first); it
+    /// is written before the writer stops.
+    pub fn create_bare(&mut self, header: SessionHeader) -> Result<(), JournalError> {
+        self.flush(false)?;
+        self.send(Job::CreateBare(Box::new(header)), 0)
     }
 
     /// Encodes `step` here and queues it; returns at once. It reaches the writer with the next
@@ -398,6 +407,10 @@ impl Writer {
                 }
                 *to_commit |= commit;
                 Ok(last)
+            }
+            Job::CreateBare(header) => {
+                self.journal.create_session_with_steps(&header, &[])?;
+                Ok(None)
             }
             Job::Create(boxed) => {
                 let (header, first) = *boxed;

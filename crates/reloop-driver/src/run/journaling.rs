@@ -115,6 +115,15 @@ impl Journaling {
         Ok(())
     }
 
+    /// Journals a session that ends having journaled no step: its header alone.
+    pub(super) fn create_without_steps(&mut self, header: &SessionHeader) -> Result<(), DriverError> {
+        match &mut self.writer {
+            Writer::Thread(writer) => writer.create_bare(header.clone())?,
+            Writer::Direct(direct) => direct.journal.create_session(header, &[])?,
+        }
+        Ok(())
+    }
+
     /// Before the loop waits for its next event: steps to be committed go to the writer now
     /// (one wake-up for all the steps since the last wait).
     pub(super) fn before_idle(&mut self) -> Result<(), DriverError> {
