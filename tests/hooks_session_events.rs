@@ -160,7 +160,7 @@ fn play(version: &str, scenario: &str) -> Played {
             out
         }
         None => {
-            args.insert(1, PROMPT);
+            args.insert(1, spec["prompt"].as_str().unwrap_or(PROMPT));
             run(&args)
         }
     };
@@ -769,11 +769,41 @@ fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
     }
 }
 
+/// `/clear` as the first prompt (`settings_slash/clear`): the session the process started runs
+/// its SessionStart (`startup`) and SessionEnd (`clear`) hooks, the one the `/clear` begins its
+/// SessionStart (`clear`) at once and its SessionEnd (`other`) when the input ends, as both
+/// versions do (flag 38); every line in Claude Code's order, each session's hook lines with its
+/// id. Both sessions are journaled and replay identical.
+#[test]
+fn a_first_prompt_clear_runs_both_sessions_hooks() {
+    for version in VERSIONS {
+        let played = play(version, "settings_slash/clear");
+        let events = |inputs: &[Value]| -> Vec<Value> {
+            let first = &inputs[0]["session_id"];
+            inputs
+                .iter()
+                .map(|i| json!([i["hook_event_name"], i["source"], i["reason"], i["session_id"] == *first]))
+                .collect()
+        };
+        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}");
+        // Which lines carry the first session's id.
+        let first_session = |lines: &[Value]| -> Vec<bool> {
+            lines.iter().map(|l| l["session_id"] == lines[0]["session_id"]).collect()
+        };
+        assert_eq!(first_session(&played.lines), first_session(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+        // The last session's replay: its SessionStart lines, then the `/clear`'s.
+        let from = played.lines.iter().rposition(|l| l["subtype"] == "hook_started").unwrap();
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines[from..]), "{version}: the new session's replay");
+    }
+}
+
 /// `/clear` between queries (`settings_slash/stream_clear`): the session it ends runs its
-/// SessionEnd hooks with `reason: "clear"`, and the one it begins its SessionStart hooks with
-/// `source: "clear"` (lines named `SessionStart:clear`), as both versions do. reloop runs the
-/// new session's when its first query starts, so their lines come after the `/clear`'s
-/// `result` rather than before its `system/init` (docs/sdk.md).
+/// SessionEnd hooks with `reason: "clear"`, and the one it begins starts at once (flag 38): its
+/// SessionStart hooks run with `source: "clear"`, their lines (`SessionStart:clear`) before the
+/// `/clear`'s `system/init` and `result`, every line in Claude Code's order. The new session's
+/// replay prints its lines as the live run did.
 #[test]
 fn a_clear_between_queries_ends_and_starts_sessions_with_the_clear_hooks() {
     for version in VERSIONS {
@@ -798,7 +828,11 @@ fn a_clear_between_queries_ends_and_starts_sessions_with_the_clear_hooks() {
             names
         };
         assert_eq!(names(&played.lines), names(&played.recorded), "{version}");
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}");
         assert!(played.replays_identical, "{version}");
         assert_eq!(names(&played.replayed), ["SessionStart:clear"], "{version}: the new session's replayed stream");
+        // The new session's part of the live stream: from its SessionStart lines on.
+        let from = played.lines.iter().rposition(|l| l["subtype"] == "hook_started").unwrap();
+        assert_eq!(kinds(&played.replayed), kinds(&played.lines[from..]), "{version}: the new session's replay");
     }
 }

@@ -345,8 +345,8 @@ fn a_command_file_s_model_asks_that_command_s_query_then_goes_back() {
 
 /// `/clear` as a new session's first prompt (`settings_slash/clear`): no request; the session
 /// the process started prints no `system/init` (2.1.332 its reset lines only) and the new one
-/// prints the `/clear`'s lines, as both versions do (the recording's SessionStart hook lines
-/// aside: reloop runs no hooks for a `/clear`, docs/sdk.md). With stream-json input the next
+/// prints the `/clear`'s lines, as both versions do (the recording's hook lines aside: no hook
+/// is set here; tests/hooks_session_events.rs runs them). With stream-json input the next
 /// question is the new session's first. Each session is journaled and its replayed stream is
 /// what was printed with its id.
 #[test]

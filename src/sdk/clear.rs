@@ -1,11 +1,11 @@
 //! The built-in commands typed between queries of a stream-json session.
 //!
 //! `/clear`: Claude Code does not ask the model, starts a new session (a new `session_id`) and
-//! prints the lines [`super::stream::SdkStream::conversation_reset`] prints. reloop ends the
-//! journaled session there and journals the queries after it as a new session, whose id the
-//! `/clear` lines already named; that session's header records the `/clear` ([`ClearedFrom`]),
-//! even when stdin closed before any query (a session with a header and no steps), so each
-//! session's replay prints the `/clear`'s lines it printed live. `/compact`: the session's next query is a compaction by hand
+//! prints the lines [`super::stream::SdkStream::clear_to`] prints. reloop ends the journaled
+//! session there and starts the new one at once (its SessionStart hooks run then), whose id the
+//! `/clear` lines name; that session's header records the `/clear` ([`ClearedFrom`]), even when
+//! stdin closed before any query (a session with a header and no steps), so each session's
+//! replay prints the `/clear`'s lines it printed live. `/compact`: the session's next query is a compaction by hand
 //! (a journaled `compact_requested`), printed as [`super::stream::SdkStream::compact_by_hand`]
 //! says.
 

@@ -161,8 +161,17 @@ fn replay_on(
     let mut stream = print.stream(wire, model, header.core_config.prices.clone());
     let (_, started) = reloop_inspect::outputs::OutputReplay::new(header);
     stream.on_event(&started);
+    // A session a `/clear` began at once printed the `/clear`'s lines after its SessionStart
+    // hooks (flag 38), before anything else it journaled.
+    let starts_at_clear = header.core_config.flag(reloop_core::Flag::ClearStartsSession);
+    let mut clear_lines_wait = false;
     if let (true, Some(cleared)) = (clears, &print.cleared_from) {
-        stream.cleared_start(id, cleared);
+        if starts_at_clear {
+            stream.cleared_later(id, cleared);
+            clear_lines_wait = true;
+        } else {
+            stream.cleared_start(id, cleared);
+        }
     }
     // Each subagent's messages, printed (marked with its Agent call) where the live run printed
     // them: before the parent's call is answered.
@@ -181,6 +190,13 @@ fn replay_on(
         }
         let Some(before) = fold.before() else { return Ok(false) };
         at_step(record.seq);
+        let session_start = reloop_core::hook::HookEventName::SessionStart;
+        if clear_lines_wait
+            && !matches!(&record.event, Event::HookDone { hook_event, .. } if *hook_event == session_start)
+        {
+            clear_lines_wait = false;
+            stream.on_event(&RunEvent::Ready);
+        }
         if let Event::UserInput { origin, .. } = &record.event {
             stream.set_origin(origin.clone());
         }
@@ -240,6 +256,9 @@ fn replay_on(
         was_done = done;
         Ok(true)
     })?;
+    if clear_lines_wait {
+        stream.on_event(&RunEvent::Ready);
+    }
     // The `/clear` that ended the session: its reset lines after the last step.
     let reader_there = capturing || !crate::term::stdout_closed();
     if clears && reader_there && !journal.cleared_from(id)?.is_empty() {

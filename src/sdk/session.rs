@@ -13,7 +13,6 @@ use reloop_tools::{PermissionMode, ToolRegistry};
 use serde_json::{json, Value};
 
 use super::args::PrintArgs;
-use super::clear::ClearedFrom;
 use super::control::{self, Initialize, SdkMcp, SdkPrompt};
 use super::protocol::{self, Incoming, Wire};
 use super::stream::SdkStream;
@@ -61,7 +60,7 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
                 .stream(wire.clone(), model, setup.args.price.prices.clone())
                 .with_output(setup.args.output.output_format);
             if setup.clears_first(&typed) {
-                setup.clear_only(&wire, &mut printer)?;
+                setup.clear_only(&wire, &mut printer).await?;
                 return Ok(Exit::Success);
             }
             // Only a new session: a resumed one has messages, and its id is its own.
@@ -467,15 +466,15 @@ async fn stream_session(
     let model = setup.args.model.as_deref().map(|m| setup.args.resolve_model(m)).unwrap_or(model_name);
     let mut stream = setup.print_record()?.stream(wire.clone(), model, setup.args.price.prices.clone());
     if setup.clears_first(&first) {
-        let (id, cleared) = setup.clear_first(&wire, &mut stream)?;
-        let opening = Opening { cleared: Some(id), unjournaled: Some(cleared), command: None, stamp: None };
-        return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
+        let begun = setup.clear_first(&wire, &mut stream).await?;
+        let opening = Opening { cleared: None, unprompted: true, command: None, stamp: None };
+        return serve(Some(begun), opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
     // Only a new session: a resumed one has messages, and a later run would not resume it.
     if let Some(answer) = setup.local(&first, true)?.filter(|_| setup.starts_empty()) {
         // Claude Code answered it itself: the session's first run starts with the next message.
         let id = setup.answer_first(&wire, &answer, &mut stream)?;
-        let opening = Opening { cleared: Some(id), unjournaled: None, command: None, stamp: None };
+        let opening = Opening { cleared: Some(id), unprompted: false, command: None, stamp: None };
         return serve(None, opening, &mut stream, &mut incoming, &wire, &setup, signals).await;
     }
     let command = setup.command_query(&prompt_text)?;
@@ -490,7 +489,7 @@ async fn stream_session(
     stream.set_origin(origin);
     serve(
         Some(handle),
-        Opening { cleared: None, unjournaled: None, command, stamp },
+        Opening { cleared: None, unprompted: false, command, stamp },
         &mut stream,
         &mut incoming,
         &wire,
@@ -501,11 +500,12 @@ async fn stream_session(
 }
 
 /// How [`serve`] finds the session: the id a first prompt answered locally gave it (its first
-/// run then starts with the next message), what a first `/clear` printed for that session,
-/// the command whose model the running query has, and the uuid the host stamped its message with.
+/// run then starts with the next message), whether the session started without a prompt (a
+/// first `/clear` began it), the command whose model the running query has, and the uuid the
+/// host stamped its message with.
 struct Opening {
     cleared: Option<String>,
-    unjournaled: Option<ClearedFrom>,
+    unprompted: bool,
     command: Option<command::CommandQuery>,
     stamp: Option<String>,
 }
@@ -527,13 +527,13 @@ async fn serve(
     let on_signal = Arc::new(std::sync::Mutex::new(control.clone()));
     let signalled = on_signal.clone();
     let mut handle = handle;
-    // The id a `/clear` (or a first prompt answered locally) gave the session its next message
-    // starts.
     // A first prompt answered locally (or a first `/clear`) already ended well.
-    let answered_first = opening.cleared.is_some();
+    let answered_first = opening.cleared.is_some() || opening.unprompted;
+    // The id a first prompt answered locally gave the session its next message starts.
     let mut cleared = opening.cleared;
-    // What a `/clear` printed for the session it began, until that session is journaled.
-    let mut unjournaled: Option<ClearedFrom> = opening.unjournaled;
+    // The session started without a prompt (a `/clear` began it): its first message starts its
+    // first query, whose `system/init` its start holds.
+    let mut unprompted = opening.unprompted;
     // The command whose file's model the running query is asked with: the session goes back
     // to `chosen` (the SDK's last `set_model`, `None` the configured model) when it ends.
     let mut command = opening.command;
@@ -545,7 +545,8 @@ async fn serve(
             session.close();
         }
     }));
-    let (mut running, mut stdin_open, mut closed, mut reader_gone) = (handle.is_some(), true, false, false);
+    let (mut running, mut stdin_open, mut closed, mut reader_gone) =
+        (handle.is_some() && !unprompted, true, false, false);
     let mut waiting: VecDeque<super::batch::Queued> = VecDeque::new();
     let mut lifecycle = super::lifecycle::Lifecycle::new(wire.clone(), &setup.args.compat);
     if let Some(handle) = &handle {
@@ -612,12 +613,14 @@ async fn serve(
                         }
                         old.finish().await?;
                     }
-                    if let (Some(id), Some(from)) = (cleared.take(), unjournaled.take()) {
-                        setup.journal_cleared(wire, id, from)?;
-                    }
+                    // The session it begins starts now, its SessionStart hooks with it (flag 38).
                     let id = reloop_driver::new_session_id();
-                    unjournaled = Some(stream.conversation_reset(&id, last.as_ref()));
-                    cleared = Some(id);
+                    let begun = setup.start_cleared(wire, id.clone(), stream.clear_to(&id, last.as_ref()))?;
+                    control = begun.abort_handle();
+                    if let Ok(mut session) = on_signal.lock() {
+                        *session = begun.abort_handle();
+                    }
+                    (handle, unprompted, cleared) = (Some(begun), true, None);
                 }
                 Some(Incoming::User(content, ..)) if super::clear::is_command(&content, "/compact") && handle.is_some() && !closed => {
                     stream.compact_by_hand();
@@ -639,7 +642,7 @@ async fn serve(
                         ran.show(stream);
                     }
                     stream.set_origin(origin.clone());
-                    let started = setup.start_fresh(wire, content, origin, id, unjournaled.take())?;
+                    let started = setup.start_fresh(wire, content, origin, id)?;
                     control = started.abort_handle();
                     if let Ok(mut session) = on_signal.lock() {
                         *session = started.abort_handle();
@@ -655,7 +658,10 @@ async fn serve(
                         ran.begin(&control, stream);
                     }
                     let content = setup.commands(content)?;
-                    stream.next_query();
+                    // An unprompted start's `system/init` is held for its first query already.
+                    if !std::mem::take(&mut unprompted) {
+                        stream.next_query();
+                    }
                     stream.set_origin(origin.clone());
                     control.send_from(content, origin);
                     running = true;
@@ -709,15 +715,13 @@ async fn serve(
                     }
                 }
             },
-            // Stdin closed after a `/clear`, before any message started the new session.
+            // Stdin closed after a first prompt answered locally, before any message started
+            // the session.
             else => break,
         }
     }
     if let Some(handle) = handle {
         handle.finish().await?;
-    }
-    if let (Some(id), Some(from)) = (cleared, unjournaled) {
-        setup.journal_cleared(wire, id, from)?;
     }
     let is_error = match (last, answered) {
         (Some(last), _) => last.is_error,

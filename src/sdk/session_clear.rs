@@ -1,17 +1,20 @@
-//! The sessions a stream-json `/clear` begins (first or between queries: [`Setup::start_fresh`],
-//! [`Setup::journal_cleared`]), and `/clear` as a session's first prompt, new or resumed
-//! (`tests/print/recorded/*/settings_slash/clear`, both versions): Claude Code asks no model. The session it started ends there without printing its
-//! `system/init` (2.1.332 prints its `conversation_reset` and `background_tasks_changed`,
-//! 2.1.197 nothing), and a new session prints the `/clear`'s lines, as a `/clear` between queries
-//! does ([`crate::sdk::stream::SdkStream::conversation_reset`]).
+//! The sessions a `/clear` begins and ends (`tests/print/recorded/*/settings_slash/clear`,
+//! `stream_clear`, both versions): Claude Code asks no model. A new session begins at the
+//! `/clear`, before any message (flag 38): it runs its SessionStart hooks (`source` `clear`)
+//! then, and the `/clear`'s `system/init` and `result` follow their lines
+//! ([`crate::sdk::stream::SdkStream::clear_to`]); its first message starts its first query.
+//! A first prompt's `/clear` ends the session the process began, started as well without a
+//! prompt (SessionStart `startup`, SessionEnd `clear`; it prints no `system/init`: 2.1.332 its
+//! `conversation_reset` and `background_tasks_changed`, 2.1.197 nothing), or the one
+//! `--resume` / `--continue` named, left as journaled.
 //!
-//! Journaled as that `/clear` is: the ended session with a header and no steps (its replay
-//! prints its reset lines, since the next session's header names it), and the new one with
-//! `run_config.print.cleared_from`, started by the next message or, when none comes, journaled
-//! with no steps.
+//! Journaled as any session ([`reloop_driver::Session::start_unprompted`]): the header with the
+//! first step, or alone when the session ended having journaled none; the new one's header
+//! records `run_config.print.cleared_from`.
 
+use futures::StreamExt;
 use reloop_core::ContentBlock;
-use reloop_driver::{RunHandle, Session};
+use reloop_driver::{RunEvent, RunHandle, Session};
 use serde_json::Value;
 
 use super::Setup;
@@ -27,51 +30,76 @@ impl Setup {
         crate::sdk::clear::is_command(content, "/clear")
     }
 
-    /// Prints the `/clear`'s lines for the session it ended: a new one (`--session-id`'s id,
-    /// else a new one), journaled with no steps, or the resumed one, journaled already and left
-    /// as it was. Returns the next session's id and what its header is to record.
-    pub(super) fn clear_first(&self, wire: &Wire, stream: &mut SdkStream) -> Result<(String, ClearedFrom), CliError> {
-        let mut session = self.session(wire, "", false)?;
+    /// A first prompt's `/clear`: the session it ends (a new one, `--session-id`'s id else a
+    /// new id, started without a prompt so its SessionStart `startup` and SessionEnd `clear`
+    /// hooks run, as Claude Code runs them; or the resumed one, journaled already and left as it
+    /// was), its reset lines, and the session it begins, started at once (flag 38).
+    pub(super) async fn clear_first(&self, wire: &Wire, stream: &mut SdkStream) -> Result<RunHandle, CliError> {
+        let mut session = self.session(wire, "", true)?;
         let resumed = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => Some(id.clone()),
             (None, true) => Some("last".to_string()),
             (None, false) => None,
         };
-        let id = match (&resumed, session.journal.as_mut()) {
-            (Some(target), Some(journal)) => journal.resolve(target)?,
+        match (&resumed, session.journal.as_mut()) {
+            (Some(target), Some(journal)) => {
+                let id = journal.resolve(target)?;
+                // As its replay meets it: the header's `system/init` is held, then dropped by the reset.
+                stream.on_event(&session.started_event(&id));
+            }
             (Some(_), None) => return Err(CliError::Usage("resuming needs the journal".into())),
-            (None, _) => session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id),
-        };
-        // As its replay meets it: the header's `system/init` is held, then dropped by the reset.
-        stream.on_event(&session.started_event(&id));
-        if session.journal.is_some() && resumed.is_none() {
-            session.with_session_id(Some(id)).journal_without_steps()?;
+            (None, _) => {
+                let id = session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id);
+                let mut first = session.with_session_id(Some(id)).start_unprompted();
+                let mut cleared = false;
+                while let Some(event) = first.next().await {
+                    stream.on_event(&event);
+                    if matches!(event, RunEvent::Ready) && !std::mem::replace(&mut cleared, true) {
+                        first.abort_handle().clear();
+                    }
+                }
+                first.finish().await?;
+            }
         }
         let new = reloop_driver::new_session_id();
-        let cleared = stream.conversation_reset(&new, None);
-        Ok((new, cleared))
+        let cleared = stream.clear_to(&new, None);
+        self.start_cleared(wire, new, cleared)
     }
 
-    /// `-p /clear`: nothing follows, so the session it began is journaled with no steps.
-    pub(super) fn clear_only(&self, wire: &Wire, stream: &mut SdkStream) -> Result<(), CliError> {
-        let (new, cleared) = self.clear_first(wire, stream)?;
-        self.journal_cleared(wire, new, cleared)
+    /// `-p /clear`: the sessions it ends and begins, and nothing follows.
+    pub(super) async fn clear_only(&self, wire: &Wire, stream: &mut SdkStream) -> Result<(), CliError> {
+        let mut begun = self.clear_first(wire, stream).await?;
+        let mut closed = false;
+        while let Some(event) = begun.next().await {
+            stream.on_event(&event);
+            if matches!(event, RunEvent::Ready) && !std::mem::replace(&mut closed, true) {
+                begun.abort_handle().close();
+            }
+        }
+        begun.finish().await?;
+        Ok(())
     }
 
-    /// Starts the first query after a `/clear`: a new session `id`, whatever the flags resumed,
-    /// whose header records the `/clear` (`None`: a first prompt answered locally named it).
+    /// The session a `/clear` begins (`id`, its header naming what it cleared), started at
+    /// once: its SessionStart `clear` hooks run now, and its first message starts its first
+    /// query.
+    pub(super) fn start_cleared(&self, wire: &Wire, id: String, cleared: ClearedFrom) -> Result<RunHandle, CliError> {
+        Ok(self.cleared_session(wire, "", id, Some(cleared))?.start_unprompted())
+    }
+
+    /// Starts the first query of session `id` after its first prompt was answered locally,
+    /// whatever the flags resumed.
     pub(super) fn start_fresh(
         &self,
         wire: &Wire,
         content: Vec<ContentBlock>,
         origin: Option<Value>,
         id: String,
-        cleared: Option<ClearedFrom>,
     ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
         let before = self.switch_for(&prompt_text)?;
         let content = self.commands(content)?;
-        Ok(self.cleared_session(wire, &prompt_text, id, cleared)?.start_after(before, content, origin)?)
+        Ok(self.cleared_session(wire, &prompt_text, id, None)?.start_after(before, content, origin)?)
     }
 
     /// The session a `/clear` began, its header naming the session it cleared.
@@ -90,15 +118,5 @@ impl Setup {
             session.run.print = Some(serde_json::to_value(record).map_err(|e| CliError::Io(e.to_string()))?);
         }
         Ok(session)
-    }
-
-    /// A `/clear` no query followed (stdin closed, or another `/clear` came): its session is
-    /// journaled with no steps, so its replay prints what the `/clear` printed for it.
-    pub(super) fn journal_cleared(&self, wire: &Wire, id: String, cleared: ClearedFrom) -> Result<(), CliError> {
-        let session = self.cleared_session(wire, "", id, Some(cleared))?;
-        if session.journal.is_some() {
-            session.journal_without_steps()?;
-        }
-        Ok(())
     }
 }

@@ -54,6 +54,8 @@ pub struct SdkStream {
     held_init: Option<(Map<String, Value>, String)>,
     /// A `/clear` began the session: its start's hooks are `SessionStart:clear`.
     cleared: bool,
+    /// The `/clear` whose lines wait for the new session's start (flag 38): its id and record.
+    pending_clear: Option<(String, crate::sdk::clear::ClearedFrom)>,
     /// Tokens the last response reported (`get_context_usage`).
     context_tokens: u64,
     wire: Wire,
@@ -145,6 +147,7 @@ impl SdkStream {
             init: None,
             held_init: None,
             cleared: false,
+            pending_clear: None,
             context_tokens: 0,
             wire,
             session_id: String::new(),
@@ -322,7 +325,10 @@ impl SdkStream {
         if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
             self.streaming.reset();
         }
-        if !matches!(event, RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. }) {
+        if !matches!(
+            event,
+            RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. } | RunEvent::Ready
+        ) {
             self.release_init();
         }
         if let RunEvent::ToolFinished(outcome) = event {
@@ -369,6 +375,7 @@ impl SdkStream {
                 self.stop_reason = stop_reason.clone();
             }
             RunEvent::Message(message) => self.message(message),
+            RunEvent::Ready => self.started_unprompted(),
             RunEvent::SubagentStarted { tool_use_id, agent_id } => self.subagent_started(tool_use_id, agent_id),
             RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage } => {
                 self.subagent_message(tool_use_id, agent_id, message, usage.as_ref())

@@ -29,10 +29,38 @@ use crate::sdk::clear::ClearedFrom;
 use crate::sdk::usage::{minus, model_usage, usage_json};
 
 impl SdkStream {
-    /// `/clear`, live: prints its lines and goes on as session `new_session`, whose queries start
-    /// from nothing. `previous` is the last query's result (2.1.197 reports its cost). Returns
-    /// what the new session's header keeps of it, for its replay.
-    pub fn conversation_reset(&mut self, new_session: &str, previous: Option<&RunResult>) -> ClearedFrom {
+    /// `/clear`, live, when the session it begins starts at once (flag 38): prints the lines of
+    /// the session it ends, and keeps the rest for when the new session `new_session` has run
+    /// its SessionStart hooks ([`RunEvent::Ready`]). Returns what the new session's header keeps.
+    pub fn clear_to(&mut self, new_session: &str, previous: Option<&RunResult>) -> ClearedFrom {
+        let cleared = self.cleared_record(previous);
+        self.reset_lines();
+        self.cleared = true;
+        self.pending_clear = Some((new_session.to_string(), cleared.clone()));
+        // Line uuids come from the session, step and place: the new session's lines start at
+        // none, as its replay's do.
+        (self.seq, self.line) = (0, 0);
+        cleared
+    }
+
+    /// The replay of a session a `/clear` began at once (flag 38): the `/clear`'s lines wait
+    /// for its SessionStart steps ([`SdkStream::started_unprompted`]).
+    pub fn cleared_later(&mut self, new_session: &str, cleared: &ClearedFrom) {
+        self.cleared = true;
+        self.pending_clear = Some((new_session.to_string(), cleared.clone()));
+    }
+
+    /// A session `/clear` began ran its SessionStart hooks (live, or its replay past them):
+    /// the `/clear`'s `system/init` and `result` follow.
+    pub fn started_unprompted(&mut self) {
+        if let Some((new_session, cleared)) = self.pending_clear.take() {
+            self.cleared_start(&new_session, &cleared);
+        }
+    }
+
+    /// What a `/clear`'s new session keeps of it: the session it ended, and (2.1.197) the cost
+    /// the process reported so far.
+    fn cleared_record(&self, previous: Option<&RunResult>) -> ClearedFrom {
         let latest = self.profile == ProfileId::ClaudeCode2_1_332;
         let (cost_usd, model_usage) = match (latest, previous) {
             (false, Some(previous)) => (
@@ -41,10 +69,7 @@ impl SdkStream {
             ),
             _ => (0.0, json!({})),
         };
-        let cleared = ClearedFrom { session: self.session_id.clone(), cost_usd, model_usage };
-        self.reset_lines();
-        self.cleared_start(new_session, &cleared);
-        cleared
+        ClearedFrom { session: self.session_id.clone(), cost_usd, model_usage }
     }
 
     /// The lines `/clear` prints for the session it ends (2.1.332: `conversation_reset` and

@@ -199,6 +199,13 @@ pub enum Flag {
     /// the results' message, 2.1.332's `role: "system"` message after it; `hooks_events/context`).
     /// Off: the model is not told.
     PostToolUseContext = 36,
+    /// A session a stream-json `/clear` begins starts at the `/clear`, before any message: its
+    /// SessionStart hooks run then (`SessionStart:clear`, before the `/clear`'s `system/init`
+    /// and `result`), and so does a first prompt's `/clear` for both its sessions (`startup`
+    /// and `SessionEnd` `clear` for the first), as both versions do (`settings_slash/clear`,
+    /// `settings_slash/stream_clear`). Read by the printer, which puts the `/clear`'s lines after
+    /// the session's SessionStart steps. Off: the session starts with its first message.
+    ClearStartsSession = 38,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -254,6 +261,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::BareHookRulings,
     Flag::ChildApiErrorHandBack,
     Flag::PostToolUseContext,
+    Flag::ClearStartsSession,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -338,7 +346,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36
+                30, 31, 32, 33, 34, 35, 36, 38
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -354,7 +362,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,38,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
