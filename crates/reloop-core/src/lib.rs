@@ -79,6 +79,7 @@ pub mod structured;
 pub mod testkit;
 mod tokens;
 pub mod too_long;
+mod tool_outcome;
 mod transition;
 mod wire;
 
