@@ -71,6 +71,7 @@ mod reason;
 mod request;
 mod response;
 mod retry;
+mod rule_source;
 mod settings;
 mod state;
 mod step;
@@ -108,6 +109,7 @@ pub use reason::{
 pub use request::UNRUN_TOOL_RESULT;
 pub use response::MALFORMED_TOOL_CALL_ERROR;
 pub use retry::{FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
+pub use rule_source::{RuleSource, SourcedRule};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;
