@@ -37,7 +37,15 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// The differences kept on purpose or not reproduced yet: (fixture, a piece of the difference's
 /// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
-const DELIBERATE: &[(&str, &str, &str)] = &[("2.1.332/subagent/default", "", "subagents")];
+const DELIBERATE: &[(&str, &str, &str)] = &[
+    ("2.1.332/subagent/default", "", "subagents"),
+    ("2.1.197/rule_sources/allow_project", "", "the project settings' allow rules"),
+    ("2.1.332/rule_sources/allow_project", "", "the project settings' allow rules"),
+    ("2.1.197/rule_sources/ask", "", "an ask rule's texts"),
+    ("2.1.332/rule_sources/ask", "", "an ask rule's texts"),
+    ("2.1.197/rule_sources/command", "<command-args></command-args>", "a slash command with no arguments"),
+    ("2.1.332/rule_sources/command", "<command-args></command-args>", "a slash command with no arguments"),
+];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
 const SEED_FILES: &[(&str, &str)] = &[

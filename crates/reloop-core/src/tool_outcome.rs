@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::ContentBlock;
+use crate::rule_source::RuleSource;
 
 /// What a tool call produced. The driver turns a tool's output, a refusal or a cancellation into
 /// one of these; the core only files it under its `tool_use_id`.
@@ -35,6 +36,11 @@ pub struct ToolOutcome {
     /// the caller's stream only. Journaled from flag 12 on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_result_meta: Option<serde_json::Value>,
+    /// Where the permission rule that ruled on the call came from (an allow, deny or ask
+    /// rule's settings file or flag), for the session file's `ruleSource` (2.1.332). Journaled
+    /// from flag 35 on ([`crate::Flag::RuleSources`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_source: Option<RuleSource>,
 }
 
 impl ToolOutcome {
@@ -51,6 +57,7 @@ impl ToolOutcome {
             agent_usage: None,
             tool_use_result: None,
             tool_result_meta: None,
+            rule_source: None,
         }
     }
 
