@@ -193,7 +193,7 @@ pub enum Flag {
     /// code, the stream's `source` reads `user_permanent` (or `user_reject`) for a rule of the
     /// user's or the local settings, and an ask rule's refusal has its `tool_result_meta` entry.
     /// Off: no origin, `config` for every rule, no entry for an ask rule.
-    RuleSources = 35,
+    RuleSources = 37,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -332,7 +332,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35
+                30, 31, 32, 33, 34, 37
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -348,7 +348,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,37,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -38,7 +38,7 @@ pub struct ToolOutcome {
     pub tool_result_meta: Option<serde_json::Value>,
     /// Where the permission rule that ruled on the call came from (an allow, deny or ask
     /// rule's settings file or flag), for the session file's `ruleSource` (2.1.332). Journaled
-    /// from flag 35 on ([`crate::Flag::RuleSources`]).
+    /// from flag 37 on ([`crate::Flag::RuleSources`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_source: Option<RuleSource>,
 }

@@ -51,7 +51,7 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 /// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where no recording shows Claude
 /// Code's words (the embedder's own callback) or it prints none (an unknown
 /// tool, an invalid input, a removed tool). `rule`: the origin of the rule that ruled, where the
-/// session names it (flag 35): a rule of the user's own settings then reads as the user's ruling,
+/// session names it (flag 37): a rule of the user's own settings then reads as the user's ruling,
 /// and an ask rule's refusal has its entry (`rule_sources/`).
 pub(crate) fn meta(call: &ToolUse, ruling: &Ruling, rule: Option<RuleSource>) -> Option<Value> {
     let (decision, kind, reason, source) = match ruling {
@@ -127,7 +127,7 @@ fn rules_meta(call: &ToolUse, ruling: &Ruling, rule: Option<RuleSource>) -> Opti
             ("accept", None, Some(reason))
         }
         // rule_sources/ask: an ask rule's ask with nobody to ask reads as the rest of the
-        // rules' asks, where the rule's origin is known (flag 35).
+        // rules' asks, where the rule's origin is known (flag 37).
         Ruling::Refuse { why: Why::Rules(RuleStep::AskRule), denied: true, .. } if rule.is_some() => {
             ("reject", Some("user-rejected"), None)
         }
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(source(meta(&call("Read"), &denied, Some(RuleSource::FlagSettings))), Some(json!("config")));
         // A Bash deny is the command's parts' ruling (`subcommandResults`), `config` whoever wrote it.
         assert_eq!(source(meta(&call("Bash"), &denied, Some(RuleSource::UserSettings))), Some(json!("config")));
-        // An ask rule's refusal has its entry where the origin is known (flag 35), none before.
+        // An ask rule's refusal has its entry where the origin is known (flag 37), none before.
         let asked = refused(RuleStep::AskRule);
         let entry = meta(&call("Write"), &asked, Some(RuleSource::ProjectSettings));
         assert_eq!(

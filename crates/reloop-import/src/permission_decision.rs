@@ -6,7 +6,7 @@
 //!
 //! Each pairing below is one the recordings show, stream entry beside file field
 //! (tests/print/recorded/2.1.332/, crates/reloop-import/tests/recorded/2.1.332/). A rule's
-//! ruling names the rule's origin, which the outcome keeps beside the entry from flag 35 on
+//! ruling names the rule's origin, which the outcome keeps beside the entry from flag 37 on
 //! (`rule_sources/`): `ruleSource` (`userSettings`, `cliArg`, …), and for a refusal, a deny
 //! rule's or an ask rule's with nobody to ask, the reason code `rule:<source>`. Not written,
 //! because the journal does not say it: the reason code of an ask that nobody could answer when
