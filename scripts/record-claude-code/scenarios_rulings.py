@@ -117,3 +117,86 @@ SCENARIOS = [
          tool("Read", file_path=P + "/src/auth/login.ts"),
      )},
 ]
+
+
+# ---- Issue 39: where a permission rule came from (`ruleSource` in 2.1.332's session file) --------
+# Fixtures: crates/reloop-import/tests/recorded/<version>/rule_sources/ (record with
+# `--out crates/reloop-import/tests/recorded --only rule_sources`). Each settings layer names its own
+# rule: the user's (`$HOME/.claude/settings.json`), the project's (`.claude/settings.json`), the
+# local one (`.claude/settings.local.json`), and the command line's.
+HOME = "/tmp/reloop-cc-home"
+
+
+def layers(user, project, local):
+    """The three settings files, each holding `permissions` as given."""
+    import json
+    return {
+        HOME + "/.claude/settings.json": json.dumps({"permissions": user}, indent=1),
+        P + "/.claude/settings.json": json.dumps({"permissions": project}, indent=1),
+        P + "/.claude/settings.local.json": json.dumps({"permissions": local}, indent=1),
+    }
+
+
+def bash_call(command, description):
+    return {"type": "tool_use", "name": "Bash", "input": {"command": command, "description": description}}
+
+
+SCENARIOS += [
+    {"name": "rule_sources/allow",
+     "note": "Allow rules, one per origin: the user settings' `Write`, the local settings' `Bash`, "
+             "`--allowedTools Read`; each lets its call through.",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Read"],
+     "files": layers({"allow": ["Write"]}, {}, {"allow": ["Bash"]}),
+     "steps": one_each(
+         tool("Write", file_path=P + "/notes.txt", content="alpha\n"),
+         bash_call("echo made", "say made"),
+         tool("Read", file_path=P + "/README.md"),
+     )},
+    {"name": "rule_sources/allow_project",
+     "note": "The project settings allow `Write` and `Bash`, a `--settings` file allows `Read`: whether each lets "
+             "its call through, and under which origin.",
+     "prompt": "检查登录模块",
+     "files": layers({}, {"allow": ["Write", "Bash"]}, {}),
+     "settings": {"permissions": {"allow": ["Read"]}},
+     "steps": one_each(
+         tool("Write", file_path=P + "/notes.txt", content="alpha\n"),
+         bash_call("echo made", "say made"),
+         tool("Read", file_path=P + "/README.md"),
+     )},
+    {"name": "rule_sources/allow_everywhere",
+     "note": "The same allow rule `Write` in the user, project and local settings and `--allowedTools`: "
+             "which origin the ruling names.",
+     "prompt": "检查登录模块",
+     "flags": ["--allowedTools", "Write"],
+     "files": layers({"allow": ["Write"]}, {"allow": ["Write"]}, {"allow": ["Write"]}),
+     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
+    {"name": "rule_sources/deny",
+     "note": "Deny rules, one per origin: the user settings' `Bash(mkdir:*)`, the project settings' "
+             "`Bash(touch:*)`, the local settings' `Read(./README.md)`, `--disallowedTools Bash(rm:*)`.",
+     "prompt": "检查登录模块",
+     "flags": ["--disallowedTools", "Bash(rm:*)"],
+     "files": layers({"deny": ["Bash(mkdir:*)"]}, {"deny": ["Bash(touch:*)"]}, {"deny": ["Read(./README.md)"]}),
+     "steps": one_each(
+         bash_call("mkdir made", "make a folder"),
+         bash_call("touch made.txt", "make a file"),
+         tool("Read", file_path=P + "/README.md"),
+         bash_call("rm -f made.txt", "remove a file"),
+     )},
+    {"name": "rule_sources/ask",
+     "note": "Ask rules, one per settings file (print mode: nobody to ask): the user settings' "
+             "`Bash(mkdir:*)`, the project settings' `Write`, the local settings' `Bash(touch:*)`.",
+     "prompt": "检查登录模块",
+     "files": layers({"ask": ["Bash(mkdir:*)"]}, {"ask": ["Write"]}, {"ask": ["Bash(touch:*)"]}),
+     "steps": one_each(
+         bash_call("mkdir made", "make a folder"),
+         tool("Write", file_path=P + "/notes.txt", content="alpha\n"),
+         bash_call("touch made.txt", "make a file"),
+     )},
+    {"name": "rule_sources/command",
+     "note": "A slash command whose `allowed-tools` is `Write`, then its Write: the origin of a command's rule.",
+     "prompt": "/jot",
+     "files": {P + "/.claude/commands/jot.md": "---\ndescription: Jot a note\nallowed-tools: Write\n---\n"
+               "Write alpha into notes.txt.\n"},
+     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
+]

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use reloop_core::{RuleSource, SourcedRule};
 use reloop_driver::PermissionSpec;
 use reloop_hooks::Settings;
 use reloop_tools::{PermissionError, PermissionMode};
@@ -42,8 +43,10 @@ pub(crate) fn spec(args: &PermissionFlags, settings: &Settings) -> Result<Permis
             &format!("reloop: no sandbox on this machine ({why}): every Bash command needs approval"),
         );
     }
+    // The flags' rules come after the settings files', as Claude Code looks them up.
     let mut allow = settings.permissions.allow.clone();
-    allow.extend(args.allowed_tools.iter().flat_map(|r| split_rules(r)));
+    let flagged = args.allowed_tools.iter().flat_map(|r| split_rules(r));
+    allow.extend(flagged.map(|rule| SourcedRule::new(rule, RuleSource::CliArg)));
     let deny = settings.permissions.deny.clone();
     let ask = settings.permissions.ask.clone();
     let disallowed: Vec<String> = args.disallowed_tools.iter().flat_map(|r| split_rules(r)).collect();

@@ -14,7 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use reloop_hooks::Settings;
+use reloop_core::RuleSource;
+use reloop_hooks::{PermissionRules, Settings};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
@@ -33,6 +34,15 @@ pub(crate) enum Source {
 impl Source {
     /// Lowest precedence first: the order the layers are merged in.
     const ALL: [Source; 3] = [Source::User, Source::Project, Source::Local];
+
+    /// The origin Claude Code names a rule of this file by (`ruleSource`).
+    fn rule_source(self) -> RuleSource {
+        match self {
+            Source::User => RuleSource::UserSettings,
+            Source::Project => RuleSource::ProjectSettings,
+            Source::Local => RuleSource::LocalSettings,
+        }
+    }
 
     fn parse(name: &str) -> Option<Source> {
         match name {
@@ -111,28 +121,36 @@ pub(crate) struct Loaded {
 /// the JSON path of a bad value.
 pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Option<&Path>) -> Result<Loaded, CliError> {
     let mut merged = Value::Object(Map::new());
+    // Each rule with the layer it came from: the first layer that lists it, as the lists join.
+    let mut rules = PermissionRules::default();
+    let mut add = |layer: Value, source: RuleSource| -> Result<(), CliError> {
+        rules.join(parse_layer(&layer.to_string(), source.as_str())?.permissions.from_source(source));
+        merge(&mut merged, layer);
+        Ok(())
+    };
     for source in Source::ALL.into_iter().filter(|s| sources.reads(*s)) {
         let Some(path) = path_of(source, cwd, user) else { continue };
         if let Some(layer) = read_layer(&path)? {
-            merge(&mut merged, layer);
+            add(layer, source.rule_source())?;
         }
     }
     let mut flag_path = None;
     match flag.map(str::trim) {
         None | Some("") => {}
-        Some(text) if text.starts_with('{') => merge(&mut merged, parse_layer(text, "--settings")?),
+        Some(text) if text.starts_with('{') => add(parse_json(text, "--settings")?, RuleSource::FlagSettings)?,
         Some(file) => {
             let path = cwd.join(file);
             let layer = read_layer(&path)?.ok_or_else(|| {
                 CliError::Usage(format!("cannot read settings file {}: no such file", path.display()))
             })?;
-            merge(&mut merged, layer);
+            add(layer, RuleSource::FlagSettings)?;
             flag_path = Some(std::fs::canonicalize(&path).unwrap_or(path));
         }
     }
     let model = merged.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_string);
     let text = merged.to_string();
-    let settings = Settings::from_json(&text, "merged settings").map_err(|e| CliError::Usage(e.to_string()))?;
+    let mut settings = Settings::from_json(&text, "merged settings").map_err(|e| CliError::Usage(e.to_string()))?;
+    settings.permissions = rules;
     Ok(Loaded { settings, flag_path, model })
 }
 
@@ -173,13 +191,18 @@ fn read_layer(path: &Path) -> Result<Option<Value>, CliError> {
             path.display()
         )));
     }
-    parse_layer(&text, &path.display().to_string()).map(Some)
+    parse_json(&text, &path.display().to_string()).map(Some)
 }
 
-fn parse_layer(text: &str, origin: &str) -> Result<Value, CliError> {
-    // The same checks as a single file, so the error names this layer and the bad value's path.
-    Settings::from_json(text, origin).map_err(|e| CliError::Usage(e.to_string()))?;
+/// One layer's JSON, checked as a settings file of its own so the error names this layer and
+/// the bad value's path.
+fn parse_json(text: &str, origin: &str) -> Result<Value, CliError> {
+    parse_layer(text, origin)?;
     serde_json::from_str(text).map_err(|e| CliError::Usage(format!("{origin}: not valid JSON: {e}")))
+}
+
+fn parse_layer(text: &str, origin: &str) -> Result<Settings, CliError> {
+    Settings::from_json(text, origin).map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// Lays `upper` over `lower`: objects merge key by key, lists are joined (lower first, a value

@@ -1,4 +1,5 @@
 use super::*;
+use reloop_core::SourcedRule;
 use serde_json::json;
 
 #[test]
@@ -45,8 +46,8 @@ fn layers_load_from_their_files_and_a_bad_one_is_named() {
     std::fs::write(cwd.join(".claude/settings.local.json"), r#"{"model":"m-local"}"#).unwrap();
     let all = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap();
     assert_eq!(all.model.as_deref(), Some("m-local"));
-    assert_eq!(all.settings.permissions.allow, vec!["Read"]);
-    assert_eq!(all.settings.permissions.deny, vec!["Bash"]);
+    assert_eq!(all.settings.permissions.allow, vec![SourcedRule::new("Read", RuleSource::UserSettings)]);
+    assert_eq!(all.settings.permissions.deny, vec![SourcedRule::new("Bash", RuleSource::ProjectSettings)]);
     let user_only =
         load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user)).unwrap();
     assert_eq!(user_only.model.as_deref(), Some("m-flag"));
@@ -54,4 +55,34 @@ fn layers_load_from_their_files_and_a_bad_one_is_named() {
     std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":"Bash"}}"#).unwrap();
     let err = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap_err().to_string();
     assert!(err.contains(".claude/settings.json") && err.contains("permissions.deny"), "{err}");
+}
+
+#[test]
+fn each_rule_keeps_the_first_layer_that_lists_it() {
+    // rule_sources/allow_everywhere: the same allow rule in every file and the flags is the
+    // user settings' (both versions read the layers user, project, local, --settings).
+    let dir = tempfile::tempdir().unwrap();
+    let (cwd, user) = (dir.path().join("proj"), dir.path().join("home"));
+    std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), r#"{"permissions":{"allow":["Write"]}}"#).unwrap();
+    std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"allow":["Write"],"ask":["Edit"]}}"#).unwrap();
+    std::fs::write(cwd.join(".claude/settings.local.json"), r#"{"permissions":{"allow":["Write","Bash"]}}"#).unwrap();
+    let flag = r#"{"permissions":{"deny":["Bash(rm:*)"],"allow":["Read"]}}"#;
+    let loaded = load(Some(flag), &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap();
+    let rules = &loaded.settings.permissions;
+    let named = |list: &[SourcedRule]| list.iter().map(|r| (r.text.clone(), r.source)).collect::<Vec<_>>();
+    assert_eq!(
+        named(&rules.allow),
+        [
+            ("Write".to_string(), Some(RuleSource::UserSettings)),
+            ("Bash".to_string(), Some(RuleSource::LocalSettings)),
+            ("Read".to_string(), Some(RuleSource::FlagSettings)),
+        ]
+    );
+    assert_eq!(named(&rules.ask), [("Edit".to_string(), Some(RuleSource::ProjectSettings))]);
+    assert_eq!(named(&rules.deny), [("Bash(rm:*)".to_string(), Some(RuleSource::FlagSettings))]);
+    // Without the user layer the project's rule is the first.
+    let no_user = load(None, &Sources::parse(Some("project,local")).unwrap(), &cwd, Some(&user)).unwrap();
+    assert_eq!(named(&no_user.settings.permissions.allow)[0], ("Write".to_string(), Some(RuleSource::ProjectSettings)));
 }

@@ -199,6 +199,13 @@ pub enum Flag {
     /// the results' message, 2.1.332's `role: "system"` message after it; `hooks_events/context`).
     /// Off: the model is not told.
     PostToolUseContext = 36,
+    /// Under `claude-code-2.1.332`, a call an allow, deny or ask rule decided names the rule's
+    /// origin ([`crate::RuleSource`]), as `rule_sources/` records: the outcome keeps it
+    /// ([`crate::ToolOutcome::rule_source`]) for the session file's `ruleSource` and `rule:<source>`
+    /// code, the stream's `source` reads `user_permanent` (or `user_reject`) for a rule of the
+    /// user's or the local settings, and an ask rule's refusal has its `tool_result_meta` entry.
+    /// Off: no origin, `config` for every rule, no entry for an ask rule.
+    RuleSources = 37,
     /// A session a stream-json `/clear` begins starts at the `/clear`, before any message: its
     /// SessionStart hooks run then (`SessionStart:clear`, before the `/clear`'s `system/init`
     /// and `result`), and so does a first prompt's `/clear` for both its sessions (`startup`
@@ -261,6 +268,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::BareHookRulings,
     Flag::ChildApiErrorHandBack,
     Flag::PostToolUseContext,
+    Flag::RuleSources,
     Flag::ClearStartsSession,
 ];
 
@@ -346,7 +354,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 38
+                30, 31, 32, 33, 34, 35, 36, 37, 38
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -362,7 +370,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,38,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -72,6 +72,7 @@ mod reason;
 mod request;
 mod response;
 mod retry;
+mod rule_source;
 mod settings;
 mod state;
 mod step;
@@ -80,6 +81,7 @@ pub mod structured;
 pub mod testkit;
 mod tokens;
 pub mod too_long;
+mod tool_outcome;
 mod transition;
 mod wire;
 
@@ -108,6 +110,7 @@ pub use reason::{
 pub use request::UNRUN_TOOL_RESULT;
 pub use response::MALFORMED_TOOL_CALL_ERROR;
 pub use retry::{FALLBACK_TOOL_RESULT, MAX_RETRY_AFTER_MS, REPEATED_OVERLOADS};
+pub use rule_source::{RuleSource, SourcedRule};
 pub use state::{State, Streaming, Terminal, Tools, PHASES};
 pub use step::{IgnoreWhy, Ignored, Step};
 pub use transition::transition;

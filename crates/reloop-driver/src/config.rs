@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use reloop_core::SourcedRule;
 use reloop_tools::PermissionContext;
 use serde::{Deserialize, Serialize};
 
@@ -215,15 +216,16 @@ impl RunConfig {
 pub struct PermissionSpec {
     /// The permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`, ...).
     pub mode: String,
-    /// Rules whose calls run without asking (`--allowedTools`).
+    /// Rules whose calls run without asking (`--allowedTools`, the settings' `allow`), each with
+    /// its origin where known (a header from before origins holds the bare texts).
     #[serde(default)]
-    pub allow: Vec<String>,
+    pub allow: Vec<SourcedRule>,
     /// Rules whose calls are refused.
     #[serde(default)]
-    pub deny: Vec<String>,
+    pub deny: Vec<SourcedRule>,
     /// Rules whose calls are always asked about.
     #[serde(default)]
-    pub ask: Vec<String>,
+    pub ask: Vec<SourcedRule>,
     /// Tools removed from the model's offer (`--disallowedTools`).
     #[serde(default)]
     pub disallowed: Vec<String>,
@@ -249,8 +251,8 @@ impl PermissionSpec {
         PermissionSpec { mode: mode.into(), ..Default::default() }
     }
 
-    /// The allow, deny and ask rules, as typed.
-    pub fn with_rules(mut self, allow: Vec<String>, deny: Vec<String>, ask: Vec<String>) -> Self {
+    /// The allow, deny and ask rules, as typed, with their origins.
+    pub fn with_rules(mut self, allow: Vec<SourcedRule>, deny: Vec<SourcedRule>, ask: Vec<SourcedRule>) -> Self {
         (self.allow, self.deny, self.ask) = (allow, deny, ask);
         self
     }
@@ -283,7 +285,7 @@ impl PermissionSpec {
     /// machine's sandbox when it has one.
     pub fn context(&self, cwd: &std::path::Path) -> Result<PermissionContext, reloop_tools::PermissionError> {
         let mode = self.mode.parse()?;
-        let rules = reloop_tools::PermissionRules::parse(&self.allow, &self.deny, &self.ask)?;
+        let rules = reloop_tools::PermissionRules::parse_sourced(&self.allow, &self.deny, &self.ask)?;
         let workspace = reloop_tools::Workspace::new(cwd, &self.add_dirs)?;
         Ok(PermissionContext::new(mode, rules, workspace, self.disallowed.clone())?
             .with_tool_env(reloop_tools::ToolEnvPolicy::new(&self.tool_env_remove, &self.tool_env_keep))

@@ -377,6 +377,7 @@ impl Runner {
             can_use_tool: session.can_use_tool.clone(),
             failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
             tool_use_result: session.core.flag(reloop_core::Flag::StreamDetails),
+            rule_sources: session.core.flag(reloop_core::Flag::RuleSources),
         });
         // From here on the journal is written on its own thread.
         let journal = match session.journal {

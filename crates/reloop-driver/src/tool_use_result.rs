@@ -5,8 +5,8 @@
 //! Only sessions with [`reloop_core::Flag::StreamDetails`] keep it, so an older journal replays
 //! to the stream it printed.
 
-use reloop_core::{Event, ToolOutcome, ToolUse};
-use reloop_tools::{RuleStep, Ruling, Why};
+use reloop_core::{Event, RuleSource, ToolOutcome, ToolUse};
+use reloop_tools::{Answers, RuleStep, Ruling, Why};
 use serde_json::{json, Value};
 
 /// The error text Claude Code keeps as a failed call's `tool_use_result`.
@@ -50,8 +50,10 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 /// tests/print/recorded/2.1.332/tool_results/, and the answer to the permission prompt as
 /// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where no recording shows Claude
 /// Code's words (the embedder's own callback) or it prints none (an unknown
-/// tool, an invalid input, a removed tool).
-pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
+/// tool, an invalid input, a removed tool). `rule`: the origin of the rule that ruled, where the
+/// session names it (flag 37): a rule of the user's own settings then reads as the user's ruling,
+/// and an ask rule's refusal has its entry (`rule_sources/`).
+pub(crate) fn meta(call: &ToolUse, ruling: &Ruling, rule: Option<RuleSource>) -> Option<Value> {
     let (decision, kind, reason, source) = match ruling {
         // tool_results/hook_rulings: a hook's `permissionDecision` of allow or deny.
         Ruling::Run { why: Why::HookAllowed { .. }, .. } => ("accept", None, Some("hook"), "hook"),
@@ -70,16 +72,37 @@ pub(crate) fn meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
         Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } if call.name == "Bash" => {
             ("reject", Some("permission-rule"), Some("subcommandResults"), "config")
         }
-        Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } => ("reject", None, Some("rule"), "config"),
+        Ruling::Refuse { why: Why::Rules(RuleStep::DenyRule), .. } => {
+            ("reject", None, Some("rule"), rule_decision_source(rule, false))
+        }
         // hooks_events/all_log, structured_output/*: an `Agent` call and the final-answer tool
         // are let through by their own check, with no reason (the answer's schema is checked
         // in the call, so an answer that fails it was let through too).
         Ruling::Run { why: Why::Rules(_) | Why::NoRules, .. } if own_check(&call.name) => {
             ("accept", None, None, "config")
         }
-        _ => return rules_meta(call, ruling),
+        _ => return rules_meta(call, ruling, rule),
     };
     Some(entry(call, decision, kind, reason, source))
+}
+
+/// The origin of the rule behind `ruling`, when the rules gave it ([`Answers::rules`]).
+pub(crate) fn rule_of(ruling: &Ruling, answers: &Answers) -> Option<RuleSource> {
+    match ruling.why() {
+        Why::Rules(_) => answers.rules.as_ref().and_then(|judgement| judgement.rule),
+        _ => None,
+    }
+}
+
+/// Claude Code 2.1.332's `source` of a decision a rule gave (its `reason_type` `rule`): a rule
+/// of the user's own settings files is the user's lasting word (`user_permanent`, or
+/// `user_reject` for a deny), any other rule `config` (`rule_sources/allow`, `rule_sources/deny`).
+fn rule_decision_source(rule: Option<RuleSource>, accept: bool) -> &'static str {
+    match rule {
+        Some(RuleSource::UserSettings | RuleSource::LocalSettings) if accept => "user_permanent",
+        Some(RuleSource::UserSettings | RuleSource::LocalSettings) => "user_reject",
+        _ => "config",
+    }
 }
 
 /// Whether Claude Code's permission check lets `tool` through on its own word: the `Agent` tool
@@ -89,16 +112,24 @@ fn own_check(tool: &str) -> bool {
 }
 
 /// [`meta`] for the rest of the rules' rulings.
-fn rules_meta(call: &ToolUse, ruling: &Ruling) -> Option<Value> {
+fn rules_meta(call: &ToolUse, ruling: &Ruling, rule: Option<RuleSource>) -> Option<Value> {
     let (decision, kind, reason) = match ruling {
+        Ruling::Run { why: Why::Rules(RuleStep::AllowRule), .. } => {
+            let source = rule_decision_source(rule, true);
+            return Some(entry(call, "accept", None, Some("rule"), source));
+        }
         Ruling::Run { why: Why::Rules(step), .. } => {
             let reason = match step {
-                RuleStep::AllowRule => "rule",
                 RuleStep::ReadOnly if call.name == "Bash" => "subcommandResults",
                 RuleStep::ReadOnly | RuleStep::Bypass | RuleStep::AcceptEdits => "mode",
                 _ => return None,
             };
             ("accept", None, Some(reason))
+        }
+        // rule_sources/ask: an ask rule's ask with nobody to ask reads as the rest of the
+        // rules' asks, where the rule's origin is known (flag 37).
+        Ruling::Refuse { why: Why::Rules(RuleStep::AskRule), denied: true, .. } if rule.is_some() => {
+            ("reject", Some("user-rejected"), None)
         }
         Ruling::Refuse { why: Why::Rules(RuleStep::WouldAsk), denied: true, message } => {
             if message.contains("don't ask mode") {
@@ -135,11 +166,20 @@ pub(crate) fn invalid(outcome: &ToolOutcome) -> bool {
     outcome.is_error && outcome.content.as_text().starts_with("<tool_use_error>")
 }
 
-/// Puts a ruling's `tool_result_meta` entry on a refused call's outcome.
-pub(crate) fn set_meta(event: &mut Event, meta: Option<Value>) {
+/// Puts a ruling's `tool_result_meta` entry, and the origin of the rule that gave it, on a
+/// refused call's outcome.
+pub(crate) fn set_meta(event: &mut Event, meta: Option<Value>, rule: Option<RuleSource>) {
     if let Event::ToolDone(outcome) = event {
+        outcome.rule_source = rule.filter(|_| meta.is_some());
         outcome.tool_result_meta = meta;
     }
+}
+
+/// Puts a ruling's entry and its rule's origin on the outcome of a call that ran, unless the
+/// tool refused its input before any check ([`invalid`]).
+pub(crate) fn attach(outcome: &mut ToolOutcome, meta: Option<Value>, rule: Option<RuleSource>) {
+    outcome.tool_result_meta = meta.filter(|_| !invalid(outcome));
+    outcome.rule_source = rule.filter(|_| outcome.tool_result_meta.is_some());
 }
 
 #[cfg(test)]
@@ -153,6 +193,45 @@ mod tests {
             Event::ToolDone(outcome) => outcome.tool_use_result,
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_rules_origin_names_whose_word_the_ruling_was() {
+        // crates/reloop-import/tests/recorded/2.1.332/rule_sources/: the stream's entries.
+        let call =
+            |name: &str| ToolUse { id: "t".into(), name: name.into(), input: json!({}), extra: Default::default() };
+        let run = Ruling::Run { input: json!({}), why: Why::Rules(RuleStep::AllowRule) };
+        let refused = |step| Ruling::Refuse { message: "no".into(), denied: true, why: Why::Rules(step) };
+        let source = |meta: Option<Value>| meta.map(|m| m["permission_decision"]["source"].clone());
+        assert_eq!(source(meta(&call("Write"), &run, Some(RuleSource::UserSettings))), Some(json!("user_permanent")));
+        assert_eq!(source(meta(&call("Bash"), &run, Some(RuleSource::LocalSettings))), Some(json!("user_permanent")));
+        assert_eq!(source(meta(&call("Read"), &run, Some(RuleSource::CliArg))), Some(json!("config")));
+        assert_eq!(source(meta(&call("Read"), &run, Some(RuleSource::ProjectSettings))), Some(json!("config")));
+        assert_eq!(source(meta(&call("Read"), &run, None)), Some(json!("config")), "no origin: as before");
+        let denied = refused(RuleStep::DenyRule);
+        assert_eq!(source(meta(&call("Read"), &denied, Some(RuleSource::LocalSettings))), Some(json!("user_reject")));
+        assert_eq!(source(meta(&call("Read"), &denied, Some(RuleSource::FlagSettings))), Some(json!("config")));
+        // A Bash deny is the command's parts' ruling (`subcommandResults`), `config` whoever wrote it.
+        assert_eq!(source(meta(&call("Bash"), &denied, Some(RuleSource::UserSettings))), Some(json!("config")));
+        // An ask rule's refusal has its entry where the origin is known (flag 37), none before.
+        let asked = refused(RuleStep::AskRule);
+        let entry = meta(&call("Write"), &asked, Some(RuleSource::ProjectSettings));
+        assert_eq!(
+            entry,
+            Some(json!({"id": "t", "non_execution_kind": "user-rejected",
+                "permission_decision": {"decision": "reject", "source": "config"}}))
+        );
+        assert_eq!(meta(&call("Write"), &asked, None), None);
+    }
+
+    #[test]
+    fn the_origin_goes_only_where_the_entry_goes() {
+        let mut outcome = ToolOutcome::error("t1", "<tool_use_error>String to replace not found</tool_use_error>");
+        attach(&mut outcome, Some(json!({"id": "t1"})), Some(RuleSource::CliArg));
+        assert_eq!((outcome.tool_result_meta, outcome.rule_source), (None, None), "an input refused before the check");
+        let mut event = Event::ToolDone(ToolOutcome::error("t1", "denied"));
+        set_meta(&mut event, Some(json!({"id": "t1"})), Some(RuleSource::UserSettings));
+        assert!(matches!(event, Event::ToolDone(ToolOutcome { rule_source: Some(RuleSource::UserSettings), .. })));
     }
 
     #[test]

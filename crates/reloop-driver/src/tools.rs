@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use reloop_core::hook::HookEventName;
-use reloop_core::{Event, ToolOutcome, ToolResultContent, ToolUse};
+use reloop_core::{Event, RuleSource, ToolOutcome, ToolResultContent, ToolUse};
 use reloop_hooks::{run_all, HookCommon, HookInput, HooksConfig};
 use reloop_tools::{
     decide, Answers, Checks, Need, Next, PermissionContext, PromptReply, ReadFirst, Ruling, ToolContext, ToolRegistry,
@@ -65,6 +65,8 @@ pub(crate) struct ToolEnv {
     /// Outcomes keep what each call did as data (the session's
     /// [`reloop_core::Flag::StreamDetails`]).
     pub tool_use_result: bool,
+    /// A rule's ruling names the rule's origin (the session's [`reloop_core::Flag::RuleSources`]).
+    pub rule_sources: bool,
 }
 
 /// A tool hook's input, naming the subagent it runs in.
@@ -336,8 +338,9 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     if !quiet {
         return None;
     }
-    let ruling = decide_now(call, env)?;
-    let meta = crate::tool_use_result::meta(call, &ruling).filter(|_| env.tool_use_result);
+    let (ruling, rule) = decide_now(call, env)?;
+    let rule = rule.filter(|_| env.rule_sources);
+    let meta = crate::tool_use_result::meta(call, &ruling, rule).filter(|_| env.tool_use_result);
     let Ruling::Run { input, .. } = ruling else { return None };
     let mut ctx = env.ctx.clone();
     ctx.cancel = flag.clone();
@@ -345,20 +348,23 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     let mut event = done(&call.id, output.content, output.is_error, false);
     if let Event::ToolDone(outcome) = &mut event {
         outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
-        outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
+        crate::tool_use_result::attach(outcome, meta, rule);
     }
     Some(vec![event])
 }
 
 /// The ruling on `call` when the decision asks only what is answered without waiting or
-/// anybody's code (the read-first check, the rules); `None` when it needs a hook, the caller's
-/// callback or a prompt.
-fn decide_now(call: &ToolUse, env: &ToolEnv) -> Option<Ruling> {
+/// anybody's code (the read-first check, the rules), with the origin of the rule that gave it;
+/// `None` when it needs a hook, the caller's callback or a prompt.
+fn decide_now(call: &ToolUse, env: &ToolEnv) -> Option<(Ruling, Option<RuleSource>)> {
     let checks = checks(call, env);
     let mut answers = Answers::default();
     loop {
         match decide(&call.name, &call.input, checks, &answers) {
-            Next::Decided(ruling) => return Some(ruling),
+            Next::Decided(ruling) => {
+                let rule = crate::tool_use_result::rule_of(&ruling, &answers);
+                return Some((ruling, rule));
+            }
             Next::Need(Need::ReadFirst) => {
                 let refusal = reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx);
                 answers.read_first = Some(ReadFirst::from_refusal(refusal));
@@ -408,13 +414,14 @@ async fn run_call(
         return events;
     }
     // Whether the call runs is decided by `reloop_tools::decide`; this only fetches what it asks.
-    let ruling = permit(&call, request, &env, &token, &mut events).await;
-    let meta = crate::tool_use_result::meta(&call, &ruling).filter(|_| env.tool_use_result);
+    let (ruling, rule) = permit(&call, request, &env, &token, &mut events).await;
+    let rule = rule.filter(|_| env.rule_sources);
+    let meta = crate::tool_use_result::meta(&call, &ruling, rule).filter(|_| env.tool_use_result);
     let input = match ruling {
         Ruling::Run { input, .. } => input,
         Ruling::Refuse { message, denied, .. } => {
             let mut refused = done(&call.id, message, true, denied);
-            crate::tool_use_result::set_meta(&mut refused, meta);
+            crate::tool_use_result::set_meta(&mut refused, meta, rule);
             events.push(refused);
             return events;
         }
@@ -505,7 +512,7 @@ async fn run_call(
                     outcome.content = ToolResultContent::Blocks(blocks);
                 }
                 outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
-                outcome.tool_result_meta = meta.filter(|_| !crate::tool_use_result::invalid(outcome));
+                crate::tool_use_result::attach(outcome, meta, rule);
             }
             events.push(finished);
         }
@@ -527,19 +534,23 @@ fn checks(call: &ToolUse, env: &ToolEnv) -> Checks {
 
 /// Carries out [`reloop_tools::decide()`] for `call`: answers each question it asks (running
 /// the PreToolUse hooks, calling the callback, judging by the rules, asking the prompt) until it
-/// rules. The hooks' and the prompt's runs go into `events`, as the journal keeps them.
+/// rules, with the origin of the rule that gave the ruling. The hooks' and the prompt's runs go
+/// into `events`, as the journal keeps them.
 async fn permit(
     call: &ToolUse,
     request: u32,
     env: &ToolEnv,
     token: &CancellationToken,
     events: &mut Vec<Event>,
-) -> Ruling {
+) -> (Ruling, Option<RuleSource>) {
     let checks = checks(call, env);
     let mut answers = Answers::default();
     loop {
         match decide(&call.name, &call.input, checks, &answers) {
-            Next::Decided(ruling) => return ruling,
+            Next::Decided(ruling) => {
+                let rule = crate::tool_use_result::rule_of(&ruling, &answers);
+                return (ruling, rule);
+            }
             Next::Need(Need::ReadFirst) => {
                 let refusal = reloop_tools::read_first_refusal(&call.name, &call.input, &env.ctx);
                 answers.read_first = Some(ReadFirst::from_refusal(refusal));
@@ -566,7 +577,7 @@ async fn permit(
             Next::Need(Need::Rules { input }) => match &env.permissions {
                 Some(permissions) => answers.rules = Some(permissions.judge(&env.registry, &call.name, &input)),
                 // Not asked without rules ([`checks`]); were it, no rules means no refusal.
-                None => return Ruling::Run { input, why: Why::NoRules },
+                None => return (Ruling::Run { input, why: Why::NoRules }, None),
             },
             Next::Need(Need::Prompt { input, message }) => {
                 let Some(prompt) = &env.prompt else {
@@ -711,6 +722,7 @@ mod tests {
             failure_hooks: true,
             agent: None,
             tool_use_result: true,
+            rule_sources: true,
         });
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use reloop_core::hook::HookEventName;
+use reloop_core::{RuleSource, SourcedRule};
 use serde_json::{Map, Value};
 
 use crate::config::{HookCommand, HooksConfig, Matcher, MatcherGroup, DEFAULT_HOOK_TIMEOUT};
@@ -45,16 +46,40 @@ pub enum SettingsError {
     },
 }
 
-/// The `permissions` rules, kept verbatim (`"Bash(npm test:*)"`) for the permission layer.
+/// The `permissions` rules, kept verbatim (`"Bash(npm test:*)"`) for the permission layer, each
+/// with the settings file it came from once the reader of the files says so
+/// ([`PermissionRules::from_source`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PermissionRules {
     /// Calls that run without asking.
-    pub allow: Vec<String>,
+    pub allow: Vec<SourcedRule>,
     /// Calls that never run; a deny rule wins over allow and ask.
-    pub deny: Vec<String>,
+    pub deny: Vec<SourcedRule>,
     /// Calls that always ask, even where a mode or an allow rule would let them run.
-    pub ask: Vec<String>,
+    pub ask: Vec<SourcedRule>,
+}
+
+impl PermissionRules {
+    /// The same rules, every one from `source`.
+    pub fn from_source(mut self, source: RuleSource) -> Self {
+        for rule in self.allow.iter_mut().chain(&mut self.deny).chain(&mut self.ask) {
+            rule.source = Some(source);
+        }
+        self
+    }
+
+    /// `upper`'s rules after these, a rule already listed not repeated: how Claude Code's
+    /// settings layers join their lists, the lower layer's rule (and origin) first.
+    pub fn join(&mut self, upper: PermissionRules) {
+        for (list, more) in [(&mut self.allow, upper.allow), (&mut self.deny, upper.deny), (&mut self.ask, upper.ask)] {
+            for rule in more {
+                if !list.iter().any(|r| r.text == rule.text) {
+                    list.push(rule);
+                }
+            }
+        }
+    }
 }
 
 /// A parsed settings file.
@@ -135,11 +160,15 @@ impl Parser<'_> {
 
     fn permissions(&self, value: Value) -> Result<PermissionRules, SettingsError> {
         let mut map = self.object(value, "permissions")?;
-        let mut rules = |key: &str| -> Result<Vec<String>, SettingsError> {
+        let mut rules = |key: &str| -> Result<Vec<SourcedRule>, SettingsError> {
             let Some(list) = map.remove(key) else { return Ok(Vec::new()) };
             let path = format!("permissions.{key}");
             let items = self.array(list, &path)?;
-            items.into_iter().enumerate().map(|(i, item)| self.string(item, &format!("{path}[{i}]"))).collect()
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| self.string(item, &format!("{path}[{i}]")).map(SourcedRule::bare))
+                .collect()
         };
         Ok(PermissionRules { allow: rules("allow")?, deny: rules("deny")?, ask: rules("ask")? })
     }

@@ -103,9 +103,17 @@ fn permission_rules_are_kept_verbatim() {
     let s = settings(json!({"permissions": {
         "allow": ["Bash(npm test:*)", "Read"], "deny": ["Bash(rm:*)"], "ask": ["Write"],
     }}));
-    assert_eq!(s.permissions.allow, ["Bash(npm test:*)", "Read"]);
-    assert_eq!(s.permissions.deny, ["Bash(rm:*)"]);
-    assert_eq!(s.permissions.ask, ["Write"]);
+    let bare = |texts: &[&str]| texts.iter().map(|t| reloop_core::SourcedRule::bare(*t)).collect::<Vec<_>>();
+    assert_eq!(s.permissions.allow, bare(&["Bash(npm test:*)", "Read"]));
+    assert_eq!(s.permissions.deny, bare(&["Bash(rm:*)"]));
+    assert_eq!(s.permissions.ask, bare(&["Write"]));
+    // A file read on its own names no origin; its reader gives one.
+    let from_user = s.permissions.clone().from_source(reloop_core::RuleSource::UserSettings);
+    assert!(from_user
+        .allow
+        .iter()
+        .chain(&from_user.ask)
+        .all(|r| r.source == Some(reloop_core::RuleSource::UserSettings)));
 }
 
 #[test]

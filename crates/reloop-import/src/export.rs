@@ -202,10 +202,10 @@ impl<'a> Exporter<'a> {
             self.jsonl.tool_use_results.insert(tool_use_id.clone(), result.clone());
         }
         let latest = self.header.core_config.profile == reloop_core::profile::ProfileId::ClaudeCode2_1_332;
-        if let (true, Event::ToolDone(ToolOutcome { tool_use_id, tool_result_meta: Some(meta), .. })) =
+        if let (true, Event::ToolDone(ToolOutcome { tool_use_id, tool_result_meta: Some(meta), rule_source, .. })) =
             (latest, &record.event)
         {
-            if let Some(ruling) = crate::permission_decision::from_meta(meta) {
+            if let Some(ruling) = crate::permission_decision::from_meta(meta, *rule_source) {
                 self.jsonl.permission_decisions.insert(tool_use_id.clone(), ruling);
             }
             // Why the call did not run, which the file repeats as `toolDenialKind`.

@@ -5,20 +5,21 @@
 //! recordings holds one).
 //!
 //! Each pairing below is one the recordings show, stream entry beside file field
-//! (tests/print/recorded/2.1.332/, crates/reloop-import/tests/recorded/2.1.332/). Not written,
-//! because the journal does not say it: the `ruleSource` of a rule's ruling (`cliArg`,
-//! `projectSettings`, …) and the `rule:<source>` reason code of a rule's refusal, since reloop
-//! merges the rules of the flags and of every settings file into one list; and the reason code of
-//! an ask that nobody could answer when something else than "no rule allows it" asked (an ask
-//! rule's `rule:localSettings`, a hook's `hook:PreToolUse`, a Bash command too complex to judge,
+//! (tests/print/recorded/2.1.332/, crates/reloop-import/tests/recorded/2.1.332/). A rule's
+//! ruling names the rule's origin, which the outcome keeps beside the entry from flag 37 on
+//! (`rule_sources/`): `ruleSource` (`userSettings`, `cliArg`, …), and for a refusal, a deny
+//! rule's or an ask rule's with nobody to ask, the reason code `rule:<source>`. Not written,
+//! because the journal does not say it: the reason code of an ask that nobody could answer when
+//! something else than a rule or "no rule allows it" asked (a Bash command too complex to judge,
 //! `bashMiss:too-complex`): reloop's entry reads `unknown` there, which Claude Code writes for
 //! the rest.
 
+use reloop_core::RuleSource;
 use serde_json::{json, Value};
 
-/// The session file's `permissionDecision` for a `tool_result_meta` entry, or `None` when the
-/// entry holds no permission decision.
-pub(crate) fn from_meta(meta: &Value) -> Option<Value> {
+/// The session file's `permissionDecision` for a `tool_result_meta` entry and the origin of
+/// the rule behind it, or `None` when the entry holds no permission decision.
+pub(crate) fn from_meta(meta: &Value, rule: Option<RuleSource>) -> Option<Value> {
     let ruling = meta.get("permission_decision")?;
     let decision = ruling.get("decision")?.as_str()?;
     let source = ruling.get("source")?.as_str()?;
@@ -34,7 +35,12 @@ pub(crate) fn from_meta(meta: &Value) -> Option<Value> {
         out["grantScope"] = json!("once");
         out["reasonCode"] = json!("unknown");
     }
-    if decision == "reject" {
+    if let Some(rule) = rule {
+        out["ruleSource"] = json!(rule.as_str());
+        if decision == "reject" {
+            out["reasonCode"] = json!(format!("rule:{}", rule.as_str()));
+        }
+    } else if decision == "reject" {
         let code = match (kind, reason) {
             // tool_results/dont_ask: `dontAsk` refused what would have been asked.
             (Some("permission-rule"), Some("mode")) => Some("mode:dontAsk"),
@@ -58,7 +64,11 @@ mod tests {
     use super::*;
 
     fn entry(text: &str) -> Option<Value> {
-        from_meta(&serde_json::from_str(text).unwrap())
+        from_meta(&serde_json::from_str(text).unwrap(), None)
+    }
+
+    fn ruled(text: &str, rule: RuleSource) -> Option<Value> {
+        from_meta(&serde_json::from_str(text).unwrap(), Some(rule))
     }
 
     #[test]
@@ -106,6 +116,43 @@ mod tests {
         for (meta, field) in pairs {
             let want: Value = serde_json::from_str(field).unwrap();
             assert_eq!(entry(meta), Some(want), "{meta}");
+        }
+    }
+
+    #[test]
+    fn a_rules_ruling_names_the_rules_origin() {
+        // crates/reloop-import/tests/recorded/2.1.332/rule_sources/: stream entry, origin, field.
+        let cases = [
+            (
+                r#"{"id":"t","permission_decision":{"decision":"accept","source":"user_permanent","reason_type":"rule"}}"#,
+                RuleSource::LocalSettings,
+                r#"{"decision":"accept","source":"user_permanent","reasonType":"rule","ruleSource":"localSettings"}"#,
+            ),
+            (
+                r#"{"id":"t","permission_decision":{"decision":"accept","source":"config","reason_type":"rule"}}"#,
+                RuleSource::Command,
+                r#"{"decision":"accept","source":"config","reasonType":"rule","ruleSource":"command"}"#,
+            ),
+            (
+                r#"{"id":"t","non_execution_kind":"permission-rule","permission_decision":{"decision":"reject","source":"config","reason_type":"subcommandResults"}}"#,
+                RuleSource::UserSettings,
+                r#"{"decision":"reject","source":"config","reasonType":"subcommandResults","ruleSource":"userSettings","reasonCode":"rule:userSettings"}"#,
+            ),
+            (
+                r#"{"id":"t","permission_decision":{"decision":"reject","source":"user_reject","reason_type":"rule"}}"#,
+                RuleSource::LocalSettings,
+                r#"{"decision":"reject","source":"user_reject","reasonType":"rule","ruleSource":"localSettings","reasonCode":"rule:localSettings"}"#,
+            ),
+            // An ask rule's ask, with nobody to ask: its code is the rule's, not `unknown`.
+            (
+                r#"{"id":"t","non_execution_kind":"user-rejected","permission_decision":{"decision":"reject","source":"config"}}"#,
+                RuleSource::ProjectSettings,
+                r#"{"decision":"reject","source":"config","ruleSource":"projectSettings","reasonCode":"rule:projectSettings"}"#,
+            ),
+        ];
+        for (meta, rule, field) in cases {
+            let want: Value = serde_json::from_str(field).unwrap();
+            assert_eq!(ruled(meta, rule), Some(want), "{meta}");
         }
     }
 

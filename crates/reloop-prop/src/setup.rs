@@ -115,7 +115,8 @@ impl Setup {
     /// machine's sandbox as a run would be (without one, Bash commands need approval).
     pub fn with_settings(self, settings: &Settings, mode: PermissionMode, cwd: &Path) -> Result<Setup, SetupError> {
         let p = &settings.permissions;
-        Ok(self.with_rules(mode, &p.allow, &p.deny, &p.ask, &[], cwd)?.with_hooks(settings))
+        let texts = |rules: &[reloop_core::SourcedRule]| rules.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
+        Ok(self.with_rules(mode, &texts(&p.allow), &texts(&p.deny), &texts(&p.ask), &[], cwd)?.with_hooks(settings))
     }
 
     /// This configuration with the hooks of `settings`: their Stop hooks, and each tool
@@ -189,9 +190,15 @@ impl Setup {
         if header.core_config.stop_hooks {
             setup.stop_hooks = vec!["(the recorded session's Stop hooks)".into()];
         }
+        // A rule is journaled as its text, or with its origin as `{"rule", "source"}`.
         let strings = |v: Option<&Value>| -> Vec<String> {
             v.and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| serde_json::from_value::<reloop_core::SourcedRule>(s.clone()).ok())
+                        .map(|rule| rule.text)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let permissions = run.get("permissions").filter(|p| p.is_object());

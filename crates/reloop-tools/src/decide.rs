@@ -325,7 +325,7 @@ pub fn decide(tool: &str, input: &Value, checks: Checks, answers: &Answers) -> N
     if !checks.rules {
         return run(input, Why::NoRules);
     }
-    let Some(Judgement { verdict, step }) = &answers.rules else {
+    let Some(Judgement { verdict, step, .. }) = &answers.rules else {
         return Next::Need(Need::Rules { input: input.clone() });
     };
     let step = *step;

@@ -63,6 +63,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use reloop_core::RuleSource;
 use serde_json::Value;
 
 use crate::bash_classify::{analyze, Analysis};
@@ -404,10 +405,11 @@ impl PermissionContext {
         self
     }
 
-    /// Deny rules as parsed, with the `--disallowed-tools` entries that parse.
+    /// Deny rules as parsed, with the `--disallowed-tools` entries that parse (the command
+    /// line's rules).
     fn deny_rules(&self) -> Vec<Rule> {
         let mut rules = self.rules.deny().to_vec();
-        rules.extend(self.disallowed_tools.iter().filter_map(|entry| Rule::parse(entry).ok()));
+        rules.extend(self.disallowed_tools.iter().filter_map(|entry| Rule::parse(entry).ok()).map(from_flag));
         rules
     }
 
@@ -510,24 +512,25 @@ impl PermissionContext {
             analysis: text.map(analyze),
         };
 
-        if let Some(refusal) = self.denied(&call) {
+        if let Some((refusal, source)) = self.denied(&call) {
             // A tool the flags removed is not there to deny: the evidence says so.
             let step = match &refusal {
                 _ if self.removes(tool) => RuleStep::Removed,
                 Refusal::ReadPath { denial: false, .. } => RuleStep::PathCheck,
                 _ => RuleStep::DenyRule,
             };
-            return Judgement::new(Verdict::Deny { message: refusal.to_string() }, step);
+            return Judgement::new(Verdict::Deny { message: refusal.to_string() }, step).by(source);
         }
         let valid =
             registry.get_with_schema(tool).is_some_and(|(_, schema)| validate_input(tool, schema, input).is_ok());
         if !valid {
             return Judgement::new(Verdict::Allow, RuleStep::Unjudged);
         }
-        if self.rules.ask().iter().any(|rule| self.matches_any(rule, &call))
-            || self.bash_reaches(&call, self.rules.ask())
+        let asks = self.rules.ask();
+        if let Some(rule) =
+            asks.iter().find(|rule| self.matches_any(rule, &call)).or_else(|| self.reaching(&call, asks))
         {
-            return Judgement::new(self.asking(&call), RuleStep::AskRule);
+            return Judgement::new(self.asking(&call), RuleStep::AskRule).by(rule.source());
         }
         if self.mode == PermissionMode::BypassPermissions {
             return Judgement::new(Verdict::Allow, RuleStep::Bypass);
@@ -542,7 +545,7 @@ impl PermissionContext {
             }
         }
         if self.allowed_by_rule(&call) {
-            return Judgement::new(Verdict::Allow, RuleStep::AllowRule);
+            return Judgement::new(Verdict::Allow, RuleStep::AllowRule).by(self.allowing_rule(&call));
         }
         if let Some(outside) = call.paths.iter().find(|p| !self.workspace.contains(p)) {
             let path = outside.clone();
@@ -577,41 +580,49 @@ impl PermissionContext {
         self.deny_rules().iter().any(|r| r.specifier().is_none() && r.covers_tool(tool))
     }
 
-    /// Step 1: deny rules and `--disallowed-tools`. A bare name wins the wording, because then
-    /// the tool is gone altogether.
-    fn denied(&self, call: &Call<'_>) -> Option<Refusal> {
+    /// Step 1: deny rules and `--disallowed-tools`, with the origin of the rule that denied. A
+    /// bare name wins the wording, because then the tool is gone altogether.
+    fn denied(&self, call: &Call<'_>) -> Option<(Refusal, Option<RuleSource>)> {
         let tool = call.tool.to_string();
         let mut entries = Vec::new();
         for entry in &self.disallowed_tools {
             match Rule::parse(entry) {
-                Ok(rule) => entries.push(rule),
+                Ok(rule) => entries.push(from_flag(rule)),
                 // Built without `new`, a malformed entry fails closed on the tool it names.
                 Err(_) if entry.split('(').next().map(str::trim) == Some(call.tool) => {
-                    return Some(Refusal::DeniedByRule { tool });
+                    return Some((Refusal::DeniedByRule { tool }, Some(RuleSource::CliArg)));
                 }
                 Err(_) => {}
             }
         }
         let rules: Vec<&Rule> = self.rules.deny().iter().chain(&entries).collect();
-        if rules.iter().any(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
-            return Some(Refusal::NotEnabled { text: self.texts.disallowed(&tool) });
+        if let Some(rule) = rules.iter().find(|r| r.specifier().is_none() && r.covers_tool(call.tool)) {
+            return Some((Refusal::NotEnabled { text: self.texts.disallowed(&tool) }, rule.source()));
         }
-        if rules.iter().any(|r| self.matches_any(r, call)) {
+        if let Some(rule) = rules.iter().find(|r| self.matches_any(r, call)) {
+            let source = rule.source();
             // A Read's path rule: the version's Read refuses the path itself.
             if let Some(worded) = self.texts.read_path_denied.filter(|_| call.tool == "Read") {
-                return Some(Refusal::ReadPath { text: worded.text, denial: worded.denial });
+                return Some((Refusal::ReadPath { text: worded.text, denial: worded.denial }, source));
             }
             // A Bash rule's refusal names the command where the version words it so.
             let command = call.input.get("command").and_then(Value::as_str).filter(|_| call.tool == "Bash");
             if let Some(text) = command.and_then(|c| self.texts.bash_rule_denied(c)) {
-                return Some(Refusal::Worded { text });
+                return Some((Refusal::Worded { text }, source));
             }
-            return Some(Refusal::DeniedByRule { tool });
+            return Some((Refusal::DeniedByRule { tool }, source));
         }
-        if self.bash_reaches(call, &self.deny_rules()) {
-            return Some(Refusal::DeniedByRule { tool });
+        let deny = self.deny_rules();
+        let source = self.reaching(call, &deny)?.source();
+        Some((Refusal::DeniedByRule { tool }, source))
+    }
+
+    /// The first of `rules` a Bash command reaches by a path ([`PermissionContext::bash_reaches`]).
+    fn reaching<'r>(&self, call: &Call<'_>, rules: &'r [Rule]) -> Option<&'r Rule> {
+        if !self.bash_reaches(call, rules) {
+            return None;
         }
-        None
+        rules.iter().find(|rule| self.bash_reaches(call, std::slice::from_ref(*rule)))
     }
 
     /// Whether a deny or ask rule reaches any part of the call: one simple command of a Bash
@@ -673,6 +684,23 @@ impl PermissionContext {
             "WebFetch" => url(call.input).is_some_and(|u| rules.iter().any(|r| r.matches_url(u))),
             _ => false,
         }
+    }
+
+    /// The origin of the allow rule that lets the whole call through: the first bare rule for
+    /// the tool, or the first rule naming each of its paths when one rule names them all.
+    /// `None` for a Bash command whose parts rules cover one by one, which Claude Code judges
+    /// part by part and names no rule for (`settings_sources/user`).
+    fn allowing_rule(&self, call: &Call<'_>) -> Option<RuleSource> {
+        let rules: Vec<&Rule> = self.rules.allow().iter().filter(|r| r.allows_tool(call.tool)).collect();
+        let cwd = self.workspace.cwd();
+        let deciding = rules.iter().find(|r| match r.specifier() {
+            None => call.paths.iter().all(|path| self.workspace.contains(path)),
+            Some(_) if call.paths.is_empty() => {
+                call.tool == "WebFetch" && url(call.input).is_some_and(|u| r.matches_url(u))
+            }
+            Some(_) => call.paths.iter().all(|path| r.matches_path(path, cwd)),
+        });
+        deciding.and_then(|r| r.source())
     }
 
     /// Whether an allow rule with a specifier names `path` for `tool` (a bare rule does not).
@@ -748,6 +776,11 @@ impl PermissionContext {
             _ => Refusal::UseTool { tool },
         }
     }
+}
+
+/// A `--disallowed-tools` entry's rule: the command line's.
+fn from_flag(rule: Rule) -> Rule {
+    rule.from_source(RuleSource::CliArg)
 }
 
 fn url(input: &Value) -> Option<&str> {

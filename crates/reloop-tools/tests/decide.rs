@@ -87,7 +87,7 @@ fn deciding(command: &str, decision: &str, extra: Value) -> HookRun {
 }
 
 fn judged(verdict: Verdict, step: RuleStep) -> Judgement {
-    Judgement { verdict, step }
+    Judgement { verdict, step, rule: None }
 }
 
 fn ask(message: &str) -> Verdict {
@@ -516,7 +516,7 @@ mod total {
             RuleStep::WouldAsk,
             RuleStep::PathCheck,
         ]);
-        (verdict, step).prop_map(|(verdict, step)| Judgement { verdict, step })
+        (verdict, step).prop_map(|(verdict, step)| Judgement { verdict, step, rule: None })
     }
 
     fn prompt() -> impl Strategy<Value = PromptReply> {

@@ -49,10 +49,20 @@ pub struct Judgement {
     pub verdict: Verdict,
     /// Which step said it.
     pub step: RuleStep,
+    /// Where the rule that said it came from, at the deny, ask and allow rule steps, when one
+    /// rule decided and its origin is known (`None` for a Bash command its parts' rules allowed,
+    /// which Claude Code judges part by part).
+    pub rule: Option<reloop_core::RuleSource>,
 }
 
 impl Judgement {
     pub(super) fn new(verdict: Verdict, step: RuleStep) -> Self {
-        Judgement { verdict, step }
+        Judgement { verdict, step, rule: None }
+    }
+
+    /// The same judgement, given by a rule from `source`.
+    pub(super) fn by(mut self, source: Option<reloop_core::RuleSource>) -> Self {
+        self.rule = source;
+        self
     }
 }

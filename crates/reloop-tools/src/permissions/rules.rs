@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use ignore::gitignore::GitignoreBuilder;
 
+use reloop_core::{RuleSource, SourcedRule};
+
 use super::shell;
 use super::workspace::{canonicalize_lenient, EDIT_TOOLS, READ_TOOLS};
 use super::{PermissionError, RuleProblem};
@@ -27,6 +29,8 @@ use crate::paths::normalize;
 pub struct Rule {
     tool: String,
     specifier: Option<String>,
+    /// Where the rule came from, when known (a settings file, a flag, a slash command).
+    source: Option<RuleSource>,
 }
 
 impl Rule {
@@ -54,7 +58,22 @@ impl Rule {
             Some("*") | None => None,
             Some(spec) => Some(spec.to_string()),
         };
-        Ok(Rule { tool: name.to_string(), specifier })
+        Ok(Rule { tool: name.to_string(), specifier, source: None })
+    }
+
+    /// Parses a rule with its origin ([`Rule::parse`]).
+    pub fn parse_sourced(rule: &SourcedRule) -> Result<Rule, PermissionError> {
+        Ok(Rule { source: rule.source, ..Rule::parse(&rule.text)? })
+    }
+
+    /// The same rule, from `source`.
+    pub fn from_source(self, source: RuleSource) -> Rule {
+        Rule { source: Some(source), ..self }
+    }
+
+    /// Where the rule came from, when known.
+    pub fn source(&self) -> Option<RuleSource> {
+        self.source
     }
 
     /// The tool the rule names (with a path, `Edit` also covers the other file-editing tools).
@@ -189,16 +208,27 @@ impl PermissionRules {
         Ok(PermissionRules { allow: list(allow)?, deny: list(deny)?, ask: list(ask)? })
     }
 
+    /// Parses the three lists, keeping each rule's origin.
+    pub fn parse_sourced(
+        allow: &[SourcedRule],
+        deny: &[SourcedRule],
+        ask: &[SourcedRule],
+    ) -> Result<Self, PermissionError> {
+        let list = |rules: &[SourcedRule]| rules.iter().map(Rule::parse_sourced).collect::<Result<Vec<_>, _>>();
+        Ok(PermissionRules { allow: list(allow)?, deny: list(deny)?, ask: list(ask)? })
+    }
+
     /// Rules from already parsed lists.
     pub fn new(allow: Vec<Rule>, deny: Vec<Rule>, ask: Vec<Rule>) -> Self {
         PermissionRules { allow, deny, ask }
     }
 
-    /// These rules with `extra` allowed too (a slash command's `allowed-tools` for its query);
-    /// an entry that is no rule allows nothing.
+    /// These rules with `extra` allowed too (a slash command's `allowed-tools` for its query,
+    /// whose origin is the command); an entry that is no rule allows nothing.
     pub fn allowing<S: AsRef<str>>(&self, extra: &[S]) -> Self {
         let mut rules = self.clone();
-        rules.allow.extend(extra.iter().filter_map(|r| Rule::parse(r.as_ref()).ok()));
+        let parsed = extra.iter().filter_map(|r| Rule::parse(r.as_ref()).ok());
+        rules.allow.extend(parsed.map(|rule| rule.from_source(RuleSource::Command)));
         rules
     }
 
