@@ -35,14 +35,6 @@ const DIFFERS: &[(&str, &str)] = &[
     ),
     ("2.1.197/auto_compact/auto", "2.1.197's session file writes the kept tail again before the boundary"),
     ("2.1.197/interrupt/mid_stream", "the part of an answer streamed before the interrupt is not kept"),
-    (
-        "2.1.197/rule_sources/allow_project",
-        "the project settings' allow rules let nothing through in Claude Code's print mode; reloop's let them",
-    ),
-    (
-        "2.1.332/rule_sources/allow_project",
-        "the project settings' allow rules let nothing through in Claude Code's print mode; reloop's let them",
-    ),
     ("2.1.197/rule_sources/command", "a slash command's body is written as a meta line of its own there"),
     ("2.1.332/rule_sources/command", "a slash command's body is written as a meta line of its own there"),
     ("2.1.332/interrupt/mid_stream", "the part of an answer streamed before the interrupt is not kept"),

@@ -19,8 +19,15 @@ use serde_json::{json, Value};
 
 const VERSIONS: [&str; 2] = ["2.1.332", "2.1.197"];
 
+/// A recording of print mode's (`tests/print/recorded/`), else of the importer's
+/// (`crates/reloop-import/tests/recorded/`).
 fn fixture(version: &str, family: &str, variant: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/print/recorded").join(version).join(family).join(variant)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let print = root.join("tests/print/recorded").join(version).join(family).join(variant);
+    match print.is_dir() {
+        true => print,
+        false => root.join("crates/reloop-import/tests/recorded").join(version).join(family).join(variant),
+    }
 }
 
 fn lines(path: &Path) -> Vec<Value> {
@@ -55,8 +62,19 @@ impl Scenario {
 
     /// The main session's recorded assistant turns, as the Messages API sent them.
     fn turns(&self) -> Vec<Canned> {
+        self.turns_placed(&|line| line.to_string())
+    }
+
+    /// [`Scenario::turns`] with the recorder's project path put back as this workspace's.
+    fn turns_in(&self, ws: &Workspace) -> Vec<Canned> {
+        let cwd = ws.cwd().to_str().unwrap().to_string();
+        self.turns_placed(&|line| line.replace("/tmp/reloop-cc-project", &cwd))
+    }
+
+    fn turns_placed(&self, place: &dyn Fn(&str) -> String) -> Vec<Canned> {
         let mut out = Vec::new();
-        for line in lines(&self.dir.join("stdout.jsonl")) {
+        let text = std::fs::read_to_string(self.dir.join("stdout.jsonl")).unwrap();
+        for line in text.lines().map(|l| serde_json::from_str::<Value>(&place(l)).unwrap()) {
             if line["type"] != "assistant"
                 || !line["parent_tool_use_id"].is_null()
                 || line["message"]["model"] == "<synthetic>"
@@ -152,6 +170,39 @@ fn the_settings_layers_decide_model_and_rules_as_claude_code_does() {
             // variant, a Bash classifier matter rather than settings; the rest are the rules'.
             assert_eq!(got.get(1..), recorded.get(1..), "{what}");
         }
+    }
+}
+
+/// `rule_sources/allow_project`, both versions: in a folder Claude Code has not trusted, the
+/// project settings' allow rules let nothing through (the `Write` they allow is refused, as
+/// recorded), and stderr says so in Claude Code's words. Once its global config trusts the
+/// folder (`projects[CWD].hasTrustDialogAccepted`), they apply and nothing is said.
+#[test]
+fn an_untrusted_folder_s_project_settings_allow_nothing() {
+    for version in VERSIONS {
+        let ws = Workspace::seed();
+        let scenario = Scenario::load(&ws, version, "rule_sources", "allow_project");
+        let server = FakeServer::start(scenario.turns_in(&ws));
+        let out = scenario.run(&ws, version, &server);
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        let recorded = refusals(&lines(&scenario.dir.join("stdout.jsonl")));
+        assert_eq!(refusals(&stdout_lines(&out)), recorded, "{version}");
+        assert!(recorded.iter().any(|(_, refused)| *refused), "{version}: the recording refuses the Write");
+        let said = scenario.scenario["outcome"]["stderr"].as_str().unwrap().trim_end().to_string();
+        let said = said
+            .replace("/tmp/reloop-cc-project", ws.cwd().to_str().unwrap())
+            .replace("/tmp/reloop-cc-home", scenario.home.path().to_str().unwrap());
+        assert!(stderr(&out).contains(&said), "{version}: {}\nwanted: {said}", stderr(&out));
+
+        let ws = Workspace::seed();
+        let scenario = Scenario::load(&ws, version, "rule_sources", "allow_project");
+        let trust = json!({"projects": {ws.cwd().to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+        std::fs::write(scenario.home.path().join(".claude.json"), trust.to_string()).unwrap();
+        let server = FakeServer::start(scenario.turns_in(&ws));
+        let out = scenario.run(&ws, version, &server);
+        assert!(out.status.success(), "{version}: {}", stderr(&out));
+        assert!(refusals(&stdout_lines(&out)).iter().all(|(_, refused)| !refused), "{version}: trusted");
+        assert!(!stderr(&out).contains("Ignoring"), "{version}: {}", stderr(&out));
     }
 }
 

@@ -123,8 +123,16 @@ pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Opti
     let mut merged = Value::Object(Map::new());
     // Each rule with the layer it came from: the first layer that lists it, as the lists join.
     let mut rules = PermissionRules::default();
+    let config = trust::global_config();
     let mut add = |layer: Value, source: RuleSource| -> Result<(), CliError> {
-        rules.join(parse_layer(&layer.to_string(), source.as_str())?.permissions.from_source(source));
+        let mut layer_rules = parse_layer(&layer.to_string(), source.as_str())?.permissions.from_source(source);
+        // The project file allows nothing in a folder Claude Code has not trusted (see `trust`).
+        let project_allows = source == RuleSource::ProjectSettings && !layer_rules.allow.is_empty();
+        if project_allows && !trust::trusted(cwd, config.as_deref()) {
+            let ignored = std::mem::take(&mut layer_rules.allow).len();
+            trust::warn_ignored(ignored, cwd, config.as_deref());
+        }
+        rules.join(layer_rules);
         merge(&mut merged, layer);
         Ok(())
     };
@@ -229,6 +237,8 @@ pub(crate) fn merge(lower: &mut Value, upper: Value) {
         (low, up) => *low = up,
     }
 }
+
+mod trust;
 
 #[cfg(test)]
 mod tests;
