@@ -304,6 +304,24 @@ fn session_start_and_user_prompt_submit_read_claude_code_s_input_and_add_its_con
     }
 }
 
+/// A UserPromptSubmit hook answering as a SessionStart one (`hooks_events/prompt_wrong_event`):
+/// both versions take it as the hook's error and ask the model without its context (flag 39).
+#[test]
+fn a_hook_answer_naming_another_event_adds_no_context() {
+    for version in VERSIONS {
+        let played = play(version, "prompt_wrong_event");
+        let recorded: Vec<Value> = json_lines(
+            &std::fs::read_to_string(recorded_dir(version, "prompt_wrong_event").join("requests.jsonl")).unwrap(),
+        );
+        assert!(!recorded[0].to_string().contains("WRONG-CTX"), "{version}: the recording");
+        assert_eq!(played.requests.len(), recorded.len(), "{version}");
+        assert!(!played.requests[0].to_string().contains("WRONG-CTX"), "{version}: {}", played.requests[0]);
+        assert_eq!(played.inputs[0]["hook_event_name"], "UserPromptSubmit", "{version}: the hook ran");
+        assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}");
+        assert!(played.replays_identical, "{version}");
+    }
+}
+
 #[test]
 fn plain_stdout_of_session_start_and_user_prompt_submit_is_context_too() {
     for version in VERSIONS {

@@ -213,6 +213,11 @@ pub enum Flag {
     /// `settings_slash/stream_clear`). Read by the printer, which puts the `/clear`'s lines after
     /// the session's SessionStart steps. Off: the session starts with its first message.
     ClearStartsSession = 38,
+    /// A hook's `additionalContext` counts only when its `hookSpecificOutput` names the event the
+    /// hook ran for (or none): Claude Code takes an answer naming another event as the hook's
+    /// error and adds nothing (`hooks_events/prompt_wrong_event`, both versions). Off: the context
+    /// counts whatever event the answer names.
+    HookEventNameChecked = 39,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -270,6 +275,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::PostToolUseContext,
     Flag::RuleSources,
     Flag::ClearStartsSession,
+    Flag::HookEventNameChecked,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -354,7 +360,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -370,7 +376,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

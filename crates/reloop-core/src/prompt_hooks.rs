@@ -54,7 +54,7 @@ pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Submitted 
     let Some(runs) = ctx.session.prompt_hooks.take() else {
         return Submitted::Go(ctx, None);
     };
-    let verdict = prompt_verdict(&runs);
+    let verdict = prompt_verdict(&runs, ctx.config.flag(crate::Flag::HookEventNameChecked));
     let (command, reason, keep) = match &verdict {
         PromptVerdict::Pass { contexts } if contexts.is_empty() => return Submitted::Go(ctx, None),
         PromptVerdict::Pass { contexts } => {

@@ -60,7 +60,7 @@ impl PromptVerdict {
 
 /// Reads a prompt's UserPromptSubmit runs: `continue: false` wins, then the first block, else
 /// the prompt passes with the hooks' added context.
-pub fn prompt_verdict(runs: &[HookRun]) -> PromptVerdict {
+pub fn prompt_verdict(runs: &[HookRun], checked: bool) -> PromptVerdict {
     let combined = outcome(HookEventName::UserPromptSubmit, runs);
     if let Some(prevented) = combined.prevent {
         return PromptVerdict::Stopped {
@@ -79,7 +79,7 @@ pub fn prompt_verdict(runs: &[HookRun]) -> PromptVerdict {
         };
         return PromptVerdict::Blocked { command: block.command, reason: block.message, shown };
     }
-    PromptVerdict::Pass { contexts: additional_contexts(HookEventName::UserPromptSubmit, runs) }
+    PromptVerdict::Pass { contexts: additional_contexts(HookEventName::UserPromptSubmit, runs, checked) }
 }
 
 /// What SessionStart or UserPromptSubmit hooks add to the model's context, one text per hook
@@ -87,7 +87,10 @@ pub fn prompt_verdict(runs: &[HookRun]) -> PromptVerdict {
 /// `EVENT hook additional context: CTX`, plain stdout as `EVENT hook success: TEXT` (SessionStart
 /// names its source: `SessionStart:startup hook success: TEXT`). Both versions open their
 /// context message with these, each followed by a blank line (`hooks_events/context`, `plain`).
-pub fn additional_contexts(event: HookEventName, runs: &[HookRun]) -> Vec<String> {
+/// When `checked` ([`crate::Flag::HookEventNameChecked`]), an answer whose
+/// `hookSpecificOutput.hookEventName` names another event adds nothing: Claude Code refuses it as
+/// an error of the hook (`hooks_events/prompt_wrong_event`, both versions).
+pub fn additional_contexts(event: HookEventName, runs: &[HookRun], checked: bool) -> Vec<String> {
     let name = event.as_str();
     let success = match event {
         HookEventName::SessionStart => "SessionStart:startup".to_string(),
@@ -104,22 +107,32 @@ pub fn additional_contexts(event: HookEventName, runs: &[HookRun]) -> Vec<String
                 return Some(format!("{success} hook success: {text}"));
             }
             let value: Value = serde_json::from_str(text).ok()?;
-            let context = value.get("hookSpecificOutput")?.get("additionalContext")?.as_str()?;
+            let specific = value.get("hookSpecificOutput")?;
+            if checked && !names_event(specific, name) {
+                return None;
+            }
+            let context = specific.get("additionalContext")?.as_str()?;
             Some(format!("{name} hook additional context: {context}"))
         })
         .collect()
 }
 
+/// A hook's `hookSpecificOutput` is for `event`: it names that event, or none.
+fn names_event(specific: &Value, event: &str) -> bool {
+    specific.get("hookEventName").is_none_or(|named| named.as_str() == Some(event))
+}
+
 /// What a call's PostToolUse hooks add to the model's context, one text per hook that answered
 /// `hookSpecificOutput.additionalContext` on exit 0, in hook order:
 /// `PostToolUse:TOOL hook additional context: CTX` (both versions, `hooks_events/context`).
-/// Plain stdout is not context here.
+/// Plain stdout is not context here, nor an answer naming another event.
 pub fn tool_contexts(tool: &str, runs: &[HookRun]) -> Vec<String> {
     runs.iter()
         .filter(|run| run.exit_code == Some(0))
         .filter_map(|run| {
             let value: Value = serde_json::from_str(run.stdout.trim()).ok()?;
-            let context = value.get("hookSpecificOutput")?.get("additionalContext")?.as_str()?;
+            let specific = value.get("hookSpecificOutput").filter(|s| names_event(s, "PostToolUse"))?;
+            let context = specific.get("additionalContext")?.as_str()?;
             Some(format!("PostToolUse:{tool} hook additional context: {context}"))
         })
         .collect()
@@ -127,8 +140,8 @@ pub fn tool_contexts(tool: &str, runs: &[HookRun]) -> Vec<String> {
 
 /// The text SessionStart hooks put before the session's system context: each of
 /// [`additional_contexts`] followed by a blank line (empty when none said anything).
-pub fn session_start_context(runs: &[HookRun]) -> String {
-    additional_contexts(HookEventName::SessionStart, runs).iter().map(|c| format!("{c}\n\n")).collect()
+pub fn session_start_context(runs: &[HookRun], checked: bool) -> String {
+    additional_contexts(HookEventName::SessionStart, runs, checked).iter().map(|c| format!("{c}\n\n")).collect()
 }
 
 /// What a compaction by hand's PreCompact hooks add to its `Compacted ` note, one line per hook
@@ -192,12 +205,10 @@ mod tests {
 
     #[test]
     fn blocks_and_stops_read_as_both_recorded_versions_print_them() {
-        let block = prompt_verdict(&[run(
-            "h",
-            0,
-            "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-UserPromptSubmit-s\"}\n",
-            "",
-        )]);
+        let block = prompt_verdict(
+            &[run("h", 0, "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-UserPromptSubmit-s\"}\n", "")],
+            true,
+        );
         assert_eq!(
             block.text("检查登录模块").unwrap(),
             "UserPromptSubmit operation blocked by hook:\nBLOCK-REASON-UserPromptSubmit-s\n\nOriginal prompt: 检查登录模块"
@@ -206,18 +217,16 @@ mod tests {
             block.submit_outcome().unwrap(),
             serde_json::json!({"kind": "blocked_by_hook", "prompt_kept": false, "reason": "BLOCK-REASON-UserPromptSubmit-s"})
         );
-        let exit2 = prompt_verdict(&[run(CMD, 2, "", "EXIT2-STDERR-UserPromptSubmit-s\n")]);
+        let exit2 = prompt_verdict(&[run(CMD, 2, "", "EXIT2-STDERR-UserPromptSubmit-s\n")], true);
         assert_eq!(
             exit2.text("检查登录模块").unwrap(),
             format!("UserPromptSubmit operation blocked by hook:\n[{CMD}]: EXIT2-STDERR-UserPromptSubmit-s\n\n\nOriginal prompt: 检查登录模块")
         );
         assert_eq!(exit2.submit_outcome().unwrap()["reason"], "EXIT2-STDERR-UserPromptSubmit-s");
-        let stop = prompt_verdict(&[run(
-            "h",
-            0,
-            "{\"continue\":false,\"stopReason\":\"STOP-REASON-UserPromptSubmit-s\"}",
-            "",
-        )]);
+        let stop = prompt_verdict(
+            &[run("h", 0, "{\"continue\":false,\"stopReason\":\"STOP-REASON-UserPromptSubmit-s\"}", "")],
+            true,
+        );
         assert_eq!(stop.text("x").unwrap(), "Operation stopped by hook: STOP-REASON-UserPromptSubmit-s");
         assert_eq!(stop.submit_outcome().unwrap()["kind"], "stopped_by_hook");
         assert_eq!(stop.submit_outcome().unwrap()["prompt_kept"], true);
@@ -226,7 +235,8 @@ mod tests {
     #[test]
     fn context_comes_from_additional_context_or_plain_stdout_and_not_from_failures() {
         let ctx = "{\"systemMessage\":\"S\",\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"CTX-UserPromptSubmit-s\"}}\n";
-        let verdict = prompt_verdict(&[run("a", 0, ctx, ""), run("b", 0, "PLAIN\n", ""), run("c", 1, "LOST", "")]);
+        let verdict =
+            prompt_verdict(&[run("a", 0, ctx, ""), run("b", 0, "PLAIN\n", ""), run("c", 1, "LOST", "")], true);
         assert_eq!(
             verdict,
             PromptVerdict::Pass {
@@ -240,14 +250,31 @@ mod tests {
         // The recorded system texts' heads (2.1.332 and 2.1.197 alike).
         let start = "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"CTX-SessionStart-s\"}}";
         assert_eq!(
-            session_start_context(&[run("s", 0, start, "")]),
+            session_start_context(&[run("s", 0, start, "")], true),
             "SessionStart hook additional context: CTX-SessionStart-s\n\n"
         );
         assert_eq!(
-            session_start_context(&[run("s", 0, "PLAIN-STDOUT-SessionStart-s\n", "")]),
+            session_start_context(&[run("s", 0, "PLAIN-STDOUT-SessionStart-s\n", "")], true),
             "SessionStart:startup hook success: PLAIN-STDOUT-SessionStart-s\n\n"
         );
-        assert_eq!(session_start_context(&[run("s", 0, "", "")]), "");
+        assert_eq!(session_start_context(&[run("s", 0, "", "")], true), "");
+    }
+
+    /// `hooks_events/prompt_wrong_event`, both versions: a UserPromptSubmit answer naming
+    /// SessionStart adds nothing (flag 39); before the flag it counted.
+    #[test]
+    fn an_answer_naming_another_event_adds_no_context() {
+        let wrong =
+            "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"WRONG-CTX\"}}\n";
+        let unnamed = "{\"hookSpecificOutput\":{\"additionalContext\":\"UNNAMED-CTX\"}}\n";
+        let runs = [run("w", 0, wrong, ""), run("u", 0, unnamed, "")];
+        let contexts = |checked| match prompt_verdict(&runs, checked) {
+            PromptVerdict::Pass { contexts } => contexts,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(contexts(true), ["UserPromptSubmit hook additional context: UNNAMED-CTX"]);
+        assert_eq!(contexts(false).len(), 2);
+        assert_eq!(tool_contexts("Read", &runs), ["PostToolUse:Read hook additional context: UNNAMED-CTX"]);
     }
 
     #[test]

@@ -83,7 +83,8 @@ impl Runner {
         }
         let input = HookInput::session_start(self.hook_common.clone(), self.start_source);
         let runs = run_all(&commands, &input, &self.run.cwd, &self.hooks_cancel).await;
-        let context = session_start_context(&runs);
+        let checked = self.state.as_ref().is_some_and(|s| s.context().config().flag(Flag::HookEventNameChecked));
+        let context = session_start_context(&runs, checked);
         if !context.is_empty() {
             let rest = self.run.system_context.take().unwrap_or_default();
             let joined = if rest.is_empty() { context.trim_end().to_string() } else { format!("{context}{rest}") };
