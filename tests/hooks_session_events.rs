@@ -208,6 +208,15 @@ fn kinds(lines: &[Value]) -> Vec<String> {
     lines.iter().map(kind).collect()
 }
 
+/// The session events' hook inputs as compared: the event, its source or reason, the prompt,
+/// and whether it was the process's first session's.
+fn session_events(inputs: &[Value]) -> Vec<Value> {
+    let first = &inputs[0]["session_id"];
+    let seen =
+        |i: &Value| json!([i["hook_event_name"], i["source"], i["reason"], i["prompt"], i["session_id"] == *first]);
+    inputs.iter().map(seen).collect()
+}
+
 /// The keys of a hook input, in order, less those reloop has no value for.
 fn keys(input: &Value) -> Vec<String> {
     input.as_object().unwrap().keys().filter(|k| *k != "prompt_id" && *k != "effort").cloned().collect()
@@ -796,14 +805,7 @@ fn a_subagent_s_tool_hooks_name_the_subagent_as_claude_code_s_do() {
 fn a_first_prompt_clear_runs_both_sessions_hooks() {
     for version in VERSIONS {
         let played = play(version, "settings_slash/clear");
-        let events = |inputs: &[Value]| -> Vec<Value> {
-            let first = &inputs[0]["session_id"];
-            inputs
-                .iter()
-                .map(|i| json!([i["hook_event_name"], i["source"], i["reason"], i["session_id"] == *first]))
-                .collect()
-        };
-        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        assert_eq!(session_events(&played.inputs), session_events(&played.recorded_inputs), "{version}");
         assert_eq!(kinds(&played.lines), kinds(&played.recorded), "{version}");
         // Which lines carry the first session's id.
         let first_session = |lines: &[Value]| -> Vec<bool> {
@@ -826,16 +828,7 @@ fn a_first_prompt_clear_runs_both_sessions_hooks() {
 fn a_clear_between_queries_ends_and_starts_sessions_with_the_clear_hooks() {
     for version in VERSIONS {
         let played = play(version, "settings_slash/stream_clear");
-        let events = |inputs: &[Value]| -> Vec<Value> {
-            let first = &inputs[0]["session_id"];
-            inputs
-                .iter()
-                .map(|i| {
-                    json!([i["hook_event_name"], i["source"], i["reason"], i["prompt"], i["session_id"] == *first])
-                })
-                .collect()
-        };
-        assert_eq!(events(&played.inputs), events(&played.recorded_inputs), "{version}");
+        assert_eq!(session_events(&played.inputs), session_events(&played.recorded_inputs), "{version}");
         let names = |lines: &[Value]| -> Vec<String> {
             let mut names: Vec<String> = lines
                 .iter()

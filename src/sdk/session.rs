@@ -351,7 +351,8 @@ fn settings(args: &PrintArgs, cwd: &std::path::Path) -> Result<(Settings, Option
 
 fn load_settings(args: &PrintArgs, cwd: &std::path::Path) -> Result<crate::settings::Loaded, CliError> {
     let sources = crate::settings::Sources::parse(args.setting_sources.as_deref())?;
-    crate::settings::load(args.settings.as_deref(), &sources, cwd, crate::settings::user_dir().as_deref())
+    let (user, config) = (crate::settings::user_dir(), crate::settings::global_config());
+    crate::settings::load(args.settings.as_deref(), &sources, cwd, user.as_deref(), config.as_deref())
 }
 
 /// What the settings change before anything starts: their `env` goes into the environment (tools

@@ -116,21 +116,28 @@ pub(crate) struct Loaded {
 }
 
 /// Reads the layers `sources` allows from `cwd` and `user` (the user's Claude Code folder), then
-/// `--settings` (`flag`: a file, relative to `cwd`, or an inline JSON object), and merges them.
+/// `--settings` (`flag`: a file, relative to `cwd`, or an inline JSON object), and merges them;
+/// the project file's allow rules count only if `config` (Claude Code's global config,
+/// [`global_config`]) trusts `cwd`.
 /// A missing file is no layer; an unreadable or malformed one is a usage error naming it, with
 /// the JSON path of a bad value.
-pub(crate) fn load(flag: Option<&str>, sources: &Sources, cwd: &Path, user: Option<&Path>) -> Result<Loaded, CliError> {
+pub(crate) fn load(
+    flag: Option<&str>,
+    sources: &Sources,
+    cwd: &Path,
+    user: Option<&Path>,
+    config: Option<&Path>,
+) -> Result<Loaded, CliError> {
     let mut merged = Value::Object(Map::new());
     // Each rule with the layer it came from: the first layer that lists it, as the lists join.
     let mut rules = PermissionRules::default();
-    let config = trust::global_config();
     let mut add = |layer: Value, source: RuleSource| -> Result<(), CliError> {
         let mut layer_rules = parse_layer(&layer.to_string(), source.as_str())?.permissions.from_source(source);
         // The project file allows nothing in a folder Claude Code has not trusted (see `trust`).
         let project_allows = source == RuleSource::ProjectSettings && !layer_rules.allow.is_empty();
-        if project_allows && !trust::trusted(cwd, config.as_deref()) {
+        if project_allows && !trust::trusted(cwd, config) {
             let ignored = std::mem::take(&mut layer_rules.allow).len();
-            trust::warn_ignored(ignored, cwd, config.as_deref());
+            trust::warn_ignored(ignored, cwd, config);
         }
         rules.join(layer_rules);
         merge(&mut merged, layer);
@@ -239,6 +246,7 @@ pub(crate) fn merge(lower: &mut Value, upper: Value) {
 }
 
 mod trust;
+pub(crate) use trust::global_config;
 
 #[cfg(test)]
 mod tests;

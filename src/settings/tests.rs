@@ -44,16 +44,16 @@ fn layers_load_from_their_files_and_a_bad_one_is_named() {
     std::fs::write(user.join("settings.json"), r#"{"model":"m-user","permissions":{"allow":["Read"]}}"#).unwrap();
     std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":["Bash"]}}"#).unwrap();
     std::fs::write(cwd.join(".claude/settings.local.json"), r#"{"model":"m-local"}"#).unwrap();
-    let all = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap();
+    let all = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user), None).unwrap();
     assert_eq!(all.model.as_deref(), Some("m-local"));
     assert_eq!(all.settings.permissions.allow, vec![SourcedRule::new("Read", RuleSource::UserSettings)]);
     assert_eq!(all.settings.permissions.deny, vec![SourcedRule::new("Bash", RuleSource::ProjectSettings)]);
     let user_only =
-        load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user)).unwrap();
+        load(Some(r#"{"model":"m-flag"}"#), &Sources::parse(Some("user")).unwrap(), &cwd, Some(&user), None).unwrap();
     assert_eq!(user_only.model.as_deref(), Some("m-flag"));
     assert!(user_only.settings.permissions.deny.is_empty());
     std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":"Bash"}}"#).unwrap();
-    let err = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap_err().to_string();
+    let err = load(None, &Sources::parse(None).unwrap(), &cwd, Some(&user), None).unwrap_err().to_string();
     assert!(err.contains(".claude/settings.json") && err.contains("permissions.deny"), "{err}");
 }
 
@@ -69,7 +69,7 @@ fn each_rule_keeps_the_first_layer_that_lists_it() {
     std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"allow":["Write"],"ask":["Edit"]}}"#).unwrap();
     std::fs::write(cwd.join(".claude/settings.local.json"), r#"{"permissions":{"allow":["Write","Bash"]}}"#).unwrap();
     let flag = r#"{"permissions":{"deny":["Bash(rm:*)"],"allow":["Read"]}}"#;
-    let loaded = load(Some(flag), &Sources::parse(None).unwrap(), &cwd, Some(&user)).unwrap();
+    let loaded = load(Some(flag), &Sources::parse(None).unwrap(), &cwd, Some(&user), None).unwrap();
     let rules = &loaded.settings.permissions;
     let named = |list: &[SourcedRule]| list.iter().map(|r| (r.text.clone(), r.source)).collect::<Vec<_>>();
     assert_eq!(
@@ -82,7 +82,16 @@ fn each_rule_keeps_the_first_layer_that_lists_it() {
     );
     assert_eq!(named(&rules.ask), [("Edit".to_string(), Some(RuleSource::ProjectSettings))]);
     assert_eq!(named(&rules.deny), [("Bash(rm:*)".to_string(), Some(RuleSource::FlagSettings))]);
-    // Without the user layer the project's rule is the first.
-    let no_user = load(None, &Sources::parse(Some("project,local")).unwrap(), &cwd, Some(&user)).unwrap();
-    assert_eq!(named(&no_user.settings.permissions.allow)[0], ("Write".to_string(), Some(RuleSource::ProjectSettings)));
+    // Without the user layer the project's rule is the first, in a folder Claude Code trusts.
+    let config = dir.path().join(".claude.json");
+    let trust = json!({"projects": {cwd.display().to_string(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(&config, trust.to_string()).unwrap();
+    let project_local = Sources::parse(Some("project,local")).unwrap();
+    let trusted = load(None, &project_local, &cwd, Some(&user), Some(&config)).unwrap();
+    assert_eq!(named(&trusted.settings.permissions.allow)[0], ("Write".to_string(), Some(RuleSource::ProjectSettings)));
+    // Untrusted, the project's allow rules are dropped (its ask rule holds): the local file's
+    // `Write` is the first (`rule_sources/allow_project`).
+    let untrusted = load(None, &project_local, &cwd, Some(&user), None).unwrap();
+    assert_eq!(named(&untrusted.settings.permissions.allow)[0], ("Write".to_string(), Some(RuleSource::LocalSettings)));
+    assert_eq!(named(&untrusted.settings.permissions.ask), [("Edit".to_string(), Some(RuleSource::ProjectSettings))]);
 }

@@ -4,71 +4,55 @@
 
 use serde_json::{json, Map, Value};
 
-/// The conversation's estimate in the single-exchange prompt-too-long text: a token count, and
-/// Claude Code's counts its own agent and skill listings, which reloop does not hold
-/// (docs/profiles.md, "Print mode against the recordings"); the text around it is compared.
-pub fn re_estimate(s: &str) -> String {
-    let mark = "but this conversation is only ~";
+/// `s` with what follows each `mark` rewritten: `cut` gives how many bytes after the mark to
+/// replace and with what, or `None` to leave them.
+fn rewrite_after(s: &str, mark: &str, cut: impl Fn(&str) -> Option<(usize, &'static str)>) -> String {
     let mut out = String::new();
     let mut rest = s;
     while let Some(at) = rest.find(mark) {
         out.push_str(&rest[..at + mark.len()]);
         rest = &rest[at + mark.len()..];
-        let digits = rest.chars().take_while(char::is_ascii_digit).count();
-        out.push_str(if digits > 0 { "E" } else { "" });
-        rest = &rest[digits..];
+        if let Some((len, with)) = cut(rest) {
+            out.push_str(with);
+            rest = &rest[len..];
+        }
     }
     out.push_str(rest);
     out
 }
 
+/// The conversation's estimate in the single-exchange prompt-too-long text: a token count, and
+/// Claude Code's counts its own agent and skill listings, which reloop does not hold
+/// (docs/profiles.md, "Print mode against the recordings"); the text around it is compared.
+pub fn re_estimate(s: &str) -> String {
+    rewrite_after(s, "but this conversation is only ~", |rest| {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        (digits > 0).then_some((digits, "E"))
+    })
+}
+
 /// The transcript path a compaction's summary message names: each run's session id and project.
 pub fn re_transcript(s: &str) -> String {
-    let mark = "read the full transcript at: ";
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find(mark) {
-        out.push_str(&rest[..at + mark.len()]);
-        rest = &rest[at + mark.len()..];
-        let end = rest.find(".jsonl").map_or(0, |e| e + ".jsonl".len());
-        out.push_str("<transcript>");
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
+    rewrite_after(s, "read the full transcript at: ", |rest| {
+        Some((rest.find(".jsonl").map_or(0, |e| e + ".jsonl".len()), "<transcript>"))
+    })
 }
 
 /// The request id an error text quotes (`request id req_fake_7`): the fake server numbers its
 /// answers, so the id tells how many requests came before, which the request count compares.
 pub fn re_request_id(s: &str) -> String {
-    let mark = "request id ";
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find(mark) {
-        out.push_str(&rest[..at + mark.len()]);
-        rest = &rest[at + mark.len()..];
+    rewrite_after(s, "request id ", |rest| {
         let id = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        out.push_str(if rest[..id].starts_with("req_") { "<request id>" } else { &rest[..id] });
-        rest = &rest[id..];
-    }
-    out.push_str(rest);
-    out
+        rest[..id].starts_with("req_").then_some((id, "<request id>"))
+    })
 }
 
 /// Today's date as a message gives it (`Today's date is 2026-12-04.`): the day of each run.
 pub fn re_date(s: &str) -> String {
-    let mark = "Today's date is ";
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find(mark) {
-        out.push_str(&rest[..at + mark.len()]);
-        rest = &rest[at + mark.len()..];
+    rewrite_after(s, "Today's date is ", |rest| {
         let date = rest.chars().take(10).filter(|c| c.is_ascii_digit() || *c == '-').count();
-        out.push_str(if date == 10 { "DATE" } else { "" });
-        rest = &rest[if date == 10 { 10 } else { 0 }..];
-    }
-    out.push_str(rest);
-    out
+        (date == 10).then_some((10, "DATE"))
+    })
 }
 
 fn text_value(t: &Value) -> Value {
