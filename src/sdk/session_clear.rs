@@ -50,15 +50,8 @@ impl Setup {
             (Some(_), None) => return Err(CliError::Usage("resuming needs the journal".into())),
             (None, _) => {
                 let id = session.chosen_id().map(str::to_string).unwrap_or_else(reloop_driver::new_session_id);
-                let mut first = session.with_session_id(Some(id)).start_unprompted();
-                let mut cleared = false;
-                while let Some(event) = first.next().await {
-                    stream.on_event(&event);
-                    if matches!(event, RunEvent::Ready) && !std::mem::replace(&mut cleared, true) {
-                        first.abort_handle().clear();
-                    }
-                }
-                first.finish().await?;
+                let first = session.with_session_id(Some(id)).start_unprompted();
+                until_ended(first, stream, reloop_driver::AbortHandle::clear).await?;
             }
         }
         let new = reloop_driver::new_session_id();
@@ -68,16 +61,8 @@ impl Setup {
 
     /// `-p /clear`: the sessions it ends and begins, and nothing follows.
     pub(super) async fn clear_only(&self, wire: &Wire, stream: &mut SdkStream) -> Result<(), CliError> {
-        let mut begun = self.clear_first(wire, stream).await?;
-        let mut closed = false;
-        while let Some(event) = begun.next().await {
-            stream.on_event(&event);
-            if matches!(event, RunEvent::Ready) && !std::mem::replace(&mut closed, true) {
-                begun.abort_handle().close();
-            }
-        }
-        begun.finish().await?;
-        Ok(())
+        let begun = self.clear_first(wire, stream).await?;
+        until_ended(begun, stream, reloop_driver::AbortHandle::close).await
     }
 
     /// The session a `/clear` begins (`id`, its header naming what it cleared), started at
@@ -119,4 +104,22 @@ impl Setup {
         }
         Ok(session)
     }
+}
+
+/// Prints an unprompted session's lines until it ends, telling it `then` (clear, close) once it
+/// has started.
+async fn until_ended(
+    mut handle: RunHandle,
+    stream: &mut SdkStream,
+    then: fn(&reloop_driver::AbortHandle),
+) -> Result<(), CliError> {
+    let mut told = false;
+    while let Some(event) = handle.next().await {
+        stream.on_event(&event);
+        if matches!(event, RunEvent::Ready) && !std::mem::replace(&mut told, true) {
+            then(&handle.abort_handle());
+        }
+    }
+    handle.finish().await?;
+    Ok(())
 }
