@@ -4,6 +4,7 @@
 
 pub mod compat;
 pub mod fake_server;
+pub mod hooks_play;
 pub mod sdk_play;
 
 use std::path::{Path, PathBuf};
