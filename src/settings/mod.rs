@@ -192,21 +192,47 @@ pub(crate) fn apply_env(settings: &Settings) {
 
 /// One layer's JSON, checked on its own so an error names its file; `None` when it does not exist.
 fn read_layer(path: &Path) -> Result<Option<Value>, CliError> {
-    let file = match std::fs::File::open(path) {
+    let text = read_plain(path, MAX_SETTINGS_BYTES).map_err(|why| {
+        CliError::Usage(match why {
+            Unreadable::TooLarge => {
+                format!("settings file {} is larger than {MAX_SETTINGS_BYTES} bytes", path.display())
+            }
+            Unreadable::NotAFile => format!("cannot read settings file {}: not a regular file", path.display()),
+            Unreadable::Io(e) => format!("cannot read settings file {}: {e}", path.display()),
+        })
+    })?;
+    text.map(|text| parse_json(&text, &path.display().to_string())).transpose()
+}
+
+/// Why a configuration file was not read.
+pub(crate) enum Unreadable {
+    /// A FIFO, a device or a folder in its place.
+    NotAFile,
+    /// More than the bytes allowed.
+    TooLarge,
+    Io(std::io::Error),
+}
+
+/// A configuration file's text, at most `max` bytes; `None` when it does not exist. It is
+/// opened without blocking and must be a plain file: a FIFO a repository put in its place is
+/// refused rather than waited on forever.
+pub(crate) fn read_plain(path: &Path, max: u64) -> Result<Option<String>, Unreadable> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path);
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CliError::Usage(format!("cannot read settings file {}: {e}", path.display()))),
+        Err(e) => return Err(Unreadable::Io(e)),
     };
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_SETTINGS_BYTES + 1), &mut text)
-        .map_err(|e| CliError::Usage(format!("cannot read settings file {}: {e}", path.display())))?;
-    if text.len() as u64 > MAX_SETTINGS_BYTES {
-        return Err(CliError::Usage(format!(
-            "settings file {} is larger than {MAX_SETTINGS_BYTES} bytes",
-            path.display()
-        )));
+    if !file.metadata().map_err(Unreadable::Io)?.is_file() {
+        return Err(Unreadable::NotAFile);
     }
-    parse_json(&text, &path.display().to_string()).map(Some)
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, max + 1), &mut text).map_err(Unreadable::Io)?;
+    if text.len() as u64 > max {
+        return Err(Unreadable::TooLarge);
+    }
+    Ok(Some(text))
 }
 
 /// One layer's JSON, checked as a settings file of its own so the error names this layer and

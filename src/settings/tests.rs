@@ -95,3 +95,16 @@ fn each_rule_keeps_the_first_layer_that_lists_it() {
     assert_eq!(named(&untrusted.settings.permissions.allow)[0], ("Write".to_string(), Some(RuleSource::LocalSettings)));
     assert_eq!(named(&untrusted.settings.permissions.ask), [("Edit".to_string(), Some(RuleSource::ProjectSettings))]);
 }
+
+/// A FIFO a repository puts in place of its settings file is refused at once, naming the file,
+/// rather than waited on forever.
+#[test]
+fn a_fifo_in_place_of_a_settings_file_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("proj");
+    std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+    let fifo = cwd.join(".claude/settings.json");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let err = load(None, &Sources::parse(None).unwrap(), &cwd, None, None).unwrap_err().to_string();
+    assert!(err.contains(".claude/settings.json") && err.contains("not a regular file"), "{err}");
+}

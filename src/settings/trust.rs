@@ -8,7 +8,6 @@
 //! writes. An unreadable, oversized or malformed config, or a path that is not a plain file (a
 //! FIFO, a device), trusts nothing.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,27 +26,11 @@ pub(crate) fn global_config() -> Option<PathBuf> {
 
 /// Whether `config` records `cwd` as trusted.
 pub(crate) fn trusted(cwd: &Path, config: Option<&Path>) -> bool {
-    let Some(text) = config.and_then(read_config) else { return false };
+    let Some(Ok(Some(text))) = config.map(|path| super::read_plain(path, MAX_CONFIG_BYTES)) else { return false };
     let Ok(value) = serde_json::from_str::<Value>(&text) else { return false };
     let key = cwd.display().to_string();
     value.get("projects").and_then(|p| p.get(&key)).and_then(|p| p.get("hasTrustDialogAccepted"))
         == Some(&Value::Bool(true))
-}
-
-/// The config's text, if it is a plain file of a sane size.
-fn read_config(path: &Path) -> Option<String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    // Non-blocking: a FIFO swapped in after the check does not hang the start.
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text).ok()?;
-    (text.len() as u64 <= MAX_CONFIG_BYTES).then_some(text)
 }
 
 /// Said once per process, as Claude Code says it.
