@@ -173,7 +173,7 @@ pub fn resolve(profile: ProfileId, name: &str) -> String {
 /// The id the API is sent for a model named `model`: without the `[1m]` that names its
 /// 1M-context variant (asked for by a beta instead, reloop_model's Anthropic provider).
 pub fn api_id(model: &str) -> &str {
-    model.strip_suffix("[1m]").or_else(|| model.strip_suffix("[1M]")).unwrap_or(model)
+    reloop_model::api_model_id(model)
 }
 
 /// The `max_tokens` `profile`'s version asks of `model`: what it was seen sending for an

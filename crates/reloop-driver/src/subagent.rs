@@ -167,23 +167,18 @@ impl Subagents {
         };
         let claude_code = self.core.flag(reloop_core::Flag::ClaudeCodeHandBack);
         let style = if claude_code { self.core.rules().tools.hand_back } else { HandBack::Reloop };
-        let on_api_error = match api_failure(result) {
-            Some(failure) if self.core.flag(reloop_core::Flag::ChildApiErrorHandBack) => {
-                Some((failure, style.on_api_error()))
-            }
-            _ => None,
-        };
-        match on_api_error {
+        let api_error = api_failure(result).filter(|_| self.core.flag(reloop_core::Flag::ChildApiErrorHandBack));
+        match api_error.map(|failure| (failure, style.on_api_error())) {
             Some((failure, ChildApiError::Terminated)) => {
                 let kind = api_error_kind(failure.status, false);
-                let sent = model.strip_suffix("[1m]").unwrap_or(model);
+                let sent = reloop_model::api_model_id(model);
                 let text = terminated_early(&result.result, kind, failure.status, failure.request_id.as_deref(), sent);
                 return handed(ToolResultContent::Text(text));
             }
             // 2.1.197 hands the error text back as the report of a child that completed.
             Some((_, ChildApiError::Reported)) => {}
-            Some((_, ChildApiError::Stopped)) | None if result.is_error => return handed(stopped(agent_type, result)),
-            Some((_, ChildApiError::Stopped)) | None => {}
+            _ if result.is_error => return handed(stopped(agent_type, result)),
+            _ => {}
         }
         let agent_id = match style {
             HandBack::Reloop => result.session_id.clone(),

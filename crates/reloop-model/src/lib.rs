@@ -36,7 +36,9 @@ mod retry_after;
 mod scripted;
 pub mod sse;
 
-pub use anthropic::{parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider};
+pub use anthropic::{
+    api_model_id, parse_anthropic_sse, request_body, AnthropicAssembler, AnthropicConfig, AnthropicProvider,
+};
 pub use cassette::EXTRA_KEYS;
 pub use error::{ConfigError, ScriptError};
 pub use http::{is_local_url, is_redacted_url, redact_url};

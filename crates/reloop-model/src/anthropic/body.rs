@@ -29,6 +29,12 @@ pub(crate) fn api_model(model: &str) -> (&str, bool) {
     }
 }
 
+/// The id the API is sent for a model named `model` (without its `[1m]`): what Claude Code
+/// calls the model sent to the API.
+pub fn api_model_id(model: &str) -> &str {
+    api_model(model).0
+}
+
 /// `request` as the body the API is sent.
 pub(crate) struct Body<'a>(pub &'a ModelRequest);
 

@@ -7,5 +7,6 @@ mod merge;
 pub(crate) mod message;
 pub(crate) mod sse;
 
+pub use body::api_model_id;
 pub use http::{request_body, AnthropicConfig, AnthropicProvider};
 pub use sse::{parse_anthropic_sse, AnthropicAssembler};
