@@ -7,7 +7,7 @@
 //! Everything here is the stream's: the journal keeps the run's own words, so replays of
 //! journals written before these lines existed stay identical.
 
-use reloop_core::profile::{api_error_kind, ProfileId};
+use reloop_core::profile::{api_error_kind, error_message_usage, ProfileId};
 use reloop_core::{Failure, ModelFailure, Stop, TooLong};
 use reloop_driver::RunResult;
 use serde_json::{json, Map, Value};
@@ -102,18 +102,6 @@ impl ErrorEnding {
     /// its keys, then those Claude Code prints after the uuid (`tail`).
     pub fn line(&self, result: &RunResult) -> (Map<String, Value>, Vec<(&'static str, Value)>) {
         let newer = result.profile == ProfileId::ClaudeCode2_1_332;
-        let mut usage = Map::new();
-        if newer {
-            usage.insert("output_tokens_details".into(), Value::Null);
-        }
-        let zero_usage = json!({"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0, "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-            "service_tier": null, "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
-            "inference_geo": null, "iterations": null, "speed": null});
-        usage.extend(zero_usage.as_object().cloned().unwrap_or_default());
-        if newer {
-            usage.insert("fallback_credit".into(), Value::Null);
-        }
         let mut message = Map::new();
         if newer {
             message.insert("diagnostics".into(), Value::Null);
@@ -129,7 +117,7 @@ impl ErrorEnding {
             ("stop_reason", json!("stop_sequence")),
             ("stop_sequence", json!("")),
             ("type", json!("message")),
-            ("usage", Value::Object(usage)),
+            ("usage", error_message_usage(newer)),
             ("content", json!([{"type": "text", "text": self.text}])),
             ("context_management", Value::Null),
         ] {

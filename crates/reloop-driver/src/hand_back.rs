@@ -3,7 +3,7 @@
 //! tests/print/recorded, both versions). What the summary counts is tallied from the child's
 //! messages as they go by ([`Tally`]).
 
-use reloop_core::profile::{agent_trailer, indented, HandBack, HAND_BACK_FRAME};
+use reloop_core::profile::{agent_trailer, error_message_usage, indented, HandBack, HAND_BACK_FRAME};
 use reloop_core::{ContentBlock, Event, Message, Role, ToolResultContent, ToolUse, Usage};
 use reloop_journal::{JournalBackend, JournalError};
 use serde_json::{json, Map, Value};
@@ -203,7 +203,9 @@ impl Report<'_> {
         s.insert("totalDurationMs".into(), json!(self.duration_ms));
         s.insert("totalTokens".into(), json!(self.tally.total_tokens()));
         s.insert("totalToolUseCount".into(), json!(self.tally.counted().count()));
-        let spent = if self.tally.answered { usage(&self.tally.last_usage) } else { unanswered_usage() };
+        // A child that had no response is summed up with its error message's usage (2.1.197
+        // `subagent/failed`; the printer drops 2.1.332's keys for 2.1.197).
+        let spent = if self.tally.answered { usage(&self.tally.last_usage) } else { error_message_usage(true) };
         s.insert("usage".into(), spent);
         if let Some(stats) = self.tally.stats() {
             s.insert("toolStats".into(), stats);
@@ -228,25 +230,6 @@ fn section_hash(texts: &[String]) -> String {
         hash.update(text);
     }
     hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
-}
-
-/// The usage Claude Code keeps for a child that had no response: its error message's, all zero
-/// (2.1.197 `subagent/failed`; the printer drops 2.1.332's keys for 2.1.197).
-fn unanswered_usage() -> Value {
-    json!({
-        "output_tokens_details": null,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-        "service_tier": null,
-        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
-        "inference_geo": null,
-        "iterations": null,
-        "speed": null,
-        "fallback_credit": null,
-    })
 }
 
 /// The last response's usage in 2.1.332's shape.

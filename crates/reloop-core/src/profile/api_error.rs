@@ -1,5 +1,5 @@
-//! Claude Code's names for a request that failed: the `error` key of the synthetic assistant
-//! line a run ends with, and the `error type` a failed subagent's answer quotes
+//! Claude Code's names for a request that failed: the `error` key (and the usage) of the
+//! synthetic assistant line a run ends with, and the `error type` a failed subagent's answer quotes
 //! (`error_endings/`, `subagent/failed`; both versions' classifier, 2.1.332's `irs`).
 
 /// Claude Code's kind of a failed request: `rate_limit` for a 429, `server_error` for a 5xx
@@ -29,6 +29,25 @@ pub fn terminated_early(text: &str, kind: &str, status: Option<u16>, request_id:
         known.push(format!("model sent to the API: {model}"));
     }
     format!("Agent terminated early due to an API error: {text} ({})", known.join(", "))
+}
+
+/// The usage on the message Claude Code makes of a failed request (the `<synthetic>` line a run
+/// ends with; what a subagent that had no response is summed up with): all zero, in each
+/// version's keys (`newer`: 2.1.332's `output_tokens_details` and `fallback_credit` too).
+pub fn error_message_usage(newer: bool) -> serde_json::Value {
+    let mut usage = serde_json::Map::new();
+    if newer {
+        usage.insert("output_tokens_details".into(), serde_json::Value::Null);
+    }
+    let zero = serde_json::json!({"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0, "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+        "service_tier": null, "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        "inference_geo": null, "iterations": null, "speed": null});
+    usage.extend(zero.as_object().cloned().unwrap_or_default());
+    if newer {
+        usage.insert("fallback_credit".into(), serde_json::Value::Null);
+    }
+    serde_json::Value::Object(usage)
 }
 
 #[cfg(test)]
