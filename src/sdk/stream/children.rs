@@ -47,43 +47,12 @@ impl SdkStream {
         }
     }
 
-    /// A subagent started: under a Claude Code profile, its task's `task_started` line and its
-    /// prompt (`subagent/failed`: a child whose first request fails has both, and no message).
+    /// A subagent started (live, or in the replay of its parent): under a Claude Code profile its
+    /// task's `task_started` line, then its prompt, which opens its lines (the driver does not
+    /// echo a session's first message). A child whose first request fails has both and no
+    /// message (`subagent/failed`).
     pub(super) fn subagent_started(&mut self, tool_use_id: &str, agent_id: &str) {
-        let claude_code = self.profile.profile().claude_code_version.is_some();
-        if !claude_code || self.calls.tasks.contains_key(tool_use_id) {
-            return;
-        }
         let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
-            Some((agent_type, task, prompt)) => (agent_type.clone(), task.clone(), prompt.take()),
-            None => Default::default(),
-        };
-        let started = tasks::Task::new(agent_id, tool_use_id, &agent_type, &task);
-        let line = started.started(self.profile, prompt.as_deref());
-        self.calls.tasks.insert(tool_use_id.to_string(), started);
-        self.system_line("task_started", line);
-        if let Some(prompt) = prompt {
-            let body = json!({"role": "user", "content": [{"type": "text", "text": prompt}]});
-            self.child_line(tool_use_id, agent_id, "user", body, (&agent_type, &task));
-        }
-    }
-
-    /// A subagent's message as Claude Code prints it: its prompt, its tool calls and their
-    /// results, each line with the parent's call as `parent_tool_use_id` and the agent's type
-    /// and task after the uuid. Its answer is not printed (it reaches the parent as the call's
-    /// result) unless the app asked for the subagent's text: then each of its blocks is a line,
-    /// as 2.1.332 prints them (recorded against tests/sdk/examples.py's fake model). Under a
-    /// Claude Code profile the task's lines go around them: `task_started` before its prompt,
-    /// `task_progress` before each of its calls (`subagent/foreground`).
-    pub(super) fn subagent_message(
-        &mut self,
-        tool_use_id: &str,
-        agent_id: &str,
-        message: &Message,
-        usage: Option<&Usage>,
-    ) {
-        let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
-            // The child's prompt opens its lines (the driver does not echo a session's first message).
             Some((agent_type, task, prompt)) => (agent_type.clone(), task.clone(), prompt.take()),
             None => Default::default(),
         };
@@ -94,14 +63,34 @@ impl SdkStream {
             self.calls.tasks.insert(tool_use_id.to_string(), started);
             self.system_line("task_started", line);
         }
+        if let Some(prompt) = prompt {
+            let body = json!({"role": "user", "content": [{"type": "text", "text": prompt}]});
+            self.child_line(tool_use_id, agent_id, "user", body, (&agent_type, &task));
+        }
+    }
+
+    /// A subagent's message as Claude Code prints it: its tool calls and their results, each
+    /// line with the parent's call as `parent_tool_use_id` and the agent's type and task after
+    /// the uuid. Its answer is not printed (it reaches the parent as the call's result) unless
+    /// the app asked for the subagent's text: then each of its blocks is a line, as 2.1.332
+    /// prints them (recorded against tests/sdk/examples.py's fake model). Under a Claude Code
+    /// profile `task_progress` goes before each of its calls (`subagent/foreground`).
+    pub(super) fn subagent_message(
+        &mut self,
+        tool_use_id: &str,
+        agent_id: &str,
+        message: &Message,
+        usage: Option<&Usage>,
+    ) {
+        let (agent_type, task) = match self.calls.agents.get(tool_use_id) {
+            Some((agent_type, task, _)) => (agent_type.clone(), task.clone()),
+            None => Default::default(),
+        };
         let mut progress = match (message.role, self.calls.tasks.get_mut(tool_use_id)) {
             (Role::Assistant, Some(running)) => running.progress(self.profile, message, usage, &self.calls.cwd),
             _ => None,
         };
         let mut bodies = Vec::new();
-        if let Some(prompt) = prompt {
-            bodies.push(("user", json!({"role": "user", "content": [{"type": "text", "text": prompt}]})));
-        }
         match message.role {
             Role::User => bodies.push(("user", json!({"role": "user", "content": message.content}))),
             Role::Assistant if self.forward_subagent_text || message.tool_uses().next().is_some() => {
@@ -119,7 +108,7 @@ impl SdkStream {
             _ => {}
         }
         for (kind, body) in bodies {
-            // A call's progress comes after the prompt, before the call's line.
+            // A call's progress comes before the call's line.
             if kind == "assistant" {
                 if let Some(progress) = progress.take() {
                     self.system_line("task_progress", progress);
