@@ -35,16 +35,15 @@ impl SdkStream {
     pub fn clear_to(&mut self, new_session: &str, previous: Option<&RunResult>) -> ClearedFrom {
         let cleared = self.cleared_record(previous);
         self.reset_lines();
-        self.cleared = true;
-        self.pending_clear = Some((new_session.to_string(), cleared.clone()));
+        self.cleared_later(new_session, &cleared);
         // Line uuids come from the session, step and place: the new session's lines start at
         // none, as its replay's do.
         (self.seq, self.line) = (0, 0);
         cleared
     }
 
-    /// The replay of a session a `/clear` began at once (flag 38): the `/clear`'s lines wait
-    /// for its SessionStart steps ([`SdkStream::started_unprompted`]).
+    /// A session a `/clear` began at once (flag 38), live or in its replay: the `/clear`'s lines
+    /// wait for its SessionStart hooks ([`SdkStream::started_unprompted`]).
     pub fn cleared_later(&mut self, new_session: &str, cleared: &ClearedFrom) {
         self.cleared = true;
         self.pending_clear = Some((new_session.to_string(), cleared.clone()));

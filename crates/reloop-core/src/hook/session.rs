@@ -106,20 +106,22 @@ pub fn additional_contexts(event: HookEventName, runs: &[HookRun], checked: bool
             if !text.starts_with('{') {
                 return Some(format!("{success} hook success: {text}"));
             }
-            let value: Value = serde_json::from_str(text).ok()?;
-            let specific = value.get("hookSpecificOutput")?;
-            if checked && !names_event(specific, name) {
-                return None;
-            }
-            let context = specific.get("additionalContext")?.as_str()?;
+            let context = answered_context(text, checked.then_some(name))?;
             Some(format!("{name} hook additional context: {context}"))
         })
         .collect()
 }
 
-/// A hook's `hookSpecificOutput` is for `event`: it names that event, or none.
-fn names_event(specific: &Value, event: &str) -> bool {
-    specific.get("hookEventName").is_none_or(|named| named.as_str() == Some(event))
+/// A hook's JSON answer's `hookSpecificOutput.additionalContext`; with `event`, only when the
+/// answer names that event or none (an answer naming another is the hook's error in Claude Code).
+fn answered_context(stdout: &str, event: Option<&str>) -> Option<String> {
+    let value: Value = serde_json::from_str(stdout.trim()).ok()?;
+    let specific = value.get("hookSpecificOutput")?;
+    let named = specific.get("hookEventName");
+    if event.is_some_and(|event| named.is_some_and(|n| n.as_str() != Some(event))) {
+        return None;
+    }
+    specific.get("additionalContext")?.as_str().map(str::to_string)
 }
 
 /// What a call's PostToolUse hooks add to the model's context, one text per hook that answered
@@ -130,9 +132,7 @@ pub fn tool_contexts(tool: &str, runs: &[HookRun]) -> Vec<String> {
     runs.iter()
         .filter(|run| run.exit_code == Some(0))
         .filter_map(|run| {
-            let value: Value = serde_json::from_str(run.stdout.trim()).ok()?;
-            let specific = value.get("hookSpecificOutput").filter(|s| names_event(s, "PostToolUse"))?;
-            let context = specific.get("additionalContext")?.as_str()?;
+            let context = answered_context(&run.stdout, Some("PostToolUse"))?;
             Some(format!("PostToolUse:{tool} hook additional context: {context}"))
         })
         .collect()
