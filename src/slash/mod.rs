@@ -7,7 +7,8 @@
 //! (`<command-message>NAME</command-message>\n<command-name>/NAME</command-name>\n<command-args>ARGS</command-args>\n`)
 //! and the file's body without its front matter, `$ARGUMENTS` replaced by ARGS and `$N` by the
 //! N-th whitespace-separated argument counted from 0 (`/greet Alice Bob` turned `$1` into
-//! `Bob`). `ns/sub.md` is `/ns:sub`. A project command is found only when the project settings
+//! `Bob`); a command typed without arguments has no `<command-args>` line
+//! (`crates/reloop-import/tests/recorded/*/rule_sources/command`). `ns/sub.md` is `/ns:sub`. A project command is found only when the project settings
 //! source is read (`--setting-sources user` left `/greet` unknown); likewise user commands and the
 //! user source. An unknown command is left as text: 2.1.332 sends it to the model (with a
 //! reminder reloop does not write), 2.1.197 answers "Unknown command" locally.
@@ -40,9 +41,9 @@ pub(crate) fn expand(prompt: &str, cwd: &Path, user_dir: Option<&Path>, sources:
         None => (rest, ""),
     };
     let text = command_text(name, cwd, user_dir, sources)?;
-    let tags = format!(
-        "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>\n"
-    );
+    // A command typed without arguments has no `<command-args>` line (`rule_sources/command`).
+    let args_line = if args.is_empty() { String::new() } else { format!("<command-args>{args}</command-args>\n") };
+    let tags = format!("<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n{args_line}");
     Some(Expanded { blocks: vec![tags, substitute(body(&text), args)] })
 }
 

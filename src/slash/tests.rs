@@ -29,6 +29,21 @@ fn a_project_command_expands_as_claude_code_sends_it() {
 }
 
 #[test]
+fn a_command_without_arguments_has_no_args_line() {
+    // The recorded `/jot` (crates/reloop-import/tests/recorded/*/rule_sources/command).
+    let dir = project(&[("p/.claude/commands/jot.md", "---\ndescription: Jot a note\n---\nWrite alpha.\n")]);
+    let all = Sources::parse(None).unwrap();
+    for prompt in ["/jot", "/jot   "] {
+        let got = expand(prompt, &dir.path().join("p"), None, &all).unwrap();
+        assert_eq!(
+            got.blocks,
+            vec!["<command-message>jot</command-message>\n<command-name>/jot</command-name>\n", "Write alpha.\n"],
+            "{prompt:?}"
+        );
+    }
+}
+
+#[test]
 fn namespaced_and_user_commands_and_their_sources() {
     let dir = project(&[
         ("p/.claude/commands/ns/sub.md", "NAMESPACED-COMMAND-BODY args=[$ARGUMENTS]\n"),
