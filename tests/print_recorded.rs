@@ -43,10 +43,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/subagent/failed", "requests: claude 8, reloop 3", "a 400 it has no words for"),
     // Its third request is the child's second try; reloop's, the parent's next.
     ("2.1.332/subagent/failed", "request 2", "a 400 it has no words for"),
-    ("2.1.197/rule_sources/ask", "", "an ask rule's texts"),
-    ("2.1.332/rule_sources/ask", "", "an ask rule's texts"),
-    ("2.1.197/rule_sources/command", "<command-args></command-args>", "a slash command with no arguments"),
-    ("2.1.332/rule_sources/command", "<command-args></command-args>", "a slash command with no arguments"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -2,8 +2,8 @@
 //! so the documented rules are the code's. `RELOOP_BLESS=1` rewrites it.
 
 use reloop_core::profile::{
-    CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter, RetryCurve,
-    SummaryShape, TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
+    AskRuleText, CompactStatusLines, FallbackWording, Profile, ProfileId, Reattach, RestoredDate, RetryAfter,
+    RetryCurve, SummaryShape, TranscriptNote, DEFAULT_MAX_TOKENS, TEXT_ONLY,
 };
 
 const START: &str = "<!-- profiles-table:start -->\n";
@@ -123,6 +123,16 @@ fn rules(p: &Profile) -> Vec<(&'static str, String)> {
             p.tools.read_path_denied.map_or("as any deny rule: `Permission to use Read has been denied.`".to_string(), |r| {
                 format!("`{}`{}", r.text, if r.denial { ", a permission denial" } else { ", no permission denial" })
             }),
+        ),
+        (
+            "an ask rule's refusal, nobody to ask",
+            match p.tools.ask_rule {
+                AskRuleText::AsAsked => "the question the call would raise without the rule".to_string(),
+                AskRuleText::UseTool => "`Claude requested permissions to use TOOL, but you haven't granted it yet.`".to_string(),
+                AskRuleText::UseToolButFiles => {
+                    "`Claude requested permissions to use TOOL, but you haven't granted it yet.`; a file tool's names its path".to_string()
+                }
+            },
         ),
         (
             "stdout: `system/notification` after the first Stop-hook feedback",

@@ -20,7 +20,9 @@
 //!    because [`crate::ToolRegistry::execute`] refuses it with the precise error and runs nothing.
 //! 2. A matching ask rule asks (see 10 and 11), in every mode, even over an allow rule or
 //!    `bypassPermissions`, as in Claude Code where an ask rule prompts "even in modes where nothing
-//!    would otherwise prompt".
+//!    would otherwise prompt". Its question is worded as the profile says
+//!    ([`reloop_core::profile::AskRuleText`]): the question of step 11, or Claude Code's
+//!    `Claude requested permissions to use {Tool}, but you haven't granted it yet.`
 //! 3. `bypassPermissions` allows.
 //! 4. A Write or Edit of configuration that later commands execute (`.git/`, shell rc files,
 //!    `.reloop/`, `.claude/`, `.mcp.json`, see `protected`) is asked, in every mode but `plan`
@@ -52,6 +54,7 @@
 //! command (a read-only one needs no rule), a deny or ask rule needs to match only one. These are
 //! text matches, as in Claude Code, not a sandbox around the programs a command starts.
 
+mod asking;
 mod bash_paths;
 mod judgement;
 mod protected;
@@ -72,10 +75,11 @@ use crate::registry::ToolRegistry;
 use crate::tool::{PathFilter, ToolEnvPolicy};
 use crate::validate::validate_input;
 
+use asking::Refusal;
 pub use judgement::{Judgement, RuleStep};
 pub use rules::{PermissionRules, Rule};
+use workspace::EDIT_TOOLS;
 pub use workspace::{tool_paths, Workspace};
-use workspace::{EDIT_TOOLS, READ_TOOLS};
 
 /// How much the session may do without asking; the values of Claude Code's `--permission-mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -275,42 +279,6 @@ pub enum Sandboxing {
     Available(reloop_sandbox::Sandbox),
     /// The machine has none: every Bash command needs approval.
     Unavailable,
-}
-
-/// The texts the model sees when a call does not run; one place, to audit them.
-#[derive(Debug, thiserror::Error)]
-enum Refusal {
-    /// A tool `--disallowedTools` removed, in the profile's words.
-    #[error("{text}")]
-    NotEnabled { text: String },
-    /// A text the profile words (a shell command writing inside the working directories).
-    #[error("{text}")]
-    Worded { text: String },
-    /// A deny rule on a Read's path, in the profile's words; a permission denial or not.
-    #[error("{text}")]
-    ReadPath { text: &'static str, denial: bool },
-    #[error("Permission to use {tool} has been denied.")]
-    DeniedByRule { tool: String },
-    #[error("Claude requested permissions to read from {}, but you haven't granted it yet.", path.display())]
-    ReadFrom { path: PathBuf },
-    #[error("Claude requested permissions to write to {}, but you haven't granted it yet.", path.display())]
-    WriteTo { path: PathBuf },
-    #[error("Permission to use {tool} has been denied because reloop is in plan mode.")]
-    PlanMode { tool: String },
-    #[error("This command requires approval")]
-    CommandNeedsApproval,
-    #[error("Claude requested permissions to use {tool}, but you haven't granted it yet.")]
-    UseTool { tool: String },
-    #[error(
-        "Permission to use {tool} has been denied because reloop is running in don't ask mode. Approve it or add it to the allowed tools to continue."
-    )]
-    DontAsk { tool: String },
-}
-
-impl From<Refusal> for Decision {
-    fn from(refusal: Refusal) -> Self {
-        Decision::Deny { message: refusal.to_string() }
-    }
 }
 
 /// One call, with what rules look at already worked out.
@@ -530,7 +498,7 @@ impl PermissionContext {
         if let Some(rule) =
             asks.iter().find(|rule| self.matches_any(rule, &call)).or_else(|| self.reaching(&call, asks))
         {
-            return Judgement::new(self.asking(&call), RuleStep::AskRule).by(rule.source());
+            return Judgement::new(self.asking_with(self.ask_by_rule(&call)), RuleStep::AskRule).by(rule.source());
         }
         if self.mode == PermissionMode::BypassPermissions {
             return Judgement::new(Verdict::Allow, RuleStep::Bypass);
@@ -707,74 +675,6 @@ impl PermissionContext {
     fn names_allowed(&self, tool: &str, path: &std::path::Path) -> bool {
         let cwd = self.workspace.cwd();
         self.rules.allow().iter().any(|r| r.covers_tool(tool) && r.specifier().is_some() && r.matches_path(path, cwd))
-    }
-
-    /// What would be asked: an ask with the prompt's text, or in `dontAsk` its deny.
-    fn asking(&self, call: &Call<'_>) -> Verdict {
-        self.asking_with(self.ask(call))
-    }
-
-    fn asking_with(&self, prompt: Refusal) -> Verdict {
-        // `dontAsk` never asks: it denies, with the same text a headless session gives.
-        match (self.mode, prompt) {
-            (_, refusal @ Refusal::DontAsk { .. }) | (PermissionMode::DontAsk, refusal) => Verdict::deny(refusal),
-            (_, refusal) => Verdict::Ask { message: refusal.to_string() },
-        }
-    }
-
-    /// The first simple command of `command` that creates, changes or removes a file inside the
-    /// working directories: the program, whether it removes, and the path it writes.
-    fn bash_write(&self, command: &shell::Command) -> Option<(String, bool, PathBuf)> {
-        const CREATE: &[&str] = &["touch", "mkdir", "cp", "mv", "ln", "truncate", "install"];
-        const REMOVE: &[&str] = &["rm", "rmdir", "unlink"];
-        command.segments.iter().find_map(|words| {
-            let words = shell::skip_assignments(words);
-            let program = words.first()?.rsplit('/').next()?.to_string();
-            let removes = REMOVE.contains(&program.as_str());
-            if !removes && !CREATE.contains(&program.as_str()) {
-                return None;
-            }
-            let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
-            // Copies and moves write their last operand; the others, their first.
-            let target = if matches!(program.as_str(), "cp" | "mv" | "ln" | "install") {
-                operands.last()
-            } else {
-                operands.first()
-            }?;
-            let path = workspace::canonicalize_lenient(&self.workspace.cwd().join(target.as_str()));
-            self.workspace.contains(&path).then_some((program, removes, path))
-        })
-    }
-
-    /// The `dontAsk` denial of a call of `tool`, in the profile's words.
-    fn dont_ask(&self, tool: &str) -> Refusal {
-        match self.texts.dont_ask {
-            Some(text) => Refusal::Worded { text: text.replace("{tool}", tool) },
-            None => Refusal::DontAsk { tool: tool.to_string() },
-        }
-    }
-
-    /// What would have been asked, as the deny a headless session gives instead.
-    fn ask(&self, call: &Call<'_>) -> Refusal {
-        let tool = call.tool.to_string();
-        if self.mode == PermissionMode::DontAsk {
-            return self.dont_ask(&tool);
-        }
-        let path = call.paths.first().cloned();
-        match (call.tool, path) {
-            ("Bash", _) => match (self.texts.bash_write, call.command.as_ref().and_then(|c| self.bash_write(c))) {
-                (Some(texts), Some((command, removes, path))) => {
-                    let dirs = self.workspace.roots().iter().map(|r| format!("'{}'", r.display())).collect::<Vec<_>>();
-                    Refusal::Worded {
-                        text: texts.render(&command, removes, &path.display().to_string(), &dirs.join(", ")),
-                    }
-                }
-                _ => Refusal::CommandNeedsApproval,
-            },
-            (t, Some(path)) if EDIT_TOOLS.contains(&t) => Refusal::WriteTo { path },
-            (t, Some(path)) if READ_TOOLS.contains(&t) => Refusal::ReadFrom { path },
-            _ => Refusal::UseTool { tool },
-        }
     }
 }
 

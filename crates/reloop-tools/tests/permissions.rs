@@ -258,6 +258,40 @@ fn a_claude_code_profile_names_the_command_a_bash_deny_rule_refuses() {
     );
 }
 
+/// crates/reloop-import/tests/recorded/*/rule_sources/ask: with nobody to ask, an ask rule's
+/// refusal is worded per version: 2.1.197 names the tool, 2.1.332 too but a file tool names its
+/// path, reloop's own profile the question the call would raise without the rule.
+#[test]
+fn an_ask_rules_refusal_is_worded_as_each_profile_words_it() {
+    use reloop_core::profile::{CLAUDE_CODE_2_1_197, CLAUDE_CODE_2_1_332, RELOOP};
+    let f = fixture();
+    let ctx = f.ctx(PermissionMode::Default, &[], &[], &["Bash(mkdir:*)", "Write", "Deploy"]);
+    let use_tool =
+        |tool: &str| deny(format!("Claude requested permissions to use {tool}, but you haven't granted it yet."));
+    let write_to = deny(format!(
+        "Claude requested permissions to write to {}, but you haven't granted it yet.",
+        f.path("notes.txt")
+    ));
+    let mkdir = json!({"command": "mkdir made"});
+    let write = json!({"file_path": f.path("notes.txt"), "content": "alpha\n"});
+    let v197 = ctx.clone().with_texts(CLAUDE_CODE_2_1_197.tools);
+    assert_eq!(f.check(&v197, "Bash", mkdir.clone()), use_tool("Bash"));
+    assert_eq!(f.check(&v197, "Write", write.clone()), use_tool("Write"));
+    let v332 = ctx.clone().with_texts(CLAUDE_CODE_2_1_332.tools);
+    assert_eq!(f.check(&v332, "Bash", mkdir.clone()), use_tool("Bash"));
+    assert_eq!(f.check(&v332, "Write", write.clone()), write_to);
+    assert_eq!(f.check(&v332, "Deploy", json!({})), use_tool("Deploy"));
+    let reloop = ctx.clone().with_texts(RELOOP.tools);
+    assert_eq!(f.check(&reloop, "Bash", mkdir.clone()), deny("This command requires approval"));
+    assert_eq!(f.check(&reloop, "Write", write), write_to);
+    // An ask rule holds in every mode; `dontAsk` refuses in its own words whatever the version.
+    let dont_ask = f.ctx(PermissionMode::DontAsk, &[], &[], &["Bash(mkdir:*)"]).with_texts(CLAUDE_CODE_2_1_197.tools);
+    let Decision::Deny { message } = f.check(&dont_ask, "Bash", mkdir) else {
+        panic!("dontAsk let an ask rule's call run")
+    };
+    assert!(message.contains("don't ask mode"), "{message}");
+}
+
 #[test]
 fn a_malformed_disallowed_entry_set_without_new_fails_closed_on_its_tool() {
     let f = fixture();

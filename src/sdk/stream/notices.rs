@@ -116,6 +116,10 @@ impl SdkStream {
         } else if message.starts_with("Permission to use Bash with command ") {
             // A Bash deny rule, judged on the command's parts (tool_results/deny_rules).
             fields.insert("decision_reason_type".into(), json!("subcommandResults"));
+        } else if outcome.rule_source.is_some() && message.starts_with("Claude requested permissions to use ") {
+            // An ask rule's refusal, with nobody to ask (rule_sources/ask; a rule's origin is
+            // journaled from flag 37 on).
+            fields.insert("decision_reason_type".into(), json!("rule"));
         } else if message == "This command requires approval" {
             fields.insert("decision_reason_type".into(), json!("other"));
             fields.insert("decision_reason".into(), json!(message));

@@ -17,6 +17,7 @@ mod identity;
 mod models;
 mod rules;
 mod thinking;
+mod tool_texts;
 
 pub use api_error::*;
 pub use betas::*;
@@ -26,8 +27,9 @@ pub use hook_texts::*;
 pub use identity::*;
 pub use models::*;
 pub use rules::*;
-use rules::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 pub use thinking::*;
+pub use tool_texts::*;
+use tool_texts::{BASH_WRITE_2_1_197, BASH_WRITE_2_1_332, DISALLOWED_2_1_197, DISALLOWED_2_1_332};
 
 /// Which rules a session runs under. Journals written before profiles existed have none and run
 /// under [`ProfileId::Reloop`], the rules reloop had then.
@@ -205,6 +207,7 @@ pub const RELOOP: Profile = Profile {
         exit_code_first: false,
         read_path_denied: None,
         hand_back: HandBack::Reloop,
+        ask_rule: AskRuleText::AsAsked,
     },
     default_model: None,
     lines: StreamLines {
@@ -279,6 +282,7 @@ pub const CLAUDE_CODE_2_1_197: Profile = Profile {
         exit_code_first: true,
         read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: false }),
         hand_back: HandBack::Trailer,
+        ask_rule: AskRuleText::UseTool,
     },
     default_model: Some("claude-opus-4-8[1m]"),
     lines: StreamLines {
@@ -376,6 +380,7 @@ pub const CLAUDE_CODE_2_1_332: Profile = Profile {
         exit_code_first: true,
         read_path_denied: Some(ReadPathDenied { text: READ_PATH_DENIED_CLAUDE_CODE, denial: true }),
         hand_back: HandBack::Framed,
+        ask_rule: AskRuleText::UseToolButFiles,
     },
     default_model: Some("claude-opus-5-5"),
     lines: StreamLines {
