@@ -47,10 +47,6 @@ const DIFFERS: &[(&str, &str)] = &[
         "init lists general-purpose and the files' agents; Claude Code's built-in claude, Explore, Plan and statusline-setup are not reloop's",
     ),
     (
-        "hooks.py",
-        "its UserPromptSubmit callback answers as a SessionStart hook; Claude Code then answers nothing, reloop answers the prompt",
-    ),
-    (
         "include_partial_messages.py",
         "init is reloop's; no system/status requesting line; message_start has no id; usage keys differ",
     ),

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::fake_server::{sse_from_message, Canned, FakeServer, Recorded};
 use common::sdk_play::{
-    lines, play_input, replays_as_live, stream_json, stream_json_session, turns, turns_in, Recording,
+    lines, play_input, play_input_status, replays_as_live, stream_json, stream_json_session, turns, turns_in, Recording,
 };
 use common::{stderr, stdout, Workspace};
 use serde_json::{json, Value};
@@ -670,4 +670,52 @@ fn the_sdk_callbacks_rulings_are_named_as_2_1_332_names_them() {
         .filter(|l| !matches!(l["type"].as_str(), Some("control_response" | "control_request")))
         .collect();
     replays_as_live(&ws, &printed, "can_use_tool");
+}
+
+/// The Python SDK's `examples/hooks.py`: a UserPromptSubmit callback answering as a SessionStart
+/// hook. Claude Code's session crashes on it, in both versions (tests/sdk/recorded/
+/// hook_wrong_event*.jsonl, flag 40): no request and no `system/init`, one
+/// `error_during_execution` result whose `errors` carry Claude Code's text (2.1.332 adds its crash
+/// report), no `terminal_reason`, and exit 1. The replay prints the same lines.
+#[test]
+fn a_callbacks_answer_for_another_event_ends_the_session_as_claude_code_crashes() {
+    let recorded_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/recorded");
+    for (version, file) in [("2.1.332", "hook_wrong_event.jsonl"), ("2.1.197", "hook_wrong_event_2.1.197.jsonl")] {
+        let recorded = lines(&recorded_dir.join(file));
+        let ws = Workspace::seed();
+        let server = FakeServer::start(vec![]);
+        let wrong = json!({"hookSpecificOutput": {"hookEventName": "SessionStart",
+            "additionalContext": "My favorite color is hot pink"}});
+        let actions = [
+            json!({"send": {"type": "control_request", "request_id": "req_1_init", "request": {"subtype": "initialize",
+                "hooks": {"UserPromptSubmit": [{"matcher": null, "hookCallbackIds": ["hook_0"]}]}}}}),
+            json!({"send": {"type": "user", "message": {"role": "user", "content": "What's my favorite color?"},
+                "parent_tool_use_id": null, "session_id": "default"}}),
+            json!({"contains": "\"hook_callback\""}),
+            json!({"send": {"type": "control_response", "response": {"subtype": "success",
+                "request_id": "reloop_req_1", "response": wrong}}}),
+            json!({"contains": "\"type\":\"result\""}),
+        ];
+        let (live, status) = play_input_status(&ws, version, &server.url, &[], &actions);
+        assert_eq!(status.code(), Some(1), "{version}: {live:#?}");
+        assert!(server.requests().is_empty(), "{version}: the prompt is never asked");
+        // The session's own lines (2.1.332's host-only state line aside), by kind.
+        let session = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| !l["type"].as_str().unwrap_or("").starts_with("control") && l["sdk_host_only"] != true)
+                .cloned()
+                .collect()
+        };
+        let kinds = |lines: &[Value]| -> Vec<String> {
+            session(lines).iter().map(|l| format!("{}/{}", l["type"], l["subtype"])).collect()
+        };
+        assert_eq!(kinds(&live), kinds(&recorded), "{version}");
+        let (ours, theirs) = (live.last().unwrap(), recorded.last().unwrap());
+        for key in ["subtype", "is_error", "num_turns", "stop_reason", "errors", "terminal_reason", "api_error_status"]
+        {
+            assert_eq!(ours.get(key), theirs.get(key), "{version}: {key}");
+        }
+        replays_as_live(&ws, &session(&live), "hook_wrong_event");
+    }
 }

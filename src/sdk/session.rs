@@ -563,13 +563,18 @@ async fn serve(
                 persist.on_event(&event);
                 stream.on_event(&event);
                 if let RunEvent::Finished(result) = event {
+                    // Claude Code's session crashes on a callback's answer for another event.
+                    let crashed = matches!(result.terminal.stop, reloop_core::Stop::HookAnswerRejected { .. });
                     last = Some(result);
                     running = false;
                     lifecycle.ended(session_of(&handle));
                     if let Some(ran) = command.take() {
                         ran.end(&control, stream, chosen.clone(), chosen.clone().unwrap_or_else(|| setup.args.model_name()));
                     }
-                    if let Some(stamp) = super::batch::compact_next(&mut waiting) {
+                    if crashed {
+                        (stdin_open, closed) = (false, true);
+                        control.close();
+                    } else if let Some(stamp) = super::batch::compact_next(&mut waiting) {
                         lifecycle.started(session_of(&handle), stamp.into_iter().collect(), true);
                         // A `/compact` that queued runs when the query ends, as Claude Code runs
                         // it (`sdk36/queued_compact`); what queued after it waits for its end.

@@ -325,9 +325,14 @@ impl SdkStream {
         if matches!(event, RunEvent::Retry(_) | RunEvent::Finished(_)) {
             self.streaming.reset();
         }
+        self.crash_drops_init(event);
         if !matches!(
             event,
-            RunEvent::Step { .. } | RunEvent::HookRan { .. } | RunEvent::Started { .. } | RunEvent::Ready
+            RunEvent::Step { .. }
+                | RunEvent::HookRan { .. }
+                | RunEvent::HookNotice { .. }
+                | RunEvent::Started { .. }
+                | RunEvent::Ready
         ) {
             self.release_init();
         }
@@ -672,7 +677,9 @@ impl SdkStream {
             TerminalReason::MaxTurns => "error_max_turns",
             TerminalReason::MaxBudgetUsd => "error_max_budget_usd",
             TerminalReason::StructuredOutputRetryExhausted => "error_max_structured_output_retries",
-            TerminalReason::AbortedStreaming | TerminalReason::AbortedTools => "error_during_execution",
+            TerminalReason::AbortedStreaming | TerminalReason::AbortedTools | TerminalReason::HookAnswerRejected => {
+                "error_during_execution"
+            }
             _ => "success",
         };
         let query_usage = minus(&result.usage, &self.usage_before);

@@ -91,6 +91,19 @@ pub fn reloop_as(ws: &Workspace, version: &str, url: &str) -> std::process::Comm
 /// stdin, each `sleep` slept, each `wait` until stdout holds that many lines containing its
 /// text (a minute at most), `close` closing stdin. The lines printed, in order.
 pub fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], actions: &[Value]) -> Vec<Value> {
+    let (lines, status) = play_input_status(ws, version, url, flags, actions);
+    assert!(status.success(), "{version}");
+    lines
+}
+
+/// [`play_input`], with the process's exit status instead of requiring success.
+pub fn play_input_status(
+    ws: &Workspace,
+    version: &str,
+    url: &str,
+    flags: &[&str],
+    actions: &[Value],
+) -> (Vec<Value>, std::process::ExitStatus) {
     use std::io::{BufRead, BufReader};
     let mut child = stream_json_session(ws, version, url, flags);
     let mut stdin = Some(child.stdin.take().unwrap());
@@ -128,8 +141,8 @@ pub fn play_input(ws: &Workspace, version: &str, url: &str, flags: &[&str], acti
     drop(stdin);
     lines.extend(rx.iter());
     reader.join().unwrap();
-    assert!(child.wait().unwrap().success(), "{version}");
-    lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    let status = child.wait().unwrap();
+    (lines.iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect(), status)
 }
 
 /// The session replays identical, and its replayed stream-json is the live one.

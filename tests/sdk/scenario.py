@@ -162,6 +162,20 @@ async def hook_pretooluse():
     await run_query("read a.txt", hooks={"PreToolUse": [HookMatcher(matcher="Read", hooks=[deny_read])]})
 
 
+async def hook_wrong_event():
+    """The Python SDK's examples/hooks.py: a UserPromptSubmit callback answering as a
+    SessionStart hook. Claude Code's session crashes on it: one error result, exit 1."""
+
+    async def wrong_event(hook_input, tool_use_id, context):
+        emit({"event": "hook_callback", "input": hook_input})
+        return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "My favorite color is hot pink"}}
+
+    options_ = options(hooks={"UserPromptSubmit": [HookMatcher(matcher=None, hooks=[wrong_event])]})
+    async with ClaudeSDKClient(options=options_) as client:
+        await client.query("What's my favorite color?")
+        await receive_turn(client)
+
+
 async def interrupt():
     async with ClaudeSDKClient(options=options()) as client:
         await client.query("go")
@@ -291,6 +305,7 @@ SCENARIOS = {
     "two_turns": two_turns,
     "can_use_tool": can_use_tool,
     "hook_pretooluse": hook_pretooluse,
+    "hook_wrong_event": hook_wrong_event,
     "interrupt": interrupt,
     "set_model_and_mode": set_model_and_mode,
     "resume": resume,

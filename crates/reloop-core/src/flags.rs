@@ -218,6 +218,12 @@ pub enum Flag {
     /// error and adds nothing (`hooks_events/prompt_wrong_event`, both versions). Off: the context
     /// counts whatever event the answer names.
     HookEventNameChecked = 39,
+    /// An Agent SDK callback hook whose answer names another event than the one it ran for ends
+    /// the session before its prompt is asked ([`crate::Stop::HookAnswerRejected`]), as both
+    /// versions crash on it (Python SDK `examples/hooks.py`; tests/sdk/recorded/
+    /// hook_wrong_event*.jsonl); a command hook's such answer stays the hook's error (flag 39).
+    /// Off: the prompt goes on.
+    CallbackEventNameChecked = 40,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -276,6 +282,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::RuleSources,
     Flag::ClearStartsSession,
     Flag::HookEventNameChecked,
+    Flag::CallbackEventNameChecked,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -360,7 +367,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -376,7 +383,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -54,7 +54,9 @@ pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Submitted 
     let Some(runs) = ctx.session.prompt_hooks.take() else {
         return Submitted::Go(ctx, None);
     };
-    let verdict = prompt_verdict(&runs, ctx.config.flag(crate::Flag::HookEventNameChecked));
+    let flags =
+        (ctx.config.flag(crate::Flag::HookEventNameChecked), ctx.config.flag(crate::Flag::CallbackEventNameChecked));
+    let verdict = prompt_verdict(&runs, flags.0, flags.1);
     let (command, reason, keep) = match &verdict {
         PromptVerdict::Pass { contexts } if contexts.is_empty() => return Submitted::Go(ctx, None),
         PromptVerdict::Pass { contexts } => {
@@ -62,17 +64,30 @@ pub(crate) fn submit(mut ctx: Box<Loop>, content: &[ContentBlock]) -> Submitted 
         }
         PromptVerdict::Blocked { command, reason, .. } => (command.clone(), reason.clone(), false),
         PromptVerdict::Stopped { command, reason } => (command.clone(), reason.clone(), true),
+        PromptVerdict::Rejected { command, error } => {
+            let stop = Stop::HookAnswerRejected { command: command.clone(), error: error.clone() };
+            return Submitted::Refused(Box::new(done(
+                unstarted(ctx),
+                Terminal::failed(stop, error.clone()),
+                Vec::new(),
+            )));
+        }
     };
     let text = verdict.text(&prompt_text(content)).unwrap_or_default();
     if keep {
         ctx.messages.push(Message::user(content.to_vec()));
     }
-    // The query that never started counts no turn and no request of its own.
+    let ctx = unstarted(ctx);
+    let stop = Stop::HookStopped(HookPrevented { command, stop_reason: Some(reason), tool_use_id: None });
+    Submitted::Refused(Box::new(done(ctx, Terminal::failed(stop, text), Vec::new())))
+}
+
+/// The query that never started counts no turn and no request of its own.
+fn unstarted(mut ctx: Box<Loop>) -> Box<Loop> {
     ctx.query = Query::default();
     ctx.turn = Turn::default();
     ctx.iteration = Iteration::default();
-    let stop = Stop::HookStopped(HookPrevented { command, stop_reason: Some(reason), tool_use_id: None });
-    Submitted::Refused(Box::new(done(ctx, Terminal::failed(stop, text), Vec::new())))
+    ctx
 }
 
 /// Whether the held PreCompact runs of a compaction by hand cancel it: a hook blocked, as

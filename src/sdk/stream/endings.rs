@@ -20,6 +20,11 @@ impl SdkStream {
     }
 }
 
+/// 2.1.332's report of a session that crashed on an error of its own kind (`TelemetrySafeError`),
+/// the last of the result's `errors`.
+const SESSION_CRASH_2_1_332: &str =
+    "[session_crash] error_name=TelemetrySafeError api_error_status=none cause_name=none";
+
 /// The ends each version words its own way, after the line's `terminal_reason`.
 pub(super) fn version_ending(line: &mut Map<String, Value>, result: &RunResult) {
     // `num_turns` needs nothing here: the StructuredOutput result's `user` line is counted as
@@ -36,6 +41,19 @@ pub(super) fn version_ending(line: &mut Map<String, Value>, result: &RunResult) 
             line.insert("terminal_reason".into(), json!("budget_exhausted"));
             line.insert("stop_reason".into(), Value::Null);
         }
+        // Claude Code's session crash (tests/sdk/recorded/hook_wrong_event*.jsonl): nothing ran,
+        // no reason or status is named, and 2.1.332 adds its crash report to the errors.
+        (Stop::HookAnswerRejected { error, .. }, profile) if profile.profile().claude_code_version.is_some() => {
+            for key in ["terminal_reason", "api_error_status"] {
+                line.remove(key);
+            }
+            line.insert("stop_reason".into(), Value::Null);
+            let mut errors = vec![json!(error)];
+            if profile == ProfileId::ClaudeCode2_1_332 {
+                errors.push(json!(SESSION_CRASH_2_1_332));
+            }
+            line.insert("errors".into(), Value::Array(errors));
+        }
         _ => {}
     }
 }
@@ -51,6 +69,10 @@ impl SdkStream {
         }
         // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call) counts none.
         if matches!(&result.terminal.stop, Stop::HookStopped(hook) if hook.tool_use_id.is_none()) {
+            return 0;
+        }
+        // Nor one a callback's answer ended the session before (Claude Code's crash).
+        if matches!(&result.terminal.stop, Stop::HookAnswerRejected { .. }) {
             return 0;
         }
         self.user_lines.saturating_add(1)

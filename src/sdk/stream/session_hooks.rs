@@ -3,6 +3,8 @@
 //! `hook_response` before `system/init`, and a refused prompt's `system/informational`.
 
 use reloop_core::hook::{HookEventName, HookRun};
+use reloop_core::{Reason, Stop};
+use reloop_driver::RunEvent;
 use serde_json::{json, Map, Value};
 
 use super::SdkStream;
@@ -16,6 +18,19 @@ impl SdkStream {
         }
         let uuid = self.uuid();
         self.held_init = Some((line, uuid));
+    }
+
+    /// A query a callback hook's answer for another event ended: Claude Code's session crashed
+    /// before the query printed its `system/init` (tests/sdk/recorded/hook_wrong_event*.jsonl).
+    /// Only the session's first query holds its `init` that long; a later query's is printed
+    /// when its message arrives.
+    pub(super) fn crash_drops_init(&mut self, event: &RunEvent) {
+        let RunEvent::Transition { reason: Reason::Terminal(Stop::HookAnswerRejected { .. }), .. } = event else {
+            return;
+        };
+        if self.profile.profile().claude_code_version.is_some() {
+            self.held_init = None;
+        }
     }
 
     /// Prints the held `system/init`, if it still waits.

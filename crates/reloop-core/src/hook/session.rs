@@ -32,6 +32,13 @@ pub enum PromptVerdict {
         /// Its `stopReason` (empty when it gave none).
         reason: String,
     },
+    /// A callback hook answered for another event ([`rejected_answer`]): the session ends.
+    Rejected {
+        /// The hook (`callback:<id>`).
+        command: String,
+        /// Claude Code's error text.
+        error: String,
+    },
 }
 
 impl PromptVerdict {
@@ -44,13 +51,14 @@ impl PromptVerdict {
                 Some(format!("UserPromptSubmit operation blocked by hook:\n{shown}\n\nOriginal prompt: {prompt}"))
             }
             PromptVerdict::Stopped { reason, .. } => Some(format!("Operation stopped by hook: {reason}")),
+            PromptVerdict::Rejected { error, .. } => Some(error.clone()),
         }
     }
 
     /// 2.1.332's `prompt_submit_outcome` on that line: `kind`, `prompt_kept`, `reason`.
     pub fn submit_outcome(&self) -> Option<Value> {
         let (kind, kept, reason) = match self {
-            PromptVerdict::Pass { .. } => return None,
+            PromptVerdict::Pass { .. } | PromptVerdict::Rejected { .. } => return None,
             PromptVerdict::Blocked { reason, .. } => ("blocked_by_hook", false, reason),
             PromptVerdict::Stopped { reason, .. } => ("stopped_by_hook", true, reason),
         };
@@ -58,9 +66,15 @@ impl PromptVerdict {
     }
 }
 
-/// Reads a prompt's UserPromptSubmit runs: `continue: false` wins, then the first block, else
-/// the prompt passes with the hooks' added context.
-pub fn prompt_verdict(runs: &[HookRun], checked: bool) -> PromptVerdict {
+/// Reads a prompt's UserPromptSubmit runs: a callback's answer for another event ends the
+/// session when `callbacks_checked` ([`crate::Flag::CallbackEventNameChecked`]), then
+/// `continue: false` wins, then the first block, else the prompt passes with the hooks' added
+/// context (`checked`: [`crate::Flag::HookEventNameChecked`]).
+pub fn prompt_verdict(runs: &[HookRun], checked: bool, callbacks_checked: bool) -> PromptVerdict {
+    if let Some((command, error)) = rejected_answer(HookEventName::UserPromptSubmit, runs).filter(|_| callbacks_checked)
+    {
+        return PromptVerdict::Rejected { command, error };
+    }
     let combined = outcome(HookEventName::UserPromptSubmit, runs);
     if let Some(prevented) = combined.prevent {
         return PromptVerdict::Stopped {
@@ -110,6 +124,35 @@ pub fn additional_contexts(event: HookEventName, runs: &[HookRun], checked: bool
             Some(format!("{name} hook additional context: {context}"))
         })
         .collect()
+}
+
+/// The first callback hook (the Agent SDK's, `callback:<id>`) whose answer's `hookSpecificOutput`
+/// names another event than `event` (or none), with Claude Code's error:
+/// `Hook returned incorrect event name: expected 'EVENT' but got 'NAME'. Full stdout: JSON`, the
+/// answer indented by two spaces. Both versions throw it and end the session, where a command
+/// hook's such answer is only its error (Python SDK `examples/hooks.py`; tests/sdk/recorded/
+/// hook_wrong_event*.jsonl); an answer that also blocks drops its `hookSpecificOutput` instead,
+/// as Claude Code's reading does.
+pub fn rejected_answer(event: HookEventName, runs: &[HookRun]) -> Option<(String, String)> {
+    let expected = event.as_str();
+    runs.iter().filter(|run| run.command.starts_with("callback:") && run.exit_code == Some(0)).find_map(|run| {
+        let answer: Value = serde_json::from_str(run.stdout.trim()).ok()?;
+        let specific = answer.get("hookSpecificOutput")?;
+        let named = specific.get("hookEventName");
+        if named.and_then(Value::as_str) == Some(expected) || answer.get("decision") == Some(&Value::from("block")) {
+            return None;
+        }
+        // As JavaScript puts a value in a template: a string as it is, a missing one `undefined`.
+        let got = match named {
+            None => "undefined".to_string(),
+            Some(Value::String(name)) => name.clone(),
+            Some(other) => other.to_string(),
+        };
+        let stdout = serde_json::to_string_pretty(&answer).ok()?;
+        let error =
+            format!("Hook returned incorrect event name: expected '{expected}' but got '{got}'. Full stdout: {stdout}");
+        Some((run.command.clone(), error))
+    })
 }
 
 /// A hook's JSON answer's `hookSpecificOutput.additionalContext`; with `event`, only when the
@@ -208,6 +251,7 @@ mod tests {
         let block = prompt_verdict(
             &[run("h", 0, "{\"decision\":\"block\",\"reason\":\"BLOCK-REASON-UserPromptSubmit-s\"}\n", "")],
             true,
+            true,
         );
         assert_eq!(
             block.text("检查登录模块").unwrap(),
@@ -217,7 +261,7 @@ mod tests {
             block.submit_outcome().unwrap(),
             serde_json::json!({"kind": "blocked_by_hook", "prompt_kept": false, "reason": "BLOCK-REASON-UserPromptSubmit-s"})
         );
-        let exit2 = prompt_verdict(&[run(CMD, 2, "", "EXIT2-STDERR-UserPromptSubmit-s\n")], true);
+        let exit2 = prompt_verdict(&[run(CMD, 2, "", "EXIT2-STDERR-UserPromptSubmit-s\n")], true, true);
         assert_eq!(
             exit2.text("检查登录模块").unwrap(),
             format!("UserPromptSubmit operation blocked by hook:\n[{CMD}]: EXIT2-STDERR-UserPromptSubmit-s\n\n\nOriginal prompt: 检查登录模块")
@@ -225,6 +269,7 @@ mod tests {
         assert_eq!(exit2.submit_outcome().unwrap()["reason"], "EXIT2-STDERR-UserPromptSubmit-s");
         let stop = prompt_verdict(
             &[run("h", 0, "{\"continue\":false,\"stopReason\":\"STOP-REASON-UserPromptSubmit-s\"}", "")],
+            true,
             true,
         );
         assert_eq!(stop.text("x").unwrap(), "Operation stopped by hook: STOP-REASON-UserPromptSubmit-s");
@@ -236,7 +281,7 @@ mod tests {
     fn context_comes_from_additional_context_or_plain_stdout_and_not_from_failures() {
         let ctx = "{\"systemMessage\":\"S\",\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"CTX-UserPromptSubmit-s\"}}\n";
         let verdict =
-            prompt_verdict(&[run("a", 0, ctx, ""), run("b", 0, "PLAIN\n", ""), run("c", 1, "LOST", "")], true);
+            prompt_verdict(&[run("a", 0, ctx, ""), run("b", 0, "PLAIN\n", ""), run("c", 1, "LOST", "")], true, true);
         assert_eq!(
             verdict,
             PromptVerdict::Pass {
@@ -268,7 +313,7 @@ mod tests {
             "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"WRONG-CTX\"}}\n";
         let unnamed = "{\"hookSpecificOutput\":{\"additionalContext\":\"UNNAMED-CTX\"}}\n";
         let runs = [run("w", 0, wrong, ""), run("u", 0, unnamed, "")];
-        let contexts = |checked| match prompt_verdict(&runs, checked) {
+        let contexts = |checked| match prompt_verdict(&runs, checked, true) {
             PromptVerdict::Pass { contexts } => contexts,
             other => panic!("{other:?}"),
         };
@@ -295,5 +340,38 @@ mod tests {
             Some("Compaction blocked by PreCompact hook: [b]: BLOCK-REASON-PreCompact-b")
         );
         assert_eq!(pre_compact_block(&[run("p", 0, "PLAIN\n", "")]), None);
+    }
+
+    /// The Python SDK's `examples/hooks.py`: a UserPromptSubmit callback answering as a
+    /// SessionStart hook ends the session, in both versions' words (tests/sdk/recorded/
+    /// hook_wrong_event*.jsonl); a command hook's same answer only loses its context, and an
+    /// answer that also blocks is not rejected.
+    #[test]
+    fn a_callbacks_answer_for_another_event_ends_the_session() {
+        let answer = "{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"My favorite color is hot pink\"}}";
+        let want = "Hook returned incorrect event name: expected 'UserPromptSubmit' but got 'SessionStart'. Full stdout: {\n  \"hookSpecificOutput\": {\n    \"hookEventName\": \"SessionStart\",\n    \"additionalContext\": \"My favorite color is hot pink\"\n  }\n}";
+        let rejected = prompt_verdict(&[run("callback:hook_0", 0, answer, "")], true, true);
+        assert_eq!(rejected, PromptVerdict::Rejected { command: "callback:hook_0".into(), error: want.into() });
+        assert_eq!(rejected.text("x").as_deref(), Some(want));
+        assert_eq!(rejected.submit_outcome(), None);
+        // Before flag 40, and for a command hook, the prompt goes on without the context.
+        let passes = PromptVerdict::Pass { contexts: vec![] };
+        assert_eq!(prompt_verdict(&[run("callback:hook_0", 0, answer, "")], true, false), passes);
+        assert_eq!(prompt_verdict(&[run("/bin/hook", 0, answer, "")], true, true), passes);
+        // No event named is JavaScript's `undefined`; the right event passes.
+        let unnamed = "{\"hookSpecificOutput\":{\"additionalContext\":\"C\"}}";
+        let Some((_, error)) = rejected_answer(HookEventName::UserPromptSubmit, &[run("callback:h", 0, unnamed, "")])
+        else {
+            panic!("an answer naming no event was taken")
+        };
+        assert!(
+            error.starts_with("Hook returned incorrect event name: expected 'UserPromptSubmit' but got 'undefined'."),
+            "{error}"
+        );
+        let right = "{\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"C\"}}";
+        assert_eq!(rejected_answer(HookEventName::UserPromptSubmit, &[run("callback:h", 0, right, "")]), None);
+        let blocks =
+            "{\"decision\":\"block\",\"reason\":\"R\",\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\"}}";
+        assert_eq!(rejected_answer(HookEventName::UserPromptSubmit, &[run("callback:h", 0, blocks, "")]), None);
     }
 }

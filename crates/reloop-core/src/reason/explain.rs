@@ -93,6 +93,9 @@ pub(super) fn explain_stop(s: &Stop) -> String {
         Stop::StructuredOutputRetryExhausted { attempts, last_error } => {
             format!("{attempts} StructuredOutput calls failed validation, the last with: {last_error}")
         }
+        Stop::HookAnswerRejected { command, error } => {
+            format!("the hook {command} answered for another event, which ends the session: {error}")
+        }
     }
 }
 

@@ -70,6 +70,8 @@ pub enum TerminalReason {
     MalformedToolUseExhausted,
     /// The model's `StructuredOutput` calls stayed invalid after every attempt allowed.
     StructuredOutputRetryExhausted,
+    /// A callback hook's answer named another event: the session ends, as Claude Code's crashes.
+    HookAnswerRejected,
 }
 
 impl ContinueReason {
@@ -157,6 +159,8 @@ pub enum Evidence {
     StructuredOutputMissing,
     /// `StructuredOutput` calls failed validation `attempts` times; the last error.
     StructuredOutputInvalid { attempts: u32, last_error: String },
+    /// A callback hook answered for another event; Claude Code's error text.
+    HookAnswerRejected { command: String, error: String },
     /// The token budget's state when the loop decided.
     TokenBudget { pct: u64, turn_tokens: u64, budget: u64 },
     /// The budget says stop: returns diminished or the target was reached.

@@ -133,6 +133,15 @@ pub enum Stop {
         /// The last call's validation error, as the model saw it.
         last_error: String,
     },
+    /// A callback hook (the Agent SDK's) answered with a `hookSpecificOutput` naming another
+    /// event than the one it ran for; Claude Code throws on it and the session ends
+    /// ([`crate::Flag::CallbackEventNameChecked`]).
+    HookAnswerRejected {
+        /// The hook (`callback:<id>`).
+        command: String,
+        /// Claude Code's error text, which the result's `errors` carry.
+        error: String,
+    },
 }
 
 /// How a loop completed.
@@ -338,4 +347,6 @@ wire_table! { Stop, TerminalReason:
         [Evidence::StructuredOutput { tool_use_id }];
     [Stop::StructuredOutputRetryExhausted { attempts, last_error }] => StructuredOutputRetryExhausted,
         [Evidence::StructuredOutputInvalid { attempts, last_error }];
+    [Stop::HookAnswerRejected { command, error }] => HookAnswerRejected,
+        [Evidence::HookAnswerRejected { command, error }];
 }
