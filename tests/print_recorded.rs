@@ -157,6 +157,7 @@ fn run(fx: &Fixture) -> Live {
     // The scenario's own files (hook scripts, servers), laid out as the recorder laid them out.
     let h_home = home.path().to_str().unwrap().to_string();
     common::lay_out_files(&scenario, |text| text.replace(HOME, &h_home));
+    common::seed_git(&scenario, project.path());
     let settings = home.path().join("settings-under-test.json");
     if scenario.get("settings").is_some() {
         std::fs::write(&settings, scenario["settings"].to_string()).unwrap();

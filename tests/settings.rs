@@ -54,6 +54,7 @@ impl Scenario {
                 .replace("/tmp/reloop-cc-hooks", hooks.to_str().unwrap())
         };
         common::lay_out_files(&scenario, place);
+        common::seed_git(&scenario, &ws.cwd());
         if let Some(settings) = scenario.get("settings") {
             std::fs::write(ws.dir.path().join("settings-under-test.json"), place(&settings.to_string())).unwrap();
         }
@@ -203,6 +204,41 @@ fn an_untrusted_folder_s_project_settings_allow_nothing() {
         assert!(out.status.success(), "{version}: {}", stderr(&out));
         assert!(refusals(&stdout_lines(&out)).iter().all(|(_, refused)| !refused), "{version}: trusted");
         assert!(!stderr(&out).contains("Ignoring"), "{version}: {}", stderr(&out));
+    }
+}
+
+/// `rule_sources/local_*`, both versions: in a git repository, the local settings' allow rules
+/// count as the project's once git tracks the file (committed, or only added): an untrusted
+/// folder's then let nothing through, and stderr names `.claude/settings.local.json` in Claude
+/// Code's words; untracked, or in a trusted folder, they apply and nothing is said.
+#[test]
+fn tracked_local_settings_allow_nothing_in_an_untrusted_folder() {
+    for version in VERSIONS {
+        for (variant, refused) in [
+            ("local_tracked", true),
+            ("local_staged", true),
+            ("local_untracked", false),
+            ("local_tracked_trusted", false),
+        ] {
+            let what = format!("{version} {variant}");
+            let ws = Workspace::seed();
+            let scenario = Scenario::load(&ws, version, "rule_sources", variant);
+            let server = FakeServer::start(scenario.turns_in(&ws));
+            let out = scenario.run(&ws, version, &server);
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            let recorded = refusals(&lines(&scenario.dir.join("stdout.jsonl")));
+            assert_eq!(refusals(&stdout_lines(&out)), recorded, "{what}");
+            assert_eq!(recorded.iter().any(|(_, r)| *r), refused, "{what}: the recording");
+            let said = scenario.scenario["outcome"]["stderr"].as_str().unwrap().trim_end().to_string();
+            let said = said
+                .replace("/tmp/reloop-cc-project", ws.cwd().to_str().unwrap())
+                .replace("/tmp/reloop-cc-home", scenario.home.path().to_str().unwrap());
+            assert_eq!(said.is_empty(), !refused, "{what}: the recording's stderr");
+            match refused {
+                true => assert!(stderr(&out).contains(&said), "{what}: {}\nwanted: {said}", stderr(&out)),
+                false => assert!(!stderr(&out).contains("Ignoring"), "{what}: {}", stderr(&out)),
+            }
+        }
     }
 }
 

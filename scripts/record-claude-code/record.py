@@ -403,6 +403,24 @@ def seed_files(files):
             os.chmod(path, 0o755)
 
 
+def seed_git(paths):
+    """A scenario's `git`: the project made a git repository whose first commit holds `commit`
+    and whose index also holds `stage` (paths relative to the project), with a fixed author and
+    date; the rest of the project stays untracked."""
+    if not paths:
+        return
+    env = dict(os.environ, GIT_AUTHOR_NAME="rec", GIT_AUTHOR_EMAIL="rec@example.invalid",
+               GIT_COMMITTER_NAME="rec", GIT_COMMITTER_EMAIL="rec@example.invalid",
+               GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+    git = ["git", "-C", PROJECT, "-c", "init.defaultBranch=main"]
+    subprocess.run(git + ["init", "-q"], check=True, env=env)
+    if paths.get("commit"):
+        subprocess.run(git + ["add", "--"] + paths["commit"], check=True, env=env)
+        subprocess.run(git + ["commit", "-q", "-m", "seed"], check=True, env=env)
+    if paths.get("stage"):
+        subprocess.run(git + ["add", "--"] + paths["stage"], check=True, env=env)
+
+
 def base_env(port):
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -487,6 +505,7 @@ def record(scenario, version, binary, out_root):
     name = scenario["name"]
     fresh_dirs()
     seed_files(scenario.get("files", {}))
+    seed_git(scenario.get("git"))
     srv = Server(scenario)
     port = srv.start()
     env = base_env(port)

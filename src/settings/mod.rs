@@ -117,8 +117,8 @@ pub(crate) struct Loaded {
 
 /// Reads the layers `sources` allows from `cwd` and `user` (the user's Claude Code folder), then
 /// `--settings` (`flag`: a file, relative to `cwd`, or an inline JSON object), and merges them;
-/// the project file's allow rules count only if `config` (Claude Code's global config,
-/// [`global_config`]) trusts `cwd`.
+/// the project file's allow rules, and the local file's when git tracks it, count only if
+/// `config` (Claude Code's global config, [`global_config`]) trusts `cwd`.
 /// A missing file is no layer; an unreadable or malformed one is a usage error naming it, with
 /// the JSON path of a bad value.
 pub(crate) fn load(
@@ -131,13 +131,21 @@ pub(crate) fn load(
     let mut merged = Value::Object(Map::new());
     // Each rule with the layer it came from: the first layer that lists it, as the lists join.
     let mut rules = PermissionRules::default();
+    // The allow rules an untrusted folder's shared settings lost, and their files (see `trust`).
+    let (mut ignored, mut ignored_files) = (0, Vec::new());
     let mut add = |layer: Value, source: RuleSource| -> Result<(), CliError> {
         let mut layer_rules = parse_layer(&layer.to_string(), source.as_str())?.permissions.from_source(source);
-        // The project file allows nothing in a folder Claude Code has not trusted (see `trust`).
-        let project_allows = source == RuleSource::ProjectSettings && !layer_rules.allow.is_empty();
-        if project_allows && !trust::trusted(cwd, config) {
-            let ignored = std::mem::take(&mut layer_rules.allow).len();
-            trust::warn_ignored(ignored, cwd, config);
+        let shared = match source {
+            RuleSource::ProjectSettings => Some(".claude/settings.json"),
+            RuleSource::LocalSettings => Some(".claude/settings.local.json"),
+            _ => None,
+        };
+        if let Some(file) = shared.filter(|_| !layer_rules.allow.is_empty()) {
+            let gated = source == RuleSource::ProjectSettings || trust::local_settings_tracked(cwd);
+            if gated && !trust::trusted(cwd, config) {
+                ignored += std::mem::take(&mut layer_rules.allow).len();
+                ignored_files.push(file);
+            }
         }
         rules.join(layer_rules);
         merge(&mut merged, layer);
@@ -161,6 +169,9 @@ pub(crate) fn load(
             add(layer, RuleSource::FlagSettings)?;
             flag_path = Some(std::fs::canonicalize(&path).unwrap_or(path));
         }
+    }
+    if ignored > 0 {
+        trust::warn_ignored(ignored, &ignored_files, cwd, config);
     }
     let model = merged.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_string);
     let text = merged.to_string();

@@ -192,6 +192,37 @@ pub fn lay_out_files(scenario: &serde_json::Value, place: impl Fn(&str) -> Strin
     }
 }
 
+/// Makes `project` the git repository a recorded scenario's `git` asks for, as the recorder
+/// made it (scripts/record-claude-code/record.py `seed_git`): its first commit holds `commit`,
+/// its index also `stage`, the rest stays untracked. Nothing when the scenario has no `git`.
+pub fn seed_git(scenario: &serde_json::Value, project: &std::path::Path) {
+    let Some(git) = scenario.get("git").filter(|g| g.is_object()) else { return };
+    let paths = |key: &str| -> Vec<String> {
+        git[key].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect()
+    };
+    let run = |args: &[&str], paths: &[String]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(project)
+            .args(["-c", "init.defaultBranch=main", "-c", "user.name=rec", "-c", "user.email=rec@example.invalid"])
+            .args(args)
+            .args(paths)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .expect("git, which the recordings' repositories need");
+        assert!(status.success(), "git {args:?} {paths:?}");
+    };
+    run(&["init", "-q"], &[]);
+    if !paths("commit").is_empty() {
+        run(&["add", "--"], &paths("commit"));
+        run(&["commit", "-q", "-m", "seed"], &[]);
+    }
+    if !paths("stage").is_empty() {
+        run(&["add", "--"], &paths("stage"));
+    }
+}
+
 /// Stream-json lines without what differs between two printings of the same session (their
 /// durations and timestamps): a live run and its replay compare equal through it.
 pub fn without_timings(lines: &[serde_json::Value]) -> Vec<serde_json::Value> {
