@@ -48,7 +48,7 @@ const DIFFERS: &[(&str, &str)] = &[
     ),
     (
         "include_partial_messages.py",
-        "init is reloop's; no system/status requesting line; message_start has no id; usage keys differ",
+        "init is reloop's; message_start has no id or usage; usage keys differ",
     ),
     ("plugin_example.py", "plugins are not loaded, so init lists none"),
     ("setting_sources.py", "Claude Code's built-in slash commands and skills are not reloop's, so none is listed"),

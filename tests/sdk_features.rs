@@ -112,9 +112,9 @@ fn thinking_is_asked_for_as_each_version_asks_for_it() {
 }
 
 /// The line kinds of a stream-json run the way the SDKs dispatch them (`stream_event` by its
-/// event's type), without `system` lines but the thinking estimates, with their figures (status
-/// lines reloop does not print) and with consecutive deltas of one block as one (the server
-/// decides how a tool input is chunked).
+/// event's type), without `system` lines but the thinking estimates, with their figures, and the
+/// status lines, and with consecutive deltas of one block as one (the server decides how a tool
+/// input is chunked).
 fn partial_shape(lines: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in lines {
@@ -122,6 +122,7 @@ fn partial_shape(lines: &[Value]) -> Vec<String> {
             "system" if line["subtype"] == "thinking_tokens" => {
                 format!("thinking_tokens:{}:{}", line["estimated_tokens"], line["estimated_tokens_delta"])
             }
+            "system" if line["subtype"] == "status" => format!("status:{}", line["status"].as_str().unwrap_or("")),
             "system" => continue,
             "stream_event" => format!("{}:{}", line["event"]["type"].as_str().unwrap(), line["event"]["index"]),
             "assistant" => format!("assistant:{}", line["message"]["content"][0]["type"].as_str().unwrap()),

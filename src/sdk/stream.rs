@@ -466,6 +466,10 @@ impl SdkStream {
     }
 
     fn stream_event(&mut self, event: Value) {
+        // Both versions say they ask before a response's events (`partial_messages/`).
+        if event["type"] == "message_start" && self.profile.profile().claude_code_version.is_some() {
+            self.system_line("status", json!({"status": "requesting"}));
+        }
         let mut line = Map::new();
         line.insert("type".into(), json!("stream_event"));
         line.insert("event".into(), event);
