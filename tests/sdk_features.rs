@@ -157,7 +157,27 @@ fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_li
         assert_eq!(delta["event"]["delta"], json!({"stop_reason": "tool_use", "stop_sequence": null}));
         let tool_start = r.lines.iter().find(|l| l["event"]["content_block"]["type"] == "tool_use").unwrap();
         assert_eq!(tool_start["event"]["content_block"]["input"], json!({}));
+        // Each response's head is the server's: its id and the usage it opened with, in the
+        // recorded key order.
+        let starts = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["event"]["type"] == "message_start")
+                .map(|l| l["event"]["message"].clone())
+                .collect()
+        };
+        let keys = |m: &Value| m.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        let (ours, theirs) = (starts(&r.lines), starts(&recorded_stdout(version, "partial_messages/tool_and_text")));
+        assert_eq!(ours.iter().map(keys).collect::<Vec<_>>(), theirs.iter().map(keys).collect::<Vec<_>>(), "{version}");
+        assert_eq!(ours.len(), r.requests.len(), "{version}: a head per response");
+        assert_eq!((ours[0]["id"].clone(), ours[1]["id"].clone()), (json!("msg_1"), json!("msg_2")), "{version}");
+        assert!(ours.iter().all(|m| m["usage"]["input_tokens"].is_u64()), "{version}: {ours:?}");
         assert!(r.replays_identical(), "{version}");
+        // The replay shows the same heads, from the journal.
+        let replayed = r.ws.reloop(&["replay", "last", "--output-format", "stream-json"]);
+        let replayed: Vec<Value> =
+            common::stdout(&replayed).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(starts(&replayed), ours, "{version}: replayed");
     }
 }
 

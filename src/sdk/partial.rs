@@ -1,9 +1,10 @@
 //! The `stream_event` lines of `--include-partial-messages`, in Claude Code's order (recorded
 //! from 2.1.197 and 2.1.332, `crates/reloop-import/tests/recorded/*/partial_messages/`):
 //!
-//! `message_start`, then per content block `content_block_start`, its deltas, the block's own
-//! `assistant` line, `content_block_stop`; then `message_delta` (stop reason, output tokens)
-//! and `message_stop`.
+//! `message_start` (the response's id and opening usage as the server sent them, from its
+//! journaled `model_started` step), then per content block `content_block_start`, its deltas,
+//! the block's own `assistant` line, `content_block_stop`; then `message_delta` (stop reason,
+//! output tokens) and `message_stop`.
 //!
 //! Text deltas are printed as they stream (they are journaled, so a replay prints them too);
 //! a block whose deltas the loop does not stream (a tool call's input, thinking) gets its whole
@@ -21,10 +22,20 @@ pub(super) struct Partial {
     started: bool,
     /// The blocks whose `content_block_start` was printed (their text streamed).
     streamed: BTreeSet<usize>,
+    /// The response's head as the server sent it, once it came ([`Partial::head`]).
+    head: Head,
 }
 
-/// A response's head: what `message_start` says before the answer is known.
-fn message_start(model: &str, id: Option<&str>) -> Value {
+/// What the server said the response began with (`message_start`): its id and opening usage.
+#[derive(Debug, Default)]
+struct Head {
+    id: Option<String>,
+    usage: Option<Value>,
+}
+
+/// A response's head: what `message_start` says before the answer is known, with the id and
+/// usage the server opened with (journaled from the response's start; none in older journals).
+fn message_start(model: &str, id: Option<&str>, usage: Option<&Value>) -> Value {
     let mut message = serde_json::Map::new();
     if let Some(id) = id {
         message.insert("id".into(), json!(id));
@@ -35,15 +46,23 @@ fn message_start(model: &str, id: Option<&str>) -> Value {
     message.insert("content".into(), json!([]));
     message.insert("stop_reason".into(), Value::Null);
     message.insert("stop_sequence".into(), Value::Null);
+    if let Some(usage) = usage {
+        message.insert("usage".into(), usage.clone());
+    }
     json!({"type": "message_start", "message": message})
 }
 
 impl Partial {
+    /// The response in flight began with this id and usage (its `message_start`).
+    pub(super) fn head(&mut self, id: Option<String>, usage: Option<Value>) {
+        self.head = Head { id, usage };
+    }
+
     /// The events that go before a streamed text delta of block `index`, the delta included.
     pub(super) fn text_delta(&mut self, model: &str, index: usize, text: &str) -> Vec<Value> {
         let mut events = Vec::new();
         if !std::mem::replace(&mut self.started, true) {
-            events.push(message_start(model, None));
+            events.push(message_start(model, self.head.id.as_deref(), self.head.usage.as_ref()));
         }
         if self.streamed.insert(index) {
             events.push(json!({"type": "content_block_start", "index": index,
@@ -103,7 +122,7 @@ impl Partial {
         if std::mem::replace(&mut self.started, true) {
             Vec::new()
         } else {
-            vec![message_start(model, Some(id))]
+            vec![message_start(model, Some(self.head.id.as_deref().unwrap_or(id)), self.head.usage.as_ref())]
         }
     }
 

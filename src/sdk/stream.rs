@@ -369,6 +369,7 @@ impl SdkStream {
                 self.init = Some(line.clone());
                 self.hold_init(line);
             }
+            RunEvent::ResponseStarted { id, usage } => self.streaming.head(id.clone(), usage.clone()),
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);

@@ -84,6 +84,20 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "is_legacy")]
         request: u32,
     },
+    /// The response in flight began: its id and the usage it opened with, as the server wrote
+    /// it (the Messages API's `message_start`), for the caller's stream. It changes no state;
+    /// it is journaled so that a replay shows the response's head as the live run did.
+    ModelStarted {
+        /// The API's message id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// `message_start`'s `usage`, as sent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<serde_json::Value>,
+        /// The request it answers.
+        #[serde(default, skip_serializing_if = "is_legacy")]
+        request: u32,
+    },
     /// One content block of the response in flight is complete.
     ModelBlock {
         /// The block's index in the response.
@@ -221,6 +235,7 @@ macro_rules! on_request {
     ($event:expr, $request:ident => $some:expr, _ => $none:expr) => {
         match $event {
             Event::TextDelta { request: $request, .. }
+            | Event::ModelStarted { request: $request, .. }
             | Event::ModelBlock { request: $request, .. }
             | Event::ModelDone { request: $request, .. }
             | Event::ModelFailed { request: $request, .. }

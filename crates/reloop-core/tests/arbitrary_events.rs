@@ -22,7 +22,7 @@ struct Spec {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    (0u8..17, prop_oneof![4 => Just(0i8), 1 => Just(-1i8), 1 => Just(1i8)], 0u8..6)
+    (0u8..18, prop_oneof![4 => Just(0i8), 1 => Just(-1i8), 1 => Just(1i8)], 0u8..6)
         .prop_map(|(kind, offset, variant)| Spec { kind, offset, variant })
 }
 
@@ -102,6 +102,7 @@ fn resolve(spec: &Spec, state: &State) -> Event {
         13 => Event::Resumed,
         14 => Event::Abort,
         15 => Event::SetModel { model: v.is_multiple_of(2).then(|| format!("model-{v}")), command: None },
+        16 => Event::ModelStarted { id: Some(format!("msg_{v}")), usage: Some(json!({"input_tokens": v})), request },
         _ => Event::SetPermissionMode { mode: ["default", "plan", "acceptEdits"][usize::from(v) % 3].into() },
     }
 }
@@ -157,10 +158,11 @@ proptest! {
                     prop_assert_eq!(&ignored.event_kind, kind);
                 }
                 None => {
-                    // An applied event changes something, but for a delta after the first (it
-                    // is journaled for the stream) and a tool hook that had nothing to file.
+                    // An applied event changes something, but for a delta after the first and a
+                    // response's head (both journaled for the stream) and a tool hook that had
+                    // nothing to file.
                     let changed = digest != digest_before || !step.effects.is_empty() || step.reason.is_some();
-                    prop_assert!(changed || matches!(kind, "text_delta" | "hook_done"),
+                    prop_assert!(changed || matches!(kind, "text_delta" | "model_started" | "hook_done"),
                         "{} in {} was neither applied nor ignored", kind, phase_before);
                 }
             }

@@ -26,6 +26,7 @@ fn every_event_kind_is_its_serde_tag_in_declaration_order() {
     let events = vec![
         Event::user_input(vec![ContentBlock::text("go")]),
         Event::TextDelta { index: 0, text: "a".into(), request: 1 },
+        Event::ModelStarted { id: Some("msg_1".into()), usage: None, request: 1 },
         Event::ModelBlock { index: 0, block: ContentBlock::text("a"), request: 1 },
         Event::ModelDone { id: None, model: None, stop_reason: None, usage: Usage::default(), request: 1 },
         Event::ModelFailed { error: error(), request: 1 },

@@ -99,6 +99,7 @@ impl StepBounds {
             | Event::Abort => event,
             event @ (Event::UserInput { .. }
             | Event::TextDelta { .. }
+            | Event::ModelStarted { .. }
             | Event::ModelDone { .. }
             | Event::ModelFailed { .. }
             | Event::ToolDone(_)
@@ -295,6 +296,7 @@ fn replacement(event: &Event, share: usize) -> Event {
             request,
         },
         Event::TextDelta { index, .. } => Event::TextDelta { index: *index, text: note, request },
+        Event::ModelStarted { .. } => Event::ModelStarted { id: None, usage: None, request },
         Event::UserInput { .. } => Event::user_input(vec![reloop_core::ContentBlock::text(note)]),
         Event::QueuedInput { id, .. } => {
             Event::QueuedInput { id: id.clone(), content: vec![reloop_core::ContentBlock::text(note)] }

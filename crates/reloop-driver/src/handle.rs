@@ -43,6 +43,14 @@ pub enum RunEvent {
         /// Whose loop rules the session follows.
         profile: reloop_core::profile::ProfileId,
     },
+    /// A model response began: its id and opening usage as the server sent them
+    /// (`message_start`), for a stream that shows the response's head.
+    ResponseStarted {
+        /// The response's id.
+        id: Option<String>,
+        /// `message_start`'s `usage`, as sent.
+        usage: Option<serde_json::Value>,
+    },
     /// Assistant text as it streams, with the index of the content block it belongs to.
     TextDelta {
         /// The content block of the response the text belongs to.

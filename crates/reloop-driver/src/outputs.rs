@@ -61,6 +61,10 @@ pub fn step_outputs(
     let mut out = Vec::new();
     match event {
         Event::TextDelta { index, text, .. } => out.push(RunEvent::TextDelta { index: *index, text: text.clone() }),
+        // A head that came after its request was given up answers nothing.
+        Event::ModelStarted { id, usage, .. } if after.streaming().is_some() => {
+            out.push(RunEvent::ResponseStarted { id: id.clone(), usage: usage.clone() })
+        }
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
         Event::QueuedInput { id, .. } if !after.is_done() => {
             out.push(RunEvent::Input { id: id.clone(), status: "queued" })

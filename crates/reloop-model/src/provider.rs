@@ -179,11 +179,20 @@ pub struct WireStyle {
     pub merge_user_messages: bool,
 }
 
-/// What a provider streams back. Order: any `TextDelta`/`Block`…, then exactly one `Done` or one
-/// `Failed`, then the stream ends.
+/// What a provider streams back. Order: at most one `Started`, any `TextDelta`/`Block`…, then
+/// exactly one `Done` or one `Failed`, then the stream ends.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum StreamEvent {
+    /// The response began (the Messages API's `message_start`): its id and the usage it opened
+    /// with, as the server wrote it, for a caller that shows the response's head as it came
+    /// (Claude Code's partial messages).
+    Started {
+        /// The response's id, when the server gave one.
+        id: Option<String>,
+        /// The `usage` object of `message_start`, as sent.
+        usage: Option<serde_json::Value>,
+    },
     /// Text as it arrives, for the caller's live output. The completed `Block` carries the
     /// authoritative text.
     TextDelta {

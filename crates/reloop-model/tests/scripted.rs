@@ -68,7 +68,7 @@ async fn message_error_and_sse_responses() {
         )]
     );
 
-    let third = collect(&provider, simple_request(3)).await;
+    let third = collect_all(&provider, simple_request(3)).await;
     assert_eq!(third, parse_anthropic_sse(sse.as_bytes()));
     assert!(matches!(third.last(), Some(StreamEvent::Done { id: Some(id), .. }) if id == "msg_s"));
 }

@@ -18,6 +18,10 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
             streaming.streamed = true;
             Step::stay(Phase::AwaitingModel(ctx, streaming))
         }
+        // The response's head: for the caller's stream only.
+        Event::ModelStarted { request, .. } if ctx.is_current(request) => {
+            Step::stay(Phase::AwaitingModel(ctx, streaming))
+        }
         Event::ModelBlock { block, request, .. } if ctx.is_current(request) => {
             streaming.blocks.push(block);
             streaming.streamed = true;
@@ -28,6 +32,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut streaming: Streaming, event: Event) -> Step
         }
         Event::ModelFailed { error, request } if ctx.is_current(request) => crate::retry::failed(ctx, streaming, error),
         other @ (Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }) => stale(Phase::AwaitingModel(ctx, streaming), &other),

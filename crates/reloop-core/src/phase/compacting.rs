@@ -46,6 +46,7 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
         }
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

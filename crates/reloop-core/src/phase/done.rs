@@ -41,6 +41,7 @@ pub(crate) fn on(mut ctx: Box<Loop>, terminal: Terminal, event: Event) -> Step {
         // Late outcomes of what the end cancelled, a queued message that came too late, a
         // second abort: none of them changes a stopped loop.
         other @ (Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

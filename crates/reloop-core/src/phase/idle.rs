@@ -22,6 +22,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::QueuedInput { id, content } => queue(Phase::Idle(ctx), id, content),
         Event::Resumed => Step::ignore(Phase::Idle(ctx), &event, IgnoreWhy::NothingInFlight),
         other @ (Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

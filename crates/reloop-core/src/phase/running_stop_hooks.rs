@@ -46,6 +46,7 @@ pub(crate) fn on(ctx: Box<Loop>, stop_reason: Option<StopReason>, event: Event) 
         Event::QueuedInput { id, content } => queue(Phase::RunningStopHooks(ctx, stop_reason), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

@@ -67,6 +67,7 @@ pub(crate) fn on(ctx: Box<Loop>, mut tools: Tools, event: Event) -> Step {
         Event::QueuedInput { id, content } => queue(Phase::RunningTools(ctx, tools), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

@@ -27,6 +27,7 @@ pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
         Event::QueuedInput { id, content } => queue(Phase::WaitingRetry(ctx), id, content),
         other @ (Event::UserInput { .. }
         | Event::TextDelta { .. }
+        | Event::ModelStarted { .. }
         | Event::ModelBlock { .. }
         | Event::ModelDone { .. }
         | Event::ModelFailed { .. }

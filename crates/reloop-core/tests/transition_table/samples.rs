@@ -28,6 +28,10 @@ pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
             Event::TextDelta { index: 0, text: "t".into(), request: r },
             Event::TextDelta { index: 0, text: "t".into(), request: stale },
         ],
+        "model_started" => vec![
+            Event::ModelStarted { id: Some("msg_1".into()), usage: None, request: r },
+            Event::ModelStarted { id: Some("msg_1".into()), usage: None, request: stale },
+        ],
         "model_block" => vec![
             Event::ModelBlock { index: 0, block: read_call(), request: r },
             Event::ModelBlock { index: 0, block: read_call(), request: stale },

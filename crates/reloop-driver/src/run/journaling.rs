@@ -274,7 +274,10 @@ pub(super) fn plan(
         Durability::Committed
     } else {
         match event {
-            Event::TextDelta { .. } | Event::ModelBlock { .. } | Event::ModelDone { .. } => Durability::Deferred,
+            Event::TextDelta { .. }
+            | Event::ModelStarted { .. }
+            | Event::ModelBlock { .. }
+            | Event::ModelDone { .. } => Durability::Deferred,
             _ => Durability::Committed,
         }
     };

@@ -106,6 +106,7 @@ impl Runner {
             };
             while let Some(item) = stream.next().await {
                 let (event, last) = match item {
+                    StreamEvent::Started { id, usage } => (started(id, usage, request), false),
                     StreamEvent::TextDelta { index, text } => (Event::TextDelta { index, text, request }, false),
                     StreamEvent::Block { index, block } => {
                         (Event::ModelBlock { index, block: as_held(block, held), request }, false)
@@ -128,6 +129,17 @@ impl Runner {
             let _ = inbox.send(Event::ModelFailed { error, request });
         }));
     }
+}
+
+/// The most of a response's head kept: an id or a `usage` object bigger than this is a server's
+/// oddity, shown as absent rather than journaled.
+const MAX_HEAD_BYTES: usize = 4096;
+
+/// The response's head as journaled, bounded ([`MAX_HEAD_BYTES`]).
+fn started(id: Option<String>, usage: Option<serde_json::Value>, request: u32) -> Event {
+    let id = id.filter(|id| id.len() <= MAX_HEAD_BYTES);
+    let usage = usage.filter(|u| u.is_object() && u.to_string().len() <= MAX_HEAD_BYTES);
+    Event::ModelStarted { id, usage, request }
 }
 
 /// How the profile's version holds a tool call's input once parsed.

@@ -136,7 +136,8 @@ impl AnthropicAssembler {
         if let Some(usage) = message.get("usage") {
             merge_usage(&mut self.usage, usage);
         }
-        Ok(Vec::new())
+        let usage = message.get("usage").filter(|u| u.is_object()).cloned();
+        Ok(vec![StreamEvent::Started { id: self.id.clone(), usage }])
     }
 
     /// A block starts, sometimes whole (server tools): its event's size is charged as content.
@@ -367,7 +368,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// What the assembler makes of `events`, its `Started` left out (see
+    /// `message_start_is_passed_on_as_sent`).
     fn feed(events: &[(&str, Value)]) -> Vec<StreamEvent> {
+        feed_all(events).into_iter().filter(|e| !matches!(e, StreamEvent::Started { .. })).collect()
+    }
+
+    fn feed_all(events: &[(&str, Value)]) -> Vec<StreamEvent> {
         let mut assembler = AnthropicAssembler::new();
         let mut out = Vec::new();
         for (name, data) in events {
@@ -375,6 +382,17 @@ mod tests {
         }
         out.extend(assembler.finish());
         out
+    }
+
+    /// The response's head is passed on first, its usage as the server wrote it (Claude Code
+    /// prints it on `message_start`).
+    #[test]
+    fn message_start_is_passed_on_as_sent() {
+        let out = feed_all(&[start(), ("message_stop", json!({"type": "message_stop"}))]);
+        let usage = json!({"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 4});
+        assert_eq!(out[0], StreamEvent::Started { id: Some("msg_1".into()), usage: Some(usage) });
+        let bare = feed_all(&[("message_start", json!({"type": "message_start", "message": {}}))]);
+        assert_eq!(bare[0], StreamEvent::Started { id: None, usage: None });
     }
 
     fn start() -> (&'static str, Value) {

@@ -250,7 +250,14 @@ pub fn simple_request(request_number: u32) -> ModelRequest {
     ModelRequest::new("test-model", 1024, history, request_number)
 }
 
+/// The stream's events, its `Started` head left out (checked by [`check_contract`] and by the
+/// providers' own tests).
 pub async fn collect(provider: &dyn ModelProvider, request: ModelRequest) -> Vec<StreamEvent> {
+    collect_all(provider, request).await.into_iter().filter(|e| !matches!(e, StreamEvent::Started { .. })).collect()
+}
+
+/// Every event of the stream.
+pub async fn collect_all(provider: &dyn ModelProvider, request: ModelRequest) -> Vec<StreamEvent> {
     tokio::time::timeout(Duration::from_secs(30), provider.stream(request).collect::<Vec<_>>())
         .await
         .expect("the stream finished within 30 s")
@@ -258,6 +265,9 @@ pub async fn collect(provider: &dyn ModelProvider, request: ModelRequest) -> Vec
 
 /// Checks the stream order contract and that each text block equals its deltas.
 pub fn check_contract(events: &[StreamEvent]) {
+    let starts = events.iter().filter(|e| matches!(e, StreamEvent::Started { .. })).count();
+    assert!(starts == 0 || matches!(events.first(), Some(StreamEvent::Started { .. })), "Started comes first");
+    assert!(starts <= 1, "at most one Started: {events:#?}");
     let terminals = events.iter().filter(|e| e.is_terminal()).count();
     assert_eq!(terminals, 1, "exactly one Done/Failed: {events:#?}");
     assert!(events.last().is_some_and(StreamEvent::is_terminal), "the terminal event is last");
