@@ -48,7 +48,7 @@ const DIFFERS: &[(&str, &str)] = &[
     ),
     (
         "include_partial_messages.py",
-        "init is reloop's; an assistant line's usage has the cache keys the fake left out, the result's lacks Claude Code's extra keys",
+        "init is reloop's; the result's usage lacks Claude Code's extra keys",
     ),
     ("plugin_example.py", "plugins are not loaded, so init lists none"),
     ("setting_sources.py", "Claude Code's built-in slash commands and skills are not reloop's, so none is listed"),

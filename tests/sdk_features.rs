@@ -172,6 +172,22 @@ fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_li
         assert_eq!(ours.len(), r.requests.len(), "{version}: a head per response");
         assert_eq!((ours[0]["id"].clone(), ours[1]["id"].clone()), (json!("msg_1"), json!("msg_2")), "{version}");
         assert!(ours.iter().all(|m| m["usage"]["input_tokens"].is_u64()), "{version}: {ours:?}");
+        // Each block's `assistant` line carries the usage its response opened with.
+        let opened = |lines: &[Value]| -> Vec<bool> {
+            let mut head = Value::Null;
+            let mut out = Vec::new();
+            for line in lines {
+                match (line["type"].as_str(), line["event"]["type"].as_str()) {
+                    (Some("stream_event"), Some("message_start")) => head = line["event"]["message"]["usage"].clone(),
+                    (Some("assistant"), _) => out.push(line["message"]["usage"] == head),
+                    _ => {}
+                }
+            }
+            out
+        };
+        let recorded = recorded_stdout(version, "partial_messages/tool_and_text");
+        assert_eq!(opened(&r.lines), opened(&recorded), "{version}");
+        assert!(opened(&recorded).iter().all(|same| *same), "{version}: the recording");
         assert!(r.replays_identical(), "{version}");
         // The replay shows the same heads, from the journal.
         let replayed = r.ws.reloop(&["replay", "last", "--output-format", "stream-json"]);

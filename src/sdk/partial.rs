@@ -58,6 +58,11 @@ impl Partial {
         self.head = Head { id, usage };
     }
 
+    /// The usage the response in flight opened with, once known.
+    pub(super) fn head_usage(&self) -> Option<&Value> {
+        self.head.usage.as_ref()
+    }
+
     /// The events that go before a streamed text delta of block `index`, the delta included.
     pub(super) fn text_delta(&mut self, model: &str, index: usize, text: &str) -> Vec<Value> {
         let mut events = Vec::new();

@@ -505,13 +505,17 @@ impl SdkStream {
                 self.response_text.clear();
                 self.thinking_units = 0;
                 let claude_code = self.profile.profile().claude_code_version.is_some();
+                // Claude Code prints each block as it completes, with the usage the response
+                // opened with (`message_start`'s, as sent); reloop's own, the final count.
+                let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
+                let usage = head.unwrap_or_else(|| usage_json(&self.response_usage));
                 for (index, block) in message.content.iter().enumerate() {
                     self.partial_before(&model, &id, index, block);
                     let block = if claude_code { super::usage::shown_block(block) } else { json!(block) };
                     let body = json!({
                         "id": id, "type": "message", "role": "assistant", "model": model,
                         "content": [block], "stop_reason": null, "stop_sequence": null,
-                        "usage": usage_json(&self.response_usage),
+                        "usage": usage,
                     });
                     let mut line = Map::new();
                     line.insert("type".into(), json!("assistant"));

@@ -63,12 +63,15 @@ impl SdkStream {
         }
     }
 
-    /// With partial messages, the events that end the response.
+    /// With partial messages, the events that end the response; either way, nothing of the
+    /// response (its head) carries over to the next.
     pub(super) fn partial_end(&mut self, model: &str, id: &str) {
         if self.partial {
             let (stop, tokens) = (self.stop_reason.clone(), self.response_usage.output_tokens);
             let events = self.streaming.end(model, id, stop.as_deref(), tokens);
             self.stream_events(events);
+        } else {
+            self.streaming.reset();
         }
     }
 }
