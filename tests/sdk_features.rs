@@ -198,28 +198,25 @@ fn partial_messages_come_in_claude_code_s_order_around_each_block_s_assistant_li
 }
 
 /// A thinking block's estimate (`system/thinking_tokens`, a token for every 4 characters)
-/// between its `content_block_start` and its delta, as both versions print it
-/// (`partial_messages/thinking_env`). The thinking block's own lines are compared: reloop prints
-/// it whole when the response ends, so the next block's streamed text comes before it
-/// (docs/sdk.md).
+/// between its `content_block_start` and its delta, and the block's lines printed when it
+/// completes, before the next block's text streams, as both versions print them
+/// (`partial_messages/thinking_env`); the replay prints the same.
 #[test]
 fn a_thinking_block_s_estimate_comes_after_its_start_as_claude_code_prints_it() {
-    let thinking_block = |kinds: Vec<String>| -> Vec<String> {
-        kinds
-            .into_iter()
-            .filter(|k| k.ends_with(":0") || k.starts_with("thinking_tokens") || k == "assistant:thinking")
-            .collect()
-    };
     for version in VERSIONS {
-        let real = thinking_block(partial_shape(&recorded_stdout(version, "partial_messages/thinking_env")));
-        assert_eq!(real[..3], ["content_block_start:0", "thinking_tokens:5:5", "content_block_delta:0"], "{real:?}");
+        let real = partial_shape(&recorded_stdout(version, "partial_messages/thinking_env"));
+        assert_eq!(real[2..5], ["content_block_start:0", "thinking_tokens:5:5", "content_block_delta:0"], "{real:?}");
         let blocks = json!([{"type": "thinking", "thinking": "Read login.ts first.", "signature": "sig-fake-001"},
             {"type": "text", "text": "登录模块检查完毕。"}]);
         let profile = format!("claude-code-{version}");
         let args = ["--include-partial-messages", "--max-thinking-tokens", "8000"];
         let r = run(&profile, vec![answer("msg_1", blocks, "end_turn")], &args, |_| Vec::new());
-        assert_eq!(thinking_block(partial_shape(&r.lines)), real, "{version}");
+        assert_eq!(partial_shape(&r.lines), real, "{version}");
         assert!(r.replays_identical(), "{version}");
+        let replayed = r.ws.reloop(&["replay", "last", "--output-format", "stream-json"]);
+        let replayed: Vec<Value> =
+            common::stdout(&replayed).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(partial_shape(&replayed), real, "{version}: replayed");
     }
 }
 

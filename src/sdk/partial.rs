@@ -7,8 +7,9 @@
 //! output tokens) and `message_stop`.
 //!
 //! Text deltas are printed as they stream (they are journaled, so a replay prints them too);
-//! a block whose deltas the loop does not stream (a tool call's input, thinking) gets its whole
-//! delta when the response's message arrives, just before its `assistant` line.
+//! a block whose deltas the loop does not stream gets its whole delta just before its
+//! `assistant` line: a thinking block when it completes (its journaled `model_block`), a tool
+//! call's input when the response's message arrives.
 
 use std::collections::BTreeSet;
 
@@ -24,6 +25,8 @@ pub(super) struct Partial {
     streamed: BTreeSet<usize>,
     /// The response's head as the server sent it, once it came ([`Partial::head`]).
     head: Head,
+    /// The blocks whose lines were printed when they completed ([`Partial::printed_early`]).
+    early: BTreeSet<usize>,
 }
 
 /// What the server said the response began with (`message_start`): its id and opening usage.
@@ -61,6 +64,26 @@ impl Partial {
     /// The usage the response in flight opened with, once known.
     pub(super) fn head_usage(&self) -> Option<&Value> {
         self.head.usage.as_ref()
+    }
+
+    /// The id the response in flight opened with, once known.
+    pub(super) fn head_id(&self) -> Option<&str> {
+        self.head.id.as_deref()
+    }
+
+    /// Block `index`'s lines were printed when it completed; the response's message skips them.
+    pub(super) fn printed_early(&mut self, index: usize) {
+        self.early.insert(index);
+    }
+
+    /// Whether some block of the response was printed when it completed.
+    pub(super) fn any_early(&self) -> bool {
+        !self.early.is_empty()
+    }
+
+    /// Whether block `index`'s lines were printed when it completed.
+    pub(super) fn was_printed(&self, index: usize) -> bool {
+        self.early.contains(&index)
     }
 
     /// The events that go before a streamed text delta of block `index`, the delta included.

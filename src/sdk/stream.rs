@@ -370,6 +370,7 @@ impl SdkStream {
                 self.hold_init(line);
             }
             RunEvent::ResponseStarted { id, usage } => self.streaming.head(id.clone(), usage.clone()),
+            RunEvent::BlockDone { index, block } => self.block_done(*index, block),
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
@@ -503,26 +504,21 @@ impl SdkStream {
                     self.note_agent_call(call);
                 }
                 self.response_text.clear();
-                self.thinking_units = 0;
+                if !self.streaming.any_early() {
+                    self.thinking_units = 0;
+                }
                 let claude_code = self.profile.profile().claude_code_version.is_some();
                 // Claude Code prints each block as it completes, with the usage the response
                 // opened with (`message_start`'s, as sent); reloop's own, the final count.
                 let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
                 let usage = head.unwrap_or_else(|| usage_json(&self.response_usage));
                 for (index, block) in message.content.iter().enumerate() {
+                    // A thinking block already printed when it completed (see `block_done`).
+                    if self.streaming.was_printed(index) {
+                        continue;
+                    }
                     self.partial_before(&model, &id, index, block);
-                    let block = if claude_code { super::usage::shown_block(block) } else { json!(block) };
-                    let body = json!({
-                        "id": id, "type": "message", "role": "assistant", "model": model,
-                        "content": [block], "stop_reason": null, "stop_sequence": null,
-                        "usage": usage,
-                    });
-                    let mut line = Map::new();
-                    line.insert("type".into(), json!("assistant"));
-                    line.insert("message".into(), body);
-                    // The answer that replaces a retracted one says so (2.1.332).
-                    let tail = self.supersedes.take().map(|uuid| ("supersedes", json!([uuid]))).into_iter().collect();
-                    self.emit_with_tail(line, true, tail);
+                    self.block_line(&id, &model, &usage, block);
                     self.partial_after(index);
                 }
                 self.partial_end(&model, &id);

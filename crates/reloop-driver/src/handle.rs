@@ -51,6 +51,14 @@ pub enum RunEvent {
         /// `message_start`'s `usage`, as sent.
         usage: Option<serde_json::Value>,
     },
+    /// A content block of the response in flight completed (before the response did), for a
+    /// stream that shows each block as it completes.
+    BlockDone {
+        /// The block's index in the response.
+        index: usize,
+        /// The block.
+        block: reloop_core::ContentBlock,
+    },
     /// Assistant text as it streams, with the index of the content block it belongs to.
     TextDelta {
         /// The content block of the response the text belongs to.

@@ -61,9 +61,16 @@ pub fn step_outputs(
     let mut out = Vec::new();
     match event {
         Event::TextDelta { index, text, .. } => out.push(RunEvent::TextDelta { index: *index, text: text.clone() }),
-        // A head that came after its request was given up answers nothing.
-        Event::ModelStarted { id, usage, .. } if after.streaming().is_some() => {
+        // A head or a block that came after its request was given up answers nothing.
+        Event::ModelStarted { id, usage, request }
+            if after.streaming().is_some() && after.context().is_current(*request) =>
+        {
             out.push(RunEvent::ResponseStarted { id: id.clone(), usage: usage.clone() })
+        }
+        Event::ModelBlock { index, block, request }
+            if after.streaming().is_some() && after.context().is_current(*request) =>
+        {
+            out.push(RunEvent::BlockDone { index: *index, block: block.clone() })
         }
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
         Event::QueuedInput { id, .. } if !after.is_done() => {

@@ -56,6 +56,47 @@ impl SdkStream {
         Some(serde_json::json!({"estimated_tokens": estimated, "estimated_tokens_delta": delta}))
     }
 
+    /// A block of the response in flight completed. With partial messages a thinking block's
+    /// lines go out now, before the next block streams, as both versions print them
+    /// (`partial_messages/thinking_env`); the response's message then skips them. Other blocks
+    /// wait for the message, whose lines come in the same order.
+    pub(super) fn block_done(&mut self, index: usize, block: &ContentBlock) {
+        if !self.partial || !matches!(block, ContentBlock::Thinking(_)) {
+            return;
+        }
+        if !self.streaming.any_early() {
+            self.thinking_units = 0;
+        }
+        let model = crate::models::api_id(&self.model).to_string();
+        let id = self.streaming.head_id().map(str::to_string).unwrap_or_else(|| {
+            format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
+        });
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
+        let usage = head.unwrap_or_else(|| super::usage_json(&reloop_core::Usage::default()));
+        self.partial_before(&model, &id, index, block);
+        self.block_line(&id, &model, &usage, block);
+        self.partial_after(index);
+        self.streaming.printed_early(index);
+    }
+
+    /// One content block's `assistant` line, with the response's id, model and usage.
+    pub(super) fn block_line(&mut self, id: &str, model: &str, usage: &Value, block: &ContentBlock) {
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        let block = if claude_code { crate::sdk::usage::shown_block(block) } else { serde_json::json!(block) };
+        let body = serde_json::json!({
+            "id": id, "type": "message", "role": "assistant", "model": model,
+            "content": [block], "stop_reason": null, "stop_sequence": null,
+            "usage": usage,
+        });
+        let mut line = serde_json::Map::new();
+        line.insert("type".into(), serde_json::json!("assistant"));
+        line.insert("message".into(), body);
+        // The answer that replaces a retracted one says so (2.1.332).
+        let tail = self.supersedes.take().map(|uuid| ("supersedes", serde_json::json!([uuid]))).into_iter().collect();
+        self.emit_with_tail(line, true, tail);
+    }
+
     /// With partial messages, the block's `content_block_stop` after its `assistant` line.
     pub(super) fn partial_after(&mut self, index: usize) {
         if self.partial {
