@@ -137,6 +137,14 @@ def layers(user, project, local):
     }
 
 
+def local_allow(variant, note, git, more_files=None):
+    """The local settings allow `Write` in a git repository laid out as `git` says; one Write."""
+    return {"name": "rule_sources/" + variant, "note": note, "prompt": "检查登录模块",
+            "files": dict(layers({}, {}, {"allow": ["Write"]}), **(more_files or {})),
+            "git": git,
+            "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))}
+
+
 def bash_call(command, description):
     return {"type": "tool_use", "name": "Bash", "input": {"command": command, "description": description}}
 
@@ -164,34 +172,22 @@ SCENARIOS += [
          bash_call("echo made", "say made"),
          tool("Read", file_path=P + "/README.md"),
      )},
-    {"name": "rule_sources/local_tracked",
-     "note": "The project is a git repository whose first commit holds `.claude/settings.local.json`, "
-             "which allows `Write`: whether a local allow rule git tracks lets its call through.",
-     "prompt": "检查登录模块",
-     "files": layers({}, {}, {"allow": ["Write"]}),
-     "git": {"commit": [".claude/settings.local.json"]},
-     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
-    {"name": "rule_sources/local_tracked_trusted",
-     "note": "As `local_tracked`, in a folder the global config trusts (`hasTrustDialogAccepted`).",
-     "prompt": "检查登录模块",
-     "files": dict(layers({}, {}, {"allow": ["Write"]}), **{
-         HOME + "/.claude.json": '{"projects": {"%s": {"hasTrustDialogAccepted": true}}}' % P}),
-     "git": {"commit": [".claude/settings.local.json"]},
-     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
-    {"name": "rule_sources/local_staged",
-     "note": "As `local_tracked`, but `.claude/settings.local.json` is only added to the index (the "
-             "first commit holds README.md).",
-     "prompt": "检查登录模块",
-     "files": layers({}, {}, {"allow": ["Write"]}),
-     "git": {"commit": ["README.md"], "stage": [".claude/settings.local.json"]},
-     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
-    {"name": "rule_sources/local_untracked",
-     "note": "As `local_tracked`, but git does not track `.claude/settings.local.json` (the first "
-             "commit holds README.md): the local allow rule in a git repository.",
-     "prompt": "检查登录模块",
-     "files": layers({}, {}, {"allow": ["Write"]}),
-     "git": {"commit": ["README.md"]},
-     "steps": one_each(tool("Write", file_path=P + "/notes.txt", content="alpha\n"))},
+    local_allow("local_tracked",
+                "The project is a git repository whose first commit holds `.claude/settings.local.json`, "
+                "which allows `Write`: whether a local allow rule git tracks lets its call through.",
+                {"commit": [".claude/settings.local.json"]}),
+    local_allow("local_tracked_trusted",
+                "As `local_tracked`, in a folder the global config trusts (`hasTrustDialogAccepted`).",
+                {"commit": [".claude/settings.local.json"]},
+                {HOME + "/.claude.json": '{"projects": {"%s": {"hasTrustDialogAccepted": true}}}' % P}),
+    local_allow("local_staged",
+                "As `local_tracked`, but `.claude/settings.local.json` is only added to the index (the "
+                "first commit holds README.md).",
+                {"commit": ["README.md"], "stage": [".claude/settings.local.json"]}),
+    local_allow("local_untracked",
+                "As `local_tracked`, but git does not track `.claude/settings.local.json` (the first "
+                "commit holds README.md): the local allow rule in a git repository.",
+                {"commit": ["README.md"]}),
     {"name": "rule_sources/allow_everywhere",
      "note": "The same allow rule `Write` in the user, project and local settings and `--allowedTools`: "
              "which origin the ruling names.",
