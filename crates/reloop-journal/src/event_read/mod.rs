@@ -71,6 +71,14 @@ enum Tagged {
         #[serde(default = "legacy")]
         request: u32,
     },
+    ModelStarted {
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        usage: Option<serde_json::Value>,
+        #[serde(default = "legacy")]
+        request: u32,
+    },
     ModelBlock {
         index: usize,
         block: ContentBlock,
@@ -335,6 +343,8 @@ pub(crate) mod tests {
             r#"{"kind":"user_input","content":[{"type":"text","text":"hi"}],"origin":{"kind":"human"}}"#,
             r#"{"kind":"text_delta","index":0,"text":"a \"b\"","request":3}"#,
             r#"{"kind":"text_delta","index":0,"text":"old"}"#,
+            r#"{"kind":"model_started","id":"msg_1","usage":{"input_tokens":120,"output_tokens":1},"request":3}"#,
+            r#"{"kind":"model_started","request":3}"#,
             r#"{"kind":"model_block","index":1,"block":{"type":"tool_use","id":"t","name":"Read","input":{"path":"a"}},"request":2}"#,
             r#"{"kind":"model_done","id":"m","stop_reason":"tool_use","usage":{"input_tokens":3},"request":1}"#,
             r#"{"kind":"model_done"}"#,
@@ -353,7 +363,12 @@ pub(crate) mod tests {
             r#"{"kind":"set_model","model":"m2"}"#,
             r#"{"kind":"set_model"}"#,
             r#"{"kind":"set_permission_mode","mode":"plan"}"#,
+            r#"{"kind":"command_tools","command":"fm","allow":["Bash(touch:*)"]}"#,
         ];
+        // Every kind is here, so a new one cannot miss the fast reading unnoticed.
+        let kinds: std::collections::BTreeSet<&str> = events.iter().filter_map(|t| t.split('"').nth(3)).collect();
+        let all: std::collections::BTreeSet<&str> = reloop_core::EVENT_KINDS.iter().copied().collect();
+        assert_eq!(kinds, all);
         for text in events {
             let (fast, ordinary) = both(text);
             assert!(fast.is_some(), "the fast reading takes {text}");
