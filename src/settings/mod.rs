@@ -141,8 +141,9 @@ pub(crate) fn load(
             _ => None,
         };
         if let Some(file) = shared.filter(|_| !layer_rules.allow.is_empty()) {
-            let gated = source == RuleSource::ProjectSettings || trust::local_settings_tracked(cwd);
-            if gated && !trust::trusted(cwd, config) {
+            // Git is asked only when the answer matters: in a folder not trusted.
+            let gated = || source == RuleSource::ProjectSettings || trust::local_settings_tracked(cwd);
+            if !trust::trusted(cwd, config) && gated() {
                 ignored += std::mem::take(&mut layer_rules.allow).len();
                 ignored_files.push(file);
             }
