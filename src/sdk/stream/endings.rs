@@ -67,13 +67,12 @@ impl SdkStream {
         if result.profile.profile().claude_code_version.is_none() {
             return result.num_turns;
         }
-        // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call) counts none.
-        if matches!(&result.terminal.stop, Stop::HookStopped(hook) if hook.tool_use_id.is_none()) {
-            return 0;
-        }
-        // Nor one a callback's answer ended the session before (Claude Code's crash).
-        if matches!(&result.terminal.stop, Stop::HookAnswerRejected { .. }) {
-            return 0;
+        // A prompt its UserPromptSubmit hooks refused (the one hook stop without a call), or whose
+        // callback's answer ended the session (Claude Code's crash), counts none.
+        match &result.terminal.stop {
+            Stop::HookStopped(hook) if hook.tool_use_id.is_none() => return 0,
+            Stop::HookAnswerRejected { .. } => return 0,
+            _ => {}
         }
         self.user_lines.saturating_add(1)
     }
