@@ -8,8 +8,8 @@
 //!
 //! Text deltas are printed as they stream (they are journaled, so a replay prints them too);
 //! a block whose deltas the loop does not stream gets its whole delta just before its
-//! `assistant` line: a thinking block when it completes (its journaled `model_block`), a tool
-//! call's input when the response's message arrives.
+//! `assistant` line: under a Claude Code profile a thinking block when it completes (its
+//! journaled `model_block`), the others when the response's message arrives.
 
 use std::collections::BTreeSet;
 

@@ -370,7 +370,7 @@ impl SdkStream {
                 self.hold_init(line);
             }
             RunEvent::ResponseStarted { id, usage } => self.streaming.head(id.clone(), usage.clone()),
-            RunEvent::BlockDone { index, block } => self.block_done(*index, block),
+            RunEvent::ThinkingDone { index, block } => self.thinking_done(*index, block),
             RunEvent::TextDelta { text, .. } if !self.partial => self.keep_for_retraction(text),
             RunEvent::TextDelta { index, text } => {
                 self.keep_for_retraction(text);
@@ -507,13 +507,9 @@ impl SdkStream {
                 if !self.streaming.any_early() {
                     self.thinking_units = 0;
                 }
-                let claude_code = self.profile.profile().claude_code_version.is_some();
-                // Claude Code prints each block as it completes, with the usage the response
-                // opened with (`message_start`'s, as sent); reloop's own, the final count.
-                let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
-                let usage = head.unwrap_or_else(|| usage_json(&self.response_usage));
+                let usage = self.block_usage();
                 for (index, block) in message.content.iter().enumerate() {
-                    // A thinking block already printed when it completed (see `block_done`).
+                    // A thinking block already printed when it completed (see `thinking_done`).
                     if self.streaming.was_printed(index) {
                         continue;
                     }

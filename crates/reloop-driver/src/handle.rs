@@ -51,9 +51,10 @@ pub enum RunEvent {
         /// `message_start`'s `usage`, as sent.
         usage: Option<serde_json::Value>,
     },
-    /// A content block of the response in flight completed (before the response did), for a
-    /// stream that shows each block as it completes.
-    BlockDone {
+    /// A thinking block of the response in flight completed (before the response did), for a
+    /// stream that shows it before the next block streams (Claude Code's partial messages).
+    /// Other blocks are shown with the response's message, so they are not copied here.
+    ThinkingDone {
         /// The block's index in the response.
         index: usize,
         /// The block.

@@ -67,10 +67,10 @@ pub fn step_outputs(
         {
             out.push(RunEvent::ResponseStarted { id: id.clone(), usage: usage.clone() })
         }
-        Event::ModelBlock { index, block, request }
+        Event::ModelBlock { index, block: block @ reloop_core::ContentBlock::Thinking(_), request }
             if after.streaming().is_some() && after.context().is_current(*request) =>
         {
-            out.push(RunEvent::BlockDone { index: *index, block: block.clone() })
+            out.push(RunEvent::ThinkingDone { index: *index, block: block.clone() })
         }
         Event::ToolDone(outcome) => out.push(RunEvent::ToolFinished(outcome.clone())),
         Event::QueuedInput { id, .. } if !after.is_done() => {

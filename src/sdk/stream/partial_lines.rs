@@ -56,28 +56,34 @@ impl SdkStream {
         Some(serde_json::json!({"estimated_tokens": estimated, "estimated_tokens_delta": delta}))
     }
 
-    /// A block of the response in flight completed. With partial messages a thinking block's
-    /// lines go out now, before the next block streams, as both versions print them
-    /// (`partial_messages/thinking_env`); the response's message then skips them. Other blocks
-    /// wait for the message, whose lines come in the same order.
-    pub(super) fn block_done(&mut self, index: usize, block: &ContentBlock) {
-        if !self.partial || !matches!(block, ContentBlock::Thinking(_)) {
+    /// A thinking block of the response in flight completed. With partial messages, under a
+    /// Claude Code profile, its lines go out now, before the next block streams, as both
+    /// versions print them (`partial_messages/thinking_env`), with the id and usage the response
+    /// opened with; the response's message then skips them. Without that head (an older
+    /// journal) or under reloop's own profile, the message prints it, as every other block.
+    pub(super) fn thinking_done(&mut self, index: usize, block: &ContentBlock) {
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        let Some(id) = self.streaming.head_id().filter(|_| self.partial && claude_code).map(str::to_string) else {
             return;
-        }
+        };
         if !self.streaming.any_early() {
             self.thinking_units = 0;
         }
         let model = crate::models::api_id(&self.model).to_string();
-        let id = self.streaming.head_id().map(str::to_string).unwrap_or_else(|| {
-            format!("msg_{}", reloop_driver::line_uuid(&self.session_id, self.seq, 99).replace('-', ""))
-        });
-        let claude_code = self.profile.profile().claude_code_version.is_some();
-        let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
-        let usage = head.unwrap_or_else(|| super::usage_json(&reloop_core::Usage::default()));
+        let usage = self.block_usage();
         self.partial_before(&model, &id, index, block);
         self.block_line(&id, &model, &usage, block);
         self.partial_after(index);
         self.streaming.printed_early(index);
+    }
+
+    /// The usage a block's `assistant` line carries: under a Claude Code profile the one the
+    /// response opened with (`message_start`'s, as sent), as both versions print each block as
+    /// it completes; reloop's own, the response's final count.
+    pub(super) fn block_usage(&self) -> Value {
+        let claude_code = self.profile.profile().claude_code_version.is_some();
+        let head = self.streaming.head_usage().filter(|_| claude_code).cloned();
+        head.unwrap_or_else(|| super::usage_json(&self.response_usage))
     }
 
     /// One content block's `assistant` line, with the response's id, model and usage.
