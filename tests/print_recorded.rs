@@ -39,10 +39,10 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
 const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/subagent/default", "", "subagents"),
-    ("2.1.332/error_endings/invalid_request", "requests: claude 7, reloop 2", "a 400 it has no words for"),
-    ("2.1.332/subagent/failed", "requests: claude 8, reloop 3", "a 400 it has no words for"),
-    // Its third request is the child's second try; reloop's, the parent's next.
-    ("2.1.332/subagent/failed", "request 2", "a 400 it has no words for"),
+    ("2.1.332/error_endings/invalid_request", "requests: claude 7, reloop 4", "a 400 it has no words for"),
+    ("2.1.332/subagent/failed", "requests: claude 8, reloop 5", "a 400 it has no words for"),
+    // Its fifth request is the child's try without deferred tools; reloop's, the parent's next.
+    ("2.1.332/subagent/failed", "request 4", "a 400 it has no words for"),
 ];
 
 /// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.

@@ -536,6 +536,28 @@ PRINT_MODE_SCENARIOS = [
                               "message": "MAIN-REFUSED: the request is invalid"}},
     },
     {
+        "name": "error_endings/invalid_request_no_tool_search",
+        "note": "As `invalid_request`, with `ENABLE_TOOL_SEARCH=false`: no tool is deferred, so what 2.1.332 "
+                "sends again after such a 400 is its guesses about the thinking betas alone (issue 39).",
+        "prompt": "检查登录模块",
+        "env": {"ENABLE_TOOL_SEARCH": "false"},
+        "steps": [{"blocks": [read()]}],
+        "defaults": {"main": {"status": 400, "error_type": "invalid_request_error",
+                              "message": "MAIN-REFUSED: the request is invalid"}},
+    },
+    {
+        "name": "error_endings/invalid_request_healed",
+        "note": "One 400 `invalid_request_error` Claude Code does not recognise, after one tool turn, then answers: "
+                "whether the request sent again keeps its shape for the rest of the conversation (issue 39).",
+        "prompt": "检查登录模块",
+        "env": {"ENABLE_TOOL_SEARCH": "false"},
+        "steps": [{"blocks": [read()]},
+                  {"status": 400, "error_type": "invalid_request_error",
+                   "message": "MAIN-REFUSED: the request is invalid"},
+                  {"blocks": [read("src/auth/logout.ts")]},
+                  {"text": FINAL}],
+    },
+    {
         "name": "retries/retry_after_over_a_minute",
         "note": "429 with `retry-after: 61` on every request: whether a delay over 60 s is waited (the bundles "
                 "throw `tengu_api_retry_after_too_long` above 60 s; issue 39).",

@@ -250,6 +250,7 @@ impl RunArgs {
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking,
             thinking_switches: Default::default(),
+            tool_search_off: false,
             max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: self.escalate_max_tokens,

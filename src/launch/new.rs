@@ -49,6 +49,8 @@ pub struct NewSession {
     pub thinking: Option<u32>,
     /// The environment's thinking switches (print mode reads Claude Code's variables).
     pub thinking_switches: reloop_core::profile::ThinkingSwitches,
+    /// `ENABLE_TOOL_SEARCH` turned tool search off ([`tool_search_off_from_env`]).
+    pub tool_search_off: bool,
     /// The loop's limits.
     pub max_turns: Option<u32>,
     pub max_retries: u32,
@@ -135,6 +137,7 @@ impl NewSession {
             .with_script(self.script.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
             .with_thinking(self.thinking)
             .with_thinking_switches(self.thinking_switches)
+            .with_tool_search_off(self.tool_search_off)
             .with_max_output_tokens(max_output_tokens)
             .with_system_prompt(system_prompt)
             .with_base_url(self.base_url.as_deref().map(reloop_model::redact_url))
@@ -348,4 +351,14 @@ pub(crate) fn thinking_switches_from_env() -> reloop_core::profile::ThinkingSwit
         off: set("CLAUDE_CODE_DISABLE_THINKING"),
         adaptive_off: set("CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING"),
     }
+}
+
+/// `ENABLE_TOOL_SEARCH` as 2.1.332 reads it: a false value (`0`, `false`, `no`, `off`, any
+/// case) or `auto:100` turns tool search off. reloop defers no tool either way; the request
+/// then goes without the `advanced-tool-use` beta, as Claude Code's does.
+pub(crate) fn tool_search_off_from_env() -> bool {
+    std::env::var("ENABLE_TOOL_SEARCH").is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        ["0", "false", "no", "off"].contains(&v.as_str()) || v.strip_prefix("auto:").is_some_and(|n| n.trim() == "100")
+    })
 }

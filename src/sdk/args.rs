@@ -414,6 +414,7 @@ impl PrintArgs {
             append_system_prompt: self.append_system_prompt.clone(),
             thinking: self.thinking_budget(),
             thinking_switches: crate::launch::new::thinking_switches_from_env(),
+            tool_search_off: crate::launch::new::tool_search_off_from_env(),
             max_turns: self.max_turns.max_turns,
             max_retries: self.max_retries,
             escalate_max_tokens: false,

@@ -72,6 +72,9 @@ pub(crate) struct Session {
     pub(crate) named_model: Option<String>,
     /// A command file's model answers now: switched to it and not yet back (flag 26).
     pub(crate) in_command: bool,
+    /// What every request is sent without since the API refused one (flag 41): the
+    /// profile's guesses taken so far, kept for the rest of the conversation.
+    pub(crate) shed: crate::profile::RequestGuesses,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from

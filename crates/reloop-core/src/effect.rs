@@ -26,6 +26,10 @@ pub struct ModelCall {
     /// after streams that broke off with an overload). Journaled only when `false`.
     #[serde(default = "streamed", skip_serializing_if = "is_streamed")]
     pub stream: bool,
+    /// What the request is sent without, its profile's guesses after earlier refusals
+    /// ([`crate::profile::RequestGuess`], flag 41); journaled only when some were taken.
+    #[serde(default, skip_serializing_if = "crate::profile::RequestGuesses::is_empty")]
+    pub shed: crate::profile::RequestGuesses,
 }
 
 fn streamed() -> bool {

@@ -224,6 +224,13 @@ pub enum Flag {
     /// hook_wrong_event*.jsonl); a command hook's such answer stays the hook's error (flag 39).
     /// Off: the prompt goes on.
     CallbackEventNameChecked = 40,
+    /// Under a profile whose betas guess ([`crate::profile::BetaRule::refusal_guesses`],
+    /// 2.1.332), a request refused with a 400 or 422 it has no words for is sent again at once
+    /// without the next guess the request carries (the `thinking-token-count` beta, then the
+    /// thinking's `display`), each guess kept for the rest of the session, before the run
+    /// ends on the error (`error_endings/invalid_request_no_tool_search`, `…_healed`). Off: the
+    /// run ends on the first such refusal.
+    RefusalGuesses = 41,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -283,6 +290,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ClearStartsSession,
     Flag::HookEventNameChecked,
     Flag::CallbackEventNameChecked,
+    Flag::RefusalGuesses,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -367,7 +375,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -383,7 +391,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

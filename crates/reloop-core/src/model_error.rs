@@ -84,6 +84,11 @@ pub struct ModelError {
     /// absent when none was sent (and in errors journaled before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// What the refused request carried that the profile's guesses could leave out
+    /// ([`crate::profile::sheddable`]), noted by the driver, which alone knows how it was built;
+    /// empty in errors journaled before the guesses (flag 41).
+    #[serde(default, skip_serializing_if = "crate::profile::RequestGuesses::is_empty")]
+    pub sheddable: crate::profile::RequestGuesses,
 }
 
 impl ModelError {
@@ -97,6 +102,7 @@ impl ModelError {
             retry_after_capped_from_ms: None,
             should_retry: None,
             request_id: None,
+            sheddable: crate::profile::RequestGuesses::default(),
         }
     }
 
@@ -131,6 +137,12 @@ impl ModelError {
     /// With the server's `request-id`.
     pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
         self.request_id = request_id;
+        self
+    }
+
+    /// See [`ModelError::sheddable`].
+    pub fn with_sheddable(mut self, sheddable: crate::profile::RequestGuesses) -> Self {
+        self.sheddable = sheddable;
         self
     }
 }

@@ -62,7 +62,8 @@ impl Digest {
         self.bytes(&[LIST]);
         for effect in effects {
             match effect {
-                Effect::Command(Command::CallModel(call)) => model_call(self, call),
+                // A call sent without guesses (rare) goes through serde.
+                Effect::Command(Command::CallModel(call)) if call.shed.is_empty() => model_call(self, call),
                 Effect::Command(Command::RunTools { calls }) => {
                     self.bytes(&[STRUCT]);
                     key!(self, "effect");
@@ -106,10 +107,10 @@ impl Digest {
     }
 }
 
-/// A model call: its fields in their order, those serde skips skipped alike. Destructured
-/// whole, so a new field cannot be left out unnoticed.
+/// A model call: its fields in their order, those serde skips skipped alike (`shed` is empty
+/// here). Destructured whole, so a new field cannot be left out unnoticed.
 fn model_call(d: &mut Digest, call: &ModelCall) {
-    let ModelCall { turn, request, message_count, model, max_tokens, stream } = call;
+    let ModelCall { turn, request, message_count, model, max_tokens, stream, shed: _ } = call;
     d.bytes(&[STRUCT]);
     key!(d, "effect");
     tagged!(d, STRING, "call_model");
@@ -215,7 +216,15 @@ mod tests {
     }
 
     fn model_call(model: &str, stream: bool) -> Effect {
-        let call = ModelCall { turn: 3, request: 4, message_count: 9, model: model.into(), max_tokens: 32_000, stream };
+        let call = ModelCall {
+            turn: 3,
+            request: 4,
+            message_count: 9,
+            model: model.into(),
+            max_tokens: 32_000,
+            stream,
+            shed: Default::default(),
+        };
         Command::CallModel(call).into()
     }
 
@@ -231,6 +240,13 @@ mod tests {
             vec![],
             vec![model_call("", true)],
             vec![model_call("claude-opus-4-5", false)],
+            vec![match model_call("m", true) {
+                Effect::Command(Command::CallModel(mut call)) => {
+                    call.shed = [crate::profile::RequestGuess::TokenCountBeta].into_iter().collect();
+                    Command::CallModel(call).into()
+                }
+                other => other,
+            }],
             vec![Command::RunTools { calls: calls.clone() }.into()],
             vec![Command::RunTools { calls: vec![] }.into(), model_call("m", true)],
             vec![Command::RunTools { calls: vec![Arc::new(kept)] }.into()],
@@ -296,8 +312,10 @@ mod tests {
         fn any_model_call_and_tool_input_write_what_serde_writes(
             turn: u32, request: u32, message_count: usize, model in ".{0,8}", max_tokens: u32, stream: bool,
             id in ".{0,10}", name in ".{0,10}", input in any_json(), names in prop::collection::vec((".{0,6}", ".{0,6}"), 0..3),
+            guessed: bool,
         ) {
-            let call_model = Command::CallModel(ModelCall { turn, request, message_count, model, max_tokens, stream });
+            let shed = if guessed { [crate::profile::RequestGuess::ThinkingDisplay].into_iter().collect() } else { Default::default() };
+            let call_model = Command::CallModel(ModelCall { turn, request, message_count, model, max_tokens, stream, shed });
             let effects: Vec<Effect> = vec![call_model.into(), Command::RunTools { calls: vec![call(&id, &name, input)] }.into()];
             let tools = names.into_iter().map(|(name, id)| ToolRef { name, id }).collect();
             let reason = Reason::Continue(Continue::NextTurn { tools });

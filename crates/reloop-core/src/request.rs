@@ -53,6 +53,7 @@ pub(crate) fn proceed(mut ctx: Box<Loop>, mut effects_before: Vec<Effect>, reaso
         model: ctx.current_model().to_string(),
         max_tokens: cap.map_or(ctx.max_tokens(), |cap| ctx.max_tokens().min(cap)),
         stream: !whole,
+        shed: ctx.session.shed,
     };
     let mut effects = effects_before;
     effects.push(Command::CallModel(call).into());

@@ -109,6 +109,11 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
     } else {
         ctx.request.consecutive_overloaded = 0;
     }
+    if let Some(guess) = refusal_guess(&ctx, &error) {
+        // Sent again at once, without the next thing the profile guesses the API refused.
+        ctx.session.shed = ctx.session.shed.with(guess);
+        return proceed(ctx, effects, None);
+    }
     if let Some(why) = not_retryable(&error) {
         return give_up(ctx, error, TerminalReason::ModelError, why, effects);
     }
@@ -178,6 +183,16 @@ pub(crate) fn failed(mut ctx: Box<Loop>, streaming: Streaming, error: ModelError
         .into(),
     );
     Step::with(Phase::WaitingRetry(ctx), effects)
+}
+
+/// The guess to send a refused request again without (flag 41): a 400 or 422 the profile has
+/// no words for, and the first guess of its ladder the request carries and not yet taken.
+fn refusal_guess(ctx: &Loop, error: &ModelError) -> Option<crate::profile::RequestGuess> {
+    let ladder = ctx.config.rules().wire.betas.filter(|_| ctx.config.flag(Flag::RefusalGuesses))?.refusal_guesses();
+    if !matches!(error.status, Some(400 | 422)) {
+        return None;
+    }
+    ladder.iter().copied().find(|g| error.sheddable.contains(*g) && !ctx.session.shed.contains(*g))
 }
 
 /// `prompt is too long: 210000 tokens > 200000 maximum` → 210000.

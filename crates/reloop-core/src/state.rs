@@ -252,6 +252,11 @@ impl State {
         &self.context().messages
     }
 
+    /// What every request goes without since refusals ([`crate::profile::RequestGuess`]).
+    pub fn shed(&self) -> crate::profile::RequestGuesses {
+        self.context().session.shed
+    }
+
     /// The phase's name, as journaled.
     pub fn phase(&self) -> &'static str {
         (&self.0).into()

@@ -64,7 +64,15 @@ fn every_event_kind_is_its_serde_tag_in_declaration_order() {
 
 #[test]
 fn every_command_and_notice_name_is_its_serde_tag() {
-    let call = ModelCall { turn: 1, request: 1, message_count: 1, model: "m".into(), max_tokens: 1, stream: true };
+    let call = ModelCall {
+        turn: 1,
+        request: 1,
+        message_count: 1,
+        model: "m".into(),
+        max_tokens: 1,
+        stream: true,
+        shed: Default::default(),
+    };
     let wait = RetryWait {
         attempt: 1,
         max_retries: 1,

@@ -44,6 +44,10 @@ pub struct RunConfig {
     /// `CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING`), kept so a replay shows the requests sent.
     #[serde(default, skip_serializing_if = "reloop_core::profile::ThinkingSwitches::is_default")]
     pub thinking_switches: reloop_core::profile::ThinkingSwitches,
+    /// `ENABLE_TOOL_SEARCH` turned tool search off (2.1.332 then sends no `advanced-tool-use`
+    /// beta), kept so a replay shows the requests sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_search_off: bool,
     /// Gather the user and system context at start (instruction files, date, git status).
     #[serde(default = "yes")]
     pub gather_context: bool,
@@ -112,6 +116,7 @@ impl RunConfig {
             script: None,
             thinking: None,
             thinking_switches: Default::default(),
+            tool_search_off: false,
             gather_context: true,
             tools: Vec::new(),
             base_url: None,
@@ -188,6 +193,12 @@ impl RunConfig {
     /// The environment's thinking switches ([`reloop_core::profile::ThinkingSwitches`]).
     pub fn with_thinking_switches(mut self, switches: reloop_core::profile::ThinkingSwitches) -> Self {
         self.thinking_switches = switches;
+        self
+    }
+
+    /// See [`RunConfig::tool_search_off`].
+    pub fn with_tool_search_off(mut self, off: bool) -> Self {
+        self.tool_search_off = off;
         self
     }
 

@@ -117,10 +117,13 @@ fn build(run: Option<&RunConfig>, core_model: &str, call: &ModelCall, state: &St
     let switches = run.map(|r| r.thinking_switches).unwrap_or_default();
     let child = run.is_some_and(|r| r.agent.is_some());
     let thinking = reloop_driver::thinking(rules, &model, max_tokens, run.and_then(|r| r.thinking), switches, child);
+    let thinking = reloop_core::profile::shed_thinking(thinking, call.shed);
     ModelRequest::new(model.clone(), max_tokens, reloop_core::sent_messages(state, &model), call.request)
         .with_stream(call.stream)
         .with_style(style)
         .with_system(system)
         .with_tools(tools)
         .with_thinking(thinking)
+        .with_shed(call.shed)
+        .with_tool_search(!run.is_some_and(|r| r.tool_search_off))
 }

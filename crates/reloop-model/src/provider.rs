@@ -79,6 +79,13 @@ pub struct ModelRequest {
     /// A summary request's first try of its shape: 2.1.332 adds its fallback-credit beta
     /// ([`reloop_core::profile::BetaRule::with_fallback_credit`]).
     pub fallback_credit: bool,
+    /// What the request goes without after refusals ([`reloop_core::profile::RequestGuess`]):
+    /// the betas those guesses name are left out (the thinking's `display` is left out of
+    /// [`Self::thinking`] by whoever builds the request).
+    pub shed: reloop_core::profile::RequestGuesses,
+    /// `ENABLE_TOOL_SEARCH` turned tool search off: 2.1.332 then sends no
+    /// `advanced-tool-use` beta (`error_endings/invalid_request_no_tool_search`).
+    pub without_tool_search: bool,
 }
 
 impl ModelRequest {
@@ -104,7 +111,36 @@ impl ModelRequest {
             betas: None,
             merge_user_messages: false,
             fallback_credit: false,
+            shed: Default::default(),
+            without_tool_search: false,
         }
+    }
+
+    /// The profile's `anthropic-beta` list for this request, in its order (empty under a
+    /// profile that names none): what it asks, less what refusals and the environment took out.
+    pub fn profile_betas(&self) -> Vec<&'static str> {
+        let Some(rule) = self.betas else { return Vec::new() };
+        let mut betas = rule.betas(&self.model, self.thinking.as_ref(), self.output_config.is_some());
+        if self.fallback_credit {
+            betas = rule.with_fallback_credit(betas);
+        }
+        reloop_core::profile::shed_betas(&mut betas, self.shed);
+        if self.without_tool_search {
+            betas.retain(|b| *b != reloop_core::profile::ADVANCED_TOOL_USE_BETA);
+        }
+        betas
+    }
+
+    /// See [`ModelRequest::shed`].
+    pub fn with_shed(mut self, shed: reloop_core::profile::RequestGuesses) -> Self {
+        self.shed = shed;
+        self
+    }
+
+    /// See [`ModelRequest::without_tool_search`].
+    pub fn with_tool_search(mut self, on: bool) -> Self {
+        self.without_tool_search = !on;
+        self
     }
 
     /// See [`ModelRequest::fallback_credit`].

@@ -27,7 +27,10 @@ const MID_SYSTEM: &str = "mid-conversation-system-2026-04-07";
 const EFFORT: &str = "effort-2025-11-24";
 const PER_TURN: &str = "per-turn-control-2026-07-01";
 const MID_TOOLS: &str = "mid-conversation-tool-changes-2026-07-01";
-const ADVANCED_TOOLS: &str = "advanced-tool-use-2025-11-20";
+const ADVANCED_TOOLS: &str = ADVANCED_TOOL_USE_BETA;
+/// 2.1.332's beta for deferred tools, which it leaves out with tool search off
+/// (`ENABLE_TOOL_SEARCH=false`, `error_endings/invalid_request_no_tool_search`).
+pub const ADVANCED_TOOL_USE_BETA: &str = "advanced-tool-use-2025-11-20";
 const DISPLAY_UPDATES: &str = "thinking-display-updates-2026-08-18";
 const FALLBACK_CREDIT: &str = "fallback-credit-2026-06-01";
 

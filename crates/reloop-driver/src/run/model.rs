@@ -37,9 +37,10 @@ impl Runner {
                 .with_tools(self.tool_specs.clone())
                 .with_style(style)
                 .with_cache_from_end(1)
-                .with_thinking(thinking)
+                .with_thinking(reloop_core::profile::shed_thinking(thinking, state.shed()))
                 .with_fallback_credit(attempt.is_multiple_of(2));
         }
+        let model_request = model_request.with_shed(state.shed()).with_tool_search(!self.run.tool_search_off);
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
         self.model_task = Some(tokio::spawn(async move {
@@ -81,14 +82,20 @@ impl Runner {
         let max_tokens = if call.max_tokens == 0 { self.run.max_output_tokens } else { call.max_tokens };
         let rules = state.context().config().rules();
         let style = crate::config::wire_style(rules, &model, call.stream);
-        let thinking = self.thinking(rules, &model, max_tokens);
+        let thinking = reloop_core::profile::shed_thinking(self.thinking(rules, &model, max_tokens), call.shed);
         let request =
             ModelRequest::new(model.clone(), max_tokens, reloop_core::sent_messages(state, &model), call.request)
                 .with_stream(call.stream)
                 .with_style(style)
                 .with_system(system)
                 .with_tools(self.tool_specs.clone())
-                .with_thinking(thinking);
+                .with_thinking(thinking)
+                .with_shed(call.shed)
+                .with_tool_search(!self.run.tool_search_off);
+        // What a refusal's guesses could still take out of this request (flag 41).
+        let sheddable = request.betas.map_or_else(Default::default, |rule| {
+            reloop_core::profile::sheddable(rule, &request.profile_betas(), request.thinking.as_ref())
+        });
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         let request = call.request;
@@ -114,7 +121,10 @@ impl Runner {
                     StreamEvent::Done { id, model, stop_reason, usage } => {
                         (Event::ModelDone { id, model, stop_reason, usage, request }, true)
                     }
-                    StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
+                    StreamEvent::Failed(error) => {
+                        let error = error.with_sheddable(sheddable);
+                        (Event::ModelFailed { error, request }, true)
+                    }
                     _ => continue,
                 };
                 if last {

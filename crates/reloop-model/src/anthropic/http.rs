@@ -125,14 +125,8 @@ impl ModelProvider for AnthropicProvider {
         if let Some(seconds) = request.timeout_header {
             headers.insert(HeaderName::from_static("x-stainless-timeout"), HeaderValue::from(seconds));
         }
-        if let Some(rule) = request.betas {
-            let mut betas = rule.betas(&request.model, request.thinking.as_ref(), request.output_config.is_some());
-            if request.fallback_credit {
-                betas = rule.with_fallback_credit(betas);
-            }
-            for beta in betas {
-                add_beta(&mut headers, beta);
-            }
+        for beta in request.profile_betas() {
+            add_beta(&mut headers, beta);
         }
         if crate::anthropic::body::api_model(&request.model).1 {
             add_beta(&mut headers, crate::anthropic::body::ONE_M_BETA);
