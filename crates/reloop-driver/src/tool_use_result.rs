@@ -48,8 +48,8 @@ pub(crate) fn fill(event: &mut Event, on: bool) {
 /// (an allow rule, the mode, a read-only command's parts, a PreToolUse hook) or kept it from
 /// running (nobody to ask, `dontAsk`, a deny rule, a hook), as recorded in
 /// tests/print/recorded/2.1.332/tool_results/, and the answer to the permission prompt as
-/// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where no recording shows Claude
-/// Code's words (the embedder's own callback) or it prints none (an unknown
+/// tests/sdk/recorded/can_use_tool.jsonl records it. `None` where Claude Code has no such step
+/// (a library embedder's own callback, which print mode never sets) or prints none (an unknown
 /// tool, an invalid input, a removed tool). `rule`: the origin of the rule that ruled, where the
 /// session names it (flag 37): a rule of the user's own settings then reads as the user's ruling,
 /// and an ask rule's refusal has its entry (`rule_sources/`).
