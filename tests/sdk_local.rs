@@ -138,7 +138,8 @@ fn said(lines: &[Value]) -> Vec<Value> {
 
 /// `/compact` with nothing to compact, then 2.1.197's unknown commands first and between
 /// queries: each answered as Claude Code answers it (no request, the same lines and results),
-/// in one session. 2.1.332 sends the unknown commands to the model. The journaled session
+/// in one session. 2.1.332 sends the unknown commands to the model. What the local answers
+/// said reaches the model with the first prompt, in each version's words. The journaled session
 /// replays identical, and its replayed stream is the live one without the local answers.
 #[test]
 fn local_commands_are_answered_without_the_model_as_claude_code_does() {
@@ -152,6 +153,12 @@ fn local_commands_are_answered_without_the_model_as_claude_code_does() {
         assert_eq!(kinds(&live), kinds(&recorded), "{version}");
         assert_eq!(said(&live), said(&recorded), "{version}");
         assert_eq!(server.requests().len(), lines(&dir.join("requests.jsonl")).len(), "{version}");
+        // What the local answers said opens the first prompt's message (reloop_core::local_lines).
+        let context = version == "2.1.197";
+        let sent: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+        let recorded_sent = common::hooks_play::recorded_requests(version, "sdk36/stream_local");
+        let lines_of = common::hooks_play::prompt_lines;
+        assert_eq!(lines_of(&sent, context), lines_of(&recorded_sent, context), "{version}: what the model is sent");
         let sessions: std::collections::BTreeSet<&str> = live.iter().filter_map(|l| l["session_id"].as_str()).collect();
         assert_eq!(sessions.len(), 1, "{version}: one session throughout");
         let uuids: std::collections::BTreeSet<&str> = live.iter().filter_map(|l| l["uuid"].as_str()).collect();

@@ -49,8 +49,8 @@ const BUILT_IN_2_1_197: &[&str] = &[
 pub(crate) enum Local {
     /// `/compact ARGS` with nothing to compact.
     NoMessages { args: String },
-    /// 2.1.197: `/NAME` it does not know.
-    Unknown { name: String },
+    /// 2.1.197: `/NAME` it does not know, typed with `args`.
+    Unknown { name: String, args: String },
 }
 
 impl Local {
@@ -58,7 +58,7 @@ impl Local {
     pub(crate) fn text(&self) -> String {
         match self {
             Local::NoMessages { .. } => "Error: No messages to compact".to_string(),
-            Local::Unknown { name } => format!("Unknown command: /{name}"),
+            Local::Unknown { name, .. } => format!("Unknown command: /{name}"),
         }
     }
 }
@@ -85,7 +85,7 @@ pub(crate) fn classify(
         return empty.then(|| Local::NoMessages { args: args.to_string() });
     }
     if profile == ProfileId::ClaudeCode2_1_197 && !BUILT_IN_2_1_197.contains(&name) && !is_custom(name) {
-        return Some(Local::Unknown { name: name.to_string() });
+        return Some(Local::Unknown { name: name.to_string(), args: args.to_string() });
     }
     None
 }
@@ -113,8 +113,9 @@ mod tests {
 
     #[test]
     fn only_2_1_197_answers_an_unknown_command() {
-        let unknown = Local::Unknown { name: "nosuch".into() };
-        assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_197, true), Some(unknown.clone()));
+        let unknown = Local::Unknown { name: "nosuch".into(), args: String::new() };
+        let with_args = Local::Unknown { name: "nosuch".into(), args: "foo".into() };
+        assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_197, true), Some(with_args));
         assert_eq!(of("/nosuch", ProfileId::ClaudeCode2_1_197, false), Some(unknown.clone()));
         assert_eq!(unknown.text(), "Unknown command: /nosuch");
         assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_332, true), None);

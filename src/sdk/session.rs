@@ -254,7 +254,9 @@ impl Setup {
         let target = match (&self.args.resume, self.args.r#continue) {
             (Some(id), _) => id.clone(),
             (None, true) => "last".to_string(),
-            (None, false) => return Ok(session.start_after(self.switch_for(prompt_text)?, content, origin)?),
+            (None, false) => {
+                return Ok(session.start_after(self.switch_for(prompt_text)?, content, origin, Vec::new())?)
+            }
         };
         let Some(journal) = session.journal.as_mut() else {
             return Err(CliError::Usage("resuming needs the journal".into()));
@@ -314,7 +316,7 @@ impl Setup {
             }
         }
         first.extend(self.switch_for(prompt_text)?);
-        first.push(Event::UserInput { content, origin });
+        first.push(Event::UserInput { content, origin, local: Vec::new() });
         Ok(session.resume_with_all(&id, first)?)
     }
 }
@@ -589,7 +591,7 @@ async fn serve(
                         command = ran;
                         stream.next_query();
                         stream.set_origin(origin.clone());
-                        control.send_from(next, origin);
+                        control.send_after_local(next, origin, stream.take_local_lines());
                         running = true;
                     } else if !stdin_open && !closed {
                         control.close();
@@ -648,7 +650,7 @@ async fn serve(
                         ran.show(stream);
                     }
                     stream.set_origin(origin.clone());
-                    let started = setup.start_fresh(wire, content, origin, id)?;
+                    let started = setup.start_fresh(wire, (content, origin), id, stream.take_local_lines())?;
                     control = started.abort_handle();
                     if let Ok(mut session) = on_signal.lock() {
                         *session = started.abort_handle();
@@ -669,7 +671,7 @@ async fn serve(
                         stream.next_query();
                     }
                     stream.set_origin(origin.clone());
-                    control.send_from(content, origin);
+                    control.send_after_local(content, origin, stream.take_local_lines());
                     running = true;
                 }
                 Some(Incoming::Request { id, request }) => {

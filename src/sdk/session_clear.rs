@@ -73,18 +73,19 @@ impl Setup {
     }
 
     /// Starts the first query of session `id` after its first prompt was answered locally,
-    /// whatever the flags resumed.
+    /// whatever the flags resumed; `local`: what those answers left for the model.
     pub(super) fn start_fresh(
         &self,
         wire: &Wire,
-        content: Vec<ContentBlock>,
-        origin: Option<Value>,
+        (content, origin): (Vec<ContentBlock>, Option<Value>),
         id: String,
+        local: Vec<reloop_core::local_lines::LocalLine>,
     ) -> Result<RunHandle, CliError> {
         let prompt_text = crate::launch::new::text_of(&content);
         let before = self.switch_for(&prompt_text)?;
         let content = self.commands(content)?;
-        Ok(self.cleared_session(wire, &prompt_text, id, None)?.start_after(before, content, origin)?)
+        let session = self.cleared_session(wire, &prompt_text, id, None)?;
+        Ok(session.start_after(before, content, origin, local)?)
     }
 
     /// The session a `/clear` began, its header naming the session it cleared.

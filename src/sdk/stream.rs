@@ -119,6 +119,8 @@ pub struct SdkStream {
     calls: children::NotedCalls,
     /// A `/compact` typed between queries is running (`stream_local.rs`).
     by_hand: Option<local::ByHand>,
+    /// What the built-in commands answered since the last prompt said, for the next prompt.
+    local_lines: Vec<reloop_core::local_lines::LocalLine>,
     /// The `origin` the host stamped on the running query's message, for its result.
     origin: Option<Value>,
     /// Prompts answered locally so far (`stream/local_answer.rs`): their lines' step numbers.
@@ -179,6 +181,7 @@ impl SdkStream {
             forward_subagent_text: false,
             calls: children::NotedCalls::default(),
             by_hand: None,
+            local_lines: Vec::new(),
             origin: None,
             local_answers: 0,
             include_hook_events: false,

@@ -19,6 +19,7 @@
 
 use reloop_core::hook::session::{pre_compact_block, pre_compact_note};
 use reloop_core::hook::HookRun;
+use reloop_core::local_lines::LocalLine;
 use reloop_core::profile::ProfileId;
 use reloop_core::Usage;
 use reloop_driver::{CompactStatus, RunEvent, RunResult};
@@ -35,6 +36,10 @@ impl SdkStream {
     pub fn clear_to(&mut self, new_session: &str, previous: Option<&RunResult>) -> ClearedFrom {
         let cleared = self.cleared_record(previous);
         self.reset_lines();
+        // The conversation it ends takes what was said in it along; the new one starts with
+        // the `/clear`'s own lines.
+        self.local_lines.clear();
+        self.said_locally("clear", "", Ok(""), LocalLine::output);
         self.cleared_later(new_session, &cleared);
         // Line uuids come from the session, step and place: the new session's lines start at
         // none, as its replay's do.
@@ -167,6 +172,34 @@ impl SdkStream {
 
     /// `/compact` was typed: the query that follows is its compaction.
     /// Idempotent: a replay meets the compaction's journaled PreCompact runs first.
+    /// The lines the built-in commands answered since the last prompt left for the model
+    /// ([`reloop_core::local_lines`]); the next prompt takes them.
+    pub fn take_local_lines(&mut self) -> Vec<reloop_core::local_lines::LocalLine> {
+        std::mem::take(&mut self.local_lines)
+    }
+
+    /// A built-in command `name` typed with `args` answered `output` (`Err`: its failure's
+    /// text): its lines, under the version's caveat, wait for the next prompt. `kind`: how the
+    /// output line is kept (a compaction's `Compacted ` as the user's, `/clear`'s as output, a
+    /// failure, or 2.1.197's blocked compaction worded as output, as failed). Under reloop's own
+    /// profile nothing is kept.
+    pub(super) fn said_locally(
+        &mut self,
+        name: &str,
+        args: &str,
+        output: Result<&str, &str>,
+        kind: fn(String) -> reloop_core::local_lines::LocalLine,
+    ) {
+        use reloop_core::local_lines::{command, stderr, stdout, LocalLine};
+        let Some(caveat) = reloop_core::local_lines::caveat(self.profile) else { return };
+        let text = match output {
+            Ok(text) => stdout(text),
+            Err(text) => stderr(text),
+        };
+        let said = kind(text);
+        self.local_lines.extend([LocalLine::said(caveat), LocalLine::said(command(name, args)), said]);
+    }
+
     pub fn compact_by_hand(&mut self) {
         self.by_hand.get_or_insert_with(ByHand::default);
     }
@@ -242,9 +275,19 @@ impl SdkStream {
                     }
                     (None, None) => {}
                 }
+                // 2.1.197 keeps a hook's block as the command's output, 2.1.332 as its failure.
+                match (&blocked, by_hand.refused) {
+                    (Some(text), _) if self.profile == ProfileId::ClaudeCode2_1_197 => {
+                        self.said_locally("compact", "", Ok(text.as_str()), LocalLine::failed)
+                    }
+                    (Some(text), _) => self.said_locally("compact", "", Err(text.as_str()), LocalLine::failed),
+                    (None, Some(text)) => self.said_locally("compact", "", Err(text), LocalLine::failed),
+                    (None, None) => {}
+                }
                 let blocked = blocked.or_else(|| by_hand.refused.map(str::to_string));
                 if by_hand.succeeded {
                     let note = pre_compact_note(&by_hand.pre_compact);
+                    self.said_locally("compact", "", Ok(&format!("Compacted {note}")), LocalLine::said);
                     let content = format!("<local-command-stdout>Compacted {note}</local-command-stdout>");
                     let mut line = Map::new();
                     line.insert("type".into(), json!("user"));

@@ -40,6 +40,8 @@ pub struct Played {
     pub recorded_inputs: Vec<Value>,
     /// The requests reloop sent.
     pub requests: Vec<Value>,
+    /// The session file print mode wrote last (under `$HOME/.claude/projects/`), as lines.
+    pub session_file: Vec<Value>,
     /// The hooks' directory in this workspace (in place of the recording's `/tmp/reloop-cc-hooks`).
     pub hooks_dir: String,
     pub replays_identical: bool,
@@ -180,6 +182,7 @@ pub fn play(version: &str, scenario: &str) -> Played {
         inputs,
         recorded_inputs,
         requests: server.requests().into_iter().map(|r| r.body).collect(),
+        session_file: last_session_file(&home.path().join(".claude/projects")),
         hooks_dir,
         replays_identical: ws.replays_identical(),
     }
@@ -222,4 +225,62 @@ pub fn keys(input: &Value) -> Vec<String> {
 /// `text` with the recording's paths and this workspace's made alike.
 pub fn same_paths(text: &str, hooks_dir: &str) -> String {
     text.replace(hooks_dir, "/tmp/reloop-cc-hooks")
+}
+
+/// How 2.1.197's context reminder opens.
+pub const CONTEXT: &str = "<system-reminder>\nAs you answer the user's questions";
+
+/// The texts of each request's last user message that are the prompt or a local command's
+/// lines, and where 2.1.197's context reminder sits among them (`<context>`, its date aside):
+/// Claude Code's product reminders (other `<system-reminder>` blocks) left out, a text the
+/// recorder kept only the digest of (over 2,000 characters) elided alike. `context`: whether
+/// the context reminder is compared (2.1.332 words its context otherwise; docs/profiles.md).
+pub fn prompt_lines(requests: &[Value], context: bool) -> Vec<Vec<String>> {
+    let text = |b: &Value| match &b["text"] {
+        Value::String(t) if t.chars().count() <= 2000 => Some(t.clone()),
+        Value::String(_) | Value::Object(_) => Some("<elided>".to_string()),
+        _ => None,
+    };
+    requests
+        .iter()
+        .map(|body| {
+            let messages = body["messages"].as_array().cloned().unwrap_or_default();
+            let last = messages.iter().rev().find(|m| m["role"] == "user").cloned().unwrap_or_default();
+            let blocks = match &last["content"] {
+                Value::String(text) => vec![text.clone()],
+                Value::Array(blocks) => blocks.iter().filter_map(text).collect(),
+                _ => Vec::new(),
+            };
+            blocks
+                .into_iter()
+                .filter_map(|t| match t.starts_with("<system-reminder>") {
+                    true => (context && t.starts_with(CONTEXT)).then(|| "<context>".to_string()),
+                    false => Some(t),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The bodies of the requests a recording's server received.
+pub fn recorded_requests(version: &str, scenario: &str) -> Vec<Value> {
+    let path = recorded_dir(version, scenario).join("requests.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone()).collect()
+}
+
+/// The lines of the session file last written under `projects` (a subagent's aside).
+fn last_session_file(projects: &Path) -> Vec<Value> {
+    let mut files = Vec::new();
+    for project in std::fs::read_dir(projects).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(project.path()).into_iter().flatten().flatten() {
+            let path = file.path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                let modified = file.metadata().and_then(|m| m.modified()).ok();
+                files.push((modified, path));
+            }
+        }
+    }
+    files.sort();
+    files.last().map_or_else(Vec::new, |(_, path)| json_lines(&std::fs::read_to_string(path).unwrap()))
 }

@@ -72,6 +72,13 @@ pub enum Event {
         /// back byte for byte.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         origin: Option<serde_json::Value>,
+        /// What the local commands typed since the last prompt left in the conversation
+        /// (Claude Code's caveat, each command and its output, a line each: `/compact`, `/clear`,
+        /// 2.1.197's unknown command), which Claude Code sends the model with this prompt, after
+        /// its context ([`crate::local_lines`]). Not the prompt: its hooks never see them.
+        /// Journaled only when some were typed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        local: Vec<crate::local_lines::LocalLine>,
     },
     /// A streamed text delta, for the caller's stream. It changes no state but the `streamed`
     /// mark, and it is journaled so that a replay reproduces the stream.
@@ -260,7 +267,7 @@ macro_rules! on_request {
 impl Event {
     /// A user's message with no `origin`: what every caller but an SDK app that stamps one sends.
     pub fn user_input(content: Vec<ContentBlock>) -> Event {
-        Event::UserInput { content, origin: None }
+        Event::UserInput { content, origin: None, local: Vec::new() }
     }
 
     /// The request number a completion event names (`None` for events that complete no

@@ -62,6 +62,7 @@ mod fold;
 mod history;
 pub mod hook;
 mod identity;
+pub mod local_lines;
 mod message;
 mod model_error;
 mod outcome;

@@ -256,8 +256,9 @@ pub struct RunResult {
 #[derive(Debug)]
 pub(crate) enum Control {
     Abort,
-    /// A user message and the host's `origin` for it.
-    Send(Vec<ContentBlock>, Option<serde_json::Value>),
+    /// A user message, the host's `origin` for it, and what local commands said before it
+    /// ([`Event::UserInput`]'s `local`).
+    Send(Vec<ContentBlock>, Option<serde_json::Value>, Vec<reloop_core::local_lines::LocalLine>),
     /// A setting changed (`set_model`, `set_permission_mode`): journaled and applied at once.
     Set(Event),
     /// A kept-alive session ends once its query is over.
@@ -291,7 +292,7 @@ impl RunHandle {
     /// new turn if the model had already finished. The stream reports it `queued`, `consumed`
     /// and `completed` — or `dropped` if the loop ends first.
     pub fn send(&self, content: Vec<ContentBlock>) {
-        let _ = self.abort.send(Control::Send(content, None));
+        let _ = self.abort.send(Control::Send(content, None, Vec::new()));
     }
 
     /// Switches the model for the requests still to come (`None`: the configured one).
@@ -374,7 +375,18 @@ impl AbortHandle {
     /// As [`Self::send`], stamped with the host's `origin`: a message that starts a query is
     /// journaled with it (to be echoed on that query's result).
     pub fn send_from(&self, content: Vec<ContentBlock>, origin: Option<serde_json::Value>) {
-        let _ = self.0.send(Control::Send(content, origin));
+        self.send_after_local(content, origin, Vec::new());
+    }
+
+    /// As [`Self::send_from`], after the lines of the local commands typed since the last prompt
+    /// ([`reloop_core::local_lines`]), which a message that starts a query carries to the model.
+    pub fn send_after_local(
+        &self,
+        content: Vec<ContentBlock>,
+        origin: Option<serde_json::Value>,
+        local: Vec<reloop_core::local_lines::LocalLine>,
+    ) {
+        let _ = self.0.send(Control::Send(content, origin, local));
     }
 
     /// As [`RunHandle::set_model`].

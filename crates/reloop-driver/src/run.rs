@@ -123,21 +123,23 @@ impl Session {
         prompt: Vec<ContentBlock>,
         origin: Option<serde_json::Value>,
     ) -> Result<RunHandle, DriverError> {
-        self.start_after(Vec::new(), prompt, origin)
+        self.start_after(Vec::new(), prompt, origin, Vec::new())
     }
 
     /// As [`Session::start_from`], with `before` applied ahead of the prompt (a custom slash
-    /// command's model switch for its query).
+    /// command's model switch for its query), and the prompt after `local`, the lines of the
+    /// local commands typed before it ([`Event::UserInput`]'s `local`).
     pub fn start_after(
         mut self,
         before: Vec<Event>,
         prompt: Vec<ContentBlock>,
         origin: Option<serde_json::Value>,
+        local: Vec<reloop_core::local_lines::LocalLine>,
     ) -> Result<RunHandle, DriverError> {
         let (session_id, content, header) = self.prepare(prompt);
         let state = State::new(self.core.clone());
         let mut first = before;
-        first.push(Event::UserInput { content, origin });
+        first.push(Event::UserInput { content, origin, local });
         Ok(self.launch(session_id, state, 0, first, header))
     }
 
@@ -495,7 +497,7 @@ impl Runner {
                         }
                         // Mid-query messages join the request in flight: no query of their own
                         // to echo an origin on.
-                        Some(Control::Send(content, _)) => {
+                        Some(Control::Send(content, ..)) => {
                             queued += 1;
                             Event::QueuedInput { id: format!("queued-{queued}"), content }
                         }
@@ -591,7 +593,7 @@ impl Runner {
     ) -> Result<Option<Event>, DriverError> {
         loop {
             let next = match control.recv().await {
-                Some(Control::Send(content, origin)) => Event::UserInput { content, origin },
+                Some(Control::Send(content, origin, local)) => Event::UserInput { content, origin, local },
                 Some(Control::Compact) => Event::CompactRequested,
                 Some(Control::Set(event)) => {
                     self.apply(event)?;

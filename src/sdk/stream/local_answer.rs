@@ -47,9 +47,20 @@ impl SdkStream {
         let text = answer.text();
         let (command, args) = match answer {
             Local::NoMessages { args } => ("compact", args.as_str()),
-            Local::Unknown { name } => (name.as_str(), ""),
+            Local::Unknown { name, .. } => (name.as_str(), ""),
         };
         self.local_error_line(&text, command, args);
+        match answer {
+            Local::NoMessages { args } => {
+                self.said_locally("compact", args, Err(&text), reloop_core::local_lines::LocalLine::failed)
+            }
+            // 2.1.197 keeps the message as typed, and its answer, with no caveat.
+            Local::Unknown { name, args } => {
+                use reloop_core::local_lines::{stdout, LocalLine};
+                let typed = if args.is_empty() { format!("/{name}") } else { format!("/{name} {args}") };
+                self.local_lines.extend([LocalLine::failed(typed), LocalLine::failed(stdout(&text))]);
+            }
+        }
         let latest = self.profile == ProfileId::ClaudeCode2_1_332;
         let (cost, usage) = match (latest, previous) {
             (false, Some(previous)) => (

@@ -8,7 +8,7 @@ use crate::step::{queue, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, event: Event) -> Step {
     match event {
-        Event::UserInput { content, .. } => start_query(ctx, content),
+        Event::UserInput { content, local, .. } => start_query(ctx, crate::local_lines::with_lines(content, local)),
         // Session-event hooks (flag 10): recorded; a prompt's UserPromptSubmit runs wait for it.
         Event::HookDone { hook_event, runs, .. } if crate::prompt_hooks::between_queries(hook_event) => {
             Step::stay(Phase::Idle(crate::prompt_hooks::hold(ctx, hook_event, runs)))

@@ -41,11 +41,11 @@ impl Runner {
         let _ = self.out.send(RunEvent::Ready);
         let first = self.next_query(control).await?;
         Ok(first.map(|event| match event {
-            Event::UserInput { content, origin } if self.run.gather_context => {
+            Event::UserInput { content, origin, local } if self.run.gather_context => {
                 let context = crate::context::user_context(&self.run.cwd, &crate::context::today());
                 let mut opened = vec![ContentBlock::text(context)];
                 opened.extend(content);
-                Event::UserInput { content: opened, origin }
+                Event::UserInput { content: opened, origin, local }
             }
             other => other,
         }))

@@ -64,6 +64,8 @@ enum Tagged {
         content: Vec<ContentBlock>,
         #[serde(default)]
         origin: Option<serde_json::Value>,
+        #[serde(default)]
+        local: Vec<reloop_core::local_lines::LocalLine>,
     },
     TextDelta {
         index: usize,
@@ -385,6 +387,7 @@ pub(crate) mod tests {
         let stamped = Event::UserInput {
             content: vec![ContentBlock::text("hi")],
             origin: Some(serde_json::json!({"kind": "human"})),
+            local: vec![reloop_core::local_lines::LocalLine::failed("<local-command-stderr>e</local-command-stderr>")],
         };
         let text = serde_json::to_string(&stamped).expect("written");
         assert_eq!(read_event(&text).ok(), Some(stamped));

@@ -28,6 +28,8 @@ use crate::error::ExportError;
 use crate::items::api_error_text;
 use crate::time::format_rfc3339_ms;
 
+mod local;
+
 /// Which shape to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -556,6 +558,15 @@ fn transcript_lines(
                     (Vec::new(), Vec::new())
                 };
                 let aborted = matches!(record.event, Event::Abort);
+                let local = match &record.event {
+                    Event::UserInput { local, .. } if w.style.plain_prompts => local.as_slice(),
+                    _ => &[],
+                };
+                // What local commands said before the prompt, then the prompt without it.
+                let newer = state.context().config().rules().claude_code_version == Some("2.1.332");
+                w.local_lines(local, newer, record.at_ms, out)?;
+                let unsaid = local::without_local(message, local.len());
+                let message = unsaid.as_ref().unwrap_or(message);
                 let prompt = match (&record.event, w.style.plain_prompts) {
                     (Event::UserInput { .. }, true) => plain_prompt(message),
                     (_, true) if !aborted => plain_text(message),

@@ -1,0 +1,78 @@
+//! What a built-in command answered without the model (`/compact`, `/clear`, 2.1.197's unknown
+//! command) leaves for the model: Claude Code sends its caveat, the command and its output with
+//! the next prompt, in each version's words, and reloop's stream-json sessions do the same
+//! (`reloop_core::local_lines`). Each recording's requests are held to reloop's, message for
+//! message where the prompt's lines are concerned; the sessions replay identically.
+
+mod common;
+
+use common::hooks_play::{play, prompt_lines, recorded_requests, VERSIONS};
+use serde_json::Value;
+
+fn holds(scenario: &str) {
+    for version in VERSIONS {
+        let played = play(version, scenario);
+        let recorded = recorded_requests(version, scenario);
+        // The hooks' folder, as the recorder named it.
+        let context = version == "2.1.197";
+        let ours: Vec<Vec<String>> = prompt_lines(&played.requests, context)
+            .into_iter()
+            .map(|texts| texts.into_iter().map(|t| t.replace(&played.hooks_dir, "/tmp/reloop-cc-hooks")).collect())
+            .collect();
+        assert_eq!(ours, prompt_lines(&recorded, context), "{version} {scenario}: the prompts and their local lines");
+        assert!(played.replays_identical, "{version} {scenario}");
+        // The session file keeps them as Claude Code's does: a user line each (the caveat meta),
+        // a failure's output a `system` line (a `/clear`'s new session is the recording's other
+        // file).
+        let dir = common::hooks_play::recorded_dir(version, scenario);
+        let mut files = vec![dir.join("transcript.jsonl")];
+        files.extend(std::fs::read_dir(dir.join("other")).into_iter().flatten().flatten().map(|e| e.path()));
+        let transcript: Vec<Value> =
+            files.iter().flat_map(|f| common::hooks_play::json_lines(&std::fs::read_to_string(f).unwrap())).collect();
+        let kept = |lines: &[Value]| -> Vec<Value> {
+            lines
+                .iter()
+                .filter_map(|l| {
+                    let text = match l["type"].as_str() {
+                        Some("user") => l["message"]["content"].as_str()?,
+                        Some("system") if l["subtype"] == "local_command" => l["content"].as_str()?,
+                        _ => return None,
+                    };
+                    let local = ["<local-command-", "<command-name>"].iter().any(|p| text.starts_with(p));
+                    let text = text.replace(&played.hooks_dir, "/tmp/reloop-cc-hooks");
+                    local.then(|| {
+                        serde_json::json!([l["type"], l["isMeta"] == true, text, l["commandRun"], l["commandOutcome"]])
+                    })
+                })
+                .collect()
+        };
+        let written = kept(&played.session_file);
+        let recorded = kept(&transcript);
+        assert!(!written.is_empty(), "{version} {scenario}: {:#?}", played.session_file);
+        assert!(
+            recorded.windows(written.len()).any(|w| w == written.as_slice()),
+            "{version} {scenario}: the session file's lines: {written:#?} {recorded:#?}"
+        );
+    }
+}
+
+/// `/clear` between queries: the new conversation's first prompt carries the `/clear`'s caveat,
+/// command and (empty) output.
+#[test]
+fn a_clear_s_lines_go_with_the_new_conversation_s_first_prompt() {
+    holds("settings_slash/stream_clear");
+}
+
+/// `/compact` between queries: its `Compacted ` line (with its PreCompact hooks' note) goes
+/// with the next prompt, after the summary and what the compaction gave back.
+#[test]
+fn a_compaction_s_lines_go_with_the_next_prompt() {
+    holds("settings_slash/stream_compact");
+}
+
+/// A PreCompact hook blocked the `/compact`: 2.1.197 keeps the block as the command's output,
+/// 2.1.332 as its failure.
+#[test]
+fn a_blocked_compaction_s_lines_say_so_in_each_version_s_way() {
+    holds("settings_slash/stream_compact_hooks");
+}
