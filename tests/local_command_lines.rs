@@ -76,3 +76,41 @@ fn a_compaction_s_lines_go_with_the_next_prompt() {
 fn a_blocked_compaction_s_lines_say_so_in_each_version_s_way() {
     holds("settings_slash/stream_compact_hooks");
 }
+
+/// 2.1.332 sends a prompt naming no command to the model after a reminder
+/// (`settings_slash/unknown`, `sdk36/stream_local`): its words as recorded, the commands the
+/// session's `system/init` lists named in place of Claude Code's, and reloop's two built-ins
+/// counted as its others are. 2.1.197 answers such a prompt itself (tests/sdk_local.rs).
+#[test]
+fn an_unknown_command_goes_to_the_model_after_2_1_332_s_reminder() {
+    const OPENS: &str = "<system-reminder>\nThe user's message starts with the slash command";
+    for scenario in ["settings_slash/unknown", "sdk36/stream_local"] {
+        let played = play("2.1.332", scenario);
+        let reminders = |requests: &[Value]| -> Vec<String> {
+            let blocks =
+                requests.iter().filter_map(|r| r["messages"].as_array()).flatten().filter(|m| m["role"] == "user");
+            let texts = blocks.filter_map(|m| m["content"].as_array()).flatten().filter_map(|b| b["text"].as_str());
+            let mut out: Vec<String> =
+                texts.filter(|t| t.starts_with(OPENS)).map(|t| t.trim_end().to_string()).collect();
+            out.dedup();
+            out
+        };
+        let init = played.lines.iter().find(|l| l["subtype"] == "init").unwrap();
+        let ours: Vec<String> =
+            init["slash_commands"].as_array().unwrap().iter().map(|c| format!("/{}", c.as_str().unwrap())).collect();
+        let expected: Vec<String> = reminders(&recorded_requests("2.1.332", scenario))
+            .into_iter()
+            .map(|text| {
+                let (head, rest) = text.split_once("Slash commands available in this session: ").unwrap();
+                let (_, tail) = rest.split_once(" more. ").unwrap();
+                let available = match ours.is_empty() {
+                    true => "This session has 2 slash commands, but none can be named here.".to_string(),
+                    false => format!("Slash commands available in this session: {}, and 2 more.", ours.join(", ")),
+                };
+                format!("{head}{available} {tail}")
+            })
+            .collect();
+        assert!(!expected.is_empty(), "{scenario}");
+        assert_eq!(reminders(&played.requests), expected, "{scenario}");
+    }
+}

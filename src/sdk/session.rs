@@ -179,13 +179,6 @@ impl Setup {
         Ok(session)
     }
 
-    /// A user message that runs a custom slash command, expanded as Claude Code sends it to the
-    /// model (`crate::slash`); any other message unchanged.
-    fn commands(&self, content: Vec<ContentBlock>) -> Result<Vec<ContentBlock>, CliError> {
-        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
-        Ok(crate::slash::expand_content(content, &self.cwd, crate::settings::user_dir().as_deref(), &sources))
-    }
-
     /// How this run's stream is shaped, as the header records it and the printer is built.
     fn print_record(&self) -> Result<super::replay::PrintRecord, CliError> {
         let (agents, view) = (self.agent_names(), self.settings_view()?);

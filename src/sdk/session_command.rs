@@ -15,6 +15,22 @@ use super::Setup;
 use crate::error::CliError;
 use crate::sdk::stream::SdkStream;
 
+impl Setup {
+    /// A user message that runs a custom slash command, expanded as Claude Code sends it to the
+    /// model (`crate::slash`); one naming no command after 2.1.332's reminder; any other message
+    /// unchanged.
+    pub(super) fn commands(
+        &self,
+        content: Vec<reloop_core::ContentBlock>,
+    ) -> Result<Vec<reloop_core::ContentBlock>, CliError> {
+        let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
+        let reminder = reloop_core::profile::ProfileId::parse(&self.args.compat)
+            == Some(reloop_core::profile::ProfileId::ClaudeCode2_1_332);
+        let user_dir = crate::settings::user_dir();
+        Ok(crate::slash::expand_content(content, &self.cwd, user_dir.as_deref(), &sources, reminder))
+    }
+}
+
 /// A command whose file sets a model or allowed tools for its query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct CommandQuery {

@@ -10,8 +10,8 @@
 //! `Bob`); a command typed without arguments has no `<command-args>` line
 //! (`crates/reloop-import/tests/recorded/*/rule_sources/command`). `ns/sub.md` is `/ns:sub`. A project command is found only when the project settings
 //! source is read (`--setting-sources user` left `/greet` unknown); likewise user commands and the
-//! user source. An unknown command is left as text: 2.1.332 sends it to the model (with a
-//! reminder reloop does not write), 2.1.197 answers "Unknown command" locally.
+//! user source. An unknown command is left as text: 2.1.332 sends it to the model after a
+//! reminder ([`unknown`]), 2.1.197 answers "Unknown command" locally.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +20,7 @@ use reloop_core::ContentBlock;
 use crate::settings::{Source, Sources};
 
 mod catalog;
+mod unknown;
 pub(crate) use catalog::described;
 
 /// The most a command file may hold; a bigger one is not expanded.
@@ -86,19 +87,23 @@ fn command_text(name: &str, cwd: &Path, user_dir: Option<&Path>, sources: &Sourc
     folders.iter().find_map(|folder| read_command(&folder.join(&relative)))
 }
 
-/// A user message that is only a command prompt, expanded; any other message as it came.
+/// A user message that is only a command prompt, expanded; any other message as it came, but
+/// for one naming no command under a profile that says so (`unknown_reminder`, 2.1.332): the
+/// reminder goes first ([`unknown::reminder`]), a `"\n"` after it as Claude Code joins it.
 pub(crate) fn expand_content(
     content: Vec<ContentBlock>,
     cwd: &Path,
     user_dir: Option<&Path>,
     sources: &Sources,
+    unknown_reminder: bool,
 ) -> Vec<ContentBlock> {
-    let expanded = match content.as_slice() {
-        [ContentBlock::Text(text)] => expand(&text.text, cwd, user_dir, sources),
-        _ => None,
-    };
-    match expanded {
-        Some(found) => found.blocks.into_iter().map(ContentBlock::text).collect(),
+    let [ContentBlock::Text(text)] = content.as_slice() else { return content };
+    if let Some(found) = expand(&text.text, cwd, user_dir, sources) {
+        return found.blocks.into_iter().map(ContentBlock::text).collect();
+    }
+    let reminder = unknown_reminder.then(|| unknown::reminder(&text.text, &list(cwd, user_dir, sources))).flatten();
+    match reminder {
+        Some(reminder) => [ContentBlock::text(format!("{reminder}\n"))].into_iter().chain(content).collect(),
         None => content,
     }
 }

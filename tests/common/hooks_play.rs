@@ -102,6 +102,14 @@ pub fn play(version: &str, scenario: &str) -> Played {
                 "usage": usage})))
         })
         .collect();
+    // Then the scenario's default answer, as the recorder's server gave it once the steps ran out.
+    let mut answers = answers;
+    if let Some(text) = spec["defaults"]["main"]["text"].as_str() {
+        let answer = json!({"id": "m_default", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}});
+        answers.extend((0..8).map(|_| Canned::Sse(sse_from_message(&answer))));
+    }
     let server = FakeServer::start(answers);
     let home = tempfile::tempdir().unwrap();
     let command = |args: &[&str]| {
@@ -121,8 +129,11 @@ pub fn play(version: &str, scenario: &str) -> Played {
     let run = |args: &[&str]| command(args).output().unwrap();
     let compat = format!("claude-code-{version}");
     let settings = place(&spec["settings"].to_string());
-    let mut args =
-        vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat, "--settings", &settings];
+    let mut args = vec!["-p", "--output-format", "stream-json", "--verbose", "--compat", &compat];
+    // A scenario with no settings of its own is played with none.
+    if !spec["settings"].is_null() {
+        args.extend(["--settings", &settings]);
+    }
     args.extend(spec["flags"].as_array().into_iter().flatten().filter_map(Value::as_str));
     let out = match spec["input"].as_array() {
         // A stream-json session: each message sent once the last query's result is out, as the
