@@ -113,7 +113,8 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     }
     let more_queries = recording.prompts.len() > 1;
     let session = session.with_parent(header.parent.clone()).with_keep_alive(more_queries);
-    let mut handle = session.start(recording.prompts[0].clone())?;
+    let local = |n: usize| recording.local_lines.get(n).cloned().unwrap_or_default();
+    let mut handle = session.start_after(Vec::new(), recording.prompts[0].clone(), None, local(0))?;
     let rerun_id = handle.session_id().to_string();
     let control = handle.abort_handle();
     let on_signal = handle.abort_handle();
@@ -131,8 +132,8 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
             let parted = divergence.lock().unwrap_or_else(|p| p.into_inner()).is_some();
             match recording.prompts.get(next).filter(|_| !parted || args.then_live) {
                 Some(prompt) => {
+                    control.send_after_local(prompt.clone(), None, local(next));
                     next += 1;
-                    control.send(prompt.clone());
                 }
                 None => control.close(),
             }

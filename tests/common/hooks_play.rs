@@ -42,6 +42,8 @@ pub struct Played {
     pub requests: Vec<Value>,
     /// The session file print mode wrote last (under `$HOME/.claude/projects/`), as lines.
     pub session_file: Vec<Value>,
+    /// `reloop rerun last`: its exit code and output (0: every request as recorded).
+    pub rerun: (Option<i32>, String),
     /// The hooks' directory in this workspace (in place of the recording's `/tmp/reloop-cc-hooks`).
     pub hooks_dir: String,
     pub replays_identical: bool,
@@ -194,6 +196,10 @@ pub fn play(version: &str, scenario: &str) -> Played {
         recorded_inputs,
         requests: server.requests().into_iter().map(|r| r.body).collect(),
         session_file: last_session_file(&home.path().join(".claude/projects")),
+        rerun: {
+            let out = run(&["rerun", "last", "--no-pager"]);
+            (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out)))
+        },
         hooks_dir,
         replays_identical: ws.replays_identical(),
     }

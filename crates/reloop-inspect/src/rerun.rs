@@ -61,6 +61,9 @@ pub struct Recording {
     tool_results: HashMap<String, VecDeque<(String, bool)>>,
     /// The prompts of the recorded queries, in order.
     pub prompts: Vec<Vec<ContentBlock>>,
+    /// What local commands said before each prompt ([`Event::UserInput`]'s `local`), sent
+    /// with it again so its requests carry them as the recorded ones did.
+    pub local_lines: Vec<Vec<reloop_core::local_lines::LocalLine>>,
 }
 
 impl Recording {
@@ -131,7 +134,10 @@ impl RecordingReader {
     fn push(&mut self, record: &StepRecord) {
         let (recording, names) = (&mut self.recording, &mut self.names);
         match &record.event {
-            Event::UserInput { content, .. } => recording.prompts.push(content.clone()),
+            Event::UserInput { content, local, .. } => {
+                recording.prompts.push(content.clone());
+                recording.local_lines.push(local.clone());
+            }
             Event::ModelBlock { index, block, request } => {
                 if let ContentBlock::ToolUse(call) = block {
                     names.insert(call.id.clone(), call.name.clone());
