@@ -9,9 +9,7 @@ mod common;
 use common::hooks_play::{play, prompt_lines, recorded_requests, VERSIONS};
 use serde_json::Value;
 
-/// `reruns`: whether `reloop rerun` can follow the session (it does not replay a compaction
-/// typed between queries).
-fn holds(scenario: &str, reruns: bool) {
+fn holds(scenario: &str) {
     for version in VERSIONS {
         let played = play(version, scenario);
         let recorded = recorded_requests(version, scenario);
@@ -23,10 +21,9 @@ fn holds(scenario: &str, reruns: bool) {
             .collect();
         assert_eq!(ours, prompt_lines(&recorded, context), "{version} {scenario}: the prompts and their local lines");
         assert!(played.replays_identical, "{version} {scenario}");
-        // A rerun sends them again with their prompt: every request as recorded.
-        if reruns {
-            assert_eq!(played.rerun.0, Some(0), "{version} {scenario}: {}", played.rerun.1);
-        }
+        // A rerun sends them again with their prompt, and compacts where `/compact` was typed:
+        // every request as recorded.
+        assert_eq!(played.rerun.0, Some(0), "{version} {scenario}: {}", played.rerun.1);
         // The session file keeps them as Claude Code's does: a user line each (the caveat meta),
         // a failure's output a `system` line (a `/clear`'s new session is the recording's other
         // file).
@@ -66,21 +63,21 @@ fn holds(scenario: &str, reruns: bool) {
 /// command and (empty) output.
 #[test]
 fn a_clear_s_lines_go_with_the_new_conversation_s_first_prompt() {
-    holds("settings_slash/stream_clear", true);
+    holds("settings_slash/stream_clear");
 }
 
 /// `/compact` between queries: its `Compacted ` line (with its PreCompact hooks' note) goes
 /// with the next prompt, after the summary and what the compaction gave back.
 #[test]
 fn a_compaction_s_lines_go_with_the_next_prompt() {
-    holds("settings_slash/stream_compact", false);
+    holds("settings_slash/stream_compact");
 }
 
 /// A PreCompact hook blocked the `/compact`: 2.1.197 keeps the block as the command's output,
 /// 2.1.332 as its failure.
 #[test]
 fn a_blocked_compaction_s_lines_say_so_in_each_version_s_way() {
-    holds("settings_slash/stream_compact_hooks", true);
+    holds("settings_slash/stream_compact_hooks");
 }
 
 /// 2.1.332 sends a prompt naming no command to the model after a reminder

@@ -124,16 +124,25 @@ pub async fn run(args: RerunArgs) -> Result<Exit, CliError> {
     }));
     let mut printer = Printer::new(args.output.output_format, false);
     let (mut next, mut last) = (1, None);
+    // The compactions typed before the next prompt, asked for as each query (or compaction) ends.
+    let mut compactions = recording.compactions_before(1);
     while let Some(event) = handle.next().await {
         let event = as_rerun(event, &divergence, args.then_live);
         printer.on_event(&event);
         if let RunEvent::Finished(result) = event {
             last = Some(result);
             let parted = divergence.lock().unwrap_or_else(|p| p.into_inner()).is_some();
-            match recording.prompts.get(next).filter(|_| !parted || args.then_live) {
+            let go_on = !parted || args.then_live;
+            if go_on && compactions > 0 {
+                compactions -= 1;
+                control.compact();
+                continue;
+            }
+            match recording.prompts.get(next).filter(|_| go_on) {
                 Some(prompt) => {
                     control.send_after_local(prompt.clone(), None, local(next));
                     next += 1;
+                    compactions = recording.compactions_before(next);
                 }
                 None => control.close(),
             }

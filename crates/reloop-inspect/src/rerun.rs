@@ -64,6 +64,17 @@ pub struct Recording {
     /// What local commands said before each prompt ([`Event::UserInput`]'s `local`), sent
     /// with it again so its requests carry them as the recorded ones did.
     pub local_lines: Vec<Vec<reloop_core::local_lines::LocalLine>>,
+    /// The compactions asked for by hand between queries (`/compact`): how many went before
+    /// each prompt (`[i]`), and after the last (`[prompts.len()]`).
+    pub compactions: Vec<u32>,
+}
+
+impl Recording {
+    /// How many compactions by hand went before prompt `n` (`n` = the prompts' count: after the
+    /// last one).
+    pub fn compactions_before(&self, n: usize) -> u32 {
+        self.compactions.get(n).copied().unwrap_or(0)
+    }
 }
 
 impl Recording {
@@ -137,6 +148,13 @@ impl RecordingReader {
             Event::UserInput { content, local, .. } => {
                 recording.prompts.push(content.clone());
                 recording.local_lines.push(local.clone());
+                recording.compactions.resize(recording.prompts.len() + 1, 0);
+            }
+            // A `/compact` typed between queries that compacted (one refused is not asked again).
+            Event::CompactRequested if record.from_phase == "done" && record.to_phase == "compacting" => {
+                let after = recording.prompts.len();
+                recording.compactions.resize(after + 1, 0);
+                recording.compactions[after] += 1;
             }
             Event::ModelBlock { index, block, request } => {
                 if let ContentBlock::ToolUse(call) = block {
