@@ -117,3 +117,27 @@ fn an_unknown_command_goes_to_the_model_after_2_1_332_s_reminder() {
         assert_eq!(reminders(&played.requests), expected, "{scenario}");
     }
 }
+
+/// 2.1.197 sends the files a `/compact` between queries gave back (`Called the Read tool …`, a
+/// `role: "system"` message) after the next prompt, where a compaction within a query leaves
+/// them after the kept messages (flag 42).
+#[test]
+fn the_files_a_compaction_by_hand_gave_back_follow_the_next_prompt_in_2_1_197() {
+    let scenario = "settings_slash/stream_compact";
+    let played = play("2.1.197", scenario);
+    // Where the last request puts the given-back message and the prompt, by place.
+    let places = |requests: &[Value]| -> (usize, usize) {
+        let messages = requests.last().unwrap()["messages"].as_array().unwrap().clone();
+        let text = |m: &Value| match &m["content"] {
+            Value::String(t) => t.clone(),
+            Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
+            other => other["head"].as_str().unwrap_or_default().to_string(),
+        };
+        let at = |what: &str| messages.iter().position(|m| text(m).contains(what)).unwrap();
+        (at("再说一遍"), at("Called the Read tool"))
+    };
+    let (prompt, given_back) = places(&played.requests);
+    assert_eq!(given_back, prompt + 1, "{:#?}", played.requests.last());
+    let (prompt, given_back) = places(&recorded_requests("2.1.197", scenario));
+    assert_eq!(given_back, prompt + 1, "the recording");
+}

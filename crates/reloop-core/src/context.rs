@@ -75,6 +75,8 @@ pub(crate) struct Session {
     /// What every request is sent without since the API refused one (flag 41): the
     /// profile's guesses taken so far, kept for the rest of the conversation.
     pub(crate) shed: crate::profile::RequestGuesses,
+    /// The files a compaction by hand gave back, held for after the next prompt (flag 42).
+    pub(crate) given_back: Option<crate::message::Message>,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from

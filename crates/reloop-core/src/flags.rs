@@ -231,6 +231,12 @@ pub enum Flag {
     /// ends on the error (`error_endings/invalid_request_no_tool_search`, `…_healed`). Off: the
     /// run ends on the first such refusal.
     RefusalGuesses = 41,
+    /// Under a profile that gives files back as a `role: "system"` message (2.1.197's
+    /// [`crate::profile::Reattach::SystemMessage`]), a compaction by hand between queries holds
+    /// that message until the next prompt and puts it after it, as 2.1.197 sends it
+    /// (`settings_slash/stream_compact`, `sdk_wire/stream_compact`). Off: it follows the kept
+    /// answer, before the prompt.
+    GivenBackAfterPrompt = 42,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -291,6 +297,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::HookEventNameChecked,
     Flag::CallbackEventNameChecked,
     Flag::RefusalGuesses,
+    Flag::GivenBackAfterPrompt,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -375,7 +382,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -391,7 +398,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

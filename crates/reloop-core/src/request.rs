@@ -142,6 +142,9 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
         }
     }
     ctx.messages.push(crate::message::Message::user(content));
+    if let Some(given_back) = ctx.session.given_back.take() {
+        ctx.messages.push(given_back);
+    }
     if let Some(identity) = crate::identity::prompt_reminder(&mut ctx) {
         ctx.messages.push(identity);
     }

@@ -75,6 +75,13 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
         transcript.as_deref(),
         joined,
     );
+    // 2.1.197 sends what a compaction by hand gave back after the next prompt (flag 42).
+    let hold = compaction.trigger == Trigger::Manual
+        && rule.reattach == crate::profile::Reattach::SystemMessage
+        && ctx.config.flag(crate::flags::Flag::GivenBackAfterPrompt);
+    if hold && ctx.messages.last().is_some_and(|m| m.role == crate::message::Role::System) {
+        ctx.session.given_back = ctx.messages.pop();
+    }
     ctx.session.usage_tokens = 0;
     ctx.session.messages_at_usage = 0;
     ctx.session.compact_failures = 0;
