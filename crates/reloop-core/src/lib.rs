@@ -42,11 +42,13 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 // The public surface is what an embedder needs: the state and its transition, events, steps,
 // commands and notices, reasons, the config and the messages, all re-exported here at the root.
 // Every other module is private, and `State` and its context are opaque, so a caller can neither
-// build a state the machine never reached nor depend on how the core is laid out. Four modules
+// build a state the machine never reached nor depend on how the core is laid out. A few modules
 // stay public because their items read better under a namespace than at the root: `hook` (the
 // hook protocol the hook runner and the permission decision speak), `profile` (each Claude Code
 // version's texts, limits and rules), `compact` (the shape of a compaction's summary request),
-// and `testkit` (a simulation driver and invariants, behind the `testkit` feature).
+// `structured` (the final-answer tool), `too_long` (the prompt-too-long texts), `local_lines`
+// (what a built-in command leaves for the next prompt), and `testkit` (a simulation driver and
+// invariants, behind the `testkit` feature).
 mod abort;
 mod backoff;
 pub mod compact;
