@@ -121,10 +121,12 @@ impl Runner {
                     StreamEvent::Done { id, model, stop_reason, usage } => {
                         (Event::ModelDone { id, model, stop_reason, usage, request }, true)
                     }
-                    StreamEvent::Failed(error) => {
-                        let error = error.with_sheddable(sheddable);
-                        (Event::ModelFailed { error, request }, true)
+                    // Only a refusal the guesses answer carries them (so the journal of any
+                    // other failure reads as before).
+                    StreamEvent::Failed(error) if matches!(error.status, Some(400 | 422)) => {
+                        (Event::ModelFailed { error: error.with_sheddable(sheddable), request }, true)
                     }
+                    StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
                     _ => continue,
                 };
                 if last {
