@@ -178,6 +178,19 @@ fn local_commands_are_answered_without_the_model_as_claude_code_does() {
     }
 }
 
+/// 2.1.197 names the command nearest a typo within two edits (its code's `Did you mean`; no
+/// recording has one): `-p /compat` asks no model and says so, its text output too.
+#[test]
+fn a_typo_of_a_command_is_answered_with_the_nearest_under_2_1_197() {
+    let server = FakeServer::start(Vec::new());
+    let ws = Workspace::seed();
+    let out = stream_json(&ws, "2.1.197", &server.url).args(["-p", "/compat"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = common::json_lines(&out).into_iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["result"], "Unknown command: /compat. Did you mean /compact?");
+    assert!(server.requests().is_empty());
+}
+
 /// `reloop -p /compact`: `Error: No messages to compact`, no request, exit 0, as both versions
 /// print it; `-p "/nosuch foo"` under 2.1.197: `Unknown command: /nosuch` (text output too).
 #[test]

@@ -49,8 +49,9 @@ const BUILT_IN_2_1_197: &[&str] = &[
 pub(crate) enum Local {
     /// `/compact ARGS` with nothing to compact.
     NoMessages { args: String },
-    /// 2.1.197: `/NAME` it does not know, typed with `args`.
-    Unknown { name: String, args: String },
+    /// 2.1.197: `/NAME` it does not know, typed with `args`; `suggestion`: the command nearest
+    /// it within two edits, which it names.
+    Unknown { name: String, args: String, suggestion: Option<String> },
 }
 
 impl Local {
@@ -58,19 +59,17 @@ impl Local {
     pub(crate) fn text(&self) -> String {
         match self {
             Local::NoMessages { .. } => "Error: No messages to compact".to_string(),
-            Local::Unknown { name, .. } => format!("Unknown command: /{name}"),
+            Local::Unknown { name, suggestion: None, .. } => format!("Unknown command: /{name}"),
+            Local::Unknown { name, suggestion: Some(near), .. } => {
+                format!("Unknown command: /{name}. Did you mean /{near}?")
+            }
         }
     }
 }
 
 /// Whether `content` is answered locally. `empty`: the conversation has no message yet;
-/// `is_custom`: whether a name is a command file the settings sources let in.
-pub(crate) fn classify(
-    content: &[ContentBlock],
-    profile: ProfileId,
-    empty: bool,
-    is_custom: impl Fn(&str) -> bool,
-) -> Option<Local> {
+/// `custom`: the command files the settings sources let in, as `init` lists them.
+pub(crate) fn classify(content: &[ContentBlock], profile: ProfileId, empty: bool, custom: &[String]) -> Option<Local> {
     let [ContentBlock::Text(text)] = content else { return None };
     let rest = text.text.trim().strip_prefix('/')?;
     let (name, args) = match rest.find(char::is_whitespace) {
@@ -84,8 +83,12 @@ pub(crate) fn classify(
     if name == "compact" {
         return empty.then(|| Local::NoMessages { args: args.to_string() });
     }
-    if profile == ProfileId::ClaudeCode2_1_197 && !BUILT_IN_2_1_197.contains(&name) && !is_custom(name) {
-        return Some(Local::Unknown { name: name.to_string(), args: args.to_string() });
+    if profile == ProfileId::ClaudeCode2_1_197 && !BUILT_IN_2_1_197.contains(&name) && !custom.iter().any(|c| c == name)
+    {
+        // Its commands in `init`'s order, the custom ones first (aliases are not known here).
+        let known: Vec<String> = custom.iter().cloned().chain(BUILT_IN_2_1_197.iter().map(|b| b.to_string())).collect();
+        let suggestion = crate::slash::closest(name, &known).map(str::to_string);
+        return Some(Local::Unknown { name: name.to_string(), args: args.to_string(), suggestion });
     }
     None
 }
@@ -95,7 +98,7 @@ mod tests {
     use super::*;
 
     fn of(text: &str, profile: ProfileId, empty: bool) -> Option<Local> {
-        classify(&[ContentBlock::text(text)], profile, empty, |name| name == "greet")
+        classify(&[ContentBlock::text(text)], profile, empty, &["greet".to_string()])
     }
 
     #[test]
@@ -113,13 +116,23 @@ mod tests {
 
     #[test]
     fn only_2_1_197_answers_an_unknown_command() {
-        let unknown = Local::Unknown { name: "nosuch".into(), args: String::new() };
-        let with_args = Local::Unknown { name: "nosuch".into(), args: "foo".into() };
+        let unknown = Local::Unknown { name: "nosuch".into(), args: String::new(), suggestion: None };
+        let with_args = Local::Unknown { name: "nosuch".into(), args: "foo".into(), suggestion: None };
         assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_197, true), Some(with_args));
         assert_eq!(of("/nosuch", ProfileId::ClaudeCode2_1_197, false), Some(unknown.clone()));
         assert_eq!(unknown.text(), "Unknown command: /nosuch");
         assert_eq!(of("/nosuch foo", ProfileId::ClaudeCode2_1_332, true), None);
         assert_eq!(of("/nosuch foo", ProfileId::Reloop, true), None);
+    }
+
+    /// 2.1.197 names the command nearest a typo, within two edits (its `mfe`).
+    #[test]
+    fn a_near_command_is_suggested() {
+        let old = ProfileId::ClaudeCode2_1_197;
+        let near = of("/gret Alice", old, false).unwrap();
+        assert_eq!(near.text(), "Unknown command: /gret. Did you mean /greet?");
+        assert_eq!(of("/compat", old, false).unwrap().text(), "Unknown command: /compat. Did you mean /compact?");
+        assert_eq!(of("/zzzzzzz", old, false).unwrap().text(), "Unknown command: /zzzzzzz");
     }
 
     #[test]
@@ -132,6 +145,6 @@ mod tests {
         assert_eq!(of("/", old, true), None);
         assert_eq!(of("please /nosuch", old, true), None);
         let two = [ContentBlock::text("/nosuch"), ContentBlock::text("more")];
-        assert_eq!(classify(&two, old, true, |_| false), None);
+        assert_eq!(classify(&two, old, true, &[]), None);
     }
 }

@@ -17,9 +17,8 @@ impl Setup {
         let Some(profile) = ProfileId::parse(&self.args.compat) else { return Ok(None) };
         let sources = crate::settings::Sources::parse(self.args.setting_sources.as_deref())?;
         let user_dir = crate::settings::user_dir();
-        let is_custom =
-            |name: &str| crate::slash::expand(&format!("/{name}"), &self.cwd, user_dir.as_deref(), &sources).is_some();
-        Ok(classify(content, profile, empty, is_custom))
+        let custom = crate::slash::list(&self.cwd, user_dir.as_deref(), &sources);
+        Ok(classify(content, profile, empty, &custom))
     }
 
     /// Whether the session starts from nothing (no `--resume` or `--continue`).

@@ -22,6 +22,7 @@ use crate::settings::{Source, Sources};
 mod catalog;
 mod unknown;
 pub(crate) use catalog::described;
+pub(crate) use unknown::closest;
 
 /// The most a command file may hold; a bigger one is not expanded.
 const MAX_COMMAND_BYTES: u64 = 1024 * 1024;

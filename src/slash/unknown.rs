@@ -66,7 +66,7 @@ fn plural(n: usize) -> &'static str {
 
 /// The first command nearest `name` within two edits (a swap of neighbours counts one), as
 /// Claude Code suggests it: a later one only when strictly nearer.
-fn closest<'a>(name: &str, commands: &'a [String]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(name: &str, commands: &'a [String]) -> Option<&'a str> {
     let mut best: Option<(&str, usize)> = None;
     for command in commands.iter().filter(|c| is_name(c)) {
         if command.len().abs_diff(name.len()) > 2 {

@@ -55,7 +55,7 @@ impl SdkStream {
                 self.said_locally("compact", args, Err(&text), reloop_core::local_lines::LocalLine::failed)
             }
             // 2.1.197 keeps the message as typed, and its answer, with no caveat.
-            Local::Unknown { name, args } => {
+            Local::Unknown { name, args, .. } => {
                 use reloop_core::local_lines::{stdout, LocalLine};
                 let typed = if args.is_empty() { format!("/{name}") } else { format!("/{name} {args}") };
                 self.local_lines.extend([LocalLine::failed(typed), LocalLine::failed(stdout(&text))]);
