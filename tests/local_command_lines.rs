@@ -81,13 +81,14 @@ fn a_blocked_compaction_s_lines_say_so_in_each_version_s_way() {
 }
 
 /// 2.1.332 sends a prompt naming no command to the model after a reminder
-/// (`settings_slash/unknown`, `sdk36/stream_local`): its words as recorded, the commands the
+/// (`settings_slash/unknown`, `typo`, `sdk36/stream_local`): its words as recorded (the nearest
+/// command named when one is within two edits), the commands the
 /// session's `system/init` lists named in place of Claude Code's, and reloop's two built-ins
 /// counted as its others are. 2.1.197 answers such a prompt itself (tests/sdk_local.rs).
 #[test]
 fn an_unknown_command_goes_to_the_model_after_2_1_332_s_reminder() {
     const OPENS: &str = "<system-reminder>\nThe user's message starts with the slash command";
-    for scenario in ["settings_slash/unknown", "sdk36/stream_local"] {
+    for scenario in ["settings_slash/unknown", "settings_slash/typo", "sdk36/stream_local"] {
         let played = play("2.1.332", scenario);
         let reminders = |requests: &[Value]| -> Vec<String> {
             let blocks =

@@ -178,36 +178,33 @@ fn local_commands_are_answered_without_the_model_as_claude_code_does() {
     }
 }
 
-/// 2.1.197 names the command nearest a typo within two edits (its code's `Did you mean`; no
-/// recording has one): `-p /compat` asks no model and says so, its text output too.
-#[test]
-fn a_typo_of_a_command_is_answered_with_the_nearest_under_2_1_197() {
-    let server = FakeServer::start(Vec::new());
-    let ws = Workspace::seed();
-    let out = stream_json(&ws, "2.1.197", &server.url).args(["-p", "/compat"]).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let result = common::json_lines(&out).into_iter().find(|l| l["type"] == "result").unwrap();
-    assert_eq!(result["result"], "Unknown command: /compat. Did you mean /compact?");
-    assert!(server.requests().is_empty());
-}
-
 /// `reloop -p /compact`: `Error: No messages to compact`, no request, exit 0, as both versions
-/// print it; `-p "/nosuch foo"` under 2.1.197: `Unknown command: /nosuch` (text output too).
+/// print it; `-p "/nosuch foo"` under 2.1.197: `Unknown command: /nosuch` (text output too), and
+/// `-p "/gret Alice"` with a `/greet` command: `Unknown command: /gret. Did you mean /greet?`.
 #[test]
 fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
     for version in VERSIONS {
-        for variant in ["compact", "unknown"] {
+        for variant in ["compact", "unknown", "typo"] {
             let dir = fixture(version, "settings_slash", variant);
             let scenario: Value =
                 serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();
+            let ws = Workspace::seed();
+            // The project's command files (`typo`'s `/greet`), where the recording had them.
+            for (path, text) in scenario["files"].as_object().into_iter().flatten() {
+                if let Some(rel) = path.strip_prefix("/tmp/reloop-cc-project/") {
+                    let path = ws.cwd().join(rel);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(path, text.as_str().unwrap()).unwrap();
+                }
+            }
             let recorded = lines(&dir.join("stdout.jsonl"));
             if !recorded.iter().any(|l| kind(l) == "assistant <synthetic>") {
-                // 2.1.332 sent `/nosuch foo` to the model (tests/settings.rs checks that).
-                assert_eq!((version, variant), ("2.1.332", "unknown"));
+                // 2.1.332 sent `/nosuch foo` and `/gret Alice` to the model
+                // (tests/local_command_lines.rs checks what it sent).
+                assert_eq!(version, "2.1.332", "{variant}");
                 continue;
             }
             let server = FakeServer::start(Vec::new());
-            let ws = Workspace::seed();
             let prompt = scenario["prompt"].as_str().unwrap();
             let out = stream_json(&ws, version, &server.url).args(["-p", prompt]).output().unwrap();
             assert!(out.status.success(), "{version}/{variant}: {}", stderr(&out));

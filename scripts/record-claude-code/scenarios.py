@@ -873,6 +873,10 @@ SCENARIOS += [
     {"name": "settings_slash/unknown",
      "note": "An unknown slash command, `/nosuch foo`.", "prompt": "/nosuch foo", "files": COMMANDS,
      "defaults": {"main": {"text": "UNKNOWN-REACHED-MODEL"}}},
+    {"name": "settings_slash/typo",
+     "note": "A typo of a command, `/gret Alice` (`/greet` is a project command, two edits off the typo "
+             "`/grete` is not): whether the nearest command is named.", "prompt": "/gret Alice", "files": COMMANDS,
+     "defaults": {"main": {"text": "TYPO-REACHED-MODEL"}}},
     {"name": "hooks_events/all_log",
      "note": "Every hook event configured with a logging hook; the model reads a file, runs a failing "
              "command, runs a command that needs permission, starts a foreground subagent, then answers.",
