@@ -6,8 +6,8 @@
 
 /// The most commands the reminder names (the bundle's `vo`).
 const MAX_NAMED: usize = 40;
-/// The longest name Claude Code takes for a command.
-const MAX_NAME: usize = 64;
+/// The longest name Claude Code takes for a command (the bundle's `bU`).
+const MAX_NAME: usize = 256;
 /// reloop's own commands: known, and counted but not named (Claude Code names only its prompt
 /// commands).
 const BUILT_IN_NAMES: [&str; 2] = ["clear", "compact"];
