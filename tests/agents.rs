@@ -317,18 +317,19 @@ fn a_child_over_the_budget_ends_with_a_tool_error_and_its_cost_stops_the_parent(
 }
 
 /// A child whose request is refused ends on a model error; the parent's call is answered in the
-/// profile's words (flag 35, `subagent/failed`) and the parent goes on.
+/// profile's words (flag 35, `subagent/failed`) and the parent goes on. 2.1.332's child sends
+/// the refused request twice more first, without its guesses (flag 41).
 #[test]
 fn a_child_whose_model_fails_is_answered_in_the_profile_s_words_and_the_parent_goes_on() {
     let failed = serde_json::json!({"error": {"status": 400, "body": {"type": "error",
         "error": {"type": "invalid_request_error", "message": "the child's request is malformed"}}}});
     let run = |compat: &[&str]| {
         let ws = scene();
-        let responses = vec![
-            common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10),
-            failed.clone(),
-            common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10),
-        ];
+        let tries = if compat.is_empty() { 3 } else { 1 };
+        let mut responses =
+            vec![common::response("msg_p1", serde_json::json!([reader_call("toolu_agent")]), "tool_use", 10)];
+        responses.extend(std::iter::repeat_n(failed.clone(), tries));
+        responses.push(common::response("msg_p2", common::text("the reader failed; I answer myself"), "end_turn", 10));
         let out = ws.run_responses("go", responses, compat);
         assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
         let all = sessions(&ws);
