@@ -170,8 +170,6 @@ impl SdkStream {
         }
     }
 
-    /// `/compact` was typed: the query that follows is its compaction.
-    /// Idempotent: a replay meets the compaction's journaled PreCompact runs first.
     /// The lines the built-in commands answered since the last prompt left for the model
     /// ([`reloop_core::local_lines`]); the next prompt takes them.
     pub fn take_local_lines(&mut self) -> Vec<reloop_core::local_lines::LocalLine> {
@@ -200,6 +198,8 @@ impl SdkStream {
         self.local_lines.extend([LocalLine::said(caveat), LocalLine::said(command(name, args)), said]);
     }
 
+    /// `/compact` was typed: the query that follows is its compaction.
+    /// Idempotent: a replay meets the compaction's journaled PreCompact runs first.
     pub fn compact_by_hand(&mut self) {
         self.by_hand.get_or_insert_with(ByHand::default);
     }
