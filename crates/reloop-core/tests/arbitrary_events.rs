@@ -9,6 +9,8 @@
 
 use proptest::prelude::*;
 use reloop_core::hook::{HookEventName, HookRun};
+use reloop_core::local_lines::LocalLine;
+use reloop_core::profile::{ProfileId, RequestGuess};
 use reloop_core::{transition, Config, ContentBlock, Event, ModelError, State, StopReason, ToolOutcome, Usage};
 use serde_json::json;
 
@@ -51,7 +53,16 @@ fn resolve(spec: &Spec, state: &State) -> Event {
     let id = ids[usize::from(spec.variant) % ids.len()].to_string();
     let v = spec.variant;
     match spec.kind {
-        0 => Event::user_input(vec![ContentBlock::text("go")]),
+        // A prompt, or one after a built-in command's lines.
+        0 if v.is_multiple_of(2) => Event::user_input(vec![ContentBlock::text("go")]),
+        0 => Event::UserInput {
+            content: vec![ContentBlock::text("go")],
+            origin: None,
+            local: vec![
+                LocalLine::said("<command-name>/clear</command-name>"),
+                LocalLine::output("<local-command-stdout></local-command-stdout>"),
+            ],
+        },
         1 => Event::TextDelta { index: 0, text: "x".into(), request },
         2 => {
             let block = if v.is_multiple_of(2) {
@@ -69,10 +80,14 @@ fn resolve(spec: &Spec, state: &State) -> Event {
             Event::ModelDone { id: None, model: None, stop_reason: Some(stop), usage, request }
         }
         4 => {
-            let error = match v % 4 {
+            let error = match v % 5 {
                 0 => ModelError::new(Some(529), "overloaded_error", "Overloaded"),
                 1 => ModelError::new(Some(500), "api_error", "boom"),
                 2 => ModelError::new(Some(400), "invalid_request_error", "prompt is too long: 50000 tokens > 40000"),
+                // A refusal 2.1.332 guesses about (flag 41), the request carrying both guesses.
+                3 => ModelError::new(Some(400), "invalid_request_error", "refused").with_sheddable(
+                    [RequestGuess::TokenCountBeta, RequestGuess::ThinkingDisplay].into_iter().collect(),
+                ),
                 _ => ModelError::new(Some(401), "authentication_error", "bad key"),
             };
             Event::ModelFailed { error, request }
@@ -137,9 +152,10 @@ proptest! {
         start in 0u8..7,
         hooks in any::<bool>(),
         budget in any::<bool>(),
+        profile in 0usize..3,
         specs in proptest::collection::vec(spec(), 0..48),
     ) {
-        let config = config(hooks, budget);
+        let config = config(hooks, budget).with_profile(ProfileId::ALL[profile]);
         let mut state = State::new(config.clone());
         let mut journal: Vec<Recorded> = Vec::new();
         for spec in prefix(start).iter().chain(&specs) {
