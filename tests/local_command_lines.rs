@@ -142,3 +142,21 @@ fn the_files_a_compaction_by_hand_gave_back_follow_the_next_prompt_in_2_1_197() 
     let (prompt, given_back) = places(&recorded_requests("2.1.197", scenario));
     assert_eq!(given_back, prompt + 1, "the recording");
 }
+
+/// After a `/compact` between queries 2.1.332 sends no date message (an empty system message
+/// stands where a compaction within a query puts `Today's date is …`), and reloop neither
+/// (flag 43).
+#[test]
+fn no_date_follows_a_compaction_by_hand_in_2_1_332() {
+    let scenario = "settings_slash/stream_compact";
+    let played = play("2.1.332", scenario);
+    let dates = |requests: &[Value]| -> usize {
+        let last = requests.last().unwrap()["messages"].as_array().unwrap().clone();
+        last.iter()
+            .filter(|m| m["role"] == "system")
+            .filter(|m| serde_json::to_string(&m["content"]).unwrap().contains("Today's date is"))
+            .count()
+    };
+    assert_eq!(dates(&recorded_requests("2.1.332", scenario)), 0, "the recording");
+    assert_eq!(dates(&played.requests), 0, "{:#?}", played.requests.last());
+}

@@ -237,6 +237,12 @@ pub enum Flag {
     /// (`settings_slash/stream_compact`, `sdk_wire/stream_compact`). Off: it follows the kept
     /// answer, before the prompt.
     GivenBackAfterPrompt = 42,
+    /// Under a profile that gives the date back as a `role: "system"` message after a
+    /// compaction (2.1.332's [`crate::profile::RestoredDate::SystemMessage`]), a compaction by
+    /// hand between queries gives none back, as 2.1.332's request after it has an empty system
+    /// message there, which it does not send (`settings_slash/stream_compact`,
+    /// `sdk_wire/stream_compact`). Off: the date follows the summary as after any compaction.
+    ByHandCompactionUndated = 43,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -298,6 +304,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::CallbackEventNameChecked,
     Flag::RefusalGuesses,
     Flag::GivenBackAfterPrompt,
+    Flag::ByHandCompactionUndated,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -382,7 +389,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -398,7 +405,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -60,7 +60,14 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
 
 fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
     ctx.account(usage);
-    let rule = ctx.config.compact_rule();
+    let mut rule = ctx.config.compact_rule();
+    // 2.1.332 gives no date back after a compaction by hand between queries (flag 43).
+    if compaction.trigger == Trigger::Manual
+        && rule.date == crate::profile::RestoredDate::SystemMessage
+        && ctx.config.flag(crate::flags::Flag::ByHandCompactionUndated)
+    {
+        rule.date = crate::profile::RestoredDate::None;
+    }
     let transcript = ctx.config.transcript_note().map(str::to_string);
     let joined = ctx.config.flag(crate::flags::Flag::ClaudeCodeCompactionEnds);
     let kept = ctx
