@@ -20,14 +20,14 @@ pub enum BetaRule {
 const CLAUDE_CODE: &str = "claude-code-20250219";
 const ONE_M: &str = "context-1m-2025-08-07";
 const INTERLEAVED: &str = "interleaved-thinking-2025-05-14";
-const TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
+/// The beta 2.1.332's first guess after a refusal leaves out ([`super::RequestGuess`]).
+pub(super) const TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
 const CONTEXT_MANAGEMENT: &str = "context-management-2025-06-27";
 const CACHING_SCOPE: &str = "prompt-caching-scope-2026-01-05";
 const MID_SYSTEM: &str = "mid-conversation-system-2026-04-07";
 const EFFORT: &str = "effort-2025-11-24";
 const PER_TURN: &str = "per-turn-control-2026-07-01";
 const MID_TOOLS: &str = "mid-conversation-tool-changes-2026-07-01";
-const ADVANCED_TOOLS: &str = ADVANCED_TOOL_USE_BETA;
 /// 2.1.332's beta for deferred tools, which it leaves out with tool search off
 /// (`ENABLE_TOOL_SEARCH=false`, `error_endings/invalid_request_no_tool_search`).
 pub const ADVANCED_TOOL_USE_BETA: &str = "advanced-tool-use-2025-11-20";
@@ -82,7 +82,7 @@ impl BetaRule {
                 if starts(PER_TURN_MODELS) {
                     out.extend([PER_TURN, MID_TOOLS]);
                 }
-                out.extend([TOKEN_COUNT, ADVANCED_TOOLS]);
+                out.extend([TOKEN_COUNT, ADVANCED_TOOL_USE_BETA]);
                 out.extend(effort.then_some(EFFORT));
                 let updates = thinking.is_some_and(|t| t["display"] == "updates");
                 out.extend(updates.then_some(DISPLAY_UPDATES));

@@ -10,11 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::betas::TOKEN_COUNT;
 use super::BetaRule;
-
-/// The betas a guess leaves out.
-const TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
-const DISPLAY_UPDATES: &str = "thinking-display-updates-2026-08-18";
 
 /// One thing a refused request is sent again without.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,27 +106,27 @@ pub fn shed_thinking(thinking: Option<Value>, shed: RequestGuesses) -> Option<Va
     Some(thinking)
 }
 
-/// `betas` without those `shed` guesses leave out.
+/// `betas` without the beta a taken guess leaves out (the display beta follows the thinking's
+/// `display`, which [`shed_thinking`] took out).
 pub fn shed_betas(betas: &mut Vec<&'static str>, shed: RequestGuesses) {
     if shed.contains(RequestGuess::TokenCountBeta) {
         betas.retain(|b| *b != TOKEN_COUNT);
     }
-    if shed.contains(RequestGuess::ThinkingDisplay) {
-        betas.retain(|b| *b != DISPLAY_UPDATES);
-    }
 }
 
-/// The guesses of `rule`'s ladder that would change a request carrying these `betas` and this
-/// `thinking` (those not taken yet: a taken one changes nothing any more). What the driver
-/// journals with a refused request, so the core can choose the next guess without knowing how
-/// requests are built.
-pub fn sheddable(rule: BetaRule, betas: &[&str], thinking: Option<&Value>) -> RequestGuesses {
+/// The guesses of `rule`'s ladder a request to `model` carried, whose thinking had a `display`
+/// or not, `shed` being what it was sent without already. What the driver journals with a
+/// refused request, so the core can choose the next guess without knowing how requests are
+/// built; asked only when a request was refused.
+pub fn sheddable(rule: BetaRule, model: &str, display: bool, shed: RequestGuesses) -> RequestGuesses {
     rule.refusal_guesses()
         .iter()
         .copied()
+        .filter(|guess| !shed.contains(*guess))
         .filter(|guess| match guess {
-            RequestGuess::TokenCountBeta => betas.contains(&TOKEN_COUNT),
-            RequestGuess::ThinkingDisplay => thinking.is_some_and(|t| t.get("display").is_some()),
+            // The thinking and the effort do not decide whether the beta is sent.
+            RequestGuess::TokenCountBeta => rule.betas(model, None, false).contains(&TOKEN_COUNT),
+            RequestGuess::ThinkingDisplay => display,
         })
         .collect()
 }
@@ -149,15 +146,16 @@ mod tests {
         let rule = BetaRule::V2_1_332;
         let thinking = json!({"type": "adaptive", "display": "updates"});
         let full = rule.betas("claude-opus-5-5", Some(&thinking), true);
-        assert_eq!(sheddable(rule, &full, Some(&thinking)), all());
+        assert!(full.contains(&TOKEN_COUNT));
+        assert_eq!(sheddable(rule, "claude-opus-5-5", true, RequestGuesses::default()), all());
         let shed = RequestGuesses::default().with(RequestGuess::TokenCountBeta);
         let second = shed_thinking(Some(thinking.clone()), shed).unwrap();
         let mut betas = rule.betas("claude-opus-5-5", Some(&second), true);
         shed_betas(&mut betas, shed);
         assert_eq!(second, thinking);
-        assert!(!betas.contains(&TOKEN_COUNT) && betas.contains(&DISPLAY_UPDATES));
+        assert!(!betas.contains(&TOKEN_COUNT) && betas.contains(&"thinking-display-updates-2026-08-18"));
         assert_eq!(
-            sheddable(rule, &betas, Some(&second)),
+            sheddable(rule, "claude-opus-5-5", second.get("display").is_some(), shed),
             RequestGuesses::default().with(RequestGuess::ThinkingDisplay)
         );
         let shed = shed.with(RequestGuess::ThinkingDisplay);
@@ -171,7 +169,7 @@ mod tests {
              per-turn-control-2026-07-01,mid-conversation-tool-changes-2026-07-01,\
              advanced-tool-use-2025-11-20,effort-2025-11-24"
         );
-        assert!(sheddable(rule, &betas, Some(&third)).is_empty());
+        assert!(sheddable(rule, "claude-opus-5-5", third.get("display").is_some(), shed).is_empty());
         assert_eq!(serde_json::to_value(shed).unwrap(), json!(["token_count_beta", "thinking_display"]));
         assert_eq!(serde_json::from_value::<RequestGuesses>(json!(["thinking_display"])).unwrap().iter().count(), 1);
     }
@@ -182,10 +180,9 @@ mod tests {
     fn only_what_the_request_carries_can_be_left_out() {
         let rule = BetaRule::V2_1_332;
         let child = json!({"type": "adaptive", "display": "omitted"});
-        let betas = rule.betas("claude-opus-5-5", Some(&child), true);
-        assert_eq!(sheddable(rule, &betas, Some(&child)), all());
-        let old = rule.betas("claude-3-7-sonnet-latest", None, false);
-        assert!(sheddable(rule, &old, None).is_empty());
-        assert!(sheddable(BetaRule::V2_1_197, &betas, Some(&child)).is_empty());
+        let none = RequestGuesses::default();
+        assert_eq!(sheddable(rule, "claude-opus-5-5", child.get("display").is_some(), none), all());
+        assert!(sheddable(rule, "claude-3-7-sonnet-latest", false, none).is_empty());
+        assert!(sheddable(BetaRule::V2_1_197, "claude-opus-5-5", true, none).is_empty());
     }
 }

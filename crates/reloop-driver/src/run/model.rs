@@ -92,10 +92,9 @@ impl Runner {
                 .with_thinking(thinking)
                 .with_shed(call.shed)
                 .with_tool_search(!self.run.tool_search_off);
-        // What a refusal's guesses could still take out of this request (flag 41).
-        let sheddable = request.betas.map_or_else(Default::default, |rule| {
-            reloop_core::profile::sheddable(rule, &request.profile_betas(), request.thinking.as_ref())
-        });
+        // What a refusal's guesses (flag 41) read of this request, worked out only if refused.
+        let display = request.thinking.as_ref().is_some_and(|t| t.get("display").is_some());
+        let guessing = request.betas.map(|rule| (rule, model, display, call.shed));
         let mut stream = self.provider.stream(request);
         let inbox = self.inbox.clone();
         let request = call.request;
@@ -124,6 +123,10 @@ impl Runner {
                     // Only a refusal the guesses answer carries them (so the journal of any
                     // other failure reads as before).
                     StreamEvent::Failed(error) if matches!(error.status, Some(400 | 422)) => {
+                        let sheddable =
+                            guessing.as_ref().map_or_else(Default::default, |(rule, model, display, shed)| {
+                                reloop_core::profile::sheddable(*rule, model, *display, *shed)
+                            });
                         (Event::ModelFailed { error: error.with_sheddable(sheddable), request }, true)
                     }
                     StreamEvent::Failed(error) => (Event::ModelFailed { error, request }, true),
