@@ -81,16 +81,19 @@ pub fn stderr(text: &str) -> String {
     format!("<local-command-stderr>{text}</local-command-stderr>")
 }
 
-/// The prompt's `content` with the `local` lines after the `<system-reminder>` blocks that open
-/// it, each followed by `"\n"` where a text block follows it, as Claude Code joins them.
+/// Where a prompt's local lines go in its message: after the `<system-reminder>` blocks that
+/// open it (what the session file reads them back from, too).
+pub fn lines_at(content: &[ContentBlock]) -> usize {
+    content.iter().take_while(|b| matches!(b, ContentBlock::Text(t) if t.text.starts_with("<system-reminder>"))).count()
+}
+
+/// The prompt's `content` with the `local` lines at [`lines_at`], each followed by `"\n"` where
+/// a text block follows it, as Claude Code joins them.
 pub(crate) fn with_lines(content: Vec<ContentBlock>, local: Vec<LocalLine>) -> Vec<ContentBlock> {
     if local.is_empty() {
         return content;
     }
-    let at = content
-        .iter()
-        .take_while(|b| matches!(b, ContentBlock::Text(t) if t.text.starts_with("<system-reminder>")))
-        .count();
+    let at = lines_at(&content);
     let next_is_text = matches!(content.get(at), Some(ContentBlock::Text(_)));
     let count = local.len();
     let lines = local.into_iter().enumerate().map(|(i, LocalLine { text: mut line, .. })| {

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use reloop_core::local_lines::LocalLine;
-use reloop_core::{ContentBlock, Message};
+use reloop_core::Message;
 use serde_json::{json, Map};
 
 use super::JsonlWriter;
@@ -62,11 +62,7 @@ pub(super) fn without_local(message: &Message, count: usize) -> Option<Message> 
     if count == 0 {
         return None;
     }
-    let at = message
-        .content
-        .iter()
-        .take_while(|b| matches!(b, ContentBlock::Text(t) if t.text.starts_with("<system-reminder>")))
-        .count();
+    let at = reloop_core::local_lines::lines_at(&message.content);
     let mut kept = message.clone();
     kept.content.drain(at..(at + count).min(kept.content.len()));
     Some(kept)
