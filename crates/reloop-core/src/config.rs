@@ -170,6 +170,15 @@ impl Config {
         self.profile.profile()
     }
 
+    /// Whether an `Agent` call runs its agent in the background unless it asks otherwise: under
+    /// [`crate::Flag::BackgroundAgents`] and a profile whose hand-back does (2.1.332).
+    pub fn background_agents(&self) -> bool {
+        use crate::flags::Flag;
+        self.flag(Flag::BackgroundAgents)
+            && self.flag(Flag::ClaudeCodeHandBack)
+            && self.rules().tools.hand_back.in_background()
+    }
+
     /// The `<total_tokens>` reminder, when this session's profile, model and flags call for it.
     pub fn total_tokens(&self, model: &str) -> Option<crate::profile::TotalTokens> {
         self.rules().total_tokens.filter(|t| {

@@ -243,6 +243,12 @@ pub enum Flag {
     /// message there, which it does not send (`settings_slash/stream_compact`,
     /// `sdk_wire/stream_compact`). Off: the date follows the summary as after any compaction.
     ByHandCompactionUndated = 43,
+    /// Under a profile that runs agents in the background ([`crate::profile::HandBack::in_background`],
+    /// 2.1.332), an `Agent` call without `run_in_background: false` is answered at once
+    /// ([`crate::profile::async_launched`]), its subagent runs on, and when the query has
+    /// ended, each agent's end starts a query of its own with its task notification
+    /// (`subagent/default`). Off: every agent runs in the foreground.
+    BackgroundAgents = 44,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -305,6 +311,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::RefusalGuesses,
     Flag::GivenBackAfterPrompt,
     Flag::ByHandCompactionUndated,
+    Flag::BackgroundAgents,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -389,7 +396,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -405,7 +412,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

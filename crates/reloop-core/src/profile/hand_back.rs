@@ -16,6 +16,12 @@ pub enum HandBack {
 }
 
 impl HandBack {
+    /// Whether an `Agent` call that does not ask for the foreground runs its agent in the
+    /// background (2.1.332, `subagent/default`). Applied under [`crate::Flag::BackgroundAgents`].
+    pub fn in_background(self) -> bool {
+        self == HandBack::Framed
+    }
+
     /// How a call whose subagent ended on a failed request is answered in these words
     /// (`subagent/failed`, both versions). Applied under [`crate::Flag::ChildApiErrorHandBack`].
     pub fn on_api_error(self) -> ChildApiError {

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 mod api_error;
+mod background;
 mod betas;
 mod compact_texts;
 mod hand_back;
@@ -21,6 +22,7 @@ mod thinking;
 mod tool_texts;
 
 pub use api_error::*;
+pub use background::*;
 pub use betas::*;
 pub use compact_texts::*;
 pub use hand_back::*;
