@@ -225,11 +225,15 @@ fn no_type_runs_general_purpose_and_an_unknown_type_is_a_tool_error() {
         common::response(
             "msg_1",
             serde_json::json!([
-                common::call("toolu_gp", "Agent", serde_json::json!({"description": "Say hi", "prompt": "Say hi."})),
+                common::call(
+                    "toolu_gp",
+                    "Agent",
+                    serde_json::json!({"description": "Say hi", "prompt": "Say hi.", "run_in_background": false})
+                ),
                 common::call(
                     "toolu_nope",
                     "Agent",
-                    serde_json::json!({"description": "Nothing", "prompt": "x", "subagent_type": "nope"})
+                    serde_json::json!({"description": "Nothing", "prompt": "x", "subagent_type": "nope", "run_in_background": false})
                 ),
             ]),
             "tool_use",
@@ -283,7 +287,7 @@ fn reader_call(id: &str) -> Value {
     common::call(
         id,
         "Agent",
-        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader"}),
+        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader", "run_in_background": false}),
     )
 }
 
@@ -404,4 +408,70 @@ fn an_abort_of_the_parent_aborts_its_running_child() {
     assert_eq!(child(&all, "toolu_agent")["terminal_reason"], "aborted_streaming", "{all:#?}");
     let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
     assert_eq!(parent["terminal_reason"], "aborted_tools");
+}
+
+/// 2.1.332's background agent (flag 44, `subagent/default`): a call that does not ask for the
+/// foreground is answered `Async agent launched successfully`, and the child's end comes back as
+/// a query of its own, its task notification the message (its `origin` naming the child's run),
+/// which the journal holds: the parent replays identical. With a cassette the call waits for
+/// its child, so the requests keep one order.
+#[test]
+fn a_background_agent_is_answered_at_once_and_its_end_starts_a_query() {
+    let ws = scene();
+    let call = common::call(
+        "toolu_bg",
+        "Agent",
+        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader"}),
+    );
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([call]), "tool_use", 10),
+        common::response("msg_c1", common::text("REPORT: login.ts checks nothing."), "end_turn", 5),
+        common::response("msg_p2", common::text("An agent is reading it."), "end_turn", 5),
+        common::response("msg_p3", common::text("The agent says login.ts checks nothing."), "end_turn", 5),
+    ];
+    let out = ws.run_responses("go", responses, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let results: Vec<Value> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 2, "{}", stdout(&out));
+    assert_eq!(results[0]["result"], "An agent is reading it.");
+    assert_eq!(results[1]["result"], "The agent says login.ts checks nothing.");
+    let all = sessions(&ws);
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap();
+    let id = parent["id"].as_str().unwrap();
+    let launched = outcomes(&ws, id).remove(0);
+    assert!(text_of(&launched).starts_with("Async agent launched successfully."), "{launched}");
+    assert_eq!(launched["tool_use_result"]["status"], "async_launched");
+    let notices: Vec<Value> = steps(&ws, id)
+        .into_iter()
+        .filter(|s| s["event"]["kind"] == "user_input" && s["event"]["origin"]["kind"] == "task-notification")
+        .collect();
+    assert_eq!(notices.len(), 1);
+    let told = text_of(&serde_json::json!({"content": notices[0]["event"]["content"]}));
+    assert!(told.contains("<status>completed</status>\n<summary>Agent \"Read\" finished</summary>"), "{told}");
+    assert!(told.contains("<result>REPORT: login.ts checks nothing.</result>"), "{told}");
+    let child = child(&all, "toolu_bg");
+    assert_eq!(child["terminal_reason"], "completed");
+    let replay = ws.reloop(&["replay", id]);
+    assert_eq!(replay.status.code(), Some(0), "{}{}", stdout(&replay), stderr(&replay));
+    // Under 2.1.197 the same call runs in the foreground: its report is the answer.
+    let ws = scene();
+    let call = common::call(
+        "toolu_fg",
+        "Agent",
+        serde_json::json!({"description": "Read", "prompt": "Read it.", "subagent_type": "reader"}),
+    );
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([call]), "tool_use", 10),
+        common::response("msg_c1", common::text("REPORT"), "end_turn", 5),
+        common::response("msg_p2", common::text("done"), "end_turn", 5),
+    ];
+    let out = ws.run_responses("go", responses, &["--compat", "claude-code-2.1.197"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let parent = sessions(&ws).into_iter().find(|s| s["agent"].is_null()).unwrap();
+    let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
+    assert!(text_of(&answer).starts_with("REPORT"), "{answer}");
 }

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use player::Player;
 use serde_json::{json, Value};
 use views::{
-    boundary_links, line_view, message_output_configs, re_date, re_estimate, re_request_id, re_transcript,
-    request_view, short, tool_use_results,
+    background_lines_at_their_end, boundary_links, line_view, message_output_configs, re_date, re_estimate,
+    re_request_id, re_task_output, re_transcript, request_view, short, tool_use_results,
 };
 
 /// The recorder's fixed paths (scripts/record-claude-code/record.py).
@@ -38,7 +38,6 @@ const HOME: &str = "/tmp/reloop-cc-home";
 /// text, docs/profiles.md's reason). `fixture` is a prefix of `VERSION/NAME` (empty: every
 /// recording); each reason is a bullet of docs/profiles.md, "Print mode against the recordings".
 const DELIBERATE: &[(&str, &str, &str)] = &[
-    ("2.1.332/subagent/default", "", "subagents"),
     ("2.1.332/error_endings/invalid_request", "requests: claude 7, reloop 4", "a 400 it has no words for"),
     ("2.1.332/subagent/failed", "requests: claude 8, reloop 5", "a 400 it has no words for"),
     // Its fifth request is the child's try without deferred tools; reloop's, the parent's next.
@@ -245,7 +244,7 @@ fn normalize(value: &Value, live: Option<&Live>) -> Value {
         out.push_str(rest);
         out
     };
-    serde_json::from_str(&re_request_id(&re_estimate(&re_transcript(&re_date(&re_port(&s)))))).unwrap()
+    serde_json::from_str(&re_task_output(&re_request_id(&re_estimate(&re_transcript(&re_date(&re_port(&s))))))).unwrap()
 }
 
 /// The differences between the recording and reloop's run, each one line.
@@ -266,6 +265,7 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     // stdout: the result's fields one by one, the other lines in order.
     let theirs: Vec<Value> = read("stdout.jsonl").iter().map(|l| normalize(l, None)).collect();
     let ours: Vec<Value> = live.lines.iter().map(|l| normalize(l, Some(live))).collect();
+    let (theirs, ours) = (background_lines_at_their_end(&theirs), background_lines_at_their_end(&ours));
     let results = |lines: &[Value]| -> Vec<Value> {
         lines.iter().filter(|l| l["type"] == "result").filter_map(line_view).collect()
     };

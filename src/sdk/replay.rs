@@ -6,6 +6,7 @@
 //! print their lines. Timings and the live run's partial-message choice are what the header
 //! recorded ([`PrintRecord`]).
 
+use reloop_core::profile::notified_run;
 use reloop_core::{Event, Fold, State};
 use reloop_driver::outputs::{result_of, step_outputs};
 use reloop_driver::{RunEvent, SessionJournal};
@@ -180,6 +181,8 @@ fn replay_on(
         let agent_id = reloop_core::profile::agent_id(&child.id);
         children.insert(child.tool_use_id, (agent_id, child_messages(journal, &child.id)?));
     }
+    // Background agents' lines, by run, until their end is told.
+    let mut background: std::collections::HashMap<String, (String, String, Vec<_>)> = Default::default();
     let mut fold = Fold::new(&header.core_config);
     // When the query in progress started (its first step), for the result's duration.
     let mut first_at: Option<u64> = None;
@@ -213,7 +216,19 @@ fn replay_on(
                     stream.local_command_output(&format!("Set model to {shown}"));
                 }
                 Event::SetPermissionMode { mode } => stream.set_permission_mode(mode),
-                Event::UserInput { .. } => stream.next_query(),
+                // A background agent's end told: its lines, then the query (flag 44).
+                Event::UserInput { origin, .. } => match notified_run(origin.as_ref()) {
+                    Some(run) => {
+                        if let Some((tool_use_id, agent_id, messages)) = background.remove(run) {
+                            for (message, usage) in messages {
+                                let (tool_use_id, agent_id) = (tool_use_id.clone(), agent_id.clone());
+                                stream.on_event(&RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage });
+                            }
+                        }
+                        stream.on_event(&RunEvent::Notified { run_id: run.to_string() });
+                    }
+                    None => stream.next_query(),
+                },
                 // A compaction by hand's PreCompact runs are journaled before its request.
                 Event::CompactRequested
                 | Event::HookDone { hook_event: reloop_core::hook::HookEventName::PreCompact, .. } => {
@@ -224,11 +239,17 @@ fn replay_on(
         }
         if let Event::ToolDone(outcome) = &record.event {
             let child = children.remove(&outcome.tool_use_id);
+            let launched = outcome.tool_use_result.as_ref().is_some_and(|r| r["status"] == "async_launched");
             if let Some((agent_id, _)) = &child {
                 let (tool_use_id, agent_id) = (outcome.tool_use_id.clone(), agent_id.clone());
-                stream.on_event(&RunEvent::SubagentStarted { tool_use_id, agent_id });
+                stream.on_event(&RunEvent::SubagentStarted { tool_use_id, agent_id, background: launched });
             }
-            let (agent_id, messages) = child.unwrap_or_default();
+            let (agent_id, mut messages) = child.unwrap_or_default();
+            // A background agent's lines wait for its end to be told.
+            if launched {
+                let kept = (outcome.tool_use_id.clone(), agent_id.clone(), std::mem::take(&mut messages));
+                background.insert(reloop_core::profile::run_id(&agent_id), kept);
+            }
             for (message, usage) in messages {
                 let (tool_use_id, agent_id) = (outcome.tool_use_id.clone(), agent_id.clone());
                 stream.on_event(&RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage });
@@ -259,6 +280,7 @@ fn replay_on(
     if clear_lines_wait {
         stream.on_event(&RunEvent::Ready);
     }
+    stream.flush_held();
     // The `/clear` that ended the session: its reset lines after the last step.
     let reader_there = capturing || !crate::term::stdout_closed();
     if clears && reader_there && !journal.cleared_from(id)?.is_empty() {

@@ -724,6 +724,7 @@ async fn serve(
     if let Some(handle) = handle {
         handle.finish().await?;
     }
+    stream.flush_held();
     let is_error = match (last, answered) {
         (Some(last), _) => last.is_error,
         (None, true) => false,

@@ -18,6 +18,7 @@ use endings::{api_error_status, Ending};
 use super::args::CLAUDE_CODE_VERSION;
 use super::protocol::Wire;
 
+mod background;
 mod boundary;
 mod children;
 mod endings;
@@ -386,7 +387,10 @@ impl SdkStream {
             }
             RunEvent::Message(message) => self.message(message),
             RunEvent::Ready => self.started_unprompted(),
-            RunEvent::SubagentStarted { tool_use_id, agent_id } => self.subagent_started(tool_use_id, agent_id),
+            RunEvent::SubagentStarted { tool_use_id, agent_id, background } => {
+                self.subagent_started(tool_use_id, agent_id, *background)
+            }
+            RunEvent::Notified { run_id } => self.notified(run_id),
             RunEvent::SubagentMessage { tool_use_id, agent_id, message, usage } => {
                 self.subagent_message(tool_use_id, agent_id, message, usage.as_ref())
             }
@@ -767,10 +771,10 @@ impl SdkStream {
         }
         line.insert("uuid".into(), json!(self.uuid()));
         self.context_tokens = result.context_tokens;
-        match self.output {
-            Output::Lines | Output::Result => self.wire.line(&Value::Object(line)),
-            Output::Text => crate::term::outln!("{}", result.result),
-        }
+        self.put_result(match self.output {
+            Output::Lines | Output::Result => background::Held::Line(Value::Object(line)),
+            Output::Text => background::Held::Text(result.result.clone()),
+        });
     }
 }
 

@@ -118,6 +118,38 @@ fn task_shapes(fields: &mut Map<String, Value>) {
     if let Some(file) = fields.get_mut("output_file") {
         *file = json!("<output file>");
     }
+    // A background agent's launch: whether the model may read the file, which reloop keeps none of.
+    fields.remove("outputFile");
+    if let Some(readable) = fields.get_mut("canReadOutputFile") {
+        *readable = json!("<whether there is a task output file>");
+    }
+}
+
+/// A background agent's launch and notification texts (`subagent/default`) with the task output
+/// file, which reloop does not keep, read alike: 2.1.332's lines naming it, or its words for when
+/// there is none; the agent's id and its time by shape.
+pub fn re_task_output(s: &str) -> String {
+    const NAMED: &str =
+        "Do not duplicate this agent's work \u{2014} avoid working with the same files or topics it is using.";
+    const NAMED_END: &str = "you'll get a completion notification.";
+    const NONE: &str = "In your own words, briefly tell the user what you launched \u{2014} do not echo this tool result. Agent results will arrive in a subsequent message. If the user asks for progress, say the agent is still running.";
+    const SHAPE: &str = "<what the task output file allows>";
+    let s = rewrite_after(&s.replace(NONE, SHAPE), NAMED, |rest| {
+        rest.find(NAMED_END).map(|end| (end + NAMED_END.len(), ""))
+    })
+    .replace(NAMED, SHAPE);
+    let s = rewrite_after(&s, "\\n<output-file>", |rest| {
+        rest.find("</output-file>").map(|end| (end + "</output-file>".len(), ""))
+    })
+    .replace("\\n<output-file>", "");
+    let s = rewrite_after(&s, "<task-id>", |rest| {
+        let id = rest.chars().take_while(char::is_ascii_alphanumeric).count();
+        (id == 17).then_some((id, "<agent id>"))
+    });
+    rewrite_after(&s, "<duration_ms>", |rest| {
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        (digits > 0).then_some((digits, "<ms>"))
+    })
 }
 
 /// A message's blocks as compared. A string content reads as one text block: where a message's
@@ -173,6 +205,11 @@ pub fn line_view(line: &Value) -> Option<Value> {
             }
             match l.get("subtype").and_then(Value::as_str) {
                 Some("task_started" | "task_progress" | "task_updated" | "task_notification") => task_shapes(&mut l),
+                Some("background_tasks_changed") => {
+                    if let Some(Value::Array(tasks)) = l.get_mut("tasks") {
+                        tasks.iter_mut().filter_map(Value::as_object_mut).for_each(task_shapes);
+                    }
+                }
                 Some("init") => {
                     let keep = ["type", "subtype", "cwd", "model", "permissionMode"];
                     l.retain(|k, _| keep.contains(&k.as_str()));
@@ -430,4 +467,48 @@ pub fn short(v: &Value) -> String {
     } else {
         s
     }
+}
+
+/// The lines with a background agent's own (its messages and `task_progress`, `task_started`
+/// saying `is_backgrounded`) moved to just before its `task_updated`: Claude Code prints them as
+/// they come, between the parent's, in whichever order the two run; reloop prints them when the
+/// agent's end is told (docs/profiles.md, "Print mode against the recordings", `subagents`).
+/// Lines of foreground agents stay where they are.
+pub fn background_lines_at_their_end(lines: &[Value]) -> Vec<Value> {
+    let background: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["subtype"] == "task_started" && l["is_backgrounded"] == true)
+        .filter_map(|l| l["tool_use_id"].as_str())
+        .collect();
+    let ids: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["subtype"] == "task_started")
+        .filter_map(|l| Some((l["tool_use_id"].as_str()?, l["task_id"].as_str()?)))
+        .collect();
+    let owner = |l: &Value| -> Option<&str> {
+        let call = l["parent_tool_use_id"]
+            .as_str()
+            .or_else(|| (l["subtype"] == "task_progress").then(|| l["tool_use_id"].as_str()).flatten())?;
+        background.iter().copied().find(|b| *b == call)
+    };
+    let mut out = Vec::new();
+    let mut kept: Vec<(&str, Vec<Value>)> = Vec::new();
+    for line in lines {
+        if let Some(call) = owner(line) {
+            match kept.iter_mut().find(|(c, _)| *c == call) {
+                Some((_, held)) => held.push(line.clone()),
+                None => kept.push((call, vec![line.clone()])),
+            }
+            continue;
+        }
+        if line["subtype"] == "task_updated" {
+            let call = ids.iter().find(|(_, task)| line["task_id"] == *task).map(|(call, _)| *call);
+            if let Some(at) = kept.iter().position(|(c, _)| Some(*c) == call) {
+                out.extend(kept.remove(at).1);
+            }
+        }
+        out.push(line.clone());
+    }
+    out.extend(kept.into_iter().flat_map(|(_, held)| held));
+    out
 }

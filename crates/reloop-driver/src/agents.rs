@@ -177,9 +177,10 @@ impl AgentCatalog {
         })
     }
 
-    /// The `Agent` tool describing these agents.
-    pub(crate) fn tool(&self) -> Arc<dyn Tool> {
-        Arc::new(AgentTool { description: self.describe() })
+    /// The `Agent` tool describing these agents; `background`: the session runs agents in the
+    /// background unless a call asks otherwise (flag 44), which its `run_in_background` says.
+    pub(crate) fn tool(&self, background: bool) -> Arc<dyn Tool> {
+        Arc::new(AgentTool { description: self.describe(), background })
     }
 
     fn describe(&self) -> String {
@@ -340,7 +341,16 @@ pub(crate) fn parse_definition(text: &str) -> Result<AgentDefinition, String> {
 /// them with a child session.
 struct AgentTool {
     description: String,
+    background: bool,
 }
+
+/// 2.1.332's words for `run_in_background`, where agents run in the background by default.
+const IN_BACKGROUND: &str = "Agents run in the background by default; you will be notified when one completes. Set \
+to false only when your very next action depends on this agent's result and nothing else could usefully happen while \
+it runs \u{2014} otherwise leave it in the background so the user can hand you other work.";
+
+/// Where every agent runs in the foreground, the field is accepted and changes nothing.
+const IN_FOREGROUND: &str = "Ignored here: every agent runs in the foreground, and the call's answer is its report.";
 
 impl Tool for AgentTool {
     fn name(&self) -> &str {
@@ -357,7 +367,11 @@ impl Tool for AgentTool {
             "properties": {
                 "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
                 "prompt": {"type": "string", "description": "The task for the agent to perform"},
-                "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task"}
+                "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task"},
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": if self.background { IN_BACKGROUND } else { IN_FOREGROUND }
+                }
             },
             "required": ["description", "prompt"],
             "additionalProperties": false

@@ -11,7 +11,7 @@ impl Session {
     pub fn started_event(&self, session_id: &str) -> RunEvent {
         let mut tools: Vec<String> = self.tools.names().into_iter().map(str::to_string).collect();
         if let Some(agents) = &self.agents {
-            let tool = agents.catalog.tool();
+            let tool = agents.catalog.tool(self.core.background_agents());
             if !tools.iter().any(|t| t == tool.name()) {
                 tools.push(tool.name().to_string());
             }

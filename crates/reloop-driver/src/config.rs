@@ -98,6 +98,10 @@ pub struct AgentLink {
     pub tool_use_id: String,
     /// The agent definition it ran under (`general-purpose`, a `.claude/agents` name).
     pub agent_type: String,
+    /// It runs in the background (flag 44): 2.1.332 asks for such an agent's thinking as for
+    /// the session's own, displayed (`subagent/default`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 fn yes() -> bool {

@@ -3,7 +3,9 @@
 //! tests/print/recorded, both versions). What the summary counts is tallied from the child's
 //! messages as they go by ([`Tally`]).
 
-use reloop_core::profile::{agent_trailer, error_message_usage, indented, HandBack, HAND_BACK_FRAME};
+use reloop_core::profile::{
+    agent_trailer, error_message_usage, indented, tools_used_reminder, HandBack, TaskEnd, TaskNotice, HAND_BACK_FRAME,
+};
 use reloop_core::{ContentBlock, Event, Message, Role, ToolResultContent, ToolUse, Usage};
 use reloop_journal::{JournalBackend, JournalError};
 use serde_json::{json, Map, Value};
@@ -174,6 +176,18 @@ impl Report<'_> {
                 ToolResultContent::Blocks(vec![ContentBlock::text(text)])
             }
         }
+    }
+
+    /// The notification of a background child's end (2.1.332 `subagent/default`): the tools
+    /// it used as a reminder of their own, then the notification.
+    pub(crate) fn notification(&self, description: &str, end: &TaskEnd) -> Vec<ContentBlock> {
+        let tool_uses = self.tally.counted().count() as u64;
+        let usage = (self.tally.total_tokens(), tool_uses, self.duration_ms);
+        let notice = TaskNotice { agent_id: &self.agent_id, tool_use_id: &self.call.id, description, end, usage };
+        let mut blocks: Vec<ContentBlock> =
+            self.note().map(|note| ContentBlock::text(tools_used_reminder(&note))).into_iter().collect();
+        blocks.push(ContentBlock::text(notice.text()));
+        blocks
     }
 
     /// The child's summary as 2.1.332 keeps it (the printer leaves out what 2.1.197 lacks).

@@ -182,6 +182,8 @@ pub enum RunEvent {
         tool_use_id: String,
         /// Claude Code's id of the agent ([`reloop_core::profile::agent_id`] of the child's session id).
         agent_id: String,
+        /// It runs in the background (flag 44): the call is answered before it ends.
+        background: bool,
     },
     /// A message of a subagent run by this session's `Agent` call `tool_use_id`, as the child
     /// journaled it (a printer marks its lines with `parent_tool_use_id`). Live runs only: a
@@ -195,6 +197,12 @@ pub enum RunEvent {
         message: Message,
         /// The usage of the response that gave an assistant message.
         usage: Option<Usage>,
+    },
+    /// A background child's end is about to be told (flag 44): the query its notification
+    /// starts follows. From the notification's journaled `origin`, so a replay has it too.
+    Notified {
+        /// The run that ended ([`reloop_core::profile::run_id`] of its agent's id).
+        run_id: String,
     },
     /// The run is over.
     Finished(RunResult),

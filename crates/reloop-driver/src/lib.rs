@@ -26,6 +26,7 @@
 
 pub mod agents;
 mod announce;
+mod background;
 mod bounds;
 mod config;
 mod context;
@@ -37,6 +38,7 @@ mod ids;
 mod input_defaults;
 mod journal;
 mod js_json;
+mod notices;
 mod order;
 pub mod outputs;
 mod prompt;

@@ -26,6 +26,12 @@ impl RequestOrder {
         Arc::new(RequestOrder { inner, made: AtomicU32::new(completed), renumber })
     }
 
+    /// Whether requests are numbered tree-wide (a scripted provider): concurrent sessions of the
+    /// tree would then take answers in whichever order they asked.
+    pub(crate) fn renumbers(&self) -> bool {
+        self.renumber
+    }
+
     /// The provider one session of the tree asks; its receiver turns true at the first request.
     pub(crate) fn view(self: &Arc<Self>) -> (Arc<dyn ModelProvider>, watch::Receiver<bool>) {
         let (asked, first) = watch::channel(false);

@@ -28,6 +28,7 @@ mod compact_hooks;
 mod journaling;
 mod model;
 mod session_hooks;
+mod told;
 mod unprompted;
 
 impl Session {
@@ -153,7 +154,7 @@ impl Session {
         }
         content.extend(prompt);
         if let Some(agents) = &self.agents {
-            self.tools.register(agents.catalog.tool());
+            self.tools.register(agents.catalog.tool(self.core.background_agents()));
         }
         self.run.tools = self.tools.specs().into_iter().map(|s| s.name).collect();
         let builtin = ToolRegistry::builtin();
@@ -200,7 +201,7 @@ impl Session {
             self.run = run;
         }
         if let Some(agents) = &self.agents {
-            self.tools.register(agents.catalog.tool());
+            self.tools.register(agents.catalog.tool(self.core.background_agents()));
             self.request_base = crate::subagent::tree_requests_completed(&**journal, session_id)?;
         }
         // The session goes on offering the tools it offered (an old header lists none: all).
@@ -271,6 +272,8 @@ struct Runner {
     provider: Arc<dyn ModelProvider>,
     /// Runs the session's `Agent` calls, when it offers the tool.
     agents: Option<Arc<crate::subagent::Subagents>>,
+    /// Where its background children's ends are told (flag 44).
+    notices: Option<crate::notices::Notices>,
     tools: ToolRegistry,
     /// Sent with every request; computed once.
     tool_specs: std::sync::Arc<[reloop_core::ToolSpec]>,
@@ -354,7 +357,7 @@ impl Runner {
         };
         let (starts, starts_rx) = mpsc::unbounded_channel();
         // With agents, the session and its children ask one provider in one request order.
-        let (agents, provider) = children::subagents_for(&session, &session_id, &out);
+        let (agents, notices, provider) = children::subagents_for(&session, &session_id, &out);
         // A subagent's tool hooks are told the calling session's id, and the subagent's.
         let (tool_hooks, agent) = match &session.run.agent {
             Some(link) => (
@@ -394,6 +397,7 @@ impl Runner {
             session_id,
             provider,
             agents,
+            notices,
             tool_specs: session.tools.specs().into(),
             tools: session.tools,
             commit_signal: journal.as_ref().map(|j| j.committed.clone()),
@@ -456,6 +460,8 @@ impl Runner {
             self.cancel_all();
             return Err(e);
         }
+        // Background children stop with the session, however it ends.
+        let _background = self.agents.as_ref().map(|a| a.background.ended.clone().drop_guard());
         let mut pending = std::collections::VecDeque::from(first);
         if pending.is_empty() {
             // Started without a prompt ([`Session::start_unprompted`]): a message starts it.
@@ -565,14 +571,11 @@ impl Runner {
                 self.cancel_all();
                 // An aborted child journals its end before the parent reports its own.
                 if let Some(agents) = &self.agents {
-                    agents.settle().await;
+                    agents.settle(false).await;
                 }
                 let result = self.result();
                 let _ = self.out.send(RunEvent::Finished(result.clone()));
-                if !self.keep_alive || closing {
-                    return self.session_end().await.map(|()| result);
-                }
-                match self.next_query(&mut abort).await {
+                match self.after_query(&mut abort, &mut closing).await {
                     Ok(Some(event)) => pending.push_back(event),
                     Ok(None) => return self.session_end().await.map(|()| result),
                     Err(e) => {
@@ -607,11 +610,7 @@ impl Runner {
                     return Ok(None);
                 }
             };
-            // What the last query cancelled may still report; none of it belongs to the next.
-            while self.inbox_rx.try_recv().is_ok() {}
-            while self.starts_rx.try_recv().is_ok() {}
-            self.started = Instant::now();
-            self.api_ms_at_query = self.api_ms.load(std::sync::atomic::Ordering::Relaxed);
+            self.query_begins();
             return Ok(Some(next));
         }
     }

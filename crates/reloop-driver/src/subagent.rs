@@ -75,6 +75,8 @@ pub(crate) struct Subagents {
     pub live: Mutex<Vec<JoinHandle<()>>>,
     /// The run loop, which runs each child.
     pub runner: Arc<dyn RunChild>,
+    /// The children running in the background (flag 44).
+    pub background: crate::notices::Backgrounded,
 }
 
 /// Where children's sessions are journaled: each child writes through a connection of its own.
@@ -200,6 +202,21 @@ impl Subagents {
         cancel: CancellationToken,
         turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> Result<Ended, String> {
+        match self.start_child(call, permissions, &cancel, turn).await? {
+            Start::Ended(ended) => Ok(ended),
+            Start::Running(running) => running.finish(&self, &cancel).await,
+        }
+    }
+
+    /// Starts (or resumes) the child of `call` and waits until its first request is out (or it
+    /// ended before any): a child the journal shows ended is [`Start::Ended`] at once.
+    pub(crate) async fn start_child(
+        &self,
+        call: &ToolUse,
+        permissions: Option<Arc<PermissionContext>>,
+        cancel: &CancellationToken,
+        turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> Result<Start, String> {
         let text = |key: &str| call.input.get(key).and_then(|v| v.as_str()).map(str::to_string);
         let prompt = text("prompt").ok_or("the Agent call has no prompt")?;
         let resolved = self.setup.catalog.resolve(text("subagent_type").as_deref()).cloned();
@@ -216,25 +233,31 @@ impl Subagents {
         };
         if let (Some(id), Some(j)) = (&existing, &journal) {
             if let Some(result) = finished_result(j, id)? {
-                return self.ended(result, definition, true, Tally::default());
+                return self.ended(result, definition, true, Tally::default()).map(Start::Ended);
             }
         }
         // Without a journal, the messages forwarded are all the parent learns of the child.
         let forwarded = journal.is_none().then(|| Arc::new(Mutex::new(Tally::default())));
         let (provider, mut first_request) = self.order.view();
-        let session = self.child_session(&call.id, &definition, provider, journal, permissions);
+        let background = self.in_background(call);
+        let session = self.child_session((&call.id, background), &definition, provider, journal, permissions);
         // A new child holds the turn until its first request is out; a resumed one does not wait.
         let gate = existing.is_none().then_some(turn);
         let handle = self
             .runner
             .run_child(session, existing.as_deref(), vec![ContentBlock::text(prompt)])
             .map_err(|e| format!("the agent could not start: {e}"))?;
-        let _abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
+        let abort_on_drop = AbortOnDrop(Some(handle.abort_handle()));
         let abort = handle.abort_handle();
         let (done_tx, mut done) = oneshot::channel();
         let (events, tool_use_id) = (self.events.clone(), call.id.clone());
         let (child, tallied) = (agent_id(handle.session_id()), forwarded.clone());
-        let _ = events.send(RunEvent::SubagentStarted { tool_use_id: tool_use_id.clone(), agent_id: child.clone() });
+        let launched = child.clone();
+        let _ = events.send(RunEvent::SubagentStarted {
+            tool_use_id: tool_use_id.clone(),
+            agent_id: child.clone(),
+            background,
+        });
         let follower = tokio::spawn(async move {
             let mut usage = None;
             let forward = move |event| {
@@ -254,7 +277,9 @@ impl Subagents {
             };
             let _ = done_tx.send(handle.finish_forwarding(forward).await);
         });
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
+        // The end of a query waits for its aborted children, not for those in the background.
+        let followers = if background { &self.background.followers } else { &self.live };
+        followers.lock().unwrap_or_else(|p| p.into_inner()).push(follower);
         // A child that ends before it asks anything (its budget was spent) ends the wait too.
         let mut early = None;
         if let Some(gate) = gate {
@@ -265,20 +290,16 @@ impl Subagents {
             }
             drop(gate);
         }
-        let finished = match early {
-            Some(finished) => finished,
-            None => tokio::select! {
-                finished = &mut done => finished,
-                _ = cancel.cancelled() => {
-                    abort.abort();
-                    tokio::time::timeout(SETTLE, &mut done).await.map_err(|_| "the agent did not stop in time")?
-                }
-            },
-        };
-        let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
-        let result = result.map_err(|e| format!("the agent failed: {e}"))?;
-        let forwarded = forwarded.map(|t| t.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default();
-        self.ended(result, definition, existing.is_some(), forwarded)
+        Ok(Start::Running(Running {
+            done,
+            early,
+            abort,
+            _abort_on_drop: abort_on_drop,
+            definition,
+            resumed: existing.is_some(),
+            forwarded,
+            agent_id: launched,
+        }))
     }
 
     /// The child's end as its call answers it: what it did is read from its journal when there
@@ -305,7 +326,7 @@ impl Subagents {
     /// The child's session: the definition's prompt, tools and model under the parent's rules.
     fn child_session(
         &self,
-        tool_use_id: &str,
+        (tool_use_id, background): (&str, bool),
         definition: &AgentDefinition,
         provider: Arc<dyn reloop_model::ModelProvider>,
         journal: Option<SessionJournal>,
@@ -343,6 +364,7 @@ impl Subagents {
             parent: self.parent.clone(),
             tool_use_id: tool_use_id.to_string(),
             agent_type: definition.name.clone(),
+            background,
         });
         let mut child =
             Session::new(provider, tools, journal, core, run).with_crash_after_step(self.setup.crash_after_step);
@@ -358,9 +380,13 @@ impl Subagents {
         definition.model.clone().unwrap_or_else(|| self.core.model.clone())
     }
 
-    /// Waits (a bounded while) for children that are still journaling their end.
-    pub(crate) async fn settle(&self) {
-        let live: Vec<_> = std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()));
+    /// Waits (a bounded while) for children that are still journaling their end; `background`:
+    /// those in the background too.
+    pub(crate) async fn settle(&self, background: bool) {
+        let mut live: Vec<_> = std::mem::take(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()));
+        if background {
+            live.append(&mut self.background.followers.lock().unwrap_or_else(|p| p.into_inner()));
+        }
         let _ = tokio::time::timeout(SETTLE, futures::future::join_all(live)).await;
     }
 }
@@ -373,15 +399,62 @@ fn finished_result(journal: &SessionJournal, id: &str) -> Result<Option<RunResul
 }
 
 /// A child's end, as its call answers it.
-struct Ended {
-    result: RunResult,
-    agent_type: String,
+pub(crate) struct Ended {
+    pub result: RunResult,
+    pub agent_type: String,
     /// The model it was set to ask.
-    model: String,
+    pub model: String,
     /// What it did.
-    tally: Tally,
+    pub tally: Tally,
     /// How long it ran by its journal, when it ran (or began) before a crash.
-    journaled_ms: Option<u64>,
+    pub journaled_ms: Option<u64>,
+}
+
+/// A child [`Subagents::start_child`] started.
+pub(crate) enum Start {
+    /// The journal shows it ended already (a resumed parent's call).
+    Ended(Ended),
+    /// It runs: its first request is out.
+    Running(Running),
+}
+
+/// A running child, until its end.
+pub(crate) struct Running {
+    done: oneshot::Receiver<Result<RunResult, DriverError>>,
+    /// It ended while its call waited for its first request.
+    early: Option<Result<Result<RunResult, DriverError>, oneshot::error::RecvError>>,
+    abort: crate::AbortHandle,
+    _abort_on_drop: AbortOnDrop,
+    definition: AgentDefinition,
+    resumed: bool,
+    forwarded: Option<Arc<Mutex<Tally>>>,
+    /// Claude Code's id of the agent.
+    pub agent_id: String,
+}
+
+impl Running {
+    /// The model the child was set to ask.
+    pub(crate) fn model(&self, agents: &Subagents) -> String {
+        agents.child_model(&self.definition)
+    }
+
+    /// Waits for the child's end; `cancel` stops it (a bounded while is given to journal it).
+    pub(crate) async fn finish(mut self, agents: &Subagents, cancel: &CancellationToken) -> Result<Ended, String> {
+        let finished = match self.early.take() {
+            Some(finished) => finished,
+            None => tokio::select! {
+                finished = &mut self.done => finished,
+                _ = cancel.cancelled() => {
+                    self.abort.abort();
+                    tokio::time::timeout(SETTLE, &mut self.done).await.map_err(|_| "the agent did not stop in time")?
+                }
+            },
+        };
+        let result = finished.map_err(|_| "the agent's task ended without a result".to_string())?;
+        let result = result.map_err(|e| format!("the agent failed: {e}"))?;
+        let forwarded = self.forwarded.map(|t| t.lock().unwrap_or_else(|p| p.into_inner()).clone()).unwrap_or_default();
+        agents.ended(result, self.definition, self.resumed, forwarded)
+    }
 }
 
 /// The failed request a child ended on, when that is how it ended.

@@ -445,7 +445,12 @@ async fn run_call(
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..ToolUse::clone(&call) };
-            let outcome = agents.answer(asked, env.permissions.clone(), token.clone(), turn).await;
+            let permissions = env.permissions.clone();
+            let outcome = if agents.in_background(&asked) {
+                agents.launch(asked, permissions, token.clone(), turn).await
+            } else {
+                agents.answer(asked, permissions, token.clone(), turn).await
+            };
             let output = (outcome.content.as_text(), outcome.is_error);
             agent_outcome = Some(outcome);
             (output, Vec::new())

@@ -20,6 +20,20 @@ pub(super) struct NotedCalls {
     tasks: HashMap<String, tasks::Task>,
     /// The session's working directory, which a task's progress names paths from.
     pub(super) cwd: String,
+    /// The agents running in the background, and the results waiting for them.
+    pub(super) background: super::background::Background,
+}
+
+impl NotedCalls {
+    /// The task of `tool_use_id`'s agent, which ends.
+    pub(super) fn take_task(&mut self, tool_use_id: &str) -> Option<tasks::Task> {
+        self.tasks.remove(tool_use_id)
+    }
+
+    /// `tool_use_id`'s `subagent_type` and `description`.
+    pub(super) fn agent_call(&self, tool_use_id: &str) -> (Value, Value) {
+        self.agents.get(tool_use_id).map(|(t, d, _)| (t.clone(), d.clone())).unwrap_or_default()
+    }
 }
 
 impl SdkStream {
@@ -51,7 +65,7 @@ impl SdkStream {
     /// task's `task_started` line, then its prompt, which opens its lines (the driver does not
     /// echo a session's first message). A child whose first request fails has both and no
     /// message (`subagent/failed`).
-    pub(super) fn subagent_started(&mut self, tool_use_id: &str, agent_id: &str) {
+    pub(super) fn subagent_started(&mut self, tool_use_id: &str, agent_id: &str, background: bool) {
         let (agent_type, task, prompt) = match self.calls.agents.get_mut(tool_use_id) {
             Some((agent_type, task, prompt)) => (agent_type.clone(), task.clone(), prompt.take()),
             None => Default::default(),
@@ -59,11 +73,14 @@ impl SdkStream {
         let claude_code = self.profile.profile().claude_code_version.is_some();
         if claude_code && !self.calls.tasks.contains_key(tool_use_id) {
             let started = tasks::Task::new(agent_id, tool_use_id, &agent_type, &task);
-            let line = started.started(self.profile, prompt.as_deref());
+            if background {
+                self.background_started(tool_use_id, agent_id);
+            }
+            let line = started.started(self.profile, prompt.as_deref(), background);
             self.calls.tasks.insert(tool_use_id.to_string(), started);
             self.system_line("task_started", line);
         }
-        if let Some(prompt) = prompt {
+        if let Some(prompt) = prompt.filter(|_| !self.in_background(tool_use_id)) {
             let body = json!({"role": "user", "content": [{"type": "text", "text": prompt}]});
             self.child_line(tool_use_id, agent_id, "user", body, (&agent_type, &task));
         }
@@ -82,6 +99,9 @@ impl SdkStream {
         message: &Message,
         usage: Option<&Usage>,
     ) {
+        if self.in_background(tool_use_id) {
+            return self.keep_background_message(tool_use_id, message, usage);
+        }
         let (agent_type, task) = match self.calls.agents.get(tool_use_id) {
             Some((agent_type, task, _)) => (agent_type.clone(), task.clone()),
             None => Default::default(),
@@ -93,7 +113,12 @@ impl SdkStream {
         let mut bodies = Vec::new();
         match message.role {
             Role::User => bodies.push(("user", json!({"role": "user", "content": message.content}))),
-            Role::Assistant if self.forward_subagent_text || message.tool_uses().next().is_some() => {
+            // A background agent's text is printed too (2.1.332 `subagent/default`).
+            Role::Assistant
+                if self.forward_subagent_text
+                    || self.calls.background.telling
+                    || message.tool_uses().next().is_some() =>
+            {
                 let kept = message.extra.to_map();
                 for block in &message.content {
                     bodies.push((
@@ -107,14 +132,20 @@ impl SdkStream {
             }
             _ => {}
         }
+        // A call's progress comes before the call's line; a background agent's after it.
+        let after = self.calls.background.telling;
         for (kind, body) in bodies {
-            // A call's progress comes before the call's line.
-            if kind == "assistant" {
+            if kind == "assistant" && !after {
                 if let Some(progress) = progress.take() {
                     self.system_line("task_progress", progress);
                 }
             }
             self.child_line(tool_use_id, agent_id, kind, body, (&agent_type, &task));
+            if kind == "assistant" && after {
+                if let Some(progress) = progress.take() {
+                    self.system_line("task_progress", progress);
+                }
+            }
         }
     }
 
@@ -144,6 +175,10 @@ impl SdkStream {
 
     /// A subagent's `Agent` call finished: its task's last lines, before the call's result.
     pub(super) fn agent_finished(&mut self, outcome: &ToolOutcome) {
+        // A background agent's call is answered at its launch: its task goes on.
+        if self.in_background(&outcome.tool_use_id) {
+            return;
+        }
         let Some(task) = self.calls.tasks.remove(&outcome.tool_use_id) else { return };
         let (updated, notification) = task.finished(self.profile, outcome);
         self.system_line("task_updated", updated);

@@ -4,7 +4,7 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use reloop_core::profile::ProfileId;
+use reloop_core::profile::{run_id, ProfileId};
 use reloop_core::{Message, ToolOutcome, ToolUse, Usage};
 use serde_json::{json, Map, Value};
 
@@ -51,14 +51,14 @@ impl Task {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// `task_started`'s fields.
-    pub(super) fn started(&self, profile: ProfileId, prompt: Option<&str>) -> Value {
+    /// `task_started`'s fields; `background`: the agent runs in the background (flag 44).
+    pub(super) fn started(&self, profile: ProfileId, prompt: Option<&str>, background: bool) -> Value {
         let mut line = self.head(profile);
         line.insert("tool_use_id".into(), json!(self.tool_use_id));
         line.insert("description".into(), self.description.clone());
         line.insert("subagent_type".into(), self.agent_type.clone());
         if profile == ProfileId::ClaudeCode2_1_332 {
-            line.insert("is_backgrounded".into(), json!(false));
+            line.insert("is_backgrounded".into(), json!(background));
             line.insert("spawn_depth".into(), json!(1));
         }
         line.insert("task_type".into(), json!("local_agent"));
@@ -89,6 +89,27 @@ impl Task {
         );
         line.insert("last_tool_name".into(), json!(last.name));
         Some(Value::Object(line))
+    }
+
+    /// `task_updated`'s and `task_notification`'s fields for a background agent whose end is
+    /// told (`subagent/default`): its report, and what it spent by its last response.
+    pub(super) fn told(self, profile: ProfileId, report: &str, usage: Option<&Usage>) -> (Value, Value) {
+        let end_time = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let mut updated = self.head(profile);
+        updated.insert("patch".into(), json!({"status": "completed", "end_time": end_time}));
+        let mut notification = self.head(profile);
+        notification.insert("tool_use_id".into(), json!(self.tool_use_id));
+        notification.insert("status".into(), json!("completed"));
+        // reloop keeps no task output file (docs/profiles.md).
+        notification.insert("output_file".into(), json!(""));
+        notification.insert("summary".into(), json!(report));
+        notification.insert("summary_is_report".into(), json!(true));
+        let tokens = usage.map_or(0, Usage::total);
+        notification.insert(
+            "usage".into(),
+            json!({"total_tokens": tokens, "tool_uses": self.tool_uses, "duration_ms": self.elapsed_ms()}),
+        );
+        (Value::Object(updated), Value::Object(notification))
     }
 
     /// `task_updated`'s and `task_notification`'s fields, from the call's answer: the child's
@@ -138,20 +159,6 @@ impl Task {
         );
         (Value::Object(updated), Value::Object(notification))
     }
-}
-
-/// 2.1.332's run id, shaped as Claude Code's (`0mx9molio-2e60637b`) and taken from the agent's
-/// id, so a replay prints the same.
-fn run_id(agent_id: &str) -> String {
-    let hex: String = agent_id.chars().filter(char::is_ascii_hexdigit).collect();
-    let head = u64::from_str_radix(hex.get(..11).unwrap_or("0"), 16).unwrap_or(0);
-    let mut base36 = String::new();
-    let mut n = head;
-    while base36.len() < 9 {
-        base36.insert(0, char::from_digit((n % 36) as u32, 36).unwrap_or('0'));
-        n /= 36;
-    }
-    format!("{base36}-{}", hex.get(hex.len().saturating_sub(8)..).unwrap_or_default())
 }
 
 /// What a call does, as Claude Code's tools describe their activity: a file's path from the
@@ -225,14 +232,5 @@ mod tests {
         );
         assert_eq!(activity(&call("Bash", json!({})), cwd), "Running command");
         assert_eq!(activity(&call("Mystery", json!({})), cwd), "Mystery");
-    }
-
-    #[test]
-    fn a_run_id_has_claude_codes_shape_and_follows_from_the_agent() {
-        let id = run_id("a6968f9f08d06c421");
-        assert_eq!(id, run_id("a6968f9f08d06c421"));
-        let (head, tail) = id.split_once('-').expect("two parts");
-        assert_eq!((head.len(), tail.len()), (9, 8));
-        assert!(head.chars().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
     }
 }

@@ -10,6 +10,7 @@ use reloop_model::ModelProvider;
 use super::Session;
 use crate::error::DriverError;
 use crate::handle::RunHandle;
+use crate::notices::{Backgrounded, Notices};
 use crate::order::RequestOrder;
 use crate::subagent::{ChildJournals, RunChild, Subagents};
 
@@ -30,14 +31,15 @@ impl RunChild for ChildLoop {
     }
 }
 
-/// The means of `session` (about to run as `session_id`) to run children, and the provider the
-/// session itself then asks (its view of the tree's request order); none without agents.
+/// The means of `session` (about to run as `session_id`) to run children, where their
+/// background ends are told, and the provider the session itself then asks (its view of the tree's request order); none without agents.
 pub(super) fn subagents_for(
     session: &Session,
     session_id: &str,
     events: &tokio::sync::mpsc::UnboundedSender<crate::handle::RunEvent>,
-) -> (Option<Arc<Subagents>>, Arc<dyn ModelProvider>) {
-    let Some(setup) = session.agents.clone() else { return (None, session.provider.clone()) };
+) -> (Option<Arc<Subagents>>, Option<Notices>, Arc<dyn ModelProvider>) {
+    let Some(setup) = session.agents.clone() else { return (None, None, session.provider.clone()) };
+    let (background, notices) = Backgrounded::new();
     let order = RequestOrder::new(session.provider.clone(), session.request_base, setup.renumber_requests);
     let subagents = Subagents {
         setup,
@@ -55,6 +57,7 @@ pub(super) fn subagents_for(
         live: Mutex::new(Vec::new()),
         runner: Arc::new(ChildLoop),
         events: events.clone(),
+        background,
     };
-    (Some(Arc::new(subagents)), order.view().0)
+    (Some(Arc::new(subagents)), Some(notices), order.view().0)
 }

@@ -70,7 +70,7 @@ impl Runner {
         model: &str,
         max_tokens: u32,
     ) -> Option<serde_json::Value> {
-        let child = self.run.agent.is_some();
+        let child = self.run.agent.as_ref().is_some_and(|agent| !agent.background);
         crate::config::thinking(rules, model, max_tokens, self.run.thinking, self.run.thinking_switches, child)
     }
 
