@@ -229,7 +229,7 @@ fn sdk_defined_agents_run_like_project_agents_under_each_version() {
         let real_init = &recorded_stdout(version, "sdk_agents/flag")[0];
         let call_agent = json!([{"type": "text", "text": "交给 reviewer。"}, call("toolu_01_AGENT", "Agent",
             json!({"description": "Review logout", "subagent_type": "reviewer",
-                   "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report."}))]);
+                   "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report.", "run_in_background": false}))]);
         let answers = vec![
             answer("m1", call_agent, "tool_use"),
             answer(

@@ -50,7 +50,7 @@ fn agents_answers(structured: bool) -> Vec<common::fake_server::Canned> {
                 "toolu_agent",
                 "Agent",
                 json!({"description": "Review a.txt", "subagent_type": "reviewer",
-            "prompt": "Read a.txt and report."})
+            "prompt": "Read a.txt and report.", "run_in_background": false})
             )]),
             "tool_use",
             5,

@@ -303,7 +303,8 @@ fn python_sdk_lists_a_subagent_and_reads_its_messages() {
                 json!([call(
                     "toolu_01AGENT",
                     "Agent",
-                    json!({"subagent_type": "reader", "description": "Read a.txt", "prompt": "what does a.txt say?"})
+                    json!({"subagent_type": "reader", "description": "Read a.txt", "prompt": "what does a.txt say?",
+                        "run_in_background": false})
                 )]),
                 "tool_use",
                 5,
