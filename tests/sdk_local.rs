@@ -184,7 +184,7 @@ fn local_commands_are_answered_without_the_model_as_claude_code_does() {
 #[test]
 fn a_first_prompt_claude_code_answers_itself_asks_no_model() {
     for version in VERSIONS {
-        for variant in ["compact", "unknown", "typo"] {
+        for variant in ["compact", "unknown", "typo", "typo_hidden"] {
             let dir = fixture(version, "settings_slash", variant);
             let scenario: Value =
                 serde_json::from_str(&std::fs::read_to_string(dir.join("scenario.json")).unwrap()).unwrap();

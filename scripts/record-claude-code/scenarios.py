@@ -877,6 +877,13 @@ SCENARIOS += [
      "note": "A typo of a command, `/gret Alice` (`/greet` is a project command, two edits off the typo "
              "`/grete` is not): whether the nearest command is named.", "prompt": "/gret Alice", "files": COMMANDS,
      "defaults": {"main": {"text": "TYPO-REACHED-MODEL"}}},
+    {"name": "settings_slash/typo_hidden",
+     "note": "As `typo`, with `disable-model-invocation: true` in greet.md's front matter: whether the command "
+             "the model may not run is still suggested and named in 2.1.332's reminder (its bundle filters "
+             "such commands out of both, but counts them).", "prompt": "/gret Alice",
+     "files": dict(COMMANDS, **{"%s/.claude/commands/greet.md" % P: "---\ndescription: Greet someone\n"
+                                "disable-model-invocation: true\n---\nGreet $ARGUMENTS warmly.\n"}),
+     "defaults": {"main": {"text": "TYPO-REACHED-MODEL"}}},
     {"name": "hooks_events/all_log",
      "note": "Every hook event configured with a logging hook; the model reads a file, runs a failing "
              "command, runs a command that needs permission, starts a foreground subagent, then answers.",

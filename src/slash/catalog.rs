@@ -48,6 +48,9 @@ pub(super) struct Fields {
     pub(super) model: Option<String>,
     /// The permission rules its query allows (`allowed-tools: Bash(git add:*), Read`).
     pub(super) allowed_tools: Vec<String>,
+    /// `disable-model-invocation: true`: the model may not run it, so 2.1.332's reminder for an
+    /// unknown command neither names nor suggests it (`settings_slash/typo_hidden`).
+    pub(super) disable_model_invocation: bool,
 }
 
 /// `key: value` lines between a first `---` line and the next; quotes around a value dropped.
@@ -77,6 +80,7 @@ pub(super) fn front_matter(text: &str) -> Fields {
             "argument-hint" => fields.argument_hint = Some(value),
             "model" if !value.is_empty() => fields.model = Some(value),
             "allowed-tools" => fields.allowed_tools = rule_list(&value),
+            "disable-model-invocation" => fields.disable_model_invocation = value == "true",
             _ => {}
         }
     }

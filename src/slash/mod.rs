@@ -90,7 +90,8 @@ fn command_text(name: &str, cwd: &Path, user_dir: Option<&Path>, sources: &Sourc
 
 /// A user message that is only a command prompt, expanded; any other message as it came, but
 /// for one naming no command under a profile that says so (`unknown_reminder`, 2.1.332): the
-/// reminder goes first ([`unknown::reminder`]), a `"\n"` after it as Claude Code joins it.
+/// reminder goes first ([`unknown::reminder`], naming only the commands the model may run), a
+/// `"\n"` after it as Claude Code joins it.
 pub(crate) fn expand_content(
     content: Vec<ContentBlock>,
     cwd: &Path,
@@ -102,7 +103,20 @@ pub(crate) fn expand_content(
     if let Some(found) = expand(&text.text, cwd, user_dir, sources) {
         return found.blocks.into_iter().map(ContentBlock::text).collect();
     }
-    let reminder = unknown_reminder.then(|| unknown::reminder(&text.text, &list(cwd, user_dir, sources))).flatten();
+    let reminder = unknown_reminder
+        .then(|| {
+            let all = list(cwd, user_dir, sources);
+            let invocable: Vec<String> = all
+                .iter()
+                .filter(|name| {
+                    let text = command_text(name, cwd, user_dir, sources);
+                    !text.is_some_and(|text| catalog::front_matter(&text).disable_model_invocation)
+                })
+                .cloned()
+                .collect();
+            unknown::reminder(&text.text, &all, &invocable)
+        })
+        .flatten();
     match reminder {
         Some(reminder) => [ContentBlock::text(format!("{reminder}\n"))].into_iter().chain(content).collect(),
         None => content,

@@ -14,13 +14,15 @@ const BUILT_IN_NAMES: [&str; 2] = ["clear", "compact"];
 const BUILT_INS: usize = BUILT_IN_NAMES.len();
 
 /// The reminder block for `prompt` when it starts with a command-shaped `/NAME` that is none of
-/// `commands` (the session's custom commands); `None` for any other prompt.
-pub(crate) fn reminder(prompt: &str, commands: &[String]) -> Option<String> {
+/// `commands` (the session's custom commands); `None` for any other prompt. Only `invocable`
+/// (those the model may run: no `disable-model-invocation: true`) are named or suggested; every
+/// command is counted (`settings_slash/typo_hidden`).
+pub(crate) fn reminder(prompt: &str, commands: &[String], invocable: &[String]) -> Option<String> {
     let name = prompt.trim_start().strip_prefix('/')?.split(char::is_whitespace).next()?;
     if !is_name(name) || commands.iter().any(|c| c == name) || BUILT_IN_NAMES.contains(&name) {
         return None;
     }
-    let named: Vec<&String> = commands.iter().filter(|c| is_name(c)).take(MAX_NAMED).collect();
+    let named: Vec<&String> = invocable.iter().filter(|c| is_name(c)).take(MAX_NAMED).collect();
     let more = commands.len().saturating_sub(named.len()) + BUILT_INS;
     let available = match (named.is_empty(), more) {
         (true, 0) => "No slash commands are available in this session.".to_string(),
@@ -35,7 +37,7 @@ pub(crate) fn reminder(prompt: &str, commands: &[String]) -> Option<String> {
         "The user's message starts with the slash command /{name}, but no command with that name is available \
          in this session, so it did not run."
     )];
-    if let Some(closest) = closest(name, commands) {
+    if let Some(closest) = closest(name, invocable) {
         parts.push(format!("The closest available command is /{closest}. Ask the user before running it."));
     }
     parts.push(available);
@@ -91,7 +93,8 @@ mod tests {
     /// `settings_slash/unknown` of 2.1.332, reloop's commands in place of Claude Code's.
     #[test]
     fn an_unknown_command_is_named_with_the_session_s_commands() {
-        let text = reminder("/nosuch foo", &commands(&["greet", "ns:sub", "ucmd"])).unwrap();
+        let all = commands(&["greet", "ns:sub", "ucmd"]);
+        let text = reminder("/nosuch foo", &all, &all).unwrap();
         assert_eq!(
             text,
             "<system-reminder>\nThe user's message starts with the slash command /nosuch, but no command with that \
@@ -106,16 +109,28 @@ mod tests {
     #[test]
     fn a_near_name_is_suggested_and_known_commands_and_paths_get_none() {
         let known = commands(&["greet", "review-pr"]);
-        let text = reminder("/gret Alice", &known).unwrap();
+        let text = reminder("/gret Alice", &known, &known).unwrap();
         assert!(text.contains("The closest available command is /greet. Ask the user before running it."), "{text}");
-        assert!(!reminder("/zzzzzz", &known).unwrap().contains("closest"));
-        assert_eq!(reminder("/greet Alice", &known), None);
-        assert_eq!(reminder("/compact", &known), None);
-        assert_eq!(reminder("/clear", &known), None);
-        assert_eq!(reminder("/tmp/x is a path", &known), None);
-        assert_eq!(reminder("hello", &known), None);
-        assert!(reminder("/x", &[])
+        assert!(!reminder("/zzzzzz", &known, &known).unwrap().contains("closest"));
+        assert_eq!(reminder("/greet Alice", &known, &known), None);
+        assert_eq!(reminder("/compact", &known, &known), None);
+        assert_eq!(reminder("/clear", &known, &known), None);
+        assert_eq!(reminder("/tmp/x is a path", &known, &known), None);
+        assert_eq!(reminder("hello", &known, &known), None);
+        assert!(reminder("/x", &[], &[])
             .unwrap()
             .contains("This session has 2 slash commands, but none can be named here."));
+    }
+
+    /// `settings_slash/typo_hidden` of 2.1.332: a command the model may not run
+    /// (`disable-model-invocation: true`) is neither suggested nor named, but counted.
+    #[test]
+    fn a_command_the_model_may_not_run_is_counted_but_not_named() {
+        let all = commands(&["greet", "ns:sub", "ucmd"]);
+        let text = reminder("/gret Alice", &all, &commands(&["ns:sub", "ucmd"])).unwrap();
+        assert!(!text.contains("closest"), "{text}");
+        assert!(text.contains("Slash commands available in this session: /ns:sub, /ucmd, and 3 more."), "{text}");
+        let none = reminder("/gret Alice", &all, &[]).unwrap();
+        assert!(none.contains("This session has 5 slash commands, but none can be named here."), "{none}");
     }
 }
