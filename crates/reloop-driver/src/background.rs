@@ -44,18 +44,20 @@ impl Subagents {
             Ok(Start::Ended(ended)) => {
                 let agent_id = reloop_core::profile::agent_id(&ended.result.session_id);
                 let outcome = self.launched(&call, &agent_id, &ended.model);
-                self.background.tell(self.notice(&call, &agent_id, Ok(ended), started), false);
+                self.background.tell(self.notice(&call, &agent_id, Ok(ended), started));
                 return outcome;
             }
             Ok(Start::Running(running)) => running,
         };
         let agent_id = running.agent_id.clone();
         let outcome = self.launched(&call, &agent_id, &running.model(&self));
-        self.background.launched();
+        let running_count = self.background.launched();
         let agents = self.clone();
         let told = async move {
             let ended = running.finish(&agents, &agents.background.ended).await;
-            agents.background.tell(agents.notice(&call, &agent_id, ended, started), true);
+            agents.background.tell(agents.notice(&call, &agent_id, ended, started));
+            // Counted as running until its notice is queued.
+            drop(running_count);
         };
         if self.order.renumbers() {
             told.await;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use reloop_core::Event;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct Backgrounded {
     notices: mpsc::UnboundedSender<Event>,
     live: Arc<AtomicUsize>,
+    /// Woken as each running child is gone, told or not.
+    gone: Arc<Notify>,
     /// Cancelled when the parent session ends: its background children stop.
     pub ended: CancellationToken,
     /// The tasks following them, so a stopping parent can wait for their ends to be journaled.
@@ -24,16 +26,33 @@ pub(crate) struct Backgrounded {
 pub(crate) struct Notices {
     queued: mpsc::UnboundedReceiver<Event>,
     live: Arc<AtomicUsize>,
+    gone: Arc<Notify>,
+}
+
+/// One running background child, counted until it is dropped: after its end is queued, or when
+/// its task is gone without telling (a panic), so the parent never waits for a notice that
+/// cannot come.
+pub(crate) struct Running {
+    live: Arc<AtomicUsize>,
+    gone: Arc<Notify>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
+        self.gone.notify_one();
+    }
 }
 
 impl Backgrounded {
     pub(crate) fn new() -> (Self, Notices) {
         let (notices, queued) = mpsc::unbounded_channel();
-        let live = Arc::new(AtomicUsize::new(0));
+        let (live, gone) = (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()));
         let followers = Mutex::new(Vec::new());
+        let ended = CancellationToken::new();
         (
-            Backgrounded { notices, live: live.clone(), ended: CancellationToken::new(), followers },
-            Notices { queued, live },
+            Backgrounded { notices, live: live.clone(), gone: gone.clone(), ended, followers },
+            Notices { queued, live, gone },
         )
     }
 }
@@ -46,24 +65,52 @@ impl Notices {
 
     /// The next notification; `None` once no child is left to send one.
     pub(crate) async fn next(&mut self) -> Option<Event> {
-        if !self.pending() {
-            return None;
+        loop {
+            if let Ok(notice) = self.queued.try_recv() {
+                return Some(notice);
+            }
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return None;
+            }
+            tokio::select! {
+                notice = self.queued.recv() => return notice,
+                () = self.gone.notified() => {}
+            }
         }
-        self.queued.recv().await
     }
 }
 
 impl Backgrounded {
-    /// A child starts in the background.
-    pub(crate) fn launched(&self) {
+    /// A child starts in the background: it counts as running while the guard lives.
+    pub(crate) fn launched(&self) -> Running {
         self.live.fetch_add(1, Ordering::SeqCst);
+        Running { live: self.live.clone(), gone: self.gone.clone() }
     }
 
-    /// A child's end is queued (`gone`: it had been counted as running).
-    pub(crate) fn tell(&self, notice: Event, gone: bool) {
+    /// A child's end, queued for the parent to tell.
+    pub(crate) fn tell(&self, notice: Event) {
         let _ = self.notices.send(notice);
-        if gone {
-            self.live.fetch_sub(1, Ordering::SeqCst);
-        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child counted as running that is gone without a notice (its task panicked) does not
+    /// keep the parent waiting; one that told is heard first.
+    #[tokio::test]
+    async fn the_parent_waits_only_for_children_that_can_still_tell() {
+        let (background, mut notices) = Backgrounded::new();
+        assert_eq!(notices.next().await, None, "no child: nothing to wait for");
+        let told = background.launched();
+        let lost = background.launched();
+        background.tell(Event::user_input(vec![reloop_core::ContentBlock::text("ended")]));
+        drop(told);
+        assert!(matches!(notices.next().await, Some(Event::UserInput { .. })));
+        let waiting = tokio::spawn(async move { notices.next().await });
+        drop(lost);
+        let next = tokio::time::timeout(std::time::Duration::from_secs(5), waiting).await;
+        assert_eq!(next.expect("the wait ends").expect("joined"), None);
     }
 }
