@@ -457,6 +457,10 @@ fn a_background_agent_is_answered_at_once_and_its_end_starts_a_query() {
     assert_eq!(child["terminal_reason"], "completed");
     let replay = ws.reloop(&["replay", id]);
     assert_eq!(replay.status.code(), Some(0), "{}{}", stdout(&replay), stderr(&replay));
+    // `why` names the query the agent's end started by what it told.
+    let why = stdout(&ws.reloop(&["why", id]));
+    assert!(why.contains("prompt 2 (#"), "{why}");
+    assert!(why.contains("): (task notification) Agent \"Read\" finished"), "{why}");
     // Under 2.1.197 the same call runs in the foreground: its report is the answer.
     let ws = scene();
     let call = common::call(

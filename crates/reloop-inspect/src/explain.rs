@@ -311,8 +311,8 @@ fn caller_line(step: &StepRecord) -> Option<WhyLine> {
             "command_tools",
             format!("the command /{command} allows {} for its query, as its file says", allow.join(", ")),
         ),
-        Event::UserInput { content, .. } if step.from_phase == "done" => {
-            let text = crate::timeline::text_of(content);
+        Event::UserInput { content, origin, .. } if step.from_phase == "done" => {
+            let text = crate::timeline::prompt_text(content, origin.as_ref());
             ("prompt", format!("a new prompt starts the next query: {}", shorten(&text, 60)))
         }
         _ => return None,

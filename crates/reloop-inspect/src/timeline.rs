@@ -253,10 +253,11 @@ impl<'a> FactsGatherer<'a> {
         // this step's own effects may ask the next.
         let in_flight = self.facts.requests.len().checked_sub(1);
         let mut starts_prompt = false;
-        if let Event::UserInput { content, .. } = &step.event {
+        if let Event::UserInput { content, origin, .. } = &step.event {
             if matches!(step.from_phase.as_str(), "idle" | "done") && step.ignored.is_none() {
                 self.prompt += 1;
-                self.facts.prompts.push(PromptFacts { number: self.prompt, seq: step.seq, text: text_of(content) });
+                let text = prompt_text(content, origin.as_ref());
+                self.facts.prompts.push(PromptFacts { number: self.prompt, seq: step.seq, text });
                 starts_prompt = true;
             }
         }
@@ -457,6 +458,21 @@ fn relative(key: &str, cwd: &str) -> String {
         return key.to_string();
     }
     key.replace(&format!("{}/", cwd.trim_end_matches('/')), "")
+}
+
+/// What a prompt says: its text ([`text_of`]), or for a background agent's notification (flag
+/// 44, its `origin` naming the run), which is all reminders, what it tells.
+pub fn prompt_text(content: &[ContentBlock], origin: Option<&Value>) -> String {
+    let told = reloop_core::profile::notified_run(origin).and_then(|_| {
+        content.iter().find_map(|b| match b {
+            ContentBlock::Text(t) => reloop_core::profile::told_summary(&t.text),
+            _ => None,
+        })
+    });
+    match told {
+        Some(told) => format!("(task notification) {told}"),
+        None => text_of(content),
+    }
 }
 
 /// The text of a prompt's blocks, joined; the context reloop or Claude Code puts before the

@@ -114,6 +114,16 @@ pub fn notified_run(origin: Option<&serde_json::Value>) -> Option<&str> {
     origin.get("runId")?.as_str()
 }
 
+/// What a notification's message says happened (`Agent "Check logout" finished`), read back
+/// from its text: how `why` names the query a background agent's end started.
+pub fn told_summary(text: &str) -> Option<&str> {
+    let start = text.find("<task-notification>")?;
+    let text = &text[start..];
+    let from = text.find("<summary>")? + "<summary>".len();
+    let to = text[from..].find("</summary>")? + from;
+    Some(&text[from..to])
+}
+
 /// 2.1.332's id of an agent's run, shaped as Claude Code's (`0mx9molio-2e60637b`) and taken
 /// from the agent's id, so a replay names the same.
 pub fn run_id(agent_id: &str) -> String {
@@ -153,6 +163,8 @@ mod tests {
             .text()
             .contains("<status>failed</status>\n<summary>Agent \"Check logout\" failed: Unknown error</summary>"));
         assert!(!notice.text().contains("<result>"));
+        assert_eq!(told_summary(&notice.text()), Some("Agent \"Check logout\" failed: Unknown error"));
+        assert_eq!(told_summary("<summary>typed by a user</summary>"), None);
     }
 
     #[test]
