@@ -479,3 +479,48 @@ fn a_background_agent_is_answered_at_once_and_its_end_starts_a_query() {
     let answer = outcomes(&ws, parent["id"].as_str().unwrap()).remove(0);
     assert!(text_of(&answer).starts_with("REPORT"), "{answer}");
 }
+
+/// A crash inside a background agent (flag 44): with a cassette its call waits for it, so the
+/// resumed parent finds its call unanswered, resumes the child where it stopped (its command
+/// does not run twice), answers the call with the launch and tells the child's end as the next
+/// query, once; the tree replays identical.
+#[test]
+fn a_crash_inside_a_background_agent_resumes_it_and_tells_its_end_once() {
+    let ws = scene();
+    let call = common::call(
+        "toolu_bg",
+        "Agent",
+        serde_json::json!({"description": "Note", "prompt": "Note it.", "subagent_type": "reader"}),
+    );
+    let note = common::call("toolu_note", "Bash", serde_json::json!({"command": "echo read >> notes.txt"}));
+    let responses = vec![
+        common::response("msg_p1", serde_json::json!([call]), "tool_use", 10),
+        common::response("msg_c1", serde_json::json!([note]), "tool_use", 5),
+        common::response("msg_c2", common::text("REPORT: noted."), "end_turn", 5),
+        common::response("msg_p2", common::text("An agent is noting it."), "end_turn", 5),
+        common::response("msg_p3", common::text("The agent noted it."), "end_turn", 5),
+    ];
+    // The child's step 5 is its Bash call's result.
+    let crash = [("RELOOP_CRASH_AFTER_AGENT_STEP", "5")];
+    let out = ws.run_responses_env("go", responses, &["--allowed-tools", "Bash"], &crash);
+    assert_eq!(out.status.code(), None, "the process was killed: {}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n");
+    let out = ws.reloop(&["resume", "last", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("The agent noted it."), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n", "no command ran twice");
+    let all = sessions(&ws);
+    assert_eq!(all.len(), 2, "the resume made no new child: {all:#?}");
+    assert_eq!(child(&all, "toolu_bg")["terminal_reason"], "completed");
+    let parent = all.iter().find(|s| s["agent"].is_null()).unwrap()["id"].as_str().unwrap().to_string();
+    let told = steps(&ws, &parent)
+        .into_iter()
+        .filter(|s| s["event"]["kind"] == "user_input" && s["event"]["origin"]["kind"] == "task-notification")
+        .count();
+    assert_eq!(told, 1);
+    let answers = outcomes(&ws, &parent);
+    assert_eq!(answers.len(), 1);
+    assert!(text_of(&answers[0]).starts_with("Async agent launched successfully."), "{}", answers[0]);
+    let out = ws.reloop(&["replay", &parent]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
