@@ -524,3 +524,59 @@ fn a_crash_inside_a_background_agent_resumes_it_and_tells_its_end_once() {
     let out = ws.reloop(&["replay", &parent]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
+
+/// A crash while a live session waits for its background agent (flag 44): the launch and the
+/// parent's answer are journaled, the agent's command has run, its end is not told. `resume`
+/// (given the agent's session, the last one) resumes the parent although its query had ended:
+/// the agent goes on where it stopped, its command not run again, and its end is told once.
+#[test]
+fn a_crash_before_a_background_agent_s_end_was_told_is_resumed_to_tell_it() {
+    use common::fake_server::{sse_from_message, Canned, FakeServer};
+    let ws = scene();
+    let answer = |r: Value| Canned::Sse(sse_from_message(&r["message"]));
+    let call = common::call(
+        "toolu_bg",
+        "Agent",
+        serde_json::json!({"description": "Note", "prompt": "Note it.", "subagent_type": "reader"}),
+    );
+    // The agent's command takes a second: the parent answers meanwhile and its query ends.
+    let note = common::call("toolu_note", "Bash", serde_json::json!({"command": "sleep 1; echo read >> notes.txt"}));
+    let server = FakeServer::start(vec![
+        answer(common::response("msg_p1", serde_json::json!([call]), "tool_use", 10)),
+        answer(common::response("msg_c1", serde_json::json!([note]), "tool_use", 5)),
+        answer(common::response("msg_p2", common::text("An agent is noting it."), "end_turn", 5)),
+        answer(common::response("msg_c2", common::text("REPORT: noted."), "end_turn", 5)),
+        answer(common::response("msg_p3", common::text("The agent noted it."), "end_turn", 5)),
+    ]);
+    let cwd = ws.cwd();
+    let env = [("ANTHROPIC_BASE_URL", server.url.as_str()), ("ANTHROPIC_API_KEY", "test-key")];
+    let mut crashing = env.to_vec();
+    // The agent's step 6 is its command's result.
+    crashing.push(("RELOOP_CRASH_AFTER_AGENT_STEP", "6"));
+    let args = ["run", "go", "--cwd", cwd.to_str().unwrap(), "--allowed-tools", "Bash", "--output-format", "json"];
+    let out = ws.reloop_env(&args, &crashing);
+    assert_eq!(out.status.code(), None, "the process was killed: {}{}", stdout(&out), stderr(&out));
+    let before = sessions(&ws);
+    let parent = before.iter().find(|s| s["agent"].is_null()).unwrap()["id"].as_str().unwrap().to_string();
+    assert_eq!(before.iter().find(|s| s["id"] == parent.as_str()).unwrap()["terminal_reason"], "completed");
+    assert!(child(&before, "toolu_bg")["terminal_reason"].is_null(), "{before:#?}");
+    let out = ws.reloop_env(&["resume", "last", "--output-format", "json"], &env);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("The agent noted it."), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(ws.cwd().join("notes.txt")).unwrap(), "read\n", "no command ran twice");
+    let after = sessions(&ws);
+    assert_eq!(after.len(), 2, "{after:#?}");
+    assert_eq!(child(&after, "toolu_bg")["terminal_reason"], "completed");
+    let told: Vec<Value> = steps(&ws, &parent)
+        .into_iter()
+        .filter(|s| s["event"]["kind"] == "user_input" && s["event"]["origin"]["kind"] == "task-notification")
+        .collect();
+    assert_eq!(told.len(), 1);
+    let text = text_of(&serde_json::json!({"content": told[0]["event"]["content"]}));
+    assert!(text.contains("<result>REPORT: noted.</result>"), "{text}");
+    // Nothing more is owed: a second resume finds the session finished.
+    let again = ws.reloop_env(&["resume", &parent], &env);
+    assert!(stdout(&again).contains("already finished"), "{}{}", stdout(&again), stderr(&again));
+    let out = ws.reloop(&["replay", &parent]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

@@ -50,7 +50,10 @@ pub async fn run(args: ResumeArgs) -> Result<Exit, CliError> {
     if steps == 0 {
         return Err(CliError::Usage(format!("session {id} stopped before its first step; there is nothing to resume")));
     }
-    if let Some(terminal) = state.terminal() {
+    // A session that ended still owes what its background agents did, if a crash kept it from
+    // telling it (flag 44): it is resumed for that.
+    let owes = !reloop_driver::untold_background(&*journal, &id)?.is_empty();
+    if let Some(terminal) = state.terminal().filter(|_| !owes) {
         let result = reloop_driver::outputs::result_of(&id, &state, 0);
         match args.output.output_format {
             OutputFormat::Text => outln!("session {id} already finished: {}", terminal.reason().as_str()),

@@ -31,7 +31,9 @@ pub(crate) fn unfinished_root(journal: &SessionJournal, id: &str) -> Result<Stri
             break;
         };
         let parent_header = journal.header(parent)?;
-        if reloop_driver::rebuild(&**journal, parent, &parent_header.core_config)?.state.is_done() {
+        // A parent that ended is not resumed, unless it owes a background agent's end.
+        let done = reloop_driver::rebuild(&**journal, parent, &parent_header.core_config)?.state.is_done();
+        if done && reloop_driver::untold_background(&**journal, parent)?.is_empty() {
             break;
         }
         id = parent.to_string();

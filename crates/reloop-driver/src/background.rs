@@ -12,8 +12,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use reloop_core::profile::{async_launched, notification_origin, run_id, TaskEnd, TaskNotice};
-use reloop_core::{ContentBlock, Event, ToolOutcome, ToolResultContent, ToolUse};
+use reloop_core::profile::{agent_id, async_launched, notification_origin, notified_run, run_id, TaskEnd, TaskNotice};
+use reloop_core::{ContentBlock, Event, Message, ToolOutcome, ToolResultContent, ToolUse};
+use reloop_journal::{JournalBackend, JournalError, Subagent};
 use reloop_tools::PermissionContext;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -116,5 +117,72 @@ impl Subagents {
             }
         };
         Event::UserInput { content, origin: Some(notification_origin(&run_id(agent_id))), local: Vec::new() }
+    }
+}
+
+/// The background agents of `session` whose end its journal never told: a crash came between
+/// the launch and the notification. `resume` resumes such a session even when it had ended.
+pub fn untold_background(journal: &dyn JournalBackend, session: &str) -> Result<Vec<Subagent>, JournalError> {
+    let mut children = Vec::new();
+    for child in journal.subagents_of(session)? {
+        let header = journal.header(&child.id)?;
+        let agent = header.run_config.get("agent");
+        if agent.and_then(|a| a.get("background")).and_then(Value::as_bool) == Some(true) {
+            children.push(child);
+        }
+    }
+    if children.is_empty() {
+        return Ok(children);
+    }
+    let mut told = std::collections::HashSet::new();
+    journal.visit_steps(session, &mut |step| {
+        if let Event::UserInput { origin, .. } = &step.event {
+            told.extend(notified_run(origin.as_ref()).map(str::to_string));
+        }
+        Ok(true)
+    })?;
+    children.retain(|child| !told.contains(&run_id(&agent_id(&child.id))));
+    Ok(children)
+}
+
+impl Subagents {
+    /// A resumed session's background agents whose launch `history` holds answered but whose
+    /// end was never told: each goes on in the background (or, ended, is told at once) as at
+    /// its launch. A call `history` has not answered is run again by the resumed loop instead.
+    pub(crate) fn relaunch_untold(
+        self: &Arc<Self>,
+        history: &[Message],
+        permissions: Option<Arc<PermissionContext>>,
+    ) -> Result<(), String> {
+        let Some(journal) = self.journals.open()? else { return Ok(()) };
+        let untold = untold_background(&*journal, &self.parent).map_err(|e| e.to_string())?;
+        let answered: std::collections::HashSet<&str> = history
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        for child in untold.into_iter().filter(|c| answered.contains(c.tool_use_id.as_str())) {
+            let Some(call) = history.iter().flat_map(|m| m.tool_uses()).find(|c| c.id == child.tool_use_id) else {
+                continue;
+            };
+            let (call, agents, permissions) = (ToolUse::clone(call), self.clone(), permissions.clone());
+            let running_count = self.background.launched();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let stop = agents.background.ended.clone();
+                let turn = agents.turn().await;
+                let ended = match agents.start_child(&call, permissions, &stop, turn).await {
+                    Ok(Start::Ended(ended)) => Ok(ended),
+                    Ok(Start::Running(running)) => running.finish(&agents, &stop).await,
+                    Err(error) => Err(error),
+                };
+                agents.background.tell(agents.notice(&call, &agent_id(&child.id), ended, started));
+                drop(running_count);
+            });
+        }
+        Ok(())
     }
 }

@@ -11,6 +11,9 @@ pub enum DriverError {
     #[error("session {0} has no journaled step (its process stopped before the prompt was written); start a new run")]
     /// The session (its id) has no journaled step, so there is nothing to resume from.
     NothingToResume(String),
+    /// A resumed session's background agents could not be found again in its journal.
+    #[error("the background agents could not be resumed: {0}")]
+    Background(String),
     /// The caller asked for something only a journaled session can do (resume it, queue it) of
     /// a session given no journal.
     #[error("{action} needs its journal, and this session was given none")]

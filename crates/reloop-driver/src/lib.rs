@@ -48,6 +48,7 @@ mod subagent;
 mod tool_use_result;
 mod tools;
 
+pub use background::untold_background;
 pub use config::{thinking, wire_style, AgentLink, CanUseTool};
 pub use error::DriverError;
 pub use fold::{rebuild, Rebuilt};

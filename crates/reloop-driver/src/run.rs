@@ -463,15 +463,17 @@ impl Runner {
         // Background children stop with the session, however it ends.
         let _background = self.agents.as_ref().map(|a| a.background.ended.clone().drop_guard());
         let mut pending = std::collections::VecDeque::from(first);
+        match self.owed_after_resume(&mut abort, &mut pending).await {
+            Ok(true) => return self.session_end().await.map(|()| self.result()),
+            Ok(false) => {}
+            Err(e) => return Err(self.cancelled(e)),
+        }
         if pending.is_empty() {
             // Started without a prompt ([`Session::start_unprompted`]): a message starts it.
             match self.first_message(&mut abort).await {
                 Ok(Some(event)) => pending.push_back(event),
                 Ok(None) => return self.end_unprompted().await,
-                Err(e) => {
-                    self.cancel_all();
-                    return Err(e);
-                }
+                Err(e) => return Err(self.cancelled(e)),
             }
         }
         let mut abort_open = true;
@@ -538,23 +540,17 @@ impl Runner {
                 },
             };
             if let Err(e) = self.pre_compact(&event).await {
-                self.cancel_all();
-                return Err(e);
+                return Err(self.cancelled(e));
             }
             if let Err(e) = self.prompt_submit(&event).await {
-                self.cancel_all();
-                return Err(e);
+                return Err(self.cancelled(e));
             }
             if let Err(e) = self.compacted_session_start(&event).await {
-                self.cancel_all();
-                return Err(e);
+                return Err(self.cancelled(e));
             }
             let applied = match self.apply(event) {
                 Ok(applied) => applied,
-                Err(e) => {
-                    self.cancel_all();
-                    return Err(e);
-                }
+                Err(e) => return Err(self.cancelled(e)),
             };
             if let Err(e) = self.run_held_summary().await {
                 self.cancel_all();

@@ -99,7 +99,7 @@ impl ChildJournals {
     }
 
     /// A journal for one child, or none when the parent has none.
-    fn open(&self) -> Result<Option<SessionJournal>, String> {
+    pub(crate) fn open(&self) -> Result<Option<SessionJournal>, String> {
         let failed = |e: String| format!("cannot open the journal: {e}");
         match self {
             ChildJournals::None => Ok(None),

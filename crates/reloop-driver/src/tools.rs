@@ -110,6 +110,11 @@ pub(crate) struct ToolScheduler {
 }
 
 impl ToolScheduler {
+    /// The permission context the session's calls run under (its children's too).
+    pub(crate) fn permissions(&self) -> Option<Arc<PermissionContext>> {
+        self.env.permissions.clone()
+    }
+
     pub(crate) fn new(env: ToolEnv) -> Self {
         ToolScheduler {
             env,

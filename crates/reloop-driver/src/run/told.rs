@@ -5,7 +5,7 @@
 //! stops them.
 
 use reloop_core::profile::notified_run;
-use reloop_core::Event;
+use reloop_core::{Event, State};
 use tokio::sync::mpsc;
 
 use super::{session_hooks, Runner};
@@ -14,6 +14,33 @@ use crate::handle::{Control, RunEvent};
 use crate::notices::Notices;
 
 impl Runner {
+    /// A resumed session's background agents whose end a crash kept it from telling go on in
+    /// the background ([`crate::subagent::Subagents::relaunch_untold`]). A session that had
+    /// ended owes their notifications: they come first, and `true` says it ends after them
+    /// (`pending` then holds the first).
+    pub(super) async fn owed_after_resume(
+        &mut self,
+        control: &mut mpsc::UnboundedReceiver<Control>,
+        pending: &mut std::collections::VecDeque<Event>,
+    ) -> Result<bool, DriverError> {
+        let (Some(agents), Some(state)) = (&self.agents, &self.state) else { return Ok(false) };
+        if self.seq == 0 || !state.context().config().background_agents() {
+            return Ok(false);
+        }
+        let history: Vec<reloop_core::Message> = state.messages().messages().into_iter().cloned().collect();
+        agents.relaunch_untold(&history, self.tools_in_flight.permissions()).map_err(DriverError::Background)?;
+        let owed = self.notices.as_ref().is_some_and(Notices::pending);
+        if !owed || !pending.is_empty() || !self.state.as_ref().is_some_and(State::is_done) {
+            return Ok(false);
+        }
+        let mut closing = !self.keep_alive;
+        match self.after_query(control, &mut closing).await? {
+            Some(event) => pending.push_back(event),
+            None => return Ok(true),
+        }
+        Ok(false)
+    }
+
     /// What follows a query that ended: a background child's notification, else (for a
     /// kept-alive session that is not closing) the caller's next query. `None`: the session ends.
     pub(super) async fn after_query(
@@ -77,6 +104,12 @@ impl Runner {
             }
         }
         Ok(None)
+    }
+
+    /// Stops what is in flight and gives `error` back, for the loop to end on it.
+    pub(super) fn cancelled(&mut self, error: DriverError) -> DriverError {
+        self.cancel_all();
+        error
     }
 
     /// Stops the background children and waits (a bounded while) for them to journal their end.
