@@ -125,6 +125,8 @@ fn same_length_dir(like: &str, prefix: &str) -> tempfile::TempDir {
 /// What reloop did with one recording's scenario.
 struct Live {
     lines: Vec<Value>,
+    /// stdout as printed.
+    stdout: String,
     requests: Vec<player::Got>,
     code: Option<i32>,
     stderr: String,
@@ -192,8 +194,12 @@ fn run(fx: &Fixture) -> Live {
     let child = cmd.spawn().unwrap();
     let out = wait_bounded(child, Duration::from_secs(180));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let lines =
-        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", fx.id))).collect();
+    let lines = match text_output(fx) {
+        true => Vec::new(),
+        false => {
+            text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", fx.id))).collect()
+        }
+    };
     let replay = common::reloop_bin()
         .args(["replay", "last", "--output-format", "stream-json"])
         .current_dir(project.path())
@@ -205,6 +211,7 @@ fn run(fx: &Fixture) -> Live {
         String::from_utf8_lossy(&replay.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     Live {
         lines,
+        stdout: text,
         requests: player.requests(),
         code: out.status.code(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -306,33 +313,30 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     if bt != bo {
         diffs.push(format!("compact_boundary links: claude {} | reloop {}", short(&json!(bt)), short(&json!(bo))));
     }
-    // requests: the Messages API ones, in order.
-    let theirs: Vec<Value> = read("requests.jsonl")
-        .iter()
-        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
-        .map(|r| normalize(&request_view(r["kind"].as_str().unwrap(), &r["body"]), None))
-        .collect();
-    let ours: Vec<Value> =
-        live.requests.iter().map(|r| normalize(&request_view(&r.kind, &r.body), Some(live))).collect();
+    // requests: the Messages API ones, in order; a background agent's after its first read where
+    // they follow it, since they race the parent's on both sides.
+    let concurrent =
+        read("stdout.jsonl").iter().any(|l| l["subtype"] == "task_started" && l["is_backgrounded"] == true);
+    let recorded: Vec<Value> = background_requests_together(
+        read("requests.jsonl").into_iter().filter(|r| r["method"] == "POST" && r.get("kind").is_some()).collect(),
+        |r| r["kind"] == "sub",
+        concurrent,
+    );
+    let requests = background_requests_together(live.requests.iter().collect(), |r| r.kind == "sub", concurrent);
+    let theirs: Vec<Value> =
+        recorded.iter().map(|r| normalize(&request_view(r["kind"].as_str().unwrap(), &r["body"]), None)).collect();
+    let ours: Vec<Value> = requests.iter().map(|r| normalize(&request_view(&r.kind, &r.body), Some(live))).collect();
     if theirs.len() != ours.len() {
         diffs.push(format!("requests: claude {}, reloop {}", theirs.len(), ours.len()));
     }
     // The message-level `output_config`: Claude Code's rides on its first `role: "system"`
     // message, most often its environment context, which reloop does not send; where reloop sends
     // a system message, its first carries what Claude Code's first carried, and no other one has any.
-    let their_bodies: Vec<Value> = read("requests.jsonl")
-        .into_iter()
-        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
-        .map(|r| r["body"].clone())
-        .collect();
+    let their_bodies: Vec<Value> = recorded.iter().map(|r| r["body"].clone()).collect();
     // The 1M-context variant (2.1.197's default, `opus[1m]`) is asked for by its beta.
     let one_m = |beta: Option<&str>| beta.is_some_and(|b| b.split(',').any(|b| b.trim() == "context-1m-2025-08-07"));
-    let their_betas: Vec<bool> = read("requests.jsonl")
-        .iter()
-        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
-        .map(|r| one_m(r["headers"]["anthropic-beta"].as_str()))
-        .collect();
-    for (i, (t, o)) in their_betas.iter().zip(&live.requests).enumerate() {
+    let their_betas: Vec<bool> = recorded.iter().map(|r| one_m(r["headers"]["anthropic-beta"].as_str())).collect();
+    for (i, (t, o)) in their_betas.iter().zip(&requests).enumerate() {
         if *t != one_m(o.beta.as_deref()) {
             diffs.push(format!("request {i} context-1m beta: claude {t}, reloop {:?}", o.beta));
         }
@@ -342,12 +346,8 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     let betas = |header: Option<&str>| -> Vec<String> {
         header.unwrap_or_default().split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty()).collect()
     };
-    let their_headers: Vec<Value> = read("requests.jsonl")
-        .into_iter()
-        .filter(|r| r["method"] == "POST" && r.get("kind").is_some())
-        .map(|r| r["headers"]["anthropic-beta"].clone())
-        .collect();
-    for (i, ((t, body), o)) in their_headers.iter().zip(&their_bodies).zip(&live.requests).enumerate() {
+    let their_headers: Vec<Value> = recorded.iter().map(|r| r["headers"]["anthropic-beta"].clone()).collect();
+    for (i, ((t, body), o)) in their_headers.iter().zip(&their_bodies).zip(&requests).enumerate() {
         let (t, o_betas) = (betas(t.as_str()), betas(o.beta.as_deref()));
         if t != o_betas {
             diffs.push(format!("request {i} betas: claude {}, reloop {}", t.join(","), o_betas.join(",")));
@@ -359,7 +359,7 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
             ));
         }
     }
-    for (i, (t, o)) in their_bodies.iter().zip(&live.requests).enumerate() {
+    for (i, (t, o)) in their_bodies.iter().zip(&requests).enumerate() {
         let (theirs, ours) = (message_output_configs(t), message_output_configs(&o.body));
         if ours.is_empty() {
             continue;
@@ -432,6 +432,24 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     diffs
 }
 
+/// `requests` with a background agent's (`is_sub`) after its first moved to follow that first,
+/// when the run had one (`concurrent`): its later requests and the parent's race, in Claude Code
+/// as in reloop (docs/profiles.md, `subagents`), while its first always precedes the parent's
+/// next and every one precedes the notification's query.
+fn background_requests_together<T>(requests: Vec<T>, is_sub: impl Fn(&T) -> bool, concurrent: bool) -> Vec<T> {
+    let Some(first) = requests.iter().position(&is_sub).filter(|_| concurrent) else { return requests };
+    let (mut kept, mut later) = (Vec::new(), Vec::new());
+    for (i, request) in requests.into_iter().enumerate() {
+        if i > first && is_sub(&request) {
+            later.push(request);
+        } else {
+            kept.push(request);
+        }
+    }
+    kept.splice(first + 1..first + 1, later);
+    kept
+}
+
 /// Each reason [`DELIBERATE`] gives is a bullet of docs/profiles.md's "Print mode against the
 /// recordings", where the difference is explained.
 #[test]
@@ -447,7 +465,29 @@ fn every_deliberate_difference_is_explained_in_the_profiles_doc() {
 /// Recordings this harness does not run: their scenarios drive stdin or send signals
 /// (tests/sdk.rs and tests/abort.rs cover those paths).
 fn runnable(fx: &Fixture) -> bool {
-    fx.scenario.get("input").is_none() && fx.scenario.get("actions").is_none()
+    fx.scenario.get("input").is_none() && fx.scenario.get("actions").is_none() && !text_output(fx)
+}
+
+/// The recording printed text (`--output-format text` last among its arguments).
+fn text_output(fx: &Fixture) -> bool {
+    let argv: Vec<&str> = fx.scenario["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    argv.windows(2).rfind(|w| w[0] == "--output-format").is_some_and(|w| w[1] == "text")
+}
+
+/// Text output prints what each version prints, byte for byte: 2.1.332 the results of the
+/// prompt's query and of its background agent's notification at the end, a blank line between
+/// them; 2.1.197 the one result of a foreground agent's run (`subagent/default_text`).
+#[test]
+fn text_output_prints_the_results_as_each_version_prints_them() {
+    let texts: Vec<Fixture> = fixtures().into_iter().filter(text_output).collect();
+    assert_eq!(texts.len(), 2, "both versions' text recordings are found");
+    for fx in &texts {
+        let live = run(fx);
+        let recorded = std::fs::read_to_string(fx.dir.join("stdout.jsonl")).unwrap();
+        assert_eq!(live.code, Some(0), "{}: {}", fx.id, live.stderr);
+        assert_eq!(live.stdout, recorded, "{}", fx.id);
+        assert_eq!(live.requests.len(), fx.scenario["outcome"]["requests"].as_u64().unwrap() as usize, "{}", fx.id);
+    }
 }
 
 fn allowed(fixture: &str, diff: &str) -> Option<usize> {

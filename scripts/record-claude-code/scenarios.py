@@ -452,6 +452,21 @@ SCENARIOS = [
         "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
     },
     {
+        "name": "subagent/default_text",
+        "note": "As `default`, printed as text (`--output-format text`): what print mode prints when a "
+                "background agent's end starts a second query.",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [txt("交给子代理检查 logout.ts。"),
+                              {"type": "tool_use", "name": "Agent",
+                               "input": {"description": "Check logout", "subagent_type": "general-purpose",
+                                         "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report what it does."}}]},
+                  {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
+                  {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub with a TODO."},
+                  {"text": FINAL}],
+        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        "flags": ["--output-format", "text"],
+    },
+    {
         "name": "subagent/foreground",
         "note": "As `default`, with `run_in_background: false` in the Agent call.",
         "prompt": "检查登录模块",

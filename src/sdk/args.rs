@@ -28,6 +28,9 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
     name = "reloop",
     about = "Claude Code's print mode, journaled: reloop [-p] [PROMPT] --output-format stream-json ...",
     disable_version_flag = true,
+    // Claude Code takes a flag given twice, the last one winning (`subagent/default_text` gives
+    // `--output-format` twice); repeatable flags still gather every value.
+    args_override_self = true,
     mut_args(reword(&[
         ("output_format", "text (the answer), json (the result line) or stream-json (every line, as the SDKs read)"),
         ("base_url", "The provider's base URL [env: ANTHROPIC_BASE_URL or OPENAI_BASE_URL]"),
@@ -503,6 +506,28 @@ mod tests {
 
     fn parse(args: &[&str]) -> PrintArgs {
         PrintArgs::try_parse_from(std::iter::once("reloop").chain(args.iter().copied())).unwrap()
+    }
+
+    /// A flag given twice takes its last value, as Claude Code's does (`subagent/default_text`
+    /// passes `--output-format` twice); a repeatable one keeps every value.
+    #[test]
+    fn a_flag_given_twice_takes_its_last_value_and_repeatable_ones_keep_all() {
+        let args = parse(&["-p", "hi", "--output-format", "stream-json", "--verbose", "--output-format", "text"]);
+        assert_eq!(args.output.output_format, OutputFormat::Text);
+        let args = parse(&[
+            "-p",
+            "hi",
+            "--mcp-config",
+            "a.json",
+            "--mcp-config",
+            "b.json",
+            "--max-turns",
+            "2",
+            "--max-turns",
+            "5",
+        ]);
+        assert_eq!(args.mcp.mcp_config, ["a.json", "b.json"]);
+        assert_eq!(args.max_turns.max_turns, Some(5));
     }
 
     #[test]

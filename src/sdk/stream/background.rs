@@ -108,10 +108,19 @@ impl SdkStream {
     /// Prints the results still kept: the stream ends with agents whose end was never told
     /// (the session stopped them).
     pub fn flush_held(&mut self) {
+        let mut texts = 0;
         for result in std::mem::take(&mut self.calls.background.held) {
             match result {
                 Held::Line(line) => self.wire.line(&line),
-                Held::Text(text) => crate::term::outln!("{text}"),
+                Held::Text(text) => {
+                    // A blank line between the texts of the results held together
+                    // (`subagent/default_text`).
+                    if texts > 0 {
+                        crate::term::outln!();
+                    }
+                    texts += 1;
+                    crate::term::outln!("{text}");
+                }
             }
         }
     }
