@@ -270,8 +270,9 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
         diffs.push(format!("exit code: claude {expected_code:?}, reloop {:?} ({})", live.code, live.stderr.trim()));
     }
     // stdout: the result's fields one by one, the other lines in order.
-    let theirs: Vec<Value> = read("stdout.jsonl").iter().map(|l| normalize(l, None)).collect();
-    let ours: Vec<Value> = live.lines.iter().map(|l| normalize(l, Some(live))).collect();
+    // `--output-format json --verbose` prints one array of lines: its lines are compared.
+    let theirs: Vec<Value> = flattened(&read("stdout.jsonl")).iter().map(|l| normalize(l, None)).collect();
+    let ours: Vec<Value> = flattened(&live.lines).iter().map(|l| normalize(l, Some(live))).collect();
     let (theirs, ours) = (background_lines_at_their_end(&theirs), background_lines_at_their_end(&ours));
     let results = |lines: &[Value]| -> Vec<Value> {
         lines.iter().filter(|l| l["type"] == "result").filter_map(line_view).collect()
@@ -313,16 +314,20 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     if bt != bo {
         diffs.push(format!("compact_boundary links: claude {} | reloop {}", short(&json!(bt)), short(&json!(bo))));
     }
-    // requests: the Messages API ones, in order; a background agent's after its first read where
-    // they follow it, since they race the parent's on both sides.
+    // requests: the Messages API ones, in order; a background agent's read together before the
+    // notification's query, since they race the parent's on both sides.
     let concurrent =
-        read("stdout.jsonl").iter().any(|l| l["subtype"] == "task_started" && l["is_backgrounded"] == true);
+        flattened(&read("stdout.jsonl")).iter().any(|l| l["tool_use_result"]["status"] == "async_launched");
     let recorded: Vec<Value> = background_requests_together(
         read("requests.jsonl").into_iter().filter(|r| r["method"] == "POST" && r.get("kind").is_some()).collect(),
-        |r| r["kind"] == "sub",
+        (|r: &Value| r["kind"] == "sub", |r: &Value| r["body"].to_string().contains("<task-notification>")),
         concurrent,
     );
-    let requests = background_requests_together(live.requests.iter().collect(), |r| r.kind == "sub", concurrent);
+    let requests = background_requests_together(
+        live.requests.iter().collect(),
+        (|r: &&player::Got| r.kind == "sub", |r: &&player::Got| r.body.to_string().contains("<task-notification>")),
+        concurrent,
+    );
     let theirs: Vec<Value> =
         recorded.iter().map(|r| normalize(&request_view(r["kind"].as_str().unwrap(), &r["body"]), None)).collect();
     let ours: Vec<Value> = requests.iter().map(|r| normalize(&request_view(&r.kind, &r.body), Some(live))).collect();
@@ -420,7 +425,9 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
             })
             .collect()
     };
-    let (live_lines, replayed) = (timeless(&live.lines), timeless(&live.replayed));
+    // The replay prints the stream; the array holds what its run printed of it.
+    let replayed = if is_array(&live.lines) { in_the_array(&live.replayed) } else { live.replayed.clone() };
+    let (live_lines, replayed) = (timeless(&flattened(&live.lines)), timeless(&replayed));
     if let Some(i) = (0..live_lines.len().max(replayed.len())).find(|i| live_lines.get(*i) != replayed.get(*i)) {
         let describe = |l: Option<&Value>| l.map_or("<none>".to_string(), short);
         diffs.push(format!(
@@ -432,22 +439,57 @@ fn differences(fx: &Fixture, live: &Live) -> Vec<String> {
     diffs
 }
 
-/// `requests` with a background agent's (`is_sub`) after its first moved to follow that first,
-/// when the run had one (`concurrent`): its later requests and the parent's race, in Claude Code
-/// as in reloop (docs/profiles.md, `subagents`), while its first always precedes the parent's
-/// next and every one precedes the notification's query.
-fn background_requests_together<T>(requests: Vec<T>, is_sub: impl Fn(&T) -> bool, concurrent: bool) -> Vec<T> {
-    let Some(first) = requests.iter().position(&is_sub).filter(|_| concurrent) else { return requests };
-    let (mut kept, mut later) = (Vec::new(), Vec::new());
+/// The lines of stdout, an array's (`--output-format json --verbose`) one by one.
+fn flattened(lines: &[Value]) -> Vec<Value> {
+    lines.iter().flat_map(|l| l.as_array().cloned().unwrap_or_else(|| vec![l.clone()])).collect()
+}
+
+fn is_array(lines: &[Value]) -> bool {
+    lines.len() == 1 && lines[0].is_array()
+}
+
+/// Of a stream, the lines Claude Code's json array holds (`flags/json_verbose`,
+/// `subagent/default_json`): every message and result and `system/init`, but no other system
+/// line and no line of a background agent's.
+fn in_the_array(stream: &[Value]) -> Vec<Value> {
+    let background: Vec<&Value> = stream
+        .iter()
+        .filter(|l| l["subtype"] == "task_started" && l["is_backgrounded"] == true)
+        .map(|l| &l["tool_use_id"])
+        .collect();
+    stream
+        .iter()
+        .filter(|l| match l["type"].as_str() {
+            Some("system") => l["subtype"] == "init",
+            Some("assistant" | "user") => !background.contains(&&l["parent_tool_use_id"]),
+            other => other == Some("result"),
+        })
+        .cloned()
+        .collect()
+}
+
+/// `requests` with a background agent's (`is_sub`) read together just before the first of the
+/// query its notification started (`told`), when the run had one (`concurrent`): its requests
+/// and the parent's race, in Claude Code as in reloop (docs/profiles.md, `subagents`), while
+/// every one of its comes before that query.
+fn background_requests_together<T>(
+    requests: Vec<T>,
+    (is_sub, told): (impl Fn(&T) -> bool, impl Fn(&T) -> bool),
+    concurrent: bool,
+) -> Vec<T> {
+    if !concurrent {
+        return requests;
+    }
+    let at = requests.iter().position(|r| !is_sub(r) && told(r)).unwrap_or(requests.len());
+    let (mut before, mut subs, mut after) = (Vec::new(), Vec::new(), Vec::new());
     for (i, request) in requests.into_iter().enumerate() {
-        if i > first && is_sub(&request) {
-            later.push(request);
-        } else {
-            kept.push(request);
+        match (is_sub(&request), i < at) {
+            (true, _) => subs.push(request),
+            (false, true) => before.push(request),
+            (false, false) => after.push(request),
         }
     }
-    kept.splice(first + 1..first + 1, later);
-    kept
+    before.into_iter().chain(subs).chain(after).collect()
 }
 
 /// Each reason [`DELIBERATE`] gives is a bullet of docs/profiles.md's "Print mode against the

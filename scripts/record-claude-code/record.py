@@ -566,6 +566,11 @@ def record(scenario, version, binary, out_root):
             d = json.loads(l)
         except ValueError:
             continue
+        # `--output-format json --verbose` prints every message as one array.
+        if isinstance(d, list):
+            d = next((m for m in d if isinstance(m, dict) and m.get("session_id")), {})
+        if not isinstance(d, dict):
+            continue
         if d.get("session_id") and d.get("session_id") != "default":
             session = d["session_id"]
             break

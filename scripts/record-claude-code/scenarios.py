@@ -467,6 +467,21 @@ SCENARIOS = [
         "flags": ["--output-format", "text"],
     },
     {
+        "name": "subagent/default_json",
+        "note": "As `default`, printed as one JSON result (`--output-format json`): which result(s) print mode "
+                "prints when a background agent's end starts a second query.",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [txt("交给子代理检查 logout.ts。"),
+                              {"type": "tool_use", "name": "Agent",
+                               "input": {"description": "Check logout", "subagent_type": "general-purpose",
+                                         "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report what it does."}}]},
+                  {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
+                  {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub with a TODO."},
+                  {"text": FINAL}],
+        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        "flags": ["--output-format", "json"],
+    },
+    {
         "name": "subagent/foreground",
         "note": "As `default`, with `run_in_background: false` in the Agent call.",
         "prompt": "检查登录模块",
@@ -586,6 +601,14 @@ PRINT_MODE_SCENARIOS = [
         "prompt": "检查登录模块",
         "flags": ["--prompt-suggestions"],
         "steps": [{"text": FINAL}],
+    },
+    {
+        "name": "flags/json_verbose",
+        "note": "`--output-format json` after the recorder's `--verbose`, with a Read then an answer: what the "
+                "json output prints when verbose (every message as one array, or the result alone).",
+        "prompt": "检查登录模块",
+        "flags": ["--output-format", "json"],
+        "steps": [{"blocks": [read()]}, {"text": FINAL}],
     },
 ]
 

@@ -25,6 +25,7 @@ mod session;
 mod stream;
 mod transcript;
 mod usage;
+mod verbose_json;
 
 pub use args::{is_print_mode, PrintArgs};
 
@@ -49,5 +50,12 @@ pub async fn run(args: PrintArgs) -> Result<Exit, CliError> {
         );
         return Ok(Exit::Success);
     }
-    session::run(args).await
+    // `--output-format json --verbose`: every message, collected and printed as one array.
+    if verbose_json::applies(&args) {
+        let (wire, lines) = protocol::Wire::capturing();
+        let exit = session::run(verbose_json::streamed(args), wire).await;
+        verbose_json::print(&lines);
+        return exit;
+    }
+    session::run(args, protocol::Wire::default()).await
 }

@@ -33,7 +33,8 @@ mod local;
 #[path = "session_queued.rs"]
 mod queued;
 
-pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
+/// Runs print mode, its lines on `wire`.
+pub async fn run(mut args: PrintArgs, wire: Wire) -> Result<Exit, CliError> {
     check(&args)?;
     for (flag, why) in args.unhonoured() {
         errln!("reloop: warning: {flag} is accepted but not honoured: {why}");
@@ -43,7 +44,6 @@ pub async fn run(mut args: PrintArgs) -> Result<Exit, CliError> {
     let cwd = std::fs::canonicalize(&here)
         .map_err(|e| CliError::Usage(format!("the working directory {} cannot be used: {e}", here.display())))?;
     apply_settings(&mut args, &cwd)?;
-    let wire = Wire::default();
     match args.input_format {
         InputFormat::Text => {
             let prompt = match args.prompt.take() {
