@@ -496,6 +496,22 @@ SCENARIOS = [
         "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
     },
     {
+        "name": "subagent/foreground_json",
+        "note": "As `foreground`, printed as one JSON result (`--output-format json` after `--verbose`): "
+                "whether a foreground agent's lines are in the array.",
+        "prompt": "检查登录模块",
+        "steps": [{"blocks": [txt("交给子代理检查 logout.ts。"),
+                              {"type": "tool_use", "name": "Agent",
+                               "input": {"description": "Check logout", "subagent_type": "general-purpose",
+                                         "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report what it does.",
+                                         "run_in_background": False}}]},
+                  {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
+                  {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub with a TODO."},
+                  {"text": FINAL}],
+        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        "flags": ["--output-format", "json"],
+    },
+    {
         "name": "subagent/failed",
         "note": "As `foreground`, but the subagent's first request is refused with a 400 "
                 "`invalid_request_error` (not retried): the child fails and the main session answers.",

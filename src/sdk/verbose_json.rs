@@ -2,8 +2,8 @@
 //! array when it ends, not the result line alone (`flags/json_verbose`, both versions): its
 //! `system/init` lines, the `assistant` and `user` lines and the `result`s, in the order
 //! stream-json prints them. Its other `system` lines (a task's, a retry's) are not in it, nor
-//! are a background agent's lines (`subagent/default_json`, 2.1.332); a foreground agent's are
-//! (2.1.197).
+//! are a background agent's lines (`subagent/default_json`, 2.1.332); a foreground agent's are,
+//! in both versions (`subagent/foreground_json`).
 //!
 //! The session streams as with `--output-format stream-json` into a wire that keeps the lines,
 //! so a replay prints the stream as it does for any print-mode run.
