@@ -43,7 +43,7 @@ impl Subagents {
             Err(text) => return ToolOutcome::error(&call.id, &format!("<tool_use_error>{text}</tool_use_error>")),
             // A resumed parent's child that had ended: told at once.
             Ok(Start::Ended(ended)) => {
-                let agent_id = reloop_core::profile::agent_id(&ended.result.session_id);
+                let agent_id = agent_id(&ended.result.session_id);
                 let outcome = self.launched(&call, &agent_id, &ended.model);
                 self.background.tell(self.notice(&call, &agent_id, Ok(ended), started));
                 return outcome;
@@ -151,11 +151,14 @@ impl Subagents {
     /// its launch. A call `history` has not answered is run again by the resumed loop instead.
     pub(crate) fn relaunch_untold(
         self: &Arc<Self>,
-        history: &[Message],
+        history: &[&Message],
         permissions: Option<Arc<PermissionContext>>,
     ) -> Result<(), String> {
         let Some(journal) = self.journals.open()? else { return Ok(()) };
         let untold = untold_background(&*journal, &self.parent).map_err(|e| e.to_string())?;
+        if untold.is_empty() {
+            return Ok(());
+        }
         let answered: std::collections::HashSet<&str> = history
             .iter()
             .flat_map(|m| &m.content)

@@ -94,21 +94,41 @@ impl Task {
     /// `task_updated`'s and `task_notification`'s fields for a background agent whose end is
     /// told (`subagent/default`): its report, and what it spent by its last response.
     pub(super) fn told(self, profile: ProfileId, report: &str, usage: Option<&Usage>) -> (Value, Value) {
+        let spent = json!({"total_tokens": usage.map_or(0, Usage::total), "tool_uses": self.tool_uses,
+            "duration_ms": self.elapsed_ms()});
+        self.end_lines(profile, ("completed", None), json!(report), Some(spent), true)
+    }
+
+    /// The task's two last lines: `task_updated` with its status, end time and `error` if it
+    /// failed with one, and `task_notification` with the status, `summary` (`is_report`: it is
+    /// the agent's report) and what the task spent, when it says.
+    fn end_lines(
+        &self,
+        profile: ProfileId,
+        (status, error): (&str, Option<&str>),
+        summary: Value,
+        spent: Option<Value>,
+        is_report: bool,
+    ) -> (Value, Value) {
         let end_time = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let mut patch = json!({"status": status, "end_time": end_time});
+        if let Some(error) = error {
+            patch["error"] = json!(error);
+        }
         let mut updated = self.head(profile);
-        updated.insert("patch".into(), json!({"status": "completed", "end_time": end_time}));
+        updated.insert("patch".into(), patch);
         let mut notification = self.head(profile);
         notification.insert("tool_use_id".into(), json!(self.tool_use_id));
-        notification.insert("status".into(), json!("completed"));
+        notification.insert("status".into(), json!(status));
         // reloop keeps no task output file (docs/profiles.md).
         notification.insert("output_file".into(), json!(""));
-        notification.insert("summary".into(), json!(report));
-        notification.insert("summary_is_report".into(), json!(true));
-        let tokens = usage.map_or(0, Usage::total);
-        notification.insert(
-            "usage".into(),
-            json!({"total_tokens": tokens, "tool_uses": self.tool_uses, "duration_ms": self.elapsed_ms()}),
-        );
+        notification.insert("summary".into(), summary);
+        if is_report {
+            notification.insert("summary_is_report".into(), json!(true));
+        }
+        if let Some(spent) = spent {
+            notification.insert("usage".into(), spent);
+        }
         (Value::Object(updated), Value::Object(notification))
     }
 
@@ -121,17 +141,13 @@ impl Task {
             None if outcome.is_error => "failed",
             None => "completed",
         };
-        let end_time = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
         // 2.1.332 says why a task failed, in the patch and as its summary, and counts nothing
         // (`subagent/failed`).
         let failure = (profile == ProfileId::ClaudeCode2_1_332 && status == "failed" && summary.is_none())
             .then(|| outcome.content.as_text());
-        let mut updated = self.head(profile);
-        let mut patch = json!({"status": status, "end_time": end_time});
-        if let Some(error) = &failure {
-            patch["error"] = json!(error);
+        if let Some(error) = failure {
+            return self.end_lines(profile, (status, Some(&error)), json!(error), None, false);
         }
-        updated.insert("patch".into(), patch);
         let count = |key: &str| summary.and_then(|s| s[key].as_u64());
         // 2.1.197 sums the task up as its description; 2.1.332 as the report.
         let report = summary.and_then(|s| s["content"].as_array()?.last()?["text"].as_str().map(str::to_string));
@@ -139,25 +155,12 @@ impl Task {
             (ProfileId::ClaudeCode2_1_332, Some(report)) => json!(report),
             _ => self.description.clone(),
         };
-        let mut notification = self.head(profile);
-        notification.insert("tool_use_id".into(), json!(self.tool_use_id));
-        notification.insert("status".into(), json!(status));
-        // reloop keeps no task output file (docs/profiles.md).
-        notification.insert("output_file".into(), json!(""));
-        if let Some(error) = failure {
-            notification.insert("summary".into(), json!(error));
-            return (Value::Object(updated), Value::Object(notification));
-        }
-        notification.insert("summary".into(), said);
-        notification.insert(
-            "usage".into(),
-            json!({
-                "total_tokens": count("totalTokens").unwrap_or(0),
-                "tool_uses": count("totalToolUseCount").unwrap_or(self.tool_uses),
-                "duration_ms": count("totalDurationMs").unwrap_or_else(|| self.elapsed_ms()),
-            }),
-        );
-        (Value::Object(updated), Value::Object(notification))
+        let spent = json!({
+            "total_tokens": count("totalTokens").unwrap_or(0),
+            "tool_uses": count("totalToolUseCount").unwrap_or(self.tool_uses),
+            "duration_ms": count("totalDurationMs").unwrap_or_else(|| self.elapsed_ms()),
+        });
+        self.end_lines(profile, (status, None), said, Some(spent), false)
     }
 }
 

@@ -27,7 +27,7 @@ impl Runner {
         if self.seq == 0 || !state.context().config().background_agents() {
             return Ok(false);
         }
-        let history: Vec<reloop_core::Message> = state.messages().messages().into_iter().cloned().collect();
+        let history = state.messages().messages();
         agents.relaunch_untold(&history, self.tools_in_flight.permissions()).map_err(DriverError::Background)?;
         let owed = self.notices.as_ref().is_some_and(Notices::pending);
         if !owed || !pending.is_empty() || !self.state.as_ref().is_some_and(State::is_done) {
