@@ -505,6 +505,10 @@ def record(scenario, version, binary, out_root):
     name = scenario["name"]
     fresh_dirs()
     seed_files(scenario.get("files", {}))
+    # A scenario's modification times (seconds since the epoch, by the project's relative path):
+    # the recorder writes every file within a millisecond or so, and some rules order by them.
+    for rel, when in scenario.get("mtimes", {}).items():
+        os.utime(os.path.join(PROJECT, rel), (when, when))
     seed_git(scenario.get("git"))
     srv = Server(scenario)
     port = srv.start()
