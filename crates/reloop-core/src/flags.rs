@@ -249,6 +249,12 @@ pub enum Flag {
     /// ended, each agent's end starts a query of its own with its task notification
     /// (`subagent/default`). Off: every agent runs in the foreground.
     BackgroundAgents = 44,
+    /// Under a profile that gives files back after a compaction, they are given back in the
+    /// order both versions give them: by the modification time each Read saw, newest first, ties
+    /// as Claude Code's read-file cache leaves them (`compact::ledger`); the Read
+    /// tool journals that time with its outcome (`settings_slash/stream_compact_mtimes`,
+    /// `…_six_reads`, `…_read_order`, `…_later_query`). Off: the newest read first.
+    GivenBackByChange = 45,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -312,6 +318,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::GivenBackAfterPrompt,
     Flag::ByHandCompactionUndated,
     Flag::BackgroundAgents,
+    Flag::GivenBackByChange,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -396,7 +403,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -412,7 +419,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
