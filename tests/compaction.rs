@@ -248,3 +248,39 @@ fn reloop_compact_compacts_a_stopped_session_as_a_fork() {
     let sessions = stdout(&ws.reloop(&["sessions"]));
     assert!(sessions.contains(&format!("fork of {} @", &parent[..8])), "{sessions}");
 }
+
+/// The files a compaction gives back come in the order both versions give them: by when each
+/// was last changed as its Read saw it, newest first, and files changed in the same
+/// millisecond in the order Claude Code's read-file cache leaves them (flag 45). Each
+/// recording is a `/compact` between queries of a stream-json session, played on reloop; the
+/// session replays identically.
+#[test]
+fn a_compaction_gives_files_back_newest_change_first_ties_as_claude_code_leaves_them() {
+    use common::hooks_play::{play, recorded_requests, VERSIONS};
+    // The paths of the files given back in the last request, as far as it holds them whole
+    // (the recorder keeps 300 characters of a long `role: "system"` message).
+    let given_back = |requests: &[Value], project: &str| -> Vec<String> {
+        let text = serde_json::to_string(&requests.last().unwrap()["messages"]).unwrap().replace("\\\"", "\"");
+        let opening = "Called the Read tool with the following input: {\"file_path\":\"";
+        text.match_indices(opening)
+            .filter_map(|(at, _)| {
+                let rest = &text[at + opening.len()..];
+                // Whole: the call's line ends after it (`"}` and a newline, escaped here).
+                let path = &rest[..rest.find("\"}\\n")?];
+                Some(path.trim_start_matches(project).to_string())
+            })
+            .collect()
+    };
+    for scenario in ["two_reads", "read_order", "six_reads", "mtimes", "later_query"] {
+        let scenario = format!("settings_slash/stream_compact_{scenario}");
+        for version in VERSIONS {
+            let played = play(version, &scenario);
+            let ours = given_back(&played.requests, &played.cwd);
+            let theirs = given_back(&recorded_requests(version, &scenario), "/tmp/reloop-cc-project");
+            assert!(!theirs.is_empty(), "{version} {scenario}: the recording gives files back");
+            assert_eq!(ours[..theirs.len()], theirs[..], "{version} {scenario}: {ours:?}");
+            assert!(ours.len() <= 5 && ours.len() >= theirs.len(), "{version} {scenario}: {ours:?}");
+            assert!(played.replays_identical, "{version} {scenario}");
+        }
+    }
+}

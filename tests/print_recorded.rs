@@ -44,13 +44,6 @@ const DELIBERATE: &[(&str, &str, &str)] = &[
     ("2.1.332/subagent/failed", "request 4", "a 400 it has no words for"),
 ];
 
-/// The recorder's seed files (record.py `SEED_FILES`) and its Stop hook script.
-const SEED_FILES: &[(&str, &str)] = &[
-    ("src/auth/login.ts", "export interface Credentials {\n  user: string;\n  password: string;\n}\n\nexport function login(c: Credentials): boolean {\n  return c.user === \"admin\" && c.password === \"secret\";\n}\n"),
-    ("src/auth/logout.ts", "export function logout(): void {\n  // TODO: clear the session\n}\n"),
-    ("README.md", "# demo\n\nA tiny project used to record Claude Code transcripts.\n"),
-];
-
 struct Fixture {
     dir: PathBuf,
     /// `VERSION/NAME`.
@@ -142,7 +135,7 @@ fn run(fx: &Fixture) -> Live {
     // The recorder's seeds share one modification time; written one after the other here they
     // could differ by nanoseconds, and Glob lists the newest first.
     let seeded = std::time::SystemTime::now();
-    for (rel, text) in SEED_FILES {
+    for (rel, text) in common::RECORDER_SEED_FILES {
         let path = project.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();

@@ -46,6 +46,8 @@ pub struct Played {
     pub rerun: (Option<i32>, String),
     /// The hooks' directory in this workspace (in place of the recording's `/tmp/reloop-cc-hooks`).
     pub hooks_dir: String,
+    /// The project's folder in this workspace (in place of the recording's `/tmp/reloop-cc-project`).
+    pub cwd: String,
     pub replays_identical: bool,
 }
 
@@ -59,8 +61,14 @@ pub fn play(version: &str, scenario: &str) -> Played {
     let hooks_dir = ws.dir.path().join("hooks").display().to_string();
     let cwd = ws.cwd().display().to_string();
     let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
-    let mut files = spec["files"].as_object().unwrap().clone();
+    let mut files = spec["files"].as_object().cloned().unwrap_or_default();
     files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(super::RECORDER_STOP_HOOK));
+    // The recorder's seed files the workspace lacks (its own login.ts and README.md stay).
+    for (rel, text) in super::RECORDER_SEED_FILES {
+        if !ws.cwd().join(rel).exists() {
+            files.insert(format!("/tmp/reloop-cc-project/{rel}"), json!(text));
+        }
+    }
     for (path, text) in &files {
         let path = PathBuf::from(place(path));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -69,6 +77,20 @@ pub fn play(version: &str, scenario: &str) -> Played {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
+    }
+    // The recorder writes its project's files within a millisecond, and dates some apart
+    // (`mtimes`): a compaction gives files back by when they were last changed.
+    let seeded = std::time::SystemTime::now();
+    let dated =
+        |rel: &str| spec["mtimes"][rel].as_u64().map(|s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s));
+    let project: Vec<String> = super::RECORDER_SEED_FILES
+        .iter()
+        .map(|(rel, _)| rel.to_string())
+        .chain(files.keys().filter_map(|p| p.strip_prefix("/tmp/reloop-cc-project/").map(str::to_string)))
+        .collect();
+    for rel in project {
+        let file = std::fs::File::options().write(true).open(ws.cwd().join(&rel)).unwrap();
+        file.set_modified(dated(&rel).unwrap_or(seeded)).unwrap();
     }
     // The main thread's and a subagent's answers alike, in the order they are asked for.
     let steps = spec["steps"].as_array().map(Vec::as_slice).unwrap_or_default().iter();
@@ -201,6 +223,7 @@ pub fn play(version: &str, scenario: &str) -> Played {
             (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out)))
         },
         hooks_dir,
+        cwd,
         replays_identical: ws.replays_identical(),
     }
 }

@@ -16,6 +16,13 @@ pub const WRITTEN_NOTE: &str = " (file state is current in your context — no n
 
 pub const LOGIN_TS: &str = include_str!("../../src/demo/login.ts");
 
+/// The recorder's seed files (record.py `SEED_FILES`), by their path in its project.
+pub const RECORDER_SEED_FILES: &[(&str, &str)] = &[
+    ("src/auth/login.ts", "export interface Credentials {\n  user: string;\n  password: string;\n}\n\nexport function login(c: Credentials): boolean {\n  return c.user === \"admin\" && c.password === \"secret\";\n}\n"),
+    ("src/auth/logout.ts", "export function logout(): void {\n  // TODO: clear the session\n}\n"),
+    ("README.md", "# demo\n\nA tiny project used to record Claude Code transcripts.\n"),
+];
+
 /// The Claude Code recorder's Stop-hook script (`STOP_HOOK` in scripts/record-claude-code/record.py),
 /// which it lays out for every scenario: `stop.sh MODE N` blocks while its count is at most N.
 pub const RECORDER_STOP_HOOK: &str = r#"#!/bin/sh

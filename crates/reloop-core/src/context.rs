@@ -77,6 +77,8 @@ pub(crate) struct Session {
     pub(crate) shed: crate::profile::RequestGuesses,
     /// The files a compaction by hand gave back, held for after the next prompt (flag 42).
     pub(crate) given_back: Option<crate::message::Message>,
+    /// The files read, in the order a compaction gives them back (flag 45).
+    pub(crate) reads: crate::compact::ReadLedger,
     /// The permission mode the caller switched to (`set_permission_mode`).
     pub(crate) permission_mode: Option<String>,
     /// The UserPromptSubmit runs of the prompt about to start its query (flag 10): held from

@@ -142,6 +142,10 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
         }
     }
     ctx.messages.push(crate::message::Message::user(content));
+    // Claude Code looks for changed files as a prompt reaches the model (flag 45).
+    if ctx.config.flag(crate::flags::Flag::GivenBackByChange) {
+        ctx.session.reads.looked();
+    }
     if let Some(given_back) = ctx.session.given_back.take() {
         ctx.messages.push(given_back);
     }

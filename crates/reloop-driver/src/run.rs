@@ -383,6 +383,7 @@ impl Runner {
             failure_hooks: session.core.flag(reloop_core::Flag::PostToolUseFailureHooks),
             tool_use_result: session.core.flag(reloop_core::Flag::StreamDetails),
             rule_sources: session.core.flag(reloop_core::Flag::RuleSources),
+            read_times: session.core.flag(reloop_core::Flag::GivenBackByChange),
         });
         // From here on the journal is written on its own thread.
         let journal = match session.journal {

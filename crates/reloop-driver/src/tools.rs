@@ -67,6 +67,9 @@ pub(crate) struct ToolEnv {
     pub tool_use_result: bool,
     /// A rule's ruling names the rule's origin (the session's [`reloop_core::Flag::RuleSources`]).
     pub rule_sources: bool,
+    /// A Read's outcome keeps when its file last changed (the session's
+    /// [`reloop_core::Flag::GivenBackByChange`]).
+    pub read_times: bool,
 }
 
 /// A tool hook's input, naming the subagent it runs in.
@@ -353,6 +356,7 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     let mut event = done(&call.id, output.content, output.is_error, false);
     if let Event::ToolDone(outcome) = &mut event {
         outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
+        outcome.read_changed_ms = output.changed_ms.filter(|_| env.read_times);
         crate::tool_use_result::attach(outcome, meta, rule);
     }
     Some(vec![event])
@@ -446,7 +450,7 @@ async fn run_call(
     }
     let mut agent_outcome = None;
     let began = std::time::Instant::now();
-    let mut structured = None;
+    let (mut structured, mut changed) = (None, None);
     let (output, blocks) = match (env.agents.clone(), agent_turn) {
         (Some(agents), Some(turn)) => {
             let asked = ToolUse { input: input.clone(), ..ToolUse::clone(&call) };
@@ -466,13 +470,13 @@ async fn run_call(
             if env.registry.is_instant(&call.name, &input) {
                 // Answered from memory: run here rather than hand the call to the blocking pool and back.
                 let output = execute_instant(&env.registry, &call, &input, &ctx);
-                structured = output.structured;
+                (structured, changed) = (output.structured, output.changed_ms);
                 ((output.content, output.is_error), Vec::new())
             } else {
                 let (registry, name, tool_input) = (env.registry.clone(), call.name.clone(), input.clone());
                 match tokio::task::spawn_blocking(move || registry.execute(&name, &tool_input, &ctx)).await {
                     Ok(output) => {
-                        structured = output.structured;
+                        (structured, changed) = (output.structured, output.changed_ms);
                         ((output.content, output.is_error), output.blocks)
                     }
                     // A tool that panicked is answered, so its call never stays open.
@@ -522,6 +526,7 @@ async fn run_call(
                     outcome.content = ToolResultContent::Blocks(blocks);
                 }
                 outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
+                outcome.read_changed_ms = changed.filter(|_| env.read_times);
                 crate::tool_use_result::attach(outcome, meta, rule);
             }
             events.push(finished);
@@ -733,6 +738,7 @@ mod tests {
             agent: None,
             tool_use_result: true,
             rule_sources: true,
+            read_times: true,
         });
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {

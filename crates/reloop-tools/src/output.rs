@@ -17,23 +17,26 @@ pub struct ToolOutput {
     /// counts, a Write's original file and patch): journaled with the outcome so a replay prints
     /// what the live run printed. `None` for a failure and for tools that keep none.
     pub structured: Option<serde_json::Value>,
+    /// When the file a Read returned was last changed, in milliseconds since the epoch (Claude
+    /// Code's read-file `timestamp`): a compaction gives files back newest change first.
+    pub changed_ms: Option<u64>,
 }
 
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: false, blocks: Vec::new(), structured: None }
+        ToolOutput { content: content.into(), is_error: false, blocks: Vec::new(), structured: None, changed_ms: None }
     }
 
     /// A failed result; the model sees the text and the error flag.
     pub fn error(content: impl Into<String>) -> Self {
-        ToolOutput { content: content.into(), is_error: true, blocks: Vec::new(), structured: None }
+        ToolOutput { is_error: true, ..ToolOutput::ok(content) }
     }
 
     /// A result of several blocks; `content` becomes their text.
     pub fn with_blocks(blocks: Vec<reloop_core::ContentBlock>, is_error: bool) -> Self {
         let content = reloop_core::ToolResultContent::Blocks(blocks.clone()).as_text();
-        ToolOutput { content, is_error, blocks, structured: None }
+        ToolOutput { is_error, blocks, ..ToolOutput::ok(content) }
     }
 
     /// The same output with its structured result.

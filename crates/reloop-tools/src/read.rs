@@ -74,14 +74,17 @@ impl Tool for ReadTool {
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
         match read(input, ctx) {
-            Ok((text, structured)) => ToolOutput::ok(text).with_structured(structured),
+            Ok((text, structured, changed_ms)) => {
+                ToolOutput { changed_ms, ..ToolOutput::ok(text).with_structured(structured) }
+            }
             Err(err) => err.into(),
         }
     }
 }
 
-/// The text the model reads and, for lines of the file, what was read as data.
-fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), ToolError> {
+/// The text the model reads and, for lines of the file, what was read as data, and when the
+/// file was last changed (milliseconds since the epoch) if it was read.
+fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>, Option<u64>), ToolError> {
     let file_path = input::string(input, "file_path")?;
     let path = resolve(&ctx.cwd, file_path);
     let offset = input::opt_int(input, "offset");
@@ -92,11 +95,17 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), Too
         Some(n) => return Err(ToolError::InvalidArgument(format!("limit must be a positive number, got {n}"))),
     };
     let (file, size) = open_regular(&path, ctx)?;
+    let changed_ms = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let stamp = ctx.unchanged_read.and_then(|_| ReadStamp::of(&path, (offset, given_limit)));
     if let (Some(text), Some(stamp)) = (ctx.unchanged_read, &stamp) {
         if ctx.read_unchanged(&path, stamp) {
             let unchanged = serde_json::json!({"type": "file_unchanged", "file": {"filePath": file_path}});
-            return Ok((text.to_string(), Some(unchanged)));
+            return Ok((text.to_string(), Some(unchanged), None));
         }
     }
     if offset.is_none() && given_limit.is_none() && size > MAX_FILE_BYTES {
@@ -112,6 +121,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), Too
         return Ok((
             "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(),
             None,
+            changed_ms,
         ));
     }
     // Claude Code treats offset 0 like 1: both mean "from the first line".
@@ -128,7 +138,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), Too
             offset.unwrap_or(1),
             total_lines
         );
-        return Ok((text, None));
+        return Ok((text, None, changed_ms));
     }
     let tokens = shown.tokens();
     if tokens > MAX_OUTPUT_TOKENS {
@@ -137,7 +147,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>), Too
     ctx.mark_read(&path, stamp);
     let structured =
         ctx.structured_results.then(|| crate::structured::read(file_path, &shown.lines, first, total_lines));
-    Ok((shown.lines.join("\n"), structured))
+    Ok((shown.lines.join("\n"), structured, changed_ms))
 }
 
 /// The lines to show: from 1-based `first`, at most `limit` of them.
@@ -313,18 +323,22 @@ mod tests {
         ctx.structured_results = true;
         let whole = json!({"file_path": "a.txt"});
         let text = |input: &Value| read(input, &ctx).unwrap().0;
-        let (first, structured) = read(&whole, &ctx).unwrap();
+        let (first, structured, changed) = read(&whole, &ctx).unwrap();
         assert_eq!(first, "1\tone\n2\ttwo");
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let modified_ms = modified.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+        assert_eq!(changed.map(u128::from), Some(modified_ms), "when the file last changed, as the Read saw it");
         assert_eq!(
             structured,
             Some(json!({"type": "text", "file": {"filePath": "a.txt", "content": "one\ntwo", "numLines": 2,
                         "startLine": 1, "totalLines": 2}}))
         );
-        let (again, structured) = read(&whole, &ctx).unwrap();
+        let (again, structured, changed) = read(&whole, &ctx).unwrap();
         assert_eq!(again, "unchanged");
+        assert_eq!(changed, None, "the file was not read again");
         assert_eq!(structured, Some(json!({"type": "file_unchanged", "file": {"filePath": "a.txt"}})));
         // Another part of it is news.
-        let (part, structured) = read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap();
+        let (part, structured, _) = read(&json!({"file_path": "a.txt", "offset": 2}), &ctx).unwrap();
         assert_eq!(part, "2\ttwo");
         assert_eq!(
             structured.unwrap()["file"],

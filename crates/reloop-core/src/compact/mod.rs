@@ -12,7 +12,10 @@ use crate::history::History;
 use crate::message::{ContentBlock, Message, Role};
 use crate::profile::SummaryShape;
 
+mod ledger;
 pub mod shape;
+
+pub(crate) use ledger::ReadLedger;
 
 /// After this many consecutive failed compactions, auto-compaction stops trying.
 pub(crate) const MAX_CONSECUTIVE_FAILURES: u32 = 3;

@@ -24,6 +24,11 @@ pub(crate) const TRUNCATED_HEAD: &str = "[earlier conversation truncated for com
 pub const KEPT_NOTE: &str = "The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary was written without seeing them, so something it says has not happened yet may already have happened in them.";
 /// The tool whose earlier results are shown again after a compaction, and its input's path key.
 pub(crate) const READ_TOOL: (&str, &str) = ("Read", "file_path");
+/// The path a Read call read, as the model gave it.
+pub(crate) fn read_path(call: &crate::message::ToolUse) -> Option<&str> {
+    (call.name == READ_TOOL.0).then(|| call.input.get(READ_TOOL.1).and_then(|p| p.as_str())).flatten()
+}
+
 /// At most this many files are shown again (Claude Code's limit), newest first ...
 pub(crate) const REATTACH_MAX_FILES: usize = 5;
 /// ... each at most this many bytes (about Claude Code's 5,000 tokens per file); a larger
@@ -101,7 +106,8 @@ fn last_exchange<'a>(prefix: &[&'a Message]) -> Vec<&'a Message> {
 /// then the kept messages.
 /// `transcript`: the file the summary message points to for the details, if it names one.
 /// `joined`: the files' reminder blocks read as lines joined together, each but the last
-/// ending in a newline (2.1.332 under flag 18).
+/// ending in a newline (2.1.332 under flag 18). `order`: the files' paths in the order to give
+/// them back (flag 45); without it, or for a file it does not name, the newest read first.
 pub fn compacted(
     history: &History,
     summarize: usize,
@@ -109,6 +115,7 @@ pub fn compacted(
     rule: &CompactRule,
     transcript: Option<&str>,
     joined: bool,
+    order: Option<&[&str]>,
 ) -> History {
     let messages = history.messages();
     let split = summarize.min(messages.len());
@@ -130,7 +137,7 @@ pub fn compacted(
         RestoredDate::None => out.push(Message::user_text(text)),
     }
     out.extend(kept.iter().map(|m| (*m).clone()));
-    let reads = recent_reads(prefix, kept);
+    let reads = recent_reads(prefix, kept, order);
     if !reads.is_empty() {
         match rule.reattach {
             Reattach::None => {}
@@ -224,9 +231,10 @@ impl Reread {
     }
 }
 
-/// The files the summarised messages read successfully, newest read first, one entry per
-/// file, none the kept messages read again, at most [`REATTACH_MAX_FILES`].
-fn recent_reads(prefix: &[&Message], kept: &[&Message]) -> Vec<Reread> {
+/// The files the summarised messages read successfully, one entry per file, none the kept
+/// messages read again, at most [`REATTACH_MAX_FILES`]: in `order`'s order, then the newest
+/// read first.
+fn recent_reads(prefix: &[&Message], kept: &[&Message], order: Option<&[&str]>) -> Vec<Reread> {
     let path_of = |input: &serde_json::Value| input.get(READ_TOOL.1).and_then(|p| p.as_str()).map(str::to_string);
     let kept_paths: HashSet<String> = kept
         .iter()
@@ -255,9 +263,13 @@ fn recent_reads(prefix: &[&Message], kept: &[&Message]) -> Vec<Reread> {
             }
         }
     }
+    reads.reverse();
+    if let Some(order) = order {
+        // A stable sort: what the order does not name keeps the newest-read-first order after it.
+        reads.sort_by_key(|(path, _)| order.iter().position(|p| p == path).unwrap_or(order.len()));
+    }
     reads
         .into_iter()
-        .rev()
         .filter(|(path, read)| !kept_paths.contains(path) && read.content.len() <= REATTACH_MAX_BYTES)
         .take(REATTACH_MAX_FILES)
         .map(|(_, read)| read)
@@ -352,7 +364,8 @@ mod tests {
 
     #[test]
     fn after_a_2_1_197_compaction_the_context_opens_the_summary_and_read_files_follow_as_system() {
-        let after = compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, None, false);
+        let after =
+            compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, None, false, None);
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = texts(messages[0]);
@@ -367,7 +380,7 @@ mod tests {
 
     #[test]
     fn after_a_2_1_332_compaction_the_date_is_a_system_message_and_files_are_reminders_on_the_tail() {
-        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact, None, false);
+        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact, None, false, None);
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = &texts(messages[0])[0];
@@ -385,13 +398,13 @@ mod tests {
             ]
         );
         // A second compaction finds the date in the message the first one left.
-        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact, None, false);
+        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact, None, false, None);
         assert_eq!(texts(again.messages()[1]), ["Today's date is 2026-12-01."]);
     }
 
     #[test]
     fn reloop_s_history_after_compaction_is_unchanged() {
-        let after = compacted(&conversation(), 5, "S", &RELOOP.compact, None, false);
+        let after = compacted(&conversation(), 5, "S", &RELOOP.compact, None, false, None);
         assert_eq!(after.len(), 3);
         assert_eq!(texts(after.messages()[0]), [crate::compact::summary_message("S")]);
     }
@@ -405,7 +418,7 @@ mod tests {
         history.push(Message::assistant(vec![read("t5", "/w/login.ts")]));
         history.push(Message::user(vec![ContentBlock::tool_result("t5", "1\tlogin", false)]));
         // The kept exchange reads login.ts again; gone.ts failed: only logout.ts comes back.
-        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact, None, false);
+        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact, None, false, None);
         let shown = texts(after.last().unwrap()).join("");
         assert!(shown.contains("/w/logout.ts") && !shown.contains("login") && !shown.contains("gone"), "{shown}");
     }

@@ -74,6 +74,7 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
         .config
         .flag(crate::flags::Flag::ByHandCompactionKeepsAnswer)
         .then(|| ctx.messages.len().saturating_sub(compaction.summarize.min(ctx.messages.len())));
+    let order = ctx.config.flag(crate::flags::Flag::GivenBackByChange).then(|| ctx.session.reads.given_back_order());
     ctx.messages = crate::compact::shape::compacted(
         &ctx.messages,
         compaction.summarize,
@@ -81,6 +82,7 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
         &rule,
         transcript.as_deref(),
         joined,
+        order.as_deref(),
     );
     // 2.1.197 sends what a compaction by hand gave back after the next prompt (flag 42).
     let hold = compaction.trigger == Trigger::Manual

@@ -102,6 +102,13 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
     if let Some(spent) = &outcome.agent_usage {
         ctx.account_agent(spent);
     }
+    if let Some(changed) =
+        outcome.read_changed_ms.filter(|_| !outcome.is_error && ctx.config.flag(Flag::GivenBackByChange))
+    {
+        if let Some(path) = crate::compact::shape::read_path(&tools.calls[i]) {
+            ctx.session.reads.read(path, changed);
+        }
+    }
     tools.answer(i, outcome);
     if tools.is_complete() {
         tools_done(ctx, tools)
@@ -188,6 +195,10 @@ fn tools_done(mut ctx: Box<Loop>, mut tools: Tools) -> Step {
         effects.push(Notice::InputConsumed { ids }.into());
     }
     ctx.messages.push(Message::user(content));
+    // Claude Code looks for changed files after each round of results (flag 45).
+    if ctx.config.flag(Flag::GivenBackByChange) {
+        ctx.session.reads.looked();
+    }
     if placement == ToolContextPlacement::SystemMessage && !said.is_empty() {
         ctx.messages.push(Message::system_text(said.join("\n\n")));
     }
