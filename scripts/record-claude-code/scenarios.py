@@ -921,6 +921,18 @@ SCENARIOS += [
      "steps": [{"blocks": [read()]}, {"blocks": [read("src/auth/logout.ts")]}, {"blocks": [read("README.md")]},
                {"text": "FIRST-ANSWER"}, {"text": "NOTHING-MORE"}, {"kind": "compact", "text": SUMMARY},
                {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+    {"name": "settings_slash/stream_compact_written",
+     "note": "As `stream_compact_two_reads`, with `--permission-mode acceptEdits`: a Read of login.ts, a Write "
+             "of a new file and an Edit of README.md never read: which of them a `/compact` gives back.",
+     "input": stream("检查登录模块", "/compact", "再说一遍"), "flags": ["--permission-mode", "acceptEdits"],
+     "steps": [{"blocks": [read()]},
+               {"blocks": [{"type": "tool_use", "name": "Write",
+                            "input": {"file_path": "%s/src/new.ts" % P, "content": "export const n = 1;\n"}}]},
+               {"blocks": [read("README.md")]},
+               {"blocks": [{"type": "tool_use", "name": "Edit",
+                            "input": {"file_path": "%s/README.md" % P, "old_string": "# demo", "new_string": "# shop"}}]},
+               {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
+               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
     {"name": "settings_slash/stream_compact_hooks",
      "note": "As `stream_compact`, with two PreCompact hooks: one printing plain stdout, one answering "
              "`decision: block`. What the compaction shows of them, and whether a block cancels it.",
