@@ -167,3 +167,29 @@ fn no_date_follows_a_compaction_by_hand_in_2_1_332() {
     assert_eq!(dates(&recorded_requests("2.1.332", scenario)), 0, "the recording");
     assert_eq!(dates(&played.requests), 0, "{:#?}", played.requests.last());
 }
+
+/// After a `/compact` between queries 2.1.332 sends the first file it gave back as a message of
+/// its own, a plain string (its `Called the Read tool …` reminder), and the rest with the next
+/// prompt; reloop too (flag 46).
+#[test]
+fn the_first_file_a_compaction_by_hand_gave_back_goes_alone_in_2_1_332() {
+    for scenario in ["settings_slash/stream_compact", "settings_slash/stream_compact_two_reads"] {
+        let played = play("2.1.332", scenario);
+        // The messages after the kept answer, up to the prompt's: the lone one, then the
+        // first block of the next.
+        let after_answer = |requests: &[Value], project: &str| -> (Value, String) {
+            let messages = requests.last().unwrap()["messages"].as_array().unwrap().clone();
+            let answer = messages.iter().position(|m| m["role"] == "assistant").unwrap();
+            let alone =
+                serde_json::to_string(&messages[answer + 1]).unwrap().replace(project, "/tmp/reloop-cc-project");
+            let next = &messages[answer + 2]["content"][0]["text"];
+            (serde_json::from_str(&alone).unwrap(), next.as_str().unwrap_or_default().chars().take(50).collect())
+        };
+        let ours = after_answer(&played.requests, &played.cwd);
+        let theirs = after_answer(&recorded_requests("2.1.332", scenario), "/tmp/reloop-cc-project");
+        assert_eq!(ours, theirs, "{scenario}");
+        assert!(ours.0["content"].as_str().unwrap().contains("Called the Read tool"), "{scenario}: {ours:?}");
+        assert!(theirs.1.starts_with("<system-reminder>\nResult of calling the Read tool:"), "{scenario}");
+        assert!(played.replays_identical, "{scenario}");
+    }
+}

@@ -255,6 +255,12 @@ pub enum Flag {
     /// tool journals that time with its outcome (`settings_slash/stream_compact_mtimes`,
     /// `…_six_reads`, `…_read_order`, `…_later_query`). Off: the newest read first.
     GivenBackByChange = 45,
+    /// Under a profile that gives files back as reminder blocks (2.1.332's
+    /// [`crate::profile::Reattach::ReminderBlocks`]), a compaction by hand between queries sends
+    /// the first file's `Called the Read tool …` reminder as a user message of its own, a plain
+    /// string, and the rest with the next prompt, as 2.1.332 does
+    /// (`settings_slash/stream_compact`, `…_two_reads`). Off: all with the next prompt.
+    FirstGivenBackAlone = 46,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -319,6 +325,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::ByHandCompactionUndated,
     Flag::BackgroundAgents,
     Flag::GivenBackByChange,
+    Flag::FirstGivenBackAlone,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -403,7 +410,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -419,7 +426,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

@@ -33,17 +33,22 @@ pub struct Message {
     /// Fields reloop does not interpret (e.g. `id`, `model`, `stop_reason` on a response object).
     #[serde(flatten)]
     pub extra: Extra,
+    /// Sent on its own, its content as a plain string, where a run of user messages is
+    /// otherwise sent as one: 2.1.332's first reminder given back by a compaction by hand
+    /// (flag 46). Not part of the message's JSON: the engine sets it as it shapes the history.
+    #[serde(skip)]
+    pub sent_alone: bool,
 }
 
 impl Message {
     /// A system message of one text block (an injected reminder).
     pub fn system_text(text: impl Into<String>) -> Self {
-        Message { role: Role::System, content: vec![ContentBlock::text(text)], extra: Extra::new() }
+        Message { role: Role::System, content: vec![ContentBlock::text(text)], extra: Extra::new(), sent_alone: false }
     }
 
     /// A user message of these blocks.
     pub fn user(content: Vec<ContentBlock>) -> Self {
-        Message { role: Role::User, content, extra: Extra::new() }
+        Message { role: Role::User, content, extra: Extra::new(), sent_alone: false }
     }
 
     /// A user message of one text block.
@@ -53,7 +58,7 @@ impl Message {
 
     /// An assistant message of these blocks.
     pub fn assistant(content: Vec<ContentBlock>) -> Self {
-        Message { role: Role::Assistant, content, extra: Extra::new() }
+        Message { role: Role::Assistant, content, extra: Extra::new(), sent_alone: false }
     }
 
     /// The `tool_use` blocks of this message, in order: shared, so taking them (for the calls

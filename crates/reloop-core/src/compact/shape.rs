@@ -59,7 +59,7 @@ pub fn summary_request(
             let date = Message::system_text(format!("{DATE_OPENING}{date}."));
             if shape == SummaryShape::HeadCutDateLast {
                 // 2.1.332's third try: an empty system message where the date was, the date last.
-                head.push(Message { role: Role::System, content: Vec::new(), extra: Default::default() });
+                head.push(Message { content: Vec::new(), ..Message::system_text("") });
                 date_last = Some(date);
             } else {
                 head.push(date);
@@ -102,21 +102,27 @@ fn last_exchange<'a>(prefix: &[&'a Message]) -> Vec<&'a Message> {
     }
 }
 
+/// How a compaction shapes the history beyond its profile's [`CompactRule`], by the session's
+/// flags and files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shaping<'a> {
+    /// The file the summary message points to for the details, if it names one.
+    pub transcript: Option<&'a str>,
+    /// The files' reminder blocks read as lines joined together, each but the last ending in a
+    /// newline (2.1.332 under flag 18).
+    pub joined: bool,
+    /// The files' paths in the order to give them back (flag 45); without it, or for a file it
+    /// does not name, the newest read first.
+    pub order: Option<&'a [&'a str]>,
+    /// Given back after the kept answer, the first file's call reminder is a message of its own
+    /// ([`Message::sent_alone`]), the rest another (2.1.332 after a compaction by hand, flag 46).
+    pub first_call_alone: bool,
+}
+
 /// The history after a compaction: the summary message (with what the profile gives back),
 /// then the kept messages.
-/// `transcript`: the file the summary message points to for the details, if it names one.
-/// `joined`: the files' reminder blocks read as lines joined together, each but the last
-/// ending in a newline (2.1.332 under flag 18). `order`: the files' paths in the order to give
-/// them back (flag 45); without it, or for a file it does not name, the newest read first.
-pub fn compacted(
-    history: &History,
-    summarize: usize,
-    summary: &str,
-    rule: &CompactRule,
-    transcript: Option<&str>,
-    joined: bool,
-    order: Option<&[&str]>,
-) -> History {
+pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &CompactRule, how: &Shaping) -> History {
+    let Shaping { transcript, joined, order, first_call_alone } = *how;
     let messages = history.messages();
     let split = summarize.min(messages.len());
     let (prefix, kept) = messages.split_at(split);
@@ -158,6 +164,13 @@ pub fn compacted(
                 let has_tail = out.len() > 1;
                 match out.last_mut() {
                     Some(last) if last.role == Role::User && has_tail => last.content.extend(blocks),
+                    Some(last) if last.role == Role::Assistant && first_call_alone => {
+                        let mut blocks = blocks;
+                        let first = crate::profile::system_reminder(&reads[0].called());
+                        blocks.next();
+                        out.push(Message { sent_alone: true, ..Message::user_text(first) });
+                        out.push(Message::user(blocks.collect()));
+                    }
                     _ => out.push(Message::user(blocks.collect())),
                 }
             }
@@ -365,7 +378,7 @@ mod tests {
     #[test]
     fn after_a_2_1_197_compaction_the_context_opens_the_summary_and_read_files_follow_as_system() {
         let after =
-            compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, None, false, None);
+            compacted(&conversation(), 5, "<summary>S</summary>", &CLAUDE_CODE_2_1_197.compact, &Shaping::default());
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = texts(messages[0]);
@@ -380,7 +393,7 @@ mod tests {
 
     #[test]
     fn after_a_2_1_332_compaction_the_date_is_a_system_message_and_files_are_reminders_on_the_tail() {
-        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact, None, false, None);
+        let after = compacted(&conversation(), 5, "S", &CLAUDE_CODE_2_1_332.compact, &Shaping::default());
         let messages = after.messages();
         assert_eq!(messages.len(), 4);
         let summary = &texts(messages[0])[0];
@@ -398,13 +411,13 @@ mod tests {
             ]
         );
         // A second compaction finds the date in the message the first one left.
-        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact, None, false, None);
+        let again = compacted(&after, 2, "T", &CLAUDE_CODE_2_1_332.compact, &Shaping::default());
         assert_eq!(texts(again.messages()[1]), ["Today's date is 2026-12-01."]);
     }
 
     #[test]
     fn reloop_s_history_after_compaction_is_unchanged() {
-        let after = compacted(&conversation(), 5, "S", &RELOOP.compact, None, false, None);
+        let after = compacted(&conversation(), 5, "S", &RELOOP.compact, &Shaping::default());
         assert_eq!(after.len(), 3);
         assert_eq!(texts(after.messages()[0]), [crate::compact::summary_message("S")]);
     }
@@ -418,7 +431,7 @@ mod tests {
         history.push(Message::assistant(vec![read("t5", "/w/login.ts")]));
         history.push(Message::user(vec![ContentBlock::tool_result("t5", "1\tlogin", false)]));
         // The kept exchange reads login.ts again; gone.ts failed: only logout.ts comes back.
-        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact, None, false, None);
+        let after = compacted(&history, 9, "S", &CLAUDE_CODE_2_1_197.compact, &Shaping::default());
         let shown = texts(after.last().unwrap()).join("");
         assert!(shown.contains("/w/logout.ts") && !shown.contains("login") && !shown.contains("gone"), "{shown}");
     }

@@ -75,15 +75,17 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
         .flag(crate::flags::Flag::ByHandCompactionKeepsAnswer)
         .then(|| ctx.messages.len().saturating_sub(compaction.summarize.min(ctx.messages.len())));
     let order = ctx.config.flag(crate::flags::Flag::GivenBackByChange).then(|| ctx.session.reads.given_back_order());
-    ctx.messages = crate::compact::shape::compacted(
-        &ctx.messages,
-        compaction.summarize,
-        summary,
-        &rule,
-        transcript.as_deref(),
+    // 2.1.332 sends the first file a compaction by hand gave back on its own (flag 46).
+    let first_call_alone = compaction.trigger == Trigger::Manual
+        && rule.reattach == crate::profile::Reattach::ReminderBlocks
+        && ctx.config.flag(crate::flags::Flag::FirstGivenBackAlone);
+    let how = crate::compact::shape::Shaping {
+        transcript: transcript.as_deref(),
         joined,
-        order.as_deref(),
-    );
+        order: order.as_deref(),
+        first_call_alone,
+    };
+    ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule, &how);
     // 2.1.197 sends what a compaction by hand gave back after the next prompt (flag 42).
     let hold = compaction.trigger == Trigger::Manual
         && rule.reattach == crate::profile::Reattach::SystemMessage

@@ -137,7 +137,8 @@ impl Serialize for Messages<'_> {
             let (i, message) = (group.start, messages[group.start]);
             // An empty one (2.1.332's third summary shape) goes as the empty list it is.
             let string = message.role == Role::System && !message.content.is_empty() && (strings || i + 1 != count)
-                || self.0.summary_as_string && Some(i) != cached && is_summary(message);
+                || self.0.summary_as_string && Some(i) != cached && is_summary(message)
+                || message.sent_alone && Some(i) != cached;
             let output_config = message_config.filter(|_| Some(i) == first_system);
             seq.serialize_element(&Outgoing { message, string, cached: Some(i) == cached, output_config })?;
         }

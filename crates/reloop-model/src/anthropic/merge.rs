@@ -11,14 +11,15 @@ use std::ops::Range;
 use reloop_core::{ContentBlock, Message, Role};
 
 /// The messages of each message sent, as ranges of `messages`: a run of user messages is one
-/// when `merge` is on, every other message its own. Walked as the body is written.
+/// when `merge` is on, every other message its own, and so is one sent alone
+/// ([`Message::sent_alone`]). Walked as the body is written.
 pub(super) fn groups<'a>(messages: &'a [&'a Message], merge: bool) -> impl Iterator<Item = Range<usize>> + 'a {
     let mut start = 0;
     std::iter::from_fn(move || {
         let first = messages.get(start)?;
         let mut end = start + 1;
-        if merge && first.role == Role::User {
-            end += messages[end..].iter().take_while(|m| m.role == Role::User).count();
+        if merge && first.role == Role::User && !first.sent_alone {
+            end += messages[end..].iter().take_while(|m| m.role == Role::User && !m.sent_alone).count();
         }
         Some(std::mem::replace(&mut start, end)..end)
     })
@@ -85,6 +86,12 @@ mod tests {
         let all = [&user, &user, &answer, &user, &system, &user, &user, &user];
         assert_eq!(groups(&all, true).collect::<Vec<_>>(), vec![0..2, 2..3, 3..4, 4..5, 5..8]);
         assert_eq!(groups(&all, false).count(), all.len(), "off: as the history holds them");
+        // 2.1.332's first reminder a compaction by hand gave back goes alone (flag 46).
+        let alone = Message { sent_alone: true, ..Message::user_text("called") };
+        let all = [&answer, &alone, &user, &user];
+        assert_eq!(groups(&all, true).collect::<Vec<_>>(), vec![0..1, 1..2, 2..4]);
+        let all = [&user, &alone, &user];
+        assert_eq!(groups(&all, true).collect::<Vec<_>>(), vec![0..1, 1..2, 2..3]);
     }
 
     /// `interrupt/during_tool`: the stopped call's result and the interrupt's words, then the
