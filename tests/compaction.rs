@@ -284,3 +284,32 @@ fn a_compaction_gives_files_back_newest_change_first_ties_as_claude_code_leaves_
         }
     }
 }
+
+/// Both versions give back the files the session wrote or edited too, read again from disk as
+/// they compact: the edited README.md with its new text, the written file beside the one read
+/// (`settings_slash/stream_compact_written`, flag 47). Which of the written two comes first
+/// follows their modification times, a clock tick apart at most here, so only the set is held.
+#[test]
+fn a_compaction_gives_back_written_and_edited_files_as_they_are_on_disk() {
+    use common::hooks_play::{play, recorded_requests, VERSIONS};
+    let scenario = "settings_slash/stream_compact_written";
+    for version in VERSIONS {
+        let played = play(version, scenario);
+        let last = |requests: &[Value], project: &str| {
+            serde_json::to_string(&requests.last().unwrap()["messages"])
+                .unwrap()
+                .replace(project, "/tmp/reloop-cc-project")
+        };
+        let ours = last(&played.requests, &played.cwd);
+        let theirs = last(&recorded_requests(version, scenario), "/tmp/reloop-cc-project");
+        for path in ["/tmp/reloop-cc-project/README.md", "/tmp/reloop-cc-project/src/new.ts"] {
+            let called = format!("Called the Read tool with the following input: {{\\\"file_path\\\":\\\"{path}\\\"}}");
+            assert!(theirs.contains(&called), "{version}: the recording gives back {path}");
+            assert!(ours.contains(&called), "{version}: {path} given back: {ours}");
+        }
+        let edited = "Result of calling the Read tool:\\n1\\t# shop";
+        assert!(theirs.contains(edited) && ours.contains(edited), "{version}: README.md as edited: {ours}");
+        assert!(ours.contains("src/auth/login.ts"), "{version}: the file read");
+        assert!(played.replays_identical, "{version}");
+    }
+}

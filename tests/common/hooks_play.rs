@@ -63,11 +63,9 @@ pub fn play(version: &str, scenario: &str) -> Played {
     let place = |text: &str| text.replace("/tmp/reloop-cc-hooks", &hooks_dir).replace("/tmp/reloop-cc-project", &cwd);
     let mut files = spec["files"].as_object().cloned().unwrap_or_default();
     files.insert("/tmp/reloop-cc-hooks/stop.sh".into(), json!(super::RECORDER_STOP_HOOK));
-    // The recorder's seed files the workspace lacks (its own login.ts and README.md stay).
+    // The recorder's seed files, as it wrote them.
     for (rel, text) in super::RECORDER_SEED_FILES {
-        if !ws.cwd().join(rel).exists() {
-            files.insert(format!("/tmp/reloop-cc-project/{rel}"), json!(text));
-        }
+        files.insert(format!("/tmp/reloop-cc-project/{rel}"), json!(text));
     }
     for (path, text) in &files {
         let path = PathBuf::from(place(path));

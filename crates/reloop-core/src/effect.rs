@@ -119,6 +119,10 @@ pub enum Command {
         /// Summary requests this compaction sent before (flag 18 sends a shape twice).
         #[serde(default, skip_serializing_if = "crate::compact::is_zero")]
         attempt: u32,
+        /// The files to read again once the summary is in, each a Read's input, in the order
+        /// they are given back (flag 47); their texts come back with `compact_done`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        give_back: Vec<String>,
     },
     /// Run the Stop hooks (in parallel) and report them as one `hook_done`.
     RunStopHooks {

@@ -175,6 +175,10 @@ pub enum Event {
         /// The summary request's number.
         #[serde(default, skip_serializing_if = "is_legacy")]
         request: u32,
+        /// The texts of the files the summary request's `give_back` named, read again, in its
+        /// order; `None` for one that could not be read (flag 47).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        given_back: Option<Vec<Option<String>>>,
     },
     /// The summary request of a compaction failed.
     CompactFailed {

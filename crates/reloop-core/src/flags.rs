@@ -261,6 +261,12 @@ pub enum Flag {
     /// string, and the rest with the next prompt, as 2.1.332 does
     /// (`settings_slash/stream_compact`, `…_two_reads`). Off: all with the next prompt.
     FirstGivenBackAlone = 46,
+    /// Under a profile that gives files back after a compaction, they are the files the session
+    /// read, wrote or edited, read again from disk as the compaction ends (the summary request's
+    /// `give_back`, their texts journaled with its `compact_done`), as both versions give them
+    /// back (`settings_slash/stream_compact_written`). Off: what each Read returned, of the
+    /// files read.
+    GivenBackFromDisk = 47,
 }
 
 /// Numbers of behaviours that were retired, reserved so no new flag takes them. Empty so far.
@@ -326,6 +332,7 @@ pub const CURRENT: &[Flag] = &[
     Flag::BackgroundAgents,
     Flag::GivenBackByChange,
     Flag::FirstGivenBackAlone,
+    Flag::GivenBackFromDisk,
 ];
 
 /// The flags of a journal written before flags were recorded: the behaviours the engine had
@@ -410,7 +417,7 @@ mod tests {
             known.numbers().collect::<Vec<_>>(),
             [
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29,
-                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46
+                30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47
             ]
         );
         assert_eq!(Flag::from_number(23), None);
@@ -426,7 +433,7 @@ mod tests {
         flags.flip(99);
         assert_eq!(
             serde_json::to_string(&flags).unwrap(),
-            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,99]"
+            "[1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,99]"
         );
         assert_eq!(flags.unknown(), vec![99]);
         let old: crate::Config = serde_json::from_str(r#"{"model": "m"}"#).unwrap();

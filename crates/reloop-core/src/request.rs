@@ -110,6 +110,7 @@ pub(crate) fn begin_compaction(
             truncated: compaction.truncated,
             date_last: compaction.shape(&ctx.config) == crate::profile::SummaryShape::HeadCutDateLast,
             attempt: compaction.attempt,
+            give_back: to_give_back(&ctx, compaction.summarize).into_iter().map(|(_, input)| input).collect(),
         }
         .into(),
     );
@@ -160,4 +161,30 @@ pub(crate) fn start_query(ctx: Box<Loop>, mut content: Vec<crate::message::Conte
     ctx.turn = crate::context::Turn::default();
     ctx.iteration = Iteration::default();
     proceed(ctx, Vec::new(), None)
+}
+
+/// The files a compaction that keeps the messages from `summarize` on gives back read again
+/// from disk (flag 47), as `(path, Read input)`: the ledger's first five, but for the files the
+/// kept messages read themselves. Empty without the flag or where nothing is given back.
+pub(crate) fn to_give_back(ctx: &Loop, summarize: usize) -> Vec<(String, String)> {
+    let config = &ctx.config;
+    if !config.flag(crate::flags::Flag::GivenBackFromDisk)
+        || config.compact_rule().reattach == crate::profile::Reattach::None
+    {
+        return Vec::new();
+    }
+    let messages = ctx.messages.messages();
+    let kept = messages.get(summarize..).unwrap_or_default();
+    let read_again = |path: &str| {
+        kept.iter()
+            .flat_map(|m| m.tool_uses())
+            .any(|c| c.name == "Read" && c.input.get("file_path").and_then(|p| p.as_str()) == Some(path))
+    };
+    ctx.session
+        .reads
+        .to_read_again()
+        .filter(|(path, _)| !read_again(path))
+        .take(crate::compact::shape::REATTACH_MAX_FILES)
+        .map(|(path, input)| (path.to_string(), input.to_string()))
+        .collect()
 }

@@ -41,11 +41,12 @@ pub struct ToolOutcome {
     /// from flag 37 on ([`crate::Flag::RuleSources`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_source: Option<RuleSource>,
-    /// When the file a Read returned was last changed, in milliseconds since the epoch, as the
-    /// Read saw it: a compaction gives files back newest change first, as Claude Code does.
-    /// Journaled from flag 45 on ([`crate::Flag::GivenBackByChange`]).
+    /// When the file a Read returned, or a Write or an Edit wrote, was last changed, in
+    /// milliseconds since the epoch, as the call saw it: a compaction gives files back newest
+    /// change first, as Claude Code does. Journaled from flag 45 on
+    /// ([`crate::Flag::GivenBackByChange`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_changed_ms: Option<u64>,
+    pub file_changed_ms: Option<u64>,
 }
 
 impl ToolOutcome {
@@ -63,7 +64,7 @@ impl ToolOutcome {
             tool_use_result: None,
             tool_result_meta: None,
             rule_source: None,
-            read_changed_ms: None,
+            file_changed_ms: None,
         }
     }
 

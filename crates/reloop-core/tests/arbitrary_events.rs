@@ -106,7 +106,12 @@ fn resolve(spec: &Spec, state: &State) -> Event {
             let tool_use_id = (hook_event != HookEventName::Stop).then_some(id);
             Event::HookDone { hook_event, tool_use_id, runs: run(i32::from(v % 4)), request }
         }
-        8 => Event::CompactDone { summary: "<summary>s</summary>".into(), usage: Usage::default(), request },
+        8 => Event::CompactDone {
+            summary: "<summary>s</summary>".into(),
+            usage: Usage::default(),
+            request,
+            given_back: None,
+        },
         9 => Event::CompactFailed { error: ModelError::new(Some(500), "api_error", "no"), request },
         10 => Event::QueuedInput { id: format!("q{v}"), content: vec![ContentBlock::text("more")] },
         11 => Event::CompactRequested,

@@ -301,7 +301,9 @@ fn replacement(event: &Event, share: usize) -> Event {
         Event::QueuedInput { id, .. } => {
             Event::QueuedInput { id: id.clone(), content: vec![reloop_core::ContentBlock::text(note)] }
         }
-        Event::CompactDone { usage, .. } => Event::CompactDone { summary: note, usage: usage.clone(), request },
+        Event::CompactDone { usage, .. } => {
+            Event::CompactDone { summary: note, usage: usage.clone(), request, given_back: None }
+        }
         Event::CompactFailed { .. } => {
             Event::CompactFailed { error: ModelError::new(None, "invalid_stream", note), request }
         }

@@ -32,6 +32,7 @@ mod config;
 mod context;
 mod error;
 mod fold;
+mod given_back;
 mod hand_back;
 mod handle;
 mod ids;

@@ -717,9 +717,9 @@ impl Runner {
             }
             Command::CancelHooks => self.cancel_hooks(),
             Command::Summarize { .. } if self.holds_summary(command, state) => {}
-            Command::Summarize { request, summarize, truncated, date_last, attempt, .. } => {
+            Command::Summarize { request, summarize, truncated, date_last, attempt, give_back, .. } => {
                 let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
-                self.summarize(*request, *summarize, shape, *attempt, state)
+                self.summarize(*request, *summarize, shape, *attempt, give_back, state)
             }
             Command::CancelModel => {
                 if let Some(task) = self.model_task.take() {

@@ -72,6 +72,37 @@ pub(crate) struct ToolEnv {
     pub read_times: bool,
 }
 
+#[cfg(test)]
+impl ToolEnv {
+    /// `registry`'s tools in `cwd`: no hooks, rules, prompt or subagents.
+    pub(crate) fn for_test(registry: ToolRegistry, cwd: std::path::PathBuf) -> Self {
+        ToolEnv {
+            registry,
+            ctx: ToolContext::new(cwd.clone()),
+            hooks: Arc::new(HooksConfig::default()),
+            hook_common: HookCommon {
+                session_id: "s".into(),
+                transcript_path: String::new(),
+                cwd: cwd.display().to_string(),
+                permission_mode: "default".into(),
+            },
+            permissions: None,
+            prompt: None,
+            read_check_first: false,
+            hook_rulings: reloop_tools::HookRulings::default(),
+            can_use_tool: None,
+            starts: None,
+            agents: None,
+            resumed: Arc::new(HashSet::new()),
+            failure_hooks: true,
+            agent: None,
+            tool_use_result: true,
+            rule_sources: true,
+            read_times: true,
+        }
+    }
+}
+
 /// A tool hook's input, naming the subagent it runs in.
 fn in_agent(mut input: HookInput, env: &ToolEnv) -> HookInput {
     if let Some((id, agent_type)) = &env.agent {
@@ -113,6 +144,11 @@ pub(crate) struct ToolScheduler {
 }
 
 impl ToolScheduler {
+    /// What the session's calls run with.
+    pub(crate) fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+
     /// The permission context the session's calls run under (its children's too).
     pub(crate) fn permissions(&self) -> Option<Arc<PermissionContext>> {
         self.env.permissions.clone()
@@ -356,7 +392,7 @@ fn answer_now(call: &ToolUse, env: &ToolEnv, flag: &Arc<AtomicBool>) -> Option<V
     let mut event = done(&call.id, output.content, output.is_error, false);
     if let Event::ToolDone(outcome) = &mut event {
         outcome.tool_use_result = output.structured.filter(|_| env.tool_use_result);
-        outcome.read_changed_ms = output.changed_ms.filter(|_| env.read_times);
+        outcome.file_changed_ms = output.changed_ms.filter(|_| env.read_times);
         crate::tool_use_result::attach(outcome, meta, rule);
     }
     Some(vec![event])
@@ -526,7 +562,7 @@ async fn run_call(
                     outcome.content = ToolResultContent::Blocks(blocks);
                 }
                 outcome.tool_use_result = structured.filter(|_| env.tool_use_result);
-                outcome.read_changed_ms = changed.filter(|_| env.read_times);
+                outcome.file_changed_ms = changed.filter(|_| env.read_times);
                 crate::tool_use_result::attach(outcome, meta, rule);
             }
             events.push(finished);
@@ -715,31 +751,7 @@ mod tests {
         let peak = Arc::new(AtomicUsize::new(0));
         let mut registry = ToolRegistry::empty();
         registry.register(Arc::new(Counted { running: Arc::new(AtomicUsize::new(0)), peak: peak.clone() }));
-        let cwd = std::env::temp_dir();
-        let mut scheduler = ToolScheduler::new(ToolEnv {
-            registry,
-            ctx: ToolContext::new(cwd.clone()),
-            hooks: Arc::new(HooksConfig::default()),
-            hook_common: HookCommon {
-                session_id: "s".into(),
-                transcript_path: String::new(),
-                cwd: cwd.display().to_string(),
-                permission_mode: "default".into(),
-            },
-            permissions: None,
-            prompt: None,
-            read_check_first: false,
-            hook_rulings: reloop_tools::HookRulings::default(),
-            can_use_tool: None,
-            starts: None,
-            agents: None,
-            resumed: Arc::new(HashSet::new()),
-            failure_hooks: true,
-            agent: None,
-            tool_use_result: true,
-            rule_sources: true,
-            read_times: true,
-        });
+        let mut scheduler = ToolScheduler::new(ToolEnv::for_test(registry, std::env::temp_dir()));
         let calls: Vec<Arc<ToolUse>> = (0..MAX_PARALLEL + 5)
             .map(|i| {
                 Arc::new(ToolUse {

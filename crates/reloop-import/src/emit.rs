@@ -142,7 +142,7 @@ impl Emitter {
             .collect::<Vec<_>>()
             .join("\n");
         let summary = crate::loop_lines::compact_summary(&text).unwrap_or(text.trim()).to_string();
-        self.apply(Event::CompactDone { summary, usage: Default::default(), request: 0 }, at_ms);
+        self.apply(Event::CompactDone { summary, usage: Default::default(), request: 0, given_back: None }, at_ms);
         let counted = match self.compaction.take() {
             Some((_, Some(pre))) => format!("Claude Code counted {pre} tokens before it"),
             _ => "the transcript gives no count".to_string(),

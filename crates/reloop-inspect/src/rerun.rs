@@ -177,7 +177,7 @@ impl RecordingReader {
                 recording.answer(*request).push(StreamEvent::Failed(error.clone()))
             }
             // A compaction's summary came back as one text, read so again.
-            Event::CompactDone { summary, usage, request } => {
+            Event::CompactDone { summary, usage, request, .. } => {
                 let answer = recording.answer(*request);
                 answer.push(StreamEvent::Block { index: 0, block: ContentBlock::text(summary.clone()) });
                 answer.push(StreamEvent::Done { id: None, model: None, stop_reason: None, usage: usage.clone() });

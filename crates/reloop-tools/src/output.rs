@@ -22,6 +22,12 @@ pub struct ToolOutput {
     pub changed_ms: Option<u64>,
 }
 
+/// When a file was last changed, in milliseconds since the epoch (a [`ToolOutput::changed_ms`]).
+pub(crate) fn changed_ms(metadata: &std::fs::Metadata) -> Option<u64> {
+    let since = metadata.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+}
+
 impl ToolOutput {
     /// A successful result.
     pub fn ok(content: impl Into<String>) -> Self {

@@ -95,12 +95,7 @@ fn read(input: &Value, ctx: &ToolContext) -> Result<(String, Option<Value>, Opti
         Some(n) => return Err(ToolError::InvalidArgument(format!("limit must be a positive number, got {n}"))),
     };
     let (file, size) = open_regular(&path, ctx)?;
-    let changed_ms = file
-        .metadata()
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let changed_ms = file.metadata().ok().as_ref().and_then(crate::output::changed_ms);
     let stamp = ctx.unchanged_read.and_then(|_| ReadStamp::of(&path, (offset, given_limit)));
     if let (Some(text), Some(stamp)) = (ctx.unchanged_read, &stamp) {
         if ctx.read_unchanged(&path, stamp) {

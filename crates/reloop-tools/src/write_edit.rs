@@ -71,7 +71,7 @@ impl Tool for WriteTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        with_structured(write(input, ctx))
+        with_changed(with_structured(write(input, ctx)), input, ctx)
     }
 }
 
@@ -107,7 +107,7 @@ impl Tool for EditTool {
     }
 
     fn call(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        with_structured(edit(input, ctx))
+        with_changed(with_structured(edit(input, ctx)), input, ctx)
     }
 }
 
@@ -224,6 +224,14 @@ fn with_structured(result: Done) -> ToolOutput {
         Ok((text, structured)) => ToolOutput::ok(text).with_structured(structured),
         Err(err) => err.into(),
     }
+}
+
+/// A successful write's output, with when the file it wrote last changed: a compaction gives
+/// written files back too, newest change first.
+fn with_changed(output: ToolOutput, input: &Value, ctx: &ToolContext) -> ToolOutput {
+    let path = input::string(input, "file_path").ok().filter(|_| !output.is_error).map(|p| resolve(&ctx.cwd, p));
+    let changed_ms = path.and_then(|p| std::fs::metadata(p).ok()).as_ref().and_then(crate::output::changed_ms);
+    ToolOutput { changed_ms, ..output }
 }
 
 /// The text of the file a Write replaces, when it is text and small enough to keep.

@@ -10,18 +10,46 @@
 
 use std::collections::VecDeque;
 
-/// The files the session has read, front first, with the modification time each Read saw.
+use crate::flags::Flag;
+use crate::message::ToolUse;
+
+/// The file a call's outcome puts in the ledger, and the input to read it again with: a
+/// Read's (flag 45), a Write's or an Edit's (flag 47), as Claude Code's cache holds them.
+pub(crate) fn noted<'a>(config: &crate::Config, call: &'a ToolUse) -> Option<(&'a str, String)> {
+    let path = call.input.get("file_path")?.as_str()?;
+    let written = || config.flag(Flag::GivenBackFromDisk);
+    match call.name.as_str() {
+        _ if !config.flag(Flag::GivenBackByChange) => None,
+        "Read" => Some((path, call.input.to_string())),
+        "Write" | "Edit" if written() => Some((path, serde_json::json!({ "file_path": path }).to_string())),
+        _ => None,
+    }
+}
+
+/// The files the session has read (or written), front first, with the modification time each
+/// call saw and the input a Read of it would be given again.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadLedger {
-    /// `(file_path as the model gave it, milliseconds since the epoch)`, front first.
-    entries: VecDeque<(String, u64)>,
+    /// Front first.
+    entries: VecDeque<Entry>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    /// As the model gave it.
+    path: String,
+    /// Milliseconds since the epoch.
+    changed_ms: u64,
+    /// The Read's input as JSON (its part of the file, if it asked for one); a written file's
+    /// `{"file_path": …}`.
+    input: String,
 }
 
 impl ReadLedger {
-    /// A Read of `path` saw it last changed at `changed_ms`: it moves to the front.
-    pub(crate) fn read(&mut self, path: &str, changed_ms: u64) {
-        self.entries.retain(|(p, _)| p != path);
-        self.entries.push_front((path.to_string(), changed_ms));
+    /// A call saw `path` last changed at `changed_ms`: it moves to the front.
+    pub(crate) fn read(&mut self, path: &str, changed_ms: u64, input: String) {
+        self.entries.retain(|e| e.path != path);
+        self.entries.push_front(Entry { path: path.to_string(), changed_ms, input });
     }
 
     /// Claude Code looked for changed files: the order turns around.
@@ -32,9 +60,18 @@ impl ReadLedger {
     /// The files in the order a compaction gives them back: newest change first, ties in the
     /// ledger's order (the sort is stable, as JavaScript's is).
     pub(crate) fn given_back_order(&self) -> Vec<&str> {
-        let mut order: Vec<&(String, u64)> = self.entries.iter().collect();
-        order.sort_by_key(|(_, changed)| std::cmp::Reverse(*changed));
-        order.into_iter().map(|(path, _)| path.as_str()).collect()
+        self.in_order().map(|e| e.path.as_str()).collect()
+    }
+
+    /// The files to read again, in that order, as `(path, Read input)`.
+    pub(crate) fn to_read_again(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.in_order().map(|e| (e.path.as_str(), e.input.as_str()))
+    }
+
+    fn in_order(&self) -> impl Iterator<Item = &Entry> {
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        order.sort_by_key(|e| std::cmp::Reverse(e.changed_ms));
+        order.into_iter()
     }
 }
 
@@ -46,7 +83,7 @@ mod tests {
     fn one_a_turn(reads: &[(&str, u64)]) -> ReadLedger {
         let mut ledger = ReadLedger::default();
         for (path, changed) in reads {
-            ledger.read(path, *changed);
+            ledger.read(path, *changed, String::new());
             ledger.looked();
         }
         ledger
@@ -79,9 +116,10 @@ mod tests {
     #[test]
     fn a_file_read_again_keeps_one_entry_with_its_latest_time() {
         let mut ledger = ReadLedger::default();
-        ledger.read("a", 1);
-        ledger.read("b", 2);
-        ledger.read("a", 3);
+        ledger.read("a", 1, "first".into());
+        ledger.read("b", 2, String::new());
+        ledger.read("a", 3, "again".into());
         assert_eq!(ledger.given_back_order(), ["a", "b"]);
+        assert_eq!(ledger.to_read_again().next(), Some(("a", "again")));
     }
 }

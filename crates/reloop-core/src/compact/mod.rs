@@ -12,7 +12,7 @@ use crate::history::History;
 use crate::message::{ContentBlock, Message, Role};
 use crate::profile::SummaryShape;
 
-mod ledger;
+pub(crate) mod ledger;
 pub mod shape;
 
 pub(crate) use ledger::ReadLedger;

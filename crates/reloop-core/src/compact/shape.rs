@@ -24,16 +24,11 @@ pub(crate) const TRUNCATED_HEAD: &str = "[earlier conversation truncated for com
 pub const KEPT_NOTE: &str = "The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary was written without seeing them, so something it says has not happened yet may already have happened in them.";
 /// The tool whose earlier results are shown again after a compaction, and its input's path key.
 pub(crate) const READ_TOOL: (&str, &str) = ("Read", "file_path");
-/// The path a Read call read, as the model gave it.
-pub(crate) fn read_path(call: &crate::message::ToolUse) -> Option<&str> {
-    (call.name == READ_TOOL.0).then(|| call.input.get(READ_TOOL.1).and_then(|p| p.as_str())).flatten()
-}
-
 /// At most this many files are shown again (Claude Code's limit), newest first ...
 pub(crate) const REATTACH_MAX_FILES: usize = 5;
 /// ... each at most this many bytes (about Claude Code's 5,000 tokens per file); a larger
 /// result is left out rather than cut.
-pub(crate) const REATTACH_MAX_BYTES: usize = 20_000;
+pub const REATTACH_MAX_BYTES: usize = 20_000;
 
 /// The messages of a summary request: the first `summarize` messages (or, head cut, a
 /// marker, the date and the last exchange of them), the instruction appended to the last user
@@ -117,12 +112,15 @@ pub struct Shaping<'a> {
     /// Given back after the kept answer, the first file's call reminder is a message of its own
     /// ([`Message::sent_alone`]), the rest another (2.1.332 after a compaction by hand, flag 46).
     pub first_call_alone: bool,
+    /// The files to give back as read again from disk, `(Read input, text)`, in order (flag
+    /// 47), in place of what the summarised messages' Reads returned.
+    pub read_again: Option<&'a [(String, String)]>,
 }
 
 /// The history after a compaction: the summary message (with what the profile gives back),
 /// then the kept messages.
 pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &CompactRule, how: &Shaping) -> History {
-    let Shaping { transcript, joined, order, first_call_alone } = *how;
+    let Shaping { transcript, joined, order, first_call_alone, read_again } = *how;
     let messages = history.messages();
     let split = summarize.min(messages.len());
     let (prefix, kept) = messages.split_at(split);
@@ -143,7 +141,14 @@ pub fn compacted(history: &History, summarize: usize, summary: &str, rule: &Comp
         RestoredDate::None => out.push(Message::user_text(text)),
     }
     out.extend(kept.iter().map(|m| (*m).clone()));
-    let reads = recent_reads(prefix, kept, order);
+    let reads = match read_again {
+        Some(files) => files
+            .iter()
+            .filter(|(_, content)| content.len() <= REATTACH_MAX_BYTES)
+            .map(|(input, content)| Reread { input: input.clone(), content: content.clone() })
+            .collect(),
+        None => recent_reads(prefix, kept, order),
+    };
     if !reads.is_empty() {
         match rule.reattach {
             Reattach::None => {}

@@ -14,8 +14,8 @@ use crate::step::{done, queue, stale, IgnoreWhy, Step};
 
 pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
     match event {
-        Event::CompactDone { summary, usage, request } if ctx.is_current(request) => {
-            summarized(ctx, compaction, &summary, &usage)
+        Event::CompactDone { summary, usage, request, given_back } if ctx.is_current(request) => {
+            summarized(ctx, compaction, &summary, &usage, given_back.as_deref())
         }
         Event::CompactFailed { error, request } if ctx.is_current(request) => failed(ctx, compaction, error),
         other @ (Event::CompactDone { .. } | Event::CompactFailed { .. }) => {
@@ -58,7 +58,15 @@ pub(crate) fn on(ctx: Box<Loop>, compaction: Compaction, event: Event) -> Step {
     }
 }
 
-fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: &Usage) -> Step {
+/// `given_back`: the texts of the files read again (flag 47), in the order
+/// [`crate::request::to_give_back`] named them.
+fn summarized(
+    mut ctx: Box<Loop>,
+    compaction: Compaction,
+    summary: &str,
+    usage: &Usage,
+    given_back: Option<&[Option<String>]>,
+) -> Step {
     ctx.account(usage);
     let mut rule = ctx.config.compact_rule();
     // 2.1.332 gives no date back after a compaction by hand between queries (flag 43).
@@ -79,11 +87,16 @@ fn summarized(mut ctx: Box<Loop>, compaction: Compaction, summary: &str, usage: 
     let first_call_alone = compaction.trigger == Trigger::Manual
         && rule.reattach == crate::profile::Reattach::ReminderBlocks
         && ctx.config.flag(crate::flags::Flag::FirstGivenBackAlone);
+    let read_again: Option<Vec<(String, String)>> = given_back.map(|texts| {
+        let files = crate::request::to_give_back(&ctx, compaction.summarize);
+        files.into_iter().zip(texts).filter_map(|((_, input), text)| Some((input, text.clone()?))).collect()
+    });
     let how = crate::compact::shape::Shaping {
         transcript: transcript.as_deref(),
         joined,
         order: order.as_deref(),
         first_call_alone,
+        read_again: read_again.as_deref(),
     };
     ctx.messages = crate::compact::shape::compacted(&ctx.messages, compaction.summarize, summary, &rule, &how);
     // 2.1.197 sends what a compaction by hand gave back after the next prompt (flag 42).

@@ -102,11 +102,9 @@ fn tool_done(mut ctx: Box<Loop>, mut tools: Tools, outcome: ToolOutcome) -> Step
     if let Some(spent) = &outcome.agent_usage {
         ctx.account_agent(spent);
     }
-    if let Some(changed) =
-        outcome.read_changed_ms.filter(|_| !outcome.is_error && ctx.config.flag(Flag::GivenBackByChange))
-    {
-        if let Some(path) = crate::compact::shape::read_path(&tools.calls[i]) {
-            ctx.session.reads.read(path, changed);
+    if let Some(changed) = outcome.file_changed_ms.filter(|_| !outcome.is_error) {
+        if let Some((path, input)) = crate::compact::ledger::noted(&ctx.config, &tools.calls[i]) {
+            ctx.session.reads.read(path, changed, input);
         }
     }
     tools.answer(i, outcome);

@@ -282,6 +282,7 @@ impl Simulation {
                                 summary: "<summary>what happened</summary>".into(),
                                 usage: Usage::default(),
                                 request: *request,
+                                given_back: None,
                             }
                         });
                     }

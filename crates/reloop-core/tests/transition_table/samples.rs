@@ -82,8 +82,18 @@ pub fn sample_events(kind: &str, state: &State) -> Vec<Event> {
             ]
         }
         "compact_done" => vec![
-            Event::CompactDone { summary: "<summary>s</summary>".into(), usage: Usage::default(), request: r },
-            Event::CompactDone { summary: "<summary>s</summary>".into(), usage: Usage::default(), request: stale },
+            Event::CompactDone {
+                summary: "<summary>s</summary>".into(),
+                usage: Usage::default(),
+                request: r,
+                given_back: None,
+            },
+            Event::CompactDone {
+                summary: "<summary>s</summary>".into(),
+                usage: Usage::default(),
+                request: stale,
+                given_back: None,
+            },
         ],
         "compact_failed" => vec![
             Event::CompactFailed { error: server_error(), request: r },

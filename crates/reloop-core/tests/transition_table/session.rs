@@ -316,7 +316,12 @@ impl Session {
     /// The summary request in flight returns its summary.
     pub fn summary(self) -> Self {
         let request = self.request();
-        self.feed(Event::CompactDone { summary: "<summary>s</summary>".into(), usage: usage(100, 20), request })
+        self.feed(Event::CompactDone {
+            summary: "<summary>s</summary>".into(),
+            usage: usage(100, 20),
+            request,
+            given_back: None,
+        })
     }
 
     /// The summary request in flight fails.

@@ -55,12 +55,12 @@ impl Runner {
         let done = Event::HookDone { hook_event: HookEventName::PreCompact, tool_use_id: None, runs, request: 0 };
         self.apply(done)?;
         // Still compacting (an abort meanwhile would have ended it): the request goes now.
-        if let (Some(state), Command::Summarize { request, summarize, truncated, date_last, attempt, .. }) =
+        if let (Some(state), Command::Summarize { request, summarize, truncated, date_last, attempt, give_back, .. }) =
             (self.state.take(), &command)
         {
             if state.phase() == "compacting" {
                 let shape = reloop_core::compact::shape::shape_of(*truncated, *date_last);
-                self.summarize(*request, *summarize, shape, *attempt, &state);
+                self.summarize(*request, *summarize, shape, *attempt, give_back, &state);
             }
             self.state = Some(state);
         }

@@ -11,13 +11,15 @@ use super::Runner;
 
 impl Runner {
     /// The summary request of a compaction, to the same model: shaped as the profile says (the
-    /// main requests' tools too when it is shaped like them), its answer read as text only.
+    /// main requests' tools too when it is shaped like them), its answer read as text only. Once
+    /// it is in, the files `give_back` names are read again ([`crate::given_back`]).
     pub(super) fn summarize(
         &mut self,
         request: u32,
         summarize: usize,
         shape: reloop_core::profile::SummaryShape,
         attempt: u32,
+        give_back: &[String],
         state: &State,
     ) {
         let ctx = state.context();
@@ -43,6 +45,7 @@ impl Runner {
         let model_request = model_request.with_shed(state.shed()).with_tool_search(!self.run.tool_search_off);
         let mut stream = self.provider.stream(model_request);
         let inbox = self.inbox.clone();
+        let reread = (!give_back.is_empty()).then(|| (self.tools_in_flight.env().clone(), give_back.to_vec()));
         self.model_task = Some(tokio::spawn(async move {
             let mut summary = String::new();
             while let Some(item) = stream.next().await {
@@ -51,7 +54,17 @@ impl Runner {
                         summary.push_str(&t.text);
                         continue;
                     }
-                    StreamEvent::Done { usage, .. } => Event::CompactDone { summary, usage, request },
+                    StreamEvent::Done { usage, .. } => {
+                        let given_back = match reread {
+                            Some((env, inputs)) => Some(
+                                tokio::task::spawn_blocking(move || crate::given_back::read_again(&env, &inputs))
+                                    .await
+                                    .unwrap_or_default(),
+                            ),
+                            None => None,
+                        };
+                        Event::CompactDone { summary, usage, request, given_back }
+                    }
                     StreamEvent::Failed(error) => Event::CompactFailed { error, request },
                     _ => continue,
                 };

@@ -124,6 +124,8 @@ enum Tagged {
         usage: Usage,
         #[serde(default = "legacy")]
         request: u32,
+        #[serde(default)]
+        given_back: Option<Vec<Option<String>>>,
     },
     CompactFailed {
         error: ModelError,
