@@ -831,6 +831,20 @@ ALL_EVENTS = ["SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "P
               "PermissionRequest"]
 
 
+def by_hand_compaction(calls, between=None):
+    """A stream-json session that asks, makes `calls` one a turn and answers, (asks `between` and
+    is answered,) then `/compact`s and asks again: what the compaction gives back."""
+    asked = ["检查登录模块"] + ([between] if between else []) + ["/compact", "再说一遍"]
+    answers = [{"text": "FIRST-ANSWER"}] + ([{"text": "NOTHING-MORE"}] if between else [])
+    return {"input": stream(*asked),
+            "steps": [{"blocks": [call]} for call in calls] + answers
+            + [{"kind": "compact", "text": SUMMARY}, {"text": "SECOND-ANSWER"}],
+            "defaults": {"main": {"text": "MORE"}}}
+
+
+SIX_FILES = {"%s/src/%s.ts" % (P, n): "export const %s = 1;\n" % n for n in "abcdef"}
+
+
 def stream(*texts, wait_secs=1.5):
     acts = []
     for i, t in enumerate(texts):
@@ -885,54 +899,36 @@ SCENARIOS += [
     {"name": "settings_slash/stream_compact_two_reads",
      "note": "As `stream_compact`, the first question answered after two Reads in a row (one file each) and a "
              "Read of the first again: how the files a `/compact` gives back are sent with the next question.",
-     "input": stream("检查登录模块", "/compact", "再说一遍"),
-     "steps": [{"blocks": [read()]}, {"blocks": [read("src/auth/logout.ts")]}, {"blocks": [read("README.md")]},
-               {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
-               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     **by_hand_compaction([read(), read("src/auth/logout.ts"), read("README.md")])},
     {"name": "settings_slash/stream_compact_read_order",
      "note": "As `stream_compact_two_reads`, the files read in another order (README.md, logout.ts, login.ts): "
              "in which order a `/compact` gives them back.",
-     "input": stream("检查登录模块", "/compact", "再说一遍"),
-     "steps": [{"blocks": [read("README.md")]}, {"blocks": [read("src/auth/logout.ts")]}, {"blocks": [read()]},
-               {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
-               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     **by_hand_compaction([read("README.md"), read("src/auth/logout.ts"), read()])},
     {"name": "settings_slash/stream_compact_mtimes",
      "note": "As `stream_compact_six_reads`, the files dated apart (the recorder sets their modification "
              "times: c newest, then d, b, f, e, a): whether a `/compact` gives files back by when they "
              "were read or when they were changed.",
-     "input": stream("检查登录模块", "/compact", "再说一遍"),
-     "files": {"%s/src/%s.ts" % (P, n): "export const %s = 1;\n" % n for n in "abcdef"},
+     "files": SIX_FILES,
      "mtimes": {"src/%s.ts" % n: 1700000000 + 1000 * rank for n, rank in zip("cdbfea", range(6, 0, -1))},
-     "steps": [{"blocks": [read("src/%s.ts" % n)]} for n in "abcdef"]
-              + [{"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
-                 {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     **by_hand_compaction([read("src/%s.ts" % n) for n in "abcdef"])},
     {"name": "settings_slash/stream_compact_six_reads",
      "note": "As `stream_compact_two_reads`, with six small files read one a turn (a.ts to f.ts): which "
              "of them a `/compact` gives back, and in which order.",
-     "input": stream("检查登录模块", "/compact", "再说一遍"),
-     "files": {"%s/src/%s.ts" % (P, n): "export const %s = 1;\n" % n for n in "abcdef"},
-     "steps": [{"blocks": [read("src/%s.ts" % n)]} for n in "abcdef"]
-              + [{"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
-                 {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     "files": SIX_FILES, **by_hand_compaction([read("src/%s.ts" % n) for n in "abcdef"])},
     {"name": "settings_slash/stream_compact_later_query",
      "note": "As `stream_compact_two_reads`, with a question answered without tools between the reads and "
              "`/compact`: whether a new query changes the order in which the files are given back.",
-     "input": stream("检查登录模块", "还有吗", "/compact", "再说一遍"),
-     "steps": [{"blocks": [read()]}, {"blocks": [read("src/auth/logout.ts")]}, {"blocks": [read("README.md")]},
-               {"text": "FIRST-ANSWER"}, {"text": "NOTHING-MORE"}, {"kind": "compact", "text": SUMMARY},
-               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     **by_hand_compaction([read(), read("src/auth/logout.ts"), read("README.md")], between="还有吗")},
     {"name": "settings_slash/stream_compact_written",
      "note": "As `stream_compact_two_reads`, with `--permission-mode acceptEdits`: a Read of login.ts, a Write "
              "of a new file and an Edit of README.md never read: which of them a `/compact` gives back.",
-     "input": stream("检查登录模块", "/compact", "再说一遍"), "flags": ["--permission-mode", "acceptEdits"],
-     "steps": [{"blocks": [read()]},
-               {"blocks": [{"type": "tool_use", "name": "Write",
-                            "input": {"file_path": "%s/src/new.ts" % P, "content": "export const n = 1;\n"}}]},
-               {"blocks": [read("README.md")]},
-               {"blocks": [{"type": "tool_use", "name": "Edit",
-                            "input": {"file_path": "%s/README.md" % P, "old_string": "# demo", "new_string": "# shop"}}]},
-               {"text": "FIRST-ANSWER"}, {"kind": "compact", "text": SUMMARY},
-               {"text": "SECOND-ANSWER"}], "defaults": {"main": {"text": "MORE"}}},
+     "flags": ["--permission-mode", "acceptEdits"],
+     **by_hand_compaction([read(),
+                           {"type": "tool_use", "name": "Write",
+                            "input": {"file_path": "%s/src/new.ts" % P, "content": "export const n = 1;\n"}},
+                           read("README.md"),
+                           {"type": "tool_use", "name": "Edit",
+                            "input": {"file_path": "%s/README.md" % P, "old_string": "# demo", "new_string": "# shop"}}])},
     {"name": "settings_slash/stream_compact_hooks",
      "note": "As `stream_compact`, with two PreCompact hooks: one printing plain stdout, one answering "
              "`decision: block`. What the compaction shows of them, and whether a block cancels it.",
