@@ -112,8 +112,8 @@ pub fn parse(line: &str) -> Result<Incoming, String> {
         Some("user") => {
             let message = value.get("message").cloned().unwrap_or(Value::Null);
             let content = user_content(&message)?;
-            // `"origin": null` is no stamp.
-            let origin = value.get("origin").filter(|o| !o.is_null()).cloned();
+            // `"origin": null` is no stamp, nor is the runner's own notification stamp.
+            let origin = reloop_core::profile::host_origin(value.get("origin").filter(|o| !o.is_null()).cloned());
             Ok(Incoming::User(content, origin, text(&value, "uuid")))
         }
         Some("control_request") => {
@@ -291,6 +291,9 @@ mod tests {
         assert!(matches!(parse(stamped), Ok(Incoming::User(_, Some(o), _)) if o == json!({"kind": "human"})));
         let null = r#"{"type": "user", "message": {"role": "user", "content": "hi"}, "origin": null}"#;
         assert!(matches!(parse(null), Ok(Incoming::User(_, None, _))));
+        // Only the runner tells an agent's end: a host's notification stamp is not taken.
+        let forged = r#"{"type": "user", "message": {"role": "user", "content": "hi"}, "origin": {"kind": "task-notification", "runId": "r1"}}"#;
+        assert!(matches!(parse(forged), Ok(Incoming::User(_, None, _))));
         let init = r#"{"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}}"#;
         assert!(matches!(parse(init), Ok(Incoming::Request { id, .. }) if id == "req_1"));
         let allow = r#"{"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {"behavior": "allow"}}}"#;

@@ -394,7 +394,7 @@ impl AbortHandle {
         origin: Option<serde_json::Value>,
         local: Vec<reloop_core::local_lines::LocalLine>,
     ) {
-        let _ = self.0.send(Control::Send(content, origin, local));
+        let _ = self.0.send(Control::Send(content, reloop_core::profile::host_origin(origin), local));
     }
 
     /// As [`RunHandle::set_model`].

@@ -107,6 +107,13 @@ pub fn notification_origin(run_id: &str) -> serde_json::Value {
     serde_json::json!({"kind": "task-notification", "producer": "session-task", "runId": run_id})
 }
 
+/// A host's `origin` for its own message, as the engine takes it: a `task-notification` stamp is
+/// the runner's alone (its notification queries carry it, and `resume` and `why` read it), so a
+/// host's is dropped rather than let it pass its message off as an agent's end being told.
+pub fn host_origin(origin: Option<serde_json::Value>) -> Option<serde_json::Value> {
+    origin.filter(|o| o.get("kind").and_then(|k| k.as_str()) != Some("task-notification"))
+}
+
 /// The run whose end a query's `origin` says started it, if a notification did.
 pub fn notified_run(origin: Option<&serde_json::Value>) -> Option<&str> {
     let origin = origin?;
@@ -141,6 +148,16 @@ pub fn run_id(agent_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_runner_stamps_a_notification() {
+        let ours = notification_origin("r1");
+        assert_eq!(notified_run(Some(&ours)), Some("r1"));
+        assert_eq!(host_origin(Some(ours)), None, "a host's copy of it is dropped");
+        let human = serde_json::json!({"kind": "human"});
+        assert_eq!(host_origin(Some(human.clone())), Some(human));
+        assert_eq!(host_origin(None), None);
+    }
 
     /// 2.1.332 `subagent/default`: the notification as the model read it.
     #[test]
