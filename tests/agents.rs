@@ -541,13 +541,19 @@ fn a_crash_before_a_background_agent_s_end_was_told_is_resumed_to_tell_it() {
     );
     // The agent's command takes a second: the parent answers meanwhile and its query ends.
     let note = common::call("toolu_note", "Bash", serde_json::json!({"command": "sleep 1; echo read >> notes.txt"}));
-    let server = FakeServer::start(vec![
-        answer(common::response("msg_p1", serde_json::json!([call]), "tool_use", 10)),
-        answer(common::response("msg_c1", serde_json::json!([note]), "tool_use", 5)),
-        answer(common::response("msg_p2", common::text("An agent is noting it."), "end_turn", 5)),
-        answer(common::response("msg_c2", common::text("REPORT: noted."), "end_turn", 5)),
-        answer(common::response("msg_p3", common::text("The agent noted it."), "end_turn", 5)),
-    ]);
+    // The agent's requests (its conversation opens with its prompt) have answers of their own.
+    let server = FakeServer::start_split(
+        vec![
+            answer(common::response("msg_p1", serde_json::json!([call]), "tool_use", 10)),
+            answer(common::response("msg_p2", common::text("An agent is noting it."), "end_turn", 5)),
+            answer(common::response("msg_p3", common::text("The agent noted it."), "end_turn", 5)),
+        ],
+        vec![
+            answer(common::response("msg_c1", serde_json::json!([note]), "tool_use", 5)),
+            answer(common::response("msg_c2", common::text("REPORT: noted."), "end_turn", 5)),
+        ],
+        |body| body["messages"][0].to_string().contains("Note it."),
+    );
     let cwd = ws.cwd();
     let env = [("ANTHROPIC_BASE_URL", server.url.as_str()), ("ANTHROPIC_API_KEY", "test-key")];
     let mut crashing = env.to_vec();

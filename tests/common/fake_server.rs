@@ -40,18 +40,27 @@ pub struct FakeServer {
 
 impl FakeServer {
     pub fn start(responses: Vec<Canned>) -> Self {
+        Self::start_split(responses, Vec::new(), |_| false)
+    }
+
+    /// As [`Self::start`], with the requests `other_asks` picks (by body) answered from
+    /// `others` in their own order: a background agent's requests race its parent's, so one
+    /// queue for both would hand each the other's answers whenever they arrive swapped.
+    pub fn start_split(responses: Vec<Canned>, others: Vec<Canned>, other_asks: fn(&Value) -> bool) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let closed_at = Arc::new(Mutex::new(None));
         let (reqs, closed) = (requests.clone(), closed_at.clone());
         std::thread::spawn(move || {
-            let mut queue = responses.into_iter();
+            let (mut queue, mut other_queue) = (responses.into_iter(), others.into_iter());
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 let Some(recorded) = read_request(&stream) else { continue };
+                let other = other_asks(&recorded.body);
                 reqs.lock().unwrap().push(recorded);
-                let Some(answer) = queue.next() else {
+                let next = if other { other_queue.next() } else { queue.next() };
+                let Some(answer) = next else {
                     respond(&stream, 500, &[], "text/plain", b"fake server: no more responses");
                     continue;
                 };
