@@ -67,7 +67,7 @@ pub(crate) struct ToolEnv {
     pub tool_use_result: bool,
     /// A rule's ruling names the rule's origin (the session's [`reloop_core::Flag::RuleSources`]).
     pub rule_sources: bool,
-    /// A Read's outcome keeps when its file last changed (the session's
+    /// A Read's, a Write's or an Edit's outcome keeps when its file last changed (the session's
     /// [`reloop_core::Flag::GivenBackByChange`]).
     pub read_times: bool,
 }

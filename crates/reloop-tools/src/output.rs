@@ -17,8 +17,9 @@ pub struct ToolOutput {
     /// counts, a Write's original file and patch): journaled with the outcome so a replay prints
     /// what the live run printed. `None` for a failure and for tools that keep none.
     pub structured: Option<serde_json::Value>,
-    /// When the file a Read returned was last changed, in milliseconds since the epoch (Claude
-    /// Code's read-file `timestamp`): a compaction gives files back newest change first.
+    /// When the file a Read returned, or a Write or an Edit wrote, was last changed, in
+    /// milliseconds since the epoch (Claude Code's read-file `timestamp`): a compaction gives
+    /// files back newest change first.
     pub changed_ms: Option<u64>,
 }
 
