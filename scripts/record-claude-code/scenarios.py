@@ -47,16 +47,19 @@ def user_line(text):
 INIT = {"type": "control_request", "request_id": "req_1_init", "request": {"subtype": "initialize", "hooks": None}}
 INTERRUPT = {"type": "control_request", "request_id": "req_2_interrupt", "request": {"subtype": "interrupt"}}
 
-def subagent_steps(**agent_input):
-    """The `subagent/` scenarios' script: the main session hands logout.ts to a general-purpose
-    agent (its call's input plus `agent_input`), which reads it and reports, then answers."""
+def subagent_script(**agent_input):
+    """The `subagent/` scenarios' prompt and script: the main session hands logout.ts to a
+    general-purpose agent (its call's input plus `agent_input`), which reads it and reports, then
+    answers."""
     call_input = {"description": "Check logout", "subagent_type": "general-purpose",
                   "prompt": "SUBAGENT-TASK: read src/auth/logout.ts and report what it does."}
     call_input.update(agent_input)
-    return [{"blocks": [txt("交给子代理检查 logout.ts。"), {"type": "tool_use", "name": "Agent", "input": call_input}]},
-            {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
-            {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub with a TODO."},
-            {"text": FINAL}]
+    return {"prompt": "检查登录模块",
+            "steps": [{"blocks": [txt("交给子代理检查 logout.ts。"), {"type": "tool_use", "name": "Agent", "input": call_input}]},
+                      {"kind": "sub", "blocks": [read("src/auth/logout.ts")]},
+                      {"kind": "sub", "text": "SUBAGENT REPORT: logout() is a stub with a TODO."},
+                      {"text": FINAL}],
+            "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}}}
 
 
 SCENARIOS = [
@@ -453,42 +456,32 @@ SCENARIOS = [
                 "the subagent reads logout.ts and reports; the main session then answers. (2.1.197 runs it in "
                 "the foreground; 2.1.332 launches it in the background and later feeds its "
                 "`<task-notification>` back as a new user turn.)",
-        "prompt": "检查登录模块",
-        "steps": subagent_steps(),
-        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        **subagent_script(),
     },
     {
         "name": "subagent/default_text",
         "note": "As `default`, printed as text (`--output-format text`): what print mode prints when a "
                 "background agent's end starts a second query.",
-        "prompt": "检查登录模块",
-        "steps": subagent_steps(),
-        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        **subagent_script(),
         "flags": ["--output-format", "text"],
     },
     {
         "name": "subagent/default_json",
         "note": "As `default`, printed as one JSON result (`--output-format json`): which result(s) print mode "
                 "prints when a background agent's end starts a second query.",
-        "prompt": "检查登录模块",
-        "steps": subagent_steps(),
-        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        **subagent_script(),
         "flags": ["--output-format", "json"],
     },
     {
         "name": "subagent/foreground",
         "note": "As `default`, with `run_in_background: false` in the Agent call.",
-        "prompt": "检查登录模块",
-        "steps": subagent_steps(run_in_background=False),
-        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        **subagent_script(run_in_background=False),
     },
     {
         "name": "subagent/foreground_json",
         "note": "As `foreground`, printed as one JSON result (`--output-format json` after `--verbose`): "
                 "whether a foreground agent's lines are in the array.",
-        "prompt": "检查登录模块",
-        "steps": subagent_steps(run_in_background=False),
-        "defaults": {"main": {"text": "子代理报告：logout() 只是一个带 TODO 的桩。"}},
+        **subagent_script(run_in_background=False),
         "flags": ["--output-format", "json"],
     },
     {
